@@ -1,0 +1,116 @@
+/**
+ * Every error the lab sends is made here: an HTTP status, a dotted `type`
+ * and the figures that explain it. The Express error handler in
+ * `lib/app.js` turns them into JSON; `docs/errors.md` lists them all.
+ */
+
+/** Error with an HTTP status, a dotted type and explanatory figures. */
+export class LabError extends Error {
+  /**
+   * @param {number} status HTTP status code
+   * @param {string} type dotted type, e.g. `entity.too.large`
+   * @param {string} message human-readable sentence
+   * @param {object} [details] figures that explain the error (limit, received, offset ...)
+   */
+  constructor (status, type, message, details = {}) {
+    super(message)
+    this.name = 'LabError'
+    this.status = status
+    this.statusCode = status
+    this.type = type
+    this.expose = true
+    this.details = details
+  }
+
+  /** The JSON body sent to the client. */
+  toJSON () {
+    return { error: { status: this.status, type: this.type, message: this.message, ...this.details } }
+  }
+}
+
+/** Build a LabError. */
+export function createError (status, type, message, details) {
+  return new LabError(status, type, message, details)
+}
+
+export function badParameter (name, value, allowed) {
+  return createError(400, 'parameter.invalid',
+    `query parameter "${name}" is invalid: expected ${allowed}`,
+    { parameter: name, value: String(value).slice(0, 200), allowed })
+}
+
+export function compressedTooLarge (limit, received) {
+  return createError(413, 'entity.too.large',
+    `request body is larger than the ${limit}-byte limit on compressed bytes`,
+    { limit, received })
+}
+
+export function inflatedTooLarge (limit, received) {
+  return createError(413, 'inflated.too.large',
+    `inflated body passed the ${limit}-byte limit`,
+    { limit, received })
+}
+
+export function unsupportedMediaType (contentType, allowed) {
+  return createError(415, 'media.unsupported',
+    `unsupported media type "${contentType || '(none)'}": send gzip, or JSON/NDJSON with Content-Encoding: gzip`,
+    { contentType: contentType || null, allowed })
+}
+
+export function unsupportedEncoding (encoding) {
+  return createError(415, 'encoding.unsupported',
+    `unsupported Content-Encoding "${encoding}": only gzip (or identity for a gzip media type)`,
+    { encoding })
+}
+
+export function gzipInvalid (cause, compressedBytes) {
+  return createError(400, 'gzip.invalid',
+    `body is not valid gzip: ${cause}`,
+    { cause, compressedBytes })
+}
+
+export function gzipTruncated (compressedBytes) {
+  return createError(400, 'gzip.truncated',
+    'gzip stream ended before its end marker (truncated upload?)',
+    { compressedBytes })
+}
+
+export function jsonInvalid (reason, offset) {
+  return createError(422, 'json.invalid',
+    `body is not valid JSON: ${reason}${offset >= 0 ? ` (at byte ${offset})` : ''}`,
+    { reason, offset })
+}
+
+export function requestAborted (received) {
+  return createError(400, 'request.aborted', 'client closed the connection before the body ended', { received })
+}
+
+export function notFound (method, path) {
+  return createError(404, 'route.not.found', `no route for ${method} ${path}`, { method, path })
+}
+
+/**
+ * Map a zlib error (from `zlib.gunzip` or a `createGunzip` stream) to a LabError.
+ * @param {Error & {code?: string}} err
+ * @param {number} compressedBytes
+ */
+export function fromZlibError (err, compressedBytes) {
+  if (err instanceof LabError) return err
+  if (err.code === 'Z_BUF_ERROR') return gzipTruncated(compressedBytes)
+  if (err.code === 'Z_DATA_ERROR' || err.code === 'Z_STREAM_ERROR' || err.code === 'Z_NEED_DICT') {
+    return gzipInvalid(err.message, compressedBytes)
+  }
+  return null
+}
+
+export function recordTooLarge (limit, received, offset) {
+  return createError(413, 'record.too.large',
+    `a single JSON value passed the ${limit}-byte limit`,
+    { limit, received, offset })
+}
+
+export function shapeInvalid (format, offset) {
+  return format === 'array'
+    ? createError(422, 'json.shape.invalid', 'format "array" needs a top-level JSON array (or send ?format=json or ?format=ndjson)', { format, offset })
+    : createError(422, 'json.items.missing', 'format "json" needs a top-level object with an "items" array (or send ?format=array or ?format=ndjson)', { format, offset })
+}

@@ -1,0 +1,152 @@
+/**
+ * What /bad and /good share before they part ways: which bodies they
+ * accept, how many gzip layers to peel, which JSON format to expect, and a
+ * request source that can be abandoned without killing the socket.
+ */
+import { Readable } from 'node:stream'
+import { Transform } from 'node:stream'
+import { createHash } from 'node:crypto'
+import { FORMATS } from './json-records.js'
+import {
+  badParameter, compressedTooLarge, inflatedTooLarge, requestAborted,
+  unsupportedEncoding, unsupportedMediaType, createError
+} from './errors.js'
+
+const GZIP_TYPES = ['application/octet-stream', 'application/gzip', 'application/x-gzip']
+const JSON_TYPES = ['application/json', 'application/x-ndjson']
+export const ACCEPTED_TYPES = Object.freeze([...GZIP_TYPES, ...JSON_TYPES])
+
+/**
+ * Read the headers and query of an ingest request.
+ * @returns {{ layers: number, format: 'json'|'array'|'ndjson'|null }} format null = detect
+ * @throws {LabError} 415 for media types and encodings, 400 for a bad ?format=
+ */
+export function negotiateBody (req, limits) {
+  const mediaType = String(req.headers['content-type'] || '').split(';')[0].trim().toLowerCase()
+  let layers
+  if (GZIP_TYPES.includes(mediaType)) layers = 1
+  else if (JSON_TYPES.includes(mediaType)) layers = 0
+  else throw unsupportedMediaType(req.headers['content-type'], ACCEPTED_TYPES)
+
+  const encoding = String(req.headers['content-encoding'] || '')
+  for (const token of encoding.split(',')) {
+    const name = token.trim().toLowerCase()
+    if (name === '' || name === 'identity') continue
+    if (name === 'gzip' || name === 'x-gzip') layers++
+    else throw unsupportedEncoding(token.trim())
+  }
+  if (layers === 0) throw unsupportedMediaType(req.headers['content-type'] + ' without Content-Encoding: gzip', ACCEPTED_TYPES)
+  if (layers > limits.layers) {
+    throw createError(413, 'encoding.too.many', `more than ${limits.layers} gzip layers`, { limit: limits.layers, received: layers })
+  }
+
+  let format = null
+  const asked = req.query?.format
+  if (asked !== undefined) {
+    if (typeof asked !== 'string' || !FORMATS.includes(asked)) throw badParameter('format', asked, FORMATS.join(' | '))
+    format = asked
+  } else if (mediaType === 'application/x-ndjson') {
+    format = 'ndjson'
+  }
+  return { layers, format }
+}
+
+/** 413 before reading a byte when Content-Length already says too much. */
+export function checkContentLength (req, limit) {
+  const length = Number(req.headers['content-length'])
+  if (Number.isFinite(length) && length > limit) throw compressedTooLarge(limit, length)
+}
+
+/**
+ * The request body as a stream that `pipeline` may destroy without
+ * destroying the socket: when the pipeline fails, the rest of the body is
+ * read and discarded, so the client still gets its JSON error.
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function requestBody (req) {
+  let received = 0
+  const source = new Readable({
+    highWaterMark: 64 * 1024,
+    read: function readRequest () {
+      req.resume()
+    },
+    destroy: function releaseRequest (err, callback) {
+      cleanup()
+      if (!req.complete) req.resume() // drain and discard what is left
+      callback(err)
+    }
+  })
+  function onData (chunk) {
+    received += chunk.length
+    if (!source.push(chunk)) req.pause()
+  }
+  function onEnd () {
+    cleanup()
+    source.push(null)
+  }
+  function onClose () {
+    if (!req.complete) source.destroy(requestAborted(received))
+  }
+  function onError (err) {
+    source.destroy(err)
+  }
+  function cleanup () {
+    req.removeListener('data', onData)
+    req.removeListener('end', onEnd)
+    req.removeListener('close', onClose)
+    req.removeListener('error', onError)
+  }
+  req.on('data', onData)
+  req.on('end', onEnd)
+  req.on('close', onClose)
+  req.on('error', onError)
+  return source
+}
+
+/**
+ * A pass-through that counts bytes and fails the moment they pass `limit`.
+ * @param {number} limit
+ * @param {(limit: number, received: number) => Error} makeError
+ * @param {string} [hash] also digest the bytes with this algorithm
+ */
+export function countingStream (limit, makeError, hash) {
+  const digest = hash ? createHash(hash) : null
+  const counter = new Transform({
+    transform: function countChunk (chunk, encoding, callback) {
+      counter.bytes += chunk.length
+      if (counter.bytes > limit) {
+        callback(makeError(limit, counter.bytes))
+        return
+      }
+      if (digest) digest.update(chunk)
+      callback(null, chunk)
+    }
+  })
+  counter.bytes = 0
+  counter.digest = function hexDigest () {
+    return digest.digest('hex')
+  }
+  return counter
+}
+
+export function compressedCounter (limit) {
+  return countingStream(limit, compressedTooLarge)
+}
+
+export function inflatedCounter (limit) {
+  return countingStream(limit, inflatedTooLarge, 'sha256')
+}
+
+/** The answer both routes give, in one fixed key order. */
+export function makeSummary ({ format, tally, inflatedBytes, compressedBytes, sha256 }) {
+  return {
+    format,
+    items: tally.items,
+    idSum: tally.idSum,
+    numbers: tally.numbers,
+    numbersChecksum: tally.numbersChecksum,
+    inflatedBytes,
+    compressedBytes,
+    sha256
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Options for the lab: frozen defaults, normalised into a new object,
+ * a TypeError for a bad value, the caller's object never changed.
+ * Only `server.js` and the CLIs read env vars and flags; everything else receives options.
+ */
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+const MiB = 1024 * 1024
+const GiB = 1024 * MiB
+
+export const DEFAULTS = Object.freeze({
+  /** Where everything generated goes. */
+  dataDir: path.join(PROJECT_ROOT, 'test-data'),
+  limits: Object.freeze({
+    /** Compressed request bytes, both routes. */
+    compressed: 512 * MiB,
+    /**
+     * Inflated bytes, both routes. Kept below V8's largest string (~512 Mi chars)
+     * so /bad can always make its one big string, and the routes agree.
+     */
+    inflated: 500 * MiB,
+    /** Largest single JSON value /good will gather for a worker. */
+    record: 64 * MiB,
+    /** gzip layers (media type plus Content-Encoding). */
+    layers: 3
+  }),
+  ingest: Object.freeze({
+    /**
+     * Bytes of inflate chunks and parse batches /good may hold across all
+     * requests together: the "constant" in "streaming costs a constant".
+     */
+    bufferBudget: 32 * MiB
+  }),
+  /** Reset the kernel's peak RSS when an ingest request starts alone. */
+  resetPeakPerRequest: true,
+  generate: Object.freeze({
+    defaultSize: 10000,
+    maxItems: 20_000_000,
+    maxBytes: 8 * GiB
+  }),
+  /** Worker threads that JSON.parse record batches for /good (one pool per process). */
+  parseThreads: 1
+})
+
+function checkInteger (name, value, min, max) {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new TypeError(`option ${name} must be an integer from ${min} to ${max}, got ${value}`)
+  }
+  return value
+}
+
+/**
+ * Normalise app options.
+ * @param {object} [options]
+ * @returns {typeof DEFAULTS}
+ */
+export function normalizeOptions (options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+  const limits = { ...DEFAULTS.limits, ...options.limits }
+  const generate = { ...DEFAULTS.generate, ...options.generate }
+  const ingest = { ...DEFAULTS.ingest, ...options.ingest }
+  const out = {
+    ...DEFAULTS,
+    ...options,
+    limits: Object.freeze({
+      compressed: checkInteger('limits.compressed', limits.compressed, 1, Number.MAX_SAFE_INTEGER),
+      inflated: checkInteger('limits.inflated', limits.inflated, 1, Number.MAX_SAFE_INTEGER),
+      record: checkInteger('limits.record', limits.record, 1, Number.MAX_SAFE_INTEGER),
+      layers: checkInteger('limits.layers', limits.layers, 1, 16)
+    }),
+    ingest: Object.freeze({
+      bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER)
+    }),
+    generate: Object.freeze({
+      defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),
+      maxItems: checkInteger('generate.maxItems', generate.maxItems, 1, Number.MAX_SAFE_INTEGER),
+      maxBytes: checkInteger('generate.maxBytes', generate.maxBytes, 1, Number.MAX_SAFE_INTEGER)
+    })
+  }
+  if (typeof out.dataDir !== 'string' || out.dataDir === '') throw new TypeError('option dataDir must be a path')
+  if (typeof out.resetPeakPerRequest !== 'boolean') throw new TypeError('option resetPeakPerRequest must be a boolean')
+  checkInteger('parseThreads', out.parseThreads, 1, 64)
+  return Object.freeze(out)
+}

@@ -1,0 +1,77 @@
+/**
+ * The kernel's true peak RSS: `VmHWM` from /proc/self/status, reset by
+ * writing 5 to /proc/self/clear_refs (Linux >= 4.0). Elsewhere the portable
+ * `process.resourceUsage().maxRSS`, which never resets.
+ */
+import fs from 'node:fs'
+
+const STATUS = '/proc/self/status'
+const CLEAR_REFS = '/proc/self/clear_refs'
+
+let procAvailable = null
+
+function hasProc () {
+  if (procAvailable === null) {
+    try {
+      fs.accessSync(STATUS, fs.constants.R_OK)
+      procAvailable = true
+    } catch {
+      procAvailable = false
+    }
+  }
+  return procAvailable
+}
+
+/** Peak resident set size in bytes, and where it came from. */
+export function readPeakRss () {
+  if (hasProc()) {
+    const status = fs.readFileSync(STATUS, 'latin1')
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(status)
+    if (match) return { bytes: Number(match[1]) * 1024, source: 'VmHWM' }
+  }
+  return { bytes: process.resourceUsage().maxRSS * 1024, source: 'maxRSS' }
+}
+
+/**
+ * Reset the kernel's peak to the current RSS.
+ * @returns {boolean} whether it could
+ */
+export function resetPeakRss () {
+  if (!hasProc()) return false
+  try {
+    fs.writeFileSync(CLEAR_REFS, '5')
+    return true
+  } catch {
+    return false
+  }
+}
+
+let active = 0
+let generation = 0
+
+/**
+ * Track the process's peak RSS over one request. When the request runs
+ * alone (and resetting is allowed) the kernel peak is reset at its start,
+ * so the figure is the request's own; otherwise it is the process's.
+ * @param {boolean} allowReset
+ * @returns {() => { rssBefore: number, rssAfter: number, peakRss: number, peakScope: 'request'|'process' }}
+ */
+export function watchRequestPeak (allowReset) {
+  const rssBefore = process.memoryUsage.rss()
+  let alone = active === 0 && allowReset && resetPeakRss()
+  active++
+  generation++
+  const startGeneration = generation
+  return function endRequestPeak () {
+    active--
+    // another request started (or ran) meanwhile: the peak is shared
+    if (generation !== startGeneration || active > 0) alone = false
+    const peak = readPeakRss()
+    return {
+      rssBefore,
+      rssAfter: process.memoryUsage.rss(),
+      peakRss: peak.bytes,
+      peakScope: alone ? 'request' : 'process'
+    }
+  }
+}
