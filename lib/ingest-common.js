@@ -88,7 +88,7 @@ export function requestBody (req) {
     if (!req.complete) source.destroy(requestAborted(received))
   }
   function onError (err) {
-    source.destroy(err)
+    source.destroy(req.complete ? err : requestAborted(received))
   }
   function cleanup () {
     req.removeListener('data', onData)

@@ -10,6 +10,7 @@
  * quote with `indexOf`, which is what makes it fast on text-heavy records.
  */
 import { jsonInvalid, recordTooLarge } from './errors.js'
+import { findJsonError } from './json-validate.js'
 
 export const FORMATS = Object.freeze(['json', 'array', 'ndjson'])
 
@@ -292,15 +293,29 @@ export class RecordScanner {
 
   /** Keep the unfinished tail of a chunk that belongs to the batch or key. */
   keepTail (chunk) {
-    if (this.batchStart !== -1) {
-      const piece = chunk.subarray(this.batchChunkStart)
-      this.pieces.push(piece)
-      this.pieceBytes += piece.length
-      this.batchChunkStart = 0
-      if (this.state === S_VALUE && this.offset + chunk.length - this.valueStart > this.maxValueBytes) {
-        throw recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.valueStart, this.valueStart)
-      }
+    if (this.batchStart === -1) return
+    if (this.state === S_VALUE && this.offset + chunk.length - this.valueStart > this.maxValueBytes) {
+      throw this.partialValueError(chunk) ??
+        recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.valueStart, this.valueStart)
     }
+    const piece = chunk.subarray(this.batchChunkStart)
+    this.pieces.push(piece)
+    this.pieceBytes += piece.length
+    this.batchChunkStart = 0
+  }
+
+  /**
+   * A value is unfinished where scanning must stop. If a quote or bracket
+   * inside it was wrong, the scanner's view of strings and depth went astray
+   * and the real fault lies within: the validator finds it.
+   */
+  partialValueError (chunk) {
+    if (this.state !== S_VALUE || this.batchStart === -1) return null
+    const gathered = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart)])
+    const partial = gathered.subarray(this.valueStart - this.batchStart)
+    const found = findJsonError(partial)
+    if (found && found.offset < partial.length) return jsonInvalid(found.reason, this.valueStart + found.offset)
+    return null
   }
 
   /**
@@ -310,12 +325,12 @@ export class RecordScanner {
   write (chunk) {
     try {
       this.scanChunk(chunk)
+      this.keepTail(chunk)
     } catch (err) {
       // Records before the fault may hold an earlier one: send them first.
       this.flushCompleted(chunk)
       throw err
     }
-    this.keepTail(chunk)
     this.offset += chunk.length
   }
 
@@ -418,7 +433,12 @@ export class RecordScanner {
       this.flush(new Uint8Array(0), 0, this.offset)
       this.state = S_END
     }
-    if (this.state !== S_END) throw this.error('unexpected end of input', this.offset)
+    if (this.state !== S_END) {
+      const empty = new Uint8Array(0)
+      const err = this.partialValueError(empty) ?? this.error('unexpected end of input', this.offset)
+      this.flushCompleted(empty)
+      throw err
+    }
     this.flush(new Uint8Array(0), 0, this.offset)
     return {
       generation: this.generation,

@@ -217,3 +217,8 @@ export async function ingestStreamed (req, opts) {
     activeRequests--
   }
 }
+
+/** What /good holds right now: requests in flight and batch bytes out at the workers. */
+export function streamedIngestState () {
+  return { active: activeRequests, budgetUsed: sharedBudget ? sharedBudget.used : 0, waiting: sharedBudget ? sharedBudget.waiting.length : 0 }
+}

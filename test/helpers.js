@@ -1,0 +1,126 @@
+/**
+ * Shared test fixtures: a real server on port 0, and the two ingest
+ * paths run synchronously over a byte buffer so that chunk and batch
+ * boundaries can be placed anywhere.
+ */
+import http from 'node:http'
+import { createApp } from '../lib/app.js'
+import { RecordScanner, LineBatcher } from '../lib/json-records.js'
+import parseBatch from '../lib/parse-worker.js'
+import {
+  createTally, mergeTally, finishTally, tallyRecords, tallyNdjson, locateJsonError
+} from '../lib/tally.js'
+
+/**
+ * Build the app with options and listen on 127.0.0.1, port 0.
+ * @returns {Promise<{ url: string, server: http.Server, close: () => Promise<void> }>}
+ */
+export function startLab (options) {
+  const app = createApp(options)
+  return new Promise(function listening (resolve, reject) {
+    const server = app.listen(0, '127.0.0.1', function ready (err) {
+      if (err) return reject(err)
+      const { port } = server.address()
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        server,
+        close: function closeLab () {
+          server.closeAllConnections()
+          return new Promise(function closed (done) { server.close(function () { done() }) })
+        }
+      })
+    })
+  })
+}
+
+/** POST a body and read the JSON answer. */
+export async function post (url, body, headers = { 'content-type': 'application/gzip' }) {
+  const res = await fetch(url, { method: 'POST', headers, body })
+  const text = await res.text()
+  let json = null
+  try { json = JSON.parse(text) } catch {}
+  return { status: res.status, headers: res.headers, body: json, text }
+}
+
+/**
+ * POST a body written `chunkSize` bytes at a time, waiting between writes,
+ * so the server sees tiny reads.
+ */
+export function postInChunks (url, body, chunkSize, headers = { 'content-type': 'application/gzip' }) {
+  return new Promise(function sendChunks (resolve, reject) {
+    const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, function onResponse (res) {
+      const parts = []
+      res.on('data', function onData (c) { parts.push(c) })
+      res.on('end', function onEnd () {
+        resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(parts).toString()) })
+      })
+    })
+    req.on('error', reject)
+    let at = 0
+    function writeNext () {
+      if (at >= body.length) return req.end()
+      const piece = body.subarray(at, at + chunkSize)
+      at += chunkSize
+      req.write(piece)
+      setImmediate(writeNext)
+    }
+    writeNext()
+  })
+}
+
+/**
+ * What /bad decides for inflated bytes: a tally's figures, 'shape', or an error offset.
+ */
+export function parseBuffered (buf, format) {
+  const tally = createTally()
+  if (format === 'ndjson') {
+    const error = tallyNdjson(buf, tally)
+    return error ? { error: error.offset } : { summary: finishTally(tally) }
+  }
+  let doc
+  try {
+    doc = JSON.parse(buf.toString('utf8'))
+  } catch (err) {
+    return { error: locateJsonError(buf, 0, buf.length, err).offset }
+  }
+  const records = format === 'array'
+    ? (Array.isArray(doc) ? doc : null)
+    : (doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null)
+  if (records === null) return { shape: true }
+  return { summary: finishTally(tallyRecords(tally, records)) }
+}
+
+/**
+ * What /good decides for the same bytes, fed `chunkSize` bytes at a time
+ * with batches of about `batchBytes`, parsed in this thread.
+ */
+export function parseStreamed (buf, format, chunkSize, batchBytes) {
+  const tallies = new Map()
+  let first = null
+  function note (offset) {
+    if (first === null || offset < first) first = offset
+  }
+  function onBatch (batch) {
+    const answer = parseBatch(batch)
+    if (answer.error) note(batch.offset + answer.error.offset)
+    else if (answer.tally) {
+      const known = tallies.get(batch.generation)
+      if (known) mergeTally(known, answer.tally)
+      else tallies.set(batch.generation, answer.tally)
+    }
+  }
+  const scanner = format === 'ndjson'
+    ? new LineBatcher({ batchBytes, onBatch })
+    : new RecordScanner(format, { batchBytes, onBatch })
+  let end
+  try {
+    for (let i = 0; i < buf.length; i += chunkSize) scanner.write(buf.subarray(i, i + chunkSize))
+    end = scanner.end()
+  } catch (err) {
+    if (err.type !== 'json.invalid') throw err
+    note(err.details.offset)
+  }
+  if (first !== null) return { error: first }
+  if (!end.shapeOk) return { shape: true }
+  return { summary: finishTally(tallies.get(end.generation) ?? createTally()) }
+}
