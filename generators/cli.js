@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+/**
+ * Write a seeded test document to disk, atomically:
+ *
+ *   npm run generate -- --size 10000 --format json --seed 1 --level 6 --out test-data/test.json.gz
+ *   npm run generate -- --bytes 500MB --format ndjson
+ *
+ * The same parameters and checks as GET /generate, so a file made here and a download from
+ * the lab are byte-for-byte the same.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { LabError } from '../lib/errors.js'
+import { displayPath, writeAtomically } from '../lib/atomic-file.js'
+import { DEFAULTS } from '../lib/options.js'
+import { formatBytes } from '../lib/units.js'
+import { SAVE_FILE_NAMES, createGzipStream, normalizeGenerateParams } from './items.js'
+
+const USAGE = `Usage: npm run generate -- [options]
+
+Write a seeded, gzipped JSON test document (atomically: temp file, then rename).
+
+Options:
+  --size <n>       number of items, 0..${DEFAULTS.generate.maxItems} (default ${DEFAULTS.generate.defaultSize})
+  --bytes <size>   approximate inflated size instead of --size, e.g. 500MB, 1.5GiB
+                   (up to ${formatBytes(DEFAULTS.generate.maxBytes)})
+  --format <f>     json ({"items":[...]}), array ([...]) or ndjson (default json)
+  --seed <n>       PRNG seed, 0..4294967295 (default 1): same seed, same bytes
+  --level <n>      gzip level, 0..9 (default 6)
+  -o, --out <file> where to write (default ${displayPath(DEFAULTS.dataDir)}/${SAVE_FILE_NAMES.json},
+                   ${SAVE_FILE_NAMES.array} or ${SAVE_FILE_NAMES.ndjson} by format);
+                   an existing directory gets the default name inside it
+  -q, --quiet      no progress, only the summary line
+  -h, --help       show this help
+`
+
+const ARGS = Object.freeze({
+  size: { type: 'string' },
+  bytes: { type: 'string' },
+  format: { type: 'string' },
+  seed: { type: 'string' },
+  level: { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' }
+})
+
+/** Exit code for bad usage, as most CLIs do. */
+const EXIT_USAGE = 2
+const EXIT_INTERRUPTED = 130
+const TICK_MS = 100
+
+/**
+ * Run the generator CLI.
+ * @param {string[]} [argv] arguments after `node generators/cli.js`
+ * @param {{stdout?: NodeJS.WriteStream, stderr?: NodeJS.WriteStream}} [io]
+ * @returns {Promise<number>} the exit code
+ */
+export async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr } = {}) {
+  let values
+  try {
+    values = parseArgs({ args: argv, options: ARGS, strict: true, allowPositionals: false }).values
+  } catch (err) {
+    stderr.write(`generate: ${err.message}\nRun with --help for usage.\n`)
+    return EXIT_USAGE
+  }
+  if (values.help) {
+    stdout.write(USAGE)
+    return 0
+  }
+
+  let params
+  try {
+    params = normalizeGenerateParams(values, DEFAULTS.generate)
+  } catch (err) {
+    if (!(err instanceof LabError)) throw err
+    const { parameter, value, allowed } = err.details
+    stderr.write(`generate: --${parameter} ${JSON.stringify(value)} is invalid: expected ${allowed}\n`)
+    return EXIT_USAGE
+  }
+
+  const out = outputPath(values.out, params.format)
+  const { json, gzip } = createGzipStream(params)
+  const interrupted = new AbortController()
+  function cancelOnInterrupt () {
+    interrupted.abort()
+  }
+  process.once('SIGINT', cancelOnInterrupt)
+  const stopProgress = values.quiet ? function noProgress () {} : startProgress(json, params, stderr)
+  const started = performance.now()
+  try {
+    const written = await writeAtomically(path.dirname(out), path.basename(out), [json, gzip], {
+      signal: interrupted.signal
+    })
+    stopProgress(true)
+    const seconds = (performance.now() - started) / 1000
+    stdout.write(summaryLine(written, json, seconds) + '\n')
+    return 0
+  } catch (err) {
+    stopProgress(false)
+    if (interrupted.signal.aborted) {
+      stderr.write('generate: interrupted, nothing written\n')
+      return EXIT_INTERRUPTED
+    }
+    stderr.write(`generate: could not write ${displayPath(out)}: ${err.message}\n`)
+    return 1
+  } finally {
+    process.off('SIGINT', cancelOnInterrupt)
+  }
+}
+
+/** --out as given, or inside it when it is a directory, or the lab's fixed name in the data dir. */
+function outputPath (out, format) {
+  if (out === undefined) return path.join(DEFAULTS.dataDir, SAVE_FILE_NAMES[format])
+  const resolved = path.resolve(out)
+  const isDirectory = fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory() ?? false
+  return isDirectory || out.endsWith('/') || out.endsWith(path.sep)
+    ? path.join(resolved, SAVE_FILE_NAMES[format])
+    : resolved
+}
+
+function summaryLine (written, json, seconds) {
+  const ratio = written.bytes > 0 ? (json.bytes / written.bytes).toFixed(2) : '-'
+  return `wrote ${displayPath(written.path)}: ${json.items} items, ` +
+    `${formatBytes(json.bytes)} inflated, ${formatBytes(written.bytes)} compressed (${ratio}:1), ` +
+    `${seconds.toFixed(2)} s, ${megabytesPerSecond(json.bytes, seconds)} MB/s`
+}
+
+/**
+ * Report progress on `stream`: a bar redrawn in place (at most 10x/s) on a terminal,
+ * a plain line every 10% otherwise (logs and CI). Returns the function that stops it.
+ */
+function startProgress (json, params, stream) {
+  const tty = Boolean(stream.isTTY)
+  const started = performance.now()
+  let lastTenth = 0
+  let drawn = false
+
+  function fraction () {
+    if (params.bytes !== null) return Math.min(1, json.bytes / params.bytes)
+    return params.size === 0 ? 1 : json.items / params.size
+  }
+
+  function report () {
+    const done = fraction()
+    const seconds = (performance.now() - started) / 1000
+    const rate = megabytesPerSecond(json.bytes, seconds)
+    const counts = `${json.items} items, ${formatBytes(json.bytes)}`
+    if (tty) {
+      const eta = done > 0 ? formatDuration(seconds * (1 - done) / done) : '?'
+      const bar = progressBar(done, 24)
+      stream.write(`\r${bar} ${percent(done)}  ${counts}  ${rate} MB/s  ETA ${eta}\x1b[K`)
+      drawn = true
+      return
+    }
+    const tenth = Math.floor(done * 10)
+    if (tenth > lastTenth && tenth < 10) {
+      lastTenth = tenth
+      stream.write(`generate: ${percent(done)} (${counts}, ${rate} MB/s)\n`)
+    }
+  }
+
+  const timer = setInterval(report, TICK_MS)
+  timer.unref()
+  return function stopProgress (completed) {
+    clearInterval(timer)
+    if (!tty) return
+    if (completed) report()
+    if (completed || drawn) stream.write('\n')
+  }
+}
+
+function progressBar (done, width) {
+  const filled = Math.round(done * width)
+  return '[' + '#'.repeat(filled) + '.'.repeat(width - filled) + ']'
+}
+
+function percent (done) {
+  return `${(done * 100).toFixed(1).padStart(5)}%`
+}
+
+function megabytesPerSecond (bytes, seconds) {
+  return seconds > 0 ? (bytes / 1e6 / seconds).toFixed(1) : '-'
+}
+
+function formatDuration (seconds) {
+  const total = Math.round(seconds)
+  const h = Math.floor(total / 3600)
+  const m = Math.floor(total / 60) % 60
+  const s = String(total % 60).padStart(2, '0')
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(function setExitCode (code) {
+    process.exitCode = code
+  })
+}

@@ -1,0 +1,45 @@
+/**
+ * The app factory: tests build it with options and listen on port 0;
+ * only `server.js` listens on a real port.
+ */
+import express from 'express'
+import { normalizeOptions } from './options.js'
+import { LabError, notFound } from './errors.js'
+import { generateRoute } from '../routes/generate.js'
+import { ingestRoutes } from '../routes/ingest.js'
+
+/**
+ * Build the lab's Express app.
+ * @param {object} [options] see `lib/options.js`
+ */
+export function createApp (options) {
+  const opts = normalizeOptions(options)
+  const app = express()
+  app.disable('x-powered-by')
+  app.locals.options = opts
+
+  app.use(generateRoute(opts))
+  app.use(ingestRoutes(opts))
+
+  app.use(function routeNotFound (req, res, next) {
+    next(notFound(req.method, req.path))
+  })
+  app.use(function sendError (err, req, res, next) {
+    const labError = err instanceof LabError ? err : toLabError(err)
+    if (labError.status >= 500) console.error(err)
+    if (res.headersSent) {
+      res.destroy(err)
+      return
+    }
+    res.status(labError.status).json(labError.toJSON())
+  })
+  return app
+}
+
+/** Errors from Express or raw-body carry a status and a type; anything else is a 500. */
+function toLabError (err) {
+  const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 600 ? err.status : 500
+  const type = typeof err.type === 'string' ? err.type : (status === 500 ? 'internal' : 'request.invalid')
+  const message = status === 500 ? 'internal server error' : err.message
+  return new LabError(status, type, message)
+}
