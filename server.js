@@ -6,10 +6,15 @@
 import { parseArgs } from 'node:util'
 import { createApp } from './lib/app.js'
 import { closeParsePool } from './lib/parse-pool.js'
+import { parseByteSize } from './lib/units.js'
 
-const USAGE = `Usage: node server.js [--port N] [--host ADDRESS]
-  --port  port to listen on (env PORT, default 3000)
-  --host  address to bind (env HOST, default 127.0.0.1)`
+const USAGE = `Usage: node server.js [options]
+  --port N               port to listen on (env PORT, default 3000)
+  --host ADDRESS         address to bind (env HOST, default 127.0.0.1)
+  --limit-compressed SZ  largest compressed body, both routes (default 512MiB)
+  --limit-inflated SZ    largest inflated body, both routes (default 500MiB)
+  --parse-threads N      worker threads that parse /good's batches (default: cores, at most 4)
+  --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)`
 
 function readConfig (argv, env) {
   const { values } = parseArgs({
@@ -17,6 +22,10 @@ function readConfig (argv, env) {
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
+      'limit-compressed': { type: 'string' },
+      'limit-inflated': { type: 'string' },
+      'parse-threads': { type: 'string' },
+      'no-request-peak': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -28,7 +37,12 @@ function readConfig (argv, env) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new TypeError(`port must be an integer from 0 to 65535, got ${values.port ?? env.PORT}`)
   }
-  return { port, host: values.host ?? env.HOST ?? '127.0.0.1' }
+  const app = { limits: {} }
+  if (values['limit-compressed']) app.limits.compressed = parseByteSize(values['limit-compressed'])
+  if (values['limit-inflated']) app.limits.inflated = parseByteSize(values['limit-inflated'])
+  if (values['parse-threads']) app.parseThreads = Number(values['parse-threads'])
+  if (values['no-request-peak']) app.resetPeakPerRequest = false
+  return { port, host: values.host ?? env.HOST ?? '127.0.0.1', app }
 }
 
 function main () {
@@ -39,7 +53,13 @@ function main () {
     console.error(`streamlab: ${err.message}\n${USAGE}`)
     process.exit(2)
   }
-  const app = createApp()
+  let app
+  try {
+    app = createApp(config.app)
+  } catch (err) {
+    console.error(`streamlab: ${err.message}\n${USAGE}`)
+    process.exit(2)
+  }
   const server = app.listen(config.port, config.host, function announce (err) {
     if (err) {
       console.error(`streamlab: cannot listen on ${config.host}:${config.port}: ${err.message}`)

@@ -7,6 +7,7 @@ import { normalizeOptions } from './options.js'
 import { LabError, notFound } from './errors.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
+import { getParsePool } from './parse-pool.js'
 
 /**
  * Build the lab's Express app.
@@ -17,6 +18,8 @@ export function createApp (options) {
   const app = express()
   app.disable('x-powered-by')
   app.locals.options = opts
+  // start the parse threads now, so their memory counts as idle, not as the first request's
+  getParsePool(opts.parseThreads)
 
   app.use(generateRoute(opts))
   app.use(ingestRoutes(opts))

@@ -3,6 +3,7 @@
  * a TypeError for a bad value, the caller's object never changed.
  * Only `server.js` and the CLIs read env vars and flags; everything else receives options.
  */
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -42,7 +43,7 @@ export const DEFAULTS = Object.freeze({
     maxBytes: 8 * GiB
   }),
   /** Worker threads that JSON.parse record batches for /good (one pool per process). */
-  parseThreads: 1
+  parseThreads: Math.max(1, Math.min(4, os.availableParallelism()))
 })
 
 function checkInteger (name, value, min, max) {

@@ -9,6 +9,8 @@ import { Piscina } from 'piscina'
 
 const WORKER = new URL('./parse-worker.js', import.meta.url).href
 
+const PARSE_THREAD_YOUNG_MB = 8
+
 let pool = null
 let poolThreads = 0
 
@@ -26,7 +28,11 @@ export function getParsePool (threads) {
       maxThreads: threads,
       idleTimeout: 30_000,
       // the budget below bounds the queue; no need for piscina's own limit
-      maxQueue: Infinity
+      maxQueue: Infinity,
+      // A batch's records die as soon as they are tallied; a small young
+      // generation collects them sooner. V8's default lets each thread's
+      // young space grow to ~48 MiB, which would be most of /good's memory.
+      resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB }
     })
   }
   return pool

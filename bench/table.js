@@ -1,0 +1,26 @@
+/** Plain-text and Markdown tables for the bench CLI and its reports. */
+
+/**
+ * @param {string[]} header
+ * @param {Array<Array<string|number>>} rows
+ * @returns {string} a Markdown table, aligned so it reads in a terminal too
+ */
+export function markdownTable (header, rows) {
+  const cells = [header, ...rows].map(function asText (row) { return row.map(String) })
+  const widths = header.map(function width (_, k) {
+    return Math.max(...cells.map(function len (row) { return row[k].length }))
+  })
+  function line (row) {
+    return '| ' + row.map(function pad (cell, k) { return cell.padEnd(widths[k]) }).join(' | ') + ' |'
+  }
+  const rule = '| ' + widths.map(function dashes (w) { return '-'.repeat(w) }).join(' | ') + ' |'
+  return [line(cells[0]), rule, ...cells.slice(1).map(line)].join('\n')
+}
+
+export function mib (bytes) {
+  return bytes === null || bytes === undefined ? 'n/a' : (bytes / 1048576).toFixed(1)
+}
+
+export function fixed (value, digits = 1) {
+  return value === null || value === undefined ? 'n/a' : value.toFixed(digits)
+}
