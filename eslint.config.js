@@ -2,7 +2,7 @@ import js from '@eslint/js'
 import globals from 'globals'
 
 export default [
-  { ignores: ['node_modules/', 'test-data/', 'reports/', 'docs/reports/'] },
+  { ignores: ['node_modules/', 'test-data/', 'reports/', '.scratch/'] },
   js.configs.recommended,
   {
     languageOptions: {

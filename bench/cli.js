@@ -10,7 +10,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { parseByteSize, formatBytes } from '../lib/units.js'
+import { parseByteSize } from '../lib/units.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { runIngestBench } from './ingest.js'
 import { markdownTable, mib, fixed } from './table.js'
@@ -75,6 +75,7 @@ export function readBenchOptions (argv) {
   return {
     experiment,
     sizes: list(values.sizes, parseByteSize),
+    sizeLabels: list(values.sizes, String),
     concurrency: list(values.concurrency, positiveInteger('concurrency')),
     requests: values.requests === undefined ? null : positiveInteger('requests')(values.requests),
     routes,
@@ -112,7 +113,7 @@ function progressPrinter (stream) {
 /** The table of an ingest run, and the ratios the lesson is about. */
 export function ingestTable (cells) {
   const rows = cells.map(function row (c) {
-    return [c.route, formatBytes(c.bytes), c.concurrency, fixed(c.mbPerSecond), mib(c.peakRss), mib(c.peakAboveIdle),
+    return [c.route, c.size, c.concurrency, fixed(c.mbPerSecond), mib(c.peakRss), mib(c.peakAboveIdle),
       fixed(c.latencyAvgMs, 0), `${c.ok}/${c.requests}`]
   })
   const table = markdownTable(['route', 'size', 'conc', 'MB/s', 'peak RSS MiB', 'above idle MiB', 'avg ms', 'ok'], rows)
@@ -121,7 +122,7 @@ export function ingestTable (cells) {
     const bad = cells.find(function twin (c) { return c.route === 'bad' && c.bytes === good.bytes && c.concurrency === good.concurrency })
     if (!bad) continue
     const same = bad.summary && good.summary && JSON.stringify(bad.summary) === JSON.stringify(good.summary)
-    notes.push(`- ${formatBytes(good.bytes)} x${good.concurrency}: /good ${fixed(good.mbPerSecond / bad.mbPerSecond, 2)}x the MB/s of /bad, ` +
+    notes.push(`- ${good.size} x${good.concurrency}: /good ${fixed(good.mbPerSecond / bad.mbPerSecond, 2)}x the MB/s of /bad, ` +
       `${fixed(bad.peakAboveIdle / good.peakAboveIdle, 1)}x less memory above idle; answers ${same ? 'identical' : 'DIFFER'}`)
   }
   return `${table}\n\n${notes.join('\n')}\n`

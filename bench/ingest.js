@@ -99,7 +99,8 @@ export async function runIngestBench (options, report) {
   const cells = []
   const total = options.sizes.length * options.concurrency.length * options.routes.length * options.repeat
   let done = 0
-  for (const bytes of options.sizes) {
+  for (const [index, bytes] of options.sizes.entries()) {
+    const size = options.sizeLabels?.[index] ?? `${bytes} B`
     const input = await ensureInput({ bytes, format: options.format }, function log (line) { report({ type: 'log', line }) })
     const limit = String(Math.max(bytes * 1.05, 1024 * 1024) | 0)
     const serverFlags = ['--no-request-peak', '--limit-inflated', limit, '--limit-compressed', String(Math.max(input.compressedBytes * 2, 1 << 20)), ...options.serverFlags]
@@ -107,7 +108,7 @@ export async function runIngestBench (options, report) {
       for (const route of options.routes) {
         const runs = []
         for (let r = 0; r < options.repeat; r++) {
-          report({ type: 'progress', done, total, label: `${route} ${bytes} B x${concurrency} run ${r + 1}/${options.repeat}` })
+          report({ type: 'progress', done, total, label: `${route} ${size} x${concurrency} run ${r + 1}/${options.repeat}` })
           runs.push(await measureIngest({
             route,
             file: input.file,
@@ -118,7 +119,7 @@ export async function runIngestBench (options, report) {
           }))
           done++
         }
-        cells.push(summariseRuns({ route, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency }, runs))
+        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency }, runs))
         report({ type: 'cell', cell: cells[cells.length - 1] })
       }
     }

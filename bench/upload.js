@@ -27,7 +27,7 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
       res.on('data', function keep (chunk) { parts.push(chunk) })
       res.on('end', function done () {
         const text = Buffer.concat(parts).toString('utf8')
-        let body = null
+        let body
         try {
           body = JSON.parse(text)
         } catch {

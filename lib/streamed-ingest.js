@@ -19,6 +19,10 @@ import { fromZlibError, jsonInvalid, shapeInvalid } from './errors.js'
 
 const MIN_CHUNK = 16 * 1024
 const MAX_CHUNK = 256 * 1024
+// Parse batches stay small: the records of a batch are all alive until it is
+// tallied, and smaller batches let the parse threads' young generation
+// collect them (measured: 64 KiB batches halved /good's peak against 256 KiB).
+const MAX_BATCH = 64 * 1024
 
 let activeRequests = 0
 let sharedBudget = null
@@ -200,7 +204,7 @@ export async function ingestStreamed (req, opts) {
     const inflated = inflatedCounter(opts.limits.inflated)
     const sink = new RecordSink({
       format: plan.format,
-      batchBytes: chunkSize,
+      batchBytes: Math.min(chunkSize, MAX_BATCH),
       maxValueBytes: opts.limits.record,
       pool: getParsePool(opts.parseThreads),
       budget: budgetFor(opts.ingest.bufferBudget)

@@ -3,7 +3,10 @@
  * errors, as JSON from one handler.
  */
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
 import zlib from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
@@ -102,6 +105,14 @@ describe('POST /bad and POST /good', function () {
     }
   })
 
+  it('answer an unknown path with a JSON 404', async function () {
+    const res = await fetch(`${lab.url}/nowhere`)
+    assert.equal(res.status, 404)
+    const body = await res.json()
+    assert.equal(body.error.type, 'route.not.found')
+    assert.equal(body.error.path, '/nowhere')
+  })
+
   describe('errors', function () {
     const gz = zlib.gzipSync('{"items":[{"id":1},{"id":2}]}')
     const cases = [
@@ -169,6 +180,33 @@ describe('POST /bad and POST /good', function () {
     it('still serves the next request on the same server after refusing one', async function () {
       const res = await post(`${small.url}/good`, zlib.gzipSync('[1,2]'))
       assert.equal(res.status, 200)
+    })
+  })
+
+  describe("the README's curl workflow", function () {
+    let saved
+    let dataDir
+    before(async function () {
+      dataDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-'))
+      saved = await startLab({ dataDir })
+    })
+    after(async function () {
+      await saved.close()
+      await fs.promises.rm(dataDir, { recursive: true, force: true })
+    })
+
+    it('saves test.json.gz with /generate?save=1, then /bad and /good agree on it', async function () {
+      const made = await (await fetch(`${saved.url}/generate?size=10000&save=1`)).json()
+      assert.equal(made.items, 10000)
+      const body = await fs.promises.readFile(path.join(dataDir, 'test.json.gz'))
+      const headers = { 'content-type': 'application/octet-stream' }
+      const bad = await post(`${saved.url}/bad`, body, headers)
+      const good = await post(`${saved.url}/good`, body, headers)
+      assert.equal(good.status, 200, good.text)
+      assert.deepEqual(good.body.summary, bad.body.summary)
+      assert.equal(good.body.summary.items, 10000)
+      assert.equal(good.body.summary.inflatedBytes, made.inflatedBytes)
+      assert.equal(good.body.summary.compressedBytes, made.compressedBytes)
     })
   })
 
