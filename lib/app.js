@@ -8,6 +8,7 @@ import { LabError, notFound } from './errors.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
 import { getParsePool } from './parse-pool.js'
+import { createLabEvents } from './lab-events.js'
 
 /**
  * Build the lab's Express app.
@@ -18,11 +19,13 @@ export function createApp (options) {
   const app = express()
   app.disable('x-powered-by')
   app.locals.options = opts
+  const events = createLabEvents()
+  app.locals.events = events
   // start the parse threads now, so their memory counts as idle, not as the first request's
   getParsePool(opts.parseThreads)
 
   app.use(generateRoute(opts))
-  app.use(ingestRoutes(opts))
+  app.use(ingestRoutes(opts, events))
 
   app.use(function routeNotFound (req, res, next) {
     next(notFound(req.method, req.path))

@@ -48,6 +48,22 @@ export function resetPeakRss () {
 
 let active = 0
 let generation = 0
+let holders = 0
+
+/**
+ * While something measures the whole process's peak (an experiment run),
+ * requests must not reset it. Returns the function that lets go.
+ */
+export function holdPeak () {
+  holders++
+  let released = false
+  return function releasePeak () {
+    if (!released) {
+      released = true
+      holders--
+    }
+  }
+}
 
 /**
  * Track the process's peak RSS over one request. When the request runs
@@ -58,7 +74,7 @@ let generation = 0
  */
 export function watchRequestPeak (allowReset) {
   const rssBefore = process.memoryUsage.rss()
-  let alone = active === 0 && allowReset && resetPeakRss()
+  let alone = active === 0 && holders === 0 && allowReset && resetPeakRss()
   active++
   generation++
   const startGeneration = generation

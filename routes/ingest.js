@@ -7,31 +7,66 @@ import { performance } from 'node:perf_hooks'
 import { ingestBuffered } from '../lib/buffered-ingest.js'
 import { ingestStreamed } from '../lib/streamed-ingest.js'
 import { watchRequestPeak } from '../lib/peak.js'
+import { nextRequestId } from '../lib/lab-events.js'
 
 /**
  * @param {object} opts normalised app options
+ * @param {import('node:events').EventEmitter} events the lab's event bus
  */
-export function ingestRoutes (opts) {
+export function ingestRoutes (opts, events) {
   const router = express.Router()
-  router.post('/bad', answerWith('bad', ingestBuffered, opts))
-  router.post('/good', answerWith('good', ingestStreamed, opts))
+  router.post('/bad', answerWith('bad', ingestBuffered, opts, events))
+  router.post('/good', answerWith('good', ingestStreamed, opts, events))
   return router
 }
 
-function answerWith (route, ingest, opts) {
+function answerWith (route, ingest, opts, events) {
   return async function answerIngest (req, res) {
     const started = performance.now()
+    const id = nextRequestId()
+    const contentLength = Number(req.headers['content-length'])
+    events.emit('request', {
+      phase: 'start',
+      id,
+      route,
+      time: Date.now(),
+      compressedBytes: Number.isFinite(contentLength) ? contentLength : null
+    })
     const endPeak = watchRequestPeak(opts.resetPeakPerRequest)
     let summary
     try {
       summary = await ingest(req, opts)
-    } finally {
+    } catch (err) {
       res.locals.memory = endPeak()
+      events.emit('request', {
+        phase: 'end',
+        id,
+        route,
+        time: Date.now(),
+        status: err.status ?? 500,
+        errorType: err.type ?? 'internal',
+        ms: performance.now() - started
+      })
+      throw err
     }
+    res.locals.memory = endPeak()
+    const ms = Math.round((performance.now() - started) * 10) / 10
+    events.emit('request', {
+      phase: 'end',
+      id,
+      route,
+      time: Date.now(),
+      status: 200,
+      compressedBytes: summary.compressedBytes,
+      inflatedBytes: summary.inflatedBytes,
+      items: summary.items,
+      ms,
+      peakRss: res.locals.memory.peakRss
+    })
     res.json({
       route,
       summary,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms,
       memory: res.locals.memory
     })
   }
