@@ -14,6 +14,7 @@ const USAGE = `Usage: node server.js [options]
   --limit-compressed SZ  largest compressed body, both routes (default 512MiB)
   --limit-inflated SZ    largest inflated body, both routes (default 500MiB)
   --parse-threads N      worker threads that parse /good's batches (default: cores, at most 4)
+  --buffer-budget SZ     inflate and parse buffers /good may hold across all requests (default 32MiB)
   --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)`
 
 function readConfig (argv, env) {
@@ -25,6 +26,7 @@ function readConfig (argv, env) {
       'limit-compressed': { type: 'string' },
       'limit-inflated': { type: 'string' },
       'parse-threads': { type: 'string' },
+      'buffer-budget': { type: 'string' },
       'no-request-peak': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
@@ -41,6 +43,7 @@ function readConfig (argv, env) {
   if (values['limit-compressed']) app.limits.compressed = parseByteSize(values['limit-compressed'])
   if (values['limit-inflated']) app.limits.inflated = parseByteSize(values['limit-inflated'])
   if (values['parse-threads']) app.parseThreads = Number(values['parse-threads'])
+  if (values['buffer-budget']) app.ingest = { bufferBudget: parseByteSize(values['buffer-budget']) }
   if (values['no-request-peak']) app.resetPeakPerRequest = false
   return { port, host: values.host ?? env.HOST ?? '127.0.0.1', app }
 }

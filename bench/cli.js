@@ -5,15 +5,17 @@
  *   npm run bench -- ingest --sizes 10MB,100MB,500MB --concurrency 1 --routes bad,good --repeat 3
  *
  * Starts a fresh server per measurement (or targets --url), prints progress
- * and a table, and writes reports/<timestamp>/results.json and results.md.
+ * and a table, and writes reports/<timestamp>/results.json, results.md and
+ * report.html (charts).
  */
-import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { parseByteSize } from '../lib/units.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { runIngestBench } from './ingest.js'
 import { markdownTable, mib, fixed } from './table.js'
+import { writeReport } from './report.js'
 
 const USAGE = `Usage: npm run bench -- <experiment> [options]
 
@@ -128,6 +130,32 @@ export function ingestTable (cells) {
   return `${table}\n\n${notes.join('\n')}\n`
 }
 
+/** The three charts of the upload article, from an ingest run's cells. */
+export function ingestCharts (cells) {
+  const routes = [...new Set(cells.map(function route (c) { return c.route }))]
+  const sizes = [...new Set(cells.map(function size (c) { return c.size }))]
+  const concurrencies = [...new Set(cells.map(function conc (c) { return c.concurrency }))]
+  function series (x, y, groupBySize) {
+    const out = []
+    for (const route of routes) {
+      for (const size of groupBySize ? sizes : [null]) {
+        const points = cells
+          .filter(function inGroup (c) { return c.route === route && (size === null || c.size === size) && (groupBySize || c.concurrency === concurrencies[0]) })
+          .map(function point (c) { return { x: x(c), y: y(c) } })
+          .sort(function byX (a, b) { return a.x - b.x })
+        if (points.length) out.push({ label: groupBySize && sizes.length > 1 ? `/${route} ${size}` : `/${route}`, points })
+      }
+    }
+    return out
+  }
+  function toMiB (bytes) { return bytes === null ? null : bytes / 1048576 }
+  return [
+    { title: 'Server peak RSS above idle vs concurrency', x: 'concurrent uploads', y: 'MiB', series: series(function conc (c) { return c.concurrency }, function peak (c) { return toMiB(c.peakAboveIdle) }, true) },
+    { title: 'Average latency vs concurrency', x: 'concurrent uploads', y: 'ms', series: series(function conc (c) { return c.concurrency }, function latency (c) { return c.latencyAvgMs }, true) },
+    { title: `Throughput vs body size (concurrency ${concurrencies[0]})`, x: 'inflated MB', y: 'MB/s', series: series(function mb (c) { return c.bytes / 1e6 }, function speed (c) { return c.mbPerSecond }, false) }
+  ]
+}
+
 async function main () {
   let options
   try {
@@ -144,13 +172,17 @@ async function main () {
   const cells = await runIngestBench(options, progressPrinter(process.stderr))
   const text = ingestTable(cells)
   process.stdout.write('\n' + text)
-  await fs.promises.mkdir(options.out, { recursive: true })
-  const meta = { experiment: options.experiment, started: started.toISOString(), node: process.version, options: { ...options, out: undefined } }
-  await fs.promises.writeFile(path.join(options.out, 'results.json'), JSON.stringify({ ...meta, cells }, null, 2))
+  const meta = { experiment: options.experiment, started: started.toISOString(), node: process.version, cpus: os.availableParallelism(), options: { ...options, out: undefined } }
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`
-  await fs.promises.writeFile(path.join(options.out, 'results.md'),
-    `# ${options.experiment} benchmark\n\n${started.toISOString()}, Node ${process.version}, \`${command}\`\n\n${text}`)
-  process.stderr.write(`reports written to ${path.relative(PROJECT_ROOT, options.out) || options.out}\n`)
+  const files = await writeReport(options.out, {
+    title: 'Buffered vs streamed ingest',
+    command,
+    meta,
+    markdown: text,
+    charts: ingestCharts(cells),
+    data: { cells }
+  })
+  process.stderr.write(`reports written: ${files.map(function shown (f) { return path.relative(PROJECT_ROOT, f) }).join(', ')}\n`)
   return 0
 }
 

@@ -1,6 +1,7 @@
 /**
- * Benchmark inputs: generated once into test-data/bench/ and reused, since
- * the generator is deterministic (same parameters, same bytes).
+ * Benchmark inputs: generated once into test-data/bench/ (or another
+ * directory) and reused, since the generator is deterministic (same
+ * parameters, same bytes).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -12,29 +13,34 @@ import { formatBytes } from '../lib/units.js'
 export const BENCH_DIR = path.join(DEFAULTS.dataDir, 'bench')
 
 /**
- * The path of a gzipped generated document of about `bytes` inflated bytes,
- * making it first if needed.
- * @param {{ bytes: number, format?: string, seed?: number, level?: number }} params
+ * The path of a gzipped generated document of about `bytes` inflated bytes
+ * (or of exactly `size` items), making it first if needed.
+ * @param {{ bytes?: number|null, size?: number|null, format?: string, seed?: number, level?: number,
+ *   dir?: string, signal?: AbortSignal }} params `dir` is where inputs live (default
+ *   test-data/bench/); `signal` stops a generation under way, leaving no file behind
  * @param {(line: string) => void} [log]
  * @returns {Promise<{ file: string, compressedBytes: number }>}
  */
-export async function ensureInput ({ bytes, format = 'json', seed = 1, level = 6 }, log = function quiet () {}) {
-  const name = `ingest-${format}-${bytes}B-seed${seed}-l${level}.json.gz`
-  const file = path.join(BENCH_DIR, name)
+export async function ensureInput ({ bytes = null, size = null, format = 'json', seed = 1, level = 6, dir = BENCH_DIR, signal } = {}, log = function quiet () {}) {
+  const amount = size === null ? `${bytes}B` : `${size}items`
+  const name = `ingest-${format}-${amount}-seed${seed}-l${level}.json.gz`
+  const file = path.join(dir, name)
   try {
     const stat = await fs.promises.stat(file)
     return { file, compressedBytes: stat.size }
   } catch (err) {
     if (err.code !== 'ENOENT') throw err
   }
-  log(`generating ${name} (${formatBytes(bytes)} inflated) ...`)
+  const wanted = size === null ? `${formatBytes(bytes)} inflated` : `${size} items`
+  log(`generating ${name} (${wanted}) ...`)
   const started = Date.now()
-  const { json, gzip } = createGzipStream({ bytes, format, seed, level })
+  const { json, gzip } = createGzipStream({ bytes, size, format, seed, level })
   const ticker = setInterval(function progress () {
-    log(`  ${Math.round(json.bytes / bytes * 100)}% of ${formatBytes(bytes)}`)
+    const share = size === null ? json.bytes / bytes : json.items / Math.max(1, size)
+    log(`  ${Math.round(share * 100)}% of ${wanted}`)
   }, 5000)
   try {
-    const written = await writeAtomically(BENCH_DIR, name, [json, gzip])
+    const written = await writeAtomically(dir, name, [json, gzip], { signal })
     log(`  done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${formatBytes(written.bytes)} compressed`)
     return { file, compressedBytes: written.bytes }
   } finally {

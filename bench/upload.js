@@ -50,15 +50,22 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
 
 /**
  * Send `requests` uploads with at most `concurrency` in flight.
+ * @param {string} url
+ * @param {string} file
+ * @param {{ concurrency: number, requests: number, headers?: object,
+ *   onResult?: (result: object, done: number) => void }} options
+ *   `onResult` is called as each upload ends, with the count ended so far
  * @returns {Promise<Array<{ status: number, body: any, ms: number, error?: string }>>}
  */
-export async function uploadMany (url, file, { concurrency, requests, headers }) {
+export async function uploadMany (url, file, { concurrency, requests, headers, onResult }) {
   const results = []
   let next = 0
   async function worker () {
     while (next < requests) {
       next++
-      results.push(await uploadFile(url, file, headers))
+      const result = await uploadFile(url, file, headers)
+      results.push(result)
+      if (onResult) onResult(result, results.length)
     }
   }
   const workers = []

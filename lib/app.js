@@ -7,6 +7,9 @@ import { normalizeOptions } from './options.js'
 import { LabError, notFound } from './errors.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
+import { metricsRoutes } from '../routes/metrics.js'
+import { createSampler } from './sampler.js'
+import { experimentRoutes } from '../routes/experiments.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
 
@@ -26,6 +29,11 @@ export function createApp (options) {
 
   app.use(generateRoute(opts))
   app.use(ingestRoutes(opts, events))
+  // samples only while something subscribes (/metrics clients, experiments)
+  const sampler = createSampler()
+  app.locals.sampler = sampler
+  app.use(metricsRoutes(opts, events, sampler))
+  app.use(experimentRoutes(opts, events))
 
   app.use(function routeNotFound (req, res, next) {
     next(notFound(req.method, req.path))

@@ -33,9 +33,10 @@ export function createError (status, type, message, details) {
   return new LabError(status, type, message, details)
 }
 
+/** A query parameter, or a member of a JSON body (`params.concurrency`), out of range or of the wrong kind. */
 export function badParameter (name, value, allowed) {
   return createError(400, 'parameter.invalid',
-    `query parameter "${name}" is invalid: expected ${allowed}`,
+    `parameter "${name}" is invalid: expected ${allowed}`,
     { parameter: name, value: String(value).slice(0, 200), allowed })
 }
 

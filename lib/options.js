@@ -33,7 +33,9 @@ export const DEFAULTS = Object.freeze({
      * Bytes of inflate chunks and parse batches /good may hold across all
      * requests together: the "constant" in "streaming costs a constant".
      */
-    bufferBudget: 32 * MiB
+    bufferBudget: 32 * MiB,
+    /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
+    activePipelines: 8
   }),
   /** Reset the kernel's peak RSS when an ingest request starts alone. */
   resetPeakPerRequest: true,
@@ -73,7 +75,8 @@ export function normalizeOptions (options = {}) {
       layers: checkInteger('limits.layers', limits.layers, 1, 16)
     }),
     ingest: Object.freeze({
-      bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER)
+      bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
+      activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000)
     }),
     generate: Object.freeze({
       defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),

@@ -15,7 +15,8 @@ import {
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from './json-records.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
 import { getParsePool, ByteBudget } from './parse-pool.js'
-import { fromZlibError, jsonInvalid, shapeInvalid } from './errors.js'
+import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted } from './errors.js'
+import { Semaphore } from './semaphore.js'
 
 const MIN_CHUNK = 16 * 1024
 const MAX_CHUNK = 256 * 1024
@@ -26,6 +27,33 @@ const MAX_BATCH = 64 * 1024
 
 let activeRequests = 0
 let sharedBudget = null
+let sharedGate = null
+
+function gateFor (limit) {
+  if (sharedGate === null || sharedGate.limit !== limit) sharedGate = new Semaphore(limit)
+  return sharedGate
+}
+
+/**
+ * Wait for one of the few places to stream. Past a handful of pipelines two
+ * cores get no faster, but every extra one holds its socket, inflate and
+ * batch buffers. Waiting requests are not read: their bytes wait in the
+ * kernel's socket buffers and the client's, which is backpressure too.
+ */
+async function admit (req, limit) {
+  const gate = gateFor(limit)
+  if (gate.held < gate.limit) return gate.acquire()
+  const gone = new AbortController()
+  function onClose () {
+    if (!req.complete) gone.abort(requestAborted(0))
+  }
+  req.on('close', onClose)
+  try {
+    return await gate.acquire(gone.signal)
+  } finally {
+    req.removeListener('close', onClose)
+  }
+}
 
 function budgetFor (bytes) {
   if (sharedBudget === null || sharedBudget.capacity !== bytes) sharedBudget = new ByteBudget(bytes)
@@ -195,6 +223,7 @@ class RecordSink extends Writable {
 export async function ingestStreamed (req, opts) {
   const plan = negotiateBody(req, opts.limits)
   checkContentLength(req, opts.limits.compressed)
+  const leave = await admit(req, opts.ingest.activePipelines)
   activeRequests++
   try {
     const chunkSize = chunkSizeFor(opts.ingest.bufferBudget, activeRequests)
@@ -223,10 +252,16 @@ export async function ingestStreamed (req, opts) {
     })
   } finally {
     activeRequests--
+    leave()
   }
 }
 
 /** What /good holds right now: requests in flight and batch bytes out at the workers. */
 export function streamedIngestState () {
-  return { active: activeRequests, budgetUsed: sharedBudget ? sharedBudget.used : 0, waiting: sharedBudget ? sharedBudget.waiting.length : 0 }
+  return {
+    active: activeRequests,
+    queued: sharedGate ? sharedGate.waiting.length : 0,
+    budgetUsed: sharedBudget ? sharedBudget.used : 0,
+    waiting: sharedBudget ? sharedBudget.waiting.length : 0
+  }
 }

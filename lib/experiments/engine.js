@@ -1,0 +1,321 @@
+/**
+ * The experiment engine: runs one experiment at a time, keeps the last few
+ * runs, and measures the server process's memory around each run. It knows
+ * nothing about ingest: experiments are modules in a registry
+ * (`lib/experiments/index.js`), each with a parameter schema, a
+ * `normalizeParams` and an async `run(ctx)`.
+ *
+ * Bus events ('experiment' on the lab's event bus):
+ *   { id, name, phase: 'start', time, params }
+ *   { id, name, phase: 'progress', time, done, total, ...extra }   at most every progressIntervalMs
+ *   { id, name, phase: 'result', time, result }
+ *   { id, name, phase: 'error', time, error }
+ *   { id, name, phase: 'cancelled', time }
+ * and 'peak' { time, reset: true, supported, peakRss } whenever it resets the kernel's peak.
+ */
+import { randomUUID } from 'node:crypto'
+import { createError } from '../errors.js'
+import { holdPeak, readPeakRss, resetPeakRss } from '../peak.js'
+
+export const ENGINE_DEFAULTS = Object.freeze({
+  /** Finished runs kept for GET /experiments/:id. */
+  keep: 20,
+  /** Progress events are emitted at most this often (a dashboard needs no more than ~5/s). */
+  progressIntervalMs: 200,
+  /** How long cancel() waits for a module to honour its abort signal before giving up on it. */
+  cancelGraceMs: 5000
+})
+
+function checkInteger (name, value, min, max) {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new TypeError(`engine option ${name} must be an integer from ${min} to ${max}, got ${value}`)
+  }
+  return value
+}
+
+function checkRegistry (registry) {
+  if (registry === null || typeof registry !== 'object') throw new TypeError('registry must be an object of experiment modules')
+  for (const [key, mod] of Object.entries(registry)) {
+    if (mod === null || typeof mod !== 'object' || mod.name !== key || typeof mod.run !== 'function' ||
+        typeof mod.normalizeParams !== 'function' || !Array.isArray(mod.params)) {
+      throw new TypeError(`registry entry "${key}" must be a module with name "${key}", params, normalizeParams and run`)
+    }
+  }
+  return registry
+}
+
+/**
+ * Build an engine.
+ * @param {{ options: object, events: import('node:events').EventEmitter, registry: object,
+ *   keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
+ *   `options` are the normalised app options, handed to every module
+ */
+export function createEngine (settings) {
+  if (settings === null || typeof settings !== 'object') throw new TypeError('createEngine needs { options, events, registry }')
+  const { options, events } = settings
+  const registry = checkRegistry(settings.registry)
+  if (events === null || typeof events?.emit !== 'function') throw new TypeError('events must be an EventEmitter')
+  const config = Object.freeze({
+    keep: checkInteger('keep', settings.keep ?? ENGINE_DEFAULTS.keep, 1, 1000),
+    progressIntervalMs: checkInteger('progressIntervalMs', settings.progressIntervalMs ?? ENGINE_DEFAULTS.progressIntervalMs, 0, 60_000),
+    cancelGraceMs: checkInteger('cancelGraceMs', settings.cancelGraceMs ?? ENGINE_DEFAULTS.cancelGraceMs, 0, 600_000)
+  })
+
+  /** id -> run, oldest first */
+  const runs = new Map()
+  let running = null
+
+  function emit (run, phase, extra) {
+    events.emit('experiment', { id: run.id, name: run.name, phase, time: Date.now(), ...extra })
+  }
+
+  /**
+   * Start a measurement window: idle RSS now, kernel peak reset. Returns the
+   * function that closes it. The run's own window stays open throughout, so
+   * the peak is folded into the run's maximum before every reset.
+   */
+  function openWindow (run) {
+    foldPeak(run)
+    const idleRss = process.memoryUsage.rss()
+    const peakReset = resetPeakRss()
+    events.emit('peak', { time: Date.now(), reset: true, supported: peakReset, peakRss: readPeakRss().bytes })
+    return function closeWindow () {
+      const peak = foldPeak(run)
+      return memoryFigures(idleRss, peak.bytes, peak.source, peakReset)
+    }
+  }
+
+  function foldPeak (run) {
+    const peak = readPeakRss()
+    if (peak.bytes > run.maxPeak) run.maxPeak = peak.bytes
+    return peak
+  }
+
+  function find (id) {
+    const run = runs.get(id)
+    if (!run) throw createError(404, 'experiment.not.found', `no experiment run with id "${id}" (the last ${config.keep} are kept)`, { id: String(id).slice(0, 100) })
+    return run
+  }
+
+  function finish (run, status, fields = {}) {
+    if (run.status !== 'running') return
+    const last = foldPeak(run)
+    const memory = memoryFigures(run.idleRss, run.maxPeak, last.source, run.peakReset)
+    run.status = status
+    run.endedAt = Date.now()
+    if (status === 'done') {
+      const result = fields.result !== null && typeof fields.result === 'object' ? fields.result : { value: fields.result ?? null }
+      // the whole run, as the server process felt it: what the module measured per part is in its own result
+      run.result = Object.freeze({ ...result, server: memory })
+    }
+    if (fields.error) run.error = fields.error
+    for (const child of run.children) {
+      // a module that forgot its child: the engine started the run, so it tidies up
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    }
+    run.children = []
+    run.releasePeak()
+    if (running === run) running = null
+    if (status === 'done') emit(run, 'result', { result: run.result })
+    else if (status === 'failed') emit(run, 'error', { error: run.error })
+    else emit(run, 'cancelled')
+    prune()
+  }
+
+  function prune () {
+    for (const [id, run] of runs) {
+      if (runs.size <= config.keep) break
+      if (run !== running) runs.delete(id)
+    }
+  }
+
+  function makeContext (run) {
+    return Object.freeze({
+      params: run.params,
+      signal: run.controller.signal,
+      baseUrl: run.baseUrl,
+      options,
+      /**
+       * Report progress; `extra` members (route, stage ...) ride along.
+       * Throttled: the latest figures are always in get(id).
+       */
+      progress: function reportProgress (update) {
+        if (run.status !== 'running') return
+        const { done, total } = update ?? {}
+        if (!Number.isSafeInteger(done) || !Number.isSafeInteger(total) || done < 0 || total < 0) {
+          throw new TypeError(`progress needs integer done and total, got ${done}/${total}`)
+        }
+        run.progress = Object.freeze({ ...update })
+        const now = Date.now()
+        if (done === total || now - run.lastProgressAt >= config.progressIntervalMs) {
+          run.lastProgressAt = now
+          emit(run, 'progress', { ...update })
+        }
+      },
+      /**
+       * A measurement window inside the run (one route of several, say):
+       * idle RSS and a kernel peak reset now; the returned function reads the
+       * peak. Windows must not overlap.
+       */
+      measure: function measure () {
+        return openWindow(run)
+      },
+      /** A child process the module started: its pid is shown in the run state, and it is killed if left behind. */
+      trackProcess: function trackProcess (child) {
+        if (child?.pid === undefined) return
+        run.pids.push(child.pid)
+        run.children.push(child)
+      }
+    })
+  }
+
+  /**
+   * Start an experiment; answers at once while it runs.
+   * @param {string} name a registry key
+   * @param {object} [rawParams] checked by the module's normalizeParams (400 parameter.invalid)
+   * @param {{ baseUrl: string }} where the lab's own routes answer
+   * @throws {LabError} 400 experiment.unknown, 400 parameter.invalid, 409 experiment.busy
+   */
+  function start (name, rawParams, { baseUrl } = {}) {
+    const mod = Object.hasOwn(registry, name) ? registry[name] : null
+    if (mod === null) {
+      throw createError(400, 'experiment.unknown', `no experiment named "${String(name).slice(0, 100)}": try ${Object.keys(registry).join(', ')}`,
+        { name: String(name).slice(0, 100), known: Object.keys(registry) })
+    }
+    const params = mod.normalizeParams(rawParams, options)
+    if (running !== null) {
+      throw createError(409, 'experiment.busy', `experiment ${running.id} (${running.name}) is still running: wait for it or cancel it`,
+        { running: running.id, name: running.name })
+    }
+    if (typeof baseUrl !== 'string' || baseUrl === '') throw new TypeError('start needs { baseUrl }')
+    const run = {
+      id: randomUUID(),
+      name,
+      status: 'running',
+      params,
+      baseUrl,
+      startedAt: Date.now(),
+      endedAt: null,
+      progress: Object.freeze({ done: 0, total: 0 }),
+      result: null,
+      error: null,
+      pids: [],
+      children: [],
+      controller: new AbortController(),
+      lastProgressAt: 0,
+      maxPeak: 0,
+      idleRss: 0,
+      peakReset: false,
+      releasePeak: holdPeak(),
+      settled: null
+    }
+    // (holdPeak above) requests must not reset the peak while the run measures the whole process
+    run.idleRss = process.memoryUsage.rss()
+    run.peakReset = resetPeakRss()
+    events.emit('peak', { time: Date.now(), reset: true, supported: run.peakReset, peakRss: readPeakRss().bytes })
+    runs.set(run.id, run)
+    running = run
+    prune()
+    emit(run, 'start', { params })
+    const ctx = makeContext(run)
+    run.settled = (async function execute () {
+      return mod.run(ctx)
+    })().then(function succeeded (result) {
+      if (run.controller.signal.aborted) finish(run, 'cancelled')
+      else finish(run, 'done', { result })
+    }, function failed (err) {
+      if (run.controller.signal.aborted) finish(run, 'cancelled')
+      else finish(run, 'failed', { error: errorData(err) })
+    })
+    return snapshot(run)
+  }
+
+  /**
+   * Cancel a running experiment: abort its signal and wait (at most
+   * cancelGraceMs) for it to stop and its processes to be gone.
+   * @throws {LabError} 404 experiment.not.found, 409 experiment.not.running
+   */
+  async function cancel (id) {
+    const run = find(id)
+    if (run.status !== 'running') {
+      throw createError(409, 'experiment.not.running', `experiment ${run.id} has already ended (${run.status})`,
+        { id: run.id, runStatus: run.status })
+    }
+    run.controller.abort()
+    let timer = null
+    const gaveUp = new Promise(function waitForGrace (resolve) {
+      timer = setTimeout(resolve, config.cancelGraceMs)
+    })
+    try {
+      await Promise.race([run.settled, gaveUp])
+    } finally {
+      clearTimeout(timer)
+    }
+    // a module deaf to its signal is left to finish on its own; the run is over for everyone else
+    finish(run, 'cancelled')
+    return snapshot(run)
+  }
+
+  return Object.freeze({
+    /** The registry's experiments, as a dashboard builds its controls from them. */
+    list: function list () {
+      return Object.values(registry).map(function describe (mod) {
+        return { name: mod.name, title: mod.title, description: mod.description, params: mod.params }
+      })
+    },
+    start,
+    /**
+     * A run's state.
+     * @throws {LabError} 404 experiment.not.found
+     */
+    get: function get (id) {
+      return snapshot(find(id))
+    },
+    cancel,
+    /** The running run's id, or null. */
+    runningId: function runningId () {
+      return running?.id ?? null
+    },
+    /** Kept runs, newest first, without their results (GET /experiments/:id has those). */
+    recent: function recent () {
+      return [...runs.values()].reverse().map(function brief (run) {
+        const state = snapshot(run)
+        delete state.result
+        return state
+      })
+    }
+  })
+}
+
+function memoryFigures (idleRss, peakRss, peakSource, peakReset) {
+  return {
+    idleRss,
+    peakRss,
+    // without a reset the kernel's peak is the process's lifetime high: no "above idle" to speak of
+    peakAboveIdle: peakReset ? Math.max(0, peakRss - idleRss) : null,
+    peakSource,
+    peakReset
+  }
+}
+
+function errorData (err) {
+  if (err !== null && typeof err === 'object' && typeof err.toJSON === 'function' && Number.isInteger(err.status)) {
+    return err.toJSON().error
+  }
+  return { status: 500, type: 'internal', message: err?.message ?? String(err) }
+}
+
+function snapshot (run) {
+  return {
+    id: run.id,
+    name: run.name,
+    status: run.status,
+    params: run.params,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    progress: run.progress,
+    result: run.result,
+    error: run.error,
+    pids: [...run.pids]
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * The ingest experiment: the same generated gzip document uploaded to POST
+ * /bad and POST /good of this very server, by a load generator in a process
+ * of its own, with the server's peak RSS measured per route.
+ *
+ * Unlike `npm run bench:ingest` (a fresh server process per measurement),
+ * both routes run in the one server that is being watched: with route
+ * "both", /good runs after /bad in a process that may still hold heap /bad
+ * grew. The idle figure is taken again before /good for that reason, and
+ * "peak above idle" is the figure to compare.
+ */
+import path from 'node:path'
+import { ensureInput } from '../../bench/inputs.js'
+import { latencyStats } from '../../bench/ingest.js'
+import { uploadFile } from '../../bench/upload.js'
+import { FORMATS } from '../../generators/items.js'
+import { badParameter } from '../errors.js'
+import { DEFAULTS } from '../options.js'
+import { parseByteSize } from '../units.js'
+import { runLoad } from './load.js'
+
+export const name = 'ingest'
+
+export const title = 'Buffered vs streamed gzip ingest'
+
+export const description = 'Uploads the same generated gzip JSON document to POST /bad (buffers the whole ' +
+  'body, inflates it, parses it as one string) and to POST /good (streams it through gunzip and a record ' +
+  'scanner), from a separate load process, and reports each route\'s throughput, latency and the server\'s ' +
+  'peak memory above idle. Both routes must give the same answer.'
+
+const ROUTES = Object.freeze(['both', 'bad', 'good'])
+const MAX_CONCURRENCY = 500
+const MAX_REQUESTS = 10_000
+const MAX_ITEMS = DEFAULTS.generate.maxItems
+const MAX_BYTES = DEFAULTS.generate.maxBytes
+const DEFAULT_BYTES = '10MB'
+const UPLOAD_HEADERS = Object.freeze({ 'content-type': 'application/gzip' })
+
+/** The schema a dashboard builds its controls from (GET /experiments). */
+export const params = deepFreeze([
+  {
+    name: 'route',
+    type: 'enum',
+    values: [...ROUTES],
+    valueLabels: { both: 'Both: /bad, then /good', bad: '/bad (buffered)', good: '/good (streamed)' },
+    default: 'both',
+    label: 'Route',
+    help: '/bad buffers the whole body in memory; /good streams it. "Both" runs /bad first, then /good, on the same input, so the two can be compared.'
+  },
+  {
+    name: 'bytes',
+    type: 'size',
+    default: DEFAULT_BYTES,
+    min: 1,
+    max: MAX_BYTES,
+    label: 'Body size (inflated)',
+    help: 'Size of the JSON document before gzip, e.g. 10MB, 500MB or 1.5GiB. Generated once into the data directory and reused. Leave empty when giving a number of items.'
+  },
+  {
+    name: 'size',
+    type: 'integer',
+    default: null,
+    min: 0,
+    max: MAX_ITEMS,
+    label: 'Items (instead of body size)',
+    help: 'Number of items in the document (about 430 bytes each). Give this or the body size, not both.'
+  },
+  {
+    name: 'format',
+    type: 'enum',
+    values: [...FORMATS],
+    valueLabels: { json: '{"items": [...]}', array: '[...] (top-level array)', ndjson: 'NDJSON (one item per line)' },
+    default: 'json',
+    label: 'Document format',
+    help: 'Shape of the generated document. Both routes accept all three.'
+  },
+  {
+    name: 'concurrency',
+    type: 'integer',
+    default: 1,
+    min: 1,
+    max: MAX_CONCURRENCY,
+    label: 'Concurrent uploads',
+    help: 'Uploads in flight at the same time. /bad\'s memory grows with size times concurrency; /good\'s should not.'
+  },
+  {
+    name: 'requests',
+    type: 'integer',
+    default: null,
+    min: 1,
+    max: MAX_REQUESTS,
+    label: 'Uploads per route',
+    help: 'How many uploads each route receives in all. Empty: one per concurrent upload.'
+  }
+])
+
+const PARAM_NAMES = Object.freeze(params.map(function paramName (p) { return p.name }))
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { route: 'both', bytes: '10MB', concurrency: 4 }; numbers may come as strings
+ * @param {object} options normalised app options (generate.maxItems, generate.maxBytes)
+ * @returns {Readonly<{ route: string, size: number|null, bytes: number|null, format: string, concurrency: number, requests: number }>}
+ * @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency
+ */
+export function normalizeParams (raw, options) {
+  const given = raw ?? {}
+  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
+  for (const key of Object.keys(given)) {
+    if (!PARAM_NAMES.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${PARAM_NAMES.join(', ')}`)
+  }
+  const maxItems = Math.min(MAX_ITEMS, options?.generate?.maxItems ?? MAX_ITEMS)
+  const maxBytes = Math.min(MAX_BYTES, options?.generate?.maxBytes ?? MAX_BYTES)
+  const hasSize = present(given.size)
+  const hasBytes = present(given.bytes)
+  if (hasSize && hasBytes) throw badParameter('params.bytes', given.bytes, 'either params.size or params.bytes, not both')
+  const size = hasSize ? integerParam('size', given.size, 0, maxItems) : null
+  const bytes = hasSize ? null : byteSizeParam(hasBytes ? given.bytes : DEFAULT_BYTES, maxBytes)
+  const concurrency = present(given.concurrency) ? integerParam('concurrency', given.concurrency, 1, MAX_CONCURRENCY) : 1
+  return Object.freeze({
+    route: present(given.route) ? enumParam('route', given.route, ROUTES) : 'both',
+    size,
+    bytes,
+    format: present(given.format) ? enumParam('format', given.format, FORMATS) : 'json',
+    concurrency,
+    requests: present(given.requests) ? integerParam('requests', given.requests, 1, MAX_REQUESTS) : concurrency
+  })
+}
+
+/**
+ * Run it: make (or reuse) the input, then for each route a warm-up upload,
+ * a fresh measurement window and the load, in a separate process.
+ * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
+ *   progress: Function, measure: Function, trackProcess: Function }} ctx
+ */
+export async function run (ctx) {
+  const { params: p, signal, baseUrl, options } = ctx
+  const routes = p.route === 'both' ? ['bad', 'good'] : [p.route]
+  const total = routes.length * p.requests
+  const dir = path.join(options.dataDir, 'bench')
+  ctx.progress({ done: 0, total, stage: 'input' })
+  const input = await ensureInput({ bytes: p.bytes, size: p.size, format: p.format, dir, signal })
+  // one tiny document, so neither route meets its first-request costs inside the measurement
+  const warm = await ensureInput({ size: 1, format: p.format, dir, signal })
+  const byRoute = {}
+  for (const [index, route] of routes.entries()) {
+    signal.throwIfAborted()
+    const url = `${baseUrl}/${route}`
+    await uploadFile(url, warm.file, UPLOAD_HEADERS)
+    signal.throwIfAborted()
+    const endMeasure = ctx.measure()
+    let server = null
+    const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers: UPLOAD_HEADERS }, {
+      signal,
+      onSpawn: ctx.trackProcess,
+      onProgress: function relayProgress ({ done }) {
+        // the last upload has ended: read the peak before the results cross over IPC
+        if (done === p.requests && server === null) server = endMeasure()
+        ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' })
+      }
+    })
+    server ??= endMeasure()
+    byRoute[route] = summariseRoute(route, p, load, server)
+  }
+  return {
+    input: {
+      file: path.basename(input.file),
+      format: p.format,
+      bytes: p.bytes,
+      size: p.size,
+      compressedBytes: input.compressedBytes
+    },
+    routes: byRoute,
+    summariesAgree: allAgree(Object.values(byRoute))
+  }
+}
+
+function summariseRoute (route, p, { results, wallMs }, server) {
+  const ok = results.filter(function succeeded (r) { return r.status === 200 })
+  const errors = {}
+  for (const r of results) {
+    if (r.status !== 200) errors[r.errorType] = (errors[r.errorType] ?? 0) + 1
+  }
+  const answers = new Set(ok.map(function key (r) { return JSON.stringify(r.summary) }))
+  const inflatedBytes = ok.reduce(function add (sum, r) { return sum + (r.summary?.inflatedBytes ?? 0) }, 0)
+  const latency = latencyStats(results.map(function ms (r) { return r.ms }))
+  return {
+    route,
+    concurrency: p.concurrency,
+    requests: results.length,
+    ok: ok.length,
+    errors,
+    latencyMs: roundAll(latency, 10),
+    wallMs: round(wallMs, 10),
+    inflatedBytes,
+    mbPerSecond: round(inflatedBytes / 1e6 / (wallMs / 1000), 100),
+    server,
+    summary: ok[0]?.summary ?? null,
+    summariesAgree: ok.length === 0 ? null : answers.size === 1
+  }
+}
+
+/** Every answer from every route identical; null when there was no answer to compare. */
+function allAgree (routeResults) {
+  const answered = routeResults.filter(function hasAnswer (r) { return r.summary !== null })
+  if (answered.length === 0) return null
+  const distinct = new Set(answered.map(function key (r) { return JSON.stringify(r.summary) }))
+  return distinct.size === 1 && answered.every(function agrees (r) { return r.summariesAgree === true })
+}
+
+function present (value) {
+  return value !== undefined && value !== null && value !== ''
+}
+
+function integerParam (key, value, min, max) {
+  const text = typeof value === 'number' ? String(value) : value
+  const allowed = `an integer from ${min} to ${max}`
+  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(`params.${key}`, value, allowed)
+  const number = Number(text)
+  if (number < min || number > max) throw badParameter(`params.${key}`, value, allowed)
+  return number
+}
+
+function byteSizeParam (value, max) {
+  const allowed = `a byte size from 1 to ${max} bytes, e.g. 10MB or 1.5GiB`
+  let bytes
+  try {
+    bytes = parseByteSize(typeof value === 'number' ? String(value) : value)
+  } catch {
+    throw badParameter('params.bytes', value, allowed)
+  }
+  if (bytes < 1 || bytes > max) throw badParameter('params.bytes', value, allowed)
+  return bytes
+}
+
+function enumParam (key, value, values) {
+  if (!values.includes(value)) throw badParameter(`params.${key}`, value, `one of ${values.join(', ')}`)
+  return value
+}
+
+function round (value, scale) {
+  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
+}
+
+function roundAll (figures, scale) {
+  const out = {}
+  for (const [key, value] of Object.entries(figures)) out[key] = round(value, scale)
+  return out
+}
+
+function deepFreeze (value) {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner)
+    Object.freeze(value)
+  }
+  return value
+}

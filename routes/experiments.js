@@ -1,0 +1,66 @@
+/**
+ * /experiments: start, watch and cancel the lab's experiments. The
+ * mechanics live in lib/experiments/; here a request meets the engine.
+ *
+ *   GET    /experiments      { experiments: [{ name, title, description, params }], running, recent }
+ *   POST   /experiments      { name, params } -> 202 the run, Location: /experiments/:id
+ *   GET    /experiments/:id  the run: status, progress, result or error
+ *   DELETE /experiments/:id  cancels a running run -> 200 the cancelled run; 409 if it had ended
+ */
+import express from 'express'
+import { badParameter } from '../lib/errors.js'
+import { createEngine } from '../lib/experiments/engine.js'
+import { EXPERIMENTS } from '../lib/experiments/index.js'
+
+/**
+ * @param {object} opts normalised app options
+ * @param {import('node:events').EventEmitter} events the lab's event bus
+ * @param {object} [registry] experiment modules by name (tests may bring their own)
+ * @returns {import('express').Router}
+ */
+export function experimentRoutes (opts, events, registry = EXPERIMENTS) {
+  const engine = createEngine({ options: opts, events, registry })
+  const router = express.Router()
+  // a start request is a name and a few parameters: nothing bigger is read
+  const readJson = express.json({ limit: '16kb' })
+
+  router.get('/experiments', function listExperiments (req, res) {
+    res.set('Cache-Control', 'no-store').json({
+      experiments: engine.list(),
+      running: engine.runningId(),
+      recent: engine.recent()
+    })
+  })
+
+  router.post('/experiments', readJson, function startExperiment (req, res) {
+    const body = req.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw badParameter('name', body, 'a JSON body { "name": ..., "params": { ... } } sent as application/json')
+    }
+    if (typeof body.name !== 'string') throw badParameter('name', body.name, 'the name of an experiment (GET /experiments lists them)')
+    const run = engine.start(body.name, body.params, { baseUrl: ownBaseUrl(req) })
+    res.status(202).location(`/experiments/${run.id}`).json(run)
+  })
+
+  router.get('/experiments/:id', function getExperiment (req, res) {
+    res.set('Cache-Control', 'no-store').json(engine.get(req.params.id))
+  })
+
+  router.delete('/experiments/:id', async function cancelExperiment (req, res) {
+    res.json(await engine.cancel(req.params.id))
+  })
+
+  return router
+}
+
+/**
+ * The load goes to the address this request arrived on: the server's own
+ * socket, never the Host header a client (or proxy) chose.
+ */
+function ownBaseUrl (req) {
+  let address = req.socket.localAddress
+  // a dual-stack server sees IPv4 clients as ::ffff:a.b.c.d
+  if (address.startsWith('::ffff:') && address.includes('.')) address = address.slice(7)
+  const host = address.includes(':') ? `[${address}]` : address
+  return `http://${host}:${req.socket.localPort}`
+}

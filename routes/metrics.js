@@ -1,0 +1,103 @@
+/**
+ * GET /metrics (an SSE stream, a JSON snapshot or Prometheus text, by
+ * content negotiation) and POST /metrics/peak/reset. The stream lives in
+ * lib/metrics-stream.js, the measuring in lib/sampler.js.
+ */
+import express from 'express'
+import { badParameter, createError } from '../lib/errors.js'
+import { createMetricsHub } from '../lib/metrics-stream.js'
+import { createPrometheusMetrics } from '../lib/prometheus.js'
+import { readPeakRss, resetPeakRss } from '../lib/peak.js'
+import { INTERVAL_MAX, INTERVAL_MIN } from '../lib/sampler.js'
+
+const FORMATS = Object.freeze(['sse', 'json', 'prometheus'])
+
+// the order breaks ties: no Accept header, or */*, means the stream (curl, EventSource)
+const MEDIA_TYPES = Object.freeze({
+  'text/event-stream': 'sse',
+  'application/json': 'json',
+  'text/plain; version=0.0.4': 'prometheus',
+  'application/openmetrics-text; version=1.0.0': 'prometheus'
+})
+
+/**
+ * @param {object} opts normalised app options (`opts.metrics`, if given, tunes the hub: see `HUB_DEFAULTS`)
+ * @param {import('node:events').EventEmitter} events the lab's event bus
+ * @param {import('../lib/sampler.js').Sampler} sampler
+ * @returns {express.Router & { hub: import('../lib/metrics-stream.js').MetricsHub, close: () => void }}
+ */
+export function metricsRoutes (opts, events, sampler) {
+  const hub = createMetricsHub({ ...opts.metrics, events, sampler })
+  const prometheus = createPrometheusMetrics({ events, sampler, hub })
+  const router = express.Router()
+
+  router.get('/metrics', async function serveMetrics (req, res) {
+    const format = chooseFormat(req)
+    const interval = readInterval(req.query.interval, sampler.interval)
+    if (format === 'json') {
+      res.json(hub.snapshot())
+    } else if (format === 'prometheus') {
+      const text = await prometheus.render()
+      res.type(prometheus.contentType).send(text)
+    } else {
+      hub.attach(req, res, { interval, lastEventId: readLastEventId(req) })
+    }
+  })
+
+  router.post('/metrics/peak/reset', function resetPeak (req, res) {
+    const reset = resetPeakRss()
+    const peak = readPeakRss()
+    const supported = peak.source === 'VmHWM'
+    events.emit('peak', { time: Date.now(), reset: true, supported, peakRss: peak.bytes })
+    res.json({ reset, supported, peakRss: peak.bytes, source: peak.source })
+  })
+
+  router.hub = hub
+  /** Stop the stream and the bus listeners (the app itself has no close). */
+  router.close = function closeMetrics () {
+    hub.close()
+    prometheus.close()
+  }
+  return router
+}
+
+function chooseFormat (req) {
+  const asked = req.query.format
+  if (asked !== undefined) {
+    if (!FORMATS.includes(asked)) throw badParameter('format', asked, FORMATS.join(', '))
+    return asked
+  }
+  const type = req.accepts(Object.keys(MEDIA_TYPES))
+  if (type === false) {
+    throw createError(406, 'media.not.acceptable',
+      'GET /metrics answers text/event-stream, application/json or Prometheus text (text/plain; version=0.0.4)',
+      { accept: req.headers.accept ?? null, available: Object.keys(MEDIA_TYPES) })
+  }
+  return MEDIA_TYPES[type]
+}
+
+function readInterval (value, fallback) {
+  if (value === undefined) return fallback
+  const n = typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : NaN
+  if (!(n >= INTERVAL_MIN && n <= INTERVAL_MAX)) {
+    throw badParameter('interval', value, `an integer number of ms from ${INTERVAL_MIN} to ${INTERVAL_MAX}`)
+  }
+  return n
+}
+
+/**
+ * EventSource resends the last id it saw as a header; `?lastEventId=` is for
+ * clients that cannot set headers. A bad header is ignored (the stream
+ * starts live), a bad query parameter is an error.
+ */
+function readLastEventId (req) {
+  if (req.query.lastEventId !== undefined) {
+    const value = req.query.lastEventId
+    if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) {
+      throw badParameter('lastEventId', value, 'a non-negative integer event id')
+    }
+    return Number(value)
+  }
+  const header = req.headers['last-event-id']
+  return typeof header === 'string' && /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : null
+}

@@ -1,0 +1,378 @@
+/**
+ * /experiments and the engine behind it: a real ingest run against this
+ * server's /bad and /good from a separate load process, cancellation that
+ * leaves no process behind, and JSON errors naming what was wrong.
+ */
+import assert from 'node:assert/strict'
+import { EventEmitter } from 'node:events'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createApp } from '../lib/app.js'
+import { createEngine } from '../lib/experiments/engine.js'
+
+/** The app and its server: the test needs the app's event bus. */
+function startApp (options) {
+  const app = createApp(options)
+  return new Promise(function listening (resolve, reject) {
+    const server = app.listen(0, '127.0.0.1', function ready (err) {
+      if (err) return reject(err)
+      resolve({
+        app,
+        url: `http://127.0.0.1:${server.address().port}`,
+        close: function closeApp () {
+          server.closeAllConnections()
+          return new Promise(function closed (done) { server.close(function () { done() }) })
+        }
+      })
+    })
+  })
+}
+
+async function call (url, method = 'GET', body) {
+  const init = { method }
+  if (body !== undefined) {
+    init.headers = { 'content-type': 'application/json' }
+    init.body = typeof body === 'string' ? body : JSON.stringify(body)
+  }
+  const res = await fetch(url, init)
+  return { status: res.status, headers: res.headers, body: await res.json() }
+}
+
+/** Collect a run's bus events until one satisfies `until`. */
+function watchRun (events, until) {
+  const seen = []
+  let stop
+  const ended = new Promise(function waitForEvent (resolve) {
+    function onExperiment (event) {
+      seen.push(event)
+      if (until(event)) {
+        events.off('experiment', onExperiment)
+        resolve(seen)
+      }
+    }
+    events.on('experiment', onExperiment)
+    stop = function stopWatching () { events.off('experiment', onExperiment) }
+  })
+  return { seen, ended, stop }
+}
+
+function isEnd (event) {
+  return event.phase === 'result' || event.phase === 'error' || event.phase === 'cancelled'
+}
+
+function processExists (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    if (err.code === 'ESRCH') return false
+    throw err
+  }
+}
+
+describe('/experiments', function () {
+  let lab
+  let dataDir
+
+  before(async function () {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-experiments-'))
+    lab = await startApp({ dataDir })
+  })
+
+  afterEach(async function () {
+    // a failed spec must not leave a run loading the server for the next one
+    const { body } = await call(`${lab.url}/experiments`)
+    if (body.running) await call(`${lab.url}/experiments/${body.running}`, 'DELETE')
+  })
+
+  after(async function () {
+    await lab.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  describe('GET /experiments', function () {
+    it('lists ingest with the parameter schema a control panel is built from', async function () {
+      const res = await call(`${lab.url}/experiments`)
+      assert.equal(res.status, 200)
+      assert.equal(res.body.running, null)
+      assert.ok(Array.isArray(res.body.recent))
+      const ingest = res.body.experiments.find(function byName (e) { return e.name === 'ingest' })
+      assert.ok(ingest, 'ingest is listed')
+      assert.equal(typeof ingest.title, 'string')
+      assert.equal(typeof ingest.description, 'string')
+      const names = ingest.params.map(function paramName (p) { return p.name })
+      assert.deepEqual(names.sort(), ['bytes', 'concurrency', 'format', 'requests', 'route', 'size'])
+      for (const p of ingest.params) {
+        assert.equal(typeof p.label, 'string', `${p.name} has a label`)
+        assert.equal(typeof p.help, 'string', `${p.name} has help`)
+        assert.ok(['enum', 'integer', 'size'].includes(p.type), `${p.name} has a known type`)
+      }
+      const route = ingest.params.find(function isRoute (p) { return p.name === 'route' })
+      assert.deepEqual(route.values, ['both', 'bad', 'good'])
+      assert.equal(route.default, 'both')
+      const concurrency = ingest.params.find(function isConcurrency (p) { return p.name === 'concurrency' })
+      assert.deepEqual([concurrency.min, concurrency.max, concurrency.default], [1, 500, 1])
+    })
+  })
+
+  describe('POST /experiments', function () {
+    it('runs ingest on /bad then /good from a load process, and both give the same answer', async function () {
+      this.timeout(60000)
+      const watch = watchRun(lab.app.locals.events, isEnd)
+      const res = await call(`${lab.url}/experiments`, 'POST', {
+        name: 'ingest',
+        params: { bytes: '200KB', concurrency: 2, requests: 4 }
+      })
+      assert.equal(res.status, 202, JSON.stringify(res.body))
+      assert.equal(res.body.status, 'running')
+      assert.equal(res.body.name, 'ingest')
+      assert.deepEqual(res.body.params, { route: 'both', size: null, bytes: 200000, format: 'json', concurrency: 2, requests: 4 })
+      assert.equal(res.headers.get('location'), `/experiments/${res.body.id}`)
+      const { id } = res.body
+
+      const seen = await watch.ended
+      const mine = seen.filter(function ofThisRun (e) { return e.id === id })
+      assert.equal(mine[0].phase, 'start')
+      assert.ok(mine.some(function isLoadProgress (e) { return e.phase === 'progress' && e.stage === 'load' }), 'progress events')
+      assert.equal(mine[mine.length - 1].phase, 'result', JSON.stringify(mine[mine.length - 1]))
+
+      const run = (await call(`${lab.url}/experiments/${id}`)).body
+      assert.equal(run.status, 'done', JSON.stringify(run.error))
+      assert.deepEqual(run.progress.done, 8)
+      assert.ok(run.endedAt >= run.startedAt)
+      const { bad, good } = run.result.routes
+      for (const route of [bad, good]) {
+        assert.equal(route.requests, 4)
+        assert.equal(route.ok, 4, JSON.stringify(route.errors))
+        assert.deepEqual(route.errors, {})
+        assert.equal(route.summariesAgree, true)
+        assert.ok(route.mbPerSecond > 0)
+        assert.ok(route.latencyMs.min > 0 && route.latencyMs.min <= route.latencyMs.max)
+        assert.ok(route.server.peakRss > 0)
+        assert.ok(route.server.peakRss >= route.server.idleRss || !route.server.peakReset)
+      }
+      assert.deepEqual(good.summary, bad.summary)
+      assert.ok(good.summary.inflatedBytes >= 200000)
+      assert.equal(good.summary.compressedBytes, run.result.input.compressedBytes)
+      assert.equal(bad.inflatedBytes, 4 * bad.summary.inflatedBytes)
+      assert.equal(run.result.summariesAgree, true)
+      assert.ok(run.result.server.peakRss >= Math.max(bad.server.peakRss, good.server.peakRss))
+      // the input was made in the app's data directory, not the project's
+      assert.ok(fs.existsSync(path.join(dataDir, 'bench', run.result.input.file)))
+      // one load process per route, each gone by the time the run is done
+      assert.equal(run.pids.length, 2)
+      for (const pid of run.pids) assert.equal(processExists(pid), false, `load process ${pid} is gone`)
+
+      const list = (await call(`${lab.url}/experiments`)).body
+      assert.equal(list.running, null)
+      assert.equal(list.recent[0].id, id)
+      assert.equal(list.recent[0].status, 'done')
+    })
+
+    it('answers 409 experiment.busy while another run is under way', async function () {
+      this.timeout(30000)
+      const first = await call(`${lab.url}/experiments`, 'POST', { name: 'ingest', params: { bytes: '1MB', requests: 1000 } })
+      assert.equal(first.status, 202)
+      const second = await call(`${lab.url}/experiments`, 'POST', { name: 'ingest', params: { bytes: '200KB' } })
+      assert.equal(second.status, 409)
+      assert.equal(second.body.error.type, 'experiment.busy')
+      assert.equal(second.body.error.running, first.body.id)
+      const list = (await call(`${lab.url}/experiments`)).body
+      assert.equal(list.running, first.body.id)
+      const cancelled = await call(`${lab.url}/experiments/${first.body.id}`, 'DELETE')
+      assert.equal(cancelled.status, 200)
+      assert.equal(cancelled.body.status, 'cancelled')
+    })
+
+    const invalid = [
+      { params: { concurrency: 0 }, parameter: 'params.concurrency' },
+      { params: { concurrency: 501 }, parameter: 'params.concurrency' },
+      { params: { requests: 1.5 }, parameter: 'params.requests' },
+      { params: { route: 'x' }, parameter: 'params.route' },
+      { params: { format: 'xml' }, parameter: 'params.format' },
+      { params: { bytes: '10 parsecs' }, parameter: 'params.bytes' },
+      { params: { bytes: '1MB', size: 10 }, parameter: 'params.bytes' },
+      { params: { colour: 'blue' }, parameter: 'params.colour' },
+      { params: [1, 2], parameter: 'params' }
+    ]
+    for (const { params, parameter } of invalid) {
+      it(`answers 400 parameter.invalid naming ${parameter} for ${JSON.stringify(params)}`, async function () {
+        const res = await call(`${lab.url}/experiments`, 'POST', { name: 'ingest', params })
+        assert.equal(res.status, 400)
+        assert.equal(res.body.error.type, 'parameter.invalid')
+        assert.equal(res.body.error.parameter, parameter)
+        assert.equal(typeof res.body.error.allowed, 'string')
+      })
+    }
+
+    it('answers 400 experiment.unknown for a name not in the registry', async function () {
+      const res = await call(`${lab.url}/experiments`, 'POST', { name: 'teleport', params: {} })
+      assert.equal(res.status, 400)
+      assert.equal(res.body.error.type, 'experiment.unknown')
+      assert.equal(res.body.error.name, 'teleport')
+      assert.deepEqual(res.body.error.known, ['ingest'])
+    })
+
+    it('answers 400 parameter.invalid naming "name" when the name is missing', async function () {
+      const res = await call(`${lab.url}/experiments`, 'POST', { params: {} })
+      assert.equal(res.status, 400)
+      assert.equal(res.body.error.parameter, 'name')
+    })
+
+    it('answers a JSON 400 to a body that is not JSON', async function () {
+      const res = await call(`${lab.url}/experiments`, 'POST', '{"name": "ingest",')
+      assert.equal(res.status, 400)
+      assert.equal(res.body.error.status, 400)
+      assert.equal(typeof res.body.error.type, 'string')
+    })
+  })
+
+  describe('DELETE /experiments/:id', function () {
+    it('cancels a long run and leaves no load process behind', async function () {
+      this.timeout(30000)
+      const events = lab.app.locals.events
+      const loading = watchRun(events, function firstLoadProgress (e) {
+        return e.phase === 'progress' && e.stage === 'load' && e.done >= 1
+      })
+      const res = await call(`${lab.url}/experiments`, 'POST', {
+        name: 'ingest',
+        params: { route: 'bad', bytes: '1MB', concurrency: 1, requests: 1000 }
+      })
+      assert.equal(res.status, 202)
+      const { id } = res.body
+      await loading.ended
+      const during = (await call(`${lab.url}/experiments/${id}`)).body
+      assert.equal(during.status, 'running')
+      assert.equal(during.pids.length, 1)
+      assert.equal(processExists(during.pids[0]), true, 'the load process runs')
+
+      const ending = watchRun(events, function ended (e) { return e.id === id && isEnd(e) })
+      const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
+      assert.equal(cancelled.status, 200)
+      assert.equal(cancelled.body.status, 'cancelled')
+      assert.ok(cancelled.body.progress.done < 1000)
+      assert.equal(processExists(during.pids[0]), false, 'the load process is gone')
+      const last = (await ending.ended).at(-1)
+      assert.equal(last.phase, 'cancelled')
+
+      const after = (await call(`${lab.url}/experiments/${id}`)).body
+      assert.equal(after.status, 'cancelled')
+      assert.equal(after.result, null)
+      assert.equal((await call(`${lab.url}/experiments`)).body.running, null)
+    })
+
+    it('answers 409 experiment.not.running for a run that has ended', async function () {
+      this.timeout(30000)
+      const watch = watchRun(lab.app.locals.events, isEnd)
+      const res = await call(`${lab.url}/experiments`, 'POST', { name: 'ingest', params: { route: 'good', bytes: '200KB' } })
+      assert.equal(res.status, 202)
+      await watch.ended
+      const again = await call(`${lab.url}/experiments/${res.body.id}`, 'DELETE')
+      assert.equal(again.status, 409)
+      assert.equal(again.body.error.type, 'experiment.not.running')
+      assert.equal(again.body.error.status, 409)
+      assert.equal(again.body.error.id, res.body.id)
+      assert.equal(again.body.error.runStatus, 'done')
+    })
+
+    it('answers 404 experiment.not.found for an unknown id', async function () {
+      const res = await call(`${lab.url}/experiments/no-such-run`, 'DELETE')
+      assert.equal(res.status, 404)
+      assert.equal(res.body.error.type, 'experiment.not.found')
+    })
+  })
+
+  describe('GET /experiments/:id', function () {
+    it('answers 404 experiment.not.found for an unknown id', async function () {
+      const res = await call(`${lab.url}/experiments/no-such-run`)
+      assert.equal(res.status, 404)
+      assert.equal(res.body.error.type, 'experiment.not.found')
+      assert.equal(res.body.error.id, 'no-such-run')
+    })
+  })
+})
+
+describe('experiment engine', function () {
+  /** A registry of one module whose run the spec controls. */
+  function fakeRegistry (run, normalizeParams = function freeze (raw) { return Object.freeze({ ...raw }) }) {
+    return { fake: { name: 'fake', title: 'Fake', description: 'a test double', params: [], normalizeParams, run } }
+  }
+
+  function engineWith (registry, settings = {}) {
+    const events = new EventEmitter()
+    const engine = createEngine({ options: {}, events, registry, ...settings })
+    return { engine, events }
+  }
+
+  it('marks a run failed with the module\'s error, and is free again', async function () {
+    const { engine, events } = engineWith(fakeRegistry(async function failing () {
+      throw new Error('the module broke')
+    }))
+    const watch = watchRun(events, isEnd)
+    const run = engine.start('fake', {}, { baseUrl: 'http://127.0.0.1:1' })
+    const seen = await watch.ended
+    assert.equal(seen.at(-1).phase, 'error')
+    const state = engine.get(run.id)
+    assert.equal(state.status, 'failed')
+    assert.deepEqual(state.error, { status: 500, type: 'internal', message: 'the module broke' })
+    assert.equal(engine.runningId(), null)
+  })
+
+  it('puts the server\'s idle and peak RSS into the result, and gives measure() windows', async function () {
+    let window = null
+    const { engine, events } = engineWith(fakeRegistry(async function measuring (ctx) {
+      const end = ctx.measure()
+      const held = Buffer.alloc(8 * 1024 * 1024, 1)
+      window = end()
+      return { held: held.length }
+    }))
+    const watch = watchRun(events, isEnd)
+    const run = engine.start('fake', {}, { baseUrl: 'http://127.0.0.1:1' })
+    await watch.ended
+    const { result } = engine.get(run.id)
+    assert.equal(result.held, 8 * 1024 * 1024)
+    assert.ok(result.server.peakRss >= window.peakRss)
+    assert.ok(result.server.idleRss > 0)
+    if (window.peakReset) assert.ok(window.peakAboveIdle >= 0)
+  })
+
+  it('sends progress events at most every progressIntervalMs, and always the last', async function () {
+    const { engine, events } = engineWith(fakeRegistry(async function chatty (ctx) {
+      for (let done = 0; done <= 1000; done++) ctx.progress({ done, total: 1000 })
+    }), { progressIntervalMs: 60_000 })
+    const watch = watchRun(events, isEnd)
+    engine.start('fake', {}, { baseUrl: 'http://127.0.0.1:1' })
+    const progress = (await watch.ended).filter(function isProgress (e) { return e.phase === 'progress' })
+    assert.deepEqual(progress.map(function done (e) { return e.done }), [0, 1000])
+  })
+
+  it('keeps only the last `keep` runs', async function () {
+    const { engine, events } = engineWith(fakeRegistry(async function quick () { return {} }), { keep: 2 })
+    const ids = []
+    for (let k = 0; k < 3; k++) {
+      const watch = watchRun(events, isEnd)
+      ids.push(engine.start('fake', {}, { baseUrl: 'http://127.0.0.1:1' }).id)
+      await watch.ended
+    }
+    assert.deepEqual(engine.recent().map(function id (r) { return r.id }), [ids[2], ids[1]])
+    assert.throws(function getOldest () { engine.get(ids[0]) }, { type: 'experiment.not.found', status: 404 })
+  })
+
+  it('gives up on a module deaf to its signal after cancelGraceMs', async function () {
+    const { engine } = engineWith(fakeRegistry(function deaf () {
+      return new Promise(function never () {})
+    }), { cancelGraceMs: 50 })
+    const run = engine.start('fake', {}, { baseUrl: 'http://127.0.0.1:1' })
+    const state = await engine.cancel(run.id)
+    assert.equal(state.status, 'cancelled')
+    assert.equal(engine.runningId(), null)
+    await assert.rejects(engine.cancel(run.id), { type: 'experiment.not.running', status: 409 })
+  })
+
+  it('refuses a registry entry that is not an experiment module', function () {
+    assert.throws(function badRegistry () {
+      createEngine({ options: {}, events: new EventEmitter(), registry: { x: { name: 'y' } } })
+    }, TypeError)
+  })
+})
