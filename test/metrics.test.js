@@ -133,8 +133,9 @@ describe('the sampler', function () {
 
   it('measures event-loop delay and GC pauses in the window since the last sample', async function () {
     const samples = []
-    unsubscribes.push(sampler.subscribe(50, function (s) { samples.push(s) }))
-    await delay(120)
+    // windows several probe ticks long (the probe ticks every 50 ms)
+    unsubscribes.push(sampler.subscribe(200, function (s) { samples.push(s) }))
+    await delay(250)
     // block the loop for 150 ms, making garbage all the while
     const start = Date.now()
     let keep = []
@@ -142,7 +143,7 @@ describe('the sampler', function () {
       keep.push({ at: Date.now(), pad: 'x'.repeat(64) })
       if (keep.length > 50_000) keep = []
     }
-    await delay(200)
+    await delay(450)
     const blocked = samples.find(function (s) { return s.eventLoop.max !== null && s.eventLoop.max >= 100 })
     assert.ok(blocked, `no sample saw the 150 ms block: ${JSON.stringify(samples.map(function (s) { return s.eventLoop }))}`)
     assert.ok(samples.some(function (s) { return s.gc.count > 0 && s.gc.pauseMs > 0 }), 'no sample counted a GC pause')
