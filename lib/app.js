@@ -10,6 +10,7 @@ import { ingestRoutes } from '../routes/ingest.js'
 import { metricsRoutes } from '../routes/metrics.js'
 import { createSampler } from './sampler.js'
 import { experimentRoutes } from '../routes/experiments.js'
+import { dashboardRoutes } from '../routes/dashboard.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
 
@@ -34,6 +35,8 @@ export function createApp (options) {
   app.locals.sampler = sampler
   app.use(metricsRoutes(opts, events, sampler))
   app.use(experimentRoutes(opts, events))
+  // last of the routes: the page's static files answer only what the API did not
+  app.use(dashboardRoutes())
 
   app.use(function routeNotFound (req, res, next) {
     next(notFound(req.method, req.path))

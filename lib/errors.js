@@ -115,3 +115,15 @@ export function shapeInvalid (format, offset) {
     ? createError(422, 'json.shape.invalid', 'format "array" needs a top-level JSON array (or send ?format=json or ?format=ndjson)', { format, offset })
     : createError(422, 'json.items.missing', 'format "json" needs a top-level object with an "items" array (or send ?format=array or ?format=ndjson)', { format, offset })
 }
+
+export function ratioTooLarge (limit, received, inflatedBytes, compressedBytes) {
+  return createError(413, 'ratio.too.large',
+    `inflated body grew more than ${limit} times its compressed size (a zip bomb?)`,
+    { limit, received: Math.round(received), inflatedBytes, compressedBytes })
+}
+
+export function tooDeep (limit, offset) {
+  return createError(422, 'json.too.deep',
+    `JSON nests deeper than ${limit} arrays and objects`,
+    { limit, offset })
+}

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { FORMATS } from './json-records.js'
 import {
   badParameter, compressedTooLarge, inflatedTooLarge, requestAborted,
-  unsupportedEncoding, unsupportedMediaType, createError
+  unsupportedEncoding, unsupportedMediaType, createError, ratioTooLarge
 } from './errors.js'
 
 const GZIP_TYPES = ['application/octet-stream', 'application/gzip', 'application/x-gzip']
@@ -72,7 +72,7 @@ export function requestBody (req) {
     },
     destroy: function releaseRequest (err, callback) {
       cleanup()
-      if (!req.complete) req.resume() // drain and discard what is left
+      if (!req.complete) drainThenClose(req)
       callback(err)
     }
   })
@@ -103,19 +103,36 @@ export function requestBody (req) {
   return source
 }
 
+const DRAIN_MS = 2000
+
 /**
- * A pass-through that counts bytes and fails the moment they pass `limit`.
- * @param {number} limit
- * @param {(limit: number, received: number) => Error} makeError
+ * Read and discard the rest of an abandoned body, so the client, still
+ * sending, gets to read its error answer; but only for a while: a client
+ * that sends a 10 GB body must not keep the lab reading it.
+ */
+function drainThenClose (req) {
+  const timer = setTimeout(function stopDraining () {
+    if (!req.complete) req.socket?.destroy()
+  }, DRAIN_MS)
+  timer.unref()
+  req.once('end', function drained () { clearTimeout(timer) })
+  req.once('close', function closed () { clearTimeout(timer) })
+  req.resume()
+}
+
+/**
+ * A pass-through that counts bytes and fails the moment `check` says so.
+ * @param {(bytes: number) => Error|null} check called with the running total on every chunk
  * @param {string} [hash] also digest the bytes with this algorithm
  */
-export function countingStream (limit, makeError, hash) {
+export function countingStream (check, hash) {
   const digest = hash ? createHash(hash) : null
   const counter = new Transform({
     transform: function countChunk (chunk, encoding, callback) {
       counter.bytes += chunk.length
-      if (counter.bytes > limit) {
-        callback(makeError(limit, counter.bytes))
+      const error = check(counter.bytes)
+      if (error) {
+        callback(error)
         return
       }
       if (digest) digest.update(chunk)
@@ -129,12 +146,28 @@ export function countingStream (limit, makeError, hash) {
   return counter
 }
 
+/** Counts compressed bytes against `limit`. */
 export function compressedCounter (limit) {
-  return countingStream(limit, compressedTooLarge)
+  return countingStream(function checkCompressed (bytes) {
+    return bytes > limit ? compressedTooLarge(limit, bytes) : null
+  })
 }
 
-export function inflatedCounter (limit) {
-  return countingStream(limit, inflatedTooLarge, 'sha256')
+/**
+ * Counts and digests inflated bytes; fails past the inflated limit, or past
+ * the expansion ratio once `ratioAfter` bytes are out (small bodies of
+ * repetitive JSON compress well too, and must pass).
+ * @param {{ inflated: number, ratio: number, ratioAfter: number }} limits
+ * @param {{ bytes: number }} compressed the compressed counter upstream
+ */
+export function inflatedCounter (limits, compressed) {
+  return countingStream(function checkInflated (bytes) {
+    if (bytes > limits.inflated) return inflatedTooLarge(limits.inflated, bytes)
+    if (bytes >= limits.ratioAfter && bytes > limits.ratio * compressed.bytes) {
+      return ratioTooLarge(limits.ratio, bytes / compressed.bytes, bytes, compressed.bytes)
+    }
+    return null
+  }, 'sha256')
 }
 
 /** The answer both routes give, in one fixed key order. */

@@ -9,7 +9,7 @@
  * exactly when every record in it is. Inside strings it jumps from quote to
  * quote with `indexOf`, which is what makes it fast on text-heavy records.
  */
-import { jsonInvalid, recordTooLarge } from './errors.js'
+import { jsonInvalid, recordTooLarge, tooDeep } from './errors.js'
 import { findJsonError } from './json-validate.js'
 
 export const FORMATS = Object.freeze(['json', 'array', 'ndjson'])
@@ -117,12 +117,14 @@ const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
 export class RecordScanner {
   /**
    * @param {'json'|'array'} format
-   * @param {{ batchBytes: number, maxValueBytes?: number, onBatch: (batch: object) => void }} options
+   * @param {{ batchBytes: number, maxValueBytes?: number, maxDepth?: number, onBatch: (batch: object) => void }} options
    */
-  constructor (format, { batchBytes, maxValueBytes = Infinity, onBatch }) {
+  constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch }) {
     this.format = format
     this.batchBytes = batchBytes
     this.maxValueBytes = maxValueBytes
+    this.maxDepth = maxDepth
+    this.maxInnerDepth = maxDepth // nesting allowed inside the value being scanned
     this.onBatch = onBatch
     this.state = S_TOP
     this.offset = 0 // absolute offset of the current chunk's first byte
@@ -166,7 +168,13 @@ export class RecordScanner {
     this.inString = false
     this.escapeCarry = false
     this.scalar = false
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) this.depth = 1
+    // the value's own brackets sit below the document's: the records array (and the object around it)
+    const outer = kind === V_RECORD ? (this.format === 'array' ? 1 : 2) : (kind === V_TOP ? 0 : 1)
+    this.maxInnerDepth = this.maxDepth - outer
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.depth = 1
+      if (this.maxInnerDepth < 1) throw tooDeep(this.maxDepth, this.offset + i)
+    }
     else if (c === QUOTE) this.inString = true
     else if (c === CLOSE_BRACE || c === CLOSE_BRACKET || c === COMMA || c === COLON) throw this.unexpected(c, this.offset + i)
     else this.scalar = true
@@ -224,8 +232,10 @@ export class RecordScanner {
       for (; i < n; i++) {
         const c = chunk[i]
         if (c === QUOTE) { this.inString = true; i++; break }
-        if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++
-        else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+          depth++
+          if (depth > this.maxInnerDepth) throw tooDeep(this.maxDepth, this.offset + i)
+        } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
           depth--
           if (depth === 0) { this.depth = 0; return i + 1 }
         }
@@ -294,6 +304,12 @@ export class RecordScanner {
   /** Keep the unfinished tail of a chunk that belongs to the batch or key. */
   keepTail (chunk) {
     if (this.batchStart === -1) return
+    if (this.state !== S_VALUE && this.pieceBytes + chunk.length - this.batchChunkStart > this.batchBytes) {
+      // only whitespace and separators since the last value: send what is
+      // complete and drop the padding, or a run of spaces grows the batch
+      this.flushCompleted(chunk)
+      return
+    }
     if (this.state === S_VALUE && this.offset + chunk.length - this.valueStart > this.maxValueBytes) {
       throw this.partialValueError(chunk) ??
         recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.valueStart, this.valueStart)
@@ -452,8 +468,10 @@ export class RecordScanner {
  * enough; workers split and parse the lines.
  */
 export class LineBatcher {
-  constructor ({ batchBytes, onBatch }) {
+  constructor ({ batchBytes, maxValueBytes = Infinity, onBatch }) {
     this.batchBytes = batchBytes
+    this.maxValueBytes = maxValueBytes
+    this.lineStart = 0 // absolute offset where the current line began
     this.onBatch = onBatch
     this.pieces = []
     this.pieceBytes = 0
@@ -462,6 +480,11 @@ export class LineBatcher {
   }
 
   write (chunk) {
+    const lastNewline = chunk.lastIndexOf(NEWLINE)
+    if (lastNewline !== -1) this.lineStart = this.offset + lastNewline + 1
+    else if (this.offset + chunk.length - this.lineStart > this.maxValueBytes) {
+      throw recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.lineStart, this.lineStart)
+    }
     if (this.pieceBytes + chunk.length >= this.batchBytes) {
       const cut = chunk.lastIndexOf(NEWLINE)
       if (cut !== -1) {

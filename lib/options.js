@@ -23,8 +23,16 @@ export const DEFAULTS = Object.freeze({
      * so /bad can always make its one big string, and the routes agree.
      */
     inflated: 500 * MiB,
-    /** Largest single JSON value /good will gather for a worker. */
-    record: 64 * MiB,
+    /**
+     * Largest single JSON value (or NDJSON line) /good will gather for a
+     * parse thread: its memory is bounded by this, so keep it small.
+     */
+    record: 16 * MiB,
+    /** /good: largest inflated/compressed ratio, checked once `ratioAfter` bytes are inflated. */
+    ratio: 200,
+    ratioAfter: 16 * MiB,
+    /** /good: deepest nesting of arrays and objects. */
+    depth: 1000,
     /** gzip layers (media type plus Content-Encoding). */
     layers: 3
   }),
@@ -37,6 +45,11 @@ export const DEFAULTS = Object.freeze({
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
     activePipelines: 8
   }),
+  /**
+   * /bad without its `maxOutputLength` guard: a zip bomb then really takes
+   * the process down. Only with the supervisor's memory budget (server.js).
+   */
+  unsafeBad: false,
   /** Reset the kernel's peak RSS when an ingest request starts alone. */
   resetPeakPerRequest: true,
   generate: Object.freeze({
@@ -72,7 +85,10 @@ export function normalizeOptions (options = {}) {
       compressed: checkInteger('limits.compressed', limits.compressed, 1, Number.MAX_SAFE_INTEGER),
       inflated: checkInteger('limits.inflated', limits.inflated, 1, Number.MAX_SAFE_INTEGER),
       record: checkInteger('limits.record', limits.record, 1, Number.MAX_SAFE_INTEGER),
-      layers: checkInteger('limits.layers', limits.layers, 1, 16)
+      layers: checkInteger('limits.layers', limits.layers, 1, 16),
+      ratio: checkInteger('limits.ratio', limits.ratio, 1, 1_000_000),
+      ratioAfter: checkInteger('limits.ratioAfter', limits.ratioAfter, 0, Number.MAX_SAFE_INTEGER),
+      depth: checkInteger('limits.depth', limits.depth, 1, 1_000_000)
     }),
     ingest: Object.freeze({
       bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
@@ -85,6 +101,7 @@ export function normalizeOptions (options = {}) {
     })
   }
   if (typeof out.dataDir !== 'string' || out.dataDir === '') throw new TypeError('option dataDir must be a path')
+  if (typeof out.unsafeBad !== 'boolean') throw new TypeError('option unsafeBad must be a boolean')
   if (typeof out.resetPeakPerRequest !== 'boolean') throw new TypeError('option resetPeakPerRequest must be a boolean')
   checkInteger('parseThreads', out.parseThreads, 1, 64)
   return Object.freeze(out)

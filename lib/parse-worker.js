@@ -9,11 +9,11 @@ import { createTally, tallyRecords, tallyNdjson, locateJsonError } from './tally
  * @returns {{ tally: object|null, error: {offset: number, reason: string}|null }}
  *   error offsets are relative to the batch's first value
  */
-export default function parseBatch ({ kind, bytes }) {
+export default function parseBatch ({ kind, bytes, maxDepth = Infinity }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const tally = createTally()
   if (kind === 'lines') {
-    const error = tallyNdjson(buf, tally)
+    const error = tallyNdjson(buf, tally, maxDepth)
     return { tally, error }
   }
   let values

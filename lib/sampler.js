@@ -196,6 +196,7 @@ export class Sampler extends EventEmitter {
       interval,
       listeners: new Set(),
       window: newWindow(this.#options.resolution),
+      lastTick: performance.now(),
       timer: setInterval(function sampleTick () { sampler.#tick(group) }, interval)
     }
     group.timer.unref()
@@ -213,7 +214,13 @@ export class Sampler extends EventEmitter {
   }
 
   #tick (group) {
-    const eventLoop = readWindow(group.window, this.#options.resolution)
+    // The sampler's own timer is a probe too: if the loop was blocked, this
+    // tick came late. It catches a block that the histogram's reset at the
+    // previous tick may have cut in two.
+    const now = performance.now()
+    const lateMs = Math.max(0, now - group.lastTick - group.interval)
+    group.lastTick = now
+    const eventLoop = readWindow(group.window, this.#options.resolution, lateMs)
     const sample = this.#build(group.interval, eventLoop, {
       count: group.window.gcCount,
       pauseMs: round(group.window.gcPauseMs, 3)
@@ -274,7 +281,7 @@ function resetWindow (window) {
  * The probe records the whole time between its ticks; what a reader means
  * by "delay" is the part beyond the expected `resolution`.
  */
-function readWindow (window, resolution) {
+function readWindow (window, resolution, lateMs) {
   window.eluNow = performance.eventLoopUtilization()
   const utilization = performance.eventLoopUtilization(window.eluNow, window.elu).utilization
   const h = window.delay
@@ -283,7 +290,7 @@ function readWindow (window, resolution) {
   return Object.freeze({
     p50: h.count === 0 ? null : delayMs(h.percentile(50)),
     p99: h.count === 0 ? null : delayMs(h.percentile(99)),
-    max: h.count === 0 ? null : delayMs(h.max),
+    max: h.count === 0 ? round(lateMs, 3) : Math.max(delayMs(h.max), round(lateMs, 3)),
     utilization: round(utilization, 4)
   })
 }

@@ -15,7 +15,7 @@ import {
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from './json-records.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
 import { getParsePool, ByteBudget } from './parse-pool.js'
-import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted } from './errors.js'
+import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted, tooDeep } from './errors.js'
 import { Semaphore } from './semaphore.js'
 
 const MIN_CHUNK = 16 * 1024
@@ -75,11 +75,12 @@ function chunkSizeFor (bufferBudget, active) {
  * A Writable that receives inflated bytes and answers with a tally.
  */
 class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, pool, budget }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, pool, budget }) {
     super({ highWaterMark: 0 })
     this.format = format
     this.batchBytes = batchBytes
     this.maxValueBytes = maxValueBytes
+    this.maxDepth = maxDepth
     this.pool = pool
     this.budget = budget
     this.prefix = []
@@ -97,7 +98,7 @@ class RecordSink extends Writable {
 
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
-    const options = { batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, onBatch: this.collect }
+    const options = { batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect }
     this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new RecordScanner(this.format, options)
   }
 
@@ -128,10 +129,10 @@ class RecordSink extends Writable {
   async run (batch, size) {
     try {
       // transferred, not copied: the batch's bytes move to the parse thread
-      const answer = await this.pool.run({ kind: batch.kind, bytes: batch.bytes }, { transferList: [batch.bytes.buffer] })
+      const answer = await this.pool.run({ kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth }, { transferList: [batch.bytes.buffer] })
       if (answer.error) {
         const offset = answer.error.offset < 0 ? -1 : batch.offset + answer.error.offset
-        this.noteError({ offset, reason: answer.error.reason })
+        this.noteError({ offset, reason: answer.error.reason, error: answer.error.tooDeep ? tooDeep(this.maxDepth, offset) : undefined })
       } else if (answer.tally) {
         const known = this.tallies.get(batch.generation)
         if (known) mergeTally(known, answer.tally)
@@ -176,7 +177,7 @@ class RecordSink extends Writable {
     this.ready = []
     await this.settle()
     if (this.fatal) throw this.fatal
-    if (scannerError && scannerError.details?.offset >= 0 && scannerError.type === 'json.invalid') {
+    if (scannerError && scannerError.details?.offset >= 0 && (scannerError.type === 'json.invalid' || scannerError.type === 'json.too.deep')) {
       this.noteError({ offset: scannerError.details.offset, reason: scannerError.details.reason, error: scannerError })
     } else if (scannerError) {
       throw scannerError
@@ -230,11 +231,12 @@ export async function ingestStreamed (req, opts) {
     const compressed = compressedCounter(opts.limits.compressed)
     const gunzips = []
     for (let k = 0; k < plan.layers; k++) gunzips.push(zlib.createGunzip({ chunkSize }))
-    const inflated = inflatedCounter(opts.limits.inflated)
+    const inflated = inflatedCounter(opts.limits, compressed)
     const sink = new RecordSink({
       format: plan.format,
       batchBytes: Math.min(chunkSize, MAX_BATCH),
       maxValueBytes: opts.limits.record,
+      maxDepth: opts.limits.depth,
       pool: getParsePool(opts.parseThreads),
       budget: budgetFor(opts.ingest.bufferBudget)
     })

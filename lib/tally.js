@@ -104,19 +104,43 @@ export function finishTally (tally) {
 const BLANK_LINE = /^[ \t\r]*$/
 
 /**
+ * How deep arrays and objects nest in bytes [start, end), stopping once
+ * past `limit`; strings are skipped.
+ * @returns {number} offset of the first bracket past the limit, or -1
+ */
+export function findTooDeep (buf, start, end, limit) {
+  let depth = 0
+  for (let i = start; i < end; i++) {
+    const c = buf[i]
+    if (c === 0x22) {
+      for (i++; i < end && buf[i] !== 0x22; i++) if (buf[i] === 0x5c) i++
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++
+      if (depth > limit) return i
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return -1
+}
+
+/**
  * Parse NDJSON bytes line by line (one JSON value per line; lines of only
  * JSON whitespace are skipped) into a tally. Used whole by /bad and per
  * batch by /good's workers.
  * @param {Buffer} buf
  * @param {object} tally
- * @returns {{offset: number, reason: string} | null} the first error, offset within buf
+ * @param {number} [maxDepth] /good's nesting limit (a line shorter than it cannot pass it)
+ * @returns {{offset: number, reason: string, tooDeep?: boolean} | null} the first error, offset within buf
  */
-export function tallyNdjson (buf, tally) {
+export function tallyNdjson (buf, tally, maxDepth = Infinity) {
   let start = 0
   const n = buf.length
   while (start < n) {
     let end = buf.indexOf(0x0a, start)
     if (end === -1) end = n
+    if (end - start > maxDepth) {
+      const deep = findTooDeep(buf, start, end, maxDepth)
+      if (deep !== -1) return { offset: deep, reason: `nests deeper than ${maxDepth}`, tooDeep: true }
+    }
     const line = buf.toString('utf8', start, end)
     if (!BLANK_LINE.test(line)) {
       let record

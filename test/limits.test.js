@@ -1,0 +1,130 @@
+/**
+ * /good's defence against bodies built to hurt: it refuses the moment a
+ * limit is crossed, stops inflating, and its memory hardly moves.
+ */
+import assert from 'node:assert/strict'
+import zlib from 'node:zlib'
+import { startLab, post } from './helpers.js'
+import { readPeakRss, resetPeakRss } from '../lib/peak.js'
+
+const MiB = 1024 * 1024
+
+function gzipped (parts, level = 9) {
+  return zlib.gzipSync(Buffer.concat(parts.map(function asBuffer (p) { return Buffer.isBuffer(p) ? p : Buffer.from(p) })), { level })
+}
+
+/** POST to /good, timing it and reading this process's peak growth. */
+async function refused (url, body, headers) {
+  const canReset = resetPeakRss()
+  const before = process.memoryUsage.rss()
+  const started = performance.now()
+  const res = await post(`${url}/good`, body, headers)
+  const ms = performance.now() - started
+  const growth = canReset ? readPeakRss().bytes - before : null
+  return { ...res, ms, growth }
+}
+
+describe('POST /good against zip bombs', function () {
+  this.timeout(30000)
+  let lab
+  before(async function () { lab = await startLab() })
+  after(async function () { await lab.close() })
+
+  const bombs = [
+    {
+      name: 'a run of spaces (ratio)',
+      body: function spaces () { return gzipped(['{"items":[', Buffer.alloc(64 * MiB, 0x20), ']}']) },
+      status: 413,
+      type: 'ratio.too.large'
+    },
+    {
+      name: 'one gigantic string (string)',
+      body: function bigString () { return gzipped(['{"items":[{"id":1,"s":"', Buffer.alloc(100 * MiB, 0x61), '"}]}'], 1) },
+      status: 413,
+      type: 'record.too.large'
+    },
+    {
+      name: 'deeply nested arrays (depth)',
+      body: function deep () { return gzipped(['{"items":[', '['.repeat(1_000_000), ']'.repeat(1_000_000), ']}']) },
+      status: 422,
+      type: 'json.too.deep'
+    },
+    {
+      name: 'many concatenated gzip members (members)',
+      body: function members () {
+        const member = zlib.gzipSync(Buffer.alloc(4 * MiB, 0x20), { level: 9 })
+        return Buffer.concat([zlib.gzipSync('{"items":['), ...Array(100).fill(member), zlib.gzipSync(']}')])
+      },
+      status: 413,
+      type: 'ratio.too.large'
+    },
+    {
+      name: 'one gigantic NDJSON line',
+      body: function longLine () { return gzipped(['{"id":1}\n{"s":"', Buffer.alloc(100 * MiB, 0x61), '"}\n'], 1) },
+      headers: { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+      status: 413,
+      type: 'record.too.large'
+    }
+  ]
+
+  for (const bomb of bombs) {
+    it(`refuses ${bomb.name} with ${bomb.status} ${bomb.type} within 2 s and under 48 MiB`, async function () {
+      const body = bomb.body()
+      const res = await refused(lab.url, body, bomb.headers)
+      assert.equal(res.status, bomb.status, res.text)
+      assert.equal(res.body.error.type, bomb.type)
+      assert.ok(res.body.error.limit > 0, 'names the limit')
+      assert.ok(res.ms < 2000, `took ${Math.round(res.ms)} ms`)
+      if (res.growth !== null) assert.ok(res.growth < 48 * MiB, `peak grew ${(res.growth / MiB).toFixed(1)} MiB`)
+    })
+  }
+
+  it('refuses the same bomb alike as a gzip body and as JSON with Content-Encoding: gzip', async function () {
+    const body = gzipped(['{"items":[', Buffer.alloc(100 * MiB, 0x20), ']}'])
+    const raw = await post(`${lab.url}/good`, body)
+    const encoded = await post(`${lab.url}/good`, body, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+    assert.equal(raw.status, 413)
+    assert.equal(encoded.status, raw.status)
+    assert.equal(encoded.body.error.type, raw.body.error.type)
+  })
+
+  it('refuses gzip inside gzip inside gzip past the layer limit, before inflating anything', async function () {
+    const body = zlib.gzipSync(zlib.gzipSync(zlib.gzipSync(zlib.gzipSync('{"items":[]}'))))
+    const res = await post(`${lab.url}/good`, body, { 'content-type': 'application/gzip', 'content-encoding': 'gzip, gzip, gzip' })
+    assert.equal(res.status, 413)
+    assert.equal(res.body.error.type, 'encoding.too.many')
+    assert.equal(res.body.error.received, 4)
+  })
+
+  it('inflates a chained body within the layer limit, as /bad does', async function () {
+    const body = zlib.gzipSync(zlib.gzipSync(zlib.gzipSync('{"items":[1,2]}')))
+    for (const route of ['bad', 'good']) {
+      const res = await post(`${lab.url}/${route}`, body, { 'content-type': 'application/gzip', 'content-encoding': 'gzip, gzip' })
+      assert.equal(res.status, 200, res.text)
+      assert.equal(res.body.summary.items, 2)
+    }
+  })
+
+  it('accepts small bodies that compress far better than the ratio limit', async function () {
+    const body = gzipped(['{"items":[', Buffer.alloc(4 * MiB, 0x20), '1]}'])
+    assert.ok(4 * MiB / body.length > 200, 'the fixture compresses past the ratio')
+    const res = await post(`${lab.url}/good`, body)
+    assert.equal(res.status, 200, res.text)
+    assert.equal(res.body.summary.items, 1)
+  })
+
+  it('keeps a run of whitespace between records out of the batches', async function () {
+    const body = gzipped(['[1,', Buffer.alloc(3 * MiB, 0x20), '2,', Buffer.alloc(3 * MiB, 0x0a), '3]'])
+    const bad = await post(`${lab.url}/bad`, body)
+    const good = await post(`${lab.url}/good`, body)
+    assert.equal(good.status, 200, good.text)
+    assert.deepEqual(good.body.summary, bad.body.summary)
+    assert.equal(good.body.summary.items, 3)
+  })
+
+  it('serves a normal body after all of that', async function () {
+    const res = await post(`${lab.url}/good`, zlib.gzipSync('{"items":[{"id":7}]}'))
+    assert.equal(res.status, 200)
+    assert.equal(res.body.summary.idSum, '7')
+  })
+})
