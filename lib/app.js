@@ -5,11 +5,14 @@
 import express from 'express'
 import { normalizeOptions } from './options.js'
 import { LabError, notFound } from './errors.js'
+import { methodGuard } from './method-guard.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
 import { metricsRoutes } from '../routes/metrics.js'
 import { createSampler } from './sampler.js'
 import { experimentRoutes } from '../routes/experiments.js'
+import { uploadRoutes } from '../routes/upload.js'
+import { chunkSizeRoutes } from '../routes/chunk-size.js'
 import { dashboardRoutes } from '../routes/dashboard.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
@@ -35,20 +38,23 @@ export function createApp (options) {
   app.locals.sampler = sampler
   app.use(metricsRoutes(opts, events, sampler))
   app.use(experimentRoutes(opts, events))
+  app.use(uploadRoutes(opts, events))
+  app.use(chunkSizeRoutes(opts))
   // last of the routes: the page's static files answer only what the API did not
   app.use(dashboardRoutes())
 
+  app.use(methodGuard(app))
   app.use(function routeNotFound (req, res, next) {
     next(notFound(req.method, req.path))
   })
   app.use(function sendError (err, req, res, next) {
     const labError = err instanceof LabError ? err : toLabError(err)
-    if (labError.status >= 500) console.error(err)
+    if (labError.status === 500) console.error(err)
     if (res.headersSent) {
       res.destroy(err)
       return
     }
-    res.status(labError.status).json(labError.toJSON())
+    res.status(labError.status).set(labError.headers ?? {}).json(labError.toJSON())
   })
   return app
 }

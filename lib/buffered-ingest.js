@@ -10,18 +10,19 @@ import zlib from 'node:zlib'
 import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
 import getRawBody from 'raw-body'
-import { negotiateBody, makeSummary } from './ingest-common.js'
+import { negotiateBody, makeSummary, requestBody } from './ingest-common.js'
 import { detectFormat, DETECT_BYTES } from './json-records.js'
 import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally } from './tally.js'
 import { compressedTooLarge, inflatedTooLarge, fromZlibError, shapeInvalid } from './errors.js'
 
 const gunzip = promisify(zlib.gunzip)
 
-async function readWhole (req, limit) {
+async function readWhole (req, limit, idleMs) {
+  const body = requestBody(req, { idleMs })
   try {
-    return await getRawBody(req, { limit, length: req.headers['content-length'] })
+    return await getRawBody(body, { limit, length: req.headers['content-length'] })
   } catch (err) {
-    req.resume() // raw-body paused it: discard the rest so the reply gets through
+    body.destroy() // discard the rest of the upload, for a while, so the reply gets through
     if (err.type === 'entity.too.large') throw compressedTooLarge(limit, err.received ?? err.length)
     throw err
   }
@@ -78,7 +79,7 @@ function parseWhole (inflated, format) {
  */
 export async function ingestBuffered (req, opts) {
   const plan = negotiateBody(req, opts.limits)
-  const body = await readWhole(req, opts.limits.compressed)
+  const body = await readWhole(req, opts.limits.compressed, opts.limits.bodyIdleMs)
   const inflated = await inflateWhole(body, plan.layers, opts.limits.inflated, opts.unsafeBad)
   const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
   const sha256 = createHash('sha256').update(inflated).digest('hex')

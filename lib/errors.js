@@ -20,6 +20,8 @@ export class LabError extends Error {
     this.type = type
     this.expose = true
     this.details = details
+    /** Response headers that belong to the error (Allow, Retry-After). */
+    this.headers = {}
   }
 
   /** The JSON body sent to the client. */
@@ -126,4 +128,20 @@ export function tooDeep (limit, offset) {
   return createError(422, 'json.too.deep',
     `JSON nests deeper than ${limit} arrays and objects`,
     { limit, offset })
+}
+
+export function methodNotAllowed (method, allow) {
+  const error = createError(405, 'method.not.allowed', `${method} is not allowed here: use ${allow.join(', ')}`, { method, allow })
+  error.headers.Allow = allow.join(', ')
+  return error
+}
+
+export function overloaded (limit, retryAfterSeconds) {
+  const error = createError(503, 'server.busy', `more than ${limit} ingest requests in flight: try again shortly`, { limit, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+export function bodyTimeout (ms, received) {
+  return createError(408, 'request.timeout', `no body bytes for ${ms} ms: the upload stalled`, { timeoutMs: ms, received })
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { FORMATS } from './json-records.js'
 import {
   badParameter, compressedTooLarge, inflatedTooLarge, requestAborted,
-  unsupportedEncoding, unsupportedMediaType, createError, ratioTooLarge
+  unsupportedEncoding, unsupportedMediaType, createError, ratioTooLarge, bodyTimeout
 } from './errors.js'
 
 const GZIP_TYPES = ['application/octet-stream', 'application/gzip', 'application/x-gzip']
@@ -60,11 +60,22 @@ export function checkContentLength (req, limit) {
 /**
  * The request body as a stream that `pipeline` may destroy without
  * destroying the socket: when the pipeline fails, the rest of the body is
- * read and discarded, so the client still gets its JSON error.
+ * read and discarded, so the client still gets its JSON error. A body that
+ * stalls for `idleMs` fails with 408.
  * @param {import('node:http').IncomingMessage} req
+ * @param {{ idleMs?: number }} [options]
  */
-export function requestBody (req) {
+export function requestBody (req, { idleMs = 0 } = {}) {
   let received = 0
+  let idleTimer = null
+  function armIdleTimer () {
+    if (idleMs <= 0) return
+    if (idleTimer) idleTimer.refresh()
+    else {
+      idleTimer = setTimeout(function bodyStalled () { source.destroy(bodyTimeout(idleMs, received)) }, idleMs)
+      idleTimer.unref()
+    }
+  }
   const source = new Readable({
     highWaterMark: 64 * 1024,
     read: function readRequest () {
@@ -78,6 +89,7 @@ export function requestBody (req) {
   })
   function onData (chunk) {
     received += chunk.length
+    armIdleTimer()
     if (!source.push(chunk)) req.pause()
   }
   function onEnd () {
@@ -91,6 +103,7 @@ export function requestBody (req) {
     source.destroy(req.complete ? err : requestAborted(received))
   }
   function cleanup () {
+    if (idleTimer) clearTimeout(idleTimer)
     req.removeListener('data', onData)
     req.removeListener('end', onEnd)
     req.removeListener('close', onClose)
@@ -100,6 +113,7 @@ export function requestBody (req) {
   req.on('end', onEnd)
   req.on('close', onClose)
   req.on('error', onError)
+  armIdleTimer()
   return source
 }
 

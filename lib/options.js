@@ -33,6 +33,10 @@ export const DEFAULTS = Object.freeze({
     ratioAfter: 16 * MiB,
     /** /good: deepest nesting of arrays and objects. */
     depth: 1000,
+    /** ms without a body byte before an upload fails with 408. */
+    bodyIdleMs: 30_000,
+    /** Ingest requests in flight, both routes; past it, 503 with Retry-After. */
+    inflight: 256,
     /** gzip layers (media type plus Content-Encoding). */
     layers: 3
   }),
@@ -88,7 +92,9 @@ export function normalizeOptions (options = {}) {
       layers: checkInteger('limits.layers', limits.layers, 1, 16),
       ratio: checkInteger('limits.ratio', limits.ratio, 1, 1_000_000),
       ratioAfter: checkInteger('limits.ratioAfter', limits.ratioAfter, 0, Number.MAX_SAFE_INTEGER),
-      depth: checkInteger('limits.depth', limits.depth, 1, 1_000_000)
+      depth: checkInteger('limits.depth', limits.depth, 1, 1_000_000),
+      bodyIdleMs: checkInteger('limits.bodyIdleMs', limits.bodyIdleMs, 0, 3_600_000),
+      inflight: checkInteger('limits.inflight', limits.inflight, 1, 100_000)
     }),
     ingest: Object.freeze({
       bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),

@@ -108,7 +108,7 @@ class RecordSink extends Writable {
 
   async send () {
     while (this.ready.length > 0) {
-      if (this.firstError !== null || this.fatal !== null || this.destroyed) return
+      if (this.fatal !== null || this.destroyed) return
       // a request keeps every parse thread busy and one batch ready, no more
       while (this.inflight.size > this.pool.options.maxThreads) await Promise.race(this.inflight)
       const batch = this.ready.shift()
@@ -174,6 +174,9 @@ class RecordSink extends Writable {
 
   /** Stop at the first error in the input: a worker's may come earlier than the scanner's. */
   async failWith (scannerError) {
+    // Batches the scanner emitted before it stopped lie before the fault it
+    // found, and one of them may hold an earlier one: parse them first.
+    await this.send()
     this.ready = []
     await this.settle()
     if (this.fatal) throw this.fatal
@@ -241,7 +244,7 @@ export async function ingestStreamed (req, opts) {
       budget: budgetFor(opts.ingest.bufferBudget)
     })
     try {
-      await pipeline(requestBody(req), compressed, ...gunzips, inflated, sink)
+      await pipeline(requestBody(req, { idleMs: opts.limits.bodyIdleMs }), compressed, ...gunzips, inflated, sink)
     } catch (err) {
       throw fromZlibError(err, compressed.bytes) ?? err
     }

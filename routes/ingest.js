@@ -8,6 +8,7 @@ import { ingestBuffered } from '../lib/buffered-ingest.js'
 import { ingestStreamed } from '../lib/streamed-ingest.js'
 import { watchRequestPeak } from '../lib/peak.js'
 import { nextRequestId } from '../lib/lab-events.js'
+import { overloaded } from '../lib/errors.js'
 
 /**
  * @param {object} opts normalised app options
@@ -15,13 +16,17 @@ import { nextRequestId } from '../lib/lab-events.js'
  */
 export function ingestRoutes (opts, events) {
   const router = express.Router()
-  router.post('/bad', answerWith('bad', ingestBuffered, opts, events))
-  router.post('/good', answerWith('good', ingestStreamed, opts, events))
+  const load = { inflight: 0 }
+  router.post('/bad', answerWith('bad', ingestBuffered, opts, events, load))
+  router.post('/good', answerWith('good', ingestStreamed, opts, events, load))
   return router
 }
 
-function answerWith (route, ingest, opts, events) {
+function answerWith (route, ingest, opts, events, load) {
   return async function answerIngest (req, res) {
+    if (load.inflight >= opts.limits.inflight) throw overloaded(opts.limits.inflight, 1)
+    load.inflight++
+    res.once('close', function leave () { load.inflight-- })
     const started = performance.now()
     const id = nextRequestId()
     const contentLength = Number(req.headers['content-length'])

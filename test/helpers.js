@@ -5,6 +5,7 @@
  */
 import http from 'node:http'
 import { createApp } from '../lib/app.js'
+import { createLabServer } from '../lib/http-server.js'
 import { RecordScanner, LineBatcher } from '../lib/json-records.js'
 import parseBatch from '../lib/parse-worker.js'
 import {
@@ -15,14 +16,17 @@ import {
  * Build the app with options and listen on 127.0.0.1, port 0.
  * @returns {Promise<{ url: string, server: http.Server, close: () => Promise<void> }>}
  */
-export function startLab (options) {
+export function startLab (options, serverOptions) {
   const app = createApp(options)
   return new Promise(function listening (resolve, reject) {
-    const server = app.listen(0, '127.0.0.1', function ready (err) {
-      if (err) return reject(err)
+    const server = createLabServer(app, serverOptions)
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', function ready () {
       const { port } = server.address()
       resolve({
         url: `http://127.0.0.1:${port}`,
+        port,
+        app,
         server,
         close: function closeLab () {
           server.closeAllConnections()
