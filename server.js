@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * Entry point: the one place that reads the environment and flags, and the
- * only place that listens on a real port.
+ * Entry point: the one place that reads the environment and flags. It runs
+ * the supervisor (`lib/supervisor.js`), which owns the listening socket and
+ * runs the lab in a worker process under a memory budget, as a container's
+ * OOM killer would.
  */
 import { parseArgs } from 'node:util'
-import { createApp } from './lib/app.js'
-import { closeParsePool } from './lib/parse-pool.js'
+import { normalizeOptions } from './lib/options.js'
+import { createSupervisor, describeCrash, formatMemory, normalizeSupervisorOptions } from './lib/supervisor.js'
 import { parseByteSize } from './lib/units.js'
 
 const USAGE = `Usage: node server.js [options]
@@ -15,7 +17,30 @@ const USAGE = `Usage: node server.js [options]
   --limit-inflated SZ    largest inflated body, both routes (default 500MiB)
   --parse-threads N      worker threads that parse /good's batches (default: cores, at most 4)
   --buffer-budget SZ     inflate and parse buffers /good may hold across all requests (default 32MiB)
-  --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)`
+  --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)
+
+The lab runs in a worker process; this one watches its memory like a container would:
+  --memory-limit SZ      kill the worker (SIGKILL) when its RSS passes SZ, then restart it
+                         on the same port (default 1GiB; 0 or --no-memory-limit: no budget)
+  --unsafe-bad           /bad without its inflate limit, so a zip bomb really kills the
+                         worker (refused without a memory budget)
+  --max-restarts N       crashes allowed within the window before giving up (default 5)
+  --restart-window T     that window: 60s, 2m, 500ms; a bare number is seconds (default 60s)`
+
+/** Exit code for bad usage, as most CLIs do. */
+const EXIT_USAGE = 2
+
+function parseDuration (text, flag) {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(String(text).trim())
+  if (match === null) throw new TypeError(`${flag} takes a duration like 60s, 2m or 500ms, got "${text}"`)
+  const unit = { ms: 1, s: 1000, m: 60_000 }[match[2] ?? 's']
+  return Math.round(Number(match[1]) * unit)
+}
+
+function parseCount (text, flag) {
+  if (!/^\d{1,6}$/.test(text)) throw new TypeError(`${flag} takes a whole number, got "${text}"`)
+  return Number(text)
+}
 
 function readConfig (argv, env) {
   const { values } = parseArgs({
@@ -28,6 +53,11 @@ function readConfig (argv, env) {
       'parse-threads': { type: 'string' },
       'buffer-budget': { type: 'string' },
       'no-request-peak': { type: 'boolean' },
+      'memory-limit': { type: 'string' },
+      'no-memory-limit': { type: 'boolean' },
+      'unsafe-bad': { type: 'boolean' },
+      'max-restarts': { type: 'string' },
+      'restart-window': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -45,48 +75,82 @@ function readConfig (argv, env) {
   if (values['parse-threads']) app.parseThreads = Number(values['parse-threads'])
   if (values['buffer-budget']) app.ingest = { bufferBudget: parseByteSize(values['buffer-budget']) }
   if (values['no-request-peak']) app.resetPeakPerRequest = false
-  return { port, host: values.host ?? env.HOST ?? '127.0.0.1', app }
+  if (values['unsafe-bad']) app.unsafeBad = true
+  // checked here, so that a bad flag is a usage error and not a worker that dies at birth
+  normalizeOptions(app)
+
+  if (values['no-memory-limit'] && values['memory-limit'] !== undefined) {
+    throw new TypeError('give --memory-limit or --no-memory-limit, not both')
+  }
+  const memoryLimit = values['no-memory-limit'] ? 0 : parseByteSize(values['memory-limit'] ?? '1GiB')
+  if (app.unsafeBad && memoryLimit === 0) {
+    throw new TypeError('--unsafe-bad needs a memory budget: without one a zip bomb takes the whole host down, ' +
+      'not just the worker (drop --memory-limit=0, or give e.g. --memory-limit 512MiB)')
+  }
+  return normalizeSupervisorOptions({
+    host: values.host ?? env.HOST ?? '127.0.0.1',
+    port,
+    app,
+    memoryLimit,
+    maxRestarts: values['max-restarts'] === undefined ? undefined : parseCount(values['max-restarts'], '--max-restarts'),
+    restartWindowMs: values['restart-window'] === undefined ? undefined : parseDuration(values['restart-window'], '--restart-window')
+  })
 }
 
-function main () {
+async function main () {
   let config
   try {
     config = readConfig(process.argv.slice(2), process.env)
   } catch (err) {
     console.error(`streamlab: ${err.message}\n${USAGE}`)
-    process.exit(2)
+    process.exitCode = EXIT_USAGE
+    return
   }
-  let app
-  try {
-    app = createApp(config.app)
-  } catch (err) {
-    console.error(`streamlab: ${err.message}\n${USAGE}`)
-    process.exit(2)
-  }
-  const server = app.listen(config.port, config.host, function announce (err) {
-    if (err) {
-      console.error(`streamlab: cannot listen on ${config.host}:${config.port}: ${err.message}`)
-      process.exit(1)
-    }
-    const { address, port } = server.address()
+  const supervisor = createSupervisor(config)
+  const budget = config.memoryLimit === 0 ? 'no memory budget' : `memory budget ${formatMemory(config.memoryLimit)}`
+
+  supervisor.on('listening', function announce ({ address, port, pid }) {
     const shown = address.includes(':') ? `[${address}]` : address
     const base = `http://${shown}:${port}`
-    console.log(`streamlab listening on ${base}`)
+    // bench/lab-process.js waits for this line and reads the worker's pid from it
+    console.log(`streamlab listening on ${base} (worker pid ${pid}, ${budget})`)
     console.log(`  GET  ${base}/generate?size=10000&save=1   generate test-data/test.json.gz`)
-    console.log(`  POST ${base}/bad                           buffered ingest`)
+    console.log(`  POST ${base}/bad                           buffered ingest${config.app.unsafeBad ? ' (UNSAFE: no inflate limit)' : ''}`)
     console.log(`  POST ${base}/good                          streamed ingest`)
     if (address !== '127.0.0.1' && address !== '::1') {
       console.warn(`  warning: bound to ${address}, reachable from other machines; the lab accepts hostile bodies by design`)
     }
   })
-  function shutdown (signal) {
-    console.log(`streamlab: ${signal}, closing`)
-    server.close()
-    server.closeAllConnections()
-    closeParsePool().finally(function exit () { process.exit(0) })
+  supervisor.on('restarted', function reportRestart (crash) {
+    console.log(`streamlab: ${describeCrash(crash)}; restarted in ${crash.restartMs} ms (worker pid ${crash.newPid})`)
+  })
+  supervisor.on('gave-up', function reportGiveUp ({ crashes, maxRestarts, restartWindowMs, crash }) {
+    console.error(`streamlab: ${describeCrash(crash)}`)
+    console.error(`streamlab: the worker crashed ${crashes.length} times within ${restartWindowMs / 1000} s ` +
+      `(${crashes.join(', ')}); more than --max-restarts ${maxRestarts} allows: giving up`)
+    process.exitCode = 1
+  })
+  supervisor.on('stopping', function reportStop ({ reason }) {
+    console.log(`streamlab: ${reason}, closing`)
+  })
+  supervisor.on('warning', function reportWarning (err) {
+    console.warn(`streamlab: ${err.message}`)
+  })
+
+  function stopOnSignal (signal) {
+    supervisor.stop(signal)
   }
-  process.on('SIGINT', shutdown)
-  process.on('SIGTERM', shutdown)
+  process.on('SIGINT', stopOnSignal)
+  process.on('SIGTERM', stopOnSignal)
+
+  try {
+    await supervisor.start()
+  } catch (err) {
+    console.error(`streamlab: cannot start on ${config.host}:${config.port}: ${err.message}`)
+    process.exitCode = 1
+    process.off('SIGINT', stopOnSignal)
+    process.off('SIGTERM', stopOnSignal)
+  }
 }
 
 main()

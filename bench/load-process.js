@@ -1,70 +1,78 @@
 /**
- * The load generator in a process of its own, so that its memory (sockets,
- * answers, file streams) is never counted as the server's. Started by
- * `lib/experiments/load.js` with `child_process.fork`; it speaks over IPC:
+ * The upload load generator in a process of its own, so that its memory
+ * (sockets, answers, file streams) is never counted as the server's.
+ * Started by `lib/experiments/load.js` with `child_process.fork`; it speaks
+ * the protocol of `bench/child-job.js`:
  *
- *   in:  { url, file, concurrency, requests, headers }
+ *   in:  { url, file, concurrency, requests, headers, fields? }
+ *        or { url, bomb: { variant, bytes, ... }, requests }: zip bombs made here as they are
+ *        sent (generators/bombs.js), one after the other, with the headers the variant needs
  *   out: { type: 'progress', done, total } (at most ~10/s, and once at the end)
- *        then { type: 'result', results: [{ status, ms, summary?, errorType? }], wallMs }
+ *        then { type: 'result', results: [{ status, ms, ...fields, errorType? }], wallMs }
  *        or { type: 'error', message }
- *
- * and exits. It also exits the moment its parent goes away (the IPC channel
- * closes), so a crashed server never leaves it loading nobody.
  */
 import { performance } from 'node:perf_hooks'
-import { uploadMany } from './upload.js'
+import { serveChildJob } from './child-job.js'
+import { createBomb } from '../generators/bombs.js'
+import { uploadMany, uploadStreams } from './upload.js'
 
 const PROGRESS_INTERVAL_MS = 100
 
-if (typeof process.send !== 'function') {
-  process.stderr.write('bench/load-process.js is started by the experiment engine (child_process.fork), not by hand\n')
-  process.exitCode = 2
-} else {
-  process.on('message', onJob)
-  // also fired by our own disconnect in finish(): exit() keeps the exitCode set there
-  process.once('disconnect', function parentGone () {
-    process.exit()
-  })
-}
-
-let started = false
-
-function onJob (job) {
-  // one job per process: a second message is a parent's bug, not more work
-  if (started) return
-  started = true
-  process.off('message', onJob)
-  runJob(job).then(function sendResult (message) {
-    finish(message, 0)
-  }, function sendError (err) {
-    finish({ type: 'error', message: err.message }, 1)
-  })
-}
-
-async function runJob (job) {
+serveChildJob('bench/load-process.js', async function runJob (job, progress) {
+  if (job?.bomb !== undefined) return sendBombs(job, progress)
   checkJob(job)
   const { url, file, concurrency, requests, headers } = job
+  const fields = job.fields ?? ['summary']
   let lastProgress = 0
   function reportProgress (result, done) {
     const now = performance.now()
     if (done < requests && now - lastProgress < PROGRESS_INTERVAL_MS) return
     lastProgress = now
-    process.send({ type: 'progress', done, total: requests })
+    progress(done, requests)
   }
   const begun = performance.now()
   const results = await uploadMany(url, file, { concurrency, requests, headers, onResult: reportProgress })
   const wallMs = performance.now() - begun
-  return { type: 'result', results: results.map(slim), wallMs }
+  return {
+    results: results.map(function slim (result) { return slimResult(result, fields) }),
+    wallMs
+  }
+})
+
+/** Bombs one after the other: each is what the server's memory meets alone. */
+async function sendBombs (job, progress) {
+  if (typeof job.url !== 'string' || !/^https?:\/\//.test(job.url)) throw new TypeError(`job.url must be an http URL, got ${job.url}`)
+  const requests = job.requests ?? 1
+  if (!Number.isSafeInteger(requests) || requests < 1) throw new TypeError(`job.requests must be a positive integer, got ${requests}`)
+  const results = []
+  const begun = performance.now()
+  for (let k = 0; k < requests; k++) {
+    const bomb = createBomb(job.bomb)
+    const result = await uploadStreams(job.url, bomb.streams, bomb.uploadHeaders)
+    results.push({ ...slimResult(result, job.fields ?? ['summary']), sentBytes: result.sentBytes })
+    progress(k + 1, requests)
+  }
+  return { results, wallMs: performance.now() - begun }
 }
 
 /** Only what the report needs crosses into the server's process: answers can be many. */
-function slim (result) {
-  if (result.status === 200) return { status: 200, ms: result.ms, summary: result.body?.summary ?? null }
-  return {
+function slimResult (result, fields) {
+  if (result.status === 200) {
+    const kept = { status: 200, ms: result.ms }
+    for (const field of fields) kept[field] = result.body?.[field] ?? null
+    return kept
+  }
+  const error = result.body?.error
+  const slim = {
     status: result.status,
     ms: result.ms,
-    errorType: result.body?.error?.type ?? result.error ?? `status ${result.status}`
+    errorType: error?.type ?? result.error ?? `status ${result.status}`
   }
+  // the figures of a refusal: how far the server let the body get
+  for (const figure of ['limit', 'received', 'inflatedBytes', 'compressedBytes', 'offset']) {
+    if (Number.isFinite(error?.[figure])) slim[figure] = error[figure]
+  }
+  return slim
 }
 
 function checkJob (job) {
@@ -77,12 +85,7 @@ function checkJob (job) {
   if (job.headers !== undefined && (job.headers === null || typeof job.headers !== 'object')) {
     throw new TypeError('job.headers must be an object')
   }
-}
-
-function finish (message, code) {
-  process.exitCode = code
-  // disconnect only once the message is out, or the parent never sees it
-  process.send(message, function sent () {
-    process.disconnect()
-  })
+  if (job.fields !== undefined && (!Array.isArray(job.fields) || !job.fields.every(function isName (f) { return typeof f === 'string' }))) {
+    throw new TypeError('job.fields must be an array of answer member names')
+  }
 }

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs'
 import http from 'node:http'
+import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 
@@ -44,6 +45,57 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
     })
     pipeline(fs.createReadStream(file), req).catch(function ignore () {
       // the request's own error listener reports it
+    })
+  })
+}
+
+/**
+ * POST a body made as it is sent: `streams` as for `pipeline` (a readable, then transforms),
+ * e.g. a zip bomb's. Never in memory whole, and no Content-Length (chunked).
+ * A connection that dies (the server process killed) resolves with status 0 and `error`.
+ * @param {string} url
+ * @param {import('node:stream').Stream[]} streams used once
+ * @param {object} [headers]
+ * @returns {Promise<{ status: number, body: any, ms: number, sentBytes: number, error?: string }>}
+ */
+export function uploadStreams (url, streams, headers = { 'content-type': 'application/gzip' }) {
+  const started = performance.now()
+  let sentBytes = 0
+  const counter = new Transform({
+    transform: function countSent (chunk, encoding, callback) {
+      sentBytes += chunk.length
+      callback(null, chunk)
+    }
+  })
+  return new Promise(function sendStreams (resolve) {
+    let settled = false
+    function settle (result) {
+      if (settled) return
+      settled = true
+      resolve({ ...result, ms: performance.now() - started, sentBytes })
+    }
+    const req = http.request(url, { method: 'POST', agent: false, headers }, function onResponse (res) {
+      const parts = []
+      res.on('data', function keep (chunk) { parts.push(chunk) })
+      res.on('end', function done () {
+        const text = Buffer.concat(parts).toString('utf8')
+        let body
+        try {
+          body = JSON.parse(text)
+        } catch {
+          body = text
+        }
+        settle({ status: res.statusCode, body })
+      })
+      res.on('error', function failed (err) {
+        settle({ status: 0, body: null, error: err.code ?? err.message })
+      })
+    })
+    req.on('error', function failed (err) {
+      settle({ status: 0, body: null, error: err.code ?? err.message })
+    })
+    pipeline(...streams, counter, req).catch(function ignore () {
+      // an answer before the whole body was sent (a 413) ends the upload early: the answer is what counts
     })
   })
 }

@@ -4,6 +4,7 @@
  *
  *   npm run generate -- --size 10000 --format json --seed 1 --level 6 --out test-data/test.json.gz
  *   npm run generate -- --bytes 500MB --format ndjson
+ *   npm run generate -- --bomb ratio --bytes 10GB
  *
  * The same parameters and checks as GET /generate, so a file made here and a download from
  * the lab are byte-for-byte the same.
@@ -17,6 +18,7 @@ import { LabError } from '../lib/errors.js'
 import { displayPath, writeAtomically } from '../lib/atomic-file.js'
 import { DEFAULTS } from '../lib/options.js'
 import { formatBytes } from '../lib/units.js'
+import { BOMB_DEFAULTS, BOMB_VARIANTS, createBomb, normalizeBombParams } from './bombs.js'
 import { SAVE_FILE_NAMES, createGzipStream, normalizeGenerateParams } from './items.js'
 
 const USAGE = `Usage: npm run generate -- [options]
@@ -35,6 +37,14 @@ Options:
                    an existing directory gets the default name inside it
   -q, --quiet      no progress, only the summary line
   -h, --help       show this help
+
+Zip bombs (streamed as they are made: a 10 GB bomb costs about 10 MB of disk):
+  --bomb <variant> ${BOMB_VARIANTS.join(', ')} (see docs/zip-bombs.md)
+  --bytes <size>   inflated size of the JSON document (default ${BOMB_DEFAULTS.bytes / 1e9}GB)
+  --depth <n>      depth: nesting depth instead of --bytes (default ${BOMB_DEFAULTS.depth})
+  --members <n>    members: gzip members (default ${BOMB_DEFAULTS.members})
+  --layers <n>     chained: gzip layers (default ${BOMB_DEFAULTS.layers})
+  -o, --out <file> default ${displayPath(DEFAULTS.dataDir)}/streamlab-bomb-<variant>-<bytes>B.json.gz
 `
 
 const ARGS = Object.freeze({
@@ -43,6 +53,10 @@ const ARGS = Object.freeze({
   format: { type: 'string' },
   seed: { type: 'string' },
   level: { type: 'string' },
+  bomb: { type: 'string' },
+  depth: { type: 'string' },
+  members: { type: 'string' },
+  layers: { type: 'string' },
   out: { type: 'string', short: 'o' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' }
@@ -72,17 +86,22 @@ export async function main (argv = process.argv.slice(2), { stdout = process.std
     return 0
   }
 
+  if (values.bomb !== undefined) return writeBomb(values, { stdout, stderr })
+  for (const flag of ['depth', 'members', 'layers']) {
+    if (values[flag] !== undefined) {
+      stderr.write(`generate: --${flag} is for zip bombs: give --bomb <variant> too\n`)
+      return EXIT_USAGE
+    }
+  }
+
   let params
   try {
     params = normalizeGenerateParams(values, DEFAULTS.generate)
   } catch (err) {
-    if (!(err instanceof LabError)) throw err
-    const { parameter, value, allowed } = err.details
-    stderr.write(`generate: --${parameter} ${JSON.stringify(value)} is invalid: expected ${allowed}\n`)
-    return EXIT_USAGE
+    return usageError(err, stderr)
   }
 
-  const out = outputPath(values.out, params.format)
+  const out = outputPath(values.out, SAVE_FILE_NAMES[params.format])
   const { json, gzip } = createGzipStream(params)
   const interrupted = new AbortController()
   function cancelOnInterrupt () {
@@ -112,13 +131,71 @@ export async function main (argv = process.argv.slice(2), { stdout = process.std
   }
 }
 
-/** --out as given, or inside it when it is a directory, or the lab's fixed name in the data dir. */
-function outputPath (out, format) {
-  if (out === undefined) return path.join(DEFAULTS.dataDir, SAVE_FILE_NAMES[format])
+/** A bad flag value, said in the CLI's terms; anything else is a bug and is thrown. */
+function usageError (err, stderr) {
+  if (!(err instanceof LabError)) throw err
+  const { parameter, value, allowed } = err.details
+  const flag = parameter === 'variant' ? 'bomb' : parameter
+  stderr.write(`generate: --${flag} ${JSON.stringify(value)} is invalid: expected ${allowed}\n`)
+  return EXIT_USAGE
+}
+
+/**
+ * `--bomb <variant>`: write a zip bomb atomically. It is made in milliseconds per 10 GB
+ * (chained: the outer gzip layers take a moment), so there is no progress bar.
+ */
+async function writeBomb (values, { stdout, stderr }) {
+  for (const flag of ['size', 'format', 'seed', 'level']) {
+    if (values[flag] !== undefined) {
+      stderr.write(`generate: --${flag} is not a bomb parameter (bombs take --bytes, --depth, --members, --layers)\n`)
+      return EXIT_USAGE
+    }
+  }
+  let bomb
+  try {
+    const { bomb: variant, bytes, depth, members, layers } = values
+    bomb = createBomb(normalizeBombParams({ variant, bytes, depth, members, layers }))
+  } catch (err) {
+    return usageError(err, stderr)
+  }
+  const out = outputPath(values.out, bomb.fileName)
+  const interrupted = new AbortController()
+  function cancelOnInterrupt () {
+    interrupted.abort()
+  }
+  process.once('SIGINT', cancelOnInterrupt)
+  const started = performance.now()
+  try {
+    const written = await writeAtomically(path.dirname(out), path.basename(out), bomb.streams, { signal: interrupted.signal })
+    const seconds = (performance.now() - started) / 1000
+    const ratio = Math.round(bomb.inflatedBytes / written.bytes)
+    const headers = Object.entries(bomb.uploadHeaders).map(function headerFlag ([name, value]) {
+      return `-H '${name}: ${value}'`
+    }).join(' ')
+    stdout.write(`wrote ${displayPath(written.path)}: ${bomb.params.variant} bomb, ${formatBytes(bomb.inflatedBytes)} inflated ` +
+      `(${bomb.inflatedBytes} B), ${formatBytes(written.bytes)} compressed (${ratio}:1), ${bomb.layers} gzip ` +
+      `layer${bomb.layers > 1 ? 's' : ''}, ${seconds.toFixed(2)} s\n` +
+      `send it with: curl -X POST ${headers} --data-binary @${displayPath(written.path)} http://localhost:3000/good\n`)
+    return 0
+  } catch (err) {
+    if (interrupted.signal.aborted) {
+      stderr.write('generate: interrupted, nothing written\n')
+      return EXIT_INTERRUPTED
+    }
+    stderr.write(`generate: could not write ${displayPath(out)}: ${err.message}\n`)
+    return 1
+  } finally {
+    process.off('SIGINT', cancelOnInterrupt)
+  }
+}
+
+/** --out as given, or inside it when it is a directory, or the default name in the data dir. */
+function outputPath (out, defaultName) {
+  if (out === undefined) return path.join(DEFAULTS.dataDir, defaultName)
   const resolved = path.resolve(out)
   const isDirectory = fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory() ?? false
   return isDirectory || out.endsWith('/') || out.endsWith(path.sep)
-    ? path.join(resolved, SAVE_FILE_NAMES[format])
+    ? path.join(resolved, defaultName)
     : resolved
 }
 

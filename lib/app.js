@@ -14,6 +14,9 @@ import { experimentRoutes } from '../routes/experiments.js'
 import { uploadRoutes } from '../routes/upload.js'
 import { chunkSizeRoutes } from '../routes/chunk-size.js'
 import { dashboardRoutes } from '../routes/dashboard.js'
+import { databaseRoutes } from '../routes/db.js'
+import { createDatabase } from './db/database.js'
+import { normalizeDatabaseOptions } from './db/options.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
 
@@ -30,6 +33,11 @@ export function createApp (options) {
   app.locals.events = events
   // start the parse threads now, so their memory counts as idle, not as the first request's
   getParsePool(opts.parseThreads)
+  // nothing starts here: the pool (and the embedded PGlite process) on the first /db request.
+  // Whoever stops the server calls app.locals.database.close().
+  const dbOpts = normalizeDatabaseOptions(opts.database, opts)
+  const database = createDatabase(dbOpts)
+  app.locals.database = database
 
   app.use(generateRoute(opts))
   app.use(ingestRoutes(opts, events))
@@ -40,6 +48,7 @@ export function createApp (options) {
   app.use(experimentRoutes(opts, events))
   app.use(uploadRoutes(opts, events))
   app.use(chunkSizeRoutes(opts))
+  app.use(databaseRoutes(dbOpts, database))
   // last of the routes: the page's static files answer only what the API did not
   app.use(dashboardRoutes())
 

@@ -8,6 +8,9 @@
  * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType? }
  * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
+ * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
+ *   right after start, in a worker the supervisor started in place of one that died
+ *   (lib/supervisor.js, lib/worker-main.js)
  */
 import { EventEmitter } from 'node:events'
 

@@ -211,10 +211,13 @@ export class MetricsHub {
     const history = this.#history
     history.prune(Date.now())
     const lastEventId = params.lastEventId
-    // ids restart with the process: an id from the future means a restart, so no replay
-    const cursor = Number.isSafeInteger(lastEventId) && lastEventId >= 0 && lastEventId <= history.newestId
-      ? lastEventId
-      : history.newestId
+    // ids restart with the process: an id beyond any this process issued comes from one that
+    // died (the supervisor restarted the worker), so everything held is news to this client,
+    // the 'crash' event that says what happened first of all
+    let cursor = history.newestId
+    if (Number.isSafeInteger(lastEventId) && lastEventId >= 0) {
+      cursor = lastEventId <= history.newestId ? lastEventId : history.firstId - 1
+    }
     const client = {
       id: this.#nextClientId++,
       res,

@@ -5,36 +5,106 @@
  * stays constant whatever the concurrency: a request that finds the budget
  * spent waits, and backpressure reaches its socket.
  */
-import { Piscina } from 'piscina'
+import { Worker } from 'node:worker_threads'
 
-const WORKER = new URL('./parse-worker.js', import.meta.url).href
+const THREAD = new URL('./parse-thread.js', import.meta.url)
 
+// A batch's records die as soon as they are tallied; a small young
+// generation collects them sooner. V8's default lets each thread's young
+// space grow to tens of MiB, which was most of /good's memory (measured at
+// 500 MB: 2 MiB gave 47 MiB above idle, 8 MiB 59 MiB).
 const PARSE_THREAD_YOUNG_MB = 2
 
+/**
+ * A fixed set of worker threads and one FIFO queue: each thread parses one
+ * batch at a time. (piscina 5 did this job until a soak of aborted uploads
+ * left tasks queued behind idle threads; this is small enough to own.)
+ */
+class ParsePool {
+  constructor (size) {
+    this.size = size
+    this.queue = []
+    this.idle = []
+    this.threads = new Set()
+    this.nextId = 1
+    this.closed = false
+    for (let k = 0; k < size; k++) this.spawn()
+  }
+
+  spawn () {
+    const pool = this
+    const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB } })
+    worker.unref() // an idle pool must not keep the process alive
+    worker.current = null
+    worker.on('message', function onAnswer (answer) {
+      const job = worker.current
+      worker.current = null
+      if (job) {
+        if (answer.error) job.reject(new Error(`parse thread failed: ${answer.error.message}`))
+        else job.resolve(answer.result)
+      }
+      pool.release(worker)
+    })
+    function onDeath (reason) {
+      pool.threads.delete(worker)
+      const job = worker.current
+      worker.current = null
+      if (job) job.reject(reason instanceof Error ? reason : new Error(`parse thread exited (${reason})`))
+      const at = pool.idle.indexOf(worker)
+      if (at !== -1) pool.idle.splice(at, 1)
+      if (!pool.closed) pool.spawn()
+    }
+    worker.on('error', onDeath)
+    worker.on('exit', function onExit (code) { if (pool.threads.has(worker)) onDeath(code) })
+    this.threads.add(worker)
+    this.release(worker)
+  }
+
+  release (worker) {
+    const job = this.queue.shift()
+    if (job) this.dispatch(worker, job)
+    else this.idle.push(worker)
+  }
+
+  dispatch (worker, job) {
+    worker.current = job
+    worker.postMessage({ id: job.id, task: job.task }, job.transferList)
+  }
+
+  /**
+   * Parse one batch on the next free thread.
+   * @param {object} task what parseBatch takes
+   * @param {{ transferList?: ArrayBuffer[] }} [options]
+   */
+  run (task, { transferList = [] } = {}) {
+    if (this.closed) return Promise.reject(new Error('parse pool closed'))
+    const pool = this
+    return new Promise(function queueJob (resolve, reject) {
+      const job = { id: pool.nextId++, task, transferList, resolve, reject }
+      const worker = pool.idle.pop()
+      if (worker) pool.dispatch(worker, job)
+      else pool.queue.push(job)
+    })
+  }
+
+  async destroy () {
+    this.closed = true
+    for (const job of this.queue.splice(0)) job.reject(new Error('parse pool closed'))
+    await Promise.all([...this.threads].map(function stop (worker) { return worker.terminate() }))
+    this.threads.clear()
+  }
+}
+
 let pool = null
-let poolThreads = 0
 
 /**
  * The shared pool, started on first use.
  * @param {number} threads
  */
 export function getParsePool (threads) {
-  if (pool === null || poolThreads !== threads) {
+  if (pool === null || pool.size !== threads) {
     if (pool !== null) pool.destroy()
-    poolThreads = threads
-    pool = new Piscina({
-      filename: WORKER,
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: 30_000,
-      // the budget below bounds the queue; no need for piscina's own limit
-      maxQueue: Infinity,
-      // A batch's records die as soon as they are tallied; a small young
-      // generation collects them sooner. V8's default lets each thread's
-      // young space grow to tens of MiB, which was most of /good's memory
-      // (measured at 500 MB: 2 MiB gave 47 MiB above idle, 8 MiB 59 MiB).
-      resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB }
-    })
+    pool = new ParsePool(threads)
   }
   return pool
 }

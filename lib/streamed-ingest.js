@@ -110,7 +110,7 @@ class RecordSink extends Writable {
     while (this.ready.length > 0) {
       if (this.fatal !== null || this.destroyed) return
       // a request keeps every parse thread busy and one batch ready, no more
-      while (this.inflight.size > this.pool.options.maxThreads) await Promise.race(this.inflight)
+      while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
       const batch = this.ready.shift()
       const size = batch.bytes.byteLength
       const wait = this.budget.acquire(size)

@@ -20,6 +20,10 @@ import { EXPERIMENTS } from '../lib/experiments/index.js'
  */
 export function experimentRoutes (opts, events, registry = EXPERIMENTS) {
   const engine = createEngine({ options: opts, events, registry })
+  // a run in flight when the previous worker died is lost with it: say so under its id
+  events.on('crash', function recordLostRun (crash) {
+    if (crash?.experiment) engine.recordLostRun(crash.experiment, crash)
+  })
   const router = express.Router()
   // a start request is a name and a few parameters: nothing bigger is read
   const readJson = express.json({ limit: '16kb' })

@@ -1,7 +1,8 @@
 /**
  * GET /generate: the seeded test document, gzipped as it is made and streamed with
- * backpressure, or (`?save=1`) written atomically into the data directory.
- * The mechanics live in `generators/items.js` and `lib/atomic-file.js`.
+ * backpressure, or (`?save=1`) written atomically into the data directory; or
+ * (`?kind=bomb&variant=...`) a zip bomb, streamed as it is made.
+ * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/atomic-file.js`.
  */
 import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
@@ -12,7 +13,11 @@ import {
   downloadFileName,
   normalizeGenerateParams
 } from '../generators/items.js'
+import { createBomb } from '../generators/bombs.js'
 import { displayPath, writeAtomically } from '../lib/atomic-file.js'
+import { badParameter } from '../lib/errors.js'
+
+const KINDS = Object.freeze(['items', 'bomb'])
 
 /**
  * The generator route.
@@ -23,6 +28,12 @@ export function generateRoute (opts) {
   const router = express.Router()
 
   router.get('/generate', function generate (req, res, next) {
+    const kind = req.query.kind ?? 'items'
+    if (!KINDS.includes(kind)) {
+      next(badParameter('kind', kind, `one of ${KINDS.join(', ')}`))
+      return
+    }
+    if (kind === 'bomb') return streamBomb(req, res, next)
     let params
     try {
       params = normalizeGenerateParams(req.query, opts.generate)
@@ -52,6 +63,44 @@ async function streamDocument (params, req, res, next) {
     await pipeline(json, gzip, res)
   } catch (err) {
     // The client hung up: pipeline has already destroyed the generator, so work stops here.
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return
+    next(err)
+  }
+}
+
+/**
+ * A zip bomb, made as it is sent. The answer names the headers to upload it with
+ * (`X-Upload-Content-Type`, and `X-Upload-Content-Encoding` for the chained variant) and
+ * what it inflates to; never `Content-Encoding` itself, or the client would inflate it.
+ */
+async function streamBomb (req, res, next) {
+  let bomb
+  try {
+    bomb = createBomb(req.query)
+  } catch (err) {
+    next(err)
+    return
+  }
+  res.set({
+    'Content-Type': 'application/gzip',
+    'Content-Disposition': `attachment; filename="${bomb.fileName}"`,
+    'Cache-Control': 'no-store',
+    'X-Bomb-Variant': bomb.params.variant,
+    'X-Bomb-Inflated-Bytes': String(bomb.inflatedBytes),
+    'X-Bomb-Layers': String(bomb.layers),
+    'X-Upload-Content-Type': bomb.uploadHeaders['content-type']
+  })
+  if (bomb.uploadHeaders['content-encoding']) res.set('X-Upload-Content-Encoding', bomb.uploadHeaders['content-encoding'])
+  if (bomb.compressedBytes !== null) res.set('Content-Length', String(bomb.compressedBytes))
+  if (req.method === 'HEAD') {
+    for (const stream of bomb.streams) stream.destroy()
+    res.end()
+    return
+  }
+  try {
+    await pipeline(...bomb.streams, res)
+  } catch (err) {
+    // the client hung up: pipeline has already stopped the bomb
     if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return
     next(err)
   }

@@ -5,7 +5,15 @@
  * `{ title, markdown, charts, data }` (charts: see bench/report.js).
  */
 import * as ingest from './ingest.js'
+import * as upload from './upload.js'
+import * as chunkSize from './chunk-size.js'
+import * as tinyWrites from './tiny-writes.js'
+import * as dbExport from './db-export.js'
 
 export const BENCHES = Object.freeze({
-  [ingest.name]: ingest
+  [ingest.name]: ingest,
+  [upload.name]: upload,
+  [chunkSize.name]: chunkSize,
+  [tinyWrites.name]: tinyWrites,
+  [dbExport.name]: dbExport
 })

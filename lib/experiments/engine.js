@@ -276,6 +276,43 @@ export function createEngine (settings) {
     runningId: function runningId () {
       return running?.id ?? null
     },
+    /**
+     * A run that died with the worker process before this one (the supervisor killed it past
+     * its memory budget, or it crashed): recorded as failed, with the crash as its error, so
+     * GET /experiments/:id says what became of it instead of 404.
+     * @param {{ id: string, name: string, params?: object, startedAt?: number }} lost as the supervisor saw it start
+     * @param {{ reason: string, time: number, rss?: number, budget?: number, route?: string }} crash the supervisor's record
+     */
+    recordLostRun: function recordLostRun (lost, crash) {
+      if (typeof lost?.id !== 'string' || runs.has(lost.id)) return
+      const error = {
+        status: 500,
+        type: 'worker.crashed',
+        message: crash.reason === 'memory-limit'
+          ? 'the worker process passed its memory budget and was killed during this run; the lab restarted it'
+          : 'the worker process died during this run; the lab restarted it',
+        reason: crash.reason,
+        rss: crash.rss ?? null,
+        budget: crash.budget ?? null,
+        route: crash.route ?? null
+      }
+      const run = {
+        id: lost.id,
+        name: String(lost.name),
+        status: 'failed',
+        params: lost.params ?? null,
+        startedAt: lost.startedAt ?? null,
+        endedAt: crash.time ?? Date.now(),
+        progress: Object.freeze({ done: 0, total: 0 }),
+        result: null,
+        error,
+        pids: [],
+        children: []
+      }
+      runs.set(run.id, run)
+      prune()
+      emit(run, 'error', { error })
+    },
     /** Kept runs, newest first, without their results (GET /experiments/:id has those). */
     recent: function recent () {
       return [...runs.values()].reverse().map(function brief (run) {

@@ -4,8 +4,18 @@
  * (`engine.js`) runs whichever is asked for and knows none of them.
  */
 import * as ingest from './ingest.js'
+import * as upload from './upload.js'
+import * as chunkSize from './chunk-size.js'
+import * as tinyWrites from './tiny-writes.js'
+import * as dbExport from './db-export.js'
+import * as zipBomb from './zip-bomb.js'
 
 /** name -> experiment module */
 export const EXPERIMENTS = Object.freeze({
-  [ingest.name]: ingest
+  [ingest.name]: ingest,
+  [upload.name]: upload,
+  [chunkSize.name]: chunkSize,
+  [tinyWrites.name]: tinyWrites,
+  [dbExport.name]: dbExport,
+  [zipBomb.name]: zipBomb
 })

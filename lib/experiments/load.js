@@ -19,15 +19,31 @@ const STDERR_KEPT = 4096
  * Run uploads in a forked load process.
  * Settles only after the process has exited (killed, on abort), so no
  * caller ever leaves one behind.
- * @param {{ url: string, file: string, concurrency: number, requests: number, headers?: object }} job
+ * @param {{ url: string, file: string, concurrency: number, requests: number, headers?: object, fields?: string[] }} job
+ *   `fields`: members of each 200 answer to bring back (default ['summary'])
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
  *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks]
  * @returns {Promise<{ results: Array<{ status: number, ms: number, summary?: object, errorType?: string }>, wallMs: number }>}
  */
-export function runLoad (job, { signal, onSpawn, onProgress } = {}) {
+export function runLoad (job, hooks) {
+  return runChildJob(LOAD_PROCESS, job, hooks)
+}
+
+/**
+ * Run one job in a forked script that speaks the protocol of
+ * `bench/child-job.js`: the job in, `progress` messages, then one `result`
+ * (everything but its `type` is what this resolves to) or `error`.
+ * Settles only after the process has exited (killed, on abort).
+ * @param {string} script a file of the project, never one a client named
+ * @param {object} job sent as JSON over IPC
+ * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
+ *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks]
+ * @returns {Promise<object>}
+ */
+export function runChildJob (script, job, { signal, onSpawn, onProgress } = {}) {
   if (signal?.aborted) return Promise.reject(signal.reason)
-  return new Promise(function loadInChild (resolve, reject) {
-    const child = fork(LOAD_PROCESS, [], {
+  return new Promise(function jobInChild (resolve, reject) {
+    const child = fork(script, [], {
       // not the server's flags: an --inspect port or heap size is not the load's
       execArgv: [],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -49,10 +65,12 @@ export function runLoad (job, { signal, onSpawn, onProgress } = {}) {
           child.kill('SIGKILL')
         }
       } else if (message?.type === 'result' && outcome === null) {
-        outcome = { value: { results: message.results, wallMs: message.wallMs } }
+        const value = { ...message }
+        delete value.type
+        outcome = { value }
         lingerTimer = setTimeout(function killLingering () { child.kill('SIGKILL') }, EXIT_GRACE_MS)
       } else if (message?.type === 'error' && outcome === null) {
-        outcome = { error: new Error(`load process: ${message.message}`) }
+        outcome = { error: new Error(`${path.basename(script)}: ${message.message}`) }
       }
     }
     function onStderr (chunk) {
@@ -84,7 +102,7 @@ export function runLoad (job, { signal, onSpawn, onProgress } = {}) {
       if (signal?.aborted) reject(signal.reason)
       else if (outcome?.value) resolve(outcome.value)
       else if (outcome?.error) reject(outcome.error)
-      else reject(new Error(`load process exited (${killedBy ?? code}) before its result${stderr ? `: ${stderr.trim()}` : ''}`))
+      else reject(new Error(`${path.basename(script)} exited (${killedBy ?? code}) before its result${stderr ? `: ${stderr.trim()}` : ''}`))
     }
 
     child.on('message', onMessage)

@@ -1,0 +1,141 @@
+/**
+ * `npm run bench -- chunk-size`: GET /files/chunk (a 1 MiB file) under
+ * concurrent keep-alive load at each read size and mode, each measurement
+ * on a fresh server.
+ */
+import { measureOnFreshServer } from '../fresh-server.js'
+import { getMany } from '../get-many.js'
+import { median } from '../stats.js'
+import { publishedTable } from '../published.js'
+import { markdownTable, mib, fixed } from '../table.js'
+import { list, positiveInteger } from './args.js'
+import { CHUNK_FILE_BYTES, CHUNK_MODES, HWM_MAX, HWM_MIN } from '../../lib/chunk-size.js'
+import { chunkSizeCharts, chunkUrl, publishedBeside, summariseChunkCell } from '../../lib/experiments/chunk-size.js'
+import { formatBytes, parseByteSize } from '../../lib/units.js'
+
+export const name = 'chunk-size'
+export const summary = 'GET a 1 MiB file read in chunks of 1 KiB to 1 MiB, as Buffers and as strings'
+export const usage = `Options (chunk-size):
+  --hwm LIST          read sizes (highWaterMark), e.g. 4KiB,64KiB (default 1KiB,4KiB,16KiB,64KiB,256KiB,1MiB)
+  --modes LIST        buffer,string (default both)
+  --concurrency N     keep-alive connections (default 100, as ab -c 100)
+  --requests N        downloads per measurement (default 300)
+  --repeat N          measurements per cell, fresh server each; medians reported (default 3)
+  --server-flag FLAG  extra flag for the server processes (repeatable)`
+
+export const options = Object.freeze({
+  hwm: { type: 'string', default: '1KiB,4KiB,16KiB,64KiB,256KiB,1MiB' },
+  modes: { type: 'string', default: 'buffer,string' },
+  concurrency: { type: 'string', default: '100' },
+  requests: { type: 'string', default: '300' },
+  repeat: { type: 'string', default: '3' },
+  'server-flag': { type: 'string', multiple: true, default: [] }
+})
+
+/** Normalise parsed flags; a TypeError names the bad flag. */
+export function normalize (values) {
+  return {
+    hwm: list(values.hwm, function readSize (text) {
+      const bytes = parseByteSize(text)
+      if (bytes < HWM_MIN || bytes > HWM_MAX) throw new TypeError(`--hwm takes sizes from ${HWM_MIN} to ${HWM_MAX} bytes, got "${text}"`)
+      return bytes
+    }),
+    modes: list(values.modes, function mode (m) {
+      if (!CHUNK_MODES.includes(m)) throw new TypeError(`--modes takes buffer and string, got "${m}"`)
+      return m
+    }),
+    concurrency: positiveInteger('concurrency')(values.concurrency),
+    requests: positiveInteger('requests')(values.requests),
+    repeat: positiveInteger('repeat')(values.repeat),
+    serverFlags: values['server-flag']
+  }
+}
+
+/**
+ * Run it.
+ * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
+ */
+export async function run (opts, report) {
+  const total = opts.hwm.length * opts.modes.length * opts.repeat
+  const cells = []
+  let done = 0
+  for (const hwm of opts.hwm) {
+    for (const mode of opts.modes) {
+      const runs = []
+      for (let r = 0; r < opts.repeat; r++) {
+        report({ type: 'progress', done, total, label: `${mode} ${formatBytes(hwm)} run ${r + 1}/${opts.repeat}` })
+        const measured = await measureOnFreshServer({
+          serverFlags: opts.serverFlags,
+          warmUp: function warmUp (url) {
+            // also makes the file in the server's data directory on a first run
+            return getMany(chunkUrl(url, hwm, mode), { concurrency: 1, requests: 2, expectBytes: CHUNK_FILE_BYTES })
+          },
+          load: function download (url) {
+            return getMany(chunkUrl(url, hwm, mode), { concurrency: opts.concurrency, requests: opts.requests, expectBytes: CHUNK_FILE_BYTES })
+          }
+        })
+        const server = { idleRss: measured.idleRss, peakRss: measured.peakRss, peakAboveIdle: measured.peakAboveIdle, peakSource: measured.peakSource }
+        runs.push(summariseChunkCell({ hwm, mode, concurrency: opts.concurrency, load: measured.outcome, server }))
+        done++
+      }
+      cells.push(medianCell(runs))
+    }
+  }
+  report({ type: 'progress', done, total, label: 'done' })
+  const published = publishedBeside(cells)
+  return {
+    title: 'Read chunk size, Buffer vs string',
+    markdown: `${chunkSizeTable(cells)}\n${publishedTable(published)}`,
+    charts: chunkSizeCharts(cells),
+    data: { fileBytes: CHUNK_FILE_BYTES, cells, published }
+  }
+}
+
+function medianCell (runs) {
+  function pick (get) { return median(runs.map(get)) }
+  const first = runs[0]
+  return {
+    ...first,
+    runs: runs.length,
+    requests: runs.reduce(function add (s, r) { return s + r.requests }, 0),
+    ok: runs.reduce(function add (s, r) { return s + r.ok }, 0),
+    errors: runs.map(function errs (r) { return r.errors }),
+    bytes: runs.reduce(function add (s, r) { return s + r.bytes }, 0),
+    wallMs: pick(function wall (r) { return r.wallMs }),
+    mibPerSecond: pick(function speed (r) { return r.mibPerSecond }),
+    latencyMs: {
+      min: pick(function min (r) { return r.latencyMs.min }),
+      avg: pick(function avg (r) { return r.latencyMs.avg }),
+      p99: pick(function p99 (r) { return r.latencyMs.p99 }),
+      max: pick(function max (r) { return r.latencyMs.max })
+    },
+    server: {
+      idleRss: pick(function idle (r) { return r.server.idleRss }),
+      peakRss: pick(function peak (r) { return r.server.peakRss }),
+      peakAboveIdle: pick(function above (r) { return r.server.peakAboveIdle }),
+      peakSource: first.server.peakSource
+    },
+    measurements: runs
+  }
+}
+
+/** The table, then Buffer against string per read size and the best read size per mode. */
+export function chunkSizeTable (cells) {
+  const rows = cells.map(function row (c) {
+    return [c.mode, formatBytes(c.hwm), fixed(c.mibPerSecond), fixed(c.latencyMs.avg, 0), fixed(c.latencyMs.p99, 0),
+      mib(c.server.peakRss), mib(c.server.peakAboveIdle), `${c.ok}/${c.requests}`]
+  })
+  const table = markdownTable(['mode', 'highWaterMark', 'MiB/s', 'avg ms', 'p99 ms', 'peak RSS MiB', 'above idle MiB', 'ok'], rows)
+  const notes = []
+  for (const buffer of cells.filter(function isBuffer (c) { return c.mode === 'buffer' })) {
+    const string = cells.find(function twin (c) { return c.mode === 'string' && c.hwm === buffer.hwm })
+    if (string) notes.push(`- ${formatBytes(buffer.hwm)}: Buffers ${fixed(buffer.mibPerSecond / string.mibPerSecond, 2)}x the MiB/s of strings`)
+  }
+  for (const mode of CHUNK_MODES) {
+    const ofMode = cells.filter(function same (c) { return c.mode === mode })
+    if (ofMode.length < 2) continue
+    const best = ofMode.reduce(function faster (a, b) { return b.mibPerSecond > a.mibPerSecond ? b : a })
+    notes.push(`- fastest ${mode} read size: ${formatBytes(best.hwm)} (${fixed(best.mibPerSecond)} MiB/s)`)
+  }
+  return `${table}\n\n${notes.join('\n')}\n`
+}

@@ -1,0 +1,153 @@
+/**
+ * `npm run bench -- upload`: C uploads of the same file at once to
+ * /upload-buffer and /upload-stream, for each C, each measurement on a
+ * fresh server; the uploaded files are deleted after each.
+ */
+import { measureOnFreshServer } from '../fresh-server.js'
+import { ensureBinaryInput } from '../binary-input.js'
+import { median } from '../stats.js'
+import { uploadMany } from '../upload.js'
+import { publishedTable } from '../published.js'
+import { markdownTable, mib, fixed } from '../table.js'
+import { list, positiveInteger } from './args.js'
+import { DEFAULTS } from '../../lib/options.js'
+import { parseByteSize } from '../../lib/units.js'
+import { removeUploads } from '../../lib/upload.js'
+import { publishedBeside, summariseUploadCell, uploadCharts, uploadedNames } from '../../lib/experiments/upload.js'
+
+export const name = 'upload'
+export const summary = 'C uploads at once to /upload-buffer and /upload-stream'
+export const usage = `Options (upload):
+  --concurrency LIST  uploads at once, e.g. 1,10,50,100,200 (default 1,10,50,100,200)
+  --bytes SIZE        upload size (default 15MB)
+  --routes LIST       buffer,stream (default both)
+  --repeat N          measurements per cell, fresh server each; medians reported (default 3)
+  --server-flag FLAG  extra flag for the server processes (repeatable)`
+
+export const options = Object.freeze({
+  concurrency: { type: 'string', default: '1,10,50,100,200' },
+  bytes: { type: 'string', default: '15MB' },
+  routes: { type: 'string', default: 'buffer,stream' },
+  repeat: { type: 'string', default: '3' },
+  'server-flag': { type: 'string', multiple: true, default: [] }
+})
+
+const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
+
+/** Normalise parsed flags; a TypeError names the bad flag. */
+export function normalize (values) {
+  const routes = list(values.routes, function route (r) {
+    if (r !== 'buffer' && r !== 'stream') throw new TypeError(`--routes takes buffer and stream, got "${r}"`)
+    return r
+  })
+  return {
+    concurrency: list(values.concurrency, positiveInteger('concurrency')),
+    bytes: parseByteSize(values.bytes),
+    routes,
+    repeat: positiveInteger('repeat')(values.repeat),
+    serverFlags: values['server-flag']
+  }
+}
+
+/**
+ * Run it.
+ * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
+ */
+export async function run (opts, report) {
+  const input = await ensureBinaryInput({ bytes: opts.bytes })
+  const warm = await ensureBinaryInput({ bytes: 1024 })
+  const total = opts.concurrency.length * opts.routes.length * opts.repeat
+  const cells = []
+  let done = 0
+  for (const concurrency of opts.concurrency) {
+    for (const route of opts.routes) {
+      const runs = []
+      for (let r = 0; r < opts.repeat; r++) {
+        report({ type: 'progress', done, total, label: `/upload-${route} x${concurrency} run ${r + 1}/${opts.repeat}` })
+        runs.push(await measureUploads({ route, concurrency, file: input.file, warmFile: warm.file, bytes: opts.bytes, serverFlags: opts.serverFlags }))
+        done++
+      }
+      cells.push(medianCell(runs))
+    }
+  }
+  report({ type: 'progress', done, total, label: 'done' })
+  const published = publishedBeside(cells)
+  return {
+    title: 'Buffered vs streamed upload to disk',
+    markdown: `${uploadTable(cells)}\n${publishedTable(published)}`,
+    charts: uploadCharts(cells),
+    data: { bytes: opts.bytes, cells, published }
+  }
+}
+
+/** One measurement: a fresh server, a warm-up upload, C uploads at once, the files removed. */
+async function measureUploads ({ route, concurrency, file, warmFile, bytes, serverFlags }) {
+  // the servers are `server.js` with its default data directory: that is where their uploads land
+  const made = []
+  try {
+    const measured = await measureOnFreshServer({
+      serverFlags,
+      warmUp: async function warmUp (url) {
+        const [answer] = await uploadMany(`${url}/upload-${route}`, warmFile, { concurrency: 1, requests: 1, headers: HEADERS })
+        if (answer.status !== 200) throw new Error(`warm-up upload answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+        made.push(answer.body.file)
+      },
+      load: function uploadAll (url) {
+        return uploadMany(`${url}/upload-${route}`, file, { concurrency, requests: concurrency, headers: HEADERS })
+      }
+    })
+    const results = measured.outcome.map(function slim (r) {
+      return { status: r.status, ms: r.ms, bytes: r.body?.bytes, file: r.body?.file, errorType: r.body?.error?.type ?? r.error ?? `status ${r.status}` }
+    })
+    made.push(...uploadedNames(results))
+    const server = { idleRss: measured.idleRss, peakRss: measured.peakRss, peakAboveIdle: measured.peakAboveIdle, peakSource: measured.peakSource }
+    return summariseUploadCell({ route, concurrency, bytes, results, wallMs: measured.wallMs, server })
+  } finally {
+    await removeUploads(DEFAULTS.dataDir, made)
+  }
+}
+
+function medianCell (runs) {
+  function pick (get) { return median(runs.map(get)) }
+  const first = runs[0]
+  return {
+    ...first,
+    runs: runs.length,
+    requests: runs.reduce(function add (s, r) { return s + r.requests }, 0),
+    ok: runs.reduce(function add (s, r) { return s + r.ok }, 0),
+    errors: runs.map(function errs (r) { return r.errors }),
+    allBytesWritten: runs.every(function whole (r) { return r.allBytesWritten }),
+    latencyMs: {
+      min: pick(function min (r) { return r.latencyMs.min }),
+      avg: pick(function avg (r) { return r.latencyMs.avg }),
+      max: pick(function max (r) { return r.latencyMs.max })
+    },
+    wallMs: pick(function wall (r) { return r.wallMs }),
+    mbPerSecond: pick(function speed (r) { return r.mbPerSecond }),
+    server: {
+      idleRss: pick(function idle (r) { return r.server.idleRss }),
+      peakRss: pick(function peak (r) { return r.server.peakRss }),
+      peakAboveIdle: pick(function above (r) { return r.server.peakAboveIdle }),
+      peakSource: first.server.peakSource
+    },
+    measurements: runs
+  }
+}
+
+/** The table: latency and server memory per route and concurrency, then the ratios the lesson is about. */
+export function uploadTable (cells) {
+  const rows = cells.map(function row (c) {
+    return [`/upload-${c.route}`, c.concurrency, `${c.ok}/${c.requests}`, fixed(c.latencyMs.min / 1000, 2), fixed(c.latencyMs.avg / 1000, 2),
+      fixed(c.latencyMs.max / 1000, 2), fixed(c.mbPerSecond), mib(c.server.peakRss), mib(c.server.peakAboveIdle)]
+  })
+  const table = markdownTable(['route', 'conc', 'ok', 'min s', 'avg s', 'max s', 'MB/s', 'peak RSS MiB', 'above idle MiB'], rows)
+  const notes = []
+  for (const stream of cells.filter(function isStream (c) { return c.route === 'stream' })) {
+    const buffer = cells.find(function twin (c) { return c.route === 'buffer' && c.concurrency === stream.concurrency })
+    if (!buffer) continue
+    notes.push(`- x${stream.concurrency}: buffered peak ${fixed(buffer.server.peakRss / stream.server.peakRss, 1)}x the streamed one ` +
+      `(${fixed(buffer.server.peakAboveIdle / Math.max(1, stream.server.peakAboveIdle), 1)}x above idle); average latency ` +
+      `${fixed(buffer.latencyMs.avg / stream.latencyMs.avg, 2)}x`)
+  }
+  return `${table}\n\n${notes.join('\n')}\n`
+}

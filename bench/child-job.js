@@ -1,0 +1,53 @@
+/**
+ * The child's side of `runChildJob` (lib/experiments/load.js): a script
+ * forked to do one job (a load, a sender) in a process of its own, so that
+ * its memory and CPU are never counted as the server's. Over IPC:
+ *
+ *   in:  the job (one JSON message)
+ *   out: { type: 'progress', done, total } (as the job reports it),
+ *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
+ *
+ * and exits. It also exits the moment its parent goes away (the IPC channel
+ * closes), so a crashed server never leaves it working for nobody.
+ */
+
+/**
+ * Serve one job in this process.
+ * @param {string} scriptName for the message printed when started by hand
+ * @param {(job: object, progress: (done: number, total: number) => void) => Promise<object>} work
+ *   resolves to the members of the result message
+ */
+export function serveChildJob (scriptName, work) {
+  if (typeof process.send !== 'function') {
+    process.stderr.write(`${scriptName} is started by the lab (child_process.fork), not by hand\n`)
+    process.exitCode = 2
+    return
+  }
+  let started = false
+  function onJob (job) {
+    // one job per process: a second message is a parent's bug, not more work
+    if (started) return
+    started = true
+    process.off('message', onJob)
+    work(job, function sendProgress (done, total) {
+      process.send({ type: 'progress', done, total })
+    }).then(function sendResult (value) {
+      finish({ ...value, type: 'result' }, 0)
+    }, function sendError (err) {
+      finish({ type: 'error', message: err.message }, 1)
+    })
+  }
+  process.on('message', onJob)
+  // also fired by our own disconnect in finish(): exit() keeps the exitCode set there
+  process.once('disconnect', function parentGone () {
+    process.exit()
+  })
+}
+
+function finish (message, code) {
+  process.exitCode = code
+  // disconnect only once the message is out, or the parent never sees it
+  process.send(message, function sent () {
+    process.disconnect()
+  })
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * A lab server for `npm run bench -- db-export`: the app with the options
+ * given as JSON in argv[2] (the database's among them), on 127.0.0.1, a free
+ * port. server.js takes its database from the environment; the bench needs
+ * to hand each fresh server its options without one.
+ *
+ *   node bench/db-lab-server.js '{"database":{"url":null}}'
+ */
+import { createApp } from '../lib/app.js'
+import { closeParsePool } from '../lib/parse-pool.js'
+
+let options
+try {
+  options = JSON.parse(process.argv[2] ?? '{}')
+} catch (err) {
+  console.error(`db-lab-server: argv[2] must be JSON app options: ${err.message}`)
+  process.exit(2)
+}
+const app = createApp(options)
+const server = app.listen(0, '127.0.0.1', function announce (err) {
+  if (err) {
+    console.error(`db-lab-server: ${err.message}`)
+    process.exit(1)
+  }
+  console.log(`streamlab listening on http://127.0.0.1:${server.address().port}`)
+})
+
+function shutdown () {
+  server.close()
+  server.closeAllConnections()
+  Promise.allSettled([app.locals.database.close(), closeParsePool()]).finally(function exit () { process.exit(0) })
+}
+process.once('SIGTERM', shutdown)
+process.once('SIGINT', shutdown)

@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+/**
+ * npm run demo:bomb: one zip bomb, two routes, a memory budget. Starts the
+ * lab (the supervisor) with `--unsafe-bad --memory-limit 512MiB` on a free
+ * port, streams a 10 GB bomb into POST /good, then into the unguarded
+ * POST /bad, and tells what happened with the figures the lab gave: the
+ * answers, the /metrics JSON snapshot and stream, and the supervisor's output.
+ * The bomb is made as it is sent: nothing of it touches the disk.
+ */
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import zlib from 'node:zlib'
+import { formatBytes } from '../lib/units.js'
+import { createBomb } from '../generators/bombs.js'
+import { openEventStream } from './event-stream.js'
+import { startLabProcess } from './lab-process.js'
+import { uploadStreams } from './upload.js'
+
+const BUDGET = '512MiB'
+const MiB = 1024 * 1024
+const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
+
+function mib (bytes) {
+  return `${(bytes / MiB).toFixed(0)} MiB`
+}
+
+/** Decimal units, as bomb sizes are given ("10GB"). */
+function mb (bytes) {
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`
+}
+
+async function snapshot (url) {
+  const res = await fetch(`${url}/metrics?format=json`, { headers: { accept: 'application/json' } })
+  return (await res.json()).sample
+}
+
+/** How far /good let the body get, from the refusal's own figures. */
+function inflatedReached (error) {
+  if (Number.isFinite(error?.inflatedBytes)) return error.inflatedBytes
+  if (error?.type === 'inflated.too.large' && Number.isFinite(error.received)) return error.received
+  return error?.offset ?? null
+}
+
+async function waitForLine (lab, pattern, timeoutMs) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const match = pattern.exec(lab.output())
+    if (match) return match
+    if (Date.now() > deadline) return null
+    await new Promise(function pause (resolve) { setTimeout(resolve, 25) })
+  }
+}
+
+/**
+ * Run the demonstration.
+ * @param {{ write: (text: string) => void }} [out]
+ */
+export async function main (out = process.stdout) {
+  function say (line = '') { out.write(line + '\n') }
+  const lab = await startLabProcess(['--unsafe-bad', '--memory-limit', BUDGET])
+  try {
+    const bomb = createBomb({ variant: 'ratio' })
+    say(`streamlab zip-bomb demo: the lab at ${lab.url}, worker pid ${lab.pid}, memory budget ${BUDGET.replace('MiB', ' MiB')}, /bad unsafe`)
+    say(`the bomb: ${mb(bomb.inflatedBytes)} of valid JSON (spaces inside {"items":[ ]}) in ${mb(bomb.compressedBytes)} of gzip, ` +
+      `${Math.round(bomb.inflatedBytes / bomb.compressedBytes)}:1, made as it is sent`)
+    say()
+
+    // /good: counts what it inflates and refuses early
+    const idle = await snapshot(lab.url)
+    const good = await uploadStreams(`${lab.url}/good`, bomb.streams, bomb.uploadHeaders)
+    const after = await snapshot(lab.url)
+    const error = good.body?.error
+    const reached = inflatedReached(error)
+    say(`/good answered ${good.status} ${error?.type ?? ''} after ${reached === null ? '?' : mb(reached)} inflated in ${Math.round(good.ms)} ms, ` +
+      `peak +${mib(Math.max(0, after.peakRss - idle.rss))} (RSS ${mib(idle.rss)} idle, kernel peak ${mib(after.peakRss)})`)
+
+    // /bad without its guard: watch its memory climb until the supervisor kills it
+    const watcher = await openEventStream(`${lab.url}/metrics?interval=50`)
+    await watcher.waitFor(function isSample (e) { return e.event === 'sample' })
+    const worker = lab.pid
+    const second = createBomb({ variant: 'ratio' })
+    const bad = await uploadStreams(`${lab.url}/bad`, second.streams, second.uploadHeaders)
+    const samples = watcher.events.filter(function isSample (e) { return e.event === 'sample' })
+    const highest = samples.reduce(function max (top, e) { return Math.max(top, e.data.rss) }, 0)
+    const lowest = samples.reduce(function min (low, e) { return Math.min(low, e.data.rss) }, Infinity)
+    if (bad.status !== 0) {
+      say(`/bad answered ${bad.status} ${bad.body?.error?.type ?? ''} in ${Math.round(bad.ms)} ms: it was not killed (is the budget above what it holds?)`)
+      return 1
+    }
+    say(`/bad (unsafe) climbed to the budget and was killed: RSS ${mib(lowest)} -> ${mib(highest)} in its last sample, ` +
+      `then the client's connection was cut, ${(bad.ms / 1000).toFixed(1)} s after the upload began (${bad.error})`)
+    const line = await waitForLine(lab, /streamlab: (worker \d+ killed: .*?); restarted in (\d+) ms \(worker pid (\d+)\)/, 5000)
+    if (line) say(`  supervisor: ${line[1]}`)
+
+    // back: the same port, a new worker, and the crash event for dashboards that reconnect
+    await watcher.ended
+    const reconnected = await openEventStream(`${lab.url}/metrics?interval=1000`, { lastEventId: watcher.lastId() })
+    const crash = await reconnected.waitFor(function isCrash (e) { return e.event === 'crash' }, 5000).catch(function none () { return null })
+    reconnected.close()
+    const answer = await fetch(`${lab.url}/good`, { method: 'POST', headers: { 'content-type': 'application/gzip' }, body: SMALL_BODY })
+    const summary = (await answer.json()).summary
+    say(`the worker was back in ${line ? line[2] : crash?.data.restartMs} ms (pid ${worker} -> ${lab.pid}); ` +
+      `/good answered ${answer.status} to a normal body (${summary?.items} item)`)
+    if (crash) {
+      say(`  a dashboard reconnecting with Last-Event-ID ${watcher.lastId()} got event: crash ` +
+        `{ reason: ${crash.data.reason}, route: ${crash.data.route}, rss: ${formatBytes(crash.data.rss)}, restartMs: ${crash.data.restartMs} }`)
+    }
+    return 0
+  } finally {
+    await lab.stop()
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(function setExitCode (code) {
+    process.exitCode = code
+  }, function failed (err) {
+    console.error(`demo:bomb: ${err.stack ?? err.message}`)
+    process.exitCode = 1
+  })
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+/**
+ * Differential fuzzing over HTTP:
+ *
+ *   npm run fuzz -- --iterations 10000 [--seed 1] [--replay test-data/fuzz/<file>]
+ *
+ * Mutates valid gzip and JSON bodies (bit flips, truncations, insertions,
+ * splices), sends each to /bad and /good in random-sized writes, and checks:
+ * no 5xx, no dropped connection, the same accept/reject decision, and the
+ * same summary when both accept. A failing input is saved under
+ * test-data/fuzz/ for replay.
+ */
+import fs from 'node:fs'
+import http from 'node:http'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { parseArgs } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { createApp } from '../lib/app.js'
+import { createLabServer } from '../lib/http-server.js'
+import { closeParsePool } from '../lib/parse-pool.js'
+import { DEFAULTS } from '../lib/options.js'
+import { prng, randomRecords, serialise, mutate, mutateGzip } from './mutate.js'
+
+const FUZZ_DIR = path.join(DEFAULTS.dataDir, 'fuzz')
+const FORMATS = ['json', 'array', 'ndjson']
+
+/** POST `body` in writes of random sizes; resolve with status and JSON. */
+function send (port, route, body, rand) {
+  return new Promise(function exchange (resolve) {
+    const req = http.request({ host: '127.0.0.1', port, path: `/${route}`, method: 'POST', agent: false, headers: { 'content-type': 'application/gzip', 'content-length': body.length } }, function onResponse (res) {
+      const parts = []
+      res.on('data', function keep (c) { parts.push(c) })
+      res.on('end', function done () {
+        let json = null
+        try {
+          json = JSON.parse(Buffer.concat(parts))
+        } catch {
+          // judged below: a non-JSON answer is a failure
+        }
+        resolve({ status: res.statusCode, json })
+      })
+    })
+    req.on('error', function failed (err) { resolve({ status: 0, error: err.code ?? err.message }) })
+    let at = 0
+    function writeSome () {
+      if (at >= body.length) return req.end()
+      const size = 1 + Math.floor(rand() * (rand() < 0.5 ? 16 : 4096))
+      req.write(body.subarray(at, at + size))
+      at += size
+      setImmediate(writeSome)
+    }
+    writeSome()
+  })
+}
+
+/** @returns {string|null} why the two answers disagree, or null */
+export function judge (bad, good) {
+  for (const [route, res] of [['bad', bad], ['good', good]]) {
+    if (res.status === 0) return `/${route} dropped the connection (${res.error})`
+    if (res.status >= 500) return `/${route} answered ${res.status}`
+    if (res.json === null) return `/${route} answered no JSON`
+  }
+  const badOk = bad.status === 200
+  const goodOk = good.status === 200
+  if (badOk !== goodOk) return `accept/reject differ: /bad ${bad.status} ${bad.json.error?.type ?? ''}, /good ${good.status} ${good.json.error?.type ?? ''}`
+  if (badOk && JSON.stringify(bad.json.summary) !== JSON.stringify(good.json.summary)) return 'summaries differ'
+  return null
+}
+
+/** One input for iteration k: a mutated JSON text or mutated gzip bytes. */
+export function makeInput (rand) {
+  const format = FORMATS[Math.floor(rand() * FORMATS.length)]
+  const text = serialise(rand, randomRecords(rand), format)
+  const r = rand()
+  if (r < 0.2) return zlib.gzipSync(text)
+  if (r < 0.6) return zlib.gzipSync(mutate(rand, text))
+  const other = zlib.gzipSync(serialise(rand, randomRecords(rand), format))
+  return mutateGzip(rand, zlib.gzipSync(text), other)
+}
+
+/**
+ * Run `iterations` inputs against a lab started in this process.
+ * @returns {Promise<{ iterations: number, accepted: number, rejected: number, failures: Array<{ k: number, why: string, file: string }> }>}
+ */
+export async function fuzz ({ iterations, seed, save = true, log = function quiet () {} }) {
+  const app = createApp()
+  const server = createLabServer(app)
+  await new Promise(function listening (resolve) { server.listen(0, '127.0.0.1', resolve) })
+  const { port } = server.address()
+  const rand = prng(seed)
+  const result = { iterations, accepted: 0, rejected: 0, failures: [] }
+  try {
+    for (let k = 0; k < iterations; k++) {
+      const body = makeInput(rand)
+      const bad = await send(port, 'bad', body, rand)
+      const good = await send(port, 'good', body, rand)
+      const why = judge(bad, good)
+      if (bad.status === 200) result.accepted++
+      else result.rejected++
+      if (why) {
+        let file = null
+        if (save) {
+          await fs.promises.mkdir(FUZZ_DIR, { recursive: true })
+          file = path.join(FUZZ_DIR, `seed${seed}-k${k}.gz`)
+          await fs.promises.writeFile(file, body)
+        }
+        result.failures.push({ k, why, file })
+        log(`FAIL ${k}: ${why}${file ? ` (saved ${path.relative(process.cwd(), file)})` : ''}`)
+      }
+      if ((k + 1) % Math.max(1, Math.floor(iterations / 10)) === 0) log(`${k + 1}/${iterations}: ${result.accepted} accepted, ${result.rejected} rejected, ${result.failures.length} failures`)
+    }
+  } finally {
+    server.closeAllConnections()
+    await new Promise(function closed (resolve) { server.close(resolve) })
+  }
+  return result
+}
+
+async function replay (file) {
+  const app = createApp()
+  const server = createLabServer(app)
+  await new Promise(function listening (resolve) { server.listen(0, '127.0.0.1', resolve) })
+  const body = await fs.promises.readFile(file)
+  const rand = prng(1)
+  const bad = await send(server.address().port, 'bad', body, rand)
+  const good = await send(server.address().port, 'good', body, rand)
+  console.log(JSON.stringify({ bad, good, verdict: judge(bad, good) ?? 'agree' }, null, 2))
+  server.closeAllConnections()
+  server.close()
+}
+
+async function main () {
+  const { values } = parseArgs({
+    options: {
+      iterations: { type: 'string', default: '1000' },
+      seed: { type: 'string', default: '1' },
+      replay: { type: 'string' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help) {
+    console.log('Usage: npm run fuzz -- [--iterations N] [--seed S] [--replay FILE]')
+    return 0
+  }
+  if (values.replay) {
+    await replay(values.replay)
+    return 0
+  }
+  const iterations = Number(values.iterations)
+  const seed = Number(values.seed)
+  if (!Number.isInteger(iterations) || iterations < 1 || !Number.isInteger(seed)) {
+    console.error('fuzz: --iterations takes a positive integer and --seed an integer')
+    return 2
+  }
+  const started = Date.now()
+  const result = await fuzz({ iterations, seed, log: function print (line) { process.stderr.write(line + '\n') } })
+  console.log(`${result.iterations} inputs in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+    `${result.accepted} accepted by both, ${result.rejected} rejected by /bad, ${result.failures.length} failures`)
+  return result.failures.length === 0 ? 0 : 1
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().then(async function exit (code) {
+    await closeParsePool()
+    process.exitCode = code
+  }, function crash (err) {
+    console.error(err)
+    process.exitCode = 1
+  })
+}

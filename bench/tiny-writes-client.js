@@ -1,0 +1,121 @@
+/**
+ * The tiny-writes client in a process of its own: connects to the sink,
+ * sends N bytes one of three ways (lib/tiny-writes.js `sendBytes`), ends
+ * the connection and waits for the sink's count. Started with
+ * `runChildJob`; speaks the protocol of `bench/child-job.js`:
+ *
+ *   in:  { port, bytes, mode, batch, noDelay }
+ *   out: { type: 'result', mode, batch, bytes, ms, sendMs, writeCalls, syscalls, cpuUserMs,
+ *          cpuSystemMs, received, inOrder, sinkReads }
+ *
+ * `syscalls` counts this process's write system calls (write, writev) from
+ * /proc/self/io `syscw`: nothing else writes while it sends. Null where
+ * there is no /proc.
+ */
+import fs from 'node:fs'
+import net from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { TINY_MODES, sendBytes } from '../lib/tiny-writes.js'
+import { serveChildJob } from './child-job.js'
+
+serveChildJob('bench/tiny-writes-client.js', async function runJob (job) {
+  checkJob(job)
+  const socket = await connect(job.port, job.noDelay)
+  try {
+    const reply = readReply(socket)
+    // a failure while sending rejects it early; it is awaited below, after sendBytes has failed too
+    reply.catch(function handledBelow () {})
+    const io = writeSyscalls()
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    const { writeCalls } = await sendBytes(socket, job)
+    const sendMs = performance.now() - started
+    socket.end()
+    // the sink answers once it has read everything: this is the time to deliver N bytes
+    const tally = await reply
+    const ms = performance.now() - started
+    const used = process.cpuUsage(cpu)
+    const after = writeSyscalls()
+    return {
+      mode: job.mode,
+      batch: job.mode === 'per-byte' ? 1 : job.batch,
+      bytes: job.bytes,
+      ms,
+      sendMs,
+      writeCalls,
+      syscalls: io === null || after === null ? null : after - io,
+      cpuUserMs: used.user / 1000,
+      cpuSystemMs: used.system / 1000,
+      received: tally.bytes,
+      inOrder: tally.inOrder,
+      sinkReads: tally.reads
+    }
+  } finally {
+    socket.destroy()
+  }
+})
+
+function checkJob (job) {
+  if (job === null || typeof job !== 'object') throw new TypeError('job must be an object')
+  if (!Number.isSafeInteger(job.port) || job.port < 1 || job.port > 65535) throw new TypeError(`job.port must be a port, got ${job.port}`)
+  if (!Number.isSafeInteger(job.bytes) || job.bytes < 1) throw new TypeError(`job.bytes must be a positive integer, got ${job.bytes}`)
+  if (!TINY_MODES.includes(job.mode)) throw new TypeError(`job.mode must be one of ${TINY_MODES.join(', ')}, got ${job.mode}`)
+  if (!Number.isSafeInteger(job.batch) || job.batch < 1) throw new TypeError(`job.batch must be a positive integer, got ${job.batch}`)
+}
+
+function connect (port, noDelay) {
+  return new Promise(function connecting (resolve, reject) {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    function onConnect () {
+      socket.removeListener('error', onError)
+      // Node leaves Nagle's algorithm on for net sockets unless told: say which, every time
+      socket.setNoDelay(Boolean(noDelay))
+      resolve(socket)
+    }
+    function onError (err) {
+      socket.removeListener('connect', onConnect)
+      reject(err)
+    }
+    socket.once('connect', onConnect)
+    socket.once('error', onError)
+  })
+}
+
+/** The sink's one JSON line, once the connection closes. */
+function readReply (socket) {
+  return new Promise(function waitForReply (resolve, reject) {
+    let text = ''
+    socket.setEncoding('utf8')
+    function onData (chunk) { text += chunk }
+    function onEnd () {
+      cleanup()
+      try {
+        resolve(JSON.parse(text))
+      } catch {
+        reject(new Error(`the sink answered ${JSON.stringify(text.slice(0, 200))}`))
+      }
+    }
+    function onError (err) {
+      cleanup()
+      reject(err)
+    }
+    function cleanup () {
+      socket.removeListener('data', onData)
+      socket.removeListener('end', onEnd)
+      socket.removeListener('error', onError)
+    }
+    socket.on('data', onData)
+    socket.on('end', onEnd)
+    socket.on('error', onError)
+  })
+}
+
+/** Write system calls this process has made so far, or null without /proc. */
+function writeSyscalls () {
+  try {
+    const match = /^syscw:\s+(\d+)$/m.exec(fs.readFileSync('/proc/self/io', 'latin1'))
+    return match ? Number(match[1]) : null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * The two Chart.js charts: memory in MiB (with the kernel's peak RSS as its
+ * own line) and event-loop delay. Both draw ingest requests as spans
+ * coloured by route, with a small plugin, so a rise lines up with the
+ * request that caused it.
+ *
+ * Kept light on purpose: no animation, `parsing: false`, min-max
+ * decimation (it keeps the spikes a memory lesson is about), and
+ * `update('none')` called by the page's throttled redraw, never per sample.
+ * Each redraw hands Chart.js a copy of the store's arrays: given the arrays
+ * themselves, Chart.js would hook their push and splice and do work for
+ * every sample (0.3 ms each, measured), and a paused chart would not stay
+ * still under the mouse.
+ */
+import { formatClock } from './format.js'
+
+const { Chart } = globalThis
+
+/** Okabe-Ito: distinguishable with the common forms of colour blindness, and on a washed-out projector. */
+export const OKABE_ITO = Object.freeze({
+  black: '#000000',
+  orange: '#E69F00',
+  skyBlue: '#56B4E9',
+  green: '#009E73',
+  yellow: '#F0E442',
+  blue: '#0072B2',
+  vermillion: '#D55E00',
+  purple: '#CC79A7'
+})
+
+/** Memory lines; a dash pattern as well as a colour tells the pairs apart. */
+export const MEMORY_SERIES = Object.freeze([
+  { key: 'rss', label: 'RSS', color: OKABE_ITO.blue, width: 3 },
+  { key: 'heapTotal', label: 'Heap total', color: OKABE_ITO.skyBlue, width: 2, dash: [8, 4] },
+  { key: 'heapUsed', label: 'Heap used', color: OKABE_ITO.skyBlue, width: 2 },
+  { key: 'external', label: 'External', color: OKABE_ITO.purple, width: 2, dash: [8, 4] },
+  { key: 'arrayBuffers', label: 'Array buffers', color: OKABE_ITO.orange, width: 2 },
+  { key: 'peakRss', label: 'Peak RSS (kernel)', color: OKABE_ITO.black, width: 2, dash: [2, 3] }
+])
+
+/** Event-loop delay lines (ms beyond the probe's tick). */
+export const LOOP_SERIES = Object.freeze([
+  { key: 'loopP99', label: 'Loop delay p99', color: OKABE_ITO.blue, width: 2 },
+  { key: 'loopMax', label: 'Loop delay max', color: OKABE_ITO.purple, width: 2, dash: [8, 4] }
+])
+
+/** Span colours per route: vermillion for the buffering ones, green for the streaming ones. */
+export const ROUTE_COLORS = Object.freeze({
+  bad: OKABE_ITO.vermillion,
+  good: OKABE_ITO.green,
+  buffer: OKABE_ITO.vermillion,
+  stream: OKABE_ITO.green
+})
+
+const SPAN_ALPHA = 0.16
+const SPAN_MIN_PX = 3
+const BAR_PX = 6
+
+/**
+ * Draws the mark log behind the lines: a translucent span per request, a
+ * solid bar along the top, a label where there is room; dashed grey lines
+ * for peak resets and thick vermillion ones for crashes. It counts what it
+ * drew, for the page's debug object.
+ */
+const markPlugin = {
+  id: 'streamlabMarks',
+  beforeDatasetsDraw (chart, args, options) {
+    const marks = options.marks
+    if (!marks) return
+    const { ctx, chartArea: area } = chart
+    const x = chart.scales.x
+    const now = x.max
+    ctx.save()
+    ctx.beginPath()
+    ctx.rect(area.left, area.top, area.width, area.height)
+    ctx.clip()
+    let drawn = 0
+    const lastLabel = new Map()
+    ctx.font = `600 ${Math.round(Chart.defaults.font.size * 0.85)}px ${Chart.defaults.font.family}`
+    ctx.textBaseline = 'top'
+    for (const mark of marks.requests) {
+      const end = mark.end ?? now
+      if (end < x.min || mark.start > x.max) continue
+      const x0 = x.getPixelForValue(mark.start)
+      const width = Math.max(SPAN_MIN_PX, x.getPixelForValue(end) - x0)
+      const color = Object.hasOwn(ROUTE_COLORS, mark.route) ? ROUTE_COLORS[mark.route] : OKABE_ITO.black
+      ctx.globalAlpha = SPAN_ALPHA
+      ctx.fillStyle = color
+      ctx.fillRect(x0, area.top, width, area.height)
+      ctx.globalAlpha = 1
+      ctx.fillRect(x0, area.top, width, BAR_PX)
+      drawn++
+      if (options.labels && x0 - (lastLabel.get(mark.route) ?? -Infinity) > 60) {
+        const failed = mark.status !== null && mark.status !== 200
+        const text = `/${mark.route}${failed ? ` ${mark.status ?? ''} ✕` : ''}`
+        ctx.fillStyle = color
+        // streaming routes' labels on a second line, so a /good right after a /bad stays readable
+        const line = color === OKABE_ITO.green ? 1 : 0
+        ctx.fillText(text, x0 + 3, area.top + BAR_PX + 3 + line * (Chart.defaults.font.size + 2))
+        lastLabel.set(mark.route, x0)
+      }
+    }
+    drawVerticals(ctx, area, x, marks.peakResets, '#666666', 1.5, [4, 4])
+    drawVerticals(ctx, area, x, marks.crashes.map(function crashTime (c) { return c.time }), OKABE_ITO.vermillion, 4, [])
+    ctx.restore()
+    chart.$streamlabMarks = drawn
+  }
+}
+
+function drawVerticals (ctx, area, x, times, color, width, dash) {
+  ctx.strokeStyle = color
+  ctx.lineWidth = width
+  ctx.setLineDash(dash)
+  for (const time of times) {
+    if (time < x.min || time > x.max) continue
+    const px = x.getPixelForValue(time)
+    ctx.beginPath()
+    ctx.moveTo(px, area.top)
+    ctx.lineTo(px, area.bottom)
+    ctx.stroke()
+  }
+  ctx.setLineDash([])
+}
+
+/** Paint the canvas white first, so an exported PNG is not transparent. */
+const backgroundPlugin = {
+  id: 'streamlabBackground',
+  beforeDraw (chart) {
+    const { ctx, width, height } = chart
+    ctx.save()
+    ctx.globalCompositeOperation = 'destination-over'
+    ctx.fillStyle = '#ffffff'
+    ctx.fillRect(0, 0, width, height)
+    ctx.restore()
+  }
+}
+
+function datasetFor (series) {
+  return {
+    label: series.label,
+    data: [],
+    borderColor: series.color,
+    backgroundColor: series.color,
+    borderWidth: series.width,
+    borderDash: series.dash ?? [],
+    pointRadius: 0,
+    pointHoverRadius: 4,
+    tension: 0,
+    fill: false,
+    spanGaps: true
+  }
+}
+
+function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
+  return {
+    animation: false,
+    parsing: false,
+    normalized: true,
+    responsive: true,
+    maintainAspectRatio: false,
+    interaction: { mode: 'nearest', axis: 'x', intersect: false },
+    scales: {
+      x: {
+        type: 'linear',
+        ticks: {
+          maxRotation: 0,
+          autoSkipPadding: 24,
+          callback: function clockTick (value) { return formatClock(value) }
+        },
+        grid: { color: '#e4e4e4' }
+      },
+      y: {
+        beginAtZero: true,
+        title: { display: true, text: yTitle },
+        grid: { color: '#e4e4e4' }
+      }
+    },
+    plugins: {
+      legend: { display: legend, position: 'top', align: 'start', labels: { boxWidth: 28, boxHeight: 3 } },
+      decimation: { enabled: true, algorithm: 'min-max' },
+      tooltip: {
+        callbacks: {
+          title: function tooltipTitle (items) { return items.length ? formatClock(items[0].parsed.x) : '' },
+          label: function tooltipLabel (item) { return `${item.dataset.label}: ${yFormat(item.parsed.y)}` }
+        }
+      },
+      streamlabMarks: { marks, labels }
+    }
+  }
+}
+
+/**
+ * Build both charts; `update()` draws what the stores hold now.
+ * @param {{ memoryCanvas: HTMLCanvasElement, loopCanvas: HTMLCanvasElement,
+ *   store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts
+ * @returns {{ memory: object, loop: object, setRange: (min: number, max: number) => void,
+ *   update: () => void, markersDrawn: () => number, setFontSize: (px: number) => void }}
+ */
+export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
+  Chart.defaults.font.family = 'system-ui, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
+  Chart.defaults.color = '#1a1a1a'
+  const memory = new Chart(memoryCanvas, {
+    type: 'line',
+    data: { datasets: MEMORY_SERIES.map(datasetFor) },
+    options: baseOptions({ yTitle: 'MiB', yFormat: formatMiBValue, marks, labels: true, legend: true }),
+    plugins: [markPlugin, backgroundPlugin]
+  })
+  const loop = new Chart(loopCanvas, {
+    type: 'line',
+    data: { datasets: LOOP_SERIES.map(datasetFor) },
+    options: baseOptions({ yTitle: 'ms', yFormat: formatMsValue, marks, labels: false, legend: true }),
+    plugins: [markPlugin, backgroundPlugin]
+  })
+
+  return {
+    memory,
+    loop,
+    setRange: function setRange (min, max) {
+      for (const chart of [memory, loop]) {
+        chart.options.scales.x.min = min
+        chart.options.scales.x.max = max
+      }
+    },
+    update: function updateCharts () {
+      copyData(memory, MEMORY_SERIES, store)
+      copyData(loop, LOOP_SERIES, store)
+      memory.update('none')
+      loop.update('none')
+    },
+    markersDrawn: function markersDrawn () {
+      return memory.$streamlabMarks ?? 0
+    },
+    setFontSize: function setFontSize (px) {
+      Chart.defaults.font.size = px
+      memory.update('none')
+      loop.update('none')
+    }
+  }
+}
+
+function copyData (chart, series, store) {
+  for (const [i, s] of series.entries()) chart.data.datasets[i].data = store.series(s.key)
+}
+
+function formatMiBValue (y) {
+  return Number.isFinite(y) ? `${y.toFixed(1)} MiB` : '–'
+}
+
+function formatMsValue (y) {
+  return Number.isFinite(y) ? `${y.toFixed(1)} ms` : '–'
+}

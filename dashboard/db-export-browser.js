@@ -1,0 +1,128 @@
+/**
+ * Time the database export as a page sees it: fetch, parse every row, check
+ * the order. The article this reproduces timed it in the browser, parse
+ * included; this module runs the same code in the dashboard and in the
+ * bench's client process (Node's fetch is the browser's), so the two agree.
+ *
+ * Batch: `ceil(rows / batch)` GET /db/batch requests one after another, each
+ * answer parsed whole. Stream: one GET /db/stream, its JSON array parsed a
+ * line at a time as it arrives (the server writes one row per line).
+ * Rows are counted and checked, not kept: the client's memory is not the subject.
+ */
+
+/**
+ * @param {{ mode: 'batch'|'stream', rows: number, batch?: number, highWaterMark?: number,
+ *   sleep?: number, baseUrl?: string, signal?: AbortSignal }} settings
+ *   rows: how many to export; batch: rows per batch request; highWaterMark: rows per cursor read;
+ *   sleep: seconds of pg_sleep per request; baseUrl: '' in the page (same origin)
+ * @returns {Promise<{ mode: string, rows: number, batch: number|null, highWaterMark: number|null, requests: number,
+ *   received: number, inOrder: boolean, bytes: number, firstByteMs: number, firstRowMs: number|null, totalMs: number }>}
+ * @throws {TypeError} for bad settings; {Error} with the server's message for an error answer
+ */
+export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep = 0, baseUrl = '', signal } = {}) {
+  if (mode !== 'batch' && mode !== 'stream') throw new TypeError(`mode must be batch or stream, got ${mode}`)
+  checkCount('rows', rows, 0)
+  if (mode === 'batch') checkCount('batch', batch, 1)
+  if (mode === 'stream' && highWaterMark !== undefined) checkCount('highWaterMark', highWaterMark, 1)
+  if (typeof sleep !== 'number' || !(sleep >= 0)) throw new TypeError(`sleep must be seconds >= 0, got ${sleep}`)
+  const timing = {
+    mode,
+    rows,
+    batch: mode === 'batch' ? batch : null,
+    highWaterMark: mode === 'stream' ? highWaterMark ?? null : null,
+    requests: 0,
+    received: 0,
+    inOrder: true,
+    bytes: 0,
+    firstByteMs: null,
+    firstRowMs: null,
+    totalMs: null
+  }
+  const started = performance.now()
+  function noteRow (row) {
+    // ids start at 1 and follow each other: any gap, repeat or reordering shows here
+    if (row === null || typeof row !== 'object' || row.id !== timing.received + 1) timing.inOrder = false
+    timing.received++
+    if (timing.firstRowMs === null) timing.firstRowMs = performance.now() - started
+  }
+  if (mode === 'batch') {
+    // one at a time, as a page that pages through a table does
+    for (let offset = 0; offset < rows || (rows === 0 && timing.requests === 0); offset += batch) {
+      const limit = Math.min(batch, rows - offset)
+      const res = await get(`${baseUrl}/db/batch?offset=${offset}&limit=${limit}${sleepParam(sleep)}`, signal)
+      timing.requests++
+      timing.firstByteMs ??= performance.now() - started
+      const text = await res.text()
+      timing.bytes += byteLength(text)
+      const page = JSON.parse(text)
+      if (!Array.isArray(page)) throw new Error('GET /db/batch did not answer a JSON array')
+      for (const row of page) noteRow(row)
+      if (page.length < limit) break
+    }
+  } else {
+    const hwm = highWaterMark === undefined ? '' : `&highWaterMark=${highWaterMark}`
+    const res = await get(`${baseUrl}/db/stream?limit=${rows}${hwm}${sleepParam(sleep)}`, signal)
+    timing.requests = 1
+    await readLines(res, function onLine (line) {
+      const text = line.endsWith(',') ? line.slice(0, -1) : line
+      if (text === '[' || text === ']' || text === '[]' || text === '') return
+      noteRow(JSON.parse(text))
+    }, function onBytes (length) {
+      timing.firstByteMs ??= performance.now() - started
+      timing.bytes += length
+    })
+  }
+  timing.totalMs = performance.now() - started
+  return timing
+}
+
+function checkCount (name, value, min) {
+  if (!Number.isSafeInteger(value) || value < min) throw new TypeError(`${name} must be an integer >= ${min}, got ${value}`)
+}
+
+function sleepParam (sleep) {
+  return sleep > 0 ? `&sleep=${sleep}` : ''
+}
+
+function byteLength (text) {
+  // exact for the ASCII rows the lab sends; close enough for anything else
+  return text.length
+}
+
+async function get (url, signal) {
+  const res = await fetch(url, { signal, cache: 'no-store' })
+  if (res.status !== 200) {
+    let message = `${res.status} ${res.statusText}`
+    try {
+      const body = await res.json()
+      if (body?.error) message = `${res.status} ${body.error.type}: ${body.error.message}`
+    } catch {
+      // not JSON: the status says enough
+    }
+    throw new Error(`GET ${url.replace(/^https?:\/\/[^/]+/, '')}: ${message}`)
+  }
+  return res
+}
+
+/** Feed a response body to `onLine` a line at a time, as its bytes arrive. */
+async function readLines (res, onLine, onBytes) {
+  const reader = res.body.getReader()
+  const decoder = new TextDecoder()
+  let rest = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) break
+    onBytes(value.byteLength)
+    rest += decoder.decode(value, { stream: true })
+    let end = rest.indexOf('\n')
+    let from = 0
+    while (end !== -1) {
+      onLine(rest.slice(from, end))
+      from = end + 1
+      end = rest.indexOf('\n', from)
+    }
+    rest = rest.slice(from)
+  }
+  rest += decoder.decode()
+  if (rest !== '') onLine(rest)
+}

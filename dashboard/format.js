@@ -1,0 +1,41 @@
+/**
+ * How figures read on the page: memory in MiB (what `top` and the lab's
+ * docs use), times as the server's wall clock.
+ */
+
+export const MiB = 1024 * 1024
+
+/** Bytes as MiB with one decimal, e.g. "123.4 MiB"; a dash for no value. */
+export function formatMiB (bytes, unit = true) {
+  if (!Number.isFinite(bytes)) return '–'
+  const text = (bytes / MiB).toFixed(1)
+  return unit ? `${text} MiB` : text
+}
+
+/** ms since the epoch as HH:MM:SS, local time. */
+export function formatClock (time) {
+  if (!Number.isFinite(time)) return ''
+  const d = new Date(time)
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map(function twoDigits (n) {
+    return String(n).padStart(2, '0')
+  }).join(':')
+}
+
+/** Milliseconds with at most one decimal. */
+export function formatMs (ms) {
+  if (!Number.isFinite(ms)) return '–'
+  return `${ms >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10} ms`
+}
+
+/** A number with thousands separators. */
+export function formatCount (n) {
+  if (n === null || n === undefined || n === '') return '–'
+  const value = typeof n === 'number' ? n : Number(n)
+  if (!Number.isFinite(value)) return String(n)
+  return value.toLocaleString('en-US')
+}
+
+/** A time stamp usable in a file name: 2026-11-22T10-15-00. */
+export function fileStamp (time = Date.now()) {
+  return new Date(time).toISOString().slice(0, 19).replaceAll(':', '-')
+}

@@ -1,0 +1,320 @@
+/**
+ * The dashboard page: samples and events from GET /metrics go into bounded
+ * stores; a timer redraws the charts and the big numbers at most four times
+ * a second, however fast samples come (`?interval=10` is 100 a second).
+ *
+ * Query parameters: `interval` (ms between samples, 10 to 5000, default
+ * 100), `window` (minutes shown, 1 to 10, default 2), `test=1` (adds
+ * `streamlab.inject`, which the browser test uses to simulate a long session).
+ *
+ * `window.streamlab` is a read-only view of what the page holds, for the
+ * browser test and for a curious student with the devtools open.
+ */
+import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
+import { createControlPanel } from './control-panel.js'
+import { downloadChartPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
+import { formatClock, formatMiB, formatMs, MiB } from './format.js'
+import { MarkLog } from './mark-log.js'
+import { connectMetrics } from './metrics-connection.js'
+import { SeriesStore } from './series-store.js'
+
+const REDRAW_MS = 250
+const FONT_PX = 14
+const LARGE_FONT_PX = 20
+const LARGE_TYPE_KEY = 'streamlab.largeType'
+
+const query = new URLSearchParams(location.search)
+const interval = readInteger(query.get('interval'), 10, 5000, 100)
+const windowMinutes = readInteger(query.get('window'), 1, 10, 2)
+const testHooks = query.get('test') === '1'
+
+const store = new SeriesStore([...MEMORY_SERIES, ...LOOP_SERIES].map(function seriesKey (s) { return s.key }), {
+  windowMs: windowMinutes * 60_000,
+  intervalMs: interval
+})
+const marks = new MarkLog()
+const charts = createCharts({
+  memoryCanvas: byId('memory-chart'),
+  loopCanvas: byId('loop-chart'),
+  store,
+  marks
+})
+
+let received = 0
+let lastSample = null
+let lastSeq = null
+let dirty = true
+let paused = false
+let redraws = 0
+let lastRedrawMs = null
+let dropped = 0
+let gaps = 0
+let restarts = 0
+
+function onSample (sample) {
+  if (sample === null || typeof sample !== 'object' || !Number.isFinite(sample.time)) return
+  // seq counts every sample the process takes: going back means a new server process
+  if (Number.isFinite(sample.seq)) {
+    if (lastSeq !== null && sample.seq < lastSeq) {
+      restarts++
+      marks.serverRestarted()
+      showStreamNote()
+    }
+    lastSeq = sample.seq
+  }
+  received++
+  lastSample = sample
+  store.push(sample.time, {
+    rss: sample.rss / MiB,
+    heapTotal: sample.heapTotal / MiB,
+    heapUsed: sample.heapUsed / MiB,
+    external: sample.external / MiB,
+    arrayBuffers: sample.arrayBuffers / MiB,
+    peakRss: sample.peakRss / MiB,
+    loopP99: sample.eventLoop?.p99,
+    loopMax: sample.eventLoop?.max
+  })
+  dirty = true
+}
+
+const panel = createControlPanel({
+  form: byId('experiment-form'),
+  chooser: byId('experiment-chooser'),
+  fields: byId('experiment-fields'),
+  help: byId('field-help'),
+  run: byId('run'),
+  cancel: byId('cancel'),
+  message: byId('run-message'),
+  progress: byId('run-progress'),
+  progressText: byId('run-progress-text'),
+  results: byId('results')
+})
+
+function onEvent (type, data) {
+  if (type === 'sample') onSample(data)
+  else if (type === 'request') marks.onRequest(data)
+  else if (type === 'peak') marks.onPeak(data)
+  else if (type === 'experiment') panel.onExperimentEvent(data)
+  else if (type === 'crash') showCrash(data)
+  else if (type === 'dropped') {
+    dropped += Number.isFinite(data?.count) ? data.count : 0
+    showStreamNote()
+  } else if (type === 'gap') {
+    gaps++
+    showStreamNote()
+  }
+  dirty = true
+}
+
+const connectionBox = byId('connection')
+
+function onState (state, { since, reconnects }) {
+  connectionBox.dataset.state = state
+  document.body.dataset.connection = state
+  if (state === 'live') {
+    connectionBox.textContent = reconnects > 0
+      ? `Live · reconnected at ${formatClock(since)}`
+      : `Live · a sample every ${interval} ms`
+  } else if (state === 'reconnecting') {
+    connectionBox.textContent = `Reconnecting… (lost the server at ${formatClock(since)})`
+  } else {
+    connectionBox.textContent = 'Connecting…'
+  }
+}
+
+const connection = connectMetrics({ url: `/metrics?interval=${interval}`, onState, onEvent })
+
+function showStreamNote () {
+  const parts = []
+  if (restarts > 0) parts.push(`The server restarted ${restarts === 1 ? 'once' : `${restarts} times`} while this page was open; its peak and its request ids started again.`)
+  if (dropped > 0) parts.push(`${dropped} samples were dropped because this page read too slowly.`)
+  if (gaps > 0) parts.push(`${gaps} gap${gaps === 1 ? '' : 's'} in the event history: some requests may be missing from the chart.`)
+  byId('stream-note').textContent = parts.join(' ')
+}
+
+function showCrash (data) {
+  marks.onCrash(data)
+  const route = data?.route ? ` during POST /${data.route}` : ''
+  const budget = Number.isFinite(data?.budget) ? ` over its budget of ${formatMiB(data.budget)}` : ''
+  const rss = Number.isFinite(data?.rss) ? ` at ${formatMiB(data.rss)} RSS` : ''
+  const when = Number.isFinite(data?.time) ? ` (${formatClock(data.time)})` : ''
+  byId('crash-text').textContent = `The server crashed${route}${rss}${budget}${when}: ${data?.reason ?? 'no reason given'}.`
+  byId('crash-banner').hidden = false
+}
+
+byId('crash-dismiss').addEventListener('click', function dismissCrash () {
+  byId('crash-banner').hidden = true
+})
+
+function setFigure (key, main, sub) {
+  byId(`figure-${key}`).textContent = main
+  byId(`figure-${key}-sub`).textContent = sub
+}
+
+function renderFigures () {
+  const s = lastSample
+  if (s === null) return
+  setFigure('rss', formatMiB(s.rss), `max in window ${formatMiB(windowMax('rss'))}`)
+  setFigure('peakRss', formatMiB(s.peakRss), s.peakSource === 'VmHWM' ? 'since the last reset' : `${s.peakSource}: never resets`)
+  setFigure('heapUsed', formatMiB(s.heapUsed), `of ${formatMiB(s.heapTotal)} heap`)
+  setFigure('arrayBuffers', formatMiB(s.arrayBuffers), `external ${formatMiB(s.external)}`)
+  setFigure('loop', formatMs(s.eventLoop?.p99), `max ${formatMs(s.eventLoop?.max)} · in window ${formatMs(store.maxOf('loopMax'))}`)
+  const seen = Object.entries(marks.seen).map(function routeCount ([route, n]) { return `/${route} ${n}` })
+  setFigure('requests', String(marks.open.size), `seen: ${seen.join(' · ')}`)
+}
+
+/** The throttled redraw: everything visible changes here, never per sample. */
+function redraw (force = false) {
+  if (!dirty && !force) return
+  if (document.hidden && !force) return
+  dirty = false
+  renderFigures()
+  if (paused && !force) return
+  const latest = store.latest ?? Date.now()
+  const from = latest - store.windowMs
+  marks.trim(from)
+  const started = performance.now()
+  // until the window is full the chart spans what there is, rather than a mostly empty axis
+  charts.setRange(Math.max(from, store.oldest ?? from), latest)
+  charts.update()
+  lastRedrawMs = performance.now() - started
+  redraws++
+  document.body.dataset.samples = String(received)
+  document.body.dataset.points = String(store.length)
+  document.body.dataset.markers = String(charts.markersDrawn())
+}
+
+setInterval(redraw, REDRAW_MS)
+document.addEventListener('visibilitychange', function redrawWhenShown () {
+  if (!document.hidden) redraw(true)
+})
+
+// the view controls
+
+const windowSelect = byId('window-minutes')
+for (let minutes = 1; minutes <= 10; minutes++) {
+  const option = document.createElement('option')
+  option.value = String(minutes)
+  option.textContent = `${minutes} min`
+  option.selected = minutes === windowMinutes
+  windowSelect.append(option)
+}
+windowSelect.addEventListener('change', function changeWindow () {
+  store.setWindow(Number(windowSelect.value) * 60_000)
+  redraw(true)
+})
+
+const pauseButton = byId('pause')
+pauseButton.addEventListener('click', function togglePause () {
+  paused = !paused
+  pauseButton.setAttribute('aria-pressed', String(paused))
+  pauseButton.textContent = paused ? 'Resume' : 'Pause'
+  byId('paused-note').hidden = !paused
+  if (!paused) redraw(true)
+})
+
+const largeTypeButton = byId('large-type')
+function setLargeType (on) {
+  document.documentElement.classList.toggle('large-type', on)
+  largeTypeButton.setAttribute('aria-pressed', String(on))
+  charts.setFontSize(on ? LARGE_FONT_PX : FONT_PX)
+  try {
+    localStorage.setItem(LARGE_TYPE_KEY, on ? '1' : '0')
+  } catch {
+    // storage may be off (private mode): the toggle still works for this visit
+  }
+}
+largeTypeButton.addEventListener('click', function toggleLargeType () {
+  setLargeType(largeTypeButton.getAttribute('aria-pressed') !== 'true')
+})
+setLargeType(readLargeType())
+
+// exports and tools
+
+byId('export-csv').addEventListener('click', function exportCsv () {
+  downloadText(exportName('samples', 'csv'), 'text/csv', samplesToCsv(store))
+})
+byId('export-json').addEventListener('click', function exportJson () {
+  downloadText(exportName('samples', 'json'), 'application/json', samplesToJson(store, marks, { interval, windowMs: store.windowMs }))
+})
+byId('export-png').addEventListener('click', function exportPng () {
+  downloadChartPng(charts.memory, exportName('chart', 'png'))
+})
+
+byId('reset-peak').addEventListener('click', async function resetPeak () {
+  const message = byId('reset-message')
+  try {
+    const res = await fetch('/metrics/peak/reset', { method: 'POST', headers: { accept: 'application/json' } })
+    const body = await res.json()
+    if (!res.ok) throw new Error(body?.error ? `${res.status} ${body.error.type}: ${body.error.message}` : `${res.status}`)
+    message.dataset.kind = 'info'
+    message.textContent = body.reset
+      ? `Kernel peak reset to ${formatMiB(body.peakRss)} at ${formatClock(Date.now())}.`
+      : `This platform cannot reset the peak (${body.source} never resets).`
+  } catch (err) {
+    message.dataset.kind = 'error'
+    message.textContent = `Could not reset the peak: ${err.message}`
+  }
+})
+
+panel.load()
+
+// the read-only debug view (and, with ?test=1, the test's way in)
+
+const debug = {
+  get state () { return connection.state },
+  get interval () { return interval },
+  get samples () { return received },
+  get points () { return store.length },
+  get maxPoints () { return store.maxPoints },
+  get hardCap () { return store.hardCap },
+  get windowMs () { return store.windowMs },
+  get oldest () { return store.oldest },
+  get latest () { return store.latest },
+  get outOfOrder () { return store.outOfOrder },
+  get markers () { return charts.markersDrawn() },
+  get marks () { return marks.counts() },
+  get requestsSeen () { return { ...marks.seen } },
+  get redraws () { return redraws },
+  get lastRedrawMs () { return lastRedrawMs },
+  get paused () { return paused },
+  get dropped () { return dropped },
+  get lastSample () { return lastSample === null ? null : structuredClone(lastSample) },
+  get experiment () { return panel.current }
+}
+if (testHooks) {
+  /**
+   * Feed samples through the same path as the stream's (a long session in
+   * a moment); `replace` forgets the kept points first.
+   */
+  debug.inject = function inject (samples, { replace = false } = {}) {
+    if (replace) store.clear()
+    for (const sample of samples) onSample(sample)
+    redraw(true)
+    return store.length
+  }
+}
+window.streamlab = Object.freeze(debug)
+
+/** The window's largest value of a MiB series, in bytes (null when empty). */
+function windowMax (key) {
+  const max = store.maxOf(key)
+  return max === null ? null : max * MiB
+}
+
+function byId (id) {
+  return document.getElementById(id)
+}
+
+function readInteger (text, min, max, fallback) {
+  const n = text !== null && /^\d+$/.test(text) ? Number(text) : NaN
+  return n >= min && n <= max ? n : fallback
+}
+
+function readLargeType () {
+  try {
+    return localStorage.getItem(LARGE_TYPE_KEY) === '1'
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The page's one connection to GET /metrics, and the state it shows:
+ * connecting, live, reconnecting. EventSource reconnects by itself (the
+ * server sends `retry: 2000` and replays from `Last-Event-ID`); this module
+ * only says so, and starts a new EventSource in the one case the browser
+ * gives up for good (an answer that was not an event stream, e.g. from a
+ * proxy while the lab restarts).
+ */
+
+export const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'dropped', 'gap'])
+
+const RESTART_AFTER_MS = 3000
+
+/**
+ * Connect.
+ * @param {{ url: string, onState: (state: 'connecting'|'live'|'reconnecting', detail: { since: number, reconnects: number }) => void,
+ *   onEvent: (type: string, data: unknown) => void }} settings
+ * @returns {{ close: () => void, readonly state: string }}
+ */
+export function connectMetrics ({ url, onState, onEvent }) {
+  let source = null
+  let state = 'connecting'
+  let since = Date.now()
+  let reconnects = 0
+  let everLive = false
+  let restartTimer = null
+
+  function setState (next) {
+    if (next === state) return
+    state = next
+    since = Date.now()
+    onState(state, { since, reconnects })
+  }
+
+  function onOpen () {
+    if (everLive) reconnects++
+    everLive = true
+    setState('live')
+  }
+
+  function onError () {
+    if (source.readyState === EventSource.CLOSED) {
+      // the browser gave up: try again ourselves, once per interval
+      source.close()
+      restartTimer = setTimeout(function restartSource () {
+        restartTimer = null
+        open()
+      }, RESTART_AFTER_MS)
+    }
+    setState(everLive ? 'reconnecting' : 'connecting')
+  }
+
+  function onMessage (event) {
+    let data
+    try {
+      data = JSON.parse(event.data)
+    } catch {
+      return
+    }
+    onEvent(event.type, data)
+  }
+
+  function open () {
+    source = new EventSource(url)
+    source.addEventListener('open', onOpen)
+    source.addEventListener('error', onError)
+    for (const type of EVENT_TYPES) source.addEventListener(type, onMessage)
+  }
+
+  open()
+  onState(state, { since, reconnects })
+
+  return {
+    get state () { return state },
+    close: function closeConnection () {
+      if (restartTimer !== null) clearTimeout(restartTimer)
+      restartTimer = null
+      source.close()
+    }
+  }
+}

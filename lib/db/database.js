@@ -1,0 +1,224 @@
+/**
+ * The lab's database handle: a `pg` Pool on a real PostgreSQL server
+ * (`database.url`) or on the embedded PGlite, which it starts on demand in
+ * a child process. Nothing starts until the first request needs it; a
+ * database that is down, or a start that failed, answers 503 and is tried
+ * again on the next request. Whoever creates the handle calls `close()`.
+ *
+ * On first use it seeds the tables when they are absent (`database.seed`),
+ * and never otherwise: `npm run db:seed` decides sizes.
+ */
+import pg from 'pg'
+import { createError } from '../errors.js'
+import { readProcMemory } from '../../bench/proc-memory.js'
+import { startEmbedded } from './embedded.js'
+import { IN_MEMORY, redactUrl } from './options.js'
+import { readSeed, seedDatabase } from './seed.js'
+
+/** The embedded server's only user and database. */
+const EMBEDDED_USER = 'postgres'
+const EMBEDDED_DATABASE = 'postgres'
+
+/**
+ * Build the handle.
+ * @param {ReturnType<typeof import('./options.js').normalizeDatabaseOptions>} opts
+ */
+export function createDatabase (opts) {
+  let state = 'stopped'
+  let starting = null
+  let pool = null
+  let embedded = null
+  let seed = null
+  let seeding = null
+  let lastError = null
+  let closed = false
+
+  function target () {
+    if (opts.kind === 'postgres') return redactUrl(opts.url)
+    const where = opts.pgliteDir === IN_MEMORY ? 'in memory' : opts.pgliteDir
+    return embedded ? `PGlite on 127.0.0.1:${embedded.port} (${where})` : `PGlite (${where})`
+  }
+
+  function unavailable (err) {
+    return createError(503, 'database.unavailable',
+      `the database is unavailable (${target()}): ${err.message}`,
+      { database: opts.kind, cause: err.code ?? err.message })
+  }
+
+  async function start () {
+    state = 'starting'
+    lastError = null
+    try {
+      if (opts.kind === 'embedded') {
+        embedded = await startEmbedded({ dir: opts.pgliteDir, timeoutMs: opts.startTimeoutMs })
+        embedded.child.once('exit', onEmbeddedExit)
+      }
+      pool = new pg.Pool(opts.kind === 'embedded'
+        ? {
+            host: '127.0.0.1',
+            port: embedded.port,
+            user: EMBEDDED_USER,
+            database: EMBEDDED_DATABASE,
+            max: 1,
+            // the one connection stays: reconnecting costs PGlite a session start
+            idleTimeoutMillis: 0,
+            connectionTimeoutMillis: opts.connectTimeoutMs,
+            allowExitOnIdle: true
+          }
+        : {
+            connectionString: opts.url,
+            max: opts.poolMax,
+            idleTimeoutMillis: 10_000,
+            connectionTimeoutMillis: opts.connectTimeoutMs,
+            allowExitOnIdle: true
+          })
+      pool.on('error', onIdleClientError)
+      const client = await pool.connect()
+      try {
+        seed = await readSeed(client)
+        if (seed === null && opts.seed !== false) {
+          seeding = { done: 0, total: opts.seed.desks + opts.seed.items, stage: 'desks' }
+          await seedDatabase(client, opts.seed, {
+            onProgress: function noteProgress (progress) { seeding = progress }
+          })
+          seed = await readSeed(client)
+        }
+      } finally {
+        seeding = null
+        client.release()
+      }
+      state = 'ready'
+    } catch (err) {
+      lastError = err.message
+      await shutDown()
+      state = 'failed'
+      throw err
+    }
+  }
+
+  function onEmbeddedExit (code, signal) {
+    if (closed || state === 'stopped') return
+    // crashed or killed: the next request starts a fresh one
+    lastError = `PGlite exited (${signal ?? code})${embedded?.stderr() ? `: ${embedded.stderr().trim().slice(-500)}` : ''}`
+    embedded = null
+    state = 'failed'
+    const old = pool
+    pool = null
+    starting = null
+    old?.end().catch(function ignoreEndError () {})
+  }
+
+  function onIdleClientError (err) {
+    // an idle connection died (server restarted, PGlite killed): the pool drops it and connects anew
+    lastError = err.message
+  }
+
+  async function shutDown () {
+    const oldPool = pool
+    const oldEmbedded = embedded
+    pool = null
+    embedded = null
+    if (oldPool) {
+      oldPool.off('error', onIdleClientError)
+      await oldPool.end().catch(function ignoreEndError () {})
+    }
+    if (oldEmbedded) {
+      oldEmbedded.child.off('exit', onEmbeddedExit)
+      await oldEmbedded.stop()
+    }
+  }
+
+  /** The pool, started (and seeded) if it was not. */
+  async function ready () {
+    if (closed) throw createError(503, 'database.unavailable', 'the database handle is closed (the lab is shutting down)', { database: opts.kind, cause: 'closed' })
+    if (state === 'ready' && pool !== null) return pool
+    starting ??= start().finally(function startSettled () {
+      if (state !== 'ready') starting = null
+    })
+    try {
+      await starting
+    } catch (err) {
+      throw err.status ? err : unavailable(err)
+    }
+    return pool
+  }
+
+  return Object.freeze({
+    /** 'embedded' or 'postgres'. */
+    kind: opts.kind,
+
+    /**
+     * A connection of the pool, for one request: release it when done
+     * (`client.release(err)` if the connection may be broken).
+     * @returns {Promise<import('pg').PoolClient>}
+     * @throws {LabError} 503 database.unavailable, 503 database.busy, 503 database.not.seeded
+     */
+    acquire: async function acquire () {
+      const current = await ready()
+      let client
+      try {
+        client = await current.connect()
+      } catch (err) {
+        if (/timeout exceeded/.test(err.message) && current.totalCount >= opts.poolMax) {
+          throw createError(503, 'database.busy',
+            `all ${opts.poolMax} database connection${opts.poolMax === 1 ? ' is' : 's are'} in use and none came free within ${opts.connectTimeoutMs} ms` +
+            (opts.kind === 'embedded' ? ' (the embedded database serves one request at a time)' : ''),
+            { database: opts.kind, poolMax: opts.poolMax, waitedMs: opts.connectTimeoutMs })
+        }
+        throw unavailable(err)
+      }
+      if (seed === null) {
+        // seeded since (npm run db:seed on a real server)? Look again before refusing
+        try {
+          seed = await readSeed(client)
+        } catch (err) {
+          client.release(err)
+          throw unavailable(err)
+        }
+        if (seed === null) {
+          client.release()
+          throw createError(503, 'database.not.seeded',
+            'the desks and items tables are not there: run npm run db:seed (the lab seeds them itself unless database.seed is false)',
+            { database: opts.kind })
+        }
+      }
+      return client
+    },
+
+    /** What GET /db/status shows: no connection is made to answer it. */
+    status: function status () {
+      const memory = embedded ? readProcMemory(embedded.pid) : null
+      return {
+        kind: opts.kind,
+        state,
+        target: target(),
+        pool: pool === null
+          ? null
+          : { max: opts.poolMax, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+        embedded: opts.kind === 'embedded'
+          ? { pid: embedded?.pid ?? null, port: embedded?.port ?? null, dir: opts.pgliteDir, rss: memory?.rss ?? null, peakRss: memory?.peak ?? null }
+          : null,
+        seed: seed === null ? null : { desks: seed.desks, items: seed.items, seededAt: seed.seededAt },
+        seeding,
+        error: lastError
+      }
+    },
+
+    /** The embedded database's process id (null until it runs, or for a real server). */
+    embeddedPid: function embeddedPid () {
+      return embedded?.pid ?? null
+    },
+
+    /** Close the pool and stop the embedded database. Safe to call twice. */
+    close: async function close () {
+      closed = true
+      try {
+        await starting
+      } catch {
+        // a start that failed has nothing left to close
+      }
+      await shutDown()
+      state = 'stopped'
+    }
+  })
+}

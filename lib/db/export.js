@@ -1,0 +1,162 @@
+/**
+ * Exporting the desks x items join two ways: a batch (LIMIT/OFFSET, every
+ * row in memory, then one JSON array) and a stream (a server-side cursor
+ * read `highWaterMark` rows at a time, encoded as they come, with
+ * backpressure from the client's socket all the way to the cursor).
+ * The routes in `routes/db.js` only wire these to a request.
+ */
+import { Transform } from 'node:stream'
+import QueryStream from 'pg-query-stream'
+import { badParameter } from '../errors.js'
+
+/**
+ * The one query both modes run. ORDER BY a unique key, so that batches at
+ * consecutive offsets tile the stream exactly: no row twice, none missed.
+ */
+export const EXPORT_SQL = `SELECT i.id, i.sku, i.name, i.quantity, i.price_cents, i.updated_at,
+  d.id AS desk_id, d.name AS desk_name, d.building, d.floor
+FROM items AS i
+JOIN desks AS d ON d.id = i.desk_id
+ORDER BY i.id
+LIMIT $1 OFFSET $2`
+
+export const EXPORT_DEFAULTS = Object.freeze({
+  limit: 1000,
+  /** The article's first setting: rows per cursor read, and the stream's buffer in rows. */
+  highWaterMark: 500,
+  /** Most seconds of pg_sleep a request may ask for. */
+  maxSleep: 10,
+  /** Rows are coalesced into chunks of about this many bytes before they are written. */
+  chunkBytes: 16 * 1024
+})
+
+export const FORMATS = Object.freeze(['json', 'ndjson'])
+export const NDJSON_TYPE = 'application/x-ndjson'
+const MAX_OFFSET = 2 ** 31 - 1
+
+/**
+ * Check an export request's query string.
+ * @param {Record<string, unknown>} query req.query
+ * @param {{ maxRows: number }} limits
+ * @param {{ stream?: boolean, accept?: string }} [how] stream: highWaterMark and format apply
+ * @returns {{ offset: number, limit: number, sleep: number, highWaterMark: number|null, format: 'json'|'ndjson' }}
+ * @throws {LabError} 400 parameter.invalid naming the parameter
+ */
+export function normalizeExportQuery (query, { maxRows }, { stream = false, accept = '' } = {}) {
+  const offset = integer(query, 'offset', 0, 0, MAX_OFFSET)
+  const limit = integer(query, 'limit', Math.min(EXPORT_DEFAULTS.limit, maxRows), 0, maxRows)
+  const sleep = seconds(query, 'sleep', EXPORT_DEFAULTS.maxSleep)
+  if (!stream) return { offset, limit, sleep, highWaterMark: null, format: 'json' }
+  const highWaterMark = integer(query, 'highWaterMark', EXPORT_DEFAULTS.highWaterMark, 1, maxRows)
+  let format = /\bapplication\/x-ndjson\b/i.test(accept) ? 'ndjson' : 'json'
+  const asked = single(query, 'format')
+  if (asked !== undefined) {
+    if (!FORMATS.includes(asked)) throw badParameter('format', asked, `one of ${FORMATS.join(', ')}`)
+    format = asked
+  }
+  return { offset, limit, sleep, highWaterMark, format }
+}
+
+function single (query, name) {
+  const value = query[name]
+  if (Array.isArray(value)) throw badParameter(name, value.join(','), 'a single value')
+  return value === undefined || value === '' ? undefined : value
+}
+
+function integer (query, name, fallback, min, max) {
+  const text = single(query, name)
+  if (text === undefined) return fallback
+  const allowed = `an integer from ${min} to ${max}`
+  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(name, text, allowed)
+  const value = Number(text)
+  if (value < min || value > max) throw badParameter(name, text, allowed)
+  return value
+}
+
+function seconds (query, name, max) {
+  const text = single(query, name)
+  if (text === undefined) return 0
+  const allowed = `seconds from 0 to ${max}, e.g. 1 or 0.25`
+  if (typeof text !== 'string' || !/^\d{1,3}(\.\d{1,3})?$/.test(text)) throw badParameter(name, text, allowed)
+  const value = Number(text)
+  if (value > max) throw badParameter(name, text, allowed)
+  return value
+}
+
+/**
+ * Stand-in for a slow query, as the reference's `pg_sleep(1)`: each request
+ * pays it once, so many small batches pay it many times.
+ */
+export async function pause (client, sleep) {
+  if (sleep > 0) await client.query('SELECT pg_sleep($1)', [sleep])
+}
+
+/**
+ * The batch: every row of the page in memory at once.
+ * @param {import('pg').ClientBase} client
+ * @param {{ offset: number, limit: number }} page
+ * @returns {Promise<object[]>}
+ */
+export async function fetchBatch (client, { offset, limit }) {
+  const { rows } = await client.query(EXPORT_SQL, [limit, offset])
+  return rows
+}
+
+/**
+ * The stream: a cursor that fetches `highWaterMark` rows per round trip, and
+ * only when the stream's reader asks for more.
+ * @param {import('pg').ClientBase} client
+ * @param {{ offset: number, limit: number, highWaterMark: number }} page
+ * @returns {QueryStream} an object-mode Readable of rows
+ */
+export function openRowStream (client, { offset, limit, highWaterMark }) {
+  return client.query(new QueryStream(EXPORT_SQL, [limit, offset], { highWaterMark }))
+}
+
+/**
+ * Rows in, JSON text out: an array with one row per line (`[\n{..},\n{..}\n]`),
+ * or NDJSON. Rows are gathered into chunks of about `chunkBytes`: one write
+ * per row would be one HTTP chunk and one syscall per row, the many-tiny-writes
+ * cost of experiment 4.
+ * @param {'json'|'ndjson'} format
+ * @param {{ chunkBytes?: number, onChunk?: (encoder: Transform) => void }} [settings]
+ *   onChunk: called after each chunk is pushed (to watch buffers)
+ * @returns {Transform & { rows: number, bytes: number, pendingBytes: () => number }}
+ */
+export function createRowEncoder (format, { chunkBytes = EXPORT_DEFAULTS.chunkBytes, onChunk } = {}) {
+  if (!FORMATS.includes(format)) throw new TypeError(`format must be one of ${FORMATS.join(', ')}, got ${format}`)
+  const json = format === 'json'
+  let pending = ''
+  const encoder = new Transform({
+    writableObjectMode: true,
+    // a few rows wait here at most: the cursor's own buffer is the one sized by highWaterMark
+    writableHighWaterMark: 16,
+    readableHighWaterMark: chunkBytes,
+    transform: function encodeRow (row, encoding, callback) {
+      const text = JSON.stringify(row)
+      if (json) pending += encoder.rows === 0 ? `[\n${text}` : `,\n${text}`
+      else pending += `${text}\n`
+      encoder.rows++
+      if (pending.length >= chunkBytes) pushPending()
+      callback()
+    },
+    flush: function closeArray (callback) {
+      if (json) pending += encoder.rows === 0 ? '[]\n' : '\n]\n'
+      pushPending()
+      callback()
+    }
+  })
+  function pushPending () {
+    if (pending === '') return
+    const chunk = Buffer.from(pending)
+    pending = ''
+    encoder.bytes += chunk.length
+    encoder.push(chunk)
+    onChunk?.(encoder)
+  }
+  encoder.rows = 0
+  encoder.bytes = 0
+  /** Characters gathered but not yet pushed (about bytes: the rows are ASCII). */
+  encoder.pendingBytes = function pendingBytes () { return pending.length }
+  return encoder
+}

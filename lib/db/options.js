@@ -1,0 +1,119 @@
+/**
+ * The `database` member of the app options: frozen defaults, normalised into
+ * a new object, a TypeError for a bad value, the caller's object never
+ * changed. `createApp({ database: { url } })` talks to that PostgreSQL
+ * server; without a url the lab starts an embedded one (PGlite) on demand.
+ */
+import path from 'node:path'
+import { SEED_DEFAULTS, normalizeSeedSizes } from './seed.js'
+
+/** PGlite's own spelling for "keep it in memory" (tests use it). */
+export const IN_MEMORY = 'memory://'
+
+export const DATABASE_DEFAULTS = Object.freeze({
+  /** `postgres://user:password@host:port/database`: a real server. null: the embedded PGlite. */
+  url: null,
+  /** Embedded only: where PGlite keeps its files (default `<dataDir>/pglite`), or 'memory://'. */
+  pgliteDir: null,
+  /**
+   * Connections in the pool, real PostgreSQL only. The embedded database
+   * always gets 1: pglite-socket runs one session, and a second connection
+   * multiplexed onto it destroys the first one's cursor (docs/db-export.md).
+   */
+  poolMax: 10,
+  /** How long a request waits to connect, or for a pooled connection, before a 503. */
+  connectTimeoutMs: 10_000,
+  /** Embedded only: how long PGlite may take to start (a first start runs initdb: ~6 s here). */
+  startTimeoutMs: 120_000,
+  /** Seeded on first use when the tables are absent; false: never (then run `npm run db:seed`). */
+  seed: SEED_DEFAULTS,
+  /** Largest `limit` one export request may ask for. */
+  maxRows: 10_000_000
+})
+
+function checkInteger (name, value, min, max) {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new TypeError(`option database.${name} must be an integer from ${min} to ${max}, got ${value}`)
+  }
+  return value
+}
+
+function checkUrl (url) {
+  if (url === null || url === undefined) return null
+  let parsed
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : null
+  } catch {
+    parsed = null
+  }
+  if (parsed === null || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')) {
+    throw new TypeError(`option database.url must be a postgres:// or postgresql:// URL (or null for the embedded database), got ${JSON.stringify(redactUrl(url))}`)
+  }
+  return url
+}
+
+/**
+ * Normalise `options.database`.
+ * @param {object} [database] see DATABASE_DEFAULTS
+ * @param {{ dataDir: string }} app the normalised app options (for the default PGlite directory)
+ * @returns {Readonly<{ url: string|null, kind: 'embedded'|'postgres', pgliteDir: string|null, poolMax: number,
+ *   connectTimeoutMs: number, startTimeoutMs: number, seed: Readonly<{ desks: number, items: number }>|false, maxRows: number }>}
+ * @throws {TypeError} naming the bad member
+ */
+export function normalizeDatabaseOptions (database = {}, app) {
+  if (database === null || typeof database !== 'object' || Array.isArray(database)) {
+    throw new TypeError('option database must be an object, e.g. { url: "postgres://..." }')
+  }
+  const known = Object.keys(DATABASE_DEFAULTS)
+  for (const key of Object.keys(database)) {
+    if (!known.includes(key)) throw new TypeError(`option database.${key} is unknown: try ${known.join(', ')}`)
+  }
+  const given = { ...DATABASE_DEFAULTS, ...database }
+  const url = checkUrl(given.url)
+  const kind = url === null ? 'embedded' : 'postgres'
+  if (given.pgliteDir !== null && (typeof given.pgliteDir !== 'string' || given.pgliteDir === '')) {
+    throw new TypeError(`option database.pgliteDir must be a directory or "${IN_MEMORY}", got ${given.pgliteDir}`)
+  }
+  const pgliteDir = kind === 'postgres'
+    ? null
+    : (given.pgliteDir === IN_MEMORY ? IN_MEMORY : path.resolve(given.pgliteDir ?? path.join(app.dataDir, 'pglite')))
+  const poolMax = checkInteger('poolMax', given.poolMax, 1, 1000)
+  if (kind === 'embedded' && database.poolMax !== undefined && poolMax !== 1) {
+    throw new TypeError('option database.poolMax must be 1 for the embedded database (no database.url): ' +
+      'pglite-socket serves one session, and cursors on a second, multiplexed connection break')
+  }
+  let seed = false
+  if (given.seed !== false) {
+    if (given.seed === null || typeof given.seed !== 'object') {
+      throw new TypeError('option database.seed must be { desks, items } or false')
+    }
+    seed = Object.freeze(normalizeSeedSizes({ ...SEED_DEFAULTS, ...given.seed }, 'database.seed.'))
+  }
+  return Object.freeze({
+    url,
+    kind,
+    pgliteDir,
+    poolMax: kind === 'embedded' ? 1 : poolMax,
+    connectTimeoutMs: checkInteger('connectTimeoutMs', given.connectTimeoutMs, 100, 600_000),
+    startTimeoutMs: checkInteger('startTimeoutMs', given.startTimeoutMs, 1000, 3_600_000),
+    seed,
+    maxRows: checkInteger('maxRows', given.maxRows, 1, 100_000_000)
+  })
+}
+
+/**
+ * A connection string fit to show: the password replaced.
+ * @param {unknown} url
+ * @returns {string}
+ */
+export function redactUrl (url) {
+  if (typeof url !== 'string') return String(url)
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    // not a URL: it may still hold a password, so show only its start
+    return url.length > 12 ? `${url.slice(0, 12)}…` : url
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The embedded database in a process of its own: PGlite (PostgreSQL compiled
+ * to WebAssembly) behind pglite-socket's PostgreSQL wire-protocol server on
+ * a free loopback port. Forked by `lib/db/embedded.js`; the lab then talks to
+ * it with `pg`, exactly as to a real server.
+ *
+ * Why a process: PGlite runs a query synchronously on its JavaScript thread
+ * (a one-second sort would freeze the lab's event loop), and its WebAssembly
+ * memory (a few hundred MB) would be counted as the server's.
+ *
+ * Over IPC:
+ *   in:  { dir: '<directory>' | 'memory://', template?: '<file>' }
+ *   out: { type: 'ready', port } or { type: 'error', message }
+ * It stops (closing PGlite cleanly, so the files stay consistent) on
+ * SIGTERM or SIGINT, or the moment its parent goes away.
+ *
+ * An in-memory database runs initdb on every start (6 to 9 s here); with
+ * `template`, the first start saves the fresh cluster there (a gzipped tar,
+ * ~4.5 MB) and later starts load it instead (~1 s).
+ *
+ * PGlite takes no lock on its directory, and two processes writing one
+ * directory corrupt it: `<dir>/owner.json` is the lock, holding this pid.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+
+const IN_MEMORY = 'memory://'
+/**
+ * One session is all PGlite has, and the lab's pool uses one connection; the
+ * second slot only lets a replacement connect while the old one's close is
+ * still being processed (pglite-socket turns away connections past the limit).
+ */
+const MAX_CONNECTIONS = 2
+
+let db = null
+let server = null
+let lockFile = null
+let stopping = null
+
+/** Take `<dir>/owner.json`, or throw naming the live process that holds it. */
+function takeLock (dir) {
+  fs.mkdirSync(dir, { recursive: true })
+  const file = path.join(dir, 'owner.json')
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() }) + '\n', { flag: 'wx' })
+      lockFile = file
+      return
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err
+    }
+    let owner = null
+    try {
+      owner = JSON.parse(fs.readFileSync(file, 'utf8'))
+    } catch {
+      // half-written or unreadable: treated as stale below
+    }
+    if (owner && Number.isInteger(owner.pid) && isAlive(owner.pid)) {
+      throw new Error(`the embedded database in ${dir} is in use by process ${owner.pid} (a running lab server?): stop it first`)
+    }
+    // the owner died without cleaning up (killed, power loss): its lock means nothing now
+    fs.rmSync(file, { force: true })
+  }
+  throw new Error(`could not take the lock ${file}`)
+}
+
+function isAlive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+async function start (job) {
+  const dir = job?.dir
+  if (typeof dir !== 'string' || dir === '') throw new TypeError('job.dir must be a directory or memory://')
+  if (dir !== IN_MEMORY) takeLock(dir)
+  db = dir === IN_MEMORY ? await createInMemory(job.template) : await PGlite.create(path.join(dir, 'pgdata'))
+  server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: MAX_CONNECTIONS })
+  server.addEventListener('error', function logServerError (event) {
+    process.stderr.write(`pglite-socket: ${event.detail?.message ?? event.detail}\n`)
+  })
+  await server.start()
+  const port = Number(server.getServerConn().split(':').pop())
+  process.send({ type: 'ready', port })
+}
+
+async function createInMemory (template) {
+  if (typeof template !== 'string') return PGlite.create(IN_MEMORY)
+  if (fs.existsSync(template)) {
+    try {
+      return await PGlite.create({ loadDataDir: new Blob([fs.readFileSync(template)]) })
+    } catch {
+      // a template from a crash or another PGlite build: make a new one
+      fs.rmSync(template, { force: true })
+    }
+  }
+  const fresh = await PGlite.create(IN_MEMORY)
+  try {
+    const dump = Buffer.from(await (await fresh.dumpDataDir('gzip')).arrayBuffer())
+    fs.mkdirSync(path.dirname(template), { recursive: true })
+    // written whole, then renamed: a reader never sees half a template
+    const partial = `${template}.${process.pid}.partial`
+    fs.writeFileSync(partial, dump)
+    fs.renameSync(partial, template)
+  } catch (err) {
+    process.stderr.write(`pglite: could not save the template ${template}: ${err.message}\n`)
+  }
+  return fresh
+}
+
+function stop (code) {
+  stopping ??= (async function closeEverything () {
+    try {
+      await server?.stop()
+    } finally {
+      try {
+        await db?.close()
+      } finally {
+        if (lockFile) fs.rmSync(lockFile, { force: true })
+      }
+    }
+  })().then(function exitNow () {
+    process.exit(code)
+  }, function exitFailed (err) {
+    process.stderr.write(`pglite: ${err.message}\n`)
+    process.exit(1)
+  })
+}
+
+if (typeof process.send !== 'function') {
+  process.stderr.write('lib/db/pglite-process.js is started by the lab (child_process.fork), not by hand\n')
+  process.exitCode = 2
+} else {
+  process.once('message', function onJob (job) {
+    start(job).catch(function failed (err) {
+      process.send({ type: 'error', message: err.message }, function sent () { stop(1) })
+    })
+  })
+  process.once('disconnect', function parentGone () { stop(0) })
+  process.once('SIGTERM', function terminated () { stop(0) })
+  // Ctrl+C in the terminal reaches the whole process group: close PGlite cleanly rather than die mid-write
+  process.once('SIGINT', function interrupted () { stop(0) })
+}

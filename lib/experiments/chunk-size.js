@@ -1,0 +1,221 @@
+/**
+ * The read-chunk-size experiment: GET /files/chunk of this very server
+ * (a 1 MiB file read `hwm` bytes at a time, as Buffers or as strings) under
+ * concurrent keep-alive load from a process of its own, for each read size
+ * and mode, with throughput and the server's peak RSS per setting.
+ */
+import path from 'node:path'
+import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from '../chunk-size.js'
+import { PROJECT_ROOT } from '../options.js'
+import { runChildJob } from './load.js'
+import { deepFreeze, normalizeBySchema, round } from './params.js'
+
+export const name = 'chunk-size'
+
+export const title = 'Read chunk size, Buffer vs string'
+
+export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.createReadStream at read sizes ' +
+  '(highWaterMark) from 1 KiB to 1 MiB, as Buffers or decoded to strings, under concurrent keep-alive load from a ' +
+  'separate process, and reports MiB/s and the server\'s peak memory for each setting.'
+
+const KiB = 1024
+/** The download load, forked per setting: its sockets and CPU are not the server's. */
+const GET_PROCESS = path.join(PROJECT_ROOT, 'bench', 'get-process.js')
+const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: REFERENCES.md, experiment 3'
+const RELATED = 'A related post on read sizes: REFERENCES.md, experiment 3'
+
+/** The published figures, with where each is matched in `cells`. */
+export const PUBLISHED = deepFreeze([
+  { label: '64 KiB reads into Buffers (the best setting)', value: 160, unit: 'MiB/s', source: SOURCE, figure: 'buffer64' },
+  { label: '64 KiB reads as strings', value: 100, unit: 'MiB/s', source: SOURCE, figure: 'string64' },
+  { label: 'Buffers vs strings', value: 1.6, unit: 'x', source: SOURCE, figure: 'bufferOverString' },
+  { label: 'Best read size', value: 64, unit: 'KiB', source: SOURCE, figure: 'bestHwm' },
+  { label: '4 KiB reads vs whole-file reads', value: 44, unit: '% faster', source: RELATED, figure: 'smallOverWhole' }
+])
+
+const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)' })
+
+/** The schema a dashboard builds its controls from (GET /experiments). */
+export const params = deepFreeze([
+  {
+    name: 'hwm',
+    type: 'enum',
+    values: ['all', ...HWM_STEPS.map(String)],
+    valueLabels: { all: 'All: 1 KiB to 1 MiB', ...HWM_LABELS },
+    default: 'all',
+    label: 'Read size (highWaterMark)',
+    help: 'Bytes per read of the 1 MiB file. 1 MiB reads it whole in one go. "All" sweeps every size to draw MiB/s against read size.'
+  },
+  {
+    name: 'mode',
+    type: 'enum',
+    values: ['both', ...CHUNK_MODES],
+    valueLabels: { both: 'Both: Buffer and string', buffer: 'Buffer chunks', string: 'Strings (encoding: utf8)' },
+    default: 'both',
+    label: 'Chunks as',
+    help: 'Buffers go from the file to the socket as they are; strings are decoded from UTF-8 on read and encoded again on write.'
+  },
+  {
+    name: 'concurrency',
+    type: 'integer',
+    default: 100,
+    min: 1,
+    max: 500,
+    label: 'Connections',
+    help: 'Keep-alive connections downloading at once (the benchmark used ab -c 100).'
+  },
+  {
+    name: 'requests',
+    type: 'integer',
+    default: 500,
+    min: 1,
+    max: 100_000,
+    label: 'Downloads per setting',
+    help: 'How many times the 1 MiB file is downloaded for each read size and mode (the benchmark used 1000).'
+  }
+])
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { hwm: '65536', mode: 'both', concurrency: 100 }
+ * @returns {Readonly<{ hwm: string, mode: string, concurrency: number, requests: number }>}
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeParams (raw) {
+  return Object.freeze(normalizeBySchema(params, raw))
+}
+
+/**
+ * Run it: the file, a warm-up download per mode, then per setting a
+ * measurement window and the downloads, in a separate process.
+ * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
+ *   progress: Function, measure: Function, trackProcess: Function }} ctx
+ */
+export async function run (ctx) {
+  const { params: p, signal, baseUrl, options } = ctx
+  const modes = p.mode === 'both' ? [...CHUNK_MODES] : [p.mode]
+  const hwms = p.hwm === 'all' ? [...HWM_STEPS] : [Number(p.hwm)]
+  const total = modes.length * hwms.length * p.requests
+  ctx.progress({ done: 0, total, stage: 'input' })
+  const file = await ensureChunkFile(options.dataDir)
+  for (const mode of modes) await warmUp(baseUrl, mode, file.bytes)
+  const cells = []
+  let done = 0
+  for (const hwm of hwms) {
+    for (const mode of modes) {
+      signal.throwIfAborted()
+      const endMeasure = ctx.measure()
+      let server = null
+      const load = await runChildJob(GET_PROCESS, {
+        url: chunkUrl(baseUrl, hwm, mode), concurrency: p.concurrency, requests: p.requests, expectBytes: file.bytes
+      }, {
+        signal,
+        onSpawn: ctx.trackProcess,
+        onProgress: function relayProgress (progress) {
+          if (progress.done === p.requests && server === null) server = endMeasure()
+          ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load' })
+        }
+      })
+      server ??= endMeasure()
+      done += p.requests
+      cells.push(summariseChunkCell({ hwm, mode, concurrency: p.concurrency, load, server }))
+    }
+  }
+  return {
+    file: { bytes: file.bytes },
+    cells,
+    charts: chunkSizeCharts(cells),
+    published: publishedBeside(cells)
+  }
+}
+
+/** The URL of one setting. */
+export function chunkUrl (baseUrl, hwm, mode) {
+  return `${baseUrl}/files/chunk?hwm=${hwm}&mode=${mode}`
+}
+
+async function warmUp (baseUrl, mode, bytes) {
+  const res = await fetch(chunkUrl(baseUrl, 65536, mode))
+  const body = await res.arrayBuffer()
+  if (res.status !== 200 || body.byteLength !== bytes) throw new Error(`warm-up GET /files/chunk answered ${res.status} with ${body.byteLength} bytes`)
+}
+
+/**
+ * One setting's figures.
+ * @param {{ hwm: number, mode: string, concurrency: number, load: Awaited<ReturnType<typeof import('../../bench/get-many.js').getMany>>,
+ *   server: { peakRss: number, peakAboveIdle: number|null } }} cell
+ */
+export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
+  return {
+    hwm,
+    mode,
+    concurrency,
+    requests: load.requests,
+    ok: load.ok,
+    errors: load.errors,
+    bytes: load.bytes,
+    wallMs: round(load.wallMs, 10),
+    mibPerSecond: round(load.bytes / 1048576 / (load.wallMs / 1000), 10),
+    latencyMs: { min: round(load.latencyMs.min, 10), avg: round(load.latencyMs.avg, 10), p99: round(load.latencyMs.p99, 10), max: round(load.latencyMs.max, 10) },
+    server
+  }
+}
+
+/**
+ * MiB/s against read size, one line per mode; and the server's peak above idle.
+ * @returns {import('../../bench/report.js').ChartSpec[]}
+ */
+export function chunkSizeCharts (cells) {
+  function series (y) {
+    const out = []
+    for (const [mode, label] of [['buffer', 'Buffer chunks'], ['string', 'strings (utf8)']]) {
+      const points = cells.filter(function ofMode (c) { return c.mode === mode })
+        .map(function point (c) { return { x: c.hwm / KiB, y: y(c) } })
+        .sort(function byX (a, b) { return a.x - b.x })
+      if (points.length) out.push({ label, points })
+    }
+    return out
+  }
+  return [
+    { title: 'Throughput vs read size (highWaterMark)', x: 'highWaterMark (KiB)', y: 'MiB/s', logX: true, series: series(function speed (c) { return c.mibPerSecond }) },
+    {
+      title: 'Server peak RSS above idle vs read size',
+      x: 'highWaterMark (KiB)',
+      y: 'MiB',
+      logX: true,
+      series: series(function peak (c) { return c.server.peakAboveIdle === null ? null : round(c.server.peakAboveIdle / 1048576, 10) })
+    }
+  ]
+}
+
+/**
+ * The published figures, each with the measured one beside it (null when the cells to compute it were not run).
+ * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
+ */
+export function publishedBeside (cells) {
+  function speed (mode, hwm) {
+    return cells.find(function same (c) { return c.mode === mode && c.hwm === hwm })?.mibPerSecond ?? null
+  }
+  const buffers = cells.filter(function isBuffer (c) { return c.mode === 'buffer' })
+  const best = buffers.length > 1
+    ? buffers.reduce(function faster (a, b) { return b.mibPerSecond > a.mibPerSecond ? b : a })
+    : null
+  const measured = {
+    buffer64: speed('buffer', 64 * KiB),
+    string64: speed('string', 64 * KiB),
+    bufferOverString: ratio(speed('buffer', 64 * KiB), speed('string', 64 * KiB)),
+    bestHwm: best ? best.hwm / KiB : null,
+    smallOverWhole: percentFaster(speed('buffer', 4 * KiB), speed('buffer', 1024 * KiB))
+  }
+  return PUBLISHED.map(function withMeasured (pub) {
+    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: measured[pub.figure] }
+  })
+}
+
+function ratio (a, b) {
+  return a === null || b === null || b === 0 ? null : round(a / b, 100)
+}
+
+function percentFaster (a, b) {
+  return a === null || b === null || b === 0 ? null : round((a / b - 1) * 100, 1)
+}

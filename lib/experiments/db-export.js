@@ -1,0 +1,183 @@
+/**
+ * The database export experiment: the same rows of the desks x items join,
+ * fetched from this server as LIMIT/OFFSET batches (GET /db/batch) and as a
+ * cursor stream (GET /db/stream), timed by a client process that fetches and
+ * parses like a page, with the server's peak memory (and the embedded
+ * database process's) per export.
+ *
+ * Runs in the server being watched, one export after another: compare "peak
+ * above idle", as a big batch leaves heap behind for the next export.
+ */
+import { badParameter } from '../errors.js'
+import {
+  describeCell, exportCharts, measureCell, planCells, publishedBeside, requestsOf, summariseRuns, warmUpDatabase
+} from '../../bench/db-export.js'
+import { deepFreeze, enumParam, integerParam, isPresent } from './params.js'
+
+export const name = 'db-export'
+
+export const title = 'Database export: batch vs stream'
+
+export const description = 'Exports the same rows of a desks x items join from PostgreSQL (the embedded PGlite, ' +
+  'or the server in database.url) as LIMIT/OFFSET batches, each answer a whole JSON array, and as one ' +
+  'cursor stream read highWaterMark rows at a time, timed by a separate client process that fetches and ' +
+  'parses like a page. Reports total time, time to first row, requests and peak memory. The article found ' +
+  'batch faster with a few big batches and the stream faster from 10 batches on.'
+
+const MODES = Object.freeze(['both', 'batch', 'stream'])
+const MAX_ROWS = 10_000_000
+const MAX_REQUESTS = 20_000
+const MAX_LIST = 12
+
+/** The schema a dashboard builds its controls from (GET /experiments). */
+export const params = deepFreeze([
+  {
+    name: 'mode',
+    type: 'enum',
+    values: [...MODES],
+    valueLabels: { both: 'Both: batches, then streams', batch: 'Batches (LIMIT/OFFSET)', stream: 'Stream (cursor)' },
+    default: 'both',
+    label: 'Mode',
+    help: 'Batch: one request per batch, each answer built whole in memory. Stream: one request, rows sent as the cursor reads them.'
+  },
+  {
+    name: 'rows',
+    type: 'integer',
+    default: 100_000,
+    min: 1,
+    max: MAX_ROWS,
+    label: 'Rows to export',
+    help: 'Items exported, each joined to its desk. At most the seeded items (GET /db/status; npm run db:seed -- --items N for more).'
+  },
+  {
+    name: 'batchSizes',
+    type: 'list',
+    default: '100000,10000,1000',
+    label: 'Batch sizes (rows per request)',
+    help: 'Comma-separated. Each size is one export of all the rows in rows / size requests, one after another.'
+  },
+  {
+    name: 'highWaterMarks',
+    type: 'list',
+    default: '500,100000',
+    label: 'Stream highWaterMarks (rows per cursor read)',
+    help: 'Comma-separated. The article used 500, then 5,000,000: a larger one needs fewer round trips to the database.'
+  },
+  {
+    name: 'sleepMs',
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: 10_000,
+    label: 'Slow query (ms of pg_sleep per request)',
+    help: 'A fixed cost every request pays, as a slow query would: many small batches pay it many times, the stream once.'
+  },
+  {
+    name: 'repeat',
+    type: 'integer',
+    default: 1,
+    min: 1,
+    max: 5,
+    label: 'Repeats',
+    help: 'Measurements of each export; medians reported.'
+  }
+])
+
+const PARAM_NAMES = Object.freeze(params.map(function paramName (p) { return p.name }))
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { rows: 100000, batchSizes: '100000,1000', highWaterMarks: '500' }
+ * @returns {Readonly<{ mode: string, rows: number, batchSizes: number[], highWaterMarks: number[], sleepMs: number, repeat: number }>}
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeParams (raw) {
+  const given = raw ?? {}
+  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
+  for (const key of Object.keys(given)) {
+    if (!PARAM_NAMES.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${PARAM_NAMES.join(', ')}`)
+  }
+  const spec = Object.fromEntries(params.map(function byName (p) { return [p.name, p] }))
+  function integer (key) {
+    return isPresent(given[key]) ? integerParam(key, given[key], spec[key].min, spec[key].max) : spec[key].default
+  }
+  const rows = integer('rows')
+  const out = {
+    mode: isPresent(given.mode) ? enumParam('mode', given.mode, MODES) : 'both',
+    rows,
+    batchSizes: integerList('batchSizes', isPresent(given.batchSizes) ? given.batchSizes : spec.batchSizes.default, rows),
+    highWaterMarks: integerList('highWaterMarks', isPresent(given.highWaterMarks) ? given.highWaterMarks : spec.highWaterMarks.default, MAX_ROWS),
+    sleepMs: integer('sleepMs'),
+    repeat: integer('repeat')
+  }
+  const requests = planCells(plan(out)).reduce(function add (sum, cell) { return sum + requestsOf(cell) }, 0) * out.repeat
+  if (requests > MAX_REQUESTS) {
+    throw badParameter('params.batchSizes', given.batchSizes ?? spec.batchSizes.default,
+      `batch sizes that make at most ${MAX_REQUESTS} requests in all (these make ${requests})`)
+  }
+  return deepFreeze(out)
+}
+
+/** "100000, 1000" or [100000, 1000] -> [100000, 1000]: integers from 1 to max, at most MAX_LIST of them. */
+function integerList (key, value, max) {
+  const allowed = `a comma-separated list of 1 to ${MAX_LIST} integers from 1 to ${max}`
+  const parts = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value.split(',') : [String(value)]
+  const trimmed = parts.map(function trim (p) { return p.trim() }).filter(Boolean)
+  if (trimmed.length === 0 || trimmed.length > MAX_LIST) throw badParameter(`params.${key}`, value, allowed)
+  return trimmed.map(function parse (text) {
+    if (!/^\d{1,9}$/.test(text) || Number(text) < 1 || Number(text) > max) throw badParameter(`params.${key}`, value, allowed)
+    return Number(text)
+  })
+}
+
+function plan (p) {
+  return {
+    modes: p.mode === 'both' ? ['batch', 'stream'] : [p.mode],
+    rows: p.rows,
+    batchSizes: p.batchSizes,
+    highWaterMarks: p.highWaterMarks,
+    sleep: p.sleepMs / 1000
+  }
+}
+
+/**
+ * Run it: start (and if need be seed) the database with a warm-up, then each
+ * export in turn in its own measurement window.
+ * @param {{ params: object, signal: AbortSignal, baseUrl: string, progress: Function, measure: Function, trackProcess: Function }} ctx
+ */
+export async function run (ctx) {
+  const { params: p, signal, baseUrl } = ctx
+  const cells = planCells(plan(p))
+  const total = cells.length * p.repeat
+  ctx.progress({ done: 0, total, stage: 'database' })
+  const status = await warmUpDatabase(baseUrl, signal)
+  const seeded = status.seed?.items ?? 0
+  if (p.rows > seeded) {
+    throw badParameter('params.rows', p.rows, `at most ${seeded}, the items seeded (npm run db:seed -- --items N seeds more)`)
+  }
+  const measured = cells.map(function none () { return [] })
+  let done = 0
+  for (let r = 0; r < p.repeat; r++) {
+    for (const [index, cell] of cells.entries()) {
+      signal.throwIfAborted()
+      ctx.progress({ done, total, stage: 'export', cell: describeCell(cell) })
+      measured[index].push(await measureCell({
+        baseUrl,
+        cell,
+        measureServer: ctx.measure,
+        dbPid: status.embedded?.pid ?? null,
+        signal,
+        onSpawn: ctx.trackProcess
+      }))
+      done++
+    }
+  }
+  ctx.progress({ done, total, stage: 'done' })
+  const summaries = measured.map(summariseRuns)
+  return {
+    database: { kind: status.kind, target: status.target, seed: status.seed },
+    cells: summaries,
+    charts: exportCharts(summaries),
+    published: publishedBeside(summaries, status.seed)
+  }
+}

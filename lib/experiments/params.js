@@ -1,0 +1,112 @@
+/**
+ * Parameter checking shared by experiment modules: a module declares its
+ * schema once (the same array GET /experiments shows a dashboard) and
+ * `normalizeBySchema` reads a client's raw params against it, so the
+ * controls and the checks cannot drift apart.
+ *
+ * Schema entries: { name, type: 'enum'|'integer'|'size', default, min?, max?, values? }.
+ * A `null` default means "the module decides" (from other params, say).
+ */
+import { badParameter } from '../errors.js'
+import { parseByteSize } from '../units.js'
+
+/**
+ * Check raw params against a schema.
+ * @param {ReadonlyArray<object>} schema
+ * @param {unknown} raw what the client sent: an object, or nothing for all defaults; numbers may come as strings
+ * @param {{ max?: Record<string, number> }} [overrides] tighter maxima than the schema's (from app options)
+ * @returns {Record<string, string|number|null>} a new object, every schema name present
+ * @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency
+ */
+export function normalizeBySchema (schema, raw, { max = {} } = {}) {
+  const given = raw ?? {}
+  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
+  const names = schema.map(function paramName (p) { return p.name })
+  for (const key of Object.keys(given)) {
+    if (!names.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${names.join(', ')}`)
+  }
+  const out = {}
+  for (const spec of schema) {
+    const value = given[spec.name]
+    if (!isPresent(value)) {
+      out[spec.name] = spec.type === 'size' && typeof spec.default === 'string' ? parseByteSize(spec.default) : spec.default ?? null
+      continue
+    }
+    const upper = Math.min(spec.max ?? Number.MAX_SAFE_INTEGER, max[spec.name] ?? Number.MAX_SAFE_INTEGER)
+    if (spec.type === 'enum') out[spec.name] = enumParam(spec.name, value, spec.values)
+    else if (spec.type === 'integer') out[spec.name] = integerParam(spec.name, value, spec.min ?? 0, upper)
+    else if (spec.type === 'size') out[spec.name] = sizeParam(spec.name, value, spec.min ?? 1, upper)
+    else throw new TypeError(`schema entry ${spec.name} has an unknown type ${spec.type}`)
+  }
+  return out
+}
+
+/** Whether a param was given at all: the dashboard sends empty fields as "". */
+export function isPresent (value) {
+  return value !== undefined && value !== null && value !== ''
+}
+
+/**
+ * An integer from `min` to `max`, given as a number or a string of digits.
+ * @throws {LabError} 400 parameter.invalid naming params.<key>
+ */
+export function integerParam (key, value, min, max) {
+  const text = typeof value === 'number' ? String(value) : value
+  const allowed = `an integer from ${min} to ${max}`
+  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(`params.${key}`, value, allowed)
+  const number = Number(text)
+  if (number < min || number > max) throw badParameter(`params.${key}`, value, allowed)
+  return number
+}
+
+/**
+ * A byte size ("15MB", "1.5GiB", 1048576) from `min` to `max` bytes.
+ * @throws {LabError} 400 parameter.invalid naming params.<key>
+ */
+export function sizeParam (key, value, min, max) {
+  const allowed = `a byte size from ${min} to ${max} bytes, e.g. 15MB or 1.5GiB`
+  let bytes
+  try {
+    bytes = parseByteSize(typeof value === 'number' ? String(value) : value)
+  } catch {
+    throw badParameter(`params.${key}`, value, allowed)
+  }
+  if (bytes < min || bytes > max) throw badParameter(`params.${key}`, value, allowed)
+  return bytes
+}
+
+/**
+ * One of `values` (compared as strings, so 65536 matches "65536").
+ * @throws {LabError} 400 parameter.invalid naming params.<key>
+ */
+export function enumParam (key, value, values) {
+  const text = typeof value === 'number' ? String(value) : value
+  if (!values.includes(text)) throw badParameter(`params.${key}`, value, `one of ${values.join(', ')}`)
+  return text
+}
+
+/**
+ * The levels of a sweep: the steps up to `top`, and `top` itself, ascending.
+ * @param {number[]} steps e.g. the article's concurrencies 1, 10, 50, 100, 200
+ * @param {number} top
+ * @returns {number[]}
+ */
+export function stepsUpTo (steps, top) {
+  const levels = steps.filter(function atMostTop (s) { return s < top })
+  levels.push(top)
+  return levels
+}
+
+/** Round to 1/scale, keeping null for anything that is not a finite number. */
+export function round (value, scale) {
+  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
+}
+
+/** Freeze an object and everything in it (schemas are shared with every client). */
+export function deepFreeze (value) {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner)
+    Object.freeze(value)
+  }
+  return value
+}

@@ -1,0 +1,174 @@
+/**
+ * The tiny-writes experiment: a client process sends N bytes to a byte
+ * sucker in another process over 127.0.0.1, one `socket.write` per byte,
+ * with cork()/uncork() batches, and through a coalescing buffer, and
+ * reports time, write calls and write system calls for each. The lab's
+ * server only starts the two processes: none of this is its memory.
+ */
+import { TINY_MODES } from '../tiny-writes.js'
+import { batchSteps, runTinyWrites, tinyWritesCells } from '../../bench/tiny-writes.js'
+import { deepFreeze, normalizeBySchema, round } from './params.js'
+
+export const name = 'tiny-writes'
+
+export const title = 'Many tiny writes vs coalesced writes'
+
+export const description = 'Sends N bytes over a local TCP connection to a "byte sucker" process, one socket.write() ' +
+  'per byte, then with cork()/uncork() every few KiB, then through a buffer written when full, each from a fresh ' +
+  'client process, and reports the time, socket.write() calls and write system calls of each.'
+
+const SOURCE = 'A .NET demo: 1,000,000 single bytes to a TCP byte sucker, straight to the socket stream vs through a buffering stream: REFERENCES.md, experiment 4'
+
+/** The published figures, with where each is matched in `cells`. */
+export const PUBLISHED = deepFreeze([
+  { label: '.NET: one write per byte, 1,000,000 bytes', value: 6.1, unit: 's', source: SOURCE, figure: 'perByteSeconds' },
+  { label: '.NET: through a buffering stream', value: 1.2, unit: 's', source: SOURCE, figure: 'coalescedSeconds' },
+  { label: 'Buffered speed-up', value: 5, unit: 'x', source: SOURCE, figure: 'speedUp' }
+])
+
+/** The schema a dashboard builds its controls from (GET /experiments). */
+export const params = deepFreeze([
+  {
+    name: 'mode',
+    type: 'enum',
+    values: ['all', ...TINY_MODES],
+    valueLabels: { all: 'All three', 'per-byte': 'One socket.write() per byte', cork: 'cork() / uncork() every batch', coalesce: 'A buffer written when full' },
+    default: 'all',
+    label: 'How to send',
+    help: 'per-byte: every byte its own socket.write(). cork: still one write() per byte, but sent in one writev per batch. coalesce: bytes gathered in a Buffer, one write() per batch.'
+  },
+  {
+    name: 'bytes',
+    type: 'integer',
+    default: 1_000_000,
+    min: 1000,
+    max: 10_000_000,
+    label: 'Bytes to send',
+    help: 'The .NET demo sent 1,000,000. One write per byte takes a few seconds per million.'
+  },
+  {
+    name: 'batch',
+    type: 'integer',
+    default: 65536,
+    min: 2,
+    max: 1024 * 1024,
+    label: 'Batch (bytes)',
+    help: 'Bytes between uncork() calls, and the size of the coalescing buffer.'
+  },
+  {
+    name: 'sweep',
+    type: 'enum',
+    values: ['steps', 'single'],
+    valueLabels: { steps: 'Sweep: 16, 256, 4096, 65536 up to the batch', single: 'Only the batch' },
+    default: 'steps',
+    label: 'Batch sweep',
+    help: 'Sweep the batch size to draw time against bytes per batch.'
+  },
+  {
+    name: 'nagle',
+    type: 'enum',
+    values: ['on', 'off'],
+    valueLabels: { on: 'On (Node\'s default for net sockets)', off: 'Off (setNoDelay: every write its own packet)' },
+    default: 'on',
+    label: 'Nagle\'s algorithm',
+    help: 'With it on, the kernel gathers tiny writes into packets; the system calls remain.'
+  }
+])
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { mode: 'all', bytes: 1000000 }
+ * @returns {Readonly<{ mode: string, bytes: number, batch: number, sweep: string, nagle: string }>}
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeParams (raw) {
+  return Object.freeze(normalizeBySchema(params, raw))
+}
+
+/**
+ * Run it: a sink process for the run, a client process per cell.
+ * @param {{ params: object, signal: AbortSignal, progress: Function, trackProcess: Function }} ctx
+ */
+export async function run (ctx) {
+  const { params: p, signal } = ctx
+  const modes = p.mode === 'all' ? [...TINY_MODES] : [p.mode]
+  const cells = tinyWritesCells({ modes, batches: p.sweep === 'steps' ? batchSteps(p.batch) : [p.batch] })
+  const results = await runTinyWrites({ bytes: p.bytes, cells, noDelay: p.nagle === 'off' }, {
+    signal,
+    onSpawn: ctx.trackProcess,
+    onMeasurement: function relayProgress (done, total, cell) {
+      ctx.progress({ done, total, mode: cell?.mode ?? null, batch: cell?.batch ?? null, stage: 'send' })
+    }
+  })
+  const rounded = results.map(roundTinyCell)
+  return {
+    bytes: p.bytes,
+    nagle: p.nagle,
+    cells: rounded,
+    charts: tinyWritesCharts(rounded),
+    published: publishedBeside(rounded)
+  }
+}
+
+/** A cell as the lab shows it: figures rounded, the raw measurements left out. */
+export function roundTinyCell (cell) {
+  return {
+    mode: cell.mode,
+    batch: cell.batch,
+    bytes: cell.bytes,
+    runs: cell.runs,
+    ms: round(cell.ms, 10),
+    writeCalls: cell.writeCalls,
+    bytesPerWrite: round(cell.bytesPerWrite, 10),
+    syscalls: cell.syscalls,
+    bytesPerSyscall: round(cell.bytesPerSyscall, 10),
+    cpuUserMs: round(cell.cpuUserMs, 10),
+    cpuSystemMs: round(cell.cpuSystemMs, 10),
+    mbPerSecond: round(cell.mbPerSecond, 100),
+    delivered: cell.delivered
+  }
+}
+
+/**
+ * Time and write system calls against bytes per batch. One write per byte
+ * is where both batched lines start (a batch of 1).
+ * @returns {import('../../bench/report.js').ChartSpec[]}
+ */
+export function tinyWritesCharts (cells) {
+  const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
+  function series (y) {
+    const out = []
+    for (const [mode, label] of [['cork', 'cork() / uncork() every batch'], ['coalesce', 'coalescing buffer of a batch']]) {
+      const points = cells.filter(function ofMode (c) { return c.mode === mode })
+        .map(function point (c) { return { x: c.batch, y: y(c) } })
+      if (perByte && points.length) points.push({ x: 1, y: y(perByte) })
+      points.sort(function byX (a, b) { return a.x - b.x })
+      if (points.length) out.push({ label, points })
+    }
+    if (perByte && out.length === 0) out.push({ label: 'one write per byte', points: [{ x: 1, y: y(perByte) }] })
+    return out
+  }
+  return [
+    { title: 'Time to deliver N bytes vs bytes per batch', x: 'bytes per batch (1: one write per byte)', y: 'ms', logX: true, series: series(function time (c) { return c.ms }) },
+    { title: 'Write system calls vs bytes per batch', x: 'bytes per batch (1: one write per byte)', y: 'write syscalls', logX: true, series: series(function calls (c) { return c.syscalls }) }
+  ]
+}
+
+/**
+ * The published figures, each with the measured one beside it: per-byte, the
+ * largest coalescing batch, and their ratio.
+ * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
+ */
+export function publishedBeside (cells) {
+  const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
+  const coalesced = cells.filter(function isCoalesce (c) { return c.mode === 'coalesce' })
+    .sort(function largestFirst (a, b) { return b.batch - a.batch })[0]
+  const measured = {
+    perByteSeconds: perByte ? round(perByte.ms / 1000, 1000) : null,
+    coalescedSeconds: coalesced ? round(coalesced.ms / 1000, 1000) : null,
+    speedUp: perByte && coalesced ? round(perByte.ms / coalesced.ms, 10) : null
+  }
+  return PUBLISHED.map(function withMeasured (pub) {
+    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: measured[pub.figure] }
+  })
+}

@@ -1,0 +1,253 @@
+/**
+ * The upload-to-disk experiment: C uploads of the same file at once to
+ * POST /upload-stream and POST /upload-buffer of this very server, from a
+ * load process of its own, for C in the article's steps (1, 10, 50, 100,
+ * 200), with the server's peak RSS and the uploads' latency per cell.
+ *
+ * Streamed cells run first: the buffered ones leave the process with heap
+ * and freed pages it may keep, which would hide the streamed cells' cost.
+ * `npm run bench -- upload` gives every cell a fresh server instead.
+ */
+import path from 'node:path'
+import { ensureBinaryInput } from '../../bench/binary-input.js'
+import { latencyStats } from '../../bench/stats.js'
+import { uploadFile } from '../../bench/upload.js'
+import { badParameter } from '../errors.js'
+import { listUploads, normalizeUploadOptions, removeUploads } from '../upload.js'
+import { runLoad } from './load.js'
+import { deepFreeze, normalizeBySchema, round, stepsUpTo } from './params.js'
+
+export const name = 'upload'
+
+export const title = 'Buffered vs streamed upload to disk'
+
+export const description = 'Sends C uploads of the same file at once to POST /upload-buffer (keeps every ' +
+  'chunk, Buffer.concat, one writeFile at the end) and POST /upload-stream (pipeline from the request to a ' +
+  'file), for C = 1, 10, 50, 100, 200, from a separate load process, and reports each cell\'s latency and the ' +
+  'server\'s peak memory. Buffered memory grows with C; streamed memory stays flat. The files are deleted after each cell.'
+
+/** The article's concurrency steps. */
+export const CONCURRENCY_STEPS = Object.freeze([1, 10, 50, 100, 200])
+
+const ROUTES = Object.freeze(['both', 'buffer', 'stream'])
+const MAX_CONCURRENCY = 200
+const MAX_BYTES = 256 * 1024 * 1024
+/** Buffered cells hold C bodies at once: past this the lab would be the experiment's casualty. */
+const MAX_BUFFERED_TOTAL = 4 * 1024 * 1024 * 1024
+const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
+const WARM_BYTES = 1024
+const SOURCE = 'An article on buffered vs streamed uploads to disk (plain node:http, a ~15 MB file, C parallel uploads): REFERENCES.md, experiment 2'
+
+/** The article's figures at C=200, with where each is matched in `cells`. */
+export const PUBLISHED = deepFreeze([
+  { label: 'Buffered, 200 uploads: server peak RSS', value: 2890, unit: 'MB', source: SOURCE, route: 'buffer', concurrency: 200, figure: 'peakRssMB' },
+  { label: 'Buffered, 200 uploads: average latency', value: 13.1, unit: 's', source: SOURCE, route: 'buffer', concurrency: 200, figure: 'avgSeconds' },
+  { label: 'Streamed, 200 uploads: server peak RSS', value: 276, unit: 'MB', source: SOURCE, route: 'stream', concurrency: 200, figure: 'peakRssMB' },
+  { label: 'Streamed, 200 uploads: average latency', value: 4.0, unit: 's', source: SOURCE, route: 'stream', concurrency: 200, figure: 'avgSeconds' }
+])
+
+/** The schema a dashboard builds its controls from (GET /experiments). */
+export const params = deepFreeze([
+  {
+    name: 'route',
+    type: 'enum',
+    values: [...ROUTES],
+    valueLabels: { both: 'Both: streamed, then buffered', buffer: '/upload-buffer (buffered)', stream: '/upload-stream (streamed)' },
+    default: 'both',
+    label: 'Route',
+    help: '/upload-buffer keeps the whole body in memory before writing it; /upload-stream writes each chunk as it arrives. "Both" runs the streamed cells first, then the buffered ones.'
+  },
+  {
+    name: 'concurrency',
+    type: 'integer',
+    default: 50,
+    min: 1,
+    max: MAX_CONCURRENCY,
+    label: 'Concurrent uploads (highest)',
+    help: 'Uploads sent at once in the last cell. With the sweep on, the article\'s steps below it (1, 10, 50, 100) run first.'
+  },
+  {
+    name: 'sweep',
+    type: 'enum',
+    values: ['steps', 'single'],
+    valueLabels: { steps: 'Sweep: 1, 10, 50, 100, 200 up to the highest', single: 'Only the highest' },
+    default: 'steps',
+    label: 'Concurrency sweep',
+    help: 'The article drew peak memory and latency against concurrency: sweep to draw the same lines.'
+  },
+  {
+    name: 'bytes',
+    type: 'size',
+    default: '15MB',
+    min: 1,
+    max: MAX_BYTES,
+    label: 'Upload size',
+    help: 'Size of the uploaded file (random bytes, made once in the data directory). The article used about 15 MB.'
+  }
+])
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { concurrency: 200, bytes: '15MB' }; numbers may come as strings
+ * @param {object} options normalised app options (`upload.limit` caps `bytes`)
+ * @returns {Readonly<{ route: string, concurrency: number, sweep: string, bytes: number }>}
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeParams (raw, options) {
+  const limit = normalizeUploadOptions(options?.upload).limit
+  const p = normalizeBySchema(params, raw, { max: { bytes: limit } })
+  if (p.route !== 'stream' && p.bytes * p.concurrency > MAX_BUFFERED_TOTAL) {
+    throw badParameter('params.bytes', p.bytes,
+      `at most ${Math.floor(MAX_BUFFERED_TOTAL / p.concurrency)} bytes at concurrency ${p.concurrency}: buffered, the server holds every upload at once (${MAX_BUFFERED_TOTAL} bytes in all)`)
+  }
+  return Object.freeze(p)
+}
+
+/**
+ * Run it: the input file, a warm-up upload per route, then per route and
+ * concurrency a measurement window and the load in a separate process; the
+ * uploaded files are deleted after each cell.
+ * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
+ *   progress: Function, measure: Function, trackProcess: Function }} ctx
+ */
+export async function run (ctx) {
+  const { params: p, signal, baseUrl, options } = ctx
+  const routes = p.route === 'both' ? ['stream', 'buffer'] : [p.route]
+  const levels = p.sweep === 'steps' ? stepsUpTo(CONCURRENCY_STEPS, p.concurrency) : [p.concurrency]
+  const perRoute = levels.reduce(function add (sum, c) { return sum + c }, 0)
+  const total = routes.length * perRoute
+  const dir = path.join(options.dataDir, 'bench')
+  ctx.progress({ done: 0, total, stage: 'input' })
+  const input = await ensureBinaryInput({ bytes: p.bytes, dir, signal })
+  const warm = await ensureBinaryInput({ bytes: WARM_BYTES, dir, signal })
+  for (const route of routes) {
+    // the first upload of each route pays for code that is not the experiment's
+    const answer = await uploadFile(`${baseUrl}/upload-${route}`, warm.file, HEADERS)
+    if (answer.status !== 200) throw new Error(`warm-up upload to /upload-${route} answered ${answer.status}`)
+    await removeUploads(options.dataDir, [answer.body.file])
+  }
+  const cells = []
+  let done = 0
+  for (const route of routes) {
+    for (const concurrency of levels) {
+      signal.throwIfAborted()
+      const before = new Set(await listUploads(options.dataDir))
+      const endMeasure = ctx.measure()
+      let server = null
+      let load
+      try {
+        load = await runLoad({
+          url: `${baseUrl}/upload-${route}`, file: input.file, concurrency, requests: concurrency, headers: HEADERS, fields: ['file', 'bytes']
+        }, {
+          signal,
+          onSpawn: ctx.trackProcess,
+          onProgress: function relayProgress (progress) {
+            // the last upload has ended: read the peak before the answers cross over IPC
+            if (progress.done === concurrency && server === null) server = endMeasure()
+            ctx.progress({ done: done + progress.done, total, route, concurrency, stage: 'load' })
+          }
+        })
+      } catch (err) {
+        // the load process died with the names of finished uploads: remove what this cell made
+        await removeNewUploads(options.dataDir, before)
+        throw err
+      }
+      server ??= endMeasure()
+      await removeUploads(options.dataDir, uploadedNames(load.results))
+      done += concurrency
+      cells.push(summariseUploadCell({ route, concurrency, bytes: p.bytes, results: load.results, wallMs: load.wallMs, server }))
+    }
+  }
+  return {
+    input: { file: path.basename(input.file), bytes: p.bytes },
+    cells,
+    charts: uploadCharts(cells),
+    published: publishedBeside(cells)
+  }
+}
+
+/** The names of the files that the answered uploads made. */
+export function uploadedNames (results) {
+  return results.filter(function made (r) { return r.status === 200 && typeof r.file === 'string' }).map(function fileName (r) { return r.file })
+}
+
+async function removeNewUploads (dataDir, before) {
+  const now = await listUploads(dataDir)
+  await removeUploads(dataDir, now.filter(function isNew (n) { return !before.has(n) }))
+}
+
+/**
+ * One cell's figures.
+ * @param {{ route: string, concurrency: number, bytes: number, results: Array<{ status: number, ms: number,
+ *   bytes?: number, errorType?: string }>, wallMs: number, server: object }} cell
+ *   `server`: memory figures { idleRss, peakRss, peakAboveIdle, ... } in bytes
+ */
+export function summariseUploadCell ({ route, concurrency, bytes, results, wallMs, server }) {
+  const ok = results.filter(function succeeded (r) { return r.status === 200 })
+  const errors = {}
+  for (const r of results) {
+    if (r.status !== 200) errors[r.errorType] = (errors[r.errorType] ?? 0) + 1
+  }
+  const written = ok.reduce(function add (sum, r) { return sum + (r.bytes ?? 0) }, 0)
+  const latency = latencyStats(results.map(function ms (r) { return r.ms }))
+  return {
+    route,
+    concurrency,
+    requests: results.length,
+    ok: ok.length,
+    errors,
+    bytes,
+    allBytesWritten: ok.every(function whole (r) { return r.bytes === bytes }),
+    latencyMs: { min: round(latency.min, 10), avg: round(latency.avg, 10), max: round(latency.max, 10) },
+    wallMs: round(wallMs, 10),
+    mbPerSecond: round(written / 1e6 / (wallMs / 1000), 100),
+    server
+  }
+}
+
+/**
+ * The article's two charts: server peak RSS and average latency against concurrency.
+ * @param {Array<ReturnType<typeof summariseUploadCell>>} cells
+ * @returns {import('../../bench/report.js').ChartSpec[]}
+ */
+export function uploadCharts (cells) {
+  function series (y) {
+    const out = []
+    for (const [route, label] of [['buffer', 'buffered (/upload-buffer)'], ['stream', 'streamed (/upload-stream)']]) {
+      const points = cells.filter(function ofRoute (c) { return c.route === route })
+        .map(function point (c) { return { x: c.concurrency, y: y(c) } })
+        .sort(function byX (a, b) { return a.x - b.x })
+      if (points.length) out.push({ label, points })
+    }
+    return out
+  }
+  return [
+    {
+      title: 'Server peak RSS vs concurrent uploads',
+      x: 'concurrent uploads',
+      y: 'MiB',
+      series: series(function peakMiB (c) { return round(c.server.peakRss / 1048576, 10) })
+    },
+    {
+      title: 'Average upload latency vs concurrent uploads',
+      x: 'concurrent uploads',
+      y: 's',
+      series: series(function avgSeconds (c) { return round(c.latencyMs.avg / 1000, 1000) })
+    }
+  ]
+}
+
+/**
+ * The published figures, each with the measured one beside it (null when that cell was not run).
+ * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
+ */
+export function publishedBeside (cells) {
+  return PUBLISHED.map(function withMeasured (pub) {
+    const cell = cells.find(function same (c) { return c.route === pub.route && c.concurrency === pub.concurrency })
+    let measured = null
+    if (cell && pub.figure === 'peakRssMB') measured = round(cell.server.peakRss / 1e6, 1)
+    if (cell && pub.figure === 'avgSeconds') measured = round(cell.latencyMs.avg / 1000, 100)
+    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured }
+  })
+}
+

@@ -1,0 +1,181 @@
+/**
+ * The zip-bomb experiment: a bomb (generators/bombs.js) made and streamed
+ * into POST /good and/or POST /bad of this very server by a load process of
+ * its own, with how each route met it: its answer, the error's type, the
+ * time to refusal, how many inflated bytes the server let through (the
+ * error's `received`) and the server's peak memory above idle.
+ *
+ * /good runs first: it refuses a bomb early and cheaply. /bad inflates before
+ * it looks. Its guard (`maxOutputLength`) stops it at the inflate limit,
+ * after holding that much in memory; with `unsafeBad` (server.js
+ * `--unsafe-bad`) it has no guard, and the bomb takes the worker process
+ * past the supervisor's memory budget. The supervisor kills it and this run
+ * dies with it: the new worker emits `event: crash` naming the run, and
+ * records it as failed (`worker.crashed`) under the same id.
+ */
+import path from 'node:path'
+import { ensureInput } from '../../bench/inputs.js'
+import { uploadFile } from '../../bench/upload.js'
+import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, minimumBytes } from '../../generators/bombs.js'
+import { badParameter } from '../errors.js'
+import { runLoad } from './load.js'
+import { deepFreeze, normalizeBySchema, round } from './params.js'
+
+export const name = 'zip-bomb'
+
+export const title = 'Zip bombs against /good and /bad'
+
+export const description = 'Streams a zip bomb (a few MB of gzip that inflate to gigabytes of valid JSON) ' +
+  'into POST /good and POST /bad from a separate load process, and reports how each route met it: the status ' +
+  'and error type, the time to refusal, how many inflated bytes the server let through before refusing, and ' +
+  'the server\'s peak memory above idle. /good refuses early at a constant cost; /bad holds everything it ' +
+  'inflates. Started with --unsafe-bad, /bad has no inflate limit: the bomb takes the worker past its memory ' +
+  'budget, the supervisor kills and restarts it, and this run is lost with it (the dashboard gets event: crash).'
+
+const ROUTES = Object.freeze(['both', 'good', 'bad'])
+const WARM_HEADERS = Object.freeze({ 'content-type': 'application/gzip' })
+
+/** The schema a dashboard builds its controls from (GET /experiments). */
+export const params = deepFreeze([
+  {
+    name: 'variant',
+    type: 'enum',
+    values: [...BOMB_VARIANTS],
+    valueLabels: {
+      ratio: 'Ratio: one run of spaces, ~1000:1',
+      members: 'Members: many concatenated gzip members',
+      depth: 'Depth: a million nested arrays',
+      string: 'String: one gigantic string',
+      chained: 'Chained: gzip inside gzip inside gzip'
+    },
+    default: BOMB_DEFAULTS.variant,
+    label: 'Bomb',
+    help: 'What the bomb is made of. All are valid gzip holding valid JSON; see docs/zip-bombs.md.'
+  },
+  {
+    name: 'route',
+    type: 'enum',
+    values: [...ROUTES],
+    valueLabels: { both: 'Both: /good, then /bad', good: '/good (streamed)', bad: '/bad (buffered)' },
+    default: 'both',
+    label: 'Route',
+    help: '/good counts what it inflates and refuses early; /bad inflates first. "Both" runs /good first, so its figure survives if /bad (unsafe) takes the worker down.'
+  },
+  {
+    name: 'bytes',
+    type: 'size',
+    default: null,
+    min: 1,
+    max: BOMB_LIMITS.maxBytes,
+    label: 'Inflated size',
+    help: `What the bomb inflates to, e.g. 2GB or 10GB. Empty: ${BOMB_DEFAULTS.bytes / 1e9}GB (depth: ${BOMB_DEFAULTS.depth.toLocaleString('en')} levels).`
+  }
+])
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { variant: 'ratio', route: 'both', bytes: '2GB' }
+ * @returns {Readonly<{ variant: string, route: string, bytes: number|null }>}
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeParams (raw) {
+  const p = normalizeBySchema(params, raw)
+  if (p.bytes !== null && p.bytes < minimumBytes(p.variant)) {
+    throw badParameter('params.bytes', raw.bytes, `at least ${minimumBytes(p.variant)} bytes for the ${p.variant} bomb`)
+  }
+  return Object.freeze(p)
+}
+
+/**
+ * Run it: for each route a warm-up upload of a tiny document, a fresh
+ * measurement window and one bomb from the load process.
+ * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
+ *   progress: Function, measure: Function, trackProcess: Function }} ctx
+ */
+export async function run (ctx) {
+  const { params: p, signal, baseUrl, options } = ctx
+  const routes = p.route === 'both' ? ['good', 'bad'] : [p.route]
+  const bombParams = { variant: p.variant, bytes: p.bytes }
+  // the same description the load process will build: sizes and headers, nothing sent yet
+  const bomb = createBomb(bombParams)
+  for (const stream of bomb.streams) stream.destroy()
+  ctx.progress({ done: 0, total: routes.length, stage: 'warm-up' })
+  const warm = await ensureInput({ size: 1, format: 'json', dir: path.join(options.dataDir, 'bench'), signal })
+  const byRoute = {}
+  for (const [index, route] of routes.entries()) {
+    signal.throwIfAborted()
+    const url = `${baseUrl}/${route}`
+    await uploadFile(url, warm.file, WARM_HEADERS)
+    signal.throwIfAborted()
+    // /bad without its guard is expected to take this process down: say so while it still can
+    const fatal = route === 'bad' && options.unsafeBad === true
+    ctx.progress({ done: index, total: routes.length, route, stage: fatal ? 'bomb (unsafe: the worker may be killed)' : 'bomb' })
+    const endMeasure = ctx.measure()
+    let server = null
+    const load = await runLoad({ url, bomb: bombParams, requests: 1, concurrency: 1 }, {
+      signal,
+      onSpawn: ctx.trackProcess,
+      onProgress: function readPeakFirst ({ done, total }) {
+        // the answer is in: read the peak before the result crosses over IPC
+        if (done === total && server === null) server = endMeasure()
+      }
+    })
+    server ??= endMeasure()
+    byRoute[route] = summariseRoute(route, load, server)
+    ctx.progress({ done: index + 1, total: routes.length, route, stage: 'bomb' })
+  }
+  return {
+    bomb: {
+      variant: bomb.params.variant,
+      inflatedBytes: bomb.inflatedBytes,
+      compressedBytes: bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes ?? null,
+      ratio: ratioOf(bomb.inflatedBytes, bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes),
+      depth: bomb.params.depth,
+      members: bomb.members,
+      layers: bomb.layers,
+      uploadHeaders: bomb.uploadHeaders
+    },
+    unsafeBad: options.unsafeBad === true,
+    limits: { inflated: options.limits.inflated, compressed: options.limits.compressed },
+    routes: byRoute
+  }
+}
+
+function summariseRoute (route, { results }, server) {
+  const r = results[0] ?? { status: 0, ms: null, errorType: 'no answer' }
+  let outcome = 'refused'
+  if (r.status === 200) outcome = 'accepted'
+  else if (r.status === 0) outcome = 'connection lost'
+  return {
+    route,
+    status: r.status,
+    outcome,
+    errorType: r.status === 200 ? null : r.errorType,
+    // time from the first byte sent to the whole answer: for a refusal, the time to refuse
+    ms: round(r.ms, 10),
+    // how far the server let the body get, from the error's own figures
+    inflatedBytesReached: inflatedReached(r),
+    limit: r.limit ?? null,
+    received: r.received ?? null,
+    sentBytes: r.sentBytes ?? null,
+    summary: r.summary ?? null,
+    server
+  }
+}
+
+/**
+ * Inflated bytes the server had let through when it answered. `received` means inflated bytes
+ * only for inflated.too.large (for ratio.too.large it is the ratio, for record.too.large the
+ * record's size); where the error has `inflatedBytes` or an `offset` into the inflated body,
+ * that is the figure.
+ */
+function inflatedReached (r) {
+  if (Number.isFinite(r.inflatedBytes)) return r.inflatedBytes
+  if (r.errorType === 'inflated.too.large' && Number.isFinite(r.received)) return r.received
+  if (Number.isFinite(r.offset)) return r.offset
+  return r.summary?.inflatedBytes ?? null
+}
+
+function ratioOf (inflated, compressed) {
+  return Number.isFinite(compressed) && compressed > 0 ? Math.round(inflated / compressed) : null
+}

@@ -1,0 +1,470 @@
+/**
+ * The supervisor: a container's OOM killer, emulated. It owns the listening
+ * socket and runs the lab in a worker process (`lib/worker-main.js`), reads
+ * the worker's RSS from outside every few tens of ms, kills it (SIGKILL) the
+ * moment it passes the memory budget, and starts a new one on the same
+ * socket. The port never closes: while no worker runs, connections wait
+ * (accepted and unread) and go to the next worker.
+ *
+ * How connections reach a worker: the listening socket is handed to each
+ * worker (`child.send(msg, server)`, the way Node's cluster shares a handle),
+ * so the worker accepts most connections itself. The supervisor keeps the
+ * socket open too, so it also accepts some (both processes wait on it); it
+ * never reads them (`pauseOnConnect`) and passes each one on over IPC. It
+ * keeps its own copy until the worker confirms it took it: a connection
+ * sent to a worker that died before taking it goes to the next worker
+ * instead of hanging.
+ *
+ * The supervisor emits what happens; `server.js` prints it:
+ *   'listening' { address, port, pid, memoryLimit, rssSource }   the first worker is ready
+ *   'crash'     crash record (below), when a worker dies unasked
+ *   'restarted' crash record with `restartMs` and `newPid`, when its successor is ready
+ *   'gave-up'   { crashes, maxRestarts, restartWindowMs }: too many crashes; it has stopped
+ *   'stopping'  { reason }: asked to stop (stop(), or the worker stopped by a signal)
+ *
+ * A crash record: { reason: 'memory-limit'|'exit'|'signal', pid, exitCode, signal, rss,
+ * budget, route, inFlight, experiment, time, restartMs }. The new worker emits it on its
+ * bus as 'crash', so /metrics sends it as `event: crash`.
+ */
+import { fork } from 'node:child_process'
+import { EventEmitter } from 'node:events'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { PROJECT_ROOT } from './options.js'
+
+const MiB = 1024 * 1024
+const GiB = 1024 * MiB
+
+export const SUPERVISOR_DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 3000,
+  /** Options for the worker's `createApp` (JSON: they cross IPC). */
+  app: Object.freeze({}),
+  /** RSS past which the worker is killed, in bytes; 0: no budget. */
+  memoryLimit: GiB,
+  /** How often the worker's RSS is read. A bomb grows /bad by ~1 GB/s: 25 ms is ~25 MB past the line. */
+  pollMs: 25,
+  /**
+   * Where the RSS comes from: 'proc' (/proc/<pid>/status, read from outside), 'ipc' (the worker
+   * reports its own), 'auto' (proc where there is one). 'ipc' cannot see a worker stuck in
+   * synchronous code, which is why it is only the fallback.
+   */
+  rssSource: 'auto',
+  /** Crashes allowed within `restartWindowMs`; one more and the supervisor gives up. */
+  maxRestarts: 5,
+  restartWindowMs: 60_000,
+  /** How long a worker asked to stop may take before it is killed. */
+  stopGraceMs: 3000,
+  /** Connections held while no worker runs; past this they are closed. */
+  maxHeldConnections: 1024,
+  workerScript: path.join(PROJECT_ROOT, 'lib', 'worker-main.js'),
+  /** Node flags for the worker (default: the supervisor's own). */
+  execArgv: null
+})
+
+/** A budget smaller than this would kill an idle worker (about 90 MiB here) over and over. */
+export const MIN_MEMORY_LIMIT = 64 * MiB
+
+function checkInteger (name, value, min, max) {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new TypeError(`supervisor option ${name} must be an integer from ${min} to ${max}, got ${value}`)
+  }
+  return value
+}
+
+/**
+ * Normalise supervisor options: frozen defaults, a new object, a TypeError for a bad value.
+ * @param {Partial<typeof SUPERVISOR_DEFAULTS>} [options]
+ * @returns {Readonly<typeof SUPERVISOR_DEFAULTS>}
+ */
+export function normalizeSupervisorOptions (options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('supervisor options must be an object')
+  const out = { ...SUPERVISOR_DEFAULTS }
+  // an option given as undefined is an option not given
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) out[key] = value
+  if (typeof out.host !== 'string' || out.host === '') throw new TypeError('supervisor option host must be an address')
+  checkInteger('port', out.port, 0, 65535)
+  if (out.app === null || typeof out.app !== 'object') throw new TypeError('supervisor option app must be an object')
+  checkInteger('memoryLimit', out.memoryLimit, 0, Number.MAX_SAFE_INTEGER)
+  if (out.memoryLimit !== 0 && out.memoryLimit < MIN_MEMORY_LIMIT) {
+    throw new TypeError(`the memory budget must be 0 (none) or at least ${MIN_MEMORY_LIMIT / MiB} MiB: an idle worker needs about 90 MiB`)
+  }
+  checkInteger('pollMs', out.pollMs, 5, 10_000)
+  if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
+  checkInteger('maxRestarts', out.maxRestarts, 0, 10_000)
+  checkInteger('restartWindowMs', out.restartWindowMs, 1, 24 * 3600_000)
+  checkInteger('stopGraceMs', out.stopGraceMs, 0, 600_000)
+  checkInteger('maxHeldConnections', out.maxHeldConnections, 0, 1_000_000)
+  if (typeof out.workerScript !== 'string' || out.workerScript === '') throw new TypeError('supervisor option workerScript must be a path')
+  if (out.execArgv !== null && !Array.isArray(out.execArgv)) throw new TypeError('supervisor option execArgv must be an array or null')
+  return Object.freeze(out)
+}
+
+/**
+ * Create a supervisor; `start()` listens and runs the first worker.
+ * @param {Partial<typeof SUPERVISOR_DEFAULTS>} [options]
+ * @returns {Supervisor}
+ */
+export function createSupervisor (options) {
+  return new Supervisor(normalizeSupervisorOptions(options))
+}
+
+/** See the module comment. Made by `createSupervisor`. */
+export class Supervisor extends EventEmitter {
+  #options
+  #server = null
+  /** The current worker's state, or null between workers. */
+  #worker = null
+  /** Connections accepted here while no worker could take them. */
+  #held = []
+  /** Times of the crashes within the window, oldest first. */
+  #crashTimes = []
+  #crashReasons = []
+  #nextConnectionId = 1
+  #everReady = false
+  #stopping = null
+  #started = null
+  /** start()'s promise, settled by the first worker's 'ready' (or its death). */
+  #firstStart = null
+
+  constructor (options) {
+    super()
+    this.#options = options
+  }
+
+  /** The current worker's pid, or null. */
+  get workerPid () {
+    return this.#worker?.child.pid ?? null
+  }
+
+  /**
+   * Listen, start the first worker and wait until it is ready.
+   * @returns {Promise<{ address: string, port: number, pid: number }>}
+   * @throws when the port cannot be bound or the first worker dies before it is ready
+   */
+  start () {
+    if (this.#started !== null) return this.#started
+    const supervisor = this
+    this.#started = new Promise(function listenThenFork (resolve, reject) {
+      const server = net.createServer({ pauseOnConnect: true })
+      supervisor.#server = server
+      function onListenError (err) {
+        supervisor.#server = null
+        reject(err)
+      }
+      server.once('error', onListenError)
+      server.on('connection', function onConnection (socket) { supervisor.#route(socket) })
+      server.listen(supervisor.#options.port, supervisor.#options.host, function listening () {
+        server.off('error', onListenError)
+        server.on('error', function onServerError (err) {
+          // accept() failing (EMFILE ...) must not take the supervisor down; the worker accepts too
+          supervisor.emit('warning', err)
+        })
+        supervisor.#firstStart = { resolve, reject }
+        supervisor.#spawn(null)
+      })
+    })
+    return this.#started
+  }
+
+  /**
+   * Stop the worker (SIGTERM, then SIGKILL after `stopGraceMs`) and close the socket.
+   * @param {string} [reason] shown in the 'stopping' event
+   * @returns {Promise<void>} once the worker has exited and the socket is closed
+   */
+  stop (reason = 'stop') {
+    if (this.#stopping !== null) return this.#stopping
+    this.emit('stopping', { reason })
+    const supervisor = this
+    const worker = this.#worker
+    this.#stopping = new Promise(function stopAll (resolve) {
+      supervisor.#closeSocket()
+      if (worker === null || worker.exited) {
+        resolve()
+        return
+      }
+      worker.ready = false
+      const timer = setTimeout(function forceKill () { worker.child.kill('SIGKILL') }, supervisor.#options.stopGraceMs)
+      worker.child.once('exit', function workerStopped () {
+        clearTimeout(timer)
+        resolve()
+      })
+      worker.child.kill('SIGTERM')
+    })
+    return this.#stopping
+  }
+
+  #closeSocket () {
+    for (const socket of this.#held.splice(0)) socket.destroy()
+    if (this.#server !== null) {
+      this.#server.close()
+      this.#server = null
+    }
+  }
+
+  /** Start a worker; `crash` is the record of the one it replaces (null for the first). */
+  #spawn (crash) {
+    const options = this.#options
+    const child = fork(options.workerScript, [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+      ...(options.execArgv === null ? {} : { execArgv: options.execArgv })
+    })
+    const worker = {
+      child,
+      ready: false,
+      exited: false,
+      startedAt: Date.now(),
+      crash,
+      /** Ingest requests in flight, id -> route, as the worker reports them. */
+      inFlight: new Map(),
+      experiment: null,
+      rss: null,
+      killedFor: null,
+      stopRequested: null,
+      /** Connections sent and not yet confirmed: id -> socket (our copy). */
+      unconfirmed: new Map(),
+      watch: null
+    }
+    this.#worker = worker
+    const supervisor = this
+    child.on('message', function onWorkerMessage (message) { supervisor.#onMessage(worker, message) })
+    child.on('error', function onWorkerError (err) {
+      // a fork that failed to start emits no 'exit'
+      if (child.pid === undefined) supervisor.#onExit(worker, null, null, err)
+    })
+    child.on('exit', function onWorkerExit (code, signal) { supervisor.#onExit(worker, code, signal, null) })
+    if (child.pid === undefined) return
+    worker.watch = this.#watchMemory(worker)
+    child.send({
+      type: 'listen',
+      options: options.app,
+      // without /proc the worker measures itself and says so over IPC
+      reportRssMs: worker.watch.source === 'ipc' ? options.pollMs : 0
+    }, this.#server, function sentListen (err) {
+      if (err) child.kill('SIGKILL')
+    })
+  }
+
+  /**
+   * Read the worker's RSS every `pollMs` from /proc/<pid>/status (one pread on a kept
+   * descriptor), or take what it reports where there is no /proc. Returns how, and the stop.
+   */
+  #watchMemory (worker) {
+    const { memoryLimit, pollMs, rssSource } = this.#options
+    const ipc = { source: 'ipc', stop: function noWatch () {} }
+    if (rssSource === 'ipc') return ipc
+    let fd = null
+    try {
+      fd = fs.openSync(`/proc/${worker.child.pid}/status`, 'r')
+    } catch (err) {
+      if (rssSource === 'proc') throw err
+      return ipc
+    }
+    const buffer = Buffer.alloc(4096)
+    const supervisor = this
+    function readRss () {
+      let text
+      try {
+        text = buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, buffer.length, 0))
+      } catch {
+        return // it has just died: 'exit' follows
+      }
+      const match = /^VmRSS:\s+(\d+) kB/m.exec(text)
+      if (match) supervisor.#checkRss(worker, Number(match[1]) * 1024)
+    }
+    // with no budget there is nothing to enforce, but the RSS at a crash is still worth knowing
+    const timer = setInterval(readRss, memoryLimit > 0 ? pollMs : Math.max(pollMs, 250))
+    return {
+      source: 'proc',
+      stop: function stopWatching () {
+        clearInterval(timer)
+        if (fd !== null) fs.closeSync(fd)
+        fd = null
+      }
+    }
+  }
+
+  #checkRss (worker, rss) {
+    worker.rss = rss
+    const limit = this.#options.memoryLimit
+    if (limit === 0 || rss <= limit || worker.killedFor !== null || worker.exited) return
+    worker.killedFor = { rss }
+    // nothing more goes to it: it is about to vanish
+    worker.ready = false
+    worker.watch.stop()
+    worker.child.kill('SIGKILL')
+  }
+
+  #onMessage (worker, message) {
+    switch (message?.type) {
+      case 'ready':
+        this.#onReady(worker)
+        break
+      case 'request':
+        if (message.phase === 'start') worker.inFlight.set(message.id, message.route)
+        else if (message.phase === 'end') worker.inFlight.delete(message.id)
+        break
+      case 'experiment':
+        worker.experiment = message.phase === 'start'
+          ? { id: message.id, name: message.name, params: message.params ?? null, startedAt: message.time ?? null }
+          : null
+        break
+      case 'connection-taken': {
+        // the worker has its own copy now: closing ours leaves the connection open
+        const socket = worker.unconfirmed.get(message.id)
+        worker.unconfirmed.delete(message.id)
+        socket?.destroy()
+        break
+      }
+      case 'rss':
+        if (Number.isFinite(message.rss)) this.#checkRss(worker, message.rss)
+        break
+      case 'stopping':
+        worker.stopRequested = message.reason ?? 'signal'
+        break
+    }
+  }
+
+  #onReady (worker) {
+    if (worker !== this.#worker || worker.exited) return
+    worker.ready = true
+    const now = Date.now()
+    const { address, port } = this.#server?.address() ?? {}
+    if (worker.crash !== null) {
+      const crash = { ...worker.crash, restartMs: now - worker.crash.time }
+      worker.child.send({ type: 'crash', crash }, function sentCrash () {
+        // a worker that died meanwhile is handled by its 'exit'
+      })
+      this.emit('restarted', { ...crash, newPid: worker.child.pid })
+    }
+    if (!this.#everReady) {
+      this.#everReady = true
+      this.#firstStart?.resolve({ address, port, pid: worker.child.pid })
+      this.#firstStart = null
+      this.emit('listening', { address, port, pid: worker.child.pid, memoryLimit: this.#options.memoryLimit, rssSource: worker.watch.source })
+    }
+    for (const socket of this.#held.splice(0)) this.#route(socket)
+  }
+
+  /** A connection this process accepted: to the worker, or held until there is one. */
+  #route (socket) {
+    const worker = this.#worker
+    if (worker === null || !worker.ready || !worker.child.connected) {
+      this.#hold(socket)
+      return
+    }
+    const id = this.#nextConnectionId++
+    worker.unconfirmed.set(id, socket)
+    const supervisor = this
+    // keepOpen: our copy stays until the worker says it has its own (see 'connection-taken')
+    worker.child.send({ type: 'connection', id }, socket, { keepOpen: true }, function sentConnection (err) {
+      if (!err) return
+      worker.unconfirmed.delete(id)
+      supervisor.#hold(socket)
+    })
+  }
+
+  #hold (socket) {
+    if (this.#stopping !== null || this.#held.length >= this.#options.maxHeldConnections) {
+      socket.destroy()
+      return
+    }
+    if (socket.listenerCount('error') === 0) socket.on('error', function heldSocketError () { socket.destroy() })
+    this.#held.push(socket)
+  }
+
+  #onExit (worker, code, signal, spawnError) {
+    if (worker.exited) return
+    worker.exited = true
+    worker.ready = false
+    worker.watch?.stop()
+    if (this.#worker === worker) this.#worker = null
+    const now = Date.now()
+    // connections it never confirmed were never read: the next worker takes them
+    const orphans = [...worker.unconfirmed.values()]
+    worker.unconfirmed.clear()
+    for (const socket of orphans) this.#hold(socket)
+
+    if (this.#stopping !== null) return
+    if (worker.stopRequested !== null && worker.killedFor === null) {
+      // stopped by a signal meant for us all (Ctrl-C reaches the whole process group)
+      this.stop(`worker stopped (${worker.stopRequested})`)
+      return
+    }
+    const crash = this.#crashRecord(worker, code, signal, now)
+    if (!this.#everReady) {
+      const reason = spawnError?.message ?? (signal ? `killed by ${signal}` : `exit code ${code}`)
+      this.#closeSocket()
+      this.#firstStart?.reject(new Error(`the worker stopped before it was ready (${reason})`))
+      this.#firstStart = null
+      return
+    }
+    this.emit('crash', crash)
+    const windowStart = now - this.#options.restartWindowMs
+    this.#crashTimes.push(now)
+    this.#crashReasons.push(crash.reason)
+    while (this.#crashTimes.length > 0 && this.#crashTimes[0] < windowStart) {
+      this.#crashTimes.shift()
+      this.#crashReasons.shift()
+    }
+    if (this.#crashTimes.length > this.#options.maxRestarts) {
+      const crashes = [...this.#crashReasons]
+      this.#stopping = Promise.resolve()
+      this.#closeSocket()
+      this.emit('gave-up', { crashes, maxRestarts: this.#options.maxRestarts, restartWindowMs: this.#options.restartWindowMs, crash })
+      return
+    }
+    this.#spawn(crash)
+  }
+
+  #crashRecord (worker, code, signal, time) {
+    const routes = [...worker.inFlight.values()]
+    const inFlight = {}
+    for (const route of routes) inFlight[route] = (inFlight[route] ?? 0) + 1
+    let reason = 'exit'
+    if (worker.killedFor !== null) reason = 'memory-limit'
+    else if (signal !== null) reason = 'signal'
+    return {
+      reason,
+      pid: worker.child.pid ?? null,
+      exitCode: code,
+      signal,
+      rss: worker.killedFor?.rss ?? worker.rss,
+      budget: this.#options.memoryLimit === 0 ? null : this.#options.memoryLimit,
+      // the route that buffers is the likely culprit when both were in flight
+      route: inFlight.bad ? 'bad' : (routes[routes.length - 1] ?? null),
+      inFlight,
+      experiment: worker.experiment,
+      time,
+      restartMs: null
+    }
+  }
+}
+
+/**
+ * A byte count for people: "1.02 GiB", "270.4 MiB"; a round budget stays round ("512 MiB", "1 GiB").
+ * @param {number} bytes
+ * @returns {string}
+ */
+export function formatMemory (bytes) {
+  if (bytes >= GiB) return bytes % GiB === 0 ? `${bytes / GiB} GiB` : `${(bytes / GiB).toFixed(2)} GiB`
+  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${(bytes / MiB).toFixed(1)} MiB`
+}
+
+/**
+ * One line about a crash: "worker 123 killed: RSS 270.4 MiB passed the 256 MiB budget while
+ * POST /bad was in flight".
+ * @param {object} crash a crash record
+ * @returns {string}
+ */
+export function describeCrash (crash) {
+  const during = crash.route === null ? 'with no ingest request in flight' : `while POST /${crash.route} was in flight`
+  const who = `worker ${crash.pid}`
+  if (crash.reason === 'memory-limit') {
+    return `${who} killed: RSS ${formatMemory(crash.rss)} passed the ${formatMemory(crash.budget)} budget ${during}`
+  }
+  if (crash.reason === 'signal') return `${who} died of ${crash.signal} ${during}`
+  return `${who} exited with code ${crash.exitCode} ${during}`
+}

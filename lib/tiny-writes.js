@@ -1,0 +1,177 @@
+/**
+ * Many tiny writes vs coalesced ones, on a TCP socket. Three ways to send
+ * N bytes, each honouring backpressure ('drain'):
+ *
+ * - `per-byte`: one `socket.write()` per byte. Each may be its own system
+ *   call (Node tries to write at once when nothing is queued).
+ * - `cork`: still one `socket.write()` per byte, but between `cork()` and
+ *   `uncork()` every `batch` bytes: the queued chunks leave in one go
+ *   through the socket's `writev`.
+ * - `coalesce`: bytes go into a `batch`-byte Buffer that is written when full
+ *   (what .NET's BufferedStream does): N / batch writes.
+ *
+ * Byte k of a transfer is k mod 256, so the sink can check that every byte
+ * arrived, in order, without keeping any.
+ */
+
+/** The ways to send. */
+export const TINY_MODES = Object.freeze(['per-byte', 'cork', 'coalesce'])
+
+/** Batch sizes a sweep visits below the chosen one. */
+export const BATCH_STEPS = Object.freeze([16, 256, 4096, 65536])
+
+const PATTERN = Buffer.from(Array.from({ length: 256 }, function byteAt (_, k) { return k }))
+// one-byte views made once: the per-byte mode measures writes, not allocations
+const ONE_BYTE = Array.from({ length: 256 }, function view (_, k) { return PATTERN.subarray(k, k + 1) })
+
+/**
+ * A fixed-size Buffer in front of a socket, written only when full (or
+ * flushed): N single-byte writes become N / size socket writes.
+ */
+export class CoalescingWriter {
+  /**
+   * @param {import('node:net').Socket} socket
+   * @param {number} size bytes gathered per socket write
+   */
+  constructor (socket, size) {
+    this.socket = socket
+    this.size = size
+    this.buffer = Buffer.allocUnsafe(size)
+    this.used = 0
+    /** socket.write() calls made */
+    this.writes = 0
+  }
+
+  /**
+   * Add one byte.
+   * @returns {boolean} false when the socket asks the caller to wait for 'drain'
+   */
+  writeByte (value) {
+    this.buffer[this.used++] = value
+    return this.used === this.size ? this.flush() : true
+  }
+
+  /**
+   * Write what has been gathered.
+   * @returns {boolean} false when the socket asks the caller to wait for 'drain'
+   */
+  flush () {
+    if (this.used === 0) return true
+    const chunk = this.used === this.size ? this.buffer : this.buffer.subarray(0, this.used)
+    // the written Buffer belongs to the socket until it is sent: gather into a new one
+    this.buffer = Buffer.allocUnsafe(this.size)
+    this.used = 0
+    this.writes++
+    return this.socket.write(chunk)
+  }
+}
+
+/**
+ * Send `bytes` bytes (k mod 256) on a connected socket, one of three ways.
+ * Does not end the socket.
+ * @param {import('node:net').Socket} socket
+ * @param {{ bytes: number, mode: 'per-byte'|'cork'|'coalesce', batch: number }} how
+ *   `batch`: bytes per uncork() (cork) or per write (coalesce); ignored by per-byte
+ * @returns {Promise<{ writeCalls: number }>} socket.write() calls made
+ */
+export async function sendBytes (socket, { bytes, mode, batch }) {
+  if (mode === 'per-byte') {
+    for (let k = 0; k < bytes; k++) {
+      if (!socket.write(ONE_BYTE[k & 255])) await drained(socket)
+    }
+    return { writeCalls: bytes }
+  }
+  if (mode === 'cork') {
+    let k = 0
+    while (k < bytes) {
+      const end = Math.min(bytes, k + batch)
+      socket.cork()
+      // write() says false past the socket's highWaterMark; corked, the batch is finished first on purpose
+      for (; k < end; k++) socket.write(ONE_BYTE[k & 255])
+      socket.uncork()
+      if (socket.writableNeedDrain) await drained(socket)
+    }
+    return { writeCalls: bytes }
+  }
+  if (mode === 'coalesce') {
+    const writer = new CoalescingWriter(socket, batch)
+    for (let k = 0; k < bytes; k++) {
+      if (!writer.writeByte(k & 255)) await drained(socket)
+    }
+    if (!writer.flush()) await drained(socket)
+    return { writeCalls: writer.writes }
+  }
+  throw new TypeError(`mode must be one of ${TINY_MODES.join(', ')}, got ${mode}`)
+}
+
+/** Resolves on 'drain'; rejects if the socket fails or closes first. Leaves no listener behind. */
+function drained (socket) {
+  return new Promise(function waitForDrain (resolve, reject) {
+    function onDrain () {
+      cleanup()
+      resolve()
+    }
+    function onError (err) {
+      cleanup()
+      reject(err)
+    }
+    function onClose () {
+      cleanup()
+      reject(new Error('the socket closed before it drained'))
+    }
+    function cleanup () {
+      socket.removeListener('drain', onDrain)
+      socket.removeListener('error', onError)
+      socket.removeListener('close', onClose)
+    }
+    socket.on('drain', onDrain)
+    socket.on('error', onError)
+    socket.on('close', onClose)
+  })
+}
+
+/**
+ * The byte sucker's side of one connection: read until the client ends,
+ * counting bytes and checking their order (none is kept), then answer one
+ * JSON line `{ bytes, inOrder, reads }` and close.
+ * @param {import('node:net').Socket} socket
+ * @returns {Promise<{ bytes: number, inOrder: boolean, reads: number }>} once answered
+ */
+export function suckBytes (socket) {
+  return new Promise(function readUntilEnd (resolve, reject) {
+    let bytes = 0
+    let reads = 0
+    let inOrder = true
+    function onData (chunk) {
+      reads++
+      if (inOrder) {
+        for (let i = 0; i < chunk.length; i++) {
+          if (chunk[i] !== ((bytes + i) & 255)) {
+            inOrder = false
+            break
+          }
+        }
+      }
+      bytes += chunk.length
+    }
+    function onEnd () {
+      cleanup()
+      const tally = { bytes, inOrder, reads }
+      socket.end(JSON.stringify(tally) + '\n')
+      resolve(tally)
+    }
+    function onError (err) {
+      cleanup()
+      socket.destroy()
+      reject(err)
+    }
+    function cleanup () {
+      socket.removeListener('data', onData)
+      socket.removeListener('end', onEnd)
+      socket.removeListener('error', onError)
+    }
+    socket.on('data', onData)
+    socket.on('end', onEnd)
+    socket.on('error', onError)
+  })
+}

@@ -1,0 +1,225 @@
+/**
+ * Uploads to disk, two ways: buffered (every chunk kept, `Buffer.concat`,
+ * one `writeFile` at the end) and streamed (`pipeline` from the request to
+ * a file). Files get server-chosen names (`<uuid>.upload`) in
+ * `<dataDir>/uploads/`; no byte of the request ever becomes part of a path.
+ *
+ * Either way, a failed or abandoned upload leaves no file behind: a client
+ * that hangs up mid-body, a body over the limit, or a client that is gone
+ * before it could learn the file's name (nobody could ever delete it).
+ */
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { Transform, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createError, requestAborted } from './errors.js'
+import { requestBody } from './ingest-common.js'
+
+const MiB = 1024 * 1024
+
+export const UPLOAD_DEFAULTS = Object.freeze({
+  /** Largest upload either route accepts, in bytes. */
+  limit: 256 * MiB
+})
+
+/** The two ways to receive an upload. */
+export const UPLOAD_MODES = Object.freeze(['buffer', 'stream'])
+
+/** Where uploads go, under the data directory. */
+export const UPLOAD_DIR_NAME = 'uploads'
+
+const UPLOAD_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
+
+/**
+ * Normalise the `upload` app options.
+ * @param {{ limit?: number }} [options]
+ * @returns {Readonly<{ limit: number }>}
+ * @throws {TypeError} for a limit that is not a positive safe integer
+ */
+export function normalizeUploadOptions (options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('option upload must be an object')
+  const limit = options.limit ?? UPLOAD_DEFAULTS.limit
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`option upload.limit must be a positive integer of bytes, got ${limit}`)
+  return Object.freeze({ limit })
+}
+
+/** The uploads directory of a data directory. */
+export function uploadDir (dataDir) {
+  return path.join(dataDir, UPLOAD_DIR_NAME)
+}
+
+/** Whether `name` is one the upload routes could have chosen (and nothing else: no separators, no dots to climb). */
+export function isUploadName (name) {
+  return typeof name === 'string' && UPLOAD_NAME.test(name)
+}
+
+/** 413 entity.too.large: the body passed the upload limit. */
+export function uploadTooLarge (limit, received) {
+  return createError(413, 'entity.too.large', `upload is larger than the ${limit}-byte limit`, { limit, received })
+}
+
+/**
+ * Receive one upload into a new file.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res watched so that a file whose name never reached the client is removed
+ * @param {{ mode: 'buffer'|'stream', dir: string, limit: number }} settings
+ * @returns {Promise<{ file: string, bytes: number }>} the file's name (not its path) and size
+ * @throws {LabError} 413 entity.too.large, 400 request.aborted
+ */
+export async function receiveUpload (req, res, { mode, dir, limit }) {
+  const length = Number(req.headers['content-length'])
+  if (Number.isFinite(length) && length > limit) throw uploadTooLarge(limit, length)
+  await fs.promises.mkdir(dir, { recursive: true })
+  const name = `${randomUUID()}.upload`
+  const file = path.join(dir, name)
+  let saved = false
+  res.once('close', function removeUnclaimed () {
+    // the answer never went out: the client cannot know the name, so nobody would delete the file
+    if (saved && !res.writableFinished) removeQuietly(file)
+  })
+  const bytes = mode === 'buffer'
+    ? await saveBuffered(req, file, limit)
+    : await saveStreamed(req, file, limit)
+  saved = true
+  if (res.destroyed) {
+    // gone while the file was written: 'close' came before `saved` was set
+    await fs.promises.rm(file, { force: true })
+    throw requestAborted(bytes)
+  }
+  return { file: name, bytes }
+}
+
+/**
+ * The article's buffered upload, wasteful on purpose: every chunk is kept
+ * until the body ends, copied once more into one Buffer by `Buffer.concat`,
+ * and only then written. Memory grows with body size times uploads in flight.
+ */
+async function saveBuffered (req, file, limit) {
+  const body = await readWholeBody(req, limit)
+  const gone = abortWhenClosed(req)
+  try {
+    // `wx`: the name is new; never write over a file someone else made
+    await fs.promises.writeFile(file, body, { flag: 'wx', signal: gone.signal })
+  } catch (err) {
+    await fs.promises.rm(file, { force: true })
+    throw gone.signal.aborted ? requestAborted(body.length) : err
+  } finally {
+    gone.release()
+  }
+  return body.length
+}
+
+/**
+ * The whole body in one Buffer. The chunks become garbage when this
+ * returns: kept through the (asynchronous) write, they would double what
+ * the article's synchronous write held.
+ */
+async function readWholeBody (req, limit) {
+  const chunks = []
+  let received = 0
+  const collect = new Writable({
+    write: function keepChunk (chunk, encoding, callback) {
+      chunks.push(chunk)
+      received += chunk.length
+      callback()
+    }
+  })
+  await pipeline(requestBody(req), limitCounter(limit), collect)
+  return Buffer.concat(chunks, received)
+}
+
+/** The streamed upload: a chunk at a time from the socket to the file, with backpressure both ways. */
+async function saveStreamed (req, file, limit) {
+  const counter = limitCounter(limit)
+  const out = fs.createWriteStream(file, { flags: 'wx' })
+  try {
+    await pipeline(requestBody(req), counter, out)
+  } catch (err) {
+    // wait for the descriptor to close, or a late open could recreate the file after rm
+    out.destroy()
+    await closed(out)
+    await fs.promises.rm(file, { force: true })
+    throw err
+  }
+  return counter.bytes
+}
+
+/** Counts bytes and fails the pipeline on the chunk that passes the limit, before it is kept or written. */
+function limitCounter (limit) {
+  const counter = new Transform({
+    transform: function countChunk (chunk, encoding, callback) {
+      counter.bytes += chunk.length
+      if (counter.bytes > limit) callback(uploadTooLarge(limit, counter.bytes))
+      else callback(null, chunk)
+    }
+  })
+  counter.bytes = 0
+  return counter
+}
+
+/** An AbortController that aborts when the client hangs up; `release()` removes the listener. */
+function abortWhenClosed (req) {
+  const controller = new AbortController()
+  function onClose () {
+    controller.abort(requestAborted(0))
+  }
+  const socket = req.socket
+  if (socket.destroyed) controller.abort(requestAborted(0))
+  else socket.once('close', onClose)
+  return {
+    signal: controller.signal,
+    release: function release () { socket.removeListener('close', onClose) }
+  }
+}
+
+/**
+ * Delete uploads by name. Names that the upload routes could not have
+ * chosen are refused, not resolved: the caller's list came over the network.
+ * @param {string} dataDir
+ * @param {string[]} names as the routes answered them (`file`)
+ * @returns {Promise<number>} how many were removed
+ * @throws {TypeError} for a name that is not an upload's
+ */
+export async function removeUploads (dataDir, names) {
+  for (const name of names) {
+    if (!isUploadName(name)) throw new TypeError(`not an upload's name: ${String(name).slice(0, 100)}`)
+  }
+  const dir = uploadDir(dataDir)
+  let removed = 0
+  for (const name of names) {
+    try {
+      await fs.promises.unlink(path.join(dir, name))
+      removed++
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err
+    }
+  }
+  return removed
+}
+
+/**
+ * The uploads now in a data directory (files the routes made and nobody removed yet).
+ * @returns {Promise<string[]>} names
+ */
+export async function listUploads (dataDir) {
+  try {
+    return (await fs.promises.readdir(uploadDir(dataDir))).filter(isUploadName)
+  } catch (err) {
+    if (err.code === 'ENOENT') return []
+    throw err
+  }
+}
+
+function removeQuietly (file) {
+  fs.promises.rm(file, { force: true }).catch(function reportRemoveFailure (err) {
+    console.error(`could not remove unclaimed upload ${file}: ${err.message}`)
+  })
+}
+
+function closed (stream) {
+  return new Promise(function waitForClose (resolve) {
+    if (stream.closed) resolve()
+    else stream.once('close', resolve)
+  })
+}

@@ -1,0 +1,109 @@
+/**
+ * The lab's worker process, forked by the supervisor (`lib/supervisor.js`).
+ * It reads no flags and no environment: its options come over IPC with the
+ * listening socket it serves.
+ *
+ *   in:  { type: 'listen', options, reportRssMs } + the listening socket
+ *        { type: 'connection', id } + a socket the supervisor accepted
+ *        { type: 'crash', crash }   the record of the worker this one replaces
+ *   out: { type: 'ready', pid }
+ *        { type: 'connection-taken', id }
+ *        { type: 'request', phase, id, route }        each ingest request's start and end
+ *        { type: 'experiment', phase, id, name, params, time }   each run's start and end
+ *        { type: 'rss', rss }                         only where the supervisor has no /proc
+ *        { type: 'stopping', reason }                 before a clean exit on SIGINT/SIGTERM
+ *
+ * It exits when the supervisor goes away (the IPC channel closes), so a
+ * killed supervisor never leaves a worker holding the port.
+ */
+import { createApp } from './app.js'
+import { createLabServer } from './http-server.js'
+import { closeParsePool } from './parse-pool.js'
+
+let server = null
+let app = null
+let rssTimer = null
+let shuttingDown = false
+
+/** To the supervisor; a message it can no longer receive is dropped, not thrown. */
+function tell (message) {
+  if (process.connected) process.send(message, function sent () {})
+}
+
+function onMessage (message, handle) {
+  switch (message?.type) {
+    case 'listen':
+      listen(message, handle)
+      break
+    case 'connection':
+      take(message.id, handle)
+      break
+    case 'crash':
+      // the hub forwards it as `event: crash`; ids restarted, so reconnecting clients replay it
+      app?.locals.events.emit('crash', message.crash)
+      break
+  }
+}
+
+function listen ({ options, reportRssMs }, listeningSocket) {
+  if (server !== null) return
+  app = createApp(options)
+  const events = app.locals.events
+  events.on('request', function reportRequest (event) {
+    if (event.phase === 'start' || event.phase === 'end') {
+      tell({ type: 'request', phase: event.phase, id: event.id, route: event.route })
+    }
+  })
+  events.on('experiment', function reportExperiment (event) {
+    if (event.phase === 'progress') return
+    tell({ type: 'experiment', phase: event.phase, id: event.id, name: event.name, params: event.params ?? null, time: event.time })
+  })
+  server = createLabServer(app)
+  // the supervisor's socket, shared: this process accepts on it directly
+  server.listen(listeningSocket, function ready () {
+    tell({ type: 'ready', pid: process.pid })
+  })
+  if (reportRssMs > 0) {
+    rssTimer = setInterval(function reportRss () {
+      tell({ type: 'rss', rss: process.memoryUsage.rss() })
+    }, reportRssMs)
+    rssTimer.unref()
+  }
+}
+
+/** A connection the supervisor accepted: say so first, so it can close its copy. */
+function take (id, socket) {
+  if (!socket) return
+  tell({ type: 'connection-taken', id })
+  if (server === null || shuttingDown) {
+    socket.destroy()
+    return
+  }
+  server.emit('connection', socket)
+}
+
+function shutdown (reason) {
+  if (shuttingDown) return
+  shuttingDown = true
+  tell({ type: 'stopping', reason })
+  clearInterval(rssTimer)
+  if (server !== null) {
+    server.close()
+    server.closeAllConnections()
+  }
+  const closing = [closeParsePool()]
+  if (app?.locals.database) closing.push(app.locals.database.close())
+  Promise.allSettled(closing).finally(function exit () { process.exit(0) })
+}
+
+if (typeof process.send !== 'function') {
+  process.stderr.write('lib/worker-main.js is started by server.js (the supervisor), not by hand\n')
+  process.exitCode = 2
+} else {
+  process.on('message', onMessage)
+  process.on('SIGINT', shutdown)
+  process.on('SIGTERM', shutdown)
+  process.once('disconnect', function supervisorGone () {
+    process.exit(shuttingDown ? 0 : 1)
+  })
+}

@@ -1,0 +1,162 @@
+/**
+ * The database export, two ways, and the database's state:
+ *
+ *   GET /db/batch?offset&limit[&sleep]                     one page, buffered, as a JSON array
+ *   GET /db/stream?limit[&offset&highWaterMark&sleep&format] every row through a cursor, streamed
+ *   GET /db/status                                         pool, embedded process, seed, exports in flight
+ *
+ * The mechanics live in lib/db/.
+ */
+import { once } from 'node:events'
+import { performance } from 'node:perf_hooks'
+import { pipeline } from 'node:stream/promises'
+import express from 'express'
+import { createError } from '../lib/errors.js'
+import {
+  NDJSON_TYPE, createRowEncoder, fetchBatch, normalizeExportQuery, openRowStream, pause
+} from '../lib/db/export.js'
+
+/** Exports shown in /db/status once they have ended. */
+const RECENT_KEPT = 10
+
+/**
+ * @param {{ maxRows: number }} dbOpts normalised database options
+ * @param {ReturnType<typeof import('../lib/db/database.js').createDatabase>} database
+ * @returns {import('express').Router}
+ */
+export function databaseRoutes (dbOpts, database) {
+  const router = express.Router()
+  /** exports in flight, and the last few that ended: what a teacher watches in /db/status */
+  const active = new Set()
+  const recent = []
+  let nextId = 1
+
+  function track (mode, params) {
+    const record = {
+      id: nextId++,
+      mode,
+      format: params.format,
+      offset: params.offset,
+      limit: params.limit,
+      highWaterMark: params.highWaterMark,
+      rows: 0,
+      bytes: 0,
+      maxBufferedBytes: 0,
+      maxBufferedRows: 0,
+      startedAt: Date.now(),
+      ms: null,
+      outcome: null
+    }
+    active.add(record)
+    return record
+  }
+
+  function untrack (record, outcome) {
+    record.outcome = outcome
+    record.ms = Date.now() - record.startedAt
+    active.delete(record)
+    recent.unshift(record)
+    recent.length = Math.min(recent.length, RECENT_KEPT)
+  }
+
+  router.get('/db/batch', async function exportBatch (req, res) {
+    const params = normalizeExportQuery(req.query, dbOpts)
+    const client = await database.acquire()
+    const record = track('batch', params)
+    const started = performance.now()
+    let rows
+    try {
+      await pause(client, params.sleep)
+      rows = await fetchBatch(client, params)
+    } catch (err) {
+      client.release(err)
+      untrack(record, 'error')
+      throw queryFailed(err)
+    }
+    client.release()
+    const queryMs = performance.now() - started
+    record.rows = rows.length
+    untrack(record, 'done')
+    // wasteful by design: the whole page is in memory, then stringified whole, before a byte is sent
+    res.set({ 'Cache-Control': 'no-store', 'Server-Timing': `db;dur=${queryMs.toFixed(1)}` }).json(rows)
+  })
+
+  router.get('/db/stream', async function exportStream (req, res) {
+    const params = normalizeExportQuery(req.query, dbOpts, { stream: true, accept: req.get('accept') ?? '' })
+    const client = await database.acquire()
+    const record = track('stream', params)
+    let rows = null
+    let failure = null
+    try {
+      await pause(client, params.sleep)
+      rows = openRowStream(client, params)
+      const encoder = createRowEncoder(params.format, {
+        onChunk: function watchBuffers (enc) {
+          record.rows = enc.rows
+          record.bytes = enc.bytes
+          // bytes encoded but not yet in the kernel: the encoder's, the response's and its socket's
+          const bytes = enc.readableLength + enc.pendingBytes() + res.writableLength
+          const buffered = rows.readableLength + enc.writableLength
+          if (bytes > record.maxBufferedBytes) record.maxBufferedBytes = bytes
+          if (buffered > record.maxBufferedRows) record.maxBufferedRows = buffered
+        }
+      })
+      try {
+        // headers wait for the first rows, so that a query that fails at once still gets its JSON error
+        await once(rows, 'readable')
+      } catch (err) {
+        failure = err
+        throw queryFailed(err)
+      }
+      res.set({
+        'Content-Type': params.format === 'ndjson' ? `${NDJSON_TYPE}; charset=utf-8` : 'application/json; charset=utf-8',
+        'Cache-Control': 'no-store'
+      })
+      try {
+        await pipeline(rows, encoder, res)
+        record.rows = encoder.rows
+        record.bytes = encoder.bytes
+        untrack(record, 'done')
+      } catch (err) {
+        record.rows = encoder.rows
+        if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+          // the client hung up: pipeline destroyed the cursor's stream, which closes the cursor
+          untrack(record, 'client closed')
+          return
+        }
+        failure = err
+        // headers are out: the error handler can only cut the connection, which tells the client
+        throw err
+      }
+    } finally {
+      if (active.has(record)) untrack(record, 'error')
+      // the cursor's Close and Sync must be answered before anyone else gets this connection
+      if (rows !== null && !rows.closed) await once(rows, 'close').catch(function ignore () {})
+      client.release(failure ?? undefined)
+    }
+  })
+
+  router.get('/db/status', function databaseStatus (req, res) {
+    res.set('Cache-Control', 'no-store').json({
+      ...database.status(),
+      exports: { active: [...active].map(copy), recent: recent.map(copy) }
+    })
+  })
+
+  return router
+}
+
+function copy (record) {
+  return { ...record }
+}
+
+/** A query that failed: the database went away (503), or something the lab did not expect (500). */
+function queryFailed (err) {
+  if (err.status) return err
+  const connectionLost = /terminat|ECONNRESET|EPIPE|Connection terminated|closed/i.test(`${err.code} ${err.message}`)
+  if (connectionLost || err.code === '57P01' || err.code === '57P03') {
+    return createError(503, 'database.unavailable', `the database went away during the query: ${err.message}`,
+      { cause: err.code ?? err.message })
+  }
+  return err
+}

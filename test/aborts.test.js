@@ -1,0 +1,97 @@
+/**
+ * Uploads aborted at random points leave nothing behind: heap, active
+ * handles, open file descriptors and listeners come back to baseline.
+ * CI runs 200; `STREAMLAB_ABORTS=1000 npx mocha test/aborts.test.js` runs
+ * the full thousand.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import http from 'node:http'
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import zlib from 'node:zlib'
+import { startLab, post } from './helpers.js'
+import { streamedIngestState } from '../lib/streamed-ingest.js'
+import { prng } from '../bench/mutate.js'
+
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc')
+const ABORTS = Number(process.env.STREAMLAB_ABORTS || 200)
+
+function openFds () {
+  try {
+    return fs.readdirSync('/proc/self/fd').length
+  } catch {
+    return null // no /proc: not counted
+  }
+}
+
+function busListeners (events) {
+  return events.eventNames().reduce(function count (sum, name) { return sum + events.listenerCount(name) }, 0)
+}
+
+async function settle () {
+  // an abandoned upload is drained for up to 2 s before its socket is closed
+  await new Promise(function drained (resolve) { setTimeout(resolve, 2200) })
+  for (let k = 0; k < 5; k++) {
+    await new Promise(function later (resolve) { setTimeout(resolve, 100) })
+    gc()
+  }
+}
+
+function abortAt (port, route, body, cut, waitMs) {
+  return new Promise(function upload (resolve) {
+    const req = http.request({ host: '127.0.0.1', port, path: `/${route}`, method: 'POST', agent: false, headers: { 'content-type': 'application/gzip', 'content-length': body.length } })
+    req.on('error', function expected () {})
+    req.on('response', function early (res) { res.resume(); res.on('end', resolve) })
+    req.write(body.subarray(0, cut), function written () {
+      setTimeout(function hangUp () { req.destroy(); resolve() }, waitMs)
+    })
+  })
+}
+
+describe(`${ABORTS} uploads aborted at random points`, function () {
+  this.timeout(120000)
+  let lab
+  before(async function () { lab = await startLab() })
+  after(async function () { await lab.close() })
+
+  it('leave heap, handles, file descriptors and listeners at baseline', async function () {
+    const rand = prng(99)
+    const body = zlib.gzipSync(JSON.stringify({ items: Array.from({ length: 20000 }, function item (_, i) { return { id: i, s: '中文 caf\u00e9 😀', n: [i / 7, i * 3] } }) }))
+    // warm every path once, then take the baseline
+    for (const route of ['bad', 'good']) assert.equal((await post(`${lab.url}/${route}`, body)).status, 200)
+    await settle()
+    const before = {
+      heap: process.memoryUsage().heapUsed,
+      handles: process.getActiveResourcesInfo().length,
+      fds: openFds(),
+      listeners: busListeners(lab.app.locals.events)
+    }
+
+    const batch = 20
+    for (let k = 0; k < ABORTS; k += batch) {
+      const wave = []
+      for (let j = 0; j < batch && k + j < ABORTS; j++) {
+        const route = rand() < 0.5 ? 'bad' : 'good'
+        wave.push(abortAt(lab.port, route, body, Math.floor(rand() * body.length), Math.floor(rand() * 30)))
+      }
+      await Promise.all(wave)
+    }
+    await settle()
+    assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0 })
+    const after = {
+      heap: process.memoryUsage().heapUsed,
+      handles: process.getActiveResourcesInfo().length,
+      fds: openFds(),
+      listeners: busListeners(lab.app.locals.events)
+    }
+    assert.ok(after.handles <= before.handles + 2, `active resources ${before.handles} -> ${after.handles}`)
+    if (before.fds !== null) assert.ok(after.fds <= before.fds + 2, `open fds ${before.fds} -> ${after.fds}`)
+    assert.equal(after.listeners, before.listeners, 'bus listeners')
+    assert.ok(after.heap - before.heap < 8 * 1024 * 1024, `heap grew ${((after.heap - before.heap) / 1048576).toFixed(1)} MiB`)
+
+    const res = await post(`${lab.url}/good`, body)
+    assert.equal(res.status, 200, 'still serving')
+  })
+})

@@ -1,0 +1,411 @@
+/**
+ * The database export: GET /db/batch, GET /db/stream and GET /db/status on
+ * the embedded PGlite (in memory), or on the PostgreSQL server in
+ * STREAMLAB_TEST_DATABASE_URL when it is set (.ci/run does that too).
+ * Same rows in the same order both ways, backpressure from a slow reader to
+ * the cursor, a client that hangs up, bad parameters, a database that is down.
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { once } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import { createApp } from '../lib/app.js'
+import { normalizeDatabaseOptions } from '../lib/db/options.js'
+import { expectedRow, seedDatabase } from '../lib/db/seed.js'
+import { timeInBrowser } from '../dashboard/db-export-browser.js'
+
+const REAL_URL = process.env.STREAMLAB_TEST_DATABASE_URL || null
+const SIZES = Object.freeze({ desks: 2000, items: 100_000 })
+const SEED_CLI = fileURLToPath(new URL('../generators/db-seed.js', import.meta.url))
+const run = promisify(execFile)
+
+/** The app and its server: tests read the app's database handle. */
+function startApp (options) {
+  const app = createApp(options)
+  return new Promise(function listening (resolve, reject) {
+    const server = app.listen(0, '127.0.0.1', function ready (err) {
+      if (err) return reject(err)
+      resolve({
+        app,
+        url: `http://127.0.0.1:${server.address().port}`,
+        port: server.address().port,
+        close: async function closeApp () {
+          server.closeAllConnections()
+          await new Promise(function closed (done) { server.close(function () { done() }) })
+          await app.locals.database.close()
+        }
+      })
+    })
+  })
+}
+
+async function getJson (url, headers) {
+  const res = await fetch(url, { headers })
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, text, body: JSON.parse(text) }
+}
+
+function ndjsonRows (text) {
+  return text.split('\n').filter(Boolean).map(function parse (line) { return JSON.parse(line) })
+}
+
+/** Poll GET /db/status until `done(status)` or the time is up. */
+async function statusWhen (url, done, ms = 5000) {
+  const until = Date.now() + ms
+  let status
+  do {
+    status = (await getJson(`${url}/db/status`)).body
+    if (done(status)) return status
+    await delay(50)
+  } while (Date.now() < until)
+  return status
+}
+
+function settled (status) {
+  return status.exports.active.length === 0 && status.pool.total === status.pool.idle && status.pool.waiting === 0
+}
+
+/** A URL on which nothing listens: a port the kernel gave us, then closed. */
+async function closedPortUrl () {
+  const probe = net.createServer()
+  probe.listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const { port } = probe.address()
+  probe.close()
+  await once(probe, 'close')
+  return `postgres://postgres@127.0.0.1:${port}/postgres`
+}
+
+describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE_URL' : 'embedded PGlite, in memory'})`, function () {
+  let lab
+  let dataDir
+
+  before(async function () {
+    this.timeout(90_000)
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-db-'))
+    if (REAL_URL) {
+      // a real server keeps its data between runs: make sure it holds these sizes
+      const client = new pg.Client({ connectionString: REAL_URL })
+      await client.connect()
+      try {
+        await seedDatabase(client, SIZES)
+      } finally {
+        await client.end()
+      }
+    }
+    lab = await startApp({
+      dataDir,
+      database: REAL_URL ? { url: REAL_URL, seed: SIZES } : { pgliteDir: 'memory://', seed: SIZES }
+    })
+    // the first request starts (and seeds) the database
+    const first = await getJson(`${lab.url}/db/batch?limit=1`)
+    assert.equal(first.status, 200, first.text)
+  })
+
+  after(async function () {
+    this.timeout(30_000)
+    await lab?.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  describe('GET /db/batch', function () {
+    it('answers the page of the join asked for, ordered by item id', async function () {
+      const res = await getJson(`${lab.url}/db/batch?offset=10&limit=5`)
+      assert.equal(res.status, 200)
+      assert.match(res.headers.get('content-type'), /^application\/json/)
+      assert.match(res.headers.get('server-timing'), /^db;dur=/)
+      assert.deepEqual(res.body, [11, 12, 13, 14, 15].map(function row (id) { return expectedRow(id, SIZES.desks) }))
+    })
+
+    it('answers an empty array past the last item', async function () {
+      const res = await getJson(`${lab.url}/db/batch?offset=${SIZES.items}&limit=10`)
+      assert.equal(res.status, 200)
+      assert.deepEqual(res.body, [])
+    })
+
+    it('pays the pg_sleep asked for, once per request', async function () {
+      const started = performance.now()
+      const res = await getJson(`${lab.url}/db/batch?limit=1&sleep=0.25`)
+      assert.equal(res.status, 200)
+      assert.ok(performance.now() - started >= 240, 'slept a quarter second')
+    })
+  })
+
+  describe('GET /db/stream', function () {
+    it('streams the same rows in the same order as consecutive batches', async function () {
+      const pages = []
+      for (let offset = 0; offset < 3000; offset += 1000) {
+        pages.push(...(await getJson(`${lab.url}/db/batch?offset=${offset}&limit=1000`)).body)
+      }
+      const stream = await getJson(`${lab.url}/db/stream?limit=3000&highWaterMark=97`)
+      assert.equal(stream.status, 200)
+      assert.match(stream.headers.get('content-type'), /^application\/json/)
+      assert.equal(stream.body.length, 3000)
+      assert.deepEqual(stream.body, pages)
+      // one row per line: what lets a page parse the array as it arrives
+      assert.ok(stream.text.startsWith('[\n{"id":1,'))
+      assert.equal(stream.text.split('\n').length, 3000 + 3)
+    })
+
+    it('streams NDJSON for Accept: application/x-ndjson or ?format=ndjson, and honours offset', async function () {
+      const batch = (await getJson(`${lab.url}/db/batch?offset=500&limit=700`)).body
+      const byAccept = await fetch(`${lab.url}/db/stream?offset=500&limit=700&highWaterMark=64`, { headers: { accept: 'application/x-ndjson' } })
+      assert.equal(byAccept.status, 200)
+      assert.match(byAccept.headers.get('content-type'), /^application\/x-ndjson/)
+      assert.deepEqual(ndjsonRows(await byAccept.text()), batch)
+      const byQuery = await fetch(`${lab.url}/db/stream?offset=500&limit=700&format=ndjson`)
+      assert.deepEqual(ndjsonRows(await byQuery.text()), batch)
+    })
+
+    it('answers an empty array for limit=0', async function () {
+      const res = await getJson(`${lab.url}/db/stream?limit=0`)
+      assert.equal(res.status, 200)
+      assert.deepEqual(res.body, [])
+    })
+
+    it('releases the cursor and the connection when the client hangs up mid-stream', async function () {
+      await new Promise(function hangUpAfterFirstBytes (resolve, reject) {
+        const req = http.get(`${lab.url}/db/stream?limit=${SIZES.items}&highWaterMark=50`, function onResponse (res) {
+          assert.equal(res.statusCode, 200)
+          res.once('data', function first () {
+            req.destroy()
+            resolve()
+          })
+        })
+        req.on('error', function ignoreOwnAbort (err) {
+          if (err.code !== 'ECONNRESET') reject(err)
+        })
+      })
+      const status = await statusWhen(lab.url, settled)
+      assert.ok(settled(status), `pool and exports settle: ${JSON.stringify({ pool: status.pool, active: status.exports.active })}`)
+      const ended = status.exports.recent.find(function streamed (e) { return e.mode === 'stream' })
+      assert.equal(ended.outcome, 'client closed')
+      assert.ok(ended.rows < SIZES.items, `stopped early (${ended.rows} rows encoded)`)
+      // the connection is fit for the next request: no half-read portal left on it
+      const next = await getJson(`${lab.url}/db/stream?limit=3`)
+      assert.equal(next.status, 200)
+      assert.deepEqual(next.body.map(function id (r) { return r.id }), [1, 2, 3])
+    })
+
+    it('holds a bounded buffer while the client reads slowly, and the cursor waits', async function () {
+      const highWaterMark = 100
+      const socket = net.connect(lab.port, '127.0.0.1')
+      await once(socket, 'connect')
+      socket.write(`GET /db/stream?limit=${SIZES.items}&highWaterMark=${highWaterMark} HTTP/1.1\r\nHost: lab\r\nConnection: close\r\n\r\n`)
+      // not a byte read: once the kernel's socket buffers are full, only backpressure keeps the server's memory flat
+      socket.pause()
+      let stalled = null
+      for (let k = 0; k < 60 && stalled === null; k++) {
+        await delay(100)
+        const [a] = (await getJson(`${lab.url}/db/status`)).body.exports.active
+        await delay(200)
+        const [b] = (await getJson(`${lab.url}/db/status`)).body.exports.active
+        if (a && b && a.id === b.id && a.rows === b.rows && a.rows > 0) stalled = b
+      }
+      assert.ok(stalled, 'the export stalled while nobody read')
+      assert.ok(stalled.rows < SIZES.items, `stalled part-way (${stalled.rows} of ${SIZES.items} rows)`)
+      assert.ok(stalled.maxBufferedBytes <= 128 * 1024, `server-side bytes bounded: ${stalled.maxBufferedBytes}`)
+      assert.ok(stalled.maxBufferedRows <= 2 * highWaterMark + 16, `rows bounded by about highWaterMark: ${stalled.maxBufferedRows}`)
+      let received = 0
+      socket.on('data', function count (chunk) { received += chunk.length })
+      socket.resume()
+      await once(socket, 'end')
+      const done = (await statusWhen(lab.url, settled)).exports.recent.find(function byId (e) { return e.id === stalled.id })
+      assert.equal(done.outcome, 'done')
+      assert.equal(done.rows, SIZES.items)
+      assert.ok(received > done.bytes, 'every byte arrived, headers and chunk framing on top')
+      assert.ok(done.maxBufferedBytes <= 128 * 1024, `still bounded at the end: ${done.maxBufferedBytes}`)
+    })
+  })
+
+  describe('parameters', function () {
+    const cases = [
+      ['/db/batch?limit=abc', 'limit'],
+      ['/db/batch?limit=-1', 'limit'],
+      ['/db/batch?limit=20000000', 'limit'],
+      ['/db/batch?offset=1.5', 'offset'],
+      ['/db/batch?sleep=99', 'sleep'],
+      ['/db/batch?sleep=soon', 'sleep'],
+      ['/db/batch?limit=1&limit=2', 'limit'],
+      ['/db/stream?highWaterMark=0', 'highWaterMark'],
+      ['/db/stream?format=xml', 'format'],
+      ['/db/stream?limit=x', 'limit']
+    ]
+    for (const [route, parameter] of cases) {
+      it(`answers 400 parameter.invalid naming "${parameter}" for ${route}`, async function () {
+        const res = await getJson(`${lab.url}${route}`)
+        assert.equal(res.status, 400)
+        assert.equal(res.body.error.type, 'parameter.invalid')
+        assert.equal(res.body.error.parameter, parameter)
+      })
+    }
+  })
+
+  describe('GET /db/status', function () {
+    it('shows the pool, the seed and, embedded, the database process', async function () {
+      const { status, body } = await getJson(`${lab.url}/db/status`)
+      assert.equal(status, 200)
+      assert.equal(body.state, 'ready')
+      assert.deepEqual([body.seed.desks, body.seed.items], [SIZES.desks, SIZES.items])
+      assert.ok(body.pool.total >= 1)
+      if (REAL_URL) {
+        assert.equal(body.kind, 'postgres')
+        const password = new URL(REAL_URL).password
+        if (password) assert.ok(!body.target.includes(`:${password}@`), 'no password shown')
+      } else {
+        assert.equal(body.kind, 'embedded')
+        assert.equal(body.pool.max, 1, 'pglite-socket: one connection')
+        assert.ok(Number.isInteger(body.embedded.pid) && body.embedded.pid !== process.pid)
+        assert.ok(body.embedded.rss > 0)
+      }
+    })
+  })
+
+  describe('timeInBrowser (dashboard/db-export-browser.js)', function () {
+    it('times batch and stream exports and sees every row in order', async function () {
+      const batch = await timeInBrowser({ baseUrl: lab.url, mode: 'batch', rows: 2500, batch: 1000 })
+      assert.deepEqual([batch.requests, batch.received, batch.inOrder], [3, 2500, true])
+      const stream = await timeInBrowser({ baseUrl: lab.url, mode: 'stream', rows: 2500, highWaterMark: 100 })
+      assert.deepEqual([stream.requests, stream.received, stream.inOrder], [1, 2500, true])
+      for (const t of [batch, stream]) {
+        assert.ok(t.firstRowMs > 0 && t.firstRowMs <= t.totalMs)
+        assert.ok(t.bytes > 2500 * 100)
+      }
+      await assert.rejects(timeInBrowser({ baseUrl: lab.url, mode: 'stream', rows: 1, highWaterMark: 0 }), TypeError)
+    })
+  })
+
+  describe('the db-export experiment', function () {
+    it('runs batches and streams from a client process and reports times, memory, charts and the published figures', async function () {
+      this.timeout(60_000)
+      const started = await fetch(`${lab.url}/experiments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'db-export', params: { rows: 3000, batchSizes: '3000,300', highWaterMarks: '50,3000' } })
+      })
+      assert.equal(started.status, 202, await started.clone().text())
+      const { id } = await started.json()
+      let state
+      do {
+        await delay(100)
+        state = (await getJson(`${lab.url}/experiments/${id}`)).body
+      } while (state.status === 'running')
+      assert.equal(state.status, 'done', JSON.stringify(state.error))
+      const { result } = state
+      assert.equal(result.cells.length, 4)
+      assert.deepEqual(result.cells.map(function requests (c) { return c.requests }), [1, 10, 1, 1])
+      for (const cell of result.cells) {
+        assert.ok(cell.totalMs > 0, 'timed')
+        assert.ok(cell.measurements[0].server.peakRss > 0, 'server memory measured')
+        if (!REAL_URL) assert.ok(cell.measurements[0].database.peakRss > 0, 'database process memory measured')
+      }
+      assert.ok(result.charts.length >= 3)
+      for (const chart of result.charts) {
+        assert.equal(typeof chart.title, 'string')
+        assert.ok(chart.series.every(function hasPoints (s) { return s.points.length > 0 }))
+      }
+      const crossover = result.published.find(function isCrossover (p) { return p.value === 10 })
+      assert.deepEqual(Object.keys(crossover).sort(), ['label', 'measured', 'source', 'unit', 'value'])
+      assert.ok(result.server.peakRss > 0)
+    })
+
+    it('refuses more rows than are seeded, naming params.rows', async function () {
+      const res = await fetch(`${lab.url}/experiments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'db-export', params: { rows: SIZES.items + 1, mode: 'stream', highWaterMarks: '1000' } })
+      })
+      const { id } = await res.json()
+      let state
+      do {
+        await delay(100)
+        state = (await getJson(`${lab.url}/experiments/${id}`)).body
+      } while (state.status === 'running')
+      assert.equal(state.status, 'failed')
+      assert.equal(state.error.parameter, 'params.rows')
+    })
+  })
+
+  describe('npm run db:seed', function () {
+    it('does nothing for the sizes already there, and reseeds other sizes', async function () {
+      this.timeout(60_000)
+      const status = (await getJson(`${lab.url}/db/status`)).body
+      // the embedded database, reached as any PostgreSQL server; the lab is idle, so its one session is free
+      const url = REAL_URL ?? `postgres://postgres@127.0.0.1:${status.embedded.port}/postgres`
+      const same = await run(process.execPath, [SEED_CLI, '--desks', String(SIZES.desks), '--items', String(SIZES.items), '--database-url', url])
+      assert.match(same.stdout, /already holds 2000 desks and 100000 items: nothing to do/)
+      const other = await run(process.execPath, [SEED_CLI, '--desks', '10', '--items', '50', '--database-url', url])
+      assert.match(other.stdout, /seeded .*: 10 desks, 50 items/)
+      assert.match(other.stderr, /db:seed: 100\.0%/, 'plain progress lines when not on a terminal')
+      const back = await run(process.execPath, [SEED_CLI, '--desks', String(SIZES.desks), '--items', String(SIZES.items), '--database-url', url, '--quiet'])
+      assert.match(back.stdout, /seeded/)
+      await assert.rejects(run(process.execPath, [SEED_CLI, '--items', 'many']), function usage (err) {
+        assert.equal(err.code, 2)
+        assert.match(err.stderr, /--items takes a whole number/)
+        return true
+      })
+    })
+  })
+})
+
+describe('database unavailable', function () {
+  let lab
+
+  before(async function () {
+    lab = await startApp({ database: { url: await closedPortUrl(), connectTimeoutMs: 2000 } })
+  })
+  after(async function () {
+    await lab.close()
+  })
+
+  it('answers 503 database.unavailable with a clear message, and keeps serving', async function () {
+    for (const route of ['/db/batch?limit=1', '/db/stream?limit=1']) {
+      const res = await getJson(`${lab.url}${route}`)
+      assert.equal(res.status, 503, route)
+      assert.equal(res.body.error.type, 'database.unavailable')
+      assert.match(res.body.error.message, /database is unavailable \(postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\): .*ECONNREFUSED/)
+      assert.equal(res.body.error.cause, 'ECONNREFUSED')
+    }
+    const status = await getJson(`${lab.url}/db/status`)
+    assert.equal(status.status, 200)
+    assert.equal(status.body.state, 'failed')
+    assert.match(status.body.error, /ECONNREFUSED/)
+  })
+})
+
+describe('database options', function () {
+  const app = { dataDir: '/tmp/lab' }
+
+  it('defaults to the embedded PGlite under <dataDir>/pglite, with one connection', function () {
+    const opts = normalizeDatabaseOptions(undefined, app)
+    assert.equal(opts.kind, 'embedded')
+    assert.equal(opts.pgliteDir, path.resolve('/tmp/lab/pglite'))
+    assert.equal(opts.poolMax, 1)
+    assert.ok(Object.isFrozen(opts))
+  })
+
+  it('takes a postgres:// URL, and leaves the caller\'s object alone', function () {
+    const given = { url: 'postgresql://lab:secret@db.internal:5433/lab', poolMax: 4 }
+    const copy = structuredClone(given)
+    const opts = normalizeDatabaseOptions(given, app)
+    assert.deepEqual([opts.kind, opts.poolMax, opts.pgliteDir], ['postgres', 4, null])
+    assert.deepEqual(given, copy)
+  })
+
+  it('throws a TypeError for a bad value, naming it', function () {
+    assert.throws(function () { normalizeDatabaseOptions({ url: 'mysql://x' }, app) }, /database\.url/)
+    assert.throws(function () { normalizeDatabaseOptions({ url: '' }, app) }, TypeError)
+    assert.throws(function () { normalizeDatabaseOptions({ poolMax: 4 }, app) }, /poolMax must be 1 for the embedded/)
+    assert.throws(function () { normalizeDatabaseOptions({ seed: { items: -1 } }, app) }, /database\.seed\.items/)
+    assert.throws(function () { normalizeDatabaseOptions({ nope: 1 }, app) }, /database\.nope is unknown/)
+    assert.throws(function () { createApp({ database: { url: 42 } }) }, TypeError)
+  })
+})

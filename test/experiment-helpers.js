@@ -1,0 +1,89 @@
+/**
+ * Helpers for the specs that run experiments through /experiments: the
+ * app with its event bus, JSON calls, and a run followed to its end.
+ */
+import { createApp } from '../lib/app.js'
+
+/** The app and its server on 127.0.0.1, port 0: specs may need the app's event bus. */
+export function startApp (options) {
+  const app = createApp(options)
+  return new Promise(function listening (resolve, reject) {
+    const server = app.listen(0, '127.0.0.1', function ready (err) {
+      if (err) return reject(err)
+      resolve({
+        app,
+        url: `http://127.0.0.1:${server.address().port}`,
+        close: function closeApp () {
+          server.closeAllConnections()
+          return new Promise(function closed (done) { server.close(function allClosed () { done() }) })
+        }
+      })
+    })
+  })
+}
+
+/** A JSON request and its JSON answer. */
+export async function call (url, method = 'GET', body) {
+  const init = { method }
+  if (body !== undefined) {
+    init.headers = { 'content-type': 'application/json' }
+    init.body = JSON.stringify(body)
+  }
+  const res = await fetch(url, init)
+  return { status: res.status, headers: res.headers, body: await res.json() }
+}
+
+/**
+ * Start an experiment and wait for its run to end.
+ * @returns {Promise<object>} the run as GET /experiments/:id answers it at the end
+ */
+export async function runExperiment (url, name, params) {
+  const started = await call(`${url}/experiments`, 'POST', { name, params })
+  if (started.status !== 202) throw new Error(`POST /experiments answered ${started.status}: ${JSON.stringify(started.body)}`)
+  for (;;) {
+    await new Promise(function wait (resolve) { setTimeout(resolve, 100) })
+    const { body } = await call(`${url}/experiments/${started.body.id}`)
+    if (body.status !== 'running') return body
+  }
+}
+
+/** Whether a process is still there. */
+export function processExists (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    if (err.code === 'ESRCH') return false
+    throw err
+  }
+}
+
+/** Check a ChartSpec array as bench/report.js and the dashboard draw them. */
+export function assertCharts (assert, charts) {
+  assert.ok(Array.isArray(charts) && charts.length > 0, 'charts')
+  for (const chart of charts) {
+    assert.equal(typeof chart.title, 'string')
+    assert.equal(typeof chart.x, 'string')
+    assert.equal(typeof chart.y, 'string')
+    assert.ok(Array.isArray(chart.series) && chart.series.length > 0, `${chart.title} has series`)
+    for (const s of chart.series) {
+      assert.equal(typeof s.label, 'string')
+      for (const p of s.points) {
+        assert.equal(typeof p.x, 'number')
+        assert.ok(p.y === null || typeof p.y === 'number')
+      }
+    }
+  }
+}
+
+/** Check the published figures: { label, value, unit, source, measured }. */
+export function assertPublished (assert, published) {
+  assert.ok(Array.isArray(published) && published.length > 0, 'published')
+  for (const p of published) {
+    assert.equal(typeof p.label, 'string')
+    assert.equal(typeof p.value, 'number')
+    assert.equal(typeof p.unit, 'string')
+    assert.match(p.source, /REFERENCES\.md/)
+    assert.ok(p.measured === null || typeof p.measured === 'number')
+  }
+}
