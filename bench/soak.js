@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+/**
+ * A soak: mixed traffic against a fresh lab for a while, watching its RSS.
+ *
+ *   npm run soak -- --minutes 10
+ *
+ * Traffic: /good and /bad uploads, /generate downloads, uploads aborted at
+ * random points, and /metrics clients that come and go. The RSS baseline
+ * is taken after the first minute (or a sixth of a shorter run), once
+ * heaps and pools have grown to their working size; drift is the last
+ * sample against it. Fails (exit 1) on any unexpected error or a drift of
+ * 10 % or more.
+ */
+import http from 'node:http'
+import zlib from 'node:zlib'
+import { parseArgs } from 'node:util'
+import { startLabProcess } from './lab-process.js'
+import { readProcMemory } from './proc-memory.js'
+import { prng, randomRecords, serialise } from './mutate.js'
+
+function request (port, { method = 'GET', path, headers = {}, body = null, abortAfter = null }) {
+  return new Promise(function exchange (resolve) {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers: body ? { ...headers, 'content-length': body.length } : headers, agent: false }, function onResponse (res) {
+      res.on('data', function discard () {})
+      res.on('end', function done () { resolve({ status: res.statusCode }) })
+      res.on('error', function failed (err) { resolve({ status: 0, error: err.code }) })
+    })
+    req.on('error', function failed (err) { resolve({ status: 0, error: err.code ?? err.message }) })
+    if (abortAfter !== null) {
+      req.write(body.subarray(0, abortAfter), function written () {
+        setTimeout(function hangUp () { req.destroy(); resolve({ status: 'aborted' }) }, 10)
+      })
+      return
+    }
+    req.end(body)
+  })
+}
+
+function metricsClient (port, ms) {
+  return new Promise(function watch (resolve) {
+    const req = http.get({ host: '127.0.0.1', port, path: '/metrics?interval=100', agent: false }, function onStream (res) {
+      let events = 0
+      res.on('data', function count (chunk) { events += chunk.toString().split('\n\n').length - 1 })
+      setTimeout(function leave () { req.destroy(); resolve({ status: res.statusCode, events }) }, ms)
+    })
+    req.on('error', function ignore () { resolve({ status: 0 }) })
+  })
+}
+
+async function main () {
+  const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' } } })
+  const minutes = Number(values.minutes)
+  const concurrency = Number(values.concurrency)
+  if (!(minutes > 0) || !Number.isInteger(concurrency) || concurrency < 1) {
+    console.error('soak: --minutes takes a positive number, --concurrency a positive integer')
+    return 2
+  }
+  const rand = prng(42)
+  const bodies = Array.from({ length: 8 }, function makeBody () {
+    const records = []
+    for (let k = 0; k < 300; k++) records.push(...randomRecords(rand))
+    return zlib.gzipSync(serialise(rand, records, ['json', 'array', 'ndjson'][Math.floor(rand() * 3)]))
+  })
+  const lab = await startLabProcess([])
+  const port = Number(new URL(lab.url).port)
+  const until = Date.now() + minutes * 60_000
+  const baselineAt = Date.now() + Math.min(60_000, minutes * 10_000)
+  const counts = { requests: 0, aborted: 0, unexpected: 0, metricsClients: 0 }
+  const unexpected = {}
+  const samples = []
+  let baseline = null
+
+  const sampler = setInterval(function sampleRss () {
+    const memory = readProcMemory(lab.pid)
+    if (!memory) return
+    samples.push(memory.rss)
+    if (baseline === null && Date.now() >= baselineAt) baseline = memory.rss
+    const mib = (memory.rss / 1048576).toFixed(1)
+    process.stderr.write(`${new Date().toISOString()} rss ${mib} MiB, ${counts.requests} requests, ${counts.aborted} aborted, ${counts.unexpected} unexpected\n`)
+  }, 5000)
+
+  async function worker () {
+    while (Date.now() < until) {
+      const body = bodies[Math.floor(rand() * bodies.length)]
+      const pick = rand()
+      let res
+      let expectAbort = false
+      if (pick < 0.35) res = await request(port, { method: 'POST', path: '/good', headers: { 'content-type': 'application/gzip' }, body })
+      else if (pick < 0.6) res = await request(port, { method: 'POST', path: '/bad', headers: { 'content-type': 'application/gzip' }, body })
+      else if (pick < 0.8) res = await request(port, { path: `/generate?size=${100 + Math.floor(rand() * 2000)}` })
+      else {
+        expectAbort = true
+        res = await request(port, { method: 'POST', path: rand() < 0.5 ? '/good' : '/bad', headers: { 'content-type': 'application/gzip' }, body, abortAfter: Math.floor(rand() * body.length) })
+      }
+      counts.requests++
+      if (res.status === 'aborted') counts.aborted++
+      else if (res.status !== 200 && !expectAbort) {
+        counts.unexpected++
+        const key = String(res.error ?? res.status)
+        unexpected[key] = (unexpected[key] ?? 0) + 1
+      }
+    }
+  }
+  async function watcher () {
+    while (Date.now() < until) {
+      const res = await metricsClient(port, 5000 + Math.floor(rand() * 20000))
+      counts.metricsClients++
+      if (res.status !== 200) {
+        counts.unexpected++
+        unexpected[`metrics ${res.status}`] = (unexpected[`metrics ${res.status}`] ?? 0) + 1
+      }
+    }
+  }
+  const started = Date.now()
+  await Promise.all([
+    ...Array.from({ length: concurrency }, worker),
+    ...Array.from({ length: 3 }, watcher)
+  ])
+  clearInterval(sampler)
+  const final = readProcMemory(lab.pid)?.rss ?? null
+  await lab.stop()
+  const drift = baseline && final ? (final - baseline) / baseline : null
+  const max = Math.max(...samples)
+  console.log(`soak: ${((Date.now() - started) / 60_000).toFixed(1)} min, ${counts.requests} requests (${counts.aborted} aborted on purpose), ${counts.metricsClients} /metrics clients`)
+  console.log(`RSS: baseline ${(baseline / 1048576).toFixed(1)} MiB after warm-up, final ${(final / 1048576).toFixed(1)} MiB, max ${(max / 1048576).toFixed(1)} MiB, drift ${drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'}`)
+  console.log(`unexpected errors: ${counts.unexpected}${counts.unexpected ? ' ' + JSON.stringify(unexpected) : ''}`)
+  return counts.unexpected === 0 && drift !== null && drift < 0.1 ? 0 : 1
+}
+
+main().then(function exit (code) { process.exitCode = code }, function crash (err) {
+  console.error(err)
+  process.exitCode = 1
+})
