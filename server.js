@@ -17,6 +17,7 @@ const USAGE = `Usage: node server.js [options]
   --limit-inflated SZ    largest inflated body, both routes (default 500MiB)
   --parse-threads N      worker threads that parse /good's batches (default: cores, at most 4)
   --buffer-budget SZ     inflate and parse buffers /good may hold across all requests (default 32MiB)
+  --database-url URL     a PostgreSQL server for /db (env DATABASE_URL; default: embedded PGlite)
   --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)
 
 The lab runs in a worker process; this one watches its memory like a container would:
@@ -52,6 +53,7 @@ function readConfig (argv, env) {
       'limit-inflated': { type: 'string' },
       'parse-threads': { type: 'string' },
       'buffer-budget': { type: 'string' },
+      'database-url': { type: 'string' },
       'no-request-peak': { type: 'boolean' },
       'memory-limit': { type: 'string' },
       'no-memory-limit': { type: 'boolean' },
@@ -76,6 +78,8 @@ function readConfig (argv, env) {
   if (values['buffer-budget']) app.ingest = { bufferBudget: parseByteSize(values['buffer-budget']) }
   if (values['no-request-peak']) app.resetPeakPerRequest = false
   if (values['unsafe-bad']) app.unsafeBad = true
+  const databaseUrl = values['database-url'] ?? env.DATABASE_URL
+  if (databaseUrl) app.database = { url: databaseUrl }
   // checked here, so that a bad flag is a usage error and not a worker that dies at birth
   normalizeOptions(app)
 
