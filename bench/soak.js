@@ -6,9 +6,10 @@
  *
  * Traffic: /good and /bad uploads, /generate downloads, uploads aborted at
  * random points, and /metrics clients that come and go. The RSS baseline
- * is taken after the first minute (or a sixth of a shorter run), once
- * heaps and pools have grown to their working size; drift is the last
- * sample against it. Fails (exit 1) on any unexpected error or a drift of
+ * is the median RSS of the minute after the first (or of the second sixth
+ * of a shorter run), once heaps and pools have grown to their working
+ * size; drift is the median of the last such window against it (medians:
+ * single samples catch a GC's passing peak). Fails (exit 1) on any unexpected error or a drift of
  * 10 % or more.
  */
 import http from 'node:http'
@@ -64,17 +65,16 @@ async function main () {
   const lab = await startLabProcess([])
   const port = Number(new URL(lab.url).port)
   const until = Date.now() + minutes * 60_000
-  const baselineAt = Date.now() + Math.min(60_000, minutes * 10_000)
+  const window = Math.min(60_000, minutes * 10_000)
+  const baselineFrom = Date.now() + window
   const counts = { requests: 0, aborted: 0, unexpected: 0, metricsClients: 0 }
   const unexpected = {}
   const samples = []
-  let baseline = null
 
   const sampler = setInterval(function sampleRss () {
     const memory = readProcMemory(lab.pid)
     if (!memory) return
-    samples.push(memory.rss)
-    if (baseline === null && Date.now() >= baselineAt) baseline = memory.rss
+    samples.push({ time: Date.now(), rss: memory.rss })
     const mib = (memory.rss / 1048576).toFixed(1)
     process.stderr.write(`${new Date().toISOString()} rss ${mib} MiB, ${counts.requests} requests, ${counts.aborted} aborted, ${counts.unexpected} unexpected\n`)
   }, 5000)
@@ -117,12 +117,17 @@ async function main () {
     ...Array.from({ length: 3 }, watcher)
   ])
   clearInterval(sampler)
-  const final = readProcMemory(lab.pid)?.rss ?? null
   await lab.stop()
+  function medianRss (from, to) {
+    const values = samples.filter(function inWindow (s) { return s.time >= from && s.time < to }).map(function rss (s) { return s.rss }).sort(function ascending (a, b) { return a - b })
+    return values.length ? values[values.length >> 1] : null
+  }
+  const baseline = medianRss(baselineFrom, baselineFrom + window)
+  const final = medianRss(until - window, Infinity)
   const drift = baseline && final ? (final - baseline) / baseline : null
-  const max = Math.max(...samples)
+  const max = Math.max(...samples.map(function rss (s) { return s.rss }))
   console.log(`soak: ${((Date.now() - started) / 60_000).toFixed(1)} min, ${counts.requests} requests (${counts.aborted} aborted on purpose), ${counts.metricsClients} /metrics clients`)
-  console.log(`RSS: baseline ${(baseline / 1048576).toFixed(1)} MiB after warm-up, final ${(final / 1048576).toFixed(1)} MiB, max ${(max / 1048576).toFixed(1)} MiB, drift ${drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'}`)
+  console.log(`RSS: median ${(baseline / 1048576).toFixed(1)} MiB after warm-up, median ${(final / 1048576).toFixed(1)} MiB at the end, max ${(max / 1048576).toFixed(1)} MiB, drift ${drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'}`)
   console.log(`unexpected errors: ${counts.unexpected}${counts.unexpected ? ' ' + JSON.stringify(unexpected) : ''}`)
   return counts.unexpected === 0 && drift !== null && drift < 0.1 ? 0 : 1
 }
