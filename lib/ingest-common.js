@@ -100,7 +100,9 @@ export function requestBody (req, { idleMs = 0 } = {}) {
     if (!req.complete) source.destroy(requestAborted(received))
   }
   function onError (err) {
-    source.destroy(req.complete ? err : requestAborted(received))
+    // a reset after the last byte arrived, before 'end' was read, is an abort too
+    const aborted = !req.complete || err.code === 'ECONNRESET' || err.message === 'aborted'
+    source.destroy(aborted ? requestAborted(received) : err)
   }
   function cleanup () {
     if (idleTimer) clearTimeout(idleTimer)

@@ -34,7 +34,6 @@ class ParsePool {
   spawn () {
     const pool = this
     const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB } })
-    worker.unref() // an idle pool must not keep the process alive
     worker.current = null
     worker.on('message', function onAnswer (answer) {
       const job = worker.current
@@ -56,6 +55,9 @@ class ParsePool {
     }
     worker.on('error', onDeath)
     worker.on('exit', function onExit (code) { if (pool.threads.has(worker)) onDeath(code) })
+    // after the listeners, which ref the port again: an idle thread must not
+    // keep the process alive (dispatch refs it while it works)
+    worker.unref()
     this.threads.add(worker)
     this.release(worker)
   }
@@ -63,10 +65,14 @@ class ParsePool {
   release (worker) {
     const job = this.queue.shift()
     if (job) this.dispatch(worker, job)
-    else this.idle.push(worker)
+    else {
+      worker.unref()
+      this.idle.push(worker)
+    }
   }
 
   dispatch (worker, job) {
+    worker.ref() // a batch in the works keeps the process alive until its answer
     worker.current = job
     worker.postMessage({ id: job.id, task: job.task }, job.transferList)
   }
