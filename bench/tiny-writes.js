@@ -11,7 +11,9 @@ import { PROJECT_ROOT } from '../lib/options.js'
 import { BATCH_STEPS } from '../lib/tiny-writes.js'
 import { median } from './stats.js'
 
+/** The byte sucker's script, forked once per run. */
 export const SINK_PROCESS = path.join(PROJECT_ROOT, 'bench', 'tiny-writes-sink.js')
+/** The sender's script, forked once per measurement. */
 export const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'bench', 'tiny-writes-client.js')
 
 const STOP_GRACE_MS = 2000
@@ -148,6 +150,7 @@ export function summariseTinyCell (runs) {
     bytesPerSyscall: syscalls ? first.bytes / syscalls : null,
     cpuUserMs: pick(function user (r) { return r.cpuUserMs }),
     cpuSystemMs: pick(function system (r) { return r.cpuSystemMs }),
+    sinkReads: pick(function reads (r) { return r.sinkReads }),
     mbPerSecond: first.bytes / 1e6 / (ms / 1000),
     delivered: runs.every(function whole (r) { return r.received === r.bytes && r.inOrder }),
     received: runs.map(function got (r) { return r.received }),

@@ -18,13 +18,11 @@ import { requestBody } from './ingest-common.js'
 
 const MiB = 1024 * 1024
 
+/** Defaults of the `upload` app option. */
 export const UPLOAD_DEFAULTS = Object.freeze({
   /** Largest upload either route accepts, in bytes. */
   limit: 256 * MiB
 })
-
-/** The two ways to receive an upload. */
-export const UPLOAD_MODES = Object.freeze(['buffer', 'stream'])
 
 /** Where uploads go, under the data directory. */
 export const UPLOAD_DIR_NAME = 'uploads'
@@ -63,14 +61,22 @@ export function uploadTooLarge (limit, received) {
  * Receive one upload into a new file.
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res watched so that a file whose name never reached the client is removed
- * @param {{ mode: 'buffer'|'stream', dir: string, limit: number }} settings
+ * @param {{ mode: 'buffer'|'stream', dir: string, limit: number, idleMs?: number }} settings
+ *   `idleMs`: a body that sends no byte for this long fails with 408 (0: never)
  * @returns {Promise<{ file: string, bytes: number }>} the file's name (not its path) and size
- * @throws {LabError} 413 entity.too.large, 400 request.aborted
+ * @throws {LabError} 413 entity.too.large, 400 request.aborted, 408 request.timeout
  */
-export async function receiveUpload (req, res, { mode, dir, limit }) {
+export async function receiveUpload (req, res, { mode, dir, limit, idleMs = 0 }) {
   const length = Number(req.headers['content-length'])
   if (Number.isFinite(length) && length > limit) throw uploadTooLarge(limit, length)
-  await fs.promises.mkdir(dir, { recursive: true })
+  // listen to the body before the first await: a client that hangs up meanwhile must still be noticed
+  const source = requestBody(req, { idleMs })
+  try {
+    await fs.promises.mkdir(dir, { recursive: true })
+  } catch (err) {
+    source.destroy()
+    throw err
+  }
   const name = `${randomUUID()}.upload`
   const file = path.join(dir, name)
   let saved = false
@@ -79,8 +85,8 @@ export async function receiveUpload (req, res, { mode, dir, limit }) {
     if (saved && !res.writableFinished) removeQuietly(file)
   })
   const bytes = mode === 'buffer'
-    ? await saveBuffered(req, file, limit)
-    : await saveStreamed(req, file, limit)
+    ? await saveBuffered(req, source, file, limit)
+    : await saveStreamed(source, file, limit)
   saved = true
   if (res.destroyed) {
     // gone while the file was written: 'close' came before `saved` was set
@@ -95,14 +101,15 @@ export async function receiveUpload (req, res, { mode, dir, limit }) {
  * until the body ends, copied once more into one Buffer by `Buffer.concat`,
  * and only then written. Memory grows with body size times uploads in flight.
  */
-async function saveBuffered (req, file, limit) {
-  const body = await readWholeBody(req, limit)
+async function saveBuffered (req, source, file, limit) {
+  const body = await readWholeBody(source, limit)
   const gone = abortWhenClosed(req)
   try {
     // `wx`: the name is new; never write over a file someone else made
     await fs.promises.writeFile(file, body, { flag: 'wx', signal: gone.signal })
   } catch (err) {
-    await fs.promises.rm(file, { force: true })
+    // EEXIST: the file is not ours to remove
+    if (err.code !== 'EEXIST') await fs.promises.rm(file, { force: true })
     throw gone.signal.aborted ? requestAborted(body.length) : err
   } finally {
     gone.release()
@@ -115,7 +122,7 @@ async function saveBuffered (req, file, limit) {
  * returns: kept through the (asynchronous) write, they would double what
  * the article's synchronous write held.
  */
-async function readWholeBody (req, limit) {
+async function readWholeBody (source, limit) {
   const chunks = []
   let received = 0
   const collect = new Writable({
@@ -125,24 +132,38 @@ async function readWholeBody (req, limit) {
       callback()
     }
   })
-  await pipeline(requestBody(req), limitCounter(limit), collect)
+  try {
+    await pipeline(source, limitCounter(limit), collect)
+  } catch (err) {
+    throw asAborted(err, received)
+  }
   return Buffer.concat(chunks, received)
 }
 
 /** The streamed upload: a chunk at a time from the socket to the file, with backpressure both ways. */
-async function saveStreamed (req, file, limit) {
+async function saveStreamed (source, file, limit) {
   const counter = limitCounter(limit)
   const out = fs.createWriteStream(file, { flags: 'wx' })
   try {
-    await pipeline(requestBody(req), counter, out)
+    await pipeline(source, counter, out)
   } catch (err) {
     // wait for the descriptor to close, or a late open could recreate the file after rm
     out.destroy()
     await closed(out)
-    await fs.promises.rm(file, { force: true })
-    throw err
+    // EEXIST: the file is not ours to remove
+    if (err.code !== 'EEXIST') await fs.promises.rm(file, { force: true })
+    throw asAborted(err, counter.bytes)
   }
   return counter.bytes
+}
+
+/**
+ * A connection reset that arrives after the last body byte (the body was
+ * complete, its 'end' not yet read) is still a client that went away: 400
+ * request.aborted, not a 500.
+ */
+function asAborted (err, received) {
+  return err?.code === 'ECONNRESET' ? requestAborted(received) : err
 }
 
 /** Counts bytes and fails the pipeline on the chunk that passes the limit, before it is kept or written. */

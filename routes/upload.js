@@ -12,16 +12,16 @@ import { nextRequestId } from '../lib/lab-events.js'
 import { normalizeUploadOptions, receiveUpload, uploadDir } from '../lib/upload.js'
 
 /**
- * @param {object} opts normalised app options (`dataDir`, and `upload: { limit }`)
+ * @param {object} opts normalised app options (`dataDir`, `limits.bodyIdleMs`, and `upload: { limit }`)
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @returns {import('express').Router}
  */
 export function uploadRoutes (opts, events) {
   const settings = normalizeUploadOptions(opts.upload)
-  const dir = uploadDir(opts.dataDir)
+  const common = { dir: uploadDir(opts.dataDir), limit: settings.limit, idleMs: opts.limits.bodyIdleMs }
   const router = express.Router()
-  router.post('/upload-buffer', answerWith('upload-buffer', { mode: 'buffer', dir, limit: settings.limit }, events))
-  router.post('/upload-stream', answerWith('upload-stream', { mode: 'stream', dir, limit: settings.limit }, events))
+  router.post('/upload-buffer', answerWith('upload-buffer', { ...common, mode: 'buffer' }, events))
+  router.post('/upload-stream', answerWith('upload-stream', { ...common, mode: 'stream' }, events))
   return router
 }
 

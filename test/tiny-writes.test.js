@@ -135,6 +135,24 @@ describe('the tiny-writes experiment', function () {
     for (const pid of run.pids) assert.equal(processExists(pid), false, `process ${pid} is gone`)
   })
 
+  it('stops when cancelled, with the sink and the client gone', async function () {
+    this.timeout(30000)
+    const started = await call(`${lab.url}/experiments`, 'POST', { name: 'tiny-writes', params: { mode: 'per-byte', bytes: 10_000_000 } })
+    assert.equal(started.status, 202)
+    const { id } = started.body
+    let state
+    do {
+      await new Promise(function wait (resolve) { setTimeout(resolve, 50) })
+      state = (await call(`${lab.url}/experiments/${id}`)).body
+    } while (state.status === 'running' && state.pids.length < 2)
+    assert.equal(state.status, 'running', 'a transfer of 10,000,000 single bytes takes many seconds')
+    const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
+    assert.equal(cancelled.status, 200)
+    assert.equal(cancelled.body.status, 'cancelled')
+    assert.equal(cancelled.body.pids.length, 2)
+    for (const pid of cancelled.body.pids) assert.equal(processExists(pid), false, `process ${pid} is gone`)
+  })
+
   it('answers 400 parameter.invalid naming params.bytes past 10,000,000', async function () {
     const res = await call(`${lab.url}/experiments`, 'POST', { name: 'tiny-writes', params: { bytes: 20_000_000 } })
     assert.equal(res.status, 400)

@@ -165,6 +165,29 @@ describe('the upload experiment', function () {
     for (const pid of run.pids) assert.equal(processExists(pid), false)
   })
 
+  it('stops when cancelled: no load process and no upload left behind', async function () {
+    this.timeout(30000)
+    const started = await call(`${lab.url}/experiments`, 'POST', {
+      name: 'upload', params: { route: 'stream', concurrency: 20, sweep: 'single', bytes: '24MB' }
+    })
+    assert.equal(started.status, 202)
+    const { id } = started.body
+    let state
+    do {
+      await new Promise(function wait (resolve) { setTimeout(resolve, 50) })
+      state = (await call(`${lab.url}/experiments/${id}`)).body
+    } while (state.status === 'running' && (state.progress.stage !== 'load' || (await listUploads(dataDir)).length === 0))
+    assert.equal(state.status, 'running', 'still uploading when cancelled')
+    const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
+    assert.equal(cancelled.body.status, 'cancelled')
+    for (const pid of cancelled.body.pids) assert.equal(processExists(pid), false)
+    // the server removes the partial files of the uploads it was receiving as their sockets close
+    for (let k = 0; k < 100 && (await listUploads(dataDir)).length > 0; k++) {
+      await new Promise(function wait (resolve) { setTimeout(resolve, 20) })
+    }
+    assert.deepEqual(await listUploads(dataDir), [])
+  })
+
   const invalid = [
     [{ concurrency: 201 }, 'params.concurrency'],
     [{ bytes: '300MiB' }, 'params.bytes'],

@@ -67,9 +67,9 @@ export function tinyWritesTable (cells, opts) {
   const rows = cells.map(function row (c) {
     return [c.mode, c.mode === 'per-byte' ? '1' : String(c.batch), fixed(c.ms), String(c.writeCalls), fixed(c.bytesPerWrite),
       c.syscalls === null ? 'n/a' : String(c.syscalls), fixed(c.bytesPerSyscall), fixed(c.cpuUserMs, 0), fixed(c.cpuSystemMs, 0),
-      c.delivered ? 'yes' : 'NO']
+      String(c.sinkReads), c.delivered ? 'yes' : 'NO']
   })
-  const table = markdownTable(['mode', 'batch B', 'ms', 'write() calls', 'B/write', 'write syscalls', 'B/syscall', 'CPU user ms', 'CPU sys ms', 'all bytes, in order'], rows)
+  const table = markdownTable(['mode', 'batch B', 'ms', 'write() calls', 'B/write', 'write syscalls', 'B/syscall', 'CPU user ms', 'CPU sys ms', 'sink reads', 'all bytes, in order'], rows)
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
   const notes = [`${opts.bytes} bytes per transfer, Nagle's algorithm ${opts.noDelay ? 'off' : 'on'}.`, '']
   if (perByte) {

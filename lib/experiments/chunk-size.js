@@ -30,7 +30,7 @@ export const PUBLISHED = deepFreeze([
   { label: '64 KiB reads as strings', value: 100, unit: 'MiB/s', source: SOURCE, figure: 'string64' },
   { label: 'Buffers vs strings', value: 1.6, unit: 'x', source: SOURCE, figure: 'bufferOverString' },
   { label: 'Best read size', value: 64, unit: 'KiB', source: SOURCE, figure: 'bestHwm' },
-  { label: '4 KiB reads vs whole-file reads', value: 44, unit: '% faster', source: RELATED, figure: 'smallOverWhole' }
+  { label: '4 KiB reads against whole-file reads (+: faster)', value: 44, unit: '%', source: RELATED, figure: 'smallOverWhole' }
 ])
 
 const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)' })

@@ -124,6 +124,7 @@ export function roundTinyCell (cell) {
     bytesPerSyscall: round(cell.bytesPerSyscall, 10),
     cpuUserMs: round(cell.cpuUserMs, 10),
     cpuSystemMs: round(cell.cpuSystemMs, 10),
+    sinkReads: cell.sinkReads,
     mbPerSecond: round(cell.mbPerSecond, 100),
     delivered: cell.delivered
   }

@@ -96,6 +96,8 @@ export const params = deepFreeze([
 export function normalizeParams (raw, options) {
   const limit = normalizeUploadOptions(options?.upload).limit
   const p = normalizeBySchema(params, raw, { max: { bytes: limit } })
+  // the default too: a server started with a smaller upload limit would answer every upload 413
+  if (p.bytes > limit) throw badParameter('params.bytes', p.bytes, `a byte size up to this server's upload limit, ${limit} bytes`)
   if (p.route !== 'stream' && p.bytes * p.concurrency > MAX_BUFFERED_TOTAL) {
     throw badParameter('params.bytes', p.bytes,
       `at most ${Math.floor(MAX_BUFFERED_TOTAL / p.concurrency)} bytes at concurrency ${p.concurrency}: buffered, the server holds every upload at once (${MAX_BUFFERED_TOTAL} bytes in all)`)
