@@ -27,7 +27,10 @@ const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'
 ]
-const SCREENSHOT = path.join(PROJECT_ROOT, 'docs', 'img', 'dashboard.png')
+// the README's picture is rewritten only when asked (STREAMLAB_SCREENSHOT=1), so a test run leaves the tree clean
+const SCREENSHOT = process.env.STREAMLAB_SCREENSHOT === '1'
+  ? path.join(PROJECT_ROOT, 'docs', 'img', 'dashboard.png')
+  : path.join(os.tmpdir(), `streamlab-dashboard-${process.pid}.png`)
 const MiB = 1024 * 1024
 
 describe('GET / (the dashboard page)', function () {
