@@ -136,16 +136,17 @@ describe('the sampler', function () {
     // windows several probe ticks long (the probe ticks every 50 ms)
     unsubscribes.push(sampler.subscribe(200, function (s) { samples.push(s) }))
     await delay(250)
-    // block the loop for 150 ms, making garbage all the while
+    // block the loop for 450 ms, longer than two sampling windows, so some
+    // tick falls due inside the block and comes at least 250 ms late
     const start = Date.now()
     let keep = []
-    while (Date.now() - start < 150) {
+    while (Date.now() - start < 450) {
       keep.push({ at: Date.now(), pad: 'x'.repeat(64) })
       if (keep.length > 50_000) keep = []
     }
     await delay(450)
     const blocked = samples.find(function (s) { return s.eventLoop.max !== null && s.eventLoop.max >= 100 })
-    assert.ok(blocked, `no sample saw the 150 ms block: ${JSON.stringify(samples.map(function (s) { return s.eventLoop }))}`)
+    assert.ok(blocked, `no sample saw the 450 ms block: ${JSON.stringify(samples.map(function (s) { return s.eventLoop }))}`)
     assert.ok(samples.some(function (s) { return s.gc.count > 0 && s.gc.pauseMs > 0 }), 'no sample counted a GC pause')
   })
 
@@ -431,9 +432,9 @@ describe('GET /metrics with a client that stops reading', function () {
     assert.ok(later.clients[0].dropped > congested.clients[0].dropped, 'drops keep rising while it does not read')
     assert.ok(later.dropped >= later.clients[0].dropped)
     assert.equal(later.clients[0].congested, true)
-    // one socket high-water mark (16 KiB) and a frame, not a backlog
+    // one socket high-water mark (16 KiB on Node 20, 64 KiB from Node 22) and a frame, not a backlog
     const most = Math.max(...buffered)
-    assert.ok(most < 64 * 1024, `buffered ${most} bytes`)
+    assert.ok(most < 80 * 1024, `buffered ${most} bytes`)
 
     // events are never dropped for congestion; more of them than the history holds make a gap
     const events = lab.app.locals.events
