@@ -18,6 +18,8 @@ import {
 
 /** Exports shown in /db/status once they have ended. */
 const RECENT_KEPT = 10
+/** How long a cursor may take to close (the fetch in flight finishes first). */
+const CURSOR_CLOSE_MS = 10_000
 
 /**
  * @param {{ maxRows: number }} dbOpts normalised database options
@@ -85,10 +87,13 @@ export function databaseRoutes (dbOpts, database) {
     const params = normalizeExportQuery(req.query, dbOpts, { stream: true, accept: req.get('accept') ?? '' })
     const client = await database.acquire()
     const record = track('stream', params)
+    // pg-query-stream waits for the database to confirm a closed cursor, and a database that died
+    // never does: its stream would never end. The connection's end is watched instead.
+    const lost = watchConnection(client)
     let rows = null
     let failure = null
     try {
-      await pause(client, params.sleep)
+      await Promise.race([pause(client, params.sleep), lost.promise])
       rows = openRowStream(client, params)
       const encoder = createRowEncoder(params.format, {
         onChunk: function watchBuffers (enc) {
@@ -103,7 +108,7 @@ export function databaseRoutes (dbOpts, database) {
       })
       try {
         // headers wait for the first rows, so that a query that fails at once still gets its JSON error
-        await once(rows, 'readable')
+        await Promise.race([once(rows, 'readable'), lost.promise])
       } catch (err) {
         failure = err
         throw queryFailed(err)
@@ -113,26 +118,29 @@ export function databaseRoutes (dbOpts, database) {
         'Cache-Control': 'no-store'
       })
       try {
-        await pipeline(rows, encoder, res)
+        await Promise.race([pipeline(rows, encoder, res), lost.promise])
         record.rows = encoder.rows
         record.bytes = encoder.bytes
         untrack(record, 'done')
       } catch (err) {
         record.rows = encoder.rows
-        if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+        if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' && lost.error === null) {
           // the client hung up: pipeline destroyed the cursor's stream, which closes the cursor
           untrack(record, 'client closed')
           return
         }
         failure = err
+        encoder.destroy()
         // headers are out: the error handler can only cut the connection, which tells the client
         throw err
       }
     } finally {
+      lost.stop()
       if (active.has(record)) untrack(record, 'error')
-      // the cursor's Close and Sync must be answered before anyone else gets this connection
-      if (rows !== null && !rows.closed) await once(rows, 'close').catch(function ignore () {})
-      client.release(failure ?? undefined)
+      // the cursor's Close and Sync must be answered before anyone else gets this connection;
+      // a connection that died never answers, and is destroyed rather than pooled
+      const closed = lost.error === null && (rows === null || rows.closed || await closedWithin(rows, CURSOR_CLOSE_MS))
+      client.release(failure ?? lost.error ?? (closed ? undefined : new Error('the cursor did not close')))
     }
   })
 
@@ -144,6 +152,42 @@ export function databaseRoutes (dbOpts, database) {
   })
 
   return router
+}
+
+/**
+ * A promise that rejects (503 database.unavailable) when the client's
+ * connection ends; `stop()` removes the listener.
+ */
+function watchConnection (client) {
+  const watch = { error: null, promise: null, stop: null }
+  let onEnd
+  watch.promise = new Promise(function waitForEnd (resolve, reject) {
+    onEnd = function connectionEnded () {
+      watch.error = createError(503, 'database.unavailable', 'the database connection ended during the export',
+        { cause: 'connection ended' })
+      reject(watch.error)
+    }
+    client.once('end', onEnd)
+  })
+  // nobody may be racing it when the connection ends
+  watch.promise.catch(function handled () {})
+  watch.stop = function stopWatching () { client.off('end', onEnd) }
+  return watch
+}
+
+/** Whether `stream` emits 'close' within `ms`. */
+function closedWithin (stream, ms) {
+  return new Promise(function waitForClose (resolve) {
+    const timer = setTimeout(function gaveUp () {
+      stream.off('close', onClose)
+      resolve(false)
+    }, ms)
+    function onClose () {
+      clearTimeout(timer)
+      resolve(true)
+    }
+    stream.once('close', onClose)
+  })
 }
 
 function copy (record) {

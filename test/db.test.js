@@ -226,6 +226,32 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
     })
   })
 
+  describe('the embedded database process', function () {
+    it('is started again after it dies mid-stream, and the lab keeps serving', async function () {
+      if (REAL_URL) this.skip()
+      this.timeout(60_000)
+      const before = (await getJson(`${lab.url}/db/status`)).body.embedded.pid
+      const cut = await new Promise(function killAfterFirstBytes (resolve, reject) {
+        const req = http.get(`${lab.url}/db/stream?limit=${SIZES.items}&highWaterMark=50`, function onResponse (res) {
+          res.once('data', function first () {
+            process.kill(before, 'SIGKILL')
+            res.on('data', function drain () {})
+            res.on('end', function ended () { resolve('ended') })
+            res.on('error', function aborted () { resolve('cut') })
+          })
+        })
+        req.on('error', reject)
+      })
+      assert.equal(cut, 'cut', 'the half-sent array is cut, not ended as if complete')
+      const after = await getJson(`${lab.url}/db/batch?offset=99&limit=1`)
+      assert.equal(after.status, 200, after.text)
+      assert.deepEqual(after.body, [expectedRow(100, SIZES.desks)])
+      const status = (await getJson(`${lab.url}/db/status`)).body
+      assert.notEqual(status.embedded.pid, before)
+      assert.ok(settled(status))
+    })
+  })
+
   describe('parameters', function () {
     const cases = [
       ['/db/batch?limit=abc', 'limit'],

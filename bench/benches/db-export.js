@@ -15,7 +15,7 @@ export const name = 'db-export'
 export const summary = 'export a desks x items join from PostgreSQL: LIMIT/OFFSET batches vs a cursor stream'
 export const usage = `Options (db-export):
   --rows N                rows exported per measurement (default 200000)
-  --batch-sizes LIST      rows per batch request (default 200000,20000,2000: 1, 10 and 100 requests)
+  --batch-sizes LIST      rows per batch request (default 200000,50000,20000,10000: 1, 4, 10, 20 requests)
   --high-water-marks LIST rows per cursor read for the stream (default 500,200000)
   --modes LIST            batch,stream (default both)
   --sleep S               seconds of pg_sleep per request, a slow query (default 0)
@@ -25,7 +25,7 @@ export const usage = `Options (db-export):
 
 export const options = Object.freeze({
   rows: { type: 'string', default: '200000' },
-  'batch-sizes': { type: 'string', default: '200000,20000,2000' },
+  'batch-sizes': { type: 'string', default: '200000,50000,20000,10000' },
   'high-water-marks': { type: 'string', default: '500,200000' },
   modes: { type: 'string', default: 'batch,stream' },
   sleep: { type: 'string', default: '0' },

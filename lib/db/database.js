@@ -73,6 +73,11 @@ export function createDatabase (opts) {
             allowExitOnIdle: true
           })
       pool.on('error', onIdleClientError)
+      // a connection that dies while checked out emits 'error' on its client, which the pool
+      // does not listen to then: unheard, it would take the lab down (the query fails anyway)
+      pool.on('connect', function listenToClient (client) {
+        client.on('error', onIdleClientError)
+      })
       const client = await pool.connect()
       try {
         seed = await readSeed(client)
@@ -109,7 +114,7 @@ export function createDatabase (opts) {
   }
 
   function onIdleClientError (err) {
-    // an idle connection died (server restarted, PGlite killed): the pool drops it and connects anew
+    // a connection died (server restarted, PGlite killed): the pool drops it and connects anew
     lastError = err.message
   }
 

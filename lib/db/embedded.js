@@ -49,6 +49,7 @@ export function startEmbedded ({ dir, timeoutMs }) {
         // the lab's server, not this child, decides when the lab may exit
         child.unref()
         child.channel?.unref()
+        child.stderr.unref()
         resolve({
           pid: child.pid,
           port: message.port,
