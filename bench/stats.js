@@ -32,3 +32,17 @@ export function median (values) {
   const mid = sorted.length >> 1
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
+
+/**
+ * The median server-memory figures of repeated measurements, each shaped
+ * `{ server: { idleRss, peakRss, peakAboveIdle, peakSource } }`.
+ */
+export function medianServer (runs) {
+  function pick (get) { return median(runs.map(get)) }
+  return {
+    idleRss: pick(function idle (r) { return r.server.idleRss }),
+    peakRss: pick(function peak (r) { return r.server.peakRss }),
+    peakAboveIdle: pick(function above (r) { return r.server.peakAboveIdle }),
+    peakSource: runs[0].server.peakSource
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { measureOnFreshServer } from '../fresh-server.js'
 import { getMany } from '../get-many.js'
-import { median } from '../stats.js'
+import { median, medianServer } from '../stats.js'
 import { publishedTable } from '../published.js'
 import { markdownTable, mib, fixed } from '../table.js'
 import { list, positiveInteger } from './args.js'
@@ -109,12 +109,7 @@ function medianCell (runs) {
       p99: pick(function p99 (r) { return r.latencyMs.p99 }),
       max: pick(function max (r) { return r.latencyMs.max })
     },
-    server: {
-      idleRss: pick(function idle (r) { return r.server.idleRss }),
-      peakRss: pick(function peak (r) { return r.server.peakRss }),
-      peakAboveIdle: pick(function above (r) { return r.server.peakAboveIdle }),
-      peakSource: first.server.peakSource
-    },
+    server: medianServer(runs),
     measurements: runs
   }
 }

@@ -5,7 +5,7 @@
  */
 import { measureOnFreshServer } from '../fresh-server.js'
 import { ensureBinaryInput } from '../binary-input.js'
-import { median } from '../stats.js'
+import { median, medianServer } from '../stats.js'
 import { uploadMany } from '../upload.js'
 import { publishedTable } from '../published.js'
 import { markdownTable, mib, fixed } from '../table.js'
@@ -124,12 +124,7 @@ function medianCell (runs) {
     },
     wallMs: pick(function wall (r) { return r.wallMs }),
     mbPerSecond: pick(function speed (r) { return r.mbPerSecond }),
-    server: {
-      idleRss: pick(function idle (r) { return r.server.idleRss }),
-      peakRss: pick(function peak (r) { return r.server.peakRss }),
-      peakAboveIdle: pick(function above (r) { return r.server.peakAboveIdle }),
-      peakSource: first.server.peakSource
-    },
+    server: medianServer(runs),
     measurements: runs
   }
 }
