@@ -53,6 +53,10 @@ export const ROUTE_COLORS = Object.freeze({
 })
 
 const SPAN_ALPHA = 0.16
+const FONT_PX = 14
+const PROJECTOR_FONT_PX = 20
+const GRID = '#e4e4e4'
+const GRID_PROJECTOR = '#8c8c8c'
 const SPAN_MIN_PX = 3
 const BAR_PX = 6
 
@@ -167,12 +171,12 @@ function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
           autoSkipPadding: 24,
           callback: function clockTick (value) { return formatClock(value) }
         },
-        grid: { color: '#e4e4e4' }
+        grid: { color: GRID }
       },
       y: {
         beginAtZero: true,
         title: { display: true, text: yTitle },
-        grid: { color: '#e4e4e4' }
+        grid: { color: GRID }
       }
     },
     plugins: {
@@ -194,7 +198,7 @@ function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
  * @param {{ memoryCanvas: HTMLCanvasElement, loopCanvas: HTMLCanvasElement,
  *   store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts
  * @returns {{ memory: object, loop: object, setRange: (min: number, max: number) => void,
- *   update: () => void, markersDrawn: () => number, setFontSize: (px: number) => void }}
+ *   update: () => void, markersDrawn: () => number, setProjector: (on: boolean) => void }}
  */
 export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   Chart.defaults.font.family = 'system-ui, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
@@ -230,10 +234,16 @@ export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
     markersDrawn: function markersDrawn () {
       return memory.$streamlabMarks ?? 0
     },
-    setFontSize: function setFontSize (px) {
-      Chart.defaults.font.size = px
-      memory.update('none')
-      loop.update('none')
+    setProjector: function setProjector (on) {
+      Chart.defaults.font.size = on ? PROJECTOR_FONT_PX : FONT_PX
+      Chart.defaults.font.weight = on ? 'bold' : 'normal'
+      Chart.defaults.color = on ? '#000000' : '#1a1a1a'
+      for (const [chart, series] of [[memory, MEMORY_SERIES], [loop, LOOP_SERIES]]) {
+        // thicker lines and a darker grid survive a washed-out projector
+        for (const [i, s] of series.entries()) chart.data.datasets[i].borderWidth = on ? s.width * 2 : s.width
+        for (const axis of ['x', 'y']) chart.options.scales[axis].grid.color = on ? GRID_PROJECTOR : GRID
+        chart.update('none')
+      }
     }
   }
 }

@@ -9,6 +9,7 @@
  * works even when the event stream is down) and by the `experiment` events
  * of /metrics (which also show runs started from another tab or curl).
  */
+import { make } from './dom.js'
 import { formatCount, formatMiB, formatMs } from './format.js'
 
 const POLL_MS = 500
@@ -450,12 +451,4 @@ async function requestJson (method, url, body) {
     throw err
   }
   return json
-}
-
-/** A small createElement: attributes, then children (strings become text). */
-function make (tag, attributes = {}, ...children) {
-  const node = document.createElement(tag)
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value)
-  node.append(...children)
-  return node
 }

@@ -4,12 +4,14 @@
  * a second, however fast samples come (`?interval=10` is 100 a second).
  *
  * Query parameters: `interval` (ms between samples, 10 to 5000, default
- * 100), `window` (minutes shown, 1 to 10, default 2), `test=1` (adds
+ * 100), `window` (minutes shown, 1 to 10, default 2), `projector=1` (large
+ * type and high contrast, as the button), `test=1` (adds
  * `streamlab.inject`, which the browser test uses to simulate a long session).
  *
  * `window.streamlab` is a read-only view of what the page holds, for the
  * browser test and for a curious student with the devtools open.
  */
+import { createBrowserExport } from './browser-export.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
 import { createControlPanel } from './control-panel.js'
 import { downloadChartPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
@@ -19,9 +21,7 @@ import { connectMetrics } from './metrics-connection.js'
 import { SeriesStore } from './series-store.js'
 
 const REDRAW_MS = 250
-const FONT_PX = 14
-const LARGE_FONT_PX = 20
-const LARGE_TYPE_KEY = 'streamlab.largeType'
+const PROJECTOR_KEY = 'streamlab.projector'
 
 const query = new URLSearchParams(location.search)
 const interval = readInteger(query.get('interval'), 10, 5000, 100)
@@ -87,6 +87,15 @@ const panel = createControlPanel({
   message: byId('run-message'),
   progress: byId('run-progress'),
   progressText: byId('run-progress-text'),
+  results: byId('results')
+})
+
+const browserExport = createBrowserExport({
+  form: byId('browser-export-form'),
+  run: byId('browser-export-run'),
+  cancel: byId('browser-export-cancel'),
+  message: byId('browser-export-message'),
+  status: byId('browser-db-status'),
   results: byId('results')
 })
 
@@ -213,21 +222,22 @@ pauseButton.addEventListener('click', function togglePause () {
   if (!paused) redraw(true)
 })
 
-const largeTypeButton = byId('large-type')
-function setLargeType (on) {
-  document.documentElement.classList.toggle('large-type', on)
-  largeTypeButton.setAttribute('aria-pressed', String(on))
-  charts.setFontSize(on ? LARGE_FONT_PX : FONT_PX)
+const projectorButton = byId('projector')
+function setProjector (on) {
+  document.documentElement.classList.toggle('projector', on)
+  projectorButton.setAttribute('aria-pressed', String(on))
+  charts.setProjector(on)
   try {
-    localStorage.setItem(LARGE_TYPE_KEY, on ? '1' : '0')
+    localStorage.setItem(PROJECTOR_KEY, on ? '1' : '0')
   } catch {
     // storage may be off (private mode): the toggle still works for this visit
   }
 }
-largeTypeButton.addEventListener('click', function toggleLargeType () {
-  setLargeType(largeTypeButton.getAttribute('aria-pressed') !== 'true')
+projectorButton.addEventListener('click', function toggleProjector () {
+  setProjector(projectorButton.getAttribute('aria-pressed') !== 'true')
 })
-setLargeType(readLargeType())
+// ?projector=1 (or 0) in a bookmark wins over what the browser remembers
+setProjector(query.has('projector') ? query.get('projector') === '1' : readProjector())
 
 // exports and tools
 
@@ -258,6 +268,7 @@ byId('reset-peak').addEventListener('click', async function resetPeak () {
 })
 
 panel.load()
+browserExport.loadStatus()
 
 // the read-only debug view (and, with ?test=1, the test's way in)
 
@@ -280,7 +291,9 @@ const debug = {
   get paused () { return paused },
   get dropped () { return dropped },
   get lastSample () { return lastSample === null ? null : structuredClone(lastSample) },
-  get experiment () { return panel.current }
+  get experiment () { return panel.current },
+  get browserExport () { return browserExport.last },
+  get projector () { return document.documentElement.classList.contains('projector') }
 }
 if (testHooks) {
   /**
@@ -311,9 +324,9 @@ function readInteger (text, min, max, fallback) {
   return n >= min && n <= max ? n : fallback
 }
 
-function readLargeType () {
+function readProjector () {
   try {
-    return localStorage.getItem(LARGE_TYPE_KEY) === '1'
+    return localStorage.getItem(PROJECTOR_KEY) === '1'
   } catch {
     return false
   }

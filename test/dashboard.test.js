@@ -106,7 +106,8 @@ describe('the dashboard in Chromium', function () {
     }
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-dashboard-'))
     userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-chromium-'))
-    lab = await startLab({ dataDir })
+    // a small in-memory database: the page's own export times it (the lab starts it on first use)
+    lab = await startLab({ dataDir, database: { pgliteDir: 'memory://', seed: { desks: 200, items: 3000 } } })
     port = Number(new URL(lab.url).port)
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
@@ -360,6 +361,72 @@ describe('the dashboard in Chromium', function () {
     const png = await downloadFrom('#export-png')
     assert.match(png.name, /\.png$/)
     assert.deepEqual([...png.bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47])
+  })
+
+  it('times the database export in the page, batches then the stream, and shows both brought every row in order', async function () {
+    this.timeout(120_000)
+    assert.match(await page.textContent('#browser-db-status'), /^Embedded PGlite/)
+    await page.selectOption('#browser-mode', 'both')
+    await page.fill('#browser-rows', '2500')
+    await page.fill('#browser-batch', '1000')
+    await page.fill('#browser-highWaterMark', '100')
+    await page.click('#browser-export-run')
+    await page.waitForSelector('table.browser-export-results', { timeout: 110_000 })
+    assert.equal(await page.getAttribute('#browser-export-form', 'data-run-status'), 'idle')
+    const timings = await page.evaluate(function readTimings () { return window.streamlab.browserExport })
+    assert.deepEqual(timings.map(function shape (t) { return [t.mode, t.requests, t.received, t.inOrder] }),
+      [['batch', 3, 2500, true], ['stream', 1, 2500, true]])
+    for (const t of timings) assert.ok(t.firstRowMs > 0 && t.firstRowMs <= t.totalMs, JSON.stringify(t))
+    assert.equal(await page.textContent('tr[data-mode="batch"] td[data-field="requests"]'), '3')
+    assert.equal(await page.textContent('tr[data-mode="stream"] td[data-field="received"]'), '2,500 of 2,500')
+    assert.equal(await page.getAttribute('.verdict', 'data-agree'), 'true')
+    assert.match(await page.textContent('.comparison'), /faster/)
+    assert.match(await page.textContent('#browser-db-status'), /3,000 items seeded/)
+
+    // more rows than the database holds: the page says what is missing rather than claim success
+    await page.selectOption('#browser-mode', 'stream')
+    await page.fill('#browser-rows', '5000')
+    await page.click('#browser-export-run')
+    await page.waitForFunction(function stoppedAgain () {
+      return document.getElementById('browser-export-form').dataset.runStatus === 'idle' &&
+        /Done/.test(document.getElementById('browser-export-message').textContent)
+    })
+    assert.equal(await page.getAttribute('.verdict', 'data-agree'), 'false')
+    assert.match(await page.textContent('tr[data-mode="stream"] td[data-field="received"]'), /^3,000 of 5,000$/)
+
+    // a bad field is refused in the page, before any request
+    await page.fill('#browser-rows', '0')
+    await page.click('#browser-export-run')
+    assert.match(await page.textContent('#browser-export-message'), /Rows must be a whole number of at least 1/)
+    assert.equal(await page.getAttribute('#browser-export-message', 'data-kind'), 'error')
+    assert.deepEqual(problems, [])
+  })
+
+  it('has a projector mode: large type, high contrast, thicker chart lines, remembered and set by ?projector=1', async function () {
+    const before = await page.evaluate(function readLook () {
+      return { font: window.getComputedStyle(document.documentElement).fontSize, muted: window.getComputedStyle(document.querySelector('.help')).color }
+    })
+    await page.click('#projector')
+    const on = await page.evaluate(function readLook () {
+      return {
+        projector: window.streamlab.projector,
+        font: window.getComputedStyle(document.documentElement).fontSize,
+        muted: window.getComputedStyle(document.querySelector('.help')).color,
+        pressed: document.getElementById('projector').getAttribute('aria-pressed')
+      }
+    })
+    assert.equal(on.projector, true)
+    assert.equal(on.pressed, 'true')
+    assert.ok(parseFloat(on.font) > parseFloat(before.font), `${on.font} > ${before.font}`)
+    assert.notEqual(on.muted, before.muted)
+    assert.equal(on.muted, 'rgb(0, 0, 0)', 'grey help text turns black')
+    await page.reload()
+    await page.waitForFunction(function loaded () { return window.streamlab?.state === 'live' })
+    assert.equal(await page.evaluate(function read () { return window.streamlab.projector }), true, 'remembered')
+    await page.goto(`${lab.url}/?test=1&projector=0`)
+    await page.waitForFunction(function loaded () { return window.streamlab?.state === 'live' })
+    assert.equal(await page.evaluate(function read () { return window.streamlab.projector }), false, '?projector=0 wins')
+    assert.deepEqual(problems, [])
   })
 
   it('shows a banner on the chart when the server reports a crash', async function () {

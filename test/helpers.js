@@ -13,7 +13,8 @@ import {
 } from '../lib/tally.js'
 
 /**
- * Build the app with options and listen on 127.0.0.1, port 0.
+ * Build the app with options and listen on 127.0.0.1, port 0. `close()`
+ * also stops the embedded database, if a test made the lab start one.
  * @returns {Promise<{ url: string, server: http.Server, close: () => Promise<void> }>}
  */
 export function startLab (options, serverOptions) {
@@ -28,9 +29,10 @@ export function startLab (options, serverOptions) {
         port,
         app,
         server,
-        close: function closeLab () {
+        close: async function closeLab () {
           server.closeAllConnections()
-          return new Promise(function closed (done) { server.close(function () { done() }) })
+          await new Promise(function closed (done) { server.close(function () { done() }) })
+          await app.locals.database?.close()
         }
       })
     })
