@@ -5,26 +5,15 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { CHUNK_FILE_BYTES, HWM_STEPS, chunkFileContent } from '../lib/chunk-size.js'
 import * as chunkBench from '../bench/benches/chunk-size.js'
-import { assertCharts, assertPublished, call, processExists, runExperiment, startApp } from './experiment-helpers.js'
+import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
+import { labInTempDir } from './helpers.js'
 
 describe('GET /files/chunk', function () {
-  let lab
-  let dataDir
+  const lab = labInTempDir('chunk')
   const expected = chunkFileContent(CHUNK_FILE_BYTES)
-
-  before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-chunk-'))
-    lab = await startApp({ dataDir })
-  })
-
-  after(async function () {
-    await lab.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
 
   it('serves a file of whole UTF-8 characters, some cut in two by every read size', function () {
     assert.equal(expected.length, CHUNK_FILE_BYTES)
@@ -51,8 +40,8 @@ describe('GET /files/chunk', function () {
     }
   }
 
-  it('makes the file once, in <dataDir>/chunk-size/', function () {
-    const files = fs.readdirSync(path.join(dataDir, 'chunk-size'))
+  it('makes the file once, in <lab.dataDir>/chunk-size/', function () {
+    const files = fs.readdirSync(path.join(lab.dataDir, 'chunk-size'))
     assert.deepEqual(files, [`text-${CHUNK_FILE_BYTES}B.txt`])
   })
 
@@ -83,18 +72,7 @@ describe('GET /files/chunk', function () {
 })
 
 describe('the chunk-size experiment', function () {
-  let lab
-  let dataDir
-
-  before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-chunk-exp-'))
-    lab = await startApp({ dataDir })
-  })
-
-  after(async function () {
-    await lab.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
+  const lab = labInTempDir('chunk-exp')
 
   it('is listed by GET /experiments with its parameter schema', async function () {
     const { body } = await call(`${lab.url}/experiments`)

@@ -21,31 +21,12 @@ import { createApp } from '../lib/app.js'
 import { normalizeDatabaseOptions } from '../lib/db/options.js'
 import { expectedRow, seedDatabase } from '../lib/db/seed.js'
 import { timeInBrowser } from '../dashboard/db-export-browser.js'
+import { startLab } from './helpers.js'
 
 const REAL_URL = process.env.STREAMLAB_TEST_DATABASE_URL || null
 const SIZES = Object.freeze({ desks: 2000, items: 100_000 })
 const SEED_CLI = fileURLToPath(new URL('../generators/db-seed.js', import.meta.url))
 const run = promisify(execFile)
-
-/** The app and its server: tests read the app's database handle. */
-function startApp (options) {
-  const app = createApp(options)
-  return new Promise(function listening (resolve, reject) {
-    const server = app.listen(0, '127.0.0.1', function ready (err) {
-      if (err) return reject(err)
-      resolve({
-        app,
-        url: `http://127.0.0.1:${server.address().port}`,
-        port: server.address().port,
-        close: async function closeApp () {
-          server.closeAllConnections()
-          await new Promise(function closed (done) { server.close(function () { done() }) })
-          await app.locals.database.close()
-        }
-      })
-    })
-  })
-}
 
 async function getJson (url, headers) {
   const res = await fetch(url, { headers })
@@ -101,7 +82,7 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
         await client.end()
       }
     }
-    lab = await startApp({
+    lab = await startLab({
       dataDir,
       database: REAL_URL ? { url: REAL_URL, seed: SIZES } : { pgliteDir: 'memory://', seed: SIZES }
     })
@@ -386,7 +367,7 @@ describe('database unavailable', function () {
   let lab
 
   before(async function () {
-    lab = await startApp({ database: { url: await closedPortUrl(), connectTimeoutMs: 2000 } })
+    lab = await startLab({ database: { url: await closedPortUrl(), connectTimeoutMs: 2000 } })
   })
   after(async function () {
     await lab.close()

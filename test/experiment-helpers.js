@@ -1,26 +1,7 @@
 /**
- * Helpers for the specs that run experiments through /experiments: the
- * app with its event bus, JSON calls, and a run followed to its end.
+ * Helpers for the specs that run experiments through /experiments: JSON
+ * calls, a run followed to its end, and checks of what results carry.
  */
-import { createApp } from '../lib/app.js'
-
-/** The app and its server on 127.0.0.1, port 0: specs may need the app's event bus. */
-export function startApp (options) {
-  const app = createApp(options)
-  return new Promise(function listening (resolve, reject) {
-    const server = app.listen(0, '127.0.0.1', function ready (err) {
-      if (err) return reject(err)
-      resolve({
-        app,
-        url: `http://127.0.0.1:${server.address().port}`,
-        close: function closeApp () {
-          server.closeAllConnections()
-          return new Promise(function closed (done) { server.close(function allClosed () { done() }) })
-        }
-      })
-    })
-  })
-}
 
 /** A JSON request and its JSON answer. */
 export async function call (url, method = 'GET', body) {

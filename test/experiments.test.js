@@ -6,28 +6,9 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { createApp } from '../lib/app.js'
 import { createEngine } from '../lib/experiments/engine.js'
-
-/** The app and its server: the test needs the app's event bus. */
-function startApp (options) {
-  const app = createApp(options)
-  return new Promise(function listening (resolve, reject) {
-    const server = app.listen(0, '127.0.0.1', function ready (err) {
-      if (err) return reject(err)
-      resolve({
-        app,
-        url: `http://127.0.0.1:${server.address().port}`,
-        close: function closeApp () {
-          server.closeAllConnections()
-          return new Promise(function closed (done) { server.close(function () { done() }) })
-        }
-      })
-    })
-  })
-}
+import { labInTempDir } from './helpers.js'
 
 async function call (url, method = 'GET', body) {
   const init = { method }
@@ -72,23 +53,12 @@ function processExists (pid) {
 }
 
 describe('/experiments', function () {
-  let lab
-  let dataDir
-
-  before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-experiments-'))
-    lab = await startApp({ dataDir })
-  })
+  const lab = labInTempDir('experiments')
 
   afterEach(async function () {
     // a failed spec must not leave a run loading the server for the next one
     const { body } = await call(`${lab.url}/experiments`)
     if (body.running) await call(`${lab.url}/experiments/${body.running}`, 'DELETE')
-  })
-
-  after(async function () {
-    await lab.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
   describe('GET /experiments', function () {
@@ -159,7 +129,7 @@ describe('/experiments', function () {
       assert.equal(run.result.summariesAgree, true)
       assert.ok(run.result.server.peakRss >= Math.max(bad.server.peakRss, good.server.peakRss))
       // the input was made in the app's data directory, not the project's
-      assert.ok(fs.existsSync(path.join(dataDir, 'bench', run.result.input.file)))
+      assert.ok(fs.existsSync(path.join(lab.dataDir, 'bench', run.result.input.file)))
       // one load process per route, each gone by the time the run is done
       assert.equal(run.pids.length, 2)
       for (const pid of run.pids) assert.equal(processExists(pid), false, `load process ${pid} is gone`)

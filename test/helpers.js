@@ -3,7 +3,10 @@
  * paths run synchronously over a byte buffer so that chunk and batch
  * boundaries can be placed anywhere.
  */
+import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
 import { createApp } from '../lib/app.js'
 import { createLabServer } from '../lib/http-server.js'
 import { RecordScanner, LineBatcher } from '../lib/json-records.js'
@@ -37,6 +40,31 @@ export function startLab (options, serverOptions) {
       })
     })
   })
+}
+
+/**
+ * A lab in a fresh data directory for the enclosing `describe`: its
+ * before() starts the lab, its after() stops it and removes the directory.
+ * @param {string} name part of the directory's name, for whoever finds one left over
+ * @param {object} [options] app options (`dataDir` is set here)
+ * @returns {{ readonly url: string, readonly app: object, readonly dataDir: string }}
+ */
+export function labInTempDir (name, options = {}) {
+  let lab = null
+  let dataDir = null
+  before(async function startLabInTempDir () {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `streamlab-${name}-`))
+    lab = await startLab({ ...options, dataDir })
+  })
+  after(async function stopLabAndRemoveDir () {
+    await lab?.close()
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+  return {
+    get url () { return lab.url },
+    get app () { return lab.app },
+    get dataDir () { return dataDir }
+  }
 }
 
 /** POST a body and read the JSON answer. */

@@ -5,13 +5,11 @@
  * 2-core machine.
  */
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
 import { CoalescingWriter, TINY_MODES, sendBytes, suckBytes } from '../lib/tiny-writes.js'
 import * as tinyBench from '../bench/benches/tiny-writes.js'
-import { assertCharts, assertPublished, call, processExists, runExperiment, startApp } from './experiment-helpers.js'
+import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
+import { labInTempDir } from './helpers.js'
 
 const N = 100_000
 
@@ -91,18 +89,7 @@ describe('tiny writes', function () {
 })
 
 describe('the tiny-writes experiment', function () {
-  let lab
-  let dataDir
-
-  before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-tiny-'))
-    lab = await startApp({ dataDir })
-  })
-
-  after(async function () {
-    await lab.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
+  const lab = labInTempDir('tiny')
 
   it('is listed by GET /experiments with its parameter schema', async function () {
     const { body } = await call(`${lab.url}/experiments`)

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import { listUploads, uploadDir } from '../lib/upload.js'
 import * as uploadBench from '../bench/benches/upload.js'
-import { assertCharts, assertPublished, call, processExists, runExperiment, startApp } from './experiment-helpers.js'
+import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
+import { labInTempDir } from './helpers.js'
 
 const UUID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
 const LIMIT = 2 * 1024 * 1024
@@ -44,23 +44,12 @@ function postChunked (url, pieces) {
 }
 
 describe('upload routes', function () {
-  let lab
-  let dataDir
-
-  before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-upload-'))
-    lab = await startApp({ dataDir, upload: { limit: LIMIT } })
-  })
-
-  after(async function () {
-    await lab.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
+  const lab = labInTempDir('upload', { upload: { limit: LIMIT } })
 
   for (const route of ['upload-buffer', 'upload-stream']) {
     describe(`POST /${route}`, function () {
       afterEach(async function () {
-        for (const name of await listUploads(dataDir)) fs.rmSync(path.join(uploadDir(dataDir), name))
+        for (const name of await listUploads(lab.dataDir)) fs.rmSync(path.join(uploadDir(lab.dataDir), name))
       })
 
       it('writes the body to a server-named file and answers { route, bytes, ms, file }', async function () {
@@ -73,7 +62,7 @@ describe('upload routes', function () {
         assert.equal(answer.bytes, body.length)
         assert.ok(answer.ms >= 0)
         assert.match(answer.file, UUID_NAME)
-        assert.ok(fs.readFileSync(path.join(uploadDir(dataDir), answer.file)).equals(body), 'the file is the body')
+        assert.ok(fs.readFileSync(path.join(uploadDir(lab.dataDir), answer.file)).equals(body), 'the file is the body')
       })
 
       it('answers 413 entity.too.large when Content-Length passes the limit, and writes nothing', async function () {
@@ -83,7 +72,7 @@ describe('upload routes', function () {
         assert.equal(error.type, 'entity.too.large')
         assert.equal(error.limit, LIMIT)
         assert.equal(error.received, LIMIT + 1)
-        assert.deepEqual(await listUploads(dataDir), [])
+        assert.deepEqual(await listUploads(lab.dataDir), [])
       })
 
       it('answers 413 entity.too.large when a chunked body passes the limit mid-stream, and leaves no file', async function () {
@@ -92,7 +81,7 @@ describe('upload routes', function () {
         assert.equal(res.status, 413)
         assert.equal(res.body.error.type, 'entity.too.large')
         assert.ok(res.body.error.received > LIMIT)
-        assert.deepEqual(await listUploads(dataDir), [])
+        assert.deepEqual(await listUploads(lab.dataDir), [])
       })
 
       it('leaves no partial file behind when the client hangs up mid-body', async function () {
@@ -102,10 +91,10 @@ describe('upload routes', function () {
         req.write(Buffer.alloc(256 * 1024, 1))
         if (route === 'upload-stream') {
           // the streamed file exists while the body arrives: the hang-up must remove it
-          for (let k = 0; k < 200 && (await listUploads(dataDir)).length === 0; k++) {
+          for (let k = 0; k < 200 && (await listUploads(lab.dataDir)).length === 0; k++) {
             await new Promise(function wait (resolve) { setTimeout(resolve, 10) })
           }
-          assert.equal((await listUploads(dataDir)).length, 1, 'the partial file was being written')
+          assert.equal((await listUploads(lab.dataDir)).length, 1, 'the partial file was being written')
         } else {
           await new Promise(function wait (resolve) { setTimeout(resolve, 100) })
         }
@@ -113,7 +102,7 @@ describe('upload routes', function () {
         const event = await ended
         assert.equal(event.status, 400)
         assert.equal(event.errorType, 'request.aborted')
-        assert.deepEqual(await listUploads(dataDir), [])
+        assert.deepEqual(await listUploads(lab.dataDir), [])
         // and the server carries on
         const res = await fetch(`${lab.url}/${route}`, { method: 'POST', body: Buffer.from('after') })
         assert.equal(res.status, 200)
@@ -123,18 +112,7 @@ describe('upload routes', function () {
 })
 
 describe('the upload experiment', function () {
-  let lab
-  let dataDir
-
-  before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-upload-exp-'))
-    lab = await startApp({ dataDir })
-  })
-
-  after(async function () {
-    await lab.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
+  const lab = labInTempDir('upload-exp')
 
   it('is listed by GET /experiments with its parameter schema', async function () {
     const { body } = await call(`${lab.url}/experiments`)
@@ -161,7 +139,7 @@ describe('the upload experiment', function () {
       ['Server peak RSS vs concurrent uploads', 'Average upload latency vs concurrent uploads'])
     assertPublished(assert, run.result.published)
     assert.deepEqual(run.result.published.map(function value (p) { return p.value }), [2890, 13.1, 276, 4])
-    assert.deepEqual(await listUploads(dataDir), [], 'no upload is left behind')
+    assert.deepEqual(await listUploads(lab.dataDir), [], 'no upload is left behind')
     for (const pid of run.pids) assert.equal(processExists(pid), false)
   })
 
@@ -176,16 +154,16 @@ describe('the upload experiment', function () {
     do {
       await new Promise(function wait (resolve) { setTimeout(resolve, 50) })
       state = (await call(`${lab.url}/experiments/${id}`)).body
-    } while (state.status === 'running' && (state.progress.stage !== 'load' || (await listUploads(dataDir)).length === 0))
+    } while (state.status === 'running' && (state.progress.stage !== 'load' || (await listUploads(lab.dataDir)).length === 0))
     assert.equal(state.status, 'running', 'still uploading when cancelled')
     const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
     assert.equal(cancelled.body.status, 'cancelled')
     for (const pid of cancelled.body.pids) assert.equal(processExists(pid), false)
     // the server removes the partial files of the uploads it was receiving as their sockets close
-    for (let k = 0; k < 100 && (await listUploads(dataDir)).length > 0; k++) {
+    for (let k = 0; k < 100 && (await listUploads(lab.dataDir)).length > 0; k++) {
       await new Promise(function wait (resolve) { setTimeout(resolve, 20) })
     }
-    assert.deepEqual(await listUploads(dataDir), [])
+    assert.deepEqual(await listUploads(lab.dataDir), [])
   })
 
   const invalid = [
