@@ -48,8 +48,9 @@ export const LOOP_SERIES = Object.freeze([
 export const ROUTE_COLORS = Object.freeze({
   bad: OKABE_ITO.vermillion,
   good: OKABE_ITO.green,
-  buffer: OKABE_ITO.vermillion,
-  stream: OKABE_ITO.green
+  // the upload experiment's routes: buffered and streamed again, in the same colours
+  'upload-buffer': OKABE_ITO.vermillion,
+  'upload-stream': OKABE_ITO.green
 })
 
 const SPAN_ALPHA = 0.16

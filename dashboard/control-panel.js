@@ -10,7 +10,7 @@
  * of /metrics (which also show runs started from another tab or curl).
  */
 import { make } from './dom.js'
-import { formatCount, formatMiB, formatMs } from './format.js'
+import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 
 const POLL_MS = 500
 
@@ -169,6 +169,7 @@ export function createControlPanel (el) {
   function show (run) {
     if (current === null || run.id !== current.id) return
     current.status = run.status
+    current.name = run.name ?? current.name
     current.progress = run.progress ?? current.progress
     showRunning()
     if (run.status === 'done' && run.result && shownResultFor !== run.id) {
@@ -275,13 +276,21 @@ function renderField (param) {
   return field
 }
 
+/**
+ * "Run 1a2b3c4d: 3 of 8 done · load · /good": the page knows no experiment,
+ * so it says what the progress event carries (stage, and the route, mode,
+ * read size or export it is on), whatever the experiment.
+ */
 function describeProgress (run) {
   const p = run.progress ?? {}
-  if (run.status !== 'running') return `Run ${shortId(run.id)}: ${run.status}`
-  if (p.stage === 'input') return `Run ${shortId(run.id)}: preparing the input file…`
-  const route = p.route ? ` (now /${p.route})` : ''
-  if (Number.isFinite(p.total) && p.total > 0) return `Run ${shortId(run.id)}: ${p.done} of ${p.total} uploads done${route}`
-  return `Run ${shortId(run.id)}: running…`
+  const head = `Run ${shortId(run.id)}`
+  if (run.status !== 'running') return `${head}: ${run.status}`
+  if (p.stage === 'input') return `${head}: preparing the input file…`
+  const detail = [p.stage, p.route ? `/${p.route}` : '', p.mode, p.hwm ? `read size ${p.hwm}` : '', p.batch ? `batch ${p.batch}` : '', p.cell]
+    .filter(function shown (part) { return typeof part === 'string' ? part !== '' : part !== undefined && part !== null })
+    .join(' · ')
+  const count = Number.isFinite(p.total) && p.total > 0 ? `${p.done} of ${p.total} done` : 'running…'
+  return `${head}: ${count}${detail ? ` · ${detail}` : ''}`
 }
 
 const ROWS = Object.freeze([
@@ -309,8 +318,60 @@ const ROWS = Object.freeze([
  * @param {{ id: string, params: object, result: object }} run
  */
 export function renderResults (box, run) {
-  if (run.result?.routes !== null && typeof run.result?.routes === 'object') renderRoutes(box, run)
+  if (run.result?.bomb !== null && typeof run.result?.bomb === 'object') renderBomb(box, run)
+  else if (run.result?.routes !== null && typeof run.result?.routes === 'object') renderRoutes(box, run)
   else renderGeneric(box, run)
+}
+
+const BOMB_ROWS = Object.freeze([
+  {
+    field: 'answer',
+    label: 'Answer',
+    value: function answerValue (r) {
+      if (r.status === 0) return 'none: the connection was cut'
+      return r.status === 200 ? '200: accepted' : `${r.status} ${r.errorType ?? ''}`.trim()
+    }
+  },
+  { field: 'ms', label: 'Time to answer', value: function msValue (r) { return formatMs(r.ms) } },
+  {
+    field: 'inflated',
+    label: 'Inflated before the answer',
+    value: function inflatedValue (r) { return Number.isFinite(r.inflatedBytesReached) ? formatMB(r.inflatedBytesReached) : 'not reported' }
+  },
+  {
+    field: 'peakAboveIdle',
+    label: 'Server peak above idle',
+    value: function bombPeakValue (r) { return formatMiB(r.server?.peakAboveIdle ?? r.server?.peakRss) }
+  }
+])
+
+/** A zip-bomb run: what each route answered, how fast, how much it inflated and what it cost. */
+function renderBomb (box, run) {
+  const { bomb, routes: byRoute } = run.result
+  const routes = Object.values(byRoute ?? {})
+  const table = make('table', { class: 'results bomb', 'data-run-id': run.id })
+  const ratio = Number.isFinite(bomb.ratio) ? ` (${formatCount(Math.round(bomb.ratio))}:1)` : ''
+  table.append(make('caption', {}, `Run ${shortId(run.id)}: a ${bomb.variant} bomb, ${formatMB(bomb.inflatedBytes)} of JSON in ${formatMB(bomb.compressedBytes)} of gzip${ratio}`))
+  const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
+  for (const r of routes) head.append(make('th', { scope: 'col', class: `route-${r.route}` }, `POST /${r.route}`))
+  table.append(make('thead', {}, head))
+  const body = make('tbody')
+  for (const row of BOMB_ROWS) {
+    const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
+    for (const r of routes) tr.append(make('td', { 'data-route': r.route, 'data-field': row.field }, row.value(r)))
+    body.append(tr)
+  }
+  table.append(body)
+  const refused = routes.filter(function wasRefused (r) { return r.outcome === 'refused' })
+  const verdict = make('p', { class: 'verdict', 'data-agree': String(refused.length === routes.length) })
+  if (refused.length === routes.length) {
+    verdict.textContent = `✔ Refused by ${routes.map(function name (r) { return `/${r.route}` }).join(' and ')}: the server survived the bomb.`
+  } else {
+    verdict.textContent = routes.filter(function notRefused (r) { return r.outcome !== 'refused' }).map(function why (r) {
+      return r.outcome === 'accepted' ? `✘ /${r.route} accepted the bomb.` : `✘ /${r.route} never answered: the worker was killed (see the banner on the chart).`
+    }).join(' ')
+  }
+  box.replaceChildren(make('h2', {}, 'Results'), table, verdict)
 }
 
 function renderRoutes (box, run) {
@@ -369,12 +430,13 @@ function renderGeneric (box, run) {
     const body = make('tbody')
     for (const cell of result.cells) {
       const tr = make('tr')
-      for (const key of columns) tr.append(make('td', { 'data-field': key }, cell[key] === undefined ? '–' : String(cell[key])))
+      for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, cell[key])))
       for (const x of extras) tr.append(make('td', {}, x.value(cell) ?? '–'))
       body.append(tr)
     }
     table.append(body)
-    parts.push(table)
+    // many columns: the table scrolls sideways in its box rather than run under the side panel
+    parts.push(make('div', { class: 'table-scroll' }, table))
   }
   if (Array.isArray(result.published) && result.published.length > 0) {
     const table = make('table', { class: 'results published' })
@@ -397,6 +459,16 @@ function renderGeneric (box, run) {
     parts.push(make('pre', { class: 'result-json' }, text.length > 4000 ? `${text.slice(0, 4000)}…` : text))
   }
   box.replaceChildren(...parts)
+}
+
+/** A cell's scalar by what its name says it is: ms, bytes of memory, bytes sent, or a count. */
+function formatCell (key, value) {
+  if (value === undefined || value === null) return '–'
+  if (typeof value !== 'number') return String(value)
+  if (/Ms$/.test(key)) return formatMs(value)
+  if (/(Rss|AboveIdle)$/.test(key)) return formatMiB(value)
+  if (/(^b|B)ytes$/.test(key)) return formatMB(value)
+  return Number.isInteger(value) ? formatCount(value) : String(value)
 }
 
 function describeRun (run) {

@@ -12,6 +12,12 @@ export function formatMiB (bytes, unit = true) {
   return unit ? `${text} MiB` : text
 }
 
+/** Bytes as decimal megabytes, as the lab writes body sizes ("26.2 MB"); a dash for no value. */
+export function formatMB (bytes) {
+  if (!Number.isFinite(bytes)) return '–'
+  return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
+}
+
 /** ms since the epoch as HH:MM:SS, local time. */
 export function formatClock (time) {
   if (!Number.isFinite(time)) return ''

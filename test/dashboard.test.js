@@ -106,8 +106,13 @@ describe('the dashboard in Chromium', function () {
     }
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-dashboard-'))
     userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-chromium-'))
-    // a small in-memory database: the page's own export times it (the lab starts it on first use)
-    lab = await startLab({ dataDir, database: { pgliteDir: 'memory://', seed: { desks: 200, items: 3000 } } })
+    lab = await startLab({
+      dataDir,
+      // a small in-memory database: the page's own export times it (the lab starts it on first use)
+      database: { pgliteDir: 'memory://', seed: { desks: 200, items: 3000 } },
+      // a bomb is refused by both routes well before it costs the test machine much
+      limits: { inflated: 64 * MiB }
+    })
     port = Number(new URL(lab.url).port)
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
@@ -361,6 +366,29 @@ describe('the dashboard in Chromium', function () {
     const png = await downloadFrom('#export-png')
     assert.match(png.name, /\.png$/)
     assert.deepEqual([...png.bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47])
+  })
+
+  it('shows a zip-bomb run as what each route answered, how much it inflated and what it cost', async function () {
+    this.timeout(120_000)
+    await page.selectOption('#experiment-name', 'zip-bomb')
+    await page.selectOption('#param-variant', 'ratio')
+    await page.selectOption('#param-route', 'both')
+    await page.fill('#param-bytes', '200MB')
+    await page.click('#run')
+    await page.waitForSelector('table.results.bomb', { timeout: 110_000 })
+    assert.match(await page.textContent('table.results.bomb caption'), /a ratio bomb, 200\.0 MB of JSON in [\d.]+ MB of gzip \([\d,]+:1\)/)
+    for (const route of ['good', 'bad']) {
+      assert.match(await page.textContent(`table.bomb td[data-route="${route}"][data-field="answer"]`), /^413 [a-z.]+\.too\.large$/, route)
+      assert.match(await page.textContent(`table.bomb td[data-route="${route}"][data-field="peakAboveIdle"]`), /^\d+\.\d MiB$/, route)
+    }
+    // /good stops at the ratio limit, long before the 64 MiB /bad is held to
+    const inflated = await page.textContent('table.bomb td[data-route="good"][data-field="inflated"]')
+    assert.ok(parseFloat(inflated) < 64, inflated)
+    assert.equal(await page.getAttribute('.verdict', 'data-agree'), 'true')
+    assert.match(await page.textContent('.verdict'), /Refused by \/good and \/bad/)
+    assert.doesNotMatch(await page.textContent('#results'), /undefined|NaN/)
+    await page.selectOption('#experiment-name', 'ingest')
+    assert.deepEqual(problems, [])
   })
 
   it('times the database export in the page, batches then the stream, and shows both brought every row in order', async function () {
