@@ -83,26 +83,26 @@ const markPlugin = {
     const lastLabel = new Map()
     ctx.font = `600 ${Math.round(Chart.defaults.font.size * 0.85)}px ${Chart.defaults.font.family}`
     ctx.textBaseline = 'top'
-    for (const mark of marks.requests) {
-      const end = mark.end ?? now
-      if (end < x.min || mark.start > x.max) continue
-      const x0 = x.getPixelForValue(mark.start)
-      const width = Math.max(SPAN_MIN_PX, x.getPixelForValue(end) - x0)
-      const color = Object.hasOwn(ROUTE_COLORS, mark.route) ? ROUTE_COLORS[mark.route] : OKABE_ITO.black
+    // concurrent requests of a route are drawn as one span (their union): fifty overlapping
+    // translucent spans would stack into a solid block and hide the lines
+    for (const span of routeSpans(marks.requests, x.min, x.max, now)) {
+      const x0 = x.getPixelForValue(span.start)
+      const width = Math.max(SPAN_MIN_PX, x.getPixelForValue(span.end) - x0)
+      const color = Object.hasOwn(ROUTE_COLORS, span.route) ? ROUTE_COLORS[span.route] : OKABE_ITO.black
       ctx.globalAlpha = SPAN_ALPHA
       ctx.fillStyle = color
       ctx.fillRect(x0, area.top, width, area.height)
       ctx.globalAlpha = 1
       ctx.fillRect(x0, area.top, width, BAR_PX)
-      drawn++
-      if (options.labels && x0 - (lastLabel.get(mark.route) ?? -Infinity) > 60) {
-        const failed = mark.status !== null && mark.status !== 200
-        const text = `/${mark.route}${failed ? ` ${mark.status ?? ''} ✕` : ''}`
+      drawn += span.requests
+      if (options.labels && x0 - (lastLabel.get(span.route) ?? -Infinity) > 60) {
+        const count = span.requests > 1 ? ` ×${span.requests}` : ''
+        const text = `/${span.route}${count}${span.failed > 0 ? ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕` : ''}`
         ctx.fillStyle = color
         // streaming routes' labels on a second line, so a /good right after a /bad stays readable
         const line = color === OKABE_ITO.green ? 1 : 0
         ctx.fillText(text, x0 + 3, area.top + BAR_PX + 3 + line * (Chart.defaults.font.size + 2))
-        lastLabel.set(mark.route, x0)
+        lastLabel.set(span.route, x0)
       }
     }
     drawVerticals(ctx, area, x, marks.peakResets, '#666666', 1.5, [4, 4])
@@ -110,6 +110,40 @@ const markPlugin = {
     ctx.restore()
     chart.$streamlabMarks = drawn
   }
+}
+
+/**
+ * The requests in [min, max] merged per route where they overlap: { route, start, end, requests,
+ * failed, status } with `status` the last failed one's. An open request ends at `now`.
+ */
+function routeSpans (requests, min, max, now) {
+  const byRoute = new Map()
+  for (const mark of requests) {
+    const end = mark.end ?? now
+    if (end < min || mark.start > max) continue
+    if (!byRoute.has(mark.route)) byRoute.set(mark.route, [])
+    byRoute.get(mark.route).push({ start: mark.start, end, status: mark.status })
+  }
+  const spans = []
+  for (const [route, list] of byRoute) {
+    list.sort(function byStart (a, b) { return a.start - b.start })
+    let span = null
+    for (const r of list) {
+      const failed = r.status !== null && r.status !== 200
+      if (span !== null && r.start <= span.end) {
+        span.end = Math.max(span.end, r.end)
+        span.requests++
+      } else {
+        span = { route, start: r.start, end: r.end, requests: 1, failed: 0, status: null }
+        spans.push(span)
+      }
+      if (failed) {
+        span.failed++
+        span.status = r.status
+      }
+    }
+  }
+  return spans
 }
 
 function drawVerticals (ctx, area, x, times, color, width, dash) {

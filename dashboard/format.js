@@ -12,9 +12,10 @@ export function formatMiB (bytes, unit = true) {
   return unit ? `${text} MiB` : text
 }
 
-/** Bytes as decimal megabytes, as the lab writes body sizes ("26.2 MB"); a dash for no value. */
+/** Bytes in decimal units, as the lab writes body sizes ("26.2 MB", "10.0 GB"); a dash for no value. */
 export function formatMB (bytes) {
   if (!Number.isFinite(bytes)) return '–'
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
   return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
 }
 

@@ -17,16 +17,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { chromium } from 'playwright-core'
+import { CHROMIUM, launchChromium } from '../bench/browser.js'
 import { createApp } from '../lib/app.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { startLab } from './helpers.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'
-]
 // the README's picture is rewritten only when asked (STREAMLAB_SCREENSHOT=1), so a test run leaves the tree clean
 const SCREENSHOT = process.env.STREAMLAB_SCREENSHOT === '1'
   ? path.join(PROJECT_ROOT, 'docs', 'img', 'dashboard.png')
@@ -91,12 +86,12 @@ describe('the dashboard in Chromium', function () {
   let lab
   let port
   let dataDir
-  let userDataDir
+  let browser
   let context
   let page
   let restarted = null
-  /** page errors and console errors (a CSP violation is one) */
-  const problems = []
+  /** page errors and console errors (a CSP violation is one), as bench/browser.js collects them */
+  let problems = []
 
   before(async function () {
     if (!fs.existsSync(CHROMIUM)) {
@@ -105,7 +100,6 @@ describe('the dashboard in Chromium', function () {
         'or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests')
     }
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-dashboard-'))
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-chromium-'))
     lab = await startLab({
       dataDir,
       // a small in-memory database: the page's own export times it (the lab starts it on first use)
@@ -114,20 +108,10 @@ describe('the dashboard in Chromium', function () {
       limits: { inflated: 64 * MiB }
     })
     port = Number(new URL(lab.url).port)
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 800 },
-      acceptDownloads: true
-    })
-    page = context.pages()[0] ?? await context.newPage()
-    page.on('pageerror', function notePageError (err) { problems.push(`pageerror: ${err.message}`) })
-    page.on('console', function noteConsoleError (message) {
-      // the specs provoke 400, 409 and a refused connection on purpose; Chromium logs each
-      if (message.type() === 'error' && !/^Failed to load resource/.test(message.text())) {
-        problems.push(`console: ${message.text()}`)
-      }
-    })
+    browser = await launchChromium({ viewport: { width: 1280, height: 800 } })
+    context = browser.context
+    page = browser.page
+    problems = browser.problems
   })
 
   afterEach(async function () {
@@ -138,12 +122,10 @@ describe('the dashboard in Chromium', function () {
   })
 
   after(async function () {
-    await context?.close()
+    await browser?.close()
     if (restarted) await restarted.close()
     else await lab?.close()
-    for (const dir of [dataDir, userDataDir]) {
-      if (dir) fs.rmSync(dir, { recursive: true, force: true })
-    }
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
   function debugView () {

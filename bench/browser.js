@@ -1,0 +1,89 @@
+/**
+ * Debian's Chromium (/usr/bin/chromium), headless, driven by playwright-core:
+ * the one browser the lab's dashboard is tested and photographed in. Each
+ * launch gets a fresh user-data-dir, so no profile, cache or localStorage
+ * (the dashboard keeps its large-type choice there) leaks from one run into
+ * the next; close() removes it.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { chromium } from 'playwright-core'
+
+/** Debian's package; playwright-core brings no browser of its own. */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/**
+ * No sandbox (CI containers run as root), no GPU, and nothing that phones
+ * home: a page on 127.0.0.1 must not wait for, or be measured beside, the
+ * browser's own network traffic.
+ */
+export const CHROMIUM_ARGS = Object.freeze([
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'
+])
+
+/**
+ * Launch headless Chromium with a fresh profile and one page.
+ * @param {{ viewport?: { width: number, height: number }, deviceScaleFactor?: number,
+ *   acceptDownloads?: boolean, executablePath?: string, handleSignals?: boolean }} [options]
+ *   `handleSignals: false` leaves SIGINT, SIGTERM and SIGHUP to the caller: playwright's own handler
+ *   closes the browser and then exits the process at once, before the caller can stop anything else
+ *   it started (a lab server); a caller that says false must close the browser on those signals itself.
+ * @returns {Promise<{ context: import('playwright-core').BrowserContext, page: import('playwright-core').Page,
+ *   userDataDir: string, problems: string[], close: () => Promise<void> }>} `problems` collects the page's
+ *   uncaught errors and console errors as they happen (not "Failed to load resource", which Chromium logs
+ *   for every 4xx a page provokes on purpose); `close()` may be called more than once.
+ * @throws {Error} with `code` 'ERR_CHROMIUM_MISSING' when the browser is not installed
+ */
+export async function launchChromium ({
+  viewport = { width: 1280, height: 800 },
+  deviceScaleFactor = 1,
+  acceptDownloads = true,
+  executablePath = CHROMIUM,
+  handleSignals = true
+} = {}) {
+  if (!fs.existsSync(executablePath)) {
+    const err = new Error(`${executablePath} is missing: install Debian's chromium (apt-get install chromium)`)
+    err.code = 'ERR_CHROMIUM_MISSING'
+    throw err
+  }
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-chromium-'))
+  let context
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath,
+      args: [...CHROMIUM_ARGS],
+      viewport,
+      deviceScaleFactor,
+      acceptDownloads,
+      handleSIGINT: handleSignals,
+      handleSIGTERM: handleSignals,
+      handleSIGHUP: handleSignals
+    })
+  } catch (err) {
+    fs.rmSync(userDataDir, { recursive: true, force: true })
+    throw err
+  }
+  const page = context.pages()[0] ?? await context.newPage()
+  const problems = []
+  page.on('pageerror', function notePageError (err) { problems.push(`pageerror: ${err.message}`) })
+  page.on('console', function noteConsoleError (message) {
+    if (message.type() === 'error' && !/^Failed to load resource/.test(message.text())) {
+      problems.push(`console: ${message.text()}`)
+    }
+  })
+
+  let closing = null
+  function close () {
+    closing ??= (async function closeBrowser () {
+      try {
+        await context.close()
+      } finally {
+        fs.rmSync(userDataDir, { recursive: true, force: true })
+      }
+    })()
+    return closing
+  }
+  return { context, page, userDataDir, problems, close }
+}

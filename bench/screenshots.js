@@ -1,0 +1,496 @@
+#!/usr/bin/env node
+/**
+ * npm run docs:screenshots: the pictures of the lesson pages (docs/lessons/),
+ * docs/img/lesson-<experiment>.png, one per experiment.
+ *
+ * For each experiment: a fresh lab process (so nothing one run leaves in
+ * the heap shows in the next picture), the dashboard in headless Chromium,
+ * the run started from the page's own control panel as a teacher would,
+ * and, once its results table is shown, a picture of the whole page. The
+ * figures each run measured are printed at the end, read from the run's
+ * result: a caption must say what its own picture measured.
+ *
+ *   node bench/screenshots.js [--only ingest,upload] [--out DIR]
+ */
+/* global window, document -- the functions given to page.evaluate and waitForFunction run in the page */
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { setTimeout as delay } from 'node:timers/promises'
+import { PROJECT_ROOT } from '../lib/options.js'
+import { formatBytes, formatMiB } from '../lib/units.js'
+import { CHROMIUM, launchChromium } from './browser.js'
+import { warmUpDatabase } from './db-export.js'
+import { startLabProcess } from './lab-process.js'
+
+const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')
+// wide enough for the chart and the panel side by side, small enough to keep each PNG well under 400 KB;
+// a shot whose results table has many columns asks for more width, or the table runs under the panel
+const VIEWPORT = Object.freeze({ width: 1400, height: 900 })
+const MAX_PNG_BYTES = 400 * 1024
+// idle samples before the run and after it: the reader sees where the memory starts and where it settles
+const LEAD_IN_MS = 3000
+const TRAIL_MS = 3000
+const PROGRESS_EVERY_MS = 5000
+const ENDED = Object.freeze(['done', 'failed', 'cancelled', 'unknown'])
+
+/**
+ * What each picture runs. `flags` go to server.js (bench/lab-process.js adds
+ * `--memory-limit=0` unless a budget is named: a buffered load that passes
+ * the default 1 GiB budget on purpose must be pictured, not killed).
+ * `params` are typed into the control panel, so the form in the picture
+ * shows them. Sizes are picked to show the lesson within a minute or two on
+ * a 2-core machine.
+ */
+const SHOTS = Object.freeze([
+  {
+    name: 'ingest',
+    flags: [],
+    // 100 MB inflated: /bad holds over half a GiB per upload, /good a few MiB; two uploads per route
+    // one after the other. "Both" runs /bad first, and /good then runs in a process that keeps what
+    // /bad grew (it allocates too little on the main thread for a GC to hand it back), so a /good-only
+    // run comes first: the chart shows /good flat at idle, then /bad's climb, then the table of both
+    prelude: [{ route: 'good', bytes: '100MB', size: '', format: 'json', concurrency: 1, requests: 2 }],
+    params: { route: 'both', bytes: '100MB', size: '', format: 'json', concurrency: 1, requests: 2 },
+    timeoutMs: 10 * 60_000,
+    figures: ingestFigures
+  },
+  {
+    name: 'zip-bomb',
+    flags: [],
+    // guarded /bad: it pays its whole inflate limit and answers 413, so the run ends with both
+    // routes' figures in the table (an --unsafe-bad kill loses the run with the worker)
+    params: { variant: 'ratio', route: 'both', bytes: '10GB' },
+    timeoutMs: 5 * 60_000,
+    figures: zipBombFigures
+  },
+  {
+    name: 'upload',
+    flags: [],
+    // the sweep 1, 10, 50 per route: streamed stays flat, buffered climbs a step per cell (50 x 15 MB held at once)
+    params: { route: 'both', concurrency: 50, sweep: 'steps', bytes: '15MB' },
+    timeoutMs: 10 * 60_000,
+    figures: uploadFigures
+  },
+  {
+    name: 'chunk-size',
+    flags: [],
+    // every read size in both modes; 200 downloads per setting keep the sweep near a minute
+    params: { hwm: 'all', mode: 'both', concurrency: 50, requests: 200 },
+    timeoutMs: 10 * 60_000,
+    figures: chunkSizeFigures
+  },
+  {
+    name: 'tiny-writes',
+    flags: [],
+    // the .NET demo's million bytes, all three ways, with the batch sweep
+    params: { mode: 'all', bytes: 1_000_000, batch: 65536, sweep: 'steps', nagle: 'on' },
+    // fourteen columns of figures per cell
+    viewport: { width: 1840, height: 900 },
+    timeoutMs: 10 * 60_000,
+    figures: tinyWritesFigures
+  },
+  {
+    name: 'db-export',
+    flags: [],
+    // 100,000 rows: one big batch builds its whole JSON array in the server, the stream holds a few KiB
+    params: { mode: 'both', rows: 100_000, batchSizes: '100000,25000,10000,5000', highWaterMarks: '500,100000', sleepMs: 0, repeat: 1 },
+    // fourteen columns, memory in bytes
+    viewport: { width: 2000, height: 900 },
+    timeoutMs: 10 * 60_000,
+    prepare: prepareDatabase,
+    figures: dbExportFigures
+  }
+])
+
+const USAGE = `Usage: node bench/screenshots.js [options]   (npm run docs:screenshots -- [options])
+
+Runs each experiment from the dashboard of a fresh lab, in headless Chromium
+(${CHROMIUM}), and saves the page as <out>/lesson-<experiment>.png.
+
+Options:
+  --only NAMES   comma-separated experiments to redo (default: all of
+                 ${SHOTS.map(function shotName (s) { return s.name }).join(', ')})
+  --out DIR      where the PNGs go (default docs/img)
+  -h, --help     show this help
+`
+
+/** Teardown for what is running now: the Ctrl-C handler runs it too. */
+const cleanups = new Set()
+/** Set by the signal handler: what fails after it is the teardown's doing, not worth a report. */
+let interrupted = false
+
+function onCleanup (fn) {
+  cleanups.add(fn)
+}
+
+async function cleanUpAll () {
+  // newest first: the browser goes before the lab it is looking at
+  for (const fn of [...cleanups].reverse()) {
+    cleanups.delete(fn)
+    try {
+      await fn()
+    } catch {
+      // best effort: the rest must still be stopped
+    }
+  }
+}
+
+/**
+ * Take the pictures.
+ * @param {string[]} [argv] command-line arguments
+ * @param {{ write: (text: string) => void }} [out]
+ * @returns {Promise<number>} the exit code: 0, 1 when a picture failed, 2 for a usage error
+ */
+export async function main (argv = process.argv.slice(2), out = process.stdout) {
+  function say (line = '') { out.write(line + '\n') }
+  let values
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { only: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true
+    }))
+  } catch (err) {
+    process.stderr.write(`screenshots: ${err.message}\n\n${USAGE}`)
+    return 2
+  }
+  if (values.help) {
+    say(USAGE)
+    return 0
+  }
+  let chosen = SHOTS
+  if (values.only !== undefined) {
+    const names = values.only.split(',').map(function trim (n) { return n.trim() }).filter(Boolean)
+    const unknown = names.filter(function isUnknown (n) { return !SHOTS.some(function same (s) { return s.name === n }) })
+    if (names.length === 0 || unknown.length > 0) {
+      process.stderr.write(`screenshots: --only ${values.only}: unknown experiment ${unknown.join(', ') || '(none named)'}\n\n${USAGE}`)
+      return 2
+    }
+    chosen = SHOTS.filter(function named (s) { return names.includes(s.name) })
+  }
+  // before any lab is started: without the browser there is nothing to take
+  if (!fs.existsSync(CHROMIUM)) {
+    process.stderr.write(`screenshots: ${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)\n`)
+    return 1
+  }
+  const outDir = path.resolve(values.out ?? DEFAULT_OUT)
+  fs.mkdirSync(outDir, { recursive: true })
+
+  const began = Date.now()
+  const done = []
+  const failed = []
+  for (const [index, shot] of chosen.entries()) {
+    const file = path.join(outDir, `lesson-${shot.name}.png`)
+    const tag = `[${index + 1}/${chosen.length} ${shot.name}]`
+    function note (line) { say(`${tag} ${line}`) }
+    const started = Date.now()
+    try {
+      const taken = await takeShot(shot, file, note)
+      const seconds = (Date.now() - started) / 1000
+      note(`wrote ${path.relative(process.cwd(), file)} (${(taken.bytes / 1024).toFixed(0)} KiB) in ${seconds.toFixed(1)} s`)
+      done.push({ shot, file, seconds, ...taken })
+    } catch (err) {
+      if (interrupted) return 130
+      note(`FAILED: ${err.message}`)
+      failed.push({ shot, error: err })
+    } finally {
+      await cleanUpAll()
+    }
+  }
+
+  say()
+  say(`Pictures (${((Date.now() - began) / 1000).toFixed(0)} s in all):`)
+  for (const d of done) {
+    say()
+    say(`${path.relative(process.cwd(), d.file)}  (${d.viewport.width} px wide, ${(d.bytes / 1024).toFixed(0)} KiB, ${d.seconds.toFixed(0)} s, chart window ${d.windowMinutes} min)`)
+    for (const prelude of d.preludes) {
+      say(`  before it, run ${prelude.id.slice(0, 8)} (on the chart, not in the table): ${JSON.stringify(prelude.params)}`)
+      for (const line of d.shot.figures(prelude)) say(`    ${line}`)
+    }
+    say(`  the run in the table, ${d.run.id.slice(0, 8)}: ${JSON.stringify(d.run.params)}`)
+    for (const line of d.shot.figures(d.run)) say(`  ${line}`)
+    say(`  whole run, engine's figure: ${serverFigure(d.run.result.server)}`)
+    for (const warning of d.warnings) say(`  warning: ${warning}`)
+  }
+  for (const f of failed) {
+    say()
+    say(`lesson-${f.shot.name}.png: not made: ${f.error.message}`)
+  }
+  return failed.length > 0 ? 1 : 0
+}
+
+/**
+ * One picture: a fresh lab, the page, the run from the panel, the screenshot.
+ * @returns {Promise<{ run: object, preludes: object[], bytes: number, windowMinutes: number, warnings: string[] }>}
+ */
+async function takeShot (shot, file, note) {
+  const warnings = []
+  note(`starting the lab${shot.flags.length ? ` (${shot.flags.join(' ')})` : ''}`)
+  const lab = await startLabProcess(shot.flags)
+  onCleanup(lab.stop)
+  note(`lab at ${lab.url}, worker pid ${lab.pid}`)
+  if (shot.prepare) await shot.prepare(lab.url, shot.params, note)
+
+  const viewport = shot.viewport ?? VIEWPORT
+  // our own signal handler closes the browser, then the lab: playwright's would exit before the lab is stopped
+  const browser = await launchChromium({ viewport, deviceScaleFactor: 1, acceptDownloads: false, handleSignals: false })
+  onCleanup(browser.close)
+  const { page } = browser
+  // the widest window while the run lasts, so no sample of it is dropped; narrowed to fit afterwards
+  await page.goto(`${lab.url}/?window=10`)
+  await page.waitForFunction(function liveAndReady () {
+    const run = document.getElementById('run')
+    return window.streamlab?.state === 'live' && window.streamlab.samples >= 10 &&
+      run !== null && !run.disabled && document.querySelector('#experiment-fields [id^="param-"]') !== null
+  }, null, { timeout: 30_000 }).catch(function notReady (err) {
+    throw new Error(`the dashboard did not come up live with its control panel: ${err.message.split('\n')[0]}`)
+  })
+  await delay(LEAD_IN_MS)
+
+  const preludes = []
+  for (const params of shot.prelude ?? []) {
+    preludes.push(await runFromPanel(page, lab.url, shot, params, note))
+    await delay(LEAD_IN_MS)
+  }
+  const run = await runFromPanel(page, lab.url, shot, shot.params, note)
+  await delay(TRAIL_MS)
+
+  // the smallest window that still holds every sample: the run fills the chart, and the select says so
+  const spanMs = await page.evaluate(function chartSpan () { return window.streamlab.latest - window.streamlab.oldest })
+  const windowMinutes = Math.min(10, Math.max(1, Math.ceil(spanMs / 60_000)))
+  if (spanMs > 10 * 60_000) warnings.push(`the run took longer than the widest window (10 min): its start is off the chart`)
+  await page.selectOption('#window-minutes', String(windowMinutes))
+  // the focus ring would be in the picture; then one more redraw at the new window
+  await page.evaluate(function blur () { document.activeElement?.blur() })
+  const redraws = await page.evaluate(function redrawCount () { return window.streamlab.redraws })
+  await page.waitForFunction(function redrawn (before) { return window.streamlab.redraws > before + 1 }, redraws)
+  const overflow = await page.evaluate(function widestTable () {
+    const box = document.getElementById('results')
+    const widths = [...box.querySelectorAll('table')].map(function tableWidth (t) { return t.scrollWidth })
+    return { table: Math.max(0, ...widths), box: box.clientWidth }
+  })
+  if (overflow.table > overflow.box) {
+    warnings.push(`a results table is ${overflow.table} px wide in a ${overflow.box} px column: it runs under the panel (give the shot a wider viewport)`)
+  }
+  // down to the results and the panel: the tools under them say nothing about the lesson
+  const height = await page.evaluate(function contentBottom () {
+    const bottoms = ['results', 'experiment-form'].map(function bottomOf (id) {
+      const box = document.getElementById(id)?.closest('section')?.getBoundingClientRect()
+      return box ? box.bottom + window.scrollY : 0
+    })
+    return Math.ceil(Math.max(...bottoms) + 12)
+  })
+  await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width: viewport.width, height: Math.max(viewport.height, height) } })
+
+  const bytes = fs.statSync(file).size
+  if (bytes > MAX_PNG_BYTES) warnings.push(`${(bytes / 1024).toFixed(0)} KiB: larger than ${MAX_PNG_BYTES / 1024} KiB`)
+  for (const problem of browser.problems) warnings.push(`the page said: ${problem}`)
+  await browser.close()
+  await lab.stop()
+  return { run, preludes, bytes, viewport, windowMinutes, warnings }
+}
+
+/**
+ * One run from the panel, waited for until its results table is shown.
+ * @returns {Promise<object>} the run as GET /experiments/:id gives it, result included
+ */
+async function runFromPanel (page, url, shot, params, note) {
+  const id = await startFromPanel(page, shot.name, params)
+  note(`run ${id.slice(0, 8)} started from the panel: ${JSON.stringify(params)}`)
+  const status = await waitForEnd(page, id, shot.timeoutMs, note)
+  if (status !== 'done') {
+    const message = await page.textContent('#run-message')
+    throw new Error(`run ${id.slice(0, 8)} ended ${status}: ${message}`)
+  }
+  await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: 10_000 })
+  const res = await fetch(`${url}/experiments/${encodeURIComponent(id)}`)
+  const run = await res.json()
+  if (res.status !== 200 || run.status !== 'done') throw new Error(`GET /experiments/${id} answered ${res.status}, status ${run.status}`)
+  note(`run ${id.slice(0, 8)} done, its results shown`)
+  return run
+}
+
+/**
+ * Choose the experiment and type its parameters into the panel, press Run,
+ * and return the id of the run it started.
+ * @throws {Error} when a control is missing or the server refused the run (its words)
+ */
+async function startFromPanel (page, name, params) {
+  // with more than one experiment on the server the panel offers a choice; with one, it must be this one
+  if (await page.$('#experiment-name')) {
+    await page.selectOption('#experiment-name', name)
+  }
+  for (const [key, value] of Object.entries(params)) {
+    const selector = `#param-${key}`
+    const tag = await page.$eval(selector, function tagName (el) { return el.tagName }).catch(function missing () {
+      throw new Error(`the control panel has no ${selector} for ${name}: has the page or the experiment's schema changed?`)
+    })
+    if (tag === 'SELECT') await page.selectOption(selector, String(value))
+    else await page.fill(selector, String(value))
+  }
+  const before = await page.getAttribute('#experiment-form', 'data-run-id')
+  await page.click('#run')
+  const handle = await page.waitForFunction(function startedOrRefused (previous) {
+    const message = document.getElementById('run-message')
+    if (message?.dataset.kind === 'error') return { error: message.textContent }
+    const id = document.getElementById('experiment-form')?.dataset.runId
+    return id && id !== previous ? { id } : null
+  }, before ?? '', { timeout: 30_000 })
+  const started = await handle.jsonValue()
+  if (started.error) throw new Error(`the server refused the run: ${started.error}`)
+  return started.id
+}
+
+/** Wait for the form to say the run ended, saying how far it got now and then. */
+async function waitForEnd (page, id, timeoutMs, note) {
+  const deadline = Date.now() + timeoutMs
+  let lastNote = Date.now()
+  let lastText = ''
+  for (;;) {
+    const state = await page.evaluate(function runState () {
+      const form = document.getElementById('experiment-form')
+      return { id: form.dataset.runId, status: form.dataset.runStatus, text: document.getElementById('run-progress-text')?.textContent ?? '' }
+    })
+    if (state.id !== id) throw new Error(`the panel stopped following run ${id.slice(0, 8)} (now ${state.id})`)
+    if (ENDED.includes(state.status)) return state.status
+    if (Date.now() > deadline) throw new Error(`run ${id.slice(0, 8)} still ${state.status} after ${timeoutMs / 1000} s`)
+    if (Date.now() - lastNote >= PROGRESS_EVERY_MS && state.text !== lastText) {
+      note(state.text)
+      lastText = state.text
+      lastNote = Date.now()
+    }
+    await delay(250)
+  }
+}
+
+/**
+ * The export needs a started (and seeded) database: done before the page
+ * opens, so the picture is the export and not the database starting.
+ */
+async function prepareDatabase (url, params, note) {
+  note('starting the embedded database (its first use seeds it, which takes a while)')
+  const status = await warmUpDatabase(url)
+  const items = status.seed?.items ?? 0
+  if (items < params.rows) {
+    throw new Error(`the database holds ${items} items, fewer than the ${params.rows} rows to export: run npm run db:seed`)
+  }
+  note(`database ${status.kind} ready: ${count(status.seed.desks)} desks, ${count(items)} items`)
+}
+
+// the figures to caption each picture with, from the run's own result
+
+function ingestFigures ({ params, result }) {
+  const input = result.input
+  const body = input.bytes !== null ? `${mb(input.bytes)} of JSON` : `${count(input.size)} items`
+  const lines = [`input: ${body} (${input.format}), ${mb(input.compressedBytes)} gzipped; concurrency ${params.concurrency}, ${params.requests} upload(s) per route`]
+  for (const r of Object.values(result.routes)) {
+    lines.push(`/${r.route}: ${r.ok}/${r.requests} answered 200${errorList(r.errors)}; server peak above idle ${mibOf(r.server?.peakAboveIdle)} ` +
+      `(idle ${mibOf(r.server?.idleRss)}, peak RSS ${mibOf(r.server?.peakRss)}); ${r.mbPerSecond} MB/s; latency avg ${ms(r.latencyMs?.avg)}, p99 ${ms(r.latencyMs?.p99)}`)
+  }
+  const items = Object.values(result.routes)[0]?.summary?.items
+  lines.push(`answers identical: ${result.summariesAgree}${Number.isFinite(items) ? ` (${count(items)} items each)` : ''}`)
+  return lines
+}
+
+function zipBombFigures ({ result }) {
+  const b = result.bomb
+  const lines = [`bomb: ${b.variant}, ${mb(b.inflatedBytes)} of JSON in ${mb(b.compressedBytes)} of gzip (${count(b.ratio)}:1); ` +
+    `/bad ${result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`}`]
+  for (const r of Object.values(result.routes)) {
+    lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${ms(r.ms)}; inflated bytes reached ` +
+      `${r.inflatedBytesReached === null ? 'not reported' : mb(r.inflatedBytesReached)}; server peak above idle ${mibOf(r.server?.peakAboveIdle)} (peak RSS ${mibOf(r.server?.peakRss)})`)
+  }
+  return lines
+}
+
+function uploadFigures ({ result }) {
+  const lines = [`file: ${mb(result.input.bytes)}`]
+  for (const c of result.cells) {
+    lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; server peak RSS ${mibOf(c.server?.peakRss)}, ` +
+      `above idle ${mibOf(c.server?.peakAboveIdle)}; latency avg ${ms(c.latencyMs?.avg)}, max ${ms(c.latencyMs?.max)}; ${c.mbPerSecond} MB/s`)
+  }
+  return [...lines, ...publishedFigures(result.published)]
+}
+
+function chunkSizeFigures ({ result }) {
+  const lines = [`file: ${formatBytes(result.file.bytes)}`]
+  for (const c of result.cells) {
+    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${ms(c.latencyMs?.avg)}; ` +
+      `server peak above idle ${mibOf(c.server?.peakAboveIdle)}`)
+  }
+  return [...lines, ...publishedFigures(result.published)]
+}
+
+function tinyWritesFigures ({ result }) {
+  const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
+  for (const c of result.cells) {
+    lines.push(`${c.mode}, batch ${count(c.batch)}: ${ms(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
+      `(${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`}`)
+  }
+  return [...lines, ...publishedFigures(result.published)]
+}
+
+function dbExportFigures ({ result }) {
+  const seed = result.database?.seed
+  const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]
+  for (const c of result.cells) {
+    const what = c.mode === 'batch' ? `batch of ${count(c.batch)}` : `stream, highWaterMark ${count(c.highWaterMark)}`
+    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); total ${ms(c.totalMs)}, first row ${ms(c.firstRowMs)}; ` +
+      `server peak above idle ${mibOf(c.serverPeakAboveIdle)}, database process ${mibOf(c.databasePeakAboveIdle)}`)
+  }
+  return [...lines, ...publishedFigures(result.published)]
+}
+
+function publishedFigures (published) {
+  return (published ?? []).map(function beside (p) {
+    const unit = p.unit ? ` ${p.unit}` : ''
+    return `published vs measured: ${p.label}: ${p.value}${unit} vs ${p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`}`
+  })
+}
+
+function serverFigure (server) {
+  if (!server) return 'n/a'
+  return `server peak RSS ${mibOf(server.peakRss)}, above idle ${mibOf(server.peakAboveIdle)} (idle ${mibOf(server.idleRss)})`
+}
+
+function errorList (errors) {
+  const entries = Object.entries(errors ?? {})
+  return entries.length === 0 ? '' : ` (${entries.map(function errorCount ([type, n]) { return `${type} x${n}` }).join(', ')})`
+}
+
+function mibOf (bytes) {
+  return Number.isFinite(bytes) ? formatMiB(bytes) : 'n/a'
+}
+
+/** Decimal units, as the experiments' sizes are given ("100MB", "10GB"). */
+function mb (bytes) {
+  if (!Number.isFinite(bytes)) return 'n/a'
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`
+}
+
+function ms (value) {
+  return Number.isFinite(value) ? `${value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(1)} ms` : 'n/a'
+}
+
+function count (n) {
+  return Number.isFinite(n) ? n.toLocaleString('en') : 'n/a'
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // Ctrl-C (or a kill) must not leave a lab holding a port or a Chromium running
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+    process.once(signal, function stopEverything () {
+      interrupted = true
+      process.stderr.write(`\nscreenshots: ${signal}: closing the browser and the lab\n`)
+      cleanUpAll().finally(function exit () { process.exit(code) })
+    })
+  }
+  main().then(function setExitCode (code) {
+    process.exitCode = code
+  }, function failed (err) {
+    process.stderr.write(`screenshots: ${err.stack ?? err.message}\n`)
+    return cleanUpAll().finally(function setFailure () { process.exitCode = 1 })
+  })
+}
