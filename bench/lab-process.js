@@ -22,12 +22,36 @@ const WORKER_PID = /worker pid (\d+)/g
  * @returns {Promise<{ pid: number, supervisorPid: number, url: string, stop: () => Promise<void>,
  *   output: () => string, exited: Promise<{ code: number|null, signal: string|null }> }>}
  */
-export function startLabProcess (flags = []) {
+export async function startLabProcess (flags = []) {
   const budgetGiven = flags.some(function namesBudget (flag) { return /^--(no-)?memory-limit(=|$)/.test(flag) })
-  const args = [SERVER, '--port', '0', ...(budgetGiven ? [] : ['--memory-limit=0']), ...flags]
+  const lab = await startListeningProcess([SERVER, '--port', '0', ...(budgetGiven ? [] : ['--memory-limit=0']), ...flags])
+  return {
+    get pid () {
+      const pids = [...lab.output().matchAll(WORKER_PID)]
+      return pids.length > 0 ? Number(pids[pids.length - 1][1]) : lab.child.pid
+    },
+    supervisorPid: lab.child.pid,
+    url: lab.url,
+    exited: lab.exited,
+    output: lab.output,
+    stop: async function stopLab () { await lab.stop() }
+  }
+}
+
+/**
+ * Run `node ...args` and wait for its "streamlab listening on http://..." line: server.js,
+ * or a single-process lab such as bench/profile-server.js.
+ * @param {string[]} args what follows `node`: Node's own flags, the script, its flags
+ * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number }} [settings] `ipc`: an IPC
+ *   channel to the child; `stopSignal` (SIGTERM): what stop() sends first, SIGKILL after `graceMs` (3000)
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, output: () => string,
+ *   exited: Promise<{ code: number|null, signal: string|null }>,
+ *   stop: () => Promise<{ code: number|null, signal: string|null, killed: boolean }> }>}
+ */
+export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000 } = {}) {
   const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe']
+    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])]
   })
   let output = ''
   const exited = new Promise(function waitForExit (resolve) {
@@ -45,20 +69,16 @@ export function startLabProcess (flags = []) {
       if (!match) return
       cleanup()
       resolve({
-        get pid () {
-          const pids = [...output.matchAll(WORKER_PID)]
-          return pids.length > 0 ? Number(pids[pids.length - 1][1]) : child.pid
-        },
-        supervisorPid: child.pid,
+        child,
         url: match[1],
         exited,
         output: function readOutput () { return output },
-        stop: function stopLab () { return stopChild(child) }
+        stop: function stop () { return stopChild(child, exited, stopSignal, graceMs) }
       })
     }
     function onExit (code, signal) {
       cleanup()
-      reject(new Error(`lab server exited (${signal ?? code}) before listening:\n${output}`))
+      reject(new Error(`${path.basename(args.find(function script (a) { return !a.startsWith('-') }) ?? 'node')} exited (${signal ?? code}) before listening:\n${output}`))
     }
     function cleanup () {
       child.stdout.removeListener('data', onOutput)
@@ -69,14 +89,18 @@ export function startLabProcess (flags = []) {
   })
 }
 
-function stopChild (child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise(function waitForExit (resolve) {
-    const timer = setTimeout(function forceKill () { child.kill('SIGKILL') }, 3000)
-    child.once('exit', function exited () {
-      clearTimeout(timer)
-      resolve()
-    })
-    child.kill('SIGTERM')
-  })
+/** `signal` first (profilers write their files on SIGINT), SIGKILL only if the process hangs. */
+async function stopChild (child, exited, signal, graceMs) {
+  let killed = false
+  if (child.exitCode === null && child.signalCode === null) {
+    const timer = setTimeout(function forceKill () {
+      killed = true
+      child.kill('SIGKILL')
+    }, graceMs)
+    child.kill(signal)
+    await exited
+    clearTimeout(timer)
+  }
+  const { code, signal: endSignal } = await exited
+  return { code, signal: endSignal, killed }
 }
