@@ -84,7 +84,7 @@ describe('npm run demo (bench/demo.js)', function () {
     })
 
     it('prints the dashboard URL of the lab it started, and tells the teacher to open it before step 1', function () {
-      assert.match(run.stdout, /Dashboard: {2}http:\/\/127\.0\.0\.1:\d+\/ /)
+      assert.match(run.stdout, /Dashboard: {2}http:\/\/127\.0\.0\.1:\d+\/\?window=5 /)
       assert.match(run.stdout, /Open the dashboard on the projector before step 1/)
       assert.ok(run.stdout.indexOf('Dashboard:') < run.stdout.indexOf('Step 1 of 3'))
     })
