@@ -19,6 +19,7 @@ import { createDatabase } from './db/database.js'
 import { normalizeDatabaseOptions } from './db/options.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
+import { removeDeadParts } from './upload.js'
 
 /**
  * Build the lab's Express app.
@@ -38,6 +39,12 @@ export function createApp (options) {
   const dbOpts = normalizeDatabaseOptions(opts.database, opts)
   const database = createDatabase(dbOpts)
   app.locals.database = database
+
+  // parts of uploads a killed worker was writing: it could not remove them, its successor does
+  app.locals.partsRemoved = removeDeadParts(opts.dataDir).catch(function reportPartsLeft (err) {
+    console.warn(`streamlab: could not remove the parts of interrupted uploads: ${err.message}`)
+    return []
+  })
 
   app.use(generateRoute(opts))
   app.use(ingestRoutes(opts, events))

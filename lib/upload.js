@@ -7,6 +7,9 @@
  * Either way, a failed or abandoned upload leaves no file behind: a client
  * that hangs up mid-body, a body over the limit, or a client that is gone
  * before it could learn the file's name (nobody could ever delete it).
+ * An upload is written as `<uuid>.<pid>.part` and renamed once complete, so
+ * a process killed mid-write (the memory budget does that on purpose) leaves
+ * only parts named after a dead process, which the next lab removes.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -28,6 +31,8 @@ export const UPLOAD_DEFAULTS = Object.freeze({
 export const UPLOAD_DIR_NAME = 'uploads'
 
 const UPLOAD_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
+/** An upload being written, by the process in its name. */
+const PART_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(\d+)\.part$/
 
 /**
  * Normalise the `upload` app options.
@@ -77,16 +82,24 @@ export async function receiveUpload (req, res, { mode, dir, limit, idleMs = 0 })
     source.destroy()
     throw err
   }
-  const name = `${randomUUID()}.upload`
+  const id = randomUUID()
+  const name = `${id}.upload`
   const file = path.join(dir, name)
+  const part = path.join(dir, `${id}.${process.pid}.part`)
   let saved = false
   res.once('close', function removeUnclaimed () {
     // the answer never went out: the client cannot know the name, so nobody would delete the file
     if (saved && !res.writableFinished) removeQuietly(file)
   })
   const bytes = mode === 'buffer'
-    ? await saveBuffered(req, source, file, limit)
-    : await saveStreamed(source, file, limit)
+    ? await saveBuffered(req, source, part, limit)
+    : await saveStreamed(source, part, limit)
+  try {
+    await fs.promises.rename(part, file)
+  } catch (err) {
+    await fs.promises.rm(part, { force: true })
+    throw err
+  }
   saved = true
   if (res.destroyed) {
     // gone while the file was written: 'close' came before `saved` was set
@@ -220,15 +233,55 @@ export async function removeUploads (dataDir, names) {
 }
 
 /**
- * The uploads now in a data directory (files the routes made and nobody removed yet).
+ * The uploads now in a data directory: files the routes made and nobody removed yet, and
+ * parts still being written (or left by a process that died writing them).
  * @returns {Promise<string[]>} names
  */
 export async function listUploads (dataDir) {
   try {
-    return (await fs.promises.readdir(uploadDir(dataDir))).filter(isUploadName)
+    return (await fs.promises.readdir(uploadDir(dataDir))).filter(function isUploadFile (name) {
+      return isUploadName(name) || PART_NAME.test(name)
+    })
   } catch (err) {
     if (err.code === 'ENOENT') return []
     throw err
+  }
+}
+
+/**
+ * Remove the parts of uploads whose process is gone: a worker killed
+ * mid-upload (by the memory budget, on purpose) cannot remove its own.
+ * Parts of a live process, this one or another lab's on the same data
+ * directory, are left alone.
+ * @param {string} dataDir
+ * @returns {Promise<string[]>} the names removed
+ */
+export async function removeDeadParts (dataDir) {
+  let names
+  try {
+    names = await fs.promises.readdir(uploadDir(dataDir))
+  } catch (err) {
+    if (err.code === 'ENOENT') return []
+    throw err
+  }
+  const removed = []
+  for (const name of names) {
+    const match = PART_NAME.exec(name)
+    if (match === null || processAlive(Number(match[1]))) continue
+    await fs.promises.rm(path.join(uploadDir(dataDir), name), { force: true })
+    removed.push(name)
+  }
+  return removed
+}
+
+function processAlive (pid) {
+  if (pid === process.pid) return true
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    // EPERM: it exists, it is just not ours
+    return err.code !== 'ESRCH'
   }
 }
 

@@ -4,14 +4,16 @@
  * memory in proportion to the uploads in flight while streaming does not.
  */
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { spawnSync } from 'node:child_process'
+import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
 import path from 'node:path'
 import { listUploads, uploadDir } from '../lib/upload.js'
 import * as uploadBench from '../bench/benches/upload.js'
 import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
-import { labInTempDir } from './helpers.js'
+import { labInTempDir, startLab } from './helpers.js'
 
 const UUID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
 const LIMIT = 2 * 1024 * 1024
@@ -109,6 +111,31 @@ describe('upload routes', function () {
       })
     })
   }
+})
+
+describe('the parts of uploads a killed worker was writing', function () {
+  it('are removed by the next lab on that data directory, while a live process\'s parts and finished uploads stay', async function () {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-parts-'))
+    const dir = uploadDir(dataDir)
+    fs.mkdirSync(dir, { recursive: true })
+    // a process id that has just ended, as a worker's does when the memory budget kills it
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid
+    const names = {
+      dead: `${randomUUID()}.${deadPid}.part`,
+      live: `${randomUUID()}.${process.ppid}.part`,
+      done: `${randomUUID()}.upload`
+    }
+    for (const name of Object.values(names)) fs.writeFileSync(path.join(dir, name), 'x')
+    const lab = await startLab({ dataDir })
+    try {
+      assert.deepEqual(await lab.app.locals.partsRemoved, [names.dead])
+      assert.deepEqual(fs.readdirSync(dir).sort(), [names.done, names.live].sort())
+      assert.deepEqual((await listUploads(dataDir)).sort(), [names.done, names.live].sort())
+    } finally {
+      await lab.close()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('the upload experiment', function () {

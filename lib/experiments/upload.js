@@ -60,7 +60,8 @@ export const params = deepFreeze([
   {
     name: 'concurrency',
     type: 'integer',
-    default: 50,
+    // 25 buffered uploads of 15 MB stay under the lab's default 1 GiB memory budget; 50 pass it
+    default: 25,
     min: 1,
     max: MAX_CONCURRENCY,
     label: 'Concurrent uploads (highest)',
