@@ -23,6 +23,7 @@ import { parseByteSize } from '../lib/units.js'
 import { StepError, createLabClient, describeServerError } from './demo-client.js'
 import { startLabProcess } from './lab-process.js'
 import { markdownTable } from './table.js'
+import { processAlive } from '../lib/process-alive.js'
 
 export const USAGE = `Usage: node bench/demo.js [options]        (npm run demo -- [options])
 
@@ -248,15 +249,6 @@ function workerPids (lab) {
   return [...new Set([...lab.output().matchAll(/worker pid (\d+)/g)].map(function pid (m) { return Number(m[1]) }))]
 }
 
-function isAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
-}
-
 /**
  * Stop the lab and check that nothing it started is left: the supervisor, its workers and the
  * experiments' load processes. Anything still there after a grace period is killed, by pid.
@@ -265,10 +257,10 @@ async function stopLab (lab, pids, term) {
   await lab.stop()
   const all = [lab.supervisorPid, ...workerPids(lab), ...pids]
   const deadline = Date.now() + 5000
-  let left = all.filter(isAlive)
+  let left = all.filter(processAlive)
   while (left.length > 0 && Date.now() < deadline) {
     await sleep(100)
-    left = left.filter(isAlive)
+    left = left.filter(processAlive)
   }
   for (const pid of left) {
     try {

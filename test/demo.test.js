@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { processAlive } from '../lib/process-alive.js'
 
 const DEMO = fileURLToPath(new URL('../bench/demo.js', import.meta.url))
 const PROJECT = fileURLToPath(new URL('..', import.meta.url))
@@ -31,15 +32,6 @@ function runDemo (args) {
     child.once('close', function closed (code, signal) { resolve({ code, signal, stdout, stderr }) })
     child.stdin.end()
   })
-}
-
-function isAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
 }
 
 /** The table row of one route: its cells, without the padding. */
@@ -169,7 +161,7 @@ describe('npm run demo (bench/demo.js)', function () {
       assert.ok(stopped, run.stdout)
       const pids = [stopped[1], ...stopped[2].split(',')].map(Number)
       assert.equal(pids.length, 3, 'the supervisor and two workers: the first, and the one after the kill')
-      for (const pid of pids) assert.equal(isAlive(pid), false, `process ${pid} is still running`)
+      for (const pid of pids) assert.equal(processAlive(pid), false, `process ${pid} is still running`)
     })
   })
 

@@ -28,16 +28,6 @@ export async function runExperiment (url, name, params) {
   }
 }
 
-/** Whether a process is still there. */
-export function processExists (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    if (err.code === 'ESRCH') return false
-    throw err
-  }
-}
 
 /** Check a ChartSpec array as bench/report.js and the dashboard draw them. */
 export function assertCharts (assert, charts) {

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { CoalescingWriter, TINY_MODES, sendBytes, suckBytes } from '../lib/tiny-writes.js'
 import * as tinyBench from '../bench/benches/tiny-writes.js'
-import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
+import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir } from './helpers.js'
+import { processAlive } from '../lib/process-alive.js'
 
 const N = 100_000
 
@@ -119,7 +120,7 @@ describe('the tiny-writes experiment', function () {
     assert.deepEqual(run.result.published.map(function value (p) { return p.value }), [6.1, 1.2, 5])
     // a sink and three clients, all gone
     assert.equal(run.pids.length, 4)
-    for (const pid of run.pids) assert.equal(processExists(pid), false, `process ${pid} is gone`)
+    for (const pid of run.pids) assert.equal(processAlive(pid), false, `process ${pid} is gone`)
   })
 
   it('stops when cancelled, with the sink and the client gone', async function () {
@@ -137,7 +138,7 @@ describe('the tiny-writes experiment', function () {
     assert.equal(cancelled.status, 200)
     assert.equal(cancelled.body.status, 'cancelled')
     assert.equal(cancelled.body.pids.length, 2)
-    for (const pid of cancelled.body.pids) assert.equal(processExists(pid), false, `process ${pid} is gone`)
+    for (const pid of cancelled.body.pids) assert.equal(processAlive(pid), false, `process ${pid} is gone`)
   })
 
   it('answers 400 parameter.invalid naming params.bytes past 10,000,000', async function () {

@@ -25,6 +25,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { processAlive } from '../process-alive.js'
 
 const IN_MEMORY = 'memory://'
 /**
@@ -57,22 +58,13 @@ function takeLock (dir) {
     } catch {
       // half-written or unreadable: treated as stale below
     }
-    if (owner && Number.isInteger(owner.pid) && isAlive(owner.pid)) {
+    if (owner && Number.isInteger(owner.pid) && processAlive(owner.pid)) {
       throw new Error(`the embedded database in ${dir} is in use by process ${owner.pid} (a running lab server?): stop it first`)
     }
     // the owner died without cleaning up (killed, power loss): its lock means nothing now
     fs.rmSync(file, { force: true })
   }
   throw new Error(`could not take the lock ${file}`)
-}
-
-function isAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
 }
 
 async function start (job) {
