@@ -13,7 +13,7 @@ import { ensureBinaryInput } from '../../bench/binary-input.js'
 import { latencyStats } from '../../bench/stats.js'
 import { uploadFile } from '../../bench/upload.js'
 import { badParameter } from '../errors.js'
-import { listUploads, normalizeUploadOptions, removeUploads } from '../upload.js'
+import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from '../upload.js'
 import { runLoad } from './load.js'
 import { deepFreeze, normalizeBySchema, round, stepsUpTo } from './params.js'
 
@@ -176,7 +176,8 @@ export function uploadedNames (results) {
 
 async function removeNewUploads (dataDir, before) {
   const now = await listUploads(dataDir)
-  await removeUploads(dataDir, now.filter(function isNew (n) { return !before.has(n) }))
+  // finished uploads only: a part belongs to an upload still in flight, which removes its own when it fails
+  await removeUploads(dataDir, now.filter(function isNewUpload (n) { return !before.has(n) && isUploadName(n) }))
 }
 
 /**
