@@ -6,6 +6,7 @@
  * OOM killer would.
  */
 import { parseArgs } from 'node:util'
+import { normalizeDatabaseOptions, redactUrl } from './lib/db/options.js'
 import { normalizeOptions } from './lib/options.js'
 import { createSupervisor, describeCrash, formatMemory, normalizeSupervisorOptions } from './lib/supervisor.js'
 import { parseByteSize } from './lib/units.js'
@@ -41,6 +42,16 @@ function parseDuration (text, flag) {
 function parseCount (text, flag) {
   if (!/^\d{1,6}$/.test(text)) throw new TypeError(`${flag} takes a whole number, got "${text}"`)
   return Number(text)
+}
+
+/** The app's own check of the URL (lib/db/options.js), reworded to name the flag or variable it came from. */
+function checkDatabaseUrl (database, app, source) {
+  try {
+    normalizeDatabaseOptions(database, app)
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err
+    throw new TypeError(`${source} must be a postgres:// or postgresql:// URL, got ${JSON.stringify(redactUrl(database.url))}`, { cause: err })
+  }
 }
 
 function readConfig (argv, env) {
@@ -81,7 +92,8 @@ function readConfig (argv, env) {
   const databaseUrl = values['database-url'] ?? env.DATABASE_URL
   if (databaseUrl) app.database = { url: databaseUrl }
   // checked here, so that a bad flag is a usage error and not a worker that dies at birth
-  normalizeOptions(app)
+  const checked = normalizeOptions(app)
+  if (app.database) checkDatabaseUrl(app.database, checked, values['database-url'] === undefined ? 'DATABASE_URL' : '--database-url')
 
   if (values['no-memory-limit'] && values['memory-limit'] !== undefined) {
     throw new TypeError('give --memory-limit or --no-memory-limit, not both')

@@ -157,6 +157,11 @@ export function minimumBytes (variant) {
   return frameBytes(variant) + (variant === 'depth' ? 2 : 1)
 }
 
+/** The largest `bytes` a variant takes: 1 TB, or for depth the bytes of its deepest nesting. */
+export function maximumBytes (variant) {
+  return variant === 'depth' ? frameBytes(variant) + 2 * BOMB_LIMITS.maxDepth : BOMB_LIMITS.maxBytes
+}
+
 function documentSegments (params) {
   const { variant } = params
   const head = documentHead(variant)
@@ -343,8 +348,7 @@ export function normalizeBombParams (query = {}) {
       throw badParameter(key, q[key], `no "${key}" for the ${variant} bomb (it takes ${allowed.join(', ')})`)
     }
   }
-  const min = minimumBytes(variant)
-  let bytes = q.bytes === undefined ? null : byteSizeParam(q.bytes, min)
+  let bytes = q.bytes === undefined ? null : byteSizeParam(q.bytes, variant)
   let depth = null
   if (variant === 'depth') {
     if (bytes !== null && q.depth !== undefined) throw badParameter('bytes', q.bytes, 'either depth or bytes, not both')
@@ -431,14 +435,19 @@ function integerParam (name, value, min, max) {
   return number
 }
 
-function byteSizeParam (value, min) {
-  const allowed = `a byte size from ${min} to ${BOMB_LIMITS.maxBytes} bytes, e.g. 2GB or 10GB`
+function byteSizeParam (value, variant) {
+  const min = minimumBytes(variant)
+  const max = maximumBytes(variant)
+  // the depth bomb's bytes set its depth, so they are held to its deepest nesting too
+  const allowed = variant === 'depth'
+    ? `a byte size from ${min} to ${max} bytes (${BOMB_LIMITS.maxDepth} levels), e.g. 2MB`
+    : `a byte size from ${min} to ${max} bytes, e.g. 2GB or 10GB`
   let bytes
   try {
     bytes = parseByteSize(asText(value))
   } catch {
     throw badParameter('bytes', value, allowed)
   }
-  if (bytes < min || bytes > BOMB_LIMITS.maxBytes) throw badParameter('bytes', value, allowed)
+  if (bytes < min || bytes > max) throw badParameter('bytes', value, allowed)
   return bytes
 }

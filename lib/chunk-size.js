@@ -119,17 +119,26 @@ async function makeIfMissing (dir, name, file) {
 }
 
 /**
+ * The headers of the file's answer, the same for GET and HEAD (HEAD reads nothing).
+ * @param {import('express').Response} res
+ * @param {{ bytes: number }} file from ensureChunkFile
+ */
+export function setChunkFileHeaders (res, file) {
+  res.set({
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': String(file.bytes),
+    'Cache-Control': 'no-store'
+  })
+}
+
+/**
  * Serve the file in reads of `hwm` bytes, as Buffers or as strings.
  * @param {import('node:http').ServerResponse} res
  * @param {{ file: { path: string, bytes: number }, hwm: number, mode: 'buffer'|'string' }} how
  * @returns {Promise<void>} rejects with ERR_STREAM_PREMATURE_CLOSE when the client hangs up
  */
 export async function serveChunkFile (res, { file, hwm, mode }) {
-  res.set({
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Content-Length': String(file.bytes),
-    'Cache-Control': 'no-store'
-  })
+  setChunkFileHeaders(res, file)
   const source = fs.createReadStream(file.path, { highWaterMark: hwm, encoding: mode === 'string' ? 'utf8' : undefined })
   await pipeline(source, res)
 }

@@ -5,7 +5,8 @@
  * transport.
  *
  * Events:
- * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType? }
+ * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType? }:
+ *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (routes/upload.js)
  * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
  * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
@@ -13,6 +14,7 @@
  *   (lib/supervisor.js, lib/worker-main.js)
  */
 import { EventEmitter } from 'node:events'
+import { performance } from 'node:perf_hooks'
 
 /** @returns {EventEmitter} */
 export function createLabEvents () {
@@ -24,8 +26,18 @@ export function createLabEvents () {
 
 let requestIds = 0
 
-/** A process-wide increasing id for ingest requests. */
+/** A process-wide increasing id for ingest and upload requests. */
 export function nextRequestId () {
   requestIds++
   return requestIds
+}
+
+/**
+ * Milliseconds since `started` (a `performance.now()` reading), to 0.1 ms: the `ms` of every
+ * `request` end event and of the answers, refused requests included.
+ * @param {number} started
+ * @returns {number}
+ */
+export function msSince (started) {
+  return Math.round((performance.now() - started) * 10) / 10
 }

@@ -192,7 +192,7 @@ export class MetricsHub {
     return this.#clients.size
   }
 
-  /** Ingest requests started and not yet ended. */
+  /** Ingest and upload requests (every `request` event) started and not yet ended. */
   get requestsInFlight () {
     return this.#inFlight.size
   }

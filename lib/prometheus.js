@@ -87,7 +87,7 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   new Gauge({
     name: 'streamlab_ingest_requests_in_flight',
-    help: 'POST /bad and /good requests started and not yet answered.',
+    help: 'Ingest and upload requests (POST /bad, /good, /upload-buffer, /upload-stream) started and not yet answered.',
     registers,
     collect: function collectInFlight () { this.set(hub.requestsInFlight) }
   })
@@ -109,7 +109,7 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   const requests = new Counter({
     name: 'streamlab_ingest_requests_total',
-    help: 'Ingest requests answered, by route and HTTP status.',
+    help: 'Ingest and upload requests (POST /bad, /good, /upload-buffer, /upload-stream) answered, by route and HTTP status.',
     labelNames: ['route', 'status'],
     registers
   })

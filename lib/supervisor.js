@@ -35,6 +35,8 @@ import { PROJECT_ROOT } from './options.js'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
+/** Routes whose memory grows with their bodies: the likely cause of a crash when in flight. */
+const BUFFERING_ROUTES = Object.freeze(['bad', 'upload-buffer'])
 
 export const SUPERVISOR_DEFAULTS = Object.freeze({
   host: '127.0.0.1',
@@ -217,7 +219,7 @@ export class Supervisor extends EventEmitter {
       exited: false,
       startedAt: Date.now(),
       crash,
-      /** Ingest requests in flight, id -> route, as the worker reports them. */
+      /** Ingest and upload requests in flight, id -> route, as the worker reports them. */
       inFlight: new Map(),
       experiment: null,
       rss: null,
@@ -433,14 +435,25 @@ export class Supervisor extends EventEmitter {
       signal,
       rss: worker.killedFor?.rss ?? worker.rss,
       budget: this.#options.memoryLimit === 0 ? null : this.#options.memoryLimit,
-      // the route that buffers is the likely culprit when both were in flight
-      route: inFlight.bad ? 'bad' : (routes[routes.length - 1] ?? null),
+      route: likelyCulprit(inFlight, routes),
       inFlight,
       experiment: worker.experiment,
       time,
       restartMs: null
     }
   }
+}
+
+/**
+ * The route a crash is put down to: a route that buffers whole bodies (/bad, then /upload-buffer)
+ * when one was in flight, else the latest request to start; null when none was in flight.
+ * @param {Record<string, number>} inFlight requests in flight by route
+ * @param {string[]} routes their routes, oldest first
+ * @returns {string|null}
+ */
+export function likelyCulprit (inFlight, routes) {
+  for (const buffering of BUFFERING_ROUTES) if (inFlight[buffering]) return buffering
+  return routes[routes.length - 1] ?? null
 }
 
 /**
@@ -460,7 +473,7 @@ export function formatMemory (bytes) {
  * @returns {string}
  */
 export function describeCrash (crash) {
-  const during = crash.route === null ? 'with no ingest request in flight' : `while POST /${crash.route} was in flight`
+  const during = crash.route === null ? 'with no ingest or upload request in flight' : `while POST /${crash.route} was in flight`
   const who = `worker ${crash.pid}`
   if (crash.reason === 'memory-limit') {
     return `${who} killed: RSS ${formatMemory(crash.rss)} passed the ${formatMemory(crash.budget)} budget ${during}`

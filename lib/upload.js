@@ -18,6 +18,7 @@ import { Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createError, requestAborted } from './errors.js'
 import { requestBody } from './ingest-common.js'
+import { processAlive } from './process-alive.js'
 
 const MiB = 1024 * 1024
 
@@ -267,23 +268,13 @@ export async function removeDeadParts (dataDir) {
   const removed = []
   for (const name of names) {
     const match = PART_NAME.exec(name)
-    if (match === null || processAlive(Number(match[1]))) continue
+    if (match === null || Number(match[1]) === process.pid || processAlive(Number(match[1]))) continue
     await fs.promises.rm(path.join(uploadDir(dataDir), name), { force: true })
     removed.push(name)
   }
   return removed
 }
 
-function processAlive (pid) {
-  if (pid === process.pid) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    // EPERM: it exists, it is just not ours
-    return err.code !== 'ESRCH'
-  }
-}
 
 function removeQuietly (file) {
   fs.promises.rm(file, { force: true }).catch(function reportRemoveFailure (err) {

@@ -8,7 +8,7 @@
  *        { type: 'crash', crash }   the record of the worker this one replaces
  *   out: { type: 'ready', pid }
  *        { type: 'connection-taken', id }
- *        { type: 'request', phase, id, route }        each ingest request's start and end
+ *        { type: 'request', phase, id, route }        each ingest and upload request's start and end
  *        { type: 'experiment', phase, id, name, params, time }   each run's start and end
  *        { type: 'rss', rss }                         only where the supervisor has no /proc
  *        { type: 'stopping', reason }                 before a clean exit on SIGINT/SIGTERM

@@ -4,7 +4,7 @@
  * in lib/chunk-size.js; here a request meets them.
  */
 import express from 'express'
-import { ensureChunkFile, normalizeChunkQuery, serveChunkFile } from '../lib/chunk-size.js'
+import { ensureChunkFile, normalizeChunkQuery, serveChunkFile, setChunkFileHeaders } from '../lib/chunk-size.js'
 
 /**
  * @param {object} opts normalised app options (`dataDir`: where the file is made)
@@ -16,7 +16,8 @@ export function chunkSizeRoutes (opts) {
     const how = normalizeChunkQuery(req.query)
     const file = await ensureChunkFile(opts.dataDir)
     if (req.method === 'HEAD') {
-      res.set({ 'Content-Length': String(file.bytes), 'Content-Type': 'text/plain; charset=utf-8' }).end()
+      setChunkFileHeaders(res, file)
+      res.end()
       return
     }
     try {

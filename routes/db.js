@@ -22,7 +22,7 @@ const RECENT_KEPT = 10
 const CURSOR_CLOSE_MS = 10_000
 
 /**
- * @param {{ maxRows: number }} dbOpts normalised database options
+ * @param {{ maxRows: number, kind: 'embedded'|'postgres' }} dbOpts normalised database options
  * @param {ReturnType<typeof import('../lib/db/database.js').createDatabase>} database
  * @returns {import('express').Router}
  */
@@ -73,14 +73,20 @@ export function databaseRoutes (dbOpts, database) {
     } catch (err) {
       client.release(err)
       untrack(record, 'error')
-      throw queryFailed(err)
+      throw queryFailed(err, dbOpts.kind)
     }
     client.release()
     const queryMs = performance.now() - started
-    record.rows = rows.length
-    untrack(record, 'done')
     // wasteful by design: the whole page is in memory, then stringified whole, before a byte is sent
-    res.set({ 'Cache-Control': 'no-store', 'Server-Timing': `db;dur=${queryMs.toFixed(1)}` }).json(rows)
+    const body = JSON.stringify(rows)
+    record.rows = rows.length
+    record.bytes = Buffer.byteLength(body)
+    untrack(record, 'done')
+    res.set({
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Server-Timing': `db;dur=${queryMs.toFixed(1)}`
+    }).send(body)
   })
 
   router.get('/db/stream', async function exportStream (req, res) {
@@ -89,11 +95,16 @@ export function databaseRoutes (dbOpts, database) {
     const record = track('stream', params)
     // pg-query-stream waits for the database to confirm a closed cursor, and a database that died
     // never does: its stream would never end. The connection's end is watched instead.
-    const lost = watchConnection(client)
+    const lost = watchConnection(client, dbOpts.kind)
     let rows = null
     let failure = null
     try {
-      await Promise.race([pause(client, params.sleep), lost.promise])
+      try {
+        await Promise.race([pause(client, params.sleep), lost.promise])
+      } catch (err) {
+        failure = err
+        throw queryFailed(err, dbOpts.kind)
+      }
       rows = openRowStream(client, params)
       const encoder = createRowEncoder(params.format, {
         onChunk: function watchBuffers (enc) {
@@ -111,7 +122,7 @@ export function databaseRoutes (dbOpts, database) {
         await Promise.race([once(rows, 'readable'), lost.promise])
       } catch (err) {
         failure = err
-        throw queryFailed(err)
+        throw queryFailed(err, dbOpts.kind)
       }
       res.set({
         'Content-Type': params.format === 'ndjson' ? `${NDJSON_TYPE}; charset=utf-8` : 'application/json; charset=utf-8',
@@ -157,14 +168,16 @@ export function databaseRoutes (dbOpts, database) {
 /**
  * A promise that rejects (503 database.unavailable) when the client's
  * connection ends; `stop()` removes the listener.
+ * @param {import('node:events').EventEmitter} client a pooled connection
+ * @param {'embedded'|'postgres'} kind the database, named in the error as lib/db/database.js names it
  */
-function watchConnection (client) {
+function watchConnection (client, kind) {
   const watch = { error: null, promise: null, stop: null }
   let onEnd
   watch.promise = new Promise(function waitForEnd (resolve, reject) {
     onEnd = function connectionEnded () {
       watch.error = createError(503, 'database.unavailable', 'the database connection ended during the export',
-        { cause: 'connection ended' })
+        { database: kind, cause: 'connection ended' })
       reject(watch.error)
     }
     client.once('end', onEnd)
@@ -194,13 +207,17 @@ function copy (record) {
   return { ...record }
 }
 
-/** A query that failed: the database went away (503), or something the lab did not expect (500). */
-function queryFailed (err) {
+/**
+ * A query that failed: the database went away (503), or something the lab did not expect (500).
+ * @param {Error & { status?: number, code?: string }} err
+ * @param {'embedded'|'postgres'} kind the database, named in the 503 as lib/db/database.js names it
+ */
+function queryFailed (err, kind) {
   if (err.status) return err
   const connectionLost = /terminat|ECONNRESET|EPIPE|Connection terminated|closed/i.test(`${err.code} ${err.message}`)
   if (connectionLost || err.code === '57P01' || err.code === '57P03') {
     return createError(503, 'database.unavailable', `the database went away during the query: ${err.message}`,
-      { cause: err.code ?? err.message })
+      { database: kind, cause: err.code ?? err.message })
   }
   return err
 }

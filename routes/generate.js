@@ -1,7 +1,7 @@
 /**
  * GET /generate: the seeded test document, gzipped as it is made and streamed with
  * backpressure, or (`?save=1`) written atomically into the data directory; or
- * (`?kind=bomb&variant=...`) a zip bomb, streamed as it is made.
+ * (`?kind=bomb&variant=...`) a zip bomb, streamed as it is made. HEAD makes nothing and writes nothing.
  * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/atomic-file.js`.
  */
 import { performance } from 'node:perf_hooks'
@@ -41,7 +41,11 @@ export function generateRoute (opts) {
       next(err)
       return
     }
-    if (params.save) return saveDocument(params, opts.dataDir, res, next)
+    if (params.save) {
+      // HEAD has no side effects: it checks the parameters and answers the headers of a save, writing nothing
+      if (req.method === 'HEAD') return res.set({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end()
+      return saveDocument(params, opts.dataDir, res, next)
+    }
     return streamDocument(params, req, res, next)
   })
 

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks'
 import { ingestBuffered } from '../lib/buffered-ingest.js'
 import { ingestStreamed } from '../lib/streamed-ingest.js'
 import { watchRequestPeak } from '../lib/peak.js'
-import { nextRequestId } from '../lib/lab-events.js'
+import { msSince, nextRequestId } from '../lib/lab-events.js'
 import { overloaded } from '../lib/errors.js'
 
 /**
@@ -50,12 +50,12 @@ function answerWith (route, ingest, opts, events, load) {
         time: Date.now(),
         status: err.status ?? 500,
         errorType: err.type ?? 'internal',
-        ms: performance.now() - started
+        ms: msSince(started)
       })
       throw err
     }
     res.locals.memory = endPeak()
-    const ms = Math.round((performance.now() - started) * 10) / 10
+    const ms = msSince(started)
     events.emit('request', {
       phase: 'end',
       id,

@@ -8,7 +8,7 @@
  */
 import express from 'express'
 import { performance } from 'node:perf_hooks'
-import { nextRequestId } from '../lib/lab-events.js'
+import { msSince, nextRequestId } from '../lib/lab-events.js'
 import { normalizeUploadOptions, receiveUpload, uploadDir } from '../lib/upload.js'
 
 /**
@@ -35,11 +35,11 @@ function answerWith (route, settings, events) {
       saved = await receiveUpload(req, res, settings)
     } catch (err) {
       events.emit('request', {
-        phase: 'end', id, route, time: Date.now(), status: err.status ?? 500, errorType: err.type ?? 'internal', ms: performance.now() - started
+        phase: 'end', id, route, time: Date.now(), status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
       })
       throw err
     }
-    const ms = Math.round((performance.now() - started) * 10) / 10
+    const ms = msSince(started)
     events.emit('request', { phase: 'end', id, route, time: Date.now(), status: 200, ms })
     res.json({ route, bytes: saved.bytes, ms, file: saved.file })
   }

@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
-import { BOMB_VARIANTS, createBomb, crc32Combine, normalizeBombParams } from '../generators/bombs.js'
+import { BOMB_LIMITS, BOMB_VARIANTS, createBomb, crc32Combine, maximumBytes, normalizeBombParams } from '../generators/bombs.js'
 import { startLab } from './helpers.js'
 
 const run = promisify(execFile)
@@ -201,6 +201,14 @@ describe('zip bombs', function () {
       assert.ok(highest - before < 64 * MiB, `RSS rose ${((highest - before) / MiB).toFixed(1)} MiB`)
     })
 
+    it('depth: takes bytes up to those of its deepest nesting, 10,000,000,000 levels', function () {
+      const deepest = normalizeBombParams({ variant: 'depth', bytes: String(maximumBytes('depth')) })
+      assert.equal(deepest.depth, BOMB_LIMITS.maxDepth)
+      assert.equal(deepest.bytes, maximumBytes('depth'))
+      assert.equal(normalizeBombParams({ variant: 'depth', depth: String(BOMB_LIMITS.maxDepth) }).bytes, maximumBytes('depth'))
+      assert.equal(maximumBytes('ratio'), BOMB_LIMITS.maxBytes)
+    })
+
     it('refuses parameters that do not fit the variant with parameter.invalid', function () {
       const cases = [
         [{ variant: 'nope' }, 'variant'],
@@ -211,6 +219,9 @@ describe('zip bombs', function () {
         [{ variant: 'ratio', size: '5' }, 'size'],
         [{ variant: 'depth', depth: '0' }, 'depth'],
         [{ variant: 'depth', depth: '5', bytes: '1MB' }, 'bytes'],
+        [{ variant: 'depth', depth: '10000000001' }, 'depth'],
+        [{ variant: 'depth', bytes: '20000000061' }, 'bytes'],
+        [{ variant: 'depth', bytes: '1000GB' }, 'bytes'],
         [{ variant: 'members', members: '1' }, 'members'],
         [{ variant: 'chained', layers: '1' }, 'layers'],
         [{ variant: 'chained', layers: '17' }, 'layers']
@@ -263,7 +274,8 @@ describe('zip bombs', function () {
 
     it('answers 400 parameter.invalid for a bad kind, variant or parameter', async function () {
       for (const [query, parameter] of [['kind=zip', 'kind'], ['kind=bomb&variant=huge', 'variant'],
-        ['kind=bomb&bytes=-1', 'bytes'], ['kind=bomb&variant=ratio&size=10', 'size'], ['kind=bomb&save=1', 'save']]) {
+        ['kind=bomb&bytes=-1', 'bytes'], ['kind=bomb&variant=ratio&size=10', 'size'], ['kind=bomb&save=1', 'save'],
+        ['kind=bomb&variant=depth&bytes=21GB', 'bytes']]) {
         const res = await fetch(`${lab.url}/generate?${query}`)
         const body = await res.json()
         assert.equal(res.status, 400, query)

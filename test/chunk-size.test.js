@@ -8,8 +8,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { CHUNK_FILE_BYTES, HWM_STEPS, chunkFileContent } from '../lib/chunk-size.js'
 import * as chunkBench from '../bench/benches/chunk-size.js'
-import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
+import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir } from './helpers.js'
+import { processAlive } from '../lib/process-alive.js'
 
 describe('GET /files/chunk', function () {
   const lab = labInTempDir('chunk')
@@ -49,6 +50,18 @@ describe('GET /files/chunk', function () {
     const res = await fetch(`${lab.url}/files/chunk`)
     assert.equal(res.status, 200)
     assert.ok(Buffer.from(await res.arrayBuffer()).equals(expected))
+  })
+
+  it('answers HEAD with the headers of its GET, Cache-Control: no-store included, and no body', async function () {
+    const get = await fetch(`${lab.url}/files/chunk?hwm=4096&mode=string`)
+    await get.arrayBuffer()
+    const head = await fetch(`${lab.url}/files/chunk?hwm=4096&mode=string`, { method: 'HEAD' })
+    assert.equal(head.status, 200)
+    for (const name of ['content-type', 'content-length', 'cache-control']) {
+      assert.equal(head.headers.get(name), get.headers.get(name), name)
+    }
+    assert.equal(head.headers.get('cache-control'), 'no-store')
+    assert.equal((await head.arrayBuffer()).byteLength, 0)
   })
 
   const invalid = [
@@ -104,7 +117,7 @@ describe('the chunk-size experiment', function () {
     assert.equal(run.result.charts[0].logX, true)
     assert.deepEqual(run.result.charts[0].series.map(function label (s) { return s.label }), ['Buffer chunks', 'strings (utf8)'])
     assertPublished(assert, run.result.published)
-    for (const pid of run.pids) assert.equal(processExists(pid), false)
+    for (const pid of run.pids) assert.equal(processAlive(pid), false)
   })
 
   it('answers 400 parameter.invalid naming params.hwm for a size off the list', async function () {

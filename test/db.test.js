@@ -112,6 +112,19 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
       assert.deepEqual(res.body, [])
     })
 
+    it('shows each batch in GET /db/status with the bytes of the JSON it sent', async function () {
+      const res = await fetch(`${lab.url}/db/batch?offset=20&limit=7`)
+      assert.equal(res.status, 200)
+      const sent = Buffer.from(await res.arrayBuffer())
+      assert.equal(Number(res.headers.get('content-length')), sent.length)
+      const status = await statusWhen(lab.url, settled)
+      const record = status.exports.recent.find(function thisBatch (e) { return e.mode === 'batch' && e.offset === 20 && e.limit === 7 })
+      assert.ok(record, JSON.stringify(status.exports.recent))
+      assert.equal(record.outcome, 'done')
+      assert.equal(record.rows, 7)
+      assert.equal(record.bytes, sent.length)
+    })
+
     it('pays the pg_sleep asked for, once per request', async function () {
       const started = performance.now()
       const res = await getJson(`${lab.url}/db/batch?limit=1&sleep=0.25`)
@@ -208,6 +221,25 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
   })
 
   describe('the embedded database process', function () {
+    it('answers 503 database.unavailable naming the database when it dies before the first row of a stream', async function () {
+      if (REAL_URL) this.skip()
+      this.timeout(60_000)
+      const pid = (await getJson(`${lab.url}/db/status`)).body.embedded.pid
+      const answer = getJson(`${lab.url}/db/stream?limit=1&sleep=5`)
+      // the export holds its connection (and sleeps) once it is listed as active
+      const active = await statusWhen(lab.url, function exporting (status) { return status.exports.active.length === 1 })
+      assert.equal(active.exports.active.length, 1, 'the export started')
+      process.kill(pid, 'SIGKILL')
+      const res = await answer
+      assert.equal(res.status, 503, res.text)
+      assert.equal(res.body.error.type, 'database.unavailable')
+      assert.equal(res.body.error.database, 'embedded')
+      assert.equal(typeof res.body.error.cause, 'string')
+      const next = await getJson(`${lab.url}/db/batch?offset=4&limit=1`)
+      assert.equal(next.status, 200, `the next request starts it again: ${next.text}`)
+      assert.deepEqual(next.body, [expectedRow(5, SIZES.desks)])
+    })
+
     it('is started again after it dies mid-stream, and the lab keeps serving', async function () {
       if (REAL_URL) this.skip()
       this.timeout(60_000)

@@ -7,8 +7,10 @@ import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
+import zlib from 'node:zlib'
 import { createEngine } from '../lib/experiments/engine.js'
 import { labInTempDir } from './helpers.js'
+import { processAlive } from '../lib/process-alive.js'
 
 async function call (url, method = 'GET', body) {
   const init = { method }
@@ -40,16 +42,6 @@ function watchRun (events, until) {
 
 function isEnd (event) {
   return event.phase === 'result' || event.phase === 'error' || event.phase === 'cancelled'
-}
-
-function processExists (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    if (err.code === 'ESRCH') return false
-    throw err
-  }
 }
 
 describe('/experiments', function () {
@@ -132,7 +124,7 @@ describe('/experiments', function () {
       assert.ok(fs.existsSync(path.join(lab.dataDir, 'bench', run.result.input.file)))
       // one load process per route, each gone by the time the run is done
       assert.equal(run.pids.length, 2)
-      for (const pid of run.pids) assert.equal(processExists(pid), false, `load process ${pid} is gone`)
+      for (const pid of run.pids) assert.equal(processAlive(pid), false, `load process ${pid} is gone`)
 
       const list = (await call(`${lab.url}/experiments`)).body
       assert.equal(list.running, null)
@@ -148,6 +140,13 @@ describe('/experiments', function () {
       assert.equal(second.status, 409)
       assert.equal(second.body.error.type, 'experiment.busy')
       assert.equal(second.body.error.running, first.body.id)
+      // the body is checked before the engine looks for a running run
+      const invalid = await call(`${lab.url}/experiments`, 'POST', { name: 'ingest', params: { concurrency: 0 } })
+      assert.equal(invalid.status, 400, 'a bad request is a 400 even while a run is going')
+      assert.equal(invalid.body.error.parameter, 'params.concurrency')
+      const unknown = await call(`${lab.url}/experiments`, 'POST', { name: 'teleport' })
+      assert.equal(unknown.status, 400)
+      assert.equal(unknown.body.error.type, 'experiment.unknown')
       const list = (await call(`${lab.url}/experiments`)).body
       assert.equal(list.running, first.body.id)
       const cancelled = await call(`${lab.url}/experiments/${first.body.id}`, 'DELETE')
@@ -190,6 +189,45 @@ describe('/experiments', function () {
       assert.equal(res.body.error.parameter, 'name')
     })
 
+    it('answers 400 parameter.invalid naming params.bytes for a depth zip bomb deeper than its maximum', async function () {
+      const res = await call(`${lab.url}/experiments`, 'POST', { name: 'zip-bomb', params: { variant: 'depth', bytes: '1000GB' } })
+      assert.equal(res.status, 400)
+      assert.equal(res.body.error.type, 'parameter.invalid')
+      assert.equal(res.body.error.parameter, 'params.bytes')
+      assert.match(res.body.error.allowed, /at most 20000000060 bytes for the depth bomb/)
+    })
+
+    it('reads a body sent with Content-Encoding gzip, deflate or br', async function () {
+      const json = JSON.stringify({ name: 'teleport' })
+      const encodings = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }
+      for (const [encoding, encode] of Object.entries(encodings)) {
+        const res = await fetch(`${lab.url}/experiments`, {
+          method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: encode(json)
+        })
+        const body = await res.json()
+        assert.equal(res.status, 400, encoding)
+        assert.equal(body.error.type, 'experiment.unknown', `${encoding}: the body was read (${JSON.stringify(body)})`)
+        assert.equal(body.error.name, 'teleport')
+      }
+    })
+
+    const unreadable = [
+      ['a charset that is not utf-*', { 'content-type': 'application/json; charset=latin1' }, JSON.stringify({ name: 'ingest' }), 415, 'charset.unsupported'],
+      ['a Content-Encoding express.json does not know', { 'content-type': 'application/json', 'content-encoding': 'x-gzip' }, zlib.gzipSync('{}'), 415, 'encoding.unsupported'],
+      ['a body that does not decode by its Content-Encoding', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, 'not gzip', 400, 'request.invalid'],
+      ['a body over 16 KiB', { 'content-type': 'application/json' }, JSON.stringify({ name: 'x'.repeat(17 * 1024) }), 413, 'entity.too.large']
+    ]
+    for (const [what, headers, body, status, type] of unreadable) {
+      it(`answers ${status} ${type} to ${what}`, async function () {
+        const res = await fetch(`${lab.url}/experiments`, { method: 'POST', headers, body })
+        const answer = await res.json()
+        assert.equal(res.status, status, JSON.stringify(answer))
+        assert.deepEqual(Object.keys(answer.error).sort(), ['message', 'status', 'type'])
+        assert.equal(answer.error.type, type)
+        assert.equal(answer.error.status, status)
+      })
+    }
+
     it('answers a JSON 400 to a body that is not JSON', async function () {
       const res = await call(`${lab.url}/experiments`, 'POST', '{"name": "ingest",')
       assert.equal(res.status, 400)
@@ -215,14 +253,14 @@ describe('/experiments', function () {
       const during = (await call(`${lab.url}/experiments/${id}`)).body
       assert.equal(during.status, 'running')
       assert.equal(during.pids.length, 1)
-      assert.equal(processExists(during.pids[0]), true, 'the load process runs')
+      assert.equal(processAlive(during.pids[0]), true, 'the load process runs')
 
       const ending = watchRun(events, function ended (e) { return e.id === id && isEnd(e) })
       const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
       assert.equal(cancelled.status, 200)
       assert.equal(cancelled.body.status, 'cancelled')
       assert.ok(cancelled.body.progress.done < 1000)
-      assert.equal(processExists(during.pids[0]), false, 'the load process is gone')
+      assert.equal(processAlive(during.pids[0]), false, 'the load process is gone')
       const last = (await ending.ended).at(-1)
       assert.equal(last.phase, 'cancelled')
 

@@ -370,6 +370,19 @@ describe('GET /generate', function generateRouteSpecs () {
     assert.equal(JSON.parse(inflated).items.length, 2000)
   })
 
+  it('answers HEAD with save=1 with the headers of a save, and writes nothing', async function headSaves () {
+    const file = path.join(dataDir, 'test.json.gz')
+    await fs.promises.rm(file, { force: true })
+    const res = await fetch(`${base}/generate?save=1&size=2000`, { method: 'HEAD' })
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
+    assert.equal(res.headers.get('cache-control'), 'no-store')
+    assert.equal(fs.existsSync(file), false, 'no file written')
+    assert.deepEqual((await fs.promises.readdir(dataDir)).filter(function isTemp (name) { return name.includes('.tmp') }), [], 'no temp file either')
+    const bad = await fetch(`${base}/generate?save=1&size=-1`, { method: 'HEAD' })
+    assert.equal(bad.status, 400, 'the parameters are still checked')
+  })
+
   it('saves each format under its fixed name, whatever else the query says', async function fixedNames () {
     const array = await getJson('save=true&size=10&format=array&file=../../escape.json.gz')
     assert.equal(array.body.file, 'test-array.json.gz')

@@ -398,6 +398,73 @@ function snapshotOver (socketPath) {
   })
 }
 
+describe('GET /metrics and the upload routes', function () {
+  let lab
+  let dataDir
+  before(async function () {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-metrics-uploads-'))
+    lab = await startMetricsLab(undefined, { dataDir, upload: { limit: 1000 } })
+  })
+  after(async function () {
+    await lab.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('sends request events for /upload-buffer and /upload-stream, and counts them in requestsInFlight and the Prometheus counters', async function () {
+    const s = await openStream(`${lab.url}/metrics?interval=1000`)
+    try {
+      // a streamed upload held open part-way: in flight until its last byte
+      const req = http.request(`${lab.url}/upload-stream`, { method: 'POST', headers: { 'content-length': '100' } })
+      const answered = new Promise(function (resolve, reject) {
+        req.on('response', function (res) {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', function (chunk) { text += chunk })
+          res.on('end', function () { resolve({ status: res.statusCode, body: JSON.parse(text) }) })
+        })
+        req.on('error', reject)
+      })
+      req.write(Buffer.alloc(10))
+      await until(async function () { return (await getJson(`${lab.url}/metrics`)).body.requestsInFlight === 1 }, 5000, 'the upload in flight')
+      req.end(Buffer.alloc(90))
+      const saved = await answered
+      assert.equal(saved.status, 200, JSON.stringify(saved.body))
+      assert.equal((await getJson(`${lab.url}/metrics`)).body.requestsInFlight, 0)
+      const refused = await post(`${lab.url}/upload-buffer`, Buffer.alloc(2000), { 'content-type': 'application/octet-stream' })
+      assert.equal(refused.status, 413)
+
+      const streamed = await s.waitFor(function (e) { return e.event === 'request' && e.data.phase === 'end' && e.data.route === 'upload-stream' })
+      assert.equal(streamed.data.status, 200)
+      const buffered = await s.waitFor(function (e) { return e.event === 'request' && e.data.phase === 'end' && e.data.route === 'upload-buffer' })
+      assert.equal(buffered.data.status, 413)
+      assert.equal(buffered.data.errorType, 'entity.too.large')
+
+      const text = await (await fetch(`${lab.url}/metrics?format=prometheus`)).text()
+      assert.match(text, /^streamlab_ingest_requests_total\{route="upload-stream",status="200"\} 1$/m)
+      assert.match(text, /^streamlab_ingest_requests_total\{route="upload-buffer",status="413"\} 1$/m)
+      assert.match(text, /^# HELP streamlab_ingest_requests_total Ingest and upload requests/m)
+      assert.match(text, /^# HELP streamlab_ingest_requests_in_flight Ingest and upload requests/m)
+    } finally {
+      s.close()
+    }
+  })
+
+  it('rounds the ms of a refused request to 0.1 ms, as it does for an answered one', async function () {
+    const s = await openStream(`${lab.url}/metrics?interval=1000`)
+    try {
+      assert.equal((await post(`${lab.url}/bad`, SMALL_BODY, { 'content-type': 'text/plain' })).status, 415)
+      assert.equal((await post(`${lab.url}/upload-stream`, Buffer.alloc(2000), { 'content-type': 'application/octet-stream' })).status, 413)
+      for (const route of ['bad', 'upload-stream']) {
+        const end = await s.waitFor(function (e) { return e.event === 'request' && e.data.phase === 'end' && e.data.route === route })
+        assert.ok(end.data.status >= 400, route)
+        assert.equal(end.data.ms, Math.round(end.data.ms * 10) / 10, `${route}: ms ${end.data.ms}`)
+      }
+    } finally {
+      s.close()
+    }
+  })
+})
+
 describe('GET /metrics with a client that stops reading', function () {
   const socketPath = path.join(os.tmpdir(), `streamlab-metrics-${process.pid}.sock`)
   const HISTORY = 100

@@ -14,8 +14,9 @@ import { openEventStream } from '../bench/event-stream.js'
 import { startLabProcess } from '../bench/lab-process.js'
 import { uploadStreams } from '../bench/upload.js'
 import { createBomb } from '../generators/bombs.js'
-import { createSupervisor } from '../lib/supervisor.js'
+import { createSupervisor, describeCrash, likelyCulprit } from '../lib/supervisor.js'
 import { startLab } from './helpers.js'
+import { processAlive } from '../lib/process-alive.js'
 
 const run = promisify(execFile)
 const SERVER = fileURLToPath(new URL('../server.js', import.meta.url))
@@ -39,16 +40,6 @@ function get (url) {
       res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(text) }) })
     }).on('error', reject)
   })
-}
-
-function processExists (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    if (err.code === 'ESRCH') return false
-    throw err
-  }
 }
 
 async function waitUntil (test, timeoutMs, what) {
@@ -86,6 +77,24 @@ describe('GET /metrics after a restart', function () {
   })
 })
 
+describe('the crash record', function () {
+  it('puts a crash down to a buffering route in flight (/bad, then /upload-buffer), else to the latest request', function () {
+    assert.equal(likelyCulprit({ good: 1, bad: 1 }, ['bad', 'good']), 'bad')
+    assert.equal(likelyCulprit({ 'upload-buffer': 1, bad: 1 }, ['bad', 'upload-buffer']), 'bad')
+    assert.equal(likelyCulprit({ 'upload-buffer': 2, 'upload-stream': 1, good: 1 }, ['upload-buffer', 'upload-buffer', 'upload-stream', 'good']), 'upload-buffer')
+    assert.equal(likelyCulprit({ good: 1, 'upload-stream': 1 }, ['good', 'upload-stream']), 'upload-stream')
+    assert.equal(likelyCulprit({}, []), null)
+  })
+
+  it('says which request was in flight, upload routes included', function () {
+    const crash = { reason: 'memory-limit', pid: 12, rss: 300 * MiB, budget: 256 * MiB }
+    assert.equal(describeCrash({ ...crash, route: 'upload-buffer' }),
+      'worker 12 killed: RSS 300 MiB passed the 256 MiB budget while POST /upload-buffer was in flight')
+    assert.equal(describeCrash({ ...crash, route: null }),
+      'worker 12 killed: RSS 300 MiB passed the 256 MiB budget with no ingest or upload request in flight')
+  })
+})
+
 describe('the supervisor (server.js)', function () {
   this.timeout(60000)
 
@@ -115,7 +124,7 @@ describe('the supervisor (server.js)', function () {
       assert.ok(backMs < 2000, `answered ${backMs} ms after the connection was cut`)
 
       await waitUntil(function restarted () { return lab.pid !== firstWorker }, 5000, 'the restart line')
-      assert.equal(processExists(firstWorker), false, 'the old worker is gone')
+      assert.equal(processAlive(firstWorker), false, 'the old worker is gone')
       assert.match(lab.output(), new RegExp(`worker ${firstWorker} killed: RSS \\d+\\.\\d MiB passed the 256 MiB budget ` +
         'while POST /bad was in flight; restarted in \\d+ ms \\(worker pid \\d+\\)'))
 
@@ -163,7 +172,7 @@ describe('the supervisor (server.js)', function () {
       await lab.stop()
       const { code } = await lab.exited
       assert.equal(code, 0)
-      assert.equal(processExists(worker), false)
+      assert.equal(processAlive(worker), false)
       lab = null
     })
   })
@@ -208,6 +217,23 @@ describe('the supervisor (server.js)', function () {
       await assert.rejects(run(process.execPath, [SERVER, '--port', '0', ...flags]), function check (err) {
         assert.equal(err.code, 2, flags.join(' '))
         assert.match(err.stderr, /--unsafe-bad needs a memory budget/)
+        return true
+      })
+    }
+  })
+
+  it('refuses a database URL that is not postgres:// as a usage error naming its source (exit 2), before any worker starts', async function () {
+    const cases = [
+      [['--database-url', 'foo'], {}, /--database-url must be a postgres:\/\/ or postgresql:\/\/ URL, got "foo"/],
+      [[], { DATABASE_URL: 'mysql://lab:secret@db/lab' }, /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/lab:\*\*\*@db\/lab"/]
+    ]
+    for (const [flags, env, message] of cases) {
+      await assert.rejects(run(process.execPath, [SERVER, '--port', '0', ...flags], { env: { ...process.env, ...env } }), function check (err) {
+        assert.equal(err.code, 2, err.stderr)
+        assert.match(err.stderr, message)
+        assert.match(err.stderr, /^Usage: node server\.js/m)
+        assert.doesNotMatch(err.stderr, /secret/, 'no password shown')
+        assert.doesNotMatch(err.stderr, /\n\s+at /, 'no stack trace')
         return true
       })
     }

@@ -12,8 +12,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { listUploads, uploadDir } from '../lib/upload.js'
 import * as uploadBench from '../bench/benches/upload.js'
-import { assertCharts, assertPublished, call, processExists, runExperiment } from './experiment-helpers.js'
+import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir, startLab } from './helpers.js'
+import { processAlive } from '../lib/process-alive.js'
 
 const UUID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
 const LIMIT = 2 * 1024 * 1024
@@ -167,7 +168,7 @@ describe('the upload experiment', function () {
     assertPublished(assert, run.result.published)
     assert.deepEqual(run.result.published.map(function value (p) { return p.value }), [2890, 13.1, 276, 4])
     assert.deepEqual(await listUploads(lab.dataDir), [], 'no upload is left behind')
-    for (const pid of run.pids) assert.equal(processExists(pid), false)
+    for (const pid of run.pids) assert.equal(processAlive(pid), false)
   })
 
   it('stops when cancelled: no load process and no upload left behind', async function () {
@@ -185,7 +186,7 @@ describe('the upload experiment', function () {
     assert.equal(state.status, 'running', 'still uploading when cancelled')
     const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
     assert.equal(cancelled.body.status, 'cancelled')
-    for (const pid of cancelled.body.pids) assert.equal(processExists(pid), false)
+    for (const pid of cancelled.body.pids) assert.equal(processAlive(pid), false)
     // the server removes the partial files of the uploads it was receiving as their sockets close
     for (let k = 0; k < 100 && (await listUploads(lab.dataDir)).length > 0; k++) {
       await new Promise(function wait (resolve) { setTimeout(resolve, 20) })

@@ -16,7 +16,7 @@
 import path from 'node:path'
 import { ensureInput } from '../../bench/inputs.js'
 import { uploadFile } from '../../bench/upload.js'
-import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, minimumBytes } from '../../generators/bombs.js'
+import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, minimumBytes } from '../../generators/bombs.js'
 import { badParameter } from '../errors.js'
 import { runLoad } from './load.js'
 import { deepFreeze, normalizeBySchema, round } from './params.js'
@@ -82,6 +82,10 @@ export function normalizeParams (raw) {
   const p = normalizeBySchema(params, raw)
   if (p.bytes !== null && p.bytes < minimumBytes(p.variant)) {
     throw badParameter('params.bytes', raw.bytes, `at least ${minimumBytes(p.variant)} bytes for the ${p.variant} bomb`)
+  }
+  // checked here, not when the run makes the bomb: the depth bomb's bytes set its depth, which has its own maximum
+  if (p.bytes !== null && p.bytes > maximumBytes(p.variant)) {
+    throw badParameter('params.bytes', raw.bytes, `at most ${maximumBytes(p.variant)} bytes for the ${p.variant} bomb`)
   }
   return Object.freeze(p)
 }
