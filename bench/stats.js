@@ -46,3 +46,60 @@ export function medianServer (runs) {
     peakSource: runs[0].server.peakSource
   }
 }
+
+/**
+ * Measure every cell `repeat` times, one after another, with progress:
+ * the loop of the benches that sweep two settings (read size x mode,
+ * concurrency x route). Each cell's runs become one cell through `combine`.
+ * @template C, R
+ * @param {{ cells: C[], repeat: number, report: (event: object) => void, label: (cell: C) => string,
+ *   measure: (cell: C) => Promise<R>, combine: (runs: R[]) => object }} sweep
+ * @returns {Promise<object[]>} the combined cells, in the order given
+ */
+export async function repeatCells ({ cells, repeat, report, label, measure, combine }) {
+  const total = cells.length * repeat
+  const out = []
+  let done = 0
+  for (const cell of cells) {
+    const runs = []
+    for (let r = 0; r < repeat; r++) {
+      report({ type: 'progress', done, total, label: `${label(cell)} run ${r + 1}/${repeat}` })
+      runs.push(await measure(cell))
+      done++
+    }
+    out.push(combine(runs))
+  }
+  report({ type: 'progress', done, total, label: 'done' })
+  return out
+}
+
+/**
+ * One cell out of repeated runs of it: the first run's fields, then `sums` added up over the runs,
+ * `medians` (paths such as 'latencyMs.avg') the median, errors listed per run, the server's memory
+ * by medianServer, and the runs themselves as `measurements`. The runs are not changed.
+ * @param {object[]} runs
+ * @param {{ sums?: string[], medians?: string[] }} fields
+ */
+export function medianOfRuns (runs, { sums = [], medians = [] }) {
+  const cell = {
+    ...runs[0],
+    runs: runs.length,
+    errors: runs.map(function errs (r) { return r.errors }),
+    server: medianServer(runs),
+    measurements: runs
+  }
+  for (const key of sums) cell[key] = runs.reduce(function add (s, r) { return s + r[key] }, 0)
+  for (const path of medians) {
+    const keys = path.split('.')
+    let target = cell
+    for (const key of keys.slice(0, -1)) {
+      // a fresh object per level: the first run's nested figures must stay its own
+      target[key] = { ...target[key] }
+      target = target[key]
+    }
+    target[keys[keys.length - 1]] = median(runs.map(function at (r) {
+      return keys.reduce(function step (value, key) { return value?.[key] }, r)
+    }))
+  }
+  return cell
+}

@@ -5,7 +5,7 @@
  */
 import { measureOnFreshServer } from '../fresh-server.js'
 import { getMany } from '../get-many.js'
-import { median, medianServer } from '../stats.js'
+import { medianOfRuns, repeatCells } from '../stats.js'
 import { publishedTable } from '../published.js'
 import { markdownTable, mib, fixed } from '../table.js'
 import { list, positiveInteger } from './args.js'
@@ -56,61 +56,38 @@ export function normalize (values) {
  * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
  */
 export async function run (opts, report) {
-  const total = opts.hwm.length * opts.modes.length * opts.repeat
-  const cells = []
-  let done = 0
-  for (const hwm of opts.hwm) {
-    for (const mode of opts.modes) {
-      const runs = []
-      for (let r = 0; r < opts.repeat; r++) {
-        report({ type: 'progress', done, total, label: `${mode} ${formatBytes(hwm)} run ${r + 1}/${opts.repeat}` })
-        const measured = await measureOnFreshServer({
-          serverFlags: opts.serverFlags,
-          warmUp: function warmUp (url) {
-            // also makes the file in the server's data directory on a first run
-            return getMany(chunkUrl(url, hwm, mode), { concurrency: 1, requests: 2, expectBytes: CHUNK_FILE_BYTES })
-          },
-          load: function download (url) {
-            return getMany(chunkUrl(url, hwm, mode), { concurrency: opts.concurrency, requests: opts.requests, expectBytes: CHUNK_FILE_BYTES })
-          }
-        })
-        const server = { idleRss: measured.idleRss, peakRss: measured.peakRss, peakAboveIdle: measured.peakAboveIdle, peakSource: measured.peakSource }
-        runs.push(summariseChunkCell({ hwm, mode, concurrency: opts.concurrency, load: measured.outcome, server }))
-        done++
-      }
-      cells.push(medianCell(runs))
+  const cells = await repeatCells({
+    cells: opts.hwm.flatMap(function modesOf (hwm) { return opts.modes.map(function cell (mode) { return { hwm, mode } }) }),
+    repeat: opts.repeat,
+    report,
+    label: function label ({ hwm, mode }) { return `${mode} ${formatBytes(hwm)}` },
+    measure: async function measure ({ hwm, mode }) {
+      const measured = await measureOnFreshServer({
+        serverFlags: opts.serverFlags,
+        warmUp: function warmUp (url) {
+          // also makes the file in the server's data directory on a first run
+          return getMany(chunkUrl(url, hwm, mode), { concurrency: 1, requests: 2, expectBytes: CHUNK_FILE_BYTES })
+        },
+        load: function download (url) {
+          return getMany(chunkUrl(url, hwm, mode), { concurrency: opts.concurrency, requests: opts.requests, expectBytes: CHUNK_FILE_BYTES })
+        }
+      })
+      const server = { idleRss: measured.idleRss, peakRss: measured.peakRss, peakAboveIdle: measured.peakAboveIdle, peakSource: measured.peakSource }
+      return summariseChunkCell({ hwm, mode, concurrency: opts.concurrency, load: measured.outcome, server })
+    },
+    combine: function medianCell (runs) {
+      return medianOfRuns(runs, {
+        sums: ['requests', 'ok', 'bytes'],
+        medians: ['wallMs', 'mibPerSecond', 'latencyMs.min', 'latencyMs.avg', 'latencyMs.p99', 'latencyMs.max']
+      })
     }
-  }
-  report({ type: 'progress', done, total, label: 'done' })
+  })
   const published = publishedBeside(cells)
   return {
     title: 'Read chunk size, Buffer vs string',
     markdown: `${chunkSizeTable(cells)}\n${publishedTable(published)}`,
     charts: chunkSizeCharts(cells),
     data: { fileBytes: CHUNK_FILE_BYTES, cells, published }
-  }
-}
-
-function medianCell (runs) {
-  function pick (get) { return median(runs.map(get)) }
-  const first = runs[0]
-  return {
-    ...first,
-    runs: runs.length,
-    requests: runs.reduce(function add (s, r) { return s + r.requests }, 0),
-    ok: runs.reduce(function add (s, r) { return s + r.ok }, 0),
-    errors: runs.map(function errs (r) { return r.errors }),
-    bytes: runs.reduce(function add (s, r) { return s + r.bytes }, 0),
-    wallMs: pick(function wall (r) { return r.wallMs }),
-    mibPerSecond: pick(function speed (r) { return r.mibPerSecond }),
-    latencyMs: {
-      min: pick(function min (r) { return r.latencyMs.min }),
-      avg: pick(function avg (r) { return r.latencyMs.avg }),
-      p99: pick(function p99 (r) { return r.latencyMs.p99 }),
-      max: pick(function max (r) { return r.latencyMs.max })
-    },
-    server: medianServer(runs),
-    measurements: runs
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { measureOnFreshServer } from '../fresh-server.js'
 import { ensureBinaryInput } from '../binary-input.js'
-import { median, medianServer } from '../stats.js'
+import { medianOfRuns, repeatCells } from '../stats.js'
 import { uploadMany } from '../upload.js'
 import { publishedTable } from '../published.js'
 import { markdownTable, mib, fixed } from '../table.js'
@@ -56,21 +56,23 @@ export function normalize (values) {
 export async function run (opts, report) {
   const input = await ensureBinaryInput({ bytes: opts.bytes })
   const warm = await ensureBinaryInput({ bytes: 1024 })
-  const total = opts.concurrency.length * opts.routes.length * opts.repeat
-  const cells = []
-  let done = 0
-  for (const concurrency of opts.concurrency) {
-    for (const route of opts.routes) {
-      const runs = []
-      for (let r = 0; r < opts.repeat; r++) {
-        report({ type: 'progress', done, total, label: `/upload-${route} x${concurrency} run ${r + 1}/${opts.repeat}` })
-        runs.push(await measureUploads({ route, concurrency, file: input.file, warmFile: warm.file, bytes: opts.bytes, serverFlags: opts.serverFlags }))
-        done++
-      }
-      cells.push(medianCell(runs))
+  const cells = await repeatCells({
+    cells: opts.concurrency.flatMap(function routesOf (concurrency) { return opts.routes.map(function cell (route) { return { route, concurrency } }) }),
+    repeat: opts.repeat,
+    report,
+    label: function label ({ route, concurrency }) { return `/upload-${route} x${concurrency}` },
+    measure: function measure ({ route, concurrency }) {
+      return measureUploads({ route, concurrency, file: input.file, warmFile: warm.file, bytes: opts.bytes, serverFlags: opts.serverFlags })
+    },
+    combine: function medianCell (runs) {
+      const cell = medianOfRuns(runs, {
+        sums: ['requests', 'ok'],
+        medians: ['latencyMs.min', 'latencyMs.avg', 'latencyMs.max', 'wallMs', 'mbPerSecond']
+      })
+      cell.allBytesWritten = runs.every(function whole (r) { return r.allBytesWritten })
+      return cell
     }
-  }
-  report({ type: 'progress', done, total, label: 'done' })
+  })
   const published = publishedBeside(cells)
   return {
     title: 'Buffered vs streamed upload to disk',
@@ -104,28 +106,6 @@ async function measureUploads ({ route, concurrency, file, warmFile, bytes, serv
     return summariseUploadCell({ route, concurrency, bytes, results, wallMs: measured.wallMs, server })
   } finally {
     await removeUploads(DEFAULTS.dataDir, made)
-  }
-}
-
-function medianCell (runs) {
-  function pick (get) { return median(runs.map(get)) }
-  const first = runs[0]
-  return {
-    ...first,
-    runs: runs.length,
-    requests: runs.reduce(function add (s, r) { return s + r.requests }, 0),
-    ok: runs.reduce(function add (s, r) { return s + r.ok }, 0),
-    errors: runs.map(function errs (r) { return r.errors }),
-    allBytesWritten: runs.every(function whole (r) { return r.allBytesWritten }),
-    latencyMs: {
-      min: pick(function min (r) { return r.latencyMs.min }),
-      avg: pick(function avg (r) { return r.latencyMs.avg }),
-      max: pick(function max (r) { return r.latencyMs.max })
-    },
-    wallMs: pick(function wall (r) { return r.wallMs }),
-    mbPerSecond: pick(function speed (r) { return r.mbPerSecond }),
-    server: medianServer(runs),
-    measurements: runs
   }
 }
 
