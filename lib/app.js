@@ -20,6 +20,7 @@ import { normalizeDatabaseOptions } from './db/options.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
 import { removeDeadParts } from './upload.js'
+import { discardRestOfBody } from './ingest-common.js'
 
 /**
  * Build the lab's Express app.
@@ -71,6 +72,8 @@ export function createApp (options) {
       return
     }
     res.status(labError.status).set(labError.headers ?? {}).json(labError.toJSON())
+    // a body refused before it was read: read and drop the rest, within bounds, so the answer gets through
+    discardRestOfBody(req)
   })
   return app
 }

@@ -83,7 +83,7 @@ export function requestBody (req, { idleMs = 0 } = {}) {
     },
     destroy: function releaseRequest (err, callback) {
       cleanup()
-      if (!req.complete) drainThenClose(req)
+      if (!req.complete) discardRestOfBody(req)
       callback(err)
     }
   })
@@ -119,20 +119,49 @@ export function requestBody (req, { idleMs = 0 } = {}) {
   return source
 }
 
-const DRAIN_MS = 2000
+/** How much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap. */
+const DRAIN = Object.freeze({ bytes: 64 * 1024 * 1024, ms: 10_000, idleMs: 2000 })
+
+/** Requests whose rest is being discarded: once is enough. */
+const discarding = new WeakSet()
 
 /**
  * Read and discard the rest of an abandoned body, so the client, still
- * sending, gets to read its error answer; but only for a while: a client
- * that sends a 10 GB body must not keep the lab reading it.
+ * sending, gets to read its error answer; but only so much: a client that
+ * sends a 10 GB body, or stops sending, must not keep the lab reading. A
+ * 10 MB bomb is drained whole, however busy the machine; what passes 64 MiB,
+ * 10 s, or a 2 s pause loses its connection. The ingest body stream calls
+ * it when its pipeline fails; the app's error handler, for a body refused
+ * before it was read (a Content-Length over the limit).
+ * @param {import('node:http').IncomingMessage} req
  */
-function drainThenClose (req) {
-  const timer = setTimeout(function stopDraining () {
+export function discardRestOfBody (req) {
+  if (req.complete || discarding.has(req)) return
+  discarding.add(req)
+  let drained = 0
+  function stopDraining () {
+    cleanup()
     if (!req.complete) req.socket?.destroy()
-  }, DRAIN_MS)
-  timer.unref()
-  req.once('end', function drained () { clearTimeout(timer) })
-  req.once('close', function closed () { clearTimeout(timer) })
+  }
+  const total = setTimeout(stopDraining, DRAIN.ms)
+  const idle = setTimeout(stopDraining, DRAIN.idleMs)
+  total.unref()
+  idle.unref()
+  function onData (chunk) {
+    drained += chunk.length
+    if (drained > DRAIN.bytes) stopDraining()
+    else idle.refresh()
+  }
+  function cleanup () {
+    clearTimeout(total)
+    clearTimeout(idle)
+    req.removeListener('data', onData)
+    req.removeListener('end', cleanup)
+    req.removeListener('close', cleanup)
+  }
+  req.on('data', onData)
+  req.once('end', cleanup)
+  req.once('close', cleanup)
   req.resume()
 }
 

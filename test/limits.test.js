@@ -3,6 +3,7 @@
  * limit is crossed, stops inflating, and its memory hardly moves.
  */
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import zlib from 'node:zlib'
 import { startLab, post } from './helpers.js'
 import { readPeakRss, resetPeakRss } from '../lib/peak.js'
@@ -127,4 +128,89 @@ describe('POST /good against zip bombs', function () {
     assert.equal(res.status, 200)
     assert.equal(res.body.summary.idSum, '7')
   })
+})
+
+/**
+ * A raw HTTP/1.1 upload of `total` bytes in `chunk`-byte writes, `gapMs` apart, as a client that
+ * keeps sending after its answer (curl reads the answer only at the end) would. Node's own client is
+ * no use here: it drops its connection as soon as a refusal arrives. Resolves when the socket closes:
+ * how much went out, the answer's status and body, and whether the server cut the connection.
+ */
+function uploadRaw (port, { total, chunk, gapMs, chunked = false }) {
+  return new Promise(function upload (resolve) {
+    const outcome = { sent: 0, head: '', body: '', status: null, cut: false }
+    let text = ''
+    const socket = net.connect(port, '127.0.0.1')
+    socket.setEncoding('latin1')
+    socket.on('data', function onAnswer (part) {
+      text += part
+      const end = text.indexOf('\r\n\r\n')
+      if (end !== -1) {
+        outcome.head = text.slice(0, end)
+        outcome.status = Number(outcome.head.split(' ')[1])
+        outcome.body = text.slice(end + 4)
+      }
+    })
+    socket.on('error', function cutByServer () { outcome.cut = true })
+    socket.on('close', function closed () { resolve(outcome) })
+    const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${total}`
+    socket.write(`POST /good HTTP/1.1\r\nHost: lab\r\nContent-Type: application/gzip\r\n${length}\r\n\r\n`)
+    const piece = Buffer.alloc(chunk, 0x1f)
+    async function sendAll () {
+      while (outcome.sent < total && !socket.destroyed) {
+        if (chunked) socket.write(`${chunk.toString(16)}\r\n`)
+        const flushed = socket.write(piece)
+        if (chunked) socket.write('\r\n')
+        outcome.sent += chunk
+        if (!flushed && !socket.destroyed) await drainedOrClosed(socket)
+        if (gapMs > 0) await new Promise(function wait (done) { setTimeout(done, gapMs) })
+      }
+      if (!socket.destroyed) {
+        if (chunked) socket.write('0\r\n\r\n')
+        // the whole body is out: let the answer arrive, then hang up
+        await new Promise(function wait (done) { setTimeout(done, 200) })
+        socket.end()
+      }
+    }
+    sendAll()
+  })
+}
+
+function drainedOrClosed (socket) {
+  return new Promise(function wait (resolve) {
+    function done () {
+      socket.removeListener('drain', done)
+      socket.removeListener('close', done)
+      resolve()
+    }
+    socket.on('drain', done)
+    socket.on('close', done)
+  })
+}
+
+describe('after refusing a body, the lab reads and drops the rest', function () {
+  this.timeout(30000)
+  let lab
+  before(async function () { lab = await startLab({ limits: { compressed: MiB } }) })
+  after(async function () { await lab.close() })
+
+  for (const [how, chunked] of [['a Content-Length over the limit (refused before a byte is read)', false], ['a chunked body that is not gzip (refused at its first bytes)', true]]) {
+    it(`so that a client sending ${how} for four seconds finishes, reads its answer and keeps its connection`, async function () {
+      // 16 MiB over about 4 s: inside the 64 MiB and 10 s the lab drains, with no pause as long as 2 s
+      const outcome = await uploadRaw(lab.port, { total: 16 * MiB, chunk: MiB, gapMs: 250, chunked })
+      assert.equal(outcome.cut, false, `the upload was cut after ${outcome.sent} bytes`)
+      assert.equal(outcome.sent, 16 * MiB)
+      assert.equal(outcome.status, chunked ? 400 : 413)
+      assert.equal(JSON.parse(outcome.body).error.type, chunked ? 'gzip.invalid' : 'entity.too.large')
+      assert.match(outcome.head, /\r\nConnection: keep-alive/i)
+    })
+  }
+
+  for (const [how, chunked] of [['with a Content-Length', false], ['chunked', true]]) {
+    it(`but not past 64 MiB: a client that keeps sending ${how} loses its connection`, async function () {
+      const outcome = await uploadRaw(lab.port, { total: 512 * MiB, chunk: 256 * 1024, gapMs: 0, chunked })
+      assert.equal(outcome.status, chunked ? 400 : 413)
+      assert.ok(outcome.sent < 96 * MiB, `${outcome.sent} bytes went out: about 64 MiB plus what the sockets buffer`)
+    })
+  }
 })
