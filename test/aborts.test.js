@@ -31,7 +31,7 @@ function busListeners (events) {
 }
 
 async function settle () {
-  // an abandoned upload is drained for up to 2 s before its socket is closed
+  // an abandoned upload is drained until its client hangs up, or 2 s of silence closes its socket
   await new Promise(function drained (resolve) { setTimeout(resolve, 2200) })
   for (let k = 0; k < 5; k++) {
     await new Promise(function later (resolve) { setTimeout(resolve, 100) })
