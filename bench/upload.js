@@ -24,21 +24,7 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
       agent: false,
       headers: { ...headers, 'content-length': size }
     }, function onResponse (res) {
-      const parts = []
-      res.on('data', function keep (chunk) { parts.push(chunk) })
-      res.on('end', function done () {
-        const text = Buffer.concat(parts).toString('utf8')
-        let body
-        try {
-          body = JSON.parse(text)
-        } catch {
-          body = text
-        }
-        resolve({ status: res.statusCode, body, ms: performance.now() - started })
-      })
-      res.on('error', function failed (err) {
-        resolve({ status: 0, body: null, ms: performance.now() - started, error: err.code ?? err.message })
-      })
+      readAnswer(res, function answered (result) { resolve({ ...result, ms: performance.now() - started }) })
     })
     req.on('error', function failed (err) {
       resolve({ status: 0, body: null, ms: performance.now() - started, error: err.code ?? err.message })
@@ -75,21 +61,7 @@ export function uploadStreams (url, streams, headers = { 'content-type': 'applic
       resolve({ ...result, ms: performance.now() - started, sentBytes })
     }
     const req = http.request(url, { method: 'POST', agent: false, headers }, function onResponse (res) {
-      const parts = []
-      res.on('data', function keep (chunk) { parts.push(chunk) })
-      res.on('end', function done () {
-        const text = Buffer.concat(parts).toString('utf8')
-        let body
-        try {
-          body = JSON.parse(text)
-        } catch {
-          body = text
-        }
-        settle({ status: res.statusCode, body })
-      })
-      res.on('error', function failed (err) {
-        settle({ status: 0, body: null, error: err.code ?? err.message })
-      })
+      readAnswer(res, settle)
     })
     req.on('error', function failed (err) {
       settle({ status: 0, body: null, error: err.code ?? err.message })
@@ -124,4 +96,23 @@ export async function uploadMany (url, file, { concurrency, requests, headers, o
   for (let k = 0; k < Math.min(concurrency, requests); k++) workers.push(worker())
   await Promise.all(workers)
   return results
+}
+
+/** The whole answer, its body parsed as JSON where it is JSON: `{ status, body }`, or status 0 and `error`. */
+function readAnswer (res, done) {
+  const parts = []
+  res.on('data', function keep (chunk) { parts.push(chunk) })
+  res.on('end', function ended () {
+    const text = Buffer.concat(parts).toString('utf8')
+    let body
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = text
+    }
+    done({ status: res.statusCode, body })
+  })
+  res.on('error', function failed (err) {
+    done({ status: 0, body: null, error: err.code ?? err.message })
+  })
 }
