@@ -120,15 +120,20 @@ export async function main (argv = process.argv.slice(2), { stdout = process.std
     return 0
   } catch (err) {
     stopProgress(false)
-    if (interrupted.signal.aborted) {
-      stderr.write('generate: interrupted, nothing written\n')
-      return EXIT_INTERRUPTED
-    }
-    stderr.write(`generate: could not write ${displayPath(out)}: ${err.message}\n`)
-    return 1
+    return writeFailed(err, interrupted.signal, out, stderr)
   } finally {
     process.off('SIGINT', cancelOnInterrupt)
   }
+}
+
+/** The exit code of a write that did not finish, after saying why: Ctrl-C, or the error. */
+function writeFailed (err, signal, out, stderr) {
+  if (signal.aborted) {
+    stderr.write('generate: interrupted, nothing written\n')
+    return EXIT_INTERRUPTED
+  }
+  stderr.write(`generate: could not write ${displayPath(out)}: ${err.message}\n`)
+  return 1
 }
 
 /** A bad flag value, said in the CLI's terms; anything else is a bug and is thrown. */
@@ -178,12 +183,7 @@ async function writeBomb (values, { stdout, stderr }) {
       `send it with: curl -X POST ${headers} --data-binary @${displayPath(written.path)} http://localhost:3000/good\n`)
     return 0
   } catch (err) {
-    if (interrupted.signal.aborted) {
-      stderr.write('generate: interrupted, nothing written\n')
-      return EXIT_INTERRUPTED
-    }
-    stderr.write(`generate: could not write ${displayPath(out)}: ${err.message}\n`)
-    return 1
+    return writeFailed(err, interrupted.signal, out, stderr)
   } finally {
     process.off('SIGINT', cancelOnInterrupt)
   }
@@ -193,7 +193,12 @@ async function writeBomb (values, { stdout, stderr }) {
 function outputPath (out, defaultName) {
   if (out === undefined) return path.join(DEFAULTS.dataDir, defaultName)
   const resolved = path.resolve(out)
-  const isDirectory = fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory() ?? false
+  let isDirectory = false
+  try {
+    isDirectory = fs.statSync(resolved).isDirectory()
+  } catch {
+    // missing, or under something that is not a directory: the write itself says what is wrong
+  }
   return isDirectory || out.endsWith('/') || out.endsWith(path.sep)
     ? path.join(resolved, defaultName)
     : resolved

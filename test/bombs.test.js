@@ -323,5 +323,18 @@ describe('zip bombs', function () {
         })
       }
     })
+
+    it('exits 1 with one line, no stack trace, when --out lies under a file', async function () {
+      const file = path.join(dir, 'a-file')
+      fs.writeFileSync(file, '')
+      for (const args of [['--bomb', 'ratio', '--bytes', '1MB'], ['--size', '10']]) {
+        await assert.rejects(run(process.execPath, [CLI, ...args, '--out', path.join(file, 'x.gz')]), function check (err) {
+          assert.equal(err.code, 1, args.join(' '))
+          assert.match(err.stderr, /^generate: could not write .*a-file\/x\.gz: /, err.stderr)
+          assert.doesNotMatch(err.stderr, /\n\s+at /, 'no stack trace')
+          return true
+        })
+      }
+    })
   })
 })
