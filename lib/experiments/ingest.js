@@ -16,8 +16,8 @@ import { uploadFile } from '../../bench/upload.js'
 import { FORMATS } from '../../generators/items.js'
 import { badParameter } from '../errors.js'
 import { DEFAULTS } from '../options.js'
-import { parseByteSize } from '../units.js'
 import { runLoad } from './load.js'
+import { enumParam, integerParam, isPresent, round, sizeParam } from './params.js'
 
 export const name = 'ingest'
 
@@ -111,19 +111,19 @@ export function normalizeParams (raw, options) {
   }
   const maxItems = Math.min(MAX_ITEMS, options?.generate?.maxItems ?? MAX_ITEMS)
   const maxBytes = Math.min(MAX_BYTES, options?.generate?.maxBytes ?? MAX_BYTES)
-  const hasSize = present(given.size)
-  const hasBytes = present(given.bytes)
+  const hasSize = isPresent(given.size)
+  const hasBytes = isPresent(given.bytes)
   if (hasSize && hasBytes) throw badParameter('params.bytes', given.bytes, 'either params.size or params.bytes, not both')
   const size = hasSize ? integerParam('size', given.size, 0, maxItems) : null
-  const bytes = hasSize ? null : byteSizeParam(hasBytes ? given.bytes : DEFAULT_BYTES, maxBytes)
-  const concurrency = present(given.concurrency) ? integerParam('concurrency', given.concurrency, 1, MAX_CONCURRENCY) : 1
+  const bytes = hasSize ? null : sizeParam('bytes', hasBytes ? given.bytes : DEFAULT_BYTES, 1, maxBytes)
+  const concurrency = isPresent(given.concurrency) ? integerParam('concurrency', given.concurrency, 1, MAX_CONCURRENCY) : 1
   return Object.freeze({
-    route: present(given.route) ? enumParam('route', given.route, ROUTES) : 'both',
+    route: isPresent(given.route) ? enumParam('route', given.route, ROUTES) : 'both',
     size,
     bytes,
-    format: present(given.format) ? enumParam('format', given.format, FORMATS) : 'json',
+    format: isPresent(given.format) ? enumParam('format', given.format, FORMATS) : 'json',
     concurrency,
-    requests: present(given.requests) ? integerParam('requests', given.requests, 1, MAX_REQUESTS) : concurrency
+    requests: isPresent(given.requests) ? integerParam('requests', given.requests, 1, MAX_REQUESTS) : concurrency
   })
 }
 
@@ -206,40 +206,6 @@ function allAgree (routeResults) {
   if (answered.length === 0) return null
   const distinct = new Set(answered.map(function key (r) { return JSON.stringify(r.summary) }))
   return distinct.size === 1 && answered.every(function agrees (r) { return r.summariesAgree === true })
-}
-
-function present (value) {
-  return value !== undefined && value !== null && value !== ''
-}
-
-function integerParam (key, value, min, max) {
-  const text = typeof value === 'number' ? String(value) : value
-  const allowed = `an integer from ${min} to ${max}`
-  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(`params.${key}`, value, allowed)
-  const number = Number(text)
-  if (number < min || number > max) throw badParameter(`params.${key}`, value, allowed)
-  return number
-}
-
-function byteSizeParam (value, max) {
-  const allowed = `a byte size from 1 to ${max} bytes, e.g. 10MB or 1.5GiB`
-  let bytes
-  try {
-    bytes = parseByteSize(typeof value === 'number' ? String(value) : value)
-  } catch {
-    throw badParameter('params.bytes', value, allowed)
-  }
-  if (bytes < 1 || bytes > max) throw badParameter('params.bytes', value, allowed)
-  return bytes
-}
-
-function enumParam (key, value, values) {
-  if (!values.includes(value)) throw badParameter(`params.${key}`, value, `one of ${values.join(', ')}`)
-  return value
-}
-
-function round (value, scale) {
-  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
 }
 
 function roundAll (figures, scale) {
