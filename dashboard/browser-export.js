@@ -26,7 +26,7 @@ const MODES = Object.freeze({
  * Wire the section.
  * @param {{ form: HTMLFormElement, run: HTMLButtonElement, cancel: HTMLButtonElement, message: HTMLElement,
  *   status: HTMLElement, results: HTMLElement }} el
- * @returns {{ loadStatus: () => Promise<void>, readonly last: object[]|null, readonly running: boolean }}
+ * @returns {{ loadStatus: () => Promise<void>, readonly last: object[]|null }}
  */
 export function createBrowserExport (el) {
   let controller = null
@@ -122,8 +122,7 @@ export function createBrowserExport (el) {
 
   return {
     loadStatus,
-    get last () { return last === null ? null : structuredClone(last) },
-    get running () { return controller !== null }
+    get last () { return last === null ? null : structuredClone(last) }
   }
 }
 

@@ -169,7 +169,6 @@ export function createControlPanel (el) {
   function show (run) {
     if (current === null || run.id !== current.id) return
     current.status = run.status
-    current.name = run.name ?? current.name
     current.progress = run.progress ?? current.progress
     showRunning()
     if (run.status === 'done' && run.result && shownResultFor !== run.id) {

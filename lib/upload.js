@@ -268,7 +268,7 @@ export async function removeDeadParts (dataDir) {
   const removed = []
   for (const name of names) {
     const match = PART_NAME.exec(name)
-    if (match === null || Number(match[1]) === process.pid || processAlive(Number(match[1]))) continue
+    if (match === null || processAlive(Number(match[1]))) continue
     await fs.promises.rm(path.join(uploadDir(dataDir), name), { force: true })
     removed.push(name)
   }
