@@ -7,9 +7,12 @@
  */
 import { parseArgs } from 'node:util'
 import { normalizeDatabaseOptions, redactUrl } from './lib/db/options.js'
+import { defaultMemoryBudget } from './lib/memory-budget.js'
 import { normalizeOptions } from './lib/options.js'
 import { createSupervisor, describeCrash, formatMemory, normalizeSupervisorOptions } from './lib/supervisor.js'
 import { parseByteSize } from './lib/units.js'
+
+const DEFAULT_BUDGET = defaultMemoryBudget()
 
 const USAGE = `Usage: node server.js [options]
   --port N               port to listen on (env PORT, default 3000)
@@ -23,11 +26,15 @@ const USAGE = `Usage: node server.js [options]
 
 The lab runs in a worker process; this one watches its memory like a container would:
   --memory-limit SZ      kill the worker (SIGKILL) when its RSS passes SZ, then restart it
-                         on the same port (default 1GiB; 0 or --no-memory-limit: no budget)
+                         on the same port (default: a quarter of this machine's memory, at
+                         least 1 GiB; here: ${formatMemory(DEFAULT_BUDGET)}; 0 or --no-memory-limit: no budget)
   --unsafe-bad           /bad without its inflate limit, so a zip bomb really kills the
                          worker (refused without a memory budget)
-  --max-restarts N       crashes allowed within the window before giving up (default 5)
-  --restart-window T     that window: 60s, 2m, 500ms; a bare number is seconds (default 60s)`
+Crashes never stop the supervisor. One a request caused is restarted at once; those with no
+request in flight (a worker dying at birth) at once, then after a delay that doubles:
+  --restart-backoff T    the first delay: 250ms, 2s; a bare number is seconds (default 250ms)
+  --max-restart-backoff T  the longest delay (default 10s)
+  --restart-window T     a worker up this long starts the delays again (default 60s)`
 
 /** Exit code for bad usage, as most CLIs do. */
 const EXIT_USAGE = 2
@@ -37,11 +44,6 @@ function parseDuration (text, flag) {
   if (match === null) throw new TypeError(`${flag} takes a duration like 60s, 2m or 500ms, got "${text}"`)
   const unit = { ms: 1, s: 1000, m: 60_000 }[match[2] ?? 's']
   return Math.round(Number(match[1]) * unit)
-}
-
-function parseCount (text, flag) {
-  if (!/^\d{1,6}$/.test(text)) throw new TypeError(`${flag} takes a whole number, got "${text}"`)
-  return Number(text)
 }
 
 /** The app's own check of the URL (lib/db/options.js), reworded to name the flag or variable it came from. */
@@ -69,7 +71,10 @@ function readConfig (argv, env) {
       'memory-limit': { type: 'string' },
       'no-memory-limit': { type: 'boolean' },
       'unsafe-bad': { type: 'boolean' },
+      // gone, kept to say what replaced it
       'max-restarts': { type: 'string' },
+      'restart-backoff': { type: 'string' },
+      'max-restart-backoff': { type: 'string' },
       'restart-window': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
@@ -98,18 +103,26 @@ function readConfig (argv, env) {
   if (values['no-memory-limit'] && values['memory-limit'] !== undefined) {
     throw new TypeError('give --memory-limit or --no-memory-limit, not both')
   }
-  const memoryLimit = values['no-memory-limit'] ? 0 : parseByteSize(values['memory-limit'] ?? '1GiB')
+  const memoryLimit = values['no-memory-limit'] ? 0 : values['memory-limit'] === undefined ? DEFAULT_BUDGET : parseByteSize(values['memory-limit'])
   if (app.unsafeBad && memoryLimit === 0) {
     throw new TypeError('--unsafe-bad needs a memory budget: without one a zip bomb takes the whole host down, ' +
       'not just the worker (drop --memory-limit=0, or give e.g. --memory-limit 512MiB)')
+  }
+  if (values['max-restarts'] !== undefined) {
+    throw new TypeError('--max-restarts is gone: the supervisor no longer gives up after crashes, it restarts ' +
+      'with a growing delay instead; pace it with --restart-backoff and --max-restart-backoff')
+  }
+  function duration (flag) {
+    return values[flag] === undefined ? undefined : parseDuration(values[flag], `--${flag}`)
   }
   return normalizeSupervisorOptions({
     host: values.host ?? env.HOST ?? '127.0.0.1',
     port,
     app,
     memoryLimit,
-    maxRestarts: values['max-restarts'] === undefined ? undefined : parseCount(values['max-restarts'], '--max-restarts'),
-    restartWindowMs: values['restart-window'] === undefined ? undefined : parseDuration(values['restart-window'], '--restart-window')
+    restartBackoffMs: duration('restart-backoff'),
+    maxRestartBackoffMs: duration('max-restart-backoff'),
+    restartWindowMs: duration('restart-window')
   })
 }
 
@@ -137,14 +150,15 @@ async function main () {
       console.warn(`  warning: bound to ${address}, reachable from other machines; the lab accepts hostile bodies by design`)
     }
   })
-  supervisor.on('restarted', function reportRestart (crash) {
-    console.log(`streamlab: ${describeCrash(crash)}; restarted in ${crash.restartMs} ms (worker pid ${crash.newPid})`)
+  supervisor.on('crash', function reportBackoff (crash) {
+    // said now: a worker that dies at birth never gets to 'restarted'
+    if (crash.requestCaused) return
+    const when = crash.backoffMs === 0 ? 'at once' : `in ${crash.backoffMs} ms (backing off: it died with no request in flight)`
+    console.warn(`streamlab: ${describeCrash(crash)}; restarting ${when}`)
   })
-  supervisor.on('gave-up', function reportGiveUp ({ crashes, maxRestarts, restartWindowMs, crash }) {
-    console.error(`streamlab: ${describeCrash(crash)}`)
-    console.error(`streamlab: the worker crashed ${crashes.length} times within ${restartWindowMs / 1000} s ` +
-      `(${crashes.join(', ')}); more than --max-restarts ${maxRestarts} allows: giving up`)
-    process.exitCode = 1
+  supervisor.on('restarted', function reportRestart (crash) {
+    const backoff = crash.backoffMs > 0 ? ` after a ${crash.backoffMs} ms backoff` : ''
+    console.log(`streamlab: ${describeCrash(crash)}; restarted in ${crash.restartMs} ms (worker pid ${crash.newPid})${backoff}`)
   })
   supervisor.on('stopping', function reportStop ({ reason }) {
     console.log(`streamlab: ${reason}, closing`)

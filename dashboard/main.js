@@ -147,8 +147,18 @@ function showCrash (data) {
   const budget = Number.isFinite(data?.budget) ? ` over its budget of ${formatMiB(data.budget)}` : ''
   const rss = Number.isFinite(data?.rss) ? ` at ${formatMiB(data.rss)} RSS` : ''
   const when = Number.isFinite(data?.time) ? ` (${formatClock(data.time)})` : ''
-  byId('crash-text').textContent = `The server crashed${route}${rss}${budget}${when}: ${data?.reason ?? 'no reason given'}.`
+  byId('crash-text').textContent = `The server crashed${route}${rss}${budget}${when}: ${data?.reason ?? 'no reason given'}.${restartNote(data)}`
   byId('crash-banner').hidden = false
+}
+
+/** How the supervisor brought the lab back (its crash record says since issue 13); '' from an older one. */
+function restartNote (data) {
+  if (!Number.isFinite(data?.restarts)) return ''
+  const how = data.backoffMs > 0
+    ? `after a ${formatMs(data.backoffMs)} backoff (it had crashed with no request in flight)`
+    : `at once${data.requestCaused ? ' (a request caused the crash: no backoff)' : ''}`
+  const back = Number.isFinite(data.restartMs) ? `, back in ${formatMs(data.restartMs)}` : ''
+  return ` The lab restarted ${how}${back}; restart ${data.restarts} since it started.`
 }
 
 byId('crash-dismiss').addEventListener('click', function dismissCrash () {

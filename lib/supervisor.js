@@ -15,22 +15,33 @@
  * sent to a worker that died before taking it goes to the next worker
  * instead of hanging.
  *
+ * It never gives up and never closes the port because a worker died: a
+ * client that gets the worker killed over and over must not be able to take
+ * the lab down for good (issue 13). A crash a request caused (one was in
+ * flight) is restarted at once: clients can only reach a worker that got
+ * ready, so these cannot loop faster than a worker starts. A crash with no
+ * request in flight (a worker that dies at birth, or by itself) is what
+ * could loop hot, so those restarts back off: at once, then
+ * `restartBackoffMs`, doubling up to `maxRestartBackoffMs`; a worker that
+ * stayed up (ready) for `restartWindowMs` starts the count again. While it
+ * waits, connections are held (at most `maxHeldConnections`).
+ *
  * The supervisor emits what happens; `server.js` prints it:
  *   'listening' { address, port, pid, memoryLimit, rssSource }   the first worker is ready
- *   'crash'     crash record (below), when a worker dies unasked
+ *   'crash'     crash record (below), when a worker dies unasked; the restart is under way
  *   'restarted' crash record with `restartMs` and `newPid`, when its successor is ready
- *   'gave-up'   { crashes, maxRestarts, restartWindowMs }: too many crashes; it has stopped
  *   'stopping'  { reason }: asked to stop (stop(), or the worker stopped by a signal)
  *
  * A crash record: { reason: 'memory-limit'|'exit'|'signal', pid, exitCode, signal, rss,
- * budget, route, inFlight, experiment, time, restartMs }. The new worker emits it on its
- * bus as 'crash', so /metrics sends it as `event: crash`.
+ * budget, route, inFlight, experiment, requestCaused, restarts, backoffMs, time, restartMs }.
+ * The new worker emits it on its bus as 'crash', so /metrics sends it as `event: crash`.
  */
 import { fork } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
+import { defaultMemoryBudget } from './memory-budget.js'
 import { PROJECT_ROOT } from './options.js'
 
 const MiB = 1024 * 1024
@@ -43,8 +54,11 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   port: 3000,
   /** Options for the worker's `createApp` (JSON: they cross IPC). */
   app: Object.freeze({}),
-  /** RSS past which the worker is killed, in bytes; 0: no budget. */
-  memoryLimit: GiB,
+  /**
+   * RSS past which the worker is killed, in bytes; 0: no budget. Also handed to the worker's app
+   * as `app.memoryBudget` (unless `app` names one), so that it admits requests within it.
+   */
+  memoryLimit: defaultMemoryBudget(),
   /** How often the worker's RSS is read. A bomb grows /bad by ~1 GB/s: 25 ms is ~25 MB past the line. */
   pollMs: 25,
   /**
@@ -53,8 +67,11 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
    * synchronous code, which is why it is only the fallback.
    */
   rssSource: 'auto',
-  /** Crashes allowed within `restartWindowMs`; one more and the supervisor gives up. */
-  maxRestarts: 5,
+  /** The delay before the second restart in a row with no request in flight (the first is at once); it doubles each time. */
+  restartBackoffMs: 250,
+  /** The longest that delay grows. */
+  maxRestartBackoffMs: 10_000,
+  /** A worker that stayed up (ready) this long starts the backoff again from nothing. */
   restartWindowMs: 60_000,
   /** How long a worker asked to stop may take before it is killed. */
   stopGraceMs: 3000,
@@ -94,13 +111,41 @@ export function normalizeSupervisorOptions (options = {}) {
   }
   checkInteger('pollMs', out.pollMs, 5, 10_000)
   if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
-  checkInteger('maxRestarts', out.maxRestarts, 0, 10_000)
+  if (out.maxRestarts !== undefined) {
+    throw new TypeError('supervisor option maxRestarts is gone: the supervisor never gives up; ' +
+      'restarts after crashes with no request in flight back off instead (restartBackoffMs, maxRestartBackoffMs)')
+  }
+  // at least 1 ms: a worker dying at birth must never be restarted in a hot loop
+  checkInteger('restartBackoffMs', out.restartBackoffMs, 1, 3600_000)
+  checkInteger('maxRestartBackoffMs', out.maxRestartBackoffMs, 1, 3600_000)
+  if (out.maxRestartBackoffMs < out.restartBackoffMs) {
+    throw new TypeError(`supervisor option maxRestartBackoffMs (${out.maxRestartBackoffMs}) must be at least restartBackoffMs (${out.restartBackoffMs})`)
+  }
   checkInteger('restartWindowMs', out.restartWindowMs, 1, 24 * 3600_000)
   checkInteger('stopGraceMs', out.stopGraceMs, 0, 600_000)
   checkInteger('maxHeldConnections', out.maxHeldConnections, 0, 1_000_000)
   if (typeof out.workerScript !== 'string' || out.workerScript === '') throw new TypeError('supervisor option workerScript must be a path')
   if (out.execArgv !== null && !Array.isArray(out.execArgv)) throw new TypeError('supervisor option execArgv must be an array or null')
   return Object.freeze(out)
+}
+
+/**
+ * When to restart after a crash, and the backoff count after it. A crash a request caused restarts
+ * at once and leaves the count as it is; any other crash adds one, and waits 0 for the first of a run,
+ * then `restartBackoffMs`, doubling, at most `maxRestartBackoffMs`. A worker that was up (ready) for
+ * `restartWindowMs` or more ends the run first, whatever killed it.
+ * @param {number} streak crashes with no request in flight in the current run
+ * @param {{ requestCaused: boolean, upMs: number }} crash `upMs`: how long the worker had been ready (0: never)
+ * @param {{ restartBackoffMs: number, maxRestartBackoffMs: number, restartWindowMs: number }} options
+ * @returns {{ streak: number, backoffMs: number }}
+ */
+export function planRestart (streak, { requestCaused, upMs }, { restartBackoffMs, maxRestartBackoffMs, restartWindowMs }) {
+  const current = upMs >= restartWindowMs ? 0 : streak
+  if (requestCaused) return { streak: current, backoffMs: 0 }
+  const next = current + 1
+  // 2 ** n is Infinity long before n overflows: min() caps it all the same
+  const backoffMs = next === 1 ? 0 : Math.min(maxRestartBackoffMs, restartBackoffMs * 2 ** (next - 2))
+  return { streak: next, backoffMs }
 }
 
 /**
@@ -120,9 +165,12 @@ export class Supervisor extends EventEmitter {
   #worker = null
   /** Connections accepted here while no worker could take them. */
   #held = []
-  /** Times of the crashes within the window, oldest first. */
-  #crashTimes = []
-  #crashReasons = []
+  /** Crashes with no request in flight in the current run (see planRestart). */
+  #streak = 0
+  /** Restarts since start(), all reasons. */
+  #restarts = 0
+  /** The pending restart while backing off, or null. */
+  #restartTimer = null
   #nextConnectionId = 1
   #everReady = false
   #stopping = null
@@ -178,6 +226,8 @@ export class Supervisor extends EventEmitter {
   stop (reason = 'stop') {
     if (this.#stopping !== null) return this.#stopping
     this.emit('stopping', { reason })
+    clearTimeout(this.#restartTimer)
+    this.#restartTimer = null
     const supervisor = this
     const worker = this.#worker
     this.#stopping = new Promise(function stopAll (resolve) {
@@ -218,6 +268,8 @@ export class Supervisor extends EventEmitter {
       ready: false,
       exited: false,
       startedAt: Date.now(),
+      /** When it said it was ready; null until then. */
+      readyAt: null,
       crash,
       /** Ingest and upload requests in flight, id -> route, as the worker reports them. */
       inFlight: new Map(),
@@ -241,7 +293,8 @@ export class Supervisor extends EventEmitter {
     worker.watch = this.#watchMemory(worker)
     child.send({
       type: 'listen',
-      options: options.app,
+      // the budget it runs under, so that it can admit requests within it
+      options: options.app.memoryBudget === undefined ? { ...options.app, memoryBudget: options.memoryLimit } : options.app,
       // without /proc the worker measures itself and says so over IPC
       reportRssMs: worker.watch.source === 'ipc' ? options.pollMs : 0
     }, this.#server, function sentListen (err) {
@@ -333,6 +386,7 @@ export class Supervisor extends EventEmitter {
     if (worker !== this.#worker || worker.exited) return
     worker.ready = true
     const now = Date.now()
+    worker.readyAt = now
     const { address, port } = this.#server?.address() ?? {}
     if (worker.crash !== null) {
       const crash = { ...worker.crash, restartMs: now - worker.crash.time }
@@ -395,32 +449,28 @@ export class Supervisor extends EventEmitter {
       this.stop(`worker stopped (${worker.stopRequested})`)
       return
     }
-    const crash = this.#crashRecord(worker, code, signal, now)
     if (!this.#everReady) {
+      // a lab that never started is a configuration to fix, not a crash to ride out
       const reason = spawnError?.message ?? (signal ? `killed by ${signal}` : `exit code ${code}`)
       this.#closeSocket()
       this.#firstStart?.reject(new Error(`the worker stopped before it was ready (${reason})`))
       this.#firstStart = null
       return
     }
+    const crash = this.#crashRecord(worker, code, signal, now)
     this.emit('crash', crash)
-    const windowStart = now - this.#options.restartWindowMs
-    this.#crashTimes.push(now)
-    this.#crashReasons.push(crash.reason)
-    while (this.#crashTimes.length > 0 && this.#crashTimes[0] < windowStart) {
-      this.#crashTimes.shift()
-      this.#crashReasons.shift()
-    }
-    if (this.#crashTimes.length > this.#options.maxRestarts) {
-      const crashes = [...this.#crashReasons]
-      this.#stopping = Promise.resolve()
-      this.#closeSocket()
-      this.emit('gave-up', { crashes, maxRestarts: this.#options.maxRestarts, restartWindowMs: this.#options.restartWindowMs, crash })
+    if (crash.backoffMs === 0) {
+      this.#spawn(crash)
       return
     }
-    this.#spawn(crash)
+    const supervisor = this
+    this.#restartTimer = setTimeout(function restartAfterBackoff () {
+      supervisor.#restartTimer = null
+      if (supervisor.#stopping === null) supervisor.#spawn(crash)
+    }, crash.backoffMs)
   }
 
+  /** The record of a dead worker, with the restart it gets (counted here: one call per crash). */
   #crashRecord (worker, code, signal, time) {
     const routes = [...worker.inFlight.values()]
     const inFlight = {}
@@ -428,6 +478,13 @@ export class Supervisor extends EventEmitter {
     let reason = 'exit'
     if (worker.killedFor !== null) reason = 'memory-limit'
     else if (signal !== null) reason = 'signal'
+    const route = likelyCulprit(inFlight, routes)
+    // a run started by POST /experiments is a client's doing too, even between its requests
+    const requestCaused = route !== null || worker.experiment !== null
+    const upMs = worker.readyAt === null ? 0 : time - worker.readyAt
+    const { streak, backoffMs } = planRestart(this.#streak, { requestCaused, upMs }, this.#options)
+    this.#streak = streak
+    this.#restarts += 1
     return {
       reason,
       pid: worker.child.pid ?? null,
@@ -435,9 +492,12 @@ export class Supervisor extends EventEmitter {
       signal,
       rss: worker.killedFor?.rss ?? worker.rss,
       budget: this.#options.memoryLimit === 0 ? null : this.#options.memoryLimit,
-      route: likelyCulprit(inFlight, routes),
+      route,
       inFlight,
       experiment: worker.experiment,
+      requestCaused,
+      restarts: this.#restarts,
+      backoffMs,
       time,
       restartMs: null
     }

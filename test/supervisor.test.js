@@ -2,19 +2,24 @@
  * server.js as a supervisor: a zip bomb on the unsafe /bad takes the worker
  * past its memory budget, the supervisor kills it and starts another on the
  * same port, the new worker tells reconnecting dashboards (`event: crash`),
- * and too many crashes in a row stop the supervisor.
+ * and no number of crashes closes the port: crashes a request caused restart
+ * at once, others back off.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import fs from 'node:fs'
 import http from 'node:http'
-import { fileURLToPath } from 'node:url'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import { openEventStream } from '../bench/event-stream.js'
 import { startLabProcess } from '../bench/lab-process.js'
 import { uploadStreams } from '../bench/upload.js'
 import { createBomb } from '../generators/bombs.js'
-import { createSupervisor, describeCrash, likelyCulprit } from '../lib/supervisor.js'
+import { defaultMemoryBudget } from '../lib/memory-budget.js'
+import { createSupervisor, describeCrash, formatMemory, likelyCulprit, normalizeSupervisorOptions, planRestart } from '../lib/supervisor.js'
 import { startLab } from './helpers.js'
 import { processAlive } from '../lib/process-alive.js'
 
@@ -23,6 +28,40 @@ const SERVER = fileURLToPath(new URL('../server.js', import.meta.url))
 const MiB = 1024 * 1024
 const BUDGET = ['--memory-limit', '256MiB', '--unsafe-bad']
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 7, numbers: [1.5, 2.5] }] }))
+const WORKER_MAIN = fileURLToPath(new URL('../lib/worker-main.js', import.meta.url))
+/** Small backoffs: the specs read the delays from the crash records, never from a clock. */
+const QUICK_BACKOFF = { restartBackoffMs: 20, maxRestartBackoffMs: 80 }
+
+/**
+ * A worker script that is the lab's own, except that it writes the options the supervisor sent it
+ * to `listen-<pid>.json` in `dir`, and exits with code 1 at birth while `dir/die-at-birth` exists.
+ * @returns {{ script: string, dir: string, dieAtBirth: (on: boolean) => void, listenOptions: (pid: number) => object, remove: () => void }}
+ */
+function createTestWorker () {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-worker-'))
+  const script = path.join(dir, 'test-worker.mjs')
+  const marker = path.join(dir, 'die-at-birth')
+  // the static import registers the real worker's listeners first, so it misses no message
+  fs.writeFileSync(script, `import fs from 'node:fs'
+import ${JSON.stringify(pathToFileURL(WORKER_MAIN).href)}
+if (fs.existsSync(${JSON.stringify(marker)})) process.exit(1)
+process.on('message', function recordListen (message) {
+  if (message?.type === 'listen') fs.writeFileSync(${JSON.stringify(dir)} + '/listen-' + process.pid + '.json', JSON.stringify(message.options))
+})
+`)
+  return {
+    script,
+    dir,
+    dieAtBirth: function dieAtBirth (on) {
+      if (on) fs.writeFileSync(marker, '')
+      else fs.rmSync(marker, { force: true })
+    },
+    listenOptions: function listenOptions (pid) {
+      return JSON.parse(fs.readFileSync(path.join(dir, `listen-${pid}.json`), 'utf8'))
+    },
+    remove: function remove () { fs.rmSync(dir, { recursive: true, force: true }) }
+  }
+}
 
 /** POST a bomb that inflates to 2 GB; on /bad (unsafe) the answer is a dead connection. */
 function sendBomb (url) {
@@ -95,6 +134,51 @@ describe('the crash record', function () {
   })
 })
 
+describe('planRestart', function () {
+  const options = { restartBackoffMs: 250, maxRestartBackoffMs: 10_000, restartWindowMs: 60_000 }
+  const alone = { requestCaused: false, upMs: 100 }
+
+  it('restarts the first crash with no request in flight at once, then waits 250 ms, doubling up to 10 s', function () {
+    let streak = 0
+    const delays = []
+    for (let crash = 0; crash < 9; crash++) {
+      const plan = planRestart(streak, alone, options)
+      streak = plan.streak
+      delays.push(plan.backoffMs)
+    }
+    assert.deepEqual(delays, [0, 250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000])
+    assert.equal(planRestart(5000, alone, options).backoffMs, 10_000, 'a long run stays at the cap')
+  })
+
+  it('restarts a crash a request caused at once, and neither counts it nor resets the count', function () {
+    assert.deepEqual(planRestart(0, { requestCaused: true, upMs: 100 }, options), { streak: 0, backoffMs: 0 })
+    assert.deepEqual(planRestart(4, { requestCaused: true, upMs: 100 }, options), { streak: 4, backoffMs: 0 })
+    assert.deepEqual(planRestart(4, alone, options), { streak: 5, backoffMs: 2000 })
+  })
+
+  it('starts again from nothing after a worker that stayed up for the restart window, whatever killed it', function () {
+    assert.deepEqual(planRestart(6, { requestCaused: false, upMs: 60_000 }, options), { streak: 1, backoffMs: 0 })
+    assert.deepEqual(planRestart(6, { requestCaused: true, upMs: 61_000 }, options), { streak: 0, backoffMs: 0 })
+    assert.deepEqual(planRestart(6, { requestCaused: false, upMs: 0 }, options), { streak: 7, backoffMs: 8000 }, 'never ready: no uptime')
+  })
+})
+
+describe('normalizeSupervisorOptions', function () {
+  it('takes the default budget from defaultMemoryBudget(): a quarter of the memory, at least 1 GiB', function () {
+    assert.equal(normalizeSupervisorOptions().memoryLimit, defaultMemoryBudget())
+    assert.ok(defaultMemoryBudget() >= 1024 * MiB)
+  })
+
+  it('refuses maxRestarts (the supervisor no longer gives up) and a backoff cap below the first delay', function () {
+    assert.throws(function old () { normalizeSupervisorOptions({ maxRestarts: 5 }) }, { name: 'TypeError', message: /maxRestarts is gone.*restartBackoffMs/ })
+    assert.throws(function capBelow () { normalizeSupervisorOptions({ restartBackoffMs: 500, maxRestartBackoffMs: 100 }) }, TypeError)
+    assert.throws(function none () { normalizeSupervisorOptions({ restartBackoffMs: 0 }) }, TypeError, 'a worker dying at birth must not loop hot')
+    const options = { restartBackoffMs: 100 }
+    assert.equal(normalizeSupervisorOptions(options).maxRestartBackoffMs, 10_000)
+    assert.deepEqual(options, { restartBackoffMs: 100 }, 'the caller\'s object is not changed')
+  })
+})
+
 describe('the supervisor (server.js)', function () {
   this.timeout(60000)
 
@@ -141,6 +225,9 @@ describe('the supervisor (server.js)', function () {
       assert.equal(crash.data.signal, 'SIGKILL')
       assert.ok(crash.data.restartMs >= 0 && crash.data.restartMs < 2000, `restartMs ${crash.data.restartMs}`)
       assert.deepEqual(crash.data.inFlight, { bad: 1 })
+      assert.equal(crash.data.requestCaused, true)
+      assert.equal(crash.data.restarts, 1)
+      assert.equal(crash.data.backoffMs, 0, 'a crash a request caused is restarted at once')
 
       const good = await fetch(`${lab.url}/good`, { method: 'POST', headers: { 'content-type': 'application/gzip' }, body: SMALL_BODY })
       const body = await good.json()
@@ -177,21 +264,140 @@ describe('the supervisor (server.js)', function () {
     })
   })
 
-  it('gives up after more crashes than --max-restarts within --restart-window, and exits 1', async function () {
-    const lab = await startLabProcess([...BUDGET, '--max-restarts', '2', '--restart-window', '60s'])
+  it('restarts at once, every time, a worker killed with a request in flight: six bombs in a row and the port still answers', async function () {
+    this.timeout(120000)
+    // six: one more than the old --max-restarts default let through before the port closed for good
+    const supervisor = createSupervisor({ port: 0, memoryLimit: 256 * MiB, app: { unsafeBad: true }, ...QUICK_BACKOFF })
+    const crashes = []
+    const restarted = []
+    supervisor.on('crash', function keep (crash) { crashes.push(crash) })
+    supervisor.on('restarted', function keep (crash) { restarted.push(crash) })
     try {
-      for (let crash = 1; crash <= 3; crash++) {
-        const answer = await sendBomb(`${lab.url}/bad`)
-        assert.equal(answer.status, 0, `crash ${crash}`)
-        if (crash < 3) assert.equal((await get(`${lab.url}/metrics?format=json`)).status, 200)
+      const { port } = await supervisor.start()
+      const url = `http://127.0.0.1:${port}`
+      for (let bomb = 1; bomb <= 6; bomb++) {
+        const answer = await sendBomb(`${url}/bad`)
+        assert.equal(answer.status, 0, `bomb ${bomb}: a dead connection, not an answer: ${JSON.stringify(answer.body)}`)
+        assert.equal((await get(`${url}/metrics?format=json`)).status, 200, `after bomb ${bomb}`)
       }
-      const { code } = await lab.exited
-      assert.equal(code, 1)
-      assert.match(lab.output(), /the worker crashed 3 times within 60 s \(memory-limit, memory-limit, memory-limit\); more than --max-restarts 2 allows: giving up/)
-      await assert.rejects(get(`${lab.url}/metrics?format=json`), /ECONNREFUSED/, 'the port is closed')
+      await waitUntil(function allRestarted () { return restarted.length === 6 }, 10000, 'the sixth restart')
+      assert.deepEqual(crashes.map(function reason (c) { return c.reason }), Array(6).fill('memory-limit'))
+      assert.deepEqual(crashes.map(function route (c) { return c.route }), Array(6).fill('bad'))
+      assert.deepEqual(crashes.map(function caused (c) { return c.requestCaused }), Array(6).fill(true))
+      assert.deepEqual(crashes.map(function backoff (c) { return c.backoffMs }), Array(6).fill(0), 'no backoff for a crash a request caused')
+      assert.deepEqual(crashes.map(function count (c) { return c.restarts }), [1, 2, 3, 4, 5, 6])
+      assert.equal(restarted[5].newPid, supervisor.workerPid)
+      const good = await fetch(`${url}/good`, { method: 'POST', headers: { 'content-type': 'application/gzip' }, body: SMALL_BODY })
+      assert.equal(good.status, 200)
     } finally {
-      await lab.stop()
+      await supervisor.stop()
     }
+  })
+
+  describe('with a worker that dies at birth', function () {
+    let worker
+
+    before(function () {
+      worker = createTestWorker()
+    })
+    after(function () {
+      worker.remove()
+    })
+
+    it('backs off (0, 20, 40, 80, 80 ms) and holds a connection until a worker stays up, which answers it', async function () {
+      const supervisor = createSupervisor({ port: 0, memoryLimit: 0, workerScript: worker.script, ...QUICK_BACKOFF })
+      const crashes = []
+      const restarted = []
+      supervisor.on('restarted', function keep (crash) { restarted.push(crash) })
+      try {
+        const { port, pid } = await supervisor.start()
+        let held = null
+        supervisor.on('crash', function keep (crash) {
+          crashes.push(crash)
+          // made while no worker can take it: it waits for the one that stays up
+          if (crashes.length === 1) held = get(`http://127.0.0.1:${port}/metrics?format=json`)
+          // before the restart is scheduled: the fifth crash's successor lives
+          if (crashes.length === 5) worker.dieAtBirth(false)
+        })
+        worker.dieAtBirth(true)
+        process.kill(pid, 'SIGKILL')
+        await waitUntil(function back () { return restarted.length === 1 }, 20000, 'a worker that stays up')
+
+        assert.deepEqual(crashes.map(function backoff (c) { return c.backoffMs }), [0, 20, 40, 80, 80])
+        assert.deepEqual(crashes.map(function count (c) { return c.restarts }), [1, 2, 3, 4, 5])
+        assert.deepEqual(crashes.map(function reason (c) { return c.reason }), ['signal', 'exit', 'exit', 'exit', 'exit'])
+        assert.deepEqual(crashes.map(function caused (c) { return c.requestCaused }), Array(5).fill(false))
+        assert.deepEqual(crashes.map(function route (c) { return c.route }), Array(5).fill(null))
+        assert.equal(crashes[0].pid, pid)
+        assert.equal(crashes[1].exitCode, 1)
+        assert.equal(restarted[0].pid, crashes[4].pid, 'the restart replaces the last worker to die')
+        assert.equal(restarted[0].backoffMs, 80)
+        assert.ok(restarted[0].restartMs >= 80, `restartMs ${restarted[0].restartMs} includes the backoff`)
+        assert.equal(restarted[0].newPid, supervisor.workerPid)
+        assert.equal((await held).status, 200)
+      } finally {
+        worker.dieAtBirth(false)
+        await supervisor.stop()
+      }
+    })
+
+    it('starts the backoff again once a worker has stayed up for the restart window', async function () {
+      const supervisor = createSupervisor({ port: 0, memoryLimit: 0, workerScript: worker.script, ...QUICK_BACKOFF, restartWindowMs: 2000 })
+      const crashes = []
+      const restarted = []
+      supervisor.on('crash', function keep (crash) { crashes.push(crash) })
+      try {
+        const { pid } = await supervisor.start()
+        // killed the moment they are ready: far inside the window
+        supervisor.on('restarted', function killAgain (crash) {
+          restarted.push(crash)
+          if (restarted.length === 1) process.kill(crash.newPid, 'SIGKILL')
+        })
+        process.kill(pid, 'SIGKILL')
+        await waitUntil(function twice () { return restarted.length === 2 }, 20000, 'two restarts')
+        // up for longer than the window: its death starts a new run
+        await new Promise(function pause (resolve) { setTimeout(resolve, 2100) })
+        process.kill(restarted[1].newPid, 'SIGKILL')
+        await waitUntil(function thrice () { return restarted.length === 3 }, 20000, 'the third restart')
+        assert.deepEqual(crashes.map(function backoff (c) { return c.backoffMs }), [0, 20, 0])
+        assert.deepEqual(crashes.map(function count (c) { return c.restarts }), [1, 2, 3])
+      } finally {
+        await supervisor.stop()
+      }
+    })
+
+    it('hands the worker its budget as app.memoryBudget, unless the app options name one', async function () {
+      const cases = [
+        [{ memoryLimit: 256 * MiB, app: { unsafeBad: true } }, { unsafeBad: true, memoryBudget: 256 * MiB }],
+        [{ memoryLimit: 0 }, { memoryBudget: 0 }],
+        [{ memoryLimit: 256 * MiB, app: { memoryBudget: 200 * MiB } }, { memoryBudget: 200 * MiB }]
+      ]
+      for (const [settings, expected] of cases) {
+        const supervisor = createSupervisor({ port: 0, workerScript: worker.script, ...settings })
+        try {
+          const { pid } = await supervisor.start()
+          assert.deepEqual(worker.listenOptions(pid), expected)
+        } finally {
+          await supervisor.stop()
+        }
+      }
+    })
+
+    it('closes the port when stopped while it backs off, and starts no worker', async function () {
+      const supervisor = createSupervisor({ port: 0, memoryLimit: 0, workerScript: worker.script, restartBackoffMs: 60_000, maxRestartBackoffMs: 60_000 })
+      const crashes = []
+      supervisor.on('crash', function keep (crash) { crashes.push(crash) })
+      const { port, pid } = await supervisor.start()
+      worker.dieAtBirth(true)
+      process.kill(pid, 'SIGKILL')
+      await waitUntil(function backingOff () { return crashes.length === 2 }, 20000, 'the second crash')
+      worker.dieAtBirth(false)
+      assert.equal(crashes[1].backoffMs, 60_000)
+      assert.equal(supervisor.workerPid, null)
+      await supervisor.stop()
+      assert.equal(supervisor.workerPid, null)
+      await assert.rejects(get(`http://127.0.0.1:${port}/metrics?format=json`), /ECONNREFUSED/, 'stopped: the port is closed')
+    })
   })
 
   it('falls back to the worker\'s own reports of its RSS over IPC where there is no /proc', async function () {
@@ -237,6 +443,21 @@ describe('the supervisor (server.js)', function () {
         return true
       })
     }
+  })
+
+  it('refuses --max-restarts (exit 2), naming the flags that replaced it', async function () {
+    await assert.rejects(run(process.execPath, [SERVER, '--port', '0', '--max-restarts', '5']), function check (err) {
+      assert.equal(err.code, 2)
+      assert.match(err.stderr, /--max-restarts is gone: the supervisor no longer gives up after crashes.*--restart-backoff and --max-restart-backoff/)
+      assert.match(err.stderr, /^Usage: node server\.js/m)
+      return true
+    })
+  })
+
+  it('says in its usage what the default budget is on this machine', async function () {
+    const { stdout } = await run(process.execPath, [SERVER, '--help'])
+    assert.ok(stdout.includes(`default: a quarter of this machine's memory, at\n                         least 1 GiB; here: ${formatMemory(defaultMemoryBudget())}`), stdout)
+    assert.match(stdout, /--restart-backoff T/)
   })
 
   it('refuses a budget an idle worker would not fit in, or that is not a size (exit 2)', async function () {
