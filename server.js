@@ -22,6 +22,8 @@ const USAGE = `Usage: node server.js [options]
   --parse-threads N      worker threads that parse /good's batches (default: cores, at most 4)
   --buffer-budget SZ     inflate and parse buffers /good may hold across all requests (default 32MiB)
   --database-url URL     a PostgreSQL server for /db (env DATABASE_URL; default: embedded PGlite)
+  --disk-quota SZ        bytes the lab may keep in test-data/ (uploads, saves); past it, 507 (default 2GiB)
+  --upload-max-age T     at start, remove uploads older than T: 60m, 90s; 0 keeps them (default 60m)
   --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)
 
 The lab runs in a worker process; this one watches its memory like a container would:
@@ -67,6 +69,8 @@ function readConfig (argv, env) {
       'parse-threads': { type: 'string' },
       'buffer-budget': { type: 'string' },
       'database-url': { type: 'string' },
+      'disk-quota': { type: 'string' },
+      'upload-max-age': { type: 'string' },
       'no-request-peak': { type: 'boolean' },
       'memory-limit': { type: 'string' },
       'no-memory-limit': { type: 'boolean' },
@@ -94,6 +98,8 @@ function readConfig (argv, env) {
   if (values['buffer-budget']) app.ingest = { bufferBudget: parseByteSize(values['buffer-budget']) }
   if (values['no-request-peak']) app.resetPeakPerRequest = false
   if (values['unsafe-bad']) app.unsafeBad = true
+  if (values['disk-quota']) app.diskQuota = parseByteSize(values['disk-quota'])
+  if (values['upload-max-age']) app.upload = { maxAgeMs: parseDuration(values['upload-max-age'], '--upload-max-age') }
   const databaseUrl = values['database-url'] ?? env.DATABASE_URL
   if (databaseUrl) app.database = { url: databaseUrl }
   // checked here, so that a bad flag is a usage error and not a worker that dies at birth

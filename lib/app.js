@@ -19,7 +19,8 @@ import { createDatabase } from './db/database.js'
 import { normalizeDatabaseOptions } from './db/options.js'
 import { getParsePool } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
-import { removeDeadParts } from './upload.js'
+import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
+import { createDiskQuota } from './disk-quota.js'
 import { discardRestOfBody } from './ingest-common.js'
 
 /**
@@ -46,15 +47,22 @@ export function createApp (options) {
     console.warn(`streamlab: could not remove the parts of interrupted uploads: ${err.message}`)
     return []
   })
+  // uploads of earlier runs go too; the quota's walk counts what the clean-ups leave
+  app.locals.oldUploadsRemoved = removeOldUploads(opts.dataDir, normalizeUploadOptions(opts.upload).maxAgeMs).catch(function reportOldUploadsLeft (err) {
+    console.warn(`streamlab: could not remove the uploads of earlier runs: ${err.message}`)
+    return []
+  })
+  const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
+  app.locals.diskQuota = diskQuota
 
-  app.use(generateRoute(opts))
+  app.use(generateRoute(opts, diskQuota))
   app.use(ingestRoutes(opts, events))
   // samples only while something subscribes (/metrics clients, experiments)
   const sampler = createSampler()
   app.locals.sampler = sampler
   app.use(metricsRoutes(opts, events, sampler))
   app.use(experimentRoutes(opts, events))
-  app.use(uploadRoutes(opts, events))
+  app.use(uploadRoutes(opts, events, diskQuota))
   app.use(chunkSizeRoutes(opts))
   app.use(databaseRoutes(dbOpts, database))
   // last of the routes: the page's static files answer only what the API did not

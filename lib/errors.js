@@ -145,3 +145,26 @@ export function overloaded (limit, retryAfterSeconds) {
 export function bodyTimeout (ms, received) {
   return createError(408, 'request.timeout', `no body bytes for ${ms} ms: the upload stalled`, { timeoutMs: ms, received })
 }
+
+/**
+ * 507 disk.quota.exceeded: a write would take what the lab stores under its data
+ * directory past the disk quota. `used` counts everything else, `asked` this write.
+ */
+export function diskQuotaExceeded (quota, used, asked) {
+  return createError(507, 'disk.quota.exceeded',
+    `writing ${asked} bytes would pass the ${quota}-byte disk quota (${used} bytes in use): ` +
+    'free space with DELETE /uploads, or start the lab with a larger --disk-quota',
+    { quota, used, asked })
+}
+
+/** 503 save.busy: one `GET /generate?save=1` at a time. */
+export function saveBusy (retryAfterSeconds) {
+  const error = createError(503, 'save.busy', `a save is already being written: one at a time, try again in ${retryAfterSeconds} s`, { retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/** 404 upload.not.found: DELETE /uploads/:file of a name the lab does not have (any more). */
+export function uploadNotFound (file) {
+  return createError(404, 'upload.not.found', `no upload named ${file}`, { file })
+}

@@ -15,6 +15,8 @@ const GiB = 1024 * MiB
 export const DEFAULTS = Object.freeze({
   /** Where everything generated goes. */
   dataDir: path.join(PROJECT_ROOT, 'test-data'),
+  /** Bytes the lab may keep under `dataDir` (uploads, saves): past it, 507 (lib/disk-quota.js). */
+  diskQuota: 2 * GiB,
   limits: Object.freeze({
     /** Compressed request bytes, both routes. */
     compressed: 512 * MiB,
@@ -110,5 +112,6 @@ export function normalizeOptions (options = {}) {
   if (typeof out.unsafeBad !== 'boolean') throw new TypeError('option unsafeBad must be a boolean')
   if (typeof out.resetPeakPerRequest !== 'boolean') throw new TypeError('option resetPeakPerRequest must be a boolean')
   checkInteger('parseThreads', out.parseThreads, 1, 64)
+  checkInteger('diskQuota', out.diskQuota, 1, Number.MAX_SAFE_INTEGER)
   return Object.freeze(out)
 }

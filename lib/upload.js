@@ -10,6 +10,11 @@
  * An upload is written as `<uuid>.<pid>.part` and renamed once complete, so
  * a process killed mid-write (the memory budget does that on purpose) leaves
  * only parts named after a dead process, which the next lab removes.
+ *
+ * Every byte counts against the app's disk quota (`lib/disk-quota.js`): the
+ * Content-Length is reserved before the body is read, and each chunk is
+ * covered before it is kept or written. Uploads older than `upload.maxAgeMs`
+ * are removed when a lab starts; `deleteUploads` removes them on request.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -21,11 +26,14 @@ import { requestBody } from './ingest-common.js'
 import { processAlive } from './process-alive.js'
 
 const MiB = 1024 * 1024
+const HOUR_MS = 60 * 60 * 1000
 
 /** Defaults of the `upload` app option. */
 export const UPLOAD_DEFAULTS = Object.freeze({
   /** Largest upload either route accepts, in bytes. */
-  limit: 256 * MiB
+  limit: 256 * MiB,
+  /** Uploads older than this are removed when a lab starts, in ms (0: kept however old). */
+  maxAgeMs: HOUR_MS
 })
 
 /** Where uploads go, under the data directory. */
@@ -37,15 +45,17 @@ const PART_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 
 /**
  * Normalise the `upload` app options.
- * @param {{ limit?: number }} [options]
- * @returns {Readonly<{ limit: number }>}
- * @throws {TypeError} for a limit that is not a positive safe integer
+ * @param {{ limit?: number, maxAgeMs?: number }} [options]
+ * @returns {Readonly<{ limit: number, maxAgeMs: number }>}
+ * @throws {TypeError} for a limit that is not a positive safe integer, or an age that is not one >= 0
  */
 export function normalizeUploadOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('option upload must be an object')
   const limit = options.limit ?? UPLOAD_DEFAULTS.limit
   if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`option upload.limit must be a positive integer of bytes, got ${limit}`)
-  return Object.freeze({ limit })
+  const maxAgeMs = options.maxAgeMs ?? UPLOAD_DEFAULTS.maxAgeMs
+  if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0) throw new TypeError(`option upload.maxAgeMs must be an integer of ms >= 0, got ${maxAgeMs}`)
+  return Object.freeze({ limit, maxAgeMs })
 }
 
 /** The uploads directory of a data directory. */
@@ -67,47 +77,58 @@ export function uploadTooLarge (limit, received) {
  * Receive one upload into a new file.
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res watched so that a file whose name never reached the client is removed
- * @param {{ mode: 'buffer'|'stream', dir: string, limit: number, idleMs?: number }} settings
- *   `idleMs`: a body that sends no byte for this long fails with 408 (0: never)
+ * @param {{ mode: 'buffer'|'stream', dir: string, limit: number, quota: import('./disk-quota.js').DiskQuota, idleMs?: number }} settings
+ *   `quota`: the app's disk quota; `idleMs`: a body that sends no byte for this long fails with 408 (0: never)
  * @returns {Promise<{ file: string, bytes: number }>} the file's name (not its path) and size
- * @throws {LabError} 413 entity.too.large, 400 request.aborted, 408 request.timeout
+ * @throws {LabError} 413 entity.too.large, 507 disk.quota.exceeded, 400 request.aborted, 408 request.timeout
  */
-export async function receiveUpload (req, res, { mode, dir, limit, idleMs = 0 }) {
+export async function receiveUpload (req, res, { mode, dir, limit, quota, idleMs = 0 }) {
   const length = Number(req.headers['content-length'])
   if (Number.isFinite(length) && length > limit) throw uploadTooLarge(limit, length)
   // listen to the body before the first await: a client that hangs up meanwhile must still be noticed
   const source = requestBody(req, { idleMs })
-  try {
-    await fs.promises.mkdir(dir, { recursive: true })
-  } catch (err) {
-    source.destroy()
-    throw err
-  }
   const id = randomUUID()
   const name = `${id}.upload`
   const file = path.join(dir, name)
   const part = path.join(dir, `${id}.${process.pid}.part`)
+  let reservation
+  try {
+    // the whole body's room before its first byte: refused now, nothing is written
+    reservation = await quota.reserve(Number.isFinite(length) ? length : 0, { claims: [part] })
+    await fs.promises.mkdir(dir, { recursive: true })
+  } catch (err) {
+    reservation?.release()
+    source.destroy()
+    throw err
+  }
   let saved = false
   res.once('close', function removeUnclaimed () {
     // the answer never went out: the client cannot know the name, so nobody would delete the file
-    if (saved && !res.writableFinished) removeQuietly(file)
+    if (saved && !res.writableFinished) removeQuietly(file, quota)
   })
-  const bytes = mode === 'buffer'
-    ? await saveBuffered(req, source, part, limit)
-    : await saveStreamed(source, part, limit)
   try {
-    await fs.promises.rename(part, file)
-  } catch (err) {
-    await fs.promises.rm(part, { force: true })
-    throw err
+    const bytes = mode === 'buffer'
+      ? await saveBuffered(req, source, part, limit, reservation)
+      : await saveStreamed(source, part, limit, reservation)
+    try {
+      await fs.promises.rename(part, file)
+    } catch (err) {
+      await fs.promises.rm(part, { force: true })
+      throw err
+    }
+    reservation.commit(file, bytes)
+    saved = true
+    if (res.destroyed) {
+      // gone while the file was written: 'close' came before `saved` was set
+      await fs.promises.rm(file, { force: true })
+      quota.forget(file)
+      throw requestAborted(bytes)
+    }
+    return { file: name, bytes }
+  } finally {
+    // a failed upload left nothing on disk: its room is free again (a no-op once committed)
+    reservation.release()
   }
-  saved = true
-  if (res.destroyed) {
-    // gone while the file was written: 'close' came before `saved` was set
-    await fs.promises.rm(file, { force: true })
-    throw requestAborted(bytes)
-  }
-  return { file: name, bytes }
 }
 
 /**
@@ -115,8 +136,8 @@ export async function receiveUpload (req, res, { mode, dir, limit, idleMs = 0 })
  * until the body ends, copied once more into one Buffer by `Buffer.concat`,
  * and only then written. Memory grows with body size times uploads in flight.
  */
-async function saveBuffered (req, source, file, limit) {
-  const body = await readWholeBody(source, limit)
+async function saveBuffered (req, source, file, limit, reservation) {
+  const body = await readWholeBody(source, limit, reservation)
   const gone = abortWhenClosed(req)
   try {
     // `wx`: the name is new; never write over a file someone else made
@@ -134,9 +155,11 @@ async function saveBuffered (req, source, file, limit) {
 /**
  * The whole body in one Buffer. The chunks become garbage when this
  * returns: kept through the (asynchronous) write, they would double what
- * the article's synchronous write held.
+ * the article's synchronous write held. Each chunk is covered by the disk
+ * quota as it is kept: the room is taken before the write, and a body too
+ * big for the disk is refused before all of it is held.
  */
-async function readWholeBody (source, limit) {
+async function readWholeBody (source, limit, reservation) {
   const chunks = []
   let received = 0
   const collect = new Writable({
@@ -147,7 +170,7 @@ async function readWholeBody (source, limit) {
     }
   })
   try {
-    await pipeline(source, limitCounter(limit), collect)
+    await pipeline(source, limitCounter(limit), reservation.meter(), collect)
   } catch (err) {
     throw asAborted(err, received)
   }
@@ -155,11 +178,12 @@ async function readWholeBody (source, limit) {
 }
 
 /** The streamed upload: a chunk at a time from the socket to the file, with backpressure both ways. */
-async function saveStreamed (source, file, limit) {
+async function saveStreamed (source, file, limit, reservation) {
   const counter = limitCounter(limit)
   const out = fs.createWriteStream(file, { flags: 'wx' })
   try {
-    await pipeline(source, counter, out)
+    // the meter covers a chunk before it reaches the file: the one that would pass the quota is never written
+    await pipeline(source, counter, reservation.meter(), out)
   } catch (err) {
     // wait for the descriptor to close, or a late open could recreate the file after rm
     out.destroy()
@@ -275,9 +299,70 @@ export async function removeDeadParts (dataDir) {
   return removed
 }
 
+/**
+ * Remove the uploads of earlier runs: files the upload routes made more than
+ * `maxAgeMs` ago (by their modification time). Parts are left to
+ * `removeDeadParts`: one a live process is still writing is not old.
+ * @param {string} dataDir
+ * @param {number} maxAgeMs 0: remove none
+ * @param {number} [now] ms since the epoch
+ * @returns {Promise<string[]>} the names removed
+ */
+export async function removeOldUploads (dataDir, maxAgeMs, now = Date.now()) {
+  if (maxAgeMs === 0) return []
+  const dir = uploadDir(dataDir)
+  const removed = []
+  for (const name of (await listUploads(dataDir)).filter(isUploadName)) {
+    const file = path.join(dir, name)
+    try {
+      if (now - (await fs.promises.lstat(file)).mtimeMs <= maxAgeMs) continue
+      await fs.promises.unlink(file)
+      removed.push(name)
+    } catch (err) {
+      // removed meanwhile by someone else: what we wanted
+      if (err.code !== 'ENOENT') throw err
+    }
+  }
+  return removed
+}
 
-function removeQuietly (file) {
-  fs.promises.rm(file, { force: true }).catch(function reportRemoveFailure (err) {
+/**
+ * Delete uploads and give their room back to the disk quota: the named
+ * ones, or every finished upload (parts being written are left alone).
+ * @param {string} dataDir
+ * @param {import('./disk-quota.js').DiskQuota} quota
+ * @param {string[]|null} [names] as the routes answered them; null: all
+ * @returns {Promise<{ removed: string[], bytes: number }>} the names removed and their bytes
+ * @throws {TypeError} for a name that is not an upload's
+ */
+export async function deleteUploads (dataDir, quota, names = null) {
+  const chosen = names ?? (await listUploads(dataDir)).filter(isUploadName)
+  for (const name of chosen) {
+    if (!isUploadName(name)) throw new TypeError(`not an upload's name: ${String(name).slice(0, 100)}`)
+  }
+  const dir = uploadDir(dataDir)
+  const removed = []
+  let bytes = 0
+  for (const name of chosen) {
+    const file = path.join(dir, name)
+    try {
+      const { size } = await fs.promises.lstat(file)
+      await fs.promises.unlink(file)
+      bytes += size
+      removed.push(name)
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err
+    }
+    // gone either way: if someone else removed it, the quota must stop counting it too
+    quota.forget(file)
+  }
+  return { removed, bytes }
+}
+
+function removeQuietly (file, quota) {
+  fs.promises.rm(file, { force: true }).then(function forgetRemoved () {
+    quota.forget(file)
+  }, function reportRemoveFailure (err) {
     console.error(`could not remove unclaimed upload ${file}: ${err.message}`)
   })
 }

@@ -1,9 +1,11 @@
 /**
  * GET /generate: the seeded test document, gzipped as it is made and streamed with
- * backpressure, or (`?save=1`) written atomically into the data directory; or
+ * backpressure, or (`?save=1`) written atomically into the data directory, one save at a
+ * time and within the app's disk quota; or
  * (`?kind=bomb&variant=...`) a zip bomb, streamed as it is made. HEAD makes nothing and writes nothing.
  * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/atomic-file.js`.
  */
+import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
 import express from 'express'
@@ -15,17 +17,30 @@ import {
 } from '../generators/items.js'
 import { createBomb } from '../generators/bombs.js'
 import { displayPath, writeAtomically } from '../lib/atomic-file.js'
-import { badParameter } from '../lib/errors.js'
+import { badParameter, saveBusy } from '../lib/errors.js'
 
 const KINDS = Object.freeze(['items', 'bomb'])
+/** Seconds a second save is told to wait (Retry-After). */
+const SAVE_RETRY_AFTER_S = 1
+/**
+ * What a save will write at least, to reserve before its first byte: an item is over 400
+ * bytes inflated, and gzip makes the generator's JSON about 4.7 times smaller at most
+ * (level 9); 8 leaves room. Too low only means the quota stops the save later, chunk by chunk.
+ */
+const MIN_ITEM_BYTES = 400
+const MAX_GZIP_RATIO = 8
 
 /**
  * The generator route.
  * @param {ReturnType<typeof import('../lib/options.js').normalizeOptions>} opts normalised app options
+ * @param {import('../lib/disk-quota.js').DiskQuota} quota the app's disk quota: saves count against it
  * @returns {import('express').Router}
  */
-export function generateRoute (opts) {
+export function generateRoute (opts, quota) {
+  if (quota === undefined) throw new TypeError('generateRoute needs the app\'s disk quota')
   const router = express.Router()
+  // one save at a time, per app: concurrent saves would each write their own temp file of up to 8 GiB
+  let saving = false
 
   router.get('/generate', function generate (req, res, next) {
     const kind = req.query.kind ?? 'items'
@@ -44,7 +59,9 @@ export function generateRoute (opts) {
     if (params.save) {
       // HEAD has no side effects: it checks the parameters and answers the headers of a save, writing nothing
       if (req.method === 'HEAD') return res.set({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end()
-      return saveDocument(params, opts.dataDir, res, next)
+      if (saving) return next(saveBusy(SAVE_RETRY_AFTER_S))
+      saving = true
+      return saveDocument(params, opts.dataDir, quota, res, next).finally(function saveEnded () { saving = false })
     }
     return streamDocument(params, req, res, next)
   })
@@ -110,9 +127,14 @@ async function streamBomb (req, res, next) {
   }
 }
 
-async function saveDocument (params, dataDir, res, next) {
+/** The least a save of these parameters writes, in bytes: level 0 stores, so never less than the JSON. */
+function projectedSaveBytes ({ size, bytes, level }) {
+  const inflated = bytes ?? size * MIN_ITEM_BYTES
+  return level === 0 ? inflated : Math.floor(inflated / MAX_GZIP_RATIO)
+}
+
+async function saveDocument (params, dataDir, quota, res, next) {
   const file = SAVE_FILE_NAMES[params.format]
-  const { json, gzip } = createGzipStream(params)
   // A client that hangs up cancels the save: nothing is written for nobody.
   const hangUp = new AbortController()
   function abortOnHangUp () {
@@ -120,8 +142,16 @@ async function saveDocument (params, dataDir, res, next) {
   }
   res.once('close', abortOnHangUp)
   const started = performance.now()
+  let reservation = null
   try {
-    const written = await writeAtomically(dataDir, file, [json, gzip], { signal: hangUp.signal })
+    // writeAtomically's temp file is `.<name>.<pid>.<random>.tmp`: the reservation counts it, a walk must not
+    const claims = [path.join(dataDir, `.${file}.${process.pid}.`)]
+    reservation = await quota.reserve(projectedSaveBytes(params), { claims })
+    const { json, gzip } = createGzipStream(params)
+    // the meter covers each gzip chunk before the file gets it: past the quota the save stops, its temp file removed
+    const written = await writeAtomically(dataDir, file, [json, gzip, reservation.meter()], { signal: hangUp.signal })
+    // the file it replaced, if any, stops counting: the quota knows one file per path
+    reservation.commit(written.path, written.bytes)
     res.set('Cache-Control', 'no-store').json({
       path: displayPath(written.path),
       file,
@@ -137,6 +167,7 @@ async function saveDocument (params, dataDir, res, next) {
     if (hangUp.signal.aborted) return
     next(err)
   } finally {
+    reservation?.release()
     res.off('close', abortOnHangUp)
   }
 }

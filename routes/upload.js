@@ -4,25 +4,50 @@
  * lib/upload.js; here a request meets them.
  *
  * Both answer { route, bytes, ms, file }: `file` is the server-chosen name
- * in <dataDir>/uploads/, for whoever ran the upload to delete.
+ * in <dataDir>/uploads/, for whoever ran the upload to delete with
+ * DELETE /uploads/:file (or all of them with DELETE /uploads), which answer
+ * { removed, files, bytes, disk }: how many were removed, their names (the
+ * first 1000), their bytes, and the disk quota's figures after.
  */
 import express from 'express'
 import { performance } from 'node:perf_hooks'
+import { badParameter, uploadNotFound } from '../lib/errors.js'
 import { msSince, nextRequestId } from '../lib/lab-events.js'
-import { normalizeUploadOptions, receiveUpload, uploadDir } from '../lib/upload.js'
+import { deleteUploads, isUploadName, normalizeUploadOptions, receiveUpload, uploadDir } from '../lib/upload.js'
+
+/** Names listed in a delete's answer, at most: the count says how many went. */
+const LISTED_NAMES = 1000
 
 /**
  * @param {object} opts normalised app options (`dataDir`, `limits.bodyIdleMs`, and `upload: { limit }`)
  * @param {import('node:events').EventEmitter} events the lab's event bus
+ * @param {import('../lib/disk-quota.js').DiskQuota} quota the app's disk quota: every upload counts against it
  * @returns {import('express').Router}
  */
-export function uploadRoutes (opts, events) {
+export function uploadRoutes (opts, events, quota) {
+  if (quota === undefined) throw new TypeError('uploadRoutes needs the app\'s disk quota')
   const settings = normalizeUploadOptions(opts.upload)
-  const common = { dir: uploadDir(opts.dataDir), limit: settings.limit, idleMs: opts.limits.bodyIdleMs }
+  const common = { dir: uploadDir(opts.dataDir), limit: settings.limit, idleMs: opts.limits.bodyIdleMs, quota }
   const router = express.Router()
   router.post('/upload-buffer', answerWith('upload-buffer', { ...common, mode: 'buffer' }, events))
   router.post('/upload-stream', answerWith('upload-stream', { ...common, mode: 'stream' }, events))
+  router.delete('/uploads', async function deleteAllUploads (req, res) {
+    res.json(deleted(await deleteUploads(opts.dataDir, quota), quota))
+  })
+  router.delete('/uploads/:file', async function deleteOneUpload (req, res) {
+    const { file } = req.params
+    // a name the routes could not have chosen is refused, never resolved: it came over the network
+    if (!isUploadName(file)) throw badParameter('file', file, 'an upload\'s name as the upload routes answer it: <uuid>.upload')
+    const result = await deleteUploads(opts.dataDir, quota, [file])
+    if (result.removed.length === 0) throw uploadNotFound(file)
+    res.json(deleted(result, quota))
+  })
   return router
+}
+
+function deleted ({ removed, bytes }, quota) {
+  const { used, quota: limit } = quota.snapshot()
+  return { removed: removed.length, files: removed.slice(0, LISTED_NAMES), bytes, disk: { used, quota: limit } }
 }
 
 function answerWith (route, settings, events) {
