@@ -26,6 +26,12 @@ const USAGE = `Usage: node server.js [options]
   --upload-max-age T     at start, remove uploads older than T: 60m, 90s; 0 keeps them (default 60m)
   --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)
 
+Slow or many clients: each limit answers (408 or 503 JSON), none just drops the connection:
+  --body-idle-timeout T  a body that sends nothing for T gets 408 (default 10s; 0: no limit)
+  --min-body-rate SZ     bytes/s a body must average over 10 s of reading, else 408 (default 4KiB; 0: none)
+  --max-connections N    open connections; past N a new one gets 503 and is closed (default 512)
+  --max-metrics-streams N  GET /metrics streams at once; past N, 503 (default 64)
+
 The lab runs in a worker process; this one watches its memory like a container would:
   --memory-limit SZ      kill the worker (SIGKILL) when its RSS passes SZ, then restart it
                          on the same port (default: a quarter of this machine's memory, at
@@ -46,6 +52,12 @@ function parseDuration (text, flag) {
   if (match === null) throw new TypeError(`${flag} takes a duration like 60s, 2m or 500ms, got "${text}"`)
   const unit = { ms: 1, s: 1000, m: 60_000 }[match[2] ?? 's']
   return Math.round(Number(match[1]) * unit)
+}
+
+/** A cap given on the command line: a whole number from 1 to `max`. */
+function parseLimitCount (text, flag, max) {
+  if (!/^[1-9]\d{0,8}$/.test(text) || Number(text) > max) throw new TypeError(`${flag} takes a whole number from 1 to ${max}, got "${text}"`)
+  return Number(text)
 }
 
 /** The app's own check of the URL (lib/db/options.js), reworded to name the flag or variable it came from. */
@@ -72,6 +84,10 @@ function readConfig (argv, env) {
       'disk-quota': { type: 'string' },
       'upload-max-age': { type: 'string' },
       'no-request-peak': { type: 'boolean' },
+      'body-idle-timeout': { type: 'string' },
+      'min-body-rate': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'max-metrics-streams': { type: 'string' },
       'memory-limit': { type: 'string' },
       'no-memory-limit': { type: 'boolean' },
       'unsafe-bad': { type: 'boolean' },
@@ -100,6 +116,11 @@ function readConfig (argv, env) {
   if (values['unsafe-bad']) app.unsafeBad = true
   if (values['disk-quota']) app.diskQuota = parseByteSize(values['disk-quota'])
   if (values['upload-max-age']) app.upload = { maxAgeMs: parseDuration(values['upload-max-age'], '--upload-max-age') }
+  if (values['body-idle-timeout'] !== undefined) app.limits.bodyIdleMs = parseDuration(values['body-idle-timeout'], '--body-idle-timeout')
+  if (values['min-body-rate'] !== undefined) app.limits.minBodyRate = parseByteSize(values['min-body-rate'])
+  // the worker hands `app.server` to createLabServer (lib/worker-main.js)
+  if (values['max-connections'] !== undefined) app.server = { maxConnections: parseLimitCount(values['max-connections'], '--max-connections', 1_000_000) }
+  if (values['max-metrics-streams'] !== undefined) app.metrics = { maxClients: parseLimitCount(values['max-metrics-streams'], '--max-metrics-streams', 100_000) }
   const databaseUrl = values['database-url'] ?? env.DATABASE_URL
   if (databaseUrl) app.database = { url: databaseUrl }
   // checked here, so that a bad flag is a usage error and not a worker that dies at birth

@@ -22,6 +22,7 @@ import { createLabEvents } from './lab-events.js'
 import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
 import { createDiskQuota } from './disk-quota.js'
 import { discardRestOfBody } from './ingest-common.js'
+import { bodyDeadline } from './body-deadline.js'
 
 /**
  * Build the lab's Express app.
@@ -55,6 +56,8 @@ export function createApp (options) {
   const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
   app.locals.diskQuota = diskQuota
 
+  // first: every body, whichever route reads it (or none), is bounded in time
+  app.use(bodyDeadline(opts.limits))
   app.use(generateRoute(opts, diskQuota))
   app.use(ingestRoutes(opts, events))
   // samples only while something subscribes (/metrics clients, experiments)

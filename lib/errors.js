@@ -168,3 +168,24 @@ export function saveBusy (retryAfterSeconds) {
 export function uploadNotFound (file) {
   return createError(404, 'upload.not.found', `no upload named ${file}`, { file })
 }
+
+/** 408 request.too.slow: a body under `limits.minBodyRate` over the last `windowMs` the server was reading. */
+export function bodyTooSlow (limit, rate, received, elapsedMs, windowMs) {
+  return createError(408, 'request.too.slow',
+    `the body arrived at ${Math.round(rate)} bytes/s over the last ${windowMs} ms, under the ${limit} bytes/s minimum`,
+    { limit, rate: Math.round(rate), windowMs, received, elapsedMs })
+}
+
+/** 503 server.busy: a connection past `maxConnections`, answered on the raw socket by lib/http-server.js. */
+export function tooManyConnections (limit, retryAfterSeconds) {
+  const error = createError(503, 'server.busy', `more than ${limit} connections open: try again shortly`, { limit, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/** 503 server.busy: a GET /metrics stream past the hub's `maxClients`. */
+export function tooManyStreams (limit, retryAfterSeconds) {
+  const error = createError(503, 'server.busy', `more than ${limit} GET /metrics streams open: try again later, or ask for ?format=json`, { limit, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}

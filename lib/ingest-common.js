@@ -9,8 +9,9 @@ import { createHash } from 'node:crypto'
 import { FORMATS } from './json-records.js'
 import {
   badParameter, compressedTooLarge, inflatedTooLarge, requestAborted,
-  unsupportedEncoding, unsupportedMediaType, createError, ratioTooLarge, bodyTimeout
+  unsupportedEncoding, unsupportedMediaType, createError, ratioTooLarge
 } from './errors.js'
+import { guardBody } from './body-deadline.js'
 
 const GZIP_TYPES = ['application/octet-stream', 'application/gzip', 'application/x-gzip']
 const JSON_TYPES = ['application/json', 'application/x-ndjson']
@@ -61,20 +62,19 @@ export function checkContentLength (req, limit) {
  * The request body as a stream that `pipeline` may destroy without
  * destroying the socket: when the pipeline fails, the rest of the body is
  * read and discarded, so the client still gets its JSON error. A body that
- * stalls for `idleMs` fails with 408.
+ * stalls, or arrives too slowly, fails with 408: the request's one watch
+ * (lib/body-deadline.js), which the app arms with its `limits`; the options
+ * here count only where no app armed one.
  * @param {import('node:http').IncomingMessage} req
- * @param {{ idleMs?: number }} [options]
+ * @param {{ idleMs?: number, minRate?: number, rateWindowMs?: number }} [options]
  */
-export function requestBody (req, { idleMs = 0 } = {}) {
+export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } = {}) {
   let received = 0
-  let idleTimer = null
-  function armIdleTimer () {
-    if (idleMs <= 0) return
-    if (idleTimer) idleTimer.refresh()
-    else {
-      idleTimer = setTimeout(function bodyStalled () { source.destroy(bodyTimeout(idleMs, received)) }, idleMs)
-      idleTimer.unref()
-    }
+  let releaseDeadline = null
+  function armDeadline () {
+    releaseDeadline = guardBody(req, { idleMs, minRate, windowMs: rateWindowMs }, function bodyDeadlinePassed (err) {
+      source.destroy(err)
+    })
   }
   const source = new Readable({
     highWaterMark: 64 * 1024,
@@ -89,7 +89,6 @@ export function requestBody (req, { idleMs = 0 } = {}) {
   })
   function onData (chunk) {
     received += chunk.length
-    armIdleTimer()
     if (!source.push(chunk)) req.pause()
   }
   function onEnd () {
@@ -105,7 +104,8 @@ export function requestBody (req, { idleMs = 0 } = {}) {
     source.destroy(aborted ? requestAborted(received) : err)
   }
   function cleanup () {
-    if (idleTimer) clearTimeout(idleTimer)
+    if (releaseDeadline) releaseDeadline()
+    releaseDeadline = null
     req.removeListener('data', onData)
     req.removeListener('end', onEnd)
     req.removeListener('close', onClose)
@@ -115,7 +115,7 @@ export function requestBody (req, { idleMs = 0 } = {}) {
   req.on('end', onEnd)
   req.on('close', onClose)
   req.on('error', onError)
-  armIdleTimer()
+  armDeadline()
   return source
 }
 

@@ -24,12 +24,18 @@
  * gets `event: gap` naming the ids it lost; one whose socket has not drained
  * for `stallMs` is ended (it may reconnect and replay).
  *
+ * Bounded by construction: at most `maxClients` streams at once; the next
+ * is refused with 503 `server.busy` and Retry-After before a byte of it is
+ * written. Each event is framed once and the same string written to every
+ * client, so a sample costs one `JSON.stringify` and a write per client.
+ *
  * The hub also emits the bus 'peak' event `{ reset: false }` when a sample
  * finds the kernel's peak RSS more than `peakStep` above the last peak event,
  * so clients see the true peak move. It does so only while a client is
  * connected, because only then does it sample.
  */
 import { checkInterval } from './sampler.js'
+import { tooManyStreams } from './errors.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -49,8 +55,17 @@ export const HUB_DEFAULTS = Object.freeze({
   /** A client whose socket has not drained for this long is ended. */
   stallMs: 60_000,
   /** A rise of the kernel peak RSS that makes a bus 'peak' event. */
-  peakStep: MiB
+  peakStep: MiB,
+  /**
+   * Streams at once. Past it, 503 `server.busy` with Retry-After: a dashboard needs
+   * one, and thousands at a 10 ms interval would take the event loop from every
+   * other request (each sample is a write per client).
+   */
+  maxClients: 64
 })
+
+/** Seconds a stream refused at `maxClients` is asked to wait: streams last long. */
+const STREAM_RETRY_AFTER = 5
 
 function checkMs (name, value, min, max) {
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -68,6 +83,7 @@ function normalizeHubOptions (options = {}) {
   checkMs('retryMs', out.retryMs, 0, 3600_000)
   checkMs('stallMs', out.stallMs, 10, 24 * 3600_000)
   checkMs('peakStep', out.peakStep, 1, Number.MAX_SAFE_INTEGER)
+  checkMs('maxClients', out.maxClients, 1, 100_000)
   return Object.freeze(out)
 }
 
@@ -204,9 +220,11 @@ export class MetricsHub {
    * @param {import('node:http').ServerResponse} res
    * @param {{ interval?: number, lastEventId?: number | null }} [params]
    * @returns {number} the client's id
+   * @throws {LabError} 503 `server.busy` when `maxClients` streams are open
    */
   attach (req, res, params = {}) {
     if (this.#closed) throw new Error('metrics hub is closed')
+    if (this.#clients.size >= this.#options.maxClients) throw tooManyStreams(this.#options.maxClients, STREAM_RETRY_AFTER)
     const interval = checkInterval(params.interval ?? this.#sampler.interval)
     const history = this.#history
     history.prune(Date.now())

@@ -35,8 +35,23 @@ export const DEFAULTS = Object.freeze({
     ratioAfter: 16 * MiB,
     /** /good: deepest nesting of arrays and objects. */
     depth: 1000,
-    /** ms without a body byte before an upload fails with 408. */
-    bodyIdleMs: 30_000,
+    /**
+     * ms without a body byte (while the server reads) before any body fails with 408
+     * (lib/body-deadline.js). 0: no idle limit. nginx's client_body_timeout is 60 s,
+     * Apache's 20 s; 10 s is longer than the stalls of an honest upload (a few TCP
+     * retransmissions) and short enough that a silent client lets go soon.
+     */
+    bodyIdleMs: 10_000,
+    /**
+     * Bytes/s a body must average over the last `bodyRateWindowMs` the server was
+     * reading, first judged once that much has passed; 0: no minimum. An idle timer
+     * alone lets one byte a second hold a request for as long as the body lasts.
+     * 4 KiB/s (32 kbit/s) is far under any Wi-Fi or 3G uplink, and under
+     * curl on loopback by five orders of magnitude; the 10 s window lets a link at twice
+     * the minimum stall for 5 s and pass (Apache's mod_reqtimeout asks 500 B/s).
+     */
+    minBodyRate: 4096,
+    bodyRateWindowMs: 10_000,
     /** Ingest requests in flight, both routes; past it, 503 with Retry-After. */
     inflight: 256,
     /** gzip layers (media type plus Content-Encoding). */
@@ -96,6 +111,8 @@ export function normalizeOptions (options = {}) {
       ratioAfter: checkInteger('limits.ratioAfter', limits.ratioAfter, 0, Number.MAX_SAFE_INTEGER),
       depth: checkInteger('limits.depth', limits.depth, 1, 1_000_000),
       bodyIdleMs: checkInteger('limits.bodyIdleMs', limits.bodyIdleMs, 0, 3_600_000),
+      minBodyRate: checkInteger('limits.minBodyRate', limits.minBodyRate, 0, Number.MAX_SAFE_INTEGER),
+      bodyRateWindowMs: checkInteger('limits.bodyRateWindowMs', limits.bodyRateWindowMs, 50, 3_600_000),
       inflight: checkInteger('limits.inflight', limits.inflight, 1, 100_000)
     }),
     ingest: Object.freeze({

@@ -58,7 +58,8 @@ function listen ({ options, reportRssMs }, listeningSocket) {
     if (event.phase === 'progress') return
     tell({ type: 'experiment', phase: event.phase, id: event.id, name: event.name, params: event.params ?? null, time: event.time })
   })
-  server = createLabServer(app)
+  // the server's own options (maxConnections ...) travel with the app's, under `server`
+  server = createLabServer(app, options.server)
   // the supervisor's socket, shared: this process accepts on it directly
   server.listen(listeningSocket, function ready () {
     tell({ type: 'ready', pid: process.pid })

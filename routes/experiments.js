@@ -25,7 +25,8 @@ export function experimentRoutes (opts, events, registry = EXPERIMENTS) {
     if (crash?.experiment) engine.recordLostRun(crash.experiment, crash)
   })
   const router = express.Router()
-  // a start request is a name and a few parameters: nothing bigger is read
+  // a start request is a name and a few parameters: nothing bigger is read, and nothing slower
+  // (the app's body deadline, lib/body-deadline.js, answers 408 to a body that stalls or drips)
   const readJson = express.json({ limit: '16kb' })
 
   router.get('/experiments', function listExperiments (req, res) {

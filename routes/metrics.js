@@ -21,7 +21,8 @@ const MEDIA_TYPES = Object.freeze({
 })
 
 /**
- * @param {object} opts normalised app options (`opts.metrics`, if given, tunes the hub: see `HUB_DEFAULTS`)
+ * @param {object} opts normalised app options (`opts.metrics`, if given, tunes the hub: see `HUB_DEFAULTS`;
+ *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/sampler.js').Sampler} sampler
  * @returns {express.Router & { hub: import('../lib/metrics-stream.js').MetricsHub, close: () => void }}
