@@ -22,6 +22,7 @@ import { createLabEvents } from './lab-events.js'
 import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
 import { createDiskQuota } from './disk-quota.js'
 import { discardRestOfBody } from './ingest-common.js'
+import { createAdmission } from './admission.js'
 import { bodyDeadline } from './body-deadline.js'
 
 /**
@@ -59,15 +60,18 @@ export function createApp (options) {
   // first: every body, whichever route reads it (or none), is bounded in time
   app.use(bodyDeadline(opts.limits))
   app.use(generateRoute(opts, diskQuota))
-  app.use(ingestRoutes(opts, events))
+  // every route that holds a whole body or result reserves it within the budget first
+  const admission = createAdmission({ budget: opts.memoryBudget })
+  app.locals.admission = admission
+  app.use(ingestRoutes(opts, events, admission))
   // samples only while something subscribes (/metrics clients, experiments)
   const sampler = createSampler()
   app.locals.sampler = sampler
   app.use(metricsRoutes(opts, events, sampler))
   app.use(experimentRoutes(opts, events))
-  app.use(uploadRoutes(opts, events, diskQuota))
+  app.use(uploadRoutes(opts, events, diskQuota, admission))
   app.use(chunkSizeRoutes(opts))
-  app.use(databaseRoutes(dbOpts, database))
+  app.use(databaseRoutes(dbOpts, database, admission))
   // last of the routes: the page's static files answer only what the API did not
   app.use(dashboardRoutes())
 

@@ -189,3 +189,56 @@ export function tooManyStreams (limit, retryAfterSeconds) {
   error.headers['Retry-After'] = String(retryAfterSeconds)
   return error
 }
+
+/** How to get past a memory refusal, by route: what the message says. */
+const WAYS_AROUND_BUDGET = Object.freeze({
+  bad: 'run the lab with a larger --memory-limit, or with --unsafe-bad to watch the worker die',
+  default: 'run the lab with a larger --memory-limit'
+})
+
+function mib (bytes) {
+  return `${(bytes / 1048576).toFixed(1)} MiB`
+}
+
+/**
+ * 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/admission.js).
+ * @param {{ route: string, budget: number, projected: number, available: number, what: string }} figures
+ */
+export function budgetExceeded ({ route, budget, projected, available, what }) {
+  const hint = WAYS_AROUND_BUDGET[route] ?? WAYS_AROUND_BUDGET.default
+  return createError(413, 'memory.budget.exceeded',
+    `${what} would need ${mib(projected)}, more than the ${mib(available)} this lab can ever give one request ` +
+    `(memory budget ${mib(budget)}): ${hint}`,
+    { route, budget, projected, available, hint })
+}
+
+/**
+ * 503 memory.busy: the request fits the memory budget, but not beside what runs now.
+ * @param {{ route: string, budget: number, projected: number, available: number, what: string, retryAfter: number }} figures
+ */
+export function memoryBusy ({ route, budget, projected, available, what, retryAfter }) {
+  const error = createError(503, 'memory.busy',
+    `${what} would need ${mib(projected)} and only ${mib(available)} of the memory budget (${mib(budget)}) ` +
+    'is free while other requests run: try again shortly',
+    { route, budget, projected, available, retryAfter })
+  error.headers['Retry-After'] = String(retryAfter)
+  return error
+}
+
+/** 413 record.too.dense: JSON.parse of one record (or batch) is projected past what a parse thread may hold. */
+export function recordTooDense (limit, projected, bytes, offset) {
+  return createError(413, 'record.too.dense',
+    `one record of ${bytes} bytes would take about ${Math.ceil(projected / 1048576)} MiB to parse, more than the ` +
+    `${Math.round(limit / 1048576)} MiB a parse thread may hold (many tiny values cost far more than their text): ` +
+    'split it into smaller records',
+    { limit, projected, bytes, offset })
+}
+
+/** 503 server.busy: a /good request waited past `ingest.queueMs` for one of the streaming pipelines. */
+export function pipelinesBusy (pipelines, waitedMs, retryAfterSeconds) {
+  const error = createError(503, 'server.busy',
+    `all ${pipelines} streaming pipelines stayed busy for ${waitedMs} ms: try again shortly`,
+    { limit: pipelines, waitedMs, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}

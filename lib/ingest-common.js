@@ -116,7 +116,19 @@ export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } 
   req.on('close', onClose)
   req.on('error', onError)
   armDeadline()
+  // a client gone before its request got here (queued for a pipeline, say) sends no more 'close'
+  if (clientGone(req)) process.nextTick(function alreadyGone () { source.destroy(requestAborted(received)) })
   return source
+}
+
+/**
+ * Whether the client hung up before the body ended: its 'close' may have
+ * passed while the request waited, so ask the state, not the events.
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function clientGone (req) {
+  if (req.complete) return false
+  return req.destroyed || req.socket === null || req.socket?.destroyed === true
 }
 
 /** How much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap. */
@@ -167,7 +179,7 @@ export function discardRestOfBody (req) {
 
 /**
  * A pass-through that counts bytes and fails the moment `check` says so.
- * @param {(bytes: number) => Error|null} check called with the running total on every chunk
+ * @param {(bytes: number, chunk: Buffer) => Error|null} check called with the running total (and the chunk) on every chunk
  * @param {string} [hash] also digest the bytes with this algorithm
  */
 export function countingStream (check, hash) {
@@ -175,7 +187,7 @@ export function countingStream (check, hash) {
   const counter = new Transform({
     transform: function countChunk (chunk, encoding, callback) {
       counter.bytes += chunk.length
-      const error = check(counter.bytes)
+      const error = check(counter.bytes, chunk)
       if (error) {
         callback(error)
         return

@@ -6,6 +6,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { defaultMemoryBudget } from './memory-budget.js'
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -27,9 +28,10 @@ export const DEFAULTS = Object.freeze({
     inflated: 500 * MiB,
     /**
      * Largest single JSON value (or NDJSON line) /good will gather for a
-     * parse thread: its memory is bounded by this, so keep it small.
+     * parse thread: its memory is bounded by this, so keep it small (and
+     * `ingest.parseCost` bounds what parsing it may build).
      */
-    record: 16 * MiB,
+    record: 4 * MiB,
     /** /good: largest inflated/compressed ratio, checked once `ratioAfter` bytes are inflated. */
     ratio: 200,
     ratioAfter: 16 * MiB,
@@ -62,7 +64,16 @@ export const DEFAULTS = Object.freeze({
      * Bytes of inflate chunks and parse batches /good may hold across all
      * requests together: the "constant" in "streaming costs a constant".
      */
-    bufferBudget: 32 * MiB,
+    bufferBudget: 16 * MiB,
+    /**
+     * Heap one parse thread may be projected to use for one batch
+     * (lib/parse-cost.js): a denser record is refused with 413, never
+     * parsed. With the threads, the buffer budget and one large record
+     * being gathered, /good stays under 64 MiB above idle whatever the body.
+     */
+    parseCost: 12 * MiB,
+    /** ms a /good request may wait for a pipeline before 503 with Retry-After. */
+    queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
     activePipelines: 8
   }),
@@ -71,6 +82,11 @@ export const DEFAULTS = Object.freeze({
    * the process down. Only with the supervisor's memory budget (server.js).
    */
   unsafeBad: false,
+  /**
+   * Bytes the process may hold: the supervisor kills the worker past it, and
+   * every route that buffers is admitted within it (lib/admission.js). 0: none.
+   */
+  memoryBudget: defaultMemoryBudget(),
   /** Reset the kernel's peak RSS when an ingest request starts alone. */
   resetPeakPerRequest: true,
   generate: Object.freeze({
@@ -117,7 +133,9 @@ export function normalizeOptions (options = {}) {
     }),
     ingest: Object.freeze({
       bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
-      activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000)
+      activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000),
+      parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
+      queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000)
     }),
     generate: Object.freeze({
       defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),
@@ -127,6 +145,7 @@ export function normalizeOptions (options = {}) {
   }
   if (typeof out.dataDir !== 'string' || out.dataDir === '') throw new TypeError('option dataDir must be a path')
   if (typeof out.unsafeBad !== 'boolean') throw new TypeError('option unsafeBad must be a boolean')
+  checkInteger('memoryBudget', out.memoryBudget, 0, Number.MAX_SAFE_INTEGER)
   if (typeof out.resetPeakPerRequest !== 'boolean') throw new TypeError('option resetPeakPerRequest must be a boolean')
   checkInteger('parseThreads', out.parseThreads, 1, 64)
   checkInteger('diskQuota', out.diskQuota, 1, Number.MAX_SAFE_INTEGER)

@@ -22,11 +22,20 @@ const RECENT_KEPT = 10
 const CURSOR_CLOSE_MS = 10_000
 
 /**
+ * Bytes one row of a batch holds at the peak, an estimate rounded up: the
+ * row object pg builds (six fields, two strings and a Date, a few hundred
+ * bytes), and its share of the JSON string and of the Buffer `res.send`
+ * makes of it (about 150 bytes each).
+ */
+const BATCH_ROW_BYTES = 1024
+
+/**
  * @param {{ maxRows: number, kind: 'embedded'|'postgres' }} dbOpts normalised database options
  * @param {ReturnType<typeof import('../lib/db/database.js').createDatabase>} database
+ * @param {import('../lib/admission.js').MemoryAdmission} [admission] a batch is reserved within the memory budget
  * @returns {import('express').Router}
  */
-export function databaseRoutes (dbOpts, database) {
+export function databaseRoutes (dbOpts, database, admission) {
   const router = express.Router()
   /** exports in flight, and the last few that ended: what a teacher watches in /db/status */
   const active = new Set()
@@ -63,6 +72,18 @@ export function databaseRoutes (dbOpts, database) {
 
   router.get('/db/batch', async function exportBatch (req, res) {
     const params = normalizeExportQuery(req.query, dbOpts)
+    // the whole page as rows, then as one JSON string, then as the Buffer sent: reserved before the query
+    const reservation = admission?.enabled
+      ? admission.reserve(params.limit * BATCH_ROW_BYTES, { route: 'db/batch', what: `a batch of ${params.limit} rows` })
+      : null
+    try {
+      await answerBatch(req, res, params)
+    } finally {
+      reservation?.release()
+    }
+  })
+
+  async function answerBatch (req, res, params) {
     const client = await database.acquire()
     const record = track('batch', params)
     const started = performance.now()
@@ -87,7 +108,7 @@ export function databaseRoutes (dbOpts, database) {
       'Cache-Control': 'no-store',
       'Server-Timing': `db;dur=${queryMs.toFixed(1)}`
     }).send(body)
-  })
+  }
 
   router.get('/db/stream', async function exportStream (req, res) {
     const params = normalizeExportQuery(req.query, dbOpts, { stream: true, accept: req.get('accept') ?? '' })

@@ -13,10 +13,11 @@ import { overloaded } from '../lib/errors.js'
 /**
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
+ * @param {import('../lib/admission.js').MemoryAdmission} [admission] the app's memory admission
  */
-export function ingestRoutes (opts, events) {
+export function ingestRoutes (opts, events, admission) {
   const router = express.Router()
-  const load = { inflight: 0 }
+  const load = { inflight: 0, admission }
   router.post('/bad', answerWith('bad', ingestBuffered, opts, events, load))
   router.post('/good', answerWith('good', ingestStreamed, opts, events, load))
   return router
@@ -40,7 +41,7 @@ function answerWith (route, ingest, opts, events, load) {
     const endPeak = watchRequestPeak(opts.resetPeakPerRequest)
     let summary
     try {
-      summary = await ingest(req, opts)
+      summary = await ingest(req, opts, { admission: load.admission })
     } catch (err) {
       res.locals.memory = endPeak()
       events.emit('request', {

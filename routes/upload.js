@@ -24,13 +24,13 @@ const LISTED_NAMES = 1000
  * @param {import('../lib/disk-quota.js').DiskQuota} quota the app's disk quota: every upload counts against it
  * @returns {import('express').Router}
  */
-export function uploadRoutes (opts, events, quota) {
+export function uploadRoutes (opts, events, quota, admission) {
   if (quota === undefined) throw new TypeError('uploadRoutes needs the app\'s disk quota')
   const settings = normalizeUploadOptions(opts.upload)
   const common = { dir: uploadDir(opts.dataDir), limit: settings.limit, idleMs: opts.limits.bodyIdleMs, quota }
   const router = express.Router()
-  router.post('/upload-buffer', answerWith('upload-buffer', { ...common, mode: 'buffer' }, events))
-  router.post('/upload-stream', answerWith('upload-stream', { ...common, mode: 'stream' }, events))
+  router.post('/upload-buffer', answerWith('upload-buffer', { ...common, mode: 'buffer' }, events, admission))
+  router.post('/upload-stream', answerWith('upload-stream', { ...common, mode: 'stream' }, events, null))
   router.delete('/uploads', async function deleteAllUploads (req, res) {
     res.json(deleted(await deleteUploads(opts.dataDir, quota), quota))
   })
@@ -50,10 +50,22 @@ function deleted ({ removed, bytes }, quota) {
   return { removed: removed.length, files: removed.slice(0, LISTED_NAMES), bytes, disk: { used, quota: limit } }
 }
 
-function answerWith (route, settings, events) {
+/**
+ * What a buffered upload holds at its peak: every chunk and their
+ * Buffer.concat, twice the body (its Content-Length, or the upload limit for
+ * a chunked body, which could be that long).
+ */
+function bufferedCost (req, limit) {
+  const length = Number(req.headers['content-length'])
+  return 2 * (Number.isSafeInteger(length) && length >= 0 && length <= limit ? length : limit)
+}
+
+function answerWith (route, settings, events, admission) {
   return async function answerUpload (req, res) {
     const started = performance.now()
     const id = nextRequestId()
+    // reserved before a byte is read: refused (413 or 503) while the body still waits in the socket
+    const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what: 'this upload, buffered whole,' }) : null
     events.emit('request', { phase: 'start', id, route, time: Date.now() })
     let saved
     try {
@@ -63,6 +75,8 @@ function answerWith (route, settings, events) {
         phase: 'end', id, route, time: Date.now(), status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
       })
       throw err
+    } finally {
+      reservation?.release()
     }
     const ms = msSince(started)
     events.emit('request', { phase: 'end', id, route, time: Date.now(), status: 200, ms })

@@ -1,0 +1,188 @@
+/**
+ * Admission within the memory budget. Every route that holds a whole body
+ * (or a whole result) in memory projects what it will hold before it
+ * allocates, and reserves it here. What can never fit is refused with 413;
+ * what fits only once other requests finish gets 503 and Retry-After. Both
+ * name the budget and the projection, and say how to run it anyway.
+ *
+ * The rule: the memory the process holds now (its RSS, or what it held when
+ * idle plus every reservation, whichever is more) plus the projection must
+ * stay under `safety` of the budget. The supervisor kills the worker at the
+ * budget itself; the margin absorbs what no projection sees (garbage the
+ * collector has not returned yet, sockets, the metrics history).
+ *
+ * One admission per app (`createApp` makes it): two apps in one process
+ * keep their own books.
+ */
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { budgetExceeded, memoryBusy } from './errors.js'
+
+/** Budget fraction admitted requests may fill together. */
+export const ADMISSION_SAFETY = 0.9
+/** Seconds a client told "busy" is asked to wait. */
+const RETRY_AFTER_SECONDS = 2
+
+/**
+ * @param {{ budget: number, safety?: number, readRss?: () => number, collect?: (() => void)|null }} options
+ *   budget: bytes, 0 for none (every reservation is admitted); collect: a full GC (default: V8's, where it can be had)
+ * @returns {MemoryAdmission}
+ */
+export function createAdmission (options) {
+  return new MemoryAdmission(options)
+}
+
+function readProcessRss () {
+  return process.memoryUsage.rss()
+}
+
+/** Fewest ms between two collections asked for by admission: a full GC of a large heap is not free. */
+const COLLECT_EVERY_MS = 1000
+
+/**
+ * A full garbage collection, where one can be had: after a large /bad,
+ * the RSS stays high with garbage until V8 next collects, and "busy" must
+ * not mean "garbage nobody collected". (`--expose-gc` set at run time is
+ * what Node's own tests do; without it, admission only waits.)
+ */
+function findCollector () {
+  if (typeof globalThis.gc === 'function') return globalThis.gc
+  try {
+    v8.setFlagsFromString('--expose-gc')
+    return vm.runInNewContext('gc')
+  } catch {
+    return null
+  }
+}
+
+/** See the module comment. */
+export class MemoryAdmission {
+  constructor ({ budget, safety = ADMISSION_SAFETY, readRss = readProcessRss, collect = undefined }) {
+    if (!Number.isSafeInteger(budget) || budget < 0) throw new TypeError(`memory budget must be a whole number of bytes, got ${budget}`)
+    if (!(safety > 0 && safety <= 1)) throw new TypeError(`admission safety must be in (0, 1], got ${safety}`)
+    this.budget = budget
+    this.ceiling = Math.floor(budget * safety)
+    this.readRss = readRss
+    /** RSS of the process before any request: what it holds when idle. */
+    this.idleRss = readRss()
+    this.reserved = 0
+    this.reservations = 0
+    this.collect = collect === undefined ? (budget > 0 ? findCollector() : null) : collect
+    this.lastCollect = 0
+  }
+
+  get enabled () {
+    return this.budget > 0
+  }
+
+  /** What one request could ever be given: the ceiling less the idle process. */
+  get mostForOne () {
+    return Math.max(0, this.ceiling - this.idleRss)
+  }
+
+  /** Memory held now, as admission sees it. */
+  committed () {
+    return Math.max(this.readRss(), this.idleRss + this.reserved)
+  }
+
+  /** What a new reservation could get right now. */
+  available () {
+    return Math.max(0, this.ceiling - this.committed())
+  }
+
+  /**
+   * Check `more` bytes against the budget, on top of `held` already reserved by the same request.
+   * @returns {Error|null} the refusal, or null when it fits
+   */
+  check (more, held, route, what) {
+    if (!this.enabled || more <= 0) return null
+    const projected = held + more
+    if (projected > this.mostForOne) {
+      return budgetExceeded({ route, budget: this.budget, projected, available: this.mostForOne, what })
+    }
+    // the request's own reservation is part of what is committed: it does not compete with itself
+    let free = this.ceiling - this.committed()
+    if (more > free && this.collect !== null && Date.now() - this.lastCollect >= COLLECT_EVERY_MS) {
+      // garbage counts in the RSS until collected: collect, then look again
+      this.lastCollect = Date.now()
+      this.collect()
+      free = this.ceiling - this.committed()
+    }
+    if (more > free) return memoryBusy({ route, budget: this.budget, projected, available: Math.max(0, free + held), what, retryAfter: RETRY_AFTER_SECONDS })
+    return null
+  }
+
+  /**
+   * Reserve bytes for one request.
+   * @param {number} bytes the projection
+   * @param {{ route: string, what: string }} who for the messages
+   * @returns {Reservation}
+   * @throws {LabError} 413 memory.budget.exceeded, 503 memory.busy
+   */
+  reserve (bytes, { route, what }) {
+    const reservation = new Reservation(this, route, what)
+    reservation.grow(bytes)
+    this.reservations++
+    return reservation
+  }
+
+  /** For /metrics and the tests. */
+  state () {
+    return { budget: this.budget, ceiling: this.ceiling, idleRss: this.idleRss, reserved: this.reserved, reservations: this.reservations }
+  }
+}
+
+/** Bytes reserved by one request; grows as the request learns more, released once. */
+export class Reservation {
+  constructor (admission, route, what) {
+    this.admission = admission
+    this.route = route
+    this.what = what
+    this.bytes = 0
+    this.released = false
+  }
+
+  /**
+   * Reserve `more` bytes on top of what is held.
+   * @param {number} more
+   * @param {string} [what] what the extra bytes are for, for the message
+   * @throws {LabError} 413 memory.budget.exceeded, 503 memory.busy
+   */
+  grow (more, what = this.what) {
+    const refusal = this.tryGrow(more, what)
+    if (refusal) throw refusal
+  }
+
+  /** As grow, but the refusal is returned, not thrown (for stream callbacks). */
+  tryGrow (more, what = this.what) {
+    if (this.released) return null
+    const refusal = this.admission.check(more, this.bytes, this.route, what)
+    if (refusal) return refusal
+    if (more > 0) {
+      this.bytes += more
+      this.admission.reserved += more
+    }
+    return null
+  }
+
+  /** How many more bytes this request could reserve right now. */
+  room () {
+    if (this.released || !this.admission.enabled) return Infinity
+    return Math.max(0, Math.min(this.admission.mostForOne - this.bytes, this.admission.ceiling - this.admission.committed()))
+  }
+
+  /** Give back bytes the request no longer holds (never below zero). */
+  shrink (less) {
+    const amount = Math.min(less, this.bytes)
+    this.bytes -= amount
+    this.admission.reserved -= amount
+  }
+
+  release () {
+    if (this.released) return
+    this.released = true
+    this.admission.reserved -= this.bytes
+    this.admission.reservations--
+    this.bytes = 0
+  }
+}
