@@ -14,6 +14,11 @@ const THREAD = new URL('./parse-thread.js', import.meta.url)
 // space grow to tens of MiB, which was most of /good's memory (measured at
 // 500 MB: 2 MiB gave 47 MiB above idle, 8 MiB 59 MiB).
 const PARSE_THREAD_YOUNG_MB = 2
+// A backstop only: batches are refused before parsing when their projected
+// cost passes `ingest.parseCost` (lib/parse-cost.js). A thread that still
+// runs out ends with ERR_WORKER_OUT_OF_MEMORY, its batch is refused, and a
+// new thread takes its place; the process lives on.
+const PARSE_THREAD_OLD_MB = 48
 
 /**
  * A fixed set of worker threads and one FIFO queue: each thread parses one
@@ -33,7 +38,7 @@ class ParsePool {
 
   spawn () {
     const pool = this
-    const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB } })
+    const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: PARSE_THREAD_OLD_MB } })
     worker.current = null
     worker.on('message', function onAnswer (answer) {
       const job = worker.current
@@ -62,6 +67,11 @@ class ParsePool {
     this.release(worker)
   }
 
+  /** Queued jobs, for the tests and /metrics. */
+  get queued () {
+    return this.queue.length
+  }
+
   release (worker) {
     const job = this.queue.shift()
     if (job) this.dispatch(worker, job)
@@ -72,6 +82,7 @@ class ParsePool {
   }
 
   dispatch (worker, job) {
+    if (job.onAbort) job.signal.removeEventListener('abort', job.onAbort)
     worker.ref() // a batch in the works keeps the process alive until its answer
     worker.current = job
     worker.postMessage({ id: job.id, task: job.task }, job.transferList)
@@ -80,16 +91,30 @@ class ParsePool {
   /**
    * Parse one batch on the next free thread.
    * @param {object} task what parseBatch takes
-   * @param {{ transferList?: ArrayBuffer[] }} [options]
+   * @param {{ transferList?: ArrayBuffer[], signal?: AbortSignal }} [options]
+   *   signal: a job still queued when it aborts is dropped (its request is gone); one already
+   *   on a thread runs to its end, bounded by the batch's projected cost
    */
-  run (task, { transferList = [] } = {}) {
+  run (task, { transferList = [], signal } = {}) {
     if (this.closed) return Promise.reject(new Error('parse pool closed'))
+    if (signal?.aborted) return Promise.reject(signal.reason)
     const pool = this
     return new Promise(function queueJob (resolve, reject) {
-      const job = { id: pool.nextId++, task, transferList, resolve, reject }
+      const job = { id: pool.nextId++, task, transferList, resolve, reject, signal, onAbort: null }
       const worker = pool.idle.pop()
-      if (worker) pool.dispatch(worker, job)
-      else pool.queue.push(job)
+      if (worker) {
+        pool.dispatch(worker, job)
+        return
+      }
+      if (signal) {
+        job.onAbort = function dropQueuedJob () {
+          const at = pool.queue.indexOf(job)
+          if (at !== -1) pool.queue.splice(at, 1)
+          reject(signal.reason)
+        }
+        signal.addEventListener('abort', job.onAbort, { once: true })
+      }
+      pool.queue.push(job)
     })
   }
 
@@ -134,15 +159,30 @@ export class ByteBudget {
     this.waiting = []
   }
 
-  /** Resolves once `bytes` fit (a single oversized request goes alone). */
-  acquire (bytes) {
+  /**
+   * Resolves once `bytes` fit (a single oversized request goes alone).
+   * @param {number} bytes
+   * @param {AbortSignal} [signal] gives up the wait (rejects with its reason)
+   * @returns {Promise<void>|null} null when they fit at once
+   */
+  acquire (bytes, signal) {
     if (this.used === 0 || this.used + bytes <= this.capacity) {
       this.used += bytes
       return null
     }
+    if (signal?.aborted) return Promise.reject(signal.reason)
     const budget = this
-    return new Promise(function waitForBudget (resolve) {
-      budget.waiting.push({ bytes, resolve })
+    return new Promise(function waitForBudget (resolve, reject) {
+      const waiter = { bytes, resolve, signal, onAbort: null }
+      if (signal) {
+        waiter.onAbort = function giveUp () {
+          const at = budget.waiting.indexOf(waiter)
+          if (at !== -1) budget.waiting.splice(at, 1)
+          reject(signal.reason)
+        }
+        signal.addEventListener('abort', waiter.onAbort, { once: true })
+      }
+      budget.waiting.push(waiter)
     })
   }
 
@@ -152,6 +192,7 @@ export class ByteBudget {
       const next = this.waiting[0]
       if (this.used !== 0 && this.used + next.bytes > this.capacity) break
       this.waiting.shift()
+      if (next.onAbort) next.signal.removeEventListener('abort', next.onAbort)
       this.used += next.bytes
       next.resolve()
     }

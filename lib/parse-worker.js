@@ -3,14 +3,22 @@
  * then the tally. Returns plain data only.
  */
 import { createTally, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
+import { projectParseCost } from './parse-cost.js'
 
 /**
- * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array }} batch
- * @returns {{ tally: object|null, error: {offset: number, reason: string}|null }}
+ * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number }} batch
+ *   maxCost: the most heap JSON.parse may be projected to take (lib/parse-cost.js); a batch
+ *   projected past it is not parsed at all
+ * @returns {{ tally: object|null, error: {offset: number, reason: string}|null, tooDense?: { projected: number } }}
  *   error offsets are relative to the batch's first value
  */
-export default function parseBatch ({ kind, bytes, maxDepth = Infinity }) {
+export default function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (maxCost !== Infinity) {
+    // JSON.parse cannot be stopped half-way: what would not fit is refused before it starts
+    const projected = projectParseCost(buf).heap
+    if (projected > maxCost) return { tally: null, error: null, tooDense: { projected } }
+  }
   const tally = createTally()
   if (kind === 'lines') {
     const error = tallyNdjson(buf, tally, maxDepth)

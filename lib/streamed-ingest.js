@@ -10,12 +10,12 @@ import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import {
-  negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary
+  negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary, clientGone
 } from './ingest-common.js'
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from './json-records.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
 import { getParsePool, ByteBudget } from './parse-pool.js'
-import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted, tooDeep } from './errors.js'
+import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense, pipelinesBusy } from './errors.js'
 import { Semaphore } from './semaphore.js'
 
 const MIN_CHUNK = 16 * 1024
@@ -28,6 +28,14 @@ const MAX_BATCH = 64 * 1024
 let activeRequests = 0
 let sharedBudget = null
 let sharedGate = null
+/**
+ * One request at a time may gather a record larger than a batch: eight
+ * pipelines each gathering a 4 MiB record (twice, while it is copied into
+ * its batch) would pass /good's ceiling on their own.
+ */
+const largeRecordGate = new Semaphore(1)
+/** Seconds a client told the pipelines are busy is asked to wait. */
+const RETRY_AFTER_SECONDS = 1
 
 function gateFor (limit) {
   if (sharedGate === null || sharedGate.limit !== limit) sharedGate = new Semaphore(limit)
@@ -40,17 +48,30 @@ function gateFor (limit) {
  * batch buffers. Waiting requests are not read: their bytes wait in the
  * kernel's socket buffers and the client's, which is backpressure too.
  */
-async function admit (req, limit) {
+async function admit (req, limit, queueMs) {
+  // a client gone while its request waited for the handler never sends 'close' again
+  if (clientGone(req)) throw requestAborted(0)
   const gate = gateFor(limit)
   if (gate.held < gate.limit) return gate.acquire()
   const gone = new AbortController()
+  const started = Date.now()
   function onClose () {
     if (!req.complete) gone.abort(requestAborted(0))
   }
+  const deadline = setTimeout(function queueDeadlinePassed () {
+    gone.abort(pipelinesBusy(limit, Date.now() - started, RETRY_AFTER_SECONDS))
+  }, queueMs)
+  deadline.unref()
   req.on('close', onClose)
   try {
-    return await gate.acquire(gone.signal)
+    const leave = await gate.acquire(gone.signal)
+    if (clientGone(req)) {
+      leave()
+      throw requestAborted(0)
+    }
+    return leave
   } finally {
+    clearTimeout(deadline)
     req.removeListener('close', onClose)
   }
 }
@@ -75,8 +96,13 @@ function chunkSizeFor (bufferBudget, active) {
  * A Writable that receives inflated bytes and answers with a tally.
  */
 class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, pool, budget }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, pool, budget }) {
     super({ highWaterMark: 0 })
+    this.maxCost = maxCost
+    /** Aborts when the request is gone or refused: its queued work is dropped with it. */
+    this.gone = new AbortController()
+    /** Gives back the large-record place, while this request holds it. */
+    this.leaveLarge = null
     this.format = format
     this.batchBytes = batchBytes
     this.maxValueBytes = maxValueBytes
@@ -113,8 +139,14 @@ class RecordSink extends Writable {
       while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
       const batch = this.ready.shift()
       const size = batch.bytes.byteLength
-      const wait = this.budget.acquire(size)
-      if (wait) await wait
+      const wait = this.budget.acquire(size, this.gone.signal)
+      if (wait) {
+        try {
+          await wait
+        } catch {
+          return // destroyed while waiting: the budget was never taken
+        }
+      }
       if (this.destroyed) {
         this.budget.release(size)
         return
@@ -129,8 +161,11 @@ class RecordSink extends Writable {
   async run (batch, size) {
     try {
       // transferred, not copied: the batch's bytes move to the parse thread
-      const answer = await this.pool.run({ kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth }, { transferList: [batch.bytes.buffer] })
-      if (answer.error) {
+      const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
+      const answer = await this.pool.run(task, { transferList: [batch.bytes.buffer], signal: this.gone.signal })
+      if (answer.tooDense) {
+        this.fatal = recordTooDense(this.maxCost, answer.tooDense.projected, size - 2, batch.offset)
+      } else if (answer.error) {
         const offset = answer.error.offset < 0 ? -1 : batch.offset + answer.error.offset
         this.noteError({ offset, reason: answer.error.reason, error: answer.error.tooDeep ? tooDeep(this.maxDepth, offset) : undefined })
       } else if (answer.tally) {
@@ -139,10 +174,38 @@ class RecordSink extends Writable {
         else this.tallies.set(batch.generation, answer.tally)
       }
     } catch (err) {
-      this.fatal = err // a worker died: not the client's fault
+      if (this.gone.signal.aborted) return // dropped from the queue: the request is over
+      // past the projection, the thread's heap limit: refused like a projection past it
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') this.fatal = recordTooDense(this.maxCost, null, size - 2, batch.offset)
+      else this.fatal = err // a worker died: not the client's fault
     } finally {
       this.budget.release(size)
     }
+  }
+
+  /**
+   * A record larger than a batch is being gathered: wait for the one place
+   * to gather such records (backpressure reaches the socket meanwhile), and
+   * give it back once the record has gone to a thread.
+   */
+  async holdLargeRecordPlace () {
+    const gathering = this.scanner !== null && this.scanner.pieceBytes > 2 * this.batchBytes
+    if (gathering && this.leaveLarge === null) {
+      this.leaveLarge = await largeRecordGate.acquire(this.gone.signal)
+    } else if (!gathering && this.leaveLarge !== null) {
+      this.leaveLarge()
+      this.leaveLarge = null
+    }
+  }
+
+  _destroy (err, callback) {
+    this.gone.abort(err ?? requestAborted(0))
+    this.ready = []
+    if (this.leaveLarge !== null) {
+      this.leaveLarge()
+      this.leaveLarge = null
+    }
+    callback(err)
   }
 
   async settle () {
@@ -170,6 +233,7 @@ class RecordSink extends Writable {
     }
     await this.send()
     if (this.firstError || this.fatal) await this.failWith(null)
+    await this.holdLargeRecordPlace()
   }
 
   /** Stop at the first error in the input: a worker's may come earlier than the scanner's. */
@@ -215,6 +279,7 @@ class RecordSink extends Writable {
     if (this.firstError || this.fatal) await this.failWith(null)
     if (!end.shapeOk) throw shapeInvalid(this.format, 0)
     this.result = finishTally(this.tallies.get(end.generation) ?? createTally())
+    await this.holdLargeRecordPlace()
   }
 }
 
@@ -227,7 +292,7 @@ class RecordSink extends Writable {
 export async function ingestStreamed (req, opts) {
   const plan = negotiateBody(req, opts.limits)
   checkContentLength(req, opts.limits.compressed)
-  const leave = await admit(req, opts.ingest.activePipelines)
+  const leave = await admit(req, opts.ingest.activePipelines, opts.ingest.queueMs)
   activeRequests++
   try {
     const chunkSize = chunkSizeFor(opts.ingest.bufferBudget, activeRequests)
@@ -240,6 +305,7 @@ export async function ingestStreamed (req, opts) {
       batchBytes: Math.min(chunkSize, MAX_BATCH),
       maxValueBytes: opts.limits.record,
       maxDepth: opts.limits.depth,
+      maxCost: opts.ingest.parseCost,
       pool: getParsePool(opts.parseThreads),
       budget: budgetFor(opts.ingest.bufferBudget)
     })
@@ -267,6 +333,7 @@ export function streamedIngestState () {
     active: activeRequests,
     queued: sharedGate ? sharedGate.waiting.length : 0,
     budgetUsed: sharedBudget ? sharedBudget.used : 0,
-    waiting: sharedBudget ? sharedBudget.waiting.length : 0
+    waiting: sharedBudget ? sharedBudget.waiting.length : 0,
+    gathering: largeRecordGate.held
   }
 }

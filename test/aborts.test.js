@@ -79,7 +79,7 @@ describe(`${ABORTS} uploads aborted at random points`, function () {
       await Promise.all(wave)
     }
     await settle()
-    assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0 })
+    assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
     const after = {
       heap: process.memoryUsage().heapUsed,
       handles: process.getActiveResourcesInfo().length,

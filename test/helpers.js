@@ -62,6 +62,7 @@ export function labInTempDir (name, options = {}) {
   })
   return {
     get url () { return lab.url },
+    get port () { return lab.port },
     get app () { return lab.app },
     get dataDir () { return dataDir }
   }
@@ -161,4 +162,19 @@ export function parseStreamed (buf, format, chunkSize, batchBytes) {
   if (first !== null) return { error: first }
   if (!end.shapeOk) return { shape: true }
   return { summary: finishTally(tallies.get(end.generation) ?? createTally()) }
+}
+
+/**
+ * Poll until `check()` is true. The limit is generous: on a busy 2-core
+ * machine a state may take seconds to settle, and a spec must not depend on
+ * timing luck; it fails only when the state never comes.
+ * @param {() => boolean} check a named function (its name is in the error)
+ * @param {number} [ms]
+ */
+export async function waitFor (check, ms = 15000) {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${check.name}`)
+    await new Promise(function later (resolve) { setTimeout(resolve, 20) })
+  }
 }

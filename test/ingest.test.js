@@ -13,6 +13,7 @@ import { Writable } from 'node:stream'
 import { startLab, post, postInChunks } from './helpers.js'
 import { createGzipStream, createJsonStream } from '../generators/items.js'
 import { streamedIngestState } from '../lib/streamed-ingest.js'
+import { waitFor } from './helpers.js'
 
 async function collect (readable) {
   const parts = []
@@ -219,7 +220,7 @@ describe('POST /bad and POST /good', function () {
         await abortedUpload(`${lab.url}/bad`, body.subarray(0, 20_000 + k * 5000))
       }
       await waitFor(function settled () { return streamedIngestState().active === 0 })
-      assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0 })
+      assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
       const handlesAfter = process.getActiveResourcesInfo().length
       assert.ok(handlesAfter <= handlesBefore + 2, `active resources ${handlesBefore} -> ${handlesAfter}`)
       const res = await post(`${lab.url}/good`, body)
@@ -250,12 +251,4 @@ function abortedUpload (url, part) {
       setTimeout(function abort () { req.destroy(); resolve() }, 20)
     })
   })
-}
-
-async function waitFor (check, ms = 3000) {
-  const until = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${check.name}`)
-    await new Promise(function later (r) { setTimeout(r, 20) })
-  }
 }

@@ -1,0 +1,113 @@
+/**
+ * POST /good is bounded by construction: a record too dense to parse
+ * within a thread's share is refused before JSON.parse runs, requests
+ * queued for a pipeline have a deadline, and clients that vanish while
+ * queued leave nothing counted and no slot held.
+ */
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import zlib from 'node:zlib'
+import { labInTempDir, post, waitFor } from './helpers.js'
+import { streamedIngestState } from '../lib/streamed-ingest.js'
+import { getParsePool } from '../lib/parse-pool.js'
+
+const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
+
+/** Start a /good upload and keep it open: headers and the first bytes only. */
+function holdOpen (port, body = SMALL) {
+  const req = http.request({ port, host: '127.0.0.1', path: '/good', method: 'POST', headers: { 'content-type': 'application/gzip', 'content-length': body.length } })
+  const answer = new Promise(function read (resolve) {
+    req.on('response', function collect (res) {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', function keep (c) { text += c })
+      res.on('end', function done () { resolve({ status: res.statusCode, headers: res.headers, body: JSON.parse(text) }) })
+    })
+    req.on('error', function gone () { resolve(null) })
+  })
+  req.write(body.subarray(0, 4))
+  return {
+    answer,
+    finish: function finish () { req.end(body.subarray(4)) },
+    vanish: function vanish () { req.destroy() }
+  }
+}
+
+/** Requests the lab has started and not ended, from its own event bus. */
+function countInFlight (events) {
+  const open = new Set()
+  events.on('request', function track (event) {
+    if (event.phase === 'start') open.add(event.id)
+    else if (event.phase === 'end') open.delete(event.id)
+  })
+  return open
+}
+
+describe('POST /good: records too dense to parse', function () {
+  const lab = labInTempDir('good-dense')
+
+  for (const [shape, unit] of [['tiny objects', '{}'], ['tiny arrays', '[3]'], ['numbers', '0.9'], ['nested arrays', '[[[[1]]]]']]) {
+    it(`answers 413 record.too.dense to one record of ${shape} past the parse cost, and keeps serving`, async function () {
+      const record = '[' + Array(Math.ceil(3.5 * 1024 * 1024 / (unit.length + 1))).fill(unit).join(',') + ']'
+      const res = await post(`${lab.url}/good`, zlib.gzipSync(`{"items":[{"id":1},${record}]}`))
+      assert.equal(res.status, 413)
+      assert.equal(res.body.error.type, 'record.too.dense')
+      assert.ok(res.body.error.projected > res.body.error.limit)
+      // the offset of the batch the record was parsed in: the record's own, or the first of its batch
+      assert.ok([10, 19].includes(res.body.error.offset), `offset ${res.body.error.offset}`)
+      assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
+    })
+  }
+
+  it('parses as many dense records as a body holds, each within the cost', async function () {
+    const records = Array(400).fill('[' + Array(5000).fill('{"k":3}').join(',') + ']').join(',')
+    const res = await post(`${lab.url}/good`, zlib.gzipSync(`{"items":[${records}]}`))
+    assert.equal(res.status, 200)
+    assert.equal(res.body.summary.items, 400)
+    assert.equal(res.body.summary.numbers, 400 * 5000)
+  })
+})
+
+describe('POST /good: queued requests', function () {
+  const lab = labInTempDir('good-queue', { ingest: { activePipelines: 1, queueMs: 300 } })
+
+  it('answers 503 server.busy with Retry-After to a request that waited past the deadline', async function () {
+    const holder = holdOpen(lab.port)
+    await waitFor(function streaming () { return streamedIngestState().active === 1 })
+    const res = await post(`${lab.url}/good`, SMALL)
+    assert.equal(res.status, 503)
+    assert.equal(res.body.error.type, 'server.busy')
+    assert.equal(res.headers.get('retry-after'), '1')
+    holder.finish()
+    assert.equal((await holder.answer).status, 200)
+    assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
+  })
+
+  it('forgets clients that vanish while queued: nothing stays counted, no slot stays held', async function () {
+    const open = countInFlight(lab.app.locals.events)
+    const holder = holdOpen(lab.port)
+    await waitFor(function streaming () { return streamedIngestState().active === 1 })
+    const waiting = Array.from({ length: 12 }, function queue () { return holdOpen(lab.port) })
+    await waitFor(function queued () { return streamedIngestState().queued >= 1 })
+    for (const client of waiting) client.vanish()
+    holder.finish()
+    assert.equal((await holder.answer).status, 200)
+    assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
+    await waitFor(function settled () { return open.size === 0 && streamedIngestState().queued === 0 && streamedIngestState().active === 0 })
+  })
+})
+
+describe('the parse pool', function () {
+  it('drops a queued batch whose request is gone, and still parses the rest', async function () {
+    const pool = getParsePool(2)
+    const gone = new AbortController()
+    const bytes = function batch () { return new TextEncoder().encode('[{"id":1}]') }
+    // fill both threads, queue one more, then abort it
+    const busy = [pool.run({ kind: 'records', bytes: bytes() }), pool.run({ kind: 'records', bytes: bytes() })]
+    const dropped = pool.run({ kind: 'records', bytes: bytes() }, { signal: gone.signal })
+    gone.abort(new Error('client gone'))
+    await assert.rejects(dropped, /client gone/)
+    for (const answer of await Promise.all(busy)) assert.equal(answer.tally.items, 1)
+    assert.equal(pool.queued, 0)
+  })
+})
