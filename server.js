@@ -20,7 +20,11 @@ const USAGE = `Usage: node server.js [options]
   --limit-compressed SZ  largest compressed body, both routes (default 512MiB)
   --limit-inflated SZ    largest inflated body, both routes (default 500MiB)
   --parse-threads N      worker threads that parse /good's batches (default: cores, at most 4)
-  --buffer-budget SZ     inflate and parse buffers /good may hold across all requests (default 32MiB)
+  --buffer-budget SZ     inflate and parse buffers /good may hold across all requests (default 16MiB)
+  --parse-cost SZ        heap JSON.parse may be projected to take for one of /good's batches;
+                         a denser record is refused with 413 record.too.dense (default 12MiB)
+  --limit-record SZ      largest single record /good gathers for a parse thread (default 4MiB)
+  --queue-timeout T      how long a /good request may wait for a pipeline before 503 (default 10s)
   --database-url URL     a PostgreSQL server for /db (env DATABASE_URL; default: embedded PGlite)
   --disk-quota SZ        bytes the lab may keep in test-data/ (uploads, saves); past it, 507 (default 2GiB)
   --upload-max-age T     at start, remove uploads older than T: 60m, 90s; 0 keeps them (default 60m)
@@ -80,6 +84,9 @@ function readConfig (argv, env) {
       'limit-inflated': { type: 'string' },
       'parse-threads': { type: 'string' },
       'buffer-budget': { type: 'string' },
+      'parse-cost': { type: 'string' },
+      'limit-record': { type: 'string' },
+      'queue-timeout': { type: 'string' },
       'database-url': { type: 'string' },
       'disk-quota': { type: 'string' },
       'upload-max-age': { type: 'string' },
@@ -111,7 +118,12 @@ function readConfig (argv, env) {
   if (values['limit-compressed']) app.limits.compressed = parseByteSize(values['limit-compressed'])
   if (values['limit-inflated']) app.limits.inflated = parseByteSize(values['limit-inflated'])
   if (values['parse-threads']) app.parseThreads = Number(values['parse-threads'])
-  if (values['buffer-budget']) app.ingest = { bufferBudget: parseByteSize(values['buffer-budget']) }
+  const ingest = {}
+  if (values['buffer-budget']) ingest.bufferBudget = parseByteSize(values['buffer-budget'])
+  if (values['parse-cost']) ingest.parseCost = parseByteSize(values['parse-cost'])
+  if (values['queue-timeout']) ingest.queueMs = parseDuration(values['queue-timeout'], '--queue-timeout')
+  if (Object.keys(ingest).length > 0) app.ingest = ingest
+  if (values['limit-record']) app.limits.record = parseByteSize(values['limit-record'])
   if (values['no-request-peak']) app.resetPeakPerRequest = false
   if (values['unsafe-bad']) app.unsafeBad = true
   if (values['disk-quota']) app.diskQuota = parseByteSize(values['disk-quota'])

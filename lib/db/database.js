@@ -158,12 +158,21 @@ export function createDatabase (opts) {
      * @returns {Promise<import('pg').PoolClient>}
      * @throws {LabError} 503 database.unavailable, 503 database.busy, 503 database.not.seeded
      */
-    acquire: async function acquire () {
+    acquire: async function acquire (retried = false) {
       const current = await ready()
       let client
       try {
         client = await current.connect()
       } catch (err) {
+        if (opts.kind === 'embedded' && err.code === 'ECONNREFUSED' && !retried && current === pool) {
+          // PGlite died and its 'exit' has not been heard yet (a busy machine delivers the refused
+          // connection first): nobody listens on its port, so start a fresh one now, once
+          lastError = `PGlite stopped answering on 127.0.0.1:${embedded?.port}: ${err.message}`
+          state = 'failed'
+          starting = null
+          await shutDown()
+          return acquire(true)
+        }
         if (/timeout exceeded/.test(err.message) && current.totalCount >= opts.poolMax) {
           throw createError(503, 'database.busy',
             `all ${opts.poolMax} database connection${opts.poolMax === 1 ? ' is' : 's are'} in use and none came free within ${opts.connectTimeoutMs} ms` +
