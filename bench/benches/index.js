@@ -9,11 +9,13 @@ import * as upload from './upload.js'
 import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'
 import * as dbExport from './db-export.js'
+import * as hostile from './hostile.js'
 
 export const BENCHES = Object.freeze({
   [ingest.name]: ingest,
   [upload.name]: upload,
   [chunkSize.name]: chunkSize,
   [tinyWrites.name]: tinyWrites,
-  [dbExport.name]: dbExport
+  [dbExport.name]: dbExport,
+  [hostile.name]: hostile
 })

@@ -1,0 +1,40 @@
+/**
+ * `npm run bench -- hostile`: the attacks of issue 13 ("bounded by
+ * construction"), each replayed on a fresh lab started as a user starts it,
+ * judged "held" or "BROKEN". The mechanics live in bench/hostile/.
+ */
+import { runHostile, SAMPLE_MS } from '../hostile/run.js'
+import { FLAG_SPECS, flagLines, normalizeHostileOptions } from '../hostile/params.js'
+import { hostileCharts, hostileNotes, hostileTable } from '../hostile/verdict.js'
+
+export const name = 'hostile'
+export const summary = 'attacks on a default lab: kills, memory, a normal request, leftovers'
+export const usage = `Options (hostile):
+  --attacks LIST      all (default), attack numbers 1 to 8, or ids: dense-objects, dense-arrays,
+                      dense-numbers, abandoned-uploads, ratio-bombs, big-bad-body, buffered-uploads,
+                      batch-export, drip-clients, metrics-flood, disk-fill
+  --quick             small sizes and short holds for every attack
+  --server-flag FLAG  extra flag for server.js, e.g. --server-flag=--memory-limit=512MiB (repeatable)
+Sizes and bounds (durations: 10s, 50ms, 2m):
+${flagLines()}`
+
+export const options = FLAG_SPECS
+
+/** Normalise parsed flags; a TypeError names the bad flag. */
+export function normalize (values) {
+  return normalizeHostileOptions(values)
+}
+
+/**
+ * Run it.
+ * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
+ */
+export async function run (opts, report) {
+  const result = await runHostile(opts, report)
+  return {
+    title: 'Hostile clients: does the lab hold?',
+    markdown: `${hostileTable(result.rows)}\n\n${hostileNotes(result, opts, SAMPLE_MS)}`,
+    charts: hostileCharts(result.rows),
+    data: { dataDir: result.dataDir, ownDataDirs: result.ownDataDirs, sampleMs: SAMPLE_MS, growthBound: opts.growthBound, attacks: result.rows }
+  }
+}

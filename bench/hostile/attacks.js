@@ -1,0 +1,353 @@
+/**
+ * The attacks of issue 13, one function each. An attack gets a context
+ * (the lab's url, the parameters, its own client set, a way to time the
+ * normal /good request at a moment it chooses, an abort signal) and answers
+ * what its own requests got. Every loop here is bounded in count and in
+ * time, and every request goes to the lab on 127.0.0.1.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { performance } from 'node:perf_hooks'
+import { createBomb } from '../../generators/bombs.js'
+import { createGzipStream } from '../../generators/items.js'
+import { formatBytes } from '../../lib/units.js'
+import { ATTACK_GROUPS } from './params.js'
+import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
+
+/**
+ * @typedef {{ url: string, params: object, input: any, clients: ReturnType<typeof import('./clients.js').createClientSet>,
+ *   probeAfter: (ms: number) => Promise<object>, signal: AbortSignal, timeLeft: () => number }} AttackContext
+ *   `input`: what the attack's `prepare` made, or null; `probeAfter(ms)`: the normal /good request,
+ *   sent once, `ms` after the first call
+ */
+
+const GZIP = Object.freeze({ 'content-type': 'application/gzip' })
+const OCTETS = Object.freeze({ 'content-type': 'application/octet-stream' })
+/** SSE streams opened at once while the flood builds up. */
+const SSE_BATCH = 100
+
+/** Sleep that ends early (without throwing) when the attack is aborted. */
+async function pause (ms, signal) {
+  try {
+    await sleep(ms, undefined, { signal })
+  } catch (err) {
+    if (err.name !== 'AbortError') throw err
+  }
+}
+
+/** What a request got, in one word or two: `200`, `413 entity.too.large`, `timeout`, `ECONNRESET`. */
+export function outcomeLabel (outcome) {
+  if (outcome.status === 0) return outcome.error ?? 'no answer'
+  const type = outcome.body?.error?.type
+  return type ? `${outcome.status} ${type}` : String(outcome.status)
+}
+
+/** The outcomes counted by label: `{ "413 entity.too.large": 3, "abandoned": 17 }`. */
+function countLabels (outcomes) {
+  const counts = {}
+  for (const outcome of outcomes) {
+    const label = outcomeLabel(outcome)
+    counts[label] = (counts[label] ?? 0) + 1
+  }
+  return counts
+}
+
+function countsText (counts) {
+  return Object.entries(counts).map(function entry ([label, n]) { return `${n} x ${label}` }).join(', ')
+}
+
+function brief (outcome) {
+  return {
+    label: outcomeLabel(outcome),
+    status: outcome.status,
+    ms: Math.round(outcome.ms),
+    sentBytes: outcome.sentBytes,
+    receivedBytes: outcome.receivedBytes ?? 0
+  }
+}
+
+/** Run `task(k)` for k < count with at most `concurrency` at once; stops starting new ones on abort. */
+async function boundedPool (count, concurrency, signal, task) {
+  const results = []
+  let next = 0
+  async function lane () {
+    while (next < count && !signal.aborted) {
+      const k = next++
+      results[k] = await task(k)
+    }
+  }
+  const lanes = []
+  for (let k = 0; k < Math.min(count, concurrency); k++) lanes.push(lane())
+  await Promise.all(lanes)
+  return results.filter(Boolean)
+}
+
+/** 1. One valid body of dense records to /good, gzipped as it is made and sent. */
+function denseAttack (kind) {
+  return async function sendDenseRecords (ctx) {
+    const { records, recordBytes } = ctx.params
+    const document = denseDocument({ kind, records, recordBytes })
+    const probe = ctx.probeAfter(1000)
+    const answer = await ctx.clients.request(`${ctx.url}/good`, {
+      method: 'POST',
+      headers: GZIP,
+      streams: [document.stream, zlib.createGzip()],
+      timeoutMs: ctx.timeLeft()
+    })
+    await probe
+    return {
+      summary: `${records} records of ${document.elementsPerRecord.toLocaleString('en')} ${kind} (${formatBytes(document.inflatedBytes)} inflated, ` +
+        `${formatBytes(answer.sentBytes)} sent): ${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
+      inflatedBytes: document.inflatedBytes,
+      elementsPerRecord: document.elementsPerRecord,
+      answer: brief(answer)
+    }
+  }
+}
+
+/** 2. Its body: the start of a gzipped document, made once into the bench's scratch directory. */
+async function prepareAbandoned (params, scratch) {
+  const file = path.join(scratch, 'abandoned-upload.json.gz')
+  return { file, bytes: await writeGzipPrefix(file, params.abandonBytes) }
+}
+
+/** 2. Clients that give up mid-upload, some at a time; the normal request comes after. */
+async function abandonUploads (ctx) {
+  const { abandonClients, abandonConcurrency, abandonAfterMs } = ctx.params
+  const { file, bytes } = ctx.input
+  const outcomes = await boundedPool(abandonClients, abandonConcurrency, ctx.signal, function abandonOne () {
+    return ctx.clients.request(`${ctx.url}/good`, {
+      method: 'POST',
+      headers: { ...GZIP, 'content-length': String(bytes) },
+      streams: [fs.createReadStream(file)],
+      timeoutMs: Math.min(30_000, ctx.timeLeft()),
+      abandonAfterMs
+    })
+  })
+  const probe = await ctx.probeAfter(0)
+  const counts = countLabels(outcomes)
+  const sent = outcomes.reduce(function add (sum, o) { return sum + o.sentBytes }, 0)
+  return {
+    summary: `${outcomes.length} uploads of a ${formatBytes(bytes)} gzip body, each abandoned after ${abandonAfterMs} ms ` +
+      `(${formatBytes(sent / Math.max(1, outcomes.length))} sent on average): ${countsText(counts)}; then the normal /good: ${outcomeLabel(probe)}`,
+    clients: outcomes.length,
+    bodyBytes: bytes,
+    sentBytes: sent,
+    outcomes: counts
+  }
+}
+
+/** 3a. Ratio bombs to /bad, one after another; the normal request goes during the first. */
+async function ratioBombs (ctx) {
+  const { bombs, bombBytes } = ctx.params
+  const probe = ctx.probeAfter(500)
+  const answers = []
+  let compressedBytes = null
+  for (let k = 0; k < bombs && !ctx.signal.aborted; k++) {
+    const bomb = createBomb({ variant: 'ratio', bytes: String(bombBytes) })
+    compressedBytes = bomb.compressedBytes
+    answers.push(await ctx.clients.request(`${ctx.url}/bad`, {
+      method: 'POST',
+      headers: { ...bomb.uploadHeaders, 'content-length': String(bomb.compressedBytes) },
+      streams: bomb.streams,
+      timeoutMs: Math.min(60_000, ctx.timeLeft())
+    }))
+  }
+  await probe
+  return {
+    summary: `${answers.length} ratio bombs of ${formatBytes(compressedBytes ?? 0)} (${formatBytes(bombBytes)} inflated) to /bad: ` +
+      answers.map(outcomeLabel).join(', '),
+    compressedBytes,
+    answers: answers.map(brief)
+  }
+}
+
+/** 3b. One large seed-style document (the generator's own items) through /bad. */
+async function bigBadBody (ctx) {
+  const { badBytes } = ctx.params
+  const { json, gzip } = createGzipStream({ bytes: badBytes })
+  const probe = ctx.probeAfter(1000)
+  const answer = await ctx.clients.request(`${ctx.url}/bad`, {
+    method: 'POST',
+    headers: GZIP,
+    streams: [json, gzip],
+    timeoutMs: ctx.timeLeft()
+  })
+  await probe
+  return {
+    summary: `a ${formatBytes(badBytes)} generated document (${formatBytes(answer.sentBytes)} gzipped) to /bad: ${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
+    answer: brief(answer)
+  }
+}
+
+/** 4. Large uploads to the buffering upload route, all at once. */
+async function bufferedUploads (ctx) {
+  const { uploads, uploadBytes } = ctx.params
+  const probe = ctx.probeAfter(1000)
+  const answers = await Promise.all(Array.from({ length: uploads }, function uploadOne () {
+    return ctx.clients.request(`${ctx.url}/upload-buffer`, {
+      method: 'POST',
+      headers: { ...OCTETS, 'content-length': String(uploadBytes) },
+      streams: [repeatedBytes(uploadBytes)],
+      timeoutMs: ctx.timeLeft()
+    })
+  }))
+  await probe
+  return {
+    summary: `${uploads} x ${formatBytes(uploadBytes)} to /upload-buffer at once: ${countsText(countLabels(answers))}`,
+    answers: answers.map(brief)
+  }
+}
+
+/** 5. One large buffered page of the database export. */
+async function batchExport (ctx) {
+  const { batchLimit, batchTimeoutMs } = ctx.params
+  const probe = ctx.probeAfter(1000)
+  const answer = await ctx.clients.request(`${ctx.url}/db/batch?limit=${batchLimit}`, {
+    headers: { accept: 'application/json' },
+    timeoutMs: Math.min(batchTimeoutMs, ctx.timeLeft())
+  })
+  await probe
+  const detail = answer.status >= 400 && answer.body?.error?.message ? ` (${String(answer.body.error.message).slice(0, 160)})` : ''
+  return {
+    summary: `GET /db/batch?limit=${batchLimit}: ${outcomeLabel(answer)}${detail} after ${Math.round(answer.ms)} ms, ${formatBytes(answer.receivedBytes ?? 0)} received`,
+    answer: brief(answer)
+  }
+}
+
+/** 6. Clients that send a valid /good body one byte at a time, for a bounded while. */
+async function dripClients (ctx) {
+  const { drips, dripEveryMs, dripForMs } = ctx.params
+  const body = tinyGoodBody()
+  const started = performance.now()
+  const all = Array.from({ length: drips }, function dripOne () {
+    return ctx.clients.request(`${ctx.url}/good`, {
+      method: 'POST',
+      headers: { ...GZIP, 'content-length': String(body.length) },
+      send: function dripBytes (req, count) {
+        let at = 0
+        function sendByte () {
+          if (at >= body.length) return
+          req.write(body.subarray(at, at + 1))
+          count(1)
+          at++
+          if (at === body.length) req.end()
+        }
+        sendByte()
+        const timer = setInterval(sendByte, dripEveryMs)
+        return function stopDripping () { clearInterval(timer) }
+      },
+      // the bound: each drip hangs up after dripForMs, answered or not
+      timeoutMs: Math.min(dripForMs, ctx.timeLeft())
+    })
+  })
+  // the normal request goes once the drips hold their connections
+  const probe = ctx.probeAfter(Math.min(2000, dripForMs / 2))
+  const outcomes = await Promise.all(all)
+  await probe
+  const counts = countLabels(outcomes)
+  return {
+    summary: `${drips} clients sending a ${body.length}-byte body one byte every ${dripEveryMs / 1000} s for up to ` +
+      `${dripForMs / 1000} s (${Math.round((performance.now() - started) / 1000)} s): ${countsText(counts)}`,
+    bodyBytes: body.length,
+    outcomes: counts
+  }
+}
+
+/** 7. Many /metrics event streams held open (read and dropped), while the normal request is timed. */
+async function metricsFlood (ctx) {
+  const { sseClients, sseIntervalMs, sseHoldMs } = ctx.params
+  const opened = []
+  const started = performance.now()
+  // opening is bounded too: a lab that stops accepting must not stretch the attack
+  const openDeadline = started + Math.min(60_000, ctx.timeLeft() / 2)
+  for (let k = 0; k < sseClients && !ctx.signal.aborted && performance.now() < openDeadline; k += SSE_BATCH) {
+    const batch = Array.from({ length: Math.min(SSE_BATCH, sseClients - k) }, function openOne () {
+      return ctx.clients.openStream(`${ctx.url}/metrics?interval=${sseIntervalMs}`, {
+        headers: { accept: 'text/event-stream' },
+        timeoutMs: 10_000
+      })
+    })
+    opened.push(...await Promise.all(batch))
+  }
+  const openMs = performance.now() - started
+  const counts = {}
+  for (const result of opened) {
+    const label = result.status === 0 ? result.error : String(result.status)
+    counts[label] = (counts[label] ?? 0) + 1
+  }
+  const probe = ctx.probeAfter(0)
+  await pause(sseHoldMs, ctx.signal)
+  await probe
+  // the streams the lab kept open through the hold (it may end some: a stalled one, say)
+  const stillOpen = ctx.clients.open()
+  return {
+    summary: `${opened.length} GET /metrics?interval=${sseIntervalMs} streams opened in ${Math.round(openMs)} ms (${countsText(counts)}), ` +
+      `held ${sseHoldMs / 1000} s, ${stillOpen} of them still open at the end of the hold`,
+    streams: counts,
+    stillOpen
+  }
+}
+
+/** 8. Uploads streamed to disk in a loop, beside a large saved document, both for a bounded while. */
+async function diskFill (ctx) {
+  const { fillForMs, fillBytes, fillConcurrency, fillUploads, fillGenerateBytes } = ctx.params
+  const until = performance.now() + Math.min(fillForMs, ctx.timeLeft())
+  const probe = ctx.probeAfter(1000)
+  const save = ctx.clients.request(`${ctx.url}/generate?save=1&bytes=${fillGenerateBytes}&level=0`, {
+    timeoutMs: Math.min(fillForMs, ctx.timeLeft())
+  })
+  const loop = new AbortController()
+  function stopLoop () { loop.abort() }
+  ctx.signal.addEventListener('abort', stopLoop, { once: true })
+  const loopTimer = setTimeout(stopLoop, Math.max(0, until - performance.now()))
+  let uploads
+  try {
+    uploads = await boundedPool(fillUploads, fillConcurrency, loop.signal, function uploadOne () {
+      return ctx.clients.request(`${ctx.url}/upload-stream`, {
+        method: 'POST',
+        headers: { ...OCTETS, 'content-length': String(fillBytes) },
+        streams: [repeatedBytes(fillBytes)],
+        timeoutMs: Math.max(1000, until - performance.now() + 5000)
+      })
+    })
+  } finally {
+    clearTimeout(loopTimer)
+    ctx.signal.removeEventListener('abort', stopLoop)
+  }
+  const saved = await save
+  await probe
+  const counts = countLabels(uploads)
+  const written = uploads.reduce(function add (sum, o) { return sum + (o.status === 200 ? o.body?.bytes ?? 0 : 0) }, 0)
+  return {
+    summary: `${uploads.length} x ${formatBytes(fillBytes)} to /upload-stream (${countsText(counts)}; ${formatBytes(written)} acknowledged), ` +
+      `and GET /generate?save=1&bytes=${formatBytes(fillGenerateBytes)}&level=0: ${outcomeLabel(saved)} after ${Math.round(saved.ms)} ms`,
+    uploads: counts,
+    acknowledgedBytes: written,
+    save: brief(saved)
+  }
+}
+
+/**
+ * The attacks by id: `run(ctx)`, `prepare(params, scratchDir)` for inputs made before the lab
+ * starts (given to `run` as `ctx.input`), and how to show it. `judged`: the 64 MiB bound on the worker's
+ * growth applies (the attack goes to /good, whose memory is meant to be constant).
+ */
+export const ATTACKS = Object.freeze(Object.fromEntries([
+  { id: 'dense-objects', title: 'dense records, tiny objects', target: 'POST /good', judged: true, run: denseAttack('objects') },
+  { id: 'dense-arrays', title: 'dense records, tiny arrays', target: 'POST /good', judged: true, run: denseAttack('arrays') },
+  { id: 'dense-numbers', title: 'dense records, numbers', target: 'POST /good', judged: true, run: denseAttack('numbers') },
+  { id: 'abandoned-uploads', title: 'abandoned uploads', target: 'POST /good', judged: true, prepare: prepareAbandoned, run: abandonUploads },
+  { id: 'ratio-bombs', title: 'ratio bombs in a row', target: 'POST /bad', judged: false, run: ratioBombs },
+  { id: 'big-bad-body', title: 'large seed-style body', target: 'POST /bad', judged: false, run: bigBadBody },
+  { id: 'buffered-uploads', title: 'large buffered uploads', target: 'POST /upload-buffer', judged: false, run: bufferedUploads },
+  { id: 'batch-export', title: 'large batch export', target: 'GET /db/batch', judged: false, run: batchExport },
+  { id: 'drip-clients', title: 'drip clients', target: 'POST /good', judged: true, run: dripClients },
+  { id: 'metrics-flood', title: '/metrics flood', target: 'GET /metrics (SSE)', judged: false, run: metricsFlood },
+  { id: 'disk-fill', title: 'disk fill', target: 'POST /upload-stream, GET /generate?save=1', judged: false, run: diskFill }
+].map(function withGroup (attack) {
+  const group = Number(Object.keys(ATTACK_GROUPS).find(function holds (g) { return ATTACK_GROUPS[g].includes(attack.id) }))
+  return [attack.id, Object.freeze({ ...attack, group })]
+})))

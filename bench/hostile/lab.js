@@ -1,0 +1,359 @@
+/**
+ * The lab as a user starts it, watched from outside: `node server.js` with
+ * its default flags (memory budget included) on a free port of 127.0.0.1;
+ * its worker's RSS read from /proc; its crashes read from the supervisor's
+ * own lines; its requests in flight from GET /metrics; its data directory
+ * weighed and, when it is the shared default one, put back as it was.
+ */
+import { execFile, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import { PROJECT_ROOT } from '../../lib/options.js'
+import { listUploads, removeDeadParts, removeUploads } from '../../lib/upload.js'
+import { SAVE_FILE_NAMES } from '../../generators/items.js'
+import { readProcMemory, resetProcPeak } from '../proc-memory.js'
+
+const SERVER = path.join(PROJECT_ROOT, 'server.js')
+const LISTENING = /streamlab listening on (http:\/\/\S+)/
+const WORKER_PID = /worker pid (\d+)/g
+/** What server.js prints about a crash (worker N killed: ... / died of ... / exited with ...). */
+const CRASH_LINE = /streamlab: worker (\d+) (killed|died of|exited with)[^\n]*/g
+/** Older supervisors gave up after too many crashes; newer ones never do. */
+const GAVE_UP = /giving up/
+const START_TIMEOUT_MS = 30_000
+const STOP_GRACE_MS = 3000
+/** Backups of the lab's saved documents, beside them; never counted as the lab's bytes. */
+const BACKUP_SUFFIX = '.hostile-backup'
+
+/**
+ * Whether this server.js takes `--data-dir` (it is being worked on): then each attack gets a
+ * temporary data directory; otherwise the lab writes to its default one, test-data/.
+ * @returns {Promise<boolean>}
+ */
+export async function serverTakesDataDir () {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [SERVER, '--help'], { cwd: PROJECT_ROOT, timeout: 10_000 })
+    return /--data-dir\b/.test(stdout)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Start `node server.js --port 0 --host 127.0.0.1 [--data-dir DIR] ...flags`.
+ * @param {{ flags?: string[], dataDir?: string|null }} settings `dataDir` only where the server takes one
+ * @returns {Promise<HostileLab>}
+ * @throws when it exits, or does not listen within 30 s (it is killed then)
+ */
+export function startHostileLab ({ flags = [], dataDir = null } = {}) {
+  const args = [SERVER, '--port', '0', '--host', '127.0.0.1', ...(dataDir ? ['--data-dir', dataDir] : []), ...flags]
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const exited = new Promise(function waitForExit (resolve) {
+    child.once('exit', function onExit (code, signal) { resolve({ code, signal }) })
+  })
+  // kept for the whole run: crashes and restarts are told here
+  function keepOutput (chunk) { output += chunk }
+  child.stdout.setEncoding('utf8')
+  child.stderr.setEncoding('utf8')
+  child.stdout.on('data', keepOutput)
+  child.stderr.on('data', keepOutput)
+  return new Promise(function waitForListening (resolve, reject) {
+    const timer = setTimeout(function neverListened () {
+      cleanup()
+      child.kill('SIGKILL')
+      reject(new Error(`server.js did not listen within ${START_TIMEOUT_MS / 1000} s:\n${output.slice(-2000)}`))
+    }, START_TIMEOUT_MS)
+    function onOutput () {
+      const match = LISTENING.exec(output)
+      if (!match) return
+      cleanup()
+      resolve(new HostileLab(child, match[1], exited, function readOutput () { return output }))
+    }
+    function onExit (code, signal) {
+      cleanup()
+      reject(new Error(`server.js exited (${signal ?? code}) before listening:\n${output.slice(-2000)}`))
+    }
+    function cleanup () {
+      clearTimeout(timer)
+      child.stdout.removeListener('data', onOutput)
+      child.removeListener('exit', onExit)
+    }
+    child.stdout.on('data', onOutput)
+    child.on('exit', onExit)
+  })
+}
+
+/** A running lab. Made by startHostileLab. */
+export class HostileLab {
+  constructor (child, url, exited, output) {
+    this.child = child
+    this.url = url
+    this.exited = exited
+    this.output = output
+  }
+
+  /** Every worker pid the supervisor has named, first to latest. */
+  workerPids () {
+    return [...this.output().matchAll(WORKER_PID)].map(function pid (m) { return Number(m[1]) })
+  }
+
+  /** The worker now serving (the latest named). */
+  workerPid () {
+    const pids = this.workerPids()
+    return pids.length > 0 ? pids[pids.length - 1] : null
+  }
+
+  /** Whether the supervisor still runs (it gives up after too many crashes). */
+  alive () {
+    return this.child.exitCode === null && this.child.signalCode === null
+  }
+
+  /** SIGTERM (the supervisor stops its worker), SIGKILL if it hangs. */
+  async stop () {
+    if (!this.alive()) return this.exited
+    const child = this.child
+    const timer = setTimeout(function forceKill () { child.kill('SIGKILL') }, STOP_GRACE_MS)
+    child.kill('SIGTERM')
+    const ended = await this.exited
+    clearTimeout(timer)
+    return ended
+  }
+}
+
+/**
+ * The crashes in a stretch of the supervisor's output. server.js may tell one crash twice
+ * ("...; restarting at once", then "...; restarted in 80 ms (worker pid N)"), so a crash is a
+ * worker pid named in a crash line; a new worker pid named in the stretch counts too, in case
+ * the wording of crash lines changes.
+ * @param {string} output
+ * @returns {{ kills: number, lines: string[], crashedPids: number[], newPids: number[], gaveUp: boolean }}
+ */
+export function readCrashes (output) {
+  const matches = [...output.matchAll(CRASH_LINE)]
+  const crashedPids = [...new Set(matches.map(function pid (m) { return Number(m[1]) }))]
+  const newPids = [...new Set([...output.matchAll(WORKER_PID)].map(function pid (m) { return Number(m[1]) }))]
+  return {
+    kills: Math.max(crashedPids.length, newPids.length),
+    lines: matches.map(function line (m) { return m[0].trim() }),
+    crashedPids,
+    newPids,
+    gaveUp: GAVE_UP.test(output)
+  }
+}
+
+/**
+ * The memory budget the supervisor announced ("memory budget 5.88 GiB", "no memory budget").
+ * @param {string} output
+ * @returns {string|null}
+ */
+export function readBudget (output) {
+  return /\(worker pid \d+, ([^)]*budget[^)]*)\)/.exec(output)?.[1] ?? null
+}
+
+/**
+ * The worker's RSS now: the median of a few reads 50 ms apart, so one read during a
+ * collection does not set the baseline.
+ * @param {HostileLab} lab
+ * @returns {Promise<number|null>} bytes
+ */
+export async function idleRss (lab) {
+  const reads = []
+  for (let k = 0; k < 5; k++) {
+    const memory = readProcMemory(lab.workerPid())
+    if (memory) reads.push(memory.rss)
+    await sleep(50)
+  }
+  reads.sort(function ascending (a, b) { return a - b })
+  return reads.length > 0 ? reads[reads.length >> 1] : null
+}
+
+/**
+ * Read the serving worker's VmRSS and VmHWM from /proc every `everyMs` until stopped. The
+ * kernel's peak is reset first (and for each new worker), so a peak shorter than a sampling
+ * gap is still seen, unless the lab resets it itself in between (it does per lone request).
+ * @param {HostileLab} lab
+ * @param {number} everyMs
+ * @returns {{ stop: () => { peakRss: number|null, maxRss: number|null, maxHwm: number|null, samples: number,
+ *   points: Array<{ s: number, rss: number }> } }}
+ */
+export function sampleRss (lab, everyMs) {
+  const started = performance.now()
+  const reset = new Set()
+  const points = []
+  let maxRss = null
+  let maxHwm = null
+  function sample () {
+    const pid = lab.workerPid()
+    if (pid === null) return
+    if (!reset.has(pid)) {
+      reset.add(pid)
+      resetProcPeak(pid)
+    }
+    const memory = readProcMemory(pid)
+    if (memory === null) return // between workers
+    maxRss = Math.max(maxRss ?? 0, memory.rss)
+    maxHwm = Math.max(maxHwm ?? 0, memory.peak)
+    points.push({ s: (performance.now() - started) / 1000, rss: memory.rss })
+  }
+  sample()
+  const timer = setInterval(sample, everyMs)
+  timer.unref()
+  return {
+    stop: function stopSampling () {
+      clearInterval(timer)
+      sample()
+      const peakRss = maxRss === null ? null : Math.max(maxRss, maxHwm ?? 0)
+      return { peakRss, maxRss, maxHwm, samples: points.length, points }
+    }
+  }
+}
+
+/**
+ * Ask GET /metrics (JSON) for `requestsInFlight` until it is 0 or `settleMs` has passed.
+ * @param {ReturnType<typeof import('./clients.js').createClientSet>} clients
+ * @param {string} url the lab
+ * @param {number} settleMs
+ * @returns {Promise<{ requestsInFlight: number|null, waitedMs: number, error: string|null }>}
+ */
+export async function settleInFlight (clients, url, settleMs) {
+  const started = performance.now()
+  for (;;) {
+    const answer = await clients.request(`${url}/metrics`, { headers: { accept: 'application/json' }, timeoutMs: 2000 })
+    const count = answer.body?.requestsInFlight
+    const last = Number.isInteger(count)
+      ? { requestsInFlight: count, error: null }
+      : { requestsInFlight: null, error: answer.error ?? `status ${answer.status}` }
+    const waitedMs = Math.round(performance.now() - started)
+    if (last.requestsInFlight === 0 || waitedMs >= settleMs) return { ...last, waitedMs }
+    await sleep(250)
+  }
+}
+
+/**
+ * Bytes of the files under `dir` (their sizes, not their blocks), our backups left out.
+ * Files that vanish while it walks are skipped.
+ * @param {string} dir
+ * @returns {Promise<number>}
+ */
+export async function bytesUnder (dir) {
+  let entries
+  try {
+    entries = await fs.promises.readdir(dir, { withFileTypes: true })
+  } catch (err) {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return 0
+    throw err
+  }
+  let total = 0
+  for (const entry of entries) {
+    const file = path.join(dir, entry.name)
+    if (entry.isDirectory()) total += await bytesUnder(file)
+    else if (entry.isFile() && !entry.name.endsWith(BACKUP_SUFFIX)) {
+      try {
+        total += (await fs.promises.lstat(file)).size
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err
+      }
+    }
+  }
+  return total
+}
+
+/**
+ * The bytes under `dir` once they stop changing: read every 500 ms until two reads agree or
+ * `settleMs` has passed (a lab that cancels a save removes its temp file a moment later).
+ * @param {string} dir
+ * @param {number} settleMs
+ * @returns {Promise<{ bytes: number, waitedMs: number }>}
+ */
+export async function settleBytes (dir, settleMs) {
+  const started = performance.now()
+  let bytes = await bytesUnder(dir)
+  for (;;) {
+    const waitedMs = Math.round(performance.now() - started)
+    if (waitedMs >= settleMs) return { bytes, waitedMs }
+    await sleep(500)
+    const again = await bytesUnder(dir)
+    if (again === bytes) return { bytes, waitedMs: Math.round(performance.now() - started) }
+    bytes = again
+  }
+}
+
+/**
+ * Note what is in the shared data directory before an attack, so that what the lab adds can be
+ * removed afterwards: new uploads, parts and temp files of our workers, a PGlite directory it
+ * created, a saved document it replaced (kept meanwhile as a hard link beside it).
+ * @param {string} dataDir
+ * @returns {Promise<{ restore: (workerPids: number[]) => Promise<string[]> }>} restore answers what it removed
+ */
+export async function guardDataDir (dataDir) {
+  const uploadsBefore = new Set(await listUploads(dataDir))
+  const pglite = path.join(dataDir, 'pglite')
+  const pgliteExisted = await exists(pglite)
+  const saved = []
+  for (const name of Object.values(SAVE_FILE_NAMES)) {
+    const file = path.join(dataDir, name)
+    const backup = file + BACKUP_SUFFIX
+    let kept = false
+    if (await exists(file)) {
+      await fs.promises.rm(backup, { force: true })
+      await fs.promises.link(file, backup)
+      kept = true
+    }
+    saved.push({ file, backup, kept })
+  }
+  return {
+    restore: async function restoreDataDir (workerPids) {
+      const removed = []
+      const added = (await listUploads(dataDir)).filter(function isNew (name) { return !uploadsBefore.has(name) })
+      const finished = added.filter(function isUpload (name) { return name.endsWith('.upload') })
+      await removeUploads(dataDir, finished)
+      removed.push(...finished.map(function shown (name) { return path.join('uploads', name) }))
+      removed.push(...(await removeDeadParts(dataDir)).map(function shown (name) { return path.join('uploads', name) }))
+      for (const { file, backup, kept } of saved) {
+        if (kept) await fs.promises.rename(backup, file)
+        else if (await exists(file)) {
+          await fs.promises.rm(file, { force: true })
+          removed.push(path.basename(file))
+        }
+      }
+      removed.push(...await removeWorkerTempFiles(dataDir, workerPids))
+      if (!pgliteExisted && await exists(pglite)) {
+        await fs.promises.rm(pglite, { recursive: true, force: true })
+        removed.push('pglite/')
+      }
+      return removed
+    }
+  }
+}
+
+/** Temp files of saves our workers did not finish (lib/atomic-file.js names them `.<name>.<pid>.<hex>.tmp`). */
+async function removeWorkerTempFiles (dataDir, workerPids) {
+  const removed = []
+  let names = []
+  try {
+    names = await fs.promises.readdir(dataDir)
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err
+  }
+  for (const name of names) {
+    const match = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name)
+    if (match === null || !workerPids.includes(Number(match[1]))) continue
+    await fs.promises.rm(path.join(dataDir, name), { force: true })
+    removed.push(name)
+  }
+  return removed
+}
+
+async function exists (file) {
+  try {
+    await fs.promises.lstat(file)
+    return true
+  } catch (err) {
+    if (err.code === 'ENOENT') return false
+    throw err
+  }
+}

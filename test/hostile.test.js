@@ -1,0 +1,134 @@
+/**
+ * npm run bench -- hostile: its options, its verdict, and a tiny run end to
+ * end (two attacks, tiny sizes, a lab with small limits) whose report has
+ * the shape results.json promises.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { ATTACK_IDS, FULL, QUICK, normalizeHostileOptions } from '../bench/hostile/params.js'
+import { ROW_FIELDS, TABLE_HEADER, judge } from '../bench/hostile/verdict.js'
+import { readCrashes } from '../bench/hostile/lab.js'
+
+const run = promisify(execFile)
+const CLI = fileURLToPath(new URL('../bench/cli.js', import.meta.url))
+const DOC = fileURLToPath(new URL('../docs/hostile.md', import.meta.url))
+const MiB = 1024 * 1024
+
+describe('npm run bench -- hostile', function () {
+  describe('options', function () {
+    it('takes the full sizes by default and the quick ones with --quick, flags overriding either', function () {
+      const full = normalizeHostileOptions({})
+      assert.equal(full.records, FULL.records)
+      assert.deepEqual(full.attacks, ATTACK_IDS)
+      const quick = normalizeHostileOptions({ quick: true, bombs: '1', 'drip-for': '500ms' })
+      assert.equal(quick.recordBytes, QUICK.recordBytes)
+      assert.equal(quick.bombs, 1)
+      assert.equal(quick.dripForMs, 500)
+    })
+
+    it('reads attacks by group number and id, in the order they run', function () {
+      assert.deepEqual(normalizeHostileOptions({ attacks: 'drip-clients,1' }).attacks,
+        ['dense-objects', 'dense-arrays', 'dense-numbers', 'drip-clients'])
+    })
+
+    it('answers a TypeError naming the flag for a bad value', function () {
+      assert.throws(function () { normalizeHostileOptions({ attacks: 'nine' }) }, /--attacks/)
+      assert.throws(function () { normalizeHostileOptions({ 'bomb-bytes': 'huge' }) }, /--bomb-bytes/)
+      assert.throws(function () { normalizeHostileOptions({ 'server-flag': ['--port=80'] }) }, /--server-flag/)
+    })
+
+    it('never changes the caller\'s object', function () {
+      const values = Object.freeze({ quick: true, records: '3' })
+      assert.equal(normalizeHostileOptions(values).records, 3)
+    })
+  })
+
+  describe('verdict', function () {
+    const measured = {
+      judged: true,
+      idleRss: 90 * MiB,
+      peakRss: 100 * MiB,
+      kills: 0,
+      labAlive: true,
+      probe: { status: 200, ms: 12, label: '200', errorType: null },
+      inFlight: { requestsInFlight: 0, waitedMs: 5, error: null },
+      diskAdded: 0
+    }
+
+    it('holds with no kill, nothing in flight, an answer and growth within the bound', function () {
+      assert.equal(judge(measured, 64 * MiB).verdict, 'held')
+      const busy = { ...measured, probe: { status: 503, ms: 3, label: '503 server.busy', errorType: 'server.busy' } }
+      assert.equal(judge(busy, 64 * MiB).verdict, 'held')
+    })
+
+    it('is BROKEN, with every reason, otherwise', function () {
+      const row = {
+        ...measured,
+        peakRss: 500 * MiB,
+        kills: 2,
+        probe: { status: 0, ms: 30000, label: 'timeout', errorType: null },
+        inFlight: { requestsInFlight: 3, waitedMs: 5000, error: null }
+      }
+      const { verdict, reasons } = judge(row, 64 * MiB)
+      assert.match(verdict, /^BROKEN: /)
+      assert.equal(reasons.length, 4, reasons.join('; '))
+      assert.equal(judge({ ...row, judged: false, kills: 0, probe: measured.probe, inFlight: measured.inFlight }, 64 * MiB).verdict, 'held')
+    })
+
+    it('counts a crash told twice once', function () {
+      const output = 'streamlab: worker 7 killed: RSS 1.1 GiB passed the 1 GiB budget while POST /bad was in flight; restarting at once\n' +
+        'streamlab: worker 7 killed: RSS 1.1 GiB passed the 1 GiB budget while POST /bad was in flight; restarted in 80 ms (worker pid 9)\n'
+      assert.equal(readCrashes(output).kills, 1)
+    })
+  })
+
+  it('docs/hostile.md names every attack', async function () {
+    const doc = await fs.promises.readFile(DOC, 'utf8')
+    for (const id of ATTACK_IDS) assert.ok(doc.includes(`\`${id}\``), id)
+    assert.match(doc, /run `npm run bench -- hostile` to fill this table/i)
+  })
+
+  describe('a tiny run', function () {
+    this.timeout(60000)
+    let out
+
+    before(async function () {
+      out = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-hostile-test-'))
+    })
+    after(async function () {
+      await fs.promises.rm(out, { recursive: true, force: true })
+    })
+
+    it('writes a row per attack, judged, with the figures the table shows', async function () {
+      const { stdout } = await run(process.execPath, [
+        CLI, 'hostile', '--quick', '--attacks', 'abandoned-uploads,ratio-bombs',
+        '--abandon-clients', '4', '--abandon-concurrency', '2', '--abandon-bytes', '200KB',
+        '--bombs', '1', '--bomb-bytes', '20MB', '--probe-items', '10', '--settle', '1s',
+        '--server-flag=--limit-inflated=10MB', '--out', out
+      ], { timeout: 50000 })
+      for (const column of TABLE_HEADER) assert.ok(stdout.includes(` ${column} `), column)
+
+      const results = JSON.parse(await fs.promises.readFile(path.join(out, 'results.json'), 'utf8'))
+      assert.deepEqual(results.attacks.map(function id (row) { return row.id }), ['abandoned-uploads', 'ratio-bombs'])
+      for (const row of results.attacks) {
+        for (const field of ROW_FIELDS) assert.ok(field in row, `${row.id} has ${field}`)
+        assert.equal(row.error, undefined, row.error)
+        assert.match(row.verdict, /^(held|BROKEN: .+)$/)
+        assert.ok(Number.isInteger(row.kills))
+        assert.ok(Number.isInteger(row.probe.status))
+        assert.ok(row.growth >= 0)
+        assert.ok(Number.isInteger(row.diskAdded))
+        assert.ok(row.inFlight.requestsInFlight === null || Number.isInteger(row.inFlight.requestsInFlight))
+      }
+      // the server flag reached the lab: a 20 MB bomb passes its 10 MB inflate limit
+      const bombs = results.attacks[1].details.answers
+      assert.deepEqual(bombs.map(function status (a) { return a.status }), [413])
+      for (const name of ['results.md', 'report.html']) assert.ok(fs.existsSync(path.join(out, name)), name)
+    })
+  })
+})
