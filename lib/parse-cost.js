@@ -26,7 +26,7 @@ export const COST_SMALL_SLOT = 24
 /** Bytes per element of a larger array: the slot, the parser's temporary list as it grows, and a boxed number. */
 export const COST_LARGE_ELEMENT = 56
 /** Bytes per member of a larger object (a dictionary entry and an internalised key). */
-export const COST_LARGE_MEMBER = 144
+export const COST_LARGE_MEMBER = 256
 export const SMALL_ARRAY = 1024
 /** RSS runs ahead of the heap (pages the collector has not returned yet): the projection keeps 10 % above the weights. */
 export const COST_MARGIN = 1.1

@@ -1,0 +1,51 @@
+/**
+ * The parse-cost projection (lib/parse-cost.js) must be an upper bound on
+ * what JSON.parse really takes, for every shape of document: admission and
+ * /good's record.too.dense refusal rely on it. Each shape is parsed in a
+ * fresh process, so the figures are that parse's own.
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { ParseCostMeter, projectParseCost } from '../lib/parse-cost.js'
+
+const run = promisify(execFile)
+const PROBE = fileURLToPath(new URL('./fixtures/parse-cost-probe.js', import.meta.url))
+const MiB = 1024 * 1024
+
+const SHAPES = ['tiny objects', 'tiny arrays', 'small integers', 'doubles', 'empty objects', 'empty arrays', 'nested arrays',
+  'short strings', 'long strings', 'non-ASCII strings', 'literals', 'one object, many keys', 'generated items']
+
+describe('the parse-cost projection', function () {
+  this.timeout(60_000)
+
+  for (const shape of SHAPES) {
+    it(`is at least the heap and the RSS JSON.parse takes for 8 MiB of ${shape}`, async function () {
+      const { stdout } = await run(process.execPath, ['--expose-gc', PROBE, shape, '8'], { maxBuffer: MiB })
+      const figures = JSON.parse(stdout)
+      const taken = Math.max(figures.heap, figures.rss)
+      assert.ok(figures.projected >= taken,
+        `${shape}: projected ${(figures.projected / MiB).toFixed(1)} MiB, JSON.parse took ${(taken / MiB).toFixed(1)} MiB`)
+    })
+  }
+
+  it('gives the same figure whatever the chunking, strings and escapes split anywhere', function () {
+    const text = Buffer.from('{"items":[{"a":"x\\\\\\"y,[{","b":[1,2,{}]},[[]],"caf\u00e9 数据"]}')
+    const whole = projectParseCost(text)
+    for (let cut = 1; cut < text.length; cut++) {
+      const meter = new ParseCostMeter()
+      meter.write(text.subarray(0, cut))
+      meter.write(text.subarray(cut))
+      assert.deepEqual(meter.result(), whole, `cut at ${cut}`)
+    }
+  })
+
+  it('sizes the strings exactly when the caller knows the text length', function () {
+    const text = Buffer.from('["数据数据"]')
+    const bound = projectParseCost(text)
+    const exact = projectParseCost(text, { chars: text.toString('utf8').length })
+    assert.ok(exact.heap < bound.heap)
+    assert.ok(exact.sourceString === 2 * 8, 'eight characters, two bytes each')
+  })
+})
