@@ -12,7 +12,8 @@
  * collector has not returned yet, sockets, the metrics history).
  *
  * One admission per app (`createApp` makes it): two apps in one process
- * keep their own books.
+ * keep their own books. It also paces the collection of the garbage that
+ * streaming leaves (`watchGarbage`).
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
@@ -38,6 +39,9 @@ function readProcessRss () {
 
 /** Fewest ms between two collections asked for by admission: a full GC of a large heap is not free. */
 const COLLECT_EVERY_MS = 1000
+/** Growth of Buffer memory that has a streaming request's garbage collected, and how often it is looked at. */
+export const GARBAGE_PACE = 12 * 1024 * 1024
+const PACE_EVERY_MS = 10
 
 /**
  * A full garbage collection, where one can be had: after a large /bad,
@@ -67,8 +71,45 @@ export class MemoryAdmission {
     this.idleRss = readRss()
     this.reserved = 0
     this.reservations = 0
-    this.collect = collect === undefined ? (budget > 0 ? findCollector() : null) : collect
+    this.collect = collect === undefined ? findCollector() : collect
     this.lastCollect = 0
+    this.watchers = 0
+    this.garbageTimer = null
+    this.garbageFloor = 0
+  }
+
+  /**
+   * Streaming allocates a new Buffer for every chunk a socket reads and
+   * zlib inflates, and each is garbage a moment later. V8 collects such
+   * garbage only once tens of MiB of it have piled up, which would be most
+   * of /good's "constant". While anyone streams (each holds a watch), the
+   * Buffer memory is looked at every PACE_EVERY_MS, and collected once it
+   * has grown GARBAGE_PACE since the last collection.
+   * @returns {() => void} call when done streaming
+   */
+  watchGarbage () {
+    if (this.collect === null) return function nothingWatched () {}
+    const admission = this
+    if (this.watchers++ === 0) {
+      this.garbageFloor = process.memoryUsage().arrayBuffers
+      this.garbageTimer = setInterval(function paceGarbage () {
+        const buffers = process.memoryUsage().arrayBuffers
+        if (buffers < admission.garbageFloor) admission.garbageFloor = buffers
+        if (buffers - admission.garbageFloor < GARBAGE_PACE) return
+        admission.collect()
+        admission.garbageFloor = process.memoryUsage().arrayBuffers
+      }, PACE_EVERY_MS)
+      this.garbageTimer.unref()
+    }
+    let done = false
+    return function stopWatching () {
+      if (done) return
+      done = true
+      if (--admission.watchers === 0) {
+        clearInterval(admission.garbageTimer)
+        admission.garbageTimer = null
+      }
+    }
   }
 
   get enabled () {

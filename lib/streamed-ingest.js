@@ -287,13 +287,15 @@ class RecordSink extends Writable {
  * Stream, inflate, parse and summarise a request body.
  * @param {import('express').Request} req
  * @param {object} opts normalised app options
+ * @param {{ admission?: import('./admission.js').MemoryAdmission }} [context] paces garbage collection
  * @returns {Promise<object>} the summary
  */
-export async function ingestStreamed (req, opts) {
+export async function ingestStreamed (req, opts, { admission } = {}) {
   const plan = negotiateBody(req, opts.limits)
   checkContentLength(req, opts.limits.compressed)
   const leave = await admit(req, opts.ingest.activePipelines, opts.ingest.queueMs)
   activeRequests++
+  const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   try {
     const chunkSize = chunkSizeFor(opts.ingest.bufferBudget, activeRequests)
     const compressed = compressedCounter(opts.limits.compressed)
@@ -322,6 +324,7 @@ export async function ingestStreamed (req, opts) {
       sha256: inflated.digest()
     })
   } finally {
+    stopWatching()
     activeRequests--
     leave()
   }

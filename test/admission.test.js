@@ -12,7 +12,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { createAdmission } from '../lib/admission.js'
-import { startLab, post } from './helpers.js'
+import { startLab, post, waitFor } from './helpers.js'
 
 const MiB = 1024 * 1024
 
@@ -89,6 +89,25 @@ describe('the memory admission', function () {
     const admission = createAdmission({ budget: 0 })
     assert.equal(admission.enabled, false)
     admission.reserve(100 * 1024 * MiB, { route: 'bad', what: 'this body' }).release()
+  })
+
+  it('collects the garbage of streamed chunks while someone streams, and stops looking when nobody does', async function () {
+    const { admission, state } = admissionAt(100 * MiB)
+    const stop = admission.watchGarbage()
+    const stopToo = admission.watchGarbage()
+    let kept = []
+    await waitFor(function collected () {
+      // chunks as a stream makes them: a new Buffer each, kept only a moment
+      kept.push(Buffer.alloc(MiB, 1))
+      if (kept.length > 4) kept = []
+      return state.collected > 0
+    })
+    stop()
+    assert.notEqual(admission.garbageTimer, null, 'one watcher is still streaming')
+    stopToo()
+    stopToo() // twice is once
+    assert.equal(admission.garbageTimer, null)
+    assert.equal(admission.watchers, 0)
   })
 
   it('refuses a bad budget with a TypeError', function () {
