@@ -67,7 +67,7 @@ export function createApp (options) {
   // samples only while something subscribes (/metrics clients, experiments)
   const sampler = createSampler()
   app.locals.sampler = sampler
-  app.use(metricsRoutes(opts, events, sampler))
+  app.use(metricsRoutes(opts, events, sampler, { admission, diskQuota }))
   app.use(experimentRoutes(opts, events))
   app.use(uploadRoutes(opts, events, diskQuota, admission))
   app.use(chunkSizeRoutes(opts))

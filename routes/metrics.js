@@ -25,9 +25,11 @@ const MEDIA_TYPES = Object.freeze({
  *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/sampler.js').Sampler} sampler
+ * @param {{ admission?: object, diskQuota?: object }} [limits] what the JSON snapshot also shows: the memory
+ *   budget and what is reserved in it, the disk quota and what is used of it
  * @returns {express.Router & { hub: import('../lib/metrics-stream.js').MetricsHub, close: () => void }}
  */
-export function metricsRoutes (opts, events, sampler) {
+export function metricsRoutes (opts, events, sampler, limits = {}) {
   const hub = createMetricsHub({ ...opts.metrics, events, sampler })
   const prometheus = createPrometheusMetrics({ events, sampler, hub })
   const router = express.Router()
@@ -36,7 +38,7 @@ export function metricsRoutes (opts, events, sampler) {
     const format = chooseFormat(req)
     const interval = readInterval(req.query.interval, sampler.interval)
     if (format === 'json') {
-      res.json(hub.snapshot())
+      res.json({ ...hub.snapshot(), ...describeLimits(limits) })
     } else if (format === 'prometheus') {
       const text = await prometheus.render()
       res.type(prometheus.contentType).send(text)
@@ -101,4 +103,15 @@ function readLastEventId (req) {
   }
   const header = req.headers['last-event-id']
   return typeof header === 'string' && /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : null
+}
+
+/** The budgets a JSON snapshot shows beside the sample: how close the lab is to refusing. */
+function describeLimits ({ admission, diskQuota }) {
+  const out = {}
+  if (admission) out.memoryBudget = admission.state()
+  if (diskQuota) {
+    const disk = diskQuota.snapshot()
+    out.disk = { used: disk.used, quota: disk.quota, files: disk.files }
+  }
+  return out
 }

@@ -217,6 +217,19 @@ describe('POST /bad within the memory budget', function () {
   })
 })
 
+describe('GET /metrics and the budgets', function () {
+  const lab = labWithRoom('admission-metrics', 160 * MiB)
+
+  it('shows the memory budget, what is reserved in it, and the disk quota in the JSON snapshot', async function () {
+    const res = await fetch(`${lab.url}/metrics`, { headers: { accept: 'application/json' } })
+    const snapshot = await res.json()
+    assert.equal(snapshot.memoryBudget.budget, lab.app.locals.options.memoryBudget)
+    assert.equal(snapshot.memoryBudget.reserved, 0)
+    assert.equal(snapshot.disk.quota, lab.app.locals.options.diskQuota)
+    assert.equal(typeof snapshot.disk.used, 'number')
+  })
+})
+
 describe('POST /upload-buffer within the memory budget', function () {
   const lab = labWithRoom('admission-upload', 160 * MiB)
 
