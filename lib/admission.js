@@ -149,6 +149,10 @@ export class MemoryAdmission {
       this.collect()
       free = this.ceiling - this.committed()
     }
+    if (more > free && this.reserved - held === 0) {
+      // nobody else holds a reservation: waiting would not help, this request is what does not fit
+      return budgetExceeded({ route, budget: this.budget, projected, available: Math.max(0, free + held), what })
+    }
     if (more > free) return memoryBusy({ route, budget: this.budget, projected, available: Math.max(0, free + held), what, retryAfter: RETRY_AFTER_SECONDS })
     return null
   }

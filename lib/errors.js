@@ -207,7 +207,7 @@ function mib (bytes) {
 export function budgetExceeded ({ route, budget, projected, available, what }) {
   const hint = WAYS_AROUND_BUDGET[route] ?? WAYS_AROUND_BUDGET.default
   return createError(413, 'memory.budget.exceeded',
-    `${what} would need ${mib(projected)}, more than the ${mib(available)} this lab can ever give one request ` +
+    `${what} would need ${mib(projected)}, more than the ${mib(available)} this lab can give one request ` +
     `(memory budget ${mib(budget)}): ${hint}`,
     { route, budget, projected, available, hint })
 }

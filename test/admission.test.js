@@ -37,7 +37,7 @@ describe('the memory admission', function () {
     assert.equal(admission.state().reserved, 0)
   })
 
-  it('refuses with 413 memory.budget.exceeded what could never fit, naming the budget and the way around', function () {
+  it('refuses with 413 memory.budget.exceeded what cannot fit, naming the budget and the way around', function () {
     const { admission } = admissionAt(100 * MiB)
     assert.throws(function tooBig () { admission.reserve(801 * MiB, { route: 'bad', what: 'this body' }) }, function check (err) {
       assert.equal(err.status, 413)
@@ -65,10 +65,13 @@ describe('the memory admission', function () {
     admission.reserve(400 * MiB, { route: 'bad', what: 'another body' }).release()
   })
 
-  it('counts the RSS when it is above what is reserved (garbage, unreserved routes)', function () {
+  it('counts the RSS when it is above what is reserved, and says 413 when no other request could free it', function () {
     const { admission, state } = admissionAt(100 * MiB)
+    const other = admission.reserve(10 * MiB, { route: 'bad', what: 'one body' })
     state.rss = 850 * MiB
     assert.throws(function busy () { admission.reserve(100 * MiB, { route: 'db/batch', what: 'a batch' }) }, { status: 503 })
+    other.release()
+    assert.throws(function alone () { admission.reserve(100 * MiB, { route: 'db/batch', what: 'a batch' }) }, { status: 413, type: 'memory.budget.exceeded' })
     state.rss = 100 * MiB
     admission.reserve(100 * MiB, { route: 'db/batch', what: 'a batch' }).release()
   })
