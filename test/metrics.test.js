@@ -318,7 +318,7 @@ describe('GET /metrics', function () {
       assert.equal(res.status, 200)
       assert.match(res.headers.get('content-type'), /^application\/json/)
       const body = res.body
-      assert.deepEqual(Object.keys(body).sort(), ['clients', 'dropped', 'ended', 'history', 'requestsInFlight', 'sample'])
+      assert.deepEqual(Object.keys(body).sort(), ['clients', 'disk', 'dropped', 'ended', 'history', 'memoryBudget', 'requestsInFlight', 'sample'])
       assert.ok(body.sample.rss > 0)
       assert.ok(body.sample.eventLoop.utilization >= 0, 'the stream is sampling, so the snapshot has event-loop figures')
       assert.equal(body.requestsInFlight, 0)
