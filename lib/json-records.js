@@ -11,21 +11,15 @@
  */
 import { jsonInvalid, recordTooLarge, tooDeep } from './errors.js'
 import { findJsonError } from './json-validate.js'
+import {
+  QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, NEWLINE, closingQuote
+} from './json-bytes.js'
 
 export const FORMATS = Object.freeze(['json', 'array', 'ndjson'])
 
 /** How much of the inflated body format detection may look at. */
 export const DETECT_BYTES = 64 * 1024
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
-const COMMA = 0x2c
-const COLON = 0x3a
-const NEWLINE = 0x0a
 
 function isWhitespace (c) {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
@@ -201,27 +195,10 @@ export class RecordScanner {
     for (;;) {
       if (this.inString) {
         // jump to the next quote, then check it is not escaped
-        let q = chunk.indexOf(QUOTE, i)
-        for (;;) {
-          if (q === -1) {
-            // carry the parity of the trailing backslash run into the next chunk
-            let run = 0
-            let k = n - 1
-            while (k >= i && chunk[k] === BACKSLASH) { run++; k-- }
-            const reachedStart = k < i
-            this.escapeCarry = reachedStart ? (this.escapeCarry !== (run % 2 === 1)) : (run % 2 === 1)
-            this.depth = depth
-            return -1
-          }
-          let run = 0
-          let k = q - 1
-          while (k >= i && chunk[k] === BACKSLASH) { run++; k-- }
-          let escaped = run % 2 === 1
-          if (k < i && this.escapeCarry) escaped = !escaped
-          this.escapeCarry = false
-          if (!escaped) break
-          i = q + 1
-          q = chunk.indexOf(QUOTE, i)
+        const q = closingQuote(chunk, i, this)
+        if (q === -1) {
+          this.depth = depth
+          return -1
         }
         i = q + 1
         this.inString = false

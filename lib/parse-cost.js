@@ -18,6 +18,7 @@
  * dictionary), so containers are sized as they close.
  */
 import { isAscii } from 'node:buffer'
+import { QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, closingQuote } from './json-bytes.js'
 
 /** Bytes per container (`{` or `[`): the object or array and its backing store's header. */
 export const COST_CONTAINER = 72
@@ -34,13 +35,6 @@ export const SMALL_OBJECT = 64
 /** Containers nested deeper than this are not sized: their slots are charged as large. */
 const TRACKED_DEPTH = 256
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
-const COMMA = 0x2c
 
 /**
  * Tally the parse cost of JSON text a chunk at a time. Invalid JSON is not
@@ -79,7 +73,7 @@ export class ParseCostMeter {
     const commas = this.commas
     while (i < n) {
       if (this.inString) {
-        const end = this.stringEnd(chunk, i)
+        const end = closingQuote(chunk, i, this)
         this.stringBytes += (end === -1 ? n : end) - i
         if (end === -1) break
         i = end + 1
@@ -125,28 +119,6 @@ export class ParseCostMeter {
     this.previous = previous
     this.depth = depth
     this.bytes += n
-  }
-
-  /** Index of the quote that ends the string at `from`, or -1 when the chunk ends first. */
-  stringEnd (chunk, from) {
-    let i = from
-    for (;;) {
-      const q = chunk.indexOf(QUOTE, i)
-      let run = 0
-      let k = (q === -1 ? chunk.length : q) - 1
-      while (k >= i && chunk[k] === BACKSLASH) { run++; k-- }
-      let escaped = run % 2 === 1
-      if (k < from && this.escapeCarry) escaped = !escaped
-      if (q === -1) {
-        // an odd run of backslashes at the end escapes the next chunk's first byte
-        this.escapeCarry = escaped
-        return -1
-      }
-      this.escapeCarry = false
-      if (!escaped) return q
-      i = q + 1
-      from = i
-    }
   }
 
   /**

@@ -6,6 +6,7 @@
  * spent waits, and backpressure reaches its socket.
  */
 import { Worker } from 'node:worker_threads'
+import { waitInQueue, leaveQueue } from './semaphore.js'
 
 const THREAD = new URL('./parse-thread.js', import.meta.url)
 
@@ -82,7 +83,7 @@ class ParsePool {
   }
 
   dispatch (worker, job) {
-    if (job.onAbort) job.signal.removeEventListener('abort', job.onAbort)
+    leaveQueue(job)
     worker.ref() // a batch in the works keeps the process alive until its answer
     worker.current = job
     worker.postMessage({ id: job.id, task: job.task }, job.transferList)
@@ -100,27 +101,19 @@ class ParsePool {
     if (signal?.aborted) return Promise.reject(signal.reason)
     const pool = this
     return new Promise(function queueJob (resolve, reject) {
-      const job = { id: pool.nextId++, task, transferList, resolve, reject, signal, onAbort: null }
+      const job = { id: pool.nextId++, task, transferList, resolve, reject }
       const worker = pool.idle.pop()
-      if (worker) {
-        pool.dispatch(worker, job)
-        return
-      }
-      if (signal) {
-        job.onAbort = function dropQueuedJob () {
-          const at = pool.queue.indexOf(job)
-          if (at !== -1) pool.queue.splice(at, 1)
-          reject(signal.reason)
-        }
-        signal.addEventListener('abort', job.onAbort, { once: true })
-      }
-      pool.queue.push(job)
+      if (worker) pool.dispatch(worker, job)
+      else waitInQueue(pool.queue, job, signal, reject)
     })
   }
 
   async destroy () {
     this.closed = true
-    for (const job of this.queue.splice(0)) job.reject(new Error('parse pool closed'))
+    for (const job of this.queue.splice(0)) {
+      leaveQueue(job)
+      job.reject(new Error('parse pool closed'))
+    }
     await Promise.all([...this.threads].map(function stop (worker) { return worker.terminate() }))
     this.threads.clear()
   }
@@ -173,16 +166,7 @@ export class ByteBudget {
     if (signal?.aborted) return Promise.reject(signal.reason)
     const budget = this
     return new Promise(function waitForBudget (resolve, reject) {
-      const waiter = { bytes, resolve, signal, onAbort: null }
-      if (signal) {
-        waiter.onAbort = function giveUp () {
-          const at = budget.waiting.indexOf(waiter)
-          if (at !== -1) budget.waiting.splice(at, 1)
-          reject(signal.reason)
-        }
-        signal.addEventListener('abort', waiter.onAbort, { once: true })
-      }
-      budget.waiting.push(waiter)
+      waitInQueue(budget.waiting, { bytes, resolve }, signal, reject)
     })
   }
 
@@ -192,7 +176,7 @@ export class ByteBudget {
       const next = this.waiting[0]
       if (this.used !== 0 && this.used + next.bytes > this.capacity) break
       this.waiting.shift()
-      if (next.onAbort) next.signal.removeEventListener('abort', next.onAbort)
+      leaveQueue(next)
       this.used += next.bytes
       next.resolve()
     }

@@ -23,16 +23,7 @@ export class Semaphore {
       return Promise.resolve(this.releaser())
     }
     return new Promise(function waitForPlace (resolve, reject) {
-      const waiter = { resolve, reject, signal, onAbort: null }
-      if (signal) {
-        waiter.onAbort = function giveUp () {
-          const at = semaphore.waiting.indexOf(waiter)
-          if (at !== -1) semaphore.waiting.splice(at, 1)
-          reject(signal.reason)
-        }
-        signal.addEventListener('abort', waiter.onAbort, { once: true })
-      }
-      semaphore.waiting.push(waiter)
+      waitInQueue(semaphore.waiting, { resolve }, signal, reject)
     })
   }
 
@@ -50,9 +41,38 @@ export class Semaphore {
   next () {
     while (this.held < this.limit && this.waiting.length > 0) {
       const waiter = this.waiting.shift()
-      if (waiter.signal) waiter.signal.removeEventListener('abort', waiter.onAbort)
+      leaveQueue(waiter)
       this.held++
       waiter.resolve(this.releaser())
     }
   }
+}
+
+/**
+ * Queue a waiter until it is served; if `signal` aborts first, it leaves
+ * the queue and `reject` gets the signal's reason. Whoever serves it calls
+ * `leaveQueue(waiter)` to stop listening to the signal.
+ * @param {object[]} queue
+ * @param {object} waiter gains `signal` and `onAbort`
+ * @param {AbortSignal|undefined} signal
+ * @param {(reason: unknown) => void} reject
+ */
+export function waitInQueue (queue, waiter, signal, reject) {
+  waiter.signal = signal ?? null
+  waiter.onAbort = null
+  if (signal) {
+    waiter.onAbort = function giveUp () {
+      const at = queue.indexOf(waiter)
+      if (at !== -1) queue.splice(at, 1)
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', waiter.onAbort, { once: true })
+  }
+  queue.push(waiter)
+}
+
+/** A waiter is served: it no longer listens to its signal. */
+export function leaveQueue (waiter) {
+  if (waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort)
+  waiter.onAbort = null
 }

@@ -1,0 +1,47 @@
+/**
+ * The bytes of JSON's structure, and the one way the lab finds where a
+ * string ends in a chunk of JSON text: the record scanner (/good) and the
+ * parse-cost projection both read JSON a chunk at a time and must agree
+ * on what is inside a string, escapes split across chunks included.
+ */
+
+export const QUOTE = 0x22
+export const BACKSLASH = 0x5c
+export const OPEN_BRACE = 0x7b
+export const CLOSE_BRACE = 0x7d
+export const OPEN_BRACKET = 0x5b
+export const CLOSE_BRACKET = 0x5d
+export const COMMA = 0x2c
+export const COLON = 0x3a
+export const NEWLINE = 0x0a
+
+/**
+ * The index of the quote that closes the string going on at `from`, or -1
+ * when the chunk ends first. Jumps from quote to quote with `indexOf` and
+ * counts the backslashes before each; `state.escapeCarry` says the previous
+ * chunk ended on an odd run of them (so this chunk's first byte is escaped),
+ * and is left saying the same of this chunk when it returns -1.
+ * @param {Uint8Array} chunk
+ * @param {number} from
+ * @param {{ escapeCarry: boolean }} state
+ * @returns {number}
+ */
+export function closingQuote (chunk, from, state) {
+  let i = from
+  for (;;) {
+    const q = chunk.indexOf(QUOTE, i)
+    let run = 0
+    let k = (q === -1 ? chunk.length : q) - 1
+    while (k >= i && chunk[k] === BACKSLASH) { run++; k-- }
+    let escaped = run % 2 === 1
+    // the run reached back to where this look began: the carried backslash joins it
+    if (k < i && state.escapeCarry) escaped = !escaped
+    if (q === -1) {
+      state.escapeCarry = escaped
+      return -1
+    }
+    state.escapeCarry = false
+    if (!escaped) return q
+    i = q + 1
+  }
+}
