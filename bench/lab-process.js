@@ -42,13 +42,14 @@ export async function startLabProcess (flags = []) {
  * Run `node ...args` and wait for its "streamlab listening on http://..." line: server.js,
  * or a single-process lab such as bench/profile-server.js.
  * @param {string[]} args what follows `node`: Node's own flags, the script, its flags
- * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number }} [settings] `ipc`: an IPC
- *   channel to the child; `stopSignal` (SIGTERM): what stop() sends first, SIGKILL after `graceMs` (3000)
+ * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number, timeoutMs?: number }} [settings] `ipc`:
+ *   an IPC channel to the child; `stopSignal` (SIGTERM): what stop() sends first, SIGKILL after `graceMs`
+ *   (3000); `timeoutMs`: a process not listening by then is killed and the promise rejects (0: no limit)
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, output: () => string,
  *   exited: Promise<{ code: number|null, signal: string|null }>,
  *   stop: () => Promise<{ code: number|null, signal: string|null, killed: boolean }> }>}
  */
-export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000 } = {}) {
+export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000, timeoutMs = 0 } = {}) {
   const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])]
@@ -63,7 +64,15 @@ export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTER
   child.stderr.setEncoding('utf8')
   child.stdout.on('data', keepOutput)
   child.stderr.on('data', keepOutput)
+  const script = path.basename(args.find(function script (a) { return !a.startsWith('-') }) ?? 'node')
   return new Promise(function waitForListening (resolve, reject) {
+    const timer = timeoutMs > 0
+      ? setTimeout(function neverListened () {
+        cleanup()
+        child.kill('SIGKILL')
+        reject(new Error(`${script} did not listen within ${timeoutMs / 1000} s:\n${output.slice(-2000)}`))
+      }, timeoutMs)
+      : null
     function onOutput () {
       const match = LISTENING.exec(output)
       if (!match) return
@@ -78,9 +87,10 @@ export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTER
     }
     function onExit (code, signal) {
       cleanup()
-      reject(new Error(`${path.basename(args.find(function script (a) { return !a.startsWith('-') }) ?? 'node')} exited (${signal ?? code}) before listening:\n${output}`))
+      reject(new Error(`${script} exited (${signal ?? code}) before listening:\n${output}`))
     }
     function cleanup () {
+      if (timer) clearTimeout(timer)
       child.stdout.removeListener('data', onOutput)
       child.removeListener('exit', onExit)
     }

@@ -5,7 +5,7 @@
  * own lines; its requests in flight from GET /metrics; its data directory
  * weighed and, when it is the shared default one, put back as it was.
  */
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -15,9 +15,9 @@ import { PROJECT_ROOT } from '../../lib/options.js'
 import { listUploads, removeDeadParts, removeUploads } from '../../lib/upload.js'
 import { SAVE_FILE_NAMES } from '../../generators/items.js'
 import { readProcMemory, resetProcPeak } from '../proc-memory.js'
+import { startListeningProcess } from '../lab-process.js'
 
 const SERVER = path.join(PROJECT_ROOT, 'server.js')
-const LISTENING = /streamlab listening on (http:\/\/\S+)/
 const WORKER_PID = /worker pid (\d+)/g
 /** What server.js prints about a crash (worker N killed: ... / died of ... / exited with ...). */
 const CRASH_LINE = /streamlab: worker (\d+) (killed|died of|exited with)[^\n]*/g
@@ -48,43 +48,11 @@ export async function serverTakesDataDir () {
  * @returns {Promise<HostileLab>}
  * @throws when it exits, or does not listen within 30 s (it is killed then)
  */
-export function startHostileLab ({ flags = [], dataDir = null } = {}) {
+export async function startHostileLab ({ flags = [], dataDir = null } = {}) {
   const args = [SERVER, '--port', '0', '--host', '127.0.0.1', ...(dataDir ? ['--data-dir', dataDir] : []), ...flags]
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  const exited = new Promise(function waitForExit (resolve) {
-    child.once('exit', function onExit (code, signal) { resolve({ code, signal }) })
-  })
-  // kept for the whole run: crashes and restarts are told here
-  function keepOutput (chunk) { output += chunk }
-  child.stdout.setEncoding('utf8')
-  child.stderr.setEncoding('utf8')
-  child.stdout.on('data', keepOutput)
-  child.stderr.on('data', keepOutput)
-  return new Promise(function waitForListening (resolve, reject) {
-    const timer = setTimeout(function neverListened () {
-      cleanup()
-      child.kill('SIGKILL')
-      reject(new Error(`server.js did not listen within ${START_TIMEOUT_MS / 1000} s:\n${output.slice(-2000)}`))
-    }, START_TIMEOUT_MS)
-    function onOutput () {
-      const match = LISTENING.exec(output)
-      if (!match) return
-      cleanup()
-      resolve(new HostileLab(child, match[1], exited, function readOutput () { return output }))
-    }
-    function onExit (code, signal) {
-      cleanup()
-      reject(new Error(`server.js exited (${signal ?? code}) before listening:\n${output.slice(-2000)}`))
-    }
-    function cleanup () {
-      clearTimeout(timer)
-      child.stdout.removeListener('data', onOutput)
-      child.removeListener('exit', onExit)
-    }
-    child.stdout.on('data', onOutput)
-    child.on('exit', onExit)
-  })
+  // its output is kept for the whole run: crashes and restarts are told there
+  const lab = await startListeningProcess(args, { timeoutMs: START_TIMEOUT_MS, graceMs: STOP_GRACE_MS })
+  return new HostileLab(lab.child, lab.url, lab.exited, lab.output)
 }
 
 /** A running lab. Made by startHostileLab. */
