@@ -14,7 +14,7 @@ import path from 'node:path'
 import { createApp } from '../lib/app.js'
 import { BLOCK_BYTES, createDiskQuota, diskCost } from '../lib/disk-quota.js'
 import { uploadDir } from '../lib/upload.js'
-import { labInTempDir, startLab } from './helpers.js'
+import { labInTempDir, startLab, postChunked } from './helpers.js'
 
 const KiB = 1024
 const HOUR_MS = 60 * 60 * 1000
@@ -41,20 +41,6 @@ function tempFiles (dataDir) {
 async function call (url, method = 'GET', body = undefined) {
   const res = await fetch(url, { method, body, headers: body === undefined ? {} : { 'content-type': 'application/octet-stream' } })
   return { status: res.status, headers: res.headers, body: await res.json() }
-}
-
-/** POST a body in pieces without Content-Length (chunked), and read the JSON answer. */
-function postChunked (url, pieces) {
-  return new Promise(function send (resolve, reject) {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' } }, function onResponse (res) {
-      const parts = []
-      res.on('data', function keep (c) { parts.push(c) })
-      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(parts).toString()) }) })
-    })
-    req.on('error', reject)
-    for (const piece of pieces) req.write(piece)
-    req.end()
-  })
 }
 
 /** Wait for `condition` to hold, checking every 10 ms, for at most `ms`. */

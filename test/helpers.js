@@ -178,3 +178,17 @@ export async function waitFor (check, ms = 15000) {
     await new Promise(function later (resolve) { setTimeout(resolve, 20) })
   }
 }
+
+/** POST a body in pieces without Content-Length (chunked), and read the JSON answer. */
+export function postChunked (url, pieces) {
+  return new Promise(function send (resolve, reject) {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' } }, function onResponse (res) {
+      const parts = []
+      res.on('data', function keep (c) { parts.push(c) })
+      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(parts).toString()) }) })
+    })
+    req.on('error', reject)
+    for (const piece of pieces) req.write(piece)
+    req.end()
+  })
+}

@@ -13,7 +13,7 @@ import path from 'node:path'
 import { listUploads, uploadDir } from '../lib/upload.js'
 import * as uploadBench from '../bench/benches/upload.js'
 import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
-import { labInTempDir, startLab } from './helpers.js'
+import { labInTempDir, startLab, postChunked } from './helpers.js'
 import { processAlive } from '../lib/process-alive.js'
 
 const UUID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
@@ -29,20 +29,6 @@ function nextEnd (events, route) {
       }
     }
     events.on('request', onRequest)
-  })
-}
-
-/** POST a body in pieces without Content-Length (chunked), and read the JSON answer. */
-function postChunked (url, pieces) {
-  return new Promise(function send (resolve, reject) {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' } }, function onResponse (res) {
-      const parts = []
-      res.on('data', function keep (c) { parts.push(c) })
-      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(parts).toString()) }) })
-    })
-    req.on('error', reject)
-    for (const piece of pieces) req.write(piece)
-    req.end()
   })
 }
 
