@@ -5,6 +5,8 @@
  * runs the lab in a worker process under a memory budget, as a container's
  * OOM killer would.
  */
+import { randomBytes } from 'node:crypto'
+import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { normalizeDatabaseOptions, redactUrl } from './lib/db/options.js'
 import { defaultMemoryBudget } from './lib/memory-budget.js'
@@ -29,6 +31,12 @@ const USAGE = `Usage: node server.js [options]
   --disk-quota SZ        bytes the lab may keep in test-data/ (uploads, saves); past it, 507 (default 2GiB)
   --upload-max-age T     at start, remove uploads older than T: 60m, 90s; 0 keeps them (default 60m)
   --no-request-peak      never reset the kernel's peak RSS per request (for external measurement)
+
+Who may drive the lab (docs/security.md):
+  --allowed-hosts LIST   host names to answer to besides localhost, *.localhost and IP addresses;
+                         .example.com for a domain and its subdomains, all for any (env STREAMLAB_ALLOWED_HOSTS)
+  --access-token TOKEN   the token other machines need for changes (env STREAMLAB_TOKEN); bound beyond
+                         loopback (--host 0.0.0.0) the lab makes a random one and prints it
 
 Slow or many clients: each limit answers (408 or 503 JSON), none just drops the connection:
   --body-idle-timeout T  a body that sends nothing for T gets 408 (default 10s; 0: no limit)
@@ -74,6 +82,21 @@ function checkDatabaseUrl (database, app, source) {
   }
 }
 
+/** Whether an address only this machine can reach. */
+function isLoopback (host) {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/** The addresses other machines may reach a lab bound to `host` by, for the printed URLs. */
+function reachableAddresses (host) {
+  if (host !== '0.0.0.0' && host !== '::') return [host]
+  const found = []
+  for (const entries of Object.values(os.networkInterfaces())) {
+    for (const entry of entries ?? []) if (!entry.internal && entry.family === 'IPv4') found.push(entry.address)
+  }
+  return found.length > 0 ? found : [host]
+}
+
 function readConfig (argv, env) {
   const { values } = parseArgs({
     args: argv,
@@ -91,6 +114,8 @@ function readConfig (argv, env) {
       'disk-quota': { type: 'string' },
       'upload-max-age': { type: 'string' },
       'no-request-peak': { type: 'boolean' },
+      'allowed-hosts': { type: 'string' },
+      'access-token': { type: 'string' },
       'body-idle-timeout': { type: 'string' },
       'min-body-rate': { type: 'string' },
       'max-connections': { type: 'string' },
@@ -135,6 +160,14 @@ function readConfig (argv, env) {
   if (values['max-metrics-streams'] !== undefined) app.metrics = { maxClients: parseLimitCount(values['max-metrics-streams'], '--max-metrics-streams', 100_000) }
   const databaseUrl = values['database-url'] ?? env.DATABASE_URL
   if (databaseUrl) app.database = { url: databaseUrl }
+  const host = values.host ?? env.HOST ?? '127.0.0.1'
+  const allowed = values['allowed-hosts'] ?? env.STREAMLAB_ALLOWED_HOSTS
+  app.guard = {
+    allowedHosts: allowed ? allowed.split(',').map(function trim (h) { return h.trim() }).filter(Boolean) : [],
+    boundHost: host,
+    // beyond loopback, other machines need a token for changes; one is made if none is given
+    accessToken: values['access-token'] ?? env.STREAMLAB_TOKEN ?? (isLoopback(host) ? null : randomBytes(24).toString('base64url'))
+  }
   // checked here, so that a bad flag is a usage error and not a worker that dies at birth
   const checked = normalizeOptions(app)
   if (app.database) checkDatabaseUrl(app.database, checked, values['database-url'] === undefined ? 'DATABASE_URL' : '--database-url')
@@ -155,7 +188,7 @@ function readConfig (argv, env) {
     return values[flag] === undefined ? undefined : parseDuration(values[flag], `--${flag}`)
   }
   return normalizeSupervisorOptions({
-    host: values.host ?? env.HOST ?? '127.0.0.1',
+    host,
     port,
     app,
     memoryLimit,
@@ -185,6 +218,13 @@ async function main () {
     console.log(`  GET  ${base}/generate?size=10000&save=1   generate test-data/test.json.gz`)
     console.log(`  POST ${base}/bad                           buffered ingest${config.app.unsafeBad ? ' (UNSAFE: no inflate limit)' : ''}`)
     console.log(`  POST ${base}/good                          streamed ingest`)
+    const token = config.app.guard.accessToken
+    if (token !== null && !isLoopback(address)) {
+      for (const reachable of reachableAddresses(address)) {
+        const shownAt = reachable.includes(':') ? `[${reachable}]` : reachable
+        console.log(`  open http://${shownAt}:${port}/?token=${token}   (changes from other machines need this token)`)
+      }
+    }
     if (address !== '127.0.0.1' && address !== '::1') {
       console.warn(`  warning: bound to ${address}, reachable from other machines; the lab accepts hostile bodies by design`)
     }

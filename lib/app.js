@@ -23,6 +23,7 @@ import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upl
 import { createDiskQuota } from './disk-quota.js'
 import { discardRestOfBody } from './ingest-common.js'
 import { createAdmission } from './admission.js'
+import { requestGuard } from './request-guard.js'
 import { bodyDeadline } from './body-deadline.js'
 
 /**
@@ -57,7 +58,9 @@ export function createApp (options) {
   const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
   app.locals.diskQuota = diskQuota
 
-  // first: every body, whichever route reads it (or none), is bounded in time
+  // first of all: only the person at the keyboard drives the lab
+  app.use(requestGuard(opts.guard))
+  // then: every body, whichever route reads it (or none), is bounded in time
   app.use(bodyDeadline(opts.limits))
   app.use(generateRoute(opts, diskQuota))
   // every route that holds a whole body or result reserves it within the budget first

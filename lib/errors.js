@@ -242,3 +242,37 @@ export function pipelinesBusy (pipelines, waitedMs, retryAfterSeconds) {
   error.headers['Retry-After'] = String(retryAfterSeconds)
   return error
 }
+
+/** 400 host.missing: an HTTP/1.1 request without a Host header (lib/request-guard.js). */
+export function hostMissing () {
+  return createError(400, 'host.missing', 'an HTTP/1.1 request must name its Host', {})
+}
+
+/** 403 host.not.allowed: a Host the lab does not answer to, as a page rebinding a DNS name to 127.0.0.1 would send. */
+export function hostNotAllowed (host, allowedHosts) {
+  return createError(403, 'host.not.allowed',
+    `the lab does not answer to host "${host}": it answers to localhost, *.localhost, IP addresses and the address it is ` +
+    'bound to (a web page that pointed its own name at this machine would come as that name). ' +
+    'To reach it by this name, start it with --allowed-hosts (or STREAMLAB_ALLOWED_HOSTS)',
+    { host, allowed: ['localhost', '*.localhost', 'IP addresses', ...allowedHosts], flag: '--allowed-hosts' })
+}
+
+/** 403 request.cross.site: a browser request from another site that would change the lab's state. */
+export function crossSiteRefused (method, path, site, origin) {
+  return createError(403, 'request.cross.site',
+    `${method} ${path} came from another web page (${site !== null ? `Sec-Fetch-Site: ${site}` : `Origin: ${origin}`}): ` +
+    'only the lab\'s own page, curl and scripts may drive it',
+    { method, path, secFetchSite: site, origin })
+}
+
+/** 401 token.required: beyond loopback, a state-changing request without the access token printed at start. */
+export function tokenRequired (wrong) {
+  const error = createError(401, wrong ? 'token.invalid' : 'token.required',
+    wrong
+      ? 'the access token is wrong: use the one the lab printed when it started'
+      : 'this lab is open to the network: changes need the access token it printed at start ' +
+        '(open the printed URL once, or send Authorization: Bearer <token>)',
+    {})
+  error.headers['WWW-Authenticate'] = 'Bearer realm="streamlab"'
+  return error
+}

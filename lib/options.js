@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { defaultMemoryBudget } from './memory-budget.js'
+import { normalizeGuardOptions } from './request-guard.js'
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -87,6 +88,11 @@ export const DEFAULTS = Object.freeze({
    * every route that buffers is admitted within it (lib/admission.js). 0: none.
    */
   memoryBudget: defaultMemoryBudget(),
+  /**
+   * Who may drive the lab (lib/request-guard.js): `allowedHosts` beyond localhost and IP
+   * addresses, the address it is bound to, and the access token required from other machines.
+   */
+  guard: Object.freeze({ allowedHosts: Object.freeze([]), boundHost: null, accessToken: null, exemptLoopback: true }),
   /** Reset the kernel's peak RSS when an ingest request starts alone. */
   resetPeakPerRequest: true,
   generate: Object.freeze({
@@ -146,6 +152,7 @@ export function normalizeOptions (options = {}) {
   if (typeof out.dataDir !== 'string' || out.dataDir === '') throw new TypeError('option dataDir must be a path')
   if (typeof out.unsafeBad !== 'boolean') throw new TypeError('option unsafeBad must be a boolean')
   checkInteger('memoryBudget', out.memoryBudget, 0, Number.MAX_SAFE_INTEGER)
+  out.guard = normalizeGuardOptions(out.guard)
   if (typeof out.resetPeakPerRequest !== 'boolean') throw new TypeError('option resetPeakPerRequest must be a boolean')
   checkInteger('parseThreads', out.parseThreads, 1, 64)
   checkInteger('diskQuota', out.diskQuota, 1, Number.MAX_SAFE_INTEGER)

@@ -1,0 +1,229 @@
+/**
+ * Only the person at the keyboard drives the lab. Binding 127.0.0.1 keeps
+ * other machines out, but not other web pages in the same browser: a page
+ * on any origin can send no-cors requests (image loads, forms, `fetch` with
+ * simple content types) to the lab, and a host name that an attacker's DNS
+ * points at 127.0.0.1 (rebinding) makes the lab same-origin with their page.
+ * This guard runs first, on every request:
+ *
+ * 1. **Host allowlist** (as Vite's `server.allowedHosts`): `localhost`,
+ *    `*.localhost`, IP literals, the address the lab is bound to, and
+ *    `--allowed-hosts`. Anything else is 403: a rebinding page names its
+ *    own host name, never one of these. An HTTP/1.1 request without Host is
+ *    400.
+ * 2. **No cross-site state changes** (fetch metadata, then Origin): a
+ *    request the browser marks `Sec-Fetch-Site: cross-site` or `same-site`
+ *    (another port of localhost is same-site) is refused unless it is a
+ *    top-level navigation that changes nothing (a link to the dashboard);
+ *    a request whose `Origin` is not the lab's own is refused when it would
+ *    change state. curl and scripts send neither header and pass.
+ * 3. **A token beyond loopback**: with an access token (the lab bound to a
+ *    classroom network), a state-changing request from another machine must
+ *    carry it (`Authorization: Bearer`, `X-Streamlab-Token`, or the cookie
+ *    that opening the printed `/?token=` URL sets). Reads stay open.
+ */
+import { timingSafeEqual } from 'node:crypto'
+import net from 'node:net'
+import { hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired } from './errors.js'
+
+/** The cookie that opening `/?token=...` sets. */
+export const TOKEN_COOKIE = 'streamlab_token'
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * Normalise the guard's options.
+ * @param {{ allowedHosts?: string[], boundHost?: string|null, accessToken?: string|null, exemptLoopback?: boolean }} [options]
+ *   allowedHosts: names (`lab.example`), or `.example` for a domain and its subdomains, or `all`;
+ *   exemptLoopback: requests from this machine need no token (the experiments' load processes, the
+ *   benches, the person at the keyboard); the Host and cross-site checks still apply to them
+ * @returns {Readonly<{ allowedHosts: readonly string[], anyHost: boolean, boundHost: string|null, accessToken: string|null, exemptLoopback: boolean }>}
+ */
+export function normalizeGuardOptions ({ allowedHosts = [], boundHost = null, accessToken = null, exemptLoopback = true } = {}) {
+  if (!Array.isArray(allowedHosts) || !allowedHosts.every(function isName (h) { return typeof h === 'string' && h.trim() !== '' })) {
+    throw new TypeError('option allowedHosts must be an array of host names')
+  }
+  if (boundHost !== null && typeof boundHost !== 'string') throw new TypeError('option boundHost must be an address or null')
+  if (accessToken !== null && (typeof accessToken !== 'string' || accessToken.length < 16)) {
+    throw new TypeError('option accessToken must be null or a string of at least 16 characters')
+  }
+  if (typeof exemptLoopback !== 'boolean') throw new TypeError('option exemptLoopback must be a boolean')
+  const names = allowedHosts.map(function lower (h) { return h.trim().toLowerCase().replace(/\.$/, '') })
+  return Object.freeze({
+    allowedHosts: Object.freeze(names.filter(function notAll (h) { return h !== 'all' })),
+    anyHost: names.includes('all'),
+    boundHost: boundHost === null ? null : boundHost.toLowerCase(),
+    accessToken,
+    exemptLoopback
+  })
+}
+
+/**
+ * The host name of a Host (or Origin authority) header, without its port:
+ * `[::1]:3000` -> `::1`, `LocalHost.:80` -> `localhost`.
+ * @param {string} authority
+ * @returns {string|null} null when it cannot be read
+ */
+export function hostName (authority) {
+  const text = String(authority).trim().toLowerCase()
+  if (text === '') return null
+  let name
+  if (text.startsWith('[')) {
+    const end = text.indexOf(']')
+    if (end === -1) return null
+    name = text.slice(1, end)
+    const rest = text.slice(end + 1)
+    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return null
+    return net.isIPv6(name) ? name : null
+  }
+  const colon = text.lastIndexOf(':')
+  if (colon !== -1) {
+    if (!/^\d{1,5}$/.test(text.slice(colon + 1))) return null
+    name = text.slice(0, colon)
+  } else {
+    name = text
+  }
+  name = name.replace(/\.$/, '')
+  return /^[a-z0-9.-]+$/.test(name) ? name : null
+}
+
+/**
+ * Whether a host name may reach the lab.
+ * @param {string} name from hostName()
+ * @param {ReturnType<typeof normalizeGuardOptions>} guard
+ */
+export function hostAllowed (name, guard) {
+  if (guard.anyHost) return true
+  // an IP address cannot be rebound: a page that uses one is on that address
+  if (net.isIP(name) !== 0) return true
+  if (name === 'localhost' || name.endsWith('.localhost')) return true
+  if (guard.boundHost !== null && name === guard.boundHost) return true
+  for (const allowed of guard.allowedHosts) {
+    if (allowed.startsWith('.') ? (name === allowed.slice(1) || name.endsWith(allowed)) : name === allowed) return true
+  }
+  return false
+}
+
+/**
+ * Whether a request writes, deletes, starts work or costs memory: every
+ * method but GET, HEAD and OPTIONS, a save to disk, and the database exports.
+ * @param {import('express').Request} req
+ */
+export function changesState (req) {
+  if (!SAFE_METHODS.has(req.method)) return true
+  const path = req.path
+  if (path === '/generate' && req.query.save !== undefined && req.query.save !== '0') return true
+  return path === '/db/batch' || path === '/db/stream'
+}
+
+/** The peer is this machine. */
+function fromLoopback (req) {
+  const address = req.socket?.remoteAddress ?? ''
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.')
+}
+
+function readCookie (header, name) {
+  for (const part of String(header ?? '').split(';')) {
+    const at = part.indexOf('=')
+    if (at !== -1 && part.slice(0, at).trim() === name) return decodeURIComponent(part.slice(at + 1).trim())
+  }
+  return null
+}
+
+function sameToken (given, token) {
+  if (typeof given !== 'string') return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** The token a request carries, by header or cookie. */
+function presentedToken (req) {
+  const auth = req.headers.authorization
+  if (typeof auth === 'string' && /^bearer /i.test(auth)) return auth.slice(7).trim()
+  return req.headers['x-streamlab-token'] ?? readCookie(req.headers.cookie, TOKEN_COOKIE)
+}
+
+/** `host:port` of an Origin header, lower case; null for `null` or anything unreadable. */
+function originAuthority (origin) {
+  if (origin === 'null') return null
+  try {
+    return new URL(origin).host.toLowerCase()
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Where the browser says the request comes from, for the refusal's figures:
+ * `Sec-Fetch-Site`, else the Origin when it is not the lab's own.
+ * @returns {{ site: string|null, origin: string|null, foreign: boolean }}
+ */
+function browserContext (req) {
+  const site = typeof req.headers['sec-fetch-site'] === 'string' ? req.headers['sec-fetch-site'] : null
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null
+  // the lab's own page has the origin of the Host it was loaded from; `null` (a sandbox, a file) is foreign
+  const authority = origin === null ? null : originAuthority(origin)
+  const foreignOrigin = origin !== null && (authority === null || authority !== String(req.headers.host ?? '').toLowerCase())
+  return { site, origin, foreign: site === 'cross-site' || site === 'same-site' || foreignOrigin }
+}
+
+/**
+ * The guard as Express middleware; mount it first.
+ * @param {ReturnType<typeof normalizeGuardOptions>} guard
+ */
+export function requestGuard (guard) {
+  return function guardRequest (req, res, next) {
+    const host = req.headers.host
+    if (host === undefined || host === '') {
+      // HTTP/1.0 may omit it (no browser does); HTTP/1.1 must send it
+      if (req.httpVersionMajor > 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1)) {
+        next(hostMissing())
+        return
+      }
+    } else {
+      const name = hostName(host)
+      if (name === null || !hostAllowed(name, guard)) {
+        next(hostNotAllowed(String(host).slice(0, 200), guard.allowedHosts))
+        return
+      }
+    }
+
+    const writes = changesState(req)
+    const from = browserContext(req)
+    if (from.foreign) {
+      // a link from elsewhere may open a page that changes nothing; nothing else crosses sites
+      const navigation = req.headers['sec-fetch-mode'] === 'navigate' && SAFE_METHODS.has(req.method)
+      const refused = from.site === 'cross-site' || from.site === 'same-site' ? (writes || !navigation) : writes
+      if (refused) {
+        next(crossSiteRefused(req.method, req.path, from.site, from.origin))
+        return
+      }
+    }
+
+    if (guard.accessToken !== null) {
+      const offered = req.method === 'GET' ? req.query.token : undefined
+      if (typeof offered === 'string') {
+        // the printed URL: trade the token for a cookie, then show the page without it
+        if (!sameToken(offered, guard.accessToken)) {
+          next(tokenRequired(true))
+          return
+        }
+        const params = new URLSearchParams(req.query)
+        params.delete('token')
+        const rest = params.toString()
+        res.cookie(TOKEN_COOKIE, guard.accessToken, { httpOnly: true, sameSite: 'strict', path: '/' })
+        res.redirect(303, `${req.path}${rest ? `?${rest}` : ''}`)
+        return
+      }
+      if (writes && !(guard.exemptLoopback && fromLoopback(req))) {
+        const given = presentedToken(req)
+        if (!sameToken(given, guard.accessToken)) {
+          next(tokenRequired(given !== null && given !== undefined))
+          return
+        }
+      }
+    }
+    next()
+  }
+}
