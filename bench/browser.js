@@ -26,10 +26,12 @@ export const CHROMIUM_ARGS = Object.freeze([
 /**
  * Launch headless Chromium with a fresh profile and one page.
  * @param {{ viewport?: { width: number, height: number }, deviceScaleFactor?: number,
- *   acceptDownloads?: boolean, executablePath?: string, handleSignals?: boolean }} [options]
+ *   acceptDownloads?: boolean, executablePath?: string, handleSignals?: boolean, args?: string[] }} [options]
  *   `handleSignals: false` leaves SIGINT, SIGTERM and SIGHUP to the caller: playwright's own handler
  *   closes the browser and then exits the process at once, before the caller can stop anything else
  *   it started (a lab server); a caller that says false must close the browser on those signals itself.
+ *   `args` go after `CHROMIUM_ARGS` (test/cross-origin.test.js points a rebinding host name at
+ *   127.0.0.1 with `--host-resolver-rules`).
  * @returns {Promise<{ context: import('playwright-core').BrowserContext, page: import('playwright-core').Page,
  *   userDataDir: string, problems: string[], close: () => Promise<void> }>} `problems` collects the page's
  *   uncaught errors and console errors as they happen (not "Failed to load resource", which Chromium logs
@@ -41,8 +43,12 @@ export async function launchChromium ({
   deviceScaleFactor = 1,
   acceptDownloads = true,
   executablePath = CHROMIUM,
-  handleSignals = true
+  handleSignals = true,
+  args = []
 } = {}) {
+  if (!Array.isArray(args) || !args.every(function isText (a) { return typeof a === 'string' })) {
+    throw new TypeError('option args must be an array of strings')
+  }
   if (!fs.existsSync(executablePath)) {
     const err = new Error(`${executablePath} is missing: install Debian's chromium (apt-get install chromium)`)
     err.code = 'ERR_CHROMIUM_MISSING'
@@ -53,7 +59,7 @@ export async function launchChromium ({
   try {
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath,
-      args: [...CHROMIUM_ARGS],
+      args: [...CHROMIUM_ARGS, ...args],
       viewport,
       deviceScaleFactor,
       acceptDownloads,

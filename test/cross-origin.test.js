@@ -1,0 +1,428 @@
+/**
+ * Another web page cannot drive the lab, in a real browser (Debian's
+ * Chromium, driven by playwright-core). A page on another local origin
+ * (`http://localhost:OTHER/`) tries every write such a page could make
+ * before lib/request-guard.js: no-cors fetches with bodies, an image that
+ * saves 50 MB, a text/plain form that resets the peak, a preflighted
+ * DELETE. The lab, watched from the test process, refuses each one and
+ * nothing changes: no file, no experiment, no peak reset. A DNS-rebinding
+ * name (`attacker.test`, which Chromium is told resolves to 127.0.0.1) gets
+ * 403 host.not.allowed for every path, reads included, and a script in
+ * that origin reads nothing and starts nothing. The lab's own page, in the
+ * same browser, still works.
+ *
+ * The script in the rebinding origin runs in the lab's own 403 document
+ * (page.evaluate), not in a page served by Playwright's page.route: Chromium
+ * counts a routed page as public, and its Private Network Access rule then
+ * blocks every fetch to loopback before the lab sees it. That protects
+ * Chromium's users, not Firefox's or Safari's: the lab's refusal is what is
+ * tested here, so the requests must reach it (the spec checks they do).
+ *
+ * Without /usr/bin/chromium the spec fails with a message saying how to
+ * install it, unless STREAMLAB_SKIP_BROWSER=1 (then it is skipped), as
+ * test/dashboard.test.js does.
+ */
+/* global window, document -- the functions given to page.evaluate, and the attacker's scripts, run in the page */
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { once } from 'node:events'
+import { CHROMIUM, launchChromium } from '../bench/browser.js'
+import { startLab } from './helpers.js'
+
+const REBINDING_HOST = 'attacker.test'
+const GZ = zlib.gzipSync('{"items":[{"id":1,"name":"a"}]}')
+/** Paths opened under the rebinding name: the page, and the reads an attacker wants (from /experiments on). */
+const REBINDING_READS = ['/', '/some-path', '/experiments', '/db/status', '/db/batch?limit=1', '/metrics']
+
+describe('another web page in Chromium', function () {
+  this.timeout(60_000)
+
+  let dataDir
+  let lab
+  let attacker
+  let browser
+  let page
+  let watched
+  let counted
+
+  before(async function () {
+    if (!fs.existsSync(CHROMIUM)) {
+      if (process.env.STREAMLAB_SKIP_BROWSER === '1') this.skip()
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), ` +
+        'or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests')
+    }
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-cross-origin-'))
+    lab = await startLab({ dataDir })
+    await Promise.all([lab.app.locals.partsRemoved, lab.app.locals.oldUploadsRemoved])
+    attacker = await startAttackerSite(lab.port)
+    watched = watchRequests(lab.server)
+    counted = countEvents(lab.app.locals.events)
+    // the rebinding: to this browser, attacker.test is this machine, so attacker.test:LAB is the lab's socket
+    browser = await launchChromium({ args: [`--host-resolver-rules=MAP ${REBINDING_HOST} 127.0.0.1`] })
+    page = browser.page
+  })
+
+  after(async function () {
+    watched?.stop()
+    counted?.stop()
+    await browser?.close()
+    if (lab) {
+      // had a start got through, its run must not outlive the spec
+      const listing = await (await fetch(`${lab.url}/experiments`)).json()
+      if (listing.running) await fetch(`${lab.url}/experiments/${listing.running}`, { method: 'DELETE' })
+    }
+    await attacker?.close()
+    await lab?.close()
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  describe('a page on another local origin (http://localhost:OTHER/)', function () {
+    let filesBefore
+    let attempts
+
+    before(async function () {
+      // an upload of the person at the keyboard (a script: no Origin, no Sec-Fetch-Site), for DELETE /uploads to remove
+      const upload = await fetch(`${lab.url}/upload-stream`, {
+        method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(1000, 1)
+      })
+      assert.equal(upload.status, 200)
+      filesBefore = listFiles(dataDir)
+      assert.ok(filesBefore.some(function isUpload (f) { return /^uploads\/.+\.upload 1000$/.test(f) }), filesBefore.join('\n'))
+      watched.seen.length = 0
+      counted.reset()
+
+      await page.goto(`${attacker.url}/`)
+      // every attempt has its answer (or its failure) in the page, so the lab has answered them all: no settling time
+      await page.waitForFunction(function attackSettled () { return document.title === 'done' })
+      attempts = await page.evaluate(function readAttempts () { return window.attempts })
+    })
+
+    it('sends its writes from a page the lab did not serve, to the lab by address and by localhost', function () {
+      assert.equal(new URL(page.url()).origin, attacker.url)
+      assert.notEqual(attacker.port, lab.port)
+      // each attempt settled in the page: an opaque answer, a refused preflight, an image error, a frame load
+      assert.equal(attempts.length, 2 * 10, attempts.join('\n'))
+    })
+
+    it('reaches the lab with every one of them: Chromium let them through, the lab refused them', function () {
+      const asked = new Set(watched.seen.map(function said (r) { return `${r.method} ${r.path.split('?')[0]} ${hostOf(r)}` }))
+      for (const host of ['127.0.0.1', 'localhost']) {
+        for (const line of ['POST /upload-stream', 'POST /upload-buffer', 'POST /metrics/peak/reset', 'POST /experiments',
+          'POST /good', 'POST /bad', 'GET /generate', 'OPTIONS /uploads']) {
+          assert.ok(asked.has(`${line} ${host}`), `the lab never saw ${line} from ${host}; it saw:\n${[...asked].join('\n')}`)
+        }
+      }
+    })
+
+    it('answers each of them 403 request.cross.site, as same-site by localhost and cross-site by address', function () {
+      assert.ok(watched.seen.length >= 16)
+      for (const r of watched.seen) {
+        const line = `${r.method} ${r.path} (Host ${r.host}, Sec-Fetch-Site ${r.site})`
+        assert.equal(r.status, 403, line)
+        assert.equal(r.type, 'request.cross.site', line)
+        assert.equal(r.site, hostOf(r) === 'localhost' ? 'same-site' : 'cross-site', line)
+      }
+    })
+
+    it('never sends the DELETE: its preflight is refused', function () {
+      assert.ok(!watched.seen.some(function isDelete (r) { return r.method === 'DELETE' }))
+      assert.ok(attempts.some(function failed (a) { return /^DELETE .*\/uploads: .*fail/i.test(a) }), attempts.join('\n'))
+    })
+
+    it('writes no file, removes no file: the data directory is as it was', function () {
+      assert.deepEqual(listFiles(dataDir), filesBefore)
+    })
+
+    it('starts no experiment, resets no peak, and no ingest or upload even begins', async function () {
+      assert.deepEqual(counted.counts, { request: 0, experiment: 0, peakReset: 0 })
+      const listing = await (await fetch(`${lab.url}/experiments`)).json()
+      assert.equal(listing.running, null)
+      assert.deepEqual(listing.recent, [])
+    })
+  })
+
+  describe(`a DNS-rebinding name (${REBINDING_HOST}:LAB, resolved to 127.0.0.1)`, function () {
+    it('is refused 403 host.not.allowed at every path, as JSON: the lab serves no page for a script to run in', async function () {
+      for (const where of REBINDING_READS) {
+        const res = await page.goto(`http://${REBINDING_HOST}:${lab.port}${where}`)
+        assert.equal(res.status(), 403, where)
+        const body = await res.json()
+        assert.equal(body.error.type, 'host.not.allowed', where)
+        assert.equal(body.error.host, `${REBINDING_HOST}:${lab.port}`)
+        assert.match(res.headers()['content-type'], /^application\/json/)
+      }
+    })
+
+    it('gives a script in that origin (same-origin with the lab\'s socket) nothing to read and nothing to start', async function () {
+      const filesBefore = listFiles(dataDir)
+      watched.seen.length = 0
+      counted.reset()
+      // the lab's refusal is the document here, and it has no script: page.evaluate stands in for whatever script an
+      // attacker could get into the origin http://attacker.test:LAB (their own page served before the rebinding)
+      const res = await page.goto(`http://${REBINDING_HOST}:${lab.port}/some-path`)
+      assert.equal(res.status(), 403)
+      assert.equal(new URL(page.url()).origin, `http://${REBINDING_HOST}:${lab.port}`)
+      const answers = await page.evaluate(readThroughRebinding, { reads: REBINDING_READS.slice(2), good: [...GZ] })
+      assert.deepEqual(answers.map(function shape (a) { return `${a.method} ${a.path}` }), [
+        ...REBINDING_READS.slice(2).map(function read (p) { return `GET ${p}` }),
+        'POST /experiments', 'POST /good', 'POST /metrics/peak/reset', 'GET /generate?save=1&bytes=50MB&level=0'
+      ])
+      for (const a of answers) {
+        // same-origin: the script can read every answer, and every answer is the refusal, not the lab's state
+        assert.equal(a.status, 403, `${a.method} ${a.path}: ${a.text}`)
+        assert.equal(a.type, 'host.not.allowed', `${a.method} ${a.path}`)
+        assert.doesNotMatch(a.text, /"running"|"recent"|"rows"|"rss"|"seeded"/, `${a.method} ${a.path}`)
+      }
+      // and they did reach the lab, under the rebinding name (beside Chromium's own favicon request, whenever it comes)
+      assert.deepEqual(watched.seen.filter(notFavicon).map(function said (r) { return `${r.method} ${r.path} ${r.host} ${r.status}` }).sort(), [
+        `GET /some-path ${REBINDING_HOST}:${lab.port} 403`,
+        ...answers.map(function said (a) { return `${a.method} ${a.path} ${REBINDING_HOST}:${lab.port} 403` })
+      ].sort())
+      assert.deepEqual(counted.counts, { request: 0, experiment: 0, peakReset: 0 })
+      assert.deepEqual(listFiles(dataDir), filesBefore)
+      const listing = await (await fetch(`${lab.url}/experiments`)).json()
+      assert.equal(listing.running, null)
+      assert.deepEqual(listing.recent, [])
+    })
+  })
+
+  describe(`the lab's own page (http://127.0.0.1:LAB/) in the same browser`, function () {
+    it('loads the dashboard and drives the lab same-origin: /good answers 200, the peak resets, /experiments reads', async function () {
+      watched.seen.length = 0
+      counted.reset()
+      const problemsBefore = browser.problems.length
+      await page.goto(`${lab.url}/`)
+      await page.waitForFunction(function live () { return window.streamlab?.state === 'live' })
+      const answers = await page.evaluate(async function driveOwnLab (good) {
+        const posted = await fetch('/good', { method: 'POST', headers: { 'content-type': 'application/gzip' }, body: new Uint8Array(good) })
+        const reset = await fetch('/metrics/peak/reset', { method: 'POST' })
+        const listing = await fetch('/experiments')
+        return { good: posted.status, summary: await posted.json(), reset: reset.status, experiments: listing.status, list: await listing.json() }
+      }, [...GZ])
+      assert.equal(answers.good, 200, JSON.stringify(answers.summary))
+      assert.equal(answers.reset, 200)
+      assert.equal(answers.experiments, 200)
+      assert.ok(answers.list.experiments.length > 0)
+      // the instruments the refusals were checked with see an accepted request
+      assert.equal(counted.counts.peakReset, 1)
+      assert.ok(counted.counts.request >= 1)
+      assert.ok(watched.seen.some(function ownPost (r) { return r.method === 'POST' && r.path === '/good' && r.status === 200 && r.site === 'same-origin' }))
+      assert.deepEqual(browser.problems.slice(problemsBefore), [])
+    })
+  })
+})
+
+/**
+ * The attacker's own web server, on another port of this machine: its page
+ * runs attackFromAnotherOrigin against the lab, by address and by localhost.
+ * @param {number} labPort
+ */
+async function startAttackerSite (labPort) {
+  const server = http.createServer(function serveAttackerPage (req, res) {
+    if (req.url !== '/') {
+      res.writeHead(404).end()
+      return
+    }
+    const labs = [`http://127.0.0.1:${labPort}`, `http://localhost:${labPort}`]
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+    res.end(scriptPage(attackFromAnotherOrigin, { labs, good: [...GZ] }))
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address()
+  return {
+    port,
+    url: `http://localhost:${port}`,
+    close: function closeAttackerSite () {
+      server.closeAllConnections()
+      return new Promise(function closed (resolve) { server.close(function () { resolve() }) })
+    }
+  }
+}
+
+/** An HTML page whose one inline script calls `fn(config)`. */
+function scriptPage (fn, config) {
+  return `<!doctype html><meta charset="utf-8"><title>loading</title><body>` +
+    `<script>(${fn.toString()})(${JSON.stringify(config)})</script></body>`
+}
+
+/**
+ * Runs in the attacker's page on http://localhost:OTHER/: every write the
+ * lab took from another page before its guard, to each lab URL. Each
+ * attempt resolves to a line saying how it ended in the page; when all have
+ * settled, `window.attempts` holds them and the title is 'done'.
+ */
+function attackFromAnotherOrigin ({ labs, good }) {
+  const body = new Uint8Array(256 * 1024).fill(0x61)
+  const gzip = new Uint8Array(good)
+  const attempts = []
+  let frames = 0
+
+  function tried (label, request) {
+    attempts.push(request.then(function answered (res) { return `${label}: ${res.type} ${res.status}` },
+      function failed (err) { return `${label}: failed (${err.message})` }))
+  }
+  /** An image load: a GET the page cannot read, with whatever query the page likes. */
+  function image (url) {
+    attempts.push(new Promise(function loadImage (resolve) {
+      const img = document.createElement('img')
+      img.addEventListener('load', function loaded () { resolve(`img ${url}: loaded`) })
+      img.addEventListener('error', function errored () { resolve(`img ${url}: error`) })
+      img.src = url
+      document.body.append(img)
+    }))
+  }
+  /** A text/plain form posted into a hidden frame: a cross-site POST with no preflight. */
+  function form (url) {
+    attempts.push(new Promise(function postForm (resolve) {
+      const name = `sink-${frames++}`
+      const frame = document.createElement('iframe')
+      frame.name = name
+      document.body.append(frame)
+      // added after the frame's own about:blank load: this is the form's answer arriving
+      frame.addEventListener('load', function answered () { resolve(`form ${url}: frame loaded`) }, { once: true })
+      const f = document.createElement('form')
+      f.method = 'POST'
+      f.enctype = 'text/plain'
+      f.action = url
+      f.target = name
+      const input = document.createElement('input')
+      input.name = 'reset'
+      input.value = 'now'
+      f.append(input)
+      document.body.append(f)
+      f.submit()
+    }))
+  }
+
+  for (const lab of labs) {
+    tried(`POST ${lab}/upload-stream`, fetch(`${lab}/upload-stream`, { method: 'POST', mode: 'no-cors', body }))
+    tried(`POST ${lab}/upload-buffer`, fetch(`${lab}/upload-buffer`, { method: 'POST', mode: 'no-cors', body }))
+    tried(`POST ${lab}/metrics/peak/reset`, fetch(`${lab}/metrics/peak/reset`, { method: 'POST', mode: 'no-cors' }))
+    tried(`POST ${lab}/experiments`, fetch(`${lab}/experiments`, {
+      method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ name: 'ingest' })
+    }))
+    tried(`POST ${lab}/good`, fetch(`${lab}/good`, { method: 'POST', mode: 'no-cors', body: gzip }))
+    tried(`POST ${lab}/bad`, fetch(`${lab}/bad`, { method: 'POST', mode: 'no-cors', body: gzip }))
+    // no-cors allows no DELETE: a cors request, so Chromium asks the lab first (a preflight)
+    tried(`DELETE ${lab}/uploads`, fetch(`${lab}/uploads`, { method: 'DELETE' }))
+    tried(`GET ${lab}/generate (fetch)`, fetch(`${lab}/generate?save=1&bytes=1MB&level=0`, { mode: 'no-cors' }))
+    image(`${lab}/generate?save=1&bytes=50MB&level=0`)
+    form(`${lab}/metrics/peak/reset`)
+  }
+  Promise.allSettled(attempts).then(function finished (outcomes) {
+    window.attempts = outcomes.map(function line (o) { return o.status === 'fulfilled' ? o.value : String(o.reason) })
+    document.title = 'done'
+  })
+}
+
+/**
+ * Runs in a document of the origin http://attacker.test:LAB, where the
+ * rebinding name points at 127.0.0.1: same-origin with the lab's socket, it
+ * can read whatever it is answered. It asks for the lab's state, then
+ * starts an experiment, posts a body, resets the peak and saves a file, and
+ * resolves to each request's status and error type.
+ */
+function readThroughRebinding ({ reads, good }) {
+  const requests = [
+    ...reads.map(function read (p) { return { method: 'GET', path: p, init: { headers: { accept: 'application/json' } } } }),
+    { method: 'POST', path: '/experiments', init: { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ingest' }) } },
+    { method: 'POST', path: '/good', init: { headers: { 'content-type': 'application/gzip' }, body: new Uint8Array(good) } },
+    { method: 'POST', path: '/metrics/peak/reset', init: {} },
+    { method: 'GET', path: '/generate?save=1&bytes=50MB&level=0', init: {} }
+  ]
+  return Promise.allSettled(requests.map(async function ask ({ method, path, init }) {
+    const res = await fetch(path, { method, ...init })
+    const text = await res.text()
+    let type = null
+    try { type = JSON.parse(text).error?.type ?? null } catch { /* not an error */ }
+    return { method, path, status: res.status, type, text: text.slice(0, 300) }
+  })).then(function answers (outcomes) {
+    return outcomes.map(function answer (o, i) {
+      const { method, path } = requests[i]
+      return o.status === 'fulfilled' ? o.value : { method, path, status: 0, type: null, text: String(o.reason) }
+    })
+  })
+}
+
+/**
+ * Every request the lab's server answers, as the lab saw it: who the
+ * browser said sent it (Host, Sec-Fetch-Site, Origin), the status, and the
+ * error's type. It listens before the app, so it sees even the requests the
+ * guard refuses before any route.
+ * @param {http.Server} server
+ */
+function watchRequests (server) {
+  const seen = []
+  function noteRequest (req, res) {
+    const entry = {
+      method: req.method,
+      path: req.url,
+      host: req.headers.host ?? null,
+      site: req.headers['sec-fetch-site'] ?? null,
+      origin: req.headers.origin ?? null,
+      status: null,
+      type: null
+    }
+    seen.push(entry)
+    const end = res.end
+    res.end = function endAndNote (chunk, ...rest) {
+      entry.status = res.statusCode
+      if (res.statusCode >= 400 && chunk) {
+        try { entry.type = JSON.parse(String(chunk)).error?.type ?? null } catch { /* not the lab's JSON */ }
+      }
+      return end.call(this, chunk, ...rest)
+    }
+  }
+  server.prependListener('request', noteRequest)
+  return {
+    seen,
+    stop: function stopWatching () { server.off('request', noteRequest) }
+  }
+}
+
+/**
+ * What the lab's event bus says happened: ingest and upload requests that
+ * began, experiment events, and peak resets (POST /metrics/peak/reset emits
+ * 'peak' with reset: true).
+ * @param {import('node:events').EventEmitter} events
+ */
+function countEvents (events) {
+  const counts = { request: 0, experiment: 0, peakReset: 0 }
+  function onRequest () { counts.request++ }
+  function onExperiment () { counts.experiment++ }
+  function onPeak (peak) { if (peak.reset) counts.peakReset++ }
+  events.on('request', onRequest)
+  events.on('experiment', onExperiment)
+  events.on('peak', onPeak)
+  return {
+    counts,
+    reset: function resetCounts () { for (const key of Object.keys(counts)) counts[key] = 0 },
+    stop: function stopCounting () {
+      events.off('request', onRequest)
+      events.off('experiment', onExperiment)
+      events.off('peak', onPeak)
+    }
+  }
+}
+
+/** Every file and folder under `dir`, with each file's size, sorted. */
+function listFiles (dir) {
+  return fs.readdirSync(dir, { recursive: true }).map(function describeEntry (name) {
+    const stat = fs.statSync(path.join(dir, name))
+    return stat.isDirectory() ? `${name}/` : `${name} ${stat.size}`
+  }).sort()
+}
+
+function notFavicon (request) {
+  return request.path !== '/favicon.ico'
+}
+
+/** The host name a request named, without its port. */
+function hostOf (request) {
+  return String(request.host).replace(/:\d+$/, '')
+}
