@@ -440,9 +440,8 @@ describe('the dashboard in Chromium', function () {
   })
 
   it('shows a banner on the chart when the server reports a crash', async function () {
-    // the lab's own bus, as a later issue's memory guard will use it
-    const app = lab.server.listeners('request')[0]
-    app.locals.events.emit('crash', { reason: 'memory budget exceeded', rss: 600 * MiB, budget: 512 * MiB, route: 'bad', time: Date.now() })
+    // the lab's own bus, where the worker puts the supervisor's crash record
+    lab.app.locals.events.emit('crash', { reason: 'memory budget exceeded', rss: 600 * MiB, budget: 512 * MiB, route: 'bad', time: Date.now() })
     await page.waitForSelector('#crash-banner', { state: 'visible' })
     const text = await page.textContent('#crash-text')
     assert.match(text, /crashed during POST \/bad/)
