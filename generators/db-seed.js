@@ -82,7 +82,8 @@ export async function main (argv = process.argv.slice(2), { stdout = process.std
   try {
     if (database.kind === 'embedded') {
       embedded = await startEmbedded({ dir: database.pgliteDir, timeoutMs: DATABASE_DEFAULTS.startTimeoutMs })
-      client = new pg.Client({ host: '127.0.0.1', port: embedded.port, user: 'postgres', database: 'postgres' })
+      // its private socket (or loopback port) and the random password of this start
+      client = new pg.Client({ ...embedded.connection })
     } else {
       client = new pg.Client({ connectionString: database.url })
     }

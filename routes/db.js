@@ -94,7 +94,7 @@ export function databaseRoutes (dbOpts, database, admission) {
     } catch (err) {
       client.release(err)
       untrack(record, 'error')
-      throw queryFailed(err, dbOpts.kind)
+      throw queryFailed(err, database)
     }
     client.release()
     const queryMs = performance.now() - started
@@ -124,7 +124,7 @@ export function databaseRoutes (dbOpts, database, admission) {
         await Promise.race([pause(client, params.sleep), lost.promise])
       } catch (err) {
         failure = err
-        throw queryFailed(err, dbOpts.kind)
+        throw queryFailed(err, database)
       }
       rows = openRowStream(client, params)
       const encoder = createRowEncoder(params.format, {
@@ -143,7 +143,7 @@ export function databaseRoutes (dbOpts, database, admission) {
         await Promise.race([once(rows, 'readable'), lost.promise])
       } catch (err) {
         failure = err
-        throw queryFailed(err, dbOpts.kind)
+        throw queryFailed(err, database)
       }
       res.set({
         'Content-Type': params.format === 'ndjson' ? `${NDJSON_TYPE}; charset=utf-8` : 'application/json; charset=utf-8',
@@ -231,14 +231,15 @@ function copy (record) {
 /**
  * A query that failed: the database went away (503), or something the lab did not expect (500).
  * @param {Error & { status?: number, code?: string }} err
- * @param {'embedded'|'postgres'} kind the database, named in the 503 as lib/db/database.js names it
+ * @param {{ kind: 'embedded'|'postgres', publicText: (text: string) => string }} database the database,
+ *   named in the 503 as lib/db/database.js names it, without the embedded one's socket, port or paths
  */
-function queryFailed (err, kind) {
+function queryFailed (err, database) {
   if (err.status) return err
   const connectionLost = /terminat|ECONNRESET|EPIPE|Connection terminated|closed/i.test(`${err.code} ${err.message}`)
   if (connectionLost || err.code === '57P01' || err.code === '57P03') {
-    return createError(503, 'database.unavailable', `the database went away during the query: ${err.message}`,
-      { database: kind, cause: err.code ?? err.message })
+    return createError(503, 'database.unavailable', `the database went away during the query: ${database.publicText(err.message)}`,
+      { database: database.kind, cause: err.code ?? database.publicText(err.message) })
   }
   return err
 }

@@ -54,6 +54,11 @@ function settled (status) {
   return status.exports.active.length === 0 && status.pool.total === status.pool.idle && status.pool.waiting === 0
 }
 
+/** A postgres:// URL for pg options: a Unix socket's directory goes in `?host=`. */
+function embeddedUrl ({ host, port, user, password, database }) {
+  return `postgres://${user}:${encodeURIComponent(password)}@localhost/${database}?host=${encodeURIComponent(host)}&port=${port}`
+}
+
 /** A URL on which nothing listens: a port the kernel gave us, then closed. */
 async function closedPortUrl () {
   const probe = net.createServer()
@@ -193,7 +198,7 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
       const highWaterMark = 100
       const socket = net.connect(lab.port, '127.0.0.1')
       await once(socket, 'connect')
-      socket.write(`GET /db/stream?limit=${SIZES.items}&highWaterMark=${highWaterMark} HTTP/1.1\r\nHost: lab\r\nConnection: close\r\n\r\n`)
+      socket.write(`GET /db/stream?limit=${SIZES.items}&highWaterMark=${highWaterMark} HTTP/1.1\r\nHost: 127.0.0.1:${lab.port}\r\nConnection: close\r\n\r\n`)
       // not a byte read: once the kernel's socket buffers are full, only backpressure keeps the server's memory flat
       socket.pause()
       let stalled = null
@@ -301,9 +306,12 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
         if (password) assert.ok(!body.target.includes(`:${password}@`), 'no password shown')
       } else {
         assert.equal(body.kind, 'embedded')
+        assert.equal(body.target, 'embedded PGlite (in memory)', 'named, not located (test/db-door.test.js)')
         assert.equal(body.pool.max, 1, 'pglite-socket: one connection')
         assert.ok(Number.isInteger(body.embedded.pid) && body.embedded.pid !== process.pid)
         assert.ok(body.embedded.rss > 0)
+        assert.equal(body.embedded.auth, 'SCRAM-SHA-256')
+        assert.equal('port' in body.embedded || 'dir' in body.embedded, false)
       }
     })
   })
@@ -376,15 +384,17 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
   describe('npm run db:seed', function () {
     it('does nothing for the sizes already there, and reseeds other sizes', async function () {
       this.timeout(60_000)
-      const status = (await getJson(`${lab.url}/db/status`)).body
-      // the embedded database, reached as any PostgreSQL server; the lab is idle, so its one session is free
-      const url = REAL_URL ?? `postgres://postgres@127.0.0.1:${status.embedded.port}/postgres`
-      const same = await run(process.execPath, [SEED_CLI, '--desks', String(SIZES.desks), '--items', String(SIZES.items), '--database-url', url])
+      // the embedded database, reached as any PostgreSQL server through its private socket and password
+      // (the lab's own process may ask for them; GET /db/status never shows them); the lab is idle, so its
+      // one session is free. In the environment, not on the command line, where ps would show the password
+      const url = REAL_URL ?? embeddedUrl(lab.app.locals.database.embeddedConnection())
+      const env = { ...process.env, DATABASE_URL: url }
+      const same = await run(process.execPath, [SEED_CLI, '--desks', String(SIZES.desks), '--items', String(SIZES.items)], { env })
       assert.match(same.stdout, /already holds 2000 desks and 100000 items: nothing to do/)
-      const other = await run(process.execPath, [SEED_CLI, '--desks', '10', '--items', '50', '--database-url', url])
+      const other = await run(process.execPath, [SEED_CLI, '--desks', '10', '--items', '50'], { env })
       assert.match(other.stdout, /seeded .*: 10 desks, 50 items/)
       assert.match(other.stderr, /db:seed: 100\.0%/, 'plain progress lines when not on a terminal')
-      const back = await run(process.execPath, [SEED_CLI, '--desks', String(SIZES.desks), '--items', String(SIZES.items), '--database-url', url, '--quiet'])
+      const back = await run(process.execPath, [SEED_CLI, '--desks', String(SIZES.desks), '--items', String(SIZES.items), '--quiet', ...(REAL_URL ? ['--database-url', REAL_URL] : [])], { env })
       assert.match(back.stdout, /seeded/)
       await assert.rejects(run(process.execPath, [SEED_CLI, '--items', 'many']), function usage (err) {
         assert.equal(err.code, 2)

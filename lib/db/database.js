@@ -7,17 +7,25 @@
  *
  * On first use it seeds the tables when they are absent (`database.seed`),
  * and never otherwise: `npm run db:seed` decides sizes.
+ *
+ * What it tells clients (GET /db/status, the 503s) names the embedded
+ * database only as "embedded PGlite (in memory)" or "(on disk)": never its
+ * socket, port, password or a path on disk. The details go to the server's
+ * log when it fails to start or dies.
  */
 import pg from 'pg'
 import { createError } from '../errors.js'
 import { readProcMemory } from '../../bench/proc-memory.js'
 import { startEmbedded } from './embedded.js'
+import { MECHANISM } from './scram-gate.js'
 import { IN_MEMORY, redactUrl } from './options.js'
 import { readSeed, seedDatabase } from './seed.js'
 
-/** The embedded server's only user and database. */
-const EMBEDDED_USER = 'postgres'
-const EMBEDDED_DATABASE = 'postgres'
+/** Refused, or no socket there: what a connection to an embedded database that died sees. */
+const EMBEDDED_GONE = new Set(['ECONNREFUSED', 'ENOENT'])
+/** Paths on disk (POSIX, or Windows' C:\...) in an error's text. */
+const ABSOLUTE_PATH = /(?<![\w.:/\\>])(?:\/[^\s/'"`:,;()]+(?:\/[^\s/'"`:,;()]*)*|[A-Za-z]:\\[^\s'"`:,;()]*)/g
+const LOOPBACK_PORT = /\b127\.0\.0\.1:\d+/g
 
 /**
  * Build the handle.
@@ -35,14 +43,26 @@ export function createDatabase (opts) {
 
   function target () {
     if (opts.kind === 'postgres') return redactUrl(opts.url)
-    const where = opts.pgliteDir === IN_MEMORY ? 'in memory' : opts.pgliteDir
-    return embedded ? `PGlite on 127.0.0.1:${embedded.port} (${where})` : `PGlite (${where})`
+    return `embedded PGlite (${opts.pgliteDir === IN_MEMORY ? 'in memory' : 'on disk'})`
+  }
+
+  /**
+   * Text fit for a client: for the embedded database, its socket, port and
+   * every path on disk replaced by a name (a real server's URL is the
+   * operator's own, and stays as the error says it).
+   */
+  function publicText (text) {
+    let out = String(text)
+    if (opts.kind !== 'embedded') return out
+    if (embedded?.transport === 'unix') out = out.split(embedded.connection.host).join('<socket>')
+    if (opts.pgliteDir !== IN_MEMORY) out = out.split(opts.pgliteDir).join('<pgliteDir>')
+    return out.replace(LOOPBACK_PORT, '127.0.0.1:<port>').replace(ABSOLUTE_PATH, '<path>')
   }
 
   function unavailable (err) {
     return createError(503, 'database.unavailable',
-      `the database is unavailable (${target()}): ${err.message}`,
-      { database: opts.kind, cause: err.code ?? err.message })
+      `the database is unavailable (${target()}): ${publicText(err.message)}`,
+      { database: opts.kind, cause: err.code ?? publicText(err.message) })
   }
 
   async function start () {
@@ -55,10 +75,8 @@ export function createDatabase (opts) {
       }
       pool = new pg.Pool(opts.kind === 'embedded'
         ? {
-            host: '127.0.0.1',
-            port: embedded.port,
-            user: EMBEDDED_USER,
-            database: EMBEDDED_DATABASE,
+            // a Unix socket in a private directory, or loopback TCP on Windows; a random password either way
+            ...embedded.connection,
             max: 1,
             // the one connection stays: reconnecting costs PGlite a session start
             idleTimeoutMillis: 0,
@@ -95,6 +113,8 @@ export function createDatabase (opts) {
       state = 'ready'
     } catch (err) {
       lastError = err.message
+      // the client's answer leaves out paths and ports: the whole story is here
+      if (opts.kind === 'embedded') console.warn(`streamlab: the embedded database could not start: ${err.message}`)
       await shutDown()
       state = 'failed'
       throw err
@@ -104,7 +124,9 @@ export function createDatabase (opts) {
   function onEmbeddedExit (code, signal) {
     if (closed || state === 'stopped') return
     // crashed or killed: the next request starts a fresh one
-    lastError = `PGlite exited (${signal ?? code})${embedded?.stderr() ? `: ${embedded.stderr().trim().slice(-500)}` : ''}`
+    const lastWords = embedded?.stderr() ? `: ${embedded.stderr().trim().slice(-500)}` : ''
+    lastError = `PGlite exited (${signal ?? code})${lastWords}`
+    console.warn(`streamlab: the embedded database (pid ${embedded?.pid}) exited (${signal ?? code})${lastWords}; the next /db request starts it again`)
     embedded = null
     state = 'failed'
     const old = pool
@@ -164,13 +186,17 @@ export function createDatabase (opts) {
       try {
         client = await current.connect()
       } catch (err) {
-        if (opts.kind === 'embedded' && err.code === 'ECONNREFUSED' && !retried && current === pool) {
-          // PGlite died and its 'exit' has not been heard yet (a busy machine delivers the refused
-          // connection first): nobody listens on its port, so start a fresh one now, once
-          lastError = `PGlite stopped answering on 127.0.0.1:${embedded?.port}: ${err.message}`
-          state = 'failed'
-          starting = null
-          await shutDown()
+        if (opts.kind === 'embedded' && EMBEDDED_GONE.has(err.code) && !retried) {
+          // PGlite died: nobody listens on its socket (ECONNREFUSED), or the socket's directory went
+          // with it (ENOENT). Start a fresh one now, once. If its 'exit' has not been heard yet (a busy
+          // machine delivers the refused connection first), this request puts the old one away; if it
+          // was heard while this connection was being refused, the pool is already gone or new
+          if (current === pool) {
+            lastError = `PGlite stopped answering: ${err.message}`
+            state = 'failed'
+            starting = null
+            await shutDown()
+          }
           return acquire(true)
         }
         if (/timeout exceeded/.test(err.message) && current.totalCount >= opts.poolMax) {
@@ -199,7 +225,10 @@ export function createDatabase (opts) {
       return client
     },
 
-    /** What GET /db/status shows: no connection is made to answer it. */
+    /**
+     * What GET /db/status shows: no connection is made to answer it. For the
+     * embedded database: how it is reached (`transport`, `auth`), never where.
+     */
     status: function status () {
       const memory = embedded ? readProcMemory(embedded.pid) : null
       return {
@@ -210,12 +239,37 @@ export function createDatabase (opts) {
           ? null
           : { max: opts.poolMax, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
         embedded: opts.kind === 'embedded'
-          ? { pid: embedded?.pid ?? null, port: embedded?.port ?? null, dir: opts.pgliteDir, rss: memory?.rss ?? null, peakRss: memory?.peak ?? null }
+          ? {
+              pid: embedded?.pid ?? null,
+              storage: opts.pgliteDir === IN_MEMORY ? 'memory' : 'disk',
+              transport: embedded?.transport ?? null,
+              auth: embedded ? MECHANISM : null,
+              rss: memory?.rss ?? null,
+              peakRss: memory?.peak ?? null
+            }
           : null,
         seed: seed === null ? null : { desks: seed.desks, items: seed.items, seededAt: seed.seededAt },
         seeding,
-        error: lastError
+        error: lastError === null ? null : publicText(lastError)
       }
+    },
+
+    /**
+     * A database error's text as a client may see it (routes/db.js: errors
+     * during a query): no socket, port or path of the embedded database.
+     * @param {string} text
+     * @returns {string}
+     */
+    publicText,
+
+    /**
+     * `pg` options for the running embedded database, password included, for
+     * this process's own tools and specs: never for a client. Null until it
+     * runs, and for a real server (its url is in the options).
+     * @returns {Readonly<{ host: string, port: number, user: string, password: string, database: string }>|null}
+     */
+    embeddedConnection: function embeddedConnection () {
+      return embedded?.connection ?? null
     },
 
     /** The embedded database's process id (null until it runs, or for a real server). */

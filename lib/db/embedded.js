@@ -2,10 +2,20 @@
  * The parent's side of `lib/db/pglite-process.js`: fork it, wait until it
  * listens, and stop it. Whoever calls `startEmbedded` owns the process and
  * calls `stop()`; the process also ends by itself when its parent does.
+ *
+ * The door, made here for each start: a random password, and a private
+ * directory (mode 0700, in the OS's temporary directory, removed when the
+ * process ends) for its Unix socket, so that only this OS user can reach
+ * it at all. On Windows, which has no such sockets for `pg`, it listens on a
+ * loopback TCP port instead, and the password is the only lock: see
+ * docs/db-export.md. The connection details stay in this process; nothing
+ * here is meant for a client.
  */
 import { fork } from 'node:child_process'
+import crypto from 'node:crypto'
 import path from 'node:path'
 import fs from 'node:fs'
+import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { DEFAULTS } from '../options.js'
 
@@ -19,21 +29,49 @@ const PGLITE_VERSION = readPgliteVersion()
 const TEMPLATE = path.join(DEFAULTS.dataDir, `pglite-${PGLITE_VERSION}-initdb.tar.gz`)
 const STDERR_KEPT = 4096
 const STOP_GRACE_MS = 10_000
+/** The embedded server's only user and database. */
+const USER = 'postgres'
+const DATABASE = 'postgres'
+/**
+ * `pg` reaches a Unix socket as `<host>/.s.PGSQL.<port>`, PostgreSQL's own
+ * naming: the port only names the file.
+ */
+const SOCKET_PORT = 5432
+/** The shortest limit on a Unix socket's path (macOS: 104 bytes with the terminating NUL). */
+const MAX_SOCKET_PATH = 103
+
+/** `unix` wherever `pg` can use a Unix socket, `tcp` (loopback) on Windows. */
+export const DEFAULT_TRANSPORT = process.platform === 'win32' ? 'tcp' : 'unix'
 
 /**
  * Start PGlite in a child process.
- * @param {{ dir: string, timeoutMs: number }} settings `dir`: a directory or 'memory://'
- * @returns {Promise<{ pid: number, port: number, child: import('node:child_process').ChildProcess,
- *   stderr: () => string, stop: () => Promise<void> }>}
+ * @param {{ dir: string, timeoutMs: number, transport?: 'unix'|'tcp' }} settings `dir`: a directory
+ *   or 'memory://'; `transport`: DEFAULT_TRANSPORT unless given (the specs try both)
+ * @returns {Promise<{ pid: number, transport: 'unix'|'tcp', child: import('node:child_process').ChildProcess,
+ *   connection: Readonly<{ host: string, port: number, user: string, password: string, database: string }>,
+ *   stderr: () => string, stop: () => Promise<void> }>} `connection`: options for `pg`, password
+ *   included: never to be shown to a client
+ * @throws {TypeError} for a transport that is neither
  */
-export function startEmbedded ({ dir, timeoutMs }) {
+export function startEmbedded ({ dir, timeoutMs, transport = DEFAULT_TRANSPORT }) {
+  if (transport !== 'unix' && transport !== 'tcp') throw new TypeError(`transport must be "unix" or "tcp", got ${transport}`)
+  const password = crypto.randomBytes(32).toString('base64url')
+  const socketDir = transport === 'unix' ? makeSocketDir() : null
+  if (socketDir === null) transport = 'tcp'
+  const socketPath = socketDir === null ? undefined : path.join(socketDir, `.s.PGSQL.${SOCKET_PORT}`)
   return new Promise(function waitForReady (resolve, reject) {
-    const child = fork(SCRIPT, [], {
-      // not the server's flags: an --inspect port or a heap limit is not the database's
-      execArgv: [],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'json'
-    })
+    let child
+    try {
+      child = fork(SCRIPT, [], {
+        // not the server's flags: an --inspect port or a heap limit is not the database's
+        execArgv: [],
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        serialization: 'json'
+      })
+    } catch (err) {
+      removeSocketDir()
+      throw err
+    }
     let stderr = ''
     const timer = setTimeout(function tooSlow () {
       fail(new Error(`PGlite did not start within ${timeoutMs} ms`))
@@ -44,7 +82,7 @@ export function startEmbedded ({ dir, timeoutMs }) {
       stderr = (stderr + chunk).slice(-STDERR_KEPT)
     }
     function onMessage (message) {
-      if (message?.type === 'ready' && Number.isInteger(message.port)) {
+      if (message?.type === 'ready' && (socketDir !== null || Number.isInteger(message.port))) {
         cleanup()
         // the lab's server, not this child, decides when the lab may exit
         child.unref()
@@ -52,7 +90,10 @@ export function startEmbedded ({ dir, timeoutMs }) {
         child.stderr.unref()
         resolve({
           pid: child.pid,
-          port: message.port,
+          transport,
+          connection: Object.freeze(socketDir === null
+            ? { host: '127.0.0.1', port: message.port, user: USER, password, database: DATABASE }
+            : { host: socketDir, port: SOCKET_PORT, user: USER, password, database: DATABASE }),
           child,
           stderr: function readStderr () { return stderr },
           stop: function stopEmbedded () { return stopChild(child) }
@@ -62,6 +103,7 @@ export function startEmbedded ({ dir, timeoutMs }) {
       }
     }
     function onError (err) {
+      removeSocketDir()
       fail(err)
     }
     function onExit (code, signal) {
@@ -77,14 +119,34 @@ export function startEmbedded ({ dir, timeoutMs }) {
       child.off('error', onError)
       child.off('exit', onExit)
     }
+    function removeSocketDir () {
+      if (socketDir !== null) fs.rmSync(socketDir, { recursive: true, force: true })
+    }
     child.stderr.setEncoding('utf8')
     // kept for the lifetime of the child: its last words explain a crash
     child.stderr.on('data', onStderr)
     child.on('message', onMessage)
     child.on('error', onError)
     child.on('exit', onExit)
-    child.send({ dir, template: TEMPLATE })
+    // however it ends (stopped, crashed, killed), the door goes with it
+    child.once('exit', removeSocketDir)
+    child.send({ dir, template: TEMPLATE, password, socketPath })
   })
+}
+
+/**
+ * A new directory that only this OS user may enter, for one socket; null
+ * when its path would be too long for a socket (a very long TMPDIR).
+ */
+function makeSocketDir () {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-pglite-'))
+  // mkdtemp makes it 0700 already; said again, whatever the platform's default
+  fs.chmodSync(dir, 0o700)
+  if (Buffer.byteLength(path.join(dir, `.s.PGSQL.${SOCKET_PORT}`)) > MAX_SOCKET_PATH) {
+    fs.rmSync(dir, { recursive: true, force: true })
+    return null
+  }
+  return dir
 }
 
 function readPgliteVersion () {

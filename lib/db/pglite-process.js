@@ -1,16 +1,24 @@
 /**
  * The embedded database in a process of its own: PGlite (PostgreSQL compiled
- * to WebAssembly) behind pglite-socket's PostgreSQL wire-protocol server on
- * a free loopback port. Forked by `lib/db/embedded.js`; the lab then talks to
- * it with `pg`, exactly as to a real server.
+ * to WebAssembly) behind pglite-socket's PostgreSQL wire-protocol server,
+ * with a password in front. Forked by `lib/db/embedded.js`; the lab then
+ * talks to it with `pg`, exactly as to a real server.
  *
  * Why a process: PGlite runs a query synchronously on its JavaScript thread
  * (a one-second sort would freeze the lab's event loop), and its WebAssembly
  * memory (a few hundred MB) would be counted as the server's.
  *
+ * The door: pglite-socket lets anyone who reaches its socket in as
+ * superuser, whatever user name and password they give. So it listens on a
+ * Unix socket in a directory only the lab's OS user may enter (made by the
+ * parent), or, where there are none (Windows), on a loopback TCP port; and
+ * either way every connection must first prove the parent's random password
+ * (SCRAM-SHA-256, `lib/db/scram-gate.js`) before PGlite sees a byte of it.
+ *
  * Over IPC:
- *   in:  { dir: '<directory>' | 'memory://', template?: '<file>' }
- *   out: { type: 'ready', port } or { type: 'error', message }
+ *   in:  { dir: '<directory>' | 'memory://', template?: '<file>', password: '<random>',
+ *          socketPath?: '<private dir>/.s.PGSQL.5432' (absent: loopback TCP, a free port) }
+ *   out: { type: 'ready', port: <TCP port> | null } or { type: 'error', message }
  * It stops (closing PGlite cleanly, so the files stay consistent) on
  * SIGTERM or SIGINT, or the moment its parent goes away.
  *
@@ -26,6 +34,7 @@ import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { processAlive } from '../process-alive.js'
+import { authenticate, createScramVerifier } from './scram-gate.js'
 
 const IN_MEMORY = 'memory://'
 /**
@@ -34,10 +43,54 @@ const IN_MEMORY = 'memory://'
  * still being processed (pglite-socket turns away connections past the limit).
  */
 const MAX_CONNECTIONS = 2
+/** The lab's own client answers in milliseconds; anyone slower is holding a connection slot. */
+const AUTH_TIMEOUT_MS = 5000
+
+if (typeof PGLiteSocketServer.prototype.handleConnection !== 'function') {
+  // fail closed: without this hook the password would not be asked for
+  throw new Error('@electric-sql/pglite-socket has no handleConnection to put the password check in front of: see lib/db/pglite-process.js')
+}
+
+/**
+ * pglite-socket's server with the password check in front. pglite-socket
+ * 0.2.17 has no authentication and no hook for one: each accepted socket
+ * goes to its (TypeScript-private) `handleConnection`, which starts
+ * feeding PGlite at once. This subclass takes the socket there first; the
+ * version is pinned exactly, and test/db-door.test.js fails if a wrong
+ * password ever gets through.
+ */
+class GatedSocketServer extends PGLiteSocketServer {
+  #verifier
+
+  constructor (options, verifier) {
+    super(options)
+    this.#verifier = verifier
+  }
+
+  async handleConnection (socket) {
+    let replay
+    try {
+      ({ replay } = await authenticate(socket, this.#verifier, { timeoutMs: AUTH_TIMEOUT_MS }))
+    } catch {
+      // refused (wrong password, stalled, left): the gate has answered and closed the socket
+      return
+    }
+    try {
+      // PGlite answers the client's own startup message (AuthenticationOk ...), as if it came now
+      socket.unshift(replay)
+      await super.handleConnection(socket)
+      socket.resume()
+    } catch (err) {
+      process.stderr.write(`pglite-socket: ${err.message}\n`)
+      socket.destroy()
+    }
+  }
+}
 
 let db = null
 let server = null
 let lockFile = null
+let socketDir = null
 let stopping = null
 
 /** Take `<dir>/owner.json`, or throw naming the live process that holds it. */
@@ -70,15 +123,27 @@ function takeLock (dir) {
 async function start (job) {
   const dir = job?.dir
   if (typeof dir !== 'string' || dir === '') throw new TypeError('job.dir must be a directory or memory://')
+  const verifier = createScramVerifier(job.password)
+  const socketPath = job.socketPath ?? null
+  if (socketPath !== null && (typeof socketPath !== 'string' || !path.isAbsolute(socketPath))) {
+    throw new TypeError('job.socketPath must be an absolute path')
+  }
+  socketDir = socketPath === null ? null : path.dirname(socketPath)
   if (dir !== IN_MEMORY) takeLock(dir)
   db = dir === IN_MEMORY ? await createInMemory(job.template) : await PGlite.create(path.join(dir, 'pgdata'))
-  server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: MAX_CONNECTIONS })
+  const listen = socketPath === null ? { host: '127.0.0.1', port: 0 } : { path: socketPath }
+  server = new GatedSocketServer({ db, ...listen, maxConnections: MAX_CONNECTIONS }, verifier)
   server.addEventListener('error', function logServerError (event) {
     process.stderr.write(`pglite-socket: ${event.detail?.message ?? event.detail}\n`)
   })
   await server.start()
-  const port = Number(server.getServerConn().split(':').pop())
-  process.send({ type: 'ready', port })
+  if (socketPath !== null) {
+    // the private directory is the door; the socket's own mode is a second lock on it
+    fs.chmodSync(socketPath, 0o600)
+    process.send({ type: 'ready', port: null })
+  } else {
+    process.send({ type: 'ready', port: Number(server.getServerConn().split(':').pop()) })
+  }
 }
 
 async function createInMemory (template) {
@@ -114,6 +179,8 @@ function stop (code) {
         await db?.close()
       } finally {
         if (lockFile) fs.rmSync(lockFile, { force: true })
+        // made by the parent for this socket alone; it removes it too, but may be gone (killed) by now
+        if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true })
       }
     }
   })().then(function exitNow () {
