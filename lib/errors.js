@@ -276,3 +276,99 @@ export function tokenRequired (wrong) {
   error.headers['WWW-Authenticate'] = 'Bearer realm="streamlab"'
   return error
 }
+
+/** HTTP versions the lab speaks: the only ones `http.version.unsupported` offers. */
+export const SPOKEN_HTTP_VERSIONS = Object.freeze(['HTTP/1.0', 'HTTP/1.1'])
+
+/** Node refuses chunk extensions (`2;name=value`) longer than this, in bytes, for one chunk. */
+export const CHUNK_EXTENSIONS_LIMIT = 16 * 1024
+
+/**
+ * 400 request.malformed: bytes Node's HTTP parser refuses (not HTTP, an invalid
+ * header character, a bare LF, a connection that ends mid-head ...).
+ * @param {string|null} code Node's parser code (`HPE_INVALID_HEADER_TOKEN`)
+ * @param {string|null} reason the parser's words (`Invalid header value char`)
+ */
+export function requestMalformed (code, reason) {
+  return createError(400, 'request.malformed',
+    `the request could not be parsed as HTTP${reason ? `: ${reason}` : ''}`,
+    { code, reason })
+}
+
+/**
+ * 400 body.length.invalid: where the body ends cannot be told for sure: Transfer-Encoding with
+ * Content-Length, two Content-Lengths, one that is not a number, a Transfer-Encoding that does not
+ * end in chunked, an unreadable chunk size. The shapes request smuggling uses, so never guessed at.
+ */
+export function bodyLengthInvalid (code, reason) {
+  return createError(400, 'body.length.invalid',
+    `where the body ends is ambiguous or unreadable${reason ? ` (${reason})` : ''}: ` +
+    'send one Content-Length, or Transfer-Encoding: chunked alone',
+    { code, reason })
+}
+
+/** 413 chunk.extensions.too.large: a chunk's extensions past Node's limit. */
+export function chunkExtensionsTooLarge (code) {
+  return createError(413, 'chunk.extensions.too.large',
+    `a chunk's extensions are longer than the ${CHUNK_EXTENSIONS_LIMIT} bytes the server reads`,
+    { code, limit: CHUNK_EXTENSIONS_LIMIT })
+}
+
+/** 431 headers.too.large: the request head is larger than the server's `maxHeaderSize`. */
+export function headersTooLarge (code) {
+  return createError(431, 'headers.too.large', 'request headers are larger than the server accepts', { code })
+}
+
+/** 408 request.timeout: Node's `headersTimeout` or `requestTimeout` passed (one code for both). */
+export function requestTooLong (code) {
+  return createError(408, 'request.timeout', 'the request took too long to arrive', { code })
+}
+
+/**
+ * 505 http.version.unsupported: a request line in a version other than HTTP/1.0 and HTTP/1.1
+ * (HTTP/0.9, HTTP/2.0 as text, HTTP/9.9), or the HTTP/2 connection preface.
+ * @param {string|null} version as the request gave it (`HTTP/9.9`), null when it could not be read
+ */
+export function httpVersionUnsupported (version, code = null) {
+  return createError(505, 'http.version.unsupported',
+    `${version ?? 'this HTTP version'} is not spoken here: send ${SPOKEN_HTTP_VERSIONS.join(' or ')}`,
+    { version, supported: SPOKEN_HTTP_VERSIONS, code })
+}
+
+/** 417 expectation.failed: an `Expect` header other than `100-continue`. */
+export function expectationFailed (expect) {
+  return createError(417, 'expectation.failed',
+    `cannot meet "Expect: ${String(expect).slice(0, 200)}": only 100-continue is supported`,
+    { expect: String(expect).slice(0, 200), supported: ['100-continue'] })
+}
+
+/** Node's parser codes for a body whose end cannot be told. */
+const BODY_LENGTH_CODES = new Set([
+  'HPE_INVALID_TRANSFER_ENCODING', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH', 'HPE_INVALID_CHUNK_SIZE'
+])
+
+/**
+ * Map an error of Node's HTTP parser or its timeouts (a server's 'clientError') to a LabError.
+ * The parser's words (`reason`) tell a version it does not speak (`Invalid HTTP version`, a
+ * well-formed `HTTP/d.d`) from a request line that is merely broken (`Expected CRLF after version`).
+ * @param {Error & { code?: string, reason?: string, rawPacket?: Buffer }} err
+ * @returns {LabError}
+ */
+export function fromParserError (err) {
+  const code = typeof err.code === 'string' ? err.code : null
+  const reason = typeof err.reason === 'string' ? err.reason : null
+  if (code === 'HPE_HEADER_OVERFLOW') return headersTooLarge(code)
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADERS_TIMEOUT') return requestTooLong(code)
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return chunkExtensionsTooLarge(code)
+  // `PRI * HTTP/2.0`: an HTTP/2 client with prior knowledge
+  if (code === 'HPE_PAUSED_H2_UPGRADE') return httpVersionUnsupported('HTTP/2.0', code)
+  if (code === 'HPE_INVALID_VERSION' && reason === 'Invalid HTTP version') {
+    const line = err.rawPacket ? err.rawPacket.subarray(0, 8192).toString('latin1') : ''
+    const version = /^[^ \r\n]+ [^ \r\n]+ (HTTP\/\d\.\d)\r?\n/.exec(line)?.[1] ?? null
+    return httpVersionUnsupported(version, code)
+  }
+  if (BODY_LENGTH_CODES.has(code)) return bodyLengthInvalid(code, reason)
+  // the parser says `Invalid EOF state`: the client half-closed before its head was whole
+  if (code === 'HPE_INVALID_EOF_STATE') return requestMalformed(code, 'the connection ended before the request did')
+  return requestMalformed(code, reason)
+}

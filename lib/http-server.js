@@ -9,9 +9,21 @@
  * `keepAliveTimeout`; one that sends its body slowly, the body deadline
  * (lib/body-deadline.js) and `requestTimeout`; a /metrics stream, the hub's
  * `maxClients`; all of them together, `maxConnections`.
+ *
+ * What Node would answer on its own, and is answered here as JSON instead
+ * (docs/errors.md): parser errors (`clientError`: 400 `request.malformed`,
+ * 400 `body.length.invalid`, 408, 413, 431, 505), a request line in a version
+ * other than 1.0 and 1.1 (505, which Node's parser lets through for HTTP/0.9
+ * and HTTP/2.0), an `Expect` other than `100-continue` (417, where Node sends
+ * an empty one), `CONNECT` (405, where Node closes the connection). A request
+ * without Host goes on to the app, whose guard answers 400 `host.missing`
+ * (lib/request-guard.js), where Node would send an empty 400.
  */
 import http from 'node:http'
-import { tooManyConnections } from './errors.js'
+import {
+  tooManyConnections, fromParserError, expectationFailed, httpVersionUnsupported, methodNotAllowed
+} from './errors.js'
+import { discardRestOfBody } from './ingest-common.js'
 
 export const SERVER_DEFAULTS = Object.freeze({
   /** A client must finish sending its headers within this. */
@@ -34,8 +46,10 @@ export const SERVER_DEFAULTS = Object.freeze({
 
 /** Seconds a client turned away at the connection cap is asked to wait. */
 const CONNECTION_RETRY_AFTER = 1
-/** How long a refused connection is given to read its 503 and hang up. */
-const REFUSAL_LINGER_MS = 2000
+/** How long a connection answered and closed here is given to read its answer and hang up. */
+const ANSWER_LINGER_MS = 2000
+/** `req.httpVersion` of the versions the lab speaks. */
+const SPOKEN_VERSIONS = Object.freeze(['1.0', '1.1'])
 
 function checkServerInteger (name, value, min, max) {
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -62,12 +76,6 @@ export function normalizeServerOptions (options = {}) {
   return Object.freeze(out)
 }
 
-const CLIENT_ERRORS = Object.freeze({
-  HPE_HEADER_OVERFLOW: [431, 'headers.too.large', 'request headers are larger than the server accepts'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request.timeout', 'the request took too long to arrive'],
-  HPE_HEADERS_TIMEOUT: [408, 'request.timeout', 'the request headers took too long to arrive']
-})
-
 /**
  * Build the server for an app.
  * @param {import('express').Express} app
@@ -77,25 +85,166 @@ const CLIENT_ERRORS = Object.freeze({
  */
 export function createLabServer (app, options = {}) {
   const settings = normalizeServerOptions(options)
+  /** Per connection, the response to its latest request until it finishes: what a parse error must not cut into. */
+  const answering = new WeakMap()
   const server = http.createServer({
     maxHeaderSize: settings.maxHeaderSize,
     connectionsCheckingInterval: settings.connectionsCheckingInterval,
     headersTimeout: settings.headersTimeout,
-    requestTimeout: settings.requestTimeout
-  }, app)
+    requestTimeout: settings.requestTimeout,
+    // Node's own check answers an empty 400: the app's guard answers it as JSON (400 host.missing)
+    requireHostHeader: false
+  }, function serveRequest (req, res) {
+    trackResponse(answering, req.socket, res)
+    if (!SPOKEN_VERSIONS.includes(req.httpVersion)) {
+      sendError(res, httpVersionUnsupported(`HTTP/${req.httpVersion}`))
+      discardRestOfBody(req)
+      return
+    }
+    app(req, res)
+  })
   server.keepAliveTimeout = settings.keepAliveTimeout
   capConnections(server, settings.maxConnections)
+
+  // `Expect: 100-continue` keeps Node's default ('checkContinue' unheard: it writes 100 Continue, then 'request')
+  server.on('checkExpectation', function refuseExpectation (req, res) {
+    trackResponse(answering, req.socket, res)
+    sendError(res, expectationFailed(req.headers.expect))
+    discardRestOfBody(req)
+  })
+
+  // No 'upgrade' listener, on purpose. Without one Node hands an `Upgrade:` request (WebSocket, h2c)
+  // to the app as an ordinary request, which RFC 9110 section 7.8 allows ("A server MAY ignore a received
+  // Upgrade header field"): the client gets the route's own answer (a 404 as JSON, or the data it
+  // asked for over HTTP/1.1) instead of 101, and a WebSocket client fails its handshake on that.
+  // An error here would be worse: 426 means the server *requires* an upgrade, and refusing every
+  // Upgrade would break `curl --http2 http://...`, which offers h2c and is happy with HTTP/1.1.
+
+  // CONNECT asks for a tunnel; the lab is no proxy. Node would close the connection unanswered.
+  server.on('connect', function refuseTunnel (req, socket) {
+    answerAndClose(socket, methodNotAllowed('CONNECT', appMethods(app)))
+  })
+
+  /** Connections already answered after a parse error: the parser reports every later packet too. */
+  const answered = new WeakSet()
   server.on('clientError', function answerClientError (err, socket) {
+    if (answered.has(socket)) return
     if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy()
       return
     }
-    const [status, type, message] = CLIENT_ERRORS[err.code] ?? [400, 'request.malformed', 'the request could not be parsed as HTTP']
-    const body = JSON.stringify({ error: { status, type, message, code: err.code ?? null } })
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    answered.add(socket)
+    const error = fromParserError(err)
+    const res = answering.get(socket)
+    if (res !== undefined && (res.req.complete || res.writableEnded)) {
+      // the error is in what follows a request already answered, or being answered (pipelined): that answer goes first
+      res.once('finish', function answerAfterResponse () {
+        if (socket.writable) answerAndClose(socket, error)
+      })
+      return
+    }
+    if (res !== undefined && res.headersSent) {
+      // the error is in the body of a request whose answer has begun: no other can be written (Node does the same)
+      socket.destroy()
+      return
+    }
+    // Nothing is being answered, or the error is in the body of a request whose route has not answered
+    // yet. That route loses its connection when this answer closes it, as if its client had hung up
+    // (it records request.aborted). Not through its response: once that finished, Node would forget
+    // the request, and the route would wait for a body that never ends or aborts.
+    answerAndClose(socket, error)
   })
   return server
+}
+
+/**
+ * Remember the response to the latest request on a connection until it finishes.
+ * @param {WeakMap<import('node:net').Socket, http.ServerResponse>} answering
+ */
+function trackResponse (answering, socket, res) {
+  answering.set(socket, res)
+  res.once('finish', function responseFinished () {
+    if (answering.get(socket) === res) answering.delete(socket)
+  })
+}
+
+/**
+ * The methods the app's routes answer (HEAD wherever GET is), as lib/method-guard.js counts them
+ * for one path: what a CONNECT's `Allow` names.
+ * @param {import('express').Express} app
+ * @returns {string[]}
+ */
+function appMethods (app) {
+  const found = new Set()
+  function collect (stack) {
+    for (const layer of stack) {
+      if (layer.route) for (const method of Object.keys(layer.route.methods)) found.add(method.toUpperCase())
+      else if (layer.handle?.stack) collect(layer.handle.stack)
+    }
+  }
+  collect(app.router?.stack ?? [])
+  if (found.has('GET')) found.add('HEAD')
+  return [...found].sort()
+}
+
+/**
+ * Answer a LabError through a response the app never saw, as the app's error handler would.
+ * @param {http.ServerResponse} res
+ * @param {import('./errors.js').LabError} error
+ */
+function sendError (res, error) {
+  const body = JSON.stringify(error.toJSON())
+  res.writeHead(error.status, {
+    ...error.headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body)
+  })
+  res.end(body)
+}
+
+/**
+ * A whole HTTP answer for a LabError, as raw bytes for a socket that no
+ * response object owns: JSON like every other error, and `Connection: close`.
+ * @param {import('./errors.js').LabError} error
+ * @returns {string}
+ */
+function rawErrorAnswer (error) {
+  const body = JSON.stringify(error.toJSON())
+  const headers = {
+    ...error.headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close'
+  }
+  let head = `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}\r\n`
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
+  return `${head}\r\n${body}`
+}
+
+/**
+ * Write the answer on the raw socket and close it; meanwhile read and drop
+ * what the client still sends, for a moment: closing a socket with unread
+ * bytes resets it, and a reset can destroy the answer before the client
+ * reads it (a CONNECT's client may start its TLS handshake at once).
+ * @param {import('node:net').Socket} socket
+ * @param {import('./errors.js').LabError} error
+ */
+function answerAndClose (socket, error) {
+  function hangUp () { socket.destroy() }
+  function ignoreData () {}
+  function forget () {
+    clearTimeout(linger)
+    socket.removeListener('data', ignoreData)
+    socket.removeListener('end', hangUp)
+    socket.removeListener('error', hangUp)
+  }
+  const linger = setTimeout(hangUp, ANSWER_LINGER_MS)
+  linger.unref()
+  socket.on('data', ignoreData)
+  socket.on('end', hangUp)
+  socket.on('error', hangUp)
+  socket.once('close', forget)
+  socket.end(rawErrorAnswer(error))
 }
 
 /**
@@ -128,10 +277,9 @@ function capConnections (server, limit) {
 }
 
 /**
- * Answer 503 before the request is read, then read and drop what the client
- * sends for a moment: closing a socket with unread bytes resets it, and a
- * reset can destroy the answer before the client reads it. Refusals waiting
- * to close are capped too (at `limit`): past that, a flood is just closed.
+ * Answer 503 before the request is read, and close (answerAndClose reads
+ * and drops what the client sends meanwhile). Refusals waiting to close are
+ * capped too (at `limit`): past that, a flood is just closed.
  */
 function refuseConnection (socket, limit, refusing) {
   if (refusing.size >= limit) {
@@ -139,24 +287,6 @@ function refuseConnection (socket, limit, refusing) {
     return
   }
   refusing.add(socket)
-  const error = tooManyConnections(limit, CONNECTION_RETRY_AFTER)
-  const body = JSON.stringify(error.toJSON())
-  function forget () {
-    clearTimeout(linger)
-    refusing.delete(socket)
-    socket.removeListener('data', ignoreData)
-    socket.removeListener('end', hangUp)
-    socket.removeListener('error', hangUp)
-    socket.removeListener('close', forget)
-  }
-  function hangUp () { socket.destroy() }
-  function ignoreData () {}
-  const linger = setTimeout(hangUp, REFUSAL_LINGER_MS)
-  linger.unref()
-  socket.on('data', ignoreData)
-  socket.on('end', hangUp)
-  socket.on('error', hangUp)
-  socket.on('close', forget)
-  socket.end(`HTTP/1.1 503 ${http.STATUS_CODES[503]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Retry-After: ${error.headers['Retry-After']}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  socket.once('close', function forgetRefusal () { refusing.delete(socket) })
+  answerAndClose(socket, tooManyConnections(limit, CONNECTION_RETRY_AFTER))
 }
