@@ -103,7 +103,7 @@ describe('the catalogue of bad inputs', function () {
   it('accepts a chunked body (no Content-Length)', async function () {
     for (const route of ['bad', 'good']) {
       const res = await rawRequest(lab.port, [
-        `POST /${route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+        `POST /${route} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
         `${GZ.length.toString(16)}\r\n`, GZ, '\r\n0\r\n\r\n'
       ], { endAfter: false })
       assert.equal(res.status, 200, res.text)
@@ -116,7 +116,7 @@ describe('the catalogue of bad inputs', function () {
       // the bytes past Content-Length arrive later, as what HTTP must read as the next request
       const res = await rawRequest(lab.port, [
         Buffer.concat([
-          Buffer.from(`POST /${route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: ${GZ.length - 10}\r\n\r\n`),
+          Buffer.from(`POST /${route} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: ${GZ.length - 10}\r\n\r\n`),
           GZ.subarray(0, GZ.length - 10)
         ]),
         GZ.subarray(GZ.length - 10)
@@ -129,7 +129,7 @@ describe('the catalogue of bad inputs', function () {
   it('answers 408 request.timeout when Content-Length is longer than the body and the client waits', async function () {
     for (const route of ['bad', 'good']) {
       const res = await rawRequest(lab.port, [
-        `POST /${route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: ${GZ.length + 100}\r\n\r\n`, GZ
+        `POST /${route} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: ${GZ.length + 100}\r\n\r\n`, GZ
       ], { endAfter: false })
       assert.equal(res.status, 408, res.text)
       assert.equal(res.json.error.type, 'request.timeout')
@@ -137,14 +137,14 @@ describe('the catalogue of bad inputs', function () {
   })
 
   it('answers 408 request.timeout to a client that sends its headers too slowly', async function () {
-    const head = 'POST /good HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\n'
+    const head = 'POST /good HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\n'
     const res = await rawRequest(lab.port, head.split('').concat(['X-Slow: 1\r\n']), { gapMs: 40, endAfter: false })
     assert.equal(res.status, 408, res.text)
     assert.equal(res.json.error.type, 'request.timeout')
   })
 
   it('answers 431 headers.too.large to oversized headers, as JSON', async function () {
-    const res = await rawRequest(lab.port, [`GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`])
+    const res = await rawRequest(lab.port, [`GET /metrics HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`])
     assert.equal(res.status, 431)
     assert.equal(res.json.error.type, 'headers.too.large')
   })
@@ -208,7 +208,7 @@ describe('the catalogue of bad inputs', function () {
   it('answers 503 server.busy with Retry-After past the in-flight limit', async function () {
     // four uploads that never finish hold every place, until the idle timeout frees them
     const held = [1, 2, 3, 4].map(function hold () {
-      return rawRequest(lab.port, [`POST /good HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: 1000\r\n\r\n`, GZ.subarray(0, 5)], { endAfter: false })
+      return rawRequest(lab.port, [`POST /good HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: 1000\r\n\r\n`, GZ.subarray(0, 5)], { endAfter: false })
     })
     await new Promise(function settle (resolve) { setTimeout(resolve, 150) })
     const res = await post(`${lab.url}/bad`, GZ)

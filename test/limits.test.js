@@ -154,7 +154,7 @@ function uploadRaw (port, { total, chunk, gapMs, chunked = false }) {
     socket.on('error', function cutByServer () { outcome.cut = true })
     socket.on('close', function closed () { resolve(outcome) })
     const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${total}`
-    socket.write(`POST /good HTTP/1.1\r\nHost: lab\r\nContent-Type: application/gzip\r\n${length}\r\n\r\n`)
+    socket.write(`POST /good HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\n${length}\r\n\r\n`)
     const piece = Buffer.alloc(chunk, 0x1f)
     async function sendAll () {
       while (outcome.sent < total && !socket.destroyed) {

@@ -381,7 +381,7 @@ describe('GET /metrics', function () {
 async function startStalledClient (socketPath) {
   const socket = net.connect(socketPath)
   await once(socket, 'connect')
-  socket.write('GET /metrics?interval=10 HTTP/1.1\r\nHost: lab\r\nAccept: text/event-stream\r\n\r\n')
+  socket.write('GET /metrics?interval=10 HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n')
   // never read: Node's readable buffer fills to its high-water mark, then the kernel's
   socket.pause()
   return socket
@@ -555,7 +555,7 @@ describe('GET /metrics heartbeats and stalled clients', function () {
     let text = ''
     reader.setEncoding('utf8')
     reader.on('data', function (chunk) { text += chunk })
-    reader.write('GET /metrics?interval=5000 HTTP/1.1\r\nHost: lab\r\n\r\n')
+    reader.write('GET /metrics?interval=5000 HTTP/1.1\r\nHost: localhost\r\n\r\n')
     await until(function () { return (text.match(/: heartbeat\n\n/g) ?? []).length >= 2 }, 3000, 'two heartbeats')
     reader.destroy()
   })

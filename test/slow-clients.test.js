@@ -136,7 +136,7 @@ describe('slow bodies', function () {
   it('cuts a /good body that drips one byte every 100 ms with 408 request.too.slow, and serves a normal request meanwhile', async function () {
     const body = zlib.gzipSync(JSON.stringify({ items: [{ id: 1 }] }))
     const drip = slowClient(lab.port,
-      `POST /good HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: ${body.length}\r\n\r\n`,
+      `POST /good HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: ${body.length}\r\n\r\n`,
       { drip: bytesOf(body) })
     // the drip holds the only pipeline by now, or will once this one is done: either way both must end
     await delay(150)
@@ -157,7 +157,7 @@ describe('slow bodies', function () {
   it('cuts a drip on every body route: /bad and /upload-stream', async function () {
     for (const path of ['/bad', '/upload-stream']) {
       const cut = await slowClient(lab.port,
-        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: 1000\r\n\r\n`,
+        `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: 1000\r\n\r\n`,
         { drip: bytesOf(Buffer.alloc(1000, 0x61)) })
       assert.equal(cut.status, 408, `${path}: ${cut.text}`)
       assert.equal(cut.json.error.type, 'request.too.slow', path)
@@ -166,7 +166,7 @@ describe('slow bodies', function () {
 
   it('answers 408 request.too.slow to a POST /experiments body that drips', async function () {
     const cut = await slowClient(lab.port,
-      'POST /experiments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n',
+      'POST /experiments HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n',
       { drip: bytesOf(Buffer.from(JSON.stringify({ name: 'ingest', params: {} }).padEnd(200, ' '))) })
     assert.equal(cut.status, 408, cut.text)
     assert.equal(cut.json.error.type, 'request.too.slow')
@@ -180,7 +180,7 @@ describe('slow bodies', function () {
     for (let at = 0; at < body.length; at += 400) pieces.push(body.subarray(at, at + 400))
     // 400 bytes every 20 ms: 20,000 bytes/s against a minimum of 2000, for more than two windows
     const res = await slowClient(lab.port,
-      `POST /good HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      `POST /good HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
       { drip: pieces, everyMs: 20 })
     assert.ok(pieces.length * 20 > 1000, 'the body takes longer than the rate window')
     assert.equal(res.status, 200, res.text)
@@ -203,7 +203,7 @@ describe('stalled bodies, with no minimum rate', function () {
 
   it('answers 408 request.timeout to a half-sent POST /experiments body, and closes the connection', async function () {
     const cut = await slowClient(lab.port,
-      'POST /experiments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":"in')
+      'POST /experiments HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":"in')
     assert.equal(cut.status, 408, cut.text)
     assert.equal(cut.headers.connection, 'close')
     assert.equal(cut.json.error.type, 'request.timeout')
@@ -237,7 +237,7 @@ describe('the connection cap', function () {
     }
     await until(function full () { return lab.server.openConnections === 3 }, 'three open connections')
 
-    const refused = await slowClient(lab.port, 'GET /experiments HTTP/1.1\r\nHost: x\r\n\r\n')
+    const refused = await slowClient(lab.port, 'GET /experiments HTTP/1.1\r\nHost: localhost\r\n\r\n')
     assert.equal(refused.status, 503, refused.text)
     assert.equal(refused.headers['retry-after'], '1')
     assert.equal(refused.json.error.type, 'server.busy')
