@@ -17,7 +17,7 @@ import { dashboardRoutes } from '../routes/dashboard.js'
 import { databaseRoutes } from '../routes/db.js'
 import { createDatabase } from './db/database.js'
 import { normalizeDatabaseOptions } from './db/options.js'
-import { getParsePool } from './parse-pool.js'
+import { getParsePool, threadHeapMb } from './parse-pool.js'
 import { createLabEvents } from './lab-events.js'
 import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
 import { createDiskQuota } from './disk-quota.js'
@@ -38,7 +38,7 @@ export function createApp (options) {
   const events = createLabEvents()
   app.locals.events = events
   // start the parse threads now, so their memory counts as idle, not as the first request's
-  getParsePool(opts.parseThreads)
+  getParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost))
   // nothing starts here: the pool (and the embedded PGlite process) on the first /db request.
   // Whoever stops the server calls app.locals.database.close().
   const dbOpts = normalizeDatabaseOptions(opts.database, opts)

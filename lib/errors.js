@@ -227,8 +227,9 @@ export function memoryBusy ({ route, budget, projected, available, what, retryAf
 
 /** 413 record.too.dense: JSON.parse of one record (or batch) is projected past what a parse thread may hold. */
 export function recordTooDense (limit, projected, bytes, offset) {
+  const cost = projected === null ? 'ran its parse thread out of heap' : `would take about ${Math.ceil(projected / 1048576)} MiB to parse`
   return createError(413, 'record.too.dense',
-    `one record of ${bytes} bytes would take about ${Math.ceil(projected / 1048576)} MiB to parse, more than the ` +
+    `one record of ${bytes} bytes ${cost}, more than the ` +
     `${Math.round(limit / 1048576)} MiB a parse thread may hold (many tiny values cost far more than their text): ` +
     'split it into smaller records',
     { limit, projected, bytes, offset })

@@ -18,8 +18,15 @@ const PARSE_THREAD_YOUNG_MB = 2
 // A backstop only: batches are refused before parsing when their projected
 // cost passes `ingest.parseCost` (lib/parse-cost.js). A thread that still
 // runs out ends with ERR_WORKER_OUT_OF_MEMORY, its batch is refused, and a
-// new thread takes its place; the process lives on.
-const PARSE_THREAD_OLD_MB = 48
+// new thread takes its place; the process lives on. Four times the cost
+// allowed (the projection's margin, and the garbage of earlier batches), at
+// least 48 MiB.
+const PARSE_THREAD_OLD_MIN_MB = 48
+
+/** The heap limit of a parse thread for a given `ingest.parseCost`, in MiB. */
+export function threadHeapMb (parseCost) {
+  return Math.max(PARSE_THREAD_OLD_MIN_MB, Math.ceil(4 * parseCost / (1024 * 1024)))
+}
 
 /**
  * A fixed set of worker threads and one FIFO queue: each thread parses one
@@ -27,8 +34,9 @@ const PARSE_THREAD_OLD_MB = 48
  * left tasks queued behind idle threads; this is small enough to own.)
  */
 class ParsePool {
-  constructor (size) {
+  constructor (size, heapMb) {
     this.size = size
+    this.heapMb = heapMb
     this.queue = []
     this.idle = []
     this.threads = new Set()
@@ -39,7 +47,7 @@ class ParsePool {
 
   spawn () {
     const pool = this
-    const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: PARSE_THREAD_OLD_MB } })
+    const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: this.heapMb } })
     worker.current = null
     worker.on('message', function onAnswer (answer) {
       const job = worker.current
@@ -124,11 +132,12 @@ let pool = null
 /**
  * The shared pool, started on first use.
  * @param {number} threads
+ * @param {number} [heapMb] each thread's old-generation limit (see threadHeapMb)
  */
-export function getParsePool (threads) {
-  if (pool === null || pool.size !== threads) {
+export function getParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
+  if (pool === null || pool.size !== threads || pool.heapMb !== heapMb) {
     if (pool !== null) pool.destroy()
-    pool = new ParsePool(threads)
+    pool = new ParsePool(threads, heapMb)
   }
   return pool
 }

@@ -14,7 +14,7 @@ import {
 } from './ingest-common.js'
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from './json-records.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
-import { getParsePool, ByteBudget } from './parse-pool.js'
+import { getParsePool, ByteBudget, threadHeapMb } from './parse-pool.js'
 import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense, pipelinesBusy } from './errors.js'
 import { Semaphore } from './semaphore.js'
 
@@ -308,7 +308,7 @@ export async function ingestStreamed (req, opts, { admission } = {}) {
       maxValueBytes: opts.limits.record,
       maxDepth: opts.limits.depth,
       maxCost: opts.ingest.parseCost,
-      pool: getParsePool(opts.parseThreads),
+      pool: getParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost)),
       budget: budgetFor(opts.ingest.bufferBudget)
     })
     try {

@@ -44,8 +44,14 @@ export function tallyRecord (tally, record) {
   if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
     const id = record.id
     if (Number.isSafeInteger(id)) {
-      tally.idSmall += id
-      if (Math.abs(tally.idSmall) >= ID_FOLD) foldIds(tally)
+      if (Math.abs(id) >= ID_FOLD) {
+        // too large to add to the running sum without rounding: straight to the exact one
+        tally.idBig = (BigInt(tally.idBig) + BigInt(id)).toString()
+      } else {
+        // both under 2^52: their sum is under 2^53, exact
+        tally.idSmall += id
+        if (Math.abs(tally.idSmall) >= ID_FOLD) foldIds(tally)
+      }
     }
   }
   const stack = [record]
@@ -59,6 +65,14 @@ export function tallyRecord (tally, record) {
       lo += u32[0]
       hi += u32[1]
       numbers++
+      // each add is under 2^32: folded at 2^52, neither sum ever passes 2^53, however many numbers a record holds
+      if (lo >= ID_FOLD || hi >= ID_FOLD) {
+        tally.lo = lo
+        tally.hi = hi
+        normalise(tally)
+        lo = tally.lo
+        hi = tally.hi
+      }
     } else if (Array.isArray(value)) {
       for (let k = 0; k < value.length; k++) stack.push(value[k])
     } else if (value !== null && typeof value === 'object') {
@@ -68,7 +82,7 @@ export function tallyRecord (tally, record) {
   tally.lo = lo
   tally.hi = hi
   tally.numbers = numbers
-  if (lo >= ID_FOLD || hi >= ID_FOLD) normalise(tally)
+  normalise(tally)
 }
 
 /** Add every record of an array. */
@@ -83,8 +97,12 @@ export function mergeTally (a, b) {
   a.idBig = (BigInt(a.idBig) + BigInt(b.idBig) + BigInt(a.idSmall) + BigInt(b.idSmall)).toString()
   a.idSmall = 0
   a.numbers += b.numbers
-  a.lo += b.lo
-  a.hi += b.hi
+  // each side below 2^32 first, so the sums stay exact
+  normalise(a)
+  const lo = b.lo % TWO_32
+  const hi = (b.hi + Math.floor(b.lo / TWO_32)) % TWO_32
+  a.lo += lo
+  a.hi += hi
   normalise(a)
   return a
 }
