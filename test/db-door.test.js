@@ -149,6 +149,8 @@ describe('the embedded database\'s door', function () {
         ' s.on("error", function refused (err) { console.log(err.code) })'
       const tried = spawnSync(process.execPath, ['-e', probe, path.join(connection.host, `.s.PGSQL.${connection.port}`)],
         { uid: 65534, gid: 65534, cwd: '/', encoding: 'utf8', timeout: 10_000 })
+      // a Node that only root can run (npx's copy under /root, say) cannot try as nobody: nothing to learn then
+      if (tried.error || (tried.status !== 0 && !tried.stdout)) this.skip()
       assert.equal(tried.stdout.trim(), 'EACCES', tried.stderr)
     })
 
