@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
 import { parseBuffered, parseStreamed, labInTempDir, post } from './helpers.js'
+import { prng } from '../bench/mutate.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 
@@ -34,18 +35,6 @@ function reference (text) {
     }
   }
   return { items: records.length, idSum: idSum.toString(), numbers, numbersChecksum: bits.toString(16).padStart(16, '0') }
-}
-
-/** A seeded generator, so a failure can be replayed. */
-function prng (seed) {
-  let state = seed >>> 0
-  return function next () {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function randomId (rand) {

@@ -10,6 +10,7 @@ import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { createGzipStream } from '../../generators/items.js'
+import { prng } from '../mutate.js'
 
 const PIECE = 64 * 1024
 
@@ -30,15 +31,11 @@ function fromPieces (pieces) {
   })
 }
 
-/** mulberry32: the same digits on every run, so two runs send the same bytes. */
+/** Seeded digits 1 to 9 (mulberry32): the same on every run, so two runs send the same bytes. */
 function seededDigits (seed) {
-  let state = seed >>> 0
+  const random = prng(seed)
   return function nextDigit () {
-    state = (state + 0x6D2B79F5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (((t ^ (t >>> 14)) >>> 0) % 9) + 1
+    return Math.floor(random() * 9) + 1
   }
 }
 
