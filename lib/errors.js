@@ -373,3 +373,34 @@ export function fromParserError (err) {
   if (code === 'HPE_INVALID_EOF_STATE') return requestMalformed(code, 'the connection ended before the request did')
   return requestMalformed(code, reason)
 }
+
+/** What POST /express-json reads: express.json's own media type, gzip by `Content-Encoding`. */
+export const EXPRESS_JSON_MEDIA = Object.freeze(['application/json'])
+
+/**
+ * 415 media.unsupported on POST /express-json: `express.json` reads `application/json` only (its
+ * `type`). A gzip file sent as such is what /bad and /good take; NDJSON is not one JSON document.
+ */
+export function expressJsonMediaUnsupported (contentType) {
+  const media = String(contentType || '').split(';')[0].trim().toLowerCase()
+  const why = media === 'application/x-ndjson'
+    ? 'express.json parses one JSON document, not NDJSON: send NDJSON to /bad or /good'
+    : 'send the JSON as Content-Type: application/json, gzipped with Content-Encoding: gzip (a gzip file as it is goes to /bad or /good)'
+  return createError(415, 'media.unsupported',
+    `POST /express-json reads what express.json reads, not "${contentType || '(none)'}": ${why}`,
+    { contentType: contentType || null, allowed: EXPRESS_JSON_MEDIA })
+}
+
+/** 415 encoding.unsupported on POST /express-json: one gzip layer or none, named as body-parser reads the header. */
+export function expressJsonEncodingUnsupported (encoding) {
+  return createError(415, 'encoding.unsupported',
+    `unsupported Content-Encoding "${encoding}" on POST /express-json: send "gzip" (one layer) or nothing`,
+    { encoding, allowed: ['gzip', 'identity'] })
+}
+
+/** 415 charset.unsupported: a JSON body in a charset other than UTF-8 (POST /express-json; body-parser's type). */
+export function charsetUnsupported (charset) {
+  return createError(415, 'charset.unsupported',
+    `unsupported charset "${charset}": the lab reads JSON as UTF-8`,
+    { charset, allowed: ['utf-8'] })
+}

@@ -1,11 +1,13 @@
 /**
  * POST /bad and POST /good: the same question, answered by buffering and by
- * streaming. The mechanics live in lib/; here a request meets its ingest.
+ * streaming; POST /express-json answers it as most Express apps would, with
+ * express.json(). The mechanics live in lib/; here a request meets its ingest.
  */
 import express from 'express'
 import { performance } from 'node:perf_hooks'
 import { ingestBuffered } from '../lib/buffered-ingest.js'
 import { ingestStreamed } from '../lib/streamed-ingest.js'
+import { createExpressJsonIngest } from '../lib/json-middleware-ingest.js'
 import { watchRequestPeak } from '../lib/peak.js'
 import { msSince, nextRequestId } from '../lib/lab-events.js'
 import { overloaded } from '../lib/errors.js'
@@ -20,6 +22,8 @@ export function ingestRoutes (opts, events, admission) {
   const load = { inflight: 0, admission }
   router.post('/bad', answerWith('bad', ingestBuffered, opts, events, load))
   router.post('/good', answerWith('good', ingestStreamed, opts, events, load))
+  // express.json() on this route only, never app-wide: the other routes read their bodies themselves
+  router.post('/express-json', answerWith('express-json', createExpressJsonIngest(opts), opts, events, load))
   return router
 }
 
