@@ -11,19 +11,16 @@
  * it is allocated. With `unsafeBad` none of this applies: the zip bomb's
  * demonstration needs the worker to die.
  */
-import zlib from 'node:zlib'
-import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
 import { isAscii } from 'node:buffer'
 import { pipeline } from 'node:stream'
 import getRawBody from 'raw-body'
 import { negotiateBody, makeSummary, requestBody, countingStream } from './ingest-common.js'
 import { ParseCostMeter } from './parse-cost.js'
+import { gunzipWhole } from './gzip-framing.js'
 import { detectFormat, DETECT_BYTES } from './json-records.js'
 import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally } from './tally.js'
 import { compressedTooLarge, inflatedTooLarge, fromZlibError, shapeInvalid } from './errors.js'
-
-const gunzip = promisify(zlib.gunzip)
 
 /** A Reservation that admits everything: /bad with `unsafeBad`, or a lab without a budget. */
 const UNGUARDED = Object.freeze({
@@ -70,7 +67,7 @@ function declaredSize (gzip) {
 }
 
 /**
- * Inflate layer by layer. zlib.gunzip gathers its output chunks and joins
+ * Inflate layer by layer, framed by lib/gzip-framing.js. zlib.gunzip gathers its output chunks and joins
  * them: twice the inflated size at the end. The reservation takes the
  * trailer's word for the size; `maxOutputLength` makes sure a body that lies
  * (a zip bomb) cannot pass what the budget had free when it started.
@@ -91,7 +88,7 @@ async function inflateWhole (body, layers, limit, unsafe, reservation) {
     }
     const held = reservation.bytes
     try {
-      data = await gunzip(data, unsafe ? {} : { maxOutputLength: cap })
+      data = await gunzipWhole(data, unsafe ? {} : { maxOutputLength: cap })
     } catch (err) {
       if (err.code === 'ERR_BUFFER_TOO_LARGE') {
         // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to

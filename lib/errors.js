@@ -72,6 +72,14 @@ export function gzipInvalid (cause, compressedBytes) {
     { cause, compressedBytes })
 }
 
+/** A byte other than zero after a body's gzip members ended in padding (lib/gzip-framing.js). */
+export function gzipTrailingData (offset, value) {
+  return createError(400, 'gzip.trailing.data',
+    `byte ${offset} of the gzip body is 0x${value.toString(16).padStart(2, '0')} after zero padding: ` +
+    'a gzip body is members back to back, then only zero bytes',
+    { offset, value })
+}
+
 export function gzipTruncated (compressedBytes) {
   return createError(400, 'gzip.truncated',
     'gzip stream ended before its end marker (truncated upload?)',

@@ -8,7 +8,7 @@
  */
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import zlib from 'node:zlib'
+import { createGunzipBody } from './gzip-framing.js'
 import {
   negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary, clientGone
 } from './ingest-common.js'
@@ -300,7 +300,7 @@ export async function ingestStreamed (req, opts, { admission } = {}) {
     const chunkSize = chunkSizeFor(opts.ingest.bufferBudget, activeRequests)
     const compressed = compressedCounter(opts.limits.compressed)
     const gunzips = []
-    for (let k = 0; k < plan.layers; k++) gunzips.push(zlib.createGunzip({ chunkSize }))
+    for (let k = 0; k < plan.layers; k++) gunzips.push(createGunzipBody({ chunkSize }))
     const inflated = inflatedCounter(opts.limits, compressed)
     const sink = new RecordSink({
       format: plan.format,
