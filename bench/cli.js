@@ -4,6 +4,7 @@
  *
  *   npm run bench -- <name> [options]
  *   npm run bench -- ingest --sizes 10MB,100MB,500MB --concurrency 1 --routes bad,good --repeat 3
+ *   npm run bench -- ingest --sizes 100MB --routes bad,good,express-json --repeat 3
  *
  * Prints progress and a table, and writes reports/<timestamp>/results.json,
  * results.md and report.html (charts). The benches live in bench/benches/.

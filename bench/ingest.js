@@ -1,6 +1,6 @@
 /**
- * The ingest experiment: the same generated body sent to /bad and /good,
- * each measurement on a fresh server process, with the kernel's peak RSS of
+ * The ingest experiment: the same generated body sent to /bad, /good and
+ * /express-json (as its route takes it), each measurement on a fresh server process, with the kernel's peak RSS of
  * that process read from outside (VmHWM after clear_refs).
  */
 import zlib from 'node:zlib'
@@ -9,12 +9,13 @@ import { measureOnFreshServer } from './fresh-server.js'
 import { latencyStats, median } from './stats.js'
 import { uploadMany } from './upload.js'
 import { ensureInput } from './inputs.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../lib/ingest-routes.js'
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 
 async function warmUp (url) {
-  for (const route of ['bad', 'good']) {
-    const res = await fetch(`${url}/${route}`, { method: 'POST', headers: { 'content-type': 'application/gzip' }, body: WARM_BODY })
+  for (const route of INGEST_ROUTE_NAMES) {
+    const res = await fetch(`${url}/${route}`, { method: 'POST', headers: INGEST_ROUTES[route].headers, body: WARM_BODY })
     if (res.status !== 200) throw new Error(`warm-up POST /${route} answered ${res.status}: ${await res.text()}`)
   }
   await sleep(300)
@@ -32,7 +33,7 @@ export async function measureIngest (cell) {
     serverFlags: cell.serverFlags,
     url: cell.url,
     warmUp,
-    load: function uploadAll (url) { return uploadMany(`${url}/${cell.route}`, cell.file, cell) }
+    load: function uploadAll (url) { return uploadMany(`${url}/${cell.route}`, cell.file, { ...cell, headers: INGEST_ROUTES[cell.route].headers }) }
   })
   const results = measured.outcome
   const ok = results.filter(function succeeded (r) { return r.status === 200 })

@@ -48,6 +48,28 @@ describe('npm run bench -- ingest', function () {
     }
   })
 
+  it('takes --routes bad,good,express-json: a third contender with the same answer, compared with /bad', async function () {
+    const dir = path.join(out, 'three')
+    const { stdout } = await run(process.execPath, [CLI, 'ingest', '--sizes', '200KB', '--routes', 'bad,good,express-json', '--repeat', '1', '--out', dir])
+    const results = JSON.parse(await fs.promises.readFile(path.join(dir, 'results.json'), 'utf8'))
+    assert.deepEqual(results.cells.map(function route (c) { return c.route }), ['bad', 'good', 'express-json'])
+    for (const cell of results.cells) assert.equal(cell.ok, cell.requests, `${cell.route}: ${JSON.stringify(cell.errors)}`)
+    const summaries = new Set(results.cells.map(function key (c) { return JSON.stringify(c.summary) }))
+    assert.equal(summaries.size, 1, 'the three routes got the same answer')
+    assert.match(stdout, /\| express-json \|/)
+    assert.match(stdout, /\/express-json [\d.]+x the MB\/s of \/bad, .*; answers identical/)
+  })
+
+  it('refuses --routes it does not know, and NDJSON for /express-json, with usage', async function () {
+    for (const args of [['--routes', 'bad,ugly'], ['--routes', 'express-json', '--format', 'ndjson']]) {
+      await assert.rejects(run(process.execPath, [CLI, 'ingest', ...args]), function check (err) {
+        assert.equal(err.code, 2)
+        assert.match(err.stderr, /--routes takes bad, good, express-json|reads only json or array/)
+        return true
+      })
+    }
+  })
+
   it('exits 2 with usage for an unknown experiment', async function () {
     await assert.rejects(run(process.execPath, [CLI, 'nope']), function check (err) {
       assert.equal(err.code, 2)

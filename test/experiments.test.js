@@ -71,8 +71,9 @@ describe('/experiments', function () {
         assert.ok(['enum', 'integer', 'size'].includes(p.type), `${p.name} has a known type`)
       }
       const route = ingest.params.find(function isRoute (p) { return p.name === 'route' })
-      assert.deepEqual(route.values, ['both', 'bad', 'good'])
+      assert.deepEqual(route.values, ['both', 'all', 'bad', 'good', 'express-json'])
       assert.equal(route.default, 'both')
+      for (const value of route.values) assert.equal(typeof route.valueLabels[value], 'string', value)
       const concurrency = ingest.params.find(function isConcurrency (p) { return p.name === 'concurrency' })
       assert.deepEqual([concurrency.min, concurrency.max, concurrency.default], [1, 500, 1])
     })
@@ -132,6 +133,28 @@ describe('/experiments', function () {
       assert.equal(list.recent[0].status, 'done')
     })
 
+    it('runs all three with route "all": /express-json, the third contender, gives the same answer', async function () {
+      this.timeout(60000)
+      const watch = watchRun(lab.app.locals.events, isEnd)
+      const res = await call(`${lab.url}/experiments`, 'POST', {
+        name: 'ingest',
+        params: { route: 'all', bytes: '200KB', format: 'array', concurrency: 2, requests: 2 }
+      })
+      assert.equal(res.status, 202, JSON.stringify(res.body))
+      await watch.ended
+      const run = (await call(`${lab.url}/experiments/${res.body.id}`)).body
+      assert.equal(run.status, 'done', JSON.stringify(run.error))
+      assert.deepEqual(Object.keys(run.result.routes), ['bad', 'good', 'express-json'])
+      assert.equal(run.progress.done, 6)
+      const json = run.result.routes['express-json']
+      assert.equal(json.ok, 2, JSON.stringify(json.errors))
+      assert.ok(json.server.peakRss > 0)
+      assert.deepEqual(json.summary, run.result.routes.bad.summary)
+      assert.equal(json.summary.format, 'array')
+      assert.equal(run.result.summariesAgree, true)
+      assert.equal(run.pids.length, 3)
+    })
+
     it('answers 409 experiment.busy while another run is under way', async function () {
       this.timeout(30000)
       const first = await call(`${lab.url}/experiments`, 'POST', { name: 'ingest', params: { bytes: '1MB', requests: 1000 } })
@@ -160,6 +183,8 @@ describe('/experiments', function () {
       { params: { requests: 1.5 }, parameter: 'params.requests' },
       { params: { route: 'x' }, parameter: 'params.route' },
       { params: { format: 'xml' }, parameter: 'params.format' },
+      { params: { route: 'all', format: 'ndjson' }, parameter: 'params.format' },
+      { params: { route: 'express-json', format: 'ndjson' }, parameter: 'params.format' },
       { params: { bytes: '10 parsecs' }, parameter: 'params.bytes' },
       { params: { bytes: '1MB', size: 10 }, parameter: 'params.bytes' },
       { params: { colour: 'blue' }, parameter: 'params.colour' },

@@ -1,19 +1,21 @@
 /**
  * `npm run bench -- ingest`: the same generated body POSTed to /bad and
- * /good, sizes x concurrency x routes, each measurement on a fresh server.
+ * /good (and /express-json, when named), sizes x concurrency x routes, each
+ * measurement on a fresh server.
  */
 import { parseByteSize } from '../../lib/units.js'
 import { runIngestBench } from '../ingest.js'
 import { markdownTable, mib, fixed } from '../table.js'
 import { list, positiveInteger } from './args.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
 
 export const name = 'ingest'
-export const summary = 'POST the same generated body to /bad and /good'
+export const summary = 'POST the same generated body to /bad and /good (and /express-json)'
 export const usage = `Options (ingest):
   --sizes LIST        inflated sizes, e.g. 10MB,100MB,500MB (default 10MB,100MB,500MB)
   --concurrency LIST  uploads in flight, e.g. 1,10,50 (default 1)
   --requests N        uploads per measurement (default: the concurrency)
-  --routes LIST       bad,good (default both)
+  --routes LIST       of bad, good, express-json (default bad,good; express.json reads no NDJSON)
   --format F          json | array | ndjson (default json)
   --repeat N          measurements per cell, fresh server each; medians reported (default 3)
   --url URL           measure a running server instead (peak RSS then comes from its answers)
@@ -33,10 +35,12 @@ export const options = Object.freeze({
 /** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   const routes = list(values.routes, function route (r) {
-    if (r !== 'bad' && r !== 'good') throw new TypeError(`--routes takes bad and good, got "${r}"`)
+    if (!Object.hasOwn(INGEST_ROUTES, r)) throw new TypeError(`--routes takes ${INGEST_ROUTE_NAMES.join(', ')}, got "${r}"`)
     return r
   })
   if (!['json', 'array', 'ndjson'].includes(values.format)) throw new TypeError(`--format takes json, array or ndjson, got "${values.format}"`)
+  const refusing = routesRefusing(routes, values.format)
+  if (refusing.length > 0) throw new TypeError(`--format ${values.format}: /${refusing.join(', /')} reads only ${INGEST_ROUTES[refusing[0]].formats.join(' or ')}`)
   return {
     sizes: list(values.sizes, parseByteSize),
     sizeLabels: list(values.sizes, String),
@@ -67,12 +71,15 @@ export function ingestTable (cells) {
   })
   const table = markdownTable(['route', 'size', 'conc', 'MB/s', 'peak RSS MiB', 'above idle MiB', 'avg ms', 'ok'], rows)
   const notes = []
-  for (const good of cells.filter(function isGood (c) { return c.route === 'good' })) {
-    const bad = cells.find(function twin (c) { return c.route === 'bad' && c.bytes === good.bytes && c.concurrency === good.concurrency })
+  // each other route against /bad, the buffered baseline, on the same body and concurrency
+  for (const other of cells.filter(function isNotBad (c) { return c.route !== 'bad' })) {
+    const bad = cells.find(function twin (c) { return c.route === 'bad' && c.bytes === other.bytes && c.concurrency === other.concurrency })
     if (!bad) continue
-    const same = bad.summary && good.summary && JSON.stringify(bad.summary) === JSON.stringify(good.summary)
-    notes.push(`- ${good.size} x${good.concurrency}: /good ${fixed(good.mbPerSecond / bad.mbPerSecond, 2)}x the MB/s of /bad, ` +
-      `${fixed(bad.peakAboveIdle / good.peakAboveIdle, 1)}x less memory above idle; answers ${same ? 'identical' : 'DIFFER'}`)
+    const same = bad.summary && other.summary && JSON.stringify(bad.summary) === JSON.stringify(other.summary)
+    const ratio = bad.peakAboveIdle / other.peakAboveIdle
+    const memory = ratio >= 1 ? `${fixed(ratio, 1)}x less memory above idle` : `${fixed(1 / ratio, 1)}x more memory above idle`
+    notes.push(`- ${other.size} x${other.concurrency}: /${other.route} ${fixed(other.mbPerSecond / bad.mbPerSecond, 2)}x the MB/s of /bad, ` +
+      `${memory}; answers ${same ? 'identical' : 'DIFFER'}`)
   }
   return `${table}\n\n${notes.join('\n')}\n`
 }

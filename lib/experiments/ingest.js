@@ -1,13 +1,14 @@
 /**
  * The ingest experiment: the same generated gzip document uploaded to POST
- * /bad and POST /good of this very server, by a load generator in a process
- * of its own, with the server's peak RSS measured per route.
+ * /bad and POST /good (and, with route "all", POST /express-json) of this
+ * very server, by a load generator in a process of its own, with the
+ * server's peak RSS measured per route.
  *
  * Unlike `npm run bench:ingest` (a fresh server process per measurement),
- * both routes run in the one server that is being watched: with route
+ * every route runs in the one server that is being watched: with route
  * "both", /good runs after /bad in a process that may still hold heap /bad
- * grew. The idle figure is taken again before /good for that reason, and
- * "peak above idle" is the figure to compare.
+ * grew. The idle figure is taken again before each route for that reason,
+ * and "peak above idle" is the figure to compare.
  */
 import path from 'node:path'
 import { ensureInput } from '../../bench/inputs.js'
@@ -15,6 +16,7 @@ import { latencyStats } from '../../bench/ingest.js'
 import { uploadFile } from '../../bench/upload.js'
 import { FORMATS } from '../../generators/items.js'
 import { badParameter } from '../errors.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../ingest-routes.js'
 import { DEFAULTS } from '../options.js'
 import { runLoad } from './load.js'
 import { enumParam, integerParam, isPresent, round, sizeParam } from './params.js'
@@ -26,15 +28,17 @@ export const title = 'Buffered vs streamed gzip ingest'
 export const description = 'Uploads the same generated gzip JSON document to POST /bad (buffers the whole ' +
   'body, inflates it, parses it as one string) and to POST /good (streams it through gunzip and a record ' +
   'scanner), from a separate load process, and reports each route\'s throughput, latency and the server\'s ' +
-  'peak memory above idle. Both routes must give the same answer.'
+  'peak memory above idle. "All three" adds POST /express-json, what most Express apps run: express.json(), ' +
+  'the buffered pattern with a limit on inflated bytes. Every route must give the same answer.'
 
-const ROUTES = Object.freeze(['both', 'bad', 'good'])
+const ROUTES = Object.freeze(['both', 'all', ...INGEST_ROUTE_NAMES])
+/** What each choice of `route` runs, in order. */
+const RUNS = Object.freeze({ both: ['bad', 'good'], all: INGEST_ROUTE_NAMES })
 const MAX_CONCURRENCY = 500
 const MAX_REQUESTS = 10_000
 const MAX_ITEMS = DEFAULTS.generate.maxItems
 const MAX_BYTES = DEFAULTS.generate.maxBytes
 const DEFAULT_BYTES = '10MB'
-const UPLOAD_HEADERS = Object.freeze({ 'content-type': 'application/gzip' })
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
@@ -42,10 +46,16 @@ export const params = deepFreeze([
     name: 'route',
     type: 'enum',
     values: [...ROUTES],
-    valueLabels: { both: 'Both: /bad, then /good', bad: '/bad (buffered)', good: '/good (streamed)' },
+    valueLabels: {
+      both: 'Both: /bad, then /good',
+      all: 'All three: /bad, /good, then /express-json',
+      bad: '/bad (buffered)',
+      good: '/good (streamed)',
+      'express-json': '/express-json (express.json)'
+    },
     default: 'both',
     label: 'Route',
-    help: '/bad buffers the whole body in memory; /good streams it. "Both" runs /bad first, then /good, on the same input, so the two can be compared.'
+    help: '/bad buffers the whole body in memory; /good streams it; /express-json is express.json(), buffered with a limit on inflated bytes. "Both" runs /bad first, then /good, on the same input, so the two can be compared; "All three" adds /express-json.'
   },
   {
     name: 'bytes',
@@ -72,7 +82,7 @@ export const params = deepFreeze([
     valueLabels: { json: '{"items": [...]}', array: '[...] (top-level array)', ndjson: 'NDJSON (one item per line)' },
     default: 'json',
     label: 'Document format',
-    help: 'Shape of the generated document. Both routes accept all three.'
+    help: 'Shape of the generated document. /bad and /good accept all three; /express-json one JSON document, not NDJSON.'
   },
   {
     name: 'concurrency',
@@ -117,11 +127,17 @@ export function normalizeParams (raw, options) {
   const size = hasSize ? integerParam('size', given.size, 0, maxItems) : null
   const bytes = hasSize ? null : sizeParam('bytes', hasBytes ? given.bytes : DEFAULT_BYTES, 1, maxBytes)
   const concurrency = isPresent(given.concurrency) ? integerParam('concurrency', given.concurrency, 1, MAX_CONCURRENCY) : 1
+  const route = isPresent(given.route) ? enumParam('route', given.route, ROUTES) : 'both'
+  const format = isPresent(given.format) ? enumParam('format', given.format, FORMATS) : 'json'
+  const refusing = routesRefusing(RUNS[route] ?? [route], format)
+  if (refusing.length > 0) {
+    throw badParameter('params.format', format, `a format every route of "${route}" reads: /${refusing.join(', /')} takes ${INGEST_ROUTES[refusing[0]].formats.join(' or ')} (express.json parses one JSON document)`)
+  }
   return Object.freeze({
-    route: isPresent(given.route) ? enumParam('route', given.route, ROUTES) : 'both',
+    route,
     size,
     bytes,
-    format: isPresent(given.format) ? enumParam('format', given.format, FORMATS) : 'json',
+    format,
     concurrency,
     requests: isPresent(given.requests) ? integerParam('requests', given.requests, 1, MAX_REQUESTS) : concurrency
   })
@@ -135,7 +151,7 @@ export function normalizeParams (raw, options) {
  */
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
-  const routes = p.route === 'both' ? ['bad', 'good'] : [p.route]
+  const routes = RUNS[p.route] ?? [p.route]
   const total = routes.length * p.requests
   const dir = path.join(options.dataDir, 'bench')
   ctx.progress({ done: 0, total, stage: 'input' })
@@ -146,11 +162,12 @@ export async function run (ctx) {
   for (const [index, route] of routes.entries()) {
     signal.throwIfAborted()
     const url = `${baseUrl}/${route}`
-    await uploadFile(url, warm.file, UPLOAD_HEADERS)
+    const headers = INGEST_ROUTES[route].headers
+    await uploadFile(url, warm.file, headers)
     signal.throwIfAborted()
     const endMeasure = ctx.measure()
     let server = null
-    const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers: UPLOAD_HEADERS }, {
+    const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }, {
       signal,
       onSpawn: ctx.trackProcess,
       onProgress: function relayProgress ({ done }) {
