@@ -292,6 +292,13 @@ function describeProgress (run) {
   return `${head}: ${count}${detail ? ` · ${detail}` : ''}`
 }
 
+/** What each ingest route is, in a column's heading: the page knows these three, and shows others by name. */
+const ROUTE_KINDS = Object.freeze({ bad: 'buffered', good: 'streamed', 'express-json': 'express.json' })
+
+function routeHeading (route) {
+  return `POST /${route} (${Object.hasOwn(ROUTE_KINDS, route) ? ROUTE_KINDS[route] : route})`
+}
+
 const ROWS = Object.freeze([
   { field: 'ok', label: 'Uploads answered 200', value: function okValue (r) { return `${r.ok} / ${r.requests}${describeErrors(r.errors)}` } },
   { field: 'mbPerSecond', label: 'Throughput', value: function mbValue (r) { return Number.isFinite(r.mbPerSecond) ? `${r.mbPerSecond} MB/s` : '–' } },
@@ -379,7 +386,7 @@ function renderRoutes (box, run) {
   const table = make('table', { class: 'results', 'data-run-id': run.id })
   table.append(make('caption', {}, describeRun(run)))
   const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
-  for (const r of routes) head.append(make('th', { scope: 'col', class: `route-${r.route}` }, `POST /${r.route} (${r.route === 'bad' ? 'buffered' : r.route === 'good' ? 'streamed' : r.route})`))
+  for (const r of routes) head.append(make('th', { scope: 'col', class: `route-${r.route}` }, routeHeading(r.route)))
   table.append(make('thead', {}, head))
   const body = make('tbody')
   for (const row of ROWS) {
@@ -392,8 +399,9 @@ function renderRoutes (box, run) {
   const agree = result.summariesAgree
   const verdict = make('p', { class: 'verdict', 'data-agree': String(agree) })
   if (agree === true) {
+    const which = routes.length === 2 ? 'both routes' : `all ${routes.length} routes`
     verdict.textContent = routes.length > 1
-      ? '✔ Answers identical: every upload to both routes gave the same summary.'
+      ? `✔ Answers identical: every upload to ${which} gave the same summary.`
       : '✔ Answers identical: every upload gave the same summary.'
   } else if (agree === false) {
     verdict.textContent = '✘ Answers differ: the routes (or uploads) did not give the same summary.'

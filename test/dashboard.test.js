@@ -238,6 +238,38 @@ describe('the dashboard in Chromium', function () {
     assert.deepEqual(problems, [])
   })
 
+  it('runs all three from the form: /express-json gets a third column, a third colour and its own spans', async function () {
+    const before = await debugView()
+    assert.equal(before.requestsSeen['express-json'] >= 0, true, 'listed from the start')
+    await runFromForm({ route: 'all', bytes: '200KB', concurrency: 1, requests: 2 })
+    await page.waitForSelector('table.results', { timeout: 60_000 })
+    await page.waitForFunction(function threeColumns () { return document.querySelectorAll('table.results thead th[class^="route-"]').length === 3 })
+    const headings = await page.$$eval('table.results thead th[class^="route-"]', function texts (cells) { return cells.map(function text (c) { return c.textContent }) })
+    assert.deepEqual(headings, ['POST /bad (buffered)', 'POST /good (streamed)', 'POST /express-json (express.json)'])
+    assert.equal(await page.textContent('td[data-route="express-json"][data-field="ok"]'), '2 / 2')
+    for (const field of ['items', 'sha256', 'idSum']) {
+      assert.equal(await page.textContent(`td[data-route="express-json"][data-field="${field}"]`), await page.textContent(`td[data-route="bad"][data-field="${field}"]`), field)
+    }
+    assert.match(await page.textContent('.verdict'), /every upload to all 3 routes gave the same summary/)
+    // the third colour: Okabe-Ito blue, under the column's heading and in the chart's key
+    const colours = await page.evaluate(function readColours () {
+      return {
+        heading: window.getComputedStyle(document.querySelector('table.results thead th.route-express-json')).borderBottomColor,
+        swatch: window.getComputedStyle(document.querySelector('.key .swatch-express-json')).borderTopColor,
+        bad: window.getComputedStyle(document.querySelector('table.results thead th.route-bad')).borderBottomColor
+      }
+    })
+    assert.equal(colours.heading, 'rgb(0, 114, 178)')
+    assert.equal(colours.swatch, 'rgb(0, 114, 178)')
+    assert.notEqual(colours.heading, colours.bad)
+    // a warm-up upload and two measured ones, each a span on the chart
+    await page.waitForFunction(function expressJsonSpans (seenBefore) {
+      return window.streamlab.requestsSeen['express-json'] >= seenBefore['express-json'] + 3
+    }, before.requestsSeen)
+    assert.match(await page.textContent('#figure-requests-sub'), /\/express-json \d+/)
+    assert.deepEqual(problems, [])
+  })
+
   it('shows the server\'s 400 and 409 next to the Run button, follows a run started elsewhere and cancels it', async function () {
     await page.fill('#param-bytes', 'lots')
     await page.click('#run')
