@@ -96,6 +96,7 @@ export function createLabServer (app, options = {}) {
     requireHostHeader: false
   }, function serveRequest (req, res) {
     trackResponse(answering, req.socket, res)
+    closeInStages(req, res)
     if (!SPOKEN_VERSIONS.includes(req.httpVersion)) {
       sendError(res, httpVersionUnsupported(`HTTP/${req.httpVersion}`))
       discardRestOfBody(req)
@@ -155,6 +156,48 @@ export function createLabServer (app, options = {}) {
     answerAndClose(socket, error)
   })
   return server
+}
+
+/**
+ * Close a connection in stages when its answer ends it (`Connection: close`,
+ * HTTP/1.0) while the client is still sending the request body: RFC 9112
+ * section 9.6. Node would close the socket as soon as the answer is flushed;
+ * the client's next bytes then meet a closed socket, the kernel answers
+ * with a reset, and the reset can destroy the answer in the client's buffer
+ * before it reads it (EPIPE or ECONNRESET instead of the JSON error). So the
+ * lab half-closes after the answer, reads and drops the rest of the body
+ * within discardRestOfBody's bounds (64 MiB, 10 s, a 2 s pause), and closes
+ * once the client hangs up, or `ANSWER_LINGER_MS` after the body ended.
+ * @param {http.IncomingMessage} req
+ * @param {http.ServerResponse} res
+ */
+function closeInStages (req, res) {
+  res.once('prefinish', function lingerIfStillSending () {
+    const socket = req.socket
+    if (req.complete || socket === null || socket.destroyed) return
+    // the lab closes a connection itself only for a body too slow to wait for (lib/body-deadline.js): no lingering then
+    if (!clientEndsConnection(req) && /close/i.test(String(res.getHeader('connection') ?? ''))) return
+    // Node calls destroySoon() on this socket once the answer is flushed, if the answer ends the connection
+    socket.destroySoon = function halfCloseThenDrain () {
+      delete socket.destroySoon
+      if (socket.writable) socket.end()
+      discardRestOfBody(req)
+      function closeSoon () {
+        const linger = setTimeout(function hangUp () { socket.destroy() }, ANSWER_LINGER_MS)
+        linger.unref()
+        socket.once('close', function forget () { clearTimeout(linger) })
+      }
+      if (req.complete) closeSoon()
+      else req.once('end', closeSoon)
+    }
+  })
+}
+
+/** The client asked for one request only: `Connection: close`, or HTTP/1.0 without keep-alive. */
+function clientEndsConnection (req) {
+  const connection = String(req.headers.connection ?? '').toLowerCase()
+  if (req.httpVersion === '1.0') return !connection.includes('keep-alive')
+  return connection.split(',').some(function isClose (token) { return token.trim() === 'close' })
 }
 
 /**
