@@ -55,7 +55,10 @@ export async function gunzipWhole (body, options = {}) {
 /**
  * A `Gunzip` stream that keeps the rule whatever the reads: once zlib stops
  * at padding, the rest of that read and every later one must be zeros, and
- * zlib sees none of them (so nothing is ever pushed after its end).
+ * zlib sees none of them (so nothing is ever pushed after its end). Its
+ * output ends only when its input has: zlib would end it at the padding,
+ * and what reads the output (a parser that finds the document unfinished)
+ * could answer before the bytes after the padding are judged.
  */
 export class GunzipBody extends zlib.Gunzip {
   constructor (options) {
@@ -64,6 +67,14 @@ export class GunzipBody extends zlib.Gunzip {
     this.position = 0
     /** True once zlib stopped at a zero byte: the members are over. */
     this.padding = false
+    /** True once the whole body was taken: the output may end. */
+    this.inputEnded = false
+  }
+
+  push (chunk, encoding) {
+    // zlib ends the output where it stopped; the end waits for the input's (see _flush)
+    if (chunk === null && !this.inputEnded) return false
+    return super.push(chunk, encoding)
   }
 
   _transform (chunk, encoding, callback) {
@@ -88,7 +99,8 @@ export class GunzipBody extends zlib.Gunzip {
   }
 
   _flush (callback) {
-    // after padding zlib's end is already pushed; otherwise let it finish (and find a truncated member)
+    this.inputEnded = true
+    // after padding zlib is done; otherwise let it finish (and find a truncated member). Transform pushes the end.
     if (this.padding) callback()
     else super._flush(callback)
   }
