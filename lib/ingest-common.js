@@ -122,13 +122,19 @@ export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } 
 }
 
 /**
- * Whether the client hung up before the body ended: its 'close' may have
- * passed while the request waited, so ask the state, not the events.
+ * Whether the client hung up before the body was read: its 'close' may have
+ * passed while the request waited, so ask the state, not the events. A small
+ * body arrives whole with its headers (`complete`), but when the socket
+ * closes before it is read, Node destroys the request and drops the body:
+ * no 'data' and no 'end' will ever come, and a reader waiting for them
+ * would hold its place for good.
  * @param {import('node:http').IncomingMessage} req
  */
 export function clientGone (req) {
+  if (req.readableEnded) return false
+  if (req.destroyed) return true
   if (req.complete) return false
-  return req.destroyed || req.socket === null || req.socket?.destroyed === true
+  return req.socket === null || req.socket?.destroyed === true
 }
 
 /** How much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap. */
