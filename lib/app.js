@@ -4,7 +4,7 @@
  */
 import express from 'express'
 import { normalizeOptions } from './options.js'
-import { LabError, notFound } from './errors.js'
+import { notFound, toLabError } from './errors.js'
 import { methodGuard } from './method-guard.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
@@ -67,6 +67,12 @@ export function createApp (options) {
   const admission = createAdmission({ budget: opts.memoryBudget })
   app.locals.admission = admission
   app.use(ingestRoutes(opts, events, admission))
+  // routes the caller brings (the grader's POST /student, grader/lab-child.js): behind the guard and
+  // the body deadline like every route, and before the lab's own API, which they may answer first
+  if (opts.extraRoutes !== undefined) {
+    if (typeof opts.extraRoutes !== 'function') throw new TypeError('option extraRoutes must be an Express router or middleware')
+    app.use(opts.extraRoutes)
+  }
   // samples only while something subscribes (/metrics clients, experiments)
   const sampler = createSampler()
   app.locals.sampler = sampler
@@ -83,7 +89,7 @@ export function createApp (options) {
     next(notFound(req.method, req.path))
   })
   app.use(function sendError (err, req, res, next) {
-    const labError = err instanceof LabError ? err : toLabError(err)
+    const labError = toLabError(err)
     if (labError.status === 500) console.error(err)
     if (res.headersSent) {
       res.destroy(err)
@@ -94,12 +100,4 @@ export function createApp (options) {
     discardRestOfBody(req)
   })
   return app
-}
-
-/** Errors from Express or raw-body carry a status and a type; anything else is a 500. */
-function toLabError (err) {
-  const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 600 ? err.status : 500
-  const type = typeof err.type === 'string' ? err.type : (status === 500 ? 'internal' : 'request.invalid')
-  const message = status === 500 ? 'internal server error' : err.message
-  return new LabError(status, type, message)
 }

@@ -1,8 +1,10 @@
 /**
  * Every error the lab sends is made here: an HTTP status, a dotted `type`
  * and the figures that explain it. The Express error handler in
- * `lib/app.js` turns them into JSON; `docs/errors.md` lists them all.
+ * `lib/app.js` turns them into JSON; `docs/errors.md` lists them all, and
+ * `ERROR_CATALOGUE` (at the end) is the same list as data.
  */
+import { formatMiB } from './units.js'
 
 /** Error with an HTTP status, a dotted type and explanatory figures. */
 export class LabError extends Error {
@@ -30,7 +32,11 @@ export class LabError extends Error {
   }
 }
 
-/** Build a LabError. */
+/**
+ * Build a LabError. For the factories below: everything else asks a factory, so that every
+ * type the lab sends is in the catalogue at the end of this file (test/errors-catalogue.test.js
+ * fails on a call elsewhere).
+ */
 export function createError (status, type, message, details) {
   return new LabError(status, type, message, details)
 }
@@ -90,6 +96,11 @@ export function jsonInvalid (reason, offset) {
   return createError(422, 'json.invalid',
     `body is not valid JSON: ${reason}${offset >= 0 ? ` (at byte ${offset})` : ''}`,
     { reason, offset })
+}
+
+/** 413 encoding.too.many: more gzip layers (media type plus `Content-Encoding`) than `limits.layers`. */
+export function tooManyLayers (limit, received) {
+  return createError(413, 'encoding.too.many', `more than ${limit} gzip layers`, { limit, received })
 }
 
 export function requestAborted (received) {
@@ -172,6 +183,11 @@ export function saveBusy (retryAfterSeconds) {
   return error
 }
 
+/** 413 entity.too.large: an upload passed `upload.limit` (lib/upload.js). */
+export function uploadTooLarge (limit, received) {
+  return createError(413, 'entity.too.large', `upload is larger than the ${limit}-byte limit`, { limit, received })
+}
+
 /** 404 upload.not.found: DELETE /uploads/:file of a name the lab does not have (any more). */
 export function uploadNotFound (file) {
   return createError(404, 'upload.not.found', `no upload named ${file}`, { file })
@@ -204,10 +220,6 @@ const WAYS_AROUND_BUDGET = Object.freeze({
   default: 'run the lab with a larger --memory-limit'
 })
 
-function mib (bytes) {
-  return `${(bytes / 1048576).toFixed(1)} MiB`
-}
-
 /**
  * 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/admission.js).
  * @param {{ route: string, budget: number, projected: number, available: number, what: string }} figures
@@ -215,8 +227,8 @@ function mib (bytes) {
 export function budgetExceeded ({ route, budget, projected, available, what }) {
   const hint = WAYS_AROUND_BUDGET[route] ?? WAYS_AROUND_BUDGET.default
   return createError(413, 'memory.budget.exceeded',
-    `${what} would need ${mib(projected)}, more than the ${mib(available)} this lab can give one request ` +
-    `(memory budget ${mib(budget)}): ${hint}`,
+    `${what} would need ${formatMiB(projected)}, more than the ${formatMiB(available)} this lab can give one request ` +
+    `(memory budget ${formatMiB(budget)}): ${hint}`,
     { route, budget, projected, available, hint })
 }
 
@@ -226,7 +238,7 @@ export function budgetExceeded ({ route, budget, projected, available, what }) {
  */
 export function memoryBusy ({ route, budget, projected, available, what, retryAfter }) {
   const error = createError(503, 'memory.busy',
-    `${what} would need ${mib(projected)} and only ${mib(available)} of the memory budget (${mib(budget)}) ` +
+    `${what} would need ${formatMiB(projected)} and only ${formatMiB(available)} of the memory budget (${formatMiB(budget)}) ` +
     'is free while other requests run: try again shortly',
     { route, budget, projected, available, retryAfter })
   error.headers['Retry-After'] = String(retryAfter)
@@ -411,4 +423,187 @@ export function charsetUnsupported (charset) {
   return createError(415, 'charset.unsupported',
     `unsupported charset "${charset}": the lab reads JSON as UTF-8`,
     { charset, allowed: ['utf-8'] })
+}
+
+/** 406 media.not.acceptable: GET /metrics with an `Accept` it cannot meet. */
+export function mediaNotAcceptable (accept, available) {
+  return createError(406, 'media.not.acceptable',
+    'GET /metrics answers text/event-stream, application/json or Prometheus text (text/plain; version=0.0.4)',
+    { accept: accept ?? null, available })
+}
+
+/** 400 experiment.unknown: POST /experiments names no experiment in the registry. */
+export function experimentUnknown (name, known) {
+  return createError(400, 'experiment.unknown', `no experiment named "${String(name).slice(0, 100)}": try ${known.join(', ')}`,
+    { name: String(name).slice(0, 100), known })
+}
+
+/** 404 experiment.not.found: no run with this id; the engine keeps the last `keep`. */
+export function experimentNotFound (id, keep) {
+  return createError(404, 'experiment.not.found', `no experiment run with id "${id}" (the last ${keep} are kept)`,
+    { id: String(id).slice(0, 100) })
+}
+
+/** 409 experiment.busy: one experiment at a time, so that runs do not measure each other. */
+export function experimentBusy (running) {
+  return createError(409, 'experiment.busy', `experiment ${running.id} (${running.name}) is still running: wait for it or cancel it`,
+    { running: running.id, name: running.name })
+}
+
+/** 409 experiment.not.running: DELETE of a run that has already ended. */
+export function experimentNotRunning (id, runStatus) {
+  return createError(409, 'experiment.not.running', `experiment ${id} has already ended (${runStatus})`, { id, runStatus })
+}
+
+/**
+ * 500 worker.crashed: not an answer but the error of an experiment run that was in flight when
+ * the worker process died; the next worker records it under the run's id.
+ * @param {{ reason: string, rss?: number, budget?: number, route?: string }} crash the supervisor's record
+ */
+export function workerCrashed (crash) {
+  return createError(500, 'worker.crashed',
+    crash.reason === 'memory-limit'
+      ? 'the worker process passed its memory budget and was killed during this run; the lab restarted it'
+      : 'the worker process died during this run; the lab restarted it',
+    { reason: crash.reason, rss: crash.rss ?? null, budget: crash.budget ?? null, route: crash.route ?? null })
+}
+
+/** What the message of a 503 database.unavailable says happened, by when it happened. */
+const DATABASE_LOST = Object.freeze({
+  connect: 'the database is unavailable',
+  closed: 'the database handle is closed (the lab is shutting down)',
+  export: 'the database connection ended during the export',
+  query: 'the database went away during the query'
+})
+
+/** `cause` when the situation, not the driver, names it. */
+const DATABASE_LOST_CAUSE = Object.freeze({ closed: 'closed', export: 'connection ended' })
+
+/**
+ * 503 database.unavailable: the database could not be reached or started (`connect`), the lab is
+ * shutting it down (`closed`), or its connection ended during an export or a query.
+ * @param {{ database: 'embedded'|'postgres', when: 'connect'|'closed'|'export'|'query',
+ *   cause?: string, detail?: string, target?: string }} figures `cause` the driver's code (or its words),
+ *   `detail` its words fit for a client, `target` which database (a redacted URL, or the embedded one)
+ */
+export function databaseUnavailable ({ database, when, cause, detail, target }) {
+  if (!Object.hasOwn(DATABASE_LOST, when)) throw new TypeError(`databaseUnavailable: unknown when "${when}"`)
+  const message = DATABASE_LOST[when] + (target == null ? '' : ` (${target})`) + (detail == null ? '' : `: ${detail}`)
+  return createError(503, 'database.unavailable', message,
+    { database, cause: DATABASE_LOST_CAUSE[when] ?? cause ?? null })
+}
+
+/** 503 database.busy: no pooled connection came free within `waitedMs`. */
+export function databaseBusy (database, poolMax, waitedMs) {
+  return createError(503, 'database.busy',
+    `all ${poolMax} database connection${poolMax === 1 ? ' is' : 's are'} in use and none came free within ${waitedMs} ms` +
+    (database === 'embedded' ? ' (the embedded database serves one request at a time)' : ''),
+    { database, poolMax, waitedMs })
+}
+
+/** 503 database.not.seeded: the export's tables are absent and the lab may not seed them. */
+export function databaseNotSeeded (database) {
+  return createError(503, 'database.not.seeded',
+    'the desks and items tables are not there: run npm run db:seed (the lab seeds them itself unless database.seed is false)',
+    { database })
+}
+
+/** 500 internal: a bug. The error handler logs the error and sends only this; an experiment run keeps the bug's words. */
+export function internalError (message = 'internal server error') {
+  return createError(500, 'internal', message, {})
+}
+
+/** 400 request.invalid: an error from Express or body-parser with a status but no type of its own (the status it had is kept). */
+export function requestInvalid (message, status = 400) {
+  return createError(status, 'request.invalid', message, {})
+}
+
+/**
+ * Any error as the lab sends it. A LabError as it is; one from Express or body-parser
+ * (http-errors: a 4xx or 5xx `status`, often a `type`) with its status and type and nothing
+ * else, `request.invalid` if it has no type; anything else is a 500 `internal`, its words kept
+ * from the client.
+ * @param {Error & { status?: number, type?: string }} err
+ * @returns {LabError}
+ */
+export function toLabError (err) {
+  if (err instanceof LabError) return err
+  const status = Number.isInteger(err?.status) && err.status >= 400 && err.status < 600 ? err.status : 500
+  if (typeof err?.type !== 'string') return status === 500 ? internalError() : requestInvalid(err.message, status)
+  // passed through as Express typed it: the catalogue lists the ones the lab documents (passedThrough)
+  return new LabError(status, err.type, status === 500 ? 'internal server error' : err.message)
+}
+
+/**
+ * The catalogue: every type the lab sends, its status, and the factories that make it.
+ * `passedThrough` marks a type that Express's body-parser makes and the lab passes on as it is
+ * (`toLabError`); such a type may have no factory here. `docs/errors.md` lists the same types
+ * with the same statuses: test/errors-catalogue.test.js fails when the two drift apart, when an
+ * exported factory is missing here, or when a factory makes a type other than its entry's.
+ * @type {ReadonlyArray<Readonly<{ type: string, status: number, factories: ReadonlyArray<Function>, passedThrough: string|null }>>}
+ */
+export const ERROR_CATALOGUE = catalogue([
+  [400, 'parameter.invalid', [badParameter]],
+  [400, 'gzip.invalid', [gzipInvalid]],
+  [400, 'gzip.trailing.data', [gzipTrailingData]],
+  [400, 'gzip.truncated', [gzipTruncated]],
+  [400, 'request.aborted', [requestAborted], 'express.json'],
+  [400, 'host.missing', [hostMissing]],
+  [400, 'request.malformed', [requestMalformed]],
+  [400, 'body.length.invalid', [bodyLengthInvalid]],
+  [400, 'experiment.unknown', [experimentUnknown]],
+  [400, 'entity.parse.failed', [], 'express.json'],
+  [400, 'request.invalid', [requestInvalid]],
+  [401, 'token.required', [tokenRequired]],
+  [401, 'token.invalid', [tokenRequired]],
+  [403, 'host.not.allowed', [hostNotAllowed]],
+  [403, 'request.cross.site', [crossSiteRefused]],
+  [404, 'route.not.found', [notFound]],
+  [404, 'experiment.not.found', [experimentNotFound]],
+  [404, 'upload.not.found', [uploadNotFound]],
+  [405, 'method.not.allowed', [methodNotAllowed]],
+  [406, 'media.not.acceptable', [mediaNotAcceptable]],
+  [408, 'request.timeout', [bodyTimeout, requestTooLong]],
+  [408, 'request.too.slow', [bodyTooSlow]],
+  [409, 'experiment.busy', [experimentBusy]],
+  [409, 'experiment.not.running', [experimentNotRunning]],
+  [413, 'entity.too.large', [compressedTooLarge, uploadTooLarge], 'express.json'],
+  [413, 'inflated.too.large', [inflatedTooLarge]],
+  [413, 'record.too.large', [recordTooLarge]],
+  [413, 'record.too.dense', [recordTooDense]],
+  [413, 'memory.budget.exceeded', [budgetExceeded]],
+  [413, 'ratio.too.large', [ratioTooLarge]],
+  [413, 'encoding.too.many', [tooManyLayers]],
+  [413, 'chunk.extensions.too.large', [chunkExtensionsTooLarge]],
+  [415, 'media.unsupported', [unsupportedMediaType, expressJsonMediaUnsupported]],
+  [415, 'encoding.unsupported', [unsupportedEncoding, expressJsonEncodingUnsupported], 'express.json'],
+  [415, 'charset.unsupported', [charsetUnsupported], 'express.json'],
+  [417, 'expectation.failed', [expectationFailed]],
+  [422, 'json.invalid', [jsonInvalid]],
+  [422, 'json.too.deep', [tooDeep]],
+  [422, 'json.items.missing', [shapeInvalid]],
+  [422, 'json.shape.invalid', [shapeInvalid]],
+  [431, 'headers.too.large', [headersTooLarge]],
+  [500, 'internal', [internalError]],
+  [500, 'worker.crashed', [workerCrashed]],
+  [503, 'server.busy', [overloaded, tooManyConnections, tooManyStreams, pipelinesBusy]],
+  [503, 'memory.busy', [memoryBusy]],
+  [503, 'save.busy', [saveBusy]],
+  [503, 'database.unavailable', [databaseUnavailable]],
+  [503, 'database.busy', [databaseBusy]],
+  [503, 'database.not.seeded', [databaseNotSeeded]],
+  [505, 'http.version.unsupported', [httpVersionUnsupported]],
+  [507, 'disk.quota.exceeded', [diskQuotaExceeded]]
+])
+
+/** Functions that map another error to a factory's (they make no type of their own). */
+export const ERROR_MAPPERS = Object.freeze([fromZlibError, fromParserError, toLabError])
+
+function catalogue (rows) {
+  const seen = new Set()
+  return Object.freeze(rows.map(function entry ([status, type, factories, passedThrough = null]) {
+    if (seen.has(type)) throw new TypeError(`error catalogue: ${type} is listed twice`)
+    seen.add(type)
+    return Object.freeze({ type, status, factories: Object.freeze(factories), passedThrough })
+  }))
 }

@@ -30,8 +30,8 @@ import { detectFormat, DETECT_BYTES } from './json-records.js'
 import { ParseCostMeter } from './parse-cost.js'
 import { createTally, finishTally, locateJsonError, tallyRecords } from './tally.js'
 import {
-  LabError, badParameter, charsetUnsupported, createError, compressedTooLarge, expressJsonEncodingUnsupported,
-  expressJsonMediaUnsupported, fromZlibError, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, shapeInvalid
+  LabError, badParameter, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported,
+  expressJsonMediaUnsupported, fromZlibError, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, shapeInvalid, toLabError
 } from './errors.js'
 
 /** The formats one JSON document can have: NDJSON is many, and JSON.parse refuses it. */
@@ -339,8 +339,8 @@ class ExpressJsonRead {
     if (zlibError) return zlibError
     // a Gunzip that failed in a way zlib has no code for (a member after its end, say): still the body's fault
     if (typeof err.code === 'string' && err.code.startsWith('ERR_STREAM')) return gzipInvalid(err.message, this.compressedBytes)
-    const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 500 ? err.status : null
-    if (status !== null) return createError(status, typeof err.type === 'string' ? err.type : 'request.invalid', err.message)
+    // another client error keeps body-parser's status and type; anything else is the lab's to answer
+    if (Number.isInteger(err.status) && err.status >= 400 && err.status < 500) return toLabError(err)
     return err
   }
 

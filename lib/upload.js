@@ -21,7 +21,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { createError, requestAborted } from './errors.js'
+import { requestAborted, uploadTooLarge } from './errors.js'
 import { requestBody } from './ingest-common.js'
 import { processAlive } from './process-alive.js'
 
@@ -66,11 +66,6 @@ export function uploadDir (dataDir) {
 /** Whether `name` is one the upload routes could have chosen (and nothing else: no separators, no dots to climb). */
 export function isUploadName (name) {
   return typeof name === 'string' && UPLOAD_NAME.test(name)
-}
-
-/** 413 entity.too.large: the body passed the upload limit. */
-export function uploadTooLarge (limit, received) {
-  return createError(413, 'entity.too.large', `upload is larger than the ${limit}-byte limit`, { limit, received })
 }
 
 /**

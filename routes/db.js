@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
 import express from 'express'
-import { createError } from '../lib/errors.js'
+import { databaseUnavailable } from '../lib/errors.js'
 import {
   NDJSON_TYPE, createRowEncoder, fetchBatch, normalizeExportQuery, openRowStream, pause
 } from '../lib/db/export.js'
@@ -197,8 +197,7 @@ function watchConnection (client, kind) {
   let onEnd
   watch.promise = new Promise(function waitForEnd (resolve, reject) {
     onEnd = function connectionEnded () {
-      watch.error = createError(503, 'database.unavailable', 'the database connection ended during the export',
-        { database: kind, cause: 'connection ended' })
+      watch.error = databaseUnavailable({ database: kind, when: 'export' })
       reject(watch.error)
     }
     client.once('end', onEnd)
@@ -238,8 +237,8 @@ function queryFailed (err, database) {
   if (err.status) return err
   const connectionLost = /terminat|ECONNRESET|EPIPE|Connection terminated|closed/i.test(`${err.code} ${err.message}`)
   if (connectionLost || err.code === '57P01' || err.code === '57P03') {
-    return createError(503, 'database.unavailable', `the database went away during the query: ${database.publicText(err.message)}`,
-      { database: database.kind, cause: err.code ?? database.publicText(err.message) })
+    const detail = database.publicText(err.message)
+    return databaseUnavailable({ database: database.kind, when: 'query', cause: err.code ?? detail, detail })
   }
   return err
 }

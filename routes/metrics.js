@@ -4,7 +4,7 @@
  * lib/metrics-stream.js, the measuring in lib/sampler.js.
  */
 import express from 'express'
-import { badParameter, createError } from '../lib/errors.js'
+import { badParameter, mediaNotAcceptable } from '../lib/errors.js'
 import { createMetricsHub } from '../lib/metrics-stream.js'
 import { createPrometheusMetrics } from '../lib/prometheus.js'
 import { readPeakRss, resetPeakRss } from '../lib/peak.js'
@@ -72,9 +72,7 @@ function chooseFormat (req) {
   }
   const type = req.accepts(Object.keys(MEDIA_TYPES))
   if (type === false) {
-    throw createError(406, 'media.not.acceptable',
-      'GET /metrics answers text/event-stream, application/json or Prometheus text (text/plain; version=0.0.4)',
-      { accept: req.headers.accept ?? null, available: Object.keys(MEDIA_TYPES) })
+    throw mediaNotAcceptable(req.headers.accept, Object.keys(MEDIA_TYPES))
   }
   return MEDIA_TYPES[type]
 }

@@ -14,7 +14,7 @@
  * log when it fails to start or dies.
  */
 import pg from 'pg'
-import { createError } from '../errors.js'
+import { databaseBusy, databaseNotSeeded, databaseUnavailable } from '../errors.js'
 import { readProcMemory } from '../../bench/proc-memory.js'
 import { startEmbedded } from './embedded.js'
 import { MECHANISM } from './scram-gate.js'
@@ -60,9 +60,9 @@ export function createDatabase (opts) {
   }
 
   function unavailable (err) {
-    return createError(503, 'database.unavailable',
-      `the database is unavailable (${target()}): ${publicText(err.message)}`,
-      { database: opts.kind, cause: err.code ?? publicText(err.message) })
+    return databaseUnavailable({
+      database: opts.kind, when: 'connect', cause: err.code ?? publicText(err.message), detail: publicText(err.message), target: target()
+    })
   }
 
   async function start () {
@@ -157,7 +157,7 @@ export function createDatabase (opts) {
 
   /** The pool, started (and seeded) if it was not. */
   async function ready () {
-    if (closed) throw createError(503, 'database.unavailable', 'the database handle is closed (the lab is shutting down)', { database: opts.kind, cause: 'closed' })
+    if (closed) throw databaseUnavailable({ database: opts.kind, when: 'closed' })
     if (state === 'ready' && pool !== null) return pool
     starting ??= start().finally(function startSettled () {
       if (state !== 'ready') starting = null
@@ -200,10 +200,7 @@ export function createDatabase (opts) {
           return acquire(true)
         }
         if (/timeout exceeded/.test(err.message) && current.totalCount >= opts.poolMax) {
-          throw createError(503, 'database.busy',
-            `all ${opts.poolMax} database connection${opts.poolMax === 1 ? ' is' : 's are'} in use and none came free within ${opts.connectTimeoutMs} ms` +
-            (opts.kind === 'embedded' ? ' (the embedded database serves one request at a time)' : ''),
-            { database: opts.kind, poolMax: opts.poolMax, waitedMs: opts.connectTimeoutMs })
+          throw databaseBusy(opts.kind, opts.poolMax, opts.connectTimeoutMs)
         }
         throw unavailable(err)
       }
@@ -217,9 +214,7 @@ export function createDatabase (opts) {
         }
         if (seed === null) {
           client.release()
-          throw createError(503, 'database.not.seeded',
-            'the desks and items tables are not there: run npm run db:seed (the lab seeds them itself unless database.seed is false)',
-            { database: opts.kind })
+          throw databaseNotSeeded(opts.kind)
         }
       }
       return client

@@ -14,7 +14,7 @@
  * and 'peak' { time, reset: true, supported, peakRss } whenever it resets the kernel's peak.
  */
 import { randomUUID } from 'node:crypto'
-import { createError } from '../errors.js'
+import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors.js'
 import { holdPeak, readPeakRss, resetPeakRss } from '../peak.js'
 
 export const ENGINE_DEFAULTS = Object.freeze({
@@ -93,7 +93,7 @@ export function createEngine (settings) {
 
   function find (id) {
     const run = runs.get(id)
-    if (!run) throw createError(404, 'experiment.not.found', `no experiment run with id "${id}" (the last ${config.keep} are kept)`, { id: String(id).slice(0, 100) })
+    if (!run) throw experimentNotFound(id, config.keep)
     return run
   }
 
@@ -178,15 +178,9 @@ export function createEngine (settings) {
    */
   function start (name, rawParams, { baseUrl } = {}) {
     const mod = Object.hasOwn(registry, name) ? registry[name] : null
-    if (mod === null) {
-      throw createError(400, 'experiment.unknown', `no experiment named "${String(name).slice(0, 100)}": try ${Object.keys(registry).join(', ')}`,
-        { name: String(name).slice(0, 100), known: Object.keys(registry) })
-    }
+    if (mod === null) throw experimentUnknown(name, Object.keys(registry))
     const params = mod.normalizeParams(rawParams, options)
-    if (running !== null) {
-      throw createError(409, 'experiment.busy', `experiment ${running.id} (${running.name}) is still running: wait for it or cancel it`,
-        { running: running.id, name: running.name })
-    }
+    if (running !== null) throw experimentBusy(running)
     if (typeof baseUrl !== 'string' || baseUrl === '') throw new TypeError('start needs { baseUrl }')
     const run = {
       id: randomUUID(),
@@ -237,10 +231,7 @@ export function createEngine (settings) {
    */
   async function cancel (id) {
     const run = find(id)
-    if (run.status !== 'running') {
-      throw createError(409, 'experiment.not.running', `experiment ${run.id} has already ended (${run.status})`,
-        { id: run.id, runStatus: run.status })
-    }
+    if (run.status !== 'running') throw experimentNotRunning(run.id, run.status)
     run.controller.abort()
     let timer = null
     const gaveUp = new Promise(function waitForGrace (resolve) {
@@ -285,17 +276,7 @@ export function createEngine (settings) {
      */
     recordLostRun: function recordLostRun (lost, crash) {
       if (typeof lost?.id !== 'string' || runs.has(lost.id)) return
-      const error = {
-        status: 500,
-        type: 'worker.crashed',
-        message: crash.reason === 'memory-limit'
-          ? 'the worker process passed its memory budget and was killed during this run; the lab restarted it'
-          : 'the worker process died during this run; the lab restarted it',
-        reason: crash.reason,
-        rss: crash.rss ?? null,
-        budget: crash.budget ?? null,
-        route: crash.route ?? null
-      }
+      const error = workerCrashed(crash).toJSON().error
       const run = {
         id: lost.id,
         name: String(lost.name),
@@ -339,7 +320,7 @@ function errorData (err) {
   if (err !== null && typeof err === 'object' && typeof err.toJSON === 'function' && Number.isInteger(err.status)) {
     return err.toJSON().error
   }
-  return { status: 500, type: 'internal', message: err?.message ?? String(err) }
+  return internalError(err?.message ?? String(err)).toJSON().error
 }
 
 function snapshot (run) {
