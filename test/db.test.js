@@ -38,8 +38,13 @@ function ndjsonRows (text) {
   return text.split('\n').filter(Boolean).map(function parse (line) { return JSON.parse(line) })
 }
 
-/** Poll GET /db/status until `done(status)` or the time is up. */
-async function statusWhen (url, done, ms = 5000) {
+/**
+ * Poll GET /db/status until `done(status)` or the time is up, and return the
+ * last status either way (the caller's assertion says what was wrong). The
+ * limit is generous: it costs nothing when the state comes, and on a busy
+ * machine an export or a pool takes seconds to settle.
+ */
+async function statusWhen (url, done, ms = 30_000) {
   const until = Date.now() + ms
   let status
   do {
@@ -48,6 +53,18 @@ async function statusWhen (url, done, ms = 5000) {
     await delay(50)
   } while (Date.now() < until)
   return status
+}
+
+/**
+ * Wait until the lab has heard that the embedded database `pid` exited (GET
+ * /db/status no longer shows it). SIGKILL returns before the process is gone:
+ * on a busy machine a request sent at once can still connect to the dying
+ * process and be reset (503 database.unavailable, ECONNRESET), where the lab
+ * restarts the database only for a refused connection or a missing socket.
+ */
+async function waitForDeath (url, pid) {
+  const status = await statusWhen(url, function gone (s) { return s.embedded.pid !== pid })
+  assert.notEqual(status.embedded.pid, pid, `the lab heard that PGlite ${pid} died`)
 }
 
 function settled (status) {
@@ -240,6 +257,9 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
       assert.equal(res.body.error.type, 'database.unavailable')
       assert.equal(res.body.error.database, 'embedded')
       assert.equal(typeof res.body.error.cause, 'string')
+      // the lab hears of the death when the process has gone; until then, on a busy machine,
+      // a connection can still reach the dying one (see waitForDeath)
+      await waitForDeath(lab.url, pid)
       const next = await getJson(`${lab.url}/db/batch?offset=4&limit=1`)
       assert.equal(next.status, 200, `the next request starts it again: ${next.text}`)
       assert.deepEqual(next.body, [expectedRow(5, SIZES.desks)])
@@ -249,6 +269,7 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
       if (REAL_URL) this.skip()
       this.timeout(60_000)
       const before = (await getJson(`${lab.url}/db/status`)).body.embedded.pid
+      assert.equal(typeof before, 'number', 'the embedded database runs')
       const cut = await new Promise(function killAfterFirstBytes (resolve, reject) {
         const req = http.get(`${lab.url}/db/stream?limit=${SIZES.items}&highWaterMark=50`, function onResponse (res) {
           res.once('data', function first () {
@@ -261,12 +282,13 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
         req.on('error', reject)
       })
       assert.equal(cut, 'cut', 'the half-sent array is cut, not ended as if complete')
+      await waitForDeath(lab.url, before)
       const after = await getJson(`${lab.url}/db/batch?offset=99&limit=1`)
       assert.equal(after.status, 200, after.text)
       assert.deepEqual(after.body, [expectedRow(100, SIZES.desks)])
-      const status = (await getJson(`${lab.url}/db/status`)).body
+      const status = await statusWhen(lab.url, settled)
       assert.notEqual(status.embedded.pid, before)
-      assert.ok(settled(status))
+      assert.ok(settled(status), `pool and exports settle: ${JSON.stringify({ pool: status.pool, active: status.exports.active })}`)
     })
   })
 
