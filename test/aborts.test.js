@@ -30,13 +30,36 @@ function busListeners (events) {
   return events.eventNames().reduce(function count (sum, name) { return sum + events.listenerCount(name) }, 0)
 }
 
-async function settle () {
-  // an abandoned upload is drained until its client hangs up, or 2 s of silence closes its socket
+function snapshot (lab) {
+  return {
+    heap: process.memoryUsage().heapUsed,
+    handles: process.getActiveResourcesInfo().length,
+    fds: openFds(),
+    listeners: busListeners(lab.app.locals.events)
+  }
+}
+
+/**
+ * Wait until `settled()` holds, or `ms` pass (the assertions after it then
+ * say what did not settle), then collect garbage. An abandoned upload is
+ * drained until its client hangs up, or 2 s of silence closes its socket:
+ * at least that long, and on a busy machine longer, so no fixed sleep.
+ */
+async function settle (settled, ms = 60000) {
+  const until = Date.now() + ms
   await new Promise(function drained (resolve) { setTimeout(resolve, 2200) })
+  while (!settled() && Date.now() < until) {
+    await new Promise(function later (resolve) { setTimeout(resolve, 50) })
+  }
   for (let k = 0; k < 5; k++) {
     await new Promise(function later (resolve) { setTimeout(resolve, 100) })
     gc()
   }
+}
+
+function idle () {
+  const state = streamedIngestState()
+  return state.active === 0 && state.queued === 0 && state.budgetUsed === 0 && state.waiting === 0 && state.gathering === 0
 }
 
 function abortAt (port, route, body, cut, waitMs) {
@@ -61,13 +84,9 @@ describe(`${ABORTS} uploads aborted at random points`, function () {
     const body = zlib.gzipSync(JSON.stringify({ items: Array.from({ length: 20000 }, function item (_, i) { return { id: i, s: '中文 caf\u00e9 😀', n: [i / 7, i * 3] } }) }))
     // warm every path once, then take the baseline
     for (const route of ['bad', 'good']) assert.equal((await post(`${lab.url}/${route}`, body)).status, 200)
-    await settle()
-    const before = {
-      heap: process.memoryUsage().heapUsed,
-      handles: process.getActiveResourcesInfo().length,
-      fds: openFds(),
-      listeners: busListeners(lab.app.locals.events)
-    }
+    // the warm-up's connections close too (keep-alive ends after 5 s at most)
+    await settle(function warmUpGone () { return idle() && lab.server.openConnections === 0 })
+    const before = snapshot(lab)
 
     const batch = 20
     for (let k = 0; k < ABORTS; k += batch) {
@@ -78,14 +97,13 @@ describe(`${ABORTS} uploads aborted at random points`, function () {
       }
       await Promise.all(wave)
     }
-    await settle()
+    await settle(function abortsGone () {
+      const now = snapshot(lab)
+      return idle() && now.handles <= before.handles + 2 && (before.fds === null || now.fds <= before.fds + 2) &&
+        now.listeners === before.listeners
+    })
     assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
-    const after = {
-      heap: process.memoryUsage().heapUsed,
-      handles: process.getActiveResourcesInfo().length,
-      fds: openFds(),
-      listeners: busListeners(lab.app.locals.events)
-    }
+    const after = snapshot(lab)
     assert.ok(after.handles <= before.handles + 2, `active resources ${before.handles} -> ${after.handles}`)
     if (before.fds !== null) assert.ok(after.fds <= before.fds + 2, `open fds ${before.fds} -> ${after.fds}`)
     assert.equal(after.listeners, before.listeners, 'bus listeners')
