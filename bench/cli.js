@@ -3,11 +3,12 @@
  * The benchmark runner:
  *
  *   npm run bench -- <name> [options]
- *   npm run bench -- ingest --sizes 10MB,100MB,500MB --concurrency 1 --routes bad,good --repeat 3
- *   npm run bench -- ingest --sizes 100MB --routes bad,good,express-json --repeat 3
+ *   npm run bench -- ingest --sizes 1KB,64KB,1MB,10MB,100MB,500MB --concurrency 1,10,100 --routes bad,good,express-json
+ *   npm run bench -- ingest --quick                     # the same on small bodies, in a minute
+ *   npm run bench -- ingest --sizes 500MB --routes bad,good --repeat 3
  *
  * Prints progress and a table, and writes reports/<timestamp>/results.json,
- * results.md and report.html (charts). The benches live in bench/benches/.
+ * results.md, report.html (charts) and each chart as SVG. The benches live in bench/benches/.
  */
 import os from 'node:os'
 import path from 'node:path'

@@ -1,17 +1,65 @@
 /**
- * The ingest experiment: the same generated body sent to /bad, /good and
- * /express-json (as its route takes it), each measurement on a fresh server process, with the kernel's peak RSS of
- * that process read from outside (VmHWM after clear_refs).
+ * The ingest experiment as a bench: the same generated body sent to /bad, /good and
+ * /express-json (as its route takes it), sizes x concurrency x routes, each measurement
+ * on a fresh lab process, with the kernel's peak RSS of that process read from outside
+ * (VmHWM after clear_refs).
+ *
+ * A cell is loaded one of two ways:
+ * - **timed** (bodies up to `timedUpTo`): autocannon keeps `concurrency` keep-alive
+ *   connections busy with the body, held in memory, for `durationS` seconds, as a load
+ *   test of small requests runs;
+ * - **counted** (larger bodies): a fixed number of uploads, each streamed from disk on a
+ *   connection of its own, `concurrency` in flight. A time box would close before one
+ *   500 MB upload ends, so a cell is as many uploads as it takes (`countedRequests`).
+ *
+ * Either way the figures are those of the 200 answers: req/s, MB/s of inflated bytes
+ * answered, latency. Refusals (413, 503: the memory budget, /good's queue) are counted
+ * apart, a finding rather than a failure.
  */
+import os from 'node:os'
+import fs from 'node:fs'
 import zlib from 'node:zlib'
+import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { measureOnFreshServer } from './fresh-server.js'
+import autocannon from 'autocannon'
+import { startLabProcess } from './lab-process.js'
+import { readProcMemory, resetProcPeak } from './proc-memory.js'
 import { latencyStats, median } from './stats.js'
 import { uploadMany } from './upload.js'
 import { ensureInput } from './inputs.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../lib/ingest-routes.js'
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
+
+/** Statuses that mean "not now" or "not this": the lab's admission, budget and queue answers. */
+const REFUSALS = new Set([413, 503])
+
+/** Seconds autocannon waits for one answer before counting a timeout (a 1 MB /bad under 100 connections takes seconds). */
+const TIMED_REQUEST_TIMEOUT_S = 60
+
+/**
+ * The rule for a counted cell: at least `concurrency` uploads (every connection sends one),
+ * and enough to offer about `COUNTED_OFFER` inflated bytes, but at least `COUNTED_MIN` and,
+ * beyond the concurrency, never more than `COUNTED_MAX`. 10 MB: 40 uploads (100 at x100);
+ * 100 MB: 4 (10, 100); 500 MB: 2 (10, 100). What the lab cannot take at once it refuses
+ * quickly (/bad and /express-json by the budget, /good after its queue timeout), so even
+ * 100 x 500 MB ends in about a minute per route.
+ */
+export const COUNTED_OFFER = 400e6
+export const COUNTED_MIN = 2
+export const COUNTED_MAX = 100
+
+/**
+ * Uploads in a counted cell.
+ * @param {number} bytes inflated body
+ * @param {number} concurrency
+ * @param {number|null} [fixed] a count the caller chose (`--requests`)
+ */
+export function countedRequests (bytes, concurrency, fixed = null) {
+  if (fixed !== null) return fixed
+  const offered = Math.min(COUNTED_MAX, Math.max(COUNTED_MIN, Math.ceil(COUNTED_OFFER / bytes)))
+  return Math.max(concurrency, offered)
+}
 
 async function warmUp (url) {
   for (const route of INGEST_ROUTE_NAMES) {
@@ -21,53 +69,178 @@ async function warmUp (url) {
   await sleep(300)
 }
 
-// shared with the other benches; re-exported where they were first defined
+// shared with the other benches and the experiment; re-exported where they were first defined
 export { latencyStats, median }
 
 /**
- * One measurement: fresh server, warm-up, idle RSS, peak reset, load, peak.
- * @param {{ route: string, file: string, concurrency: number, requests: number, serverFlags: string[], url?: string }} cell
+ * Keeps what a load's answers say: latencies of the 200s, refusals and errors by type,
+ * and the distinct summaries (all of the first answers, then a sample, so that parsing
+ * the answers of a fast route never competes with it for the CPU).
+ */
+class Answers {
+  constructor () {
+    this.ok = 0
+    this.refused = 0
+    this.failed = 0
+    this.okMs = []
+    this.errors = {}
+    this.summaries = new Set()
+    this.summary = null
+    this.inflatedBytes = 0
+  }
+
+  /** An answer's status, time, and (where known) its parsed body. */
+  add (status, ms, body) {
+    if (status === 200) {
+      this.ok++
+      this.okMs.push(ms)
+      if (body !== undefined && body?.summary) {
+        const key = JSON.stringify(body.summary)
+        this.summaries.add(key)
+        if (this.summary === null) this.summary = body.summary
+        this.inflatedBytes = body.summary.inflatedBytes
+      }
+      return
+    }
+    if (REFUSALS.has(status)) this.refused++
+    else this.failed++
+    const type = body?.error?.type ?? `status ${status}`
+    this.errors[type] = (this.errors[type] ?? 0) + 1
+  }
+
+  /** A request that got no answer at all. */
+  lost (reason) {
+    this.failed++
+    this.errors[reason] = (this.errors[reason] ?? 0) + 1
+  }
+
+  get answered () {
+    return this.ok + this.refused + this.failed
+  }
+}
+
+/** Parse every one of the first answers, then one in `SAMPLE_EVERY`. */
+const PARSE_FIRST = 20
+const SAMPLE_EVERY = 64
+
+function parseAnswer (text) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A time box: autocannon's connections send the body again and again.
+ * @returns {Promise<{ answers: Answers, seconds: number }>}
+ */
+async function timedLoad (url, route, body, { concurrency, durationS }) {
+  const answers = new Answers()
+  let seen = 0
+  const instance = autocannon({
+    url: `${url}/${route}`,
+    method: 'POST',
+    headers: { ...INGEST_ROUTES[route].headers },
+    body,
+    connections: concurrency,
+    duration: durationS,
+    timeout: TIMED_REQUEST_TIMEOUT_S,
+    requests: [{
+      method: 'POST',
+      path: `/${route}`,
+      onResponse: function readAnswer (status, text) {
+        seen++
+        const parse = status !== 200 || seen <= PARSE_FIRST || seen % SAMPLE_EVERY === 0
+        pending.push({ status, body: parse ? parseAnswer(text) : undefined })
+      }
+    }]
+  })
+  // onResponse runs before autocannon's 'response' event, which brings the latency
+  const pending = []
+  instance.on('response', function countAnswer (client, status, resBytes, ms) {
+    const answer = pending.shift()
+    answers.add(status, ms, answer?.status === status ? answer.body : undefined)
+  })
+  instance.on('reqError', function countError (err) {
+    answers.lost(err.message === 'request timed out' ? 'timeout' : `connection: ${err.code ?? err.message}`)
+  })
+  const result = await instance
+  return { answers, seconds: result.duration }
+}
+
+/**
+ * A fixed count of uploads streamed from disk, `concurrency` in flight.
+ * @returns {Promise<{ answers: Answers, seconds: number }>}
+ */
+async function countedLoad (url, route, file, { concurrency, requests }) {
+  const answers = new Answers()
+  const started = performance.now()
+  const results = await uploadMany(`${url}/${route}`, file, { concurrency, requests, headers: INGEST_ROUTES[route].headers })
+  const seconds = (performance.now() - started) / 1000
+  for (const r of results) {
+    if (r.status === 0) answers.lost(`connection: ${r.error}`)
+    else answers.add(r.status, r.ms, r.body)
+  }
+  return { answers, seconds }
+}
+
+/**
+ * One measurement: a fresh lab process, warm-up, idle RSS, peak reset, the load, the peak.
+ * @param {{ route: string, file: string, body?: Buffer|null, mode: 'timed'|'counted', concurrency: number,
+ *   requests?: number, durationS?: number, serverFlags: string[], url?: string|null }} cell
+ *   `body`: the gzip file's bytes, for a timed cell
  */
 export async function measureIngest (cell) {
-  const measured = await measureOnFreshServer({
-    serverFlags: cell.serverFlags,
-    url: cell.url,
-    warmUp,
-    load: function uploadAll (url) { return uploadMany(`${url}/${cell.route}`, cell.file, { ...cell, headers: INGEST_ROUTES[cell.route].headers }) }
-  })
-  const results = measured.outcome
-  const ok = results.filter(function succeeded (r) { return r.status === 200 })
-  const errors = {}
-  for (const r of results) {
-    if (r.status === 200) continue
-    const type = r.body?.error?.type ?? r.error ?? `status ${r.status}`
-    errors[type] = (errors[type] ?? 0) + 1
-  }
-  const summaries = new Set(ok.map(function key (r) { return JSON.stringify(r.body.summary) }))
-  const inflated = ok.reduce(function add (sum, r) { return sum + r.body.summary.inflatedBytes }, 0)
-  const fromKernel = measured.peakRss !== null
-  return {
-    route: cell.route,
-    concurrency: cell.concurrency,
-    requests: cell.requests,
-    ok: ok.length,
-    errors,
-    latencyMs: latencyStats(results.map(function ms (r) { return r.ms })),
-    wallMs: measured.wallMs,
-    mbPerSecond: inflated / 1e6 / (measured.wallMs / 1000),
-    idleRss: measured.idleRss,
-    // a server we did not start: its own answers carry its (never reset) peak
-    peakRss: fromKernel ? measured.peakRss : (ok[0]?.body.memory?.peakRss ?? null),
-    peakSource: fromKernel ? 'VmHWM' : 'server maxRSS',
-    peakAboveIdle: measured.peakAboveIdle,
-    summary: ok[0]?.body.summary ?? null,
-    summariesAgree: summaries.size <= 1
+  const lab = cell.url
+    ? { url: cell.url, pid: null, stop: async function keepRunning () {} }
+    : await startLabProcess(cell.serverFlags)
+  try {
+    await warmUp(lab.url)
+    const pid = lab.pid
+    const idle = pid ? readProcMemory(pid) : null
+    const peakReset = pid ? resetProcPeak(pid) : false
+    const loadAverage = os.loadavg()[0]
+    const { answers, seconds } = cell.mode === 'timed'
+      ? await timedLoad(lab.url, cell.route, cell.body, cell)
+      : await countedLoad(lab.url, cell.route, cell.file, cell)
+    // a worker killed by the supervisor and restarted has another pid: its peak is not this load's
+    const restarted = pid !== null && lab.pid !== pid
+    const after = pid && !restarted ? readProcMemory(pid) : null
+    const measured = Boolean(idle && after && peakReset)
+    return {
+      route: cell.route,
+      mode: cell.mode,
+      concurrency: cell.concurrency,
+      durationS: cell.mode === 'timed' ? cell.durationS : null,
+      seconds,
+      requests: answers.answered,
+      ok: answers.ok,
+      refused: answers.refused,
+      failed: answers.failed,
+      errors: answers.errors,
+      reqPerSecond: answers.ok / seconds,
+      mbPerSecond: answers.ok * answers.inflatedBytes / 1e6 / seconds,
+      latencyMs: latencyStats(answers.okMs),
+      idleRss: idle?.rss ?? null,
+      peakRss: measured ? after.peak : null,
+      peakAboveIdle: measured ? Math.max(0, after.peak - idle.rss) : null,
+      peakSource: measured ? 'VmHWM' : null,
+      workerRestarted: restarted,
+      loadAverage,
+      summary: answers.summary,
+      summariesAgree: answers.summaries.size <= 1
+    }
+  } finally {
+    await lab.stop()
   }
 }
 
 /**
  * The sweep: sizes x concurrency x routes, `repeat` times each (medians reported).
- * @param {object} options normalised bench options
+ * @param {{ sizes: number[], sizeLabels?: string[], concurrency: number[], routes: string[], format: string,
+ *   repeat: number, requests: number|null, durationS: number, timedUpTo: number, memoryLimit: number,
+ *   quick?: boolean, serverFlags: string[], url: string|null }} options normalised bench options
  * @param {(event: object) => void} report progress callback
  */
 export async function runIngestBench (options, report) {
@@ -77,25 +250,41 @@ export async function runIngestBench (options, report) {
   for (const [index, bytes] of options.sizes.entries()) {
     const size = options.sizeLabels?.[index] ?? `${bytes} B`
     const input = await ensureInput({ bytes, format: options.format }, function log (line) { report({ type: 'log', line }) })
+    const mode = bytes <= options.timedUpTo ? 'timed' : 'counted'
+    const body = mode === 'timed' ? await fs.promises.readFile(input.file) : null
     const limit = String(Math.floor(Math.max(bytes * 1.05, 1024 * 1024)))
-    // /bad at 500 MB peaks near 2.4 GiB: measured, not killed by the supervisor's 1 GiB budget
-    const serverFlags = ['--no-request-peak', '--memory-limit=0', '--limit-inflated', limit, '--limit-compressed', String(Math.max(input.compressedBytes * 2, 1 << 20)), ...options.serverFlags]
+    const serverFlags = [
+      '--no-request-peak',
+      // a budget, the lab's default unless told otherwise: what /bad cannot hold it refuses, where
+      // 100 x 500 MB buffered without one would take the whole machine's memory
+      `--memory-limit=${options.memoryLimit}`,
+      '--limit-inflated', limit,
+      '--limit-compressed', String(Math.max(input.compressedBytes * 2, 1 << 20)),
+      ...options.serverFlags
+    ]
     for (const concurrency of options.concurrency) {
+      // --quick: one upload per connection, unless a count was given
+      const fixedCount = options.requests ?? (options.quick ? concurrency : null)
+      const requests = mode === 'counted' ? countedRequests(bytes, concurrency, fixedCount) : null
       for (const route of options.routes) {
         const runs = []
         for (let r = 0; r < options.repeat; r++) {
-          report({ type: 'progress', done, total, label: `${route} ${size} x${concurrency} run ${r + 1}/${options.repeat}` })
+          const load = mode === 'timed' ? `${options.durationS} s` : `${requests} uploads`
+          report({ type: 'progress', done, total, label: `${route} ${size} x${concurrency} (${load}) run ${r + 1}/${options.repeat}` })
           runs.push(await measureIngest({
             route,
             file: input.file,
+            body,
+            mode,
             concurrency,
-            requests: options.requests ?? concurrency,
+            requests,
+            durationS: options.durationS,
             serverFlags,
             url: options.url
           }))
           done++
         }
-        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency }, runs))
+        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode }, runs))
         report({ type: 'cell', cell: cells[cells.length - 1] })
       }
     }
@@ -106,18 +295,26 @@ export async function runIngestBench (options, report) {
 
 function summariseRuns (key, runs) {
   function pick (get) { return median(runs.map(get)) }
+  function sum (get) { return runs.reduce(function add (s, r) { return s + get(r) }, 0) }
   return {
     ...key,
     runs: runs.length,
+    durationS: runs[0].durationS,
+    reqPerSecond: pick(function rps (r) { return r.reqPerSecond }),
     mbPerSecond: pick(function mbps (r) { return r.mbPerSecond }),
     peakRss: pick(function peak (r) { return r.peakRss }),
     peakAboveIdle: pick(function above (r) { return r.peakAboveIdle }),
     idleRss: pick(function idle (r) { return r.idleRss }),
     latencyAvgMs: pick(function avg (r) { return r.latencyMs.avg }),
+    latencyP99Ms: pick(function p99 (r) { return r.latencyMs.p99 }),
     latencyMaxMs: pick(function max (r) { return r.latencyMs.max }),
-    ok: runs.reduce(function add (s, r) { return s + r.ok }, 0),
-    requests: runs.reduce(function add (s, r) { return s + r.requests }, 0),
+    ok: sum(function ok (r) { return r.ok }),
+    requests: sum(function requests (r) { return r.requests }),
+    refused: sum(function refused (r) { return r.refused }),
+    failed: sum(function failed (r) { return r.failed }),
     errors: runs.map(function errs (r) { return r.errors }),
+    workerRestarts: sum(function restarts (r) { return r.workerRestarted ? 1 : 0 }),
+    loadAverage: pick(function load (r) { return r.loadAverage }),
     summary: runs.find(function withSummary (r) { return r.summary })?.summary ?? null,
     summariesAgree: runs.every(function agree (r) { return r.summariesAgree }),
     measurements: runs

@@ -1,6 +1,7 @@
 /**
- * Benchmark reports: results.json (everything), results.md (the table) and
- * report.html (Chart.js charts). The HTML works offline: Chart.js is copied
+ * Benchmark reports: results.json (everything), results.md (the table),
+ * report.html (Chart.js charts) and each chart again as an SVG file, a
+ * picture docs can show. The HTML works offline: Chart.js is copied
  * from node_modules beside it, never loaded from a CDN.
  */
 import fs from 'node:fs'
@@ -19,12 +20,15 @@ function escapeHtml (text) {
 }
 
 /**
- * @typedef {{ title: string, x: string, y: string, logX?: boolean,
- *   series: Array<{ label: string, points: Array<{ x: number, y: number|null }> }> }} ChartSpec
+ * @typedef {{ title: string, x: string, y: string, logX?: boolean, file?: string,
+ *   xTicks?: Array<{ x: number, label: string }>,
+ *   series: Array<{ label: string, dashed?: boolean, points: Array<{ x: number, y: number|null }> }> }} ChartSpec
+ *   `file`: the SVG's name without `.svg` (default chart-<n>); `xTicks`: the SVG's x ticks, named
+ *   (e.g. the body sizes of a run), in place of round numbers; `dashed`: a reference line, such as a target
  */
 
 /**
- * Write the three report files.
+ * Write the report files: results.json, results.md, report.html, and an SVG per chart.
  * @param {string} dir
  * @param {{ title: string, command: string, meta: object, markdown: string, charts: ChartSpec[], data: object }} report
  * @returns {Promise<string[]>} the files written
@@ -41,14 +45,20 @@ export async function writeReport (dir, report) {
   await fs.promises.writeFile(files.md, `# ${report.title}\n\n${report.meta.started}, Node ${report.meta.node}, \`${report.command}\`\n\n${report.markdown}`)
   await fs.promises.copyFile(CHART_JS, files.chart)
   await fs.promises.writeFile(files.html, renderHtml(report))
-  return [files.json, files.md, files.html]
+  const svgs = []
+  for (const [k, chart] of report.charts.entries()) {
+    const file = path.join(dir, `${chart.file ?? `chart-${k + 1}`}.svg`)
+    await fs.promises.writeFile(file, renderSvg(chart))
+    svgs.push(file)
+  }
+  return [files.json, files.md, files.html, ...svgs]
 }
 
 function renderHtml (report) {
   const charts = report.charts.map(function withColours (chart) {
     return {
       ...chart,
-      series: chart.series.map(function colour (s, k) { return { ...s, colour: PALETTE[k % PALETTE.length] } })
+      series: chart.series.map(function colour (s, k) { return { ...s, colour: seriesColour(s, k) } })
     }
   })
   // </script> inside JSON would end the script element early
@@ -86,7 +96,7 @@ charts.forEach(function draw (chart, k) {
     type: 'line',
     data: {
       datasets: chart.series.map(function dataset (s) {
-        return { label: s.label, data: s.points, borderColor: s.colour, backgroundColor: s.colour, pointRadius: 4, tension: 0 }
+        return { label: s.label, data: s.points, borderColor: s.colour, backgroundColor: s.colour, pointRadius: s.dashed ? 0 : 4, borderDash: s.dashed ? [6, 4] : [], tension: 0 }
       })
     },
     options: {
@@ -103,4 +113,102 @@ charts.forEach(function draw (chart, k) {
 </body>
 </html>
 `
+}
+
+/** The colour of series `k` of a chart, the same in the HTML and the SVG. */
+function seriesColour (series, k) {
+  return series.dashed ? '#000000' : PALETTE[k % PALETTE.length]
+}
+
+/** Round tick steps: 1, 2 or 5 times a power of ten, about `count` of them from 0 to `max`. */
+function linearTicks (max, count = 5) {
+  const top = max > 0 ? max : 1
+  const raw = top / count
+  const power = 10 ** Math.floor(Math.log10(raw))
+  const step = [1, 2, 5, 10].map(function times (m) { return m * power }).find(function enough (s) { return s >= raw })
+  const ticks = []
+  for (let t = 0; t < top + step / 2; t += step) ticks.push(Number(t.toPrecision(12)))
+  if (ticks[ticks.length - 1] < top) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)))
+  return ticks
+}
+
+/** Powers of ten that cover [min, max]. */
+function logTicks (min, max) {
+  const ticks = []
+  for (let e = Math.floor(Math.log10(min)); e <= Math.ceil(Math.log10(max)); e++) ticks.push(10 ** e)
+  return ticks
+}
+
+function tickText (value) {
+  if (value === 0) return '0'
+  const abs = Math.abs(value)
+  if (abs >= 1000 || abs < 0.01) return value.toExponential(0).replace('e+', 'e')
+  return String(Number(value.toPrecision(3)))
+}
+
+/**
+ * One chart as a standalone SVG: axes with ticks (a logarithmic x when the spec says so),
+ * a line and points per series, dashed reference lines, a legend. No script, no fonts to load.
+ * @param {ChartSpec} chart
+ * @param {{ width?: number, height?: number }} [size]
+ * @returns {string}
+ */
+export function renderSvg (chart, { width = 760, height = 440 } = {}) {
+  const margin = { left: 72, right: 190, top: 44, bottom: 58 }
+  const plotW = width - margin.left - margin.right
+  const plotH = height - margin.top - margin.bottom
+  const points = chart.series.flatMap(function all (s) {
+    return s.points.filter(function drawable (p) { return Number.isFinite(p.x) && Number.isFinite(p.y) && (!chart.logX || p.x > 0) })
+  })
+  const xs = points.map(function x (p) { return p.x })
+  const ys = points.map(function y (p) { return p.y })
+  const named = chart.xTicks?.filter(function usable (t) { return Number.isFinite(t.x) && (!chart.logX || t.x > 0) }) ?? []
+  const xTicks = named.length > 1
+    ? named.map(function at (t) { return t.x }).sort(function ascending (a, b) { return a - b })
+    : chart.logX ? logTicks(Math.min(...xs, 1), Math.max(...xs, 1)) : linearTicks(Math.max(...xs, 0))
+  function xLabel (x) {
+    return named.find(function same (t) { return t.x === x })?.label ?? tickText(x)
+  }
+  const yTicks = linearTicks(Math.max(...ys, 0))
+  const [x0, x1] = [xTicks[0], xTicks[xTicks.length - 1]]
+  const y1 = yTicks[yTicks.length - 1]
+  function px (x) {
+    const share = chart.logX ? (Math.log10(x) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0) || 1) : (x - x0) / ((x1 - x0) || 1)
+    return (margin.left + share * plotW).toFixed(1)
+  }
+  function py (y) { return (margin.top + plotH - (y / (y1 || 1)) * plotH).toFixed(1) }
+  const out = []
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`)
+  out.push(`<title>${escapeHtml(chart.title)}</title>`)
+  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
+  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600">${escapeHtml(chart.title)}</text>`)
+  for (const t of yTicks) {
+    out.push(`<line x1="${margin.left}" x2="${margin.left + plotW}" y1="${py(t)}" y2="${py(t)}" stroke="#e4e4e4"/>`)
+    out.push(`<text x="${margin.left - 8}" y="${py(t)}" text-anchor="end" dominant-baseline="middle">${tickText(t)}</text>`)
+  }
+  for (const t of xTicks) {
+    out.push(`<line x1="${px(t)}" x2="${px(t)}" y1="${margin.top}" y2="${margin.top + plotH}" stroke="#e4e4e4"/>`)
+    out.push(`<text x="${px(t)}" y="${margin.top + plotH + 18}" text-anchor="middle">${escapeHtml(xLabel(t))}</text>`)
+  }
+  out.push(`<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#888888"/>`)
+  out.push(`<text x="${margin.left + plotW / 2}" y="${height - 14}" text-anchor="middle">${escapeHtml(chart.x)}${chart.logX ? ' (log scale)' : ''}</text>`)
+  out.push(`<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeHtml(chart.y)}</text>`)
+  for (const [k, s] of chart.series.entries()) {
+    const colour = seriesColour(s, k)
+    const drawn = s.points.filter(function drawable (p) { return Number.isFinite(p.x) && Number.isFinite(p.y) && (!chart.logX || p.x > 0) })
+    const dash = s.dashed ? ' stroke-dasharray="7 5"' : ''
+    if (drawn.length > 1) {
+      const line = drawn.map(function xy (p) { return `${px(p.x)},${py(p.y)}` }).join(' ')
+      out.push(`<polyline points="${line}" fill="none" stroke="${colour}" stroke-width="2"${dash}/>`)
+    }
+    if (!s.dashed) {
+      for (const p of drawn) out.push(`<circle cx="${px(p.x)}" cy="${py(p.y)}" r="3.5" fill="${colour}"><title>${escapeHtml(`${s.label}: ${xLabel(p.x)}, ${tickText(p.y)}`)}</title></circle>`)
+    }
+    const ly = margin.top + 10 + k * 20
+    const lx = margin.left + plotW + 16
+    out.push(`<line x1="${lx}" x2="${lx + 24}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2"${dash}/>`)
+    out.push(`<text x="${lx + 30}" y="${ly}" dominant-baseline="middle">${escapeHtml(s.label)}</text>`)
+  }
+  out.push('</svg>')
+  return out.join('\n') + '\n'
 }

@@ -1,39 +1,93 @@
 /**
- * `npm run bench -- ingest`: the same generated body POSTed to /bad and
- * /good (and /express-json, when named), sizes x concurrency x routes, each
- * measurement on a fresh server.
+ * `npm run bench -- ingest`: the same generated body POSTed to /bad, /good and
+ * /express-json, sizes x concurrency x routes, each measurement on a fresh
+ * server; per cell req/s, MB/s, p99 latency, peak growth and refusals, and
+ * /good's speed against the faster of the other two, judged against issue 16's targets.
  */
 import { parseByteSize } from '../../lib/units.js'
-import { runIngestBench } from '../ingest.js'
+import { defaultMemoryBudget } from '../../lib/memory-budget.js'
+import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from '../ingest.js'
 import { markdownTable, mib, fixed } from '../table.js'
 import { list, positiveInteger } from './args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
 
 export const name = 'ingest'
-export const summary = 'POST the same generated body to /bad and /good (and /express-json)'
+export const summary = 'POST the same generated body to /bad, /good and /express-json: speed, latency, memory'
+
+/** What every flag is when not given; --quick changes some of them (QUICK). */
+const DEFAULTS = Object.freeze({
+  sizes: '1KB,64KB,1MB,10MB,100MB,500MB',
+  concurrency: '1,10,100',
+  routes: INGEST_ROUTE_NAMES.join(','),
+  format: 'json',
+  repeat: '1',
+  duration: '10',
+  'timed-up-to': '1MB'
+})
+
+/** A run the spec can afford: small bodies, short time boxes, one upload per connection. */
+const QUICK = Object.freeze({
+  sizes: '1KB,64KB,1MB',
+  concurrency: '1,10',
+  duration: '1'
+})
+
+/**
+ * Issue 16's targets for /good's req/s over the faster of /bad and /express-json,
+ * by inflated body size: up to 64 KB and at 1 MB at least as fast, 10 MB 1.2x,
+ * 100 MB and more 1.5x (sizes between take the target below them).
+ */
+export const SPEED_TARGETS = Object.freeze([
+  Object.freeze({ from: 100e6, ratio: 1.5 }),
+  Object.freeze({ from: 10e6, ratio: 1.2 }),
+  Object.freeze({ from: 0, ratio: 1.0 })
+])
+
+/** The target ratio for a body of `bytes` inflated bytes. */
+export function speedTarget (bytes) {
+  return SPEED_TARGETS.find(function applies (t) { return bytes >= t.from }).ratio
+}
+
 export const usage = `Options (ingest):
-  --sizes LIST        inflated sizes, e.g. 10MB,100MB,500MB (default 10MB,100MB,500MB)
-  --concurrency LIST  uploads in flight, e.g. 1,10,50 (default 1)
-  --requests N        uploads per measurement (default: the concurrency)
-  --routes LIST       of bad, good, express-json (default bad,good; express.json reads no NDJSON)
+  --sizes LIST        inflated sizes (default ${DEFAULTS.sizes})
+  --concurrency LIST  connections, uploads in flight (default ${DEFAULTS.concurrency})
+  --routes LIST       of bad, good, express-json (default all three; express.json reads no NDJSON)
+  --duration S        seconds each time-boxed cell runs (default ${DEFAULTS.duration})
+  --timed-up-to SIZE  bodies up to this size are time-boxed: autocannon keeps every connection
+                      sending the body; larger ones get a fixed count of uploads (default ${DEFAULTS['timed-up-to']})
+  --requests N        uploads per counted cell (default: the concurrency, and at least enough to offer
+                      ${COUNTED_OFFER / 1e6} MB inflated, ${COUNTED_MIN} to ${COUNTED_MAX} uploads: 10MB 40, 100MB 4, 500MB 2 at x1)
+  --memory-limit SZ   the servers' memory budget (default the lab's: a quarter of this machine's memory,
+                      at least 1 GiB); what does not fit is refused (413/503) and counted. 0: none
+  --quick             a run in seconds: --sizes ${QUICK.sizes} --concurrency ${QUICK.concurrency} --duration ${QUICK.duration},
+                      one upload per connection in counted cells (flags given win)
   --format F          json | array | ndjson (default json)
-  --repeat N          measurements per cell, fresh server each; medians reported (default 3)
-  --url URL           measure a running server instead (peak RSS then comes from its answers)
-  --server-flag FLAG  extra flag for the server processes (repeatable)`
+  --repeat N          measurements per cell, fresh server each; medians reported (default ${DEFAULTS.repeat})
+  --url URL           measure a running server instead (no peak figures then)
+  --server-flag FLAG  extra flag for the server processes (repeatable)
+  Per cell: req/s and MB/s of 200 answers, their p99 latency, the server's peak RSS above idle, refusals;
+  per size and concurrency: /good's req/s over the faster other route, against issue 16's target
+  (${SPEED_TARGETS.slice().reverse().map(function shown (t) { return `${t.ratio}x from ${t.from / 1e6} MB` }).join(', ')}).`
 
 export const options = Object.freeze({
-  sizes: { type: 'string', default: '10MB,100MB,500MB' },
-  concurrency: { type: 'string', default: '1' },
+  sizes: { type: 'string' },
+  concurrency: { type: 'string' },
   requests: { type: 'string' },
-  routes: { type: 'string', default: 'bad,good' },
-  format: { type: 'string', default: 'json' },
-  repeat: { type: 'string', default: '3' },
+  routes: { type: 'string' },
+  duration: { type: 'string' },
+  'timed-up-to': { type: 'string' },
+  'memory-limit': { type: 'string' },
+  quick: { type: 'boolean', default: false },
+  format: { type: 'string' },
+  repeat: { type: 'string' },
   url: { type: 'string' },
   'server-flag': { type: 'string', multiple: true, default: [] }
 })
 
 /** Normalise parsed flags; a TypeError names the bad flag. */
-export function normalize (values) {
+export function normalize (given) {
+  const values = { ...DEFAULTS, ...(given.quick ? QUICK : {}) }
+  for (const [key, value] of Object.entries(given)) if (value !== undefined) values[key] = value
   const routes = list(values.routes, function route (r) {
     if (!Object.hasOwn(INGEST_ROUTES, r)) throw new TypeError(`--routes takes ${INGEST_ROUTE_NAMES.join(', ')}, got "${r}"`)
     return r
@@ -41,14 +95,23 @@ export function normalize (values) {
   if (!['json', 'array', 'ndjson'].includes(values.format)) throw new TypeError(`--format takes json, array or ndjson, got "${values.format}"`)
   const refusing = routesRefusing(routes, values.format)
   if (refusing.length > 0) throw new TypeError(`--format ${values.format}: /${refusing.join(', /')} reads only ${INGEST_ROUTES[refusing[0]].formats.join(' or ')}`)
+  const durationS = Number(values.duration)
+  if (!(durationS > 0 && durationS <= 3600)) throw new TypeError(`--duration takes seconds from 0 to 3600, got "${values.duration}"`)
+  const memoryLimit = values['memory-limit'] === undefined ? defaultMemoryBudget() : parseByteSize(values['memory-limit'])
+  const requests = values.requests === undefined ? null : positiveInteger('requests')(values.requests)
+  const concurrency = list(values.concurrency, positiveInteger('concurrency'))
   return {
     sizes: list(values.sizes, parseByteSize),
     sizeLabels: list(values.sizes, String),
-    concurrency: list(values.concurrency, positiveInteger('concurrency')),
-    requests: values.requests === undefined ? null : positiveInteger('requests')(values.requests),
+    concurrency,
+    requests,
     routes,
     format: values.format,
     repeat: positiveInteger('repeat')(values.repeat),
+    durationS,
+    timedUpTo: parseByteSize(values['timed-up-to']),
+    memoryLimit,
+    quick: Boolean(given.quick),
     url: values.url ?? null,
     serverFlags: values['server-flag']
   }
@@ -60,32 +123,129 @@ export function normalize (values) {
  */
 export async function run (opts, report) {
   const cells = await runIngestBench(opts, report)
-  return { title: 'Buffered vs streamed ingest', markdown: ingestTable(cells), charts: ingestCharts(cells), data: { cells } }
-}
-
-/** The table of an ingest run, and the ratios the lesson is about. */
-export function ingestTable (cells) {
-  const rows = cells.map(function row (c) {
-    return [c.route, c.size, c.concurrency, fixed(c.mbPerSecond), mib(c.peakRss), mib(c.peakAboveIdle),
-      fixed(c.latencyAvgMs, 0), `${c.ok}/${c.requests}`]
-  })
-  const table = markdownTable(['route', 'size', 'conc', 'MB/s', 'peak RSS MiB', 'above idle MiB', 'avg ms', 'ok'], rows)
-  const notes = []
-  // each other route against /bad, the buffered baseline, on the same body and concurrency
-  for (const other of cells.filter(function isNotBad (c) { return c.route !== 'bad' })) {
-    const bad = cells.find(function twin (c) { return c.route === 'bad' && c.bytes === other.bytes && c.concurrency === other.concurrency })
-    if (!bad) continue
-    const same = bad.summary && other.summary && JSON.stringify(bad.summary) === JSON.stringify(other.summary)
-    const ratio = bad.peakAboveIdle / other.peakAboveIdle
-    const memory = ratio >= 1 ? `${fixed(ratio, 1)}x less memory above idle` : `${fixed(1 / ratio, 1)}x more memory above idle`
-    notes.push(`- ${other.size} x${other.concurrency}: /${other.route} ${fixed(other.mbPerSecond / bad.mbPerSecond, 2)}x the MB/s of /bad, ` +
-      `${memory}; answers ${same ? 'identical' : 'DIFFER'}`)
+  const verdicts = speedVerdicts(cells)
+  return {
+    title: 'Buffered vs streamed ingest',
+    markdown: ingestTable(cells, verdicts),
+    charts: ingestCharts(cells, verdicts),
+    data: { cells, verdicts, targets: SPEED_TARGETS }
   }
-  return `${table}\n\n${notes.join('\n')}\n`
 }
 
-/** The three charts of the upload article, from an ingest run's cells. */
-export function ingestCharts (cells) {
+function sameCell (a, b) {
+  return a.bytes === b.bytes && a.concurrency === b.concurrency
+}
+
+/**
+ * For each size and concurrency that /good and another route ran: /good's req/s over the
+ * faster of /bad and /express-json, and the verdict against the target.
+ * @returns {Array<{ size: string, bytes: number, concurrency: number, good: number, other: string,
+ *   otherReqPerSecond: number, ratio: number|null, target: number, verdict: 'meets'|'short'|'loses'|'n/a' }>}
+ */
+export function speedVerdicts (cells) {
+  const out = []
+  for (const good of cells.filter(function isGood (c) { return c.route === 'good' })) {
+    const others = cells.filter(function rival (c) { return c.route !== 'good' && sameCell(c, good) })
+    if (others.length === 0) continue
+    const best = others.reduce(function faster (a, b) { return b.reqPerSecond > a.reqPerSecond ? b : a })
+    const target = speedTarget(good.bytes)
+    let ratio = null
+    if (best.reqPerSecond > 0) ratio = good.reqPerSecond / best.reqPerSecond
+    else if (good.reqPerSecond > 0) ratio = Infinity
+    let verdict = 'n/a'
+    if (ratio !== null) verdict = ratio >= target ? 'meets' : ratio >= 1 ? 'short' : 'loses'
+    out.push({ size: good.size, bytes: good.bytes, concurrency: good.concurrency, good: good.reqPerSecond, other: best.route, otherReqPerSecond: best.reqPerSecond, ratio, target, verdict })
+  }
+  return out
+}
+
+const VERDICT_TEXT = Object.freeze({
+  meets: 'meets',
+  short: 'faster, short of target',
+  loses: '**/good LOSES**',
+  'n/a': 'n/a (no route answered)'
+})
+
+function ratioText (ratio) {
+  if (ratio === null) return 'n/a'
+  return ratio === Infinity ? 'only /good answered' : `${fixed(ratio, 2)}x`
+}
+
+function refusedText (c) {
+  const attempted = c.requests
+  if (c.refused === 0 && c.failed === 0) return '0'
+  const parts = []
+  if (c.refused > 0) parts.push(`refused ${c.refused} of ${attempted}`)
+  if (c.failed > 0) parts.push(`failed ${c.failed} of ${attempted}`)
+  return parts.join(', ')
+}
+
+function loadText (c) {
+  return c.mode === 'timed' ? `${c.durationS} s` : `${c.requests / c.runs} up.`
+}
+
+/** The tables of an ingest run: every cell, then /good's speed against the target. */
+export function ingestTable (cells, verdicts = speedVerdicts(cells)) {
+  const rows = cells.map(function row (c) {
+    const v = c.route === 'good' ? verdicts.find(function mine (x) { return sameCell(x, c) }) : null
+    return [c.size, c.concurrency, c.route, loadText(c), fixed(c.reqPerSecond, c.reqPerSecond < 10 ? 2 : 0), fixed(c.mbPerSecond),
+      fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
+      v ? ratioText(v.ratio) : '', v ? VERDICT_TEXT[v.verdict] : '']
+  })
+  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
+  const verdictRows = verdicts.map(function row (v) {
+    return [v.size, v.concurrency, fixed(v.good, v.good < 10 ? 2 : 0), `/${v.other}`, fixed(v.otherReqPerSecond, v.otherReqPerSecond < 10 ? 2 : 0),
+      ratioText(v.ratio), `${v.target}x`, VERDICT_TEXT[v.verdict]]
+  })
+  const verdictTable = verdictRows.length
+    ? '\n\n' + markdownTable(['size', 'conc', '/good req/s', 'best other', 'its req/s', 'ratio', 'target', 'verdict'], verdictRows)
+    : ''
+  return `${table}${verdictTable}\n\n${ingestNotes(cells, verdicts).join('\n')}\n`
+}
+
+function ingestNotes (cells, verdicts) {
+  const notes = []
+  const losing = verdicts.filter(function loses (v) { return v.verdict === 'loses' })
+  const short = verdicts.filter(function isShort (v) { return v.verdict === 'short' })
+  function where (list) { return list.map(function at (v) { return `${v.size} x${v.concurrency} (${ratioText(v.ratio)} of /${v.other})` }).join(', ') }
+  if (verdicts.length) {
+    notes.push(`- /good meets its target in ${verdicts.filter(function ok (v) { return v.verdict === 'meets' }).length} of ${verdicts.length} cells.` +
+      (losing.length ? ` It LOSES at ${where(losing)}.` : ' It loses nowhere.') +
+      (short.length ? ` Faster but short of the target at ${where(short)}.` : ''))
+  }
+  const keys = [...new Set(cells.map(function key (c) { return `${c.bytes} ${c.concurrency}` }))]
+  const differing = keys.filter(function differs (key) {
+    const group = cells.filter(function inGroup (c) { return `${c.bytes} ${c.concurrency}` === key && c.summary })
+    const answers = new Set(group.map(function answer (c) { return JSON.stringify(c.summary) }))
+    return answers.size > 1 || group.some(function disagrees (c) { return !c.summariesAgree })
+  })
+  const routes = [...new Set(cells.map(function route (c) { return c.route }))]
+  notes.push(differing.length === 0
+    ? `- answers identical: every 200 answer checked, from ${routes.map(function slash (r) { return '/' + r }).join(', ')}, gave the same summary for the same body`
+    : `- answers DIFFER at ${differing.join('; ')} (bytes, concurrency)`)
+  const refused = cells.filter(function hasRefusals (c) { return c.refused > 0 || c.failed > 0 })
+  for (const c of refused) {
+    const types = {}
+    for (const errs of c.errors) for (const [type, n] of Object.entries(errs)) types[type] = (types[type] ?? 0) + n
+    notes.push(`- ${c.size} x${c.concurrency} /${c.route}: ${refusedText(c)} (${Object.entries(types).map(function shown ([t, n]) { return `${n} ${t}` }).join(', ')})`)
+  }
+  for (const c of cells.filter(function restarted (c) { return c.workerRestarts > 0 })) {
+    notes.push(`- ${c.size} x${c.concurrency} /${c.route}: the worker was killed and restarted in ${c.workerRestarts} run(s); no peak figure from those`)
+  }
+  const loads = cells.map(function load (c) { return c.loadAverage }).filter(function present (l) { return typeof l === 'number' })
+  if (loads.length) notes.push(`- the machine's 1-minute load average at the start of each measurement: ${fixed(Math.min(...loads), 2)} to ${fixed(Math.max(...loads), 2)}`)
+  const timed = cells.find(function isTimed (c) { return c.mode === 'timed' })
+  const counted = cells.find(function isCounted (c) { return c.mode === 'counted' })
+  if (timed || counted) {
+    notes.push('- load: ' + [timed && `"${timed.durationS} s": autocannon, every connection sending the body for that long`,
+      counted && '"N up.": N uploads streamed from disk, the concurrency in flight'].filter(Boolean).join('; ') +
+      '. req/s, MB/s (inflated) and p99 are of the 200 answers; refusals are 413/503 from the memory budget or /good\'s queue')
+  }
+  return notes
+}
+
+/** The charts of an ingest run: memory and latency against concurrency, speed and /good's ratio against size. */
+export function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
   const routes = [...new Set(cells.map(function route (c) { return c.route }))]
   const sizes = [...new Set(cells.map(function size (c) { return c.size }))]
   const concurrencies = [...new Set(cells.map(function conc (c) { return c.concurrency }))]
@@ -103,10 +263,48 @@ export function ingestCharts (cells) {
     return out
   }
   function toMiB (bytes) { return bytes === null ? null : bytes / 1048576 }
-  return [
+  const charts = [
     { title: 'Server peak RSS above idle vs concurrency', x: 'concurrent uploads', y: 'MiB', series: series(function conc (c) { return c.concurrency }, function peak (c) { return toMiB(c.peakAboveIdle) }, true) },
-    { title: 'Average latency vs concurrency', x: 'concurrent uploads', y: 'ms', series: series(function conc (c) { return c.concurrency }, function latency (c) { return c.latencyAvgMs }, true) },
-    { title: `Throughput vs body size (concurrency ${concurrencies[0]})`, x: 'inflated MB', y: 'MB/s', series: series(function mb (c) { return c.bytes / 1e6 }, function speed (c) { return c.mbPerSecond }, false) }
+    { title: 'p99 latency vs concurrency', x: 'concurrent uploads', y: 'ms', series: series(function conc (c) { return c.concurrency }, function latency (c) { return c.latencyP99Ms }, true) },
+    { title: `Throughput vs body size (concurrency ${concurrencies[0]})`, x: 'inflated MB', y: 'MB/s', logX: true, series: series(function mb (c) { return c.bytes / 1e6 }, function speed (c) { return c.mbPerSecond }, false) }
   ]
+  if (verdicts.length) charts.push(speedRatioChart(verdicts))
+  return charts
 }
 
+/**
+ * /good's req/s over the faster other route against body size, one line per concurrency,
+ * and the target as a dashed line. A cell where only /good answered has no finite ratio: left out.
+ */
+export function speedRatioChart (verdicts) {
+  const concurrencies = [...new Set(verdicts.map(function conc (v) { return v.concurrency }))]
+  const byX = function byX (a, b) { return a.x - b.x }
+  const series = concurrencies.map(function line (conc) {
+    return {
+      label: `${conc} concurrent`,
+      points: verdicts
+        .filter(function mine (v) { return v.concurrency === conc && Number.isFinite(v.ratio) })
+        .map(function point (v) { return { x: v.bytes / 1e6, y: v.ratio } })
+        .sort(byX)
+    }
+  })
+  const sizes = [...new Map(verdicts.map(function size (v) { return [v.bytes, v] })).values()]
+    .sort(function bySize (a, b) { return a.bytes - b.bytes })
+  // a step, not a slope: each target holds from its size on
+  const target = []
+  for (const v of sizes) {
+    const previous = target[target.length - 1]
+    if (previous && previous.y !== v.target) target.push({ x: v.bytes / 1e6, y: previous.y })
+    target.push({ x: v.bytes / 1e6, y: v.target })
+  }
+  series.push({ label: 'target', dashed: true, points: target })
+  return {
+    title: '/good\'s speed vs the faster of /bad and /express-json',
+    file: 'speed-ratio',
+    x: 'inflated body size',
+    y: '/good req/s ÷ best other',
+    logX: true,
+    xTicks: sizes.map(function tick (v) { return { x: v.bytes / 1e6, label: v.size } }),
+    series
+  }
+}
