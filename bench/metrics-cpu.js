@@ -4,7 +4,9 @@
  * then with N SSE clients, read from the kernel (/proc/<pid>/stat, utime +
  * stime, all threads) so the bench's own work is never counted.
  *
- *   node bench/metrics-cpu.js [--seconds 20] [--clients 5] [--interval 100]
+ *   node bench/metrics-cpu.js [--seconds 20] [--clients 5] [--interval 100] [--repeat 3]
+ *
+ * Each repeat is a fresh server: both phases, then the difference; with more than one, the median.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -14,12 +16,14 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { startLabProcess } from './lab-process.js'
 import { markdownTable, fixed } from './table.js'
+import { median } from './stats.js'
 
 const USAGE = `Usage: node bench/metrics-cpu.js [options]
   --seconds N    length of each measurement (default 20)
   --clients N    SSE clients in the second measurement (default 5)
   --interval MS  their sampling interval, 10 to 5000 (default 100)
   --warmup N     seconds to settle before each measurement (default 3)
+  --repeat N     measurements, each on a fresh server; the median difference is reported (default 1)
   -h, --help`
 
 const EXIT_USAGE = 2
@@ -32,6 +36,7 @@ function readOptions (argv) {
       clients: { type: 'string', default: '5' },
       interval: { type: 'string', default: '100' },
       warmup: { type: 'string', default: '3' },
+      repeat: { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -45,7 +50,8 @@ function readOptions (argv) {
     seconds: integer('seconds', 1, 3600),
     clients: integer('clients', 1, 1000),
     interval: integer('interval', 10, 5000),
-    warmup: integer('warmup', 0, 600)
+    warmup: integer('warmup', 0, 600),
+    repeat: integer('repeat', 1, 100)
   }
 }
 
@@ -116,10 +122,32 @@ async function main () {
     return 1
   }
   const ticksPerSecond = clockTicks()
+  const rows = []
+  const differences = []
+  for (let run = 1; run <= options.repeat; run++) {
+    const { idle, watched, samples, bytes } = await measureOnce(options, ticksPerSecond, run)
+    const tag = options.repeat > 1 ? `run ${run}: ` : ''
+    rows.push(
+      [`${tag}0 clients`, fixed(idle.cpuSeconds, 2), fixed(idle.elapsed, 1), fixed(idle.percent, 2), '', ''],
+      [`${tag}${options.clients} clients @ ${options.interval} ms`, fixed(watched.cpuSeconds, 2), fixed(watched.elapsed, 1), fixed(watched.percent, 2),
+        fixed(samples / watched.elapsed, 0), fixed(bytes / watched.elapsed / 1024, 1)]
+    )
+    differences.push(watched.percent - idle.percent)
+  }
+  process.stdout.write('\n' + markdownTable(['phase', 'CPU s', 'wall s', 'CPU % of a core', 'samples/s received', 'KiB/s received'], rows) + '\n')
+  const each = differences.map(function shown (d) { return fixed(d, 2) }).join(', ')
+  const figure = options.repeat > 1 ? `median ${fixed(median(differences), 2)} (runs: ${each})` : each
+  process.stdout.write(`\ndifference: ${figure} percentage points of one core ` +
+    `(clock ticks of 1/${ticksPerSecond} s: ±${fixed(100 / ticksPerSecond / options.seconds, 2)} points per figure)\n`)
+  return 0
+}
+
+/** One fresh server: idle, then watched by the clients. */
+async function measureOnce (options, ticksPerSecond, run) {
   const lab = await startLabProcess()
   const clients = []
   try {
-    process.stderr.write(`server pid ${lab.pid} at ${lab.url}; ${options.warmup} s to settle, then ${options.seconds} s idle\n`)
+    process.stderr.write(`${options.repeat > 1 ? `run ${run}/${options.repeat}: ` : ''}server pid ${lab.pid} at ${lab.url}; ${options.warmup} s to settle, then ${options.seconds} s idle\n`)
     await delay(options.warmup * 1000)
     const idle = await measureCpu(lab.pid, options.seconds, ticksPerSecond)
 
@@ -131,16 +159,7 @@ async function main () {
     const watched = await measureCpu(lab.pid, options.seconds, ticksPerSecond)
     const samples = clients.reduce(function sum (n, c, k) { return n + c.counts.samples - before[k].samples }, 0)
     const bytes = clients.reduce(function sum (n, c, k) { return n + c.counts.bytes - before[k].bytes }, 0)
-
-    const rows = [
-      ['0 clients', fixed(idle.cpuSeconds, 2), fixed(idle.elapsed, 1), fixed(idle.percent, 2), '', ''],
-      [`${options.clients} clients @ ${options.interval} ms`, fixed(watched.cpuSeconds, 2), fixed(watched.elapsed, 1), fixed(watched.percent, 2),
-        fixed(samples / watched.elapsed, 0), fixed(bytes / watched.elapsed / 1024, 1)]
-    ]
-    process.stdout.write('\n' + markdownTable(['phase', 'CPU s', 'wall s', 'CPU % of a core', 'samples/s received', 'KiB/s received'], rows) + '\n')
-    process.stdout.write(`\ndifference: ${fixed(watched.percent - idle.percent, 2)} percentage points of one core ` +
-      `(clock ticks of 1/${ticksPerSecond} s: ±${fixed(100 / ticksPerSecond / options.seconds, 2)} points per figure)\n`)
-    return 0
+    return { idle, watched, samples, bytes }
   } finally {
     for (const client of clients) client.close()
     await lab.stop()
