@@ -10,24 +10,14 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
-import { formatBytes } from '../lib/units.js'
+import { formatBytes, formatDecimalBytes, formatDuration, formatMiB } from '../lib/units.js'
 import { createBomb } from '../generators/bombs.js'
 import { openEventStream } from './event-stream.js'
 import { startLabProcess } from './lab-process.js'
 import { uploadStreams } from './upload.js'
 
 const BUDGET = '512MiB'
-const MiB = 1024 * 1024
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
-
-function mib (bytes) {
-  return `${(bytes / MiB).toFixed(0)} MiB`
-}
-
-/** Decimal units, as bomb sizes are given ("10GB"). */
-function mb (bytes) {
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`
-}
 
 async function snapshot (url) {
   const res = await fetch(`${url}/metrics?format=json`, { headers: { accept: 'application/json' } })
@@ -61,7 +51,7 @@ export async function main (out = process.stdout) {
   try {
     const bomb = createBomb({ variant: 'ratio' })
     say(`streamlab zip-bomb demo: the lab at ${lab.url}, worker pid ${lab.pid}, memory budget ${BUDGET.replace('MiB', ' MiB')}, /bad unsafe`)
-    say(`the bomb: ${mb(bomb.inflatedBytes)} of valid JSON (spaces inside {"items":[ ]}) in ${mb(bomb.compressedBytes)} of gzip, ` +
+    say(`the bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of valid JSON (spaces inside {"items":[ ]}) in ${formatDecimalBytes(bomb.compressedBytes)} of gzip, ` +
       `${Math.round(bomb.inflatedBytes / bomb.compressedBytes)}:1, made as it is sent`)
     say()
 
@@ -71,8 +61,8 @@ export async function main (out = process.stdout) {
     const after = await snapshot(lab.url)
     const error = good.body?.error
     const reached = inflatedReached(error)
-    say(`/good answered ${good.status} ${error?.type ?? ''} after ${reached === null ? '?' : mb(reached)} inflated in ${Math.round(good.ms)} ms, ` +
-      `peak +${mib(Math.max(0, after.peakRss - idle.rss))} (RSS ${mib(idle.rss)} idle, kernel peak ${mib(after.peakRss)})`)
+    say(`/good answered ${good.status} ${error?.type ?? ''} after ${reached === null ? '?' : formatDecimalBytes(reached)} inflated in ${Math.round(good.ms)} ms, ` +
+      `peak +${formatMiB(Math.max(0, after.peakRss - idle.rss), { digits: 0 })} (RSS ${formatMiB(idle.rss, { digits: 0 })} idle, kernel peak ${formatMiB(after.peakRss, { digits: 0 })})`)
 
     // /bad without its guard: watch its memory climb until the supervisor kills it
     const watcher = await openEventStream(`${lab.url}/metrics?interval=50`)
@@ -87,8 +77,8 @@ export async function main (out = process.stdout) {
       say(`/bad answered ${bad.status} ${bad.body?.error?.type ?? ''} in ${Math.round(bad.ms)} ms: it was not killed (is the budget above what it holds?)`)
       return 1
     }
-    say(`/bad (unsafe) climbed to the budget and was killed: RSS ${mib(lowest)} -> ${mib(highest)} in its last sample, ` +
-      `then the client's connection was cut, ${(bad.ms / 1000).toFixed(1)} s after the upload began (${bad.error})`)
+    say(`/bad (unsafe) climbed to the budget and was killed: RSS ${formatMiB(lowest, { digits: 0 })} -> ${formatMiB(highest, { digits: 0 })} in its last sample, ` +
+      `then the client's connection was cut, ${formatDuration(bad.ms)} after the upload began (${bad.error})`)
     const line = await waitForLine(lab, /streamlab: (worker \d+ killed: .*?); restarted in (\d+) ms \(worker pid (\d+)\)/, 5000)
     if (line) say(`  supervisor: ${line[1]}`)
 

@@ -19,7 +19,7 @@ import readline from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { parseByteSize } from '../lib/units.js'
+import { formatDecimalBytes, formatDuration, formatMiB, parseByteSize } from '../lib/units.js'
 import { StepError, createLabClient, describeServerError } from './demo-client.js'
 import { startLabProcess } from './lab-process.js'
 import { markdownTable } from './table.js'
@@ -53,7 +53,6 @@ const DEFAULT_PORT = 3000
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
 const EXIT_INTERRUPTED = 130
-const MiB = 1024 * 1024
 
 /**
  * What each step sends. Only the bomb is meant to reach the budget, so the other loads stay a
@@ -125,31 +124,14 @@ export function parseDemoArgs (argv) {
 
 /* ---------- formatting: figures as the class reads them ---------- */
 
-function mib (bytes) {
-  return Number.isFinite(bytes) ? `${(bytes / MiB).toFixed(1)} MiB` : 'n/a'
-}
-
-/** Decimal units, as the sizes are given ("10MB", "10GB"). */
-function mb (bytes) {
-  if (!Number.isFinite(bytes)) return 'n/a'
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
-  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`
-  return `${(bytes / 1e3).toFixed(1)} KB`
-}
-
-function duration (ms) {
-  if (!Number.isFinite(ms)) return 'n/a'
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`
-}
-
 function times (a, b) {
   return Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(a / b >= 10 ? 0 : 1)}x` : 'n/a'
 }
 
 /** Above idle where the kernel's peak could be reset (Linux), else the peak itself. */
 function peakOf (server) {
-  if (Number.isFinite(server?.peakAboveIdle)) return { bytes: server.peakAboveIdle, text: `+${mib(server.peakAboveIdle)}` }
-  return { bytes: server?.peakRss ?? null, text: `${mib(server?.peakRss)} (peak RSS)` }
+  if (Number.isFinite(server?.peakAboveIdle)) return { bytes: server.peakAboveIdle, text: `+${formatMiB(server.peakAboveIdle)}` }
+  return { bytes: server?.peakRss ?? null, text: `${formatMiB(server?.peakRss)} (peak RSS)` }
 }
 
 function indent (text, by = '  ') {
@@ -349,7 +331,7 @@ async function watchRun (ctx, name, params, describe) {
   const state = await ctx.client.run(name, params, function showProgress (current, rss) {
     // noted as they appear, so that a demo stopped mid-run can still check they are gone
     for (const pid of current.pids ?? []) ctx.pids.add(pid)
-    ctx.term.progress(describe(current), rss === null ? '' : ` · server RSS ${mib(rss)}`)
+    ctx.term.progress(describe(current), rss === null ? '' : ` · server RSS ${formatMiB(rss)}`)
   })
   for (const pid of state.pids ?? []) ctx.pids.add(pid)
   ctx.term.clearProgress()
@@ -363,7 +345,7 @@ function failedRun (state) {
 async function ingestStep (ctx, params) {
   const { term } = ctx
   heading(term, 1, 'Buffered vs streamed ingest')
-  term.say(`  The same gzipped JSON document, ${mb(parseByteSize(params.bytes))} inflated, uploaded ${params.requests} times to each route, ` +
+  term.say(`  The same gzipped JSON document, ${formatDecimalBytes(parseByteSize(params.bytes))} inflated, uploaded ${params.requests} times to each route, ` +
     `${params.concurrency} at a time.`)
   term.say('  POST /bad buffers the whole body, inflates it, then parses it as one string.')
   term.say('  POST /good streams it: gunzip, a record scanner, small batches parsed as they come.')
@@ -382,12 +364,12 @@ async function ingestStep (ctx, params) {
       `${figures.ok}/${figures.requests}${errors ? ` (${errors})` : ''}`,
       peakOf(figures.server).text,
       figures.mbPerSecond.toFixed(1),
-      `${duration(figures.latencyMs.avg)} / ${duration(figures.latencyMs.p99)}`,
+      `${formatDuration(figures.latencyMs.avg)} / ${formatDuration(figures.latencyMs.p99)}`,
       figures.summary ? `${figures.summary.items.toLocaleString('en')} items, sha256 ${figures.summary.sha256.slice(0, 12)}…` : 'none'
     ]
   })
   term.say()
-  term.say(`  Measured (${mb(input.bytes)} JSON, ${mb(input.compressedBytes)} gzipped, ${params.concurrency} uploads at a time):`)
+  term.say(`  Measured (${formatDecimalBytes(input.bytes)} JSON, ${formatDecimalBytes(input.compressedBytes)} gzipped, ${params.concurrency} uploads at a time):`)
   term.say(indent(markdownTable(['route', 'answered 200', 'server peak above idle', 'MB/s inflated', 'latency avg / p99', 'answer'], rows)))
   let verdict
   if (summariesAgree === true) verdict = term.good('✔ Answers identical: every upload to both routes gave the same summary, byte for byte.')
@@ -398,7 +380,7 @@ async function ingestStep (ctx, params) {
   const good = peakOf(routes.good?.server)
   term.say(`  /bad needed ${times(bad.bytes, good.bytes)} the memory of /good (${bad.text} vs ${good.text}), ` +
     `and /good's throughput was ${times(routes.good?.mbPerSecond, routes.bad?.mbPerSecond)} /bad's.`)
-  ctx.figures.push(`Ingest, ${params.concurrency} x ${mb(input.bytes)} at once: /bad ${bad.text}, /good ${good.text} above idle; ` +
+  ctx.figures.push(`Ingest, ${params.concurrency} x ${formatDecimalBytes(input.bytes)} at once: /bad ${bad.text}, /good ${good.text} above idle; ` +
     `/bad ${routes.bad?.mbPerSecond?.toFixed(1)} MB/s, /good ${routes.good?.mbPerSecond?.toFixed(1)} MB/s; answers ${summariesAgree === true ? 'identical' : 'NOT identical'}.`)
   return ctx.pause('go on')
 }
@@ -417,29 +399,29 @@ async function bombStep (ctx, params) {
   if (good.status !== 'done') throw failedRun(good)
   const bomb = good.result.bomb
   const g = good.result.routes.good
-  term.say(`  The bomb: ${mb(bomb.inflatedBytes)} of JSON in ${mb(bomb.compressedBytes)} of gzip (${bomb.ratio}:1).`)
+  term.say(`  The bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} of gzip (${bomb.ratio}:1).`)
   const refused = g.status === 200 ? 'ACCEPTED it (200)' : `refused it: ${g.status} ${g.errorType}`
-  term.say(`  /good ${refused} after ${mb(g.inflatedBytesReached)} inflated, in ${duration(g.ms)}; ` +
+  term.say(`  /good ${refused} after ${formatDecimalBytes(g.inflatedBytesReached)} inflated, in ${formatDuration(g.ms)}; ` +
     `server peak ${peakOf(g.server).text} above idle.`)
-  ctx.figures.push(`Zip bomb (${mb(bomb.inflatedBytes)} in ${mb(bomb.compressedBytes)}): /good ${refused} after ${mb(g.inflatedBytesReached)}, ` +
-    `${duration(g.ms)}, ${peakOf(g.server).text}.`)
+  ctx.figures.push(`Zip bomb (${formatDecimalBytes(bomb.inflatedBytes)} in ${formatDecimalBytes(bomb.compressedBytes)}): /good ${refused} after ${formatDecimalBytes(g.inflatedBytesReached)}, ` +
+    `${formatDuration(g.ms)}, ${peakOf(g.server).text}.`)
 
   const pidBefore = lab.pid
   const bad = await watchRun(ctx, 'zip-bomb', { ...params, route: 'bad' }, bombProgress)
   if (bad.status === 'done') {
     const b = bad.result.routes.bad
-    term.say(`  /bad answered ${b.status} ${b.errorType ?? ''} in ${duration(b.ms)}; server peak ${peakOf(b.server).text} above idle.`)
+    term.say(`  /bad answered ${b.status} ${b.errorType ?? ''} in ${formatDuration(b.ms)}; server peak ${peakOf(b.server).text} above idle.`)
     ctx.figures.push(`Zip bomb: /bad answered ${b.status} ${b.errorType ?? ''} (not killed), ${peakOf(b.server).text}.`)
   } else if (bad.error?.type === 'worker.crashed') {
     const restart = await restartLine(lab, pidBefore)
     const killed = bad.error.reason === 'memory-limit'
-      ? `passed its ${mib(bad.error.budget)} budget (RSS ${mib(bad.error.rss)}) and was killed`
+      ? `passed its ${formatMiB(bad.error.budget)} budget (RSS ${formatMiB(bad.error.rss)}) and was killed`
       : `died (${bad.error.reason})`
-    term.say(`  /bad: the worker ${term.warn(killed)}, ${duration(bad.endedAt - bad.startedAt)} into the run.`)
+    term.say(`  /bad: the worker ${term.warn(killed)}, ${formatDuration(bad.endedAt - bad.startedAt)} into the run.`)
     term.say(`  The lab restarted it${restart ? ` in ${restart.ms} ms (worker pid ${restart.oldPid} → ${restart.newPid})` : ''}; ` +
       'the port never closed. The dashboard shows a crash banner.')
     const fate = bad.error.reason === 'memory-limit'
-      ? `was killed at ${mib(bad.error.rss)} (budget ${mib(bad.error.budget)})`
+      ? `was killed at ${formatMiB(bad.error.rss)} (budget ${formatMiB(bad.error.budget)})`
       : `died (${bad.error.reason})`
     ctx.figures.push(`Zip bomb: /bad's worker ${fate}${restart ? ` and back in ${restart.ms} ms` : ''}.`)
   } else {
@@ -463,7 +445,7 @@ async function restartLine (lab, oldPid) {
 async function uploadStep (ctx, params) {
   const { term } = ctx
   heading(term, 3, 'Buffered vs streamed upload to disk')
-  term.say(`  A ${mb(parseByteSize(params.bytes))} file uploaded 1 at a time, then ${params.concurrency} at once, to each route:`)
+  term.say(`  A ${formatDecimalBytes(parseByteSize(params.bytes))} file uploaded 1 at a time, then ${params.concurrency} at once, to each route:`)
   term.say('  POST /upload-stream pipes each chunk to the file as it arrives;')
   term.say('  POST /upload-buffer keeps every chunk, joins them, and writes the file at the end.')
   term.say('  The streamed cells run first, on the worker the bomb left fresh.')
@@ -480,12 +462,12 @@ async function uploadStep (ctx, params) {
       c.concurrency,
       `${c.ok}/${c.requests}${errors ? ` (${errors})` : ''}`,
       peakOf(c.server).text,
-      duration(c.latencyMs.avg),
+      formatDuration(c.latencyMs.avg),
       c.mbPerSecond.toFixed(1)
     ]
   })
   term.say()
-  term.say(`  Measured (${mb(state.result.input.bytes)} per upload):`)
+  term.say(`  Measured (${formatDecimalBytes(state.result.input.bytes)} per upload):`)
   term.say(indent(markdownTable(['route', 'at once', 'answered 200', 'server peak above idle', 'latency avg', 'MB/s'], rows)))
   const top = Math.max(...cells.map(function level (c) { return c.concurrency }))
   const buffered = cells.find(function cell (c) { return c.route === 'buffer' && c.concurrency === top })
@@ -494,8 +476,8 @@ async function uploadStep (ctx, params) {
     const b = peakOf(buffered.server)
     const s = peakOf(streamed.server)
     term.say(`  At ${top} at once, buffered needed ${times(b.bytes, s.bytes)} the memory of streamed (${b.text} vs ${s.text}).`)
-    ctx.figures.push(`Upload, ${top} x ${mb(state.result.input.bytes)} at once: buffered ${b.text}, streamed ${s.text} above idle; ` +
-      `latency ${duration(buffered.latencyMs.avg)} vs ${duration(streamed.latencyMs.avg)}.`)
+    ctx.figures.push(`Upload, ${top} x ${formatDecimalBytes(state.result.input.bytes)} at once: buffered ${b.text}, streamed ${s.text} above idle; ` +
+      `latency ${formatDuration(buffered.latencyMs.avg)} vs ${formatDuration(streamed.latencyMs.avg)}.`)
   }
   return 'go'
 }

@@ -21,6 +21,7 @@ import { createLabServer } from '../lib/http-server.js'
 import { closeParsePool } from '../lib/parse-pool.js'
 import { DEFAULTS } from '../lib/options.js'
 import { prng, randomRecords, serialise, mutate, mutateGzip } from './mutate.js'
+import { formatDuration } from '../lib/units.js'
 
 const FUZZ_DIR = path.join(DEFAULTS.dataDir, 'fuzz')
 const FORMATS = ['json', 'array', 'ndjson']
@@ -155,7 +156,7 @@ async function main () {
   }
   const started = Date.now()
   const result = await fuzz({ iterations, seed, log: function print (line) { process.stderr.write(line + '\n') } })
-  console.log(`${result.iterations} inputs in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+  console.log(`${result.iterations} inputs in ${formatDuration(Date.now() - started)}: ` +
     `${result.accepted} accepted by both, ${result.rejected} rejected by /bad, ${result.failures.length} failures`)
   return result.failures.length === 0 ? 0 : 1
 }

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { createGzipStream } from '../generators/items.js'
 import { writeAtomically } from '../lib/atomic-file.js'
 import { DEFAULTS } from '../lib/options.js'
-import { formatBytes } from '../lib/units.js'
+import { formatBytes, formatDuration } from '../lib/units.js'
 
 export const BENCH_DIR = path.join(DEFAULTS.dataDir, 'bench')
 
@@ -41,7 +41,7 @@ export async function ensureInput ({ bytes = null, size = null, format = 'json',
   }, 5000)
   try {
     const written = await writeAtomically(dir, name, [json, gzip], { signal })
-    log(`  done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${formatBytes(written.bytes)} compressed`)
+    log(`  done in ${formatDuration(Date.now() - started)}: ${formatBytes(written.bytes)} compressed`)
     return { file, compressedBytes: written.bytes }
   } finally {
     clearInterval(ticker)

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { DEFAULTS } from '../lib/options.js'
 import { isUploadName, uploadDir } from '../lib/upload.js'
+import { formatDuration } from '../lib/units.js'
 
 /** The routes a profile can load: the ingest pair, and the upload pair (bodies saved, then deleted). */
 export const ROUTES = Object.freeze({
@@ -135,7 +136,7 @@ export function describeLoad (load) {
   const trouble = load.non2xx > 0 || load.errors > 0
     ? ` WARNING: ${load.non2xx} non-2xx answers, ${load.errors} errors (${load.timeouts} timeouts): the profile is not of a healthy load`
     : ''
-  return `load: ${load.ok} answers 2xx of ${load.requests} requests (${codes}) in ${load.durationS.toFixed(1)} s, ` +
+  return `load: ${load.ok} answers 2xx of ${load.requests} requests (${codes}) in ${formatDuration(load.durationS * 1000)}, ` +
     `${load.requestsPerSecond.toFixed(1)} req/s, latency avg ${Math.round(load.latencyMs.average)} ms, p99 ${Math.round(load.latencyMs.p99)} ms${trouble}`
 }
 
@@ -184,7 +185,7 @@ async function main () {
     amount: Number(values.amount),
     dataDir: values['data-dir'],
     onProgress: function printProgress (p) {
-      process.stderr.write(`  ${p.elapsedS.toFixed(0)} s: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}\n`)
+      process.stderr.write(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}\n`)
     }
   })
   process.stderr.write(describeLoad(load) + '\n')

@@ -18,7 +18,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
-import { formatBytes, parseByteSize } from '../lib/units.js'
+import { formatBytes, formatDuration, parseByteSize } from '../lib/units.js'
 import { ensureInput } from './inputs.js'
 import { startListeningProcess } from './lab-process.js'
 import { readProcMemory, resetProcPeak } from './proc-memory.js'
@@ -270,7 +270,7 @@ function watchMemory (pid) {
 
 function progressLogger (log) {
   return function onProgress (p) {
-    log(`  ${p.elapsedS.toFixed(0)} s: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`)
+    log(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`)
   }
 }
 
@@ -319,7 +319,7 @@ async function runSnapshots (args, body, log) {
         clearTimeout(timer)
         lab.child.removeListener('message', onMessage)
         if (message.type === 'snapshot-written') {
-          log(`  ${shown(message.file)} in ${(message.ms / 1000).toFixed(1)} s, ${message.inFlight} request(s) in flight`)
+          log(`  ${shown(message.file)} in ${formatDuration(message.ms)}, ${message.inFlight} request(s) in flight`)
           snapshots.push(message)
           resolve(message)
         } else {
@@ -455,11 +455,11 @@ export async function main (argv, { out = process.stdout, err = process.stderr }
     if (leftover.length > 0) log(`removed ${leftover.length} node_trace.*.log file(s) clinic left in the project root`)
     clinicHtml = clinic.html
     if (clinic.ok) {
-      log(`clinic ${mode.clinic} finished in ${clinic.seconds.toFixed(0)} s`)
+      log(`clinic ${mode.clinic} finished in ${formatDuration(clinic.seconds * 1000)}`)
       summary.tool = `clinic ${mode.clinic} ${CLINIC_VERSION}`
       load = clinic.load
     } else {
-      log(`clinic ${mode.clinic} failed after ${clinic.seconds.toFixed(0)} s: ${clinic.reason}`)
+      log(`clinic ${mode.clinic} failed after ${formatDuration(clinic.seconds * 1000)}: ${clinic.reason}`)
       if (clinic.html) log(`its report is kept: ${shown(clinic.html)}`)
       if (clinic.load) log(`(under clinic) ${describeLoad(clinic.load)}`)
       log('falling back to Node\'s own profilers')

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as delay } from 'node:timers/promises'
 import { PROJECT_ROOT } from '../lib/options.js'
-import { formatBytes, formatMiB } from '../lib/units.js'
+import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../lib/units.js'
 import { CHROMIUM, launchChromium } from './browser.js'
 import { warmUpDatabase } from './db-export.js'
 import { startLabProcess } from './lab-process.js'
@@ -189,7 +189,7 @@ export async function main (argv = process.argv.slice(2), out = process.stdout) 
     try {
       const taken = await takeShot(shot, file, note)
       const seconds = (Date.now() - started) / 1000
-      note(`wrote ${path.relative(process.cwd(), file)} (${(taken.bytes / 1024).toFixed(0)} KiB) in ${seconds.toFixed(1)} s`)
+      note(`wrote ${path.relative(process.cwd(), file)} (${formatBytes(taken.bytes)}) in ${formatDuration(seconds * 1000)}`)
       done.push({ shot, file, seconds, ...taken })
     } catch (err) {
       if (interrupted) return 130
@@ -201,10 +201,10 @@ export async function main (argv = process.argv.slice(2), out = process.stdout) 
   }
 
   say()
-  say(`Pictures (${((Date.now() - began) / 1000).toFixed(0)} s in all):`)
+  say(`Pictures (${formatDuration(Date.now() - began)} in all):`)
   for (const d of done) {
     say()
-    say(`${path.relative(process.cwd(), d.file)}  (${d.viewport.width} px wide, ${(d.bytes / 1024).toFixed(0)} KiB, ${d.seconds.toFixed(0)} s, chart window ${d.windowMinutes} min)`)
+    say(`${path.relative(process.cwd(), d.file)}  (${d.viewport.width} px wide, ${formatBytes(d.bytes)}, ${formatDuration(d.seconds * 1000)}, chart window ${d.windowMinutes} min)`)
     for (const prelude of d.preludes) {
       say(`  before it, run ${prelude.id.slice(0, 8)} (on the chart, not in the table): ${JSON.stringify(prelude.params)}`)
       for (const line of d.shot.figures(prelude)) say(`    ${line}`)
@@ -285,7 +285,7 @@ async function takeShot (shot, file, note) {
   await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width: viewport.width, height: Math.max(viewport.height, height) } })
 
   const bytes = fs.statSync(file).size
-  if (bytes > MAX_PNG_BYTES) warnings.push(`${(bytes / 1024).toFixed(0)} KiB: larger than ${MAX_PNG_BYTES / 1024} KiB`)
+  if (bytes > MAX_PNG_BYTES) warnings.push(`${formatBytes(bytes)}: larger than ${formatBytes(MAX_PNG_BYTES)}`)
   for (const problem of browser.problems) warnings.push(`the page said: ${problem}`)
   await browser.close()
   await lab.stop()
@@ -383,11 +383,11 @@ async function prepareDatabase (url, params, note) {
 
 function ingestFigures ({ params, result }) {
   const input = result.input
-  const body = input.bytes !== null ? `${mb(input.bytes)} of JSON` : `${count(input.size)} items`
-  const lines = [`input: ${body} (${input.format}), ${mb(input.compressedBytes)} gzipped; concurrency ${params.concurrency}, ${params.requests} upload(s) per route`]
+  const body = input.bytes !== null ? `${formatDecimalBytes(input.bytes)} of JSON` : `${count(input.size)} items`
+  const lines = [`input: ${body} (${input.format}), ${formatDecimalBytes(input.compressedBytes)} gzipped; concurrency ${params.concurrency}, ${params.requests} upload(s) per route`]
   for (const r of Object.values(result.routes)) {
-    lines.push(`/${r.route}: ${r.ok}/${r.requests} answered 200${errorList(r.errors)}; server peak above idle ${mibOf(r.server?.peakAboveIdle)} ` +
-      `(idle ${mibOf(r.server?.idleRss)}, peak RSS ${mibOf(r.server?.peakRss)}); ${r.mbPerSecond} MB/s; latency avg ${ms(r.latencyMs?.avg)}, p99 ${ms(r.latencyMs?.p99)}`)
+    lines.push(`/${r.route}: ${r.ok}/${r.requests} answered 200${errorList(r.errors)}; server peak above idle ${formatMiB(r.server?.peakAboveIdle)} ` +
+      `(idle ${formatMiB(r.server?.idleRss)}, peak RSS ${formatMiB(r.server?.peakRss)}); ${r.mbPerSecond} MB/s; latency avg ${formatMs(r.latencyMs?.avg)}, p99 ${formatMs(r.latencyMs?.p99)}`)
   }
   const items = Object.values(result.routes)[0]?.summary?.items
   lines.push(`answers identical: ${result.summariesAgree}${Number.isFinite(items) ? ` (${count(items)} items each)` : ''}`)
@@ -396,20 +396,20 @@ function ingestFigures ({ params, result }) {
 
 function zipBombFigures ({ result }) {
   const b = result.bomb
-  const lines = [`bomb: ${b.variant}, ${mb(b.inflatedBytes)} of JSON in ${mb(b.compressedBytes)} of gzip (${count(b.ratio)}:1); ` +
+  const lines = [`bomb: ${b.variant}, ${formatDecimalBytes(b.inflatedBytes)} of JSON in ${formatDecimalBytes(b.compressedBytes)} of gzip (${count(b.ratio)}:1); ` +
     `/bad ${result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`}`]
   for (const r of Object.values(result.routes)) {
-    lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${ms(r.ms)}; inflated bytes reached ` +
-      `${r.inflatedBytesReached === null ? 'not reported' : mb(r.inflatedBytesReached)}; server peak above idle ${mibOf(r.server?.peakAboveIdle)} (peak RSS ${mibOf(r.server?.peakRss)})`)
+    lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${formatMs(r.ms)}; inflated bytes reached ` +
+      `${r.inflatedBytesReached === null ? 'not reported' : formatDecimalBytes(r.inflatedBytesReached)}; server peak above idle ${formatMiB(r.server?.peakAboveIdle)} (peak RSS ${formatMiB(r.server?.peakRss)})`)
   }
   return lines
 }
 
 function uploadFigures ({ result }) {
-  const lines = [`file: ${mb(result.input.bytes)}`]
+  const lines = [`file: ${formatDecimalBytes(result.input.bytes)}`]
   for (const c of result.cells) {
-    lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; server peak RSS ${mibOf(c.server?.peakRss)}, ` +
-      `above idle ${mibOf(c.server?.peakAboveIdle)}; latency avg ${ms(c.latencyMs?.avg)}, max ${ms(c.latencyMs?.max)}; ${c.mbPerSecond} MB/s`)
+    lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; server peak RSS ${formatMiB(c.server?.peakRss)}, ` +
+      `above idle ${formatMiB(c.server?.peakAboveIdle)}; latency avg ${formatMs(c.latencyMs?.avg)}, max ${formatMs(c.latencyMs?.max)}; ${c.mbPerSecond} MB/s`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
@@ -417,8 +417,8 @@ function uploadFigures ({ result }) {
 function chunkSizeFigures ({ result }) {
   const lines = [`file: ${formatBytes(result.file.bytes)}`]
   for (const c of result.cells) {
-    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${ms(c.latencyMs?.avg)}; ` +
-      `server peak above idle ${mibOf(c.server?.peakAboveIdle)}`)
+    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${formatMs(c.latencyMs?.avg)}; ` +
+      `server peak above idle ${formatMiB(c.server?.peakAboveIdle)}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
@@ -426,7 +426,7 @@ function chunkSizeFigures ({ result }) {
 function tinyWritesFigures ({ result }) {
   const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
   for (const c of result.cells) {
-    lines.push(`${c.mode}, batch ${count(c.batch)}: ${ms(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
+    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
       `(${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`}`)
   }
   return [...lines, ...publishedFigures(result.published)]
@@ -437,8 +437,8 @@ function dbExportFigures ({ result }) {
   const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]
   for (const c of result.cells) {
     const what = c.mode === 'batch' ? `batch of ${count(c.batch)}` : `stream, highWaterMark ${count(c.highWaterMark)}`
-    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); total ${ms(c.totalMs)}, first row ${ms(c.firstRowMs)}; ` +
-      `server peak above idle ${mibOf(c.serverPeakAboveIdle)}, database process ${mibOf(c.databasePeakAboveIdle)}`)
+    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); total ${formatMs(c.totalMs)}, first row ${formatMs(c.firstRowMs)}; ` +
+      `server peak above idle ${formatMiB(c.serverPeakAboveIdle)}, database process ${formatMiB(c.databasePeakAboveIdle)}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
@@ -452,26 +452,12 @@ function publishedFigures (published) {
 
 function serverFigure (server) {
   if (!server) return 'n/a'
-  return `server peak RSS ${mibOf(server.peakRss)}, above idle ${mibOf(server.peakAboveIdle)} (idle ${mibOf(server.idleRss)})`
+  return `server peak RSS ${formatMiB(server.peakRss)}, above idle ${formatMiB(server.peakAboveIdle)} (idle ${formatMiB(server.idleRss)})`
 }
 
 function errorList (errors) {
   const entries = Object.entries(errors ?? {})
   return entries.length === 0 ? '' : ` (${entries.map(function errorCount ([type, n]) { return `${type} x${n}` }).join(', ')})`
-}
-
-function mibOf (bytes) {
-  return Number.isFinite(bytes) ? formatMiB(bytes) : 'n/a'
-}
-
-/** Decimal units, as the experiments' sizes are given ("100MB", "10GB"). */
-function mb (bytes) {
-  if (!Number.isFinite(bytes)) return 'n/a'
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`
-}
-
-function ms (value) {
-  return Number.isFinite(value) ? `${value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(1)} ms` : 'n/a'
 }
 
 function count (n) {

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util'
 import { startLabProcess } from './lab-process.js'
 import { readProcMemory } from './proc-memory.js'
 import { prng, randomRecords, serialise } from './mutate.js'
+import { formatMiB } from '../lib/units.js'
 
 function request (port, { method = 'GET', path, headers = {}, body = null, abortAfter = null }) {
   return new Promise(function exchange (resolve) {
@@ -75,8 +76,7 @@ async function main () {
     const memory = readProcMemory(lab.pid)
     if (!memory) return
     samples.push({ time: Date.now(), rss: memory.rss })
-    const mib = (memory.rss / 1048576).toFixed(1)
-    process.stderr.write(`${new Date().toISOString()} rss ${mib} MiB, ${counts.requests} requests, ${counts.aborted} aborted, ${counts.unexpected} unexpected\n`)
+    process.stderr.write(`${new Date().toISOString()} rss ${formatMiB(memory.rss)}, ${counts.requests} requests, ${counts.aborted} aborted, ${counts.unexpected} unexpected\n`)
   }, 5000)
 
   async function worker () {
@@ -127,7 +127,7 @@ async function main () {
   const drift = baseline && final ? (final - baseline) / baseline : null
   const max = Math.max(...samples.map(function rss (s) { return s.rss }))
   console.log(`soak: ${((Date.now() - started) / 60_000).toFixed(1)} min, ${counts.requests} requests (${counts.aborted} aborted on purpose), ${counts.metricsClients} /metrics clients`)
-  console.log(`RSS: median ${(baseline / 1048576).toFixed(1)} MiB after warm-up, median ${(final / 1048576).toFixed(1)} MiB at the end, max ${(max / 1048576).toFixed(1)} MiB, drift ${drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'}`)
+  console.log(`RSS: median ${formatMiB(baseline)} after warm-up, median ${formatMiB(final)} at the end, max ${formatMiB(max)}, drift ${drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'}`)
   console.log(`unexpected errors: ${counts.unexpected}${counts.unexpected ? ' ' + JSON.stringify(unexpected) : ''}`)
   return counts.unexpected === 0 && drift !== null && drift < 0.1 ? 0 : 1
 }

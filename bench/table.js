@@ -1,4 +1,5 @@
 /** Plain-text and Markdown tables for the bench CLI and its reports. */
+import { formatMiB } from '../lib/units.js'
 
 /**
  * @param {string[]} header
@@ -17,8 +18,9 @@ export function markdownTable (header, rows) {
   return [line(cells[0]), rule, ...cells.slice(1).map(line)].join('\n')
 }
 
+/** Bytes as MiB, one decimal, no unit (the column's heading says it); "n/a" for none. */
 export function mib (bytes) {
-  return bytes === null || bytes === undefined ? 'n/a' : (bytes / 1048576).toFixed(1)
+  return formatMiB(bytes, { unit: false })
 }
 
 export function fixed (value, digits = 1) {

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util'
 import { LabError } from '../lib/errors.js'
 import { displayPath, writeAtomically } from '../lib/atomic-file.js'
 import { DEFAULTS } from '../lib/options.js'
-import { formatBytes } from '../lib/units.js'
+import { formatBytes, formatDuration, formatStopwatch } from '../lib/units.js'
 import { BOMB_DEFAULTS, BOMB_VARIANTS, createBomb, normalizeBombParams } from './bombs.js'
 import { SAVE_FILE_NAMES, createGzipStream, normalizeGenerateParams } from './items.js'
 
@@ -179,7 +179,7 @@ async function writeBomb (values, { stdout, stderr }) {
     }).join(' ')
     stdout.write(`wrote ${displayPath(written.path)}: ${bomb.params.variant} bomb, ${formatBytes(bomb.inflatedBytes)} inflated ` +
       `(${bomb.inflatedBytes} B), ${formatBytes(written.bytes)} compressed (${ratio}:1), ${bomb.layers} gzip ` +
-      `layer${bomb.layers > 1 ? 's' : ''}, ${seconds.toFixed(2)} s\n` +
+      `layer${bomb.layers > 1 ? 's' : ''}, ${formatDuration(seconds * 1000)}\n` +
       `send it with: curl -X POST ${headers} --data-binary @${displayPath(written.path)} http://localhost:3000/good\n`)
     return 0
   } catch (err) {
@@ -208,7 +208,7 @@ function summaryLine (written, json, seconds) {
   const ratio = written.bytes > 0 ? (json.bytes / written.bytes).toFixed(2) : '-'
   return `wrote ${displayPath(written.path)}: ${json.items} items, ` +
     `${formatBytes(json.bytes)} inflated, ${formatBytes(written.bytes)} compressed (${ratio}:1), ` +
-    `${seconds.toFixed(2)} s, ${megabytesPerSecond(json.bytes, seconds)} MB/s`
+    `${formatDuration(seconds * 1000)}, ${megabytesPerSecond(json.bytes, seconds)} MB/s`
 }
 
 /**
@@ -232,7 +232,7 @@ function startProgress (json, params, stream) {
     const rate = megabytesPerSecond(json.bytes, seconds)
     const counts = `${json.items} items, ${formatBytes(json.bytes)}`
     if (tty) {
-      const eta = done > 0 ? formatDuration(seconds * (1 - done) / done) : '?'
+      const eta = done > 0 ? formatStopwatch(1000 * seconds * (1 - done) / done) : '?'
       const bar = progressBar(done, 24)
       stream.write(`\r${bar} ${percent(done)}  ${counts}  ${rate} MB/s  ETA ${eta}\x1b[K`)
       drawn = true
@@ -268,13 +268,6 @@ function megabytesPerSecond (bytes, seconds) {
   return seconds > 0 ? (bytes / 1e6 / seconds).toFixed(1) : '-'
 }
 
-function formatDuration (seconds) {
-  const total = Math.round(seconds)
-  const h = Math.floor(total / 3600)
-  const m = Math.floor(total / 60) % 60
-  const s = String(total % 60).padStart(2, '0')
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`
-}
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main().then(function setExitCode (code) {

@@ -18,6 +18,7 @@ import { DEFAULTS } from '../lib/options.js'
 import { startEmbedded } from '../lib/db/embedded.js'
 import { DATABASE_DEFAULTS, normalizeDatabaseOptions, redactUrl } from '../lib/db/options.js'
 import { SEED_DEFAULTS, SEED_LIMITS, normalizeSeedSizes, seedDatabase } from '../lib/db/seed.js'
+import { formatDuration } from '../lib/units.js'
 
 const USAGE = `Usage: npm run db:seed -- [options]
 
@@ -92,7 +93,7 @@ export async function main (argv = process.argv.slice(2), { stdout = process.std
     const outcome = await seedDatabase(client, sizes, { onProgress: progress?.update, signal: interrupted.signal })
     progress?.end(outcome.changed)
     stdout.write(outcome.changed
-      ? `seeded ${where}: ${outcome.desks} desks, ${outcome.items} items in ${(outcome.ms / 1000).toFixed(1)} s\n`
+      ? `seeded ${where}: ${outcome.desks} desks, ${outcome.items} items in ${formatDuration(outcome.ms)}\n`
       : `${where} already holds ${outcome.desks} desks and ${outcome.items} items: nothing to do\n`)
     return 0
   } catch (err) {
@@ -129,8 +130,7 @@ function createProgress (stream) {
     update: function showProgress ({ done, total, stage }) {
       started ??= performance.now()
       const fraction = total === 0 ? 1 : done / total
-      const seconds = (performance.now() - started) / 1000
-      const text = `${(fraction * 100).toFixed(1).padStart(5)}%  ${done}/${total} rows  ${stage}  ${seconds.toFixed(1)} s`
+      const text = `${(fraction * 100).toFixed(1).padStart(5)}%  ${done}/${total} rows  ${stage}  ${formatDuration(performance.now() - started)}`
       if (tty) {
         const filled = Math.round(fraction * BAR_WIDTH)
         stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${text}\x1b[K`)

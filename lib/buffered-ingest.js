@@ -21,6 +21,7 @@ import { gunzipWhole } from './gzip-framing.js'
 import { detectFormat, DETECT_BYTES } from './json-records.js'
 import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally } from './tally.js'
 import { compressedTooLarge, inflatedTooLarge, fromZlibError, shapeInvalid } from './errors.js'
+import { formatMiB } from './units.js'
 
 /** A Reservation that admits everything: /bad with `unsafeBad`, or a lab without a budget. */
 const UNGUARDED = Object.freeze({
@@ -92,7 +93,7 @@ async function inflateWhole (body, layers, limit, unsafe, reservation) {
     } catch (err) {
       if (err.code === 'ERR_BUFFER_TOO_LARGE') {
         // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to
-        if (cap < limit) reservation.grow(reservation.room() + 1, `this body, inflated past the ${Math.round(cap / 1048576)} MiB the budget had free,`)
+        if (cap < limit) reservation.grow(reservation.room() + 1, `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
         throw inflatedTooLarge(limit, null)
       }
       throw fromZlibError(err, body.length) ?? err

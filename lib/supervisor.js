@@ -43,9 +43,9 @@ import net from 'node:net'
 import path from 'node:path'
 import { defaultMemoryBudget } from './memory-budget.js'
 import { PROJECT_ROOT } from './options.js'
+import { formatMemory } from './units.js'
 
 const MiB = 1024 * 1024
-const GiB = 1024 * MiB
 /** Routes whose memory grows with their bodies: the likely cause of a crash when in flight. */
 const BUFFERING_ROUTES = Object.freeze(['bad', 'upload-buffer'])
 
@@ -107,7 +107,7 @@ export function normalizeSupervisorOptions (options = {}) {
   if (out.app === null || typeof out.app !== 'object') throw new TypeError('supervisor option app must be an object')
   checkInteger('memoryLimit', out.memoryLimit, 0, Number.MAX_SAFE_INTEGER)
   if (out.memoryLimit !== 0 && out.memoryLimit < MIN_MEMORY_LIMIT) {
-    throw new TypeError(`the memory budget must be 0 (none) or at least ${MIN_MEMORY_LIMIT / MiB} MiB: an idle worker needs about 90 MiB`)
+    throw new TypeError(`the memory budget must be 0 (none) or at least ${formatMemory(MIN_MEMORY_LIMIT)}: an idle worker needs about 90 MiB`)
   }
   checkInteger('pollMs', out.pollMs, 5, 10_000)
   if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
@@ -516,15 +516,8 @@ export function likelyCulprit (inFlight, routes) {
   return routes[routes.length - 1] ?? null
 }
 
-/**
- * A byte count for people: "1.02 GiB", "270.4 MiB"; a round budget stays round ("512 MiB", "1 GiB").
- * @param {number} bytes
- * @returns {string}
- */
-export function formatMemory (bytes) {
-  if (bytes >= GiB) return bytes % GiB === 0 ? `${bytes / GiB} GiB` : `${(bytes / GiB).toFixed(2)} GiB`
-  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${(bytes / MiB).toFixed(1)} MiB`
-}
+/** A budget or an RSS for people ("512 MiB", "270.4 MiB"): lib/units.js's, where server.js has always found it. */
+export { formatMemory }
 
 /**
  * One line about a crash: "worker 123 killed: RSS 270.4 MiB passed the 256 MiB budget while

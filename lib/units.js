@@ -1,10 +1,15 @@
 /**
- * Byte sizes as people type them ("500MB", "1.5GiB") and as the lab prints them.
+ * Byte sizes as people type them ("500MB", "1.5GiB"), and bytes and durations as the lab prints
+ * them: the one set of formatters for the server and the command-line tools (the dashboard, in
+ * the browser, keeps its own copy in dashboard/format.js).
  */
 
 const KiB = 1024
 const MiB = 1024 * KiB
 const GiB = 1024 * MiB
+
+/** What a formatter writes for a figure that is missing (null, undefined, NaN). */
+const NOT_A_FIGURE = 'n/a'
 
 const MULTIPLIERS = Object.freeze({
   b: 1,
@@ -41,11 +46,12 @@ export function parseByteSize (text) {
 }
 
 /**
- * Format a byte count with binary units and one decimal: "512 B", "1.5 MiB".
+ * Format a byte count with binary units and one decimal: "512 B", "1.5 MiB"; "n/a" for no count.
  * @param {number} bytes
  * @returns {string}
  */
 export function formatBytes (bytes) {
+  if (!Number.isFinite(bytes)) return NOT_A_FIGURE
   const abs = Math.abs(bytes)
   if (abs < KiB) return `${bytes} B`
   if (abs < MiB) return `${(bytes / KiB).toFixed(1)} KiB`
@@ -54,10 +60,75 @@ export function formatBytes (bytes) {
 }
 
 /**
- * Format a byte count in MiB whatever its size, so figures line up in tables: "12.3 MiB".
+ * Format a byte count in MiB whatever its size, so figures line up in tables: "12.3 MiB";
+ * "n/a" for no count.
+ * @param {number} bytes
+ * @param {{ digits?: number, unit?: boolean }} [how] decimals (1), and whether to write " MiB" (a table's heading may say it)
+ * @returns {string}
+ */
+export function formatMiB (bytes, { digits = 1, unit = true } = {}) {
+  if (!Number.isFinite(bytes)) return NOT_A_FIGURE
+  const text = (bytes / MiB).toFixed(digits)
+  return unit ? `${text} MiB` : text
+}
+
+/**
+ * A memory size as a budget is given: a round size stays round ("512 MiB", "1 GiB"), any other
+ * has two decimals in GiB ("1.02 GiB") or one in MiB ("270.4 MiB").
  * @param {number} bytes
  * @returns {string}
  */
-export function formatMiB (bytes) {
-  return `${(bytes / MiB).toFixed(1)} MiB`
+export function formatMemory (bytes) {
+  if (!Number.isFinite(bytes)) return NOT_A_FIGURE
+  if (bytes >= GiB) return bytes % GiB === 0 ? `${bytes / GiB} GiB` : `${(bytes / GiB).toFixed(2)} GiB`
+  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${(bytes / MiB).toFixed(1)} MiB`
+}
+
+/**
+ * A byte count in decimal units with one decimal, as body sizes are given ("100MB", "10GB"):
+ * "26.2 MB", "10.0 GB", "512.0 KB"; "n/a" for no count.
+ * @param {number} bytes
+ * @returns {string}
+ */
+export function formatDecimalBytes (bytes) {
+  if (!Number.isFinite(bytes)) return NOT_A_FIGURE
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`
+  return `${(bytes / 1e3).toFixed(1)} KB`
+}
+
+/**
+ * A time taken, as people read it: whole ms under a second ("850 ms"), seconds with one
+ * decimal from there ("1.5 s", "125.3 s"); "n/a" for no time.
+ * @param {number} ms
+ * @returns {string}
+ */
+export function formatDuration (ms) {
+  if (!Number.isFinite(ms)) return NOT_A_FIGURE
+  return Math.abs(ms) < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`
+}
+
+/**
+ * A latency in ms whatever its size, so figures compare in a list: one decimal under 100 ms
+ * ("12.5 ms"), whole ms with thousands separators from there ("1,234 ms"); "n/a" for no time.
+ * @param {number} ms
+ * @returns {string}
+ */
+export function formatMs (ms) {
+  if (!Number.isFinite(ms)) return NOT_A_FIGURE
+  return `${ms >= 100 ? Math.round(ms).toLocaleString('en') : ms.toFixed(1)} ms`
+}
+
+/**
+ * A long time as a stopwatch shows it, for progress and ETAs: "0:05", "12:34", "1:02:03".
+ * @param {number} ms
+ * @returns {string}
+ */
+export function formatStopwatch (ms) {
+  if (!Number.isFinite(ms)) return NOT_A_FIGURE
+  const total = Math.round(ms / 1000)
+  const h = Math.floor(total / 3600)
+  const m = Math.floor(total / 60) % 60
+  const s = String(total % 60).padStart(2, '0')
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`
 }

@@ -4,7 +4,7 @@
  * the chart. `ROW_FIELDS` is the shape of a row in results.json; the spec
  * checks a run against it.
  */
-import { formatBytes } from '../../lib/units.js'
+import { formatBytes, formatDuration } from '../../lib/units.js'
 import { markdownTable, mib } from '../table.js'
 
 const MiB = 1024 * 1024
@@ -39,7 +39,7 @@ export function judge (row, growthBound) {
   if (row.inFlight) {
     const left = row.inFlight.requestsInFlight
     if (left === null) reasons.push(`requests in flight unknown (GET /metrics: ${row.inFlight.error})`)
-    else if (left > 0) reasons.push(`${left} left in flight after ${(row.inFlight.waitedMs / 1000).toFixed(1)} s`)
+    else if (left > 0) reasons.push(`${left} left in flight after ${formatDuration(row.inFlight.waitedMs)}`)
   }
   if (row.probe && !probeAnswered(row.probe)) reasons.push(`normal /good not answered (${row.probe.label})`)
   if (row.judged && growth !== null && growth > growthBound) {
