@@ -21,6 +21,7 @@
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { badParameter } from '../lib/errors.js'
+import { integerParam } from '../lib/integers.js'
 import { parseByteSize } from '../lib/units.js'
 
 export const BOMB_VARIANTS = Object.freeze(['ratio', 'members', 'depth', 'string', 'chained'])
@@ -424,15 +425,6 @@ export function createBomb (params) {
 
 function asText (value) {
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : value
-}
-
-function integerParam (name, value, min, max) {
-  const text = asText(value)
-  const allowed = `an integer from ${min} to ${max}`
-  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(name, value, allowed)
-  const number = Number(text)
-  if (number < min || number > max) throw badParameter(name, value, allowed)
-  return number
 }
 
 function byteSizeParam (value, variant) {

@@ -9,6 +9,7 @@
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { badParameter } from '../lib/errors.js'
+import { integerParam } from '../lib/integers.js'
 import { DEFAULTS } from '../lib/options.js'
 import { parseByteSize } from '../lib/units.js'
 
@@ -333,14 +334,6 @@ export function normalizeGenerateParams (query = {}, limits = DEFAULTS.generate)
 /** Query values are strings; numbers are accepted for callers that already have them. */
 function asText (value) {
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : value
-}
-
-function integerParam (name, value, min, max, allowed) {
-  const text = asText(value)
-  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(name, value, allowed)
-  const number = Number(text)
-  if (number < min || number > max) throw badParameter(name, value, allowed)
-  return number
 }
 
 function byteSizeParam (value, max) {

@@ -11,6 +11,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { writeAtomically } from './atomic-file.js'
 import { badParameter } from './errors.js'
+import { integerParam } from './integers.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -39,10 +40,7 @@ export const CHUNK_DIR_NAME = 'chunk-size'
  */
 export function normalizeChunkQuery (query) {
   const { hwm = '65536', mode = 'buffer' } = query ?? {}
-  const allowed = `an integer number of bytes from ${HWM_MIN} to ${HWM_MAX}`
-  if (typeof hwm !== 'string' || !/^\d{1,8}$/.test(hwm)) throw badParameter('hwm', hwm, allowed)
-  const bytes = Number(hwm)
-  if (bytes < HWM_MIN || bytes > HWM_MAX) throw badParameter('hwm', hwm, allowed)
+  const bytes = integerParam('hwm', hwm, HWM_MIN, HWM_MAX, `an integer number of bytes from ${HWM_MIN} to ${HWM_MAX}`)
   if (typeof mode !== 'string' || !CHUNK_MODES.includes(mode)) throw badParameter('mode', mode, CHUNK_MODES.join(' | '))
   return { hwm: bytes, mode }
 }

@@ -24,6 +24,7 @@ import {
   tooManyConnections, fromParserError, expectationFailed, httpVersionUnsupported, methodNotAllowed
 } from './errors.js'
 import { discardRestOfBody } from './ingest-common.js'
+import { integerOptions } from './integers.js'
 
 export const SERVER_DEFAULTS = Object.freeze({
   /** A client must finish sending its headers within this. */
@@ -51,12 +52,7 @@ const ANSWER_LINGER_MS = 2000
 /** `req.httpVersion` of the versions the lab speaks. */
 const SPOKEN_VERSIONS = Object.freeze(['1.0', '1.1'])
 
-function checkServerInteger (name, value, min, max) {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`server option ${name} must be an integer from ${min} to ${max}, got ${value}`)
-  }
-  return value
-}
+const checkServerInteger = integerOptions('server option ')
 
 /**
  * Normalise server options: frozen defaults, a new object, a TypeError for a bad value.

@@ -36,6 +36,7 @@
  */
 import { checkInterval } from './sampler.js'
 import { tooManyStreams } from './errors.js'
+import { integerOptions } from './integers.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -67,12 +68,7 @@ export const HUB_DEFAULTS = Object.freeze({
 /** Seconds a stream refused at `maxClients` is asked to wait: streams last long. */
 const STREAM_RETRY_AFTER = 5
 
-function checkMs (name, value, min, max) {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`option ${name} must be an integer from ${min} to ${max}, got ${value}`)
-  }
-  return value
-}
+const checkMs = integerOptions('option ')
 
 function normalizeHubOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('metrics options must be an object')

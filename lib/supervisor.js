@@ -44,6 +44,7 @@ import path from 'node:path'
 import { defaultMemoryBudget } from './memory-budget.js'
 import { PROJECT_ROOT } from './options.js'
 import { formatMemory } from './units.js'
+import { integerOptions } from './integers.js'
 
 const MiB = 1024 * 1024
 /** Routes whose memory grows with their bodies: the likely cause of a crash when in flight. */
@@ -85,12 +86,7 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
 /** A budget smaller than this would kill an idle worker (about 90 MiB here) over and over. */
 export const MIN_MEMORY_LIMIT = 64 * MiB
 
-function checkInteger (name, value, min, max) {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`supervisor option ${name} must be an integer from ${min} to ${max}, got ${value}`)
-  }
-  return value
-}
+const checkInteger = integerOptions('supervisor option ')
 
 /**
  * Normalise supervisor options: frozen defaults, a new object, a TypeError for a bad value.

@@ -5,6 +5,7 @@
  */
 import express from 'express'
 import { badParameter, mediaNotAcceptable } from '../lib/errors.js'
+import { integerParam } from '../lib/integers.js'
 import { createMetricsHub } from '../lib/metrics-stream.js'
 import { createPrometheusMetrics } from '../lib/prometheus.js'
 import { readPeakRss, resetPeakRss } from '../lib/peak.js'
@@ -79,11 +80,7 @@ function chooseFormat (req) {
 
 function readInterval (value, fallback) {
   if (value === undefined) return fallback
-  const n = typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : NaN
-  if (!(n >= INTERVAL_MIN && n <= INTERVAL_MAX)) {
-    throw badParameter('interval', value, `an integer number of ms from ${INTERVAL_MIN} to ${INTERVAL_MAX}`)
-  }
-  return n
+  return integerParam('interval', value, INTERVAL_MIN, INTERVAL_MAX, `an integer number of ms from ${INTERVAL_MIN} to ${INTERVAL_MAX}`)
 }
 
 /**

@@ -8,6 +8,7 @@
 import { Transform } from 'node:stream'
 import QueryStream from 'pg-query-stream'
 import { badParameter } from '../errors.js'
+import { integerParam } from '../integers.js'
 
 /**
  * The one query both modes run. ORDER BY a unique key, so that batches at
@@ -65,12 +66,7 @@ function single (query, name) {
 
 function integer (query, name, fallback, min, max) {
   const text = single(query, name)
-  if (text === undefined) return fallback
-  const allowed = `an integer from ${min} to ${max}`
-  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(name, text, allowed)
-  const value = Number(text)
-  if (value < min || value > max) throw badParameter(name, text, allowed)
-  return value
+  return text === undefined ? fallback : integerParam(name, text, min, max)
 }
 
 function seconds (query, name, max) {

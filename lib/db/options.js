@@ -6,6 +6,7 @@
  */
 import path from 'node:path'
 import { SEED_DEFAULTS, normalizeSeedSizes } from './seed.js'
+import { integerOptions } from '../integers.js'
 
 /** PGlite's own spelling for "keep it in memory" (tests use it). */
 export const IN_MEMORY = 'memory://'
@@ -31,12 +32,7 @@ export const DATABASE_DEFAULTS = Object.freeze({
   maxRows: 10_000_000
 })
 
-function checkInteger (name, value, min, max) {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`option database.${name} must be an integer from ${min} to ${max}, got ${value}`)
-  }
-  return value
-}
+const checkInteger = integerOptions('option database.')
 
 function checkUrl (url) {
   if (url === null || url === undefined) return null

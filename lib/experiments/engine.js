@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors.js'
 import { holdPeak, readPeakRss, resetPeakRss } from '../peak.js'
+import { integerOptions } from '../integers.js'
 
 export const ENGINE_DEFAULTS = Object.freeze({
   /** Finished runs kept for GET /experiments/:id. */
@@ -26,12 +27,7 @@ export const ENGINE_DEFAULTS = Object.freeze({
   cancelGraceMs: 5000
 })
 
-function checkInteger (name, value, min, max) {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`engine option ${name} must be an integer from ${min} to ${max}, got ${value}`)
-  }
-  return value
-}
+const checkInteger = integerOptions('engine option ')
 
 function checkRegistry (registry) {
   if (registry === null || typeof registry !== 'object') throw new TypeError('registry must be an object of experiment modules')

@@ -8,6 +8,7 @@
  * A `null` default means "the module decides" (from other params, say).
  */
 import { badParameter } from '../errors.js'
+import { integerParam as checkedInteger } from '../integers.js'
 import { parseByteSize } from '../units.js'
 
 /**
@@ -51,12 +52,7 @@ export function isPresent (value) {
  * @throws {LabError} 400 parameter.invalid naming params.<key>
  */
 export function integerParam (key, value, min, max) {
-  const text = typeof value === 'number' ? String(value) : value
-  const allowed = `an integer from ${min} to ${max}`
-  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) throw badParameter(`params.${key}`, value, allowed)
-  const number = Number(text)
-  if (number < min || number > max) throw badParameter(`params.${key}`, value, allowed)
-  return number
+  return checkedInteger(`params.${key}`, value, min, max)
 }
 
 /**
