@@ -42,34 +42,29 @@ export function generateRoute (opts, quota) {
   // one save at a time, per app: concurrent saves would each write their own temp file of up to 8 GiB
   let saving = false
 
-  router.get('/generate', function generate (req, res, next) {
+  // Express 5 sends what an async handler throws (or rejects with) to the error handler
+  router.get('/generate', async function generate (req, res) {
     const kind = req.query.kind ?? 'items'
-    if (!KINDS.includes(kind)) {
-      next(badParameter('kind', kind, `one of ${KINDS.join(', ')}`))
-      return
-    }
-    if (kind === 'bomb') return streamBomb(req, res, next)
-    let params
+    if (!KINDS.includes(kind)) throw badParameter('kind', kind, `one of ${KINDS.join(', ')}`)
+    if (kind === 'bomb') return streamBomb(req, res)
+    const params = normalizeGenerateParams(req.query, opts.generate)
+    if (!params.save) return streamDocument(params, req, res)
+    // HEAD has no side effects: it checks the parameters and answers the headers of a save, writing nothing
+    if (req.method === 'HEAD') return res.set({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end()
+    if (saving) throw saveBusy(SAVE_RETRY_AFTER_S)
+    saving = true
     try {
-      params = normalizeGenerateParams(req.query, opts.generate)
-    } catch (err) {
-      next(err)
-      return
+      await saveDocument(params, opts.dataDir, quota, res)
+    } finally {
+      saving = false
     }
-    if (params.save) {
-      // HEAD has no side effects: it checks the parameters and answers the headers of a save, writing nothing
-      if (req.method === 'HEAD') return res.set({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end()
-      if (saving) return next(saveBusy(SAVE_RETRY_AFTER_S))
-      saving = true
-      return saveDocument(params, opts.dataDir, quota, res, next).finally(function saveEnded () { saving = false })
-    }
-    return streamDocument(params, req, res, next)
   })
 
   return router
 }
 
-async function streamDocument (params, req, res, next) {
+/** The document, made as it is sent. */
+async function streamDocument (params, req, res) {
   res.set({
     'Content-Type': 'application/gzip',
     'Content-Disposition': `attachment; filename="${downloadFileName(params)}"`,
@@ -84,8 +79,7 @@ async function streamDocument (params, req, res, next) {
     await pipeline(json, gzip, res)
   } catch (err) {
     // The client hung up: pipeline has already destroyed the generator, so work stops here.
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return
-    next(err)
+    if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err
   }
 }
 
@@ -94,14 +88,8 @@ async function streamDocument (params, req, res, next) {
  * (`X-Upload-Content-Type`, and `X-Upload-Content-Encoding` for the chained variant) and
  * what it inflates to; never `Content-Encoding` itself, or the client would inflate it.
  */
-async function streamBomb (req, res, next) {
-  let bomb
-  try {
-    bomb = createBomb(req.query)
-  } catch (err) {
-    next(err)
-    return
-  }
+async function streamBomb (req, res) {
+  const bomb = createBomb(req.query)
   res.set({
     'Content-Type': 'application/gzip',
     'Content-Disposition': `attachment; filename="${bomb.fileName}"`,
@@ -122,8 +110,7 @@ async function streamBomb (req, res, next) {
     await pipeline(...bomb.streams, res)
   } catch (err) {
     // the client hung up: pipeline has already stopped the bomb
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return
-    next(err)
+    if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err
   }
 }
 
@@ -133,7 +120,8 @@ function projectedSaveBytes ({ size, bytes, level }) {
   return level === 0 ? inflated : Math.floor(inflated / MAX_GZIP_RATIO)
 }
 
-async function saveDocument (params, dataDir, quota, res, next) {
+/** The document written atomically into the data directory, within the disk quota; the answer says where. */
+async function saveDocument (params, dataDir, quota, res) {
   const file = SAVE_FILE_NAMES[params.format]
   // A client that hangs up cancels the save: nothing is written for nobody.
   const hangUp = new AbortController()
@@ -164,8 +152,8 @@ async function saveDocument (params, dataDir, quota, res, next) {
       ms: Math.round(performance.now() - started)
     })
   } catch (err) {
-    if (hangUp.signal.aborted) return
-    next(err)
+    // nobody to tell: the save was cancelled and cleaned up
+    if (!hangUp.signal.aborted) throw err
   } finally {
     reservation?.release()
     res.off('close', abortOnHangUp)
