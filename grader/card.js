@@ -1,0 +1,96 @@
+/**
+ * The grade card, as text (one line per check, then its reason and hint
+ * when it failed) and as the --json document:
+ *
+ *   { "handler": "exercises/…/starter.js",
+ *     "checks": [ { "area", "name", "pass", "figure", "limit", "hint" } ] }
+ *
+ * `area` is one of correctness, memory, speed, safety, resilience; `pass` a
+ * boolean; `figure` and `limit` strings with their units; `hint` a string
+ * when the check failed, null when it passed. The contract is
+ * `validateCardJson`, which the spec holds every card to.
+ */
+import { AREAS } from './index.js'
+
+const KEYS = Object.freeze(['area', 'name', 'pass', 'figure', 'limit', 'hint'])
+
+/**
+ * @param {import('./index.js').Card} card
+ * @returns {{ handler: string, checks: Array<{ area: string, name: string, pass: boolean, figure: string, limit: string, hint: string|null }> }}
+ */
+export function cardJson (card) {
+  return {
+    handler: card.handler,
+    checks: card.checks.map(function pick (c) {
+      return { area: c.area, name: c.name, pass: c.pass, figure: c.figure, limit: c.limit, hint: c.pass ? null : c.hint }
+    })
+  }
+}
+
+/**
+ * Check a --json document against the contract.
+ * @param {any} doc
+ * @returns {string[]} what is wrong; empty when it holds
+ */
+export function validateCardJson (doc) {
+  const problems = []
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return ['the card is not an object']
+  if (typeof doc.handler !== 'string' || doc.handler === '') problems.push('handler must be a non-empty string')
+  if (!Array.isArray(doc.checks) || doc.checks.length === 0) return [...problems, 'checks must be a non-empty array']
+  doc.checks.forEach(function checkOne (c, k) {
+    const at = `checks[${k}]`
+    if (c === null || typeof c !== 'object') return problems.push(`${at} is not an object`)
+    const keys = Object.keys(c).sort()
+    if (keys.join() !== [...KEYS].sort().join()) problems.push(`${at} has keys ${keys.join(', ')}, not ${KEYS.join(', ')}`)
+    if (!AREAS.includes(c.area)) problems.push(`${at}.area must be one of ${AREAS.join(', ')}`)
+    if (typeof c.name !== 'string' || c.name === '') problems.push(`${at}.name must be a non-empty string`)
+    if (typeof c.pass !== 'boolean') problems.push(`${at}.pass must be a boolean`)
+    if (typeof c.figure !== 'string' || c.figure === '') problems.push(`${at}.figure must be a non-empty string`)
+    if (typeof c.limit !== 'string' || c.limit === '') problems.push(`${at}.limit must be a non-empty string`)
+    if (c.pass === true && c.hint !== null) problems.push(`${at}.hint must be null when the check passed`)
+    if (c.pass === false && (typeof c.hint !== 'string' || c.hint === '')) problems.push(`${at}.hint must be a string when the check failed`)
+  })
+  return problems
+}
+
+/**
+ * The card as text: a header, a line per check (PASS or FAIL, the area,
+ * the check, the figure, the limit, what it means), and under a failed
+ * check its reason and hint; then the verdict per area.
+ * @param {import('./index.js').Card} card
+ * @returns {string}
+ */
+export function formatCard (card) {
+  const lines = [`Grade card: ${card.handler} (${card.preset === 'quick' ? '--quick' : 'full run'}, ${(card.ms / 1000).toFixed(1)} s)`]
+  if (card.loadError) lines.push(`  The module did not load: ${card.loadError}`)
+  const nameWidth = Math.max(...card.checks.map(function width (c) { return c.name.length }))
+  for (const c of card.checks) {
+    lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  [limit: ${c.limit}]  ${c.meaning}`)
+    if (!c.pass) {
+      if (c.reason) lines.push(`      why:  ${c.reason.split('\n')[0]}`)
+      lines.push(`      hint: ${c.hint}`)
+    }
+  }
+  lines.push('')
+  lines.push(AREAS.map(function areaVerdict (area) {
+    const mine = card.checks.filter(function inArea (c) { return c.area === area })
+    const passed = mine.filter(function passed (c) { return c.pass }).length
+    return `${area} ${passed === mine.length ? 'PASS' : 'FAIL'} (${passed}/${mine.length})`
+  }).join(' · '))
+  const passed = card.checks.filter(function passed (c) { return c.pass }).length
+  lines.push(`${passed}/${card.checks.length} checks passed: ${card.passed ? 'PASS' : 'FAIL'}`)
+  if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} time${card.lab.restarts === 1 ? '' : 's'} during the run)`)
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * Per area, pass or fail: { correctness: true, memory: false, … }.
+ * @param {{ checks: Array<{ area: string, pass: boolean }> }} card
+ */
+export function areaVerdicts (card) {
+  const verdicts = {}
+  for (const area of AREAS) {
+    verdicts[area] = card.checks.filter(function inArea (c) { return c.area === area }).every(function passed (c) { return c.pass })
+  }
+  return verdicts
+}

@@ -1,0 +1,136 @@
+/**
+ * The grader's side of a request: a body sent the way a check needs it
+ * (whole, from a file, in tiny writes, made as it is sent, or cut off
+ * mid-upload) with a deadline, and the answer read as JSON. Nothing here
+ * throws for what the server does: a reset, a refusal or a deadline is an
+ * outcome, `{ status: 0, error }`, for the check to judge.
+ */
+import fs from 'node:fs'
+import http from 'node:http'
+import { Readable, Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { performance } from 'node:perf_hooks'
+
+/** How every check sends its bodies: /good's own way (docs/lessons/grade.md). */
+export const BODY_HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
+
+/**
+ * POST a body and read the answer.
+ * @param {string} url
+ * @param {{ buffer?: Buffer, file?: string, streams?: import('node:stream').Stream[],
+ *   writes?: { min: number, max: number }, timeoutMs: number, headers?: object }} body
+ *   one of `buffer` (sent whole, or in writes of `min` to `max` bytes with a pause between), `file`
+ *   (streamed from disk) or `streams` (a readable and transforms, made as they are read; chunked)
+ * @returns {Promise<{ status: number, json: any, text: string, ms: number, sentBytes: number, error: string|null }>}
+ *   `status` 0 when no answer came: `error` is 'timeout' or the socket's error code
+ */
+export function send (url, body) {
+  const started = performance.now()
+  const headers = { ...BODY_HEADERS, ...body.headers }
+  if (body.buffer) headers['content-length'] = body.buffer.length
+  else if (body.file) headers['content-length'] = fs.statSync(body.file).size
+  let sentBytes = 0
+  return new Promise(function exchange (resolve) {
+    let settled = false
+    let source = null
+    const req = http.request(url, { method: 'POST', agent: false, headers }, function onResponse (res) {
+      const parts = []
+      res.on('data', function keep (chunk) { parts.push(chunk) })
+      res.on('end', function answered () {
+        const text = Buffer.concat(parts).toString('utf8')
+        let json = null
+        try {
+          json = JSON.parse(text)
+        } catch {
+          // not JSON: the check says so
+        }
+        settle({ status: res.statusCode, json, text, error: null })
+      })
+      res.on('error', function cut (err) { settle({ status: 0, json: null, text: '', error: err.code ?? err.message }) })
+    })
+    const timer = setTimeout(function giveUp () {
+      settle({ status: 0, json: null, text: '', error: 'timeout' })
+    }, body.timeoutMs)
+    function settle (outcome) {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      // an answer before the whole body went (a refusal): stop sending, and let the socket go
+      if (source) source.destroy()
+      req.destroy()
+      resolve({ ...outcome, ms: Math.round((performance.now() - started) * 10) / 10, sentBytes })
+    }
+    req.on('error', function failed (err) {
+      // after an answer, a write error is only the server closing early: the answer counts
+      settle({ status: 0, json: null, text: '', error: err.code ?? err.message })
+    })
+    const counter = new Transform({
+      transform: function countSent (chunk, encoding, callback) {
+        sentBytes += chunk.length
+        callback(null, chunk)
+      }
+    })
+    if (body.writes && body.buffer) {
+      writeInPieces(req, body.buffer, body.writes, function wrote (n) { sentBytes += n }, function stopped () { return settled })
+      return
+    }
+    const streams = body.streams ?? [body.file ? fs.createReadStream(body.file) : bufferStream(body.buffer)]
+    source = streams[0]
+    pipeline(...streams, counter, req).catch(function ignore () {
+      // the request's own error listener, or the answer, settles it
+    })
+  })
+}
+
+/**
+ * Start an upload and cut it off: headers, `bytes` of the body, then the
+ * socket is destroyed. Resolves once it is gone.
+ * @param {string} url
+ * @param {Buffer} buffer the whole body (its length is announced)
+ * @param {number} bytes how much of it to send first
+ * @returns {Promise<void>}
+ */
+export function abortUpload (url, buffer, bytes) {
+  return new Promise(function startAndCut (resolve) {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { ...BODY_HEADERS, 'content-length': buffer.length } })
+    req.on('error', function expected () {
+      // we are the ones hanging up
+    })
+    req.on('close', resolve)
+    req.on('response', function early (res) {
+      // refused before the cut: fine, the check only asks that nothing stays stuck
+      res.resume()
+    })
+    req.flushHeaders()
+    req.write(buffer.subarray(0, bytes), function written () {
+      // long enough for the handler to be reading when the client vanishes
+      setTimeout(function cut () { req.destroy() }, 30)
+    })
+  })
+}
+
+function bufferStream (buffer) {
+  return Readable.from([buffer], { objectMode: false })
+}
+
+/** Writes of `min`..`max` bytes, a macrotask apart, so the server reads them one by one. */
+function writeInPieces (req, buffer, { min, max }, onWrote, stopped) {
+  req.on('socket', function noDelay (socket) { socket.setNoDelay(true) })
+  let at = 0
+  let turn = 0
+  function writeNext () {
+    if (stopped()) return
+    if (at >= buffer.length) {
+      req.end()
+      return
+    }
+    // a fixed pattern of sizes: every run splits the same bytes the same way
+    const size = min + (turn++ * 7919) % (max - min + 1)
+    const piece = buffer.subarray(at, at + size)
+    at += piece.length
+    onWrote(piece.length)
+    if (req.write(piece)) setImmediate(writeNext)
+    else req.once('drain', writeNext)
+  }
+  writeNext()
+}

@@ -1,0 +1,86 @@
+/**
+ * The grading run's report, as the benches write theirs (bench/report.js):
+ * results.json (the whole card, figures included), results.md and
+ * report.html with the charts: peak growth against body size and against
+ * uploads in flight, the handler beside /bad and /good.
+ */
+import os from 'node:os'
+import { writeReport } from '../bench/report.js'
+import { formatCard } from './card.js'
+
+/**
+ * @param {string} dir test-data/grade/<timestamp>/
+ * @param {import('./index.js').Card} card
+ * @param {string} command as typed
+ * @returns {Promise<string[]>} the files written
+ */
+export function writeGradeReport (dir, card, command) {
+  return writeReport(dir, {
+    title: `Grade card: ${card.handler}`,
+    command,
+    meta: { experiment: 'grade', started: card.startedAt, node: process.version, cpus: os.availableParallelism(), options: card.settings },
+    markdown: markdownCard(card),
+    charts: gradeCharts(card),
+    data: { card }
+  })
+}
+
+/**
+ * The charts of a card: the memory checks' points, the handler's and the
+ * reference routes' (when they were measured).
+ * @returns {import('../bench/report.js').ChartSpec[]}
+ */
+export function gradeCharts (card) {
+  const charts = []
+  const bySize = card.checks.find(function sizeCheck (c) { return c.area === 'memory' && c.name === 'growth against body size' })
+  const byConcurrency = card.checks.find(function concurrencyCheck (c) { return c.area === 'memory' && c.name === 'growth against concurrency' })
+  if (bySize?.details) {
+    charts.push({
+      title: 'Peak memory above idle against body size',
+      x: 'body size (MB, inflated)',
+      y: 'peak above idle (MiB)',
+      series: series(bySize.details)
+    })
+  }
+  if (byConcurrency?.details) {
+    charts.push({
+      title: 'Peak memory above idle against uploads in flight',
+      x: 'uploads in flight',
+      y: 'peak above idle (MiB)',
+      series: series(byConcurrency.details)
+    })
+  }
+  return charts
+}
+
+function series (details) {
+  const out = [{ label: 'POST /student (your handler)', points: details.points.map(point) }]
+  if (details.reference?.good?.length > 0) out.push({ label: 'POST /good (streamed)', points: details.reference.good.map(point) })
+  if (details.reference?.bad?.length > 0) out.push({ label: 'POST /bad (buffered)', points: details.reference.bad.map(point) })
+  return out
+}
+
+function point (p) {
+  return { x: p.x, y: p.growthMiB }
+}
+
+function markdownCard (card) {
+  const rows = card.checks.map(function row (c) {
+    const cells = [c.pass ? 'pass' : '**FAIL**', c.area, c.name, c.figure, c.limit, c.pass ? '' : [c.reason, c.hint].filter(Boolean).join(' — ')]
+    return `| ${cells.map(escapeCell).join(' | ')} |`
+  })
+  return [
+    '| | area | check | figure | limit | why, and a hint |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    '```',
+    formatCard(card).trimEnd(),
+    '```',
+    ''
+  ].join('\n')
+}
+
+function escapeCell (text) {
+  return String(text ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')
+}

@@ -1,0 +1,120 @@
+/**
+ * What a grading run sends and what it passes: the presets (full and
+ * --quick) and the limits the card states. Frozen defaults, normalised into
+ * a new object, a TypeError for a bad value, the caller's object never
+ * changed (STYLE 5).
+ */
+import os from 'node:os'
+
+const MB = 1e6
+const MiB = 1024 * 1024
+const GiB = 1024 * MiB
+
+/**
+ * The stated limits. The memory limits are slopes: what a route costs per
+ * 100 MB more of body, or per request more in flight. A rise smaller than
+ * `noiseMiB` across the whole range is flat whatever its slope: on a busy
+ * 2-core machine the kernel's peak moves by that much on its own.
+ */
+export const LIMITS = Object.freeze({
+  /** MiB of peak growth per 100 MB more of inflated body. */
+  sizeSlopeMiBPer100MB: 25,
+  /** MiB of peak growth per upload more in flight. */
+  concurrencySlopeMiBPerRequest: 8,
+  /** A rise under this across a whole curve is measurement noise. */
+  noiseMiB: 24,
+  /** The handler's MB/s as a fraction of /good's on the same body, at least. */
+  speedRatio: 0.25,
+  /** Peak growth while a zip bomb is refused, at most. */
+  bombGrowthMiB: 64
+})
+
+/**
+ * The presets. Sizes are inflated bytes of generated documents
+ * (generators/items.js, the `{"items":[...]}` format, about 4.5:1 gzipped).
+ * `reference`: measure /bad and /good beside the handler for the charts.
+ * Timeouts: `requestMs` for a small body, `bombMs` for a zip bomb, and a
+ * large body gets `requestMs` plus a second per `slowestMBps` MB.
+ */
+export const PRESETS = Object.freeze({
+  full: Object.freeze({
+    sizes: Object.freeze([10 * MB, 50 * MB, 200 * MB]),
+    concurrency: Object.freeze([1, 4, 16]),
+    concurrencyBytes: 10 * MB,
+    speedBytes: 50 * MB,
+    speedRepeat: 2,
+    bombBytes: 10_000_000_000,
+    aborts: 20,
+    reference: true,
+    requestMs: 15_000,
+    bombMs: 60_000,
+    slowestMBps: 4
+  }),
+  quick: Object.freeze({
+    sizes: Object.freeze([5 * MB, 20 * MB, 50 * MB]),
+    concurrency: Object.freeze([1, 4, 8]),
+    concurrencyBytes: 8 * MB,
+    speedBytes: 20 * MB,
+    speedRepeat: 2,
+    bombBytes: 2_000_000_000,
+    aborts: 10,
+    reference: true,
+    requestMs: 8_000,
+    bombMs: 20_000,
+    slowestMBps: 4
+  })
+})
+
+const KNOWN = Object.freeze([...Object.keys(PRESETS.full), 'memoryBudget'])
+
+/**
+ * The lab child is killed past this RSS: the grader's own memory budget, as
+ * the supervisor's is the lab's. A quarter of the machine, between 1 and 4 GiB:
+ * enough for /bad at 200 MB, and a buffering handler meets it before the machine does.
+ */
+export function defaultGradeBudget () {
+  return Math.min(4 * GiB, Math.max(1 * GiB, Math.floor(os.totalmem() / 4)))
+}
+
+/**
+ * A preset with overrides (the spec's smaller runs), checked.
+ * @param {'full'|'quick'} preset
+ * @param {object} [overrides] any member of a preset, and `memoryBudget` (bytes)
+ * @returns {Readonly<object>}
+ * @throws {TypeError} naming the bad member
+ */
+export function normalizeSettings (preset = 'full', overrides = {}) {
+  if (!Object.hasOwn(PRESETS, preset)) throw new TypeError(`preset must be one of ${Object.keys(PRESETS).join(', ')}, got ${preset}`)
+  if (overrides === null || typeof overrides !== 'object') throw new TypeError('overrides must be an object')
+  for (const key of Object.keys(overrides)) {
+    if (!KNOWN.includes(key)) throw new TypeError(`unknown grade setting "${key}": try ${KNOWN.join(', ')}`)
+  }
+  const s = { preset, ...PRESETS[preset], memoryBudget: defaultGradeBudget(), ...overrides }
+  checkList('sizes', s.sizes, 1, 1_000_000_000, 2)
+  checkList('concurrency', s.concurrency, 1, 256, 2)
+  for (const name of ['concurrencyBytes', 'speedBytes', 'bombBytes', 'memoryBudget']) checkInteger(name, s[name], 1, Number.MAX_SAFE_INTEGER)
+  for (const name of ['speedRepeat', 'aborts']) checkInteger(name, s[name], 1, 1000)
+  for (const name of ['requestMs', 'bombMs']) checkInteger(name, s[name], 100, 3_600_000)
+  checkInteger('slowestMBps', s.slowestMBps, 1, 10_000)
+  if (typeof s.reference !== 'boolean') throw new TypeError(`reference must be a boolean, got ${s.reference}`)
+  return Object.freeze({ ...s, sizes: Object.freeze([...s.sizes]), concurrency: Object.freeze([...s.concurrency]) })
+}
+
+/** The time a body of `bytes` inflated bytes may take to be answered. */
+export function timeoutFor (settings, bytes) {
+  return settings.requestMs + Math.ceil(bytes / MB / settings.slowestMBps) * 1000
+}
+
+function checkInteger (name, value, min, max) {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new TypeError(`${name} must be an integer from ${min} to ${max}, got ${value}`)
+  }
+}
+
+function checkList (name, list, min, max, atLeast) {
+  if (!Array.isArray(list) || list.length < atLeast) throw new TypeError(`${name} must be a list of at least ${atLeast} integers`)
+  for (const value of list) checkInteger(name, value, min, max)
+  for (let k = 1; k < list.length; k++) {
+    if (list[k] <= list[k - 1]) throw new TypeError(`${name} must rise: ${list.join(', ')}`)
+  }
+}
