@@ -72,7 +72,7 @@ export function formatCard (card) {
     }
   }
   lines.push('')
-  lines.push(AREAS.map(function areaVerdict (area) {
+  lines.push(areasOf(card).map(function areaVerdict (area) {
     const mine = card.checks.filter(function inArea (c) { return c.area === area })
     const passed = mine.filter(function passed (c) { return c.pass }).length
     return `${area} ${passed === mine.length ? 'PASS' : 'FAIL'} (${passed}/${mine.length})`
@@ -84,13 +84,18 @@ export function formatCard (card) {
 }
 
 /**
- * Per area, pass or fail: { correctness: true, memory: false, … }.
+ * Per area the card covers, pass or fail: { correctness: true, memory: false, … }.
  * @param {{ checks: Array<{ area: string, pass: boolean }> }} card
  */
 export function areaVerdicts (card) {
   const verdicts = {}
-  for (const area of AREAS) {
+  for (const area of areasOf(card)) {
     verdicts[area] = card.checks.filter(function inArea (c) { return c.area === area }).every(function passed (c) { return c.pass })
   }
   return verdicts
+}
+
+/** The areas a card has checks in, in the usual order. */
+function areasOf (card) {
+  return AREAS.filter(function present (area) { return card.checks.some(function inArea (c) { return c.area === area }) })
 }

@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto'
 import path from 'node:path'
 import { BENCH_DIR } from '../bench/inputs.js'
+import { DEFAULTS } from '../lib/options.js'
 import { generatedDocument } from './bodies.js'
 import { checks as correctness } from './checks/correctness.js'
 import { checks as memory } from './checks/memory.js'
@@ -22,7 +23,7 @@ import { checks as speed } from './checks/speed.js'
 import { checks as safety } from './checks/safety.js'
 import { checks as resilience } from './checks/resilience.js'
 import { send } from './client.js'
-import { crashLine, GradeLab } from './lab.js'
+import { crashLine, FreshLabs, GradeLab } from './lab.js'
 import { normalizeSettings } from './settings.js'
 
 export const AREAS = Object.freeze(['correctness', 'memory', 'speed', 'safety', 'resilience'])
@@ -42,30 +43,35 @@ const NOTE_INTERVAL_MS = 200
 /**
  * Grade the handler in `file`.
  * @param {string} file the student's module
- * @param {{ preset?: 'full'|'quick', settings?: object, port?: number, host?: string, inputDir?: string,
- *   dataDir?: string, keepOpenMs?: number, onProgress?: (event: object) => void }} [options]
- *   `settings`: overrides of the preset (grader/settings.js); `inputDir`: where generated documents are
- *   kept (test-data/bench/, shared with the benches); `onProgress` gets { done, total, area, check, note }
+ * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
+ *   inputDir?: string, dataDir?: string, keepOpenMs?: number, onProgress?: (event: object) => void }} [options]
+ *   `settings`: overrides of the preset (grader/settings.js); `areas`: only these areas' checks (all by
+ *   default); `inputDir`: where generated documents are kept (test-data/bench/, shared with the
+ *   benches); `dataDir`: the lab's (test-data/grade/lab/); `onProgress` gets { type, done, total, area, check, note }
  * @returns {Promise<Card>}
  */
 export async function grade (file, options = {}) {
   const preset = options.preset ?? 'full'
   const settings = normalizeSettings(preset, options.settings)
+  const checks = selectChecks(options.areas)
   const started = Date.now()
   const runId = randomUUID()
   const onProgress = options.onProgress ?? function quiet () {}
   let cancelled = false
+  // a data directory of its own: the lab cleans up uploads under its directory when it starts
+  const labDir = options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab')
   const lab = new GradeLab({
     handler: file,
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
-    dataDir: options.dataDir,
+    dataDir: labDir,
     budget: settings.memoryBudget,
     onCancel: function cancelFromDashboard (id) { if (id === runId) cancelled = true }
   })
   const card = {
     handler: file,
     preset,
+    areas: options.areas ?? [...AREAS],
     settings,
     startedAt: new Date(started).toISOString(),
     ms: 0,
@@ -80,28 +86,30 @@ export async function grade (file, options = {}) {
   } catch (err) {
     if (err.code !== 'LOAD_FAILED') throw err
     card.loadError = err.message
-    card.checks = CHECKS.map(function notLoaded (check) { return notRun(check, `not run: ${err.message}`) })
+    card.checks = checks.map(function notLoaded (check) { return notRun(check, `not run: ${err.message}`) })
     card.ms = Date.now() - started
     return card
   }
   card.url = lab.url
   onProgress({ type: 'lab', url: lab.url, kind: lab.kind })
 
-  const ctx = makeContext(lab, settings, options.inputDir ?? BENCH_DIR)
+  // labs of their own for memory figures, each with the same handler and budget, on free ports
+  const fresh = new FreshLabs({ handler: file, host: options.host ?? '127.0.0.1', dataDir: labDir, budget: settings.memoryBudget })
+  const ctx = makeContext(lab, fresh, settings, options.inputDir ?? BENCH_DIR)
   lab.runStep({ phase: 'start', id: runId, params: { handler: path.basename(file), preset }, startedAt: started })
   let area = null
   let skip = null
   // the lab must start again before the next check: the handler hung, and may still be busy
   let dirty = false
   try {
-    for (const [index, check] of CHECKS.entries()) {
+    for (const [index, check] of checks.entries()) {
       if (check.area !== area) {
         area = check.area
         skip = null
       }
-      const progress = { done: index, total: CHECKS.length, stage: check.area, cell: check.name }
+      const progress = { done: index, total: checks.length, stage: check.area, cell: check.name }
       lab.runStep({ phase: 'progress', id: runId, progress })
-      onProgress({ type: 'check', done: index, total: CHECKS.length, area: check.area, check: check.name })
+      onProgress({ type: 'check', done: index, total: checks.length, area: check.area, check: check.name })
       if (cancelled) {
         card.checks.push(notRun(check, 'not run: the run was cancelled from the dashboard'))
         continue
@@ -110,20 +118,13 @@ export async function grade (file, options = {}) {
         card.checks.push(notRun(check, skip))
         continue
       }
-      // a fresh lab for a memory figure (a bomb's), as the benches measure: what an earlier check
-      // left in the allocator's free lists would be reused without a byte of growth
       if (!lab.alive || dirty) await restart(lab, card)
-      else if (check.fresh) await lab.restart()
       dirty = false
       const result = await runCheck(check, ctx, lab, { runId, progress, onProgress })
       card.checks.push(result.record)
-      if (result.died) {
-        skip = `not run: the lab died in "${check.name}" (it was started again for the next area)`
-        dirty = true
-      } else if (result.hung) {
-        dirty = true
-        if (result.tripped) skip = `not run: the handler did not answer in "${check.name}"`
-      }
+      dirty = result.restart
+      if (result.died) skip = `not run: the lab died in "${check.name}" (it was started again for the next area)`
+      else if (result.tripped) skip = `not run: the handler did not answer in "${check.name}"`
     }
     card.passed = card.checks.every(function passed (c) { return c.pass })
     card.ms = Date.now() - started
@@ -138,12 +139,31 @@ export async function grade (file, options = {}) {
     lab.runStep({ phase: 'error', id: runId, error: { status: 500, type: 'internal', message: err.message } })
     throw err
   } finally {
+    await fresh.close()
     await lab.stop()
   }
   return card
 }
 
-/** Run one check; a throw is the grader's own failure, reported as such rather than blamed on the handler. */
+/**
+ * The checks of the areas asked for, in their order.
+ * @param {string[]} [areas]
+ * @throws {TypeError} for an area that does not exist
+ */
+function selectChecks (areas) {
+  if (areas === undefined || areas === null) return CHECKS
+  if (!Array.isArray(areas) || areas.length === 0) throw new TypeError(`areas must be a list of ${AREAS.join(', ')}`)
+  for (const area of areas) {
+    if (!AREAS.includes(area)) throw new TypeError(`unknown area "${area}": try ${AREAS.join(', ')}`)
+  }
+  return CHECKS.filter(function asked (check) { return areas.includes(check.area) })
+}
+
+/**
+ * Run one check. A death of the main lab, or one a check reports from a fresh
+ * lab of its own (`outcome.died`), fails it with the reason; a throw is the
+ * grader's own failure, reported as such rather than blamed on the handler.
+ */
 async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   const startedAt = Date.now()
   const deathsBefore = lab.deaths
@@ -160,30 +180,19 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
       }
     },
     explain: {
-      /** For a 5xx, the error the lab logged during this check (the handler's throw), as the reason. */
-      value: async function explain (res) {
+      /**
+       * For a 5xx, the error the lab logged (the handler's throw, with its file and line), as the reason.
+       * @param {object} res the answer
+       * @param {GradeLab} [where] the lab that answered: the main one unless a fresh one did
+       */
+      value: async function explain (res, where = lab) {
         if (res.status < 500) return null
+        const from = where === lab ? mark : 0
         // the log and the answer travel apart: give the log a moment to arrive
-        for (let wait = 0; wait < 5 && !/Error|Exception/.test(lab.output().slice(mark)); wait++) {
+        for (let wait = 0; wait < 5 && !/Error|Exception/.test(where.output().slice(from)); wait++) {
           await new Promise(function later (resolve) { setTimeout(resolve, 20) })
         }
-        return `the lab's log: ${crashLine(lab.output().slice(mark))}`
-      }
-    },
-    referenceFailed: {
-      value: async function referenceFailed () {
-        // /bad (or /good) took the lab down: not the handler's doing; start it again and go on
-        if (!lab.alive) {
-          local.referenceDeaths++
-          await lab.restart()
-        }
-      }
-    },
-    referenceDeaths: { value: 0, writable: true },
-    freshLab: {
-      value: async function freshLab () {
-        // a measurement's own restart: not a death, not counted on the card
-        await lab.restart()
+        return `the lab's log: ${crashLine(where.output().slice(from))}`
       }
     }
   })
@@ -192,13 +201,16 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
     outcome = await check.run(local)
   } catch (err) {
     outcome = { pass: false, figure: 'the grader failed on this check', reason: err.stack ?? String(err) }
+  } finally {
+    await ctx.fresh.releaseTaken()
   }
   // a reset connection can reach us before the child's exit does: let the exit be counted
   const state = await lab.settle()
   if (state === 'blocked') {
     outcome = { ...outcome, pass: false, hung: true, reason: outcome.reason ?? 'the lab stopped answering: the handler blocks its event loop' }
   }
-  const died = lab.deaths - deathsBefore - local.referenceDeaths > 0
+  const mainDied = lab.deaths > deathsBefore
+  const died = mainDied || outcome.died === true
   let tripped = outcome.hung === true && check.trips
   if (outcome.hung === true && !check.trips && !died) {
     // a slow refusal (a bomb) is that check's failure; a handler that answers nothing at all fails the rest too
@@ -213,31 +225,49 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
     limit: check.limit,
     meaning: check.meaning,
     hint: null,
-    reason: died ? lab.lastDeath.message : outcome.reason ?? null,
+    reason: mainDied ? lab.lastDeath.message : outcome.reason ?? null,
     ms: Date.now() - startedAt,
     details: outcome.details ?? null
   }
   if (!record.pass) record.hint = check.hint
-  return { record, died, hung: outcome.hung === true, tripped }
+  // the main lab starts again after it died, or hung; a hang on a fresh lab of the check's own leaves it as it was
+  const restart = mainDied || (outcome.hung === true && outcome.elsewhere !== true)
+  return { record, died, restart, tripped }
 }
 
 /** On a fresh lab: does the handler answer a small, honest body at all? */
 async function answersSmallBody (ctx) {
-  await ctx.lab.restart()
-  const doc = await generatedDocument({ size: 1000, dir: ctx.inputDir })
-  const res = await ctx.post('student', { file: doc.file })
-  return res.status !== 0
+  const fresh = await ctx.freshLab(false)
+  try {
+    const doc = await generatedDocument({ size: 1000, dir: ctx.inputDir })
+    const res = await ctx.postTo(fresh, 'student', { file: doc.file })
+    return res.status !== 0
+  } finally {
+    await ctx.fresh.releaseTaken()
+  }
 }
 
-function makeContext (lab, settings, inputDir) {
+function makeContext (lab, fresh, settings, inputDir) {
   return {
     lab,
+    fresh,
     settings,
     inputDir,
     url: function routeUrl (route) { return `${lab.url}/${route}` },
-    /** POST a body to a route of the lab as it is now (a restart may have moved it). */
+    /** POST a body to a route of the main lab as it is now (a restart may have moved it). */
     post: function post (route, body) {
       return send(`${lab.url}/${route}`, { timeoutMs: settings.requestMs, ...body })
+    },
+    /** POST a body to a route of another lab (a fresh one). */
+    postTo: function postTo (other, route, body) {
+      return send(`${other.url}/${route}`, { timeoutMs: settings.requestMs, ...body })
+    },
+    /**
+     * A lab process that has served nothing yet, for a memory figure; stopped when the check ends.
+     * @param {boolean} [another] start the next one now (more measurements follow)
+     */
+    freshLab: function freshLab (another = true) {
+      return fresh.take(another)
     }
   }
 }

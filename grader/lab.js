@@ -286,6 +286,68 @@ export class GradeLab {
 }
 
 /**
+ * Fresh labs for memory figures: each measurement gets a lab process that
+ * has served nothing but its warm-up, as the benches measure
+ * (bench/fresh-server.js), on a port of its own. The next one starts while
+ * the current one is measured, so a fresh process per point costs no wait
+ * (starting one is mostly compiling the lab's modules: a second or more on
+ * a busy machine). The main lab, the one the dashboard watches, stays up.
+ */
+export class FreshLabs {
+  #options
+  #spare = null
+  #started = []
+
+  /** @param {object} options as for GradeLab; the port is always a free one */
+  constructor (options) {
+    this.#options = { ...options, port: 0, onCancel: null }
+  }
+
+  /**
+   * A lab that has served nothing yet.
+   * @param {boolean} [another] start the next one now, for the next measurement
+   * @returns {Promise<GradeLab>}
+   */
+  async take (another = true) {
+    const next = this.#spare ?? this.#start()
+    this.#spare = another ? this.#start() : null
+    return next
+  }
+
+  /** Stop the labs taken so far; a spare waits for the next take(). */
+  async releaseTaken () {
+    const spare = this.#spare
+    const taken = this.#started.filter(function notSpare (starting) { return starting !== spare })
+    this.#started = spare === null ? [] : [spare]
+    await stopAll(taken)
+  }
+
+  /** Stop every lab taken or started, a spare nobody took included. */
+  async close () {
+    const labs = this.#started
+    this.#started = []
+    this.#spare = null
+    await stopAll(labs)
+  }
+
+  #start () {
+    const lab = new GradeLab(this.#options)
+    const starting = lab.start().then(function started () { return lab })
+    // a spare that failed to start is reported by take(), not as an unhandled rejection
+    starting.catch(function reportedByTake () {})
+    this.#started.push(starting)
+    return starting
+  }
+}
+
+function stopAll (startingLabs) {
+  return Promise.all(startingLabs.map(async function stopWhenStarted (starting) {
+    const lab = await starting.catch(function failedToStart () { return null })
+    await lab?.stop()
+  }))
+}
+
+/**
  * The line of a crash or a logged error that says what happened: the last
  * "TypeError: …" line, with the first frame of its stack that is not Node's
  * or a package's (the handler's own file and line), else the last line written.

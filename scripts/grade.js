@@ -2,7 +2,7 @@
 /**
  * Grade your own handler:
  *
- *   npm run grade -- path/to/handler.js [--quick] [--json FILE] [--out DIR] [--port N] [--keep-open S]
+ *   npm run grade -- path/to/handler.js [--quick] [--json FILE] [--only AREAS] [--out DIR] [--port N] [--keep-open S]
  *
  * Starts a lab with the handler at POST /student, runs the checks
  * (correctness, memory, speed, safety, resilience: grader/), prints the
@@ -16,7 +16,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
-import { grade } from '../grader/index.js'
+import { AREAS, grade } from '../grader/index.js'
 import { cardJson, formatCard } from '../grader/card.js'
 import { writeGradeReport } from '../grader/report.js'
 
@@ -29,6 +29,7 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
                    sync or async, or an express.Router() with a post('/') route
   --quick          smaller bodies and bombs: about a minute (the full run: about five)
   --json FILE      also write the card as JSON: { handler, checks: [{ area, name, pass, figure, limit, hint }] }
+  --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
   --out DIR        where the report goes (default test-data/grade/<timestamp>)
   --port N         the lab's port (default: any free one); open http://127.0.0.1:N/ to watch the run
   --keep-open S    keep the lab up S seconds after the run, for the dashboard
@@ -40,7 +41,8 @@ The checks and how to read the card: docs/lessons/grade.md`
 /**
  * Read the command line.
  * @param {string[]} argv
- * @returns {{ help: true } | { handler: string, preset: string, json: string|null, out: string, port: number, keepOpenMs: number }}
+ * @returns {{ help: true } | { handler: string, areas: string[]|null, preset: string, json: string|null, out: string,
+ *   port: number, keepOpenMs: number }}
  * @throws {TypeError} naming the bad flag
  */
 export function readGradeArgs (argv) {
@@ -50,6 +52,7 @@ export function readGradeArgs (argv) {
     options: {
       quick: { type: 'boolean', default: false },
       json: { type: 'string' },
+      only: { type: 'string' },
       out: { type: 'string' },
       port: { type: 'string', default: '0' },
       'keep-open': { type: 'string', default: '0' },
@@ -65,8 +68,13 @@ export function readGradeArgs (argv) {
   const keepOpen = Number(values['keep-open'])
   if (!Number.isFinite(keepOpen) || keepOpen < 0 || keepOpen > 3600) throw new TypeError(`--keep-open takes 0 to 3600 seconds, got ${values['keep-open']}`)
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  const areas = values.only === undefined ? null : values.only.split(',').map(function trim (a) { return a.trim() }).filter(Boolean)
+  for (const area of areas ?? []) {
+    if (!AREAS.includes(area)) throw new TypeError(`--only takes ${AREAS.join(', ')}; got "${area}"`)
+  }
   return {
     handler,
+    areas,
     preset: values.quick ? 'quick' : 'full',
     json: values.json ?? null,
     out: values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp),
@@ -97,6 +105,7 @@ async function main () {
   }
   const card = await grade(args.handler, {
     preset: args.preset,
+    areas: args.areas ?? undefined,
     port: args.port,
     keepOpenMs: args.keepOpenMs,
     onProgress: progressPrinter(process.stderr)

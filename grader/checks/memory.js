@@ -5,15 +5,15 @@
  * the same whatever the size and a little per request; one that buffers
  * costs a multiple of the body, per request.
  *
- * Every point is measured on a fresh lab, warmed up with one small upload,
- * as the benches measure (bench/fresh-server.js): in a process that has
- * already held a large body, the allocator hands the next one memory it
- * kept, and a buffering route would seem to grow by nothing. With
+ * Every point is measured on a fresh lab process of its own, warmed up with
+ * one upload, as the benches measure (bench/fresh-server.js): in a process
+ * that has already held a large body, the allocator hands the next one
+ * memory it kept, and a buffering route would seem to grow by nothing. With
  * `reference`, /bad and /good are measured beside the handler, on the same
  * bodies and in the same way, for the report's charts.
  */
 import { generatedDocument } from '../bodies.js'
-import { judgeAnswer } from '../reference.js'
+import { describeFailure } from '../reference.js'
 import { LIMITS, timeoutFor } from '../settings.js'
 
 const AREA = 'memory'
@@ -32,20 +32,14 @@ export const checks = Object.freeze([
       const { settings } = ctx
       const docs = []
       for (const bytes of settings.sizes) docs.push(await generatedDocument({ bytes, dir: ctx.inputDir }))
-      const points = []
-      const reference = { good: [], bad: [] }
+      const curve = newCurve(ctx, docs.length)
       for (const doc of docs) {
         ctx.note(`${formatMB(doc.inflatedBytes)} body`)
         const timeoutMs = timeoutFor(settings, doc.inflatedBytes)
-        const m = await measureFresh(ctx, 'student', docs[0], function uploadOnce () { return ctx.post('student', { file: doc.file, timeoutMs }) })
-        const failed = await failure(ctx, m.failedWarmUp ? { ...m, outcome: m.failedWarmUp } : m, doc, m.failedWarmUp ? `on the warm-up upload (${formatMB(docs[0].inflatedBytes)})` : `at ${formatMB(doc.inflatedBytes)}`)
-        if (failed) return { ...failed, details: { points, reference } }
-        points.push({ x: doc.inflatedBytes / MB, growthMiB: toMiB(m.growth), ms: round(m.ms), answer: judgeAnswer(m.outcome, doc.reference).why })
-        if (settings.reference) {
-          for (const route of ['good', 'bad']) reference[route].push({ x: doc.inflatedBytes / MB, growthMiB: await measureReference(ctx, route, docs[0], [doc.file], timeoutMs) })
-        }
+        const failed = await curve.point(doc.inflatedBytes / MB, docs[0], [doc.file], timeoutMs, `at ${formatMB(doc.inflatedBytes)}`)
+        if (failed) return failed
       }
-      return judgeSlope(points, LIMITS.sizeSlopeMiBPer100MB, 100, 'MiB per 100 MB', { reference })
+      return judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, 100, 'MiB per 100 MB', { reference: curve.reference })
     }
   },
   {
@@ -58,66 +52,90 @@ export const checks = Object.freeze([
     run: async function growthByConcurrency (ctx) {
       const { settings } = ctx
       const doc = await generatedDocument({ bytes: settings.concurrencyBytes, dir: ctx.inputDir })
-      const points = []
-      const reference = { good: [], bad: [] }
+      const curve = newCurve(ctx, settings.concurrency.length)
       for (const n of settings.concurrency) {
         ctx.note(`${n} at once`)
         // n uploads share the machine: each may take n times as long
         const timeoutMs = timeoutFor(settings, doc.inflatedBytes * n)
-        const m = await measureFresh(ctx, 'student', doc, function uploadAtOnce () {
-          return Promise.all(Array.from({ length: n }, function upload () { return ctx.post('student', { file: doc.file, timeoutMs }) }))
-        })
-        const worst = m.failedWarmUp ?? m.outcome.find(function notAnswered (res) { return res.status !== 200 }) ?? m.outcome[0]
-        const failed = await failure(ctx, { ...m, outcome: worst }, doc, m.failedWarmUp ? 'on the warm-up upload' : `with ${n} at once`)
-        if (failed) return { ...failed, details: { points, reference } }
-        points.push({ x: n, growthMiB: toMiB(m.growth), ms: round(m.ms) })
-        if (settings.reference) {
-          for (const route of ['good', 'bad']) reference[route].push({ x: n, growthMiB: await measureReference(ctx, route, doc, new Array(n).fill(doc.file), timeoutMs) })
-        }
+        const failed = await curve.point(n, doc, new Array(n).fill(doc.file), timeoutMs, `with ${n} at once`)
+        if (failed) return failed
       }
-      return judgeSlope(points, LIMITS.concurrencySlopeMiBPerRequest, 1, 'MiB per upload in flight', { reference, bodyBytes: doc.inflatedBytes })
+      return judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, 1, 'MiB per upload in flight', { reference: curve.reference, bodyBytes: doc.inflatedBytes })
     }
   }
 ])
 
 /**
- * A fresh lab, one upload of `warm` (the curve's smallest body) to the route:
- * the first request's costs (compiling the handler, the heap's young
- * generation growing to its working size) are not growth. Then the window
- * around `load`.
+ * A curve of the handler's growth, with /good's and /bad's beside it when
+ * the settings ask for them: each point on a fresh lab (grader/lab.js FreshLabs).
+ * `point()` answers the check's failure when the handler's upload failed, else null.
  */
-async function measureFresh (ctx, route, warm, load) {
-  await ctx.freshLab()
-  const warmUp = await ctx.post(route, { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
-  // not even the warm-up was answered: that is the figure, measuring more would only wait again
-  if (warmUp.status !== 200) return { failedWarmUp: warmUp, outcome: null, ms: warmUp.ms, idleRss: null, peakRss: null, growth: null }
-  return ctx.lab.measure(load)
+function newCurve (ctx, length) {
+  const routes = ctx.settings.reference ? ['student', 'good', 'bad'] : ['student']
+  let left = length * routes.length
+  const curve = {
+    points: [],
+    reference: { good: [], bad: [] },
+    point: async function measurePoint (x, warm, files, timeoutMs, where) {
+      for (const route of routes) {
+        left--
+        const m = await measureFresh(ctx, route, warm, files, timeoutMs, left > 0)
+        if (route === 'student') {
+          const failed = await failure(ctx, m, where)
+          if (failed) return { ...failed, details: { points: curve.points, reference: curve.reference } }
+          curve.points.push({ x, growthMiB: toMiB(m.growth), ms: round(m.ms) })
+        } else {
+          // /good or /bad: a figure for the charts, never the handler's fault if it fails
+          const ok = m.died === null && m.failedWarmUp === undefined && m.outcome.every(function answered (res) { return res.status === 200 })
+          curve.reference[route].push({ x, growthMiB: ok ? toMiB(m.growth) : null })
+        }
+      }
+      return null
+    }
+  }
+  return curve
 }
 
-/** /good or /bad on the same files: a figure for the charts, never the handler's fault if it fails. */
-async function measureReference (ctx, route, warm, files, timeoutMs) {
-  const m = await measureFresh(ctx, route, warm, function referenceUpload () {
-    return Promise.all(files.map(function upload (file) { return ctx.post(route, { file, timeoutMs }) }))
-  })
-  if (ctx.lab.alive === false || m.failedWarmUp || m.outcome.some(function failed (res) { return res.status !== 200 })) {
-    await ctx.referenceFailed()
-    return null
+/**
+ * On a fresh lab: one upload of `warm` (the curve's smallest body) to the
+ * route, so that the first request's costs (compiling the handler, the
+ * heap's young generation growing to its working size) are not growth;
+ * then the window around the uploads of `files`, all at once.
+ * @returns {Promise<{ outcome: object[]|null, failedWarmUp?: object, growth: number|null, ms: number,
+ *   died: object|null, lab: import('../lab.js').GradeLab }>} `died`: the lab's death, if it died
+ */
+async function measureFresh (ctx, route, warm, files, timeoutMs, another) {
+  const lab = await ctx.freshLab(another)
+  const warmUp = await ctx.postTo(lab, route, { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
+  let m
+  if (warmUp.status !== 200) {
+    // not even the warm-up was answered: that is the figure, measuring more would only wait again
+    m = { failedWarmUp: warmUp, outcome: null, ms: warmUp.ms, growth: null }
+  } else {
+    m = await lab.measure(function uploadAll () {
+      return Promise.all(files.map(function upload (file) { return ctx.postTo(lab, route, { file, timeoutMs }) }))
+    })
   }
-  return toMiB(m.growth)
+  // a reset connection can reach us before the exit does
+  if ((await lab.settle()) === 'dead' || lab.deaths > 0) return { ...m, died: lab.lastDeath, lab }
+  return { ...m, died: null, lab }
 }
 
 /** The check's failure when the handler did not answer 200 (or the figure could not be read), else null. */
-async function failure (ctx, m, doc, where) {
-  const res = m.outcome
-  if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s ${where}` }
-  if (res.status !== 200) {
-    const killed = !ctx.lab.alive && ctx.lab.lastDeath?.reason === 'memory' && m.growth !== null
+async function failure (ctx, m, where) {
+  const res = m.failedWarmUp ?? m.outcome.find(function notAnswered (r) { return r.status !== 200 }) ?? m.outcome[0]
+  const place = m.failedWarmUp ? `${where}, on the warm-up upload` : where
+  if (m.died !== null) {
+    const killed = m.died.reason === 'memory'
     return {
       pass: false,
-      figure: killed ? `killed ${where}: +${toMiB(m.growth)} MiB and rising` : `${judgeAnswer(res, doc.reference).why} ${where}`,
-      reason: await ctx.explain(res)
+      died: true,
+      figure: killed ? `killed ${place}: +${toMiB(m.growth)} MiB and rising` : `the lab died ${place}`,
+      reason: m.died.message
     }
   }
+  if (res.error === 'timeout') return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s ${place}` }
+  if (res.status !== 200) return { pass: false, figure: `${describeFailure(res)} ${place}`, reason: await ctx.explain(res, m.lab) }
   if (m.growth === null) return { pass: false, figure: 'not measured: the kernel\'s peak is read from /proc (Linux only)' }
   return null
 }

@@ -23,18 +23,24 @@ function bombCheck (variant, meaning) {
     hint: BOMB_HINT,
     // a slow refusal is this check's failure, not a sign that the handler hangs on everything
     trips: false,
-    fresh: true,
     run: async function zipBomb (ctx) {
       const bomb = createBomb(variant === 'depth' ? { variant } : { variant, bytes: ctx.settings.bombBytes })
-      const m = await ctx.lab.measure(function sendBomb () {
-        return ctx.post('student', { streams: bomb.streams, timeoutMs: ctx.settings.bombMs })
+      // a lab of its own, as the memory checks measure: what an earlier check left in the
+      // allocator's free lists would be reused without a byte of growth
+      const lab = await ctx.freshLab(variant !== 'depth')
+      const m = await lab.measure(function sendBomb () {
+        return ctx.postTo(lab, 'student', { streams: bomb.streams, timeoutMs: ctx.settings.bombMs })
       })
+      if ((await lab.settle()) === 'dead' || lab.deaths > 0) {
+        const killed = lab.lastDeath.reason === 'memory'
+        return { pass: false, died: true, figure: killed && m.growth !== null ? `killed: +${(m.growth / MiB).toFixed(0)} MiB and rising` : 'the lab died', reason: lab.lastDeath.message }
+      }
       const res = m.outcome
       const growth = m.growth === null ? null : m.growth / MiB
       const grew = growth === null ? '' : `, +${growth.toFixed(1)} MiB`
       const details = { variant, inflatedBytes: bomb.inflatedBytes, compressedBytes: bomb.compressedBytes, sentBytes: res.sentBytes, status: res.status, ms: res.ms, growthMiB: growth === null ? null : Math.round(growth * 10) / 10 }
       if (res.error === 'timeout') {
-        return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s${grew}: still inflating`, details }
+        return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s${grew}: still inflating`, details }
       }
       const verdict = judgeRefusal(res)
       const small = growth !== null && growth <= LIMITS.bombGrowthMiB
@@ -42,7 +48,7 @@ function bombCheck (variant, meaning) {
       return {
         pass: verdict.ok && small,
         figure: `${verdict.why} ${when}${grew}`,
-        reason: verdict.ok && !small ? (growth === null ? 'memory not measured (Linux only)' : `refused, but only after memory grew by ${growth.toFixed(0)} MiB`) : await ctx.explain(res),
+        reason: verdict.ok && !small ? (growth === null ? 'memory not measured (Linux only)' : `refused, but only after memory grew by ${growth.toFixed(0)} MiB`) : await ctx.explain(res, lab),
         details
       }
     }
