@@ -1,0 +1,265 @@
+/**
+ * The grader (npm run grade, grader/): the cards of the exercises' starters
+ * and solutions, handlers that throw, crash, never answer or answer the
+ * wrong shape, and the --json contract.
+ *
+ * Every card is graded once, up front, two at a time (each grading is a lab
+ * process of its own, measured from outside, so two do not share a figure),
+ * with settings smaller than --quick: bodies of 2 to 24 MB, 300 MB bombs, no
+ * /bad and /good curves. The memory assertions are the verdicts only, whose
+ * margins are wide: a buffering route's growth rises by hundreds of MiB per
+ * 100 MB against a limit of 25, a streaming one's by a few.
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { grade, AREAS, CHECKS } from '../grader/index.js'
+import { areaVerdicts, cardJson, formatCard, validateCardJson } from '../grader/card.js'
+import { readFigures, judgeAnswer, referenceOf } from '../grader/reference.js'
+import { leastSquaresSlope } from '../grader/checks/memory.js'
+import { normalizeSettings } from '../grader/settings.js'
+import { PROJECT_ROOT } from '../lib/options.js'
+
+const SMALL = Object.freeze({
+  sizes: [2e6, 8e6, 24e6],
+  concurrency: [1, 8],
+  concurrencyBytes: 6e6,
+  speedBytes: 8e6,
+  speedRepeat: 1,
+  bombBytes: 3e8,
+  aborts: 5,
+  reference: false,
+  // generous: only the handler that never answers waits for them, with its own
+  requestMs: 10000,
+  bombMs: 20000
+})
+
+const FIXTURES = 'test/fixtures/grade'
+
+/**
+ * What is graded, and how: name -> [file, grade options]. The solutions get
+ * whole cards; the starters the areas their lessons are about, and correctness.
+ */
+const RUNS = Object.freeze({
+  streamStarter: ['exercises/01-stream/starter.js', { areas: ['correctness', 'memory'] }],
+  streamSolution: ['exercises/01-stream/solution-stream.js'],
+  exactStarter: ['exercises/02-exact/starter.js', { areas: ['correctness', 'memory'] }],
+  exactSolution: ['exercises/02-exact/solution.js'],
+  bombStarter: ['exercises/03-bomb-safe/starter.js', { areas: ['correctness', 'memory', 'safety'] }],
+  bombSolution: ['exercises/03-bomb-safe/solution.js'],
+  throws: [`${FIXTURES}/throws.js`],
+  crashes: [`${FIXTURES}/crashes.js`],
+  // tiny deadlines: every check of it waits for one
+  neverAnswers: [`${FIXTURES}/never-answers.js`, { settings: { requestMs: 1000, bombMs: 1500 } }],
+  wrongShape: [`${FIXTURES}/wrong-shape.js`, { areas: ['correctness', 'safety'] }],
+  router: [`${FIXTURES}/router.js`, { areas: ['correctness', 'resilience'] }],
+  notAHandler: [`${FIXTURES}/not-a-handler.js`]
+})
+
+describe('npm run grade', function () {
+  const cards = {}
+  const times = {}
+
+  before(async function gradeEverything () {
+    this.timeout(300_000)
+    const queue = Object.entries(RUNS)
+    async function worker () {
+      while (queue.length > 0) {
+        const [name, [file, options = {}]] = queue.shift()
+        const started = Date.now()
+        cards[name] = await grade(file, { preset: 'quick', ...options, settings: { ...SMALL, ...options.settings } })
+        times[name] = Date.now() - started
+      }
+    }
+    await Promise.all([worker(), worker()])
+    if (process.env.STREAMLAB_GRADE_TIMES) console.log(times)
+  })
+
+  function verdicts (name) {
+    return areaVerdicts(cards[name])
+  }
+
+  function explain (name) {
+    return formatCard(cards[name])
+  }
+
+  describe('the exercises', function () {
+    for (const name of ['streamSolution', 'exactSolution', 'bombSolution']) {
+      it(`passes every check of ${RUNS[name][0]}`, function () {
+        assert.equal(cards[name].passed, true, explain(name))
+        assert.equal(cards[name].checks.length, CHECKS.length)
+      })
+    }
+
+    it('fails the buffering starter on memory, and passes its answers', function () {
+      const v = verdicts('streamStarter')
+      assert.equal(v.memory, false, explain('streamStarter'))
+      assert.equal(v.correctness, true, explain('streamStarter'))
+      const bySize = cards.streamStarter.checks.find(function sizeCheck (c) { return c.name === 'growth against body size' })
+      assert.equal(bySize.pass, false)
+      assert.match(bySize.figure, /MiB per 100 MB/)
+      assert.match(bySize.hint, /stream/)
+    })
+
+    it('fails the chunk-by-chunk counter on answers, and passes its memory', function () {
+      const v = verdicts('exactStarter')
+      assert.equal(v.correctness, false, explain('exactStarter'))
+      assert.equal(v.memory, true, explain('exactStarter'))
+      const lookalikes = cards.exactStarter.checks.find(function lookalikeCheck (c) { return c.name === 'strings that look like records' })
+      assert.match(lookalikes.figure, /items \d+, expected 60/)
+    })
+
+    it('fails the unguarded counter on zip bombs, and passes its answers and memory', function () {
+      const v = verdicts('bombStarter')
+      assert.equal(v.safety, false, explain('bombStarter'))
+      assert.equal(v.correctness, true, explain('bombStarter'))
+      assert.equal(v.memory, true, explain('bombStarter'))
+      const bombs = cards.bombStarter.checks.filter(function bombCheck (c) { return c.name.startsWith('zip bomb') })
+      assert.equal(bombs.length, 3)
+      assert.ok(bombs.every(function failed (c) { return !c.pass }), explain('bombStarter'))
+    })
+
+    it('grades a handler exported as an express.Router()', function () {
+      assert.equal(cards.router.passed, true, explain('router'))
+      assert.deepEqual(cards.router.areas, ['correctness', 'resilience'])
+    })
+  })
+
+  describe('handlers that misbehave', function () {
+    it('fails a handler that throws, with its error and file as the reason', function () {
+      const card = cards.throws
+      assert.equal(card.passed, false)
+      const first = card.checks[0]
+      assert.match(first.figure, /500/)
+      assert.match(first.reason, /the handler threw on purpose \(.*throws\.js:\d+/)
+    })
+
+    it('survives a handler that crashes the lab, starts it again, and marks the rest of each area not run', function () {
+      const card = cards.crashes
+      assert.equal(card.passed, false)
+      assert.ok(card.lab.restarts >= 1, `restarts: ${card.lab.restarts}`)
+      // every area met the crash on a lab started again (or a fresh one): none was skipped for good
+      for (const area of AREAS) {
+        const [first, ...rest] = card.checks.filter(function inArea (c) { return c.area === area })
+        assert.match(first.reason, /the lab process died .*crashed the process on purpose \(.*crashes\.js:\d+/, `${area}: ${first.reason}`)
+        for (const c of rest) assert.match(c.reason, new RegExp(`not run: the lab died in "${first.name}"`))
+      }
+    })
+
+    it('fails a handler that never answers, one deadline per area', function () {
+      const card = cards.neverAnswers
+      assert.equal(card.passed, false)
+      assert.match(card.checks[0].figure, /no answer within \d+ s/)
+      const notRun = card.checks.filter(function skipped (c) { return c.figure === 'not run' })
+      assert.ok(notRun.length >= 10, explain('neverAnswers'))
+      assert.ok(times.neverAnswers < 60_000, `took ${times.neverAnswers} ms`)
+    })
+
+    it('fails a handler that answers the wrong shape, and says what it lacks', function () {
+      const card = cards.wrongShape
+      assert.equal(verdicts('wrongShape').correctness, false)
+      assert.match(card.checks[0].figure, /no "items" in the answer \(keys: count, bytes\)/)
+      assert.equal(verdicts('wrongShape').safety, false)
+      const ratio = card.checks.find(function ratioBomb (c) { return c.name === 'zip bomb: ratio' })
+      assert.match(ratio.figure, /^200: accepted/)
+    })
+
+    it('fails every check of a module that does not load, with the reason', function () {
+      const card = cards.notAHandler
+      assert.match(card.loadError, /no default export that is a function/)
+      assert.ok(card.checks.every(function notRun (c) { return !c.pass && c.figure === 'not run' }))
+    })
+  })
+
+  describe('the card as JSON', function () {
+    it('holds every card to the schema', function () {
+      for (const [name, card] of Object.entries(cards)) {
+        assert.deepEqual(validateCardJson(cardJson(card)), [], name)
+      }
+    })
+
+    it('refuses what breaks the schema', function () {
+      const good = cardJson(cards.streamSolution)
+      assert.deepEqual(validateCardJson(good), [])
+      const bad = structuredClone(good)
+      bad.checks[0].area = 'style'
+      bad.checks[1].pass = 'yes'
+      bad.checks[2].hint = 'a hint on a pass'
+      delete bad.checks[3].limit
+      const problems = validateCardJson(bad).join('\n')
+      assert.match(problems, /checks\[0\]\.area must be one of/)
+      assert.match(problems, /checks\[1\]\.pass must be a boolean/)
+      assert.match(problems, /checks\[2\]\.hint must be null when the check passed/)
+      assert.match(problems, /checks\[3\]\.limit must be a non-empty string/)
+    })
+
+    it('npm run grade -- --json writes the card, and exits 1 when a check fails', async function () {
+      this.timeout(120_000)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-grade-'))
+      try {
+        const json = path.join(dir, 'card.json')
+        const run = await runCli([`${FIXTURES}/throws.js`, '--quick', '--only', 'correctness,speed', '--json', json, '--out', path.join(dir, 'report')])
+        assert.equal(run.code, 1, run.stderr)
+        assert.match(run.stdout, /^FAIL {2}correctness {2}generated documents/m)
+        const card = JSON.parse(fs.readFileSync(json, 'utf8'))
+        assert.deepEqual(validateCardJson(card), [])
+        assert.equal(card.handler, `${FIXTURES}/throws.js`)
+        assert.deepEqual([...new Set(card.checks.map(function area (c) { return c.area }))], ['correctness', 'speed'])
+        for (const file of ['results.json', 'report.html']) assert.ok(fs.existsSync(path.join(dir, 'report', file)), file)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
+    it('answers a usage error with exit code 2', async function () {
+      const run = await runCli(['no/such/handler.js'])
+      assert.equal(run.code, 2)
+      assert.match(run.stderr, /no such file/)
+    })
+  })
+
+  describe('reading answers', function () {
+    const reference = referenceOf('{"items":[{"id":1},{"id":2,"x":{"id":9}},{"id":"3"},{"id":4}]}')
+
+    it('counts records and their top-level integer ids', function () {
+      assert.deepEqual(reference, { items: 4, idSum: '7' })
+    })
+
+    it('reads the figures at the top level or under summary', function () {
+      assert.deepEqual(readFigures({ items: 4, idSum: '7' }), { items: 4, idSum: '7' })
+      assert.deepEqual(readFigures({ route: 'good', summary: { items: 4, idSum: '7', sha256: 'x' } }), { items: 4, idSum: '7' })
+      assert.deepEqual(readFigures({ items: 4 }), { items: 4, idSum: null })
+      assert.match(readFigures({ count: 4 }).problem, /no "items"/)
+      assert.match(readFigures({ items: '4' }).problem, /whole number/)
+      assert.match(readFigures({ items: 4, idSum: 7.5 }).problem, /decimal string/)
+    })
+
+    it('judges an answer against the reference', function () {
+      assert.equal(judgeAnswer({ status: 200, json: { items: 4, idSum: '7' }, text: '' }, reference).ok, true)
+      assert.equal(judgeAnswer({ status: 200, json: { items: 4 }, text: '' }, reference).ok, true)
+      assert.match(judgeAnswer({ status: 200, json: { items: 4, idSum: '16' }, text: '' }, reference).why, /idSum 16, expected 7/)
+      assert.match(judgeAnswer({ status: 0, json: null, text: '', error: 'timeout', ms: 5000 }, reference).why, /no answer within 5 s/)
+    })
+
+    it('measures a slope by least squares', function () {
+      assert.equal(leastSquaresSlope([[0, 1], [1, 3], [2, 5]]), 2)
+      assert.equal(leastSquaresSlope([[1, 7], [1, 9]]), 0)
+    })
+
+    it('refuses unknown settings', function () {
+      assert.throws(function unknown () { normalizeSettings('quick', { size: 1 }) }, /unknown grade setting "size"/)
+      assert.throws(function falling () { normalizeSettings('quick', { sizes: [5e6, 1e6] }) }, /must rise/)
+      assert.throws(function preset () { normalizeSettings('slow') }, /preset/)
+    })
+  })
+})
+
+function runCli (args) {
+  return new Promise(function run (resolve) {
+    execFile(process.execPath, ['scripts/grade.js', ...args], { cwd: PROJECT_ROOT, timeout: 110_000 }, function done (err, stdout, stderr) {
+      resolve({ code: err ? err.code : 0, stdout, stderr })
+    })
+  })
+}
