@@ -210,6 +210,9 @@ export function createControlPanel (el) {
       if (current?.id !== event.id) follow(event.id)
       return
     }
+    // a run whose start this page missed (it connected later, or the lab restarted under a grading
+    // run, npm run grade): follow it from its progress, unless another run is being followed
+    if (event.phase === 'progress' && current?.id !== event.id && current?.status !== 'running') follow(event.id)
     if (current?.id !== event.id) return
     if (event.phase === 'progress') {
       current.progress = { ...event }
