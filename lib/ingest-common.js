@@ -192,17 +192,24 @@ export function countingStream (check, hash) {
   const digest = hash ? createHash(hash) : null
   const counter = new Transform({
     transform: function countChunk (chunk, encoding, callback) {
-      counter.bytes += chunk.length
-      const error = check(counter.bytes, chunk)
-      if (error) {
-        callback(error)
-        return
-      }
-      if (digest) digest.update(chunk)
-      callback(null, chunk)
+      const error = counter.count(chunk)
+      if (error) callback(error)
+      else callback(null, chunk)
     }
   })
   counter.bytes = 0
+  /**
+   * Count (and digest) bytes that do not flow through the stream: the same
+   * check, for a caller that holds them whole.
+   * @returns {Error|null} the check's verdict; the bytes are digested only when it passes
+   */
+  counter.count = function countBytes (chunk) {
+    counter.bytes += chunk.length
+    const error = check(counter.bytes, chunk)
+    if (error) return error
+    if (digest) digest.update(chunk)
+    return null
+  }
   counter.digest = function hexDigest () {
     return digest.digest('hex')
   }

@@ -73,6 +73,16 @@ export const DEFAULTS = Object.freeze({
      * being gathered, /good stays under 64 MiB above idle whatever the body.
      */
     parseCost: 12 * MiB,
+    /**
+     * /good: a body that ends within this many inflated bytes is parsed on
+     * the main thread, with the same cost projection first, not sent to a
+     * parse thread: for small bodies the hop costs more than JSON.parse.
+     * It bounds how long one such parse holds the event loop (64 KiB: well
+     * under a millisecond for generated items, a few for the densest text
+     * the projection admits), and each pipeline holds at most this much
+     * before it knows. 0: every batch goes to a thread.
+     */
+    inlineParse: 64 * 1024,
     /** ms a /good request may wait for a pipeline before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
@@ -141,7 +151,8 @@ export function normalizeOptions (options = {}) {
       bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
       activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000),
       parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
-      queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000)
+      queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
+      inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB)
     }),
     generate: Object.freeze({
       defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),

@@ -6,20 +6,30 @@
  * batches of whole records, so memory stays constant: a few batches per
  * request, under one budget shared by all requests.
  */
-import { Writable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { createGunzipBody } from './gzip-framing.js'
+import { Readable, Writable } from 'node:stream'
+import { pipeline, finished } from 'node:stream/promises'
+import zlib from 'node:zlib'
+import { createGunzipBody, paddingError } from './gzip-framing.js'
 import {
   negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary, clientGone
 } from './ingest-common.js'
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from './json-records.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
 import { getParsePool, ByteBudget, threadHeapMb } from './parse-pool.js'
+import parseBatch, { parseDocument } from './parse-worker.js'
 import { fromZlibError, jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense, pipelinesBusy } from './errors.js'
 import { Semaphore } from './semaphore.js'
 
 const MIN_CHUNK = 16 * 1024
 const MAX_CHUNK = 256 * 1024
+/** The smallest inflate chunk, for the smallest bodies. */
+const SMALL_CHUNK = 4 * 1024
+/**
+ * Inflated bytes expected per compressed byte when sizing a small body's
+ * inflate chunk: JSON inflates 2 to 10 times; a body that inflates more
+ * only takes more chunks.
+ */
+const EXPECTED_RATIO = 8
 // Parse batches stay small: the records of a batch are all alive until it is
 // tallied, and smaller batches let the parse threads' young generation
 // collect them (measured: 64 KiB batches halved /good's peak against 256 KiB).
@@ -87,18 +97,37 @@ function budgetFor (bytes) {
  * default; 1 MiB gained little more here and cost ~40 MiB of RSS), smaller
  * under concurrency so the total stays within the budget.
  */
-function chunkSizeFor (bufferBudget, active) {
+export function chunkSizeFor (bufferBudget, active) {
   const share = Math.floor(bufferBudget / (4 * Math.max(1, active)))
   return Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, 2 ** Math.floor(Math.log2(Math.max(share, 1)))))
+}
+
+/**
+ * The inflate chunk for a body of `compressedBytes` (Content-Length, or NaN
+ * when chunked): no larger than the body needs. zlib allocates its whole
+ * output chunk up front, so a 1 KB body inflated into a 256 KiB chunk costs
+ * 256 KiB of Buffer memory, and thousands of them a second are garbage that
+ * watchGarbage must have collected (a full collection every 48 requests).
+ */
+export function inflateChunkFor (share, compressedBytes) {
+  if (!Number.isSafeInteger(compressedBytes) || compressedBytes < 0) return share
+  const wanted = 2 ** Math.ceil(Math.log2(Math.max(1, EXPECTED_RATIO * compressedBytes)))
+  return Math.max(SMALL_CHUNK, Math.min(share, wanted))
 }
 
 /**
  * A Writable that receives inflated bytes and answers with a tally.
  */
 class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, pool, budget }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, inlineBytes = 0, pool, budget }) {
     super({ highWaterMark: 0 })
     this.maxCost = maxCost
+    /** A body that ends within this many inflated bytes is parsed here, not on a thread. */
+    this.inlineBytes = inlineBytes
+    /** Inflated bytes received so far. */
+    this.seen = 0
+    /** The input is over (it ended, or scanning stopped at an error): no batch will follow. */
+    this.final = false
     /** Aborts when the request is gone or refused: its queued work is dropped with it. */
     this.gone = new AbortController()
     /** Gives back the large-record place, while this request holds it. */
@@ -133,6 +162,12 @@ class RecordSink extends Writable {
   }
 
   async send () {
+    if (this.inlineBytes > 0 && this.seen <= this.inlineBytes) {
+      // a small body so far: hold its batches until it ends (then parse them
+      // here) or grows past the bound (then send them on, as for any body)
+      if (this.final) this.parseHere()
+      return
+    }
     while (this.ready.length > 0) {
       if (this.fatal !== null || this.destroyed) return
       // a request keeps every parse thread busy and one batch ready, no more
@@ -158,21 +193,43 @@ class RecordSink extends Writable {
     }
   }
 
+  /**
+   * Parse the batches of a body that ended within `inlineBytes`, on this
+   * thread: the same parseBatch a thread runs, so the same projection of
+   * its cost first (413 record.too.dense), the same errors and the same
+   * tally. For a body this small the hop to a thread (a message each way,
+   * a thread to wake) costs more than JSON.parse itself, and the parse
+   * holds the event loop no longer than /bad's would for the same bytes.
+   */
+  parseHere () {
+    const batches = this.ready
+    this.ready = []
+    for (const batch of batches) {
+      if (this.fatal !== null || this.destroyed) return
+      const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
+      this.take(batch, batch.bytes.byteLength, parseBatch(task))
+    }
+  }
+
+  /** Fold one batch's answer into the request's figures. */
+  take (batch, size, answer) {
+    if (answer.tooDense) {
+      this.fatal = recordTooDense(this.maxCost, answer.tooDense.projected, size - 2, batch.offset)
+    } else if (answer.error) {
+      const offset = answer.error.offset < 0 ? -1 : batch.offset + answer.error.offset
+      this.noteError({ offset, reason: answer.error.reason, error: answer.error.tooDeep ? tooDeep(this.maxDepth, offset) : undefined })
+    } else if (answer.tally) {
+      const known = this.tallies.get(batch.generation)
+      if (known) mergeTally(known, answer.tally)
+      else this.tallies.set(batch.generation, answer.tally)
+    }
+  }
+
   async run (batch, size) {
     try {
       // transferred, not copied: the batch's bytes move to the parse thread
       const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
-      const answer = await this.pool.run(task, { transferList: [batch.bytes.buffer], signal: this.gone.signal })
-      if (answer.tooDense) {
-        this.fatal = recordTooDense(this.maxCost, answer.tooDense.projected, size - 2, batch.offset)
-      } else if (answer.error) {
-        const offset = answer.error.offset < 0 ? -1 : batch.offset + answer.error.offset
-        this.noteError({ offset, reason: answer.error.reason, error: answer.error.tooDeep ? tooDeep(this.maxDepth, offset) : undefined })
-      } else if (answer.tally) {
-        const known = this.tallies.get(batch.generation)
-        if (known) mergeTally(known, answer.tally)
-        else this.tallies.set(batch.generation, answer.tally)
-      }
+      this.take(batch, size, await this.pool.run(task, { transferList: [batch.bytes.buffer], signal: this.gone.signal }))
     } catch (err) {
       if (this.gone.signal.aborted) return // dropped from the queue: the request is over
       // past the projection, the thread's heap limit: refused like a projection past it
@@ -199,7 +256,8 @@ class RecordSink extends Writable {
   }
 
   _destroy (err, callback) {
-    this.gone.abort(err ?? requestAborted(0))
+    // a sink that finished has nothing left queued: no reason to make (an error, with its stack)
+    if (this.result === null) this.gone.abort(err ?? requestAborted(0))
     this.ready = []
     if (this.leaveLarge !== null) {
       this.leaveLarge()
@@ -240,6 +298,7 @@ class RecordSink extends Writable {
   async failWith (scannerError) {
     // Batches the scanner emitted before it stopped lie before the fault it
     // found, and one of them may hold an earlier one: parse them first.
+    this.final = true
     await this.send()
     this.ready = []
     await this.settle()
@@ -254,6 +313,7 @@ class RecordSink extends Writable {
   }
 
   _write (chunk, encoding, callback) {
+    this.seen += chunk.length
     this.scan(chunk).then(function scanned () { callback() }, callback)
   }
 
@@ -262,6 +322,7 @@ class RecordSink extends Writable {
   }
 
   async finish () {
+    this.final = true
     if (this.scanner === null) {
       const head = Buffer.concat(this.prefix)
       this.prefix = []
@@ -283,6 +344,90 @@ class RecordSink extends Writable {
   }
 }
 
+function gunzipLayers (layers, chunkSize) {
+  const gunzips = []
+  for (let k = 0; k < layers; k++) gunzips.push(createGunzipBody({ chunkSize }))
+  return gunzips
+}
+
+/**
+ * Read a body to its end and keep it, checking each chunk with `count`.
+ * Events rather than `pipeline`: one source read whole needs no composing,
+ * and for a body of a read or two pipeline's set-up (an AbortController,
+ * end-of-stream watches on both sides) cost more than all the rest.
+ * @param {import('node:stream').Readable} source destroyed with the error when `count` refuses a chunk
+ * @param {(chunk: Buffer) => Error|null} count
+ * @returns {Promise<Buffer>}
+ */
+function readWhole (source, count) {
+  return new Promise(function read (resolve, reject) {
+    const pieces = []
+    source.on('data', function keep (chunk) {
+      const error = count(chunk)
+      if (error) source.destroy(error)
+      else pieces.push(chunk)
+    })
+    source.once('end', function ended () { resolve(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)) })
+    source.once('error', reject)
+  })
+}
+
+/**
+ * Inflate a body held whole, layer by layer, making at most `bound` bytes,
+ * framed as lib/gzip-framing.js frames every body (members, then nothing or
+ * zero padding: `paddingError`, as gunzipWhole applies it for /bad). In one
+ * synchronous call: for a body this small, zlib's thread pool costs more
+ * than inflating (a stream or `zlib.gunzip` goes there and back twice, and
+ * measured 230 us for a 1 KB body that inflates in 50).
+ * @returns {Buffer|null} null when a layer inflates past the bound
+ */
+function inflateInHand (body, layers, bound) {
+  let data = body
+  for (let k = 0; k < layers; k++) {
+    let inflated
+    try {
+      inflated = zlib.gunzipSync(data, { info: true, maxOutputLength: bound })
+    } catch (err) {
+      if (err.code === 'ERR_BUFFER_TOO_LARGE') return null
+      throw err
+    }
+    const error = paddingError(data, inflated.engine.bytesWritten, 0)
+    if (error) throw error
+    data = inflated.buffer
+  }
+  return data
+}
+
+/**
+ * A body whose Content-Length is within the inline bound arrives in a read
+ * or two: read it whole, inflate it at once and, when it inflates within
+ * the bound too, parse it here on the main thread (the hop to a parse
+ * thread costs more than JSON.parse for so little). A valid document
+ * within the limits is parsed whole (parseDocument); anything else goes
+ * through the record sink, so every refusal is the one a streamed body gets.
+ * A body that inflates past the bound is streamed like any other, from memory.
+ * @returns {Promise<{ format: string, tally: object }>}
+ */
+async function ingestInHand (source, { compressed, inflated, sink, layers, bound, chunkSize, limits, maxCost }) {
+  const body = await readWhole(source, compressed.count)
+  const data = inflateInHand(body, layers, bound)
+  if (data === null) {
+    await pipeline(Readable.from([body]), ...gunzipLayers(layers, chunkSize), inflated, sink)
+    return { format: sink.format, tally: sink.result }
+  }
+  const error = inflated.count(data)
+  if (error) throw error
+  const format = sink.format ?? detectFormat(data)
+  if (format !== 'ndjson') {
+    const answer = parseDocument({ bytes: data, format, maxDepth: limits.depth, maxCost, maxValueBytes: limits.record })
+    if (answer !== null) return { format, tally: finishTally(answer.tally) }
+  }
+  sink.format = format
+  sink.end(data)
+  await finished(sink)
+  return { format, tally: sink.result }
+}
+
 /**
  * Stream, inflate, parse and summarise a request body.
  * @param {import('express').Request} req
@@ -297,28 +442,38 @@ export async function ingestStreamed (req, opts, { admission } = {}) {
   activeRequests++
   const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   try {
-    const chunkSize = chunkSizeFor(opts.ingest.bufferBudget, activeRequests)
+    const share = chunkSizeFor(opts.ingest.bufferBudget, activeRequests)
+    const length = Number(req.headers['content-length'])
+    const chunkSize = inflateChunkFor(share, length)
     const compressed = compressedCounter(opts.limits.compressed)
-    const gunzips = []
-    for (let k = 0; k < plan.layers; k++) gunzips.push(createGunzipBody({ chunkSize }))
     const inflated = inflatedCounter(opts.limits, compressed)
     const sink = new RecordSink({
       format: plan.format,
-      batchBytes: Math.min(chunkSize, MAX_BATCH),
+      batchBytes: Math.min(share, MAX_BATCH),
       maxValueBytes: opts.limits.record,
       maxDepth: opts.limits.depth,
       maxCost: opts.ingest.parseCost,
+      inlineBytes: opts.ingest.inlineParse,
       pool: getParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost)),
       budget: budgetFor(opts.ingest.bufferBudget)
     })
+    const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs })
+    let parsed
     try {
-      await pipeline(requestBody(req, { idleMs: opts.limits.bodyIdleMs }), compressed, ...gunzips, inflated, sink)
+      if (Number.isSafeInteger(length) && length <= opts.ingest.inlineParse) {
+        parsed = await ingestInHand(body, {
+          compressed, inflated, sink, layers: plan.layers, bound: opts.ingest.inlineParse, chunkSize, limits: opts.limits, maxCost: opts.ingest.parseCost
+        })
+      } else {
+        await pipeline(body, compressed, ...gunzipLayers(plan.layers, chunkSize), inflated, sink)
+        parsed = { format: sink.format, tally: sink.result }
+      }
     } catch (err) {
       throw fromZlibError(err, compressed.bytes) ?? err
     }
     return makeSummary({
-      format: sink.format,
-      tally: sink.result,
+      format: parsed.format,
+      tally: parsed.tally,
       inflatedBytes: inflated.bytes,
       compressedBytes: compressed.bytes,
       sha256: inflated.digest()

@@ -1,15 +1,22 @@
 /**
- * POST /good with small bodies: bodies that arrive whole with their headers
- * and fit in one batch. Whoever sends many of them at once must not be able
- * to leave a pipeline held.
+ * POST /good with small bodies: a body whose Content-Length and inflated
+ * size are within `ingest.inlineParse` is read whole, inflated at once and
+ * parsed on the main thread; one sent chunked that ends within the bound is
+ * parsed there too, after streaming. Both must answer exactly what the
+ * parse threads answer (and /bad), refuse what they refuse, and leave no
+ * pipeline held when their clients vanish.
  */
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import zlib from 'node:zlib'
-import { startLab, post, waitFor } from './helpers.js'
+import { startLab, post, postChunked, waitFor } from './helpers.js'
 import { streamedIngestState } from '../lib/streamed-ingest.js'
+import { parseDocument } from '../lib/parse-worker.js'
+import { DEFAULTS } from '../lib/options.js'
 
 const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
+const BOUND = DEFAULTS.ingest.inlineParse
+const KiB = 1024
 
 /** Send a request on a raw socket, `sent` bytes of its body (all of it by default), and return the socket. */
 function send (port, body, sent = body.length) {
@@ -19,6 +26,168 @@ function send (port, body, sent = body.length) {
   socket.write(Buffer.concat([Buffer.from(head), body.subarray(0, sent)]))
   return socket
 }
+
+/**
+ * A document of exactly `bytes` inflated bytes in `format`: records with
+ * ids, numbers, an escape and text past ASCII, the last one padded.
+ */
+function documentOf (bytes, format) {
+  function record (id, pad) { return `{"id":${id},"n":[${id / 7},-${id}e-3,${id * 1000}],"s":"caf\\u00e9 数据 ${'x'.repeat(pad)}"}` }
+  const [open, close] = format === 'json' ? ['{"items":[', ']}'] : format === 'array' ? ['[', ']'] : ['', '\n']
+  const separator = format === 'ndjson' ? '\n' : ','
+  let head = open
+  let id = 1
+  for (;;) {
+    const next = record(id, 0) + separator
+    if (Buffer.byteLength(head + next) + 200 > bytes) break
+    head += next
+    id++
+  }
+  const document = head + record(id, bytes - Buffer.byteLength(head + record(id, 0) + close)) + close
+  assert.equal(Buffer.byteLength(document), bytes)
+  return document
+}
+
+/** A record of tiny arrays, `bytes` long: JSON.parse builds about 30 times its text. */
+function denseRecord (bytes) {
+  return '[' + Array(Math.floor(bytes / 4)).fill('[3]').join(',') + ']'
+}
+
+describe('POST /good: small bodies', function () {
+  let lab = null
+  let threadsOnly = null
+  before(async function start () {
+    lab = await startLab()
+    threadsOnly = await startLab({ ingest: { inlineParse: 0 } })
+  })
+  after(async function stop () {
+    await lab.close()
+    await threadsOnly.close()
+  })
+
+  for (const format of ['json', 'array', 'ndjson']) {
+    for (const bytes of [100, 4 * KiB, BOUND - 1, BOUND, BOUND + 1, 3 * BOUND]) {
+      it(`answers /bad's summary for ${bytes} bytes of ${format}, parsed here or by the threads, sent whole or chunked`, async function () {
+        const body = zlib.gzipSync(documentOf(bytes, format))
+        const query = `?format=${format}`
+        const expected = await post(`${lab.url}/bad${query}`, body)
+        assert.equal(expected.status, 200)
+        const answers = [
+          await post(`${lab.url}/good${query}`, body),
+          await postChunked(`${lab.url}/good${query}`, [body.subarray(0, 100), body.subarray(100)]),
+          await post(`${threadsOnly.url}/good${query}`, body)
+        ]
+        for (const answer of answers) {
+          assert.equal(answer.status, 200)
+          assert.deepEqual(answer.body.summary, expected.body.summary)
+        }
+      })
+    }
+  }
+
+  it('answers a body whose format is detected, and a repeated items key, as /bad does', async function () {
+    for (const text of ['{"items":[{"id":1}],"items":[{"id":2},{"id":3}]}', '[{"id":7}]', '{"id":1}\n{"id":2}\n', '{"meta":{"a":[1,2]},"items":[]}']) {
+      const body = zlib.gzipSync(text)
+      const expected = await post(`${lab.url}/bad`, body)
+      const answer = await post(`${lab.url}/good`, body)
+      assert.equal(answer.status, 200, text)
+      assert.deepEqual(answer.body.summary, expected.body.summary, text)
+    }
+  })
+
+  for (const [what, text, status, type] of [
+    ['invalid JSON', '{"items":[{"id":1},{"id":2,}]}', 422, 'json.invalid'],
+    ['a document that ends early', '{"items":[{"id":1},{"id":2}', 422, 'json.invalid'],
+    ['the wrong shape', '{"things":[{"id":1}]}', 422, 'json.items.missing'],
+    ['nesting past the depth limit', `{"items":[${'['.repeat(1200)}${']'.repeat(1200)}]}`, 422, 'json.too.deep'],
+    ['a gzip body with garbage after its padding', null, 400, 'gzip.trailing.data']
+  ]) {
+    it(`refuses ${what} as the parse threads do, with the same offset`, async function () {
+      const body = text === null ? Buffer.concat([SMALL, Buffer.from([0, 0, 7])]) : zlib.gzipSync(text)
+      const here = await post(`${lab.url}/good`, body)
+      const threads = await post(`${threadsOnly.url}/good`, body)
+      assert.equal(here.status, status)
+      assert.equal(here.body.error.type, type)
+      assert.deepEqual(here.body.error, threads.body.error)
+    })
+  }
+
+  it('streams a small body that inflates past the bound, and answers as for any other', async function () {
+    // a few hundred bytes of gzip, 2 MB of JSON: under the bound as sent, far past it inflated
+    const text = '{"items":[' + Array(20000).fill('{"id":1,"pad":"' + ' '.repeat(80) + '"}').join(',') + ']}'
+    const body = zlib.gzipSync(text, { level: 9 })
+    assert.ok(body.length <= BOUND && text.length > 10 * BOUND)
+    const expected = await post(`${lab.url}/bad`, body)
+    const answer = await post(`${lab.url}/good`, body)
+    assert.equal(answer.status, 200)
+    assert.deepEqual(answer.body.summary, expected.body.summary)
+  })
+})
+
+describe('POST /good: small bodies too dense to parse', function () {
+  const PARSE_COST = 256 * KiB
+  let lab = null
+  let threadsOnly = null
+  before(async function start () {
+    lab = await startLab({ ingest: { parseCost: PARSE_COST } })
+    threadsOnly = await startLab({ ingest: { parseCost: PARSE_COST, inlineParse: 0 } })
+  })
+  after(async function stop () {
+    await lab.close()
+    await threadsOnly.close()
+  })
+
+  it('refuses a dense record within the bound with 413 record.too.dense, parsed here or by the threads', async function () {
+    const text = `{"items":[{"id":1},${denseRecord(40 * KiB)}]}`
+    assert.ok(text.length < BOUND)
+    const body = zlib.gzipSync(text)
+    const answers = [
+      await post(`${lab.url}/good`, body),
+      await postChunked(`${lab.url}/good`, [body.subarray(0, 10), body.subarray(10)]),
+      await post(`${threadsOnly.url}/good`, body)
+    ]
+    for (const answer of answers) {
+      assert.equal(answer.status, 413)
+      assert.equal(answer.body.error.type, 'record.too.dense')
+      assert.equal(answer.body.error.limit, PARSE_COST)
+      assert.ok(answer.body.error.projected > PARSE_COST)
+    }
+    assert.deepEqual(answers[0].body.error, answers[2].body.error)
+    assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
+  })
+
+  it('parses a dense record the projection admits, as /bad does', async function () {
+    const body = zlib.gzipSync(`{"items":[{"id":1},${denseRecord(2 * KiB)}]}`)
+    const expected = await post(`${lab.url}/bad`, body)
+    const answer = await post(`${lab.url}/good`, body)
+    assert.equal(answer.status, 200)
+    assert.deepEqual(answer.body.summary, expected.body.summary)
+  })
+})
+
+describe('parseDocument', function () {
+  function bytesOf (text) { return new TextEncoder().encode(text) }
+
+  it('tallies a valid document within the limits', function () {
+    const answer = parseDocument({ bytes: bytesOf('{"items":[{"id":1,"n":[2]},{"id":3}]}'), format: 'json', maxDepth: 10, maxCost: 1e6, maxValueBytes: 1e6 })
+    assert.equal(answer.tally.items, 2)
+    assert.equal(answer.tally.numbers, 3)
+  })
+
+  it('leaves every other verdict to the record scanner', function () {
+    const limits = { maxDepth: 3, maxCost: 64 * KiB, maxValueBytes: 1e6 }
+    for (const [text, format, why] of [
+      ['{"items":[{"id":1},]}', 'json', 'invalid'],
+      ['{"items":{}}', 'json', 'shape'],
+      ['{"items":[]}', 'array', 'shape'],
+      ['[[[[1]]]]', 'array', 'too deep'],
+      [denseRecord(8 * KiB), 'array', 'projected past maxCost']
+    ]) {
+      assert.equal(parseDocument({ bytes: bytesOf(text), format, ...limits }), null, why)
+    }
+    assert.equal(parseDocument({ bytes: bytesOf('[{"id":1}]'), format: 'array', maxValueBytes: 4 }), null, 'longer than a record may be')
+  })
+})
 
 describe('POST /good: small bodies whose clients vanish', function () {
   let lab = null
