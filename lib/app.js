@@ -25,6 +25,7 @@ import { discardRestOfBody } from './ingest-common.js'
 import { createAdmission } from './admission.js'
 import { requestGuard } from './request-guard.js'
 import { bodyDeadline } from './body-deadline.js'
+import { abortUploadRoutes } from '../experiments/abort-upload/routes.js'
 
 /**
  * Build the lab's Express app.
@@ -79,6 +80,7 @@ export function createApp (options) {
   app.use(metricsRoutes(opts, events, sampler, { admission, diskQuota }))
   app.use(experimentRoutes(opts, events))
   app.use(uploadRoutes(opts, events, diskQuota, admission))
+  app.use(abortUploadRoutes(opts, events, diskQuota))
   app.use(chunkSizeRoutes(opts))
   app.use(databaseRoutes(dbOpts, database, admission))
   // last of the routes: the page's static files answer only what the API did not

@@ -9,6 +9,7 @@ import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'
 import * as dbExport from './db-export.js'
 import * as zipBomb from './zip-bomb.js'
+import * as abortUpload from '../../experiments/abort-upload/index.js'
 
 /** name -> experiment module */
 export const EXPERIMENTS = Object.freeze({
@@ -17,5 +18,6 @@ export const EXPERIMENTS = Object.freeze({
   [chunkSize.name]: chunkSize,
   [tinyWrites.name]: tinyWrites,
   [dbExport.name]: dbExport,
-  [zipBomb.name]: zipBomb
+  [zipBomb.name]: zipBomb,
+  [abortUpload.name]: abortUpload
 })

@@ -1,0 +1,100 @@
+/**
+ * The client that aborts: N uploads to one of the abort-upload routes, each
+ * announcing the whole body (Content-Length) and hanging up after part of it,
+ * in a process of its own so that its sockets and buffers are never counted
+ * as the server's. Forked by the experiment (`runChildJob`), over IPC:
+ *
+ *   in:  { url, uploads, bytes, abortAfter, inFlight, settleMs }
+ *   out: { type: 'progress', done, total }, then
+ *        { type: 'result', results: [{ sent, status, aborted, ms }], wallMs }
+ *
+ * Each upload writes `abortAfter` bytes, waits until they have left for the
+ * kernel and `settleMs` more, then destroys its socket (a FIN: nothing
+ * unread on it, so the server reads every byte sent before it sees the end).
+ * `status` is 0 for an upload the server never answered (aborted mid-body),
+ * else the early answer it got (a refusal).
+ */
+import http from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { serveChildJob } from '../../bench/child-job.js'
+
+const CHUNK_BYTES = 64 * 1024
+const PROGRESS_INTERVAL_MS = 100
+
+serveChildJob('experiments/abort-upload/client.js', async function abortUploads (job, progress) {
+  checkJob(job)
+  const chunk = randomBytes(CHUNK_BYTES)
+  const results = new Array(job.uploads)
+  let next = 0
+  let done = 0
+  let lastProgress = 0
+  const begun = performance.now()
+  async function worker () {
+    while (next < job.uploads) {
+      const k = next++
+      results[k] = await abortOne(job, chunk)
+      done++
+      const now = performance.now()
+      if (done === job.uploads || now - lastProgress >= PROGRESS_INTERVAL_MS) {
+        lastProgress = now
+        progress(done, job.uploads)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(job.inFlight, job.uploads) }, worker))
+  return { results, wallMs: performance.now() - begun }
+})
+
+/** One upload that hangs up after `abortAfter` of its `bytes`. */
+function abortOne ({ url, bytes, abortAfter, settleMs }, chunk) {
+  const started = performance.now()
+  return new Promise(function uploadAndAbort (resolve) {
+    // a socket of its own (no agent): destroying it must end this upload only
+    const req = http.request(url, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes) }
+    })
+    let sent = 0
+    let status = 0
+    let aborted = false
+    req.on('response', function earlyAnswer (res) {
+      // the server answered before the abort: a refusal (or the whole body, at 100 %)
+      status = res.statusCode
+      res.resume()
+    })
+    req.on('error', function expectedError () {
+      // our own destroy() ends the request with an error: that is the point
+    })
+    req.on('close', function uploadOver () {
+      resolve({ sent, status, aborted, ms: Math.round((performance.now() - started) * 10) / 10 })
+    })
+    req.flushHeaders()
+    writePart().then(function hangUp () {
+      if (status === 0) aborted = true
+      req.destroy()
+    }, function writeFailed () {
+      req.destroy()
+    })
+
+    async function writePart () {
+      while (sent < abortAfter && !req.destroyed) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, abortAfter - sent))
+        sent += piece.length
+        // the write's callback: these bytes have left for the kernel
+        await new Promise(function written (done) { req.write(piece, done) })
+      }
+      await sleep(settleMs)
+    }
+  })
+}
+
+function checkJob (job) {
+  if (typeof job?.url !== 'string' || !/^http:\/\//.test(job.url)) throw new TypeError(`job.url must be an http URL, got ${job?.url}`)
+  for (const key of ['uploads', 'bytes', 'abortAfter', 'inFlight', 'settleMs']) {
+    if (!Number.isSafeInteger(job[key]) || job[key] < 0) throw new TypeError(`job.${key} must be an integer >= 0, got ${job[key]}`)
+  }
+  if (job.abortAfter >= job.bytes && job.bytes > 0) throw new TypeError('job.abortAfter must be less than job.bytes: the upload is to be aborted mid-body')
+}

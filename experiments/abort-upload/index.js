@@ -1,0 +1,107 @@
+/**
+ * The abort-upload experiment: `pipe()` vs `pipeline()` on a client that
+ * aborts mid-upload. N uploads to POST /abort-upload/pipe and to POST
+ * /abort-upload/pipeline, each aborted by its client after part of the body,
+ * from a separate process; then, on the server, the file descriptors still
+ * open on the experiment's folder, the files and bytes left in it and the
+ * memory grown, right after and again after a GC and a wait; then the
+ * clean-up. The registry's entry (`lib/experiments/index.js`); the folder
+ * also holds the routes, the client, the bench adapter and the figures.
+ */
+import { badParameter } from '../../lib/errors.js'
+import { deepFreeze, normalizeBySchema } from '../../lib/experiments/params.js'
+import { normalizeUploadOptions } from '../../lib/upload.js'
+
+export { run, UPLOAD_STEPS } from './run.js'
+
+export const name = 'abort-upload'
+
+export const title = 'pipe() vs pipeline() on a client that aborts mid-upload'
+
+export const description = 'Sends N uploads to POST /abort-upload/pipe (req.pipe(fs.createWriteStream(file))) and ' +
+  'POST /abort-upload/pipeline (await pipeline(req, fs.createWriteStream(file))), each aborted by its client after part ' +
+  'of the body, and counts on the server what each route leaves behind: file descriptors still open, half-written files ' +
+  'and their bytes, and memory grown, right after and again after a GC and a wait. Everything left is closed and deleted at the end of each cell.'
+
+const ROUTES = Object.freeze(['both', 'pipe', 'pipeline'])
+const MAX_UPLOADS = 500
+const MAX_BYTES = 64 * 1024 * 1024
+/** Every upload of a cell reserves its whole body on disk at once: at most this much in all. */
+const MAX_CELL_BYTES = 1024 * 1024 * 1024
+
+/** The schema a dashboard builds its controls from (GET /experiments), and the bench its flags. */
+export const params = deepFreeze([
+  {
+    name: 'route',
+    type: 'enum',
+    values: [...ROUTES],
+    valueLabels: { both: 'Both: pipeline(), then pipe()', pipe: '/abort-upload/pipe (req.pipe)', pipeline: '/abort-upload/pipeline (pipeline)' },
+    default: 'both',
+    label: 'Route',
+    help: 'pipe() leaves the file stream open when the request errors; pipeline() destroys both streams and the route removes the half-written file. "Both" runs pipeline() first.'
+  },
+  {
+    name: 'uploads',
+    type: 'integer',
+    default: 100,
+    min: 1,
+    max: MAX_UPLOADS,
+    label: 'Aborted uploads (highest)',
+    help: 'Uploads aborted in the last cell, at most 100 in flight at once. With the sweep on, 10, 50, 100 ... below it run first.'
+  },
+  {
+    name: 'sweep',
+    type: 'enum',
+    values: ['steps', 'single'],
+    valueLabels: { steps: 'Sweep: 10, 50, 100, 200, 500 up to the highest', single: 'Only the highest' },
+    default: 'steps',
+    label: 'Uploads sweep',
+    help: 'Leftovers that grow with the number of aborted uploads are a leak: sweep to see the line.'
+  },
+  {
+    name: 'bytes',
+    type: 'size',
+    default: '1MB',
+    min: 1,
+    max: MAX_BYTES,
+    label: 'Upload size',
+    help: 'The Content-Length each upload announces (random bytes, made by the client).'
+  },
+  {
+    name: 'abortAt',
+    type: 'integer',
+    default: 50,
+    min: 0,
+    max: 99,
+    label: 'Abort after (% of the body)',
+    help: 'How much of the body each client sends before it destroys its socket.'
+  },
+  {
+    name: 'waitSeconds',
+    type: 'integer',
+    default: 3,
+    min: 0,
+    max: 60,
+    label: 'Wait before looking again (s)',
+    help: 'After the first count, a garbage collection and this many seconds, then the descriptors are counted again: are they released later?'
+  }
+])
+
+/**
+ * Check and complete the parameters a client sent.
+ * @param {object} [raw] e.g. { uploads: 50, bytes: '1MB', abortAt: 50 }; numbers may come as strings
+ * @param {object} options normalised app options (`upload.limit` caps `bytes`; `diskQuota` the cell's total)
+ * @returns {Readonly<{ route: string, uploads: number, sweep: string, bytes: number, abortAt: number, waitSeconds: number }>}
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeParams (raw, options) {
+  const limit = normalizeUploadOptions(options?.upload).limit
+  const p = normalizeBySchema(params, raw, { max: { bytes: limit } })
+  if (p.bytes > limit) throw badParameter('params.bytes', p.bytes, `a byte size up to this server's upload limit, ${limit} bytes`)
+  const room = Math.min(MAX_CELL_BYTES, Math.floor((options?.diskQuota ?? MAX_CELL_BYTES * 2) / 2))
+  if (p.uploads * p.bytes > room) {
+    throw badParameter('params.bytes', p.bytes,
+      `at most ${Math.floor(room / p.uploads)} bytes at ${p.uploads} uploads: each reserves its whole body on disk, and a cell may reserve ${room} bytes in all`)
+  }
+  return Object.freeze(p)
+}

@@ -1,0 +1,138 @@
+/**
+ * The abort-upload result, in the shape every experiment returns: `cells`
+ * (one per route and number of uploads, scalar members the dashboard shows
+ * as columns), `charts` (ChartSpec, bench/report.js), `published` (the Node
+ * docs' claims beside what was measured) and `verdicts` (one per route, its
+ * largest cell).
+ */
+import { round } from '../../lib/experiments/params.js'
+import { formatDecimalBytes, formatMiB } from '../../lib/units.js'
+
+const PIPE_SOURCE = 'Node.js docs, readable.pipe(): "if the Readable stream emits an error during processing, the Writable destination ' +
+  'is not closed automatically. If an error occurs, it will be necessary to manually close each stream in order to prevent memory leaks."'
+const PIPELINE_SOURCE = 'Node.js docs, stream.pipeline(): "A module method to pipe between streams and generators forwarding errors and ' +
+  'properly cleaning up"; it calls stream.destroy(err) on the streams when one fails'
+
+/** What the docs say each way leaves per aborted upload, matched against each route's largest cell. */
+export const PUBLISHED = Object.freeze([
+  Object.freeze({ label: 'pipe(): descriptors left open per aborted upload (the destination is not closed)', value: 1, unit: 'per upload', source: PIPE_SOURCE, route: 'pipe' }),
+  Object.freeze({ label: 'pipeline(): descriptors left open per aborted upload (both streams destroyed)', value: 0, unit: 'per upload', source: PIPELINE_SOURCE, route: 'pipeline' })
+])
+
+const LABELS = Object.freeze({ pipe: 'req.pipe(file)', pipeline: 'pipeline(req, file)' })
+
+/**
+ * One cell's figures from what the server showed before, right after and later.
+ * @param {{ route: string, uploads: number, results: Array<{ status: number, aborted: boolean }>, wallMs: number,
+ *   before: object, right: object, later: object, cleaned: object, after: object,
+ *   memoryBefore: { heapUsed: number, rss: number }, memoryLater: { heapUsed: number, rss: number }, server: object }} cell
+ *   `before`, `right` (once every upload settled), `later` (after a GC and the wait), `after` (the clean-up): GET /abort-upload
+ *   answers; `cleaned`: DELETE /abort-upload's; memory after a GC, before the cell and after the wait
+ */
+export function summariseCell ({ route, uploads, results, wallMs, before, right, later, cleaned, after, memoryBefore, memoryLater, server }) {
+  return {
+    route,
+    uploads,
+    aborted: results.filter(function wasAborted (r) { return r.aborted }).length,
+    fdsLeft: right.fds.open - before.fds.open,
+    fdsLeftLater: later.fds.open - before.fds.open,
+    // of those, descriptors whose stream the GC has collected: nothing in the process can close them any more
+    fdsOrphaned: later.orphaned - before.orphaned,
+    filesLeft: later.byRoute[route].files - before.byRoute[route].files,
+    bytesLeft: later.byRoute[route].bytes - before.byRoute[route].bytes,
+    heapGrowthBytes: memoryLater.heapUsed - memoryBefore.heapUsed,
+    rssGrowthBytes: memoryLater.rss - memoryBefore.rss,
+    fdsClosedByCleanUp: cleaned.closed,
+    cleanedUp: after.fds.open <= before.fds.open && after.byRoute[route].files <= before.byRoute[route].files,
+    fdSource: right.fds.source,
+    wallMs: round(wallMs, 10),
+    server
+  }
+}
+
+/** Each route's cell with the most uploads. */
+export function largestCells (cells) {
+  const out = []
+  for (const route of ['pipe', 'pipeline']) {
+    const mine = cells.filter(function ofRoute (c) { return c.route === route })
+    if (mine.length) out.push(mine.reduce(function larger (a, b) { return b.uploads > a.uploads ? b : a }))
+  }
+  return out
+}
+
+/**
+ * Descriptors, bytes on disk and heap growth against the number of aborted uploads.
+ * @returns {import('../../bench/report.js').ChartSpec[]}
+ */
+export function abortUploadCharts (cells) {
+  function series (y) {
+    const out = []
+    for (const route of ['pipe', 'pipeline']) {
+      const points = cells.filter(function ofRoute (c) { return c.route === route })
+        .map(function point (c) { return { x: c.uploads, y: y(c) } })
+        .sort(function byX (a, b) { return a.x - b.x })
+      if (points.length) out.push({ label: LABELS[route], points })
+    }
+    return out
+  }
+  return [
+    {
+      title: 'File descriptors still open after a GC and a wait, vs aborted uploads',
+      file: 'abort-upload-fds',
+      x: 'aborted uploads',
+      y: 'open descriptors',
+      series: series(function fds (c) { return c.fdsLeftLater })
+    },
+    {
+      title: 'Half-written bytes left on disk vs aborted uploads',
+      file: 'abort-upload-bytes',
+      x: 'aborted uploads',
+      y: 'MB',
+      series: series(function megabytes (c) { return round(c.bytesLeft / 1e6, 100) })
+    },
+    {
+      title: 'Heap growth after a GC vs aborted uploads',
+      file: 'abort-upload-heap',
+      x: 'aborted uploads',
+      y: 'MiB',
+      series: series(function heapMiB (c) { return round(c.heapGrowthBytes / 1048576, 100) })
+    }
+  ]
+}
+
+/**
+ * The docs' figures, each with the measured one beside it (null when that route was not run).
+ * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
+ */
+export function publishedBeside (cells) {
+  const largest = largestCells(cells)
+  return PUBLISHED.map(function withMeasured (pub) {
+    const cell = largest.find(function same (c) { return c.route === pub.route })
+    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: cell ? round(cell.fdsLeftLater / cell.uploads, 100) : null }
+  })
+}
+
+/**
+ * Per route, its largest cell in a sentence: 'leaks' when descriptors or files outlived the wait.
+ * @returns {Array<{ route: string, uploads: number, verdict: 'leaks'|'clean', text: string }>}
+ */
+export function abortUploadVerdicts (cells) {
+  return largestCells(cells).map(function judge (c) {
+    const leaks = c.fdsLeftLater > 0 || c.filesLeft > 0
+    const what = leaks
+      ? `left ${c.fdsLeft} descriptors open (${c.fdsLeftLater} after a GC and the wait), ${c.filesLeft} files and ${formatDecimalBytes(c.bytesLeft)} on disk`
+      : `left no descriptor and no file (${c.fdsLeft} descriptors right after, ${c.fdsLeftLater} after the wait)`
+    return {
+      route: c.route,
+      uploads: c.uploads,
+      verdict: leaks ? 'leaks' : 'clean',
+      text: `${LABELS[c.route]}: ${c.aborted} of ${c.uploads} uploads aborted mid-body ${what}; heap ${signedMiB(c.heapGrowthBytes)} after a GC`
+    }
+  })
+}
+
+/** A growth in MiB with its sign: "+1.2 MiB", "-0.3 MiB". */
+export function signedMiB (bytes) {
+  if (!Number.isFinite(bytes)) return 'n/a'
+  return `${bytes >= 0 ? '+' : '-'}${formatMiB(Math.abs(bytes))}`
+}

@@ -1,0 +1,169 @@
+/**
+ * The abort-upload experiment's routes: the same upload saved to a file two
+ * ways, and what they leave behind when the client aborts mid-body.
+ *
+ *   POST   /abort-upload/pipe      req.pipe(fs.createWriteStream(file)): the classic way
+ *   POST   /abort-upload/pipeline  await pipeline(req, fs.createWriteStream(file))
+ *   GET    /abort-upload           what is left: open descriptors, files, bytes, requests per route
+ *   DELETE /abort-upload           close what the pipe route left open, remove the files
+ *
+ * Both uploads answer { route, bytes, file } once the whole body is on disk.
+ * Files go to `<dataDir>/abort-upload/` under server-chosen names. Each
+ * upload needs a Content-Length up to the lab's upload limit, and the whole
+ * body's room is reserved in the disk quota before a byte is read (the
+ * classic pipe() has no place for a per-chunk meter, and the Content-Length
+ * bounds what the HTTP parser lets through).
+ */
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { performance } from 'node:perf_hooks'
+import express from 'express'
+import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors.js'
+import { msSince, nextRequestId } from '../../lib/lab-events.js'
+import { normalizeUploadOptions } from '../../lib/upload.js'
+import { createLeftovers, leftoverDir, leftoverName, removeDeadLeftovers } from './leftovers.js'
+
+/**
+ * @param {object} opts normalised app options (`dataDir`, `upload.limit`)
+ * @param {import('node:events').EventEmitter} events the lab's event bus: each upload is a 'request'
+ * @param {import('../../lib/disk-quota.js').DiskQuota} quota the app's disk quota
+ * @returns {import('express').Router} with `close()`, which closes every descriptor the pipe route holds
+ */
+export function abortUploadRoutes (opts, events, quota) {
+  if (quota === undefined) throw new TypeError('abortUploadRoutes needs the app\'s disk quota')
+  const dir = leftoverDir(opts.dataDir)
+  const limit = normalizeUploadOptions(opts.upload).limit
+  const leftovers = createLeftovers(dir)
+  const deadRemoved = removeDeadLeftovers(dir).catch(function reportDeadLeft (err) {
+    console.warn(`streamlab: could not remove what an earlier lab left in ${dir}: ${err.message}`)
+  })
+
+  /** The lab's side of both routes: the checks, the name, the room on disk, the events. */
+  async function beginUpload (req, res, route) {
+    const length = contentLength(req, limit)
+    const file = path.join(dir, leftoverName(randomUUID(), route))
+    const reservation = await quota.reserve(length, { claims: [file] })
+    try {
+      await deadRemoved
+      await fs.promises.mkdir(dir, { recursive: true })
+    } catch (err) {
+      reservation.release()
+      throw err
+    }
+    const id = nextRequestId()
+    const started = performance.now()
+    const fullRoute = `abort-upload/${route}`
+    events.emit('request', { phase: 'start', id, route: fullRoute, time: Date.now() })
+    const settle = leftovers.begin(route, file)
+    return {
+      file,
+      length,
+      reservation,
+      /**
+       * The request is over for the route: it answered, or failed (`err`), or the client is gone
+       * and the route has done all it does about it.
+       */
+      end: function endUpload (err) {
+        settle()
+        const answered = err === undefined && res.writableFinished
+        events.emit('request', {
+          phase: 'end',
+          id,
+          route: fullRoute,
+          time: Date.now(),
+          status: answered ? res.statusCode : err?.status ?? 400,
+          ...(answered ? {} : { errorType: err?.type ?? 'request.aborted' }),
+          ms: msSince(started)
+        })
+      }
+    }
+  }
+
+  const router = express.Router()
+
+  router.post('/abort-upload/pipe', async function saveWithPipe (req, res, next) {
+    const upload = await beginUpload(req, res, 'pipe')
+    const out = fs.createWriteStream(upload.file, { flags: 'wx' })
+    leftovers.watch(out, upload.file)
+    // The classic way, and the lesson: when the client aborts, `req` errors and closes, and
+    // nothing ends or destroys `out`. Its descriptor stays open and the half-written file stays.
+    req.pipe(out)
+    out.on('finish', function answerPiped () {
+      upload.reservation.commit(upload.file, out.bytesWritten)
+      res.json({ route: 'pipe', bytes: out.bytesWritten, file: path.basename(upload.file) })
+    })
+    // without a listener a write error would take the whole lab down
+    out.on('error', function writeFailed (err) {
+      upload.reservation.release()
+      if (!res.headersSent) next(err)
+    })
+    whenClosed(res).then(function pipeOver () {
+      // the file stays on disk, whatever was written: it counts against the quota until DELETE /abort-upload
+      if (!res.writableFinished) upload.reservation.commit(upload.file, upload.length)
+      upload.end()
+    })
+  })
+
+  router.post('/abort-upload/pipeline', async function saveWithPipeline (req, res) {
+    const upload = await beginUpload(req, res, 'pipeline')
+    const out = fs.createWriteStream(upload.file, { flags: 'wx' })
+    try {
+      await pipeline(req, out)
+    } catch (err) {
+      upload.reservation.release()
+      // pipeline() destroyed both streams. On Node 20 it rejects before the descriptor is closed:
+      // wait for it, or the rm could come first and leave the descriptor on an unlinked file
+      await closed(out)
+      if (err.code !== 'EEXIST') await fs.promises.rm(upload.file, { force: true })
+      // a client gone before the pipeline began shows as a premature close, not a reset
+      const failure = err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE' ? requestAborted(out.bytesWritten) : err
+      upload.end(failure)
+      throw failure
+    }
+    upload.reservation.commit(upload.file, out.bytesWritten)
+    res.json({ route: 'pipeline', bytes: out.bytesWritten, file: path.basename(upload.file) })
+    upload.end()
+  })
+
+  router.get('/abort-upload', async function showLeftovers (req, res) {
+    res.set('Cache-Control', 'no-store').json(await leftovers.inspect())
+  })
+
+  router.delete('/abort-upload', async function cleanUpLeftovers (req, res) {
+    res.json(await leftovers.cleanUp(quota))
+  })
+
+  router.close = leftovers.closeAll
+  return router
+}
+
+/**
+ * The body's length: required, and within the upload limit.
+ * @throws {LabError} 400 parameter.invalid naming content-length, 413 entity.too.large
+ */
+function contentLength (req, limit) {
+  const text = req.headers['content-length']
+  const length = Number(text)
+  if (text === undefined || !/^\d{1,16}$/.test(text) || !Number.isSafeInteger(length)) {
+    throw badParameter('content-length', text, `a Content-Length header (0 to ${limit} bytes): the route reserves the body's room on disk before reading it`)
+  }
+  if (length > limit) throw uploadTooLarge(limit, length)
+  return length
+}
+
+/** The response's 'close', or now if it has closed already (the client left while the route awaited). */
+function whenClosed (res) {
+  return new Promise(function waitForResponseClose (resolve) {
+    if (res.closed) resolve()
+    else res.once('close', resolve)
+  })
+}
+
+function closed (stream) {
+  return new Promise(function waitForClose (resolve) {
+    if (stream.closed) resolve()
+    else stream.once('close', resolve)
+  })
+}
