@@ -10,6 +10,7 @@ import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'
 import * as dbExport from './db-export.js'
 import * as hostile from './hostile.js'
+import * as abortUpload from '../../experiments/abort-upload/bench.js'
 
 export const BENCHES = Object.freeze({
   [ingest.name]: ingest,
@@ -17,5 +18,6 @@ export const BENCHES = Object.freeze({
   [chunkSize.name]: chunkSize,
   [tinyWrites.name]: tinyWrites,
   [dbExport.name]: dbExport,
-  [hostile.name]: hostile
+  [hostile.name]: hostile,
+  [abortUpload.name]: abortUpload
 })

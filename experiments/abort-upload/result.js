@@ -8,10 +8,9 @@
 import { round } from '../../lib/experiments/params.js'
 import { formatDecimalBytes, formatMiB } from '../../lib/units.js'
 
-const PIPE_SOURCE = 'Node.js docs, readable.pipe(): "if the Readable stream emits an error during processing, the Writable destination ' +
-  'is not closed automatically. If an error occurs, it will be necessary to manually close each stream in order to prevent memory leaks."'
-const PIPELINE_SOURCE = 'Node.js docs, stream.pipeline(): "A module method to pipe between streams and generators forwarding errors and ' +
-  'properly cleaning up"; it calls stream.destroy(err) on the streams when one fails'
+const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "the Writable destination is not closed automatically" ' +
+  'and "it will be necessary to manually close each stream in order to prevent memory leaks"'
+const PIPELINE_SOURCE = 'Node.js docs, stream.pipeline(): pipes "forwarding errors and properly cleaning up", destroying the streams when one fails'
 
 /** What the docs say each way leaves per aborted upload, matched against each route's largest cell. */
 export const PUBLISHED = Object.freeze([
@@ -19,17 +18,18 @@ export const PUBLISHED = Object.freeze([
   Object.freeze({ label: 'pipeline(): descriptors left open per aborted upload (both streams destroyed)', value: 0, unit: 'per upload', source: PIPELINE_SOURCE, route: 'pipeline' })
 ])
 
-const LABELS = Object.freeze({ pipe: 'req.pipe(file)', pipeline: 'pipeline(req, file)' })
+/** How each route is named in tables, charts and verdicts. */
+export const ROUTE_LABELS = Object.freeze({ pipe: 'req.pipe(file)', pipeline: 'pipeline(req, file)' })
 
 /**
  * One cell's figures from what the server showed before, right after and later.
- * @param {{ route: string, uploads: number, results: Array<{ status: number, aborted: boolean }>, wallMs: number,
+ * @param {{ route: string, uploads: number, results: Array<{ status: number, aborted: boolean }>,
  *   before: object, right: object, later: object, cleaned: object, after: object,
  *   memoryBefore: { heapUsed: number, rss: number }, memoryLater: { heapUsed: number, rss: number }, server: object }} cell
  *   `before`, `right` (once every upload settled), `later` (after a GC and the wait), `after` (the clean-up): GET /abort-upload
  *   answers; `cleaned`: DELETE /abort-upload's; memory after a GC, before the cell and after the wait
  */
-export function summariseCell ({ route, uploads, results, wallMs, before, right, later, cleaned, after, memoryBefore, memoryLater, server }) {
+export function summariseCell ({ route, uploads, results, before, right, later, cleaned, after, memoryBefore, memoryLater, server }) {
   return {
     route,
     uploads,
@@ -39,13 +39,12 @@ export function summariseCell ({ route, uploads, results, wallMs, before, right,
     // of those, descriptors whose stream the GC has collected: nothing in the process can close them any more
     fdsOrphaned: later.orphaned - before.orphaned,
     filesLeft: later.byRoute[route].files - before.byRoute[route].files,
-    bytesLeft: later.byRoute[route].bytes - before.byRoute[route].bytes,
+    leftBytes: later.byRoute[route].bytes - before.byRoute[route].bytes,
     heapGrowthBytes: memoryLater.heapUsed - memoryBefore.heapUsed,
     rssGrowthBytes: memoryLater.rss - memoryBefore.rss,
     fdsClosedByCleanUp: cleaned.closed,
     cleanedUp: after.fds.open <= before.fds.open && after.byRoute[route].files <= before.byRoute[route].files,
     fdSource: right.fds.source,
-    wallMs: round(wallMs, 10),
     server
   }
 }
@@ -71,7 +70,7 @@ export function abortUploadCharts (cells) {
       const points = cells.filter(function ofRoute (c) { return c.route === route })
         .map(function point (c) { return { x: c.uploads, y: y(c) } })
         .sort(function byX (a, b) { return a.x - b.x })
-      if (points.length) out.push({ label: LABELS[route], points })
+      if (points.length) out.push({ label: ROUTE_LABELS[route], points })
     }
     return out
   }
@@ -88,7 +87,7 @@ export function abortUploadCharts (cells) {
       file: 'abort-upload-bytes',
       x: 'aborted uploads',
       y: 'MB',
-      series: series(function megabytes (c) { return round(c.bytesLeft / 1e6, 100) })
+      series: series(function megabytes (c) { return round(c.leftBytes / 1e6, 100) })
     },
     {
       title: 'Heap growth after a GC vs aborted uploads',
@@ -120,13 +119,13 @@ export function abortUploadVerdicts (cells) {
   return largestCells(cells).map(function judge (c) {
     const leaks = c.fdsLeftLater > 0 || c.filesLeft > 0
     const what = leaks
-      ? `left ${c.fdsLeft} descriptors open (${c.fdsLeftLater} after a GC and the wait), ${c.filesLeft} files and ${formatDecimalBytes(c.bytesLeft)} on disk`
+      ? `left ${c.fdsLeft} descriptors open (${c.fdsLeftLater} after a GC and the wait), ${c.filesLeft} files and ${formatDecimalBytes(c.leftBytes)} on disk`
       : `left no descriptor and no file (${c.fdsLeft} descriptors right after, ${c.fdsLeftLater} after the wait)`
     return {
       route: c.route,
       uploads: c.uploads,
       verdict: leaks ? 'leaks' : 'clean',
-      text: `${LABELS[c.route]}: ${c.aborted} of ${c.uploads} uploads aborted mid-body ${what}; heap ${signedMiB(c.heapGrowthBytes)} after a GC`
+      text: `${ROUTE_LABELS[c.route]}: ${c.aborted} of ${c.uploads} uploads aborted mid-body ${what}; heap ${signedMiB(c.heapGrowthBytes)} after a GC`
     }
   })
 }

@@ -114,7 +114,7 @@ async function runCell (ctx, lab, collect, { route, uploads, abortAfter, done, t
   ctx.progress({ done: done + uploads, total, stage: 'clean', route: where, cell: `${later.fds.open - before.fds.open} descriptors still open` })
   const cleaned = await lab.cleanUp()
   const after = await lab.inspect()
-  return summariseCell({ route, uploads, results: load.results, wallMs: load.wallMs, before, right, later, cleaned, after, memoryBefore, memoryLater, server })
+  return summariseCell({ route, uploads, results: load.results, before, right, later, cleaned, after, memoryBefore, memoryLater, server })
 }
 
 /**

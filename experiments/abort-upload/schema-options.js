@@ -1,0 +1,79 @@
+/**
+ * A bench's command-line options from its experiment's parameter schema
+ * (the `params` array GET /experiments shows a dashboard), so a bench adapter
+ * never repeats a name, a default or a range: the schema says them once, and
+ * the experiment's own `normalizeParams` checks the flags as it checks a
+ * POST /experiments body. Nothing here knows an experiment: any module with
+ * `params` and `normalizeParams` will do.
+ *
+ *   export const options = optionsFromSchema(experiment.params)
+ *   export const usage = usageFromSchema(experiment.name, experiment.params)
+ *   export function normalize (values) { return paramsFromFlags(experiment, values, appOptions) }
+ *
+ * Flags are the parameters' names in kebab case (`waitSeconds` -> `--wait-seconds`),
+ * all taken as strings; a flag not given is left out, so the experiment's default applies.
+ */
+
+/** `abortAt` -> `abort-at`. */
+export function flagName (param) {
+  return param.name.replace(/[A-Z]/g, function kebab (c) { return `-${c.toLowerCase()}` })
+}
+
+/**
+ * node:util parseArgs option specs, one per schema entry, with no default of their own.
+ * @param {ReadonlyArray<{ name: string }>} schema
+ * @returns {Readonly<Record<string, { type: 'string' }>>}
+ */
+export function optionsFromSchema (schema) {
+  const options = {}
+  for (const param of schema) options[flagName(param)] = Object.freeze({ type: 'string' })
+  return Object.freeze(options)
+}
+
+/**
+ * The usage lines: each flag, what it takes, its label, default and range, from the schema.
+ * @param {string} name the bench's name, for the heading
+ * @param {ReadonlyArray<object>} schema
+ * @returns {string}
+ */
+export function usageFromSchema (name, schema) {
+  const lines = schema.map(function usageLine (param) {
+    const flag = `  --${flagName(param)} ${placeholder(param)}`
+    const range = Number.isFinite(param.min) && Number.isFinite(param.max) ? `, ${param.min} to ${param.max}${param.type === 'size' ? ' bytes' : ''}` : ''
+    const fallback = param.default === null || param.default === undefined ? 'set by the experiment' : String(param.default)
+    return { flag, text: `${param.label ?? param.name} (default ${fallback}${range})` }
+  })
+  const width = Math.max(...lines.map(function flagWidth (l) { return l.flag.length })) + 2
+  return `Options (${name}, from the experiment's parameters):\n` +
+    lines.map(function padded (l) { return `${l.flag.padEnd(width)}${l.text}` }).join('\n')
+}
+
+/**
+ * The experiment's params from parsed flags, checked by the experiment itself.
+ * @param {{ params: ReadonlyArray<object>, normalizeParams: (raw: object, options: object) => object }} experiment
+ * @param {Record<string, string|undefined>} values what parseArgs gave
+ * @param {object} appOptions the app options the lab will run with (limits some params)
+ * @returns {object} the normalised params, as POST /experiments would have them
+ * @throws {TypeError} naming the flag, with what it takes
+ */
+export function paramsFromFlags (experiment, values, appOptions) {
+  const raw = {}
+  for (const param of experiment.params) {
+    const value = values[flagName(param)]
+    if (value !== undefined) raw[param.name] = value
+  }
+  try {
+    return experiment.normalizeParams(raw, appOptions)
+  } catch (err) {
+    const parameter = err?.details?.parameter
+    if (err?.type !== 'parameter.invalid' || typeof parameter !== 'string') throw err
+    const param = experiment.params.find(function named (p) { return `params.${p.name}` === parameter })
+    throw new TypeError(`--${param ? flagName(param) : parameter} ${err.details.value}: expected ${err.details.allowed}`, { cause: err })
+  }
+}
+
+function placeholder (param) {
+  if (param.type === 'enum') return param.values.join('|')
+  if (param.type === 'size') return 'SIZE'
+  return 'N'
+}
