@@ -34,6 +34,13 @@ const EXPECTED_RATIO = 8
 // tallied, and smaller batches let the parse threads' young generation
 // collect them (measured: 64 KiB batches halved /good's peak against 256 KiB).
 const MAX_BATCH = 64 * 1024
+/**
+ * A batch this small is parsed on the main thread, even in a large body:
+ * JSON.parse of 4 KiB takes tens of microseconds, less than its message to
+ * a thread and back, and a body's first batches (a key, a short value) would
+ * otherwise hold the threads while its first full batch waits.
+ */
+const SMALL_BATCH = 4 * 1024
 
 let activeRequests = 0
 let sharedBudget = null
@@ -170,6 +177,12 @@ class RecordSink extends Writable {
     }
     while (this.ready.length > 0) {
       if (this.fatal !== null || this.destroyed) return
+      if (this.ready[0].bytes.byteLength <= SMALL_BATCH) {
+        // a key, a short value, the last records of an array: parsed here for less than its
+        // trip to a thread, and it does not hold a thread the next full batch could use
+        this.parseOne(this.ready.shift())
+        continue
+      }
       // a request keeps every parse thread busy and one batch ready, no more
       while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
       const batch = this.ready.shift()
@@ -206,9 +219,14 @@ class RecordSink extends Writable {
     this.ready = []
     for (const batch of batches) {
       if (this.fatal !== null || this.destroyed) return
-      const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
-      this.take(batch, batch.bytes.byteLength, parseBatch(task))
+      this.parseOne(batch)
     }
+  }
+
+  /** parseBatch on this thread, for one batch. */
+  parseOne (batch) {
+    const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
+    this.take(batch, batch.bytes.byteLength, parseBatch(task))
   }
 
   /** Fold one batch's answer into the request's figures. */
