@@ -185,10 +185,13 @@ export function createLeftovers (dir) {
   /**
    * What is left now.
    * @returns {Promise<{ fds: { open: number, source: string }, held: number, orphaned: number, evicted: number, files: number,
-   *   bytes: number, byRoute: object, names: string[], requests: object, inFlight: number, activeFsRequests: number }>}
+   *   bytes: number, byRoute: object, names: string[], requests: object, inFlight: number, writing: { files: number, bytes: number },
+   *   activeFsRequests: number }>}
    */
   async function inspect () {
-    const files = (await listLeftoverFiles(dir)).filter(function notInFlight (f) { return !inFlight.has(path.join(dir, f.name)) })
+    const all = await listLeftoverFiles(dir)
+    const files = all.filter(function over (f) { return !inFlight.has(path.join(dir, f.name)) })
+    const writing = all.filter(function current (f) { return inFlight.has(path.join(dir, f.name)) })
     const fromProc = procFdsUnder(dir)
     const byRoute = {}
     for (const route of Object.keys(requests)) {
@@ -209,6 +212,8 @@ export function createLeftovers (dir) {
       names: files.slice(0, LISTED).map(function fileName (f) { return f.name }),
       requests: structuredClone(requests),
       inFlight: inFlight.size,
+      // the files of uploads in flight, as far as they are written: not leftovers (yet)
+      writing: { files: writing.length, bytes: sum(writing) },
       activeFsRequests: activeFsRequests()
     }
   }

@@ -44,13 +44,17 @@ export function abortUploadRoutes (opts, events, quota) {
   async function beginUpload (req, res, route) {
     const length = contentLength(req, limit)
     const file = path.join(dir, leftoverName(randomUUID(), route))
-    const reservation = await quota.reserve(length, { claims: [file] })
-    try {
-      await deadRemoved
-      await fs.promises.mkdir(dir, { recursive: true })
-    } catch (err) {
+    // together: until the route pipes, what arrives waits in the request, and a client that hangs
+    // up meanwhile takes it with it (the file is then left empty)
+    const [reserved, made] = await Promise.allSettled([
+      quota.reserve(length, { claims: [file] }),
+      deadRemoved.then(function makeDir () { return fs.promises.mkdir(dir, { recursive: true }) })
+    ])
+    if (reserved.status === 'rejected') throw reserved.reason
+    const reservation = reserved.value
+    if (made.status === 'rejected') {
       reservation.release()
-      throw err
+      throw made.reason
     }
     const id = nextRequestId()
     const started = performance.now()

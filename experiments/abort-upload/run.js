@@ -10,10 +10,9 @@
  * in the folder is closed and removed first (its figures are in the result).
  */
 import path from 'node:path'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { findCollector } from '../../lib/collect-garbage.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { stepsUpTo } from '../../lib/experiments/params.js'
 import { abortUploadCharts, abortUploadVerdicts, publishedBeside, summariseCell } from './result.js'
@@ -28,8 +27,12 @@ export const CLIENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'c
 const WARM_UPLOADS = 50
 /** Uploads the client keeps in flight at once. */
 const IN_FLIGHT = 100
-/** After its last byte has left, each client waits this long before it hangs up. */
-const SETTLE_MS = 50
+/**
+ * After its last byte has left, each client waits this long before it hangs up, so that the
+ * route has begun to read: bytes still waiting in the request when the client goes are lost
+ * with it (the route reserves disk room first), and the file is left shorter or empty.
+ */
+const SETTLE_MS = 100
 /** How long the server may take to finish with every aborted upload of a cell. */
 const SETTLE_TIMEOUT_MS = 30_000
 const POLL_MS = 50
@@ -164,18 +167,4 @@ function memoryAfterGc (collect) {
   collect?.()
   const { heapUsed, rss } = process.memoryUsage()
   return { heapUsed, rss }
-}
-
-/**
- * A full garbage collection: `gc` where the process has it, else the flag set
- * at run time, as Node's own tests do; null where neither works (the result says `gc: false`).
- */
-function findCollector () {
-  if (typeof globalThis.gc === 'function') return globalThis.gc
-  try {
-    v8.setFlagsFromString('--expose-gc')
-    return vm.runInNewContext('gc')
-  } catch {
-    return null
-  }
 }
