@@ -131,10 +131,10 @@ describe('the ingest bench\'s matrix, verdicts and chart', function () {
     assert.throws(function badDuration () { flags('--duration', '0') }, /--duration/)
   })
 
-  it('sends a counted cell at least one upload per connection, about 400 MB, 2 to 100 uploads', function () {
-    assert.equal(countedRequests(10e6, 1), 40)
+  it('sends a counted cell at least one upload per connection, about 200 MB, 2 to 100 uploads', function () {
+    assert.equal(countedRequests(10e6, 1), 20)
     assert.equal(countedRequests(10e6, 100), 100)
-    assert.equal(countedRequests(100e6, 1), 4)
+    assert.equal(countedRequests(100e6, 1), 2)
     assert.equal(countedRequests(500e6, 1), 2)
     assert.equal(countedRequests(500e6, 10), 10)
     assert.equal(countedRequests(1e3, 1), 100)

@@ -56,7 +56,7 @@ export const usage = `Options (ingest):
   --timed-up-to SIZE  bodies up to this size are time-boxed: autocannon keeps every connection
                       sending the body; larger ones get a fixed count of uploads (default ${DEFAULTS['timed-up-to']})
   --requests N        uploads per counted cell (default: the concurrency, and at least enough to offer
-                      ${COUNTED_OFFER / 1e6} MB inflated, ${COUNTED_MIN} to ${COUNTED_MAX} uploads: 10MB 40, 100MB 4, 500MB 2 at x1)
+                      ${COUNTED_OFFER / 1e6} MB inflated, ${COUNTED_MIN} to ${COUNTED_MAX} uploads: 10MB 20, 100MB and 500MB 2 at x1)
   --memory-limit SZ   the servers' memory budget (default the lab's: a quarter of this machine's memory,
                       at least 1 GiB); what does not fit is refused (413/503) and counted. 0: none
   --quick             a run in seconds: --sizes ${QUICK.sizes} --concurrency ${QUICK.concurrency} --duration ${QUICK.duration},
