@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { FORMATS } from './json-records.js'
 import {
   badParameter, compressedTooLarge, inflatedTooLarge, requestAborted,
-  unsupportedEncoding, unsupportedMediaType, createError, ratioTooLarge
+  unsupportedEncoding, unsupportedMediaType, tooManyLayers, ratioTooLarge
 } from './errors.js'
 import { guardBody } from './body-deadline.js'
 
@@ -38,7 +38,7 @@ export function negotiateBody (req, limits) {
   }
   if (layers === 0) throw unsupportedMediaType(req.headers['content-type'] + ' without Content-Encoding: gzip', ACCEPTED_TYPES)
   if (layers > limits.layers) {
-    throw createError(413, 'encoding.too.many', `more than ${limits.layers} gzip layers`, { limit: limits.layers, received: layers })
+    throw tooManyLayers(limits.layers, layers)
   }
 
   let format = null
