@@ -241,6 +241,8 @@ describe('the supervisor (server.js)', function () {
     })
 
     it('records an experiment run lost with the worker as failed (worker.crashed), under its id', async function () {
+      // a load process boots, inflates the bomb into the worker and a new worker boots: seconds each on a busy machine
+      this.timeout(120000)
       const start = await fetch(`${lab.url}/experiments`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -249,7 +251,7 @@ describe('the supervisor (server.js)', function () {
       const started = await start.json()
       assert.equal(start.status, 202, JSON.stringify(started))
       const worker = lab.pid
-      await waitUntil(function restarted () { return lab.pid !== worker }, 20000, 'the worker to be killed and restarted')
+      await waitUntil(function restarted () { return lab.pid !== worker }, 90000, 'the worker to be killed and restarted')
       const { status, body } = await get(`${lab.url}/experiments/${started.id}`)
       assert.equal(status, 200)
       assert.equal(body.status, 'failed')
