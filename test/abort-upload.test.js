@@ -128,11 +128,30 @@ describe('abort-upload routes', function () {
     await call(`${lab.url}/abort-upload`, 'DELETE')
   })
 
+  /** The bus's request end events for `route` until `count` have come. */
+  function requestEnds (route, count) {
+    const ends = []
+    return new Promise(function collect (resolve) {
+      lab.app.locals.events.on('request', function onRequest (e) {
+        if (e.phase !== 'end' || e.route !== `abort-upload/${route}`) return
+        ends.push(e)
+        if (ends.length === count) {
+          lab.app.locals.events.off('request', onRequest)
+          resolve(ends)
+        }
+      })
+    })
+  }
+
   for (const route of ['pipe', 'pipeline']) {
     it(`POST /abort-upload/${route} saves a whole upload and answers its name and size`, async function () {
       const body = Buffer.alloc(100_000, 1)
+      const ended = requestEnds(route, 1)
       const res = await fetch(`${lab.url}/abort-upload/${route}`, { method: 'POST', body })
       const answer = await res.json()
+      const [end] = await ended
+      assert.equal(end.status, 200, 'the dashboard shades it as answered')
+      assert.equal(end.errorType, undefined)
       assert.equal(res.status, 200, JSON.stringify(answer))
       assert.equal(answer.route, route)
       assert.equal(answer.bytes, body.length)
@@ -167,6 +186,7 @@ describe('abort-upload routes', function () {
   }
 
   it('pipe() leaves the descriptor and the half-written file of an aborted upload; DELETE closes and removes them', async function () {
+    const ended = requestEnds('pipe', 1)
     await abortedUpload(`${lab.url}/abort-upload/pipe`, 200_000, 50_000, function serverWroteThem () {
       return leftoversWhen(lab, function written (s) { return s.writing.bytes === 50_000 })
     })
@@ -176,6 +196,8 @@ describe('abort-upload routes', function () {
     assert.equal(state.held, 1)
     assert.equal(state.byRoute.pipe.files, 1)
     assert.equal(state.byRoute.pipe.bytes, 50_000, 'the half-written file')
+    const [end] = await ended
+    assert.deepEqual([end.status, end.errorType], [400, 'request.aborted'], 'the dashboard shades it as failed')
     const cleaned = (await call(`${lab.url}/abort-upload`, 'DELETE')).body
     assert.deepEqual(cleaned, { closed: 1, notOurs: 0, removed: 1, bytes: 50_000 })
     const after = await leftovers(lab)

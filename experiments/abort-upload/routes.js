@@ -128,7 +128,8 @@ export function abortUploadRoutes (opts, events, quota) {
     }
     upload.reservation.commit(upload.file, out.bytesWritten)
     res.json({ route: 'pipeline', bytes: out.bytesWritten, file: path.basename(upload.file) })
-    upload.end()
+    // once the answer is out: until then it is not known to have reached the client
+    whenClosed(res).then(function pipelineOver () { upload.end() })
   })
 
   router.get('/abort-upload', async function showLeftovers (req, res) {
