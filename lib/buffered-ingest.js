@@ -19,8 +19,8 @@ import { negotiateBody, makeSummary, requestBody, countingStream } from './inges
 import { ParseCostMeter } from './parse-cost.js'
 import { gunzipWhole } from './gzip-framing.js'
 import { detectFormat, DETECT_BYTES } from './json-records.js'
-import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally } from './tally.js'
-import { compressedTooLarge, inflatedTooLarge, fromZlibError, shapeInvalid } from './errors.js'
+import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally, findTooDeep } from './tally.js'
+import { compressedTooLarge, inflatedTooLarge, fromZlibError, shapeInvalid, tooDeep } from './errors.js'
 import { formatMiB } from './units.js'
 
 /** A Reservation that admits everything: /bad with `unsafeBad`, or a lab without a budget. */
@@ -108,18 +108,32 @@ async function inflateWhole (body, layers, limit, unsafe, reservation) {
   return data
 }
 
+/**
+ * The nesting limit /good keeps (`limits.depth`), kept here too, so both
+ * routes take the same documents: the first bracket past it is refused
+ * unless the JSON is invalid before it (the first fault wins, as on /good).
+ */
+function checkDepth (inflated, maxDepth) {
+  const deep = findTooDeep(inflated, 0, inflated.length, maxDepth)
+  if (deep === -1) return
+  const invalid = locateJsonError(inflated, 0, inflated.length, new Error('nesting'))
+  if (invalid.offset >= 0 && invalid.offset < deep) throw toJsonError(invalid)
+  throw tooDeep(maxDepth, deep)
+}
+
 /** Parse everything at once and pick the records the format names. */
-function parseWhole (inflated, format, reservation) {
+function parseWhole (inflated, format, reservation, maxDepth) {
   const tally = createTally()
   const meter = new ParseCostMeter()
   meter.write(inflated)
   if (format === 'ndjson') {
     // a line at a time: the longest line is what JSON.parse holds at once, the whole is bounded by it
     reservation.grow(meter.result().heap, 'parsing this body')
-    const error = tallyNdjson(inflated, tally)
-    if (error) throw toJsonError(error)
+    const error = tallyNdjson(inflated, tally, maxDepth)
+    if (error) throw error.tooDeep ? tooDeep(maxDepth, error.offset) : toJsonError(error)
     return tally
   }
+  checkDepth(inflated, maxDepth)
   // the string first (at most two bytes a byte), then, knowing its length, what JSON.parse builds from it
   const stringBound = (isAscii(inflated) ? 1 : 2) * inflated.length
   reservation.grow(stringBound, 'this body as one string')
@@ -161,7 +175,7 @@ export async function ingestBuffered (req, opts, { admission } = {}) {
     const inflated = await inflateWhole(body, plan.layers, opts.limits.inflated, opts.unsafeBad, reservation)
     const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
     const sha256 = createHash('sha256').update(inflated).digest('hex')
-    const tally = parseWhole(inflated, format, reservation)
+    const tally = parseWhole(inflated, format, reservation, opts.limits.depth)
     return makeSummary({
       format,
       tally: finishTally(tally),

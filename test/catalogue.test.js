@@ -70,7 +70,9 @@ describe('the catalogue of bad inputs', function () {
     ['invalid JSON at the end', zlib.gzipSync(DOC.slice(0, -2)), 422, 'json.invalid', DOC.length - 2],
     ['a UTF-8 byte order mark', zlib.gzipSync(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(DOC)])), 422, 'json.invalid', 0],
     ['a string where the document should be', zlib.gzipSync('"just text"'), 422, 'json.items.missing'],
-    ['a number where the items array should be', zlib.gzipSync('{"items":5}'), 422, 'json.items.missing']
+    ['a number where the items array should be', zlib.gzipSync('{"items":5}'), 422, 'json.items.missing'],
+    ['arrays nested one past limits.depth', zlib.gzipSync('{"items":[' + '['.repeat(999) + ']'.repeat(999) + ']}'), 422, 'json.too.deep', 1008],
+    ['invalid JSON before nesting past limits.depth (the first fault wins)', zlib.gzipSync('{"items":[x,' + '['.repeat(1200) + ']'.repeat(1200) + ']}'), 422, 'json.invalid', 10]
   ]
   for (const [name, body, status, type, offset] of bodies) {
     it(`answers ${status} ${type} to ${name}, on both routes`, async function () {
