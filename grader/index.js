@@ -1,8 +1,11 @@
 /**
  * Grade a handler: start a lab with it at POST /student (grader/lab.js),
- * run the checks of the five areas in order, and return the card.
+ * run the checks of the five areas in order, and return the card. The
+ * memory checks and the bombs measure on labs of their own, a fresh process
+ * per figure (FreshLabs); everything else runs on the main lab, the one whose
+ * dashboard shows the run.
  *
- * A handler that crashes the lab or gets it killed past the grader's memory
+ * A handler that crashes a lab or gets it killed past the grader's memory
  * budget fails the check it broke, with the reason; the lab starts again and
  * the rest of that area is marked not run (the next area starts on a fresh
  * lab). A handler that does not answer in time fails that check; the lab
