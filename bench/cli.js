@@ -14,7 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { PROJECT_ROOT } from '../lib/options.js'
-import { writeReport } from './report.js'
+import { writeReport } from '../lib/measure/report.js'
 import { BENCHES } from './benches/index.js'
 
 const EXIT_USAGE = 2

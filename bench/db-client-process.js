@@ -3,13 +3,13 @@
  * receives and parses are never counted as the server's memory. It runs the
  * very code the dashboard runs in the browser (`dashboard/db-export-browser.js`).
  * Started by `bench/db-export.js` through `runChildJob`; speaks the protocol
- * of `bench/child-job.js`:
+ * of `lib/experiments/child-job.js`:
  *
  *   in:  { baseUrl, mode, rows, batch?, highWaterMark?, sleep? }
  *   out: { type: 'result', timing } or { type: 'error', message }
  */
 import { timeInBrowser } from '../dashboard/db-export-browser.js'
-import { serveChildJob } from './child-job.js'
+import { serveChildJob } from '../lib/experiments/child-job.js'
 
 serveChildJob('bench/db-client-process.js', async function runJob (job) {
   if (job === null || typeof job !== 'object' || typeof job.baseUrl !== 'string' || !/^https?:\/\//.test(job.baseUrl)) {

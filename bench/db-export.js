@@ -12,9 +12,9 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { runChildJob } from '../lib/experiments/load.js'
-import { readProcMemory, resetProcPeak } from './proc-memory.js'
-import { median } from './stats.js'
-import { markdownTable, mib, fixed } from './table.js'
+import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
+import { median } from '../lib/measure/stats.js'
+import { markdownTable, mib, fixed } from '../lib/measure/table.js'
 
 const CLIENT = path.join(PROJECT_ROOT, 'bench', 'db-client-process.js')
 const LAB_SERVER = path.join(PROJECT_ROOT, 'bench', 'db-lab-server.js')
@@ -212,10 +212,10 @@ export function exportTable (cells) {
 }
 
 /**
- * Charts of a sweep (bench/report.js ChartSpec): time against the number of
+ * Charts of a sweep (lib/measure/report.js ChartSpec): time against the number of
  * batch requests, with each stream as a level line to cross; the stream
  * against its highWaterMark; the server's memory.
- * @returns {import('./report.js').ChartSpec[]}
+ * @returns {import('../lib/measure/report.js').ChartSpec[]}
  */
 export function exportCharts (cells) {
   const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })

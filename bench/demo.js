@@ -20,9 +20,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { formatDecimalBytes, formatDuration, formatMiB, parseByteSize } from '../lib/units.js'
-import { StepError, createLabClient, describeServerError } from './demo-client.js'
-import { startLabProcess } from './lab-process.js'
-import { markdownTable } from './table.js'
+import { StepError, createLabClient, describeServerError } from '../lib/measure/lab-client.js'
+import { startLabProcess } from '../lib/measure/lab-process.js'
+import { markdownTable } from '../lib/measure/table.js'
 import { processAlive } from '../lib/process-alive.js'
 
 export const USAGE = `Usage: node bench/demo.js [options]        (npm run demo -- [options])

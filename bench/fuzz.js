@@ -20,7 +20,7 @@ import { createApp } from '../lib/app.js'
 import { createLabServer } from '../lib/http-server.js'
 import { closeParsePool } from '../lib/parse-pool.js'
 import { DEFAULTS } from '../lib/options.js'
-import { prng, randomRecords, serialise, mutate, mutateGzip } from './mutate.js'
+import { prng, randomRecords, serialise, mutate, mutateGzip } from '../lib/measure/mutate.js'
 import { formatDuration } from '../lib/units.js'
 
 const FUZZ_DIR = path.join(DEFAULTS.dataDir, 'fuzz')

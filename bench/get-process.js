@@ -1,14 +1,14 @@
 /**
  * The download load generator in a process of its own, so that its sockets
  * and CPU are never counted as the server's. Started with `runChildJob`
- * (lib/experiments/load.js); speaks the protocol of `bench/child-job.js`:
+ * (lib/experiments/load.js); speaks the protocol of `lib/experiments/child-job.js`:
  *
  *   in:  { url, concurrency, requests, expectBytes? }
  *   out: progress (at most ~10/s, and once at the end), then
  *        { type: 'result', requests, ok, errors, bytes, wallMs, latencyMs }
  */
 import { performance } from 'node:perf_hooks'
-import { serveChildJob } from './child-job.js'
+import { serveChildJob } from '../lib/experiments/child-job.js'
 import { getMany } from './get-many.js'
 
 const PROGRESS_INTERVAL_MS = 100

@@ -14,9 +14,9 @@ import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { startLabProcess } from './lab-process.js'
-import { markdownTable, fixed } from './table.js'
-import { median } from './stats.js'
+import { startLabProcess } from '../lib/measure/lab-process.js'
+import { markdownTable, fixed } from '../lib/measure/table.js'
+import { median } from '../lib/measure/stats.js'
 
 const USAGE = `Usage: node bench/metrics-cpu.js [options]
   --seconds N    length of each measurement (default 20)

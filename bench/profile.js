@@ -19,9 +19,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
 import { formatBytes, formatDuration, parseByteSize } from '../lib/units.js'
-import { ensureInput } from './inputs.js'
-import { startListeningProcess } from './lab-process.js'
-import { readProcMemory, resetProcPeak } from './proc-memory.js'
+import { ensureInput } from '../lib/measure/inputs.js'
+import { startListeningProcess } from '../lib/measure/lab-process.js'
+import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
 import { ROUTES, deleteUploadAnswered, describeLoad, runLoad } from './profile-load.js'
 
 /** Clinic.js 13.0.0 is the last release (2023); pinned so every run downloads the same tree. */

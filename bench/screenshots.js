@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util'
 import { setTimeout as delay } from 'node:timers/promises'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../lib/units.js'
-import { CHROMIUM, launchChromium } from './browser.js'
+import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
 import { warmUpDatabase } from './db-export.js'
-import { startLabProcess } from './lab-process.js'
+import { startLabProcess } from '../lib/measure/lab-process.js'
 
 const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')
 // wide enough for the chart and the panel side by side, small enough to keep each PNG well under 400 KB;
@@ -36,7 +36,7 @@ const PROGRESS_EVERY_MS = 5000
 const ENDED = Object.freeze(['done', 'failed', 'cancelled', 'unknown'])
 
 /**
- * What each picture runs. `flags` go to server.js (bench/lab-process.js adds
+ * What each picture runs. `flags` go to server.js (lib/measure/lab-process.js adds
  * `--memory-limit=0` unless a budget is named: a buffered load that passes
  * the default 1 GiB budget on purpose must be pictured, not killed).
  * `params` are typed into the control panel, so the form in the picture

@@ -15,9 +15,9 @@
 import http from 'node:http'
 import zlib from 'node:zlib'
 import { parseArgs } from 'node:util'
-import { startLabProcess } from './lab-process.js'
-import { readProcMemory } from './proc-memory.js'
-import { prng, randomRecords, serialise } from './mutate.js'
+import { startLabProcess } from '../lib/measure/lab-process.js'
+import { readProcMemory } from '../lib/measure/proc-memory.js'
+import { prng, randomRecords, serialise } from '../lib/measure/mutate.js'
 import { formatMiB } from '../lib/units.js'
 
 function request (port, { method = 'GET', path, headers = {}, body = null, abortAfter = null }) {

@@ -2,7 +2,7 @@
  * The tiny-writes client in a process of its own: connects to the sink,
  * sends N bytes one of three ways (lib/tiny-writes.js `sendBytes`), ends
  * the connection and waits for the sink's count. Started with
- * `runChildJob`; speaks the protocol of `bench/child-job.js`:
+ * `runChildJob`; speaks the protocol of `lib/experiments/child-job.js`:
  *
  *   in:  { port, bytes, mode, batch, noDelay }
  *   out: { type: 'result', mode, batch, bytes, ms, sendMs, writeCalls, syscalls, cpuUserMs,
@@ -16,7 +16,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { TINY_MODES, sendBytes } from '../lib/tiny-writes.js'
-import { serveChildJob } from './child-job.js'
+import { serveChildJob } from '../lib/experiments/child-job.js'
 
 serveChildJob('bench/tiny-writes-client.js', async function runJob (job) {
   checkJob(job)

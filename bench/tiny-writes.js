@@ -9,7 +9,7 @@ import path from 'node:path'
 import { runChildJob } from '../lib/experiments/load.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { BATCH_STEPS } from '../lib/tiny-writes.js'
-import { median } from './stats.js'
+import { median } from '../lib/measure/stats.js'
 
 /** The byte sucker's script, forked once per run. */
 export const SINK_PROCESS = path.join(PROJECT_ROOT, 'bench', 'tiny-writes-sink.js')

@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { ensureInput } from '../bench/inputs.js'
+import { ensureInput } from '../lib/measure/inputs.js'
 import { createJsonStream } from '../generators/items.js'
 import { referenceOf, referenceOfGenerated } from './reference.js'
 

@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import path from 'node:path'
-import { BENCH_DIR } from '../bench/inputs.js'
+import { BENCH_DIR } from '../lib/measure/inputs.js'
 import { DEFAULTS } from '../lib/options.js'
 import { generatedDocument } from './bodies.js'
 import { checks as correctness } from './checks/correctness.js'

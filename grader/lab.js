@@ -2,7 +2,7 @@
  * The grader's side of the lab child (grader/lab-child.js): start it, watch
  * its memory from outside as the supervisor does (its RSS from /proc every
  * 25 ms, SIGKILL past the grader's budget), measure windows of its kernel
- * peak as the benches do (bench/proc-memory.js), tell it the run's steps for
+ * peak as the benches do (lib/measure/proc-memory.js), tell it the run's steps for
  * the dashboard, and start it again, on the same port, when a handler takes
  * it down.
  */
@@ -10,7 +10,7 @@ import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
-import { readProcMemory, resetProcPeak } from '../bench/proc-memory.js'
+import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lab-child.js')
 const WATCH_MS = 25
@@ -288,7 +288,7 @@ export class GradeLab {
 /**
  * Fresh labs for memory figures: each measurement gets a lab process that
  * has served nothing but its warm-up, as the benches measure
- * (bench/fresh-server.js), on a port of its own. The next one starts while
+ * (lib/measure/fresh-server.js), on a port of its own. The next one starts while
  * the current one is measured, so a fresh process per point costs no wait
  * (starting one is mostly compiling the lab's modules: a second or more on
  * a busy machine). The main lab, the one the dashboard watches, stays up.

@@ -1,11 +1,11 @@
 /**
- * The grading run's report, as the benches write theirs (bench/report.js):
+ * The grading run's report, as the benches write theirs (lib/measure/report.js):
  * results.json (the whole card, figures included), results.md and
  * report.html with the charts: peak growth against body size and against
  * uploads in flight, the handler beside /bad and /good.
  */
 import os from 'node:os'
-import { writeReport } from '../bench/report.js'
+import { writeReport } from '../lib/measure/report.js'
 import { formatCard } from './card.js'
 
 /**
@@ -28,7 +28,7 @@ export function writeGradeReport (dir, card, command) {
 /**
  * The charts of a card: the memory checks' points, the handler's and the
  * reference routes' (when they were measured).
- * @returns {import('../bench/report.js').ChartSpec[]}
+ * @returns {import('../lib/measure/report.js').ChartSpec[]}
  */
 export function gradeCharts (card) {
   const charts = []

@@ -12,7 +12,7 @@ import vm from 'node:vm'
 import zlib from 'node:zlib'
 import { startLab, post } from './helpers.js'
 import { streamedIngestState } from '../lib/streamed-ingest.js'
-import { prng } from '../bench/mutate.js'
+import { prng } from '../lib/measure/mutate.js'
 
 v8.setFlagsFromString('--expose-gc')
 const gc = vm.runInNewContext('gc')

@@ -12,7 +12,7 @@ import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { countedRequests } from '../bench/ingest.js'
 import { ingestTable, normalize, options as ingestOptions, speedRatioChart, speedTarget, speedVerdicts } from '../bench/benches/ingest.js'
-import { renderSvg } from '../bench/report.js'
+import { renderSvg } from '../lib/measure/report.js'
 import { parseArgs } from 'node:util'
 
 const run = promisify(execFile)

@@ -30,7 +30,7 @@ import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { once } from 'node:events'
-import { CHROMIUM, launchChromium } from '../bench/browser.js'
+import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
 import { startLab } from './helpers.js'
 
 const REBINDING_HOST = 'attacker.test'

@@ -17,7 +17,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { CHROMIUM, launchChromium } from '../bench/browser.js'
+import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
 import { createApp } from '../lib/app.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { startLab } from './helpers.js'
@@ -90,7 +90,7 @@ describe('the dashboard in Chromium', function () {
   let context
   let page
   let restarted = null
-  /** page errors and console errors (a CSP violation is one), as bench/browser.js collects them */
+  /** page errors and console errors (a CSP violation is one), as lib/measure/browser.js collects them */
   let problems = []
 
   before(async function () {

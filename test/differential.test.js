@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { parseBuffered, parseStreamed } from './helpers.js'
-import { prng, randomRecords, serialise, mutate } from '../bench/mutate.js'
+import { prng, randomRecords, serialise, mutate } from '../lib/measure/mutate.js'
 
 function decide (buf, format, chunkSize, batchBytes) {
   return JSON.stringify(parseStreamed(buf, format, chunkSize, batchBytes))

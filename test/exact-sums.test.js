@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
 import { parseBuffered, parseStreamed, labInTempDir, post } from './helpers.js'
-import { prng } from '../bench/mutate.js'
+import { prng } from '../lib/measure/mutate.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 

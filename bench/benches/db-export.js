@@ -8,8 +8,8 @@ import {
   describeCell, exportCharts, exportTable, measureCell, planCells, procWindow, publishedBeside,
   startDbLab, summariseRuns, warmUpDatabase
 } from '../db-export.js'
-import { publishedTable } from '../published.js'
-import { list, positiveInteger } from './args.js'
+import { publishedTable } from '../../lib/measure/published.js'
+import { list, positiveInteger } from '../../lib/measure/args.js'
 
 export const name = 'db-export'
 export const summary = 'export a desks x items join from PostgreSQL: LIMIT/OFFSET batches vs a cursor stream'

@@ -7,8 +7,8 @@
 import { parseByteSize } from '../../lib/units.js'
 import { defaultMemoryBudget } from '../../lib/memory-budget.js'
 import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from '../ingest.js'
-import { markdownTable, mib, fixed } from '../table.js'
-import { list, positiveInteger } from './args.js'
+import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
+import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
 
 export const name = 'ingest'

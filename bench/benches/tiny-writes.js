@@ -4,9 +4,9 @@
  * coalescing buffer; a client process per measurement.
  */
 import { batchSteps, runTinyWrites, tinyWritesCells } from '../tiny-writes.js'
-import { publishedTable } from '../published.js'
-import { markdownTable, fixed } from '../table.js'
-import { list, positiveInteger } from './args.js'
+import { publishedTable } from '../../lib/measure/published.js'
+import { markdownTable, fixed } from '../../lib/measure/table.js'
+import { list, positiveInteger } from '../../lib/measure/args.js'
 import { TINY_MODES } from '../../lib/tiny-writes.js'
 import { publishedBeside, roundTinyCell, tinyWritesCharts } from '../../lib/experiments/tiny-writes.js'
 

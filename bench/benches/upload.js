@@ -3,13 +3,13 @@
  * /upload-buffer and /upload-stream, for each C, each measurement on a
  * fresh server; the uploaded files are deleted after each.
  */
-import { measureOnFreshServer } from '../fresh-server.js'
-import { ensureBinaryInput } from '../binary-input.js'
-import { medianOfRuns, repeatCells } from '../stats.js'
-import { uploadMany } from '../upload.js'
-import { publishedTable } from '../published.js'
-import { markdownTable, mib, fixed } from '../table.js'
-import { list, positiveInteger } from './args.js'
+import { measureOnFreshServer } from '../../lib/measure/fresh-server.js'
+import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
+import { medianOfRuns, repeatCells } from '../../lib/measure/stats.js'
+import { uploadMany } from '../../lib/measure/upload-client.js'
+import { publishedTable } from '../../lib/measure/published.js'
+import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
+import { list, positiveInteger } from '../../lib/measure/args.js'
 import { DEFAULTS } from '../../lib/options.js'
 import { parseByteSize } from '../../lib/units.js'
 import { removeUploads } from '../../lib/upload.js'

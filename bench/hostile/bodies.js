@@ -10,7 +10,7 @@ import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { createGzipStream } from '../../generators/items.js'
-import { prng } from '../mutate.js'
+import { prng } from '../../lib/measure/mutate.js'
 
 const PIECE = 64 * 1024
 

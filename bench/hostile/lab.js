@@ -14,8 +14,8 @@ import { promisify } from 'node:util'
 import { PROJECT_ROOT } from '../../lib/options.js'
 import { listUploads, removeDeadParts, removeUploads } from '../../lib/upload.js'
 import { SAVE_FILE_NAMES } from '../../generators/items.js'
-import { readProcMemory, resetProcPeak } from '../proc-memory.js'
-import { startListeningProcess } from '../lab-process.js'
+import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { startListeningProcess } from '../../lib/measure/lab-process.js'
 
 const SERVER = path.join(PROJECT_ROOT, 'server.js')
 const WORKER_PID = /worker pid (\d+)/g

@@ -5,7 +5,7 @@
  * checks a run against it.
  */
 import { formatBytes, formatDuration } from '../../lib/units.js'
-import { markdownTable, mib } from '../table.js'
+import { markdownTable, mib } from '../../lib/measure/table.js'
 
 const MiB = 1024 * 1024
 

@@ -8,10 +8,10 @@
  *
  * Command-line side only: the server never loads this file.
  */
-import { startLabProcess } from '../../bench/lab-process.js'
-import { createLabClient, describeServerError } from '../../bench/demo-client.js'
-import { publishedTable } from '../../bench/published.js'
-import { markdownTable } from '../../bench/table.js'
+import { startLabProcess } from '../../lib/measure/lab-process.js'
+import { createLabClient, describeServerError } from '../../lib/measure/lab-client.js'
+import { publishedTable } from '../../lib/measure/published.js'
+import { markdownTable } from '../../lib/measure/table.js'
 import { DEFAULTS } from '../../lib/options.js'
 import { formatDecimalBytes } from '../../lib/units.js'
 import * as experiment from './index.js'

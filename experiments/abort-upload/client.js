@@ -18,7 +18,7 @@ import http from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { serveChildJob } from '../../bench/child-job.js'
+import { serveChildJob } from '../../lib/experiments/child-job.js'
 
 const CHUNK_BYTES = 64 * 1024
 const PROGRESS_INTERVAL_MS = 100

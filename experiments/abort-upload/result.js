@@ -1,7 +1,7 @@
 /**
  * The abort-upload result, in the shape every experiment returns: `cells`
  * (one per route and number of uploads, scalar members the dashboard shows
- * as columns), `charts` (ChartSpec, bench/report.js), `published` (the Node
+ * as columns), `charts` (ChartSpec, lib/measure/report.js), `published` (the Node
  * docs' claims beside what was measured) and `verdicts` (one per route, its
  * largest cell).
  */
@@ -61,7 +61,7 @@ export function largestCells (cells) {
 
 /**
  * Descriptors, bytes on disk and heap growth against the number of aborted uploads.
- * @returns {import('../../bench/report.js').ChartSpec[]}
+ * @returns {import('../../lib/measure/report.js').ChartSpec[]}
  */
 export function abortUploadCharts (cells) {
   function series (y) {

@@ -6,7 +6,7 @@
  * costs a multiple of the body, per request.
  *
  * Every point is measured on a fresh lab process of its own, warmed up with
- * one upload, as the benches measure (bench/fresh-server.js): in a process
+ * one upload, as the benches measure (lib/measure/fresh-server.js): in a process
  * that has already held a large body, the allocator hands the next one
  * memory it kept, and a buffering route would seem to grow by nothing. With
  * `reference`, /bad and /good are measured beside the handler, on the same

@@ -15,7 +15,7 @@
  */
 import pg from 'pg'
 import { databaseBusy, databaseNotSeeded, databaseUnavailable } from '../errors.js'
-import { readProcMemory } from '../../bench/proc-memory.js'
+import { readProcMemory } from '../measure/proc-memory.js'
 import { startEmbedded } from './embedded.js'
 import { MECHANISM } from './scram-gate.js'
 import { IN_MEMORY, redactUrl } from './options.js'

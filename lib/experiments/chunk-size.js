@@ -163,7 +163,7 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
 
 /**
  * MiB/s against read size, one line per mode; and the server's peak above idle.
- * @returns {import('../../bench/report.js').ChartSpec[]}
+ * @returns {import('../measure/report.js').ChartSpec[]}
  */
 export function chunkSizeCharts (cells) {
   function series (y) {

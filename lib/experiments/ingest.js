@@ -11,9 +11,9 @@
  * and "peak above idle" is the figure to compare.
  */
 import path from 'node:path'
-import { ensureInput } from '../../bench/inputs.js'
+import { ensureInput } from '../measure/inputs.js'
 import { latencyStats } from '../../bench/ingest.js'
-import { uploadFile } from '../../bench/upload.js'
+import { uploadFile } from '../measure/upload-client.js'
 import { FORMATS } from '../../generators/items.js'
 import { badParameter } from '../errors.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../ingest-routes.js'

@@ -1,5 +1,5 @@
 /**
- * The parent's side of `bench/load-process.js`: fork it, hand it a job,
+ * The parent's side of `lib/experiments/load-process.js`: fork it, hand it a job,
  * relay its progress, and make sure it is gone before answering. The load
  * runs in its own process so that its memory is never counted as the
  * server's.
@@ -9,7 +9,7 @@ import path from 'node:path'
 import { PROJECT_ROOT } from '../options.js'
 
 /** The script forked for each load: the child's side of this conversation. */
-export const LOAD_PROCESS = path.join(PROJECT_ROOT, 'bench', 'load-process.js')
+export const LOAD_PROCESS = path.join(PROJECT_ROOT, 'lib', 'experiments', 'load-process.js')
 
 /** A child that sent its result but lingers is killed after this long. */
 const EXIT_GRACE_MS = 2000
@@ -31,7 +31,7 @@ export function runLoad (job, hooks) {
 
 /**
  * Run one job in a forked script that speaks the protocol of
- * `bench/child-job.js`: the job in, `progress` messages, then one `result`
+ * `lib/experiments/child-job.js`: the job in, `progress` messages, then one `result`
  * (everything but its `type` is what this resolves to) or `error`.
  * Settles only after the process has exited (killed, on abort).
  * @param {string} script a file of the project, never one a client named

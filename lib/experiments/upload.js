@@ -9,9 +9,9 @@
  * `npm run bench -- upload` gives every cell a fresh server instead.
  */
 import path from 'node:path'
-import { ensureBinaryInput } from '../../bench/binary-input.js'
-import { latencyStats } from '../../bench/stats.js'
-import { uploadFile } from '../../bench/upload.js'
+import { ensureBinaryInput } from '../measure/binary-input.js'
+import { latencyStats } from '../measure/stats.js'
+import { uploadFile } from '../measure/upload-client.js'
 import { badParameter } from '../errors.js'
 import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from '../upload.js'
 import { runLoad } from './load.js'
@@ -212,7 +212,7 @@ export function summariseUploadCell ({ route, concurrency, bytes, results, wallM
 /**
  * The article's two charts: server peak RSS and average latency against concurrency.
  * @param {Array<ReturnType<typeof summariseUploadCell>>} cells
- * @returns {import('../../bench/report.js').ChartSpec[]}
+ * @returns {import('../measure/report.js').ChartSpec[]}
  */
 export function uploadCharts (cells) {
   function series (y) {

@@ -14,8 +14,8 @@
  * records it as failed (`worker.crashed`) under the same id.
  */
 import path from 'node:path'
-import { ensureInput } from '../../bench/inputs.js'
-import { uploadFile } from '../../bench/upload.js'
+import { ensureInput } from '../measure/inputs.js'
+import { uploadFile } from '../measure/upload-client.js'
 import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, minimumBytes } from '../../generators/bombs.js'
 import { badParameter } from '../errors.js'
 import { runLoad } from './load.js'

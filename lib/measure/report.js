@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { chartJsFile } from '../lib/assets.js'
+import { chartJsFile } from '../assets.js'
 
 const CHART_JS = chartJsFile()
 

@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { createGzipStream } from '../generators/items.js'
-import { writeAtomically } from '../lib/atomic-file.js'
-import { DEFAULTS } from '../lib/options.js'
-import { formatBytes, formatDuration } from '../lib/units.js'
+import { createGzipStream } from '../../generators/items.js'
+import { writeAtomically } from '../atomic-file.js'
+import { DEFAULTS } from '../options.js'
+import { formatBytes, formatDuration } from '../units.js'
 
 export const BENCH_DIR = path.join(DEFAULTS.dataDir, 'bench')
 

@@ -2,7 +2,7 @@
  * The upload load generator in a process of its own, so that its memory
  * (sockets, answers, file streams) is never counted as the server's.
  * Started by `lib/experiments/load.js` with `child_process.fork`; it speaks
- * the protocol of `bench/child-job.js`:
+ * the protocol of `lib/experiments/child-job.js`:
  *
  *   in:  { url, file, concurrency, requests, headers, fields? }
  *        or { url, bomb: { variant, bytes, ... }, requests }: zip bombs made here as they are
@@ -13,12 +13,12 @@
  */
 import { performance } from 'node:perf_hooks'
 import { serveChildJob } from './child-job.js'
-import { createBomb } from '../generators/bombs.js'
-import { uploadMany, uploadStreams } from './upload.js'
+import { createBomb } from '../../generators/bombs.js'
+import { uploadMany, uploadStreams } from '../measure/upload-client.js'
 
 const PROGRESS_INTERVAL_MS = 100
 
-serveChildJob('bench/load-process.js', async function runJob (job, progress) {
+serveChildJob('lib/experiments/load-process.js', async function runJob (job, progress) {
   if (job?.bomb !== undefined) return sendBombs(job, progress)
   checkJob(job)
   const { url, file, concurrency, requests, headers } = job

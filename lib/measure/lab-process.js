@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../options.js'
 
 const SERVER = path.join(PROJECT_ROOT, 'server.js')
 const LISTENING = /streamlab listening on (http:\/\/\S+)/
