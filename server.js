@@ -213,7 +213,7 @@ async function main () {
   supervisor.on('listening', function announce ({ address, port, pid }) {
     const shown = address.includes(':') ? `[${address}]` : address
     const base = `http://${shown}:${port}`
-    // bench/lab-process.js waits for this line and reads the worker's pid from it
+    // lib/measure/lab-process.js waits for this line and reads the worker's pid from it
     console.log(`streamlab listening on ${base} (worker pid ${pid}, ${budget})`)
     console.log(`  GET  ${base}/generate?size=10000&save=1   generate test-data/test.json.gz`)
     console.log(`  POST ${base}/bad                           buffered ingest${config.app.unsafeBad ? ' (UNSAFE: no inflate limit)' : ''}`)
