@@ -4,7 +4,7 @@
  * `normalize(values)` and `run(options, report)` resolving to
  * `{ title, markdown, charts, data }` (charts: see lib/measure/report.js).
  */
-import * as ingest from './ingest.js'
+import * as ingest from '../../experiments/ingest/bench.js'
 import * as upload from './upload.js'
 import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'

@@ -3,7 +3,7 @@
  * parameter schema, `normalizeParams` and `run(ctx)`; the engine
  * (`engine.js`) runs whichever is asked for and knows none of them.
  */
-import * as ingest from './ingest.js'
+import * as ingest from '../../experiments/ingest/index.js'
 import * as upload from './upload.js'
 import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'

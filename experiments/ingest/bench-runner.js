@@ -22,12 +22,12 @@ import zlib from 'node:zlib'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
-import { startLabProcess } from '../lib/measure/lab-process.js'
-import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
-import { latencyStats, median } from '../lib/measure/stats.js'
-import { uploadMany } from '../lib/measure/upload-client.js'
-import { ensureInput } from '../lib/measure/inputs.js'
-import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../lib/ingest-routes.js'
+import { startLabProcess } from '../../lib/measure/lab-process.js'
+import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { latencyStats, median } from '../../lib/measure/stats.js'
+import { uploadMany } from '../../lib/measure/upload-client.js'
+import { ensureInput } from '../../lib/measure/inputs.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../../lib/ingest-routes.js'
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 

@@ -11,15 +11,15 @@
  * and "peak above idle" is the figure to compare.
  */
 import path from 'node:path'
-import { ensureInput } from '../measure/inputs.js'
-import { latencyStats } from '../../bench/ingest.js'
-import { uploadFile } from '../measure/upload-client.js'
+import { ensureInput } from '../../lib/measure/inputs.js'
+import { latencyStats } from '../../lib/measure/stats.js'
+import { uploadFile } from '../../lib/measure/upload-client.js'
 import { FORMATS } from '../../generators/items.js'
-import { badParameter } from '../errors.js'
-import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../ingest-routes.js'
-import { DEFAULTS } from '../options.js'
-import { runLoad } from './load.js'
-import { enumParam, integerParam, isPresent, round, sizeParam } from './params.js'
+import { badParameter } from '../../lib/errors.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
+import { DEFAULTS } from '../../lib/options.js'
+import { runLoad } from '../../lib/experiments/load.js'
+import { enumParam, integerParam, isPresent, round, sizeParam } from '../../lib/experiments/params.js'
 
 export const name = 'ingest'
 

@@ -6,7 +6,7 @@
  */
 import { parseByteSize } from '../../lib/units.js'
 import { defaultMemoryBudget } from '../../lib/memory-budget.js'
-import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from '../ingest.js'
+import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from './bench-runner.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
