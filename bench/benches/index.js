@@ -5,7 +5,7 @@
  * `{ title, markdown, charts, data }` (charts: see lib/measure/report.js).
  */
 import * as ingest from '../../experiments/ingest/bench.js'
-import * as upload from './upload.js'
+import * as upload from '../../experiments/upload/bench.js'
 import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'
 import * as dbExport from './db-export.js'

@@ -4,7 +4,7 @@
  * (`engine.js`) runs whichever is asked for and knows none of them.
  */
 import * as ingest from '../../experiments/ingest/index.js'
-import * as upload from './upload.js'
+import * as upload from '../../experiments/upload/index.js'
 import * as chunkSize from './chunk-size.js'
 import * as tinyWrites from './tiny-writes.js'
 import * as dbExport from './db-export.js'

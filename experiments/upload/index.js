@@ -9,13 +9,13 @@
  * `npm run bench -- upload` gives every cell a fresh server instead.
  */
 import path from 'node:path'
-import { ensureBinaryInput } from '../measure/binary-input.js'
-import { latencyStats } from '../measure/stats.js'
-import { uploadFile } from '../measure/upload-client.js'
-import { badParameter } from '../errors.js'
-import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from '../upload.js'
-import { runLoad } from './load.js'
-import { deepFreeze, normalizeBySchema, round, stepsUpTo } from './params.js'
+import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
+import { latencyStats } from '../../lib/measure/stats.js'
+import { uploadFile } from '../../lib/measure/upload-client.js'
+import { badParameter } from '../../lib/errors.js'
+import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from '../../lib/upload.js'
+import { runLoad } from '../../lib/experiments/load.js'
+import { deepFreeze, normalizeBySchema, round, stepsUpTo } from '../../lib/experiments/params.js'
 
 export const name = 'upload'
 
@@ -212,7 +212,7 @@ export function summariseUploadCell ({ route, concurrency, bytes, results, wallM
 /**
  * The article's two charts: server peak RSS and average latency against concurrency.
  * @param {Array<ReturnType<typeof summariseUploadCell>>} cells
- * @returns {import('../measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/measure/report.js').ChartSpec[]}
  */
 export function uploadCharts (cells) {
   function series (y) {

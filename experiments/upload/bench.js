@@ -13,7 +13,7 @@ import { list, positiveInteger } from '../../lib/measure/args.js'
 import { DEFAULTS } from '../../lib/options.js'
 import { parseByteSize } from '../../lib/units.js'
 import { removeUploads } from '../../lib/upload.js'
-import { publishedBeside, summariseUploadCell, uploadCharts, uploadedNames } from '../../lib/experiments/upload.js'
+import { publishedBeside, summariseUploadCell, uploadCharts, uploadedNames } from './index.js'
 
 export const name = 'upload'
 export const summary = 'C uploads at once to /upload-buffer and /upload-stream'
