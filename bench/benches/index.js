@@ -6,7 +6,7 @@
  */
 import * as ingest from '../../experiments/ingest/bench.js'
 import * as upload from '../../experiments/upload/bench.js'
-import * as chunkSize from './chunk-size.js'
+import * as chunkSize from '../../experiments/chunk-size/bench.js'
 import * as tinyWrites from './tiny-writes.js'
 import * as dbExport from './db-export.js'
 import * as hostile from './hostile.js'

@@ -5,10 +5,10 @@
  * and mode, with throughput and the server's peak RSS per setting.
  */
 import path from 'node:path'
-import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from '../chunk-size.js'
-import { PROJECT_ROOT } from '../options.js'
-import { runChildJob } from './load.js'
-import { deepFreeze, normalizeBySchema, round } from './params.js'
+import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from '../../lib/chunk-size.js'
+import { PROJECT_ROOT } from '../../lib/options.js'
+import { runChildJob } from '../../lib/experiments/load.js'
+import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
 
 export const name = 'chunk-size'
 
@@ -20,7 +20,7 @@ export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.
 
 const KiB = 1024
 /** The download load, forked per setting: its sockets and CPU are not the server's. */
-const GET_PROCESS = path.join(PROJECT_ROOT, 'bench', 'get-process.js')
+const GET_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'chunk-size', 'get-process.js')
 const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: REFERENCES.md, experiment 3'
 const RELATED = 'A related post on read sizes: REFERENCES.md, experiment 3'
 
@@ -142,7 +142,7 @@ async function warmUp (baseUrl, mode, bytes) {
 
 /**
  * One setting's figures.
- * @param {{ hwm: number, mode: string, concurrency: number, load: Awaited<ReturnType<typeof import('../../bench/get-many.js').getMany>>,
+ * @param {{ hwm: number, mode: string, concurrency: number, load: Awaited<ReturnType<typeof import('./get-many.js').getMany>>,
  *   server: { peakRss: number, peakAboveIdle: number|null } }} cell
  */
 export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
@@ -163,7 +163,7 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
 
 /**
  * MiB/s against read size, one line per mode; and the server's peak above idle.
- * @returns {import('../measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/measure/report.js').ChartSpec[]}
  */
 export function chunkSizeCharts (cells) {
   function series (y) {

@@ -4,13 +4,13 @@
  * on a fresh server.
  */
 import { measureOnFreshServer } from '../../lib/measure/fresh-server.js'
-import { getMany } from '../get-many.js'
+import { getMany } from './get-many.js'
 import { medianOfRuns, repeatCells } from '../../lib/measure/stats.js'
 import { publishedTable } from '../../lib/measure/published.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 import { CHUNK_FILE_BYTES, CHUNK_MODES, HWM_MAX, HWM_MIN } from '../../lib/chunk-size.js'
-import { chunkSizeCharts, chunkUrl, publishedBeside, summariseChunkCell } from '../../lib/experiments/chunk-size.js'
+import { chunkSizeCharts, chunkUrl, publishedBeside, summariseChunkCell } from './index.js'
 import { formatBytes, parseByteSize } from '../../lib/units.js'
 
 export const name = 'chunk-size'

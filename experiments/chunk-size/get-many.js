@@ -5,7 +5,7 @@
  */
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { latencyStats } from '../lib/measure/stats.js'
+import { latencyStats } from '../../lib/measure/stats.js'
 
 /**
  * GET `url` `requests` times with at most `concurrency` in flight.

@@ -8,12 +8,12 @@
  *        { type: 'result', requests, ok, errors, bytes, wallMs, latencyMs }
  */
 import { performance } from 'node:perf_hooks'
-import { serveChildJob } from '../lib/experiments/child-job.js'
+import { serveChildJob } from '../../lib/experiments/child-job.js'
 import { getMany } from './get-many.js'
 
 const PROGRESS_INTERVAL_MS = 100
 
-serveChildJob('bench/get-process.js', async function runJob (job, progress) {
+serveChildJob('experiments/chunk-size/get-process.js', async function runJob (job, progress) {
   if (job === null || typeof job !== 'object') throw new TypeError('job must be an object')
   if (typeof job.url !== 'string' || !/^http:\/\//.test(job.url)) throw new TypeError(`job.url must be an http URL, got ${job.url}`)
   for (const name of ['concurrency', 'requests']) {
