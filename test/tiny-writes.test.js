@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import { CoalescingWriter, TINY_MODES, sendBytes, suckBytes } from '../lib/tiny-writes.js'
-import * as tinyBench from '../bench/benches/tiny-writes.js'
+import { CoalescingWriter, TINY_MODES, sendBytes, suckBytes } from '../experiments/tiny-writes/writes.js'
+import * as tinyBench from '../experiments/tiny-writes/bench.js'
 import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir } from './helpers.js'
 import { processAlive } from '../lib/process-alive.js'

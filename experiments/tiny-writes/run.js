@@ -1,20 +1,20 @@
 /**
  * The tiny-writes experiment's runner, shared by the bench and the lab's
- * experiment: a byte sucker in one process (bench/tiny-writes-sink.js) and,
- * per measurement, a client in another (bench/tiny-writes-client.js), both
+ * experiment: a byte sucker in one process (experiments/tiny-writes/sink.js) and,
+ * per measurement, a client in another (experiments/tiny-writes/client.js), both
  * on 127.0.0.1, so neither's work is counted as the other's.
  */
 import { fork } from 'node:child_process'
 import path from 'node:path'
-import { runChildJob } from '../lib/experiments/load.js'
-import { PROJECT_ROOT } from '../lib/options.js'
-import { BATCH_STEPS } from '../lib/tiny-writes.js'
-import { median } from '../lib/measure/stats.js'
+import { runChildJob } from '../../lib/experiments/load.js'
+import { PROJECT_ROOT } from '../../lib/options.js'
+import { BATCH_STEPS } from './writes.js'
+import { median } from '../../lib/measure/stats.js'
 
 /** The byte sucker's script, forked once per run. */
-export const SINK_PROCESS = path.join(PROJECT_ROOT, 'bench', 'tiny-writes-sink.js')
+export const SINK_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'sink.js')
 /** The sender's script, forked once per measurement. */
-export const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'bench', 'tiny-writes-client.js')
+export const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'client.js')
 
 const STOP_GRACE_MS = 2000
 

@@ -3,12 +3,12 @@
  * socket.write() per byte, with cork()/uncork() batches and through a
  * coalescing buffer; a client process per measurement.
  */
-import { batchSteps, runTinyWrites, tinyWritesCells } from '../tiny-writes.js'
+import { batchSteps, runTinyWrites, tinyWritesCells } from './run.js'
 import { publishedTable } from '../../lib/measure/published.js'
 import { markdownTable, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
-import { TINY_MODES } from '../../lib/tiny-writes.js'
-import { publishedBeside, roundTinyCell, tinyWritesCharts } from '../../lib/experiments/tiny-writes.js'
+import { TINY_MODES } from './writes.js'
+import { publishedBeside, roundTinyCell, tinyWritesCharts } from './index.js'
 
 export const name = 'tiny-writes'
 export const summary = 'N bytes over TCP: a write per byte, cork/uncork, a coalescing buffer'

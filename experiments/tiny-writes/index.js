@@ -5,9 +5,9 @@
  * reports time, write calls and write system calls for each. The lab's
  * server only starts the two processes: none of this is its memory.
  */
-import { TINY_MODES } from '../tiny-writes.js'
-import { batchSteps, runTinyWrites, tinyWritesCells } from '../../bench/tiny-writes.js'
-import { deepFreeze, normalizeBySchema, round } from './params.js'
+import { TINY_MODES } from './writes.js'
+import { batchSteps, runTinyWrites, tinyWritesCells } from './run.js'
+import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
 
 export const name = 'tiny-writes'
 
@@ -133,7 +133,7 @@ export function roundTinyCell (cell) {
 /**
  * Time and write system calls against bytes per batch. One write per byte
  * is where both batched lines start (a batch of 1).
- * @returns {import('../measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/measure/report.js').ChartSpec[]}
  */
 export function tinyWritesCharts (cells) {
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })

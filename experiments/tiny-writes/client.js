@@ -1,6 +1,6 @@
 /**
  * The tiny-writes client in a process of its own: connects to the sink,
- * sends N bytes one of three ways (lib/tiny-writes.js `sendBytes`), ends
+ * sends N bytes one of three ways (experiments/tiny-writes/writes.js `sendBytes`), ends
  * the connection and waits for the sink's count. Started with
  * `runChildJob`; speaks the protocol of `lib/experiments/child-job.js`:
  *
@@ -15,10 +15,10 @@
 import fs from 'node:fs'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { TINY_MODES, sendBytes } from '../lib/tiny-writes.js'
-import { serveChildJob } from '../lib/experiments/child-job.js'
+import { TINY_MODES, sendBytes } from './writes.js'
+import { serveChildJob } from '../../lib/experiments/child-job.js'
 
-serveChildJob('bench/tiny-writes-client.js', async function runJob (job) {
+serveChildJob('experiments/tiny-writes/client.js', async function runJob (job) {
   checkJob(job)
   const socket = await connect(job.port, job.noDelay)
   try {
