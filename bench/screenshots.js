@@ -21,7 +21,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../lib/units.js'
 import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
-import { warmUpDatabase } from './db-export.js'
+import { warmUpDatabase } from '../experiments/db-export/measure.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 
 const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')

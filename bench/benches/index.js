@@ -8,7 +8,7 @@ import * as ingest from '../../experiments/ingest/bench.js'
 import * as upload from '../../experiments/upload/bench.js'
 import * as chunkSize from '../../experiments/chunk-size/bench.js'
 import * as tinyWrites from '../../experiments/tiny-writes/bench.js'
-import * as dbExport from './db-export.js'
+import * as dbExport from '../../experiments/db-export/bench.js'
 import * as hostile from './hostile.js'
 import * as abortUpload from '../../experiments/abort-upload/bench.js'
 

@@ -5,10 +5,10 @@
  * port. server.js takes its database from the environment; the bench needs
  * to hand each fresh server its options without one.
  *
- *   node bench/db-lab-server.js '{"database":{"url":null}}'
+ *   node experiments/db-export/lab-server.js '{"database":{"url":null}}'
  */
-import { createApp } from '../lib/app.js'
-import { closeParsePool } from '../lib/parse-pool.js'
+import { createApp } from '../../lib/app.js'
+import { closeParsePool } from '../../lib/parse-pool.js'
 
 let options
 try {

@@ -1,6 +1,6 @@
 /**
  * The database export experiment's measurements, shared by the engine module
- * (`lib/experiments/db-export.js`, against the running lab) and the bench
+ * (`experiments/db-export/index.js`, against the running lab) and the bench
  * (`npm run bench -- db-export`, a fresh server per measurement).
  *
  * One cell is one export: batch (rows / batch requests, one after another)
@@ -10,14 +10,14 @@
  */
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../lib/options.js'
-import { runChildJob } from '../lib/experiments/load.js'
-import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
-import { median } from '../lib/measure/stats.js'
-import { markdownTable, mib, fixed } from '../lib/measure/table.js'
+import { PROJECT_ROOT } from '../../lib/options.js'
+import { runChildJob } from '../../lib/experiments/load.js'
+import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { median } from '../../lib/measure/stats.js'
+import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 
-const CLIENT = path.join(PROJECT_ROOT, 'bench', 'db-client-process.js')
-const LAB_SERVER = path.join(PROJECT_ROOT, 'bench', 'db-lab-server.js')
+const CLIENT = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'client.js')
+const LAB_SERVER = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'lab-server.js')
 const LISTENING = /streamlab listening on (http:\/\/\S+)/
 
 const SOURCE = 'REFERENCES.md, experiment 5 (an article: Fastify, pg-query-stream and a React page, timed in the browser)'
@@ -215,7 +215,7 @@ export function exportTable (cells) {
  * Charts of a sweep (lib/measure/report.js ChartSpec): time against the number of
  * batch requests, with each stream as a level line to cross; the stream
  * against its highWaterMark; the server's memory.
- * @returns {import('../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/measure/report.js').ChartSpec[]}
  */
 export function exportCharts (cells) {
   const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })
@@ -255,7 +255,7 @@ export function exportCharts (cells) {
 
 /**
  * A lab server process with these app options (its own entry point,
- * `bench/db-lab-server.js`, so the database options need no server.js flags).
+ * `experiments/db-export/lab-server.js`, so the database options need no server.js flags).
  * @param {object} appOptions JSON-serialisable createApp options
  * @returns {Promise<{ pid: number, url: string, stop: () => Promise<void> }>}
  */

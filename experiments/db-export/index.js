@@ -8,11 +8,11 @@
  * Runs in the server being watched, one export after another: compare "peak
  * above idle", as a big batch leaves heap behind for the next export.
  */
-import { badParameter } from '../errors.js'
+import { badParameter } from '../../lib/errors.js'
 import {
   describeCell, exportCharts, measureCell, planCells, publishedBeside, requestsOf, summariseRuns, warmUpDatabase
-} from '../../bench/db-export.js'
-import { deepFreeze, enumParam, integerParam, isPresent } from './params.js'
+} from './measure.js'
+import { deepFreeze, enumParam, integerParam, isPresent } from '../../lib/experiments/params.js'
 
 export const name = 'db-export'
 

@@ -7,7 +7,7 @@
 import {
   describeCell, exportCharts, exportTable, measureCell, planCells, procWindow, publishedBeside,
   startDbLab, summariseRuns, warmUpDatabase
-} from '../db-export.js'
+} from './measure.js'
 import { publishedTable } from '../../lib/measure/published.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 
