@@ -8,7 +8,7 @@ import * as upload from '../../experiments/upload/index.js'
 import * as chunkSize from '../../experiments/chunk-size/index.js'
 import * as tinyWrites from '../../experiments/tiny-writes/index.js'
 import * as dbExport from '../../experiments/db-export/index.js'
-import * as zipBomb from './zip-bomb.js'
+import * as zipBomb from '../../experiments/zip-bomb/index.js'
 import * as abortUpload from '../../experiments/abort-upload/index.js'
 
 /** name -> experiment module */

@@ -14,12 +14,12 @@
  * records it as failed (`worker.crashed`) under the same id.
  */
 import path from 'node:path'
-import { ensureInput } from '../measure/inputs.js'
-import { uploadFile } from '../measure/upload-client.js'
+import { ensureInput } from '../../lib/measure/inputs.js'
+import { uploadFile } from '../../lib/measure/upload-client.js'
 import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, minimumBytes } from '../../generators/bombs.js'
-import { badParameter } from '../errors.js'
-import { runLoad } from './load.js'
-import { deepFreeze, normalizeBySchema, round } from './params.js'
+import { badParameter } from '../../lib/errors.js'
+import { runLoad } from '../../lib/experiments/load.js'
+import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
 
 export const name = 'zip-bomb'
 
