@@ -26,7 +26,7 @@ import { processAlive } from '../lib/process-alive.js'
 import * as abortUpload from '../experiments/abort-upload/index.js'
 import * as bench from '../experiments/abort-upload/bench.js'
 import { abortUploadFigures, demo, screenshot } from '../experiments/abort-upload/figures.js'
-import { flagName, optionsFromSchema, paramsFromFlags } from '../experiments/abort-upload/schema-options.js'
+import { flagName, optionsFromSchema, paramsFromFlags } from '../lib/experiments/schema-options.js'
 import { labInTempDir } from './helpers.js'
 
 const CLI = fileURLToPath(new URL('../bench/cli.js', import.meta.url))

@@ -11,6 +11,7 @@ import * as tinyWrites from '../../experiments/tiny-writes/bench.js'
 import * as dbExport from '../../experiments/db-export/bench.js'
 import * as hostile from './hostile.js'
 import * as abortUpload from '../../experiments/abort-upload/bench.js'
+import * as zipBomb from '../../experiments/zip-bomb/bench.js'
 
 export const BENCHES = Object.freeze({
   [ingest.name]: ingest,
@@ -19,5 +20,6 @@ export const BENCHES = Object.freeze({
   [tinyWrites.name]: tinyWrites,
   [dbExport.name]: dbExport,
   [hostile.name]: hostile,
-  [abortUpload.name]: abortUpload
+  [abortUpload.name]: abortUpload,
+  [zipBomb.name]: zipBomb
 })
