@@ -24,7 +24,7 @@ export const SAMPLER_DEFAULTS = Object.freeze({
   /**
    * ms between the event-loop delay probe's own ticks. Finer costs idle
    * wake-ups: at 10 ms (prom-client's choice) watching /metrics cost
-   * 1.3-1.9 % of a core, at 50 ms 0.85-1.05 % (bench/metrics-cpu.js). The
+   * 1.3-1.9 % of a core, at 50 ms 0.85-1.05 % (scripts/metrics-cpu.js). The
    * lab's stalls (a buffered JSON.parse) last hundreds of ms, so 50 ms still
    * sees them. A sampling window shorter than this may hold no reading (its
    * delay figures are then null).

@@ -10,7 +10,7 @@
 import express from 'express'
 import { badParameter } from '../lib/errors.js'
 import { createEngine } from '../lib/experiments/engine.js'
-import { EXPERIMENTS } from '../lib/experiments/index.js'
+import { EXPERIMENTS } from '../experiments/index.js'
 
 /**
  * @param {object} opts normalised app options

@@ -20,7 +20,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
 import { createEngine } from '../lib/experiments/engine.js'
-import { EXPERIMENTS } from '../lib/experiments/index.js'
+import { EXPERIMENTS } from '../experiments/index.js'
 import { DEFAULTS } from '../lib/options.js'
 import { processAlive } from '../lib/process-alive.js'
 import * as abortUpload from '../experiments/abort-upload/index.js'
@@ -29,7 +29,7 @@ import { abortUploadFigures, demo, screenshot } from '../experiments/abort-uploa
 import { flagName, optionsFromSchema, paramsFromFlags } from '../lib/experiments/schema-options.js'
 import { labInTempDir } from './helpers.js'
 
-const CLI = fileURLToPath(new URL('../bench/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../scripts/bench.js', import.meta.url))
 const LIMIT = 1024 * 1024
 const SMALL = Object.freeze({ uploads: 4, sweep: 'single', bytes: '64KB', abortAt: 50, waitSeconds: 1 })
 

@@ -16,7 +16,7 @@ import { renderSvg } from '../lib/measure/report.js'
 import { parseArgs } from 'node:util'
 
 const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../bench/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../scripts/bench.js', import.meta.url))
 
 describe('npm run bench -- ingest', function () {
   this.timeout(120000)

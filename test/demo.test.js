@@ -1,5 +1,5 @@
 /**
- * npm run demo (bench/demo.js): the classroom walkthrough, run end to end as
+ * npm run demo (scripts/demo.js): the classroom walkthrough, run end to end as
  * a class would see it, with tiny sizes (--quick), no pauses and a lab of its
  * own on a free port, then checked for what the teacher relies on: the
  * dashboard's address, the three steps, figures from the live runs, and
@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { processAlive } from '../lib/process-alive.js'
 
-const DEMO = fileURLToPath(new URL('../bench/demo.js', import.meta.url))
+const DEMO = fileURLToPath(new URL('../scripts/demo.js', import.meta.url))
 const PROJECT = fileURLToPath(new URL('..', import.meta.url))
 
 /** Run the demo to its end: exit code and everything it printed. */
@@ -61,7 +61,7 @@ function section (stdout, heading) {
   return stdout.slice(start, next === -1 ? undefined : next)
 }
 
-describe('npm run demo (bench/demo.js)', function () {
+describe('npm run demo (scripts/demo.js)', function () {
   describe('--quick --no-pause --port 0', function () {
     this.timeout(120_000)
     let run

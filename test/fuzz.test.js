@@ -3,7 +3,7 @@
  * JSON bodies over HTTP, in random-sized writes, to both routes.
  */
 import assert from 'node:assert/strict'
-import { fuzz, judge } from '../bench/fuzz.js'
+import { fuzz, judge } from '../scripts/fuzz.js'
 
 describe('differential fuzzing of /bad and /good', function () {
   this.timeout(60000)

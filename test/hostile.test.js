@@ -10,12 +10,12 @@ import path from 'node:path'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ATTACK_IDS, FULL, QUICK, normalizeHostileOptions } from '../bench/hostile/params.js'
-import { ROW_FIELDS, TABLE_HEADER, judge } from '../bench/hostile/verdict.js'
-import { readCrashes } from '../bench/hostile/lab.js'
+import { ATTACK_IDS, FULL, QUICK, normalizeHostileOptions } from '../scripts/hostile/params.js'
+import { ROW_FIELDS, TABLE_HEADER, judge } from '../scripts/hostile/verdict.js'
+import { readCrashes } from '../scripts/hostile/lab.js'
 
 const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../bench/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../scripts/bench.js', import.meta.url))
 const DOC = fileURLToPath(new URL('../docs/hostile.md', import.meta.url))
 const MiB = 1024 * 1024
 

@@ -10,10 +10,10 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { DEFAULTS } from '../lib/options.js'
-import { clinicRefusal, readProfileArgs } from '../bench/profile.js'
+import { clinicRefusal, readProfileArgs } from '../scripts/profile.js'
 
 const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../bench/profile.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../scripts/profile.js', import.meta.url))
 
 /** Every frame of a profile's call tree (heap profiles nest `children` objects). */
 function framesOf (node, frames = []) {

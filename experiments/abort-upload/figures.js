@@ -1,8 +1,8 @@
 /**
  * The abort-upload experiment's figures for the command-line tools that
- * show runs: the lesson screenshot (`bench/screenshots.js` takes a shot
+ * show runs: the lesson screenshot (`scripts/screenshots.js` takes a shot
  * object: name, flags, params, viewport, timeoutMs, figures) and the
- * classroom demo (`bench/demo.js`: plans, what to say, the progress line,
+ * classroom demo (`scripts/demo.js`: plans, what to say, the progress line,
  * the lines after a run). Every figure comes from the run's own result.
  * Formatting only: nothing here runs or measures anything.
  */

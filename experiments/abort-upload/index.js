@@ -5,7 +5,7 @@
  * from a separate process; then, on the server, the file descriptors still
  * open on the experiment's folder, the files and bytes left in it and the
  * memory grown, right after and again after a GC and a wait; then the
- * clean-up. The registry's entry (`lib/experiments/index.js`); the folder
+ * clean-up. The registry's entry (`experiments/index.js`); the folder
  * also holds the routes, the client, the bench adapter and the figures.
  */
 import { badParameter } from '../../lib/errors.js'

@@ -2,7 +2,7 @@
  * The experiment engine: runs one experiment at a time, keeps the last few
  * runs, and measures the server process's memory around each run. It knows
  * nothing about ingest: experiments are modules in a registry
- * (`lib/experiments/index.js`), each with a parameter schema, a
+ * (`experiments/index.js`), each with a parameter schema, a
  * `normalizeParams` and an async `run(ctx)`.
  *
  * Bus events ('experiment' on the lab's event bus):

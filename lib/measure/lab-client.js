@@ -1,6 +1,6 @@
 /**
  * The demo's side of the lab's HTTP API: start an experiment, follow it to
- * its end, read the server's RSS. Kept apart from bench/demo.js so the
+ * its end, read the server's RSS. Kept apart from scripts/demo.js so the
  * walkthrough reads as a lesson, not as HTTP plumbing.
  */
 import { setTimeout as sleep } from 'node:timers/promises'

@@ -40,7 +40,7 @@ export async function startLabProcess (flags = []) {
 
 /**
  * Run `node ...args` and wait for its "streamlab listening on http://..." line: server.js,
- * or a single-process lab such as bench/profile-server.js.
+ * or a single-process lab such as scripts/profile/server.js.
  * @param {string[]} args what follows `node`: Node's own flags, the script, its flags
  * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number, timeoutMs?: number }} [settings] `ipc`:
  *   an IPC channel to the child; `stopSignal` (SIGTERM): what stop() sends first, SIGKILL after `graceMs`

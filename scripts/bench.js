@@ -8,16 +8,21 @@
  *   npm run bench -- ingest --sizes 500MB --routes bad,good --repeat 3
  *
  * Prints progress and a table, and writes reports/<timestamp>/results.json,
- * results.md, report.html (charts) and each chart as SVG. The benches live in bench/benches/.
+ * results.md, report.html (charts) and each chart as SVG. Each experiment's bench is its folder's
+ * bench.js (experiments/<name>/bench.js, found through the registry); hostile is scripts/hostile/.
  */
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { writeReport } from '../lib/measure/report.js'
-import { BENCHES } from './benches/index.js'
+import { loadBenches } from '../experiments/index.js'
+import * as hostile from './hostile/bench.js'
 
 const EXIT_USAGE = 2
+
+/** Every experiment's bench, from the registry, and the hostile suite, a bench with no experiment of its own. */
+const BENCHES = Object.freeze({ ...await loadBenches(), [hostile.name]: hostile })
 
 function usage () {
   const names = Object.values(BENCHES).map(function line (b) { return `  ${b.name.padEnd(12)} ${b.summary}` }).join('\n')

@@ -2,8 +2,8 @@
 /**
  * npm run profile -- <doctor|heap|flame|snapshot> <route> [options]
  *
- * Profiles the lab (one process: bench/profile-server.js) under a load of one
- * generated gzip body sent by autocannon's API (bench/profile-load.js).
+ * Profiles the lab (one process: scripts/profile/server.js) under a load of one
+ * generated gzip body sent by autocannon's API (scripts/profile/load.js).
  * doctor, heap and flame run Clinic.js at a pinned version through npx: it is
  * unmaintained and pulls hundreds of packages (TensorFlow among them), so it
  * stays out of the project's install. Where Clinic cannot run (doctor on
@@ -22,7 +22,7 @@ import { formatBytes, formatDuration, parseByteSize } from '../lib/units.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { startListeningProcess } from '../lib/measure/lab-process.js'
 import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
-import { ROUTES, deleteUploadAnswered, describeLoad, runLoad } from './profile-load.js'
+import { ROUTES, deleteUploadAnswered, describeLoad, runLoad } from './profile/load.js'
 
 /** Clinic.js 13.0.0 is the last release (2023); pinned so every run downloads the same tree. */
 export const CLINIC_VERSION = '13.0.0'
@@ -31,8 +31,8 @@ const DOCTOR_LAST_WORKING = [21, 7]
 
 export const PROFILES_DIR = path.join(DEFAULTS.dataDir, 'profiles')
 const INPUT_DIR = path.join(PROFILES_DIR, 'inputs')
-const SERVER = path.join(PROJECT_ROOT, 'bench', 'profile-server.js')
-const LOAD = path.join(PROJECT_ROOT, 'bench', 'profile-load.js')
+const SERVER = path.join(PROJECT_ROOT, 'scripts', 'profile', 'server.js')
+const LOAD = path.join(PROJECT_ROOT, 'scripts', 'profile', 'load.js')
 const STOP_GRACE_MS = 60_000
 /**
  * Bytes between heap samples. Node's default, 512 KiB, leaves a few dozen samples for a short
@@ -180,7 +180,7 @@ function shellQuote (text) {
 }
 
 /**
- * Run `clinic <tool>` around bench/profile-server.js, with the load as its --on-port command.
+ * Run `clinic <tool>` around scripts/profile/server.js, with the load as its --on-port command.
  * @returns {Promise<{ ok: boolean, reason: string|null, html: string|null, seconds: number, load: object|null }>}
  *   `html` is kept even when not `ok` (a report of an unhealthy load is still worth a look)
  */
@@ -239,7 +239,7 @@ async function runClinic (args, bodyFile, log) {
 }
 
 /**
- * Start bench/profile-server.js with Node flags, and wait until it listens. stop() sends SIGINT,
+ * Start scripts/profile/server.js with Node flags, and wait until it listens. stop() sends SIGINT,
  * so the profilers write their files on the way out, and waits for them (SIGKILL after a minute).
  */
 async function startProfileServer (nodeFlags, serverFlags = []) {
@@ -280,7 +280,7 @@ async function runNodeProfilers (args, body, log) {
   const nodeFlags = []
   if (profilers.includes('heap')) nodeFlags.push('--heap-prof', `--heap-prof-dir=${args.out}`, `--heap-prof-interval=${HEAP_PROF_INTERVAL}`)
   if (profilers.includes('cpu')) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${args.out}`)
-  log(`starting: node ${nodeFlags.map(function relative (flag) { return flag.replace(PROJECT_ROOT + path.sep, '') }).join(' ')} bench/profile-server.js`)
+  log(`starting: node ${nodeFlags.map(function relative (flag) { return flag.replace(PROJECT_ROOT + path.sep, '') }).join(' ')} scripts/profile/server.js`)
   const lab = await startProfileServer(nodeFlags, ['--data-dir', labDataDir(args)])
   log(`the lab listens on ${lab.url} (pid ${lab.pid}); load: ${describePlan(args, body)}`)
   const stopWatching = watchMemory(lab.pid)
@@ -303,7 +303,7 @@ async function runNodeProfilers (args, body, log) {
 
 /** Heap snapshots before, during and after the load, over IPC: no endpoint, no signal race. */
 async function runSnapshots (args, body, log) {
-  log('starting: node bench/profile-server.js --snapshot-dir ' + shown(args.out))
+  log('starting: node scripts/profile/server.js --snapshot-dir ' + shown(args.out))
   const lab = await startProfileServer([], ['--snapshot-dir', args.out, '--data-dir', labDataDir(args)])
   log(`the lab listens on ${lab.url} (pid ${lab.pid}); load: ${describePlan(args, body)}`)
   const snapshots = []

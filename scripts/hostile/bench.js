@@ -3,9 +3,9 @@
  * construction"), each replayed on a fresh lab started as a user starts it,
  * judged "held" or "BROKEN". The mechanics live in bench/hostile/.
  */
-import { runHostile, SAMPLE_MS } from '../hostile/run.js'
-import { FLAG_SPECS, flagLines, normalizeHostileOptions } from '../hostile/params.js'
-import { hostileCharts, hostileNotes, hostileTable } from '../hostile/verdict.js'
+import { runHostile, SAMPLE_MS } from './run.js'
+import { FLAG_SPECS, flagLines, normalizeHostileOptions } from './params.js'
+import { hostileCharts, hostileNotes, hostileTable } from './verdict.js'
 
 export const name = 'hostile'
 export const summary = 'attacks on a default lab: kills, memory, a normal request, leftovers'

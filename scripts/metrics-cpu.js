@@ -4,7 +4,7 @@
  * then with N SSE clients, read from the kernel (/proc/<pid>/stat, utime +
  * stime, all threads) so the bench's own work is never counted.
  *
- *   node bench/metrics-cpu.js [--seconds 20] [--clients 5] [--interval 100] [--repeat 3]
+ *   node scripts/metrics-cpu.js [--seconds 20] [--clients 5] [--interval 100] [--repeat 3]
  *
  * Each repeat is a fresh server: both phases, then the difference; with more than one, the median.
  */
@@ -18,7 +18,7 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 
-const USAGE = `Usage: node bench/metrics-cpu.js [options]
+const USAGE = `Usage: node scripts/metrics-cpu.js [options]
   --seconds N    length of each measurement (default 20)
   --clients N    SSE clients in the second measurement (default 5)
   --interval MS  their sampling interval, 10 to 5000 (default 100)

@@ -5,7 +5,7 @@
  * profile the supervisor. This is the app itself, listening in the process
  * the profiler starts:
  *
- *   node bench/profile-server.js [--port 0] [--host 127.0.0.1] [--data-dir DIR] [--snapshot-dir DIR]
+ *   node scripts/profile/server.js [--port 0] [--host 127.0.0.1] [--data-dir DIR] [--snapshot-dir DIR]
  *
  * It prints "streamlab listening on http://HOST:PORT" and exits cleanly (exit
  * code 0) on SIGINT or SIGTERM, which is when `--heap-prof` and `--cpu-prof`
@@ -20,11 +20,11 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import v8 from 'node:v8'
-import { createApp } from '../lib/app.js'
-import { createLabServer } from '../lib/http-server.js'
-import { closeParsePool } from '../lib/parse-pool.js'
+import { createApp } from '../../lib/app.js'
+import { createLabServer } from '../../lib/http-server.js'
+import { closeParsePool } from '../../lib/parse-pool.js'
 
-const USAGE = 'Usage: node bench/profile-server.js [--port <n>] [--host <address>] [--data-dir <dir>] [--snapshot-dir <dir>]\n'
+const USAGE = 'Usage: node scripts/profile/server.js [--port <n>] [--host <address>] [--data-dir <dir>] [--snapshot-dir <dir>]\n'
 
 let values
 try {

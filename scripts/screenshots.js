@@ -10,7 +10,7 @@
  * figures each run measured are printed at the end, read from the run's
  * result: a caption must say what its own picture measured.
  *
- *   node bench/screenshots.js [--only ingest,upload] [--out DIR]
+ *   node scripts/screenshots.js [--only ingest,upload] [--out DIR]
  */
 /* global window, document -- the functions given to page.evaluate and waitForFunction run in the page */
 import fs from 'node:fs'
@@ -104,7 +104,7 @@ const SHOTS = Object.freeze([
   }
 ])
 
-const USAGE = `Usage: node bench/screenshots.js [options]   (npm run docs:screenshots -- [options])
+const USAGE = `Usage: node scripts/screenshots.js [options]   (npm run docs:screenshots -- [options])
 
 Runs each experiment from the dashboard of a fresh lab, in headless Chromium
 (${CHROMIUM}), and saves the page as <out>/lesson-<experiment>.png.

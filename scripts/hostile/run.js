@@ -28,7 +28,7 @@ const WIND_DOWN_MS = 5000
 /**
  * Run the chosen attacks, one fresh lab each.
  * @param {ReturnType<typeof import('./params.js').normalizeHostileOptions>} opts
- * @param {(event: object) => void} report progress and log lines, as bench/cli.js prints them
+ * @param {(event: object) => void} report progress and log lines, as scripts/bench.js prints them
  * @returns {Promise<{ dataDir: string, rows: object[] }>}
  */
 export async function runHostile (opts, report) {

@@ -25,7 +25,7 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { markdownTable } from '../lib/measure/table.js'
 import { processAlive } from '../lib/process-alive.js'
 
-export const USAGE = `Usage: node bench/demo.js [options]        (npm run demo -- [options])
+export const USAGE = `Usage: node scripts/demo.js [options]        (npm run demo -- [options])
 
 A five-minute classroom walkthrough: starts the lab, prints the dashboard's
 address, then runs buffered vs streamed ingest, a zip bomb, and buffered vs

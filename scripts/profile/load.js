@@ -7,7 +7,7 @@
  * As a module, `runLoad()` is what the fallback profilers call. As a script,
  * it is the command clinic runs once the lab listens (`--on-port`):
  *
- *   node bench/profile-load.js --port 3000 --route good --body test-data/profiles/inputs/x.json.gz \
+ *   node scripts/profile/load.js --port 3000 --route good --body test-data/profiles/inputs/x.json.gz \
  *     --connections 10 --duration 20 --result test-data/profiles/doctor-good-.../load.json
  */
 import fs from 'node:fs'
@@ -15,9 +15,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DEFAULTS } from '../lib/options.js'
-import { isUploadName, uploadDir } from '../lib/upload.js'
-import { formatDuration } from '../lib/units.js'
+import { DEFAULTS } from '../../lib/options.js'
+import { isUploadName, uploadDir } from '../../lib/upload.js'
+import { formatDuration } from '../../lib/units.js'
 
 /** The routes a profile can load: the ingest pair, and the upload pair (bodies saved, then deleted). */
 export const ROUTES = Object.freeze({
@@ -140,7 +140,7 @@ export function describeLoad (load) {
     `${load.requestsPerSecond.toFixed(1)} req/s, latency avg ${Math.round(load.latencyMs.average)} ms, p99 ${Math.round(load.latencyMs.p99)} ms${trouble}`
 }
 
-const USAGE = `Usage: node bench/profile-load.js --port <n> --route <${Object.keys(ROUTES).join('|')}> --body <file.gz> [options]
+const USAGE = `Usage: node scripts/profile/load.js --port <n> --route <${Object.keys(ROUTES).join('|')}> --body <file.gz> [options]
 
 The load \`npm run profile\` hands clinic (--on-port). Options:
   --host <h>          default 127.0.0.1
