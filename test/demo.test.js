@@ -169,7 +169,7 @@ describe('npm run demo (scripts/demo.js)', function () {
     it('prints the usage and exits 0 without starting a lab', async function () {
       const run = await runDemo(['--help'])
       assert.equal(run.code, 0)
-      assert.match(run.stdout, /^Usage: node bench\/demo\.js \[options\]/)
+      assert.match(run.stdout, /^Usage: node scripts\/demo\.js \[options\]/)
       for (const flag of ['--port N', '--open', '--no-pause', '--pause N', '--quick', '--help']) {
         assert.ok(run.stdout.includes(flag), `usage lacks ${flag}`)
       }
@@ -182,7 +182,7 @@ describe('npm run demo (scripts/demo.js)', function () {
       const run = await runDemo(['--bogus'])
       assert.equal(run.code, 2)
       assert.match(run.stderr, /^demo: Unknown option '--bogus'/)
-      assert.match(run.stderr, /Usage: node bench\/demo\.js/)
+      assert.match(run.stderr, /Usage: node scripts\/demo\.js/)
       assert.equal(run.stdout, '')
     })
 
