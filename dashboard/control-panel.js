@@ -288,130 +288,72 @@ function describeProgress (run) {
   const head = `Run ${shortId(run.id)}`
   if (run.status !== 'running') return `${head}: ${run.status}`
   if (p.stage === 'input') return `${head}: preparing the input file…`
-  const detail = [p.stage, p.route ? `/${p.route}` : '', p.mode, p.hwm ? `read size ${p.hwm}` : '', p.batch ? `batch ${p.batch}` : '', p.cell]
+  // the contract's progress (lib/result-contract.js): what is happening, on which route, in which cell
+  const detail = [p.stage, p.route ? `/${p.route}` : '', p.cell]
     .filter(function shown (part) { return typeof part === 'string' ? part !== '' : part !== undefined && part !== null })
     .join(' · ')
   const count = Number.isFinite(p.total) && p.total > 0 ? `${p.done} of ${p.total} done` : 'running…'
   return `${head}: ${count}${detail ? ` · ${detail}` : ''}`
 }
 
-/** What each ingest route is, in a column's heading: the page knows these three, and shows others by name. */
-const ROUTE_KINDS = Object.freeze({ bad: 'buffered', good: 'streamed', 'express-json': 'express.json' })
-
-function routeHeading (route) {
-  return `POST /${route} (${Object.hasOwn(ROUTE_KINDS, route) ? ROUTE_KINDS[route] : route})`
-}
-
-const ROWS = Object.freeze([
-  { field: 'ok', label: 'Uploads answered 200', value: function okValue (r) { return `${r.ok} / ${r.requests}${describeErrors(r.errors)}` } },
-  { field: 'mbPerSecond', label: 'Throughput', value: function mbValue (r) { return Number.isFinite(r.mbPerSecond) ? `${r.mbPerSecond} MB/s` : '–' } },
-  {
-    field: 'peakAboveIdle',
-    label: 'Server peak above idle',
-    value: function peakValue (r) {
-      const above = r.server?.peakAboveIdle
-      return Number.isFinite(above) ? formatMiB(above) : `n/a (peak ${formatMiB(r.server?.peakRss)})`
-    }
-  },
-  { field: 'latency', label: 'Latency avg / p99', value: function latencyValue (r) { return `${formatMs(r.latencyMs?.avg)} / ${formatMs(r.latencyMs?.p99)}` } },
-  { field: 'items', label: 'Items counted', value: function itemsValue (r) { return formatCount(r.summary?.items) } },
-  { field: 'sha256', label: 'sha256 of the body', value: function shaValue (r) { return r.summary?.sha256 ? `${r.summary.sha256.slice(0, 16)}…` : '–' } },
-  { field: 'idSum', label: 'Sum of ids', value: function idSumValue (r) { return r.summary?.idSum ?? '–' } }
-])
-
 /**
- * A finished run's results: for ingest (a result with `routes`) the routes
- * side by side and the verdict; for other experiments their `cells` and
- * `published` figures as plain tables, or the JSON.
+ * A finished run's results, from the result contract (lib/result-contract.js)
+ * alone: its `tables` as they are, its `cells` as a table of their scalars,
+ * its `published` figures beside the measured ones, its `verdicts`; the JSON
+ * when it has none of these. The page knows no experiment.
  * @param {HTMLElement} box
  * @param {{ id: string, params: object, result: object }} run
  */
 export function renderResults (box, run) {
-  if (run.result?.bomb !== null && typeof run.result?.bomb === 'object') renderBomb(box, run)
-  else if (run.result?.routes !== null && typeof run.result?.routes === 'object') renderRoutes(box, run)
-  else renderGeneric(box, run)
+  const result = run.result ?? {}
+  const parts = [make('h2', {}, 'Results')]
+  for (const table of Array.isArray(result.tables) ? result.tables : []) parts.push(renderTable(table, run))
+  if (Array.isArray(result.cells) && result.cells.length > 0) parts.push(renderCells(result.cells, run))
+  if (Array.isArray(result.published) && result.published.length > 0) parts.push(renderPublished(result.published))
+  for (const v of Array.isArray(result.verdicts) ? result.verdicts : []) {
+    parts.push(make('p', { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }, String(v.text ?? '')))
+  }
+  if (parts.length === 1) {
+    const text = JSON.stringify(result, null, 1)
+    parts.push(make('pre', { class: 'result-json' }, text.length > 4000 ? `${text.slice(0, 4000)}…` : text))
+  }
+  box.replaceChildren(...parts)
 }
 
-const BOMB_ROWS = Object.freeze([
-  {
-    field: 'answer',
-    label: 'Answer',
-    value: function answerValue (r) {
-      if (r.status === 0) return 'none: the connection was cut'
-      return r.status === 200 ? '200: accepted' : `${r.status} ${r.errorType ?? ''}`.trim()
+/** A number in a contract unit (lib/result-contract.js UNITS). */
+function formatIn (unit, value) {
+  if (unit === 'ms') return formatMs(value)
+  if (unit === 'MiB') return formatMiB(value)
+  if (unit === 'MB') return formatMB(value)
+  if (unit === 'MB/s') return `${value} MB/s`
+  if (unit === 'count') return formatCount(value)
+  return String(value)
+}
+
+function formatTableValue (row, value) {
+  if (value === null || value === undefined) return row.empty ?? '–'
+  if (typeof value === 'string') return value
+  if (Array.isArray(value)) return value.map(function inUnit (v) { return v === null ? '–' : formatIn(row.unit, v) }).join(' / ')
+  return formatIn(row.unit, value)
+}
+
+/** A contract table: a column per thing compared, a row per measure. */
+function renderTable (spec, run) {
+  const table = make('table', { class: `results ${spec.name}`, 'data-run-id': run.id })
+  table.append(make('caption', {}, spec.caption ? `Run ${shortId(run.id)}: ${spec.caption}` : describeRun(run)))
+  const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
+  for (const c of spec.columns) head.append(make('th', { scope: 'col', ...(c.route ? { class: `route-${c.route}` } : {}) }, c.label))
+  table.append(make('thead', {}, head))
+  const body = make('tbody')
+  for (const row of spec.rows) {
+    const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
+    for (const c of spec.columns) {
+      tr.append(make('td', { 'data-route': c.route ?? c.key, 'data-field': row.field }, formatTableValue(row, row.values?.[c.key])))
     }
-  },
-  { field: 'ms', label: 'Time to answer', value: function msValue (r) { return formatMs(r.ms) } },
-  {
-    field: 'inflated',
-    label: 'Inflated before the answer',
-    value: function inflatedValue (r) { return Number.isFinite(r.inflatedBytesReached) ? formatMB(r.inflatedBytesReached) : 'not reported' }
-  },
-  {
-    field: 'peakAboveIdle',
-    label: 'Server peak above idle',
-    value: function bombPeakValue (r) { return formatMiB(r.server?.peakAboveIdle ?? r.server?.peakRss) }
-  }
-])
-
-/** A zip-bomb run: what each route answered, how fast, how much it inflated and what it cost. */
-function renderBomb (box, run) {
-  const { bomb, routes: byRoute } = run.result
-  const routes = Object.values(byRoute ?? {})
-  const table = make('table', { class: 'results bomb', 'data-run-id': run.id })
-  const ratio = Number.isFinite(bomb.ratio) ? ` (${formatCount(Math.round(bomb.ratio))}:1)` : ''
-  table.append(make('caption', {}, `Run ${shortId(run.id)}: a ${bomb.variant} bomb, ${formatMB(bomb.inflatedBytes)} of JSON in ${formatMB(bomb.compressedBytes)} of gzip${ratio}`))
-  const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
-  for (const r of routes) head.append(make('th', { scope: 'col', class: `route-${r.route}` }, `POST /${r.route}`))
-  table.append(make('thead', {}, head))
-  const body = make('tbody')
-  for (const row of BOMB_ROWS) {
-    const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
-    for (const r of routes) tr.append(make('td', { 'data-route': r.route, 'data-field': row.field }, row.value(r)))
     body.append(tr)
   }
   table.append(body)
-  const refused = routes.filter(function wasRefused (r) { return r.outcome === 'refused' })
-  const verdict = make('p', { class: 'verdict', 'data-agree': String(refused.length === routes.length) })
-  if (refused.length === routes.length) {
-    verdict.textContent = `✔ Refused by ${routes.map(function name (r) { return `/${r.route}` }).join(' and ')}: the server survived the bomb.`
-  } else {
-    verdict.textContent = routes.filter(function notRefused (r) { return r.outcome !== 'refused' }).map(function why (r) {
-      return r.outcome === 'accepted' ? `✘ /${r.route} accepted the bomb.` : `✘ /${r.route} never answered: the worker was killed (see the banner on the chart).`
-    }).join(' ')
-  }
-  box.replaceChildren(make('h2', {}, 'Results'), table, verdict)
-}
-
-function renderRoutes (box, run) {
-  const result = run.result
-  const routes = Object.values(result.routes ?? {})
-  const table = make('table', { class: 'results', 'data-run-id': run.id })
-  table.append(make('caption', {}, describeRun(run)))
-  const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
-  for (const r of routes) head.append(make('th', { scope: 'col', class: `route-${r.route}` }, routeHeading(r.route)))
-  table.append(make('thead', {}, head))
-  const body = make('tbody')
-  for (const row of ROWS) {
-    const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
-    for (const r of routes) tr.append(make('td', { 'data-route': r.route, 'data-field': row.field }, row.value(r)))
-    body.append(tr)
-  }
-  table.append(body)
-
-  const agree = result.summariesAgree
-  const verdict = make('p', { class: 'verdict', 'data-agree': String(agree) })
-  if (agree === true) {
-    const which = routes.length === 2 ? 'both routes' : `all ${routes.length} routes`
-    verdict.textContent = routes.length > 1
-      ? `✔ Answers identical: every upload to ${which} gave the same summary.`
-      : '✔ Answers identical: every upload gave the same summary.'
-  } else if (agree === false) {
-    verdict.textContent = '✘ Answers differ: the routes (or uploads) did not give the same summary.'
-  } else {
-    verdict.textContent = 'No answers to compare: no upload succeeded.'
-  }
-  box.replaceChildren(make('h2', {}, 'Results'), table, verdict)
+  return table
 }
 
 /** Figures worth a column when a cell has them, beyond its own scalar members. */
@@ -420,55 +362,49 @@ const CELL_EXTRAS = Object.freeze([
   { label: 'latency avg', value: function latencyAvg (c) { return Number.isFinite(c.latencyMs?.avg) ? formatMs(c.latencyMs.avg) : null } }
 ])
 
-function renderGeneric (box, run) {
-  const result = run.result ?? {}
-  const parts = [make('h2', {}, 'Results')]
-  if (Array.isArray(result.cells) && result.cells.length > 0) {
-    const columns = []
-    for (const cell of result.cells) {
-      for (const [key, value] of Object.entries(cell)) {
-        if (value !== null && typeof value !== 'object' && !columns.includes(key)) columns.push(key)
-      }
+/** The cells: a row each, a column per scalar member, and the figures worth a column beyond them. */
+function renderCells (cells, run) {
+  const columns = []
+  for (const cell of cells) {
+    for (const [key, value] of Object.entries(cell)) {
+      if (value !== null && typeof value !== 'object' && !columns.includes(key)) columns.push(key)
     }
-    const extras = CELL_EXTRAS.filter(function present (x) { return result.cells.some(function has (c) { return x.value(c) !== null }) })
-    const table = make('table', { class: 'results', 'data-run-id': run.id })
-    table.append(make('caption', {}, describeRun(run)))
-    const head = make('tr')
-    for (const key of columns) head.append(make('th', { scope: 'col' }, key))
-    for (const x of extras) head.append(make('th', { scope: 'col' }, x.label))
-    table.append(make('thead', {}, head))
-    const body = make('tbody')
-    for (const cell of result.cells) {
-      const tr = make('tr')
-      for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, cell[key])))
-      for (const x of extras) tr.append(make('td', {}, x.value(cell) ?? '–'))
-      body.append(tr)
-    }
-    table.append(body)
-    // many columns: the table scrolls sideways in its box rather than run under the side panel
-    parts.push(make('div', { class: 'table-scroll' }, table))
   }
-  if (Array.isArray(result.published) && result.published.length > 0) {
-    const table = make('table', { class: 'results published' })
-    table.append(make('caption', {}, 'Published figures, and what this run measured'))
-    table.append(make('thead', {}, make('tr', {},
-      make('th', { scope: 'col' }, 'Figure'), make('th', { scope: 'col' }, 'Published'), make('th', { scope: 'col' }, 'Measured'))))
-    const body = make('tbody')
-    for (const p of result.published) {
-      const unit = p.unit ? ` ${p.unit}` : ''
-      body.append(make('tr', {},
-        make('th', { scope: 'row' }, String(p.label ?? '')),
-        make('td', {}, `${p.value ?? '–'}${unit}`),
-        make('td', {}, p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`)))
-    }
-    table.append(body)
-    parts.push(table)
+  const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
+  const table = make('table', { class: 'results', 'data-run-id': run.id })
+  table.append(make('caption', {}, describeRun(run)))
+  const head = make('tr')
+  for (const key of columns) head.append(make('th', { scope: 'col' }, key))
+  for (const x of extras) head.append(make('th', { scope: 'col' }, x.label))
+  table.append(make('thead', {}, head))
+  const body = make('tbody')
+  for (const cell of cells) {
+    const tr = make('tr')
+    for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, cell[key])))
+    for (const x of extras) tr.append(make('td', {}, x.value(cell) ?? '–'))
+    body.append(tr)
   }
-  if (parts.length === 1) {
-    const text = JSON.stringify(result, null, 1)
-    parts.push(make('pre', { class: 'result-json' }, text.length > 4000 ? `${text.slice(0, 4000)}…` : text))
+  table.append(body)
+  // many columns: the table scrolls sideways in its box rather than run under the side panel
+  return make('div', { class: 'table-scroll' }, table)
+}
+
+/** The published figures beside what this run measured. */
+function renderPublished (published) {
+  const table = make('table', { class: 'results published' })
+  table.append(make('caption', {}, 'Published figures, and what this run measured'))
+  table.append(make('thead', {}, make('tr', {},
+    make('th', { scope: 'col' }, 'Figure'), make('th', { scope: 'col' }, 'Published'), make('th', { scope: 'col' }, 'Measured'))))
+  const body = make('tbody')
+  for (const p of published) {
+    const unit = p.unit ? ` ${p.unit}` : ''
+    body.append(make('tr', {},
+      make('th', { scope: 'row' }, String(p.label ?? '')),
+      make('td', {}, `${p.value ?? '–'}${unit}`),
+      make('td', {}, p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`)))
   }
-  box.replaceChildren(...parts)
+  table.append(body)
+  return table
 }
 
 /** A cell's scalar by what its name says it is: ms, bytes of memory, bytes sent, or a count. */
@@ -481,18 +417,11 @@ function formatCell (key, value) {
   return Number.isInteger(value) ? formatCount(value) : String(value)
 }
 
+/** "Run 1a2b3c4d: <what it was given>": the result's caption, else its parameters. */
 function describeRun (run) {
-  const p = run.params ?? {}
-  const input = run.result?.input
-  const what = input?.bytes ? `${formatCount(input.bytes)} bytes` : input?.size !== null && input?.size !== undefined ? `${formatCount(input.size)} items` : ''
-  const parts = [what, p.format, p.concurrency ? `concurrency ${p.concurrency}` : '', p.requests ? `${p.requests} uploads per route` : '']
-  return `Run ${shortId(run.id)}: ${parts.filter(Boolean).join(', ')}`
-}
-
-function describeErrors (errors) {
-  const entries = Object.entries(errors ?? {})
-  if (entries.length === 0) return ''
-  return ` (${entries.map(function errorCount ([type, n]) { return `${type} ×${n}` }).join(', ')})`
+  if (typeof run.result?.caption === 'string') return `Run ${shortId(run.id)}: ${run.result.caption}`
+  const given = Object.entries(run.params ?? {}).filter(function shown ([, v]) { return v !== null && v !== '' && typeof v !== 'object' })
+  return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${k} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
 }
 
 function describeError (error) {

@@ -28,7 +28,7 @@ export function writeGradeReport (dir, card, command) {
 /**
  * The charts of a card: the memory checks' points, the handler's and the
  * reference routes' (when they were measured).
- * @returns {import('../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../lib/result-contract.js').ChartSpec[]}
  */
 export function gradeCharts (card) {
   const charts = []

@@ -1,7 +1,7 @@
 /**
  * The abort-upload result, in the shape every experiment returns: `cells`
  * (one per route and number of uploads, scalar members the dashboard shows
- * as columns), `charts` (ChartSpec, lib/measure/report.js), `published` (the Node
+ * as columns), `charts` (ChartSpec, lib/result-contract.js), `published` (the Node
  * docs' claims beside what was measured) and `verdicts` (one per route, its
  * largest cell).
  */
@@ -61,7 +61,7 @@ export function largestCells (cells) {
 
 /**
  * Descriptors, bytes on disk and heap growth against the number of aborted uploads.
- * @returns {import('../../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/result-contract.js').ChartSpec[]}
  */
 export function abortUploadCharts (cells) {
   function series (y) {
@@ -113,7 +113,8 @@ export function publishedBeside (cells) {
 
 /**
  * Per route, its largest cell in a sentence: 'leaks' when descriptors or files outlived the wait.
- * @returns {Array<{ route: string, uploads: number, verdict: 'leaks'|'clean', text: string }>}
+ * @returns {Array<{ route: string, uploads: number, verdict: 'leaks'|'clean', ok: boolean, text: string }>}
+ *   `ok`: nothing left behind (the result contract's verdict, lib/result-contract.js)
  */
 export function abortUploadVerdicts (cells) {
   return largestCells(cells).map(function judge (c) {
@@ -125,6 +126,7 @@ export function abortUploadVerdicts (cells) {
       route: c.route,
       uploads: c.uploads,
       verdict: leaks ? 'leaks' : 'clean',
+      ok: !leaks,
       text: `${ROUTE_LABELS[c.route]}: ${c.aborted} of ${c.uploads} uploads aborted mid-body ${what}; heap ${signedMiB(c.heapGrowthBytes)} after a GC`
     }
   })

@@ -113,7 +113,7 @@ export async function run (ctx) {
         onSpawn: ctx.trackProcess,
         onProgress: function relayProgress (progress) {
           if (progress.done === p.requests && server === null) server = endMeasure()
-          ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load' })
+          ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load', cell: `${mode} · read size ${hwm}` })
         }
       })
       server ??= endMeasure()
@@ -163,7 +163,7 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
 
 /**
  * MiB/s against read size, one line per mode; and the server's peak above idle.
- * @returns {import('../../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/result-contract.js').ChartSpec[]}
  */
 export function chunkSizeCharts (cells) {
   function series (y) {

@@ -212,10 +212,10 @@ export function exportTable (cells) {
 }
 
 /**
- * Charts of a sweep (lib/measure/report.js ChartSpec): time against the number of
+ * Charts of a sweep (ChartSpec, lib/result-contract.js): time against the number of
  * batch requests, with each stream as a level line to cross; the stream
  * against its highWaterMark; the server's memory.
- * @returns {import('../../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/result-contract.js').ChartSpec[]}
  */
 export function exportCharts (cells) {
   const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })

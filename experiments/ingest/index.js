@@ -20,6 +20,7 @@ import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ing
 import { DEFAULTS } from '../../lib/options.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { enumParam, integerParam, isPresent, round, sizeParam } from '../../lib/experiments/params.js'
+import { answersVerdict, inputCaption, routesTable } from './result.js'
 
 export const name = 'ingest'
 
@@ -179,16 +180,16 @@ export async function run (ctx) {
     server ??= endMeasure()
     byRoute[route] = summariseRoute(route, p, load, server)
   }
+  const summariesAgree = allAgree(Object.values(byRoute))
+  const described = { file: path.basename(input.file), format: p.format, bytes: p.bytes, size: p.size, compressedBytes: input.compressedBytes }
   return {
-    input: {
-      file: path.basename(input.file),
-      format: p.format,
-      bytes: p.bytes,
-      size: p.size,
-      compressedBytes: input.compressedBytes
-    },
+    input: described,
     routes: byRoute,
-    summariesAgree: allAgree(Object.values(byRoute))
+    summariesAgree,
+    // the contract's presentation (lib/result-contract.js): what the dashboard and the CLIs show
+    caption: inputCaption(described, p),
+    tables: [routesTable(byRoute)],
+    verdicts: [answersVerdict(summariesAgree, routes.length)]
   }
 }
 

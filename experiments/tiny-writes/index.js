@@ -97,7 +97,7 @@ export async function run (ctx) {
     signal,
     onSpawn: ctx.trackProcess,
     onMeasurement: function relayProgress (done, total, cell) {
-      ctx.progress({ done, total, mode: cell?.mode ?? null, batch: cell?.batch ?? null, stage: 'send' })
+      ctx.progress({ done, total, mode: cell?.mode ?? null, batch: cell?.batch ?? null, stage: 'send', cell: cell ? `${cell.mode}${cell.batch ? ` · batch ${cell.batch}` : ''}` : undefined })
     }
   })
   const rounded = results.map(roundTinyCell)
@@ -133,7 +133,7 @@ export function roundTinyCell (cell) {
 /**
  * Time and write system calls against bytes per batch. One write per byte
  * is where both batched lines start (a batch of 1).
- * @returns {import('../../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/result-contract.js').ChartSpec[]}
  */
 export function tinyWritesCharts (cells) {
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })

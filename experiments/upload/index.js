@@ -212,7 +212,7 @@ export function summariseUploadCell ({ route, concurrency, bytes, results, wallM
 /**
  * The article's two charts: server peak RSS and average latency against concurrency.
  * @param {Array<ReturnType<typeof summariseUploadCell>>} cells
- * @returns {import('../../lib/measure/report.js').ChartSpec[]}
+ * @returns {import('../../lib/result-contract.js').ChartSpec[]}
  */
 export function uploadCharts (cells) {
   function series (y) {

@@ -20,6 +20,7 @@ import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, mi
 import { badParameter } from '../../lib/errors.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { bombTable, bombVerdict } from './result.js'
 
 export const name = 'zip-bomb'
 
@@ -128,20 +129,24 @@ export async function run (ctx) {
     byRoute[route] = summariseRoute(route, load, server)
     ctx.progress({ done: index + 1, total: routes.length, route, stage: 'bomb' })
   }
+  const bombFigures = {
+    variant: bomb.params.variant,
+    inflatedBytes: bomb.inflatedBytes,
+    compressedBytes: bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes ?? null,
+    ratio: ratioOf(bomb.inflatedBytes, bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes),
+    depth: bomb.params.depth,
+    members: bomb.members,
+    layers: bomb.layers,
+    uploadHeaders: bomb.uploadHeaders
+  }
   return {
-    bomb: {
-      variant: bomb.params.variant,
-      inflatedBytes: bomb.inflatedBytes,
-      compressedBytes: bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes ?? null,
-      ratio: ratioOf(bomb.inflatedBytes, bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes),
-      depth: bomb.params.depth,
-      members: bomb.members,
-      layers: bomb.layers,
-      uploadHeaders: bomb.uploadHeaders
-    },
+    bomb: bombFigures,
     unsafeBad: options.unsafeBad === true,
     limits: { inflated: options.limits.inflated, compressed: options.limits.compressed },
-    routes: byRoute
+    routes: byRoute,
+    // the contract's presentation (lib/result-contract.js): what the dashboard and the CLIs show
+    tables: [bombTable(bombFigures, byRoute)],
+    verdicts: [bombVerdict(byRoute)]
   }
 }
 

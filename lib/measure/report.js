@@ -19,13 +19,7 @@ function escapeHtml (text) {
   })
 }
 
-/**
- * @typedef {{ title: string, x: string, y: string, logX?: boolean, file?: string,
- *   xTicks?: Array<{ x: number, label: string }>,
- *   series: Array<{ label: string, dashed?: boolean, points: Array<{ x: number, y: number|null }> }> }} ChartSpec
- *   `file`: the SVG's name without `.svg` (default chart-<n>); `xTicks`: the SVG's x ticks, named
- *   (e.g. the body sizes of a run), in place of round numbers; `dashed`: a reference line, such as a target
- */
+/** @typedef {import('../result-contract.js').ChartSpec} ChartSpec the chart shape, defined by the result contract */
 
 /**
  * Write the report files: results.json, results.md, report.html, and an SVG per chart.

@@ -1,0 +1,84 @@
+/**
+ * The ingest result's presentation, as the result contract
+ * (lib/result-contract.js) carries it: the routes side by side in one table
+ * and the verdict on their answers. Formatting the page and the CLIs leave
+ * to the contract's units; only composite texts are made here.
+ */
+import { formatMiB } from '../../lib/units.js'
+
+/** What each ingest route is, in a column's heading; others are shown by name. */
+const ROUTE_KINDS = Object.freeze({ bad: 'buffered', good: 'streamed', 'express-json': 'express.json' })
+
+function routeHeading (route) {
+  return `POST /${route} (${Object.hasOwn(ROUTE_KINDS, route) ? ROUTE_KINDS[route] : route})`
+}
+
+function describeErrors (errors) {
+  const entries = Object.entries(errors ?? {})
+  if (entries.length === 0) return ''
+  return ` (${entries.map(function errorCount ([type, n]) { return `${type} ×${n}` }).join(', ')})`
+}
+
+const ROWS = Object.freeze([
+  { field: 'ok', label: 'Uploads answered 200', unit: 'text', value: function okValue (r) { return `${r.ok} / ${r.requests}${describeErrors(r.errors)}` } },
+  { field: 'mbPerSecond', label: 'Throughput', unit: 'MB/s', value: function mbValue (r) { return Number.isFinite(r.mbPerSecond) ? r.mbPerSecond : null } },
+  {
+    field: 'peakAboveIdle',
+    label: 'Server peak above idle',
+    unit: 'MiB',
+    value: function peakValue (r) {
+      const above = r.server?.peakAboveIdle
+      return Number.isFinite(above) ? above : `n/a (peak ${formatMiB(r.server?.peakRss)})`
+    }
+  },
+  { field: 'latency', label: 'Latency avg / p99', unit: 'ms', value: function latencyValue (r) { return [r.latencyMs?.avg ?? null, r.latencyMs?.p99 ?? null] } },
+  { field: 'items', label: 'Items counted', unit: 'count', value: function itemsValue (r) { return r.summary?.items ?? null } },
+  { field: 'sha256', label: 'sha256 of the body', unit: 'text', value: function shaValue (r) { return r.summary?.sha256 ? `${r.summary.sha256.slice(0, 16)}…` : null } },
+  { field: 'idSum', label: 'Sum of ids', unit: 'text', value: function idSumValue (r) { return r.summary?.idSum === undefined || r.summary?.idSum === null ? null : String(r.summary.idSum) } }
+])
+
+/**
+ * The routes side by side.
+ * @param {Record<string, object>} byRoute the result's `routes`
+ * @returns {import('../../lib/result-contract.js').ResultTable}
+ */
+export function routesTable (byRoute) {
+  const routes = Object.values(byRoute)
+  return {
+    name: 'routes',
+    columns: routes.map(function column (r) { return { key: r.route, label: routeHeading(r.route), route: r.route } }),
+    rows: ROWS.map(function row (spec) {
+      const values = {}
+      for (const r of routes) values[r.route] = spec.value(r)
+      return { field: spec.field, label: spec.label, unit: spec.unit, values }
+    })
+  }
+}
+
+/**
+ * The verdict on the answers: identical across every upload and route, or not.
+ * @param {boolean|null} agree the result's `summariesAgree`
+ * @param {number} routeCount
+ * @returns {import('../../lib/result-contract.js').Verdict}
+ */
+export function answersVerdict (agree, routeCount) {
+  if (agree === true) {
+    const which = routeCount === 2 ? 'both routes' : `all ${routeCount} routes`
+    const text = routeCount > 1
+      ? `✔ Answers identical: every upload to ${which} gave the same summary.`
+      : '✔ Answers identical: every upload gave the same summary.'
+    return { verdict: 'identical', ok: true, text }
+  }
+  if (agree === false) return { verdict: 'differ', ok: false, text: '✘ Answers differ: the routes (or uploads) did not give the same summary.' }
+  return { verdict: 'none', ok: null, text: 'No answers to compare: no upload succeeded.' }
+}
+
+/**
+ * The run's input in a few words, for the table's caption.
+ * @param {{ bytes: number|null, size: number|null, format: string }} input
+ * @param {{ concurrency: number, requests: number }} params
+ */
+export function inputCaption (input, params) {
+  const what = input.bytes ? `${input.bytes.toLocaleString('en')} bytes` : input.size !== null && input.size !== undefined ? `${input.size.toLocaleString('en')} items` : ''
+  return [what, input.format, `concurrency ${params.concurrency}`, `${params.requests} uploads per route`].filter(Boolean).join(', ')
+}
