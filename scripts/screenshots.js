@@ -19,9 +19,10 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as delay } from 'node:timers/promises'
 import { PROJECT_ROOT } from '../lib/options.js'
-import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../lib/units.js'
+import { formatBytes, formatDuration } from '../lib/units.js'
+import { serverFigure } from '../lib/measure/figure-lines.js'
+import { loadFigures } from '../experiments/index.js'
 import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
-import { warmUpDatabase } from '../experiments/db-export/measure.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 
 const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')
@@ -36,73 +37,19 @@ const PROGRESS_EVERY_MS = 5000
 const ENDED = Object.freeze(['done', 'failed', 'cancelled', 'unknown'])
 
 /**
- * What each picture runs. `flags` go to server.js (lib/measure/lab-process.js adds
- * `--memory-limit=0` unless a budget is named: a buffered load that passes
- * the default 1 GiB budget on purpose must be pictured, not killed).
- * `params` are typed into the control panel, so the form in the picture
- * shows them. Sizes are picked to show the lesson within a minute or two on
- * a 2-core machine.
+ * What each picture runs: the `screenshot` of every experiment folder that has
+ * one (experiments/<name>/figures.js), from the registry. `flags` go to
+ * server.js (lib/measure/lab-process.js adds `--memory-limit=0` unless a budget
+ * is named: a buffered load that passes the default 1 GiB budget on purpose
+ * must be pictured, not killed). `params` are typed into the control panel, so
+ * the form in the picture shows them; `prelude` runs go first, on the chart
+ * only; `prepare(url, params, note)` readies the lab before the page opens;
+ * `figures(run)` gives the caption lines. Sizes are picked to show the lesson
+ * within a minute or two on a 2-core machine.
  */
-const SHOTS = Object.freeze([
-  {
-    name: 'ingest',
-    flags: [],
-    // 100 MB inflated: /bad holds over half a GiB per upload, /good a few MiB; two uploads per route
-    // one after the other. "Both" runs /bad first, and /good then runs in a process that keeps what
-    // /bad grew (it allocates too little on the main thread for a GC to hand it back), so a /good-only
-    // run comes first: the chart shows /good flat at idle, then /bad's climb, then the table of both
-    prelude: [{ route: 'good', bytes: '100MB', size: '', format: 'json', concurrency: 1, requests: 2 }],
-    params: { route: 'both', bytes: '100MB', size: '', format: 'json', concurrency: 1, requests: 2 },
-    timeoutMs: 10 * 60_000,
-    figures: ingestFigures
-  },
-  {
-    name: 'zip-bomb',
-    flags: [],
-    // guarded /bad: it pays its whole inflate limit and answers 413, so the run ends with both
-    // routes' figures in the table (an --unsafe-bad kill loses the run with the worker)
-    params: { variant: 'ratio', route: 'both', bytes: '10GB' },
-    timeoutMs: 5 * 60_000,
-    figures: zipBombFigures
-  },
-  {
-    name: 'upload',
-    flags: [],
-    // the sweep 1, 10, 50 per route: streamed stays flat, buffered climbs a step per cell (50 x 15 MB held at once)
-    params: { route: 'both', concurrency: 50, sweep: 'steps', bytes: '15MB' },
-    timeoutMs: 10 * 60_000,
-    figures: uploadFigures
-  },
-  {
-    name: 'chunk-size',
-    flags: [],
-    // every read size in both modes; 200 downloads per setting keep the sweep near a minute
-    params: { hwm: 'all', mode: 'both', concurrency: 50, requests: 200 },
-    timeoutMs: 10 * 60_000,
-    figures: chunkSizeFigures
-  },
-  {
-    name: 'tiny-writes',
-    flags: [],
-    // the .NET demo's million bytes, all three ways, with the batch sweep
-    params: { mode: 'all', bytes: 1_000_000, batch: 65536, sweep: 'steps', nagle: 'on' },
-    // fourteen columns of figures per cell
-    viewport: { width: 1840, height: 900 },
-    timeoutMs: 10 * 60_000,
-    figures: tinyWritesFigures
-  },
-  {
-    name: 'db-export',
-    flags: [],
-    // 100,000 rows: one big batch builds its whole JSON array in the server, the stream holds a few KiB
-    params: { mode: 'both', rows: 100_000, batchSizes: '100000,25000,10000,5000', highWaterMarks: '500,100000', sleepMs: 0, repeat: 1 },
-    // fourteen columns, memory in bytes
-    viewport: { width: 2000, height: 900 },
-    timeoutMs: 10 * 60_000,
-    prepare: prepareDatabase,
-    figures: dbExportFigures
-  }
-])
+const SHOTS = Object.freeze(Object.values(await loadFigures())
+  .map(function shotOf (figures) { return figures.screenshot })
+  .filter(Boolean))
 
 const USAGE = `Usage: node scripts/screenshots.js [options]   (npm run docs:screenshots -- [options])
 
@@ -363,105 +310,6 @@ async function waitForEnd (page, id, timeoutMs, note) {
     }
     await delay(250)
   }
-}
-
-/**
- * The export needs a started (and seeded) database: done before the page
- * opens, so the picture is the export and not the database starting.
- */
-async function prepareDatabase (url, params, note) {
-  note('starting the embedded database (its first use seeds it, which takes a while)')
-  const status = await warmUpDatabase(url)
-  const items = status.seed?.items ?? 0
-  if (items < params.rows) {
-    throw new Error(`the database holds ${items} items, fewer than the ${params.rows} rows to export: run npm run db:seed`)
-  }
-  note(`database ${status.kind} ready: ${count(status.seed.desks)} desks, ${count(items)} items`)
-}
-
-// the figures to caption each picture with, from the run's own result
-
-function ingestFigures ({ params, result }) {
-  const input = result.input
-  const body = input.bytes !== null ? `${formatDecimalBytes(input.bytes)} of JSON` : `${count(input.size)} items`
-  const lines = [`input: ${body} (${input.format}), ${formatDecimalBytes(input.compressedBytes)} gzipped; concurrency ${params.concurrency}, ${params.requests} upload(s) per route`]
-  for (const r of Object.values(result.routes)) {
-    lines.push(`/${r.route}: ${r.ok}/${r.requests} answered 200${errorList(r.errors)}; server peak above idle ${formatMiB(r.server?.peakAboveIdle)} ` +
-      `(idle ${formatMiB(r.server?.idleRss)}, peak RSS ${formatMiB(r.server?.peakRss)}); ${r.mbPerSecond} MB/s; latency avg ${formatMs(r.latencyMs?.avg)}, p99 ${formatMs(r.latencyMs?.p99)}`)
-  }
-  const items = Object.values(result.routes)[0]?.summary?.items
-  lines.push(`answers identical: ${result.summariesAgree}${Number.isFinite(items) ? ` (${count(items)} items each)` : ''}`)
-  return lines
-}
-
-function zipBombFigures ({ result }) {
-  const b = result.bomb
-  const lines = [`bomb: ${b.variant}, ${formatDecimalBytes(b.inflatedBytes)} of JSON in ${formatDecimalBytes(b.compressedBytes)} of gzip (${count(b.ratio)}:1); ` +
-    `/bad ${result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`}`]
-  for (const r of Object.values(result.routes)) {
-    lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${formatMs(r.ms)}; inflated bytes reached ` +
-      `${r.inflatedBytesReached === null ? 'not reported' : formatDecimalBytes(r.inflatedBytesReached)}; server peak above idle ${formatMiB(r.server?.peakAboveIdle)} (peak RSS ${formatMiB(r.server?.peakRss)})`)
-  }
-  return lines
-}
-
-function uploadFigures ({ result }) {
-  const lines = [`file: ${formatDecimalBytes(result.input.bytes)}`]
-  for (const c of result.cells) {
-    lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; server peak RSS ${formatMiB(c.server?.peakRss)}, ` +
-      `above idle ${formatMiB(c.server?.peakAboveIdle)}; latency avg ${formatMs(c.latencyMs?.avg)}, max ${formatMs(c.latencyMs?.max)}; ${c.mbPerSecond} MB/s`)
-  }
-  return [...lines, ...publishedFigures(result.published)]
-}
-
-function chunkSizeFigures ({ result }) {
-  const lines = [`file: ${formatBytes(result.file.bytes)}`]
-  for (const c of result.cells) {
-    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${formatMs(c.latencyMs?.avg)}; ` +
-      `server peak above idle ${formatMiB(c.server?.peakAboveIdle)}`)
-  }
-  return [...lines, ...publishedFigures(result.published)]
-}
-
-function tinyWritesFigures ({ result }) {
-  const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
-  for (const c of result.cells) {
-    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
-      `(${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`}`)
-  }
-  return [...lines, ...publishedFigures(result.published)]
-}
-
-function dbExportFigures ({ result }) {
-  const seed = result.database?.seed
-  const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]
-  for (const c of result.cells) {
-    const what = c.mode === 'batch' ? `batch of ${count(c.batch)}` : `stream, highWaterMark ${count(c.highWaterMark)}`
-    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); total ${formatMs(c.totalMs)}, first row ${formatMs(c.firstRowMs)}; ` +
-      `server peak above idle ${formatMiB(c.serverPeakAboveIdle)}, database process ${formatMiB(c.databasePeakAboveIdle)}`)
-  }
-  return [...lines, ...publishedFigures(result.published)]
-}
-
-function publishedFigures (published) {
-  return (published ?? []).map(function beside (p) {
-    const unit = p.unit ? ` ${p.unit}` : ''
-    return `published vs measured: ${p.label}: ${p.value}${unit} vs ${p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`}`
-  })
-}
-
-function serverFigure (server) {
-  if (!server) return 'n/a'
-  return `server peak RSS ${formatMiB(server.peakRss)}, above idle ${formatMiB(server.peakAboveIdle)} (idle ${formatMiB(server.idleRss)})`
-}
-
-function errorList (errors) {
-  const entries = Object.entries(errors ?? {})
-  return entries.length === 0 ? '' : ` (${entries.map(function errorCount ([type, n]) { return `${type} x${n}` }).join(', ')})`
-}
-
-function count (n) {
-  return Number.isFinite(n) ? n.toLocaleString('en') : 'n/a'
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

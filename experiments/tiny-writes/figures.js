@@ -1,0 +1,30 @@
+/**
+ * The tiny-writes experiment's figures for the command-line tools that show runs:
+ * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
+ * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
+ * read from the run's own result. Formatting only: nothing here measures.
+ */
+import { formatMs } from '../../lib/units.js'
+import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
+
+/** The lesson picture (docs/img/lesson-tiny-writes.png), run from the dashboard's panel. */
+export const screenshot = Object.freeze({
+  name: 'tiny-writes',
+  flags: [],
+  // the .NET demo's million bytes, all three ways, with the batch sweep
+  params: { mode: 'all', bytes: 1_000_000, batch: 65536, sweep: 'steps', nagle: 'on' },
+  // fourteen columns of figures per cell
+  viewport: { width: 1840, height: 900 },
+  timeoutMs: 10 * 60_000,
+  figures: tinyWritesFigures
+})
+
+/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
+export function tinyWritesFigures ({ result }) {
+  const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
+  for (const c of result.cells) {
+    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
+      `(${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`}`)
+  }
+  return [...lines, ...publishedFigures(result.published)]
+}
