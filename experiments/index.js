@@ -13,7 +13,8 @@
  *               normalize, run (command-line side: the server never loads it)
  *   figures.js  optional, command-line side: `screenshot` (the lesson picture)
  *               and `demo` (a step of npm run demo)
- * and whatever else it needs: its mechanics, its run, the processes it forks.
+ * and whatever else it needs: its mechanics, its run, the processes it forks,
+ * its routes (re-exported below for lib/app.js to mount).
  */
 import * as ingest from './ingest/index.js'
 import * as upload from './upload/index.js'
@@ -33,6 +34,12 @@ export const EXPERIMENTS = Object.freeze({
   [zipBomb.name]: zipBomb,
   [abortUpload.name]: abortUpload
 })
+
+/**
+ * Routes an experiment folder adds to the lab, mounted by lib/app.js: the core
+ * reaches an experiment folder through this registry only (test/layout.test.js).
+ */
+export { abortUploadRoutes } from './abort-upload/routes.js'
 
 function folderOf (name) {
   if (!Object.hasOwn(EXPERIMENTS, name)) throw new TypeError(`no experiment "${name}": the registry has ${Object.keys(EXPERIMENTS).join(', ')}`)

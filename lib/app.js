@@ -25,7 +25,7 @@ import { discardRestOfBody } from './ingest-common.js'
 import { createAdmission } from './admission.js'
 import { requestGuard } from './request-guard.js'
 import { bodyDeadline } from './body-deadline.js'
-import { abortUploadRoutes } from '../experiments/abort-upload/routes.js'
+import { abortUploadRoutes } from '../experiments/index.js'
 
 /**
  * Build the lab's Express app.

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- hostile`: the attacks of issue 13 ("bounded by
  * construction"), each replayed on a fresh lab started as a user starts it,
- * judged "held" or "BROKEN". The mechanics live in bench/hostile/.
+ * judged "held" or "BROKEN". The mechanics live beside it in scripts/hostile/.
  */
 import { runHostile, SAMPLE_MS } from './run.js'
 import { FLAG_SPECS, flagLines, normalizeHostileOptions } from './params.js'
