@@ -2,10 +2,11 @@
  * The ingest experiment's figures for the command-line tools that show runs:
  * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
  * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
+ * and the classroom demo's step (scripts/demo.js takes the `demo` object),
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatDecimalBytes, formatMiB, formatMs } from '../../lib/units.js'
-import { count, errorList } from '../../lib/measure/figure-lines.js'
+import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/units.js'
+import { count, errorList, peakOf, times } from '../../lib/measure/figure-lines.js'
 
 /** The lesson picture (docs/img/lesson-ingest.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
@@ -33,4 +34,78 @@ export function ingestFigures ({ params, result }) {
   const items = Object.values(result.routes)[0]?.summary?.items
   lines.push(`answers identical: ${result.summariesAgree}${Number.isFinite(items) ? ` (${count(items)} items each)` : ''}`)
   return lines
+}
+
+/** How the demo names a route. */
+function routeName (route) {
+  return { bad: '/bad (buffered)', good: '/good (streamed)' }[route] ?? route
+}
+
+/**
+ * The demo's step (scripts/demo.js): what it sends, says, shows while it runs and after.
+ * 5 MB bodies, 10 at once: /bad peaked 180 to 200 MiB above idle on a 2-core machine, well under the
+ * demo's 512 MiB budget, over ten waves of uploads, which keep each route on the chart for about ten seconds.
+ */
+export const demo = Object.freeze({
+  title: 'Buffered vs streamed ingest',
+  plans: Object.freeze({
+    full: Object.freeze({ route: 'both', bytes: '5MB', concurrency: 10, requests: 100 }),
+    quick: Object.freeze({ route: 'both', bytes: '1MB', concurrency: 4, requests: 4 })
+  }),
+  intro: function demoIntro (params) {
+    return [
+      `The same gzipped JSON document, ${formatDecimalBytes(parseByteSize(params.bytes))} inflated, uploaded ${params.requests} times to each route, ` +
+        `${params.concurrency} at a time.`,
+      'POST /bad buffers the whole body, inflates it, then parses it as one string.',
+      'POST /good streams it: gunzip, a record scanner, small batches parsed as they come.',
+      '/bad runs first, then /good. Both must give the same answer.'
+    ]
+  },
+  question: function demoQuestion () { return 'which route will make the memory line rise, and by about how much?' },
+  prompt: 'run it',
+  runs: function demoRuns (params) { return [{ params, report: demoReport }] },
+  progress: function demoProgress (state) {
+    const p = state.progress ?? {}
+    if (p.stage === 'input') return 'getting ready (the input document is made once, then reused); /bad goes first'
+    if (!p.route) return 'starting'
+    const perRoute = state.params.requests
+    const done = p.route === 'good' ? p.done - perRoute : p.done
+    return `${routeName(p.route)}: ${Math.max(0, done)} of ${perRoute} uploads answered`
+  }
+})
+
+/** After the run: the table, the verdict on the answers, the comparison; one line for the closing list. */
+function demoReport (state, kit) {
+  const { params } = state
+  const { routes, input, summariesAgree } = state.result
+  const rows = ['bad', 'good'].filter(function ran (r) { return routes[r] }).map(function row (r) {
+    const figures = routes[r]
+    const errors = Object.entries(figures.errors).map(function err ([type, n]) { return `${n} ${type}` }).join(', ')
+    return [
+      routeName(r),
+      `${figures.ok}/${figures.requests}${errors ? ` (${errors})` : ''}`,
+      peakOf(figures.server).text,
+      figures.mbPerSecond.toFixed(1),
+      `${formatDuration(figures.latencyMs.avg)} / ${formatDuration(figures.latencyMs.p99)}`,
+      figures.summary ? `${figures.summary.items.toLocaleString('en')} items, sha256 ${figures.summary.sha256.slice(0, 12)}…` : 'none'
+    ]
+  })
+  let verdict
+  if (summariesAgree === true) verdict = kit.good('✔ Answers identical: every upload to both routes gave the same summary, byte for byte.')
+  else if (summariesAgree === false) verdict = kit.warn('✘ Answers differ between the routes (or between uploads).')
+  else verdict = kit.warn('? No answer to compare: no upload was answered 200.')
+  const bad = peakOf(routes.bad?.server)
+  const good = peakOf(routes.good?.server)
+  return {
+    lines: [
+      '',
+      `Measured (${formatDecimalBytes(input.bytes)} JSON, ${formatDecimalBytes(input.compressedBytes)} gzipped, ${params.concurrency} uploads at a time):`,
+      ...kit.table(['route', 'answered 200', 'server peak above idle', 'MB/s inflated', 'latency avg / p99', 'answer'], rows),
+      verdict,
+      `/bad needed ${times(bad.bytes, good.bytes)} the memory of /good (${bad.text} vs ${good.text}), ` +
+        `and /good's throughput was ${times(routes.good?.mbPerSecond, routes.bad?.mbPerSecond)} /bad's.`
+    ],
+    figures: [`Ingest, ${params.concurrency} x ${formatDecimalBytes(input.bytes)} at once: /bad ${bad.text}, /good ${good.text} above idle; ` +
+      `/bad ${routes.bad?.mbPerSecond?.toFixed(1)} MB/s, /good ${routes.good?.mbPerSecond?.toFixed(1)} MB/s; answers ${summariesAgree === true ? 'identical' : 'NOT identical'}.`]
+  }
 }

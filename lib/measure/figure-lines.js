@@ -29,3 +29,14 @@ export function errorList (errors) {
 export function count (n) {
   return Number.isFinite(n) ? n.toLocaleString('en') : 'n/a'
 }
+
+/** a as a multiple of b: "3.2x", "12x"; "n/a" when either is missing. */
+export function times (a, b) {
+  return Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(a / b >= 10 ? 0 : 1)}x` : 'n/a'
+}
+
+/** Above idle where the kernel's peak could be reset (Linux), else the peak itself: { bytes, text }. */
+export function peakOf (server) {
+  if (Number.isFinite(server?.peakAboveIdle)) return { bytes: server.peakAboveIdle, text: `+${formatMiB(server.peakAboveIdle)}` }
+  return { bytes: server?.peakRss ?? null, text: `${formatMiB(server?.peakRss)} (peak RSS)` }
+}
