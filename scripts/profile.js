@@ -10,44 +10,25 @@
  * Node >= 21.7) or fails, the same run falls back to Node's own profilers:
  * --heap-prof, --cpu-prof, and heap snapshots. `snapshot` is Node's alone.
  * Everything lands in test-data/profiles/<mode>-<route>-<timestamp>/, and the
- * end of the output says how to open each file.
+ * end of the output says how to open each file. The parts: scripts/profile/
+ * (settings.js, clinic.js, node-profilers.js, results.js, and the lab and load it forks).
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/options.js'
 import { formatBytes, formatDuration, parseByteSize } from '../lib/units.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { startListeningProcess } from '../lib/measure/lab-process.js'
-import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
-import { ROUTES, deleteUploadAnswered, describeLoad, runLoad } from './profile/load.js'
+import { ROUTES, describeLoad } from './profile/load.js'
+import { clinicRefusal, removeTraceLogs, runClinic } from './profile/clinic.js'
+import { runNodeProfilers, runSnapshots } from './profile/node-profilers.js'
+import { HOW_TO_OPEN, listResults } from './profile/results.js'
+import { CLINIC_VERSION, INPUT_DIR, MODES, PROFILES_DIR, labDataDir, shown } from './profile/settings.js'
 
-/** Clinic.js 13.0.0 is the last release (2023); pinned so every run downloads the same tree. */
-export const CLINIC_VERSION = '13.0.0'
-/** Clinic doctor 13 does not work from this Node on (shared/REFERENCES.md); heapprofiler and flame are tried anyway. */
-const DOCTOR_LAST_WORKING = [21, 7]
+export { CLINIC_VERSION, MODES, PROFILES_DIR, clinicRefusal }
 
-export const PROFILES_DIR = path.join(DEFAULTS.dataDir, 'profiles')
-const INPUT_DIR = path.join(PROFILES_DIR, 'inputs')
-const SERVER = path.join(PROJECT_ROOT, 'scripts', 'profile', 'server.js')
-const LOAD = path.join(PROJECT_ROOT, 'scripts', 'profile', 'load.js')
-const STOP_GRACE_MS = 60_000
-/**
- * Bytes between heap samples. Node's default, 512 KiB, leaves a few dozen samples for a short
- * load of small bodies; 32 KiB gives hundreds, so the lab's own frames show up.
- */
-const HEAP_PROF_INTERVAL = 32 * 1024
-const SNAPSHOT_TIMEOUT_MS = 300_000
 const EXIT_USAGE = 2
-
-export const MODES = Object.freeze({
-  doctor: Object.freeze({ clinic: 'doctor', profilers: ['cpu', 'heap'], what: 'CPU, memory, event-loop delay and handles over time, with a diagnosis' }),
-  heap: Object.freeze({ clinic: 'heapprofiler', profilers: ['heap'], what: 'which functions allocated the memory not yet collected at the end (sampling heap profiler)' }),
-  flame: Object.freeze({ clinic: 'flame', profilers: ['cpu'], what: 'where CPU time goes, as a flame graph' }),
-  snapshot: Object.freeze({ clinic: null, profilers: [], what: 'every object on the heap before, during and after the load' })
-})
 
 const DEFAULT_OPTIONS = Object.freeze({ size: '10MB', connections: '10', duration: '20' })
 
@@ -134,284 +115,7 @@ export function readProfileArgs (argv, now = new Date()) {
   }
 }
 
-/**
- * Why Clinic should not even be tried for this mode on this Node, or null.
- * @param {string} mode
- * @param {string} nodeVersion e.g. process.versions.node
- * @returns {string|null}
- */
-export function clinicRefusal (mode, nodeVersion) {
-  if (MODES[mode].clinic === null) return `${mode} is Node's own`
-  const [major, minor] = nodeVersion.split('.').map(Number)
-  const [lastMajor, lastMinor] = DOCTOR_LAST_WORKING
-  if (mode === 'doctor' && (major > lastMajor || (major === lastMajor && minor >= lastMinor))) {
-    return `clinic doctor is broken on Node >= ${lastMajor}.${lastMinor} (this is ${nodeVersion}); it works on Node 20`
-  }
-  return null
-}
 
-/** Doctor refuses to start while node_trace.*.log files lie in its working directory, and they are stale anyway. */
-async function removeTraceLogs (dirs) {
-  const removed = []
-  for (const dir of dirs) {
-    let names
-    try {
-      names = await fs.promises.readdir(dir)
-    } catch (err) {
-      if (err.code === 'ENOENT') continue
-      throw err
-    }
-    for (const name of names) {
-      if (!/^node_trace\.\d+\.log$/.test(name)) continue
-      await fs.promises.rm(path.join(dir, name), { force: true })
-      removed.push(path.join(dir, name))
-    }
-  }
-  return removed
-}
-
-function shown (file) {
-  return path.relative(PROJECT_ROOT, file) || '.'
-}
-
-/** A shell word: clinic runs --on-port through a shell. */
-function shellQuote (text) {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${String(text).replace(/'/g, "'\\''")}'`
-}
-
-/**
- * Run `clinic <tool>` around scripts/profile/server.js, with the load as its --on-port command.
- * @returns {Promise<{ ok: boolean, reason: string|null, html: string|null, seconds: number, load: object|null }>}
- *   `html` is kept even when not `ok` (a report of an unhealthy load is still worth a look)
- */
-async function runClinic (args, bodyFile, log) {
-  const tool = MODES[args.mode].clinic
-  const loadResult = path.join(args.out, 'load.json')
-  const onPort = [
-    process.execPath, LOAD, '--port', '$PORT', '--route', args.route, '--body', bodyFile,
-    '--connections', String(args.connections),
-    ...(args.amount > 0 ? ['--amount', String(args.amount)] : ['--duration', String(args.duration)]),
-    '--result', loadResult, '--data-dir', labDataDir(args)
-  ].map(function quoted (word) { return word === '$PORT' ? word : shellQuote(word) }).join(' ')
-  const clinicArgs = [
-    // --package, not a bare clinic@version: under `npx -p node@24` an inherited npm_config_package would win
-    '--yes', `--package=clinic@${CLINIC_VERSION}`, '--', 'clinic', tool, '--open=false', '--dest', path.join(args.out, 'clinic'),
-    '--on-port', onPort, '--', process.execPath, SERVER, '--data-dir', labDataDir(args)
-  ]
-  log(`running: NO_INSIGHT=1 npx ${clinicArgs.map(shellQuote).join(' ')}`)
-  log('(the first run downloads Clinic.js into npm\'s cache: about a minute)')
-  const started = Date.now()
-  const output = []
-  const child = spawn('npx', clinicArgs, {
-    cwd: PROJECT_ROOT,
-    // NO_INSIGHT: no question about usage statistics, which would wait for an answer forever
-    env: { ...process.env, NO_INSIGHT: '1' },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  function relay (stream) {
-    return function onChunk (chunk) {
-      output.push(chunk)
-      stream.write(chunk)
-    }
-  }
-  child.stdout.on('data', relay(process.stderr))
-  child.stderr.on('data', relay(process.stderr))
-  const { code, signal, spawnError } = await new Promise(function waitForClinic (resolve) {
-    child.once('error', function failedToStart (err) { resolve({ code: null, signal: null, spawnError: err }) })
-    child.once('close', function closed (exitCode, exitSignal) { resolve({ code: exitCode, signal: exitSignal }) })
-  })
-  const seconds = (Date.now() - started) / 1000
-  const text = Buffer.concat(output).toString('utf8')
-  await fs.promises.writeFile(path.join(args.out, 'clinic.log'), text)
-  const load = await fs.promises.readFile(loadResult, 'utf8').then(JSON.parse, function noResult () { return null })
-  const match = /Generated HTML file is (.+)$/m.exec(text)
-  // doctor prints a file:// URL, the others a path relative to the working directory
-  const printed = match?.[1].trim()
-  const html = printed ? (printed.startsWith('file:') ? fileURLToPath(printed) : path.resolve(PROJECT_ROOT, printed)) : null
-  let reason = null
-  if (spawnError) reason = `npx could not start: ${spawnError.message}`
-  else if (code !== 0) reason = `clinic ${tool} exited with ${signal ?? `code ${code}`} (its output is in ${shown(path.join(args.out, 'clinic.log'))})`
-  else if (html === null || !fs.existsSync(html)) reason = `clinic ${tool} exited 0 but wrote no HTML report`
-  else if (load === null) reason = 'the load under clinic did not finish'
-  // a report of a lab answering 500 profiles the failure, not the route
-  else if (load.non2xx > 0 || load.errors > 0) reason = `the load under clinic was not healthy: ${load.non2xx} non-2xx answers, ${load.errors} errors`
-  return { ok: reason === null, reason, html: html && fs.existsSync(html) ? html : null, seconds, load }
-}
-
-/**
- * Start scripts/profile/server.js with Node flags, and wait until it listens. stop() sends SIGINT,
- * so the profilers write their files on the way out, and waits for them (SIGKILL after a minute).
- */
-async function startProfileServer (nodeFlags, serverFlags = []) {
-  const lab = await startListeningProcess([...nodeFlags, SERVER, ...serverFlags], { ipc: true, stopSignal: 'SIGINT', graceMs: STOP_GRACE_MS })
-  return { ...lab, pid: lab.child.pid }
-}
-
-/** Sample the server's RSS from /proc while the load runs: the fallback's own memory timeline. */
-function watchMemory (pid) {
-  const idle = readProcMemory(pid)
-  const peakReset = resetProcPeak(pid)
-  const started = Date.now()
-  const rows = []
-  const timer = setInterval(function sample () {
-    const memory = readProcMemory(pid)
-    if (memory) rows.push([Date.now() - started, memory.rss, memory.peak])
-  }, 250)
-  return function stopWatching () {
-    clearInterval(timer)
-    const after = readProcMemory(pid)
-    return {
-      idleRss: idle?.rss ?? null,
-      peakRss: idle && after && peakReset ? after.peak : null,
-      csv: 'ms,rss_bytes,peak_rss_bytes\n' + rows.map(function line (row) { return row.join(',') }).join('\n') + '\n'
-    }
-  }
-}
-
-function progressLogger (log) {
-  return function onProgress (p) {
-    log(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`)
-  }
-}
-
-/** Node's own profilers around the lab: --heap-prof and/or --cpu-prof, written when it exits. */
-async function runNodeProfilers (args, body, log) {
-  const profilers = MODES[args.mode].profilers
-  const nodeFlags = []
-  if (profilers.includes('heap')) nodeFlags.push('--heap-prof', `--heap-prof-dir=${args.out}`, `--heap-prof-interval=${HEAP_PROF_INTERVAL}`)
-  if (profilers.includes('cpu')) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${args.out}`)
-  log(`starting: node ${nodeFlags.map(function relative (flag) { return flag.replace(PROJECT_ROOT + path.sep, '') }).join(' ')} scripts/profile/server.js`)
-  const lab = await startProfileServer(nodeFlags, ['--data-dir', labDataDir(args)])
-  log(`the lab listens on ${lab.url} (pid ${lab.pid}); load: ${describePlan(args, body)}`)
-  const stopWatching = watchMemory(lab.pid)
-  let load
-  let memory
-  let exit
-  try {
-    load = await runLoad({ ...loadOptions(args, lab.url, body), onProgress: progressLogger(log) })
-  } finally {
-    memory = stopWatching()
-    await fs.promises.writeFile(path.join(args.out, 'memory.csv'), memory.csv)
-    log('stopping the lab (SIGINT): the profiles are written as it exits ...')
-    exit = await lab.stop()
-  }
-  if (exit.killed || exit.code !== 0) {
-    log(`the lab did not exit cleanly (${exit.signal ?? `code ${exit.code}`}): profiles may be missing\n${lab.output()}`)
-  }
-  return { load, memory }
-}
-
-/** Heap snapshots before, during and after the load, over IPC: no endpoint, no signal race. */
-async function runSnapshots (args, body, log) {
-  log('starting: node scripts/profile/server.js --snapshot-dir ' + shown(args.out))
-  const lab = await startProfileServer([], ['--snapshot-dir', args.out, '--data-dir', labDataDir(args)])
-  log(`the lab listens on ${lab.url} (pid ${lab.pid}); load: ${describePlan(args, body)}`)
-  const snapshots = []
-  function snapshot (label, idleWaitMs = 0) {
-    log(`writing heap snapshot "${label}" (the lab stops while it is written) ...`)
-    return new Promise(function waitForSnapshot (resolve, reject) {
-      const timer = setTimeout(function tooSlow () {
-        lab.child.removeListener('message', onMessage)
-        reject(new Error(`heap snapshot "${label}" took more than ${SNAPSHOT_TIMEOUT_MS / 1000} s`))
-      }, SNAPSHOT_TIMEOUT_MS)
-      function onMessage (message) {
-        if (message?.label !== label) return
-        clearTimeout(timer)
-        lab.child.removeListener('message', onMessage)
-        if (message.type === 'snapshot-written') {
-          log(`  ${shown(message.file)} in ${formatDuration(message.ms)}, ${message.inFlight} request(s) in flight`)
-          snapshots.push(message)
-          resolve(message)
-        } else {
-          reject(new Error(`heap snapshot "${label}" failed: ${message.message}`))
-        }
-      }
-      lab.child.on('message', onMessage)
-      lab.child.send({ type: 'snapshot', label, idleWaitMs })
-    })
-  }
-  const stopWatching = watchMemory(lab.pid)
-  let load
-  let memory
-  try {
-    // one request first, so the lazy parts of the lab (parsers, pools) are in every picture alike
-    const warm = await fetch(new URL(ROUTES[args.route].path, lab.url), {
-      method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body
-    })
-    await deleteUploadAnswered(await warm.text(), labDataDir(args))
-    log(`warm-up request: ${warm.status}`)
-    await snapshot('before-load')
-    let during = null
-    load = await runLoad({
-      ...loadOptions(args, lab.url, body),
-      onProgress: progressLogger(log),
-      onMidway: function snapshotAtPeak () {
-        during = snapshot('during-load')
-        // reported after the load, not as an unhandled rejection now
-        during.catch(function later () {})
-      }
-    })
-    if (during) await during
-    // autocannon stops at the deadline with requests still being worked on: wait for them
-    await snapshot('after-load', SNAPSHOT_TIMEOUT_MS / 2)
-  } finally {
-    memory = stopWatching()
-    await fs.promises.writeFile(path.join(args.out, 'memory.csv'), memory.csv)
-    const exit = await lab.stop()
-    if (exit.killed || exit.code !== 0) log(`the lab did not exit cleanly (${exit.signal ?? `code ${exit.code}`})\n${lab.output()}`)
-  }
-  return { load, memory }
-}
-
-function loadOptions (args, url, body) {
-  return { url, route: args.route, body, connections: args.connections, duration: args.duration, amount: args.amount, dataDir: labDataDir(args) }
-}
-
-/**
- * The profiled lab's data directory: its uploads land here, not in the test-data/uploads/ that
- * tests and other labs share, and it goes once the lab has stopped (an upload answered as the
- * load stops is never seen by the load, so never deleted by it).
- */
-function labDataDir (args) {
-  return path.join(args.out, 'lab-data')
-}
-
-function describePlan (args, body) {
-  const length = args.amount > 0 ? `${args.amount} requests` : `${args.duration} s`
-  return `POST ${ROUTES[args.route].path}, ${formatBytes(body.length)} of gzip (${formatBytes(args.size)} inflated), ` +
-    `${args.connections} connections, ${length}`
-}
-
-/** What each kind of result is, and how to open it. */
-const HOW_TO_OPEN = Object.freeze({
-  '.html': 'open it in a browser (it is self-contained: no server needed)',
-  '.heapprofile': 'Chrome DevTools, Memory tab: "Load profile" (or "Load"), pick the file; the Chart and ' +
-    'Heavy (Bottom Up) views show which functions allocated the memory not yet collected when the lab stopped',
-  '.cpuprofile': 'Chrome DevTools, Performance panel: "Load profile" (the upload arrow), pick the file; or ' +
-    'More tools > JavaScript Profiler > Load, for the Chart, Heavy and Tree views',
-  '.heapsnapshot': 'Chrome DevTools, Memory tab: "Load profile" (or "Load"), pick each file; select the ' +
-    'later snapshot and choose "Comparison" against the earlier one to see what the load left behind',
-  '.csv': 'the server\'s RSS every 250 ms during the load, read from /proc (ms, rss, kernel peak)'
-})
-
-/** `Heap.20260101.120000.4242.0.001.heapprofile`: thread 0 is the main thread, others the parse threads. */
-function threadOf (name) {
-  const match = /^(?:Heap|CPU)\.\d+\.\d+\.\d+\.(\d+)\.\d+\./.exec(name)
-  if (!match) return ''
-  return match[1] === '0' ? ' (main thread)' : ` (worker thread ${match[1]}: a parse thread)`
-}
-
-async function listResults (dir) {
-  const results = []
-  const names = await fs.promises.readdir(dir).catch(function none () { return [] })
-  for (const name of names.sort()) {
-    const ext = path.extname(name)
-    if (!HOW_TO_OPEN[ext]) continue
-    const stat = await fs.promises.stat(path.join(dir, name))
-    results.push({ file: path.join(dir, name), bytes: stat.size, kind: ext, thread: threadOf(name) })
-  }
-  return results
-}
 
 /**
  * Run one profile.
@@ -523,3 +227,4 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.exitCode = 1
   })
 }
+
