@@ -35,12 +35,18 @@ function documentOf (bytes, format) {
   function record (id, pad) { return `{"id":${id},"n":[${id / 7},-${id}e-3,${id * 1000}],"s":"caf\\u00e9 数据 ${'x'.repeat(pad)}"}` }
   const [open, close] = format === 'json' ? ['{"items":[', ']}'] : format === 'array' ? ['[', ']'] : ['', '\n']
   const separator = format === 'ndjson' ? '\n' : ','
+  // counted as it grows: measuring the whole string each time was quadratic, and held this
+  // process's event loop for seconds on a busy machine, past the lab's keep-alive timeout, so
+  // the next fetch went out on a connection the lab had just closed (ECONNRESET)
   let head = open
+  let headBytes = Buffer.byteLength(open)
   let id = 1
   for (;;) {
     const next = record(id, 0) + separator
-    if (Buffer.byteLength(head + next) + 200 > bytes) break
+    const nextBytes = Buffer.byteLength(next)
+    if (headBytes + nextBytes + 200 > bytes) break
     head += next
+    headBytes += nextBytes
     id++
   }
   const document = head + record(id, bytes - Buffer.byteLength(head + record(id, 0) + close)) + close
@@ -203,14 +209,14 @@ describe('POST /good: small bodies whose clients vanish', function () {
   it('releases every place when clients hang up after sending a whole body, while it waited for a pipeline', async function () {
     // the counts are the process's: let whatever an earlier spec left streaming finish first
     await waitFor(function idle () {
-      const state = streamedIngestState()
+      const state = streamedIngestState(lab.app.locals.ingest)
       return state.active === 0 && state.queued === 0
     }, 60000)
     // two bodies not yet ended hold both pipelines, so the whole ones wait
     const holders = [send(lab.port, SMALL, 4), send(lab.port, SMALL, 4)]
-    await waitFor(function streaming () { return streamedIngestState().active === 2 })
+    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 2 })
     const sockets = Array.from({ length: 40 }, function sendWhole () { return send(lab.port, SMALL) })
-    await waitFor(function queued () { return streamedIngestState().queued === 40 })
+    await waitFor(function queued () { return streamedIngestState(lab.app.locals.ingest).queued === 40 })
     // the bodies arrived whole (the requests are complete) but were never read: when the
     // sockets close, Node destroys the requests and drops their bodies, and no 'end' will come
     for (const socket of sockets) socket.destroy()
@@ -218,7 +224,7 @@ describe('POST /good: small bodies whose clients vanish', function () {
     // only now do the pipelines come free
     for (const holder of holders) holder.end(SMALL.subarray(4))
     await waitFor(function settled () {
-      const state = streamedIngestState()
+      const state = streamedIngestState(lab.app.locals.ingest)
       return state.active === 0 && state.queued === 0
     })
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
