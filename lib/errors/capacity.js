@@ -1,0 +1,92 @@
+/**
+ * Errors that say the lab is full or going: too many requests, connections,
+ * streams or pipelines, the memory budget, the disk quota, a closing app.
+ * Import from lib/errors.js.
+ */
+import { formatMiB } from '../units.js'
+import { createError } from './lab-error.js'
+
+export function overloaded (limit, retryAfterSeconds) {
+  const error = createError(503, 'server.busy', `more than ${limit} ingest requests in flight: try again shortly`, { limit, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/**
+ * 507 disk.quota.exceeded: a write would take what the lab stores under its data
+ * directory past the disk quota. `used` counts everything else, `asked` this write.
+ */
+export function diskQuotaExceeded (quota, used, asked) {
+  return createError(507, 'disk.quota.exceeded',
+    `writing ${asked} bytes would pass the ${quota}-byte disk quota (${used} bytes in use): ` +
+    'free space with DELETE /uploads, or start the lab with a larger --disk-quota',
+    { quota, used, asked })
+}
+
+/** 503 save.busy: one `GET /generate?save=1` at a time. */
+export function saveBusy (retryAfterSeconds) {
+  const error = createError(503, 'save.busy', `a save is already being written: one at a time, try again in ${retryAfterSeconds} s`, { retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/** 503 server.busy: a connection past `maxConnections`, answered on the raw socket by lib/http-server.js. */
+export function tooManyConnections (limit, retryAfterSeconds) {
+  const error = createError(503, 'server.busy', `more than ${limit} connections open: try again shortly`, { limit, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/** 503 server.busy: a GET /metrics stream past the hub's `maxClients`. */
+export function tooManyStreams (limit, retryAfterSeconds) {
+  const error = createError(503, 'server.busy', `more than ${limit} GET /metrics streams open: try again later, or ask for ?format=json`, { limit, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/** 503 server.closing: a request that reached an app after its `close()` (the worker is stopping; its successor answers). */
+export function serverClosing (retryAfterSeconds) {
+  const error = createError(503, 'server.closing', 'the lab is shutting down: try again shortly', { retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
+/** How to get past a memory refusal, by route: what the message says. */
+const WAYS_AROUND_BUDGET = Object.freeze({
+  bad: 'run the lab with a larger --memory-limit, or with --unsafe-bad to watch the worker die',
+  default: 'run the lab with a larger --memory-limit'
+})
+
+/**
+ * 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/admission.js).
+ * @param {{ route: string, budget: number, projected: number, available: number, what: string }} figures
+ */
+export function budgetExceeded ({ route, budget, projected, available, what }) {
+  const hint = WAYS_AROUND_BUDGET[route] ?? WAYS_AROUND_BUDGET.default
+  return createError(413, 'memory.budget.exceeded',
+    `${what} would need ${formatMiB(projected)}, more than the ${formatMiB(available)} this lab can give one request ` +
+    `(memory budget ${formatMiB(budget)}): ${hint}`,
+    { route, budget, projected, available, hint })
+}
+
+/**
+ * 503 memory.busy: the request fits the memory budget, but not beside what runs now.
+ * @param {{ route: string, budget: number, projected: number, available: number, what: string, retryAfter: number }} figures
+ */
+export function memoryBusy ({ route, budget, projected, available, what, retryAfter }) {
+  const error = createError(503, 'memory.busy',
+    `${what} would need ${formatMiB(projected)} and only ${formatMiB(available)} of the memory budget (${formatMiB(budget)}) ` +
+    'is free while other requests run: try again shortly',
+    { route, budget, projected, available, retryAfter })
+  error.headers['Retry-After'] = String(retryAfter)
+  return error
+}
+
+/** 503 server.busy: a /good request waited past `ingest.queueMs` for one of the streaming pipelines. */
+export function pipelinesBusy (pipelines, waitedMs, retryAfterSeconds) {
+  const error = createError(503, 'server.busy',
+    `all ${pipelines} streaming pipelines stayed busy for ${waitedMs} ms: try again shortly`,
+    { limit: pipelines, waitedMs, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
