@@ -23,7 +23,6 @@ import { parseArgs } from 'node:util'
 import express from 'express'
 import { createApp } from '../lib/app.js'
 import { createLabServer } from '../lib/http-server.js'
-import { closeParsePool } from '../lib/parse-pool.js'
 import { loadStudentModule, studentRoutes } from './student-route.js'
 import { createRunRecord } from './run-record.js'
 
@@ -96,7 +95,7 @@ async function main () {
   process.once('disconnect', function graderGone () {
     server.close()
     server.closeAllConnections()
-    Promise.allSettled([closeParsePool(), app.locals.database?.close()]).finally(function exit () { process.exit(0) })
+    Promise.allSettled([app.close()]).finally(function exit () { process.exit(0) })
   })
 
   const port = Number(values.port)

@@ -80,6 +80,7 @@ export class MemoryAdmission {
     this.garbageFloor = null
     /** When the pace last asked for a scavenge (0: not since the garbage was last under the pace). */
     this.scavengedAt = 0
+    this.closed = false
   }
 
   /**
@@ -95,7 +96,7 @@ export class MemoryAdmission {
    * @returns {() => void} call when done streaming
    */
   watchGarbage () {
-    if (this.collect === null) return function nothingWatched () {}
+    if (this.collect === null || this.closed) return function nothingWatched () {}
     const admission = this
     if (this.watchers++ === 0) {
       // the floor stays from the last watch (the first tick lowers it if the buffers fell since):
@@ -129,11 +130,20 @@ export class MemoryAdmission {
     return function stopWatching () {
       if (done) return
       done = true
+      if (admission.closed) return
       if (--admission.watchers === 0) {
         clearInterval(admission.garbageTimer)
         admission.garbageTimer = null
       }
     }
+  }
+
+  /** Stop pacing the garbage (the app's `close()`): watches still held end here. Safe to call twice. */
+  close () {
+    this.closed = true
+    clearInterval(this.garbageTimer)
+    this.garbageTimer = null
+    this.watchers = 0
   }
 
   get enabled () {

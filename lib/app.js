@@ -1,10 +1,14 @@
 /**
  * The app factory: tests build it with options and listen on port 0;
- * only `server.js` listens on a real port.
+ * only `server.js` listens on a real port. Whoever creates an app calls
+ * `app.close()`: it stops everything the app started (parse threads, the
+ * database, the sampler and the metrics streams, timers, a run in flight).
+ * Nothing an app holds lives at module level: two apps in one process
+ * keep their own threads, budgets and books.
  */
 import express from 'express'
 import { normalizeOptions } from './options.js'
-import { notFound, toLabError } from './errors.js'
+import { notFound, serverClosing, toLabError } from './errors.js'
 import { methodGuard } from './method-guard.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
@@ -17,7 +21,8 @@ import { dashboardRoutes } from '../routes/dashboard.js'
 import { databaseRoutes } from '../routes/db.js'
 import { createDatabase } from './db/database.js'
 import { normalizeDatabaseOptions } from './db/options.js'
-import { getParsePool, threadHeapMb } from './parse-pool.js'
+import { createIngestState } from './ingest-state.js'
+import { createPeakReader } from './peak.js'
 import { createLabEvents } from './lab-events.js'
 import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
 import { createDiskQuota } from './disk-quota.js'
@@ -27,9 +32,14 @@ import { requestGuard } from './request-guard.js'
 import { bodyDeadline } from './body-deadline.js'
 import { abortUploadRoutes } from '../experiments/index.js'
 
+/** Seconds a request that reached a closing app is told to wait (the supervisor's next worker answers it). */
+const CLOSING_RETRY_AFTER_SECONDS = 1
+
 /**
  * Build the lab's Express app.
  * @param {object} [options] see `lib/options.js`
+ * @returns {import('express').Express & { close: () => Promise<void> }} `close()` stops what the app
+ *   started; requests that reach it after are answered 503 server.closing. Safe to call twice.
  */
 export function createApp (options) {
   const opts = normalizeOptions(options)
@@ -38,13 +48,63 @@ export function createApp (options) {
   app.locals.options = opts
   const events = createLabEvents()
   app.locals.events = events
-  // start the parse threads now, so their memory counts as idle, not as the first request's
-  getParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost))
-  // nothing starts here: the pool (and the embedded PGlite process) on the first /db request.
-  // Whoever stops the server calls app.locals.database.close().
+  /** What close() stops, last started first. */
+  const closers = []
+  const closing = { promise: null }
+  try {
+    wireApp(app, opts, closers, closing)
+  } catch (err) {
+    // a part refused its options after others started: stop those, as close() would
+    closeAll(closers).catch(function ignoreCloseFailure () {})
+    throw err
+  }
+
+  /**
+   * Stop everything the app started, last started first: a run in flight and its
+   * processes, the metrics streams and the sampler's timers, the garbage pace, the
+   * database, the peak reader, the parse threads. The server that serves the app is
+   * its creator's to close. Resolves once all have stopped; safe to call twice.
+   * @returns {Promise<void>}
+   */
+  app.close = function closeApp () {
+    if (closing.promise === null) closing.promise = closeAll(closers)
+    return closing.promise
+  }
+  return app
+}
+
+/** Run the closers one after another, newest first; one that fails does not keep the rest running. */
+async function closeAll (closers) {
+  const failures = []
+  for (const close of closers.toReversed()) {
+    try {
+      await close()
+    } catch (err) {
+      failures.push(err)
+    }
+  }
+  if (failures.length === 1) throw failures[0]
+  if (failures.length > 1) throw new AggregateError(failures, 'the app did not close cleanly')
+}
+
+/**
+ * Start the app's parts and mount its routes; each part that must be stopped
+ * leaves its closer in `closers`.
+ */
+function wireApp (app, opts, closers, closing) {
+  const events = app.locals.events
+  // the parse threads start now, so their memory counts as idle, not as the first request's
+  const ingest = createIngestState(opts)
+  app.locals.ingest = ingest
+  closers.push(function closeIngest () { return ingest.close() })
+  // /proc/self/status kept open for the ingest routes' peak at the end of each request
+  const peakReader = createPeakReader()
+  closers.push(function closePeakReader () { peakReader.close() })
+  // nothing starts here: the pool (and the embedded PGlite process) on the first /db request
   const dbOpts = normalizeDatabaseOptions(opts.database, opts)
   const database = createDatabase(dbOpts)
   app.locals.database = database
+  closers.push(function closeDatabase () { return database.close() })
 
   // parts of uploads a killed worker was writing: it could not remove them, its successor does
   app.locals.partsRemoved = removeDeadParts(opts.dataDir).catch(function reportPartsLeft (err) {
@@ -58,7 +118,14 @@ export function createApp (options) {
   })
   const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
   app.locals.diskQuota = diskQuota
+  // the clean-ups' file operations end before close() resolves
+  closers.push(function waitForCleanUps () { return Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
 
+  // a closing app takes nothing new: its threads and database are going
+  app.use(function refuseWhenClosing (req, res, next) {
+    if (closing.promise !== null) next(serverClosing(CLOSING_RETRY_AFTER_SECONDS))
+    else next()
+  })
   // first of all: only the person at the keyboard drives the lab
   app.use(requestGuard(opts.guard))
   // then: every body, whichever route reads it (or none), is bounded in time
@@ -67,7 +134,8 @@ export function createApp (options) {
   // every route that holds a whole body or result reserves it within the budget first
   const admission = createAdmission({ budget: opts.memoryBudget })
   app.locals.admission = admission
-  app.use(ingestRoutes(opts, events, admission))
+  closers.push(function closeAdmission () { admission.close() })
+  app.use(ingestRoutes(opts, events, admission, { state: ingest, readPeak: peakReader.read }))
   // routes the caller brings (the grader's POST /student, grader/lab-child.js): behind the guard and
   // the body deadline like every route, and before the lab's own API, which they may answer first
   if (opts.extraRoutes !== undefined) {
@@ -77,8 +145,13 @@ export function createApp (options) {
   // samples only while something subscribes (/metrics clients, experiments)
   const sampler = createSampler()
   app.locals.sampler = sampler
-  app.use(metricsRoutes(opts, events, sampler, { admission, diskQuota }))
-  app.use(experimentRoutes(opts, events))
+  closers.push(function closeSampler () { sampler.close() })
+  const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota })
+  closers.push(function closeMetrics () { metrics.close() })
+  app.use(metrics)
+  const experiments = experimentRoutes(opts, events)
+  closers.push(function closeExperiments () { return experiments.close() })
+  app.use(experiments)
   app.use(uploadRoutes(opts, events, diskQuota, admission))
   app.use(abortUploadRoutes(opts, events, diskQuota))
   app.use(chunkSizeRoutes(opts))
@@ -101,5 +174,4 @@ export function createApp (options) {
     // a body refused before it was read: read and drop the rest, within bounds, so the answer gets through
     discardRestOfBody(req)
   })
-  return app
 }

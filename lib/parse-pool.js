@@ -1,9 +1,10 @@
 /**
- * One small pool of parse threads for the whole process, shared by every
- * /good request (200 concurrent uploads must not start 200 isolates), and
- * one budget for the batch bytes in flight across all of them, so memory
- * stays constant whatever the concurrency: a request that finds the budget
- * spent waits, and backpressure reaches its socket.
+ * One small pool of parse threads per app, shared by every /good request
+ * (200 concurrent uploads must not start 200 isolates), and one budget for
+ * the batch bytes in flight across all of them, so memory stays constant
+ * whatever the concurrency: a request that finds the budget spent waits,
+ * and backpressure reaches its socket. The app makes both (see
+ * lib/ingest-state.js) and stops the threads in its `close()`.
  */
 import { Worker } from 'node:worker_threads'
 import { waitInQueue, leaveQueue } from './semaphore.js'
@@ -33,7 +34,7 @@ export function threadHeapMb (parseCost) {
  * batch at a time. (piscina 5 did this job until a soak of aborted uploads
  * left tasks queued behind idle threads; this is small enough to own.)
  */
-class ParsePool {
+export class ParsePool {
   constructor (size, heapMb) {
     this.size = size
     this.heapMb = heapMb
@@ -127,28 +128,23 @@ class ParsePool {
   }
 }
 
-let pool = null
-
 /**
- * The shared pool, started on first use.
+ * A pool of parse threads, started now (their memory counts as idle, not as
+ * the first request's). Whoever creates it calls `destroy()`.
  * @param {number} threads
  * @param {number} [heapMb] each thread's old-generation limit (see threadHeapMb)
+ * @returns {ParsePool}
  */
-export function getParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
-  if (pool === null || pool.size !== threads || pool.heapMb !== heapMb) {
-    if (pool !== null) pool.destroy()
-    pool = new ParsePool(threads, heapMb)
-  }
-  return pool
+export function createParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
+  return new ParsePool(threads, heapMb)
 }
 
-/** Stop the pool's threads (tests and shutdown). */
-export async function closeParsePool () {
-  if (pool === null) return
-  const p = pool
-  pool = null
-  await p.destroy()
-}
+/**
+ * Kept for entry points written before `app.close()`: pools belong to their
+ * app now and stop with it (an idle pool's threads are unref'd and never
+ * keep a process alive). Resolves at once.
+ */
+export async function closeParsePool () {}
 
 /**
  * Counting semaphore on bytes: acquire before sending a batch, release when

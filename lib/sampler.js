@@ -13,7 +13,7 @@
  */
 import { EventEmitter } from 'node:events'
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks'
-import { readPeakRss } from './peak.js'
+import { createPeakReader, readPeakRss } from './peak.js'
 
 export const INTERVAL_MIN = 10
 export const INTERVAL_MAX = 5000
@@ -89,6 +89,8 @@ export class Sampler extends EventEmitter {
   #seq = 0
   #last = null
   #emitterUnsubscribe = null
+  /** /proc/self/status kept open while sampling (lib/peak.js), closed when sampling stops. */
+  #peak = null
 
   constructor (options) {
     super()
@@ -182,11 +184,14 @@ export class Sampler extends EventEmitter {
       }
     })
     this.#gcObserver.observe({ entryTypes: ['gc'] })
+    this.#peak = createPeakReader()
   }
 
   #stop () {
     this.#gcObserver.disconnect()
     this.#gcObserver = null
+    this.#peak.close()
+    this.#peak = null
     this.#last = null
   }
 
@@ -235,7 +240,7 @@ export class Sampler extends EventEmitter {
 
   #build (interval, eventLoop, gc) {
     const memory = process.memoryUsage()
-    const peak = readPeakRss()
+    const peak = this.#peak?.read() ?? readPeakRss()
     this.#seq++
     return Object.freeze({
       time: Date.now(),

@@ -18,7 +18,6 @@
  */
 import { createApp } from './app.js'
 import { createLabServer } from './http-server.js'
-import { closeParsePool } from './parse-pool.js'
 
 let server = null
 let app = null
@@ -92,9 +91,8 @@ function shutdown (reason) {
     server.close()
     server.closeAllConnections()
   }
-  const closing = [closeParsePool()]
-  if (app?.locals.database) closing.push(app.locals.database.close())
-  Promise.allSettled(closing).finally(function exit () { process.exit(0) })
+  // the app's close() stops what it started: parse threads, database, sampler, a run in flight
+  Promise.allSettled([app?.close()]).finally(function exit () { process.exit(0) })
 }
 
 if (typeof process.send !== 'function') {

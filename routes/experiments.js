@@ -16,14 +16,15 @@ import { EXPERIMENTS } from '../experiments/index.js'
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {object} [registry] experiment modules by name (tests may bring their own)
- * @returns {import('express').Router}
+ * @returns {import('express').Router & { close: () => Promise<void> }}
  */
 export function experimentRoutes (opts, events, registry = EXPERIMENTS) {
   const engine = createEngine({ options: opts, events, registry })
   // a run in flight when the previous worker died is lost with it: say so under its id
-  events.on('crash', function recordLostRun (crash) {
+  function recordLostRun (crash) {
     if (crash?.experiment) engine.recordLostRun(crash.experiment, crash)
-  })
+  }
+  events.on('crash', recordLostRun)
   const router = express.Router()
   // a start request is a name and a few parameters: nothing bigger is read, and nothing slower
   // (the app's body deadline, lib/body-deadline.js, answers 408 to a body that stalls or drips)
@@ -54,6 +55,21 @@ export function experimentRoutes (opts, events, registry = EXPERIMENTS) {
   router.delete('/experiments/:id', async function cancelExperiment (req, res) {
     res.json(await engine.cancel(req.params.id))
   })
+
+  /**
+   * Cancel the run in flight, if any, and wait (within the engine's grace) for its
+   * processes to be gone; leave the bus. For the app's `close()`.
+   */
+  router.close = async function closeExperiments () {
+    events.removeListener('crash', recordLostRun)
+    const id = engine.runningId()
+    if (id === null || id === undefined) return
+    try {
+      await engine.cancel(id)
+    } catch {
+      // it ended between the look and the cancel: nothing left to stop
+    }
+  }
 
   return router
 }

@@ -16,10 +16,12 @@ import { overloaded } from '../lib/errors.js'
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/admission.js').MemoryAdmission} [admission] the app's memory admission
+ * @param {{ state: import('../lib/ingest-state.js').IngestState, readPeak?: () => { bytes: number } }} ingest
+ *   what the app holds for /good (its threads and budgets), and how it reads the kernel's peak
  */
-export function ingestRoutes (opts, events, admission) {
+export function ingestRoutes (opts, events, admission, { state, readPeak } = {}) {
   const router = express.Router()
-  const load = { inflight: 0, admission }
+  const load = { inflight: 0, admission, state, readPeak }
   router.post('/bad', answerWith('bad', ingestBuffered, opts, events, load))
   router.post('/good', answerWith('good', ingestStreamed, opts, events, load))
   // express.json() on this route only, never app-wide: the other routes read their bodies themselves
@@ -42,10 +44,10 @@ function answerWith (route, ingest, opts, events, load) {
       time: Date.now(),
       compressedBytes: Number.isFinite(contentLength) ? contentLength : null
     })
-    const endPeak = watchRequestPeak(opts.resetPeakPerRequest)
+    const endPeak = watchRequestPeak(opts.resetPeakPerRequest, load.readPeak)
     let summary
     try {
-      summary = await ingest(req, opts, { admission: load.admission })
+      summary = await ingest(req, opts, { admission: load.admission, state: load.state })
     } catch (err) {
       res.locals.memory = endPeak()
       events.emit('request', {

@@ -57,8 +57,8 @@ async function settle (settled, ms = 60000) {
   }
 }
 
-function idle () {
-  const state = streamedIngestState()
+function idle (lab) {
+  const state = streamedIngestState(lab.app.locals.ingest)
   return state.active === 0 && state.queued === 0 && state.budgetUsed === 0 && state.waiting === 0 && state.gathering === 0
 }
 
@@ -85,7 +85,7 @@ describe(`${ABORTS} uploads aborted at random points`, function () {
     // warm every path once, then take the baseline
     for (const route of ['bad', 'good']) assert.equal((await post(`${lab.url}/${route}`, body)).status, 200)
     // the warm-up's connections close too (keep-alive ends after 5 s at most)
-    await settle(function warmUpGone () { return idle() && lab.server.openConnections === 0 })
+    await settle(function warmUpGone () { return idle(lab) && lab.server.openConnections === 0 })
     const before = snapshot(lab)
 
     const batch = 20
@@ -101,10 +101,10 @@ describe(`${ABORTS} uploads aborted at random points`, function () {
     // (seconds on a busy machine) it may still start or feed a request, and the state moves again
     await settle(function abortsGone () {
       const now = snapshot(lab)
-      return lab.server.openConnections === 0 && idle() && now.handles <= before.handles + 2 && (before.fds === null || now.fds <= before.fds + 2) &&
+      return lab.server.openConnections === 0 && idle(lab) && now.handles <= before.handles + 2 && (before.fds === null || now.fds <= before.fds + 2) &&
         now.listeners === before.listeners
     })
-    assert.deepEqual(streamedIngestState(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
+    assert.deepEqual(streamedIngestState(lab.app.locals.ingest), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
     const after = snapshot(lab)
     assert.ok(after.handles <= before.handles + 2, `active resources ${before.handles} -> ${after.handles}`)
     if (before.fds !== null) assert.ok(after.fds <= before.fds + 2, `open fds ${before.fds} -> ${after.fds}`)

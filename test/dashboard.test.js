@@ -494,9 +494,10 @@ describe('the dashboard in Chromium', function () {
     const server = app.listen(port, '127.0.0.1')
     await once(server, 'listening')
     restarted = {
-      close: function closeRestarted () {
+      close: async function closeRestarted () {
         server.closeAllConnections()
-        return new Promise(function closed (resolve) { server.close(function () { resolve() }) })
+        await new Promise(function closed (resolve) { server.close(function () { resolve() }) })
+        await app.close()
       }
     }
     // EventSource retries by itself (retry: 2000)

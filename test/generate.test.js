@@ -305,12 +305,14 @@ describe('writeAtomically', function atomicSpecs () {
 describe('GET /generate', function generateRouteSpecs () {
   let dataDir
   let server
+  let app
   let base
   const closedResponses = []
 
   before(async function startServer () {
     dataDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-generate-'))
-    server = http.createServer(createApp({ dataDir }))
+    app = createApp({ dataDir })
+    server = http.createServer(app)
     server.on('request', function watchResponse (req, res) {
       res.once('close', function recordClose () {
         closedResponses.push({ url: req.url, finished: res.writableFinished })
@@ -325,6 +327,7 @@ describe('GET /generate', function generateRouteSpecs () {
     server.closeAllConnections()
     server.close()
     await once(server, 'close')
+    await app.close()
     await fs.promises.rm(dataDir, { recursive: true, force: true })
   })
 

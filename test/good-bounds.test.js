@@ -9,7 +9,7 @@ import http from 'node:http'
 import zlib from 'node:zlib'
 import { labInTempDir, post, waitFor } from './helpers.js'
 import { streamedIngestState } from '../lib/streamed-ingest.js'
-import { getParsePool } from '../lib/parse-pool.js'
+import { createParsePool } from '../lib/parse-pool.js'
 
 const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
 
@@ -73,7 +73,7 @@ describe('POST /good: queued requests', function () {
 
   it('answers 503 server.busy with Retry-After to a request that waited past the deadline', async function () {
     const holder = holdOpen(lab.port)
-    await waitFor(function streaming () { return streamedIngestState().active === 1 })
+    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
     const res = await post(`${lab.url}/good`, SMALL)
     assert.equal(res.status, 503)
     assert.equal(res.body.error.type, 'server.busy')
@@ -86,28 +86,32 @@ describe('POST /good: queued requests', function () {
   it('forgets clients that vanish while queued: nothing stays counted, no slot stays held', async function () {
     const open = countInFlight(lab.app.locals.events)
     const holder = holdOpen(lab.port)
-    await waitFor(function streaming () { return streamedIngestState().active === 1 })
+    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
     const waiting = Array.from({ length: 12 }, function queue () { return holdOpen(lab.port) })
-    await waitFor(function queued () { return streamedIngestState().queued >= 1 })
+    await waitFor(function queued () { return streamedIngestState(lab.app.locals.ingest).queued >= 1 })
     for (const client of waiting) client.vanish()
     holder.finish()
     assert.equal((await holder.answer).status, 200)
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
-    await waitFor(function settled () { return open.size === 0 && streamedIngestState().queued === 0 && streamedIngestState().active === 0 })
+    await waitFor(function settled () { return open.size === 0 && streamedIngestState(lab.app.locals.ingest).queued === 0 && streamedIngestState(lab.app.locals.ingest).active === 0 })
   })
 })
 
 describe('the parse pool', function () {
   it('drops a queued batch whose request is gone, and still parses the rest', async function () {
-    const pool = getParsePool(2)
-    const gone = new AbortController()
-    const bytes = function batch () { return new TextEncoder().encode('[{"id":1}]') }
-    // fill both threads, queue one more, then abort it
-    const busy = [pool.run({ kind: 'records', bytes: bytes() }), pool.run({ kind: 'records', bytes: bytes() })]
-    const dropped = pool.run({ kind: 'records', bytes: bytes() }, { signal: gone.signal })
-    gone.abort(new Error('client gone'))
-    await assert.rejects(dropped, /client gone/)
-    for (const answer of await Promise.all(busy)) assert.equal(answer.tally.items, 1)
-    assert.equal(pool.queued, 0)
+    const pool = createParsePool(2)
+    try {
+      const gone = new AbortController()
+      const bytes = function batch () { return new TextEncoder().encode('[{"id":1}]') }
+      // fill both threads, queue one more, then abort it
+      const busy = [pool.run({ kind: 'records', bytes: bytes() }), pool.run({ kind: 'records', bytes: bytes() })]
+      const dropped = pool.run({ kind: 'records', bytes: bytes() }, { signal: gone.signal })
+      gone.abort(new Error('client gone'))
+      await assert.rejects(dropped, /client gone/)
+      for (const answer of await Promise.all(busy)) assert.equal(answer.tally.items, 1)
+      assert.equal(pool.queued, 0)
+    } finally {
+      await pool.destroy()
+    }
   })
 })

@@ -35,7 +35,7 @@ export function startLab (options, serverOptions) {
         close: async function closeLab () {
           server.closeAllConnections()
           await new Promise(function closed (done) { server.close(function () { done() }) })
-          await app.locals.database?.close()
+          await app.close()
         }
       })
     })

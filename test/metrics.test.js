@@ -33,6 +33,7 @@ async function startMetricsLab (listenOn = { port: 0, host: '127.0.0.1' }, optio
       server.closeAllConnections()
       server.close()
       await once(server, 'close')
+      await app.close()
     }
   }
 }

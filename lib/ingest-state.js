@@ -1,0 +1,63 @@
+/**
+ * What POST /good holds across its requests, one per app: the parse
+ * threads, the budget of batch bytes out at them, the few places to stream,
+ * the one place to gather a record larger than a batch, and the count of
+ * requests streaming. `createApp` makes it and its `close()` stops the
+ * threads; two apps in one process keep their own.
+ */
+import { createParsePool, ByteBudget, threadHeapMb } from './parse-pool.js'
+import { Semaphore } from './semaphore.js'
+
+/**
+ * @param {object} opts normalised app options (`parseThreads`, `ingest.parseCost`,
+ *   `ingest.bufferBudget`, `ingest.activePipelines`)
+ * @returns {IngestState}
+ */
+export function createIngestState (opts) {
+  return new IngestState(opts)
+}
+
+/** See the module comment. */
+export class IngestState {
+  constructor (opts) {
+    /** Requests streaming now (inside their pipeline place). */
+    this.active = 0
+    // started now, so the threads' memory counts as idle, not as the first request's
+    this.pool = createParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost))
+    /** Batch bytes out at the parse threads, across all requests. */
+    this.budget = new ByteBudget(opts.ingest.bufferBudget)
+    /**
+     * Places to stream: past a handful of pipelines two cores get no faster,
+     * but every extra one holds its socket, inflate and batch buffers.
+     */
+    this.gate = new Semaphore(opts.ingest.activePipelines)
+    /**
+     * One request at a time may gather a record larger than a batch: eight
+     * pipelines each gathering a 4 MiB record (twice, while it is copied into
+     * its batch) would pass /good's ceiling on their own.
+     */
+    this.largeRecordGate = new Semaphore(1)
+    this.closed = null
+  }
+
+  /** What /good holds right now: requests in flight and batch bytes out at the workers. */
+  snapshot () {
+    return {
+      active: this.active,
+      queued: this.gate.waiting.length,
+      budgetUsed: this.budget.used,
+      waiting: this.budget.waiting.length,
+      gathering: this.largeRecordGate.held
+    }
+  }
+
+  /**
+   * Stop the parse threads: batches still queued are refused, batches on a
+   * thread end with it. Safe to call twice.
+   * @returns {Promise<void>}
+   */
+  close () {
+    if (this.closed === null) this.closed = this.pool.destroy()
+    return this.closed
+  }
+}
