@@ -40,109 +40,14 @@ import { fork } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
 import net from 'node:net'
-import path from 'node:path'
-import { defaultMemoryBudget } from './memory-budget.js'
-import { PROJECT_ROOT } from './options.js'
-import { formatMemory } from './units.js'
-import { integerOptions } from './integers.js'
+import { normalizeSupervisorOptions } from './supervisor-options.js'
+import { planRestart, likelyCulprit } from './crash-record.js'
 
-const MiB = 1024 * 1024
-/** Routes whose memory grows with their bodies: the likely cause of a crash when in flight. */
-const BUFFERING_ROUTES = Object.freeze(['bad', 'upload-buffer'])
-
-export const SUPERVISOR_DEFAULTS = Object.freeze({
-  host: '127.0.0.1',
-  port: 3000,
-  /** Options for the worker's `createApp` (JSON: they cross IPC). */
-  app: Object.freeze({}),
-  /**
-   * RSS past which the worker is killed, in bytes; 0: no budget. Also handed to the worker's app
-   * as `app.memoryBudget` (unless `app` names one), so that it admits requests within it.
-   */
-  memoryLimit: defaultMemoryBudget(),
-  /** How often the worker's RSS is read. A bomb grows /bad by ~1 GB/s: 25 ms is ~25 MB past the line. */
-  pollMs: 25,
-  /**
-   * Where the RSS comes from: 'proc' (/proc/<pid>/status, read from outside), 'ipc' (the worker
-   * reports its own), 'auto' (proc where there is one). 'ipc' cannot see a worker stuck in
-   * synchronous code, which is why it is only the fallback.
-   */
-  rssSource: 'auto',
-  /** The delay before the second restart in a row with no request in flight (the first is at once); it doubles each time. */
-  restartBackoffMs: 250,
-  /** The longest that delay grows. */
-  maxRestartBackoffMs: 10_000,
-  /** A worker that stayed up (ready) this long starts the backoff again from nothing. */
-  restartWindowMs: 60_000,
-  /** How long a worker asked to stop may take before it is killed. */
-  stopGraceMs: 3000,
-  /** Connections held while no worker runs; past this they are closed. */
-  maxHeldConnections: 1024,
-  workerScript: path.join(PROJECT_ROOT, 'lib', 'worker-main.js'),
-  /** Node flags for the worker (default: the supervisor's own). */
-  execArgv: null
-})
-
-/** A budget smaller than this would kill an idle worker (about 90 MiB here) over and over. */
-export const MIN_MEMORY_LIMIT = 64 * MiB
-
-const checkInteger = integerOptions('supervisor option ')
-
-/**
- * Normalise supervisor options: frozen defaults, a new object, a TypeError for a bad value.
- * @param {Partial<typeof SUPERVISOR_DEFAULTS>} [options]
- * @returns {Readonly<typeof SUPERVISOR_DEFAULTS>}
- */
-export function normalizeSupervisorOptions (options = {}) {
-  if (options === null || typeof options !== 'object') throw new TypeError('supervisor options must be an object')
-  const out = { ...SUPERVISOR_DEFAULTS }
-  // an option given as undefined is an option not given
-  for (const [key, value] of Object.entries(options)) if (value !== undefined) out[key] = value
-  if (typeof out.host !== 'string' || out.host === '') throw new TypeError('supervisor option host must be an address')
-  checkInteger('port', out.port, 0, 65535)
-  if (out.app === null || typeof out.app !== 'object') throw new TypeError('supervisor option app must be an object')
-  checkInteger('memoryLimit', out.memoryLimit, 0, Number.MAX_SAFE_INTEGER)
-  if (out.memoryLimit !== 0 && out.memoryLimit < MIN_MEMORY_LIMIT) {
-    throw new TypeError(`the memory budget must be 0 (none) or at least ${formatMemory(MIN_MEMORY_LIMIT)}: an idle worker needs about 90 MiB`)
-  }
-  checkInteger('pollMs', out.pollMs, 5, 10_000)
-  if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
-  if (out.maxRestarts !== undefined) {
-    throw new TypeError('supervisor option maxRestarts is gone: the supervisor never gives up; ' +
-      'restarts after crashes with no request in flight back off instead (restartBackoffMs, maxRestartBackoffMs)')
-  }
-  // at least 1 ms: a worker dying at birth must never be restarted in a hot loop
-  checkInteger('restartBackoffMs', out.restartBackoffMs, 1, 3600_000)
-  checkInteger('maxRestartBackoffMs', out.maxRestartBackoffMs, 1, 3600_000)
-  if (out.maxRestartBackoffMs < out.restartBackoffMs) {
-    throw new TypeError(`supervisor option maxRestartBackoffMs (${out.maxRestartBackoffMs}) must be at least restartBackoffMs (${out.restartBackoffMs})`)
-  }
-  checkInteger('restartWindowMs', out.restartWindowMs, 1, 24 * 3600_000)
-  checkInteger('stopGraceMs', out.stopGraceMs, 0, 600_000)
-  checkInteger('maxHeldConnections', out.maxHeldConnections, 0, 1_000_000)
-  if (typeof out.workerScript !== 'string' || out.workerScript === '') throw new TypeError('supervisor option workerScript must be a path')
-  if (out.execArgv !== null && !Array.isArray(out.execArgv)) throw new TypeError('supervisor option execArgv must be an array or null')
-  return Object.freeze(out)
-}
-
-/**
- * When to restart after a crash, and the backoff count after it. A crash a request caused restarts
- * at once and leaves the count as it is; any other crash adds one, and waits 0 for the first of a run,
- * then `restartBackoffMs`, doubling, at most `maxRestartBackoffMs`. A worker that was up (ready) for
- * `restartWindowMs` or more ends the run first, whatever killed it.
- * @param {number} streak crashes with no request in flight in the current run
- * @param {{ requestCaused: boolean, upMs: number }} crash `upMs`: how long the worker had been ready (0: never)
- * @param {{ restartBackoffMs: number, maxRestartBackoffMs: number, restartWindowMs: number }} options
- * @returns {{ streak: number, backoffMs: number }}
- */
-export function planRestart (streak, { requestCaused, upMs }, { restartBackoffMs, maxRestartBackoffMs, restartWindowMs }) {
-  const current = upMs >= restartWindowMs ? 0 : streak
-  if (requestCaused) return { streak: current, backoffMs: 0 }
-  const next = current + 1
-  // 2 ** n is Infinity long before n overflows: min() caps it all the same
-  const backoffMs = next === 1 ? 0 : Math.min(maxRestartBackoffMs, restartBackoffMs * 2 ** (next - 2))
-  return { streak: next, backoffMs }
-}
+// the options and the crash records live apart; server.js and the specs import them from here
+export { SUPERVISOR_DEFAULTS, MIN_MEMORY_LIMIT, normalizeSupervisorOptions } from './supervisor-options.js'
+export { planRestart, likelyCulprit, describeCrash } from './crash-record.js'
+/** A budget or an RSS for people ("512 MiB", "270.4 MiB"): lib/units.js's, where server.js has always found it. */
+export { formatMemory } from './units.js'
 
 /**
  * Create a supervisor; `start()` listens and runs the first worker.
@@ -498,35 +403,4 @@ export class Supervisor extends EventEmitter {
       restartMs: null
     }
   }
-}
-
-/**
- * The route a crash is put down to: a route that buffers whole bodies (/bad, then /upload-buffer)
- * when one was in flight, else the latest request to start; null when none was in flight.
- * @param {Record<string, number>} inFlight requests in flight by route
- * @param {string[]} routes their routes, oldest first
- * @returns {string|null}
- */
-export function likelyCulprit (inFlight, routes) {
-  for (const buffering of BUFFERING_ROUTES) if (inFlight[buffering]) return buffering
-  return routes[routes.length - 1] ?? null
-}
-
-/** A budget or an RSS for people ("512 MiB", "270.4 MiB"): lib/units.js's, where server.js has always found it. */
-export { formatMemory }
-
-/**
- * One line about a crash: "worker 123 killed: RSS 270.4 MiB passed the 256 MiB budget while
- * POST /bad was in flight".
- * @param {object} crash a crash record
- * @returns {string}
- */
-export function describeCrash (crash) {
-  const during = crash.route === null ? 'with no ingest or upload request in flight' : `while POST /${crash.route} was in flight`
-  const who = `worker ${crash.pid}`
-  if (crash.reason === 'memory-limit') {
-    return `${who} killed: RSS ${formatMemory(crash.rss)} passed the ${formatMemory(crash.budget)} budget ${during}`
-  }
-  if (crash.reason === 'signal') return `${who} died of ${crash.signal} ${during}`
-  return `${who} exited with code ${crash.exitCode} ${during}`
 }
