@@ -15,6 +15,11 @@ export const COMMA = 0x2c
 export const COLON = 0x3a
 export const NEWLINE = 0x0a
 
+/** Whitespace between JSON tokens: space, line feed, carriage return, tab. */
+export function isWhitespace (c) {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+}
+
 /**
  * The index of the quote that closes the string going on at `from`, or -1
  * when the chunk ends first. Jumps from quote to quote with `indexOf` and

@@ -12,69 +12,16 @@
 import { jsonInvalid, recordTooLarge, tooDeep } from './errors.js'
 import { findJsonError } from './json-validate.js'
 import {
-  QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, NEWLINE, closingQuote
+  QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, isWhitespace
 } from './json-bytes.js'
 
-export const FORMATS = Object.freeze(['json', 'array', 'ndjson'])
-
-/** How much of the inflated body format detection may look at. */
-export const DETECT_BYTES = 64 * 1024
-
-
-function isWhitespace (c) {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
-}
+// the formats and their detection, and NDJSON's batcher, live apart; the ingests import them from here
+export { FORMATS, DETECT_BYTES, detectFormat } from './json-format.js'
+export { LineBatcher } from './line-batcher.js'
 
 // Bytes that end a scalar (number or literal) inside a structure.
 function endsScalar (c) {
   return isWhitespace(c) || c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE
-}
-
-/**
- * Decide the format from the first bytes of the inflated body, the same way
- * for both routes: NDJSON when the first value ends on its own line and
- * another value follows; otherwise `array` for a leading `[`, else `json`.
- * @param {Uint8Array} prefix up to DETECT_BYTES of the body
- * @returns {'json'|'array'|'ndjson'}
- */
-export function detectFormat (prefix) {
-  const n = Math.min(prefix.length, DETECT_BYTES)
-  let i = 0
-  while (i < n && isWhitespace(prefix[i])) i++
-  if (i >= n) return 'json'
-  const first = prefix[i]
-  const fallback = first === OPEN_BRACKET ? 'array' : 'json'
-  // find the end of the first value
-  if (first === OPEN_BRACE || first === OPEN_BRACKET || first === QUOTE) {
-    let depth = 0
-    let inString = false
-    for (; i < n; i++) {
-      const c = prefix[i]
-      if (inString) {
-        if (c === BACKSLASH) i++
-        else if (c === QUOTE) {
-          inString = false
-          if (depth === 0) { i++; break }
-        }
-      } else if (c === QUOTE) inString = true
-      else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++
-      else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        depth--
-        if (depth === 0) { i++; break }
-      }
-    }
-    if (depth !== 0 || inString) return fallback
-  } else {
-    while (i < n && !isWhitespace(prefix[i])) i++
-  }
-  // after the first value: a newline, then more content?
-  let sawNewline = false
-  for (; i < n; i++) {
-    const c = prefix[i]
-    if (c === NEWLINE) sawNewline = true
-    else if (!isWhitespace(c)) return sawNewline ? 'ndjson' : fallback
-  }
-  return fallback
 }
 
 // Scanner states
@@ -437,59 +384,5 @@ export class RecordScanner {
       generation: this.generation,
       shapeOk: this.topIsShape && this.lastItemsIsArray
     }
-  }
-}
-
-/**
- * Streaming batcher for NDJSON: cuts after a newline once a batch is big
- * enough; workers split and parse the lines.
- */
-export class LineBatcher {
-  constructor ({ batchBytes, maxValueBytes = Infinity, onBatch }) {
-    this.batchBytes = batchBytes
-    this.maxValueBytes = maxValueBytes
-    this.lineStart = 0 // absolute offset where the current line began
-    this.onBatch = onBatch
-    this.pieces = []
-    this.pieceBytes = 0
-    this.offset = 0
-    this.batchStart = 0
-  }
-
-  write (chunk) {
-    const lastNewline = chunk.lastIndexOf(NEWLINE)
-    if (lastNewline !== -1) this.lineStart = this.offset + lastNewline + 1
-    else if (this.offset + chunk.length - this.lineStart > this.maxValueBytes) {
-      throw recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.lineStart, this.lineStart)
-    }
-    if (this.pieceBytes + chunk.length >= this.batchBytes) {
-      const cut = chunk.lastIndexOf(NEWLINE)
-      if (cut !== -1) {
-        this.pieces.push(chunk.subarray(0, cut + 1))
-        this.emit()
-        this.batchStart = this.offset + cut + 1
-        chunk = chunk.subarray(cut + 1)
-        this.offset += cut + 1
-      }
-    }
-    if (chunk.length > 0) {
-      this.pieces.push(chunk)
-      this.pieceBytes += chunk.length
-      this.offset += chunk.length
-    }
-  }
-
-  emit () {
-    const bytes = Buffer.concat(this.pieces)
-    const copy = new Uint8Array(bytes.length)
-    copy.set(bytes)
-    this.pieces = []
-    this.pieceBytes = 0
-    if (copy.length > 0) this.onBatch({ kind: 'lines', generation: 1, offset: this.batchStart, bytes: copy })
-  }
-
-  end () {
-    this.emit()
-    return { generation: 1, shapeOk: true }
   }
 }
