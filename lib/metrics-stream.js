@@ -36,52 +36,14 @@
  */
 import { checkInterval } from './sampler.js'
 import { tooManyStreams } from './errors.js'
-import { integerOptions } from './integers.js'
+import { FORWARDED_EVENTS, normalizeHubOptions } from './metrics-hub-options.js'
+import { History, toJson, frame, HEARTBEAT } from './sse-history.js'
 
-const KiB = 1024
-const MiB = 1024 * KiB
-
-/** The bus events the hub forwards, under the same SSE event names. */
-export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash'])
-
-export const HUB_DEFAULTS = Object.freeze({
-  /** Events kept for replay. At 10 ms sampling that is the last 30 s; at 100 ms, 5 min. */
-  historySize: 3000,
-  /** Events older than this are not replayed. */
-  historyMs: 5 * 60_000,
-  /** Comment lines that keep proxies from closing an idle stream. */
-  heartbeatMs: 15_000,
-  /** The reconnection delay sent to EventSource clients. */
-  retryMs: 2000,
-  /** A client whose socket has not drained for this long is ended. */
-  stallMs: 60_000,
-  /** A rise of the kernel peak RSS that makes a bus 'peak' event. */
-  peakStep: MiB,
-  /**
-   * Streams at once. Past it, 503 `server.busy` with Retry-After: a dashboard needs
-   * one, and thousands at a 10 ms interval would take the event loop from every
-   * other request (each sample is a write per client).
-   */
-  maxClients: 64
-})
+// the options and the history live apart; routes and specs import them from here
+export { FORWARDED_EVENTS, HUB_DEFAULTS } from './metrics-hub-options.js'
 
 /** Seconds a stream refused at `maxClients` is asked to wait: streams last long. */
 const STREAM_RETRY_AFTER = 5
-
-const checkMs = integerOptions('option ')
-
-function normalizeHubOptions (options = {}) {
-  if (options === null || typeof options !== 'object') throw new TypeError('metrics options must be an object')
-  const out = { ...HUB_DEFAULTS, ...options }
-  checkMs('historySize', out.historySize, 1, 1_000_000)
-  checkMs('historyMs', out.historyMs, 1000, 24 * 3600_000)
-  checkMs('heartbeatMs', out.heartbeatMs, 10, 3600_000)
-  checkMs('retryMs', out.retryMs, 0, 3600_000)
-  checkMs('stallMs', out.stallMs, 10, 24 * 3600_000)
-  checkMs('peakStep', out.peakStep, 1, Number.MAX_SAFE_INTEGER)
-  checkMs('maxClients', out.maxClients, 1, 100_000)
-  return Object.freeze(out)
-}
 
 /**
  * Create the hub. It listens to the bus at once (so a client that
@@ -96,71 +58,6 @@ export function createMetricsHub (options) {
   if (sampler === null || typeof sampler?.subscribe !== 'function') throw new TypeError('option sampler must be a sampler')
   return new MetricsHub(events, sampler, normalizeHubOptions(rest))
 }
-
-/**
- * A ring of framed events with contiguous ids: the entry with id N is at
- * a known place, so a cursor can be followed without searching.
- */
-class History {
-  constructor (capacity, maxAgeMs) {
-    this.capacity = capacity
-    this.maxAgeMs = maxAgeMs
-    this.entries = new Array(capacity)
-    this.start = 0
-    this.size = 0
-    this.nextId = 1
-  }
-
-  /** The id of the oldest entry held (`nextId` when none is). */
-  get firstId () {
-    return this.nextId - this.size
-  }
-
-  get newestId () {
-    return this.nextId - 1
-  }
-
-  push (entry) {
-    entry.id = this.nextId++
-    if (this.size === this.capacity) {
-      this.entries[this.start] = entry
-      this.start = (this.start + 1) % this.capacity
-    } else {
-      this.entries[(this.start + this.size) % this.capacity] = entry
-      this.size++
-    }
-    return entry
-  }
-
-  get (id) {
-    const offset = id - this.firstId
-    if (offset < 0 || offset >= this.size) return undefined
-    return this.entries[(this.start + offset) % this.capacity]
-  }
-
-  prune (now) {
-    while (this.size > 0 && this.entries[this.start].time < now - this.maxAgeMs) {
-      this.entries[this.start] = undefined
-      this.start = (this.start + 1) % this.capacity
-      this.size--
-    }
-  }
-}
-
-/** Serialise a bus payload; a bad one must not throw into whoever emitted it. */
-function toJson (data) {
-  try {
-    return JSON.stringify(data) ?? 'null'
-  } catch (err) {
-    return JSON.stringify({ error: `event not serialisable: ${err.message}` })
-  }
-}
-
-function frame (id, type, json) {
-  return `id: ${id}\nevent: ${type}\ndata: ${json}\n\n`
-}
-
-const HEARTBEAT = ': heartbeat\n\n'
 
 /** See the module comment. Made by `createMetricsHub`. */
 export class MetricsHub {

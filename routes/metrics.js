@@ -57,7 +57,7 @@ export function metricsRoutes (opts, events, sampler, limits = {}) {
   })
 
   router.hub = hub
-  /** Stop the stream and the bus listeners (the app itself has no close). */
+  /** Stop the stream and the bus listeners: the app's close() calls it. */
   router.close = function closeMetrics () {
     hub.close()
     prometheus.close()
