@@ -12,6 +12,8 @@ import { list, positiveInteger } from '../../lib/measure/args.js'
 import { CHUNK_FILE_BYTES, CHUNK_MODES, HWM_MAX, HWM_MIN } from '../../lib/chunk-size.js'
 import { chunkSizeCharts, chunkUrl, publishedBeside, summariseChunkCell } from './index.js'
 import { formatBytes, parseByteSize } from '../../lib/units.js'
+import { schemaDefault } from '../../lib/experiments/schema-options.js'
+import * as experiment from './index.js'
 
 export const name = 'chunk-size'
 export const summary = 'GET a 1 MiB file read in chunks of 1 KiB to 1 MiB, as Buffers and as strings'
@@ -26,7 +28,7 @@ export const usage = `Options (chunk-size):
 export const options = Object.freeze({
   hwm: { type: 'string', default: '1KiB,4KiB,16KiB,64KiB,256KiB,1MiB' },
   modes: { type: 'string', default: 'buffer,string' },
-  concurrency: { type: 'string', default: '100' },
+  concurrency: { type: 'string', default: String(schemaDefault(experiment.params, 'concurrency')) },
   requests: { type: 'string', default: '300' },
   repeat: { type: 'string', default: '3' },
   'server-flag': { type: 'string', multiple: true, default: [] }

@@ -10,6 +10,11 @@ import {
 } from './measure.js'
 import { publishedTable } from '../../lib/measure/published.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
+import { schemaChoices } from '../../lib/experiments/schema-options.js'
+import * as experiment from './index.js'
+
+/** The experiment's modes (its schema), never written again here. */
+const MODES = schemaChoices(experiment.params, 'mode')
 
 export const name = 'db-export'
 export const summary = 'export a desks x items join from PostgreSQL: LIMIT/OFFSET batches vs a cursor stream'
@@ -17,7 +22,7 @@ export const usage = `Options (db-export):
   --rows N                rows exported per measurement (default 200000)
   --batch-sizes LIST      rows per batch request (default 200000,50000,20000,10000: 1, 4, 10, 20 requests)
   --high-water-marks LIST rows per cursor read for the stream (default 500,200000)
-  --modes LIST            batch,stream (default both)
+  --modes LIST            ${MODES.join(',')} (default both)
   --sleep S               seconds of pg_sleep per request, a slow query (default 0)
   --repeat N              measurements per cell, fresh server each; medians reported (default 3)
   --database-url URL      a real PostgreSQL server (default: env DATABASE_URL, else the embedded
@@ -27,7 +32,7 @@ export const options = Object.freeze({
   rows: { type: 'string', default: '200000' },
   'batch-sizes': { type: 'string', default: '200000,50000,20000,10000' },
   'high-water-marks': { type: 'string', default: '500,200000' },
-  modes: { type: 'string', default: 'batch,stream' },
+  modes: { type: 'string', default: MODES.join(',') },
   sleep: { type: 'string', default: '0' },
   repeat: { type: 'string', default: '3' },
   'database-url': { type: 'string' }
@@ -44,7 +49,7 @@ export function normalize (values) {
     batchSizes: list(values['batch-sizes'], positiveInteger('batch-sizes')),
     highWaterMarks: list(values['high-water-marks'], positiveInteger('high-water-marks')),
     modes: list(values.modes, function mode (m) {
-      if (m !== 'batch' && m !== 'stream') throw new TypeError(`--modes takes batch and stream, got "${m}"`)
+      if (!MODES.includes(m)) throw new TypeError(`--modes takes ${MODES.join(' and ')}, got "${m}"`)
       return m
     }),
     sleep,

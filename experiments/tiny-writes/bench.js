@@ -9,20 +9,26 @@ import { markdownTable, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 import { TINY_MODES } from './writes.js'
 import { publishedBeside, roundTinyCell, tinyWritesCharts } from './index.js'
+import { schemaDefault } from '../../lib/experiments/schema-options.js'
+import * as experiment from './index.js'
+
+/** The experiment's own defaults (its schema), never written again here. */
+const BYTES = schemaDefault(experiment.params, 'bytes')
+const BATCH = schemaDefault(experiment.params, 'batch')
 
 export const name = 'tiny-writes'
 export const summary = 'N bytes over TCP: a write per byte, cork/uncork, a coalescing buffer'
 export const usage = `Options (tiny-writes):
-  --bytes N           bytes per transfer (default 1000000)
+  --bytes N           bytes per transfer (default ${BYTES})
   --modes LIST        per-byte,cork,coalesce (default all)
   --batch LIST        bytes per uncork() / per buffered write (default 16,256,4096,65536)
   --no-delay          turn Nagle's algorithm off (setNoDelay) on the client's socket
   --repeat N          measurements per cell, a fresh client process each; medians reported (default 3)`
 
 export const options = Object.freeze({
-  bytes: { type: 'string', default: '1000000' },
+  bytes: { type: 'string', default: String(BYTES) },
   modes: { type: 'string', default: TINY_MODES.join(',') },
-  batch: { type: 'string', default: batchSteps(65536).join(',') },
+  batch: { type: 'string', default: batchSteps(BATCH).join(',') },
   'no-delay': { type: 'boolean', default: false },
   repeat: { type: 'string', default: '3' }
 })

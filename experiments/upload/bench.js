@@ -14,20 +14,26 @@ import { DEFAULTS } from '../../lib/options.js'
 import { parseByteSize } from '../../lib/units.js'
 import { removeUploads } from '../../lib/upload.js'
 import { publishedBeside, summariseUploadCell, uploadCharts, uploadedNames } from './index.js'
+import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
+import * as experiment from './index.js'
 
 export const name = 'upload'
 export const summary = 'C uploads at once to /upload-buffer and /upload-stream'
+/** The experiment's own default and routes (its schema), never written again here. */
+const BYTES = schemaDefault(experiment.params, 'bytes')
+const ROUTES = schemaChoices(experiment.params, 'route')
+
 export const usage = `Options (upload):
   --concurrency LIST  uploads at once, e.g. 1,10,50,100,200 (default 1,10,50,100,200)
-  --bytes SIZE        upload size (default 15MB)
-  --routes LIST       buffer,stream (default both)
+  --bytes SIZE        upload size (default ${BYTES})
+  --routes LIST       ${ROUTES.join(',')} (default both)
   --repeat N          measurements per cell, fresh server each; medians reported (default 3)
   --server-flag FLAG  extra flag for the server processes (repeatable)`
 
 export const options = Object.freeze({
   concurrency: { type: 'string', default: '1,10,50,100,200' },
-  bytes: { type: 'string', default: '15MB' },
-  routes: { type: 'string', default: 'buffer,stream' },
+  bytes: { type: 'string', default: BYTES },
+  routes: { type: 'string', default: ROUTES.join(',') },
   repeat: { type: 'string', default: '3' },
   'server-flag': { type: 'string', multiple: true, default: [] }
 })
@@ -37,7 +43,7 @@ const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
 /** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   const routes = list(values.routes, function route (r) {
-    if (r !== 'buffer' && r !== 'stream') throw new TypeError(`--routes takes buffer and stream, got "${r}"`)
+    if (!ROUTES.includes(r)) throw new TypeError(`--routes takes ${ROUTES.join(' and ')}, got "${r}"`)
     return r
   })
   return {

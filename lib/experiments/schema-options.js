@@ -77,3 +77,33 @@ function placeholder (param) {
   if (param.type === 'size') return 'SIZE'
   return 'N'
 }
+
+function paramNamed (schema, name) {
+  const param = schema.find(function named (p) { return p.name === name })
+  if (!param) throw new TypeError(`the schema has no parameter "${name}"`)
+  return param
+}
+
+/**
+ * A parameter's default, for a bench whose flag means the same thing with a list of its own
+ * (`--bytes` of the upload bench is the experiment's `bytes`): the schema says it once.
+ * @param {ReadonlyArray<object>} schema
+ * @param {string} name
+ */
+export function schemaDefault (schema, name) {
+  return paramNamed(schema, name).default
+}
+
+/**
+ * An enum parameter's values, less the ones that stand for several (`both`, `all`): the choices a
+ * bench's list flag takes (`--modes buffer,string`).
+ * @param {ReadonlyArray<object>} schema
+ * @param {string} name
+ * @param {{ without?: string[] }} [settings] the values to leave out (default both and all)
+ * @returns {string[]}
+ */
+export function schemaChoices (schema, name, { without = ['both', 'all'] } = {}) {
+  const param = paramNamed(schema, name)
+  if (param.type !== 'enum') throw new TypeError(`"${name}" is not an enum parameter`)
+  return param.values.filter(function single (v) { return !without.includes(v) })
+}
