@@ -38,10 +38,10 @@
  */
 import { fork } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import fs from 'node:fs'
 import net from 'node:net'
 import { normalizeSupervisorOptions } from './supervisor-options.js'
 import { planRestart, likelyCulprit } from './crash-record.js'
+import { watchWorkerRss } from './worker-rss.js'
 
 // the options and the crash records live apart; server.js and the specs import them from here
 export { SUPERVISOR_DEFAULTS, MIN_MEMORY_LIMIT, normalizeSupervisorOptions } from './supervisor-options.js'
@@ -191,7 +191,7 @@ export class Supervisor extends EventEmitter {
     })
     child.on('exit', function onWorkerExit (code, signal) { supervisor.#onExit(worker, code, signal, null) })
     if (child.pid === undefined) return
-    worker.watch = this.#watchMemory(worker)
+    worker.watch = watchWorkerRss(child.pid, options, function onWorkerRss (rss) { supervisor.#checkRss(worker, rss) })
     child.send({
       type: 'listen',
       // the budget it runs under, so that it can admit requests within it
@@ -201,45 +201,6 @@ export class Supervisor extends EventEmitter {
     }, this.#server, function sentListen (err) {
       if (err) child.kill('SIGKILL')
     })
-  }
-
-  /**
-   * Read the worker's RSS every `pollMs` from /proc/<pid>/status (one pread on a kept
-   * descriptor), or take what it reports where there is no /proc. Returns how, and the stop.
-   */
-  #watchMemory (worker) {
-    const { memoryLimit, pollMs, rssSource } = this.#options
-    const ipc = { source: 'ipc', stop: function noWatch () {} }
-    if (rssSource === 'ipc') return ipc
-    let fd = null
-    try {
-      fd = fs.openSync(`/proc/${worker.child.pid}/status`, 'r')
-    } catch (err) {
-      if (rssSource === 'proc') throw err
-      return ipc
-    }
-    const buffer = Buffer.alloc(4096)
-    const supervisor = this
-    function readRss () {
-      let text
-      try {
-        text = buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, buffer.length, 0))
-      } catch {
-        return // it has just died: 'exit' follows
-      }
-      const match = /^VmRSS:\s+(\d+) kB/m.exec(text)
-      if (match) supervisor.#checkRss(worker, Number(match[1]) * 1024)
-    }
-    // with no budget there is nothing to enforce, but the RSS at a crash is still worth knowing
-    const timer = setInterval(readRss, memoryLimit > 0 ? pollMs : Math.max(pollMs, 250))
-    return {
-      source: 'proc',
-      stop: function stopWatching () {
-        clearInterval(timer)
-        if (fd !== null) fs.closeSync(fd)
-        fd = null
-      }
-    }
   }
 
   #checkRss (worker, rss) {
