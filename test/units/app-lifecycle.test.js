@@ -11,6 +11,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import zlib from 'node:zlib'
 import { startLab, post } from '../helpers.js'
+import { createApp } from '../../lib/app.js'
 import { streamedIngestState } from '../../lib/streamed-ingest.js'
 
 /** A body that inflates past ingest.inlineParse (64 KiB), so its batches go to the parse threads. */
@@ -211,6 +212,14 @@ describe('the app lifecycle', function () {
       } finally {
         await lab.close()
       }
+    })
+
+    it('stops the parts already started when createApp refuses an option part way', async function () {
+      const threadsBefore = threadCount()
+      if (threadsBefore === null) this.skip()
+      // the database's options are checked after the parse threads started
+      assert.throws(function build () { createApp({ database: { url: 42 } }) }, TypeError)
+      await waitFor(function threadsGone () { return threadCount() <= threadsBefore }, 10000)
     })
 
     it('stops a pool whose batches are queued: they are refused, not left waiting', async function () {
