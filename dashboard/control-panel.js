@@ -10,7 +10,7 @@
  * of /metrics (which also show runs started from another tab or curl).
  */
 import { make } from './dom.js'
-import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
+import { renderResults, shortId } from './results-view.js'
 
 const POLL_MS = 500
 
@@ -296,141 +296,9 @@ function describeProgress (run) {
   return `${head}: ${count}${detail ? ` · ${detail}` : ''}`
 }
 
-/**
- * A finished run's results, from the result contract (lib/result-contract.js)
- * alone: its `tables` as they are, its `cells` as a table of their scalars,
- * its `published` figures beside the measured ones, its `verdicts`; the JSON
- * when it has none of these. The page knows no experiment.
- * @param {HTMLElement} box
- * @param {{ id: string, params: object, result: object }} run
- */
-export function renderResults (box, run) {
-  const result = run.result ?? {}
-  const parts = [make('h2', {}, 'Results')]
-  for (const table of Array.isArray(result.tables) ? result.tables : []) parts.push(renderTable(table, run))
-  if (Array.isArray(result.cells) && result.cells.length > 0) parts.push(renderCells(result.cells, run))
-  if (Array.isArray(result.published) && result.published.length > 0) parts.push(renderPublished(result.published))
-  for (const v of Array.isArray(result.verdicts) ? result.verdicts : []) {
-    parts.push(make('p', { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }, String(v.text ?? '')))
-  }
-  if (parts.length === 1) {
-    const text = JSON.stringify(result, null, 1)
-    parts.push(make('pre', { class: 'result-json' }, text.length > 4000 ? `${text.slice(0, 4000)}…` : text))
-  }
-  box.replaceChildren(...parts)
-}
-
-/** A number in a contract unit (lib/result-contract.js UNITS). */
-function formatIn (unit, value) {
-  if (unit === 'ms') return formatMs(value)
-  if (unit === 'MiB') return formatMiB(value)
-  if (unit === 'MB') return formatMB(value)
-  if (unit === 'MB/s') return `${value} MB/s`
-  if (unit === 'count') return formatCount(value)
-  return String(value)
-}
-
-function formatTableValue (row, value) {
-  if (value === null || value === undefined) return row.empty ?? '–'
-  if (typeof value === 'string') return value
-  if (Array.isArray(value)) return value.map(function inUnit (v) { return v === null ? '–' : formatIn(row.unit, v) }).join(' / ')
-  return formatIn(row.unit, value)
-}
-
-/** A contract table: a column per thing compared, a row per measure. */
-function renderTable (spec, run) {
-  const table = make('table', { class: `results ${spec.name}`, 'data-run-id': run.id })
-  table.append(make('caption', {}, spec.caption ? `Run ${shortId(run.id)}: ${spec.caption}` : describeRun(run)))
-  const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
-  for (const c of spec.columns) head.append(make('th', { scope: 'col', ...(c.route ? { class: `route-${c.route}` } : {}) }, c.label))
-  table.append(make('thead', {}, head))
-  const body = make('tbody')
-  for (const row of spec.rows) {
-    const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
-    for (const c of spec.columns) {
-      tr.append(make('td', { 'data-route': c.route ?? c.key, 'data-field': row.field }, formatTableValue(row, row.values?.[c.key])))
-    }
-    body.append(tr)
-  }
-  table.append(body)
-  return table
-}
-
-/** Figures worth a column when a cell has them, beyond its own scalar members. */
-const CELL_EXTRAS = Object.freeze([
-  { label: 'peak above idle', value: function peakAbove (c) { return Number.isFinite(c.server?.peakAboveIdle) ? formatMiB(c.server.peakAboveIdle) : null } },
-  { label: 'latency avg', value: function latencyAvg (c) { return Number.isFinite(c.latencyMs?.avg) ? formatMs(c.latencyMs.avg) : null } }
-])
-
-/** The cells: a row each, a column per scalar member, and the figures worth a column beyond them. */
-function renderCells (cells, run) {
-  const columns = []
-  for (const cell of cells) {
-    for (const [key, value] of Object.entries(cell)) {
-      if (value !== null && typeof value !== 'object' && !columns.includes(key)) columns.push(key)
-    }
-  }
-  const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
-  const table = make('table', { class: 'results', 'data-run-id': run.id })
-  table.append(make('caption', {}, describeRun(run)))
-  const head = make('tr')
-  for (const key of columns) head.append(make('th', { scope: 'col' }, key))
-  for (const x of extras) head.append(make('th', { scope: 'col' }, x.label))
-  table.append(make('thead', {}, head))
-  const body = make('tbody')
-  for (const cell of cells) {
-    const tr = make('tr')
-    for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, cell[key])))
-    for (const x of extras) tr.append(make('td', {}, x.value(cell) ?? '–'))
-    body.append(tr)
-  }
-  table.append(body)
-  // many columns: the table scrolls sideways in its box rather than run under the side panel
-  return make('div', { class: 'table-scroll' }, table)
-}
-
-/** The published figures beside what this run measured. */
-function renderPublished (published) {
-  const table = make('table', { class: 'results published' })
-  table.append(make('caption', {}, 'Published figures, and what this run measured'))
-  table.append(make('thead', {}, make('tr', {},
-    make('th', { scope: 'col' }, 'Figure'), make('th', { scope: 'col' }, 'Published'), make('th', { scope: 'col' }, 'Measured'))))
-  const body = make('tbody')
-  for (const p of published) {
-    const unit = p.unit ? ` ${p.unit}` : ''
-    body.append(make('tr', {},
-      make('th', { scope: 'row' }, String(p.label ?? '')),
-      make('td', {}, `${p.value ?? '–'}${unit}`),
-      make('td', {}, p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`)))
-  }
-  table.append(body)
-  return table
-}
-
-/** A cell's scalar by what its name says it is: ms, bytes of memory, bytes sent, or a count. */
-function formatCell (key, value) {
-  if (value === undefined || value === null) return '–'
-  if (typeof value !== 'number') return String(value)
-  if (/Ms$/.test(key)) return formatMs(value)
-  if (/(Rss|AboveIdle)$/.test(key)) return formatMiB(value)
-  if (/(^b|B)ytes$/.test(key)) return formatMB(value)
-  return Number.isInteger(value) ? formatCount(value) : String(value)
-}
-
-/** "Run 1a2b3c4d: <what it was given>": the result's caption, else its parameters. */
-function describeRun (run) {
-  if (typeof run.result?.caption === 'string') return `Run ${shortId(run.id)}: ${run.result.caption}`
-  const given = Object.entries(run.params ?? {}).filter(function shown ([, v]) { return v !== null && v !== '' && typeof v !== 'object' })
-  return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${k} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
-}
-
 function describeError (error) {
   if (!error) return 'unknown error'
   return error.message ?? error.type ?? JSON.stringify(error)
-}
-
-function shortId (id) {
-  return String(id).slice(0, 8)
 }
 
 /**
