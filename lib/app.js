@@ -118,8 +118,8 @@ function wireApp (app, opts, closers, closing) {
   })
   const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
   app.locals.diskQuota = diskQuota
-  // the clean-ups' file operations end before close() resolves
-  closers.push(function waitForCleanUps () { return Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
+  // the clean-ups' file operations, and the quota's first walk after them, end before close() resolves
+  closers.push(function waitForStartUpWalks () { return diskQuota.ready })
 
   // a closing app takes nothing new: its threads and database are going
   app.use(function refuseWhenClosing (req, res, next) {

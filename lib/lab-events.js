@@ -26,7 +26,13 @@ export function createLabEvents () {
 
 let requestIds = 0
 
-/** A process-wide increasing id for ingest and upload requests. */
+/**
+ * A process-wide increasing id for ingest and upload requests. Process-wide
+ * on purpose, unlike what an app holds: the routes of an app (and a caller's
+ * own, the grader's, an experiment's) draw from it without a handle on the
+ * app, and one counter for all is what keeps their ids from colliding on a
+ * bus. Two apps in one process only see gaps in each other's ids.
+ */
 export function nextRequestId () {
   requestIds++
   return requestIds
