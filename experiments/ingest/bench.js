@@ -10,6 +10,8 @@ import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from './bench
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
+import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
+import * as experiment from './index.js'
 
 export const name = 'ingest'
 export const summary = 'POST the same generated body to /bad, /good and /express-json: speed, latency, memory'
@@ -19,7 +21,7 @@ const DEFAULTS = Object.freeze({
   sizes: '1KB,64KB,1MB,10MB,100MB,500MB',
   concurrency: '1,10,100',
   routes: INGEST_ROUTE_NAMES.join(','),
-  format: 'json',
+  format: schemaDefault(experiment.params, 'format'),
   repeat: '1',
   duration: '10',
   'timed-up-to': '1MB'
@@ -92,7 +94,8 @@ export function normalize (given) {
     if (!Object.hasOwn(INGEST_ROUTES, r)) throw new TypeError(`--routes takes ${INGEST_ROUTE_NAMES.join(', ')}, got "${r}"`)
     return r
   })
-  if (!['json', 'array', 'ndjson'].includes(values.format)) throw new TypeError(`--format takes json, array or ndjson, got "${values.format}"`)
+  const formats = schemaChoices(experiment.params, 'format')
+  if (!formats.includes(values.format)) throw new TypeError(`--format takes ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}, got "${values.format}"`)
   const refusing = routesRefusing(routes, values.format)
   if (refusing.length > 0) throw new TypeError(`--format ${values.format}: /${refusing.join(', /')} reads only ${INGEST_ROUTES[refusing[0]].formats.join(' or ')}`)
   const durationS = Number(values.duration)
