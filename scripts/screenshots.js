@@ -22,7 +22,7 @@ import { PROJECT_ROOT } from '../lib/options.js'
 import { formatBytes, formatDuration } from '../lib/units.js'
 import { serverFigure } from '../lib/measure/figure-lines.js'
 import { loadFigures } from '../experiments/index.js'
-import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
+import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 
 const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')
@@ -54,7 +54,7 @@ const SHOTS = Object.freeze(Object.values(await loadFigures())
 const USAGE = `Usage: node scripts/screenshots.js [options]   (npm run docs:screenshots -- [options])
 
 Runs each experiment from the dashboard of a fresh lab, in headless Chromium
-(${CHROMIUM}), and saves the page as <out>/lesson-<experiment>.png.
+(CHROMIUM_PATH, else Chromium, Chrome or Edge where installed), and saves the page as <out>/lesson-<experiment>.png.
 
 Options:
   --only NAMES   comma-separated experiments to redo (default: all of
@@ -118,8 +118,8 @@ export async function main (argv = process.argv.slice(2), out = process.stdout) 
     chosen = SHOTS.filter(function named (s) { return names.includes(s.name) })
   }
   // before any lab is started: without the browser there is nothing to take
-  if (!fs.existsSync(CHROMIUM)) {
-    process.stderr.write(`screenshots: ${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)\n`)
+  if (chromiumMissing() !== null) {
+    process.stderr.write(`screenshots: ${chromiumMissing()}\n`)
     return 1
   }
   const outDir = path.resolve(values.out ?? DEFAULT_OUT)

@@ -18,7 +18,7 @@
  * Chromium's users, not Firefox's or Safari's: the lab's refusal is what is
  * tested here, so the requests must reach it (the spec checks they do).
  *
- * Without /usr/bin/chromium the spec fails with a message saying how to
+ * Without a Chromium-family browser (CHROMIUM_PATH, or lib/chromium.js's usual places) the spec fails with a message saying how to
  * install it, unless STREAMLAB_SKIP_BROWSER=1 (then it is skipped), as
  * test/dashboard.test.js does.
  */
@@ -30,7 +30,7 @@ import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { once } from 'node:events'
-import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
+import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
 import { startLab } from './helpers.js'
 
 const REBINDING_HOST = 'attacker.test'
@@ -50,10 +50,9 @@ describe('another web page in Chromium', function () {
   let counted
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
+    if (chromiumMissing() !== null) {
       if (process.env.STREAMLAB_SKIP_BROWSER === '1') this.skip()
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), ` +
-        'or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests')
+      throw new Error(`${chromiumMissing()}; or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests`)
     }
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-cross-origin-'))
     lab = await startLab({ dataDir })

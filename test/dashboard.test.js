@@ -6,7 +6,7 @@
  * own memory stays bounded over a simulated 10-minute session, exports,
  * the crash banner, and reconnection after a server restart.
  *
- * Without /usr/bin/chromium the browser specs fail with a message saying
+ * Without a Chromium-family browser (CHROMIUM_PATH, or lib/chromium.js's usual places) the browser specs fail with a message saying
  * how to install it, unless STREAMLAB_SKIP_BROWSER=1 (then they are
  * skipped): CI installs chromium, so a missing browser must not pass quietly.
  */
@@ -17,7 +17,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { CHROMIUM, launchChromium } from '../lib/measure/browser.js'
+import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
 import { createApp } from '../lib/app.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { startLab } from './helpers.js'
@@ -94,10 +94,9 @@ describe('the dashboard in Chromium', function () {
   let problems = []
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
+    if (chromiumMissing() !== null) {
       if (process.env.STREAMLAB_SKIP_BROWSER === '1') this.skip()
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), ` +
-        'or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests')
+      throw new Error(`${chromiumMissing()}; or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests`)
     }
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-dashboard-'))
     lab = await startLab({

@@ -1,5 +1,5 @@
 /**
- * Debian's Chromium (/usr/bin/chromium), headless, driven by playwright-core:
+ * A Chromium-family browser (lib/chromium.js finds it), headless, driven by playwright-core:
  * the one browser the lab's dashboard is tested and photographed in. Each
  * launch gets a fresh user-data-dir, so no profile, cache or localStorage
  * (the dashboard keeps its large-type choice there) leaks from one run into
@@ -9,9 +9,17 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
+import { chromiumMissingMessage, findChromium } from '../chromium.js'
 
-/** Debian's package; playwright-core brings no browser of its own. */
-export const CHROMIUM = '/usr/bin/chromium'
+/**
+ * The browser to drive: CHROMIUM_PATH, else where this platform's installers
+ * put Chromium, Chrome or Edge (lib/chromium.js). playwright-core brings none.
+ * @returns {string|null} a message saying where it looked, or null when there is one
+ */
+export function chromiumMissing () {
+  const lookup = findChromium()
+  return lookup.path === null ? chromiumMissingMessage(lookup) : null
+}
 
 /**
  * No sandbox (CI containers run as root), no GPU, and nothing that phones
@@ -42,15 +50,23 @@ export async function launchChromium ({
   viewport = { width: 1280, height: 800 },
   deviceScaleFactor = 1,
   acceptDownloads = true,
-  executablePath = CHROMIUM,
+  executablePath = undefined,
   handleSignals = true,
   args = []
 } = {}) {
   if (!Array.isArray(args) || !args.every(function isText (a) { return typeof a === 'string' })) {
     throw new TypeError('option args must be an array of strings')
   }
-  if (!fs.existsSync(executablePath)) {
-    const err = new Error(`${executablePath} is missing: install Debian's chromium (apt-get install chromium)`)
+  if (executablePath === undefined) {
+    const lookup = findChromium()
+    if (lookup.path === null) {
+      const err = new Error(chromiumMissingMessage(lookup))
+      err.code = 'ERR_CHROMIUM_MISSING'
+      throw err
+    }
+    executablePath = lookup.path
+  } else if (!fs.existsSync(executablePath)) {
+    const err = new Error(`${executablePath} is missing: ${chromiumMissingMessage({ tried: [executablePath] })}`)
     err.code = 'ERR_CHROMIUM_MISSING'
     throw err
   }
