@@ -35,7 +35,7 @@ export const MEMORY_SERIES = Object.freeze([
   { key: 'heapUsed', label: 'Heap used', color: OKABE_ITO.skyBlue, width: 2 },
   { key: 'external', label: 'External', color: OKABE_ITO.purple, width: 2, dash: [8, 4] },
   { key: 'arrayBuffers', label: 'Array buffers', color: OKABE_ITO.orange, width: 2 },
-  { key: 'peakRss', label: 'Peak RSS (kernel)', color: OKABE_ITO.black, width: 2, dash: [2, 3] }
+  { key: 'peakRss', label: 'Peak RSS', color: OKABE_ITO.black, width: 2, dash: [2, 3] }
 ])
 
 /** Event-loop delay lines (ms beyond the probe's tick). */

@@ -174,7 +174,9 @@ function renderFigures () {
   const s = lastSample
   if (s === null) return
   setFigure('rss', formatMiB(s.rss), `max in window ${formatMiB(windowMax('rss'))}`)
-  setFigure('peakRss', formatMiB(s.peakRss), s.peakSource === 'VmHWM' ? 'since the last reset' : `${s.peakSource}: never resets`)
+  setFigure('peakRss', formatMiB(s.peakRss), s.peakSource === 'VmHWM'
+    ? 'kernel peak, since the last reset'
+    : 'sampled peak (every 5 ms while a request or run is measured), since the last reset')
   setFigure('heapUsed', formatMiB(s.heapUsed), `of ${formatMiB(s.heapTotal)} heap`)
   setFigure('arrayBuffers', formatMiB(s.arrayBuffers), `external ${formatMiB(s.external)}`)
   setFigure('loop', formatMs(s.eventLoop?.p99), `max ${formatMs(s.eventLoop?.max)} · in window ${formatMs(store.maxOf('loopMax'))}`)
@@ -268,9 +270,10 @@ byId('reset-peak').addEventListener('click', async function resetPeak () {
     const body = await res.json()
     if (!res.ok) throw new Error(body?.error ? `${res.status} ${body.error.type}: ${body.error.message}` : `${res.status}`)
     message.dataset.kind = 'info'
+    const which = body.source === 'VmHWM' ? 'Kernel peak' : 'Sampled peak'
     message.textContent = body.reset
-      ? `Kernel peak reset to ${formatMiB(body.peakRss)} at ${formatClock(Date.now())}.`
-      : `This platform cannot reset the peak (${body.source} never resets).`
+      ? `${which} reset to ${formatMiB(body.peakRss)} at ${formatClock(Date.now())}.`
+      : `${which} could not be reset.`
   } catch (err) {
     message.dataset.kind = 'error'
     message.textContent = `Could not reset the peak: ${err.message}`

@@ -10,7 +10,8 @@ import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
-import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
+import { readProcMemory } from '../lib/measure/proc-memory.js'
+import { closePeakWindow, openPeakWindow } from '../lib/measure/lab-memory.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lab-child.js')
 const WATCH_MS = 25
@@ -206,21 +207,22 @@ export class GradeLab {
   async measure (load) {
     await this.gc()
     const pid = this.pid
-    const idle = readProcMemory(pid)
-    const reset = idle !== null && resetProcPeak(pid)
+    const lab = { pid, url: this.url }
+    const window = await openPeakWindow(lab)
     const started = performance.now()
     const outcome = await load()
     const ms = performance.now() - started
-    const after = this.alive ? readProcMemory(pid) : null
+    const after = this.alive ? await closePeakWindow(window, lab) : null
     // killed past the budget: the peak is at least the budget
-    const peak = after?.peak ?? (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null)
-    const measured = reset && peak !== null
+    const peak = after?.peakRss ?? (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null)
+    const measured = window.reset && window.idleRss !== null && peak !== null
     return {
       outcome,
       ms,
-      idleRss: idle?.rss ?? null,
+      idleRss: window.idleRss,
       peakRss: measured ? peak : null,
-      growth: measured ? Math.max(0, peak - idle.rss) : null
+      growth: measured ? Math.max(0, peak - window.idleRss) : null,
+      peakSource: measured ? (after?.peakSource ?? (window.kernel ? 'kernel peak' : 'sampled peak')) : null
     }
   }
 
@@ -228,19 +230,25 @@ export class GradeLab {
     const lab = this
     const budget = this.#options.budget
     const pid = child.pid
-    this.#watch = setInterval(function watchMemory () {
-      const memory = readProcMemory(pid)
-      if (memory === null) return
-      if (memory.rss > lab.maxRss) lab.maxRss = memory.rss
-      if (budget > 0 && memory.rss > budget && child.exitCode === null) {
+    function judgeRss (rss) {
+      if (rss > lab.maxRss) lab.maxRss = rss
+      if (budget > 0 && rss > budget && child.exitCode === null) {
         lab.lastDeath = {
           reason: 'memory',
           pid,
-          rss: memory.rss,
-          message: `the lab was killed: its RSS reached ${(memory.rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
+          rss,
+          message: `the lab was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
         }
         child.kill('SIGKILL')
       }
+    }
+    // without /proc (or in portable mode) the child reports its RSS itself (grader/lab-child.js)
+    child.on('message', function rssReport (message) {
+      if (message?.type === 'rss') judgeRss(message.rss)
+    })
+    this.#watch = setInterval(function watchMemory () {
+      const memory = readProcMemory(pid)
+      if (memory !== null) judgeRss(memory.rss)
     }, WATCH_MS)
     this.#watch.unref()
   }

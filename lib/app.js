@@ -22,7 +22,7 @@ import { databaseRoutes } from '../routes/db.js'
 import { createDatabase } from './db/database.js'
 import { normalizeDatabaseOptions } from './db/options.js'
 import { createIngestState } from './ingest-state.js'
-import { createPeakReader } from './peak.js'
+import { createPeakReader, watchPeak } from './peak.js'
 import { createLabEvents } from './lab-events.js'
 import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
 import { createDiskQuota } from './disk-quota.js'
@@ -128,6 +128,7 @@ function wireApp (app, opts, closers, closing) {
   })
   // first of all: only the person at the keyboard drives the lab
   app.use(requestGuard(opts.guard))
+  app.use(samplePeakWhileServing)
   // then: every body, whichever route reads it (or none), is bounded in time
   app.use(bodyDeadline(opts.limits))
   app.use(generateRoute(opts, diskQuota))
@@ -174,4 +175,16 @@ function wireApp (app, opts, closers, closing) {
     // a body refused before it was read: read and drop the rest, within bounds, so the answer gets through
     discardRestOfBody(req)
   })
+}
+
+/**
+ * Where the peak is sampled (lib/peak.js: no /proc, or portable mode), any
+ * request in flight keeps the sampling thread sampling, whatever route it
+ * is (a grading run's handler included), so a peak read from outside after
+ * a load saw the load. Where the kernel keeps the peak, nothing to do.
+ */
+function samplePeakWhileServing (req, res, next) {
+  const stopWatching = watchPeak()
+  res.once('close', stopWatching)
+  next()
 }

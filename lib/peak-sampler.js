@@ -14,6 +14,8 @@ import { Worker } from 'node:worker_threads'
 
 /** ms between two samples while someone watches. */
 export const SAMPLE_EVERY_MS = 5
+/** ms unwatched after which the thread ends (a watch after that starts another). */
+export const IDLE_EXIT_MS = 1000
 
 // the shared words: [peak bytes, watchers, stop]
 const PEAK = 0
@@ -29,12 +31,16 @@ const { workerData } = require('node:worker_threads')
 const shared = new BigInt64Array(workerData.buffer)
 const every = workerData.every
 const sleeper = new Int32Array(new SharedArrayBuffer(4))
+let idleSince = Date.now()
 for (;;) {
   if (Atomics.load(shared, ${STOP}) !== 0n) break
   if (Atomics.load(shared, ${WATCHERS}) === 0n) {
-    Atomics.wait(sleeper, 0, 0, 50)
+    // nobody watching for a while: end, so an idle lab keeps no thread (the next watch starts one)
+    if (Date.now() - idleSince > workerData.idleMs) break
+    Atomics.wait(sleeper, 0, 0, 20)
     continue
   }
+  idleSince = Date.now()
   const rss = BigInt(process.memoryUsage.rss())
   for (;;) {
     const peak = Atomics.load(shared, ${PEAK})
@@ -66,11 +72,8 @@ export class PeakSampler {
   /** @returns {() => void} call when done watching */
   watch () {
     if (this.closed) return function nothingWatched () {}
-    if (this.worker === null) {
-      this.worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { buffer: this.shared.buffer, every: this.everyMs } })
-      this.worker.unref()
-    }
     Atomics.add(this.shared, WATCHERS, 1n)
+    if (this.worker === null) this.startThread()
     this.note()
     const sampler = this
     let done = false
@@ -80,6 +83,21 @@ export class PeakSampler {
       sampler.note()
       Atomics.sub(sampler.shared, WATCHERS, 1n)
     }
+  }
+
+  startThread () {
+    const sampler = this
+    const worker = new Worker(THREAD_SOURCE, {
+      eval: true, workerData: { buffer: this.shared.buffer, every: this.everyMs, idleMs: IDLE_EXIT_MS }
+    })
+    worker.unref()
+    worker.on('exit', function threadEnded () {
+      if (sampler.worker !== worker) return
+      sampler.worker = null
+      // it ended idle just as a watch came: that watch needs a thread
+      if (!sampler.closed && Atomics.load(sampler.shared, WATCHERS) > 0n) sampler.startThread()
+    })
+    this.worker = worker
   }
 
   /** Start a new peak from the RSS now. */

@@ -1,25 +1,50 @@
 /**
- * The kernel's true peak RSS: `VmHWM` from /proc/self/status, reset by
- * writing 5 to /proc/self/clear_refs (Linux >= 4.0). Elsewhere the portable
- * `process.resourceUsage().maxRSS`, which never resets.
+ * The process's peak RSS over a window, and its reset. On Linux the
+ * kernel's: `VmHWM` from /proc/self/status, reset by writing 5 to
+ * /proc/self/clear_refs (Linux >= 4.0). Elsewhere, and in portable mode
+ * (lib/platform.js), a sampled peak (lib/peak-sampler.js): a thread reads the
+ * RSS every few ms while a request or a run watches. Every figure says which
+ * it is (`source`: 'VmHWM' or 'sampled'; `peakSourceLabel` for people): a
+ * sampled peak can miss a spike shorter than its interval, the kernel's
+ * cannot. (`process.resourceUsage().maxRSS` is never used for a window: it
+ * never resets, so it is the process's lifetime peak, not a request's.)
  */
 import fs from 'node:fs'
+import { procAvailable } from './platform.js'
+import { PeakSampler } from './peak-sampler.js'
 
 const STATUS = '/proc/self/status'
 const CLEAR_REFS = '/proc/self/clear_refs'
 
-let procAvailable = null
-
 function hasProc () {
-  if (procAvailable === null) {
-    try {
-      fs.accessSync(STATUS, fs.constants.R_OK)
-      procAvailable = true
-    } catch {
-      procAvailable = false
-    }
-  }
-  return procAvailable
+  return procAvailable()
+}
+
+// one per process, like the kernel's peak it stands in for (see the counts below)
+let sampler = null
+
+function sampledPeak () {
+  sampler ??= new PeakSampler()
+  return { bytes: sampler.read(), source: 'sampled' }
+}
+
+/**
+ * Sample the peak while something runs, where the peak is sampled (nothing
+ * to do where the kernel keeps it).
+ * @returns {() => void} call when done
+ */
+export function watchPeak () {
+  if (hasProc()) return function kernelWatches () {}
+  sampler ??= new PeakSampler()
+  return sampler.watch()
+}
+
+/**
+ * @param {string} source a figure's `source`
+ * @returns {'kernel peak'|'sampled peak'}
+ */
+export function peakSourceLabel (source) {
+  return source === 'VmHWM' ? 'kernel peak' : 'sampled peak'
 }
 
 /**
@@ -28,14 +53,14 @@ function hasProc () {
  * at the end of every request, and open/fstat/read/close each time was a
  * third of what watching /metrics cost. Whoever makes one closes it (the
  * sampler when it stops, the app in its `close()`).
- * @returns {{ read: () => { bytes: number, source: 'VmHWM'|'maxRSS' }, close: () => void }}
+ * @returns {{ read: () => { bytes: number, source: 'VmHWM'|'sampled' }, close: () => void }}
  */
 export function createPeakReader () {
   let fd = null
   let buffer = null
   return {
     read: function readPeakKept () {
-      if (!hasProc()) return portablePeak()
+      if (!hasProc()) return sampledPeak()
       if (fd === null) {
         fd = fs.openSync(STATUS, 'r')
         buffer = Buffer.alloc(4096)
@@ -54,11 +79,7 @@ export function createPeakReader () {
 
 function peakFrom (status) {
   const match = /^VmHWM:\s+(\d+) kB/m.exec(status)
-  return match ? { bytes: Number(match[1]) * 1024, source: 'VmHWM' } : portablePeak()
-}
-
-function portablePeak () {
-  return { bytes: process.resourceUsage().maxRSS * 1024, source: 'maxRSS' }
+  return match ? { bytes: Number(match[1]) * 1024, source: 'VmHWM' } : sampledPeak()
 }
 
 /**
@@ -67,15 +88,19 @@ function portablePeak () {
  * createPeakReader serves the frequent ones).
  */
 export function readPeakRss () {
-  return hasProc() ? peakFrom(fs.readFileSync(STATUS, 'latin1')) : portablePeak()
+  return hasProc() ? peakFrom(fs.readFileSync(STATUS, 'latin1')) : sampledPeak()
 }
 
 /**
- * Reset the kernel's peak to the current RSS.
+ * Reset the peak to the current RSS: the kernel's, or the sampled one.
  * @returns {boolean} whether it could
  */
 export function resetPeakRss () {
-  if (!hasProc()) return false
+  if (!hasProc()) {
+    sampler ??= new PeakSampler()
+    sampler.reset()
+    return true
+  }
   try {
     fs.writeFileSync(CLEAR_REFS, '5')
     return true
@@ -99,11 +124,13 @@ let holders = 0
  */
 export function holdPeak () {
   holders++
+  const stopWatching = watchPeak()
   let released = false
   return function releasePeak () {
     if (!released) {
       released = true
       holders--
+      stopWatching()
     }
   }
 }
@@ -114,10 +141,12 @@ export function holdPeak () {
  * so the figure is the request's own; otherwise it is the process's.
  * @param {boolean} allowReset
  * @param {() => { bytes: number }} [readPeak] how to read the peak at the end (an app's kept reader)
- * @returns {() => { rssBefore: number, rssAfter: number, peakRss: number, peakScope: 'request'|'process' }}
+ * @returns {() => { rssBefore: number, rssAfter: number, peakRss: number, peakScope: 'request'|'process',
+ *   peakSource: 'kernel peak'|'sampled peak' }}
  */
 export function watchRequestPeak (allowReset, readPeak = readPeakRss) {
   const rssBefore = process.memoryUsage.rss()
+  const stopWatching = watchPeak()
   let alone = active === 0 && holders === 0 && allowReset && resetPeakRss()
   active++
   generation++
@@ -127,11 +156,13 @@ export function watchRequestPeak (allowReset, readPeak = readPeakRss) {
     // another request started (or ran) meanwhile: the peak is shared
     if (generation !== startGeneration || active > 0) alone = false
     const peak = readPeak()
+    stopWatching()
     return {
       rssBefore,
       rssAfter: process.memoryUsage.rss(),
       peakRss: peak.bytes,
-      peakScope: alone ? 'request' : 'process'
+      peakScope: alone ? 'request' : 'process',
+      peakSource: peakSourceLabel(peak.source)
     }
   }
 }

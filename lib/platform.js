@@ -49,12 +49,3 @@ export function procAvailable ({ env = process.env, platform = process.platform,
   }
   return procCache.get(probe)
 }
-
-/**
- * Where a peak figure comes from, in the words results and the dashboard use.
- * @param {boolean} kernel
- * @returns {'kernel peak'|'sampled peak'}
- */
-export function peakSourceLabel (kernel) {
-  return kernel ? 'kernel peak' : 'sampled peak'
-}

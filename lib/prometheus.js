@@ -56,7 +56,7 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   bytesGauge('streamlab_array_buffers_bytes', 'Memory of ArrayBuffers and Buffers (process.memoryUsage().arrayBuffers).', 'arrayBuffers')
   new Gauge({
     name: 'streamlab_peak_rss_bytes',
-    help: 'The kernel\'s peak RSS (VmHWM; maxRSS where /proc is absent), reset by POST /metrics/peak/reset.',
+    help: 'The kernel\'s peak RSS (VmHWM; a sampled peak where /proc is absent or in portable mode), reset by POST /metrics/peak/reset.',
     labelNames: ['source'],
     registers,
     collect: function collectPeak () {

@@ -64,8 +64,8 @@ function normalizeSamplerOptions (options = {}) {
  * A sample:
  * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, peakRss, peakSource,
  *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs } }`:
- * bytes from `process.memoryUsage()`; `peakRss` the kernel's VmHWM (`maxRSS`
- * where /proc is absent, see `lib/peak.js`); event-loop delay in ms beyond the
+ * bytes from `process.memoryUsage()`; `peakRss` the kernel's VmHWM (a sampled
+ * peak where /proc is absent or in portable mode, see `lib/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
  * previous sample at the same interval; GC pauses seen in that window.
  * `seq` increases by one for every sample the sampler takes, at any interval.

@@ -2,9 +2,13 @@
  * How the supervisor (lib/supervisor.js) reads a worker's RSS: from outside,
  * /proc/<pid>/status every `pollMs` with one pread on a kept descriptor, so
  * that a worker stuck in synchronous code is still seen; where there is no
- * /proc, the worker reports its own over IPC and this watches nothing.
+ * /proc (or in portable mode), the worker reports its own over IPC and this
+ * watches nothing: its reports come from its event loop, so a worker stuck
+ * in synchronous code is seen only once it comes out (a bomb inflating on
+ * zlib's thread pool is seen as it grows).
  */
 import fs from 'node:fs'
+import { procAvailable } from './platform.js'
 
 /**
  * @param {number} pid the worker's
@@ -15,7 +19,8 @@ import fs from 'node:fs'
  */
 export function watchWorkerRss (pid, { memoryLimit, pollMs, rssSource }, onRss) {
   const ipc = { source: 'ipc', stop: function noWatch () {} }
-  if (rssSource === 'ipc') return ipc
+  // portable mode (lib/platform.js) takes the path a Mac or a Windows laptop takes
+  if (rssSource === 'ipc' || (rssSource === 'auto' && !procAvailable())) return ipc
   let fd = null
   try {
     fd = fs.openSync(`/proc/${pid}/status`, 'r')

@@ -73,7 +73,8 @@ function answerWith (route, ingest, opts, events, load) {
       inflatedBytes: summary.inflatedBytes,
       items: summary.items,
       ms,
-      peakRss: res.locals.memory.peakRss
+      peakRss: res.locals.memory.peakRss,
+      peakSource: res.locals.memory.peakSource
     })
     res.json({
       route,

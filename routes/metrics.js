@@ -51,7 +51,7 @@ export function metricsRoutes (opts, events, sampler, limits = {}) {
   router.post('/metrics/peak/reset', function resetPeak (req, res) {
     const reset = resetPeakRss()
     const peak = readPeakRss()
-    const supported = peak.source === 'VmHWM'
+    const supported = reset
     events.emit('peak', { time: Date.now(), reset: true, supported, peakRss: peak.bytes })
     res.json({ reset, supported, peakRss: peak.bytes, source: peak.source })
   })

@@ -19,6 +19,7 @@
  * the same file before it closes it.
  */
 import fs from 'node:fs'
+import { procAvailable } from '../../lib/platform.js'
 import path from 'node:path'
 import { processAlive } from '../../lib/process-alive.js'
 
@@ -54,6 +55,7 @@ export function leftoverName (id, route) {
  * @returns {number|null} null where there is no /proc/self/fd
  */
 export function procFdsUnder (dir) {
+  if (!procAvailable()) return null
   let fds
   try {
     fds = fs.readdirSync(PROC_FD)

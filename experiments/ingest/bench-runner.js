@@ -1,8 +1,8 @@
 /**
  * The ingest experiment as a bench: the same generated body sent to /bad, /good and
  * /express-json (as its route takes it), sizes x concurrency x routes, each measurement
- * on a fresh lab process, with the kernel's peak RSS of that process read from outside
- * (VmHWM after clear_refs).
+ * on a fresh lab process, with its peak RSS read from outside (lib/measure/lab-memory.js:
+ * the kernel's VmHWM after clear_refs, or the lab's sampled peak where there is no /proc).
  *
  * A cell is loaded one of two ways:
  * - **timed** (bodies up to `timedUpTo`): autocannon keeps `concurrency` keep-alive
@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { startLabProcess } from '../../lib/measure/lab-process.js'
-import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { closePeakWindow, openPeakWindow } from '../../lib/measure/lab-memory.js'
 import { latencyStats, median } from '../../lib/measure/stats.js'
 import { uploadMany } from '../../lib/measure/upload-client.js'
 import { ensureInput } from '../../lib/measure/inputs.js'
@@ -198,16 +198,15 @@ export async function measureIngest (cell) {
   try {
     await warmUp(lab.url)
     const pid = lab.pid
-    const idle = pid ? readProcMemory(pid) : null
-    const peakReset = pid ? resetProcPeak(pid) : false
+    // a server we did not start is not ours to reset or read
+    const window = pid ? await openPeakWindow(lab) : { idleRss: null, reset: false, kernel: false }
     const loadAverage = os.loadavg()[0]
     const { answers, seconds } = cell.mode === 'timed'
       ? await timedLoad(lab.url, cell.route, cell.body, cell)
       : await countedLoad(lab.url, cell.route, cell.file, cell)
     // a worker killed by the supervisor and restarted has another pid: its peak is not this load's
     const restarted = pid !== null && lab.pid !== pid
-    const after = pid && !restarted ? readProcMemory(pid) : null
-    const measured = Boolean(idle && after && peakReset)
+    const memory = restarted ? { idleRss: window.idleRss, peakRss: null, peakAboveIdle: null, peakSource: null } : await closePeakWindow(window, { pid, url: lab.url })
     return {
       route: cell.route,
       mode: cell.mode,
@@ -222,10 +221,7 @@ export async function measureIngest (cell) {
       reqPerSecond: answers.ok / seconds,
       mbPerSecond: answers.ok * answers.inflatedBytes / 1e6 / seconds,
       latencyMs: latencyStats(answers.okMs),
-      idleRss: idle?.rss ?? null,
-      peakRss: measured ? after.peak : null,
-      peakAboveIdle: measured ? Math.max(0, after.peak - idle.rss) : null,
-      peakSource: measured ? 'VmHWM' : null,
+      ...memory,
       workerRestarted: restarted,
       loadAverage,
       summary: answers.summary,

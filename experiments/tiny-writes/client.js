@@ -13,6 +13,7 @@
  * there is no /proc.
  */
 import fs from 'node:fs'
+import { procAvailable } from '../../lib/platform.js'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { TINY_MODES, sendBytes } from './writes.js'
@@ -110,8 +111,13 @@ function readReply (socket) {
   })
 }
 
-/** Write system calls this process has made so far, or null without /proc. */
+/**
+ * Write system calls this process has made so far, or null without /proc
+ * (macOS, Windows, portable mode): the writes it asked for are counted
+ * everywhere, the system calls only where the kernel counts them.
+ */
 function writeSyscalls () {
+  if (!procAvailable()) return null
   try {
     const match = /^syscw:\s+(\d+)$/m.exec(fs.readFileSync('/proc/self/io', 'latin1'))
     return match ? Number(match[1]) : null

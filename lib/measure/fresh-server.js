@@ -2,12 +2,13 @@
  * One measurement on a fresh lab server process: garbage left by one
  * measurement cannot inflate the next, and the load (run by the caller, in
  * this process or another) is never counted as the server's. The server's
- * peak RSS is the kernel's (VmHWM), reset after the warm-up and read from
- * outside through /proc.
+ * peak RSS is reset after the warm-up and read after the load: the kernel's
+ * (VmHWM, from outside through /proc) or the lab's sampled peak
+ * (lib/measure/lab-memory.js).
  */
 import { performance } from 'node:perf_hooks'
 import { startLabProcess } from './lab-process.js'
-import { readProcMemory, resetProcPeak } from './proc-memory.js'
+import { closePeakWindow, openPeakWindow } from './lab-memory.js'
 
 /**
  * Start a server, warm it up, record idle RSS, reset its peak, run the load,
@@ -17,7 +18,7 @@ import { readProcMemory, resetProcPeak } from './proc-memory.js'
  *   load: (url: string) => Promise<T> }} measurement `url`: measure a running server instead
  *   (no peak figures then: its pid is not ours to read)
  * @returns {Promise<{ outcome: T, wallMs: number, idleRss: number|null, peakRss: number|null,
- *   peakAboveIdle: number|null, peakSource: 'VmHWM'|null }>} bytes and ms
+ *   peakAboveIdle: number|null, peakSource: 'kernel peak'|'sampled peak'|null }>} bytes and ms
  */
 export async function measureOnFreshServer ({ serverFlags = [], url = null, warmUp, load }) {
   const lab = url
@@ -25,21 +26,12 @@ export async function measureOnFreshServer ({ serverFlags = [], url = null, warm
     : await startLabProcess(serverFlags)
   try {
     if (warmUp) await warmUp(lab.url)
-    const idle = lab.pid ? readProcMemory(lab.pid) : null
-    const peakReset = lab.pid ? resetProcPeak(lab.pid) : false
+    // a server we did not start is not ours to reset or read
+    const window = lab.pid ? await openPeakWindow(lab) : { idleRss: null, reset: false, kernel: false }
     const started = performance.now()
     const outcome = await load(lab.url)
     const wallMs = performance.now() - started
-    const after = lab.pid ? readProcMemory(lab.pid) : null
-    const measured = Boolean(idle && after && peakReset)
-    return {
-      outcome,
-      wallMs,
-      idleRss: idle?.rss ?? null,
-      peakRss: measured ? after.peak : null,
-      peakAboveIdle: measured ? Math.max(0, after.peak - idle.rss) : null,
-      peakSource: measured ? 'VmHWM' : null
-    }
+    return { outcome, wallMs, ...await closePeakWindow(window, lab) }
   } finally {
     await lab.stop()
   }

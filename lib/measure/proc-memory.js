@@ -3,12 +3,14 @@
  * peak, and the reset of that peak (write 5 to clear_refs, Linux >= 4.0).
  */
 import fs from 'node:fs'
+import { procAvailable } from '../platform.js'
 
 /**
  * @param {number} pid
  * @returns {{ rss: number, peak: number } | null} bytes, or null where /proc is absent
  */
 export function readProcMemory (pid) {
+  if (!procAvailable()) return null
   let status
   try {
     status = fs.readFileSync(`/proc/${pid}/status`, 'latin1')
@@ -23,6 +25,7 @@ export function readProcMemory (pid) {
 
 /** @returns {boolean} whether the peak could be reset */
 export function resetProcPeak (pid) {
+  if (!procAvailable()) return false
   try {
     fs.writeFileSync(`/proc/${pid}/clear_refs`, '5')
     return true

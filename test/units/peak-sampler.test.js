@@ -51,6 +51,17 @@ describe('lib/peak-sampler.js', function () {
     assert.ok(Math.abs(peak - rss) < 64 * MiB, `peak ${peak} against rss ${rss}`)
   })
 
+  it('ends its thread once nobody has watched for a second, and starts another at the next watch', async function () {
+    sampler = new PeakSampler()
+    sampler.watch()()
+    const gone = once(sampler.worker, 'exit')
+    await gone
+    assert.equal(sampler.worker, null)
+    const stop = sampler.watch()
+    assert.notEqual(sampler.worker, null)
+    stop()
+  })
+
   it('refuses a bad interval, and closes more than once', async function () {
     assert.throws(function zero () { return new PeakSampler({ everyMs: 0 }) }, TypeError)
     sampler = new PeakSampler()

@@ -4,7 +4,8 @@
  * platform.
  */
 import assert from 'node:assert/strict'
-import { isPortable, procAvailable, peakSourceLabel } from '../../lib/platform.js'
+import { isPortable, procAvailable } from '../../lib/platform.js'
+import { peakSourceLabel } from '../../lib/peak.js'
 import { chromiumCandidates, chromiumMissingMessage, findChromium } from '../../lib/chromium.js'
 
 describe('lib/platform.js', function () {
@@ -28,8 +29,8 @@ describe('lib/platform.js', function () {
   })
 
   it('names a peak by its source', function () {
-    assert.equal(peakSourceLabel(true), 'kernel peak')
-    assert.equal(peakSourceLabel(false), 'sampled peak')
+    assert.equal(peakSourceLabel('VmHWM'), 'kernel peak')
+    assert.equal(peakSourceLabel('sampled'), 'sampled peak')
   })
 })
 

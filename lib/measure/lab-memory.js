@@ -1,0 +1,66 @@
+/**
+ * A lab process's peak over a load, read from outside: the kernel's where
+ * /proc has it (`VmHWM` of the pid, reset through its `clear_refs`), else
+ * the lab's own sampled peak, asked over HTTP (`POST /metrics/peak/reset`
+ * before, `GET /metrics?format=json` after). The second is what a Mac or a
+ * Windows laptop gets, and what portable mode (lib/platform.js) tests on
+ * Linux. Every figure says its source.
+ */
+import { procAvailable } from '../platform.js'
+import { peakSourceLabel } from '../peak.js'
+import { readProcMemory, resetProcPeak } from './proc-memory.js'
+
+async function askLab (url, path, method = 'GET') {
+  const res = await fetch(`${url}${path}`, { method, headers: { accept: 'application/json' } })
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`)
+  return res.json()
+}
+
+/**
+ * Read the lab's idle RSS and reset its peak: the start of a window.
+ * @param {{ pid: number|null, url: string }} lab
+ * @returns {Promise<{ idleRss: number|null, reset: boolean, kernel: boolean }>}
+ */
+export async function openPeakWindow ({ pid, url }) {
+  if (pid && procAvailable()) {
+    const idle = readProcMemory(pid)
+    return { idleRss: idle?.rss ?? null, reset: idle !== null && resetProcPeak(pid), kernel: true }
+  }
+  try {
+    const answer = await askLab(url, '/metrics/peak/reset', 'POST')
+    return { idleRss: answer.peakRss, reset: answer.reset === true, kernel: false }
+  } catch {
+    return { idleRss: null, reset: false, kernel: false }
+  }
+}
+
+/**
+ * The peak since the window opened.
+ * @param {{ idleRss: number|null, reset: boolean, kernel: boolean }} window
+ * @param {{ pid: number|null, url: string }} lab
+ * @returns {Promise<{ idleRss: number|null, peakRss: number|null, peakAboveIdle: number|null,
+ *   peakSource: 'kernel peak'|'sampled peak'|null }>} nulls when it could not be measured
+ */
+export async function closePeakWindow (window, { pid, url }) {
+  let peak = null
+  let source = null
+  if (window.kernel) {
+    peak = pid ? readProcMemory(pid)?.peak ?? null : null
+    source = 'VmHWM'
+  } else {
+    try {
+      const sample = (await askLab(url, '/metrics?format=json')).sample
+      peak = sample.peakRss
+      source = sample.peakSource
+    } catch {
+      // the lab is gone or does not answer: not measured
+    }
+  }
+  const measured = window.reset && window.idleRss !== null && peak !== null
+  return {
+    idleRss: window.idleRss,
+    peakRss: measured ? peak : null,
+    peakAboveIdle: measured ? Math.max(0, peak - window.idleRss) : null,
+    peakSource: measured ? peakSourceLabel(source) : null
+  }
+}
