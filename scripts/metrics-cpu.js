@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { startLabProcess } from '../lib/measure/lab-process.js'
+import { procAvailable } from '../lib/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 
@@ -117,8 +118,8 @@ async function main () {
     process.stdout.write(USAGE + '\n')
     return 0
   }
-  if (!fs.existsSync('/proc/self/stat')) {
-    process.stderr.write('metrics-cpu: needs /proc (Linux)\n')
+  if (!procAvailable()) {
+    process.stderr.write('metrics-cpu: needs /proc (Linux, outside portable mode): it reads the server\'s CPU time from the kernel (docs/install.md)\n')
     return 1
   }
   const ticksPerSecond = clockTicks()

@@ -19,12 +19,13 @@ const WORKER_PID = /worker pid (\d+)/g
  * (`--memory-limit ...`), the lab runs without (`--memory-limit=0`): a buffered load that
  * passes 1 GiB on purpose must be measured, not killed.
  * @param {string[]} [flags] server.js flags
+ * @param {{ env?: NodeJS.ProcessEnv }} [settings] the lab's environment (default: this process's)
  * @returns {Promise<{ pid: number, supervisorPid: number, url: string, stop: () => Promise<void>,
  *   output: () => string, exited: Promise<{ code: number|null, signal: string|null }> }>}
  */
-export async function startLabProcess (flags = []) {
+export async function startLabProcess (flags = [], { env = process.env } = {}) {
   const budgetGiven = flags.some(function namesBudget (flag) { return /^--(no-)?memory-limit(=|$)/.test(flag) })
-  const lab = await startListeningProcess([SERVER, '--port', '0', ...(budgetGiven ? [] : ['--memory-limit=0']), ...flags])
+  const lab = await startListeningProcess([SERVER, '--port', '0', ...(budgetGiven ? [] : ['--memory-limit=0']), ...flags], { env })
   return {
     get pid () {
       const pids = [...lab.output().matchAll(WORKER_PID)]
@@ -42,16 +43,17 @@ export async function startLabProcess (flags = []) {
  * Run `node ...args` and wait for its "streamlab listening on http://..." line: server.js,
  * or a single-process lab such as scripts/profile/server.js.
  * @param {string[]} args what follows `node`: Node's own flags, the script, its flags
- * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number, timeoutMs?: number }} [settings] `ipc`:
+ * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number, timeoutMs?: number, env?: NodeJS.ProcessEnv }} [settings] `ipc`:
  *   an IPC channel to the child; `stopSignal` (SIGTERM): what stop() sends first, SIGKILL after `graceMs`
  *   (3000); `timeoutMs`: a process not listening by then is killed and the promise rejects (0: no limit)
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, output: () => string,
  *   exited: Promise<{ code: number|null, signal: string|null }>,
  *   stop: () => Promise<{ code: number|null, signal: string|null, killed: boolean }> }>}
  */
-export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000, timeoutMs = 0 } = {}) {
+export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000, timeoutMs = 0, env = process.env } = {}) {
   const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
+    env,
     stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])]
   })
   let output = ''

@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+/**
+ * How close the sampled peak comes to the kernel's (issue 19): one upload to
+ * /bad or /good on a lab in portable mode (STREAMLAB_PORTABLE=1 for the lab
+ * only), its two peaks over the same request read side by side: the lab's
+ * sampled peak (POST /metrics/peak/reset before, GET /metrics after, as
+ * macOS and Windows get it) and the kernel's VmHWM of the same process, read
+ * from outside through /proc by this script. Linux only.
+ *
+ *   npm run peaks -- [--sizes 10MB,100MB] [--routes bad,good] [--repeat 3]
+ *
+ * Each measurement is a fresh lab, warmed up, with both peaks reset after
+ * the warm-up; medians of the repeats.
+ */
+import { parseArgs } from 'node:util'
+import { startLabProcess } from '../lib/measure/lab-process.js'
+import { ensureInput } from '../lib/measure/inputs.js'
+import { uploadFile } from '../lib/measure/upload-client.js'
+import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
+import { markdownTable } from '../lib/measure/table.js'
+import { median } from '../lib/measure/stats.js'
+import { procAvailable } from '../lib/platform.js'
+import { formatBytes, formatMiB, parseByteSize } from '../lib/units.js'
+
+const USAGE = `Usage: npm run peaks -- [options]
+  --sizes LIST    inflated body sizes (default 10MB,100MB)
+  --routes LIST   of bad, good (default both)
+  --repeat N      measurements per cell, a fresh lab each; medians (default 3)
+  -h, --help
+Linux only: it reads the kernel's peak (VmHWM) beside the lab's sampled one.`
+
+const EXIT_USAGE = 2
+
+function usageError (message) {
+  process.stderr.write(`peaks: ${message}\n\n${USAGE}\n`)
+  process.exit(EXIT_USAGE)
+}
+
+function readOptions () {
+  let values
+  try {
+    ({ values } = parseArgs({
+      options: {
+        sizes: { type: 'string', default: '10MB,100MB' },
+        routes: { type: 'string', default: 'bad,good' },
+        repeat: { type: 'string', default: '3' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    }))
+  } catch (err) {
+    usageError(err.message)
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`)
+    process.exit(0)
+  }
+  const sizes = values.sizes.split(',').map(function size (text) {
+    const bytes = parseByteSize(text.trim())
+    if (!Number.isSafeInteger(bytes) || bytes < 1) usageError(`--sizes: ${text} is not a size`)
+    return bytes
+  })
+  const routes = values.routes.split(',').map(function route (r) { return r.trim() })
+  for (const route of routes) if (!['bad', 'good'].includes(route)) usageError(`--routes: ${route} is not bad or good`)
+  const repeat = Number(values.repeat)
+  if (!Number.isSafeInteger(repeat) || repeat < 1 || repeat > 20) usageError('--repeat must be 1 to 20')
+  return { sizes, routes, repeat }
+}
+
+async function labJson (url, path, method = 'GET') {
+  const res = await fetch(`${url}${path}`, { method, headers: { accept: 'application/json' } })
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`)
+  return res.json()
+}
+
+/** One upload on a fresh portable lab: both peaks above the idle RSS. */
+async function measureOnce (route, file) {
+  const lab = await startLabProcess(['--no-request-peak'], { env: { ...process.env, STREAMLAB_PORTABLE: '1' } })
+  try {
+    await uploadFile(`${lab.url}/${route}`, file) // warm-up: code, threads, the allocator
+    const pid = lab.pid
+    const idle = readProcMemory(pid).rss
+    const kernelReset = resetProcPeak(pid)
+    const sampledReset = await labJson(lab.url, '/metrics/peak/reset', 'POST')
+    if (!kernelReset || !sampledReset.reset) throw new Error('could not reset both peaks')
+    const answer = await uploadFile(`${lab.url}/${route}`, file)
+    if (answer.status !== 200) throw new Error(`${route} answered ${answer.status}`)
+    const kernel = readProcMemory(pid).peak
+    const sample = (await labJson(lab.url, '/metrics?format=json')).sample
+    if (sample.peakSource !== 'sampled') throw new Error(`the lab's peak is ${sample.peakSource}, not sampled`)
+    return { kernel: kernel - idle, sampled: sample.peakRss - idle }
+  } finally {
+    await lab.stop()
+  }
+}
+
+async function main () {
+  const { sizes, routes, repeat } = readOptions()
+  if (!procAvailable()) usageError('this compares with the kernel\'s peak, which needs Linux\'s /proc (and no STREAMLAB_PORTABLE here)')
+  const rows = []
+  for (const bytes of sizes) {
+    const { file } = await ensureInput({ bytes }, function say (line) { process.stderr.write(`${line}\n`) })
+    for (const route of routes) {
+      const runs = []
+      for (let i = 1; i <= repeat; i++) {
+        process.stderr.write(`/${route} ${formatBytes(bytes)} run ${i}/${repeat}\n`)
+        runs.push(await measureOnce(route, file))
+      }
+      const kernel = median(runs.map(function k (r) { return r.kernel }))
+      const sampled = median(runs.map(function s (r) { return r.sampled }))
+      const ratios = runs.map(function ratio (r) { return r.sampled / r.kernel })
+      rows.push([`/${route}`, formatBytes(bytes), formatMiB(kernel), formatMiB(sampled),
+        `${(100 * median(ratios)).toFixed(1)} %`,
+        ratios.map(function pct (r) { return `${(100 * r).toFixed(1)} %` }).join(', ')])
+    }
+  }
+  process.stdout.write(`\nPeak above idle for one upload, kernel (VmHWM) vs sampled (every 5 ms), the same request; medians of ${repeat}\n\n`)
+  process.stdout.write(markdownTable(['route', 'body', 'kernel peak', 'sampled peak', 'sampled / kernel', 'runs'], rows) + '\n')
+}
+
+main().catch(function fail (err) {
+  process.stderr.write(`peaks: ${err.stack ?? err}\n`)
+  process.exitCode = 1
+})
