@@ -11,6 +11,7 @@
  */
 import { jsonInvalid, recordTooLarge, tooDeep } from './errors.js'
 import { findJsonError } from './json-validate.js'
+import { COST_CONTAINER, COST_LARGE_MEMBER, COST_MARGIN } from './parse-cost.js'
 import {
   QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, isWhitespace
 } from './json-bytes.js'
@@ -44,6 +45,19 @@ const V_KEY = 3
 const V_TOP = 4
 
 const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
+
+/**
+ * An upper bound of what lib/parse-cost.js projects for a batch of `length`
+ * bytes (its brackets included) holding `stringBytes` bytes inside strings
+ * and `containers` brackets that open: every other byte is charged as if it
+ * were a comma of a large object (256) or, for the brackets, a container and
+ * its slot, and the text as a two-byte string. Each term is one the meter
+ * adds, taken at its largest, so the meter's figure can only be lower.
+ */
+export function costBound (length, stringBytes, containers) {
+  return Math.ceil(2 * length * COST_MARGIN) +
+    Math.ceil((2 * stringBytes + COST_CONTAINER * containers + COST_LARGE_MEMBER * (length - stringBytes)) * COST_MARGIN)
+}
 
 /**
  * Streaming record scanner for the `json` and `array` formats.
@@ -88,6 +102,15 @@ export class RecordScanner {
     this.lastItemsIsArray = false
     this.memberIsItems = false
     this.topIsShape = false // the top-level value has the shape the format needs
+    // What the batch being gathered holds, for its bound on the parse cost (costBound): the
+    // parse threads skip the projection of a batch whose bound is within the cost allowed,
+    // so the main thread's one pass over the bytes does the work of the threads' second.
+    // Counted only where the scanner reads strings as the projection does: from the first
+    // byte of a container or string value; a scalar (which the scanner crosses without
+    // looking for quotes) or a batch cut short leaves its batch unbounded.
+    this.stringBytes = 0
+    this.opens = 0
+    this.boundable = true
   }
 
   error (reason, at) {
@@ -114,11 +137,15 @@ export class RecordScanner {
     this.maxInnerDepth = this.maxDepth - outer
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       this.depth = 1
+      this.opens++
       if (this.maxInnerDepth < 1) throw tooDeep(this.maxDepth, this.offset + i)
     }
     else if (c === QUOTE) this.inString = true
     else if (c === CLOSE_BRACE || c === CLOSE_BRACKET || c === COMMA || c === COLON) throw this.unexpected(c, this.offset + i)
-    else this.scalar = true
+    else {
+      this.scalar = true
+      this.boundable = false
+    }
     if (this.batchStart === -1) {
       this.batchStart = this.valueStart
       this.batchKind = kind === V_RECORD ? V_RECORD : V_OTHER
@@ -144,9 +171,11 @@ export class RecordScanner {
         // jump to the next quote, then check it is not escaped
         const q = closingQuote(chunk, i, this)
         if (q === -1) {
+          this.stringBytes += n - i
           this.depth = depth
           return -1
         }
+        this.stringBytes += q - i
         i = q + 1
         this.inString = false
         if (depth === 0) { this.depth = 0; return i } // a string value ended
@@ -155,9 +184,13 @@ export class RecordScanner {
       // outside strings inside a container
       for (; i < n; i++) {
         const c = chunk[i]
+        // digits, signs, points, commas, colons and white space all sort below `[`, and
+        // of the bytes below it only the quote matters: one test for most of what lies here
+        if (c < OPEN_BRACKET && c !== QUOTE) continue
         if (c === QUOTE) { this.inString = true; i++; break }
         if (c === OPEN_BRACE || c === OPEN_BRACKET) {
           depth++
+          this.opens++
           if (depth > this.maxInnerDepth) throw tooDeep(this.maxDepth, this.offset + i)
         } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
           depth--
@@ -217,8 +250,13 @@ export class RecordScanner {
       kind: this.batchKind === V_RECORD ? 'records' : 'values',
       generation: this.generation,
       offset: this.batchStart,
-      bytes
+      bytes,
+      // the batch's own `[` is a container too
+      costBound: this.boundable ? costBound(bytes.length, this.stringBytes, this.opens + 1) : Infinity
     }
+    this.stringBytes = 0
+    this.opens = 0
+    this.boundable = true
     this.pieces = []
     this.pieceBytes = 0
     this.batchStart = -1
@@ -279,6 +317,8 @@ export class RecordScanner {
     if (this.batchStart === -1 || this.lastValueEnd <= this.batchStart) return
     const gathered = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart)])
     const length = this.lastValueEnd - this.batchStart
+    // what was counted may run past the cut: the threads project this batch themselves
+    this.boundable = false
     this.pieces = [gathered.subarray(0, length)]
     this.pieceBytes = 0
     this.batchChunkStart = 0

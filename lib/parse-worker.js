@@ -6,15 +6,17 @@ import { createTally, tallyRecords, tallyNdjson, locateJsonError } from './tally
 import { projectParseCost, ParseCostMeter } from './parse-cost.js'
 
 /**
- * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number }} batch
+ * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number, costBound?: number }} batch
  *   maxCost: the most heap JSON.parse may be projected to take (lib/parse-cost.js); a batch
- *   projected past it is not parsed at all
+ *   projected past it is not parsed at all. costBound: an upper bound of that projection,
+ *   where the record scanner had one (lib/json-records.js); within maxCost, the projection
+ *   could not refuse the batch, and is not made
  * @returns {{ tally: object|null, error: {offset: number, reason: string}|null, tooDense?: { projected: number } }}
  *   error offsets are relative to the batch's first value
  */
-export default function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity }) {
+export default function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (maxCost !== Infinity) {
+  if (maxCost !== Infinity && !(costBound <= maxCost)) {
     // JSON.parse cannot be stopped half-way: what would not fit is refused before it starts
     const projected = projectParseCost(buf).heap
     if (projected > maxCost) return { tally: null, error: null, tooDense: { projected } }
