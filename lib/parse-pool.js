@@ -48,7 +48,12 @@ export class ParsePool {
 
   spawn () {
     const pool = this
-    const worker = new Worker(THREAD, { resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: this.heapMb } })
+    // which of a message's batches the thread is parsing (lib/parse-thread.js)
+    const progress = new Int32Array(new SharedArrayBuffer(4))
+    const worker = new Worker(THREAD, {
+      workerData: { progress: progress.buffer },
+      resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: this.heapMb }
+    })
     worker.current = null
     worker.on('message', function onAnswer (answer) {
       const job = worker.current
@@ -63,7 +68,12 @@ export class ParsePool {
       pool.threads.delete(worker)
       const job = worker.current
       worker.current = null
-      if (job) job.reject(reason instanceof Error ? reason : new Error(`parse thread exited (${reason})`))
+      if (job) {
+        const error = reason instanceof Error ? reason : new Error(`parse thread exited (${reason})`)
+        // for a list of tasks: the one the thread was on
+        if (Array.isArray(job.task)) error.taskIndex = Atomics.load(progress, 0)
+        job.reject(error)
+      }
       const at = pool.idle.indexOf(worker)
       if (at !== -1) pool.idle.splice(at, 1)
       if (!pool.closed) pool.spawn()
@@ -99,8 +109,9 @@ export class ParsePool {
   }
 
   /**
-   * Parse one batch on the next free thread.
-   * @param {object} task what parseBatch takes
+   * Parse one batch, or a list of them, on the next free thread.
+   * @param {object|object[]} task what parseBatch takes, or a list of such (answered with a list of
+   *   results; a thread that dies on one rejects with `taskIndex`, the index of the one it was on)
    * @param {{ transferList?: ArrayBuffer[], signal?: AbortSignal }} [options]
    *   signal: a job still queued when it aborts is dropped (its request is gone); one already
    *   on a thread runs to its end, bounded by the batch's projected cost

@@ -1,13 +1,29 @@
 /**
- * The body of a parse thread: receives batches, answers with parseBatch's result.
+ * The body of a parse thread: receives batches, answers with parseBatch's
+ * result; a list of batches (one message for several) with a list of results,
+ * parsed one at a time. Before each it writes the batch's index where the
+ * pool can read it (workerData.progress): a thread that runs out of memory
+ * sends no answer, and the pool must say which batch it was parsing.
  */
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
 import parseBatch from './parse-worker.js'
+
+const progress = workerData?.progress ? new Int32Array(workerData.progress) : new Int32Array(1)
+
+function parseAll (tasks) {
+  const results = new Array(tasks.length)
+  for (let k = 0; k < tasks.length; k++) {
+    Atomics.store(progress, 0, k)
+    results[k] = parseBatch(tasks[k])
+  }
+  return results
+}
 
 parentPort.on('message', function onBatch ({ id, task }) {
   let answer
   try {
-    answer = { id, result: parseBatch(task) }
+    Atomics.store(progress, 0, 0)
+    answer = { id, result: Array.isArray(task) ? parseAll(task) : parseBatch(task) }
   } catch (err) {
     answer = { id, error: { message: err.message, stack: err.stack } }
   }

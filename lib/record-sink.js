@@ -18,6 +18,8 @@ import { jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense } fr
  * otherwise hold the threads while its first full batch waits.
  */
 const SMALL_BATCH = 4 * 1024
+/** Most batches sent to a thread in one message (see takeGroup). */
+const GROUP_BATCHES = 4
 
 /**
  * A Writable that receives inflated bytes and answers with a tally.
@@ -38,6 +40,8 @@ export class RecordSink extends Writable {
     this.leaveLarge = null
     this.format = format
     this.batchBytes = batchBytes
+    /** Most bytes sent to a thread in one message: GROUP_BATCHES full batches, each a record past the size. */
+    this.groupBytes = (GROUP_BATCHES + 1) * batchBytes
     this.maxValueBytes = maxValueBytes
     this.maxDepth = maxDepth
     this.pool = pool
@@ -81,10 +85,10 @@ export class RecordSink extends Writable {
         this.parseOne(this.ready.shift())
         continue
       }
-      // a request keeps every parse thread busy and one batch ready, no more
+      // a request keeps every parse thread busy and one job ready, no more
       while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
-      const batch = this.ready.shift()
-      const size = batch.bytes.byteLength
+      const group = this.takeGroup()
+      const size = group.bytes
       const wait = this.budget.acquire(size, this.gone.signal)
       if (wait) {
         try {
@@ -97,11 +101,32 @@ export class RecordSink extends Writable {
         this.budget.release(size)
         return
       }
-      const task = this.run(batch, size)
+      const task = this.run(group.batches, size)
       const inflight = this.inflight
       inflight.add(task)
       task.finally(function forgetTask () { inflight.delete(task) })
     }
+  }
+
+  /**
+   * The next batches for one trip to a thread: the first ready one, and those
+   * after it while they are not small and the trip stays within GROUP_BATCHES
+   * batches and `groupBytes`. A chunk of inflated bytes makes a few batches at
+   * once; one message for them, not one each, is what the main thread pays
+   * per trip (posting, waking a thread, the answer), and the thread parses
+   * them one at a time as before, so no parse holds more.
+   * @returns {{ batches: object[], bytes: number }}
+   */
+  takeGroup () {
+    const batches = [this.ready.shift()]
+    let bytes = batches[0].bytes.byteLength
+    while (batches.length < GROUP_BATCHES && this.ready.length > 0) {
+      const next = this.ready[0].bytes.byteLength
+      if (next <= SMALL_BATCH || bytes + next > this.groupBytes) break
+      batches.push(this.ready.shift())
+      bytes += next
+    }
+    return { batches, bytes }
   }
 
   /**
@@ -121,10 +146,14 @@ export class RecordSink extends Writable {
     }
   }
 
+  /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, where it had one). */
+  taskFor (batch) {
+    return { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound: batch.costBound ?? Infinity }
+  }
+
   /** parseBatch on this thread, for one batch. */
   parseOne (batch) {
-    const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
-    this.take(batch, batch.bytes.byteLength, parseBatch(task))
+    this.take(batch, batch.bytes.byteLength, parseBatch(this.taskFor(batch)))
   }
 
   /** Fold one batch's answer into the request's figures. */
@@ -141,16 +170,24 @@ export class RecordSink extends Writable {
     }
   }
 
-  async run (batch, size) {
+  /** Parse a group of batches on a thread (takeGroup), and take their answers in order. */
+  async run (batches, size) {
+    let sizes = null
     try {
-      // transferred, not copied: the batch's bytes move to the parse thread
-      const task = { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost }
-      this.take(batch, size, await this.pool.run(task, { transferList: [batch.bytes.buffer], signal: this.gone.signal }))
+      // transferred, not copied: the batches' bytes move to the parse thread (their sizes are read first)
+      sizes = batches.map(function sizeOf (batch) { return batch.bytes.byteLength })
+      const tasks = batches.map(this.taskFor, this)
+      const transferList = batches.map(function bytesOf (batch) { return batch.bytes.buffer })
+      const answers = await this.pool.run(tasks, { transferList, signal: this.gone.signal })
+      for (let k = 0; k < batches.length; k++) this.take(batches[k], sizes[k], answers[k])
     } catch (err) {
       if (this.gone.signal.aborted) return // dropped from the queue: the request is over
-      // past the projection, the thread's heap limit: refused like a projection past it
-      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') this.fatal = recordTooDense(this.maxCost, null, size - 2, batch.offset)
-      else this.fatal = err // a worker died: not the client's fault
+      // past the projection, the thread's heap limit: refused like a projection past it,
+      // for the batch the thread was parsing when it ran out (the pool says which)
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        const k = err.taskIndex < batches.length ? err.taskIndex : 0
+        this.fatal = recordTooDense(this.maxCost, null, sizes[k] - 2, batches[k].offset)
+      } else this.fatal = err // a worker died: not the client's fault
     } finally {
       this.budget.release(size)
     }
