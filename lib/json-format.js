@@ -10,6 +10,19 @@ export const FORMATS = Object.freeze(['json', 'array', 'ndjson'])
 /** How much of the inflated body format detection may look at. */
 export const DETECT_BYTES = 64 * 1024
 
+/** The index of the unescaped quote that ends a string going on at `from`, before `end`, or -1. */
+function closingQuoteBefore (bytes, from, end) {
+  let i = from
+  for (;;) {
+    const q = bytes.indexOf(QUOTE, i)
+    if (q === -1 || q >= end) return -1
+    let k = q - 1
+    while (k >= from && bytes[k] === BACKSLASH) k--
+    if ((q - 1 - k) % 2 === 0) return q
+    i = q + 1
+  }
+}
+
 /**
  * Decide the format from the first bytes of the inflated body, the same way
  * for both routes: NDJSON when the first value ends on its own line and
@@ -31,11 +44,13 @@ export function detectFormat (prefix) {
     for (; i < n; i++) {
       const c = prefix[i]
       if (inString) {
-        if (c === BACKSLASH) i++
-        else if (c === QUOTE) {
-          inString = false
-          if (depth === 0) { i++; break }
-        }
+        // from quote to quote (a JSON document is mostly strings): a quote after an odd
+        // run of backslashes is escaped, as reading them a pair at a time would find
+        const q = closingQuoteBefore(prefix, i, n)
+        if (q === -1) { i = n; break }
+        inString = false
+        i = q
+        if (depth === 0) { i++; break }
       } else if (c === QUOTE) inString = true
       else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++
       else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
