@@ -9,8 +9,8 @@
  *
  *   npm run peaks -- [--sizes 10MB,100MB] [--routes bad,good] [--repeat 3]
  *
- * Each measurement is a fresh lab, warmed up, with both peaks reset after
- * the warm-up; medians of the repeats.
+ * Each measurement is a fresh lab, warmed up with a 10 kB body, with both
+ * peaks reset after the warm-up; medians of the repeats.
  */
 import { parseArgs } from 'node:util'
 import { startLabProcess } from '../lib/measure/lab-process.js'
@@ -72,11 +72,15 @@ async function labJson (url, path, method = 'GET') {
   return res.json()
 }
 
-/** One upload on a fresh portable lab: both peaks above the idle RSS. */
-async function measureOnce (route, file) {
+/**
+ * One upload on a fresh portable lab: both peaks above the idle RSS. The
+ * warm-up is a small body: after a large one the process would keep the
+ * memory it freed, and the next large body would seem to cost nothing.
+ */
+async function measureOnce (route, file, warmUpFile) {
   const lab = await startLabProcess(['--no-request-peak'], { env: { ...process.env, STREAMLAB_PORTABLE: '1' } })
   try {
-    await uploadFile(`${lab.url}/${route}`, file) // warm-up: code, threads, the allocator
+    await uploadFile(`${lab.url}/${route}`, warmUpFile) // warm-up: code, threads
     const pid = lab.pid
     const idle = readProcMemory(pid).rss
     const kernelReset = resetProcPeak(pid)
@@ -97,13 +101,14 @@ async function main () {
   const { sizes, routes, repeat } = readOptions()
   if (!procAvailable()) usageError('this compares with the kernel\'s peak, which needs Linux\'s /proc (and no STREAMLAB_PORTABLE here)')
   const rows = []
+  const { file: warmUpFile } = await ensureInput({ bytes: 10_000 })
   for (const bytes of sizes) {
     const { file } = await ensureInput({ bytes }, function say (line) { process.stderr.write(`${line}\n`) })
     for (const route of routes) {
       const runs = []
       for (let i = 1; i <= repeat; i++) {
         process.stderr.write(`/${route} ${formatBytes(bytes)} run ${i}/${repeat}\n`)
-        runs.push(await measureOnce(route, file))
+        runs.push(await measureOnce(route, file, warmUpFile))
       }
       const kernel = median(runs.map(function k (r) { return r.kernel }))
       const sampled = median(runs.map(function s (r) { return r.sampled }))
