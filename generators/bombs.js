@@ -23,6 +23,9 @@ import zlib from 'node:zlib'
 import { badParameter } from '../lib/errors.js'
 import { integerParam } from '../lib/integers.js'
 import { parseByteSize } from '../lib/units.js'
+import { crc32Combine, crc32Repeat } from './crc32-combine.js'
+
+export { crc32Combine }
 
 export const BOMB_VARIANTS = Object.freeze(['ratio', 'members', 'depth', 'string', 'chained'])
 
@@ -68,61 +71,6 @@ const GZIP_HEADER = Buffer.from([0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
 const SYNC = { level: 9, finishFlush: zlib.constants.Z_SYNC_FLUSH }
 // The empty final block that ends every deflate stream made here (03 00).
 const FINAL_BLOCK = zlib.deflateRawSync(Buffer.alloc(0), { level: 9 })
-
-// ---------------------------------------------------------------------------
-// CRC-32 arithmetic. A CRC is a polynomial over GF(2) in reflected bit order
-// (bit 31 is x^0). Appending n zero bytes multiplies it by x^(8n) mod P, so
-// crc(A + B) = crc(A) * x^(8 |B|) mod P  xor  crc(B).
-
-const CRC_POLY = 0xEDB88320
-const X0 = 0x80000000
-
-/** a(x) * b(x) mod P(x), both reflected. */
-function multModP (a, b) {
-  let product = 0
-  for (let bit = X0; bit !== 0; bit >>>= 1) {
-    if (a & bit) product ^= b
-    b = b & 1 ? (b >>> 1) ^ CRC_POLY : b >>> 1
-  }
-  return product >>> 0
-}
-
-/** x^(8 n) mod P: the operator that appends n zero bytes. */
-function appendZerosOperator (n) {
-  let result = X0
-  let square = X0 >>> 8 // x^8: one byte
-  while (n > 0) {
-    if (n % 2 === 1) result = multModP(result, square)
-    square = multModP(square, square)
-    n = Math.floor(n / 2)
-  }
-  return result
-}
-
-/**
- * The CRC-32 of A followed by B, from crc(A), crc(B) and B's length.
- * @param {number} crcA
- * @param {number} crcB
- * @param {number} lengthB bytes
- * @returns {number}
- */
-export function crc32Combine (crcA, crcB, lengthB) {
-  return (multModP(appendZerosOperator(lengthB), crcA) ^ crcB) >>> 0
-}
-
-/** The CRC-32 of `times` copies of a block, by doubling: O(log times). */
-function crc32Repeat (crc, length, times) {
-  let result = 0
-  let power = crc
-  let powerLength = length
-  while (times > 0) {
-    if (times % 2 === 1) result = crc32Combine(result, power, powerLength)
-    power = crc32Combine(power, power, powerLength)
-    powerLength *= 2
-    times = Math.floor(times / 2)
-  }
-  return result
-}
 
 // ---------------------------------------------------------------------------
 // Documents as segments: literal text, or a run of one byte.
