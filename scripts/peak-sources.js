@@ -17,6 +17,7 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { uploadFile } from '../lib/measure/upload-client.js'
 import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
+import { askLab } from '../lib/measure/lab-memory.js'
 import { markdownTable } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { procAvailable } from '../lib/platform.js'
@@ -66,12 +67,6 @@ function readOptions () {
   return { sizes, routes, repeat }
 }
 
-async function labJson (url, path, method = 'GET') {
-  const res = await fetch(`${url}${path}`, { method, headers: { accept: 'application/json' } })
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`)
-  return res.json()
-}
-
 /**
  * One upload on a fresh portable lab: both peaks above the idle RSS. The
  * warm-up is a small body: after a large one the process would keep the
@@ -84,12 +79,12 @@ async function measureOnce (route, file, warmUpFile) {
     const pid = lab.pid
     const idle = readProcMemory(pid).rss
     const kernelReset = resetProcPeak(pid)
-    const sampledReset = await labJson(lab.url, '/metrics/peak/reset', 'POST')
+    const sampledReset = await askLab(lab.url, '/metrics/peak/reset', 'POST')
     if (!kernelReset || !sampledReset.reset) throw new Error('could not reset both peaks')
     const answer = await uploadFile(`${lab.url}/${route}`, file)
     if (answer.status !== 200) throw new Error(`${route} answered ${answer.status}`)
     const kernel = readProcMemory(pid).peak
-    const sample = (await labJson(lab.url, '/metrics?format=json')).sample
+    const sample = (await askLab(lab.url, '/metrics?format=json')).sample
     if (sample.peakSource !== 'sampled') throw new Error(`the lab's peak is ${sample.peakSource}, not sampled`)
     return { kernel: kernel - idle, sampled: sample.peakRss - idle }
   } finally {

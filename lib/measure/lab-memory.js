@@ -10,7 +10,8 @@ import { procAvailable } from '../platform.js'
 import { peakSourceLabel } from '../peak.js'
 import { readProcMemory, resetProcPeak } from './proc-memory.js'
 
-async function askLab (url, path, method = 'GET') {
+/** A lab's JSON answer to `method path`; throws on a status that is not 2xx. */
+export async function askLab (url, path, method = 'GET') {
   const res = await fetch(`${url}${path}`, { method, headers: { accept: 'application/json' } })
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`)
   return res.json()
