@@ -110,17 +110,21 @@ export class RecordSink extends Writable {
 
   /**
    * The next batches for one trip to a thread: the first ready one, and those
-   * after it while they are not small and the trip stays within GROUP_BATCHES
-   * batches and `groupBytes`. A chunk of inflated bytes makes a few batches at
+   * after it while they are not small and the trip stays within `groupBytes`
+   * and GROUP_BATCHES batches. A chunk of inflated bytes makes a few batches at
    * once; one message for them, not one each, is what the main thread pays
    * per trip (posting, waking a thread, the answer), and the thread parses
-   * them one at a time as before, so no parse holds more.
+   * them one at a time as before, so no parse holds more. While threads are
+   * idle, the chunk's batches are shared out among them: one request alone
+   * still parses on every thread.
    * @returns {{ batches: object[], bytes: number }}
    */
   takeGroup () {
+    const idle = this.pool.queued > 0 ? 0 : this.pool.idle.length
+    const most = idle > 1 ? Math.min(GROUP_BATCHES, Math.ceil(this.ready.length / idle)) : GROUP_BATCHES
     const batches = [this.ready.shift()]
     let bytes = batches[0].bytes.byteLength
-    while (batches.length < GROUP_BATCHES && this.ready.length > 0) {
+    while (batches.length < most && this.ready.length > 0) {
       const next = this.ready[0].bytes.byteLength
       if (next <= SMALL_BATCH || bytes + next > this.groupBytes) break
       batches.push(this.ready.shift())
