@@ -15,8 +15,7 @@
  * keep their own books. It also paces the collection of the garbage that
  * streaming leaves (`watchGarbage`).
  */
-import v8 from 'node:v8'
-import vm from 'node:vm'
+import { findCollector } from './collect-garbage.js'
 import { budgetExceeded, memoryBusy } from './errors.js'
 
 /** Budget fraction admitted requests may fill together. */
@@ -45,22 +44,6 @@ const PACE_EVERY_MS = 10
 /** How long the Buffers a scavenge found take to be freed (V8 sweeps them on a helper thread). */
 const SWEEP_MS = 30
 
-/**
- * A full garbage collection, where one can be had: after a large /bad,
- * the RSS stays high with garbage until V8 next collects, and "busy" must
- * not mean "garbage nobody collected". (`--expose-gc` set at run time is
- * what Node's own tests do; without it, admission only waits.)
- */
-function findCollector () {
-  if (typeof globalThis.gc === 'function') return globalThis.gc
-  try {
-    v8.setFlagsFromString('--expose-gc')
-    return vm.runInNewContext('gc')
-  } catch {
-    return null
-  }
-}
-
 /** See the module comment. */
 export class MemoryAdmission {
   constructor ({ budget, safety = ADMISSION_SAFETY, readRss = readProcessRss, collect = undefined }) {
@@ -73,6 +56,8 @@ export class MemoryAdmission {
     this.idleRss = readRss()
     this.reserved = 0
     this.reservations = 0
+    // after a large /bad the RSS stays high with garbage until V8 next collects, and "busy" must
+    // not mean "garbage nobody collected": without a collector, admission only waits
     this.collect = collect === undefined ? findCollector() : collect
     this.lastCollect = 0
     this.watchers = 0
