@@ -11,7 +11,7 @@
  */
 import { jsonInvalid, recordTooLarge, tooDeep } from './errors.js'
 import { findJsonError } from './json-validate.js'
-import { COST_CONTAINER, COST_LARGE_MEMBER, COST_MARGIN } from './parse-cost.js'
+import { costBound } from './parse-cost.js'
 import {
   QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, isWhitespace
 } from './json-bytes.js'
@@ -45,19 +45,6 @@ const V_KEY = 3
 const V_TOP = 4
 
 const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
-
-/**
- * An upper bound of what lib/parse-cost.js projects for a batch of `length`
- * bytes (its brackets included) holding `stringBytes` bytes inside strings
- * and `containers` brackets that open: every other byte is charged as if it
- * were a comma of a large object (256) or, for the brackets, a container and
- * its slot, and the text as a two-byte string. Each term is one the meter
- * adds, taken at its largest, so the meter's figure can only be lower.
- */
-export function costBound (length, stringBytes, containers) {
-  return Math.ceil(2 * length * COST_MARGIN) +
-    Math.ceil((2 * stringBytes + COST_CONTAINER * containers + COST_LARGE_MEMBER * (length - stringBytes)) * COST_MARGIN)
-}
 
 /**
  * Streaming record scanner for the `json` and `array` formats.

@@ -37,6 +37,19 @@ const TRACKED_DEPTH = 256
 
 
 /**
+ * An upper bound of what the meter below projects for a batch of `length`
+ * bytes (its brackets included) holding `stringBytes` bytes inside strings
+ * and `containers` brackets that open: every other byte is charged as if it
+ * were a comma of a large object (256) or, for the brackets, a container and
+ * its slot, and the text as a two-byte string. Each term is one the meter
+ * adds, taken at its largest, so the meter's figure can only be lower.
+ */
+export function costBound (length, stringBytes, containers) {
+  return Math.ceil(2 * length * COST_MARGIN) +
+    Math.ceil((2 * stringBytes + COST_CONTAINER * containers + COST_LARGE_MEMBER * (length - stringBytes)) * COST_MARGIN)
+}
+
+/**
  * Tally the parse cost of JSON text a chunk at a time. Invalid JSON is not
  * its business (JSON.parse refuses it, cheaply): it only has to stay an
  * upper bound for text that parses. Characters are bounded by bytes, and
