@@ -61,7 +61,8 @@ describe('npm run profile', function () {
     const frames = framesOf(profile.head)
     // what the app factory built is still held when the profile is written
     assert.ok(frames.some(function built (f) { return f.functionName === 'createApp' && f.url.endsWith('/lib/app.js') }), 'createApp in the tree')
-    assert.ok(frames.some(fromLab('/lib/streamed-ingest.js')), 'POST /good\'s code allocated')
+    // no assertion on /good's own frames: --heap-prof keeps the samples of what was still live when the
+    // lab exited (docs/profiling.md), and whether one of the load's collected buffers is among them is luck
     assert.ok(!frames.some(fromLab('/lib/supervisor.js')), 'no supervisor frames')
 
     const summary = JSON.parse(await fs.promises.readFile(path.join(dir, 'profile.json'), 'utf8'))
