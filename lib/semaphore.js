@@ -8,6 +8,8 @@ export class Semaphore {
     this.limit = limit
     this.held = 0
     this.waiting = []
+    /** When a place was last given back (Date.now()), 0 before: how a queue tells moving from stuck. */
+    this.releasedAt = 0
   }
 
   /**
@@ -33,6 +35,7 @@ export class Semaphore {
     return function release () {
       if (released) return
       released = true
+      semaphore.releasedAt = Date.now()
       semaphore.held--
       semaphore.next()
     }

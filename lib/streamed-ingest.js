@@ -44,6 +44,12 @@ const RETRY_AFTER_SECONDS = 1
  * cores get no faster, but every extra one holds its socket, inflate and
  * batch buffers. Waiting requests are not read: their bytes wait in the
  * kernel's socket buffers and the client's, which is backpressure too.
+ * A waiter gives up only when the queue is stuck: no place came free for
+ * `queueMs`. While places come free it keeps its turn, however long the
+ * line ahead (ten 100 MB uploads behind eight pipelines are all served, not
+ * two of them refused for arriving last); the number waiting is bounded by
+ * `limits.inflight`, and a pipeline held by a client that stops sending is
+ * ended by the body's deadline (lib/body-deadline.js), which frees a place.
  */
 async function admit (req, gate, queueMs) {
   // a client gone while its request waited for the handler never sends 'close' again
@@ -54,10 +60,18 @@ async function admit (req, gate, queueMs) {
   function onClose () {
     if (!req.complete) gone.abort(requestAborted(0))
   }
-  const deadline = setTimeout(function queueDeadlinePassed () {
-    gone.abort(pipelinesBusy(gate.limit, Date.now() - started, RETRY_AFTER_SECONDS))
-  }, queueMs)
-  deadline.unref()
+  let deadline = null
+  function checkQueue () {
+    const now = Date.now()
+    const stuckMs = now - Math.max(started, gate.releasedAt)
+    if (stuckMs >= queueMs) {
+      gone.abort(pipelinesBusy(gate.limit, stuckMs, now - started, RETRY_AFTER_SECONDS))
+      return
+    }
+    deadline = setTimeout(checkQueue, queueMs - stuckMs)
+    deadline.unref()
+  }
+  checkQueue()
   req.on('close', onClose)
   try {
     const leave = await gate.acquire(gone.signal)

@@ -1,11 +1,13 @@
 /**
  * POST /good is bounded by construction: a record too dense to parse
  * within a thread's share is refused before JSON.parse runs, requests
- * queued for a pipeline have a deadline, and clients that vanish while
- * queued leave nothing counted and no slot held.
+ * queued for a pipeline give up when the queue is stuck (but keep their
+ * turn while it moves), and clients that vanish while queued leave nothing
+ * counted and no slot held.
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import zlib from 'node:zlib'
 import { labInTempDir, post, waitFor } from './helpers.js'
 import { streamedIngestState } from '../lib/streamed-ingest.js'
@@ -71,13 +73,14 @@ describe('POST /good: records too dense to parse', function () {
 describe('POST /good: queued requests', function () {
   const lab = labInTempDir('good-queue', { ingest: { activePipelines: 1, queueMs: 300 } })
 
-  it('answers 503 server.busy with Retry-After to a request that waited past the deadline', async function () {
+  it('answers 503 server.busy with Retry-After to a request that waited past the deadline with no place coming free', async function () {
     const holder = holdOpen(lab.port)
     await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
     const res = await post(`${lab.url}/good`, SMALL)
     assert.equal(res.status, 503)
     assert.equal(res.body.error.type, 'server.busy')
     assert.equal(res.headers.get('retry-after'), '1')
+    assert.ok(res.body.error.stuckMs >= 300 && res.body.error.waitedMs >= res.body.error.stuckMs, JSON.stringify(res.body.error))
     holder.finish()
     assert.equal((await holder.answer).status, 200)
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
@@ -94,6 +97,38 @@ describe('POST /good: queued requests', function () {
     assert.equal((await holder.answer).status, 200)
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
     await waitFor(function settled () { return open.size === 0 && streamedIngestState(lab.app.locals.ingest).queued === 0 && streamedIngestState(lab.app.locals.ingest).active === 0 })
+  })
+})
+
+describe('POST /good: a queue that moves', function () {
+  const QUEUE_MS = 1500
+  const lab = labInTempDir('good-queue-moving', { ingest: { activePipelines: 1, queueMs: QUEUE_MS } })
+
+  function state () { return streamedIngestState(lab.app.locals.ingest) }
+
+  it('serves a request that waited longer than the deadline while places kept coming free', async function () {
+    this.timeout(30000)
+    const clients = [holdOpen(lab.port)]
+    await waitFor(function streaming () { return state().active === 1 })
+    // one at a time, so the queue's order is the order of `clients`
+    for (let k = 1; k <= 3; k++) {
+      clients.push(holdOpen(lab.port))
+      await waitFor(function inLine () { return state().queued === k })
+    }
+    const queuedAt = performance.now()
+    for (let k = 0; k < 3; k++) {
+      // the place comes free every 0.4 deadlines: the queue moves, though the last one waits longer than a deadline
+      await sleep(QUEUE_MS * 0.4)
+      clients[k].finish()
+      assert.equal((await clients[k].answer).status, 200)
+      await waitFor(function nextServed () { return state().queued === 2 - k })
+    }
+    const waited = performance.now() - queuedAt
+    assert.ok(waited > QUEUE_MS, `the last request waited ${Math.round(waited)} ms, more than the ${QUEUE_MS} ms deadline`)
+    clients[3].finish()
+    const last = await clients[3].answer
+    assert.equal(last.status, 200, JSON.stringify(last.body))
+    assert.equal(last.body.summary.items, 3)
   })
 })
 

@@ -41,9 +41,10 @@ const TIMED_REQUEST_TIMEOUT_S = 60
  * The rule for a counted cell: at least `concurrency` uploads (every connection sends one),
  * and enough to offer about `COUNTED_OFFER` inflated bytes, but at least `COUNTED_MIN` and,
  * beyond the concurrency, never more than `COUNTED_MAX`. 10 MB: 20 uploads (100 at x100);
- * 100 MB: 2 (10, 100); 500 MB: 2 (10, 100). What the lab cannot take at once it refuses
- * (/bad and /express-json by the budget, /good after its queue timeout), so what a cell
- * costs is what the lab admits: at 100 x 500 MB, /good's 8 pipelines of 500 MB, /bad's two or three.
+ * 100 MB: 2 (10, 100); 500 MB: 2 (10, 100). What /bad and /express-json cannot hold at once
+ * their budget refuses; /good queues what its 8 pipelines cannot take and serves it in turn
+ * (refusing only when its queue stops moving), so at 100 x 500 MB a cell costs /good every
+ * upload (minutes) and /bad two or three.
  */
 export const COUNTED_OFFER = 200e6
 export const COUNTED_MIN = 2

@@ -82,11 +82,11 @@ export function memoryBusy ({ route, budget, projected, available, what, retryAf
   return error
 }
 
-/** 503 server.busy: a /good request waited past `ingest.queueMs` for one of the streaming pipelines. */
-export function pipelinesBusy (pipelines, waitedMs, retryAfterSeconds) {
+/** 503 server.busy: no streaming pipeline came free for `ingest.queueMs` while a /good request waited for one. */
+export function pipelinesBusy (pipelines, stuckMs, waitedMs, retryAfterSeconds) {
   const error = createError(503, 'server.busy',
-    `all ${pipelines} streaming pipelines stayed busy for ${waitedMs} ms: try again shortly`,
-    { limit: pipelines, waitedMs, retryAfter: retryAfterSeconds })
+    `none of the ${pipelines} streaming pipelines came free for ${stuckMs} ms: try again shortly`,
+    { limit: pipelines, stuckMs, waitedMs, retryAfter: retryAfterSeconds })
   error.headers['Retry-After'] = String(retryAfterSeconds)
   return error
 }

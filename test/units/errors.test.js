@@ -54,7 +54,7 @@ describe('the factories', function () {
 
   it('puts the headers that belong to an error on it: Allow, Retry-After, WWW-Authenticate', function () {
     assert.deepEqual(errors.methodNotAllowed('PUT', ['GET', 'HEAD']).headers, { Allow: 'GET, HEAD' })
-    for (const error of [errors.overloaded(256, 1), errors.tooManyConnections(512, 1), errors.pipelinesBusy(8, 10_000, 1), errors.saveBusy(1)]) {
+    for (const error of [errors.overloaded(256, 1), errors.tooManyConnections(512, 1), errors.pipelinesBusy(8, 10_000, 12_000, 1), errors.saveBusy(1)]) {
       assert.deepEqual(error.headers, { 'Retry-After': '1' }, error.message)
     }
     assert.deepEqual(errors.tooManyStreams(64, 5).headers, { 'Retry-After': '5' })

@@ -61,6 +61,18 @@ describe('Semaphore', function () {
     ;(await third)()
   })
 
+  it('notes when a place was last given back, so a queue can tell moving from stuck', async function () {
+    const semaphore = new Semaphore(1)
+    assert.equal(semaphore.releasedAt, 0, 'never, before any release')
+    const release = await semaphore.acquire()
+    const before = Date.now()
+    release()
+    assert.ok(semaphore.releasedAt >= before && semaphore.releasedAt <= Date.now())
+    const noted = semaphore.releasedAt
+    release()
+    assert.equal(semaphore.releasedAt, noted, 'a second call of the same release gives nothing back')
+  })
+
   it('rejects at once with the reason of a signal that has already aborted, taking no place', async function () {
     const semaphore = new Semaphore(1)
     const reason = new Error('client gone')
