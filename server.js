@@ -26,7 +26,7 @@ const USAGE = `Usage: node server.js [options]
   --parse-cost SZ        heap JSON.parse may be projected to take for one of /good's batches;
                          a denser record is refused with 413 record.too.dense (default 12MiB)
   --limit-record SZ      largest single record /good gathers for a parse thread (default 4MiB)
-  --queue-timeout T      how long a queued /good request waits with no pipeline coming free before 503 (default 10s)
+  --queue-timeout T      how long a queued /good request waits on a stuck queue (no pipeline free, none moving) before 503 (default 10s)
   --database-url URL     a PostgreSQL server for /db (env DATABASE_URL; default: embedded PGlite)
   --disk-quota SZ        bytes the lab may keep in test-data/ (uploads, saves); past it, 507 (default 2GiB)
   --upload-max-age T     at start, remove uploads older than T: 60m, 90s; 0 keeps them (default 60m)

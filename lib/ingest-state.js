@@ -37,7 +37,16 @@ export class IngestState {
      * its batch) would pass /good's ceiling on their own.
      */
     this.largeRecordGate = new Semaphore(1)
+    /** The compressed-byte counters of the requests streaming now: how a queue tells moving from stuck. */
+    this.streaming = new Set()
     this.closed = null
+  }
+
+  /** Compressed bytes the requests streaming now have read so far, together. */
+  streamingBytes () {
+    let bytes = 0
+    for (const counter of this.streaming) bytes += counter.bytes
+    return bytes
   }
 
   /** What /good holds right now: requests in flight and batch bytes out at the workers. */

@@ -83,7 +83,7 @@ export const DEFAULTS = Object.freeze({
      * before it knows. 0: every batch goes to a thread.
      */
     inlineParse: 64 * 1024,
-    /** ms a queued /good request waits with no pipeline coming free before 503 with Retry-After (it waits on while the queue moves). */
+    /** ms a queued /good request waits with no pipeline coming free and the ones ahead at the body-rate floor before 503 with Retry-After (it waits on while the queue moves). */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
     activePipelines: 8

@@ -39,19 +39,26 @@ const MAX_BATCH = 64 * 1024
 /** Seconds a client told the pipelines are busy is asked to wait. */
 const RETRY_AFTER_SECONDS = 1
 
+/** Looks at the queue per deadline: how often a waiter samples the pipelines' pace. */
+const QUEUE_LOOKS = 10
+
 /**
  * Wait for one of the few places to stream. Past a handful of pipelines two
  * cores get no faster, but every extra one holds its socket, inflate and
  * batch buffers. Waiting requests are not read: their bytes wait in the
  * kernel's socket buffers and the client's, which is backpressure too.
- * A waiter gives up only when the queue is stuck: no place came free for
- * `queueMs`. While places come free it keeps its turn, however long the
- * line ahead (ten 100 MB uploads behind eight pipelines are all served, not
- * two of them refused for arriving last); the number waiting is bounded by
- * `limits.inflight`, and a pipeline held by a client that stops sending is
- * ended by the body's deadline (lib/body-deadline.js), which frees a place.
+ *
+ * A waiter gives up (503 server.busy) only when the queue is stuck: no
+ * place came free for `queueMs`, and over that time the pipelines ahead
+ * read no faster together than the slowest pace the lab accepts from each
+ * of them (`limits.minBodyRate`). While places come free, or the pipelines
+ * move their bodies at any useful pace, it keeps its turn however long the
+ * line (ten 100 MB uploads behind eight pipelines that all end at once,
+ * after more than `queueMs`, are all served). How many wait is bounded by
+ * `limits.inflight`; how long is the client's to choose.
  */
-async function admit (req, gate, queueMs) {
+async function admit (req, state, { queueMs, minRate }) {
+  const gate = state.gate
   // a client gone while its request waited for the handler never sends 'close' again
   if (clientGone(req)) throw requestAborted(0)
   if (gate.held < gate.limit) return gate.acquire()
@@ -60,18 +67,25 @@ async function admit (req, gate, queueMs) {
   function onClose () {
     if (!req.complete) gone.abort(requestAborted(0))
   }
-  let deadline = null
-  function checkQueue () {
+  const floor = gate.limit * minRate
+  const looks = [] // [when, bytes the pipelines had read], the last deadline's worth
+  let timer = null
+  function lookAtQueue () {
     const now = Date.now()
+    const read = state.streamingBytes()
+    looks.push([now, read])
+    while (looks.length > 2 && looks[1][0] <= now - queueMs) looks.shift()
     const stuckMs = now - Math.max(started, gate.releasedAt)
-    if (stuckMs >= queueMs) {
+    const [since, readThen] = looks[0]
+    const pace = now > since ? (read - readThen) * 1000 / (now - since) : 0
+    if (stuckMs >= queueMs && now - since >= queueMs && !(pace > floor)) {
       gone.abort(pipelinesBusy(gate.limit, stuckMs, now - started, RETRY_AFTER_SECONDS))
       return
     }
-    deadline = setTimeout(checkQueue, queueMs - stuckMs)
-    deadline.unref()
+    timer = setTimeout(lookAtQueue, Math.max(1, Math.ceil(queueMs / QUEUE_LOOKS)))
+    timer.unref()
   }
-  checkQueue()
+  lookAtQueue()
   req.on('close', onClose)
   try {
     const leave = await gate.acquire(gone.signal)
@@ -81,7 +95,7 @@ async function admit (req, gate, queueMs) {
     }
     return leave
   } finally {
-    clearTimeout(deadline)
+    clearTimeout(timer)
     req.removeListener('close', onClose)
   }
 }
@@ -206,14 +220,15 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
   if (!(state instanceof IngestState)) throw new TypeError('ingestStreamed needs the app\'s ingest state (createIngestState)')
   const plan = negotiateBody(req, opts.limits)
   checkContentLength(req, opts.limits.compressed)
-  const leave = await admit(req, state.gate, opts.ingest.queueMs)
+  const leave = await admit(req, state, { queueMs: opts.ingest.queueMs, minRate: opts.limits.minBodyRate })
   state.active++
   const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
+  const compressed = compressedCounter(opts.limits.compressed)
+  state.streaming.add(compressed)
   try {
     const share = chunkSizeFor(opts.ingest.bufferBudget, state.active)
     const length = Number(req.headers['content-length'])
     const chunkSize = inflateChunkFor(share, length)
-    const compressed = compressedCounter(opts.limits.compressed)
     const inflated = inflatedCounter(opts.limits, compressed)
     const sink = new RecordSink({
       format: plan.format,
@@ -248,6 +263,7 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
       sha256: inflated.digest()
     })
   } finally {
+    state.streaming.delete(compressed)
     stopWatching()
     state.active--
     leave()

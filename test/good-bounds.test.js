@@ -6,6 +6,7 @@
  * counted and no slot held.
  */
 import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
 import http from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import zlib from 'node:zlib'
@@ -31,6 +32,14 @@ function holdOpen (port, body = SMALL) {
   return {
     answer,
     finish: function finish () { req.end(body.subarray(4)) },
+    /** Send the rest `size` bytes at a time, one slice every `everyMs`, then end. */
+    trickle: async function trickle (size, everyMs) {
+      for (let at = 4; at < body.length; at += size) {
+        req.write(body.subarray(at, at + size))
+        await sleep(everyMs)
+      }
+      req.end()
+    },
     vanish: function vanish () { req.destroy() }
   }
 }
@@ -129,6 +138,28 @@ describe('POST /good: a queue that moves', function () {
     const last = await clients[3].answer
     assert.equal(last.status, 200, JSON.stringify(last.body))
     assert.equal(last.body.summary.items, 3)
+  })
+
+  it('keeps a request its turn while the pipeline ahead reads its body at a useful pace, however long it takes', async function () {
+    this.timeout(30000)
+    // about 130 KB of gzip that does not compress away: random hex
+    const items = Array.from({ length: 2000 }, function item (_, id) { return { id, s: crypto.randomBytes(50).toString('hex') } })
+    const body = zlib.gzipSync(JSON.stringify({ items }))
+    const sender = holdOpen(lab.port, body)
+    await waitFor(function streaming () { return state().active === 1 })
+    const queued = holdOpen(lab.port)
+    await waitFor(function inLine () { return state().queued === 1 })
+    queued.finish()
+    const queuedAt = performance.now()
+    // 2 KiB every 40 ms: about 50 KB/s, far above the 4 KB/s floor, for longer than the deadline
+    await sender.trickle(2048, 40)
+    const first = await sender.answer
+    assert.equal(first.status, 200, JSON.stringify(first.body))
+    assert.equal(first.body.summary.items, 2000)
+    const waited = performance.now() - queuedAt
+    assert.ok(waited > QUEUE_MS, `the queued request waited ${Math.round(waited)} ms with no place coming free, more than the ${QUEUE_MS} ms deadline`)
+    const last = await queued.answer
+    assert.equal(last.status, 200, JSON.stringify(last.body))
   })
 })
 

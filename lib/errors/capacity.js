@@ -82,10 +82,10 @@ export function memoryBusy ({ route, budget, projected, available, what, retryAf
   return error
 }
 
-/** 503 server.busy: no streaming pipeline came free for `ingest.queueMs` while a /good request waited for one. */
+/** 503 server.busy: a /good request's queue was stuck for `ingest.queueMs`: no pipeline came free, none moved its body faster than the floor. */
 export function pipelinesBusy (pipelines, stuckMs, waitedMs, retryAfterSeconds) {
   const error = createError(503, 'server.busy',
-    `none of the ${pipelines} streaming pipelines came free for ${stuckMs} ms: try again shortly`,
+    `none of the ${pipelines} streaming pipelines came free or moved its body for ${stuckMs} ms: try again shortly`,
     { limit: pipelines, stuckMs, waitedMs, retryAfter: retryAfterSeconds })
   error.headers['Retry-After'] = String(retryAfterSeconds)
   return error
