@@ -37,7 +37,10 @@ export class IngestState {
      * its batch) would pass /good's ceiling on their own.
      */
     this.largeRecordGate = new Semaphore(1)
-    /** The compressed-byte counters of the requests streaming now: how a queue tells moving from stuck. */
+    /**
+     * The requests streaming now, as `{ counter, length, startedAt }` (compressed bytes read so far,
+     * Content-Length or NaN, Date.now() at its start): how a queue tells moving from stuck.
+     */
     this.streaming = new Set()
     this.closed = null
   }
@@ -45,8 +48,22 @@ export class IngestState {
   /** Compressed bytes the requests streaming now have read so far, together. */
   streamingBytes () {
     let bytes = 0
-    for (const counter of this.streaming) bytes += counter.bytes
+    for (const stream of this.streaming) bytes += stream.counter.bytes
     return bytes
+  }
+
+  /**
+   * The soonest a request streaming now is on course to end, in ms from `now`, at the pace it has
+   * kept since it started: Infinity when none has a Content-Length and bytes read.
+   */
+  soonestEndMs (now = Date.now()) {
+    let soonest = Infinity
+    for (const { counter, length, startedAt } of this.streaming) {
+      const ms = now - startedAt
+      if (!Number.isSafeInteger(length) || counter.bytes <= 0 || ms <= 0) continue
+      soonest = Math.min(soonest, Math.max(0, length - counter.bytes) * ms / counter.bytes)
+    }
+    return soonest
   }
 
   /** What /good holds right now: requests in flight and batch bytes out at the workers. */

@@ -41,6 +41,8 @@ const RETRY_AFTER_SECONDS = 1
 
 /** Looks at the queue per deadline: how often a waiter samples the pipelines' pace. */
 const QUEUE_LOOKS = 10
+/** A queue moves only if a pipeline ahead is on course to end within this many deadlines. */
+const QUEUE_HORIZON = 6
 
 /**
  * Wait for one of the few places to stream. Past a handful of pipelines two
@@ -48,14 +50,16 @@ const QUEUE_LOOKS = 10
  * batch buffers. Waiting requests are not read: their bytes wait in the
  * kernel's socket buffers and the client's, which is backpressure too.
  *
- * A waiter gives up (503 server.busy) only when the queue is stuck: no
- * place came free for `queueMs`, and over that time the pipelines ahead
- * read no faster together than the slowest pace the lab accepts from each
- * of them (`limits.minBodyRate`). While places come free, or the pipelines
- * move their bodies at any useful pace, it keeps its turn however long the
- * line (ten 100 MB uploads behind eight pipelines that all end at once,
- * after more than `queueMs`, are all served). How many wait is bounded by
- * `limits.inflight`; how long is the client's to choose.
+ * A waiter gives up (503 server.busy) when the queue is stuck: no place
+ * came free for `queueMs`, and either the pipelines ahead read no faster
+ * together than the slowest pace the lab accepts from each of them
+ * (`limits.minBodyRate`) or none of them is on course to end within
+ * QUEUE_HORIZON deadlines at the pace it has kept. While places come free,
+ * or a body ahead is on course to end soon, it keeps its turn (ten 100 MB
+ * uploads behind eight pipelines that all end at once, after more than
+ * `queueMs`, are all served; eight clients sending large bodies just above
+ * the floor do not make the queue wait on them). How many wait is bounded
+ * by `limits.inflight`.
  */
 async function admit (req, state, { queueMs, minRate }) {
   const gate = state.gate
@@ -78,7 +82,8 @@ async function admit (req, state, { queueMs, minRate }) {
     const stuckMs = now - Math.max(started, gate.releasedAt)
     const [since, readThen] = looks[0]
     const pace = now > since ? (read - readThen) * 1000 / (now - since) : 0
-    if (stuckMs >= queueMs && now - since >= queueMs && !(pace > floor)) {
+    const moving = pace > floor && state.soonestEndMs(now) <= QUEUE_HORIZON * queueMs
+    if (stuckMs >= queueMs && now - since >= queueMs && !moving) {
       gone.abort(pipelinesBusy(gate.limit, stuckMs, now - started, RETRY_AFTER_SECONDS))
       return
     }
@@ -224,7 +229,8 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
   state.active++
   const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   const compressed = compressedCounter(opts.limits.compressed)
-  state.streaming.add(compressed)
+  const streaming = { counter: compressed, length: Number(req.headers['content-length']), startedAt: Date.now() }
+  state.streaming.add(streaming)
   try {
     const share = chunkSizeFor(opts.ingest.bufferBudget, state.active)
     const length = Number(req.headers['content-length'])
@@ -263,7 +269,7 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
       sha256: inflated.digest()
     })
   } finally {
-    state.streaming.delete(compressed)
+    state.streaming.delete(streaming)
     stopWatching()
     state.active--
     leave()

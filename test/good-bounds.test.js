@@ -35,6 +35,7 @@ function holdOpen (port, body = SMALL) {
     /** Send the rest `size` bytes at a time, one slice every `everyMs`, then end. */
     trickle: async function trickle (size, everyMs) {
       for (let at = 4; at < body.length; at += size) {
+        if (req.destroyed) return
         req.write(body.subarray(at, at + size))
         await sleep(everyMs)
       }
@@ -92,6 +93,22 @@ describe('POST /good: queued requests', function () {
     assert.ok(res.body.error.stuckMs >= 300 && res.body.error.waitedMs >= res.body.error.stuckMs, JSON.stringify(res.body.error))
     holder.finish()
     assert.equal((await holder.answer).status, 200)
+    assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
+  })
+
+  it('answers 503 server.busy to a request queued behind a body sent above the floor but nowhere near its end', async function () {
+    // about 130 KB of gzip at about 20 KB/s: five times the 4 KB/s floor, some 6 s from its end,
+    // past the six deadlines (1.8 s) a queue waits on a body ahead
+    const items = Array.from({ length: 2000 }, function item (_, id) { return { id, s: crypto.randomBytes(50).toString('hex') } })
+    const sender = holdOpen(lab.port, zlib.gzipSync(JSON.stringify({ items })))
+    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
+    const sending = sender.trickle(2048, 100)
+    const res = await post(`${lab.url}/good`, SMALL)
+    assert.equal(res.status, 503, JSON.stringify(res.body))
+    assert.equal(res.body.error.type, 'server.busy')
+    sender.vanish()
+    await sending
+    await waitFor(function free () { return streamedIngestState(lab.app.locals.ingest).active === 0 })
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
   })
 
