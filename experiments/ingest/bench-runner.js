@@ -263,12 +263,14 @@ export async function runIngestBench (options, report) {
       // --quick: one upload per connection, unless a count was given
       const fixedCount = options.requests ?? (options.quick ? concurrency : null)
       const requests = mode === 'counted' ? countedRequests(bytes, concurrency, fixedCount) : null
-      for (const route of options.routes) {
-        const runs = []
-        for (let r = 0; r < options.repeat; r++) {
+      // round by round, every route once per round: a ratio compares routes measured
+      // side by side in time, not one route's runs early and another's late
+      const runs = new Map(options.routes.map(function noRunsYet (route) { return [route, []] }))
+      for (let r = 0; r < options.repeat; r++) {
+        for (const route of options.routes) {
           const load = mode === 'timed' ? `${options.durationS} s` : `${requests} uploads`
           report({ type: 'progress', done, total, label: `${route} ${size} x${concurrency} (${load}) run ${r + 1}/${options.repeat}` })
-          runs.push(await measureIngest({
+          runs.get(route).push(await measureIngest({
             route,
             file: input.file,
             body,
@@ -281,7 +283,9 @@ export async function runIngestBench (options, report) {
           }))
           done++
         }
-        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode }, runs))
+      }
+      for (const route of options.routes) {
+        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode }, runs.get(route)))
         report({ type: 'cell', cell: cells[cells.length - 1] })
       }
     }
