@@ -42,6 +42,8 @@ export class IngestState {
      * Content-Length or NaN, Date.now() at its start): how a queue tells moving from stuck.
      */
     this.streaming = new Set()
+    /** Small documents sent to an idle parse thread so far, rather than parsed on the main thread. */
+    this.documentsShared = 0
     this.closed = null
   }
 
@@ -66,14 +68,15 @@ export class IngestState {
     return soonest
   }
 
-  /** What /good holds right now: requests in flight and batch bytes out at the workers. */
+  /** What /good holds right now: requests in flight and batch bytes out at the workers (and documents shared so far). */
   snapshot () {
     return {
       active: this.active,
       queued: this.gate.waiting.length,
       budgetUsed: this.budget.used,
       waiting: this.budget.waiting.length,
-      gathering: this.largeRecordGate.held
+      gathering: this.largeRecordGate.held,
+      documentsShared: this.documentsShared
     }
   }
 

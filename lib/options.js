@@ -74,9 +74,10 @@ export const DEFAULTS = Object.freeze({
      */
     parseCost: 12 * MiB,
     /**
-     * /good: a body that ends within this many inflated bytes is parsed on
-     * the main thread, with the same cost projection first, not sent to a
-     * parse thread: for small bodies the hop costs more than JSON.parse.
+     * /good: a body that ends within this many inflated bytes is parsed
+     * whole, with the same cost projection first: on the main thread when
+     * alone (for small bodies the hop costs more than JSON.parse), on an idle
+     * parse thread when other requests stream and it is past 4 KiB.
      * It bounds how long one such parse holds the event loop (64 KiB: well
      * under a millisecond for generated items, a few for the densest text
      * the projection admits), and each pipeline holds at most this much

@@ -36,6 +36,16 @@ const EXPECTED_RATIO = 8
 // collect them (measured: 64 KiB batches halved /good's peak against 256 KiB).
 const MAX_BATCH = 64 * 1024
 
+/**
+ * A small document goes to an idle parse thread only past this size. A hop
+ * costs the main thread about 50 us and delays the answer by about 100 us
+ * whatever the size; from 16 KiB of generated JSON it spares the main thread
+ * more than it delays the answer (at 64 KiB, over 0.6 ms spared for 0.15 ms
+ * of delay), below it the two are a few tens of microseconds apart
+ * (`node scripts/parse-hop.js` measures both).
+ */
+const HOP_WORTH = 16 * 1024
+
 /** Seconds a client told the pipelines are busy is asked to wait. */
 const RETRY_AFTER_SECONDS = 1
 
@@ -184,16 +194,51 @@ function inflateInHand (body, layers, bound) {
 }
 
 /**
+ * Whether a small document is parsed on a parse thread rather than here.
+ * The main thread is the one every request needs (sockets, inflate, digest,
+ * answers), and a small body's parse is most of its work: parsed here, ten
+ * clients' bodies are handled one after another on one core while the parse
+ * threads idle. So a document worth the hop (HOP_WORTH) goes to a parse
+ * thread that is idle now, and the main thread reads the next request
+ * meanwhile. It never waits in the threads' queue (behind a busy thread it
+ * is slower than parsing here), so at most one document per thread is out,
+ * each within the inline bound. Smaller documents are parsed here: for them
+ * the round trip costs more than JSON.parse.
+ * @param {IngestState} state
+ * @param {number} bytes the document's inflated size
+ */
+function shareTheParse (state, bytes) {
+  return bytes > HOP_WORTH && state.pool.queued === 0 && state.pool.idle.length > 0
+}
+
+/**
+ * parseDocument on a parse thread: the document's bytes copied into a buffer of
+ * their own and moved there (a Buffer from zlib may be a view of a larger one,
+ * which a message would copy whole). A thread that fails it (it died, or the
+ * app is closing) answers null, as parseDocument does for anything but a valid
+ * document, and the record sink gives the verdict here.
+ */
+async function parseThere (state, document) {
+  state.documentsShared++
+  const bytes = new Uint8Array(document.bytes)
+  try {
+    return await state.pool.run({ ...document, bytes }, { transferList: [bytes.buffer] })
+  } catch {
+    return null
+  }
+}
+
+/**
  * A body whose Content-Length is within the inline bound arrives in a read
  * or two: read it whole, inflate it at once and, when it inflates within
- * the bound too, parse it here on the main thread (the hop to a parse
- * thread costs more than JSON.parse for so little). A valid document
+ * the bound too, parse it (here, or on an idle parse thread when it is
+ * worth the hop: shareTheParse). A valid document
  * within the limits is parsed whole (parseDocument); anything else goes
  * through the record sink, so every refusal is the one a streamed body gets.
  * A body that inflates past the bound is streamed like any other, from memory.
  * @returns {Promise<{ format: string, tally: object }>}
  */
-async function ingestInHand (source, { compressed, inflated, sink, layers, bound, chunkSize, limits, maxCost }) {
+async function ingestInHand (source, { state, compressed, inflated, sink, layers, bound, chunkSize, limits, maxCost }) {
   const body = await readWhole(source, compressed.count)
   const data = inflateInHand(body, layers, bound)
   if (data === null) {
@@ -204,7 +249,8 @@ async function ingestInHand (source, { compressed, inflated, sink, layers, bound
   if (error) throw error
   const format = sink.format ?? detectFormat(data)
   if (format !== 'ndjson') {
-    const answer = parseDocument({ bytes: data, format, maxDepth: limits.depth, maxCost, maxValueBytes: limits.record })
+    const document = { kind: 'document', bytes: data, format, maxDepth: limits.depth, maxCost, maxValueBytes: limits.record }
+    const answer = shareTheParse(state, data.byteLength) ? await parseThere(state, document) : parseDocument(document)
     if (answer !== null) return { format, tally: finishTally(answer.tally) }
   }
   sink.format = format
@@ -252,6 +298,7 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
     try {
       if (Number.isSafeInteger(length) && length <= opts.ingest.inlineParse) {
         parsed = await ingestInHand(body, {
+          state,
           compressed, inflated, sink, layers: plan.layers, bound: opts.ingest.inlineParse, chunkSize, limits: opts.limits, maxCost: opts.ingest.parseCost
         })
       } else {

@@ -1,8 +1,9 @@
 /**
  * POST /good with small bodies: a body whose Content-Length and inflated
  * size are within `ingest.inlineParse` is read whole, inflated at once and
- * parsed on the main thread; one sent chunked that ends within the bound is
- * parsed there too, after streaming. Both must answer exactly what the
+ * parsed on the main thread (or, past 16 KiB, on a parse thread that is idle
+ * then); one sent chunked that ends within the bound is parsed on the main
+ * thread too, after streaming. Both must answer exactly what the
  * parse threads answer (and /bad), refuse what they refuse, and leave no
  * pipeline held when their clients vanish.
  */
@@ -128,6 +129,83 @@ describe('POST /good: small bodies', function () {
     assert.equal(answer.status, 200)
     assert.deepEqual(answer.body.summary, expected.body.summary)
   })
+})
+
+describe('POST /good: small documents on an idle parse thread', function () {
+  let lab = null
+  let threadsOnly = null
+  function shared () { return streamedIngestState(lab.app.locals.ingest).documentsShared }
+  before(async function start () {
+    // a parse cost between the documents' (about 0.5 MiB projected at 64 KiB) and the dense record's (2.6 MiB)
+    lab = await startLab({ ingest: { parseCost: 1024 * KiB } })
+    threadsOnly = await startLab({ ingest: { parseCost: 1024 * KiB, inlineParse: 0 } })
+  })
+  after(async function stop () {
+    await lab.close()
+    await threadsOnly.close()
+  })
+
+  for (const format of ['json', 'array']) {
+    for (const bytes of [16 * KiB + 1, 40 * KiB, BOUND]) {
+      it(`sends ${bytes} bytes of ${format} to an idle parse thread, and answers /bad's summary`, async function () {
+        const body = zlib.gzipSync(documentOf(bytes, format))
+        const query = `?format=${format}`
+        const expected = await post(`${lab.url}/bad${query}`, body)
+        const before = shared()
+        const answer = await post(`${lab.url}/good${query}`, body)
+        assert.equal(answer.status, 200)
+        assert.deepEqual(answer.body.summary, expected.body.summary)
+        // one request at a time: the thread that answered the last one is idle again
+        assert.equal(shared(), before + 1)
+      })
+    }
+  }
+
+  it('parses a document of 16 KiB or less here, and NDJSON through the record sink', async function () {
+    const before = shared()
+    for (const [bytes, format] of [[100, 'json'], [16 * KiB, 'array'], [BOUND, 'ndjson']]) {
+      const body = zlib.gzipSync(documentOf(bytes, format))
+      const expected = await post(`${lab.url}/bad?format=${format}`, body)
+      const answer = await post(`${lab.url}/good?format=${format}`, body)
+      assert.equal(answer.status, 200)
+      assert.deepEqual(answer.body.summary, expected.body.summary)
+    }
+    assert.equal(shared(), before)
+  })
+
+  it('answers many at once, on the threads while one is idle and here when none is, each as /bad does', async function () {
+    const bodies = Array.from({ length: 24 }, function body (_, k) { return zlib.gzipSync(documentOf(20 * KiB + 997 * k, k % 2 ? 'json' : 'array')) })
+    const queries = bodies.map(function query (_, k) { return `?format=${k % 2 ? 'json' : 'array'}` })
+    const expected = []
+    for (const [k, body] of bodies.entries()) expected.push(await post(`${lab.url}/bad${queries[k]}`, body))
+    const before = shared()
+    const answers = await Promise.all(bodies.map(function send (body, k) { return post(`${lab.url}/good${queries[k]}`, body) }))
+    for (const [k, answer] of answers.entries()) {
+      assert.equal(answer.status, 200)
+      assert.deepEqual(answer.body.summary, expected[k].body.summary)
+    }
+    // the first to reach its parse finds every thread idle; how many more do depends on timing
+    assert.ok(shared() > before, 'no document went to a thread')
+  })
+
+  for (const [what, text, status, type] of [
+    ['invalid JSON', `{"items":[${'{"id":1},'.repeat(2000)}{"id":2,}]}`, 422, 'json.invalid'],
+    ['the wrong shape', `{"things":[${'{"id":1},'.repeat(2000)}{"id":2}]}`, 422, 'json.items.missing'],
+    ['nesting past the depth limit', `{"items":[${'{"id":1},'.repeat(2000)}${'['.repeat(1200)}${']'.repeat(1200)}]}`, 422, 'json.too.deep'],
+    ['a record too dense to parse', `{"items":[{"id":1},${denseRecord(60 * KiB)}]}`, 413, 'record.too.dense']
+  ]) {
+    it(`refuses ${what} sent to a parse thread as the record sink does, with the same details`, async function () {
+      assert.ok(text.length > 16 * KiB && text.length <= BOUND)
+      const body = zlib.gzipSync(text)
+      const before = shared()
+      const answer = await post(`${lab.url}/good`, body)
+      const threads = await post(`${threadsOnly.url}/good`, body)
+      assert.equal(shared(), before + 1)
+      assert.equal(answer.status, status)
+      assert.equal(answer.body.error.type, type)
+      assert.deepEqual(answer.body.error, threads.body.error)
+    })
+  }
 })
 
 describe('POST /good: small bodies too dense to parse', function () {
