@@ -27,6 +27,8 @@ const USAGE = `Usage: node server.js [options]
                          a denser record is refused with 413 record.too.dense (default 12MiB)
   --limit-record SZ      largest single record /good gathers for a parse thread (default 4MiB)
   --queue-timeout T      how long a queued /good request waits on a stuck queue (no pipeline free, none moving) before 503 (default 10s)
+  --share-parse MODE     where /good parses a small body's document past 16 KiB: busy (on an idle parse
+                         thread while requests wait for the main thread), always, never (default busy)
   --database-url URL     a PostgreSQL server for /db (env DATABASE_URL; default: embedded PGlite)
   --disk-quota SZ        bytes the lab may keep in test-data/ (uploads, saves); past it, 507 (default 2GiB)
   --upload-max-age T     at start, remove uploads older than T: 60m, 90s; 0 keeps them (default 60m)
@@ -110,6 +112,7 @@ function readConfig (argv, env) {
       'parse-cost': { type: 'string' },
       'limit-record': { type: 'string' },
       'queue-timeout': { type: 'string' },
+      'share-parse': { type: 'string' },
       'database-url': { type: 'string' },
       'disk-quota': { type: 'string' },
       'upload-max-age': { type: 'string' },
@@ -147,6 +150,7 @@ function readConfig (argv, env) {
   if (values['buffer-budget']) ingest.bufferBudget = parseByteSize(values['buffer-budget'])
   if (values['parse-cost']) ingest.parseCost = parseByteSize(values['parse-cost'])
   if (values['queue-timeout']) ingest.queueMs = parseDuration(values['queue-timeout'], '--queue-timeout')
+  if (values['share-parse'] !== undefined) ingest.shareParse = values['share-parse']
   if (Object.keys(ingest).length > 0) app.ingest = ingest
   if (values['limit-record']) app.limits.record = parseByteSize(values['limit-record'])
   if (values['no-request-peak']) app.resetPeakPerRequest = false

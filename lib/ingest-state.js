@@ -6,6 +6,7 @@
  * threads; two apps in one process keep their own.
  */
 import { createParsePool, ByteBudget, threadHeapMb } from './parse-pool.js'
+import { performance } from 'node:perf_hooks'
 import { Semaphore } from './semaphore.js'
 
 /**
@@ -44,7 +45,24 @@ export class IngestState {
     this.streaming = new Set()
     /** Small documents sent to an idle parse thread so far, rather than parsed on the main thread. */
     this.documentsShared = 0
+    /** The event loop's utilisation when a small document was last placed (mainThreadPaused). */
+    this.lastPlaced = performance.eventLoopUtilization()
     this.closed = null
+  }
+
+  /**
+   * Whether the event loop waited for I/O since the last small document was
+   * placed: it had time to spare (one client, waiting for its next request;
+   * or parse threads still busy), so parsing here costs no other request
+   * anything. When it went from one request straight to the next, requests
+   * are waiting for the main thread, and a parse is worth moving off it.
+   * @param {number} idleMs waiting shorter than this is not a pause
+   */
+  mainThreadPaused (idleMs) {
+    const now = performance.eventLoopUtilization()
+    const since = performance.eventLoopUtilization(now, this.lastPlaced)
+    this.lastPlaced = now
+    return since.idle >= idleMs
   }
 
   /** Compressed bytes the requests streaming now have read so far, together. */

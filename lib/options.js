@@ -84,6 +84,13 @@ export const DEFAULTS = Object.freeze({
      * before it knows. 0: every batch goes to a thread.
      */
     inlineParse: 64 * 1024,
+    /**
+     * Where a small body's document past 16 KiB is parsed (lib/streamed-ingest.js,
+     * shareTheParse): 'busy' on an idle parse thread while requests wait for the
+     * main thread, else on the main thread; 'always' on an idle parse thread;
+     * 'never' on the main thread.
+     */
+    shareParse: 'busy',
     /** ms a queued /good request waits with no pipeline coming free and the ones ahead at the body-rate floor before 503 with Retry-After (it waits on while the queue moves). */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
@@ -114,6 +121,14 @@ export const DEFAULTS = Object.freeze({
   /** Worker threads that JSON.parse record batches for /good (one pool per process). */
   parseThreads: Math.max(1, Math.min(4, os.availableParallelism()))
 })
+
+/** Where a small body's document may be parsed: see DEFAULTS.ingest.shareParse. */
+export const SHARE_PARSE_MODES = Object.freeze(['busy', 'always', 'never'])
+
+function checkChoice (name, value, choices) {
+  if (!choices.includes(value)) throw new TypeError(`option ${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`)
+  return value
+}
 
 function checkInteger (name, value, min, max) {
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -153,7 +168,8 @@ export function normalizeOptions (options = {}) {
       activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000),
       parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
-      inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB)
+      inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
+      shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES)
     }),
     generate: Object.freeze({
       defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),

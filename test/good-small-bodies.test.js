@@ -13,7 +13,9 @@ import zlib from 'node:zlib'
 import { startLab, post, postChunked, waitFor } from './helpers.js'
 import { streamedIngestState } from '../lib/streamed-ingest.js'
 import { parseDocument } from '../lib/parse-worker.js'
-import { DEFAULTS } from '../lib/options.js'
+import { performance } from 'node:perf_hooks'
+import { DEFAULTS, normalizeOptions } from '../lib/options.js'
+import { createIngestState } from '../lib/ingest-state.js'
 
 const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
 const BOUND = DEFAULTS.ingest.inlineParse
@@ -132,17 +134,22 @@ describe('POST /good: small bodies', function () {
 })
 
 describe('POST /good: small documents on an idle parse thread', function () {
+  // shareParse 'always': whether the main thread is busy does not decide here (the next
+  // describe has that rule), so every document past 16 KiB takes the thread while one is idle
   let lab = null
   let threadsOnly = null
+  let never = null
   function shared () { return streamedIngestState(lab.app.locals.ingest).documentsShared }
   before(async function start () {
     // a parse cost between the documents' (about 0.5 MiB projected at 64 KiB) and the dense record's (2.6 MiB)
-    lab = await startLab({ ingest: { parseCost: 1024 * KiB } })
+    lab = await startLab({ ingest: { parseCost: 1024 * KiB, shareParse: 'always' } })
     threadsOnly = await startLab({ ingest: { parseCost: 1024 * KiB, inlineParse: 0 } })
+    never = await startLab({ ingest: { shareParse: 'never' } })
   })
   after(async function stop () {
     await lab.close()
     await threadsOnly.close()
+    await never.close()
   })
 
   for (const format of ['json', 'array']) {
@@ -188,6 +195,13 @@ describe('POST /good: small documents on an idle parse thread', function () {
     assert.ok(shared() > before, 'no document went to a thread')
   })
 
+  it('parses every document on the main thread with shareParse never', async function () {
+    const bodies = Array.from({ length: 8 }, function body (_, k) { return zlib.gzipSync(documentOf(20 * KiB + 4099 * k, 'json')) })
+    const answers = await Promise.all(bodies.map(function send (body) { return post(`${never.url}/good`, body) }))
+    for (const answer of answers) assert.equal(answer.status, 200)
+    assert.equal(streamedIngestState(never.app.locals.ingest).documentsShared, 0)
+  })
+
   for (const [what, text, status, type] of [
     ['invalid JSON', `{"items":[${'{"id":1},'.repeat(2000)}{"id":2,}]}`, 422, 'json.invalid'],
     ['the wrong shape', `{"things":[${'{"id":1},'.repeat(2000)}{"id":2}]}`, 422, 'json.items.missing'],
@@ -206,6 +220,25 @@ describe('POST /good: small documents on an idle parse thread', function () {
       assert.deepEqual(answer.body.error, threads.body.error)
     })
   }
+})
+
+describe('IngestState#mainThreadPaused: busy is no wait for I/O between two small documents', function () {
+  let state = null
+  before(function make () { state = createIngestState(normalizeOptions({ parseThreads: 1 })) })
+  after(async function stop () { await state.close() })
+
+  it('is false when the event loop went from one document to the next without waiting', function () {
+    state.mainThreadPaused(0.05)
+    const until = performance.now() + 5
+    while (performance.now() < until) {} // a request's work, with no turn of the loop
+    assert.equal(state.mainThreadPaused(0.05), false)
+  })
+
+  it('is true when the event loop waited for I/O between them, as it does for a lone client\'s next request', async function () {
+    state.mainThreadPaused(0.05)
+    await new Promise(function wait (resolve) { setTimeout(resolve, 20) })
+    assert.equal(state.mainThreadPaused(0.05), true)
+  })
 })
 
 describe('POST /good: small bodies too dense to parse', function () {

@@ -456,6 +456,15 @@ describe('the supervisor (server.js)', function () {
     }
   })
 
+  it('refuses a --share-parse other than busy, always or never (exit 2), naming the choices', async function () {
+    await assert.rejects(run(process.execPath, [SERVER, '--port', '0', '--share-parse', 'sometimes']), function check (err) {
+      assert.equal(err.code, 2, err.stderr)
+      assert.match(err.stderr, /ingest\.shareParse must be one of busy, always, never, got "sometimes"/)
+      assert.match(err.stderr, /^Usage: node server\.js/m)
+      return true
+    })
+  })
+
   it('refuses --max-restarts (exit 2), naming the flags that replaced it', async function () {
     await assert.rejects(run(process.execPath, [SERVER, '--port', '0', '--max-restarts', '5']), function check (err) {
       assert.equal(err.code, 2)
