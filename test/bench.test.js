@@ -79,6 +79,15 @@ describe('npm run bench -- ingest', function () {
     assert.match(stdout, new RegExp(`\\| 200KB \\| 2 +\\| ${verdict.good.toFixed(verdict.good < 10 ? 2 : 0)} +\\| /${verdict.other}`))
   })
 
+  it('with --repeat, measures round by round, every route once per round, and reports medians', async function () {
+    const dir = path.join(out, 'rounds')
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'ingest', '--quick', '--sizes', '200KB', '--concurrency', '1', '--routes', 'bad,good', '--repeat', '2', '--out', dir])
+    const order = [...`${stdout}${stderr}`.matchAll(/\] (bad|good) 200KB x1 \(1 s\) run (\d)\/2/g)].map(function label (m) { return `${m[1]} ${m[2]}` })
+    assert.deepEqual(order, ['bad 1', 'good 1', 'bad 2', 'good 2'])
+    const results = JSON.parse(await fs.promises.readFile(path.join(dir, 'results.json'), 'utf8'))
+    assert.deepEqual(results.cells.map(function runs (c) { return [c.route, c.runs] }), [['bad', 2], ['good', 2]])
+  })
+
   it('sends large bodies as a fixed count of uploads streamed from disk', async function () {
     const dir = path.join(out, 'counted')
     await run(process.execPath, [CLI, 'ingest', '--quick', '--sizes', '2MB', '--timed-up-to', '1MB', '--concurrency', '2', '--routes', 'good,express-json', '--out', dir])
