@@ -19,6 +19,7 @@ import { DEFAULTS } from '../lib/options.js'
 import { parseByteSize } from '../lib/units.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
+import { list, positiveInteger } from '../lib/measure/args.js'
 
 const USAGE = `Usage: node scripts/parse-hop.js [options]
   --sizes LIST   inflated document sizes (default 1KB,4KB,8KB,16KB,32KB,64KB)
@@ -39,11 +40,11 @@ function readOptions (argv) {
     }
   })
   if (values.help) return null
-  const count = Number(values.count)
-  const repeat = Number(values.repeat)
-  if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`--count takes a positive integer, got "${values.count}"`)
-  if (!Number.isSafeInteger(repeat) || repeat < 1) throw new TypeError(`--repeat takes a positive integer, got "${values.repeat}"`)
-  return { sizes: values.sizes.split(',').map(parseByteSize), count, repeat }
+  return {
+    sizes: list(values.sizes, parseByteSize),
+    count: positiveInteger('count')(values.count),
+    repeat: positiveInteger('repeat')(values.repeat)
+  }
 }
 
 /** A generated `json` document of about `bytes` inflated bytes, as the bench's inputs are made. */

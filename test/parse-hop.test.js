@@ -31,6 +31,6 @@ describe('node scripts/parse-hop.js', function () {
     const failed = await run(process.execPath, [SCRIPT, '--count', 'none']).then(function ran () { return null }, function threw (err) { return err })
     assert.ok(failed, 'it ran')
     assert.equal(failed.code, 2)
-    assert.match(failed.stderr, /--count takes a positive integer/)
+    assert.match(failed.stderr, /--count takes positive integers/)
   })
 })
