@@ -59,8 +59,15 @@ const RETRY_AFTER_SECONDS = 1
 
 /** Looks at the queue per deadline: how often a waiter samples the pipelines' pace. */
 const QUEUE_LOOKS = 10
-/** A queue moves only if a pipeline ahead is on course to end within this many deadlines. */
-const QUEUE_HORIZON = 6
+/**
+ * A queue moves only if a pipeline ahead is on course to end within this many
+ * deadlines: ten minutes at the default 10 s, an upload in progress rather
+ * than a dawdler (a 500 MB body read at 0.9 MB/s or more; eight of them at
+ * once read about 6 MB/s each on the 2-core development machine, 80 s each,
+ * which a horizon of six deadlines took for a stuck queue: 92 of a hundred
+ * 500 MB uploads got 503).
+ */
+const QUEUE_HORIZON = 60
 
 /**
  * Wait for one of the few places to stream. Past a handful of pipelines two

@@ -4,7 +4,8 @@
  * for generated documents of a few sizes, parseDocument here, and the same
  * document sent to one of the lab's parse threads and answered. The first is
  * the main thread's time; for the second, the answer's time (wall) and the
- * main thread's share of it (event-loop utilisation). /good sends a small
+ * main thread's share of it (event-loop utilisation); and how much of the
+ * first is the projection of the parse's cost, which /bad does not make. /good sends a small
  * body's document to an idle thread only past the size where the round trip
  * takes no longer than parsing here (HOP_WORTH in lib/streamed-ingest.js).
  *
@@ -17,6 +18,7 @@ import { parseDocument } from '../lib/parse-worker.js'
 import { createParsePool, threadHeapMb } from '../lib/parse-pool.js'
 import { DEFAULTS } from '../lib/options.js'
 import { parseByteSize } from '../lib/units.js'
+import { projectParseCost } from '../lib/parse-cost.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { list, positiveInteger } from '../lib/measure/args.js'
@@ -67,6 +69,13 @@ function parseHere (data, count) {
   return (performance.now() - started) * 1000 / count
 }
 
+/** Microseconds per projection of the parse's cost (lib/parse-cost.js), the part of parseDocument /bad does not do. */
+function projectHere (data, count) {
+  const started = performance.now()
+  for (let k = 0; k < count; k++) projectParseCost(data)
+  return (performance.now() - started) * 1000 / count
+}
+
 /** Microseconds per round trip to a parse thread (wall), and of the main thread's time in it. */
 async function parseThere (pool, data, count) {
   const before = performance.eventLoopUtilization()
@@ -102,15 +111,17 @@ async function main (argv) {
       parseHere(data, Math.min(200, options.count))
       await parseThere(pool, data, Math.min(200, options.count))
       const here = []
+      const projection = []
       const wall = []
       const mainShare = []
       for (let r = 0; r < options.repeat; r++) {
         here.push(parseHere(data, options.count))
+        projection.push(projectHere(data, options.count))
         const there = await parseThere(pool, data, options.count)
         wall.push(there.wall)
         mainShare.push(there.main)
       }
-      const row = { bytes: data.length, here: median(here), wall: median(wall), main: median(mainShare) }
+      const row = { bytes: data.length, here: median(here), projection: median(projection), wall: median(wall), main: median(mainShare) }
       rows.push(row)
       process.stderr.write(`${row.bytes} B done\n`)
     }
@@ -118,9 +129,9 @@ async function main (argv) {
     await pool.destroy()
   }
   process.stdout.write(markdownTable(
-    ['document', 'parsed here us', 'on a thread: answer us', 'main thread us', 'main thread spared us'],
+    ['document', 'parsed here us', 'of which the cost projection us', 'on a thread: answer us', 'main thread us', 'main thread spared us'],
     rows.map(function line (r) {
-      return [`${r.bytes} B`, fixed(r.here, 0), fixed(r.wall, 0), fixed(r.main, 0), fixed(r.here - r.main, 0)]
+      return [`${r.bytes} B`, fixed(r.here, 0), fixed(r.projection, 0), fixed(r.wall, 0), fixed(r.main, 0), fixed(r.here - r.main, 0)]
     })
   ) + `\nNode ${process.version}; medians of ${options.repeat} x ${options.count} parses; one parse thread, the lab's default limits.\n`)
   return 0

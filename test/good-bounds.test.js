@@ -97,9 +97,9 @@ describe('POST /good: queued requests', function () {
   })
 
   it('answers 503 server.busy to a request queued behind a body sent above the floor but nowhere near its end', async function () {
-    // about 130 KB of gzip at about 20 KB/s: five times the 4 KB/s floor, some 6 s from its end,
-    // past the six deadlines (1.8 s) a queue waits on a body ahead
-    const items = Array.from({ length: 2000 }, function item (_, id) { return { id, s: crypto.randomBytes(50).toString('hex') } })
+    // about 650 KB of gzip at about 20 KB/s: five times the 4 KB/s floor, some 30 s from its end,
+    // past the sixty deadlines (18 s) a queue waits on a body ahead
+    const items = Array.from({ length: 10000 }, function item (_, id) { return { id, s: crypto.randomBytes(50).toString('hex') } })
     const sender = holdOpen(lab.port, zlib.gzipSync(JSON.stringify({ items })))
     await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
     const sending = sender.trickle(2048, 100)

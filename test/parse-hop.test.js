@@ -19,8 +19,8 @@ describe('node scripts/parse-hop.js', function () {
     const rows = stdout.split('\n').filter(function row (line) { return /^\| \d+ B/.test(line) })
     assert.equal(rows.length, 2, stdout)
     for (const row of rows) {
-      const [here, answer, main] = row.split('|').slice(2, 5).map(Number)
-      assert.ok(here > 0 && answer > 0 && main >= 0, row)
+      const [here, projection, answer, main] = row.split('|').slice(2, 6).map(Number)
+      assert.ok(here > 0 && projection > 0 && answer > 0 && main >= 0, row)
     }
     // the larger document is the larger one, whatever the timings
     const bytes = rows.map(function size (row) { return Number(/^\| (\d+) B/.exec(row)[1]) })
