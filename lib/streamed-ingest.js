@@ -38,11 +38,9 @@ const MAX_BATCH = 64 * 1024
 
 /**
  * A small document goes to an idle parse thread only past this size. A hop
- * costs the main thread about 50 us and delays the answer by about 100 us
- * whatever the size; from 16 KiB of generated JSON it spares the main thread
- * more than it delays the answer (at 64 KiB, over 0.6 ms spared for 0.15 ms
- * of delay), below it the two are a few tens of microseconds apart
- * (`node scripts/parse-hop.js` measures both).
+ * costs the main thread 35 to 70 us and may delay the answer by up to about
+ * 0.2 ms; below 16 KiB of generated JSON it spares the main thread 0.1 ms or
+ * less, from 32 KiB 0.3 ms or more (`node scripts/parse-hop.js` measures both).
  */
 const HOP_WORTH = 16 * 1024
 
