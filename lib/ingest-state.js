@@ -86,15 +86,14 @@ export class IngestState {
     return soonest
   }
 
-  /** What /good holds right now: requests in flight and batch bytes out at the workers (and documents shared so far). */
+  /** What /good holds right now: requests in flight and batch bytes out at the workers. */
   snapshot () {
     return {
       active: this.active,
       queued: this.gate.waiting.length,
       budgetUsed: this.budget.used,
       waiting: this.budget.waiting.length,
-      gathering: this.largeRecordGate.held,
-      documentsShared: this.documentsShared
+      gathering: this.largeRecordGate.held
     }
   }
 

@@ -138,7 +138,7 @@ describe('POST /good: small documents on an idle parse thread', function () {
   let lab = null
   let threadsOnly = null
   let never = null
-  function shared () { return streamedIngestState(lab.app.locals.ingest).documentsShared }
+  function shared () { return lab.app.locals.ingest.documentsShared }
   before(async function start () {
     // a parse cost between the documents' (about 0.5 MiB projected at 64 KiB) and the dense record's (2.6 MiB)
     lab = await startLab({ ingest: { parseCost: 1024 * KiB, shareParse: 'always' } })
@@ -198,7 +198,7 @@ describe('POST /good: small documents on an idle parse thread', function () {
     const bodies = Array.from({ length: 8 }, function body (_, k) { return zlib.gzipSync(documentOf(20 * KiB + 4099 * k, 'json')) })
     const answers = await Promise.all(bodies.map(function send (body) { return post(`${never.url}/good`, body) }))
     for (const answer of answers) assert.equal(answer.status, 200)
-    assert.equal(streamedIngestState(never.app.locals.ingest).documentsShared, 0)
+    assert.equal(never.app.locals.ingest.documentsShared, 0)
   })
 
   for (const [what, text, status, type] of [
