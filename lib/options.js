@@ -75,9 +75,8 @@ export const DEFAULTS = Object.freeze({
     parseCost: 12 * MiB,
     /**
      * /good: a body that ends within this many inflated bytes is parsed
-     * whole, with the same cost projection first: on the main thread when
-     * alone (for small bodies the hop costs more than JSON.parse), on an idle
-     * parse thread when other requests stream and it is past 4 KiB.
+     * whole, with the same cost projection first, on the main thread or an
+     * idle parse thread (`shareParse`).
      * It bounds how long one such parse holds the event loop (64 KiB: well
      * under a millisecond for generated items, a few for the densest text
      * the projection admits), and each pipeline holds at most this much
@@ -91,7 +90,7 @@ export const DEFAULTS = Object.freeze({
      * 'never' on the main thread.
      */
     shareParse: 'busy',
-    /** ms a queued /good request waits with no pipeline coming free and the ones ahead at the body-rate floor before 503 with Retry-After (it waits on while the queue moves). */
+    /** ms a queued /good request waits on a stuck queue (no pipeline came free; the ones ahead at the body-rate floor, or none on course to end within sixty of these) before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
     activePipelines: 8

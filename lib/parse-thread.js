@@ -1,7 +1,8 @@
 /**
  * The body of a parse thread: receives batches, answers with parseBatch's
- * result (or a small body's whole document, with parseDocument's); a list of batches (one message for several) with a list of results,
- * parsed one at a time. Before each it writes the batch's index where the
+ * result (or, for a small body's whole document, parseDocument's); a list
+ * of batches (one message for several) with a list of results, parsed one
+ * at a time. Before each it writes the batch's index where the
  * pool can read it (workerData.progress): a thread that runs out of memory
  * sends no answer, and the pool must say which batch it was parsing.
  */

@@ -227,8 +227,8 @@ function inflateInHand (body, layers, bound) {
  */
 function shareTheParse (state, bytes, mode) {
   if (bytes <= HOP_WORTH || mode === 'never') return false
-  const paused = state.mainThreadPaused(PAUSE_MS)
-  return (mode === 'always' || !paused) && state.pool.queued === 0 && state.pool.idle.length > 0
+  if (mode === 'busy' && state.mainThreadPaused(PAUSE_MS)) return false
+  return state.pool.queued === 0 && state.pool.idle.length > 0
 }
 
 /**
@@ -295,11 +295,11 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
   state.active++
   const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   const compressed = compressedCounter(opts.limits.compressed)
-  const streaming = { counter: compressed, length: Number(req.headers['content-length']), startedAt: Date.now() }
+  const length = Number(req.headers['content-length'])
+  const streaming = { counter: compressed, length, startedAt: Date.now() }
   state.streaming.add(streaming)
   try {
     const share = chunkSizeFor(opts.ingest.bufferBudget, state.active)
-    const length = Number(req.headers['content-length'])
     const chunkSize = inflateChunkFor(share, length)
     const inflated = inflatedCounter(opts.limits, compressed)
     const sink = new RecordSink({
