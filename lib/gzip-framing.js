@@ -113,3 +113,14 @@ export class GunzipBody extends zlib.Gunzip {
 export function createGunzipBody (options) {
   return new GunzipBody(options)
 }
+
+/**
+ * One Gunzip per gzip layer of a streamed body, to spread into `pipeline`.
+ * @param {number} layers
+ * @param {zlib.ZlibOptions} [options]
+ */
+export function gunzipLayers (layers, options) {
+  const gunzips = []
+  for (let k = 0; k < layers; k++) gunzips.push(createGunzipBody(options))
+  return gunzips
+}

@@ -2,11 +2,12 @@
  * The ingest routes the experiment and the bench compare, and how each is
  * sent the same gzip file: /bad and /good take it as gzip, /express-json as
  * JSON gzipped by Content-Encoding (the bytes on the wire are the same, so
- * are the summaries). NDJSON is not one JSON document: express.json cannot
- * read it.
+ * are the summaries); /streamparser-json takes it as /bad does. NDJSON is
+ * not one JSON document: express.json and the textbook route do not read it.
  */
 import { FORMATS } from './json-records.js'
 import { EXPRESS_JSON_FORMATS } from './json-middleware-ingest.js'
+import { STREAMPARSER_FORMATS } from './json-token-guard.js'
 
 export const INGEST_ROUTES = Object.freeze({
   bad: Object.freeze({
@@ -23,6 +24,11 @@ export const INGEST_ROUTES = Object.freeze({
     label: 'express.json',
     headers: Object.freeze({ 'content-type': 'application/json', 'content-encoding': 'gzip' }),
     formats: EXPRESS_JSON_FORMATS
+  }),
+  'streamparser-json': Object.freeze({
+    label: '@streamparser/json',
+    headers: Object.freeze({ 'content-type': 'application/gzip' }),
+    formats: STREAMPARSER_FORMATS
   })
 })
 

@@ -10,7 +10,7 @@
 import { Readable } from 'node:stream'
 import { pipeline, finished } from 'node:stream/promises'
 import zlib from 'node:zlib'
-import { createGunzipBody, paddingError } from './gzip-framing.js'
+import { gunzipLayers, paddingError } from './gzip-framing.js'
 import {
   negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary, clientGone
 } from './ingest-common.js'
@@ -152,12 +152,6 @@ export function inflateChunkFor (share, compressedBytes) {
   return Math.max(SMALL_CHUNK, Math.min(share, wanted))
 }
 
-function gunzipLayers (layers, chunkSize) {
-  const gunzips = []
-  for (let k = 0; k < layers; k++) gunzips.push(createGunzipBody({ chunkSize }))
-  return gunzips
-}
-
 /**
  * Read a body to its end and keep it, checking each chunk with `count`.
  * Events rather than `pipeline`: one source read whole needs no composing,
@@ -262,7 +256,7 @@ async function ingestInHand (source, { state, compressed, inflated, sink, layers
   const body = await readWhole(source, compressed.count)
   const data = inflateInHand(body, layers, bound)
   if (data === null) {
-    await pipeline(Readable.from([body]), ...gunzipLayers(layers, chunkSize), inflated, sink)
+    await pipeline(Readable.from([body]), ...gunzipLayers(layers, { chunkSize }), inflated, sink)
     return { format: sink.format, tally: sink.result }
   }
   const error = inflated.count(data)
@@ -322,7 +316,7 @@ export async function ingestStreamed (req, opts, { state, admission } = {}) {
           compressed, inflated, sink, layers: plan.layers, bound: opts.ingest.inlineParse, chunkSize, limits: opts.limits, maxCost: opts.ingest.parseCost, shareParse: opts.ingest.shareParse
         })
       } else {
-        await pipeline(body, compressed, ...gunzipLayers(plan.layers, chunkSize), inflated, sink)
+        await pipeline(body, compressed, ...gunzipLayers(plan.layers, { chunkSize }), inflated, sink)
         parsed = { format: sink.format, tally: sink.result }
       }
     } catch (err) {

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks'
 import { ingestBuffered } from '../lib/buffered-ingest.js'
 import { ingestStreamed } from '../lib/streamed-ingest.js'
 import { createExpressJsonIngest } from '../lib/json-middleware-ingest.js'
+import { ingestWithStreamparser } from '../lib/streamparser-ingest.js'
 import { watchRequestPeak } from '../lib/peak.js'
 import { msSince, nextRequestId } from '../lib/lab-events.js'
 import { overloaded } from '../lib/errors.js'
@@ -26,6 +27,8 @@ export function ingestRoutes (opts, events, admission, { state, readPeak } = {})
   router.post('/good', answerWith('good', ingestStreamed, opts, events, load))
   // express.json() on this route only, never app-wide: the other routes read their bodies themselves
   router.post('/express-json', answerWith('express-json', createExpressJsonIngest(opts), opts, events, load))
+  // the textbook streaming route: what @streamparser/json's README leads to, with the lab's limits
+  router.post('/streamparser-json', answerWith('streamparser-json', ingestWithStreamparser, opts, events, load))
   return router
 }
 

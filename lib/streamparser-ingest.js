@@ -1,0 +1,66 @@
+/**
+ * POST /streamparser-json: the streaming route a reader writes after reading
+ * @streamparser/json's README, and the one to copy. The body flows through
+ * `pipeline()` a chunk at a time: request, gunzip, the library's tokenizer,
+ * its parser picking the records out, a tally. Memory stays flat whatever
+ * the body's size; the library's tokenizer reads about 30 MB/s, a third of
+ * /good (docs/ingest.md, `npm run bench -- ingest`; the choice of library:
+ * `node scripts/json-libraries.js`). The lab's limits come from shared
+ * pieces, one line each; what the library cannot bound (nesting, one huge
+ * record) is watched token by token (lib/json-token-guard.js).
+ */
+import { Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { Tokenizer, TokenParser } from '@streamparser/json'
+import { negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary } from './ingest-common.js'
+import { gunzipLayers } from './gzip-framing.js'
+import { JsonTokenGuard } from './json-token-guard.js'
+import { badParameter, fromZlibError, jsonInvalid, LabError } from './errors.js'
+
+export async function ingestWithStreamparser (req, opts, { admission } = {}) {
+  const plan = negotiateBody(req, opts.limits) // 415 or 400 before a byte is read
+  if (plan.format === 'ndjson') throw badParameter('format', plan.format, 'json | array (NDJSON is many documents: POST /good reads it)')
+  checkContentLength(req, opts.limits.compressed) // 413 before a byte is read
+  const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
+  const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
+  const guard = new JsonTokenGuard(plan.format, opts.limits) // 413 past the depth or record limit
+  const tokenizer = new Tokenizer()
+  let parser = null // built at the first token, which says where the records are
+  tokenizer.onToken = function checkThenParse (token) {
+    guard.see(token)
+    parser ??= recordParser(guard)
+    parser.write(token)
+  }
+  const parse = new Writable({
+    write: function parseChunk (chunk, encoding, done) {
+      try { guard.take(chunk.length); tokenizer.write(chunk); done() } catch (err) { done(err) }
+    },
+    final: function endParse (done) {
+      try {
+        if (!tokenizer.isEnded) tokenizer.end()
+        if (parser === null) throw jsonInvalid('the body holds no JSON', 0)
+        if (!parser.isEnded) parser.end()
+        done()
+      } catch (err) { done(err) }
+    }
+  })
+  const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
+  try {
+    const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
+    await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, parse)
+  } catch (err) {
+    if (err instanceof LabError) throw err
+    throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
+  } finally {
+    stopWatching()
+  }
+  const { format, tally } = guard.result() // 422 when the document is not what the format asks
+  return makeSummary({ format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.digest() })
+}
+
+/** The library's parser, emitting the records where the guard says they are. */
+function recordParser (guard) {
+  const parser = new TokenParser({ paths: guard.paths, keepStack: false })
+  parser.onValue = function countRecord ({ value }) { guard.record(value) }
+  return parser
+}
