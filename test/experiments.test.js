@@ -1,6 +1,7 @@
 /**
  * /experiments and the engine behind it: a real ingest run against this
- * server's /bad and /good from a separate load process, cancellation that
+ * server's /bad and /good (and, with route "all", /express-json and
+ * /streamparser-json) from a separate load process, cancellation that
  * leaves no process behind, and JSON errors naming what was wrong.
  */
 import assert from 'node:assert/strict'
@@ -71,9 +72,11 @@ describe('/experiments', function () {
         assert.ok(['enum', 'integer', 'size'].includes(p.type), `${p.name} has a known type`)
       }
       const route = ingest.params.find(function isRoute (p) { return p.name === 'route' })
-      assert.deepEqual(route.values, ['both', 'all', 'bad', 'good', 'express-json'])
+      assert.deepEqual(route.values, ['both', 'all', 'bad', 'good', 'express-json', 'streamparser-json'])
       assert.equal(route.default, 'both')
       for (const value of route.values) assert.equal(typeof route.valueLabels[value], 'string', value)
+      assert.equal(route.valueLabels['streamparser-json'], '/streamparser-json (@streamparser/json)')
+      assert.match(route.valueLabels.all, /\/express-json, then \/streamparser-json/)
       const concurrency = ingest.params.find(function isConcurrency (p) { return p.name === 'concurrency' })
       assert.deepEqual([concurrency.min, concurrency.max, concurrency.default], [1, 500, 1])
     })
@@ -133,8 +136,8 @@ describe('/experiments', function () {
       assert.equal(list.recent[0].status, 'done')
     })
 
-    it('runs all three with route "all": /express-json, the third contender, gives the same answer', async function () {
-      this.timeout(60000)
+    it('runs all four with route "all": /express-json and /streamparser-json give the same answer as /bad and /good', async function () {
+      this.timeout(90000)
       const watch = watchRun(lab.app.locals.events, isEnd)
       const res = await call(`${lab.url}/experiments`, 'POST', {
         name: 'ingest',
@@ -144,15 +147,44 @@ describe('/experiments', function () {
       await watch.ended
       const run = (await call(`${lab.url}/experiments/${res.body.id}`)).body
       assert.equal(run.status, 'done', JSON.stringify(run.error))
-      assert.deepEqual(Object.keys(run.result.routes), ['bad', 'good', 'express-json'])
-      assert.equal(run.progress.done, 6)
-      const json = run.result.routes['express-json']
-      assert.equal(json.ok, 2, JSON.stringify(json.errors))
-      assert.ok(json.server.peakRss > 0)
-      assert.deepEqual(json.summary, run.result.routes.bad.summary)
-      assert.equal(json.summary.format, 'array')
+      assert.deepEqual(Object.keys(run.result.routes), ['bad', 'good', 'express-json', 'streamparser-json'])
+      assert.equal(run.progress.done, 8)
+      for (const route of ['express-json', 'streamparser-json']) {
+        const figures = run.result.routes[route]
+        assert.equal(figures.ok, 2, `${route}: ${JSON.stringify(figures.errors)}`)
+        assert.equal(figures.summariesAgree, true, route)
+        assert.ok(figures.server.peakRss > 0, route)
+        assert.deepEqual(figures.summary, run.result.routes.bad.summary, route)
+      }
+      assert.equal(run.result.routes['streamparser-json'].summary.format, 'array')
       assert.equal(run.result.summariesAgree, true)
-      assert.equal(run.pids.length, 3)
+      assert.equal(run.pids.length, 4)
+      // the contract's presentation: a column per route, headed by what it is, and one verdict for all four
+      const [table] = run.result.tables
+      assert.deepEqual(table.columns.map(function heading (c) { return c.label }),
+        ['POST /bad (buffered)', 'POST /good (streamed)', 'POST /express-json (express.json)', 'POST /streamparser-json (@streamparser/json)'])
+      assert.deepEqual(run.result.verdicts.map(function text (v) { return v.text }),
+        ['✔ Answers identical: every upload to all 4 routes gave the same summary.'])
+    })
+
+    it('runs /streamparser-json alone with route "streamparser-json", one load process, one column', async function () {
+      this.timeout(60000)
+      const watch = watchRun(lab.app.locals.events, isEnd)
+      const res = await call(`${lab.url}/experiments`, 'POST', {
+        name: 'ingest',
+        params: { route: 'streamparser-json', bytes: '200KB', concurrency: 2, requests: 2 }
+      })
+      assert.equal(res.status, 202, JSON.stringify(res.body))
+      await watch.ended
+      const run = (await call(`${lab.url}/experiments/${res.body.id}`)).body
+      assert.equal(run.status, 'done', JSON.stringify(run.error))
+      assert.deepEqual(Object.keys(run.result.routes), ['streamparser-json'])
+      const figures = run.result.routes['streamparser-json']
+      assert.equal(figures.ok, 2, JSON.stringify(figures.errors))
+      assert.equal(figures.summary.format, 'json')
+      assert.ok(figures.summary.inflatedBytes >= 200000)
+      assert.equal(run.result.summariesAgree, true)
+      assert.equal(run.pids.length, 1)
     })
 
     it('answers 409 experiment.busy while another run is under way', async function () {
@@ -185,6 +217,7 @@ describe('/experiments', function () {
       { params: { format: 'xml' }, parameter: 'params.format' },
       { params: { route: 'all', format: 'ndjson' }, parameter: 'params.format' },
       { params: { route: 'express-json', format: 'ndjson' }, parameter: 'params.format' },
+      { params: { route: 'streamparser-json', format: 'ndjson' }, parameter: 'params.format' },
       { params: { bytes: '10 parsecs' }, parameter: 'params.bytes' },
       { params: { bytes: '1MB', size: 10 }, parameter: 'params.bytes' },
       { params: { colour: 'blue' }, parameter: 'params.colour' },

@@ -7,6 +7,7 @@
  */
 import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/units.js'
 import { count, errorList, peakOf, times } from '../../lib/measure/figure-lines.js'
+import { INGEST_ROUTES } from '../../lib/ingest-routes.js'
 
 /** The lesson picture (docs/img/lesson-ingest.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
@@ -36,9 +37,9 @@ export function ingestFigures ({ params, result }) {
   return lines
 }
 
-/** How the demo names a route. */
+/** How the demo names a route: its path and the route table's label, e.g. "/good (streamed)". */
 function routeName (route) {
-  return { bad: '/bad (buffered)', good: '/good (streamed)' }[route] ?? route
+  return Object.hasOwn(INGEST_ROUTES, route) ? `/${route} (${INGEST_ROUTES[route].label})` : route
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The ingest experiment: the same generated gzip document uploaded to POST
- * /bad and POST /good (and, with route "all", POST /express-json) of this
- * very server, by a load generator in a process of its own, with the
+ * /bad and POST /good (and, with route "all", POST /express-json and POST
+ * /streamparser-json) of this very server, by a load generator in a process of its own, with the
  * server's peak RSS measured per route.
  *
  * Unlike `npm run bench:ingest` (a fresh server process per measurement),
@@ -29,8 +29,9 @@ export const title = 'Buffered vs streamed gzip ingest'
 export const description = 'Uploads the same generated gzip JSON document to POST /bad (buffers the whole ' +
   'body, inflates it, parses it as one string) and to POST /good (streams it through gunzip and a record ' +
   'scanner), from a separate load process, and reports each route\'s throughput, latency and the server\'s ' +
-  'peak memory above idle. "All three" adds POST /express-json, what most Express apps run: express.json(), ' +
-  'the buffered pattern with a limit on inflated bytes. Every route must give the same answer.'
+  'peak memory above idle. "All four" adds POST /express-json, what most Express apps run: express.json(), ' +
+  'the buffered pattern with a limit on inflated bytes, and POST /streamparser-json, the textbook streaming route ' +
+  'on the library @streamparser/json. Every route must give the same answer.'
 
 const ROUTES = Object.freeze(['both', 'all', ...INGEST_ROUTE_NAMES])
 /** What each choice of `route` runs, in order. */
@@ -49,14 +50,17 @@ export const params = deepFreeze([
     values: [...ROUTES],
     valueLabels: {
       both: 'Both: /bad, then /good',
-      all: 'All three: /bad, /good, then /express-json',
+      all: 'All four: /bad, /good, /express-json, then /streamparser-json',
       bad: '/bad (buffered)',
       good: '/good (streamed)',
-      'express-json': '/express-json (express.json)'
+      'express-json': '/express-json (express.json)',
+      'streamparser-json': '/streamparser-json (@streamparser/json)'
     },
     default: 'both',
     label: 'Route',
-    help: '/bad buffers the whole body in memory; /good streams it; /express-json is express.json(), buffered with a limit on inflated bytes. "Both" runs /bad first, then /good, on the same input, so the two can be compared; "All three" adds /express-json.'
+    help: '/bad buffers the whole body in memory; /good streams it; /express-json is express.json(), buffered with a limit on inflated bytes; ' +
+      '/streamparser-json streams it through the library @streamparser/json, as its README shows. "Both" runs /bad first, then /good, ' +
+      'on the same input, so the two can be compared; "All four" adds /express-json and /streamparser-json.'
   },
   {
     name: 'bytes',
@@ -83,7 +87,7 @@ export const params = deepFreeze([
     valueLabels: { json: '{"items": [...]}', array: '[...] (top-level array)', ndjson: 'NDJSON (one item per line)' },
     default: 'json',
     label: 'Document format',
-    help: 'Shape of the generated document. /bad and /good accept all three; /express-json one JSON document, not NDJSON.'
+    help: 'Shape of the generated document. /bad and /good accept all three; /express-json and /streamparser-json one JSON document, not NDJSON.'
   },
   {
     name: 'concurrency',
@@ -132,7 +136,7 @@ export function normalizeParams (raw, options) {
   const format = isPresent(given.format) ? enumParam('format', given.format, FORMATS) : 'json'
   const refusing = routesRefusing(RUNS[route] ?? [route], format)
   if (refusing.length > 0) {
-    throw badParameter('params.format', format, `a format every route of "${route}" reads: /${refusing.join(', /')} takes ${INGEST_ROUTES[refusing[0]].formats.join(' or ')} (express.json parses one JSON document)`)
+    throw badParameter('params.format', format, `a format every route of "${route}" reads: /${refusing.join(', /')} takes ${INGEST_ROUTES[refusing[0]].formats.join(' or ')} (${INGEST_ROUTES[refusing[0]].label} parses one JSON document)`)
   }
   return Object.freeze({
     route,
@@ -157,7 +161,7 @@ export async function run (ctx) {
   const dir = path.join(options.dataDir, 'bench')
   ctx.progress({ done: 0, total, stage: 'input' })
   const input = await ensureInput({ bytes: p.bytes, size: p.size, format: p.format, dir, signal })
-  // one tiny document, so neither route meets its first-request costs inside the measurement
+  // one tiny document, so no route meets its first-request costs inside the measurement
   const warm = await ensureInput({ size: 1, format: p.format, dir, signal })
   const byRoute = {}
   for (const [index, route] of routes.entries()) {

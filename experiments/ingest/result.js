@@ -5,12 +5,15 @@
  * to the contract's units; only composite texts are made here.
  */
 import { formatMiB } from '../../lib/units.js'
+import { INGEST_ROUTES } from '../../lib/ingest-routes.js'
 
-/** What each ingest route is, in a column's heading; others are shown by name. */
-const ROUTE_KINDS = Object.freeze({ bad: 'buffered', good: 'streamed', 'express-json': 'express.json' })
-
+/**
+ * A column's heading: the route and what it is, from the route table's label
+ * (buffered, streamed, express.json, @streamparser/json); a route not in the
+ * table is shown by name.
+ */
 function routeHeading (route) {
-  return `POST /${route} (${Object.hasOwn(ROUTE_KINDS, route) ? ROUTE_KINDS[route] : route})`
+  return `POST /${route} (${Object.hasOwn(INGEST_ROUTES, route) ? INGEST_ROUTES[route].label : route})`
 }
 
 function describeErrors (errors) {
