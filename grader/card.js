@@ -55,8 +55,9 @@ export function validateCardJson (doc) {
 
 /**
  * The card as text: a header, a line per check (PASS or FAIL, the area,
- * the check, the figure, the limit, what it means), and under a failed
- * check its reason and hint; then the verdict per area.
+ * the check, the figure, the limit, what it means), under a memory check
+ * the lab's own routes measured the same way (when they were), and under a
+ * failed check its reason and hint; then the verdict per area.
  * @param {import('./index.js').Card} card
  * @returns {string}
  */
@@ -66,6 +67,8 @@ export function formatCard (card) {
   const nameWidth = Math.max(...card.checks.map(function width (c) { return c.name.length }))
   for (const c of card.checks) {
     lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  [limit: ${c.limit}]  ${c.meaning}`)
+    const beside = besideLine(c)
+    if (beside !== null) lines.push(`      beside: ${beside}`)
     if (!c.pass) {
       if (c.reason) lines.push(`      why:  ${c.reason.split('\n')[0]}`)
       lines.push(`      hint: ${c.hint}`)
@@ -81,6 +84,19 @@ export function formatCard (card) {
   lines.push(`${passed}/${card.checks.length} checks passed: ${card.passed ? 'PASS' : 'FAIL'}`)
   if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} time${card.lab.restarts === 1 ? '' : 's'} during the run)`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * The reference routes' slopes under a memory check, measured as the handler's was:
+ * "/good +0.4 · /streamparser-json +1.1 · /bad +431.2 (MiB per 100 MB: …)". Null when they were not measured.
+ */
+function besideLine (check) {
+  const slopes = check.details?.referenceSlopes
+  if (!slopes) return null
+  const parts = Object.entries(slopes).map(function slopeText ([route, slope]) {
+    return slope === null ? `/${route} not measured` : `/${route} ${slope >= 0 ? '+' : ''}${slope.toFixed(1)}`
+  })
+  return `${parts.join(' · ')} (${check.details.unit}: the lab's routes on the same bodies)`
 }
 
 /**

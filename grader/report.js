@@ -2,11 +2,15 @@
  * The grading run's report, as the benches write theirs (lib/measure/report.js):
  * results.json (the whole card, figures included), results.md and
  * report.html with the charts: peak growth against body size and against
- * uploads in flight, the handler beside /bad and /good.
+ * uploads in flight, the handler beside the lab's routes: /good (engineered
+ * streaming), /streamparser-json (the textbook streaming route) and /bad
+ * (buffered).
  */
 import os from 'node:os'
+import { INGEST_ROUTES } from '../lib/ingest-routes.js'
 import { writeReport } from '../lib/measure/report.js'
 import { formatCard } from './card.js'
+import { REFERENCE_ROUTES } from './checks/memory.js'
 
 /**
  * @param {string} dir test-data/grade/<timestamp>/
@@ -55,8 +59,10 @@ export function gradeCharts (card) {
 
 function series (details) {
   const out = [{ label: 'POST /student (your handler)', points: details.points.map(point) }]
-  if (details.reference?.good?.length > 0) out.push({ label: 'POST /good (streamed)', points: details.reference.good.map(point) })
-  if (details.reference?.bad?.length > 0) out.push({ label: 'POST /bad (buffered)', points: details.reference.bad.map(point) })
+  for (const route of REFERENCE_ROUTES) {
+    const points = details.reference?.[route] ?? []
+    if (points.length > 0) out.push({ label: `POST /${route} (${INGEST_ROUTES[route].label})`, points: points.map(point) })
+  }
   return out
 }
 

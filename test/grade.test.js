@@ -1,7 +1,9 @@
 /**
  * The grader (npm run grade, grader/): the cards of the exercises' starters
- * and solutions, handlers that throw, crash, never answer or answer the
- * wrong shape, and the --json contract.
+ * and solutions (exercise 1 has two: a scanner of its own and one on
+ * @streamparser/json), handlers that throw, crash, never answer or answer
+ * the wrong shape, the speed check's bar (the textbook route), and the
+ * --json contract.
  *
  * Every card is graded once, up front, two at a time (each grading is a lab
  * process of its own, measured from outside, so two do not share a figure),
@@ -19,6 +21,7 @@ import { grade, AREAS, CHECKS } from '../grader/index.js'
 import { areaVerdicts, cardJson, formatCard, validateCardJson } from '../grader/card.js'
 import { readFigures, judgeAnswer, referenceOf } from '../grader/reference.js'
 import { leastSquaresSlope } from '../grader/checks/memory.js'
+import { median } from '../grader/checks/speed.js'
 import { normalizeSettings } from '../grader/settings.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 
@@ -45,6 +48,7 @@ const FIXTURES = 'test/fixtures/grade'
 const RUNS = Object.freeze({
   streamStarter: ['exercises/01-stream/starter.js', { areas: ['correctness', 'memory'] }],
   streamSolution: ['exercises/01-stream/solution-stream.js'],
+  streamLibrary: ['exercises/01-stream/solution-library.js'],
   exactStarter: ['exercises/02-exact/starter.js', { areas: ['correctness', 'memory'] }],
   exactSolution: ['exercises/02-exact/solution.js'],
   bombStarter: ['exercises/03-bomb-safe/starter.js', { areas: ['correctness', 'memory', 'safety'] }],
@@ -86,12 +90,23 @@ describe('npm run grade', function () {
   }
 
   describe('the exercises', function () {
-    for (const name of ['streamSolution', 'exactSolution', 'bombSolution']) {
+    for (const name of ['streamSolution', 'streamLibrary', 'exactSolution', 'bombSolution']) {
       it(`passes every check of ${RUNS[name][0]}`, function () {
         assert.equal(cards[name].passed, true, explain(name))
         assert.equal(cards[name].checks.length, CHECKS.length)
       })
     }
+
+    it('judges speed against the textbook route, with /good shown as the ceiling', function () {
+      const speed = cards.streamLibrary.checks.find(function speedCheck (c) { return c.area === 'speed' })
+      assert.equal(speed.name, 'throughput against /streamparser-json')
+      assert.match(speed.limit, /^at least [\d.]+× \/streamparser-json$/)
+      assert.match(speed.figure, /^[\d.]+ MB\/s, [\d.]+× \/streamparser-json \([\d.]+ MB\/s\); \/good [\d.]+ MB\/s \(on \d+ MB, median of \d+\)$/, speed.figure)
+      const { studentMBps, textbookMBps, goodMBps, ratio } = speed.details
+      assert.ok(studentMBps > 0 && textbookMBps > 0 && goodMBps > 0, JSON.stringify(speed.details))
+      // the figures are rounded to 0.1 MB/s and the ratio to 0.01: within 3 % of each other
+      assert.ok(Math.abs(ratio / (studentMBps / textbookMBps) - 1) < 0.03, `the ratio is the handler's median over the textbook route's: ${JSON.stringify(speed.details)}`)
+    })
 
     it('fails the buffering starter on memory, and passes its answers', function () {
       const v = verdicts('streamStarter')
@@ -246,6 +261,20 @@ describe('npm run grade', function () {
     it('measures a slope by least squares', function () {
       assert.equal(leastSquaresSlope([[0, 1], [1, 3], [2, 5]]), 2)
       assert.equal(leastSquaresSlope([[1, 7], [1, 9]]), 0)
+    })
+
+    it('takes the median of the speed rounds', function () {
+      assert.equal(median([30, 10, 20]), 20)
+      assert.equal(median([10, 40]), 25)
+      assert.equal(median([]), null)
+    })
+
+    it('shows the lab\'s routes beside a memory line when they were measured', function () {
+      const check = { area: 'memory', name: 'growth against body size', pass: true, figure: '+0.2 MiB per 100 MB', limit: 'at most 25', meaning: 'peak', details: { unit: 'MiB per 100 MB', referenceSlopes: { good: 0.4, 'streamparser-json': 1.1, bad: null } } }
+      const card = { handler: 'h.js', preset: 'quick', ms: 1000, checks: [check], passed: true, lab: { restarts: 0 } }
+      assert.match(formatCard(card), /\n {6}beside: \/good \+0\.4 · \/streamparser-json \+1\.1 · \/bad not measured \(MiB per 100 MB: /)
+      const unmeasured = { ...card, checks: [{ ...check, details: { unit: 'MiB per 100 MB', referenceSlopes: null } }] }
+      assert.doesNotMatch(formatCard(unmeasured), /beside/)
     })
 
     it('refuses unknown settings', function () {

@@ -9,8 +9,10 @@
  * one upload, as the benches measure (lib/measure/fresh-server.js): in a process
  * that has already held a large body, the allocator hands the next one
  * memory it kept, and a buffering route would seem to grow by nothing. With
- * `reference`, /bad and /good are measured beside the handler, on the same
- * bodies and in the same way, for the report's charts.
+ * `reference`, the lab's routes are measured beside the handler, on the same
+ * bodies and in the same way: /good (engineered streaming), /streamparser-json
+ * (the textbook streaming route, on a library) and /bad (buffered), for the
+ * report's charts and the card's "beside" line.
  */
 import { generatedDocument } from '../bodies.js'
 import { describeFailure } from '../reference.js'
@@ -19,6 +21,9 @@ import { LIMITS, timeoutFor } from '../settings.js'
 const AREA = 'memory'
 const MiB = 1024 * 1024
 const MB = 1e6
+
+/** The lab's routes measured beside the handler when the settings ask for `reference`, in the order charts and cards show them. */
+export const REFERENCE_ROUTES = Object.freeze(['good', 'streamparser-json', 'bad'])
 
 export const checks = Object.freeze([
   {
@@ -39,7 +44,7 @@ export const checks = Object.freeze([
         const failed = await curve.point(doc.inflatedBytes / MB, docs[0], [doc.file], timeoutMs, `at ${formatMB(doc.inflatedBytes)}`)
         if (failed) return failed
       }
-      return judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, 100, 'MiB per 100 MB', { reference: curve.reference })
+      return judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, 100, 'MiB per 100 MB', curve.reference)
     }
   },
   {
@@ -60,22 +65,24 @@ export const checks = Object.freeze([
         const failed = await curve.point(n, doc, new Array(n).fill(doc.file), timeoutMs, `with ${n} at once`)
         if (failed) return failed
       }
-      return judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, 1, 'MiB per upload in flight', { reference: curve.reference, bodyBytes: doc.inflatedBytes })
+      return judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, 1, 'MiB per upload in flight', curve.reference, { bodyBytes: doc.inflatedBytes })
     }
   }
 ])
 
 /**
- * A curve of the handler's growth, with /good's and /bad's beside it when
+ * A curve of the handler's growth, with the reference routes' beside it when
  * the settings ask for them: each point on a fresh lab (grader/lab.js FreshLabs).
  * `point()` answers the check's failure when the handler's upload failed, else null.
+ * `reference` is null when they were not measured.
  */
 function newCurve (ctx, length) {
-  const routes = ctx.settings.reference ? ['student', 'good', 'bad'] : ['student']
+  const reference = ctx.settings.reference ? REFERENCE_ROUTES : []
+  const routes = ['student', ...reference]
   let left = length * routes.length
   const curve = {
     points: [],
-    reference: { good: [], bad: [] },
+    reference: reference.length === 0 ? null : Object.fromEntries(reference.map(function noPoints (route) { return [route, []] })),
     point: async function measurePoint (x, warm, files, timeoutMs, where) {
       for (const route of routes) {
         left--
@@ -85,7 +92,7 @@ function newCurve (ctx, length) {
           if (failed) return { ...failed, details: { points: curve.points, reference: curve.reference } }
           curve.points.push({ x, growthMiB: toMiB(m.growth), ms: round(m.ms) })
         } else {
-          // /good or /bad: a figure for the charts, never the handler's fault if it fails
+          // a reference route: a figure for the charts and the card, never the handler's fault if it fails
           const ok = m.died === null && m.failedWarmUp === undefined && m.outcome.every(function answered (res) { return res.status === 200 })
           curve.reference[route].push({ x, growthMiB: ok ? toMiB(m.growth) : null })
         }
@@ -143,8 +150,10 @@ async function failure (ctx, m, where) {
 /**
  * Least-squares slope of growth against x, per `per` units of x; the check
  * passes under the limit, or when the whole curve rises less than the noise.
+ * The reference routes' curves get their slopes the same way (`referenceSlopes`,
+ * null for a route with a point it did not answer).
  */
-function judgeSlope (points, limit, per, unit, extra) {
+function judgeSlope (points, limit, per, unit, reference, extra = {}) {
   const slope = leastSquaresSlope(points.map(function xy (p) { return [p.x / per, p.growthMiB] }))
   const growths = points.map(function growth (p) { return p.growthMiB })
   const rise = Math.max(...growths) - Math.min(...growths)
@@ -155,8 +164,17 @@ function judgeSlope (points, limit, per, unit, extra) {
     pass,
     figure: `${slope >= 0 ? '+' : ''}${slope.toFixed(1)} ${unit} (${curve} MiB)`,
     reason: pass && slope > limit ? `the slope is noise: the whole curve rises ${rise.toFixed(1)} MiB` : null,
-    details: { points, slope: round(slope), riseMiB: round(rise), ...extra }
+    details: { points, slope: round(slope), riseMiB: round(rise), unit, reference, referenceSlopes: referenceSlopes(reference, per), ...extra }
   }
+}
+
+/** Each reference route's slope, as the handler's is taken; null where a point is missing. */
+function referenceSlopes (reference, per) {
+  if (reference === null) return null
+  return Object.fromEntries(Object.entries(reference).map(function slopeOf ([route, points]) {
+    const complete = points.length > 1 && points.every(function measured (p) { return p.growthMiB !== null })
+    return [route, complete ? round(leastSquaresSlope(points.map(function xy (p) { return [p.x / per, p.growthMiB] }))) : null]
+  }))
 }
 
 /** @param {Array<[number, number]>} xy */
