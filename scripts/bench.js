@@ -3,7 +3,7 @@
  * The benchmark runner:
  *
  *   npm run bench -- <name> [options]
- *   npm run bench -- ingest --sizes 1KB,64KB,1MB,10MB,100MB,500MB --concurrency 1,10,100 --routes bad,good,express-json
+ *   npm run bench -- ingest --sizes 1KB,64KB,1MB,10MB,100MB,500MB --concurrency 1,10,100 --routes bad,good,express-json,streamparser-json
  *   npm run bench -- ingest --quick                     # the same on small bodies, in a minute
  *   npm run bench -- ingest --sizes 500MB --routes bad,good --repeat 3
  *

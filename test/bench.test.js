@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { countedRequests } from '../experiments/ingest/bench-runner.js'
-import { ingestTable, normalize, options as ingestOptions, speedRatioChart, speedTarget, speedVerdicts } from '../experiments/ingest/bench.js'
+import { ingestCharts, ingestTable, normalize, options as ingestOptions, speedRatioChart, speedTarget, speedVerdicts } from '../experiments/ingest/bench.js'
 import { renderSvg } from '../lib/measure/report.js'
 import { parseArgs } from 'node:util'
 
@@ -54,7 +54,7 @@ describe('npm run bench -- ingest', function () {
     const html = await fs.promises.readFile(path.join(out, 'report.html'), 'utf8')
     assert.match(html, /<script src="chart.umd.js"><\/script>/)
     assert.doesNotMatch(html, /https?:\/\/[^"]*cdn/i)
-    for (const title of ['Server peak RSS above idle vs concurrency', 'p99 latency vs concurrency', 'Throughput vs body size', 'speed vs the faster of']) {
+    for (const title of ['Server peak RSS above idle vs concurrency', 'p99 latency vs concurrency', 'Throughput vs body size', 'speed vs /bad']) {
       assert.ok(html.includes(title), title)
     }
     const svg = await fs.promises.readFile(path.join(out, 'speed-ratio.svg'), 'utf8')
@@ -62,21 +62,26 @@ describe('npm run bench -- ingest', function () {
     assert.match(svg, /stroke-dasharray/, 'the target line')
   })
 
-  it('takes --routes bad,good,express-json: a third contender with the same answer, and a verdict per cell', async function () {
-    const dir = path.join(out, 'three')
-    const { stdout } = await run(process.execPath, [CLI, 'ingest', '--quick', '--sizes', '200KB', '--concurrency', '2', '--routes', 'bad,good,express-json', '--out', dir])
+  it('runs the four contenders when no --routes is given: the same answer from each, and /good judged against the fastest of the other three', async function () {
+    const dir = path.join(out, 'four')
+    const { stdout } = await run(process.execPath, [CLI, 'ingest', '--quick', '--sizes', '200KB', '--concurrency', '2', '--out', dir])
     const results = JSON.parse(await fs.promises.readFile(path.join(dir, 'results.json'), 'utf8'))
-    assert.deepEqual(results.cells.map(function route (c) { return c.route }), ['bad', 'good', 'express-json'])
+    assert.deepEqual(results.cells.map(function route (c) { return c.route }), ['bad', 'good', 'express-json', 'streamparser-json'])
     for (const cell of results.cells) assert.equal(cell.ok, cell.requests, `${cell.route}: ${JSON.stringify(cell.errors)}`)
     const summaries = new Set(results.cells.map(function key (c) { return JSON.stringify(c.summary) }))
-    assert.equal(summaries.size, 1, 'the three routes got the same answer')
-    assert.match(stdout, /\| express-json \|/)
-    assert.match(stdout, /answers identical/)
+    assert.equal(summaries.size, 1, 'the four routes got the same answer')
+    assert.match(stdout, /\| express-json +\|/)
+    assert.match(stdout, /\| streamparser-json \|/)
+    assert.match(stdout, /answers identical: every 200 answer checked, from \/bad, \/good, \/express-json, \/streamparser-json,/)
     const [verdict] = results.verdicts
-    const best = Math.max(results.cells[0].reqPerSecond, results.cells[2].reqPerSecond)
+    assert.deepEqual(verdict.rivals, ['bad', 'express-json', 'streamparser-json'])
+    const others = results.cells.filter(function rival (c) { return c.route !== 'good' })
+    const best = Math.max(...others.map(function speed (c) { return c.reqPerSecond }))
     assert.equal(verdict.ratio, results.cells[1].reqPerSecond / best)
     assert.equal(verdict.target, 1)
     assert.match(stdout, new RegExp(`\\| 200KB \\| 2 +\\| ${verdict.good.toFixed(verdict.good < 10 ? 2 : 0)} +\\| /${verdict.other}`))
+    const svg = await fs.promises.readFile(path.join(dir, 'speed-ratio.svg'), 'utf8')
+    assert.match(svg, /<title>\/good&#39;s speed vs the fastest of \/bad, \/express-json and \/streamparser-json<\/title>/)
   })
 
   it('with --repeat, measures round by round, every route once per round, and reports medians', async function () {
@@ -100,11 +105,11 @@ describe('npm run bench -- ingest', function () {
     }
   })
 
-  it('refuses --routes it does not know, and NDJSON for /express-json, with usage', async function () {
-    for (const args of [['--routes', 'bad,ugly'], ['--routes', 'express-json', '--format', 'ndjson']]) {
+  it('refuses --routes it does not know, and NDJSON for /express-json and /streamparser-json, with usage', async function () {
+    for (const args of [['--routes', 'bad,ugly'], ['--routes', 'express-json', '--format', 'ndjson'], ['--routes', 'good,streamparser-json', '--format', 'ndjson']]) {
       await assert.rejects(run(process.execPath, [CLI, 'ingest', ...args]), function check (err) {
         assert.equal(err.code, 2)
-        assert.match(err.stderr, /--routes takes bad, good, express-json|reads only json or array/)
+        assert.match(err.stderr, /--routes takes bad, good, express-json, streamparser-json,|reads only json or array/)
         return true
       })
     }
@@ -128,7 +133,7 @@ describe('the ingest bench\'s matrix, verdicts and chart', function () {
     const all = flags()
     assert.deepEqual(all.sizeLabels, ['1KB', '64KB', '1MB', '10MB', '100MB', '500MB'])
     assert.deepEqual(all.concurrency, [1, 10, 100])
-    assert.deepEqual(all.routes, ['bad', 'good', 'express-json'])
+    assert.deepEqual(all.routes, ['bad', 'good', 'express-json', 'streamparser-json'])
     assert.equal(all.repeat, 1)
     assert.equal(all.durationS, 10)
     assert.ok(all.memoryLimit >= 1024 ** 3, 'the lab\'s default budget, never none')
@@ -167,7 +172,7 @@ describe('the ingest bench\'s matrix, verdicts and chart', function () {
     }
   }
 
-  it('compares /good with the faster other route, says where it loses, and reports refusals as "refused N of M"', function () {
+  it('compares /good with the fastest other route, says where it loses, and reports refusals as "refused N of M"', function () {
     const cells = [
       cell('bad', '1KB', 1e3, 10, 850),
       cell('good', '1KB', 1e3, 10, 800),
@@ -193,12 +198,45 @@ describe('the ingest bench\'s matrix, verdicts and chart', function () {
     assert.match(text, /500MB x100 \/good: refused 92 of 100 \(92 ingest\.busy\)/)
   })
 
+  it('puts /streamparser-json, the textbook streaming route, in the table, in a series of its own and among /good\'s rivals', function () {
+    const cells = [
+      cell('bad', '1KB', 1e3, 1, 700),
+      cell('good', '1KB', 1e3, 1, 1000),
+      cell('express-json', '1KB', 1e3, 1, 800),
+      cell('streamparser-json', '1KB', 1e3, 1, 900),
+      cell('bad', '10MB', 10e6, 1, 4),
+      cell('good', '10MB', 10e6, 1, 9),
+      cell('express-json', '10MB', 10e6, 1, 4.2),
+      cell('streamparser-json', '10MB', 10e6, 1, 3)
+    ]
+    const verdicts = speedVerdicts(cells)
+    assert.deepEqual(verdicts.map(function pick (v) { return [v.size, v.other, v.rivals, v.verdict] }), [
+      ['1KB', 'streamparser-json', ['bad', 'express-json', 'streamparser-json'], 'meets'],
+      ['10MB', 'express-json', ['bad', 'express-json', 'streamparser-json'], 'meets']
+    ])
+    assert.equal(verdicts[0].ratio, 1000 / 900, 'the textbook route, fastest of the other three at 1KB, is the one /good is held to')
+    const text = ingestTable(cells, verdicts)
+    assert.equal(text.match(/^\| 1KB +\| 1 +\| streamparser-json \|/gm)?.length, 1, 'a row of the matrix')
+    assert.match(text, /^\| 1KB +\| 1 +\| 1000 +\| \/streamparser-json \| 900 +\| 1\.11x/m, 'the best other in the verdict table')
+    assert.match(text, /from \/bad, \/good, \/express-json, \/streamparser-json, gave the same summary/)
+
+    const charts = ingestCharts(cells, verdicts)
+    const throughput = charts.find(function isThroughput (c) { return c.title.startsWith('Throughput') })
+    assert.deepEqual(throughput.series.map(function label (s) { return s.label }), ['/bad', '/good', '/express-json', '/streamparser-json'])
+    const svg = renderSvg(throughput)
+    const colours = new Set([...svg.matchAll(/<polyline [^>]*stroke="(#[0-9A-Fa-f]{6})"/g)].map(function colour (m) { return m[1] }))
+    assert.equal(colours.size, 4, 'a colour per route')
+    const ratio = charts.find(function isRatio (c) { return c.file === 'speed-ratio' })
+    assert.equal(ratio.title, '/good\'s speed vs the fastest of /bad, /express-json and /streamparser-json')
+  })
+
   it('draws the ratio against body size per concurrency, with the target as a dashed step', function () {
+    const rivals = ['bad', 'express-json']
     const verdicts = [
-      { size: '1MB', bytes: 1e6, concurrency: 1, ratio: 1.1, target: 1 },
-      { size: '10MB', bytes: 10e6, concurrency: 1, ratio: 1.3, target: 1.2 },
-      { size: '1MB', bytes: 1e6, concurrency: 10, ratio: 0.9, target: 1 },
-      { size: '10MB', bytes: 10e6, concurrency: 10, ratio: Infinity, target: 1.2 }
+      { size: '1MB', bytes: 1e6, concurrency: 1, ratio: 1.1, target: 1, other: 'bad', rivals },
+      { size: '10MB', bytes: 10e6, concurrency: 1, ratio: 1.3, target: 1.2, other: 'bad', rivals },
+      { size: '1MB', bytes: 1e6, concurrency: 10, ratio: 0.9, target: 1, other: 'express-json', rivals },
+      { size: '10MB', bytes: 10e6, concurrency: 10, ratio: Infinity, target: 1.2, other: 'bad', rivals }
     ]
     const chart = speedRatioChart(verdicts)
     assert.deepEqual(chart.series.map(function label (s) { return s.label }), ['1 concurrent', '10 concurrent', 'target'])

@@ -1,6 +1,7 @@
 /**
- * The ingest experiment as a bench: the same generated body sent to /bad, /good and
- * /express-json (as its route takes it), sizes x concurrency x routes, each measurement
+ * The ingest experiment as a bench: the same generated body sent to /bad, /good,
+ * /express-json and /streamparser-json (each as its route takes it: lib/ingest-routes.js),
+ * sizes x concurrency x routes, each measurement
  * on a fresh lab process, with its peak RSS read from outside (lib/measure/lab-memory.js:
  * the kernel's VmHWM after clear_refs, or the lab's sampled peak where there is no /proc).
  *
