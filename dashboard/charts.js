@@ -45,20 +45,24 @@ export const LOOP_SERIES = Object.freeze([
 ])
 
 /**
- * Span colours per route: vermillion for the buffering ones, green for the streaming ones, and
- * blue for /express-json, the everyday middleware: buffered too, but with a limit on inflated bytes.
+ * Span colours per route: vermillion for the buffering ones, green for the streaming ones,
+ * blue for /express-json, the everyday middleware: buffered too, but with a limit on inflated
+ * bytes, and reddish purple for /streamparser-json, the textbook streaming route on
+ * @streamparser/json. Purple rather than sky blue or orange, which sit too close to
+ * /express-json's blue and /bad's vermillion to tell apart behind the lines.
  */
 export const ROUTE_COLORS = Object.freeze({
   bad: OKABE_ITO.vermillion,
   good: OKABE_ITO.green,
   'express-json': OKABE_ITO.blue,
+  'streamparser-json': OKABE_ITO.purple,
   // the upload experiment's routes: buffered and streamed again, in the same colours
   'upload-buffer': OKABE_ITO.vermillion,
   'upload-stream': OKABE_ITO.green
 })
 
 /** The line of its span's label each route writes on, so labels of routes run back to back stay readable. */
-const LABEL_LINES = Object.freeze({ good: 1, 'upload-stream': 1, 'express-json': 2 })
+const LABEL_LINES = Object.freeze({ good: 1, 'upload-stream': 1, 'express-json': 2, 'streamparser-json': 3 })
 
 const SPAN_ALPHA = 0.16
 const FONT_PX = 14
@@ -106,8 +110,8 @@ const markPlugin = {
         const count = span.requests > 1 ? ` ×${span.requests}` : ''
         const text = `/${span.route}${count}${span.failed > 0 ? ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕` : ''}`
         ctx.fillStyle = color
-        // streaming routes' labels on a second line and /express-json's on a third, so a /good
-        // right after a /bad, and an /express-json after both, stay readable
+        // streaming routes' labels on a second line, /express-json's on a third and
+        // /streamparser-json's on a fourth, so the four routes of an "all" run, back to back, stay readable
         const line = LABEL_LINES[span.route] ?? 0
         ctx.fillText(text, x0 + 3, area.top + BAR_PX + 3 + line * (Chart.defaults.font.size + 2))
         lastLabel.set(span.route, x0)

@@ -22,8 +22,8 @@ export class MarkLog {
     this.peakResets = []
     /** @type {Array<{ time: number, reason: string, route: string | null }>} */
     this.crashes = []
-    /** starts seen per route since the page opened (the three ingest routes always listed) */
-    this.seen = { bad: 0, good: 0, 'express-json': 0 }
+    /** starts seen per route since the page opened (the four ingest routes always listed) */
+    this.seen = { bad: 0, good: 0, 'express-json': 0, 'streamparser-json': 0 }
   }
 
   /**

@@ -167,6 +167,9 @@ describe('the dashboard in Chromium', function () {
     assert.match(await page.textContent('#figure-peakRss'), /^\d+\.\d MiB$/)
     const view = await debugView()
     assert.equal(view.points, Math.min(view.samples, view.maxPoints))
+    // the four ingest routes are counted from the first sample on, before any request to them
+    assert.deepEqual(Object.keys(view.requestsSeen).slice(0, 4), ['bad', 'good', 'express-json', 'streamparser-json'])
+    assert.match(await page.textContent('#figure-requests-sub'), /^seen: \/bad \d+ · \/good \d+ · \/express-json \d+ · \/streamparser-json \d+/)
     assert.deepEqual(problems, [])
   })
 
@@ -237,35 +240,46 @@ describe('the dashboard in Chromium', function () {
     assert.deepEqual(problems, [])
   })
 
-  it('runs all three from the form: /express-json gets a third column, a third colour and its own spans', async function () {
+  it('runs all four from the form: /express-json and /streamparser-json each get a column, a colour of their own and their spans', async function () {
     const before = await debugView()
-    assert.equal(before.requestsSeen['express-json'] >= 0, true, 'listed from the start')
     await runFromForm({ route: 'all', bytes: '200KB', concurrency: 1, requests: 2 })
     await page.waitForSelector('table.results', { timeout: 60_000 })
-    await page.waitForFunction(function threeColumns () { return document.querySelectorAll('table.results thead th[class^="route-"]').length === 3 })
+    await page.waitForFunction(function fourColumns () { return document.querySelectorAll('table.results thead th[class^="route-"]').length === 4 })
     const headings = await page.$$eval('table.results thead th[class^="route-"]', function texts (cells) { return cells.map(function text (c) { return c.textContent }) })
-    assert.deepEqual(headings, ['POST /bad (buffered)', 'POST /good (streamed)', 'POST /express-json (express.json)'])
-    assert.equal(await page.textContent('td[data-route="express-json"][data-field="ok"]'), '2 / 2')
-    for (const field of ['items', 'sha256', 'idSum']) {
-      assert.equal(await page.textContent(`td[data-route="express-json"][data-field="${field}"]`), await page.textContent(`td[data-route="bad"][data-field="${field}"]`), field)
-    }
-    assert.match(await page.textContent('.verdict'), /every upload to all 3 routes gave the same summary/)
-    // the third colour: Okabe-Ito blue, under the column's heading and in the chart's key
-    const colours = await page.evaluate(function readColours () {
-      return {
-        heading: window.getComputedStyle(document.querySelector('table.results thead th.route-express-json')).borderBottomColor,
-        swatch: window.getComputedStyle(document.querySelector('.key .swatch-express-json')).borderTopColor,
-        bad: window.getComputedStyle(document.querySelector('table.results thead th.route-bad')).borderBottomColor
+    assert.deepEqual(headings, ['POST /bad (buffered)', 'POST /good (streamed)', 'POST /express-json (express.json)', 'POST /streamparser-json (@streamparser/json)'])
+    for (const route of ['express-json', 'streamparser-json']) {
+      assert.equal(await page.textContent(`td[data-route="${route}"][data-field="ok"]`), '2 / 2', route)
+      for (const field of ['items', 'sha256', 'idSum']) {
+        assert.equal(await page.textContent(`td[data-route="${route}"][data-field="${field}"]`), await page.textContent(`td[data-route="bad"][data-field="${field}"]`), `${route} ${field}`)
       }
+    }
+    assert.match(await page.textContent('.verdict'), /every upload to all 4 routes gave the same summary/)
+    // a colour per route, the same under the column's heading and in the chart's key:
+    // Okabe-Ito blue for /express-json, reddish purple for /streamparser-json
+    const colours = await page.evaluate(function readColours () {
+      const colour = {}
+      for (const route of ['bad', 'good', 'express-json', 'streamparser-json']) {
+        colour[route] = {
+          heading: window.getComputedStyle(document.querySelector(`table.results thead th.route-${route}`)).borderBottomColor,
+          swatch: window.getComputedStyle(document.querySelector(`.key .swatch-${route}`)).borderTopColor
+        }
+      }
+      return colour
     })
-    assert.equal(colours.heading, 'rgb(0, 114, 178)')
-    assert.equal(colours.swatch, 'rgb(0, 114, 178)')
-    assert.notEqual(colours.heading, colours.bad)
-    // a warm-up upload and two measured ones, each a span on the chart
-    await page.waitForFunction(function expressJsonSpans (seenBefore) {
-      return window.streamlab.requestsSeen['express-json'] >= seenBefore['express-json'] + 3
+    assert.deepEqual(colours['express-json'], { heading: 'rgb(0, 114, 178)', swatch: 'rgb(0, 114, 178)' })
+    assert.deepEqual(colours['streamparser-json'], { heading: 'rgb(204, 121, 167)', swatch: 'rgb(204, 121, 167)' })
+    const headingColours = new Set(Object.values(colours).map(function heading (c) { return c.heading }))
+    assert.equal(headingColours.size, 4, JSON.stringify(colours))
+    // a warm-up upload and two measured ones per route, each a span on the chart, each counted
+    await page.waitForFunction(function libraryRouteSpans (seenBefore) {
+      const seen = window.streamlab.requestsSeen
+      return seen['express-json'] >= seenBefore['express-json'] + 3 && seen['streamparser-json'] >= seenBefore['streamparser-json'] + 3
     }, before.requestsSeen)
-    assert.match(await page.textContent('#figure-requests-sub'), /\/express-json \d+/)
+    // the figure under "Uploads in flight" says so at its next redraw
+    await page.waitForFunction(function countShown (atLeast) {
+      const shown = /\/streamparser-json (\d+)/.exec(document.getElementById('figure-requests-sub').textContent)
+      return shown !== null && Number(shown[1]) >= atLeast
+    }, before.requestsSeen['streamparser-json'] + 3)
     assert.deepEqual(problems, [])
   })
 
