@@ -7,17 +7,28 @@
  * the records of every `items` array, where `JSON.parse` keeps only the
  * last `items` key of the object. The guard, fed the tokenizer's tokens
  * and told how many bytes went in, keeps the lab's rules:
- * - nesting past `limits.depth` is refused at its first bracket (413);
+ * - nesting past `limits.depth` is refused at its first bracket (422
+ *   json.too.deep, as /bad refuses it);
  * - one record (or any value between two records) past `limits.record`
  *   inflated bytes is refused as the bytes arrive, before the library has
- *   gathered more than that and a chunk (413);
+ *   gathered more than that and a chunk (413); whitespace between records
+ *   is never gathered, and never counts, as on /good;
  * - the records counted are those of the last top-level `items` key, and a
  *   document whose last `items` is not an array, or whose root is not what
- *   the format asks, is refused at its end (422), as /bad refuses it.
+ *   the format asks, is refused at its end (422), as /bad refuses it;
+ * - a body that starts with a UTF-8 byte order mark is refused (422), as
+ *   JSON.parse refuses it; the library's tokenizer skips the mark.
+ * And the library reads only well-formed UTF-8: its strings are decoded
+ * with a fatal TextDecoder, so one invalid byte in a string fails the
+ * document, where /bad (Buffer#toString, then JSON.parse) and /good read it
+ * as U+FFFD. `wellFormedUtf8()`, just before the tokenizer, makes the same
+ * replacement, so the three routes take the same bodies.
  */
+import { isUtf8 } from 'node:buffer'
+import { Transform } from 'node:stream'
 import { TokenType } from '@streamparser/json'
 import { createTally, tallyRecord, finishTally } from './tally.js'
-import { recordTooLarge, shapeInvalid, tooDeep } from './errors.js'
+import { jsonInvalid, recordTooLarge, shapeInvalid, tooDeep } from './errors.js'
 
 /** The formats the textbook route reads: one JSON document (NDJSON is many). */
 export const STREAMPARSER_FORMATS = Object.freeze(['json', 'array'])
@@ -27,6 +38,57 @@ const RECORD_PATHS = Object.freeze({ json: Object.freeze(['$.items.*']), array: 
 
 /** How deep a record starts under each root: in `items` (2), or in the array itself (1). */
 const RECORD_DEPTH = Object.freeze({ json: 2, array: 1 })
+
+/** The first byte of a UTF-8 byte order mark (EF BB BF). */
+const BOM_FIRST_BYTE = 0xef
+
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+function isWhitespace (byte) {
+  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
+}
+
+/**
+ * The inflated bytes as JSON.parse sees them on /bad: each invalid UTF-8
+ * sequence replaced by U+FFFD (EF BF BD), by the very `Buffer#toString`
+ * /bad calls, the rest unchanged, whatever the chunks. A chunk is cut before
+ * a character its end leaves unfinished, and that character waits for the
+ * next chunk: a lead byte (0xC0 and up) is never part of the sequence before
+ * it, so the cut changes nothing. A chunk of well-formed UTF-8 (nearly all)
+ * passes as it is. A byte order mark is kept, for the guard to refuse. Only
+ * bytes that were not UTF-8 change, so the offsets the tokenizer gives are
+ * the body's own in every body that is UTF-8.
+ * @returns {Transform}
+ */
+export function wellFormedUtf8 () {
+  let unfinished = null
+  return new Transform({
+    transform: function replaceInvalid (chunk, encoding, done) {
+      const bytes = unfinished === null ? chunk : Buffer.concat([unfinished, chunk])
+      const end = completeEnd(bytes)
+      unfinished = end < bytes.length ? Buffer.from(bytes.subarray(end)) : null
+      done(null, asUtf8(bytes.subarray(0, end)))
+    },
+    flush: function replaceCutEnd (done) {
+      // a character cut off by the end of the body: U+FFFD, as Buffer#toString gives
+      done(null, unfinished === null ? undefined : asUtf8(unfinished))
+    }
+  })
+}
+
+/** `bytes` if they are well-formed UTF-8, else what Buffer#toString makes of them, in UTF-8. */
+function asUtf8 (bytes) {
+  return isUtf8(bytes) ? bytes : Buffer.from(Buffer.from(bytes).toString('utf8'), 'utf8')
+}
+
+/** Where the last character of `bytes` starts if it is unfinished (a lead byte with too few bytes after it), else their length. */
+function completeEnd (bytes) {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 3); i--) {
+    const byte = bytes[i]
+    if (byte < 0x80) return bytes.length
+    if (byte >= 0xc0) return i + (byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2) > bytes.length ? i : bytes.length
+  }
+  return bytes.length
+}
 
 export class JsonTokenGuard {
   /**
@@ -41,8 +103,11 @@ export class JsonTokenGuard {
     this.root = null
     this.depth = 0
     this.bytesIn = 0
-    /** Offset of the last token between two records. */
+    /** Where the value being read may start: the offset of the last token between two records, or the end of a chunk that left none open. */
     this.boundary = 0
+    /** The last byte given to the tokenizer, and whether it reported a token left open at that chunk's end. */
+    this.lastByte = -1
+    this.open = false
     this.previous = null
     this.afterItemsKey = false
     /** Records of the latest top-level `items` array; null when there is none (or it is not an array). */
@@ -55,29 +120,53 @@ export class JsonTokenGuard {
   }
 
   /**
-   * Count bytes about to go to the tokenizer; throws once the value being read has passed `limits.record`.
-   * @param {number} length
+   * Count bytes about to go to the tokenizer; throws once the value being read has passed
+   * `limits.record`, or when the body starts with a byte JSON.parse refuses and the tokenizer
+   * would skip (0xEF: a byte order mark; any other character from there is no JSON either).
+   * @param {Uint8Array} chunk
    */
-  take (length) {
-    this.bytesIn += length
+  take (chunk) {
+    if (this.bytesIn === 0 && chunk[0] === BOM_FIRST_BYTE) throw jsonInvalid('unexpected byte 0xef (a byte order mark?)', 0)
+    if (this.betweenRecords()) this.boundary = this.bytesIn
+    this.open = false
+    if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1]
+    this.bytesIn += chunk.length
     const held = this.bytesIn - this.boundary
-    if (held > this.maxRecord + length) throw recordTooLarge(this.maxRecord, held, this.boundary)
+    if (held > this.maxRecord + chunk.length) throw recordTooLarge(this.maxRecord, held, this.boundary)
   }
 
   /**
-   * See one token before the parser does.
-   * @param {{ token: number, value: unknown, offset: number }} info the tokenizer's
+   * Whether the last chunk left the tokenizer between two tokens, outside any record: then it
+   * holds none of the bytes so far. It did if the chunk ended in whitespace and no token was
+   * reported open at its end (`emitPartialTokens`): in valid JSON whitespace ends every token
+   * but a string, and a string cut short is reported (after a backslash, in a literal or a
+   * number's sign, exponent or point, whitespace fails the document there and then; and the
+   * bytes here are well-formed UTF-8, so no character a chunk cut short ends in whitespace).
    */
-  see ({ token, value, offset }) {
+  betweenRecords () {
+    return !this.open && isWhitespace(this.lastByte) && this.depth <= (RECORD_DEPTH[this.root] ?? 0)
+  }
+
+  /**
+   * See one token before the parser does. A partial token (the tokenizer's `emitPartialTokens`:
+   * a string, number or literal a chunk's end cut short) only says one is open: it comes again whole.
+   * @param {{ token: number, value: unknown, offset: number, partial?: boolean }} info the tokenizer's
+   */
+  see ({ token, value, offset, partial }) {
+    // the first token names the root; a partial one is a scalar's, which names the same root as the whole
+    if (this.root === null) {
+      this.root = token === TokenType.LEFT_BRACKET ? 'array' : 'json'
+      if (this.root === 'array') this.tally = createTally()
+    }
+    if (partial) {
+      this.open = true
+      return
+    }
     if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) this.depth--
     const level = this.depth
     if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) {
       this.depth++
       if (this.depth > this.maxDepth) throw tooDeep(this.maxDepth, offset)
-    }
-    if (this.root === null) {
-      this.root = token === TokenType.LEFT_BRACKET ? 'array' : 'json'
-      if (this.root === 'array') this.tally = createTally()
     }
     if (level === 1 && this.root === 'json') this.watchRootKey(token, value)
     if (this.depth <= RECORD_DEPTH[this.root]) this.boundary = offset

@@ -1,20 +1,23 @@
 /**
  * POST /streamparser-json: the streaming route a reader writes after reading
  * @streamparser/json's README, and the one to copy. The body flows through
- * `pipeline()` a chunk at a time: request, gunzip, the library's tokenizer,
- * its parser picking the records out, a tally. Memory stays flat whatever
- * the body's size; the library's tokenizer reads about 30 MB/s, a third of
- * /good (docs/ingest.md, `npm run bench -- ingest`; the choice of library:
+ * `pipeline()` a chunk at a time: request, gunzip, invalid UTF-8 made
+ * U+FFFD (the library refuses it, JSON.parse on /bad's string does not),
+ * the library's tokenizer, its parser picking the records out, a tally.
+ * Memory stays flat whatever the body's size; the library's tokenizer reads
+ * about 30 MB/s, a third of /good (docs/ingest.md,
+ * `npm run bench -- ingest`; the choice of library:
  * `node scripts/json-libraries.js`). The lab's limits come from shared
  * pieces, one line each; what the library cannot bound (nesting, one huge
- * record) is watched token by token (lib/json-token-guard.js).
+ * record) or reads otherwise than JSON.parse (a repeated `items` key, a
+ * byte order mark) is watched token by token (lib/json-token-guard.js).
  */
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { Tokenizer, TokenParser } from '@streamparser/json'
 import { negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary } from './ingest-common.js'
 import { gunzipLayers } from './gzip-framing.js'
-import { JsonTokenGuard } from './json-token-guard.js'
+import { JsonTokenGuard, wellFormedUtf8 } from './json-token-guard.js'
 import { badParameter, fromZlibError, jsonInvalid, LabError } from './errors.js'
 
 export async function ingestWithStreamparser (req, opts, { admission } = {}) {
@@ -24,7 +27,7 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
   const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
   const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
   const guard = new JsonTokenGuard(plan.format, opts.limits) // 413 past the depth or record limit
-  const tokenizer = new Tokenizer()
+  const tokenizer = new Tokenizer({ emitPartialTokens: true }) // a token a chunk cuts short is reported: the guard counts its bytes
   let parser = null // built at the first token, which says where the records are
   tokenizer.onToken = function checkThenParse (token) {
     guard.see(token)
@@ -33,7 +36,7 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
   }
   const parse = new Writable({
     write: function parseChunk (chunk, encoding, done) {
-      try { guard.take(chunk.length); tokenizer.write(chunk); done() } catch (err) { done(err) }
+      try { guard.take(chunk); tokenizer.write(chunk); done() } catch (err) { done(err) }
     },
     final: function endParse (done) {
       try {
@@ -47,7 +50,7 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
   const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   try {
     const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
-    await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, parse)
+    await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, wellFormedUtf8(), parse) // invalid UTF-8 as U+FFFD, as on /bad
   } catch (err) {
     if (err instanceof LabError) throw err
     throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
