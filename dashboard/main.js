@@ -151,7 +151,7 @@ function showCrash (data) {
   byId('crash-banner').hidden = false
 }
 
-/** How the supervisor brought the lab back (its crash record says since issue 13); '' from an older one. */
+/** How the supervisor brought the lab back, from the crash record's `restarts`, `backoffMs`, `requestCaused` and `restartMs`; '' for a record without `restarts`. */
 function restartNote (data) {
   if (!Number.isFinite(data?.restarts)) return ''
   const how = data.backoffMs > 0

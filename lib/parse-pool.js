@@ -13,8 +13,8 @@ const THREAD = new URL('./parse-thread.js', import.meta.url)
 
 // A batch's records die as soon as they are tallied; a small young
 // generation collects them sooner. V8's default lets each thread's young
-// space grow to tens of MiB, which was most of /good's memory (measured at
-// 500 MB: 2 MiB gave 47 MiB above idle, 8 MiB 59 MiB).
+// space grow to tens of MiB, most of /good's memory: at 500 MB /good peaks
+// 47 MiB above idle with 2 MiB, 59 MiB with 8 MiB (`npm run bench:ingest`).
 const PARSE_THREAD_YOUNG_MB = 2
 // A backstop only: batches are refused before parsing when their projected
 // cost passes `ingest.parseCost` (lib/parse-cost.js). A thread that still

@@ -60,10 +60,13 @@ const QUEUE_LOOKS = 10
 /**
  * A queue moves only if a pipeline ahead is on course to end within this many
  * deadlines: ten minutes at the default 10 s, an upload in progress rather
- * than a dawdler (a 500 MB body read at 0.9 MB/s or more; eight of them at
- * once read about 6 MB/s each on the 2-core development machine, 80 s each,
- * which a horizon of six deadlines took for a stuck queue: 92 of a hundred
- * 500 MB uploads got 503).
+ * than a dawdler (a 500 MB body read at 0.9 MB/s or more). Eight 500 MB
+ * uploads at once read about 6 MB/s each on the 2-core development machine,
+ * 80 s from their end when a waiter's deadline comes: a horizon of six
+ * deadlines takes that for a stuck queue (92 of a hundred got 503 in
+ * `npm run bench -- ingest`), sixty serves them (24 of 24, `npm run bench --
+ * ingest --sizes 500MB --concurrency 100 --routes good --requests 24`;
+ * docs/ingest.md, Refusals).
  */
 const QUEUE_HORIZON = 60
 
@@ -212,9 +215,11 @@ function inflateInHand (body, layers, bound) {
  * in the threads' queue (behind a busy thread it is slower than parsing
  * here), so at most one document per thread is out, each within the inline
  * bound. Otherwise it is parsed here: a lone client's answer comes sooner
- * without the hop (measured at 64 KB and one connection: 1.26x to 1.48x
- * /bad's req/s parsed here, 0.98x and 1.19x when every document took a
- * thread, `--share-parse=always`).
+ * without the hop: at 64 KB and one connection /good makes 1.26x to 1.48x
+ * /bad's req/s parsed here, 0.98x and 1.19x when every document takes a
+ * thread (`npm run bench -- ingest --sizes 64KB --concurrency 1 --routes
+ * bad,good --repeat 3 --server-flag=--share-parse=MODE`, `never` or `busy`
+ * against `always`).
  * @param {IngestState} state
  * @param {number} bytes the document's inflated size
  * @param {'busy'|'always'|'never'} mode `ingest.shareParse`: 'busy' is the rule above
