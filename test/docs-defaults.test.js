@@ -109,7 +109,7 @@ const OPTIONS = codeDefaults()
 const FLAGS = flagOptions(SERVER_SOURCE, OPTIONS)
 
 /** A figure as the docs write one: a count (1,000,000), a size (16 MiB, 4KiB/s), a time (10 s, 250ms, 60m). */
-const FIGURE = String.raw`(\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:[ \t]?(KiB|MiB|GiB|KB|MB|GB|kB|bytes|B|ms|seconds?|s|minutes?|min|m|hours?|h|M))?(?:\/s)?(?![\w.]|:\d)`
+const FIGURE = String.raw`(\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:[ \t]?(KiB|MiB|GiB|KB|MB|GB|kB|bytes|B|ms|seconds?|s|minutes?|min|m|hours?|h|M))?(?:\/s)?(?![\w.])`
 const FIGURE_AT_START = new RegExp(`^${FIGURE}`)
 const FIGURES = new RegExp(`(?<![\\w.])${FIGURE}`, 'g')
 const MS = { ms: 1, s: 1000, second: 1000, seconds: 1000, m: 60_000, min: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hour: 3_600_000, hours: 3_600_000 }
