@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
+import { runKeyHeaders } from '../../lib/run-keys.js'
 
 const CHUNK_BYTES = 64 * 1024
 const PROGRESS_INTERVAL_MS = 100
@@ -55,7 +56,8 @@ function abortOne ({ url, bytes, abortAfter, settleMs }, chunk) {
     const req = http.request(url, {
       method: 'POST',
       agent: false,
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes) }
+      // the run's key lets the upload in where the lab asks other machines for its token
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes), ...runKeyHeaders() }
     })
     let sent = 0
     let status = 0

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { findCollector } from '../../lib/collect-garbage.js'
 import { runChildJob } from '../../lib/experiments/load.js'
+import { runKeyHeaders } from '../../lib/run-keys.js'
 import { stepsUpTo } from '../../lib/experiments/params.js'
 import { abortUploadCharts, abortUploadVerdicts, publishedBeside, summariseCell } from './result.js'
 
@@ -138,7 +139,8 @@ async function abortSome (ctx, lab, { route, uploads, abortAfter, onProgress }) 
 function labClient (baseUrl) {
   async function call (method, signal) {
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-    const res = await fetch(`${baseUrl}/abort-upload`, { method, signal: signal ? AbortSignal.any([signal, timeout]) : timeout })
+    // the run's key: beyond loopback, the clean-up (a DELETE) needs it as another machine would need the token
+    const res = await fetch(`${baseUrl}/abort-upload`, { method, headers: runKeyHeaders(), signal: signal ? AbortSignal.any([signal, timeout]) : timeout })
     const body = await res.json()
     if (res.status !== 200) throw new Error(`${method} /abort-upload answered ${res.status}: ${JSON.stringify(body.error ?? body)}`)
     return body

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../../lib/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
+import { runKeyHeaders } from '../../lib/run-keys.js'
 import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
 import { median } from '../../lib/measure/stats.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
@@ -110,7 +111,8 @@ export function procWindow (pid) {
  */
 export async function warmUpDatabase (baseUrl, signal) {
   for (const route of ['/db/batch?limit=1', '/db/stream?limit=1']) {
-    const res = await fetch(`${baseUrl}${route}`, { signal })
+    // an export is a write to the guard: beyond loopback it needs the run's key
+    const res = await fetch(`${baseUrl}${route}`, { headers: runKeyHeaders(), signal })
     const text = await res.text()
     if (res.status !== 200) {
       let message = text

@@ -3,13 +3,17 @@
  * forked to do one job (a load, a sender) in a process of its own, so that
  * its memory and CPU are never counted as the server's. Over IPC:
  *
- *   in:  the job (one JSON message)
+ *   in:  the job (one JSON message); within a run, with the run's key as `runKey`,
+ *        which the job never sees: the job runs in the key's scope (lib/run-keys.js),
+ *        so the lab's HTTP clients send it on every request
  *   out: { type: 'progress', done, total } (as the job reports it),
  *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
  *
  * and exits. It also exits the moment its parent goes away (the IPC channel
  * closes), so a crashed server never leaves it working for nobody.
  */
+
+import { withRunKey } from '../run-keys.js'
 
 /**
  * Serve one job in this process.
@@ -29,8 +33,11 @@ export function serveChildJob (scriptName, work) {
     if (started) return
     started = true
     process.off('message', onJob)
-    work(job, function sendProgress (done, total) {
-      process.send({ type: 'progress', done, total })
+    const { task, runKey } = splitJob(job)
+    withRunKey(runKey, async function runTask () {
+      return work(task, function sendProgress (done, total) {
+        process.send({ type: 'progress', done, total })
+      })
     }).then(function sendResult (value) {
       finish({ ...value, type: 'result' }, 0)
     }, function sendError (err) {
@@ -42,6 +49,13 @@ export function serveChildJob (scriptName, work) {
   process.once('disconnect', function parentGone () {
     process.exit()
   })
+}
+
+/** The job as its script expects it, and the run's key beside it (null outside a run). */
+function splitJob (job) {
+  if (job === null || typeof job !== 'object' || !Object.hasOwn(job, 'runKey')) return { task: job, runKey: null }
+  const { runKey, ...task } = job
+  return { task, runKey: typeof runKey === 'string' ? runKey : null }
 }
 
 function finish (message, code) {

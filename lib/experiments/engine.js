@@ -12,11 +12,17 @@
  *   { id, name, phase: 'error', time, error }
  *   { id, name, phase: 'cancelled', time }
  * and 'peak' { time, reset: true, supported, peakRss } whenever it resets the kernel's peak.
+ *
+ * Each run is issued a key from the app's keyring when it starts and the key is
+ * revoked when the run ends (lib/run-keys.js). The module runs inside the key's
+ * scope, so the processes it forks and the lab's HTTP clients it uses send the key,
+ * and the request guard lets the run's load in beyond loopback without the token.
  */
 import { randomUUID } from 'node:crypto'
 import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors.js'
 import { holdPeak, readPeakRss, resetPeakRss } from '../peak.js'
 import { integerOptions } from '../integers.js'
+import { withRunKey } from '../run-keys.js'
 
 export const ENGINE_DEFAULTS = Object.freeze({
   /** Finished runs kept for GET /experiments/:id. */
@@ -43,14 +49,19 @@ function checkRegistry (registry) {
 /**
  * Build an engine.
  * @param {{ options: object, events: import('node:events').EventEmitter, registry: object,
- *   keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
- *   `options` are the normalised app options, handed to every module
+ *   runKeys?: import('../run-keys.js').RunKeys, keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
+ *   `options` are the normalised app options, handed to every module; `runKeys` the app's
+ *   keyring (without one, runs get no key: the lab must then let loopback in without a token)
  */
 export function createEngine (settings) {
   if (settings === null || typeof settings !== 'object') throw new TypeError('createEngine needs { options, events, registry }')
   const { options, events } = settings
   const registry = checkRegistry(settings.registry)
   if (events === null || typeof events?.emit !== 'function') throw new TypeError('events must be an EventEmitter')
+  const runKeys = settings.runKeys ?? null
+  if (runKeys !== null && (typeof runKeys.issue !== 'function' || typeof runKeys.revoke !== 'function')) {
+    throw new TypeError('runKeys must be a keyring from lib/run-keys.js')
+  }
   const config = Object.freeze({
     keep: checkInteger('keep', settings.keep ?? ENGINE_DEFAULTS.keep, 1, 1000),
     progressIntervalMs: checkInteger('progressIntervalMs', settings.progressIntervalMs ?? ENGINE_DEFAULTS.progressIntervalMs, 0, 60_000),
@@ -110,6 +121,9 @@ export function createEngine (settings) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     }
     run.children = []
+    // from now on nothing of this run gets in: a module deaf to its signal included
+    runKeys?.revoke(run.key)
+    run.key = null
     run.releasePeak()
     if (running === run) running = null
     if (status === 'done') emit(run, 'result', { result: run.result })
@@ -197,6 +211,7 @@ export function createEngine (settings) {
       idleRss: 0,
       peakReset: false,
       releasePeak: holdPeak(),
+      key: runKeys?.issue() ?? null,
       settled: null
     }
     // (holdPeak above) requests must not reset the peak while the run measures the whole process
@@ -208,9 +223,9 @@ export function createEngine (settings) {
     prune()
     emit(run, 'start', { params })
     const ctx = makeContext(run)
-    run.settled = (async function execute () {
+    run.settled = withRunKey(run.key, async function execute () {
       return mod.run(ctx)
-    })().then(function succeeded (result) {
+    }).then(function succeeded (result) {
       if (run.controller.signal.aborted) finish(run, 'cancelled')
       else finish(run, 'done', { result })
     }, function failed (err) {

@@ -7,6 +7,7 @@
 import { fork } from 'node:child_process'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../options.js'
+import { currentRunKey } from '../run-keys.js'
 
 /** The script forked for each load: the child's side of this conversation. */
 export const LOAD_PROCESS = path.join(PROJECT_ROOT, 'lib', 'experiments', 'load-process.js')
@@ -33,7 +34,9 @@ export function runLoad (job, hooks) {
  * Run one job in a forked script that speaks the protocol of
  * `lib/experiments/child-job.js`: the job in, `progress` messages, then one `result`
  * (everything but its `type` is what this resolves to) or `error`.
- * Settles only after the process has exited (killed, on abort).
+ * Settles only after the process has exited (killed, on abort). Called within a
+ * run, the job carries the run's key (`runKey`), over IPC, never in the environment
+ * or the arguments another user's `ps` shows.
  * @param {string} script a file of the project, never one a client named
  * @param {object} job sent as JSON over IPC
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
@@ -112,6 +115,7 @@ export function runChildJob (script, job, { signal, onSpawn, onProgress } = {}) 
     child.stderr.on('data', onStderr)
     signal?.addEventListener('abort', onAbort, { once: true })
     if (child.pid !== undefined && onSpawn) onSpawn(child)
-    child.send(job)
+    const runKey = currentRunKey()
+    child.send(runKey === null ? job : { ...job, runKey })
   })
 }

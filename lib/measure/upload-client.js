@@ -1,12 +1,15 @@
 /**
  * The load generator's side of an upload: a file streamed from disk as a
- * request body (never read whole into memory), and the JSON answer.
+ * request body (never read whole into memory), and the JSON answer. Within an
+ * experiment's run every upload carries the run's key (lib/run-keys.js), which
+ * lets the lab's own load in where the guard asks other machines for a token.
  */
 import fs from 'node:fs'
 import http from 'node:http'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
+import { runKeyHeaders } from '../run-keys.js'
 
 /**
  * POST a file.
@@ -22,7 +25,7 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
     const req = http.request(url, {
       method: 'POST',
       agent: false,
-      headers: { ...headers, 'content-length': size }
+      headers: { ...headers, ...runKeyHeaders(), 'content-length': size }
     }, function onResponse (res) {
       readAnswer(res, function answered (result) { resolve({ ...result, ms: performance.now() - started }) })
     })
@@ -60,7 +63,7 @@ export function uploadStreams (url, streams, headers = { 'content-type': 'applic
       settled = true
       resolve({ ...result, ms: performance.now() - started, sentBytes })
     }
-    const req = http.request(url, { method: 'POST', agent: false, headers }, function onResponse (res) {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { ...headers, ...runKeyHeaders() } }, function onResponse (res) {
       readAnswer(res, settle)
     })
     req.on('error', function failed (err) {
