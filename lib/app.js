@@ -29,6 +29,7 @@ import { createDiskQuota } from './disk-quota.js'
 import { discardRestOfBody } from './ingest-common.js'
 import { createAdmission } from './admission.js'
 import { requestGuard } from './request-guard.js'
+import { createRunKeys } from './run-keys.js'
 import { bodyDeadline } from './body-deadline.js'
 import { abortUploadRoutes } from '../experiments/index.js'
 
@@ -45,6 +46,11 @@ export function createApp (options) {
   const opts = normalizeOptions(options)
   const app = express()
   app.disable('x-powered-by')
+  // a path is served as its route spells it, or not at all: `/GENERATE` and `/generate/` are not
+  // `/generate`. Express 5 reads these when it makes the app's router, at the first app.use();
+  // every router a route file makes says the same (test/route-guard.test.js checks them all)
+  app.set('case sensitive routing', true)
+  app.set('strict routing', true)
   app.locals.options = opts
   const events = createLabEvents()
   app.locals.events = events
@@ -126,8 +132,11 @@ function wireApp (app, opts, closers, closing) {
     if (closing.promise !== null) next(serverClosing(CLOSING_RETRY_AFTER_SECONDS))
     else next()
   })
-  // first of all: only the person at the keyboard drives the lab
-  app.use(requestGuard(opts.guard))
+  // first of all: only the person at the keyboard drives the lab, and the experiments' own load,
+  // which holds a key its run was issued (lib/run-keys.js)
+  const runKeys = createRunKeys()
+  app.locals.runKeys = runKeys
+  app.use(requestGuard(opts.guard, runKeys))
   app.use(samplePeakWhileServing)
   // then: every body, whichever route reads it (or none), is bounded in time
   app.use(bodyDeadline(opts.limits))
@@ -150,7 +159,7 @@ function wireApp (app, opts, closers, closing) {
   const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota })
   closers.push(function closeMetrics () { metrics.close() })
   app.use(metrics)
-  const experiments = experimentRoutes(opts, events)
+  const experiments = experimentRoutes(opts, events, { runKeys })
   closers.push(function closeExperiments () { return experiments.close() })
   app.use(experiments)
   app.use(uploadRoutes(opts, events, diskQuota, admission))

@@ -4,32 +4,44 @@
  * on any origin can send no-cors requests (image loads, forms, `fetch` with
  * simple content types) to the lab, and a host name that an attacker's DNS
  * points at 127.0.0.1 (rebinding) makes the lab same-origin with their page.
- * This guard runs first, on every request:
+ * The guard runs first, on every request:
  *
  * 1. **Host allowlist** (as Vite's `server.allowedHosts`): `localhost`,
  *    `*.localhost`, IP literals, the address the lab is bound to, and
  *    `--allowed-hosts`. Anything else is 403: a rebinding page names its
  *    own host name, never one of these. An HTTP/1.1 request without Host is
  *    400.
- * 2. **No cross-site state changes** (fetch metadata, then Origin): a
- *    request the browser marks `Sec-Fetch-Site: cross-site` or `same-site`
- *    (another port of localhost is same-site) is refused unless it is a
- *    top-level navigation that changes nothing (a link to the dashboard);
- *    a request whose `Origin` is not the lab's own is refused when it would
- *    change state. curl and scripts send neither header and pass.
- * 3. **A token beyond loopback**: with an access token (the lab bound to a
- *    classroom network), a state-changing request from another machine must
- *    carry it (`Authorization: Bearer`, `X-Streamlab-Token`, or the cookie
- *    that opening the printed `/?token=` URL sets). Reads stay open.
+ * 2. **No cross-site requests but links**: a request the browser marks
+ *    `Sec-Fetch-Site: cross-site` or `same-site` (another port of localhost
+ *    is same-site) is refused unless it is a top-level navigation with a
+ *    safe method (a link to the dashboard). curl and scripts send no
+ *    fetch metadata and pass.
+ * 3. **The write rules**, for every request that changes state: nothing from
+ *    another web page (fetch metadata, or an `Origin` that is not the lab's own),
+ *    and, with an access token (the lab bound to a classroom network), from
+ *    another machine only with the token (`Authorization: Bearer`,
+ *    `X-Streamlab-Token`, or the cookie that opening the printed `/?token=` URL
+ *    sets) or with the live key of an experiment's run (lib/run-keys.js).
+ *
+ * What changes state is decided by the method, here (every method but GET,
+ * HEAD and OPTIONS), and, for a GET that writes, by the route itself: its
+ * declaration carries `writes(when)`, which applies the write rules to exactly
+ * the requests the router gives that route, whatever case or slash they were
+ * spelled with. No rule here compares paths.
  */
 import { timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
-import { hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired } from './errors.js'
+import { hostMissing, hostNotAllowed, crossSiteRefused, internalError, tokenRequired } from './errors.js'
+import { RUN_KEY_HEADER } from './run-keys.js'
 
 /** The cookie that opening `/?token=...` sets. */
 export const TOKEN_COOKIE = 'streamlab_token'
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+/** Where the guard leaves its write rules on a request, for the route's `writes()` marker. */
+const WRITE_RULES = Symbol('streamlab.writeRules')
+/** What a `writes()` marker carries, so that the route walkers (and the specs) can tell it. */
+const WRITE_MARKER = Symbol('streamlab.writeMarker')
 
 /**
  * Normalise the guard's options.
@@ -105,15 +117,70 @@ export function hostAllowed (name, guard) {
 }
 
 /**
- * Whether a request writes, deletes, starts work or costs memory: every
- * method but GET, HEAD and OPTIONS, a save to disk, and the database exports.
+ * Whether a request changes state by its method: every method but GET, HEAD
+ * and OPTIONS. A GET that writes (a save, a database export) says so on its
+ * route, with `writes()`.
  * @param {import('express').Request} req
  */
 export function changesState (req) {
-  if (!SAFE_METHODS.has(req.method)) return true
-  const path = req.path
-  if (path === '/generate' && req.query.save !== undefined && req.query.save !== '0') return true
-  return path === '/db/batch' || path === '/db/stream'
+  return !SAFE_METHODS.has(req.method)
+}
+
+function everyRequest () {
+  return true
+}
+
+/**
+ * Route-level middleware that marks a route as changing state: put it first in
+ * the route's declaration (`router.get('/db/batch', writes(), exportBatch)`). For
+ * the requests `when` picks it applies the guard's write rules (no other web page,
+ * the token beyond loopback) to exactly what the router gives this route, whatever
+ * case or slash the client spelled its path with.
+ *
+ * It fails closed: a marked route served without the app-level guard before it
+ * answers 500 rather than write unguarded.
+ * @param {(req: import('express').Request) => boolean} [when] which of the route's
+ *   requests write (`?save=1`, say); all of them by default
+ * @returns {import('express').RequestHandler}
+ */
+export function writes (when = everyRequest) {
+  if (typeof when !== 'function') throw new TypeError('writes(when): when must be a function of the request')
+  function guardWrite (req, res, next) {
+    if (!when(req)) {
+      next()
+      return
+    }
+    const refusedWrite = req[WRITE_RULES]
+    if (typeof refusedWrite !== 'function') {
+      next(internalError('a route that writes is mounted without the request guard before it'))
+      return
+    }
+    const refusal = refusedWrite(req)
+    if (refusal === null) next()
+    else next(refusal)
+  }
+  guardWrite[WRITE_MARKER] = true
+  return guardWrite
+}
+
+/**
+ * Whether a route handler is a `writes()` marker.
+ * @param {unknown} handler
+ */
+export function marksWrite (handler) {
+  return typeof handler === 'function' && handler[WRITE_MARKER] === true
+}
+
+/**
+ * The path the token landing sends the browser to: the request's own path with
+ * every leading slash and backslash collapsed to one `/`, so that it stays on this
+ * lab. `//evil.example/` as a Location is another host to a browser, and so is
+ * `/\evil.example` (browsers read a backslash as a slash).
+ * @param {string} path `req.path`
+ * @returns {string} `/` followed by anything but a slash or a backslash
+ */
+export function landingPath (path) {
+  return `/${String(path).replace(/^[/\\]+/, '')}`
 }
 
 /** The peer is this machine. */
@@ -169,10 +236,29 @@ function browserContext (req) {
 }
 
 /**
- * The guard as Express middleware; mount it first.
+ * The guard as Express middleware; mount it first. It applies the write rules
+ * itself to every request that changes state by its method, and leaves them on
+ * the request for the `writes()` marker of a GET route that writes.
  * @param {ReturnType<typeof normalizeGuardOptions>} guard
+ * @param {import('./run-keys.js').RunKeys|null} [runKeys] the app's keyring: a live
+ *   run key opens the lab as the token does (the experiments' own load)
  */
-export function requestGuard (guard) {
+export function requestGuard (guard, runKeys = null) {
+  /**
+   * Why this write may not happen, or null when it may.
+   * @returns {import('./errors.js').LabError|null}
+   */
+  function refusedWrite (req) {
+    const from = browserContext(req)
+    if (from.foreign) return crossSiteRefused(req.method, req.path, from.site, from.origin)
+    if (guard.accessToken === null || (guard.exemptLoopback && fromLoopback(req))) return null
+    const given = presentedToken(req)
+    if (sameToken(given, guard.accessToken)) return null
+    const runKey = req.headers[RUN_KEY_HEADER]
+    if (runKey !== undefined) return runKeys !== null && runKeys.holds(runKey) ? null : tokenRequired(true)
+    return tokenRequired(given !== null && given !== undefined)
+  }
+
   return function guardRequest (req, res, next) {
     const host = req.headers.host
     if (host === undefined || host === '') {
@@ -189,18 +275,17 @@ export function requestGuard (guard) {
       }
     }
 
-    const writes = changesState(req)
     const from = browserContext(req)
-    if (from.foreign) {
-      // a link from elsewhere may open a page that changes nothing; nothing else crosses sites
+    if (from.site === 'cross-site' || from.site === 'same-site') {
+      // a link from elsewhere may open a page; nothing else crosses sites (a link that would write is the write rules')
       const navigation = req.headers['sec-fetch-mode'] === 'navigate' && SAFE_METHODS.has(req.method)
-      const refused = from.site === 'cross-site' || from.site === 'same-site' ? (writes || !navigation) : writes
-      if (refused) {
+      if (!navigation) {
         next(crossSiteRefused(req.method, req.path, from.site, from.origin))
         return
       }
     }
 
+    req[WRITE_RULES] = refusedWrite
     if (guard.accessToken !== null) {
       const offered = req.method === 'GET' ? req.query.token : undefined
       if (typeof offered === 'string') {
@@ -213,17 +298,12 @@ export function requestGuard (guard) {
         params.delete('token')
         const rest = params.toString()
         res.cookie(TOKEN_COOKIE, guard.accessToken, { httpOnly: true, sameSite: 'strict', path: '/' })
-        res.redirect(303, `${req.path}${rest ? `?${rest}` : ''}`)
+        res.redirect(303, `${landingPath(req.path)}${rest ? `?${rest}` : ''}`)
         return
       }
-      if (writes && !(guard.exemptLoopback && fromLoopback(req))) {
-        const given = presentedToken(req)
-        if (!sameToken(given, guard.accessToken)) {
-          next(tokenRequired(given !== null && given !== undefined))
-          return
-        }
-      }
     }
-    next()
+    const refusal = changesState(req) ? refusedWrite(req) : null
+    if (refusal === null) next()
+    else next(refusal)
   }
 }

@@ -11,7 +11,7 @@ import { ensureChunkFile, normalizeChunkQuery, serveChunkFile, setChunkFileHeade
  * @returns {import('express').Router}
  */
 export function chunkSizeRoutes (opts) {
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
   router.get('/files/chunk', async function serveChunk (req, res) {
     const how = normalizeChunkQuery(req.query)
     const file = await ensureChunkFile(opts.dataDir)

@@ -44,7 +44,7 @@ export const SECURITY_HEADERS = Object.freeze({
 export function dashboardRoutes (settings = {}) {
   const dir = settings.dir ?? DASHBOARD_DIR
   const chartJs = settings.chartJs ?? chartJsFile()
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
 
   router.get('/vendor/chart.umd.js', function sendChartJs (req, res, next) {
     res.set(SECURITY_HEADERS)

@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
 import express from 'express'
 import { databaseUnavailable } from '../lib/errors.js'
+import { writes } from '../lib/request-guard.js'
 import {
   NDJSON_TYPE, createRowEncoder, fetchBatch, normalizeExportQuery, openRowStream, pause
 } from '../lib/db/export.js'
@@ -36,7 +37,7 @@ const BATCH_ROW_BYTES = 1024
  * @returns {import('express').Router}
  */
 export function databaseRoutes (dbOpts, database, admission) {
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
   /** exports in flight, and the last few that ended: what a teacher watches in /db/status */
   const active = new Set()
   const recent = []
@@ -70,7 +71,8 @@ export function databaseRoutes (dbOpts, database, admission) {
     recent.length = Math.min(recent.length, RECENT_KEPT)
   }
 
-  router.get('/db/batch', async function exportBatch (req, res) {
+  // an export holds memory and a connection, and starts the database: the guard's write rules apply
+  router.get('/db/batch', writes(), async function exportBatch (req, res) {
     const params = normalizeExportQuery(req.query, dbOpts)
     // the whole page as rows, then as one JSON string, then as the Buffer sent: reserved before the query
     const reservation = admission?.enabled
@@ -110,7 +112,7 @@ export function databaseRoutes (dbOpts, database, admission) {
     }).send(body)
   }
 
-  router.get('/db/stream', async function exportStream (req, res) {
+  router.get('/db/stream', writes(), async function exportStream (req, res) {
     const params = normalizeExportQuery(req.query, dbOpts, { stream: true, accept: req.get('accept') ?? '' })
     const client = await database.acquire()
     const record = track('stream', params)

@@ -15,17 +15,19 @@ import { EXPERIMENTS } from '../experiments/index.js'
 /**
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {object} [registry] experiment modules by name (tests may bring their own)
+ * @param {{ registry?: object, runKeys?: import('../lib/run-keys.js').RunKeys }} [parts]
+ *   registry: experiment modules by name (tests may bring their own); runKeys: the app's
+ *   keyring, which issues each run the key its load is let in by
  * @returns {import('express').Router & { close: () => Promise<void> }}
  */
-export function experimentRoutes (opts, events, registry = EXPERIMENTS) {
-  const engine = createEngine({ options: opts, events, registry })
+export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys } = {}) {
+  const engine = createEngine({ options: opts, events, registry, runKeys })
   // a run in flight when the previous worker died is lost with it: say so under its id
   function recordLostRun (crash) {
     if (crash?.experiment) engine.recordLostRun(crash.experiment, crash)
   }
   events.on('crash', recordLostRun)
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
   // a start request is a name and a few parameters: nothing bigger is read, and nothing slower
   // (the app's body deadline, lib/body-deadline.js, answers 408 to a body that stalls or drips)
   const readJson = express.json({ limit: '16kb' })

@@ -18,6 +18,7 @@ import {
 import { createBomb } from '../generators/bombs.js'
 import { displayPath, writeAtomically } from '../lib/atomic-file.js'
 import { badParameter, saveBusy } from '../lib/errors.js'
+import { writes } from '../lib/request-guard.js'
 
 const KINDS = Object.freeze(['items', 'bomb'])
 /** Seconds a second save is told to wait (Retry-After). */
@@ -38,12 +39,13 @@ const MAX_GZIP_RATIO = 8
  */
 export function generateRoute (opts, quota) {
   if (quota === undefined) throw new TypeError('generateRoute needs the app\'s disk quota')
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
   // one save at a time, per app: concurrent saves would each write their own temp file of up to 8 GiB
   let saving = false
 
+  // a save writes to disk: the guard's write rules apply to it (lib/request-guard.js).
   // Express 5 sends what an async handler throws (or rejects with) to the error handler
-  router.get('/generate', async function generate (req, res) {
+  router.get('/generate', writes(asksToSave), async function generate (req, res) {
     const kind = req.query.kind ?? 'items'
     if (!KINDS.includes(kind)) throw badParameter('kind', kind, `one of ${KINDS.join(', ')}`)
     if (kind === 'bomb') return streamBomb(req, res)
@@ -61,6 +63,15 @@ export function generateRoute (opts, quota) {
   })
 
   return router
+}
+
+/**
+ * Whether a request asks for a save: any `save` but an explicit no. A value the
+ * route would refuse (400) counts as a save, so the guard judges it first.
+ */
+function asksToSave (req) {
+  const save = req.query.save
+  return save !== undefined && save !== '0' && save !== 'false'
 }
 
 /** The document, made as it is sent. */

@@ -21,7 +21,7 @@ import { overloaded } from '../lib/errors.js'
  *   what the app holds for /good (its threads and budgets), and how it reads the kernel's peak
  */
 export function ingestRoutes (opts, events, admission, { state, readPeak } = {}) {
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
   const load = { inflight: 0, admission, state, readPeak }
   router.post('/bad', answerWith('bad', ingestBuffered, opts, events, load))
   router.post('/good', answerWith('good', ingestStreamed, opts, events, load))

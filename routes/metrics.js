@@ -33,7 +33,7 @@ const MEDIA_TYPES = Object.freeze({
 export function metricsRoutes (opts, events, sampler, limits = {}) {
   const hub = createMetricsHub({ ...opts.metrics, events, sampler })
   const prometheus = createPrometheusMetrics({ events, sampler, hub })
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
 
   router.get('/metrics', async function serveMetrics (req, res) {
     const format = chooseFormat(req)

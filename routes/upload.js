@@ -28,7 +28,7 @@ export function uploadRoutes (opts, events, quota, admission) {
   if (quota === undefined) throw new TypeError('uploadRoutes needs the app\'s disk quota')
   const settings = normalizeUploadOptions(opts.upload)
   const common = { dir: uploadDir(opts.dataDir), limit: settings.limit, idleMs: opts.limits.bodyIdleMs, quota }
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
   router.post('/upload-buffer', answerWith('upload-buffer', { ...common, mode: 'buffer' }, events, admission))
   router.post('/upload-stream', answerWith('upload-stream', { ...common, mode: 'stream' }, events, null))
   router.delete('/uploads', async function deleteAllUploads (req, res) {

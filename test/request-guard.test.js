@@ -125,14 +125,12 @@ describe('requests the guard sees', function () {
     assert.equal(read.status, 200, 'a read is blocked by the browser itself (no CORS headers), not refused')
   })
 
-  it('marks the state changes: writes, saves, database exports', function () {
-    const as = function req (method, path, query = {}) { return { method, path, query } }
-    assert.equal(changesState(as('POST', '/good')), true)
-    assert.equal(changesState(as('DELETE', '/uploads')), true)
-    assert.equal(changesState(as('GET', '/generate', { save: '1' })), true)
-    assert.equal(changesState(as('GET', '/generate', { save: '0' })), false)
-    assert.equal(changesState(as('GET', '/db/batch')), true)
-    assert.equal(changesState(as('GET', '/metrics')), false)
+  it('counts every method but GET, HEAD and OPTIONS as a change by itself, whatever the path', function () {
+    const as = function req (method, path) { return { method, path, query: {} } }
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      for (const path of ['/good', '/GOOD', '/uploads/', '/no/such/route']) assert.equal(changesState(as(method, path)), true, `${method} ${path}`)
+    }
+    for (const method of ['GET', 'HEAD', 'OPTIONS']) assert.equal(changesState(as(method, '/generate')), false, method)
   })
 })
 
@@ -170,6 +168,16 @@ describe('the access token beyond loopback', function () {
     assert.match(cookie, /SameSite=Strict/)
     assert.equal((await request(lab.port, { path: '/?token=wrong-token-wrong-token' })).status, 401)
   })
+
+  for (const path of ['//evil.example/', '///evil.example', '/\\evil.example', '/\\\\evil', '/\\/evil.example', '//\\evil.example', '/%2F%2Fevil.example', '/%5C%5Cevil', '//evil.example/x?y=1']) {
+    it(`redirects the landing at ${path} to a path on this lab, never to another host`, async function () {
+      const res = await request(lab.port, { path: `${path}${path.includes('?') ? '&' : '?'}token=${TOKEN}` })
+      assert.equal(res.status, 303)
+      // one slash then anything but a slash or a backslash: a path, where `//host` or `/\host` would be a host
+      assert.match(res.headers.location, /^\/(?:[^/\\]|$)/, res.headers.location)
+      assert.ok(!res.headers.location.includes('token='), 'the token is not in the address bar')
+    })
+  }
 
   it('leaves reads open', async function () {
     assert.equal((await request(lab.port, { path: '/experiments' })).status, 200)

@@ -85,7 +85,7 @@ export function abortUploadRoutes (opts, events, quota) {
     }
   }
 
-  const router = express.Router()
+  const router = express.Router({ caseSensitive: true, strict: true })
 
   router.post('/abort-upload/pipe', async function saveWithPipe (req, res, next) {
     const upload = await beginUpload(req, res, 'pipe')
