@@ -16,8 +16,9 @@
  * - the records counted are those of the last top-level `items` key, and a
  *   document whose last `items` is not an array, or whose root is not what
  *   the format asks, is refused at its end (422), as /bad refuses it;
- * - a body that starts with a UTF-8 byte order mark is refused (422), as
- *   JSON.parse refuses it; the library's tokenizer skips the mark.
+ * - a UTF-8 byte order mark is refused (422), as JSON.parse refuses it:
+ *   the library's tokenizer skips one anywhere before the first string,
+ *   number or literal (`[`, then the mark, then `{}]` is 200 without this).
  * And the library reads only well-formed UTF-8: its strings are decoded
  * with a fatal TextDecoder, so one invalid byte in a string fails the
  * document, where /bad (Buffer#toString, then JSON.parse) and /good read it
@@ -45,6 +46,11 @@ const BOM_FIRST_BYTE = 0xef
 /** JSON's whitespace: space, tab, line feed, carriage return. */
 function isWhitespace (byte) {
   return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
+}
+
+/** What a document may hold before its first string, number or literal: brackets, braces, commas, colons, whitespace. */
+function isStructural (byte) {
+  return byte === 0x5b || byte === 0x5d || byte === 0x7b || byte === 0x7d || byte === 0x2c || byte === 0x3a || isWhitespace(byte)
 }
 
 /**
@@ -108,6 +114,8 @@ export class JsonTokenGuard {
     /** The last byte given to the tokenizer, and whether it reported a token left open at that chunk's end. */
     this.lastByte = -1
     this.open = false
+    /** True until the first byte that starts a string, number or literal: the tokenizer would skip a byte order mark till then. */
+    this.markSkipped = true
     this.previous = null
     this.afterItemsKey = false
     /** Records of the latest top-level `items` array; null when there is none (or it is not an array). */
@@ -121,18 +129,35 @@ export class JsonTokenGuard {
 
   /**
    * Count bytes about to go to the tokenizer; throws once the value being read has passed
-   * `limits.record`, or when the body starts with a byte JSON.parse refuses and the tokenizer
-   * would skip (0xEF: a byte order mark; any other character from there is no JSON either).
+   * `limits.record`, or at a byte order mark the tokenizer would skip (watchForMark).
    * @param {Uint8Array} chunk
    */
   take (chunk) {
-    if (this.bytesIn === 0 && chunk[0] === BOM_FIRST_BYTE) throw jsonInvalid('unexpected byte 0xef (a byte order mark?)', 0)
+    if (this.markSkipped) this.watchForMark(chunk)
     if (this.betweenRecords()) this.boundary = this.bytesIn
     this.open = false
     if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1]
     this.bytesIn += chunk.length
     const held = this.bytesIn - this.boundary
     if (held > this.maxRecord + chunk.length) throw recordTooLarge(this.maxRecord, held, this.boundary)
+  }
+
+  /**
+   * Refuse a 0xEF before the first string, number or literal: the tokenizer stays in its
+   * start-of-input state until one, and there it takes EF BB BF for a byte order mark and
+   * skips it, where JSON.parse refuses the body. A 0xEF there starts a mark or some other
+   * character outside a string: no JSON either way. From the first other byte on, the
+   * tokenizer refuses any byte from 0x80 up outside a string itself.
+   * @param {Uint8Array} chunk
+   */
+  watchForMark (chunk) {
+    for (let i = 0; i < chunk.length; i++) {
+      if (chunk[i] === BOM_FIRST_BYTE) throw jsonInvalid('unexpected byte 0xef (a byte order mark?)', this.bytesIn + i)
+      if (!isStructural(chunk[i])) {
+        this.markSkipped = false
+        return
+      }
+    }
   }
 
   /**

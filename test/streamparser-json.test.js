@@ -254,7 +254,8 @@ describe(`POST /${ROUTE}`, function () {
       ['array', ' [ {"id":9007199254740993} , -12.5e-7 , "😀" , true , null , {"items":[1,2]} ] '],
       ['array', '[1, "é", 23]   '],
       ['json', '{"items":[{"s":"\xC3(\xFF"},{"id":4,"s":"\xE0"},"\xF0\x9F\x98"]}'],
-      ['json', '{"items":[1,2] , "items" : 5}']
+      ['json', '{"items":[1,2] , "items" : 5}'],
+      ['array', ' [ [ \ufeff1] ]']
     ]
 
     for (const [format, text] of DOCUMENTS) {
@@ -327,6 +328,10 @@ describe(`POST /${ROUTE}`, function () {
       ['a UTF-8 byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"items":[1]}')]), [422, 'json.invalid']],
       ['a byte order mark as an array', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('[1]')]), [422, 'json.invalid'], '?format=array'],
       ['a character from U+F000 up as the first byte', '\uf000{"items":[]}', [422, 'json.invalid']],
+      ['a byte order mark after the first bracket', '[\ufeff{"id":1}]', [422, 'json.invalid'], '?format=array'],
+      ['a byte order mark between brackets, before any string', '[[ \ufeff]]', [422, 'json.invalid'], '?format=array'],
+      ['a byte order mark after a key', '{"items":[\ufeff]}', [422, 'json.invalid']],
+      ['a byte order mark inside a string (a character like any other)', '{"items":["\ufeff",{"\ufeff":1}]}', 2],
       ['trailing garbage', '{"items":[1]} x', [422, 'json.invalid']],
       ['a second document', '{"items":[1]}{"items":[2]}', [422, 'json.invalid']],
       ['a second number after a scalar root', '1 2', [422, 'json.invalid']],
