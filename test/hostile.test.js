@@ -1,7 +1,9 @@
 /**
- * npm run bench -- hostile: its options, its verdict, and a tiny run end to
- * end (two attacks, tiny sizes, a lab with small limits) whose report has
- * the shape results.json promises.
+ * npm run bench -- hostile: its options, the rows it measures (an attack on
+ * the ingest routes on its own route and on the textbook route
+ * /streamparser-json), its verdict, and a tiny run end to end (three rows,
+ * tiny sizes, a lab with small limits) whose report has the shape
+ * results.json promises.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -11,7 +13,9 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { ATTACK_IDS, FULL, QUICK, normalizeHostileOptions } from '../scripts/hostile/params.js'
-import { ROW_FIELDS, TABLE_HEADER, judge } from '../scripts/hostile/verdict.js'
+import { ROW_FIELDS, TABLE_HEADER, hostileTable, judge } from '../scripts/hostile/verdict.js'
+import { ATTACKS, attackRows } from '../scripts/hostile/attacks.js'
+import { normalize as normalizeBench } from '../scripts/hostile/bench.js'
 import { readCrashes } from '../scripts/hostile/lab.js'
 
 const run = promisify(execFile)
@@ -36,8 +40,15 @@ describe('npm run bench -- hostile', function () {
         ['dense-objects', 'dense-arrays', 'dense-numbers', 'drip-clients'])
     })
 
+    it('reads the ingest routes to attack, in the order tables show them, or none given', function () {
+      assert.equal(normalizeHostileOptions({}).routes, null)
+      assert.deepEqual(normalizeHostileOptions({ routes: 'streamparser-json,/good' }).routes, ['good', 'streamparser-json'])
+    })
+
     it('answers a TypeError naming the flag for a bad value', function () {
       assert.throws(function () { normalizeHostileOptions({ attacks: 'nine' }) }, /--attacks/)
+      assert.throws(function () { normalizeHostileOptions({ routes: 'fast' }) }, /--routes takes bad, good, express-json, streamparser-json/)
+      assert.throws(function () { normalizeBench({ attacks: 'dense-objects', routes: 'bad' }) }, /--routes bad leaves none of dense-objects to run/)
       assert.throws(function () { normalizeHostileOptions({ 'bomb-bytes': 'huge' }) }, /--bomb-bytes/)
       assert.throws(function () { normalizeHostileOptions({ 'server-flag': ['--port=80'] }) }, /--server-flag/)
     })
@@ -45,6 +56,38 @@ describe('npm run bench -- hostile', function () {
     it('never changes the caller\'s object', function () {
       const values = Object.freeze({ quick: true, records: '3' })
       assert.equal(normalizeHostileOptions(values).records, 3)
+    })
+  })
+
+  describe('rows', function () {
+    it('replays each attack on the ingest routes on the textbook route, beside its own', function () {
+      const rows = attackRows(['dense-objects', 'ratio-bombs', 'metrics-flood'])
+      assert.deepEqual(rows.map(function shown (r) { return [r.label, r.target, r.judged] }), [
+        ['dense-objects', 'POST /good', true],
+        ['dense-objects (/streamparser-json)', 'POST /streamparser-json', true],
+        ['ratio-bombs', 'POST /bad', false],
+        ['ratio-bombs (/streamparser-json)', 'POST /streamparser-json', true],
+        ['metrics-flood', 'GET /metrics (SSE)', false]
+      ])
+      assert.ok(rows.every(function run (r) { return r.skip === null }))
+    })
+
+    it('keeps the rows of the routes asked for, and the attacks on no ingest route', function () {
+      const rows = attackRows(['abandoned-uploads', 'big-bad-body', 'disk-fill'], ['bad', 'streamparser-json'])
+      assert.deepEqual(rows.map(function label (r) { return r.label }), [
+        'abandoned-uploads (/streamparser-json)', 'big-bad-body', 'big-bad-body (/streamparser-json)', 'disk-fill'
+      ])
+    })
+
+    it('skips a route that does not read what the attack sends, and says why', function () {
+      const ndjson = { 'ndjson-flood': { ...ATTACKS['dense-objects'], id: 'ndjson-flood', routes: ['good', 'express-json', 'streamparser-json'], sends: 'ndjson' } }
+      const rows = attackRows(['ndjson-flood'], null, ndjson)
+      assert.equal(rows[0].skip, null)
+      assert.equal(rows[1].skip, '/express-json reads json and array, not the ndjson this attack sends')
+      assert.equal(rows[2].skip, '/streamparser-json reads json and array, not the ndjson this attack sends')
+      const judged = { ...rows[2], ...judge({ label: rows[2].label, skipped: rows[2].skip }) }
+      assert.equal(judged.verdict, 'skipped: /streamparser-json reads json and array, not the ndjson this attack sends')
+      assert.match(hostileTable([{ ...judged, group: 1 }]), /\| 1\. ndjson-flood \(\/streamparser-json\) +\| n\/a +\| n\/a .*\| skipped: /)
     })
   })
 
@@ -104,9 +147,9 @@ describe('npm run bench -- hostile', function () {
       await fs.promises.rm(out, { recursive: true, force: true })
     })
 
-    it('writes a row per attack, judged, with the figures the table shows', async function () {
+    it('writes a row per attack and route, judged, with the figures the table shows', async function () {
       const { stdout } = await run(process.execPath, [
-        CLI, 'hostile', '--quick', '--attacks', 'abandoned-uploads,ratio-bombs',
+        CLI, 'hostile', '--quick', '--attacks', 'abandoned-uploads,ratio-bombs', '--routes', 'bad,streamparser-json',
         '--abandon-clients', '4', '--abandon-concurrency', '2', '--abandon-bytes', '200KB',
         '--bombs', '1', '--bomb-bytes', '20MB', '--probe-items', '10', '--settle', '1s',
         '--server-flag=--limit-inflated=10MB', '--out', out
@@ -114,7 +157,11 @@ describe('npm run bench -- hostile', function () {
       for (const column of TABLE_HEADER) assert.ok(stdout.includes(` ${column} `), column)
 
       const results = JSON.parse(await fs.promises.readFile(path.join(out, 'results.json'), 'utf8'))
-      assert.deepEqual(results.attacks.map(function id (row) { return row.id }), ['abandoned-uploads', 'ratio-bombs'])
+      assert.deepEqual(results.attacks.map(function shown (row) { return [row.label, row.route, row.judged] }), [
+        ['abandoned-uploads (/streamparser-json)', 'streamparser-json', true],
+        ['ratio-bombs', 'bad', false],
+        ['ratio-bombs (/streamparser-json)', 'streamparser-json', true]
+      ])
       for (const row of results.attacks) {
         for (const field of ROW_FIELDS) assert.ok(field in row, `${row.id} has ${field}`)
         assert.equal(row.error, undefined, row.error)
@@ -125,9 +172,10 @@ describe('npm run bench -- hostile', function () {
         assert.ok(Number.isInteger(row.diskAdded))
         assert.ok(row.inFlight.requestsInFlight === null || Number.isInteger(row.inFlight.requestsInFlight))
       }
-      // the server flag reached the lab: a 20 MB bomb passes its 10 MB inflate limit
-      const bombs = results.attacks[1].details.answers
-      assert.deepEqual(bombs.map(function status (a) { return a.status }), [413])
+      // the server flag reached the labs: a 20 MB bomb passes its 10 MB inflate limit, on either route
+      for (const row of results.attacks.slice(1)) {
+        assert.deepEqual(row.details.answers.map(function status (a) { return a.status }), [413], row.label)
+      }
       for (const name of ['results.md', 'report.html']) assert.ok(fs.existsSync(path.join(out, name)), name)
     })
   })

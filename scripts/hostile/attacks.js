@@ -1,9 +1,16 @@
 /**
  * The attacks of issue 13, one function each. An attack gets a context
  * (the lab's url, the parameters, its own client set, a way to time the
- * normal /good request at a moment it chooses, an abort signal) and answers
- * what its own requests got. Every loop here is bounded in count and in
- * time, and every request goes to the lab on 127.0.0.1.
+ * normal /good request at a moment it chooses, an abort signal, and for an
+ * attack on the ingest routes the route it goes to) and answers what its
+ * own requests got. Every loop here is bounded in count and in time, and
+ * every request goes to the lab on 127.0.0.1.
+ *
+ * An attack on the ingest routes is replayed on each route it lists: its
+ * own (/good or /bad) and the textbook streaming route, /streamparser-json,
+ * each row on a fresh lab. A route that does not read the format the attack
+ * sends (lib/ingest-routes.js: /express-json and /streamparser-json read one
+ * JSON document, not NDJSON) gets a row that says so instead of a run.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -12,18 +19,22 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { createBomb } from '../../generators/bombs.js'
 import { createGzipStream } from '../../generators/items.js'
+import { INGEST_ROUTES } from '../../lib/ingest-routes.js'
 import { formatBytes } from '../../lib/units.js'
 import { ATTACK_GROUPS } from './params.js'
 import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
 
 /**
  * @typedef {{ url: string, params: object, input: any, clients: ReturnType<typeof import('./clients.js').createClientSet>,
- *   probeAfter: (ms: number) => Promise<object>, signal: AbortSignal, timeLeft: () => number }} AttackContext
+ *   probeAfter: (ms: number) => Promise<object>, signal: AbortSignal, timeLeft: () => number, route: string|null }} AttackContext
  *   `input`: what the attack's `prepare` made, or null; `probeAfter(ms)`: the normal /good request,
- *   sent once, `ms` after the first call
+ *   sent once, `ms` after the first call; `route`: the ingest route an attack on them goes to (null for the others)
  */
 
-const GZIP = Object.freeze({ 'content-type': 'application/gzip' })
+/** The routes that stream: the worker's growth bound is judged on attacks to them. */
+const STREAMING_ROUTES = Object.freeze(['good', 'streamparser-json'])
+/** The textbook streaming route, where every attack on the ingest routes is replayed. */
+const TEXTBOOK_ROUTE = 'streamparser-json'
 const OCTETS = Object.freeze({ 'content-type': 'application/octet-stream' })
 /** SSE streams opened at once while the flood builds up. */
 const SSE_BATCH = 100
@@ -84,15 +95,21 @@ async function boundedPool (count, concurrency, signal, task) {
   return results.filter(Boolean)
 }
 
-/** 1. One valid body of dense records to /good, gzipped as it is made and sent. */
+/** The url and the headers of a gzip JSON body to the ingest route the attack goes to. */
+function ingestTarget (ctx) {
+  return { url: `${ctx.url}/${ctx.route}`, headers: INGEST_ROUTES[ctx.route].headers }
+}
+
+/** 1. One valid body of dense records to an ingest route (/good, /streamparser-json), gzipped as it is made and sent. */
 function denseAttack (kind) {
   return async function sendDenseRecords (ctx) {
     const { records, recordBytes } = ctx.params
     const document = denseDocument({ kind, records, recordBytes })
+    const target = ingestTarget(ctx)
     const probe = ctx.probeAfter(1000)
-    const answer = await ctx.clients.request(`${ctx.url}/good`, {
+    const answer = await ctx.clients.request(target.url, {
       method: 'POST',
-      headers: GZIP,
+      headers: target.headers,
       streams: [document.stream, zlib.createGzip()],
       timeoutMs: ctx.timeLeft()
     })
@@ -117,10 +134,11 @@ async function prepareAbandoned (params, scratch) {
 async function abandonUploads (ctx) {
   const { abandonClients, abandonConcurrency, abandonAfterMs } = ctx.params
   const { file, bytes } = ctx.input
+  const target = ingestTarget(ctx)
   const outcomes = await boundedPool(abandonClients, abandonConcurrency, ctx.signal, function abandonOne () {
-    return ctx.clients.request(`${ctx.url}/good`, {
+    return ctx.clients.request(target.url, {
       method: 'POST',
-      headers: { ...GZIP, 'content-length': String(bytes) },
+      headers: { ...target.headers, 'content-length': String(bytes) },
       streams: [fs.createReadStream(file)],
       timeoutMs: Math.min(30_000, ctx.timeLeft()),
       abandonAfterMs
@@ -139,45 +157,48 @@ async function abandonUploads (ctx) {
   }
 }
 
-/** 3a. Ratio bombs to /bad, one after another; the normal request goes during the first. */
+/** 3a. Ratio bombs to an ingest route (/bad, /streamparser-json), one after another; the normal request goes during the first. */
 async function ratioBombs (ctx) {
   const { bombs, bombBytes } = ctx.params
+  const target = ingestTarget(ctx)
   const probe = ctx.probeAfter(500)
   const answers = []
   let compressedBytes = null
   for (let k = 0; k < bombs && !ctx.signal.aborted; k++) {
+    // one gzip layer: the route's own headers say what it is
     const bomb = createBomb({ variant: 'ratio', bytes: String(bombBytes) })
     compressedBytes = bomb.compressedBytes
-    answers.push(await ctx.clients.request(`${ctx.url}/bad`, {
+    answers.push(await ctx.clients.request(target.url, {
       method: 'POST',
-      headers: { ...bomb.uploadHeaders, 'content-length': String(bomb.compressedBytes) },
+      headers: { ...target.headers, 'content-length': String(bomb.compressedBytes) },
       streams: bomb.streams,
       timeoutMs: Math.min(60_000, ctx.timeLeft())
     }))
   }
   await probe
   return {
-    summary: `${answers.length} ratio bombs of ${formatBytes(compressedBytes ?? 0)} (${formatBytes(bombBytes)} inflated) to /bad: ` +
+    summary: `${answers.length} ratio bombs of ${formatBytes(compressedBytes ?? 0)} (${formatBytes(bombBytes)} inflated) to /${ctx.route}: ` +
       answers.map(outcomeLabel).join(', '),
     compressedBytes,
     answers: answers.map(brief)
   }
 }
 
-/** 3b. One large seed-style document (the generator's own items) through /bad. */
+/** 3b. One large seed-style document (the generator's own items) through an ingest route (/bad, /streamparser-json). */
 async function bigBadBody (ctx) {
   const { badBytes } = ctx.params
   const { json, gzip } = createGzipStream({ bytes: badBytes })
+  const target = ingestTarget(ctx)
   const probe = ctx.probeAfter(1000)
-  const answer = await ctx.clients.request(`${ctx.url}/bad`, {
+  const answer = await ctx.clients.request(target.url, {
     method: 'POST',
-    headers: GZIP,
+    headers: target.headers,
     streams: [json, gzip],
     timeoutMs: ctx.timeLeft()
   })
   await probe
   return {
-    summary: `a ${formatBytes(badBytes)} generated document (${formatBytes(answer.sentBytes)} gzipped) to /bad: ${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
+    summary: `a ${formatBytes(badBytes)} generated document (${formatBytes(answer.sentBytes)} gzipped) to /${ctx.route}: ${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
     answer: brief(answer)
   }
 }
@@ -217,15 +238,16 @@ async function batchExport (ctx) {
   }
 }
 
-/** 6. Clients that send a valid /good body one byte at a time, for a bounded while. */
+/** 6. Clients that send a valid body to an ingest route (/good, /streamparser-json) one byte at a time, for a bounded while. */
 async function dripClients (ctx) {
   const { drips, dripEveryMs, dripForMs } = ctx.params
   const body = tinyGoodBody()
+  const target = ingestTarget(ctx)
   const started = performance.now()
   const all = Array.from({ length: drips }, function dripOne () {
-    return ctx.clients.request(`${ctx.url}/good`, {
+    return ctx.clients.request(target.url, {
       method: 'POST',
-      headers: { ...GZIP, 'content-length': String(body.length) },
+      headers: { ...target.headers, 'content-length': String(body.length) },
       send: function dripBytes (req, count) {
         let at = 0
         function sendByte () {
@@ -332,22 +354,59 @@ async function diskFill (ctx) {
 
 /**
  * The attacks by id: `run(ctx)`, `prepare(params, scratchDir)` for inputs made before the lab
- * starts (given to `run` as `ctx.input`), and how to show it. `judged`: the 64 MiB bound on the worker's
- * growth applies (the attack goes to /good, whose memory is meant to be constant).
+ * starts (given to `run` as `ctx.input`), and how to show it. An attack on the ingest routes lists
+ * `routes` (its own first, then the textbook route it is replayed on) and the format it `sends`;
+ * its target and whether it is `judged` come with each route (`attackRows`). `judged`: the 64 MiB
+ * bound on the worker's growth applies (the attack goes to a route whose memory is meant to be
+ * constant: /good, /streamparser-json).
  */
 export const ATTACKS = Object.freeze(Object.fromEntries([
-  { id: 'dense-objects', title: 'dense records, tiny objects', target: 'POST /good', judged: true, run: denseAttack('objects') },
-  { id: 'dense-arrays', title: 'dense records, tiny arrays', target: 'POST /good', judged: true, run: denseAttack('arrays') },
-  { id: 'dense-numbers', title: 'dense records, numbers', target: 'POST /good', judged: true, run: denseAttack('numbers') },
-  { id: 'abandoned-uploads', title: 'abandoned uploads', target: 'POST /good', judged: true, prepare: prepareAbandoned, run: abandonUploads },
-  { id: 'ratio-bombs', title: 'ratio bombs in a row', target: 'POST /bad', judged: false, run: ratioBombs },
-  { id: 'big-bad-body', title: 'large seed-style body', target: 'POST /bad', judged: false, run: bigBadBody },
+  { id: 'dense-objects', title: 'dense records, tiny objects', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('objects') },
+  { id: 'dense-arrays', title: 'dense records, tiny arrays', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('arrays') },
+  { id: 'dense-numbers', title: 'dense records, numbers', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('numbers') },
+  { id: 'abandoned-uploads', title: 'abandoned uploads', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareAbandoned, run: abandonUploads },
+  { id: 'ratio-bombs', title: 'ratio bombs in a row', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', run: ratioBombs },
+  { id: 'big-bad-body', title: 'large seed-style body', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', run: bigBadBody },
   { id: 'buffered-uploads', title: 'large buffered uploads', target: 'POST /upload-buffer', judged: false, run: bufferedUploads },
   { id: 'batch-export', title: 'large batch export', target: 'GET /db/batch', judged: false, run: batchExport },
-  { id: 'drip-clients', title: 'drip clients', target: 'POST /good', judged: true, run: dripClients },
+  { id: 'drip-clients', title: 'drip clients', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: dripClients },
   { id: 'metrics-flood', title: '/metrics flood', target: 'GET /metrics (SSE)', judged: false, run: metricsFlood },
   { id: 'disk-fill', title: 'disk fill', target: 'POST /upload-stream, GET /generate?save=1', judged: false, run: diskFill }
 ].map(function withGroup (attack) {
   const group = Number(Object.keys(ATTACK_GROUPS).find(function holds (g) { return ATTACK_GROUPS[g].includes(attack.id) }))
   return [attack.id, Object.freeze({ ...attack, group })]
 })))
+
+/**
+ * The rows a run measures, in order: one per attack, and for an attack on the ingest routes one
+ * per route it lists that `routes` lets through (all when null), each beside the attack's own.
+ * A route that does not read what the attack sends gets a row with `skip`, the reason, and is not run.
+ * @param {string[]} ids attack ids, in the order they run
+ * @param {string[]|null} [routes] the ingest routes to replay attacks on; null: every route each lists
+ * @param {Record<string, object>} [attacks] the registry (a spec passes its own)
+ * @returns {Array<{ attack: object, route: string|null, label: string, target: string, judged: boolean, skip: string|null }>}
+ */
+export function attackRows (ids, routes = null, attacks = ATTACKS) {
+  const rows = []
+  for (const id of ids) {
+    const attack = attacks[id]
+    if (!attack.routes) {
+      rows.push({ attack, route: null, label: attack.id, target: attack.target, judged: attack.judged, skip: null })
+      continue
+    }
+    for (const [k, route] of attack.routes.entries()) {
+      if (routes !== null && !routes.includes(route)) continue
+      const reads = INGEST_ROUTES[route].formats
+      rows.push({
+        attack,
+        route,
+        // the attack's own route keeps its plain name; a replay says where it went
+        label: k === 0 ? attack.id : `${attack.id} (/${route})`,
+        target: `POST /${route}`,
+        judged: STREAMING_ROUTES.includes(route),
+        skip: reads.includes(attack.sends) ? null : `/${route} reads ${reads.join(' and ')}, not the ${attack.sends} this attack sends`
+      })
+    }
+  }
+  return rows
+}

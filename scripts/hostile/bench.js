@@ -3,6 +3,7 @@
  * construction"), each replayed on a fresh lab started as a user starts it,
  * judged "held" or "BROKEN". The mechanics live beside it in scripts/hostile/.
  */
+import { attackRows } from './attacks.js'
 import { runHostile, SAMPLE_MS } from './run.js'
 import { FLAG_SPECS, flagLines, normalizeHostileOptions } from './params.js'
 import { hostileCharts, hostileNotes, hostileTable } from './verdict.js'
@@ -13,6 +14,8 @@ export const usage = `Options (hostile):
   --attacks LIST      all (default), attack numbers 1 to 8, or ids: dense-objects, dense-arrays,
                       dense-numbers, abandoned-uploads, ratio-bombs, big-bad-body, buffered-uploads,
                       batch-export, drip-clients, metrics-flood, disk-fill
+  --routes LIST       the ingest routes the attacks on them (1, 2, 3, 6) go to: bad, good, express-json,
+                      streamparser-json; default each attack's own and streamparser-json, a row each
   --quick             small sizes and short holds for every attack
   --server-flag FLAG  extra flag for server.js, e.g. --server-flag=--memory-limit=512MiB (repeatable)
 Sizes and bounds (durations: 10s, 50ms, 2m):
@@ -20,9 +23,13 @@ ${flagLines()}`
 
 export const options = FLAG_SPECS
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
+/** Normalise parsed flags; a TypeError names the bad flag, or says the choice leaves nothing to run. */
 export function normalize (values) {
-  return normalizeHostileOptions(values)
+  const opts = normalizeHostileOptions(values)
+  if (attackRows(opts.attacks, opts.routes).length === 0) {
+    throw new TypeError(`--routes ${opts.routes.join(',')} leaves none of ${opts.attacks.join(', ')} to run: each goes to its own route or streamparser-json`)
+  }
+  return opts
 }
 
 /**

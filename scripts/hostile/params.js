@@ -3,6 +3,7 @@
  * place, frozen, with a `--quick` set beside the full one. Flags override
  * whichever set is chosen; a bad value is a TypeError naming its flag.
  */
+import { INGEST_ROUTE_NAMES } from '../../lib/ingest-routes.js'
 import { parseByteSize } from '../../lib/units.js'
 
 /** The attacks in the order they run, grouped as issue 13 numbers them. */
@@ -124,6 +125,7 @@ export const QUICK = Object.freeze({
 /** The parseArgs specs (no defaults: a flag not given leaves the chosen set's value). */
 export const FLAG_SPECS = Object.freeze(Object.fromEntries([
   ['attacks', { type: 'string' }],
+  ['routes', { type: 'string' }],
   ['quick', { type: 'boolean' }],
   ['server-flag', { type: 'string', multiple: true }],
   ...Object.keys(FLAGS).map(function spec (flag) { return [flag, { type: 'string' }] })
@@ -149,7 +151,8 @@ function shown (value, kind) {
 /**
  * Normalise parsed flags into a new frozen object; the caller's is never changed.
  * @param {Record<string, string|boolean|string[]|undefined>} values from node:util parseArgs
- * @returns {Readonly<typeof FULL & { quick: boolean, attacks: string[], serverFlags: string[] }>}
+ * @returns {Readonly<typeof FULL & { quick: boolean, attacks: string[], routes: string[]|null, serverFlags: string[] }>}
+ *   `routes`: the ingest routes the attacks on them go to; null when not given (each attack's own and the textbook route)
  * @throws {TypeError} naming the bad flag
  */
 export function normalizeHostileOptions (values = {}) {
@@ -161,6 +164,7 @@ export function normalizeHostileOptions (values = {}) {
   if (out.sseIntervalMs < 10 || out.sseIntervalMs > 60_000) throw new TypeError(`--sse-interval takes 10 to 60000 ms, got ${out.sseIntervalMs}`)
   if (out.recordBytes < 16) throw new TypeError(`--record-bytes must be at least 16 bytes, got ${out.recordBytes}`)
   out.attacks = readAttacks(values.attacks ?? 'all')
+  out.routes = values.routes === undefined ? null : readRoutes(values.routes)
   const serverFlags = values['server-flag'] ?? []
   for (const flag of serverFlags) {
     if (typeof flag !== 'string' || !flag.startsWith('--')) throw new TypeError(`--server-flag takes server.js flags such as --memory-limit=512MiB, got "${flag}"`)
@@ -191,6 +195,16 @@ function parseDuration (flag, text) {
   const ms = match === null ? NaN : Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] ?? 's'])
   if (!(ms >= 1 && ms <= 3_600_000)) throw new TypeError(`--${flag} takes a duration such as 10s, 50ms or 2m, got "${text}"`)
   return ms
+}
+
+/** Ingest route names, comma-separated (bad, good, express-json, streamparser-json), in the order tables show them. */
+function readRoutes (text) {
+  const wanted = String(text).split(',').map(function trim (s) { return s.trim().replace(/^\//, '') }).filter(Boolean)
+  for (const route of wanted) {
+    if (!INGEST_ROUTE_NAMES.includes(route)) throw new TypeError(`--routes takes ${INGEST_ROUTE_NAMES.join(', ')}; got "${route}"`)
+  }
+  if (wanted.length === 0) throw new TypeError('--routes names no route')
+  return INGEST_ROUTE_NAMES.filter(function chosen (route) { return wanted.includes(route) })
 }
 
 /** `all`, attack ids, or group numbers (1 to 8), comma-separated; run in the registry's order. */

@@ -5,6 +5,9 @@
  * /good request when the attack says. After: every client gone, the lab's
  * requests in flight polled until they settle, the bytes on disk, the
  * supervisor's crash lines; then the lab stopped and what it wrote removed.
+ * An attack on the ingest routes is one row per route (attacks.js
+ * `attackRows`); a row whose route does not read the attack's body is
+ * reported with the reason, and no lab is started for it.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -12,7 +15,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULTS } from '../../lib/options.js'
-import { ATTACKS, outcomeLabel } from './attacks.js'
+import { attackRows, outcomeLabel } from './attacks.js'
 import { smallGoodBody } from './bodies.js'
 import { createClientSet } from './clients.js'
 import {
@@ -26,7 +29,7 @@ export const SAMPLE_MS = 20
 const WIND_DOWN_MS = 5000
 
 /**
- * Run the chosen attacks, one fresh lab each.
+ * Run the chosen attacks, one fresh lab per row.
  * @param {ReturnType<typeof import('./params.js').normalizeHostileOptions>} opts
  * @param {(event: object) => void} report progress and log lines, as scripts/bench.js prints them
  * @returns {Promise<{ dataDir: string, rows: object[] }>}
@@ -34,14 +37,15 @@ const WIND_DOWN_MS = 5000
 export async function runHostile (opts, report) {
   const probeBody = await smallGoodBody(opts.probeItems)
   const ownDataDirs = await serverTakesDataDir()
+  const planned = attackRows(opts.attacks, opts.routes)
   const rows = []
-  for (const [k, id] of opts.attacks.entries()) {
-    report({ type: 'progress', done: k, total: opts.attacks.length, label: id })
-    const row = await measureAttack(ATTACKS[id], opts, { probeBody, ownDataDirs })
-    report({ type: 'log', line: `${id}: ${row.verdict}` })
+  for (const [k, plan] of planned.entries()) {
+    report({ type: 'progress', done: k, total: planned.length, label: plan.label })
+    const row = plan.skip === null ? await measureAttack(plan, opts, { probeBody, ownDataDirs }) : skippedRow(plan)
+    report({ type: 'log', line: `${plan.label}: ${row.verdict}` })
     rows.push(row)
   }
-  report({ type: 'progress', done: opts.attacks.length, total: opts.attacks.length, label: 'done' })
+  report({ type: 'progress', done: planned.length, total: planned.length, label: 'done' })
   return {
     dataDir: ownDataDirs ? 'a temporary directory per attack (server.js --data-dir)' : path.relative(process.cwd(), DEFAULTS.dataDir) || DEFAULTS.dataDir,
     ownDataDirs,
@@ -59,13 +63,26 @@ function probeGood (clients, url, body, timeoutMs) {
   })
 }
 
-async function measureAttack (attack, opts, { probeBody, ownDataDirs }) {
+/** The first fields of a row: which attack, where it went, and whether the growth bound applies. */
+function rowHead (plan) {
+  const { attack } = plan
+  return { id: attack.id, label: plan.label, route: plan.route, group: attack.group, title: attack.title, target: plan.target, judged: plan.judged }
+}
+
+/** A row not run: its route does not read what the attack sends. */
+function skippedRow (plan) {
+  const row = { ...rowHead(plan), skipped: plan.skip }
+  return { ...row, ...judge(row) }
+}
+
+async function measureAttack (plan, opts, { probeBody, ownDataDirs }) {
+  const { attack } = plan
   const scratch = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-hostile-'))
   const dataDir = ownDataDirs ? path.join(scratch, 'data') : DEFAULTS.dataDir
   const guard = ownDataDirs ? null : await guardDataDir(dataDir)
   const measuring = createClientSet()
   let lab = null
-  const row = { id: attack.id, group: attack.group, title: attack.title, target: attack.target, judged: attack.judged, dataDir }
+  const row = { ...rowHead(plan), dataDir }
   try {
     const input = attack.prepare ? await attack.prepare(opts, scratch) : null
     if (ownDataDirs) await fs.promises.mkdir(dataDir)
@@ -76,7 +93,7 @@ async function measureAttack (attack, opts, { probeBody, ownDataDirs }) {
     await sleep(500)
     row.idleRss = await idleRss(lab)
     row.diskBefore = await bytesUnder(dataDir)
-    Object.assign(row, await attackAndWatch(attack, lab, opts, { probeBody, input, measuring }))
+    Object.assign(row, await attackAndWatch(attack, lab, opts, { probeBody, input, measuring, route: plan.route }))
     const disk = await settleBytes(dataDir, opts.settleMs)
     row.diskAfter = disk.bytes
     row.diskAdded = disk.bytes - row.diskBefore
@@ -101,7 +118,7 @@ async function measureAttack (attack, opts, { probeBody, ownDataDirs }) {
 }
 
 /** The attack itself, under its time limit, with the sampler, the normal request and the settling after. */
-async function attackAndWatch (attack, lab, opts, { probeBody, input, measuring }) {
+async function attackAndWatch (attack, lab, opts, { probeBody, input, measuring, route }) {
   const outputStart = lab.output().length
   const clients = createClientSet()
   const controller = new AbortController()
@@ -112,6 +129,7 @@ async function attackAndWatch (attack, lab, opts, { probeBody, input, measuring 
     url: lab.url,
     params: opts,
     input,
+    route,
     clients,
     signal: controller.signal,
     timeLeft: function timeLeft () { return Math.max(1, deadline - performance.now()) },

@@ -1,21 +1,25 @@
 /**
  * The hostile bench's result: each row judged ("held" or "BROKEN" with its
- * reasons), the table, the notes that say how each figure was measured, and
- * the chart. `ROW_FIELDS` is the shape of a row in results.json; the spec
- * checks a run against it.
+ * reasons, or "skipped" with the reason it was not run), the table, the
+ * notes that say how each figure was measured, and the chart. `ROW_FIELDS`
+ * is the shape of a row in results.json; the spec checks a run against it.
  */
 import { formatBytes, formatDuration } from '../../lib/units.js'
 import { markdownTable, mib } from '../../lib/measure/table.js'
 
 const MiB = 1024 * 1024
 
-/** Every row of results.json has these; figures the attack could not reach are null. */
+/**
+ * Every row of results.json has these; figures the attack could not reach are null. `label`: the
+ * attack's id, with the route after it when an attack on the ingest routes is replayed on another;
+ * `route`: that ingest route, null for the other attacks.
+ */
 export const ROW_FIELDS = Object.freeze([
-  'id', 'group', 'title', 'target', 'judged', 'kills', 'growth', 'probe', 'inFlight', 'diskAdded', 'verdict', 'reasons'
+  'id', 'label', 'route', 'group', 'title', 'target', 'judged', 'kills', 'growth', 'probe', 'inFlight', 'diskAdded', 'verdict', 'reasons'
 ])
 
 export const TABLE_HEADER = Object.freeze([
-  'attack', 'worker kills', '/good peak growth MiB', 'normal /good answer (ms or status)', 'left in flight', 'bytes on disk', 'verdict'
+  'attack', 'worker kills', 'worker peak growth MiB', 'normal /good answer (ms or status)', 'left in flight', 'bytes on disk', 'verdict'
 ])
 
 /** Whether the normal request was answered: 200, or a 503 carrying one of the lab's JSON errors. */
@@ -25,12 +29,15 @@ export function probeAnswered (probe) {
 
 /**
  * Judge one measured row.
- * @param {object} row as the runner measured it
- * @param {number} growthBound bytes the worker may grow by on attacks to /good
+ * @param {object} row as the runner measured it; `skipped`: why it was not run
+ * @param {number} growthBound bytes the worker may grow by on attacks to the streaming routes
  * @returns {{ kills: number|null, growth: number|null, probe: object|null, inFlight: object|null,
  *   diskAdded: number|null, verdict: string, reasons: string[] }}
  */
 export function judge (row, growthBound) {
+  if (row.skipped) {
+    return { kills: null, growth: null, probe: null, inFlight: null, diskAdded: null, verdict: `skipped: ${row.skipped}`, reasons: [] }
+  }
   const reasons = []
   const growth = Number.isFinite(row.peakRss) && Number.isFinite(row.idleRss) ? Math.max(0, row.peakRss - row.idleRss) : null
   if (row.error) reasons.push(`not measured: ${row.error.split('\n')[0]}`)
@@ -43,7 +50,7 @@ export function judge (row, growthBound) {
   }
   if (row.probe && !probeAnswered(row.probe)) reasons.push(`normal /good not answered (${row.probe.label})`)
   if (row.judged && growth !== null && growth > growthBound) {
-    reasons.push(`/good grew ${mib(growth)} MiB, past ${mib(growthBound)}`)
+    reasons.push(`the worker grew ${mib(growth)} MiB on ${row.target}, past ${mib(growthBound)}`)
   }
   if (row.judged && growth === null && !row.error) reasons.push('growth not measured')
   if (row.attackError) reasons.push(`the bench's attack failed: ${row.attackError.split('\n')[0]}`)
@@ -72,7 +79,7 @@ function probeCell (probe) {
 export function hostileTable (rows) {
   return markdownTable([...TABLE_HEADER], rows.map(function cells (row) {
     return [
-      `${row.group}. ${row.id}`,
+      `${row.group}. ${row.label}`,
       row.kills ?? 'n/a',
       row.growth === null ? 'n/a' : `${mib(row.growth)}${row.judged ? '' : ' (not judged)'}`,
       probeCell(row.probe),
@@ -94,17 +101,18 @@ export function hostileNotes ({ rows, dataDir, ownDataDirs }, opts, sampleMs) {
   const flags = opts.serverFlags.length > 0 ? ` plus \`${opts.serverFlags.join(' ')}\`` : ' and nothing else'
   const budgets = [...new Set(rows.map(function budget (r) { return r.memoryBudget }).filter(Boolean))]
   const held = rows.filter(function isHeld (r) { return r.verdict === 'held' }).length
+  const skipped = rows.filter(function isSkipped (r) { return r.skipped }).length
   const lines = [
-    `${held} of ${rows.length} attacks held${opts.quick ? ' (--quick sizes)' : ''}.`,
+    `${held} of ${rows.length - skipped} attacks held${skipped > 0 ? ` (${skipped} skipped: the route does not read the body)` : ''}${opts.quick ? ' (--quick sizes)' : ''}.`,
     '',
     `Each attack ran on a fresh lab: \`node server.js --port 0 --host 127.0.0.1\`${flags} ` +
       `(as the supervisor announced it: ${budgets.join(', ') || 'budget not announced'}); data directory: ${dataDir}.`,
     '',
     '- worker kills: workers the supervisor reported dead ("worker N killed: ...", "died of", "exited with") or replaced ' +
       '("worker pid N"), from the attack\'s start until it settled.',
-    `- /good peak growth: the worker's highest RSS while the attack ran, read by the bench from /proc/<worker pid>/status every ${sampleMs} ms ` +
+    `- worker peak growth: the worker's highest RSS while the attack ran, read by the bench from /proc/<worker pid>/status every ${sampleMs} ms ` +
       '(VmRSS, and VmHWM reset at the start), minus its idle VmRSS after one warm-up request. ' +
-      `The ${mib(opts.growthBound)} MiB bound is judged only on attacks to /good; elsewhere it is shown "(not judged)".`,
+      `The ${mib(opts.growthBound)} MiB bound is judged only on attacks to the streaming routes (/good, /streamparser-json); elsewhere it is shown "(not judged)".`,
     `- normal /good answer: ${opts.probeItems} generated items, gzipped, timed from the bench during the attack ` +
       `(after it, for abandoned uploads); client timeout ${opts.probeTimeoutMs / 1000} s. A 200, or a 503 with the lab's JSON error, counts as answered.`,
     `- left in flight: \`requestsInFlight\` of GET /metrics (Accept: application/json) once the attack's clients were destroyed, polled for up to ${opts.settleMs / 1000} s until 0.`,
@@ -113,7 +121,7 @@ export function hostileNotes ({ rows, dataDir, ownDataDirs }, opts, sampleMs) {
     'What the attacks\' own requests got:',
     '',
     ...rows.map(function attackLine (row) {
-      const said = row.details?.summary ?? (row.error ? `not run: ${row.error.split('\n')[0]}` : 'no summary')
+      const said = row.details?.summary ?? (row.skipped ? `not run: ${row.skipped}` : row.error ? `not run: ${row.error.split('\n')[0]}` : 'no summary')
       const overran = row.timedOut ? ` (stopped at the ${opts.attackTimeoutMs / 1000} s attack limit)` : ''
       return `- ${row.id} (${row.target}): ${said}${overran}`
     })
@@ -121,7 +129,7 @@ export function hostileNotes ({ rows, dataDir, ownDataDirs }, opts, sampleMs) {
   const crashes = rows.filter(function crashed (r) { return r.crashLines?.length > 0 })
   if (crashes.length > 0) {
     lines.push('', 'Crash lines:', '')
-    for (const row of crashes) for (const line of row.crashLines.slice(0, 8)) lines.push(`- ${row.id}: ${line}`)
+    for (const row of crashes) for (const line of row.crashLines.slice(0, 8)) lines.push(`- ${row.label}: ${line}`)
   }
   return lines.join('\n') + '\n'
 }
@@ -133,7 +141,7 @@ export function hostileCharts (rows) {
     x: 's since the attack started',
     y: 'MiB',
     series: rows.filter(function sampled (r) { return r.rssPoints?.length > 0 }).map(function series (row) {
-      return { label: row.id, points: row.rssPoints.map(function point (p) { return { x: p.s, y: p.rss / MiB } }) }
+      return { label: row.label, points: row.rssPoints.map(function point (p) { return { x: p.s, y: p.rss / MiB } }) }
     })
   }]
 }
