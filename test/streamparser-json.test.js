@@ -4,9 +4,13 @@
  * (lib/json-token-guard.js). Where /bad reads a body, this route must read
  * it alike: the same summary for every document both accept, the same status
  * and error type for every body /bad refuses, whatever the chunks the body
- * arrives in. Where the lab's streaming limits apply (one record's bytes, the
- * ratio), it answers as /good does. NDJSON is many documents: this route
- * refuses it. And one large body costs it far less memory than its size.
+ * arrives in. One refusal may differ, as it must for a parser that reads as
+ * zlib inflates: a damaged gzip body whose inflated bytes stop being JSON
+ * before zlib finds the damage is refused for its JSON at once (422), where
+ * /bad, inflating everything first, names the gzip (400). Where the lab's
+ * streaming limits apply (one record's bytes, the ratio), it answers as
+ * /good does. NDJSON is many documents: this route refuses it. And one large
+ * body costs it far less memory than its size.
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
