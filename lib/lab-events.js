@@ -12,6 +12,9 @@
  * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
  *   right after start, in a worker the supervisor started in place of one that died
  *   (lib/supervisor.js, lib/worker-main.js)
+ * - 'restore' { results: [{ id, name, params, time, result }] }: once, before it serves, in a
+ *   worker the supervisor started after others: each experiment's latest result as the workers
+ *   before it reported them, so that lib/outcomes.js still has them after a restart
  */
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'

@@ -29,6 +29,12 @@
  * written. Each event is framed once and the same string written to every
  * client, so a sample costs one `JSON.stringify` and a write per client.
  *
+ * A client that connects with no `Last-Event-ID` starts live, but first of all it is sent the
+ * record of the worker this one replaced, when there was one: `event: crash` with no `id` (it is
+ * not in the history, and must not move the client's Last-Event-ID). A page opened after a crash
+ * learns of it that way; the JSON snapshot carries it too, with each experiment's latest result
+ * (lib/outcomes.js keeps both).
+ *
  * The hub also emits the bus 'peak' event `{ reset: false }` when a sample
  * finds the kernel's peak RSS more than `peakStep` above the last peak event,
  * so clients see the true peak move. It does so only while a client is
@@ -38,6 +44,7 @@ import { checkInterval } from './sampler.js'
 import { tooManyStreams } from './errors.js'
 import { FORWARDED_EVENTS, normalizeHubOptions } from './metrics-hub-options.js'
 import { History, toJson, frame, HEARTBEAT } from './sse-history.js'
+import { createOutcomes } from './outcomes.js'
 
 // the options and the history live apart; routes and specs import them from here
 export { FORWARDED_EVENTS, HUB_DEFAULTS } from './metrics-hub-options.js'
@@ -77,12 +84,15 @@ export class MetricsHub {
   #ended = 0
   #lastPeak = null
   #closed = false
+  /** The last crash and the latest results, for clients that come late (lib/outcomes.js). */
+  #outcomes
 
   constructor (events, sampler, options) {
     this.#events = events
     this.#sampler = sampler
     this.#options = options
     this.#history = new History(options.historySize, options.historyMs)
+    this.#outcomes = createOutcomes(events)
     const hub = this
     for (const type of FORWARDED_EVENTS) {
       const listener = function forwardBusEvent (data) { hub.#onBusEvent(type, data) }
@@ -126,7 +136,8 @@ export class MetricsHub {
     // died (the supervisor restarted the worker), so everything held is news to this client,
     // the 'crash' event that says what happened first of all
     let cursor = history.newestId
-    if (Number.isSafeInteger(lastEventId) && lastEventId >= 0) {
+    const fresh = !(Number.isSafeInteger(lastEventId) && lastEventId >= 0)
+    if (!fresh) {
       cursor = lastEventId <= history.newestId ? lastEventId : history.firstId - 1
     }
     const client = {
@@ -174,13 +185,22 @@ export class MetricsHub {
     this.#startHeartbeat()
 
     this.#write(client, `retry: ${this.#options.retryMs}\n\n`)
+    // a fresh client is replayed nothing, so it is told first that this worker replaced one that
+    // died, and why (a reconnecting one gets the crash event from the history, if at all)
+    const crash = this.#outcomes.crash
+    if (fresh && crash !== null) {
+      client.sent++
+      this.#write(client, `event: crash\ndata: ${toJson(crash)}\n\n`)
+    }
     this.#pump(client)
     return client.id
   }
 
   /**
    * The JSON snapshot: a sample now, requests in flight, the clients and
-   * what they lost, and the history's extent.
+   * what they lost, the history's extent, and what a client that comes late
+   * missed: the last crash record (`lastCrash`, null when this worker replaced
+   * none) and each experiment's latest result (`lastResults`, newest first).
    */
   snapshot () {
     const history = this.#history
@@ -207,7 +227,9 @@ export class MetricsHub {
         size: history.size,
         oldestId: history.size === 0 ? null : history.firstId,
         newestId: history.newestId === 0 ? null : history.newestId
-      }
+      },
+      lastCrash: this.#outcomes.crash,
+      lastResults: this.#outcomes.results
     }
   }
 
@@ -217,6 +239,7 @@ export class MetricsHub {
     this.#closed = true
     for (const [type, listener] of this.#busListeners) this.#events.removeListener(type, listener)
     this.#busListeners = []
+    this.#outcomes.close()
     for (const client of [...this.#clients]) {
       client.res.end()
       client.cleanup()

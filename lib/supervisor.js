@@ -35,6 +35,10 @@
  * A crash record: { reason: 'memory-limit'|'exit'|'signal', pid, exitCode, signal, rss,
  * budget, route, inFlight, experiment, requestCaused, restarts, backoffMs, time, restartMs }.
  * The new worker emits it on its bus as 'crash', so /metrics sends it as `event: crash`.
+ *
+ * It also keeps each experiment's latest result, as the workers report them over IPC, and hands
+ * them to every worker it starts (the 'listen' message's `results`): with the crash record, that
+ * is what a dashboard opened after a restart shows (lib/outcomes.js).
  */
 import { fork } from 'node:child_process'
 import { EventEmitter } from 'node:events'
@@ -42,6 +46,7 @@ import net from 'node:net'
 import { normalizeSupervisorOptions } from './supervisor-options.js'
 import { planRestart, likelyCulprit } from './crash-record.js'
 import { watchWorkerRss } from './worker-rss.js'
+import { LatestResults } from './outcomes.js'
 
 // the options and the crash records live apart; server.js and the specs import them from here
 export { SUPERVISOR_DEFAULTS, MIN_MEMORY_LIMIT, normalizeSupervisorOptions } from './supervisor-options.js'
@@ -78,6 +83,8 @@ export class Supervisor extends EventEmitter {
   #started = null
   /** start()'s promise, settled by the first worker's 'ready' (or its death). */
   #firstStart = null
+  /** Each experiment's latest result, whichever worker ran it. */
+  #results = new LatestResults()
 
   constructor (options) {
     super()
@@ -197,7 +204,8 @@ export class Supervisor extends EventEmitter {
       // the budget it runs under, so that it can admit requests within it
       options: options.app.memoryBudget === undefined ? { ...options.app, memoryBudget: options.memoryLimit } : options.app,
       // without /proc the worker measures itself and says so over IPC
-      reportRssMs: worker.watch.source === 'ipc' ? options.pollMs : 0
+      reportRssMs: worker.watch.source === 'ipc' ? options.pollMs : 0,
+      results: this.#results.list()
     }, this.#server, function sentListen (err) {
       if (err) child.kill('SIGKILL')
     })
@@ -224,6 +232,7 @@ export class Supervisor extends EventEmitter {
         else if (message.phase === 'end') worker.inFlight.delete(message.id)
         break
       case 'experiment':
+        this.#results.note(message)
         worker.experiment = message.phase === 'start'
           ? { id: message.id, name: message.name, params: message.params ?? null, startedAt: message.time ?? null }
           : null

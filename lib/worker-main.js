@@ -3,13 +3,15 @@
  * It reads no flags and no environment: its options come over IPC with the
  * listening socket it serves.
  *
- *   in:  { type: 'listen', options, reportRssMs } + the listening socket
+ *   in:  { type: 'listen', options, reportRssMs, results } + the listening socket; `results` are
+ *        each experiment's latest result from the workers before this one (lib/outcomes.js)
  *        { type: 'connection', id } + a socket the supervisor accepted
  *        { type: 'crash', crash }   the record of the worker this one replaces
  *   out: { type: 'ready', pid }
  *        { type: 'connection-taken', id }
  *        { type: 'request', phase, id, route }        each ingest and upload request's start and end
- *        { type: 'experiment', phase, id, name, params, time }   each run's start and end
+ *        { type: 'experiment', phase, id, name, params, time, result? }   each run's start and end,
+ *                                                     a finished run's result with it
  *        { type: 'rss', rss }                         only where the supervisor has no /proc
  *        { type: 'stopping', reason }                 before a clean exit on SIGINT/SIGTERM
  *
@@ -44,10 +46,12 @@ function onMessage (message, handle) {
   }
 }
 
-function listen ({ options, reportRssMs }, listeningSocket) {
+function listen ({ options, reportRssMs, results }, listeningSocket) {
   if (server !== null) return
   app = createApp(options)
   const events = app.locals.events
+  // before the first request: a snapshot or a page opened now shows what the last workers found
+  if (Array.isArray(results) && results.length > 0) events.emit('restore', { results })
   events.on('request', function reportRequest (event) {
     if (event.phase === 'start' || event.phase === 'end') {
       tell({ type: 'request', phase: event.phase, id: event.id, route: event.route })
@@ -55,7 +59,10 @@ function listen ({ options, reportRssMs }, listeningSocket) {
   })
   events.on('experiment', function reportExperiment (event) {
     if (event.phase === 'progress') return
-    tell({ type: 'experiment', phase: event.phase, id: event.id, name: event.name, params: event.params ?? null, time: event.time })
+    const report = { type: 'experiment', phase: event.phase, id: event.id, name: event.name, params: event.params ?? null, time: event.time }
+    // the supervisor keeps each experiment's latest result for the workers after this one
+    if (event.phase === 'result') report.result = event.result ?? null
+    tell(report)
   })
   // the server's own options (maxConnections ...) travel with the app's, under `server`
   server = createLabServer(app, options.server)

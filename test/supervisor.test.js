@@ -89,6 +89,25 @@ async function waitUntil (test, timeoutMs, what) {
   }
 }
 
+/** GET a JSON answer until `test(body)` holds, every 50 ms, for at most `timeoutMs`. */
+async function pollJson (url, test, timeoutMs) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const { status, body } = await get(url)
+    if (status === 200 && test(body)) return body
+    if (Date.now() > deadline) throw new Error(`timed out waiting on ${url}: last answer ${status} ${JSON.stringify(body)}`)
+    await new Promise(function pause (resolve) { setTimeout(resolve, 50) })
+  }
+}
+
+/** Start an experiment with POST /experiments and follow it with GET /experiments/:id until it ends. */
+async function runExperiment (url, { name, params }) {
+  const res = await fetch(`${url}/experiments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, params }) })
+  const started = await res.json()
+  assert.equal(res.status, 202, JSON.stringify(started))
+  return pollJson(`${url}/experiments/${started.id}`, function ended (run) { return run.status !== 'running' }, 60000)
+}
+
 describe('GET /metrics after a restart', function () {
   let lab
 
@@ -99,7 +118,7 @@ describe('GET /metrics after a restart', function () {
     await lab.close()
   })
 
-  it('replays its whole history to a client whose Last-Event-ID is beyond any it issued, crash first', async function () {
+  it('replays its whole history to a client whose Last-Event-ID is beyond any it issued, crash first; a client with no id gets the crash alone, then live events', async function () {
     const crash = { reason: 'memory-limit', pid: 1, rss: 300 * MiB, budget: 256 * MiB, route: 'bad', time: Date.now(), restartMs: 200 }
     lab.app.locals.events.emit('crash', crash)
     lab.app.locals.events.emit('peak', { time: Date.now(), reset: true, supported: true, peakRss: 1 })
@@ -109,8 +128,12 @@ describe('GET /metrics after a restart', function () {
     await reconnected.waitFor(function isPeak (e) { return e.event === 'peak' })
     assert.deepEqual(replayed.data, crash)
     assert.equal(replayed.id, 1)
-    await new Promise(function pause (resolve) { setTimeout(resolve, 100) })
-    assert.equal(fresh.events.filter(function isCrash (e) { return e.event === 'crash' }).length, 0, 'a client with no id starts live')
+    // a live event after both connected: whatever the fresh client got before it is all it was replayed
+    lab.app.locals.events.emit('peak', { time: Date.now(), reset: true, supported: true, peakRss: 2 })
+    await fresh.waitFor(function isLivePeak (e) { return e.event === 'peak' && e.data.peakRss === 2 })
+    const shapes = fresh.events.filter(function notSample (e) { return e.event !== 'sample' }).map(function shape (e) { return [e.event, e.id === null ? 'no id' : 'id', e.data.peakRss] })
+    assert.deepEqual(shapes, [['crash', 'no id', undefined], ['peak', 'id', 2]], 'the crash record with no id, then live: the first peak is not replayed')
+    assert.deepEqual(fresh.events[0].data, crash)
     fresh.close()
     reconnected.close()
   })
@@ -297,6 +320,45 @@ describe('the supervisor (server.js)', function () {
       assert.equal(good.status, 200)
     } finally {
       await supervisor.stop()
+    }
+  })
+
+  it('hands the worker it starts after a crash the crash record and the latest experiment results: its /metrics snapshot and a fresh stream show them', async function () {
+    // a run's load process, a bomb and a second worker boot one after another: seconds each on a busy machine
+    this.timeout(120000)
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-supervisor-'))
+    const supervisor = createSupervisor({ port: 0, memoryLimit: 256 * MiB, app: { unsafeBad: true, dataDir } })
+    const restarted = []
+    supervisor.on('restarted', function keep (crash) { restarted.push(crash) })
+    try {
+      const { port, pid } = await supervisor.start()
+      const url = `http://127.0.0.1:${port}`
+      const run = await runExperiment(url, { name: 'ingest', params: { route: 'good', bytes: '100KB', concurrency: 1, requests: 1 } })
+      assert.equal(run.status, 'done', JSON.stringify(run.error))
+      assert.deepEqual((await get(`${url}/metrics?format=json`)).body.lastResults.map(function id (e) { return e.id }), [run.id])
+
+      assert.equal((await sendBomb(`${url}/bad`)).status, 0)
+      await waitUntil(function back () { return restarted.length === 1 }, 60000, 'the restart')
+      // the record reaches the new worker over IPC, beside the first connections: wait until it is in
+      const snapshot = await pollJson(`${url}/metrics?format=json`, function crashKnown (body) { return body.lastCrash !== null }, 10000)
+      assert.equal(snapshot.lastCrash.reason, 'memory-limit')
+      assert.equal(snapshot.lastCrash.route, 'bad')
+      assert.equal(snapshot.lastCrash.pid, pid)
+      assert.ok(Number.isFinite(snapshot.lastCrash.time) && Number.isFinite(snapshot.lastCrash.restartMs), JSON.stringify(snapshot.lastCrash))
+      assert.equal(snapshot.lastResults.length, 1)
+      const [kept] = snapshot.lastResults
+      assert.deepEqual([kept.id, kept.name, kept.params.route], [run.id, 'ingest', 'good'])
+      assert.deepEqual(kept.result, run.result, 'the result as GET /experiments/:id gave it before the crash')
+      assert.equal((await get(`${url}/experiments/${run.id}`)).status, 404, 'the new worker\'s engine never ran it: only the snapshot has it')
+
+      const fresh = await openEventStream(`${url}/metrics?interval=1000`)
+      const first = await fresh.waitFor(function any () { return true })
+      fresh.close()
+      assert.deepEqual([first.event, first.id], ['crash', null])
+      assert.deepEqual(first.data, snapshot.lastCrash)
+    } finally {
+      await supervisor.stop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
     }
   })
 

@@ -104,6 +104,48 @@ describe('the metrics hub (lib/metrics-stream.js)', function () {
     hub.close()
   })
 
+  it('opens a fresh stream with the last crash record, without an id, then goes on live', function () {
+    const { hub, events: bus, sampler, connect } = setup()
+    const crash = { reason: 'memory-limit', pid: 41, rss: 300, budget: 256, route: 'bad', time: 1000, restartMs: 250 }
+    bus.emit('crash', crash)
+    bus.emit('request', { phase: 'start', id: 'before' })
+    const { res } = connect()
+    assert.equal(res.chunks[0], 'retry: 2000\n\n')
+    assert.deepEqual(res.messages(), [{ id: null, event: 'crash', data: crash }], 'the crash first, and nothing else of the history')
+    sampler.tick(100, { rss: 5 })
+    assert.deepEqual(res.messages().map(function shape (m) { return [m.id, m.event] }), [[null, 'crash'], [3, 'sample']])
+    assert.equal(hub.snapshot().clients[0].sent, 2)
+    hub.close()
+  })
+
+  it('sends no crash to a fresh stream of a worker that replaced none, nor ahead of a reconnecting client\'s replay', function () {
+    const { hub, events: bus, connect } = setup()
+    assert.deepEqual(connect().res.messages(), [])
+    bus.emit('crash', { reason: 'exit', time: 1 })
+    bus.emit('request', { phase: 'start', id: 'after' })
+    assert.deepEqual(connect({ lastEventId: 1 }).res.messages().map(function shape (m) { return [m.id, m.event] }), [[2, 'request']])
+    assert.deepEqual(connect({ lastEventId: 99 }).res.messages().map(function shape (m) { return [m.id, m.event] }), [[1, 'crash'], [2, 'request']],
+      'an id from a process that died: the history, its crash event with its id')
+    hub.close()
+  })
+
+  it('shows the last crash record and each experiment\'s latest result in the snapshot', function () {
+    const { hub, events: bus } = setup()
+    assert.deepEqual([hub.snapshot().lastCrash, hub.snapshot().lastResults], [null, []])
+    bus.emit('restore', { results: [{ id: 'u', name: 'upload', params: null, time: 5, result: { tables: [] } }] })
+    const crash = { reason: 'memory-limit', route: 'bad', time: 10 }
+    bus.emit('crash', crash)
+    bus.emit('experiment', { id: 'i', name: 'ingest', phase: 'start', time: 20, params: { route: 'both' } })
+    bus.emit('experiment', { id: 'i', name: 'ingest', phase: 'result', time: 30, result: { verdicts: [] } })
+    const snapshot = hub.snapshot()
+    assert.deepEqual(snapshot.lastCrash, crash)
+    assert.deepEqual(snapshot.lastResults, [
+      { id: 'i', name: 'ingest', params: { route: 'both' }, time: 30, result: { verdicts: [] } },
+      { id: 'u', name: 'upload', params: null, time: 5, result: { tables: [] } }
+    ])
+    hub.close()
+  })
+
   it('sends a sample only to the clients of its interval, with one sampler subscription per interval', function () {
     const { hub, sampler, connect } = setup()
     const fast = connect({ interval: 10 })
@@ -226,7 +268,7 @@ describe('the metrics hub (lib/metrics-stream.js)', function () {
     assert.ok(res.ended)
     assert.equal(hub.clientCount, 0)
     assert.equal(sampler.subscribers.size, 0)
-    for (const name of FORWARDED_EVENTS) assert.equal(bus.listenerCount(name), 0, name)
+    for (const name of [...FORWARDED_EVENTS, 'restore']) assert.equal(bus.listenerCount(name), 0, name)
     assert.equal(req.listenerCount('close'), 0)
     assert.equal(res.listenerCount('drain'), 0)
     assert.throws(function closed () { hub.attach(new EventEmitter(), new FakeResponse()) }, /closed/)
