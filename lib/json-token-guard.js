@@ -221,6 +221,7 @@ export class JsonTokenGuard {
    * @throws {import('./errors.js').LabError} 422 when the document is not what the format asks
    */
   result () {
+    if (this.root === null) throw jsonInvalid('the body holds no JSON', 0)
     const format = this.asked ?? this.root
     if (format !== this.root || this.tally === null) throw shapeInvalid(format, 0)
     return { format, tally: finishTally(this.tally) }

@@ -37,20 +37,14 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
   const parse = new Writable({
     write: function parseChunk (chunk, encoding, done) {
       try { guard.take(chunk); tokenizer.write(chunk); done() } catch (err) { done(err) }
-    },
-    final: function endParse (done) {
-      try {
-        if (!tokenizer.isEnded) tokenizer.end()
-        if (parser === null) throw jsonInvalid('the body holds no JSON', 0)
-        if (!parser.isEnded) parser.end()
-        done()
-      } catch (err) { done(err) }
     }
   })
   const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   try {
     const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
     await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, wellFormedUtf8(), parse) // invalid UTF-8 as U+FFFD, as on /bad
+    if (!tokenizer.isEnded) tokenizer.end() // the body is over: a document left open is invalid JSON
+    if (parser !== null && !parser.isEnded) parser.end()
   } catch (err) {
     if (err instanceof LabError) throw err
     throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
