@@ -10,6 +10,7 @@
  * of /metrics (which also show runs started from another tab or curl).
  */
 import { make } from './dom.js'
+import { formatClock } from './format.js'
 import { renderResults, shortId } from './results-view.js'
 
 const POLL_MS = 500
@@ -19,7 +20,8 @@ const POLL_MS = 500
  * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
  *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
  *   progressText: HTMLElement, results: HTMLElement }} el
- * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void, readonly current: object }}
+ * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
+ *   showEarlier: (entry: object) => void, readonly current: object }}
  */
 export function createControlPanel (el) {
   let experiments = []
@@ -223,6 +225,21 @@ export function createControlPanel (el) {
     }
   }
 
+  /**
+   * A run that finished before this page opened (the /metrics snapshot's latest result, kept
+   * across worker restarts): shown in the Results panel unless the page has shown a run of its
+   * own since, and replaced by the next run to finish.
+   * @param {{ id: string, name: string, params: object|null, time: number, result: object } | undefined} entry
+   */
+  function showEarlier (entry) {
+    if (shownResultFor !== null || typeof entry?.id !== 'string' || entry.result === null || typeof entry.result !== 'object') return
+    shownResultFor = entry.id
+    renderResults(el.results, entry)
+    const when = Number.isFinite(entry.time) ? ` at ${formatClock(entry.time)}` : ''
+    const note = make('p', { class: 'help earlier-run' }, `Run ${shortId(entry.id)} (${entry.name}) finished${when}, before this page opened.`)
+    el.results.querySelector('h2')?.after(note)
+  }
+
   function showMessage (text, kind) {
     el.message.textContent = text
     el.message.dataset.kind = kind
@@ -236,6 +253,7 @@ export function createControlPanel (el) {
   return {
     load,
     onExperimentEvent,
+    showEarlier,
     get current () { return current === null ? null : { ...current } }
   }
 }

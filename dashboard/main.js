@@ -22,6 +22,13 @@ import { SeriesStore } from './series-store.js'
 
 const REDRAW_MS = 250
 const PROJECTOR_KEY = 'streamlab.projector'
+/**
+ * A crash this long past when the page learns of it (a page opened later, the /metrics snapshot or
+ * a fresh stream's first event) is history, not news: its chart mark is kept, but no banner.
+ */
+const RECENT_CRASH_MS = 10 * 60_000
+/** Crash records told apart by worker pid and time: the snapshot, a fresh stream and a replay may each bring the same one. */
+const CRASHES_REMEMBERED = 64
 
 const query = new URLSearchParams(location.search)
 const interval = readInteger(query.get('interval'), 10, 5000, 100)
@@ -50,6 +57,11 @@ let lastRedrawMs = null
 let dropped = 0
 let gaps = 0
 let restarts = 0
+/** The server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time. */
+let clockOffset = 0
+const crashesSeen = new Set()
+/** The /metrics snapshot read at load: 'loading', then 'loaded' or 'unavailable'. */
+let outcomes = 'loading'
 
 function onSample (sample) {
   if (sample === null || typeof sample !== 'object' || !Number.isFinite(sample.time)) return
@@ -64,6 +76,7 @@ function onSample (sample) {
   }
   received++
   lastSample = sample
+  clockOffset = sample.time - Date.now()
   store.push(sample.time, {
     rss: sample.rss / MiB,
     heapTotal: sample.heapTotal / MiB,
@@ -141,8 +154,19 @@ function showStreamNote () {
   byId('stream-note').textContent = parts.join(' ')
 }
 
+/**
+ * A crash record, from the stream or the snapshot: marked on the chart once, and shown in the
+ * banner above the chart (never over it: it would hide the rise it is about) while it is recent.
+ */
 function showCrash (data) {
+  if (Number.isFinite(data?.time)) {
+    const key = `${data.pid}:${data.time}`
+    if (crashesSeen.has(key)) return
+    crashesSeen.add(key)
+    if (crashesSeen.size > CRASHES_REMEMBERED) crashesSeen.delete(crashesSeen.values().next().value)
+  }
   marks.onCrash(data)
+  if (Number.isFinite(data?.time) && Date.now() + clockOffset - data.time > RECENT_CRASH_MS) return
   const route = data?.route ? ` during POST /${data.route}` : ''
   const budget = Number.isFinite(data?.budget) ? ` over its budget of ${formatMiB(data.budget)}` : ''
   const rss = Number.isFinite(data?.rss) ? ` at ${formatMiB(data.rss)} RSS` : ''
@@ -159,6 +183,28 @@ function restartNote (data) {
     : `at once${data.requestCaused ? ' (a request caused the crash: no backoff)' : ''}`
   const back = Number.isFinite(data.restartMs) ? `, back in ${formatMs(data.restartMs)}` : ''
   return ` The lab restarted ${how}${back}; restart ${data.restarts} since it started.`
+}
+
+/**
+ * What happened before this page opened, from the /metrics JSON snapshot: the last crash (the
+ * worker this one replaced) and the latest experiment result, which a live stream never repeats.
+ */
+async function loadOutcomes () {
+  let snapshot
+  try {
+    const res = await fetch('/metrics', { headers: { accept: 'application/json' } })
+    if (!res.ok) throw new Error(`${res.status}`)
+    snapshot = await res.json()
+  } catch {
+    // the stream's first event still tells of a crash; the results wait for the next run
+    outcomes = 'unavailable'
+    return
+  }
+  if (Number.isFinite(snapshot?.sample?.time)) clockOffset = snapshot.sample.time - Date.now()
+  if (snapshot?.lastCrash) showCrash(snapshot.lastCrash)
+  if (Array.isArray(snapshot?.lastResults)) panel.showEarlier(snapshot.lastResults[0])
+  outcomes = 'loaded'
+  dirty = true
 }
 
 byId('crash-dismiss').addEventListener('click', function dismissCrash () {
@@ -282,6 +328,7 @@ byId('reset-peak').addEventListener('click', async function resetPeak () {
 
 panel.load()
 browserExport.loadStatus()
+loadOutcomes()
 
 // the read-only debug view (and, with ?test=1, the test's way in)
 
@@ -305,6 +352,7 @@ const debug = {
   get dropped () { return dropped },
   get lastSample () { return lastSample === null ? null : structuredClone(lastSample) },
   get experiment () { return panel.current },
+  get outcomes () { return outcomes },
   get browserExport () { return browserExport.last },
   get projector () { return document.documentElement.classList.contains('projector') }
 }

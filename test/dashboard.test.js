@@ -484,7 +484,8 @@ describe('the dashboard in Chromium', function () {
     assert.deepEqual(problems, [])
   })
 
-  it('shows a banner on the chart when the server reports a crash', async function () {
+  it('shows a banner above the chart, never over it, when the server reports a crash, and marks the crash on the chart', async function () {
+    const crashesBefore = (await debugView()).marks.crashes
     // the lab's own bus, where the worker puts the supervisor's crash record
     lab.app.locals.events.emit('crash', { reason: 'memory budget exceeded', rss: 600 * MiB, budget: 512 * MiB, route: 'bad', time: Date.now() })
     await page.waitForSelector('#crash-banner', { state: 'visible' })
@@ -493,8 +494,18 @@ describe('the dashboard in Chromium', function () {
     assert.match(text, /600\.0 MiB/)
     assert.match(text, /512\.0 MiB/)
     assert.match(text, /memory budget exceeded/)
+    // in the layout flow: the chart moves down, and the rise after the crash stays in sight
+    const banner = await page.locator('#crash-banner').boundingBox()
+    for (const chart of ['#memory-chart', '#loop-chart']) {
+      const box = await page.locator(chart).boundingBox()
+      const apart = banner.y + banner.height <= box.y || box.y + box.height <= banner.y ||
+        banner.x + banner.width <= box.x || box.x + box.width <= banner.x
+      assert.ok(apart, `the banner ${JSON.stringify(banner)} covers ${chart} ${JSON.stringify(box)}`)
+    }
+    assert.equal((await debugView()).marks.crashes, crashesBefore + 1, 'the crash line on the chart')
     await page.click('#crash-dismiss')
     await page.waitForSelector('#crash-banner', { state: 'hidden' })
+    assert.equal((await debugView()).marks.crashes, crashesBefore + 1, 'dismissing the banner leaves the line')
   })
 
   it('says it is reconnecting while the server is gone, and live again when it is back', async function () {
