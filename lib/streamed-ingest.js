@@ -1,5 +1,9 @@
 /**
- * The streamed ingest behind POST /good:
+ * The streamed ingest behind POST /good. Read the textbook streaming route
+ * first, lib/streamparser-ingest.js (POST /streamparser-json): the same
+ * pipeline and counters around a streaming JSON library, in one short
+ * function. This file is what the lab adds for speed (docs/lessons/ingest.md,
+ * "What /good adds and what each addition buys"):
  * request -> compressed counter -> gunzip (per layer) -> inflated counter
  * and digest -> record sink, composed with `pipeline`. The sink finds
  * record boundaries on the main thread and has worker threads JSON.parse
