@@ -12,14 +12,15 @@
 
 /**
  * @param {{ mode: 'batch'|'stream', rows: number, batch?: number, highWaterMark?: number,
- *   sleep?: number, baseUrl?: string, signal?: AbortSignal }} settings
+ *   sleep?: number, baseUrl?: string, signal?: AbortSignal, headers?: Record<string, string> }} settings
  *   rows: how many to export; batch: rows per batch request; highWaterMark: rows per cursor read;
- *   sleep: seconds of pg_sleep per request; baseUrl: '' in the page (same origin)
+ *   sleep: seconds of pg_sleep per request; baseUrl: '' in the page (same origin);
+ *   headers: sent with every request (the experiment's client process sends its run key, lib/run-keys.js)
  * @returns {Promise<{ mode: string, rows: number, batch: number|null, highWaterMark: number|null, requests: number,
  *   received: number, inOrder: boolean, bytes: number, firstByteMs: number, firstRowMs: number|null, totalMs: number }>}
  * @throws {TypeError} for bad settings; {Error} with the server's message for an error answer
  */
-export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep = 0, baseUrl = '', signal } = {}) {
+export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep = 0, baseUrl = '', signal, headers = {} } = {}) {
   if (mode !== 'batch' && mode !== 'stream') throw new TypeError(`mode must be batch or stream, got ${mode}`)
   checkCount('rows', rows, 0)
   if (mode === 'batch') checkCount('batch', batch, 1)
@@ -49,7 +50,7 @@ export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep =
     // one at a time, as a page that pages through a table does
     for (let offset = 0; offset < rows || (rows === 0 && timing.requests === 0); offset += batch) {
       const limit = Math.min(batch, rows - offset)
-      const res = await get(`${baseUrl}/db/batch?offset=${offset}&limit=${limit}${sleepParam(sleep)}`, signal)
+      const res = await get(`${baseUrl}/db/batch?offset=${offset}&limit=${limit}${sleepParam(sleep)}`, signal, headers)
       timing.requests++
       timing.firstByteMs ??= performance.now() - started
       const text = await res.text()
@@ -61,7 +62,7 @@ export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep =
     }
   } else {
     const hwm = highWaterMark === undefined ? '' : `&highWaterMark=${highWaterMark}`
-    const res = await get(`${baseUrl}/db/stream?limit=${rows}${hwm}${sleepParam(sleep)}`, signal)
+    const res = await get(`${baseUrl}/db/stream?limit=${rows}${hwm}${sleepParam(sleep)}`, signal, headers)
     timing.requests = 1
     await readLines(res, function onLine (line) {
       const text = line.endsWith(',') ? line.slice(0, -1) : line
@@ -89,8 +90,8 @@ function byteLength (text) {
   return text.length
 }
 
-async function get (url, signal) {
-  const res = await fetch(url, { signal, cache: 'no-store' })
+async function get (url, signal, headers) {
+  const res = await fetch(url, { signal, cache: 'no-store', headers })
   if (res.status !== 200) {
     let message = `${res.status} ${res.statusText}`
     try {

@@ -484,3 +484,50 @@ describe('database options', function () {
     assert.throws(function () { createApp({ database: { url: 42 } }) }, TypeError)
   })
 })
+
+describe('the db-export experiment on a lab open to the network', function () {
+  // exemptLoopback false: the spec's loopback requests, and the client process's, count as another machine's
+  const TOKEN = 'a-db-export-token-of-enough-length'
+  let lab
+  let dataDir
+
+  before(async function () {
+    this.timeout(90_000)
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-db-remote-'))
+    lab = await startLab({
+      dataDir,
+      guard: { accessToken: TOKEN, exemptLoopback: false },
+      database: REAL_URL ? { url: REAL_URL, seed: SIZES } : { pgliteDir: 'memory://', seed: SIZES }
+    })
+  })
+
+  after(async function () {
+    this.timeout(30_000)
+    await lab?.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('refuses an export without the token', async function () {
+    const res = await getJson(`${lab.url}/db/batch?limit=1`)
+    assert.equal(res.status, 401, res.text)
+  })
+
+  it('runs with the token, its client process exporting with the run key', async function () {
+    this.timeout(90_000)
+    const started = await fetch(`${lab.url}/experiments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ name: 'db-export', params: { rows: 3000, batchSizes: '3000', highWaterMarks: '3000' } })
+    })
+    assert.equal(started.status, 202, await started.clone().text())
+    const { id } = await started.json()
+    let state
+    do {
+      await delay(100)
+      state = (await getJson(`${lab.url}/experiments/${id}`)).body
+    } while (state.status === 'running')
+    assert.equal(state.status, 'done', JSON.stringify(state.error))
+    for (const cell of state.result.cells) assert.ok(cell.totalMs > 0, `${cell.mode} exported`)
+    assert.equal(lab.app.locals.runKeys.live, 0, 'the run\'s key is revoked')
+  })
+})

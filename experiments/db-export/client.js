@@ -10,11 +10,12 @@
  */
 import { timeInBrowser } from '../../dashboard/db-export-browser.js'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
+import { runKeyHeaders } from '../../lib/run-keys.js'
 
 serveChildJob('experiments/db-export/client.js', async function runJob (job) {
   if (job === null || typeof job !== 'object' || typeof job.baseUrl !== 'string' || !/^https?:\/\//.test(job.baseUrl)) {
     throw new TypeError('job needs an http baseUrl')
   }
   const { baseUrl, mode, rows, batch, highWaterMark, sleep } = job
-  return { timing: await timeInBrowser({ baseUrl, mode, rows, batch, highWaterMark, sleep }) }
+  return { timing: await timeInBrowser({ baseUrl, mode, rows, batch, highWaterMark, sleep, headers: runKeyHeaders() }) }
 })
