@@ -104,7 +104,7 @@ describe('another web page in Chromium', function () {
       assert.equal(new URL(page.url()).origin, attacker.url)
       assert.notEqual(attacker.port, lab.port)
       // each attempt settled in the page: an opaque answer, a refused preflight, an image error, a frame load
-      assert.equal(attempts.length, 2 * 10, attempts.join('\n'))
+      assert.equal(attempts.length, 2 * 17, attempts.join('\n'))
     })
 
     it('reaches the lab with every one of them: Chromium let them through, the lab refused them', function () {
@@ -119,12 +119,23 @@ describe('another web page in Chromium', function () {
 
     it('answers each of them 403 request.cross.site, as same-site by localhost and cross-site by address', function () {
       assert.ok(watched.seen.length >= 16)
-      for (const r of watched.seen) {
+      for (const r of watched.seen.filter(isDeclaredSpelling)) {
         const line = `${r.method} ${r.path} (Host ${r.host}, Sec-Fetch-Site ${r.site})`
         assert.equal(r.status, 403, line)
         assert.equal(r.type, 'request.cross.site', line)
         assert.equal(r.site, hostOf(r) === 'localhost' ? 'same-site' : 'cross-site', line)
       }
+    })
+
+    it('serves no other spelling of a write in a frame: /Generate, /GENERATE, /generate/, /gen%65rate, /DB/BATCH are 404', function () {
+      const others = watched.seen.filter(function misspelt (r) { return !isDeclaredSpelling(r) })
+      assert.equal(others.length, 2 * 6, watched.seen.map(function said (r) { return `${r.method} ${r.path}` }).join('\n'))
+      for (const r of others) {
+        assert.equal(r.status, 404, `${r.method} ${r.path}`)
+        assert.equal(r.type, 'route.not.found', `${r.method} ${r.path}`)
+      }
+      const framed = attempts.filter(function isFrame (a) { return a.startsWith('iframe ') })
+      assert.equal(framed.length, 2 * 7, framed.join('\n'))
     })
 
     it('never sends the DELETE: its preflight is refused', function () {
@@ -255,6 +266,11 @@ function scriptPage (fn, config) {
  * attempt resolves to a line saying how it ended in the page; when all have
  * settled, `window.attempts` holds them and the title is 'done'.
  */
+/** A request the lab saw on a path as its route declares it (not another case, slash or escape of it). */
+function isDeclaredSpelling (r) {
+  return !/^\/(Generate|GENERATE|generate\/|Generate\/|gen%65rate|DB\/BATCH)(\?|$)/.test(r.path)
+}
+
 function attackFromAnotherOrigin ({ labs, good }) {
   const body = new Uint8Array(256 * 1024).fill(0x61)
   const gzip = new Uint8Array(good)
@@ -273,6 +289,15 @@ function attackFromAnotherOrigin ({ labs, good }) {
       img.addEventListener('error', function errored () { resolve(`img ${url}: error`) })
       img.src = url
       document.body.append(img)
+    }))
+  }
+  /** A page loaded into a frame: a cross-site navigation (Sec-Fetch-Dest: iframe) the page cannot read. */
+  function frame (url) {
+    attempts.push(new Promise(function loadFrame (resolve) {
+      const shown = document.createElement('iframe')
+      shown.addEventListener('load', function loaded () { resolve(`iframe ${url}: loaded`) }, { once: true })
+      shown.src = url
+      document.body.append(shown)
     }))
   }
   /** A text/plain form posted into a hidden frame: a cross-site POST with no preflight. */
@@ -311,6 +336,11 @@ function attackFromAnotherOrigin ({ labs, good }) {
     tried(`DELETE ${lab}/uploads`, fetch(`${lab}/uploads`, { method: 'DELETE' }))
     tried(`GET ${lab}/generate (fetch)`, fetch(`${lab}/generate?save=1&bytes=1MB&level=0`, { mode: 'no-cors' }))
     image(`${lab}/generate?save=1&bytes=50MB&level=0`)
+    // every spelling Express would once have routed to /generate: the router is strict and case sensitive
+    for (const spelling of ['generate', 'Generate', 'GENERATE', 'generate/', 'Generate/', 'gen%65rate']) {
+      frame(`${lab}/${spelling}?save=1&bytes=1MB&level=0`)
+    }
+    frame(`${lab}/DB/BATCH?limit=1`)
     form(`${lab}/metrics/peak/reset`)
   }
   Promise.allSettled(attempts).then(function finished (outcomes) {
