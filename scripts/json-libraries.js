@@ -41,12 +41,15 @@ import { markdownTable, fixed, mib } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { positiveInteger } from '../lib/measure/args.js'
 
+/** How to bring stream-json in without making it a dependency. */
+const STREAM_JSON_INSTALL = 'npm install --no-save stream-json@3.8.0'
+
 const USAGE = `Usage: node scripts/json-libraries.js [options]
   --bytes SZ       inflated size of the generated document (default 100MB)
   --repeat N       rounds, every library once a round, each in a fresh process; medians reported (default 3)
   --measure NAME   one measurement of one library in this process, printed as JSON (what each round runs)
   -h, --help
-stream-json is not a dependency: ${'`npm install --no-save stream-json@3.8.0`'} measures it too.`
+stream-json is not a dependency: after \`${STREAM_JSON_INSTALL}\` it is measured too.`
 
 const EXIT_USAGE = 2
 const EXIT_MISMATCH = 1
@@ -55,9 +58,6 @@ const run = promisify(execFile)
 const MB = 1e6
 /** The generator's seed: every library reads the same items. */
 const SEED = 1
-
-/** How to bring stream-json in without making it a dependency. */
-const STREAM_JSON_INSTALL = 'npm install --no-save stream-json@3.8.0'
 
 /**
  * The candidates, in the table's order: how each loads, which rendering of
