@@ -29,7 +29,8 @@ import { isUtf8 } from 'node:buffer'
 import { Transform } from 'node:stream'
 import { TokenType } from '@streamparser/json'
 import { createTally, tallyRecord, finishTally } from './tally.js'
-import { jsonInvalid, recordTooLarge, shapeInvalid, tooDeep } from './errors.js'
+import { jsonInvalid, recordTooDense, recordTooLarge, shapeInvalid, tooDeep } from './errors.js'
+import { COST_CONTAINER, COST_LARGE_ELEMENT } from './parse-cost.js'
 
 /** The formats the textbook route reads: one JSON document (NDJSON is many). */
 export const STREAMPARSER_FORMATS = Object.freeze(['json', 'array'])
@@ -100,11 +101,15 @@ export class JsonTokenGuard {
   /**
    * @param {'json'|'array'|null} format what the client asked for; null: the root decides
    * @param {{ depth: number, record: number }} limits
+   * @param {number} maxCost heap one record may be projected to cost (`ingest.parseCost`, as on /good)
    */
-  constructor (format, limits) {
+  constructor (format, limits, maxCost) {
     this.asked = format
     this.maxDepth = limits.depth
     this.maxRecord = limits.record
+    this.maxCost = maxCost
+    /** Heap the record being read is projected to cost (chargeValue). */
+    this.cost = 0
     /** 'json' or 'array', from the first token: which `paths` the parser is built with. */
     this.root = null
     this.depth = 0
@@ -194,8 +199,28 @@ export class JsonTokenGuard {
       if (this.depth > this.maxDepth) throw tooDeep(this.maxDepth, offset)
     }
     if (level === 1 && this.root === 'json') this.watchRootKey(token, value)
-    if (this.depth <= RECORD_DEPTH[this.root]) this.boundary = offset
+    if (this.depth <= RECORD_DEPTH[this.root]) {
+      this.boundary = offset
+      this.cost = 0
+    } else {
+      this.chargeValue(token, value, offset)
+    }
     this.previous = token
+  }
+
+  /**
+   * Add a token of the record being read to its projected heap, with lib/parse-cost.js's
+   * weights taken at their largest: a container, and a slot for every value (a key too), plus
+   * two bytes a character of a string. Few bytes can make many values: 4 MiB of `[[],[],...]`
+   * is 1.4 million arrays, about 100 MiB built before the record ends. Past `maxCost`, 413, as
+   * /good refuses a record that dense.
+   */
+  chargeValue (token, value, offset) {
+    if (token === TokenType.COLON || token === TokenType.COMMA || token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) return
+    this.cost += COST_LARGE_ELEMENT
+    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) this.cost += COST_CONTAINER
+    else if (token === TokenType.STRING) this.cost += 2 * value.length
+    if (this.cost > this.maxCost) throw recordTooDense(this.maxCost, this.cost, this.bytesIn - this.boundary, offset)
   }
 
   /** A token of the root object: which key holds the records. JSON.parse keeps the last of a repeated key; so does this. */

@@ -26,7 +26,7 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
   checkContentLength(req, opts.limits.compressed) // 413 before a byte is read
   const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
   const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
-  const guard = new JsonTokenGuard(plan.format, opts.limits) // 413 past the depth or record limit
+  const guard = new JsonTokenGuard(plan.format, opts.limits, opts.ingest.parseCost) // 422/413 past the depth, a record's size or its cost
   const tokenizer = new Tokenizer({ emitPartialTokens: true }) // a token a chunk cuts short is reported: the guard counts its bytes
   let parser = null // built at the first token, which says where the records are
   tokenizer.onToken = function checkThenParse (token) {

@@ -603,6 +603,33 @@ describe(`POST /${ROUTE}`, function () {
   })
 })
 
+describe(`POST /${ROUTE}: records dense with values`, function () {
+  this.timeout(60000)
+  const lab = labInTempDir('streamparser-json-dense')
+
+  it('answers 413 record.too.dense to a record within limits.record that would build past ingest.parseCost, as /good does', async function () {
+    // under the 4 MiB record limit, each of these builds about 100 MiB of values in the library's parser
+    const cases = [
+      ['tiny arrays', `{"items":[[${'[],'.repeat(1.3 * MiB)}[]]]}`],
+      ['tiny objects', `[{"id":1},[${'{},'.repeat(1.3 * MiB)}{}]]`],
+      ['numbers', `{"items":[[${'1,'.repeat(1.9 * MiB)}1]]}`]
+    ]
+    for (const [name, text] of cases) {
+      const body = gz(text)
+      const [good, streamparser] = await Promise.all(['good', ROUTE].map(function send (route) { return post(`${lab.url}/${route}`, body) }))
+      assert.deepEqual(verdict(streamparser), { status: 413, type: 'record.too.dense' }, `${name}: ${streamparser.text}`)
+      assertSameAs(good, streamparser, name)
+    }
+  })
+
+  it('reads ordinary records of any number, each far under the cost', async function () {
+    const text = JSON.stringify({ items: Array.from({ length: 20000 }, function item (_, id) { return { id, numbers: [id, id / 3, -id], tags: ['a', 'b'] } }) })
+    const { bad, streamparser } = await answers(lab.url, gz(text))
+    assert.equal(streamparser.status, 200, streamparser.text)
+    assertSameAs(bad, streamparser, 'ordinary records')
+  })
+})
+
 describe(`POST /${ROUTE} with small limits`, function () {
   this.timeout(60000)
   const lab = labInTempDir('streamparser-json-limits', {
