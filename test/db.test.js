@@ -29,6 +29,26 @@ const SIZES = Object.freeze({ desks: 2000, items: 100_000 })
 const SEED_CLI = fileURLToPath(new URL('../generators/db-seed.js', import.meta.url))
 const run = promisify(execFile)
 
+/**
+ * Start an experiment and wait for it to end (GET /experiments/:id until it is not running).
+ * @returns {Promise<object>} the run's final state
+ */
+async function runExperiment (url, body, headers = {}) {
+  const started = await fetch(`${url}/experiments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body)
+  })
+  assert.equal(started.status, 202, await started.clone().text())
+  const { id } = await started.json()
+  let state
+  do {
+    await delay(100)
+    state = (await getJson(`${url}/experiments/${id}`)).body
+  } while (state.status === 'running')
+  return state
+}
+
 async function getJson (url, headers) {
   const res = await fetch(url, { headers })
   const text = await res.text()
@@ -358,18 +378,7 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
   describe('the db-export experiment', function () {
     it('runs batches and streams from a client process and reports times, memory, charts and the published figures', async function () {
       this.timeout(60_000)
-      const started = await fetch(`${lab.url}/experiments`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'db-export', params: { rows: 3000, batchSizes: '3000,300', highWaterMarks: '50,3000' } })
-      })
-      assert.equal(started.status, 202, await started.clone().text())
-      const { id } = await started.json()
-      let state
-      do {
-        await delay(100)
-        state = (await getJson(`${lab.url}/experiments/${id}`)).body
-      } while (state.status === 'running')
+      const state = await runExperiment(lab.url, { name: 'db-export', params: { rows: 3000, batchSizes: '3000,300', highWaterMarks: '50,3000' } })
       assert.equal(state.status, 'done', JSON.stringify(state.error))
       const { result } = state
       assert.equal(result.cells.length, 4)
@@ -514,18 +523,7 @@ describe('the db-export experiment on a lab open to the network', function () {
 
   it('runs with the token, its client process exporting with the run key', async function () {
     this.timeout(90_000)
-    const started = await fetch(`${lab.url}/experiments`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ name: 'db-export', params: { rows: 3000, batchSizes: '3000', highWaterMarks: '3000' } })
-    })
-    assert.equal(started.status, 202, await started.clone().text())
-    const { id } = await started.json()
-    let state
-    do {
-      await delay(100)
-      state = (await getJson(`${lab.url}/experiments/${id}`)).body
-    } while (state.status === 'running')
+    const state = await runExperiment(lab.url, { name: 'db-export', params: { rows: 3000, batchSizes: '3000', highWaterMarks: '3000' } }, { authorization: `Bearer ${TOKEN}` })
     assert.equal(state.status, 'done', JSON.stringify(state.error))
     for (const cell of state.result.cells) assert.ok(cell.totalMs > 0, `${cell.mode} exported`)
     assert.equal(lab.app.locals.runKeys.live, 0, 'the run\'s key is revoked')
