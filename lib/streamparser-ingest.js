@@ -5,7 +5,7 @@
  * U+FFFD (the library refuses it, JSON.parse on /bad's string does not),
  * the library's tokenizer, its parser picking the records out, a tally.
  * Memory stays flat whatever the body's size; the library's tokenizer reads
- * about 30 MB/s, a third of /good (docs/ingest.md,
+ * about 24 MB/s through HTTP, a quarter of /good (docs/ingest.md,
  * `npm run bench -- ingest`; the choice of library:
  * `node scripts/json-libraries.js`). The lab's limits come from shared
  * pieces, one line each; what the library cannot bound (nesting, one huge

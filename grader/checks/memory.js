@@ -31,7 +31,7 @@ export const checks = Object.freeze([
     name: 'growth against body size',
     meaning: 'peak memory above idle for one upload of each size: flat when the route streams, a multiple of the body when it buffers',
     limit: `at most ${LIMITS.sizeSlopeMiBPer100MB} MiB more per 100 MB of body (or a rise under ${LIMITS.noiseMiB} MiB in all)`,
-    hint: 'Your route holds the whole body: stream it instead, pipeline(req, zlib.createGunzip(), your record scanner), and keep only the record being read and the running totals.',
+    hint: 'Your route holds the whole body: stream it instead. Pipe the request into a PassThrough and pipeline(body, zlib.createGunzip(), your record scanner) (exercise 01, step 4: hand pipeline() a stream it may destroy, not req), and keep only the record being read and the running totals.',
     trips: true,
     run: async function growthBySize (ctx) {
       const { settings } = ctx
