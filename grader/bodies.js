@@ -1,10 +1,24 @@
 /**
- * The bodies the checks send, made here (small and deterministic) or by the
- * lab's generators (generated documents, zip bombs): each tricky document
- * is a trap a hand-written streaming handler tends to fall into.
+ * The bodies the checks send, made here (small) or by the lab's generators
+ * (generated documents, zip bombs): each tricky document is a trap a
+ * hand-written streaming handler tends to fall into.
+ *
+ * Every body is drawn from the run's seed: its number of records, its ids,
+ * where a body is cut or corrupted, how large a bomb is. A handler cannot
+ * keep a table of the bodies it will be sent (by Content-Length, say), and
+ * the same seed makes the same bodies again (`npm run grade -- FILE --seed N`).
+ * A run's seed is set with `withSeed`; every document made inside it is
+ * drawn from that seed unless the caller names another.
+ *
+ * Each body can go two ways (`framed`): whole, with its Content-Length, or
+ * chunked, without one. The checks send both, so a handler that answers by
+ * the framing alone (411 to every chunked body) is seen doing so.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { createJsonStream } from '../generators/items.js'
@@ -12,6 +26,48 @@ import { referenceOf, referenceOfGenerated } from './reference.js'
 
 /** gzip's default inflate chunk: where a handler's chunks end unless it chose otherwise. */
 const INFLATE_CHUNK = 16 * 1024
+
+/** The seed of documents made outside a grading run (a spec, a script). */
+const SEED_OUTSIDE_A_RUN = 1
+
+/** The two ways a body is sent: whole with its Content-Length, or chunked without one. */
+export const FRAMINGS = Object.freeze(['length', 'chunked'])
+export const FRAMING_LABELS = Object.freeze({ length: 'with Content-Length', chunked: 'chunked, no Content-Length' })
+
+const runSeed = new AsyncLocalStorage()
+
+/**
+ * Run `fn` as a grading run with `seed`: documents made inside it (this
+ * module's bodies, generatedDocument) are drawn from that seed, however far
+ * down the call they are asked for. Two runs in one process keep their own.
+ * @template T
+ * @param {number} seed
+ * @param {() => T} fn
+ * @returns {T}
+ */
+export function withSeed (seed, fn) {
+  return runSeed.run(seed, fn)
+}
+
+/** The seed of the run under way (withSeed), or SEED_OUTSIDE_A_RUN. */
+export function currentSeed () {
+  return runSeed.getStore() ?? SEED_OUTSIDE_A_RUN
+}
+
+/**
+ * Whole numbers drawn from a seed: the same seed and label give the same
+ * numbers in the same order, another label another sequence.
+ * @param {number} seed
+ * @param {string} label what the numbers are for
+ * @returns {(min: number, max: number) => number} the next number from min to max, both included
+ */
+export function seededDraws (seed, label) {
+  let counter = 0
+  return function draw (min, max) {
+    const digest = createHash('sha256').update(`${seed}:${label}:${counter++}`).digest()
+    return min + Number(digest.readBigUInt64BE(0) % BigInt(max - min + 1))
+  }
+}
 
 function gzip (text, level = 6) {
   return zlib.gzipSync(Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8'), { level })
@@ -24,20 +80,59 @@ function body (name, json, level = 6) {
 }
 
 /**
+ * A body as the client sends it (grader/client.js `send`): whole with its
+ * Content-Length, or chunked without one. `writes` sends it in pieces of
+ * `min` to `max` bytes, a macrotask apart: with a Content-Length as raw
+ * writes, chunked as one chunk per piece (the kernel may join pieces that
+ * go out together; the handler still reads most of them one by one).
+ * @param {Buffer} buffer
+ * @param {'length'|'chunked'} framing
+ * @param {{ min: number, max: number }|null} [writes]
+ * @returns {object} the body argument of send()
+ */
+export function framed (buffer, framing, writes = null) {
+  if (framing === 'length') return writes === null ? { buffer } : { buffer, writes }
+  const source = writes === null ? [buffer] : inPieces(buffer, writes)
+  return { streams: [Readable.from(source, { objectMode: false })] }
+}
+
+/** A generated document's file as the client sends it: streamed from disk, with or without its Content-Length. */
+export function framedFile (file, framing) {
+  return framing === 'length' ? { file } : { streams: [fs.createReadStream(file)] }
+}
+
+/** Pieces of `min` to `max` bytes in a fixed pattern of sizes, a macrotask apart. */
+async function * inPieces (buffer, { min, max }) {
+  let at = 0
+  let turn = 0
+  while (at < buffer.length) {
+    const size = min + (turn++ * 7919) % (max - min + 1)
+    yield buffer.subarray(at, at + size)
+    at += size
+    await new Promise(function nextMacrotask (resolve) { setImmediate(resolve) })
+  }
+}
+
+/**
  * Strings and nested objects that look like records: `"id":` inside strings,
  * `},{` and `]}` inside strings, ids of nested objects (not records), and
- * "items" keys below the top level.
+ * "items" keys below the top level. 50 to 70 records.
  */
-export function lookalikeStrings () {
+export function lookalikeStrings (seed = currentSeed()) {
+  const draw = seededDraws(seed, 'lookalikes')
+  const count = draw(50, 70)
+  const first = draw(1, 5000)
+  const turn = draw(0, 3)
   const records = []
-  for (let id = 1; id <= 60; id++) {
+  for (let k = 0; k < count; k++) {
+    const id = first + k
     const decoys = [
       { id, text: `"id":${id * 100} and },{"id":${id + 1}},{ then ]} and ]}]}` },
       { id, child: { id: id * 1000, items: [{ id: 1 }, { id: 2 }] }, s: '{"id":5},{"id":6}' },
       { id, list: [{ id: 7 }, { id: 8 }], end: ']}', start: '{"items":[' },
       { note: '},{', id, tail: '"id":1' }
     ]
-    records.push(decoys[id % decoys.length])
+    records.push(decoys[(k + turn) % decoys.length])
   }
   return body('strings that look like records', JSON.stringify({ meta: { about: 'lookalikes' }, items: records }))
 }
@@ -46,8 +141,12 @@ export function lookalikeStrings () {
  * Escapes: quotes and backslashes inside strings (a string that ends in a
  * backslash, `\\"`), unicode escapes of structure (`\u0022`, `\u007b`),
  * a surrogate pair, and a key spelled with an escape (`"i\u0064"` is "id").
+ * 40 to 56 records.
  */
-export function escapes () {
+export function escapes (seed = currentSeed()) {
+  const draw = seededDraws(seed, 'escapes')
+  const count = draw(40, 56)
+  const first = draw(1, 5000)
   const records = []
   const strings = [
     String.raw`"she said \"}]{\" twice"`,
@@ -57,7 +156,8 @@ export function escapes () {
     String.raw`"slash \/ tab \t newline \n \ud83d\ude00"`,
     String.raw`"\\\\\\"`
   ]
-  for (let id = 1; id <= 48; id++) {
+  for (let k = 0; k < count; k++) {
+    const id = first + k
     const key = id % 4 === 0 ? String.raw`"i\u0064"` : '"id"'
     records.push(`{${key}:${id},"s":${strings[id % strings.length]},"t":${strings[(id + 1) % strings.length]}}`)
   }
@@ -66,37 +166,43 @@ export function escapes () {
 
 /**
  * Multi-byte characters (2, 3 and 4 bytes of UTF-8) throughout, so that
- * every 16 KiB inflate chunk ends inside a character, and in keys.
+ * chunk ends of gunzip's 16 KiB chunks fall inside characters, and in keys.
+ * About 100 KB; the lengths of the runs are drawn from the seed, and a draw
+ * that leaves fewer than two chunk ends inside a character is drawn again.
  */
-export function multiByte () {
-  const records = []
+export function multiByte (seed = currentSeed()) {
+  const draw = seededDraws(seed, 'multi-byte')
   const pieces = ['é', '東京', '😀', 'ß', '한국어', '🚀🎉', 'ü']
-  let id = 0
-  // a prefix of one byte makes the 4-byte runs straddle the chunk boundaries
-  let json = '{"items":['
-  while (Buffer.byteLength(json) < 6 * INFLATE_CHUNK) {
-    id++
-    const text = pieces[id % pieces.length].repeat(40 + (id * 13) % 50)
-    const record = `{"id":${id},"名前":"${text}","emoji":"${'😀'.repeat(id % 9)}"}`
-    records.push(record)
-    json += (id > 1 ? ',' : '') + record
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const first = draw(1, 5000)
+    let id = first - 1
+    let json = '{"items":['
+    while (Buffer.byteLength(json) < 6 * INFLATE_CHUNK) {
+      id++
+      const text = pieces[id % pieces.length].repeat(draw(40, 89))
+      const record = `{"id":${id},"名前":"${text}","emoji":"${'😀'.repeat(draw(0, 8))}"}`
+      json += (id > first ? ',' : '') + record
+    }
+    json += ']}'
+    const made = body('multi-byte characters split across chunks', json)
+    // the point of the document: chunk ends fall inside characters (UTF-8 continuation bytes)
+    const splits = [1, 2, 3, 4, 5].filter(function insideCharacter (k) { return (made.json[k * INFLATE_CHUNK] & 0xC0) === 0x80 })
+    if (splits.length >= 2) return made
   }
-  json += ']}'
-  const made = body('multi-byte characters split across chunks', json)
-  // the point of the document: chunk ends fall inside characters (UTF-8 continuation bytes)
-  const splits = [1, 2, 3, 4, 5].filter(function insideCharacter (k) { return (made.json[k * INFLATE_CHUNK] & 0xC0) === 0x80 })
-  if (splits.length < 2) throw new Error(`multiByte: only ${splits.length} chunk ends fall inside a character`)
-  return made
+  throw new Error(`multiByte: seed ${seed} drew no document with two chunk ends inside a character in 20 attempts`)
 }
 
 /**
  * Whitespace and layout: pretty-printed with tabs and CRLF, keys before and
  * after `items`, arrays of id-bearing objects under other keys, and an
- * "items" array inside `meta`, before the real one.
+ * "items" array inside `meta`, before the real one. 30 to 50 records.
  */
-export function layout () {
+export function layout (seed = currentSeed()) {
+  const draw = seededDraws(seed, 'layout')
+  const count = draw(30, 50)
+  const first = draw(1, 5000)
   const items = []
-  for (let id = 1; id <= 40; id++) items.push({ id: id * 3, name: `n${id}`, tags: ['items', '"id":1'], nested: { id: 5 } })
+  for (let k = 0; k < count; k++) items.push({ id: (first + k) * 3, name: `n${first + k}`, tags: ['items', '"id":1'], nested: { id: 5 } })
   const doc = {
     tags: [{ id: 100 }, { id: 200 }],
     meta: { items: [{ id: 999 }, { id: 998 }], note: 'items' },
@@ -107,9 +213,18 @@ export function layout () {
   return body('layout: whitespace, other keys and arrays around items', json)
 }
 
-/** A record that does not parse, inside perfectly good gzip. */
-export function brokenRecord () {
-  const json = '{"items":[{"id":1,"a":[1,2]},{"id":2,"b":tru},{"id":3}]}'
+/** Values that are not JSON, for the record that does not parse. */
+const NOT_JSON = Object.freeze(['tru', 'nul', '01', '+1', '.5', "'x'", '[1,2', '{"a"}'])
+
+/** A record that does not parse, among 3 to 8 good ones, inside perfectly good gzip. */
+export function brokenRecord (seed = currentSeed()) {
+  const draw = seededDraws(seed, 'broken record')
+  const count = draw(3, 8)
+  const broken = draw(1, count - 1)
+  const bad = NOT_JSON[draw(0, NOT_JSON.length - 1)]
+  const records = []
+  for (let k = 0; k < count; k++) records.push(k === broken ? `{"id":${k + 1},"b":${bad}}` : `{"id":${k + 1},"a":[1,2]}`)
+  const json = `{"items":[${records.join(',')}]}`
   return Object.freeze({ name: 'a record that does not parse', json: Buffer.from(json), gzip: gzip(json) })
 }
 
@@ -135,30 +250,34 @@ export function stored (source) {
 }
 
 /** The tricky documents together: one body with every trap. */
-export function everyTrap () {
-  const parts = [lookalikeStrings(), escapes(), multiByte(), layout()]
+export function everyTrap (seed = currentSeed()) {
+  const parts = [lookalikeStrings(seed), escapes(seed), multiByte(seed), layout(seed)]
   const items = []
   // a tenth of the multi-byte records is enough to split characters at every write
   for (const part of parts) items.push(...JSON.parse(part.json.toString('utf8')).items.slice(0, 60))
   return body('every trap at once', JSON.stringify({ items }), 0)
 }
 
-/** Truncated bodies: gzip cut short, and whole gzip of JSON cut short inside a record. */
-export function truncated (source) {
+/** Truncated bodies: gzip cut short, and whole gzip of JSON cut short inside a record; where, drawn from the seed. */
+export function truncated (source, seed = currentSeed()) {
+  const draw = seededDraws(seed, 'truncated')
   const text = source.json.toString('utf8')
-  const cutJson = text.slice(0, Math.floor(text.length * 0.55))
+  const cutJson = text.slice(0, Math.floor(text.length * draw(30, 80) / 100))
   return [
-    { name: 'gzip cut short', gzip: source.gzip.subarray(0, Math.floor(source.gzip.length * 0.6)) },
+    { name: 'gzip cut short', gzip: source.gzip.subarray(0, Math.floor(source.gzip.length * draw(30, 80) / 100)) },
     { name: 'JSON cut short in whole gzip', gzip: gzip(cutJson) }
   ]
 }
 
-/** Corrupt bodies: bytes flipped inside the deflate data, a wrong CRC, not gzip at all. */
-export function corrupt (source) {
+/** Corrupt bodies: bytes flipped inside the deflate data, a wrong CRC, not gzip at all; which bytes, drawn from the seed. */
+export function corrupt (source, seed = currentSeed()) {
+  const draw = seededDraws(seed, 'corrupt')
   const flipped = Buffer.from(source.gzip)
-  for (let k = 0; k < 8; k++) flipped[Math.floor(flipped.length / 2) + k * 37] ^= 0x5A
+  // inside the deflate data: past the 10-byte header, before the 8-byte trailer
+  const from = draw(Math.floor(flipped.length / 4), Math.floor(flipped.length / 2))
+  for (let k = 0; k < 8; k++) flipped[from + k * 37] ^= 0x5A
   const badCrc = Buffer.from(source.gzip)
-  badCrc[badCrc.length - 8] ^= 0xFF
+  badCrc[badCrc.length - 8 + draw(0, 3)] ^= 0xFF
   return [
     { name: 'bytes flipped inside the deflate data', gzip: flipped },
     { name: 'a wrong CRC-32 in the trailer', gzip: badCrc },
@@ -166,15 +285,42 @@ export function corrupt (source) {
   ]
 }
 
+/**
+ * The numbers of records of the generated documents the correctness check
+ * sends: none, about a thousand, about twenty thousand.
+ */
+export function generatedSizes (seed = currentSeed()) {
+  const draw = seededDraws(seed, 'generated sizes')
+  return [0, draw(800, 1200), draw(15000, 25000)]
+}
+
+/**
+ * A zip bomb's parameters (generators/bombs.js createBomb): the preset's
+ * inflated size less up to a tenth, and for the members variant 800 to 1200
+ * members, for the depth variant 900,000 to 1,100,000 levels, drawn from
+ * the seed. Make a bomb from them per send: its streams are read once.
+ * @param {'ratio'|'members'|'depth'} variant
+ * @param {number} bombBytes the preset's size (settings.bombBytes)
+ */
+export function bombParams (variant, bombBytes, seed = currentSeed()) {
+  const draw = seededDraws(seed, `bomb ${variant}`)
+  if (variant === 'depth') return { variant, depth: draw(900_000, 1_100_000) }
+  const bytes = bombBytes - draw(0, Math.floor(bombBytes / 10))
+  return variant === 'members' ? { variant, bytes, members: draw(800, 1200) } : { variant, bytes }
+}
+
 const generatedReferences = new Map()
 
 /**
  * A generated document (generators/items.js), gzipped into `dir` once and
  * reused, with its reference (its ids run from 1 to N) and its inflated size.
+ * Its seed is the run's (withSeed) unless the caller names one: at a given
+ * `bytes` the number of records and the compressed size differ from seed to seed.
  * @param {{ bytes?: number, size?: number, seed?: number, dir: string }} params
- * @returns {Promise<{ file: string, compressedBytes: number, inflatedBytes: number, reference: { items: number, idSum: string } }>}
+ * @returns {Promise<{ file: string, compressedBytes: number, inflatedBytes: number, seed: number,
+ *   reference: { items: number, idSum: string } }>}
  */
-export async function generatedDocument ({ bytes = null, size = null, seed = 1, dir }) {
+export async function generatedDocument ({ bytes = null, size = null, seed = currentSeed(), dir }) {
   const input = await ensureInput({ bytes, size, seed, format: 'json', dir })
   let known = generatedReferences.get(input.file)
   if (known === undefined) {
@@ -184,7 +330,7 @@ export async function generatedDocument ({ bytes = null, size = null, seed = 1, 
     known = { inflatedBytes: json.bytes, reference: referenceOfGenerated(json.items) }
     generatedReferences.set(input.file, known)
   }
-  return { file: input.file, compressedBytes: input.compressedBytes, ...known }
+  return { file: input.file, compressedBytes: input.compressedBytes, seed, ...known }
 }
 
 /** A generated document read into memory (small ones only: the abort check cuts it at chosen places). */

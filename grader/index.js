@@ -16,10 +16,10 @@
  * take it down.
  */
 import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
 import path from 'node:path'
-import { BENCH_DIR } from '../lib/measure/inputs.js'
 import { DEFAULTS } from '../lib/options.js'
-import { generatedDocument } from './bodies.js'
+import { generatedDocument, withSeed } from './bodies.js'
 import { checks as correctness } from './checks/correctness.js'
 import { checks as memory } from './checks/memory.js'
 import { checks as speed } from './checks/speed.js'
@@ -27,7 +27,8 @@ import { checks as safety } from './checks/safety.js'
 import { checks as resilience } from './checks/resilience.js'
 import { send } from './client.js'
 import { crashLine, FreshLabs, GradeLab } from './lab.js'
-import { normalizeSettings } from './settings.js'
+import { newSeed, normalizeSeed, normalizeSettings } from './settings.js'
+import { fileDigest, labVersion } from './submission.js'
 
 export const AREAS = Object.freeze(['correctness', 'memory', 'speed', 'safety', 'resilience'])
 
@@ -47,13 +48,20 @@ const NOTE_INTERVAL_MS = 200
  * Grade the handler in `file`.
  * @param {string} file the student's module
  * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
- *   inputDir?: string, dataDir?: string, keepOpenMs?: number, onProgress?: (event: object) => void }} [options]
+ *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, onProgress?: (event: object) => void }} [options]
  *   `settings`: overrides of the preset (grader/settings.js); `areas`: only these areas' checks (all by
- *   default); `inputDir`: where generated documents are kept (test-data/bench/, shared with the
- *   benches); `dataDir`: the lab's (test-data/grade/lab/); `onProgress` gets { type, done, total, area, check, note }
+ *   default); `seed`: the seed every body of the run is drawn from (grader/bodies.js; a new random one
+ *   by default); `inputDir`: where generated documents are kept (by default a folder of the run's own
+ *   under test-data/grade/inputs/, removed when it ends; a caller that gives one keeps it);
+ *   `dataDir`: the lab's (test-data/grade/lab/); `onProgress` gets { type, done, total, area, check, note }
  * @returns {Promise<Card>}
  */
-export async function grade (file, options = {}) {
+export function grade (file, options = {}) {
+  const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
+  return withSeed(seed, function gradeWithSeed () { return gradeRun(file, options, seed) })
+}
+
+async function gradeRun (file, options, seed) {
   const preset = options.preset ?? 'full'
   const settings = normalizeSettings(preset, options.settings)
   const checks = selectChecks(options.areas)
@@ -71,11 +79,17 @@ export async function grade (file, options = {}) {
     budget: settings.memoryBudget,
     onCancel: function cancelFromDashboard (id) { if (id === runId) cancelled = true }
   })
+  // the digest before the module is loaded: the bytes graded, whatever happens to the file during the run
+  // (null for a file that cannot be read: the load fails and says why)
+  const digest = await fileDigest(file).catch(function unreadable () { return null })
   const card = {
     handler: file,
     preset,
     areas: options.areas ?? [...AREAS],
     settings,
+    seed,
+    digest,
+    labVersion: await labVersion(),
     startedAt: new Date(started).toISOString(),
     ms: 0,
     url: null,
@@ -98,7 +112,8 @@ export async function grade (file, options = {}) {
 
   // labs of their own for memory figures, each with the same handler and budget, on free ports
   const fresh = new FreshLabs({ handler: file, host: options.host ?? '127.0.0.1', dataDir: labDir, budget: settings.memoryBudget })
-  const ctx = makeContext(lab, fresh, settings, options.inputDir ?? BENCH_DIR)
+  const inputDir = options.inputDir ?? path.join(DEFAULTS.dataDir, 'grade', 'inputs', runId)
+  const ctx = makeContext(lab, fresh, settings, inputDir, seed)
   lab.runStep({ phase: 'start', id: runId, params: { handler: path.basename(file), preset }, startedAt: started })
   let area = null
   let skip = null
@@ -144,6 +159,7 @@ export async function grade (file, options = {}) {
   } finally {
     await fresh.close()
     await lab.stop()
+    if (options.inputDir === undefined) await fs.promises.rm(inputDir, { recursive: true, force: true })
   }
   return card
 }
@@ -250,12 +266,13 @@ async function answersSmallBody (ctx) {
   }
 }
 
-function makeContext (lab, fresh, settings, inputDir) {
+function makeContext (lab, fresh, settings, inputDir, seed) {
   return {
     lab,
     fresh,
     settings,
     inputDir,
+    seed,
     url: function routeUrl (route) { return `${lab.url}/${route}` },
     /** POST a body to a route of the main lab as it is now (a restart may have moved it). */
     post: function post (route, body) {

@@ -4,6 +4,7 @@
  * a new object, a TypeError for a bad value, the caller's object never
  * changed (STYLE 5).
  */
+import { randomInt } from 'node:crypto'
 import os from 'node:os'
 
 const MB = 1e6
@@ -102,6 +103,32 @@ export function normalizeSettings (preset = 'full', overrides = {}) {
   checkInteger('slowestMBps', s.slowestMBps, 1, 10_000)
   if (typeof s.reference !== 'boolean') throw new TypeError(`reference must be a boolean, got ${s.reference}`)
   return Object.freeze({ ...s, sizes: Object.freeze([...s.sizes]), concurrency: Object.freeze([...s.concurrency]) })
+}
+
+/** The largest seed: generators/items.js takes a 32-bit seed. */
+export const MAX_SEED = 0xFFFFFFFF
+
+/**
+ * A seed for a run that names none: from the operating system's random
+ * source, so that no handler can know the documents before they come.
+ * @returns {number} an integer from 0 to MAX_SEED
+ */
+export function newSeed () {
+  return randomInt(0, MAX_SEED + 1)
+}
+
+/**
+ * A seed given on the command line or by a caller, checked.
+ * @param {number|string} value
+ * @returns {number}
+ * @throws {TypeError} for anything but a whole number from 0 to MAX_SEED
+ */
+export function normalizeSeed (value) {
+  const seed = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value
+  if (!Number.isSafeInteger(seed) || seed < 0 || seed > MAX_SEED) {
+    throw new TypeError(`seed must be a whole number from 0 to ${MAX_SEED}, got ${value}`)
+  }
+  return seed
 }
 
 /** The time a body of `bytes` inflated bytes may take to be answered. */

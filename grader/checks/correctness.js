@@ -1,10 +1,13 @@
 /**
  * Correctness: the same `items` (and `idSum`, when the handler gives it) as
  * the reference, on generated documents and on the tricky ones of
- * grader/bodies.js, and a 4xx for a record that does not parse.
+ * grader/bodies.js, and a 4xx for a record that does not parse. Every body
+ * is drawn from the run's seed and sent twice: with its Content-Length and
+ * chunked without one (a handler must answer both, as /good does).
  */
 import {
-  brokenRecord, escapes, everyTrap, generatedDocument, layout, lookalikeStrings, multiByte, multiMember, stored
+  brokenRecord, escapes, everyTrap, FRAMINGS, FRAMING_LABELS, framed, framedFile, generatedDocument, generatedSizes,
+  layout, lookalikeStrings, multiByte, multiMember, stored
 } from '../bodies.js'
 import { judgeAnswer, judgeRefusal } from '../reference.js'
 
@@ -18,15 +21,15 @@ export const checks = Object.freeze([
   {
     area: AREA,
     name: 'generated documents',
-    meaning: 'documents from the lab\'s generator (0, 1,000 and 20,000 records) counted as the reference counts them',
+    meaning: 'documents from the lab\'s generator (none, about 1,000 and about 20,000 records, drawn from the run\'s seed) counted as the reference counts them',
     limit: MATCH,
     hint: 'Count every element of the top-level "items" array, and add up each record\'s top-level integer "id" exactly (a BigInt, answered as a string).',
     trips: true,
     run: async function generatedDocuments (ctx) {
       const cases = []
-      for (const [size, seed] of [[0, 1], [1000, 1], [20000, 7]]) {
-        const doc = await generatedDocument({ size, seed, dir: ctx.inputDir })
-        cases.push({ label: `${size} records`, body: { file: doc.file }, reference: doc.reference })
+      for (const size of generatedSizes(ctx.seed)) {
+        const doc = await generatedDocument({ size, seed: ctx.seed, dir: ctx.inputDir })
+        cases.push({ label: `${size} records`, file: doc.file, reference: doc.reference })
       }
       return compareAll(ctx, cases)
     }
@@ -39,8 +42,8 @@ export const checks = Object.freeze([
     hint: 'Strings can hold anything: find records by their structure (track strings and nesting depth, then JSON.parse each record), never by searching the text for "id": or },{.',
     trips: true,
     run: function lookalikes (ctx) {
-      const doc = lookalikeStrings()
-      return compareAll(ctx, [{ label: doc.name, body: { buffer: doc.gzip }, reference: doc.reference }])
+      const doc = lookalikeStrings(ctx.seed)
+      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
     }
   },
   {
@@ -51,8 +54,8 @@ export const checks = Object.freeze([
     hint: 'Inside a string a backslash escapes the next character: \\\\" ends the string, \\" does not. Let JSON.parse read the escapes ("i\\u0064" is the key id).',
     trips: true,
     run: function escaped (ctx) {
-      const doc = escapes()
-      return compareAll(ctx, [{ label: doc.name, body: { buffer: doc.gzip }, reference: doc.reference }])
+      const doc = escapes(ctx.seed)
+      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
     }
   },
   {
@@ -63,8 +66,8 @@ export const checks = Object.freeze([
     hint: 'Never decode a chunk on its own: a character can straddle two chunks. Keep Buffers and decode a whole record (Buffer.concat, then toString), or use a StringDecoder.',
     trips: true,
     run: function multiByteCharacters (ctx) {
-      const doc = multiByte()
-      return compareAll(ctx, [{ label: doc.name, body: { buffer: doc.gzip }, reference: doc.reference }])
+      const doc = multiByte(ctx.seed)
+      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
     }
   },
   {
@@ -75,20 +78,20 @@ export const checks = Object.freeze([
     hint: 'A gzip body may be several members one after the other: zlib.createGunzip() reads them all, as gunzip(1) does; stop at the first and you miss records.',
     trips: true,
     run: function multiMemberGzip (ctx) {
-      const docs = [multiMember(lookalikeStrings(), 3), multiMember(multiByte(), 5)]
-      return compareAll(ctx, docs.map(function asCase (doc) { return { label: doc.name, body: { buffer: doc.gzip }, reference: doc.reference } }))
+      const docs = [multiMember(lookalikeStrings(ctx.seed), 3), multiMember(multiByte(ctx.seed), 5)]
+      return compareAll(ctx, docs.map(function asCase (doc) { return { label: doc.name, buffer: doc.gzip, reference: doc.reference } }))
     }
   },
   {
     area: AREA,
     name: 'bodies sent in tiny chunks',
-    meaning: 'every trap above in one stored (level 0) gzip body, sent 1 to 7 bytes at a time: chunks end inside tokens, numbers and characters',
+    meaning: 'every trap above in one stored (level 0) gzip body, sent 1 to 7 bytes at a time (raw writes, and chunks of a chunked body): chunks end inside tokens, numbers and characters',
     limit: MATCH,
     hint: 'A chunk may end anywhere, inside a key, a number or a character: carry what is unfinished over to the next chunk.',
     trips: true,
     run: function tinyChunks (ctx) {
-      const doc = stored(everyTrap())
-      return compareAll(ctx, [{ label: 'every trap, 1 to 7 bytes per write', body: { buffer: doc.gzip, writes: TINY }, reference: doc.reference }])
+      const doc = stored(everyTrap(ctx.seed))
+      return compareAll(ctx, [{ label: 'every trap, 1 to 7 bytes per write', buffer: doc.gzip, writes: TINY, reference: doc.reference }])
     }
   },
   {
@@ -99,32 +102,39 @@ export const checks = Object.freeze([
     hint: 'Only the elements of the top-level "items" array are records: track the nesting depth and the key at depth 1, and allow whitespace between any two tokens.',
     trips: true,
     run: function layoutCheck (ctx) {
-      const doc = layout()
-      return compareAll(ctx, [{ label: doc.name, body: { buffer: doc.gzip }, reference: doc.reference }])
+      const doc = layout(ctx.seed)
+      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
     }
   },
   {
     area: AREA,
     name: 'a record that does not parse',
-    meaning: 'good gzip around JSON with a broken record must be refused with a 4xx JSON answer, not counted',
-    limit: '4xx with a JSON body',
+    meaning: 'good gzip around JSON with a broken record (which one, and how, drawn from the seed) must be refused with a 4xx JSON answer, not counted, with and without Content-Length',
+    limit: '4xx with a JSON body, each way',
     hint: 'Parse every record (JSON.parse) and answer 400 with a JSON error when one does not parse: a count of text that is not JSON is not an answer.',
     trips: true,
     run: async function brokenRecordCheck (ctx) {
-      const doc = brokenRecord()
-      const res = await ctx.post('student', { buffer: doc.gzip })
-      if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${seconds(res.ms)} s` }
-      const verdict = judgeRefusal(res)
-      return { pass: verdict.ok, figure: verdict.why, reason: verdict.ok ? null : await ctx.explain(res) }
+      const doc = brokenRecord(ctx.seed)
+      const answers = []
+      for (const framing of FRAMINGS) {
+        const res = await ctx.post('student', framed(doc.gzip, framing))
+        if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${seconds(res.ms)} s (${FRAMING_LABELS[framing]})`, details: { answers } }
+        const verdict = judgeRefusal(res)
+        answers.push({ framing, status: res.status, ok: verdict.ok, why: verdict.why })
+        if (!verdict.ok) return { pass: false, figure: `${verdict.why} (${FRAMING_LABELS[framing]})`, reason: await ctx.explain(res), details: { answers } }
+      }
+      return { pass: true, figure: sameOrEach(answers), details: { answers } }
     }
   }
 ])
 
 /**
- * Send each case and judge its answer: all must match. A timeout stops at once
- * (the handler hangs: the runner starts the lab again).
+ * Send each case both ways (with its Content-Length, then chunked) and judge
+ * each answer: all must match. A timeout stops at once (the handler hangs:
+ * the runner starts the lab again).
  * @param {object} ctx
- * @param {Array<{ label: string, body: object, reference: { items: number, idSum: string } }>} cases
+ * @param {Array<{ label: string, buffer?: Buffer, file?: string, writes?: { min: number, max: number },
+ *   reference: { items: number, idSum: string } }>} cases
  */
 async function compareAll (ctx, cases) {
   let ok = 0
@@ -132,26 +142,50 @@ async function compareAll (ctx, cases) {
   let idSumGiven = false
   const answers = []
   for (const c of cases) {
-    const res = await ctx.post('student', c.body)
-    if (res.error === 'timeout') {
-      return { pass: false, hung: true, figure: `no answer within ${seconds(res.ms)} s (${c.label})`, details: { answers } }
+    for (const framing of FRAMINGS) {
+      const label = `${c.label}, ${FRAMING_LABELS[framing]}`
+      const body = c.file === undefined ? framed(c.buffer, framing, c.writes ?? null) : framedFile(c.file, framing)
+      const res = await ctx.post('student', body)
+      if (res.error === 'timeout') {
+        return { pass: false, hung: true, figure: `no answer within ${seconds(res.ms)} s (${label})`, details: { answers } }
+      }
+      const verdict = judgeAnswer(res, c.reference)
+      answers.push({ label: c.label, framing, status: res.status, ok: verdict.ok, why: verdict.why, ms: res.ms })
+      if (verdict.idSumGiven) idSumGiven = true
+      if (verdict.ok) ok++
+      else if (firstMiss === null) firstMiss = { label: c.label, framing, why: verdict.why, res }
     }
-    const verdict = judgeAnswer(res, c.reference)
-    answers.push({ label: c.label, status: res.status, ok: verdict.ok, why: verdict.why, ms: res.ms })
-    if (verdict.idSumGiven) idSumGiven = true
-    if (verdict.ok) ok++
-    else if (firstMiss === null) firstMiss = { label: c.label, why: verdict.why, res }
   }
-  const count = `${ok}/${cases.length} ${cases.length === 1 ? 'answer matches' : 'answers match'}`
+  const sent = answers.length
+  const count = `${ok}/${sent} answers match`
   if (firstMiss === null) {
-    return { pass: true, figure: idSumGiven ? count : `${count} (items only: no idSum given)`, details: { answers } }
+    const ways = `${count}, with and without Content-Length`
+    return { pass: true, figure: idSumGiven ? ways : `${ways} (items only: no idSum given)`, details: { answers } }
   }
   return {
     pass: false,
-    figure: `${count}: ${firstMiss.why}${cases.length > 1 ? ` (${firstMiss.label})` : ''}`,
-    reason: await ctx.explain(firstMiss.res),
+    figure: `${count}: ${firstMiss.why} (${firstMiss.label}, ${FRAMING_LABELS[firstMiss.framing]})`,
+    reason: byFraming(answers, firstMiss) ?? await ctx.explain(firstMiss.res),
     details: { answers }
   }
+}
+
+/**
+ * The reason when a body was answered with its Content-Length and not
+ * chunked: the handler reads the framing, not the body. Null otherwise.
+ */
+function byFraming (answers, miss) {
+  if (miss.framing !== 'chunked') return null
+  const withLength = answers.find(function sameBody (a) { return a.label === miss.label && a.framing === 'length' })
+  if (withLength?.ok !== true) return null
+  return `answered with a Content-Length, not chunked (${miss.why}): a request body need not say its length (Transfer-Encoding: chunked); read the stream to its end whatever the framing, as pipeline(req, …) does`
+}
+
+/** "400 json.invalid, with and without Content-Length", or each framing's refusal when they differ. */
+function sameOrEach (answers) {
+  const whys = new Set(answers.map(function why (a) { return a.why }))
+  if (whys.size === 1) return `${answers[0].why}, with and without Content-Length`
+  return answers.map(function each (a) { return `${a.why} (${FRAMING_LABELS[a.framing]})` }).join(', ')
 }
 
 function seconds (ms) {
