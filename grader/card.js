@@ -2,25 +2,46 @@
  * The grade card, as text (one line per check, then its reason and hint
  * when it failed) and as the --json document:
  *
- *   { "handler": "exercises/…/starter.js",
+ *   { "handler": "exercises/…/starter.js", "verdict": "fail", "preset": "quick",
+ *     "seed": 3085585045, "date": "2026-11-25T12:30:00.000Z", "durationMs": 61234,
+ *     "labVersion": "0.1.0+a569919eab44", "sha256": "57a9…",
+ *     "areas": { "correctness": "pass", "memory": "fail", … },
  *     "checks": [ { "area", "name", "pass", "figure", "limit", "hint" } ] }
  *
- * `area` is one of correctness, memory, speed, safety, resilience; `pass` a
- * boolean; `figure` and `limit` strings with their units; `hint` a string
- * when the check failed, null when it passed. The contract is
- * `validateCardJson`, which the spec holds every card to.
+ * `verdict` is pass only when every check passed; `seed` draws the same
+ * bodies again (`--seed`); `date` is when the run started; `labVersion` is
+ * package.json's version with the git commit; `sha256` the graded file's
+ * digest, taken before it was loaded. `areas` has the areas the run
+ * covered. In `checks`, `area` is one of correctness, memory, speed,
+ * safety, resilience; `pass` a boolean; `figure` and `limit` strings with
+ * their units; `hint` a string when the check failed, null when it passed.
+ * The contract is `validateCardJson`, which the specs hold every card to.
  */
 import { AREAS } from './index.js'
+import { MAX_SEED } from './settings.js'
 
 const KEYS = Object.freeze(['area', 'name', 'pass', 'figure', 'limit', 'hint'])
+const CARD_KEYS = Object.freeze(['handler', 'verdict', 'preset', 'seed', 'date', 'durationMs', 'labVersion', 'sha256', 'areas', 'checks'])
 
 /**
  * @param {import('./index.js').Card} card
- * @returns {{ handler: string, checks: Array<{ area: string, name: string, pass: boolean, figure: string, limit: string, hint: string|null }> }}
+ * @returns {{ handler: string, verdict: 'pass'|'fail', preset: string, seed: number, date: string, durationMs: number,
+ *   labVersion: string, sha256: string|null, areas: Record<string, 'pass'|'fail'>,
+ *   checks: Array<{ area: string, name: string, pass: boolean, figure: string, limit: string, hint: string|null }> }}
  */
 export function cardJson (card) {
+  const areas = {}
+  for (const [area, passed] of Object.entries(areaVerdicts(card))) areas[area] = passed ? 'pass' : 'fail'
   return {
     handler: card.handler,
+    verdict: card.passed ? 'pass' : 'fail',
+    preset: card.preset,
+    seed: card.seed,
+    date: card.startedAt,
+    durationMs: Math.round(card.ms),
+    labVersion: card.labVersion,
+    sha256: card.digest ?? null,
+    areas,
     checks: card.checks.map(function pick (c) {
       return { area: c.area, name: c.name, pass: c.pass, figure: c.figure, limit: c.limit, hint: c.pass ? null : c.hint }
     })
@@ -35,8 +56,28 @@ export function cardJson (card) {
 export function validateCardJson (doc) {
   const problems = []
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return ['the card is not an object']
+  const keys = Object.keys(doc).sort()
+  if (keys.join() !== [...CARD_KEYS].sort().join()) problems.push(`the card has keys ${keys.join(', ')}, not ${CARD_KEYS.join(', ')}`)
   if (typeof doc.handler !== 'string' || doc.handler === '') problems.push('handler must be a non-empty string')
+  if (typeof doc.preset !== 'string' || doc.preset === '') problems.push('preset must be a non-empty string')
+  if (!Number.isSafeInteger(doc.seed) || doc.seed < 0 || doc.seed > MAX_SEED) problems.push(`seed must be a whole number from 0 to ${MAX_SEED}`)
+  if (typeof doc.date !== 'string' || Number.isNaN(Date.parse(doc.date))) problems.push('date must be an ISO date')
+  if (!Number.isSafeInteger(doc.durationMs) || doc.durationMs < 0) problems.push('durationMs must be a whole number of milliseconds')
+  if (typeof doc.labVersion !== 'string' || doc.labVersion === '') problems.push('labVersion must be a non-empty string')
+  if (doc.sha256 !== null && !/^[0-9a-f]{64}$/.test(doc.sha256 ?? '')) problems.push('sha256 must be 64 hex digits (null only for a file that could not be read)')
   if (!Array.isArray(doc.checks) || doc.checks.length === 0) return [...problems, 'checks must be a non-empty array']
+  const allPassed = doc.checks.every(function passed (c) { return c?.pass === true })
+  if (doc.verdict !== (allPassed ? 'pass' : 'fail')) problems.push(`verdict must be ${allPassed ? 'pass' : 'fail'}: it is pass only when every check passed`)
+  if (doc.areas === null || typeof doc.areas !== 'object' || Array.isArray(doc.areas)) {
+    problems.push('areas must be an object of area: pass|fail')
+  } else {
+    for (const [area, verdict] of Object.entries(doc.areas)) {
+      const mine = doc.checks.filter(function inArea (c) { return c?.area === area })
+      const expected = mine.every(function passed (c) { return c.pass === true }) ? 'pass' : 'fail'
+      if (!AREAS.includes(area) || mine.length === 0) problems.push(`areas.${area} names an area with no checks on the card`)
+      else if (verdict !== expected) problems.push(`areas.${area} must be ${expected}`)
+    }
+  }
   doc.checks.forEach(function checkOne (c, k) {
     const at = `checks[${k}]`
     if (c === null || typeof c !== 'object') return problems.push(`${at} is not an object`)
@@ -62,7 +103,8 @@ export function validateCardJson (doc) {
  * @returns {string}
  */
 export function formatCard (card) {
-  const lines = [`Grade card: ${card.handler} (${card.preset === 'quick' ? '--quick' : 'full run'}, ${(card.ms / 1000).toFixed(1)} s)`]
+  const seed = card.seed === undefined ? '' : `, seed ${card.seed}`
+  const lines = [`Grade card: ${card.handler} (${card.preset === 'quick' ? '--quick' : `${card.preset} run`}, ${(card.ms / 1000).toFixed(1)} s${seed})`]
   if (card.loadError) lines.push(`  The module did not load: ${card.loadError}`)
   const nameWidth = Math.max(...card.checks.map(function width (c) { return c.name.length }))
   for (const c of card.checks) {
@@ -83,6 +125,9 @@ export function formatCard (card) {
   const passed = card.checks.filter(function passed (c) { return c.pass }).length
   lines.push(`${passed}/${card.checks.length} checks passed: ${card.passed ? 'PASS' : 'FAIL'}`)
   if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} time${card.lab.restarts === 1 ? '' : 's'} during the run)`)
+  if (card.seed !== undefined) {
+    lines.push(`seed ${card.seed} (--seed ${card.seed} sends the same bodies again) · sha256 ${card.digest ?? 'not read'} · lab ${card.labVersion}`)
+  }
   return lines.join('\n') + '\n'
 }
 

@@ -9,6 +9,7 @@ import {
   brokenRecord, escapes, everyTrap, FRAMINGS, FRAMING_LABELS, framed, framedFile, generatedDocument, generatedSizes,
   layout, lookalikeStrings, multiByte, multiMember, stored
 } from '../bodies.js'
+import { FRAMING_REASON, goodBodyAnswered } from '../framing.js'
 import { judgeAnswer, judgeRefusal } from '../reference.js'
 
 const AREA = 'correctness'
@@ -110,7 +111,7 @@ export const checks = Object.freeze([
     area: AREA,
     name: 'a record that does not parse',
     meaning: 'good gzip around JSON with a broken record (which one, and how, drawn from the seed) must be refused with a 4xx JSON answer, not counted, with and without Content-Length',
-    limit: '4xx with a JSON body, each way',
+    limit: '4xx with a JSON body, each way, and a good body sent the same way answered',
     hint: 'Parse every record (JSON.parse) and answer 400 with a JSON error when one does not parse: a count of text that is not JSON is not an answer.',
     trips: true,
     run: async function brokenRecordCheck (ctx) {
@@ -122,6 +123,8 @@ export const checks = Object.freeze([
         const verdict = judgeRefusal(res)
         answers.push({ framing, status: res.status, ok: verdict.ok, why: verdict.why })
         if (!verdict.ok) return { pass: false, figure: `${verdict.why} (${FRAMING_LABELS[framing]})`, reason: await ctx.explain(res), details: { answers } }
+        const control = await goodBodyAnswered(function postToLab (body) { return ctx.post('student', body) }, framing, ctx.seed)
+        if (!control.ok) return { pass: false, figure: `${verdict.why}, and ${control.figure}`, reason: FRAMING_REASON, details: { answers } }
       }
       return { pass: true, figure: sameOrEach(answers), details: { answers } }
     }

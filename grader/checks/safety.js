@@ -10,7 +10,8 @@
  */
 import { createBomb } from '../../generators/bombs.js'
 import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncated } from '../bodies.js'
-import { judgeAnswer, judgeRefusal } from '../reference.js'
+import { FRAMING_REASON, goodBodyAnswered } from '../framing.js'
+import { judgeRefusal } from '../reference.js'
 import { LIMITS } from '../settings.js'
 
 const AREA = 'safety'
@@ -19,8 +20,6 @@ const MiB = 1024 * 1024
 const BOMB_FRAMINGS = Object.freeze(['chunked', 'length'])
 
 const BOMB_HINT = 'Count what you inflate and stop at once: refuse (413) when the inflated bytes pass a limit (say 256 MiB), or when inflated/compressed passes a ratio (say 100) once a MiB has come out, and when records nest deeper than you need (say 64). Check on every chunk, then destroy the pipeline. Judge the bytes, not the framing: a bomb may come with or without a Content-Length.'
-
-const FRAMING_REASON = 'a good body sent the same way was refused too: the refusal depends on how the body is framed, not on what it holds (a request body need not carry a Content-Length)'
 
 function bombCheck (variant, meaning) {
   return {
@@ -86,12 +85,10 @@ async function sendBomb (ctx, variant, framing, another) {
       details
     }
   }
-  const good = lookalikeStrings(ctx.seed)
-  const control = await ctx.postTo(lab, 'student', framed(good.gzip, framing))
-  const answered = judgeAnswer(control, good.reference)
-  details.control = { status: control.status, ok: answered.ok, why: answered.why }
-  if (!answered.ok) {
-    return { pass: false, figure: `${details.refusal}, and a good body sent the same way: ${answered.why}`, reason: FRAMING_REASON, details }
+  const control = await goodBodyAnswered(function postToFreshLab (body) { return ctx.postTo(lab, 'student', body) }, framing, ctx.seed)
+  details.control = { status: control.status, ok: control.ok, why: control.why }
+  if (!control.ok) {
+    return { pass: false, figure: `${details.refusal}, and a good body sent the same way: ${control.why}`, reason: FRAMING_REASON, details }
   }
   return { pass: true, figure: details.refusal, details }
 }
@@ -104,7 +101,7 @@ export const checks = Object.freeze([
     area: AREA,
     name: 'truncated body',
     meaning: 'gzip cut short, and whole gzip around JSON cut short inside a record',
-    limit: '4xx with a JSON body for each, with and without Content-Length',
+    limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
     hint: 'zlib reports a body cut short as an error ("unexpected end of file") when the stream ends, and a JSON document cut short leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline rejects; a bare .pipe() does not).',
     trips: true,
     run: function truncatedBodies (ctx) {
@@ -115,7 +112,7 @@ export const checks = Object.freeze([
     area: AREA,
     name: 'corrupt body',
     meaning: 'bytes flipped inside the deflate data, a wrong CRC-32 in the trailer, a body that is not gzip at all',
-    limit: '4xx with a JSON body for each, with and without Content-Length',
+    limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
     hint: 'Answer zlib\'s errors (Z_DATA_ERROR: "incorrect header check", "invalid distance", "incorrect data check") with 400, not 500; they arrive as the pipeline\'s rejection.',
     trips: true,
     run: function corruptBodies (ctx) {
@@ -142,12 +139,8 @@ async function refuseAll (ctx, bodies) {
         return { pass: false, figure: `${way}: ${verdict.why}`, reason: await ctx.explain(res), details: { answers } }
       }
     }
-    const good = lookalikeStrings(ctx.seed)
-    const control = await ctx.post('student', framed(good.gzip, framing))
-    const answered = judgeAnswer(control, good.reference)
-    if (!answered.ok) {
-      return { pass: false, figure: `refused, and a good body sent the same way too: ${answered.why} (${FRAMING_LABELS[framing]})`, reason: FRAMING_REASON, details: { answers } }
-    }
+    const control = await goodBodyAnswered(function postToLab (body) { return ctx.post('student', body) }, framing, ctx.seed)
+    if (!control.ok) return { pass: false, figure: `refused, and ${control.figure}`, reason: FRAMING_REASON, details: { answers } }
   }
   const whys = [...new Set(answers.map(function describe (a) { return a.why }))]
   return { pass: true, figure: `${whys.join(', ')}, with and without Content-Length`, details: { answers } }
