@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 /**
- * Grade your own handler:
+ * Grade your own handler, or a whole class:
  *
- *   npm run grade -- path/to/handler.js [--quick] [--json FILE] [--only AREAS] [--out DIR] [--port N] [--keep-open S]
+ *   npm run grade -- path/to/handler.js [--quick] [--seed N] [--json FILE] [--only AREAS] [--out DIR] [--port N] [--keep-open S]
+ *   npm run grade -- path/to/folder/ --csv class.csv [--quick] [--seed N] [--only AREAS] [--out DIR]
  *
- * Starts a lab with the handler at POST /student, runs the checks
+ * One handler: starts a lab with it at POST /student, runs the checks
  * (correctness, memory, speed, safety, resilience: grader/), prints the
  * grade card, writes results.json, results.md and report.html under
  * test-data/grade/<timestamp>/, and exits 0 only when every check passes
- * (1 when one fails, 2 for a usage error). docs/lessons/grade.md reads the
- * card with you.
+ * (1 when one fails, 2 for a usage error). A folder: grades each
+ * submission in it in turn (grader/class.js), writes the table as CSV and
+ * as HTML beside it, and each card's report in a folder of its own; exits
+ * 0 only when every submission passes. docs/lessons/grade.md reads the card
+ * with you.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,31 +22,42 @@ import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
 import { AREAS, grade } from '../grader/index.js'
 import { cardJson, formatCard } from '../grader/card.js'
+import { gradeClass } from '../grader/class.js'
 import { writeGradeReport } from '../grader/report.js'
+import { normalizeSeed } from '../grader/settings.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
 
 const USAGE = `Usage: npm run grade -- <handler.js> [options]
+       npm run grade -- <folder> --csv class.csv [options]
 
   <handler.js>     an ES module whose default export is an Express handler (req, res),
                    sync or async, or an express.Router() with a post('/') route
-  --quick          smaller bodies and bombs: about a minute (the full run: about five)
-  --json FILE      also write the card as JSON: { handler, checks: [{ area, name, pass, figure, limit, hint }] }
+  <folder>         a class: every .js file in it, and every folder in it with an index.js,
+                   graded one at a time; one row each in the CSV and in an HTML table beside it
+  --quick          smaller bodies and bombs (measured: 1 to 2 minutes a handler; the full run 3 to 4,
+                   docs/lessons/grade.md)
+  --seed N         draw the bodies from seed N (0 to 4294967295): the card names the seed of every
+                   run, and --seed with it sends the same bodies again; by default a new random seed
+  --json FILE      also write the card as JSON: { handler, verdict, preset, seed, date, durationMs,
+                   labVersion, sha256, areas, checks: [{ area, name, pass, figure, limit, hint }] }
+  --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
-  --out DIR        where the report goes (default test-data/grade/<timestamp>)
+  --out DIR        where the report goes (default test-data/grade/<timestamp>; a class: a folder per submission)
   --port N         the lab's port (default: any free one); open http://127.0.0.1:N/ to watch the run
   --keep-open S    keep the lab up S seconds after the run, for the dashboard
   -h, --help
 
-Exit code: 0 when every check passes, 1 when one fails, 2 for a usage error.
+Exit code: 0 when every check passes (a class: every submission), 1 when one fails, 2 for a usage error.
 The checks and how to read the card: docs/lessons/grade.md`
 
 /**
  * Read the command line.
  * @param {string[]} argv
- * @returns {{ help: true } | { handler: string, areas: string[]|null, preset: string, json: string|null, out: string,
- *   port: number, keepOpenMs: number }}
+ * @returns {{ help: true } | { handler: string|null, folder: string|null, areas: string[]|null, preset: string,
+ *   seed: number|null, json: string|null, csv: string|null, out: string, port: number, keepOpenMs: number }}
+ *   one of `handler` and `folder`; `csv` is set for a folder
  * @throws {TypeError} naming the bad flag
  */
 export function readGradeArgs (argv) {
@@ -51,7 +66,9 @@ export function readGradeArgs (argv) {
     allowPositionals: true,
     options: {
       quick: { type: 'boolean', default: false },
+      seed: { type: 'string' },
       json: { type: 'string' },
+      csv: { type: 'string' },
       only: { type: 'string' },
       out: { type: 'string' },
       port: { type: 'string', default: '0' },
@@ -60,24 +77,43 @@ export function readGradeArgs (argv) {
     }
   })
   if (values.help) return { help: true }
-  if (positionals.length !== 1) throw new TypeError(positionals.length === 0 ? 'give the handler to grade' : `one handler at a time, got ${positionals.join(', ')}`)
-  const handler = positionals[0]
-  if (!fs.existsSync(handler)) throw new TypeError(`no such file: ${handler}`)
+  if (positionals.length !== 1) throw new TypeError(positionals.length === 0 ? 'give the handler to grade, or a folder of them' : `one handler or folder at a time, got ${positionals.join(', ')}`)
+  const target = positionals[0]
+  if (!fs.existsSync(target)) throw new TypeError(`no such file or folder: ${target}`)
+  const isFolder = fs.statSync(target).isDirectory()
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port takes 0 to 65535, got ${values.port}`)
   const keepOpen = Number(values['keep-open'])
   if (!Number.isFinite(keepOpen) || keepOpen < 0 || keepOpen > 3600) throw new TypeError(`--keep-open takes 0 to 3600 seconds, got ${values['keep-open']}`)
+  let seed = null
+  if (values.seed !== undefined) {
+    try {
+      seed = normalizeSeed(values.seed)
+    } catch (err) {
+      throw new TypeError(`--seed: ${err.message}`, { cause: err })
+    }
+  }
+  if (isFolder) {
+    if (values.json !== undefined) throw new TypeError('--json writes one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
+    if (port !== 0 || keepOpen !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
+  } else if (values.csv !== undefined) {
+    throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
+  }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   const areas = values.only === undefined ? null : values.only.split(',').map(function trim (a) { return a.trim() }).filter(Boolean)
   for (const area of areas ?? []) {
     if (!AREAS.includes(area)) throw new TypeError(`--only takes ${AREAS.join(', ')}; got "${area}"`)
   }
+  const out = values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp)
   return {
-    handler,
+    handler: isFolder ? null : target,
+    folder: isFolder ? target : null,
     areas,
     preset: values.quick ? 'quick' : 'full',
+    seed,
     json: values.json ?? null,
-    out: values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp),
+    csv: isFolder ? values.csv ?? path.join(out, 'class.csv') : null,
+    out,
     port,
     keepOpenMs: Math.round(keepOpen * 1000)
   }
@@ -85,10 +121,61 @@ export function readGradeArgs (argv) {
 
 function progressPrinter (stream) {
   return function report (event) {
-    if (event.type === 'lab') stream.write(`lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})\n`)
-    else if (event.type === 'check') stream.write(`[${event.done + 1}/${event.total}] ${event.area}: ${event.check}\n`)
+    const indent = event.submission === undefined ? '' : '  '
+    if (event.type === 'lab') stream.write(`${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})\n`)
+    else if (event.type === 'check') stream.write(`${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}\n`)
     else if (event.type === 'keep-open') stream.write(`the lab stays up ${event.ms / 1000} s: ${event.url}/\n`)
+    else if (event.type === 'submission') stream.write(`[submission ${event.index + 1}/${event.total}] ${event.name}: grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}\n`)
+    else if (event.type === 'graded') stream.write(`  ${event.row.name}: ${event.row.verdict.toUpperCase()} ${event.row.checks_passed}/${event.row.checks_total} in ${event.row.duration_s} s\n`)
   }
+}
+
+/** 200000 -> "3 min 20 s" */
+function formatMinutes (ms) {
+  const s = Math.round(ms / 1000)
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`
+}
+
+async function gradeOneFile (args, command) {
+  const card = await grade(args.handler, {
+    preset: args.preset,
+    areas: args.areas ?? undefined,
+    seed: args.seed ?? undefined,
+    port: args.port,
+    keepOpenMs: args.keepOpenMs,
+    onProgress: progressPrinter(process.stderr)
+  })
+  process.stdout.write('\n' + formatCard(card))
+  const files = await writeGradeReport(args.out, card, command)
+  if (args.json) {
+    await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
+    await fs.promises.writeFile(args.json, JSON.stringify(cardJson(card), null, 2) + '\n')
+    files.push(args.json)
+  }
+  process.stderr.write(`written: ${files.map(shown).join(', ')}\n`)
+  return card.passed ? 0 : EXIT_FAILED
+}
+
+async function gradeFolder (args, command) {
+  const result = await gradeClass(args.folder, {
+    csv: args.csv,
+    preset: args.preset,
+    areas: args.areas ?? undefined,
+    seed: args.seed ?? undefined,
+    reportDir: args.out,
+    command,
+    writeReport: function writeCardReport (dir, card) { return writeGradeReport(dir, card, command) },
+    onProgress: progressPrinter(process.stderr)
+  })
+  const passed = result.rows.filter(function passed (r) { return r.verdict === 'pass' }).length
+  process.stdout.write(`\n${result.rows.length} submissions graded with seed ${result.seed}: ${passed} passed\n`)
+  for (const row of result.rows) process.stdout.write(`${row.verdict.toUpperCase().padEnd(5)}  ${row.name}  ${row.checks_passed}/${row.checks_total}${row.error ? `  ${row.error.split('\n')[0]}` : ''}\n`)
+  process.stderr.write(`written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}\n`)
+  return passed === result.rows.length ? 0 : EXIT_FAILED
+}
+
+function shown (file) {
+  return path.relative(PROJECT_ROOT, path.resolve(file))
 }
 
 async function main () {
@@ -103,22 +190,8 @@ async function main () {
     process.stdout.write(USAGE + '\n')
     return 0
   }
-  const card = await grade(args.handler, {
-    preset: args.preset,
-    areas: args.areas ?? undefined,
-    port: args.port,
-    keepOpenMs: args.keepOpenMs,
-    onProgress: progressPrinter(process.stderr)
-  })
-  process.stdout.write('\n' + formatCard(card))
-  const files = await writeGradeReport(args.out, card, `npm run grade -- ${process.argv.slice(2).join(' ')}`)
-  if (args.json) {
-    await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
-    await fs.promises.writeFile(args.json, JSON.stringify(cardJson(card), null, 2) + '\n')
-    files.push(args.json)
-  }
-  process.stderr.write(`written: ${files.map(function shown (f) { return path.relative(PROJECT_ROOT, path.resolve(f)) }).join(', ')}\n`)
-  return card.passed ? 0 : EXIT_FAILED
+  const command = `npm run grade -- ${process.argv.slice(2).join(' ')}`
+  return args.folder === null ? gradeOneFile(args, command) : gradeFolder(args, command)
 }
 
 // run as a command, not when a spec imports readGradeArgs

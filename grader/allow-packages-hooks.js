@@ -1,0 +1,28 @@
+/**
+ * The resolve hook of grader/allow-packages.js (it runs on the loader's
+ * own thread): a bare specifier of an allowed package that the usual
+ * resolution cannot find is resolved from the lab's package.json instead.
+ */
+const LAB_PACKAGE = new URL('../package.json', import.meta.url).href
+
+let allowed = []
+
+/** @param {{ allowed: string[] }} data from register() */
+export function initialize (data) {
+  allowed = data.allowed
+}
+
+/** The package a bare specifier names: 'express/lib/router' -> 'express', '@scope/name/x' -> '@scope/name'. */
+function packageName (specifier) {
+  const parts = specifier.split('/')
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
+}
+
+export async function resolve (specifier, context, nextResolve) {
+  try {
+    return await nextResolve(specifier, context)
+  } catch (err) {
+    if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !allowed.includes(packageName(specifier))) throw err
+    return nextResolve(specifier, { ...context, parentURL: LAB_PACKAGE })
+  }
+}
