@@ -1,0 +1,226 @@
+/**
+ * The student's process tree as the kernel sees it, read by the grader from
+ * /proc: which processes belong to it, their memory (VmRSS now, VmHWM the
+ * peak, reset through clear_refs), the connections they hold on the
+ * student's port, and killing them all. Nothing here asks the processes
+ * anything: every figure is the kernel's.
+ *
+ * A process belongs to the tree when it is the process the grader spawned,
+ * in its process group, a descendant of one that is (by parent pid: a
+ * child that left the group with setsid is still found while its parent
+ * lives), or, when the tree runs as a user of its own, any process of that
+ * user (which also finds a descendant whose parent is gone).
+ *
+ * Where /proc is missing (portable mode, macOS: lib/platform.js) the readers
+ * answer null, and killing falls back to the process group alone.
+ */
+import fs from 'node:fs'
+import { procAvailable } from '../lib/platform.js'
+
+/** /proc/<pid>/stat fields after the command (which may hold spaces and parentheses). */
+const STAT_STATE = 0
+const STAT_PPID = 1
+const STAT_PGRP = 2
+/** The state of a socket that listens, in /proc/net/tcp. */
+const TCP_LISTEN = '0A'
+
+/**
+ * @typedef {{ pid: number, pgid?: number|null, uid?: number|null }} TreeRoot
+ *   `pid` the process the grader spawned; `pgid` its process group (its own pid when it
+ *   leads one); `uid` the user the tree runs as, when it has one of its own
+ */
+
+/**
+ * The pids of the tree, the root first; the root alone where /proc is missing.
+ * Zombies are left out: they hold no memory and run nothing.
+ * @param {TreeRoot} root
+ * @returns {number[]}
+ */
+export function treePids ({ pid, pgid = null, uid = null }) {
+  if (!procAvailable()) return [pid]
+  const all = []
+  for (const name of safeReaddir('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const stat = readStat(Number(name))
+    if (stat !== null) all.push(stat)
+  }
+  const members = new Set([pid])
+  for (const p of all) {
+    if (p.state === 'Z') continue
+    if ((pgid !== null && p.pgrp === pgid) || (uid !== null && ownerOf(p.pid) === uid)) members.add(p.pid)
+  }
+  // descendants by parent pid, until no new one turns up
+  let grew = true
+  while (grew) {
+    grew = false
+    for (const p of all) {
+      if (p.state !== 'Z' && !members.has(p.pid) && members.has(p.ppid)) {
+        members.add(p.pid)
+        grew = true
+      }
+    }
+  }
+  const zombies = new Set(all.filter(function zombie (p) { return p.state === 'Z' }).map(function id (p) { return p.pid }))
+  return [...members].filter(function running (p) { return p === pid || !zombies.has(p) })
+}
+
+/**
+ * The tree's memory: the sum of its processes' RSS and of their peaks (a
+ * bound on the tree's peak: each process's peak, whenever it came).
+ * @param {number[]} pids from treePids
+ * @returns {{ rss: number, peak: number, processes: number } | null} bytes; null when the root cannot be read
+ */
+export function readTreeMemory (pids) {
+  let rss = 0
+  let peak = 0
+  let processes = 0
+  for (const [k, pid] of pids.entries()) {
+    const memory = readStatusMemory(pid)
+    if (memory === null) {
+      if (k === 0) return null
+      continue
+    }
+    rss += memory.rss
+    peak += memory.peak
+    processes++
+  }
+  return { rss, peak, processes }
+}
+
+/**
+ * Reset every process's peak to its RSS now (write 5 to clear_refs, Linux >= 4.0).
+ * @param {number[]} pids
+ * @returns {boolean} whether every one could be reset
+ */
+export function resetTreePeaks (pids) {
+  if (!procAvailable()) return false
+  let all = true
+  for (const pid of pids) {
+    try {
+      fs.writeFileSync(`/proc/${pid}/clear_refs`, '5')
+    } catch {
+      all = false
+    }
+  }
+  return all
+}
+
+/**
+ * The connections on `port` that the tree still holds: sockets in the
+ * grader's network namespace (where the listening socket was made, so
+ * where every connection accepted from it lives) whose local port is
+ * `port`, that are not the listener, and whose inode is among the tree's
+ * open descriptors. A connection the student's process has closed is not
+ * counted, whatever state the kernel keeps it in a while longer.
+ * @param {number[]} pids
+ * @param {number} port
+ * @returns {number|null} null where /proc is missing
+ */
+export function heldConnections (pids, port) {
+  if (!procAvailable()) return null
+  const inodes = new Set()
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+    let text
+    try {
+      text = fs.readFileSync(table, 'latin1')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/)
+      if (fields.length < 10) continue
+      const localPort = fields[1].slice(fields[1].lastIndexOf(':') + 1)
+      if (localPort === hexPort && fields[3] !== TCP_LISTEN && fields[9] !== '0') inodes.add(fields[9])
+    }
+  }
+  if (inodes.size === 0) return 0
+  let held = 0
+  for (const pid of pids) {
+    for (const fd of safeReaddir(`/proc/${pid}/fd`)) {
+      let link
+      try {
+        link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`)
+      } catch {
+        continue
+      }
+      const match = /^socket:\[(\d+)\]$/.exec(link)
+      if (match && inodes.has(match[1])) held++
+    }
+  }
+  return held
+}
+
+/**
+ * Send `signal` to the whole tree: its process group, then every member
+ * found by treePids (those that left the group).
+ * @param {TreeRoot} root
+ * @param {NodeJS.Signals} signal
+ */
+export function signalTree (root, signal) {
+  const pgid = root.pgid ?? null
+  if (pgid !== null) signalQuietly(-pgid, signal)
+  for (const pid of treePids(root)) signalQuietly(pid, signal)
+}
+
+/**
+ * Whether anything of the tree still runs: a member of its group (signal 0
+ * to the group, which works without /proc), or any member treePids finds.
+ * @param {TreeRoot} root
+ */
+export function treeAlive (root) {
+  const pgid = root.pgid ?? null
+  if (pgid !== null && signalQuietly(-pgid, 0)) return true
+  return treePids(root).some(function stillThere (pid) { return signalQuietly(pid, 0) && readStat(pid)?.state !== 'Z' })
+}
+
+/** true when the signal was delivered (or the process exists but is not ours to signal). */
+function signalQuietly (target, signal) {
+  try {
+    process.kill(target, signal)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+function readStatusMemory (pid) {
+  let status
+  try {
+    status = fs.readFileSync(`/proc/${pid}/status`, 'latin1')
+  } catch {
+    return null
+  }
+  const rss = /^VmRSS:\s+(\d+) kB/m.exec(status)
+  const peak = /^VmHWM:\s+(\d+) kB/m.exec(status)
+  if (!rss || !peak) return null
+  return { rss: Number(rss[1]) * 1024, peak: Number(peak[1]) * 1024 }
+}
+
+function readStat (pid) {
+  let text
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
+  } catch {
+    return null
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  return { pid, state: fields[STAT_STATE], ppid: Number(fields[STAT_PPID]), pgrp: Number(fields[STAT_PGRP]) }
+}
+
+/** The user a process runs as: the owner of its /proc directory. */
+function ownerOf (pid) {
+  try {
+    return fs.statSync(`/proc/${pid}`).uid
+  } catch {
+    return null
+  }
+}
+
+function safeReaddir (dir) {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}

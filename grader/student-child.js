@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/**
+ * The student's process: a small server with the student's module at
+ * POST /student and nothing else of the lab (no reference routes, no
+ * dashboard, no IPC). The grader (grader/student-process.js) spawns it in
+ * the isolation the machine offers (grader/isolation.js), hands it the
+ * listening socket or names the port, and judges it from outside: it is
+ * ready when it answers over HTTP, its memory and connections are read from
+ * /proc, it is killed with its whole process group. Nothing this process
+ * writes or sends is taken as a figure: what it prints is a log for the
+ * card's reasons.
+ *
+ *   node --expose-gc grader/student-child.js <handler.js> (--listen-fd 3 | --port N) [--host 127.0.0.1]
+ *
+ * SIGUSR2 collects garbage twice (the idle figure of a memory window); it
+ * exits when its stdin, held by the grader, closes, and with code 3 when the
+ * module does not load (the reason on stderr).
+ */
+import { parseArgs } from 'node:util'
+import express from 'express'
+import { DEFAULTS } from '../lib/options.js'
+import { notFound, toLabError } from '../lib/errors.js'
+import { bodyDeadline } from '../lib/body-deadline.js'
+import { discardRestOfBody } from '../lib/ingest-common.js'
+import { createLabServer } from '../lib/http-server.js'
+import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK, loadStudentModule, studentRoutes } from './student-route.js'
+
+async function main () {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      'listen-fd': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' }
+    }
+  })
+  if (positionals.length !== 1 || (values['listen-fd'] === undefined) === (values.port === undefined)) {
+    process.stderr.write('grader/student-child.js is started by the grader (npm run grade -- handler.js): one handler, and --listen-fd or --port\n')
+    process.exitCode = 2
+    return
+  }
+  // the grader holds our stdin: when it goes, so do we (setpriv's parent-death signal does it too, where it is)
+  process.stdin.on('end', function graderGone () { process.exit(0) })
+  process.stdin.on('error', function graderGone () { process.exit(0) })
+  process.stdin.resume()
+  process.on('SIGUSR2', function collectGarbage () {
+    if (typeof globalThis.gc !== 'function') return
+    // two full collections: the first may leave what finalizers freed for the second
+    globalThis.gc()
+    globalThis.gc()
+  })
+
+  let student
+  try {
+    student = await loadStudentModule(positionals[0])
+  } catch (err) {
+    process.stderr.write(`${LOAD_FAILED_MARK}${err.message.replace(/\n/g, ' | ')}\n`)
+    process.exit(EXIT_LOAD_FAILED)
+  }
+
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('case sensitive routing', true)
+  app.set('strict routing', true)
+  // as in the lab: a body that trickles in is bounded in time, whoever reads it
+  app.use(bodyDeadline(DEFAULTS.limits))
+  app.use(studentRoutes(student))
+  app.use(function routeNotFound (req, res, next) {
+    next(notFound(req.method, req.path))
+  })
+  // as the lab answers errors: an error's own 4xx status, else 500, as JSON (docs/lessons/grade.md)
+  app.use(function sendError (err, req, res, next) {
+    const labError = toLabError(err)
+    if (labError.status === 500) console.error(err)
+    if (res.headersSent) {
+      res.destroy(err)
+      return
+    }
+    res.status(labError.status).set(labError.headers ?? {}).json(labError.toJSON())
+    discardRestOfBody(req)
+  })
+  const server = createLabServer(app)
+  server.once('error', function listenFailed (err) {
+    process.stderr.write(`student-child: ${err.message}\n`)
+    process.exit(1)
+  })
+  const where = values['listen-fd'] !== undefined ? { fd: Number(values['listen-fd']) } : { port: Number(values.port), host: values.host }
+  server.listen(where, function listening () {
+    console.log(`student server: POST /student is ${positionals[0]} (${student.kind}), pid ${process.pid}`)
+  })
+}
+
+main().catch(function crash (err) {
+  process.stderr.write(`student-child: ${err.stack ?? err}\n`)
+  process.exit(1)
+})
