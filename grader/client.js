@@ -4,6 +4,10 @@
  * mid-upload) with a deadline, and the answer read as JSON. Nothing here
  * throws for what the server does: a reset, a refusal or a deadline is an
  * outcome, `{ status: 0, error }`, for the check to judge.
+ *
+ * What the grader's own clients sent to a server, answered and still wait
+ * for is counted per origin for whoever asks (countRequests): the grader's
+ * side of "what is left pending", which no server can change.
  */
 import fs from 'node:fs'
 import http from 'node:http'
@@ -13,6 +17,51 @@ import { performance } from 'node:perf_hooks'
 
 /** How every check sends its bodies: /good's own way (docs/lessons/grade.md). */
 export const BODY_HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
+
+/** origin -> the tallies counting the requests sent there */
+const tallies = new Map()
+
+/**
+ * Count the requests the grader's clients send to `origin` from now on,
+ * until `stop()`.
+ * @param {string} origin `http://127.0.0.1:40001`
+ * @returns {{ sent: number, answered: number, open: number, stop: () => void }}
+ *   `open`: sent and not yet answered, cut off or given up
+ */
+export function countRequests (origin) {
+  const tally = {
+    sent: 0,
+    answered: 0,
+    open: 0,
+    stop: function stopCounting () {
+      tallies.get(origin)?.delete(tally)
+      if (tallies.get(origin)?.size === 0) tallies.delete(origin)
+    }
+  }
+  if (!tallies.has(origin)) tallies.set(origin, new Set())
+  tallies.get(origin).add(tally)
+  return tally
+}
+
+/** A request to `url` starts: returns what to call with its status once it is over (0: no answer). */
+function countStart (url) {
+  const counting = tallies.get(new URL(url).origin)
+  if (counting === undefined) return function notCounted () {}
+  const mine = [...counting]
+  for (const tally of mine) {
+    tally.sent++
+    tally.open++
+  }
+  let over = false
+  return function countEnd (status) {
+    if (over) return
+    over = true
+    for (const tally of mine) {
+      tally.open--
+      if (status > 0) tally.answered++
+    }
+  }
+}
 
 /**
  * POST a body and read the answer.
@@ -30,6 +79,7 @@ export function send (url, body) {
   if (body.buffer) headers['content-length'] = body.buffer.length
   else if (body.file) headers['content-length'] = fs.statSync(body.file).size
   let sentBytes = 0
+  const countEnd = countStart(url)
   return new Promise(function exchange (resolve) {
     let settled = false
     let source = null
@@ -55,6 +105,7 @@ export function send (url, body) {
       if (settled) return
       settled = true
       clearTimeout(timer)
+      countEnd(outcome.status)
       // an answer before the whole body went (a refusal): stop sending, and let the socket go
       if (source) source.destroy()
       req.destroy()
@@ -91,14 +142,20 @@ export function send (url, body) {
  * @returns {Promise<void>}
  */
 export function abortUpload (url, buffer, bytes) {
+  const countEnd = countStart(url)
   return new Promise(function startAndCut (resolve) {
     const req = http.request(url, { method: 'POST', agent: false, headers: { ...BODY_HEADERS, 'content-length': buffer.length } })
+    let status = 0
     req.on('error', function expected () {
       // we are the ones hanging up
     })
-    req.on('close', resolve)
+    req.on('close', function gone () {
+      countEnd(status)
+      resolve()
+    })
     req.on('response', function early (res) {
       // refused before the cut: fine, the check only asks that nothing stays stuck
+      status = res.statusCode
       res.resume()
     })
     req.flushHeaders()

@@ -1,9 +1,11 @@
 /**
- * Grade a handler: start a lab with it at POST /student (grader/lab.js),
- * run the checks of the five areas in order, and return the card. The
- * memory checks and the bombs measure on labs of their own, a fresh process
- * per figure (FreshLabs); everything else runs on the main lab, the one whose
- * dashboard shows the run.
+ * Grade a handler: start the handler at POST /student in a process of its
+ * own, isolated and measured from outside, beside a reference lab with the
+ * lab's routes and the dashboard that shows the run (grader/lab.js,
+ * docs/grading-isolation.md), run the checks of the five areas in order, and
+ * return the card once every student process is gone. The memory checks and
+ * the bombs measure on processes of their own, a fresh one per figure
+ * (FreshLabs); everything else runs on the grading's pair.
  *
  * A handler that crashes a lab or gets it killed past the grader's memory
  * budget fails the check it broke, with the reason; the lab starts again and
@@ -41,18 +43,21 @@ const NOTE_INTERVAL_MS = 200
  * @typedef {{ area: string, name: string, pass: boolean, figure: string, limit: string, meaning: string,
  *   hint: string|null, reason: string|null, ms: number, details: object|null }} CheckResult
  * @typedef {{ handler: string, preset: string, settings: object, startedAt: string, ms: number,
- *   checks: CheckResult[], passed: boolean, loadError: string|null, lab: { restarts: number, deaths: number } }} Card
+ *   checks: CheckResult[], passed: boolean, loadError: string|null, isolation: object|null,
+ *   lab: { restarts: number, deaths: number } }} Card `isolation`: how the student's process ran (grader/isolation.js)
  */
 
 /**
  * Grade the handler in `file`.
  * @param {string} file the student's module
  * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
- *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, onProgress?: (event: object) => void }} [options]
+ *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, isolation?: { user?: boolean, network?: boolean },
+ *   onProgress?: (event: object) => void }} [options]
  *   `settings`: overrides of the preset (grader/settings.js); `areas`: only these areas' checks (all by
  *   default); `seed`: the seed every body of the run is drawn from (grader/bodies.js; a new random one
  *   by default); `inputDir`: where generated documents are kept (by default a folder of the run's own
- *   under test-data/grade/inputs/, removed when it ends; a caller that gives one keeps it);
+ *   under test-data/grade/inputs/, removed when it ends; a caller that gives one keeps it); `isolation`:
+ *   false for a layer turns it off (a user and a network of the student's own are used where the machine allows);
  *   `dataDir`: the lab's (test-data/grade/lab/); `onProgress` gets { type, done, total, area, check, note }
  * @returns {Promise<Card>}
  */
@@ -77,6 +82,7 @@ async function gradeRun (file, options, seed) {
     host: options.host ?? '127.0.0.1',
     dataDir: labDir,
     budget: settings.memoryBudget,
+    isolation: options.isolation,
     onCancel: function cancelFromDashboard (id) { if (id === runId) cancelled = true }
   })
   // the digest before the module is loaded: the bytes graded, whatever happens to the file during the run
@@ -96,11 +102,13 @@ async function gradeRun (file, options, seed) {
     checks: [],
     passed: false,
     loadError: null,
+    isolation: null,
     lab: { restarts: 0, deaths: 0 }
   }
   try {
     await lab.start()
   } catch (err) {
+    card.isolation = lab.isolation
     if (err.code !== 'LOAD_FAILED') throw err
     card.loadError = err.message
     card.checks = checks.map(function notLoaded (check) { return notRun(check, `not run: ${err.message}`) })
@@ -108,10 +116,11 @@ async function gradeRun (file, options, seed) {
     return card
   }
   card.url = lab.url
+  card.isolation = lab.isolation
   onProgress({ type: 'lab', url: lab.url, kind: lab.kind })
 
   // labs of their own for memory figures, each with the same handler and budget, on free ports
-  const fresh = new FreshLabs({ handler: file, host: options.host ?? '127.0.0.1', dataDir: labDir, budget: settings.memoryBudget })
+  const fresh = new FreshLabs({ handler: file, host: options.host ?? '127.0.0.1', dataDir: labDir, budget: settings.memoryBudget, students: lab.students, isolation: options.isolation })
   const inputDir = options.inputDir ?? path.join(DEFAULTS.dataDir, 'grade', 'inputs', runId)
   const ctx = makeContext(lab, fresh, settings, inputDir, seed)
   lab.runStep({ phase: 'start', id: runId, params: { handler: path.basename(file), preset }, startedAt: started })
@@ -141,7 +150,7 @@ async function gradeRun (file, options, seed) {
       const result = await runCheck(check, ctx, lab, { runId, progress, onProgress })
       card.checks.push(result.record)
       dirty = result.restart
-      if (result.died) skip = `not run: the lab died in "${check.name}" (it was started again for the next area)`
+      if (result.died) skip = `not run: the student's process died in "${check.name}" (it was started again for the next area)`
       else if (result.tripped) skip = `not run: the handler did not answer in "${check.name}"`
     }
     card.passed = card.checks.every(function passed (c) { return c.pass })
@@ -211,7 +220,7 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
         for (let wait = 0; wait < 5 && !/Error|Exception/.test(where.output().slice(from)); wait++) {
           await new Promise(function later (resolve) { setTimeout(resolve, 20) })
         }
-        return `the lab's log: ${crashLine(where.output().slice(from))}`
+        return `the student's process logged: ${crashLine(where.output().slice(from))}`
       }
     }
   })
@@ -226,7 +235,7 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   // a reset connection can reach us before the child's exit does: let the exit be counted
   const state = await lab.settle()
   if (state === 'blocked') {
-    outcome = { ...outcome, pass: false, hung: true, reason: outcome.reason ?? 'the lab stopped answering: the handler blocks its event loop' }
+    outcome = { ...outcome, pass: false, hung: true, reason: outcome.reason ?? 'the student\'s process stopped answering: the handler blocks its event loop' }
   }
   const mainDied = lab.deaths > deathsBefore
   const died = mainDied || outcome.died === true
@@ -273,21 +282,23 @@ function makeContext (lab, fresh, settings, inputDir, seed) {
     settings,
     inputDir,
     seed,
-    url: function routeUrl (route) { return `${lab.url}/${route}` },
-    /** POST a body to a route of the main lab as it is now (a restart may have moved it). */
+    /** Where a route is served now: /student by the student's process, the others by the reference lab. */
+    url: function routeUrl (route) { return lab.urlOf(route) },
+    /** POST a body to a route as it is served now (a restart may have moved it). */
     post: function post (route, body) {
-      return send(`${lab.url}/${route}`, { timeoutMs: settings.requestMs, ...body })
+      return send(lab.urlOf(route), { timeoutMs: settings.requestMs, ...body })
     },
-    /** POST a body to a route of another lab (a fresh one). */
+    /** POST a body to a route of another process (a fresh one). */
     postTo: function postTo (other, route, body) {
-      return send(`${other.url}/${route}`, { timeoutMs: settings.requestMs, ...body })
+      return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body })
     },
     /**
-     * A lab process that has served nothing yet, for a memory figure; stopped when the check ends.
-     * @param {boolean} [another] start the next one now (more measurements follow)
+     * A process that has served nothing yet, for a memory figure; stopped when the check ends.
+     * @param {boolean|string} [another] start the next one now: true for another like it, a route's name for one that serves that route
+     * @param {string} [route] what it must serve: 'student' (the student's process) or a reference route (a reference lab)
      */
-    freshLab: function freshLab (another = true) {
-      return fresh.take(another)
+    freshLab: function freshLab (another = true, route = 'student') {
+      return fresh.take(another, route)
     }
   }
 }

@@ -1,21 +1,22 @@
 #!/usr/bin/env node
 /**
- * The lab a grading runs against: the lab's own app (lib/app.js createApp,
- * the same routes, guard, limits and event bus) with the student's module at
- * POST /student, in a process of its own, so that a handler that crashes,
- * hangs or eats memory takes this process down and never the grader
- * (grader/lab.js forks it, watches its memory and starts it again).
+ * The reference lab a grading runs beside the student's process: the lab's
+ * own app (lib/app.js createApp, the same routes, guard, limits and event
+ * bus) with the textbook route /streamparser-json, /good and /bad, and the
+ * dashboard that follows the run, in a process of its own that the
+ * grader (grader/lab.js ReferenceLab) forks, watches and measures. The
+ * student's module is never loaded here: it runs in a process of its own
+ * (grader/student-child.js).
  *
- *   node --expose-gc grader/lab-child.js <handler.js> [--port 0] [--host 127.0.0.1] [--data-dir DIR]
+ *   node --expose-gc grader/lab-child.js [--port 0] [--host 127.0.0.1] [--data-dir DIR]
  *
  * Over IPC:
  *   in:  { type: 'gc', seq }     collect garbage twice, then answer: the idle figure of a window
- *        { type: 'stats', seq }  answer what the handler left behind
+ *        { type: 'ping', seq }   answer at once: the event loop turns
  *        { type: 'run', step }   a step of the grading run, for the dashboard (grader/run-record.js)
- *   out: { type: 'ready', url, pid, kind }  listening, the module loaded ('handler' or 'router')
- *        { type: 'load-failed', message }   the module did not load: the child exits 3
+ *   out: { type: 'ready', url }  listening
  *        { type: 'reply', seq, ... }
- *        { type: 'cancel', id }             the dashboard asked to cancel the run
+ *        { type: 'cancel', id }  the dashboard asked to cancel the run
  * It exits when the grader goes away (the IPC channel closes).
  */
 import path from 'node:path'
@@ -23,50 +24,35 @@ import { parseArgs } from 'node:util'
 import express from 'express'
 import { createApp } from '../lib/app.js'
 import { createLabServer } from '../lib/http-server.js'
-import { loadStudentModule, studentRoutes } from './student-route.js'
 import { createRunRecord } from './run-record.js'
 import { procAvailable } from '../lib/platform.js'
-
-const EXIT_LOAD_FAILED = 3
 
 function tell (message) {
   if (process.connected) process.send(message, function sent () {})
 }
 
 async function main () {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
+  const { values } = parseArgs({
     options: {
       port: { type: 'string', default: '0' },
       host: { type: 'string', default: '127.0.0.1' },
       'data-dir': { type: 'string' }
     }
   })
-  if (positionals.length !== 1 || typeof process.send !== 'function') {
-    process.stderr.write('grader/lab-child.js is forked by the grader (npm run grade -- handler.js), with one handler file\n')
+  if (typeof process.send !== 'function') {
+    process.stderr.write('grader/lab-child.js is forked by the grader (npm run grade -- handler.js)\n')
     process.exitCode = 2
     return
   }
-  let student
-  try {
-    student = await loadStudentModule(positionals[0])
-  } catch (err) {
-    tell({ type: 'load-failed', message: err.message })
-    process.exitCode = EXIT_LOAD_FAILED
-    process.disconnect()
-    return
-  }
 
-  // the bus exists only once the app does: the routes reach it through this holder
+  // the bus exists only once the app does: the run record reaches it through this holder
   const bus = { events: null }
   const extra = express.Router()
   const lateEvents = {
     emit: function emitOnLabBus (...args) { return bus.events?.emit(...args) }
   }
-  const studentRoute = studentRoutes(student, lateEvents)
   const record = createRunRecord(lateEvents, function askToCancel (id) { tell({ type: 'cancel', id }) })
   extra.use(record.router)
-  extra.use(studentRoute.router)
 
   const app = createApp({
     ...(values['data-dir'] ? { dataDir: path.resolve(values['data-dir']) } : {}),
@@ -90,8 +76,8 @@ async function main () {
         collectGarbage()
         tell({ type: 'reply', seq: message.seq, rss: process.memoryUsage.rss() })
         break
-      case 'stats':
-        tell({ type: 'reply', seq: message.seq, ...studentRoute.stats() })
+      case 'ping':
+        tell({ type: 'reply', seq: message.seq })
         break
       case 'run':
         record.apply(message.step)
@@ -111,8 +97,8 @@ async function main () {
   })
   server.listen(port, values.host, function ready () {
     const url = `http://${values.host}:${server.address().port}`
-    console.log(`streamlab listening on ${url} (pid ${process.pid}, POST /student: ${path.basename(positionals[0])})`)
-    tell({ type: 'ready', url, pid: process.pid, kind: student.kind })
+    console.log(`streamlab reference lab listening on ${url} (pid ${process.pid})`)
+    tell({ type: 'ready', url })
   })
 }
 

@@ -1,10 +1,21 @@
 /**
- * The grader's side of the lab child (grader/lab-child.js): start it, watch
- * its memory from outside as the supervisor does (its RSS from /proc every
- * 25 ms, SIGKILL past the grader's budget), measure windows of its kernel
- * peak as the benches do (lib/measure/proc-memory.js), tell it the run's steps for
- * the dashboard, and start it again, on the same port, when a handler takes
- * it down.
+ * The processes of a grading, from the grader's side:
+ *
+ * - the **reference lab** (ReferenceLab, grader/lab-child.js): the lab's
+ *   own app with its routes /good, /streamparser-json and /bad and the
+ *   dashboard that follows the run. Only the lab's code runs in it: the
+ *   student's module is never loaded there. The grader forks it, watches
+ *   its memory from outside as the supervisor does (its RSS from /proc
+ *   every 25 ms, SIGKILL past the grader's budget), measures windows of its
+ *   kernel peak as the benches do (lib/measure/lab-memory.js), and tells it
+ *   the run's steps for the dashboard;
+ * - the **student's process** (grader/student-process.js): the handler on a
+ *   small server of its own, started in isolation and judged from outside.
+ *
+ * GradeLab is the pair a grading runs on: each route's URL points at the
+ * process that serves it (urlOf), and a death, a hang or a restart is the
+ * student's process's. FreshLabs gives the memory checks a process that has
+ * served nothing yet, of either kind.
  */
 import { fork } from 'node:child_process'
 import path from 'node:path'
@@ -12,6 +23,9 @@ import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { readProcMemory } from '../lib/measure/proc-memory.js'
 import { closePeakWindow, openPeakWindow } from '../lib/measure/lab-memory.js'
+import { crashLine, StudentProcess, StudentProcesses } from './student-process.js'
+
+export { crashLine }
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lab-child.js')
 const WATCH_MS = 25
@@ -21,19 +35,105 @@ const STOP_GRACE_MS = 2000
 const MiB = 1024 * 1024
 
 /**
- * Start the lab with the handler mounted.
- * @param {{ handler: string, port?: number, host?: string, dataDir?: string, budget: number,
- *   onCancel?: (id: string) => void }} options `budget`: RSS in bytes past which the child is killed
- * @returns {Promise<GradeLab>}
- * @throws {Error} `code` 'LOAD_FAILED' when the module did not load (the message says why)
+ * A grading's two processes: the reference lab (the dashboard's, on
+ * `port`) and the student's process (on a port the grader opens).
  */
-export async function startGradeLab (options) {
-  const lab = new GradeLab(options)
-  await lab.start()
-  return lab
+export class GradeLab {
+  #options
+
+  /**
+   * @param {{ handler: string, port?: number, host?: string, dataDir?: string, budget: number,
+   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean } }} options
+   *   `budget`: RSS in bytes past which either process is killed; `isolation`: layers to turn off
+   */
+  constructor (options) {
+    this.#options = { port: 0, host: '127.0.0.1', ...options }
+    /** Every student process of the grading, this one's and the fresh ones' (FreshLabs). */
+    this.students = new StudentProcesses()
+    this.reference = new ReferenceLab({ port: this.#options.port, host: this.#options.host, dataDir: this.#options.dataDir, budget: this.#options.budget, onCancel: this.#options.onCancel })
+    this.student = new StudentProcess({ handler: this.#options.handler, host: this.#options.host, budget: this.#options.budget, students: this.students, isolation: this.#options.isolation })
+  }
+
+  /** How many times the student's process died since the first start. */
+  get deaths () { return this.student.deaths }
+  get lastDeath () { return this.student.lastDeath }
+  get alive () { return this.student.alive && this.reference.alive }
+  /** The reference lab's URL: its dashboard follows the run. */
+  get url () { return this.reference.url }
+  get kind () { return this.student.kind }
+  get pid () { return this.student.pid }
+  /** How the student's process is isolated (grader/isolation.js). */
+  get isolation () { return this.student.isolation }
+
+  /** The student's process's output: where a handler's errors are. */
+  output () {
+    return this.student.output()
+  }
+
+  /**
+   * Where a route is served: /student by the student's process, the others by the reference lab.
+   * @param {string} route
+   */
+  urlOf (route) {
+    return route === 'student' ? this.student.urlOf(route) : `${this.reference.url}/${route}`
+  }
+
+  /**
+   * Start both; when either fails, stop the other.
+   * @throws {Error} `code` 'LOAD_FAILED' when the module did not load (the message says why)
+   */
+  async start () {
+    const [reference, student] = await Promise.allSettled([this.reference.start(), this.student.start()])
+    if (reference.status === 'fulfilled' && student.status === 'fulfilled') return
+    await this.stop()
+    throw student.status === 'rejected' ? student.reason : reference.reason
+  }
+
+  /** Start the student's process again (it died or hung), and the reference lab if it died. */
+  async restart () {
+    await this.student.restart()
+    if (!this.reference.alive) await this.reference.restart()
+  }
+
+  /** Stop both, and every student process of the grading: resolves once none of them runs. */
+  async stop () {
+    await Promise.all([this.student.stop(), this.reference.stop()])
+    await this.students.stopAll()
+  }
+
+  settle (timeoutMs) {
+    return this.student.settle(timeoutMs)
+  }
+
+  stats () {
+    return this.student.stats()
+  }
+
+  measure (load) {
+    return this.student.measure(load)
+  }
+
+  runStep (step) {
+    this.reference.runStep(step)
+  }
+
+  /**
+   * Run `work` (timing a reference route) with every student process of the grading stopped.
+   * @template T
+   * @param {() => Promise<T>} work
+   * @returns {Promise<T>}
+   */
+  whileStudentsPaused (work) {
+    return this.students.pausedWhile(work)
+  }
 }
 
-export class GradeLab {
+/**
+ * The reference lab: grader/lab-child.js, the lab's own app, with no
+ * student code in it. It says where it listens over IPC ('ready'): it runs
+ * only the lab's code, so its word is the lab's.
+ */
+export class ReferenceLab {
   #options
   #child = null
   #output = ''
@@ -53,7 +153,6 @@ export class GradeLab {
     this.lastDeath = null
     this.url = null
     this.pid = null
-    this.kind = null
     this.port = this.#options.port
     /** Peak RSS the watch saw in the child's whole life, in bytes. */
     this.maxRss = 0
@@ -63,13 +162,13 @@ export class GradeLab {
     return this.#child !== null && this.#child.exitCode === null && this.#child.signalCode === null
   }
 
-  /** The child's stdout and stderr so far (its lifetime, across restarts): where a handler's errors are. */
+  /** The child's stdout and stderr so far (its lifetime, across restarts). */
   output () {
     return this.#output
   }
 
   async start () {
-    const args = [this.#options.handler, '--port', String(this.port), '--host', this.#options.host]
+    const args = ['--port', String(this.port), '--host', this.#options.host]
     if (this.#options.dataDir) args.push('--data-dir', this.#options.dataDir)
     const child = fork(CHILD, args, {
       execArgv: ['--expose-gc'],
@@ -95,11 +194,6 @@ export class GradeLab {
         if (message?.type === 'ready') {
           clearTimeout(timer)
           resolve(message)
-        } else if (message?.type === 'load-failed') {
-          clearTimeout(timer)
-          const err = new Error(message.message)
-          err.code = 'LOAD_FAILED'
-          reject(err)
         } else if (message?.type === 'reply') {
           const waiter = lab.#pending.get(message.seq)
           if (waiter) waiter(message)
@@ -117,8 +211,8 @@ export class GradeLab {
     const message = await ready
     this.#listening = child
     this.url = message.url
-    this.pid = message.pid
-    this.kind = message.kind
+    // the grader forked it: it knows the pid without being told
+    this.pid = child.pid
     this.port = Number(new URL(message.url).port)
     this.#startWatch(child)
     if (this.#runStart) {
@@ -175,9 +269,9 @@ export class GradeLab {
     return (await this.#ask('gc')) !== null
   }
 
-  /** What the handler left behind: { calls, pending, answered, open }, or null. */
-  stats (timeoutMs = REPLY_TIMEOUT_MS) {
-    return this.#ask('stats', timeoutMs)
+  /** @param {string} route @returns {string} the route's URL on this lab */
+  urlOf (route) {
+    return `${this.url}/${route}`
   }
 
   /**
@@ -188,7 +282,7 @@ export class GradeLab {
    */
   async settle (timeoutMs = 2000) {
     if (!this.alive) return 'dead'
-    const reply = await this.#ask('stats', timeoutMs)
+    const reply = await this.#ask('ping', timeoutMs)
     if (reply !== null) return 'alive'
     if (!this.alive) return 'dead'
     // no reply and no exit yet: an exit may be on its way, or the event loop is stuck
@@ -242,7 +336,7 @@ export class GradeLab {
         child.kill('SIGKILL')
       }
     }
-    // without /proc (or in portable mode) the child reports its RSS itself (grader/lab-child.js)
+    // without /proc (or in portable mode) the child reports its RSS itself (grader/lab-child.js): the lab's own code
     child.on('message', function rssReport (message) {
       if (message?.type === 'rss') judgeRss(message.rss)
     })
@@ -294,53 +388,66 @@ export class GradeLab {
 }
 
 /**
- * Fresh labs for memory figures: each measurement gets a lab process that
+ * Fresh processes for memory figures: each measurement gets a process that
  * has served nothing but its warm-up, as the benches measure
- * (lib/measure/fresh-server.js), on a port of its own. The next one starts while
- * the current one is measured, so a fresh process per point costs no wait
- * (starting one is mostly compiling the lab's modules: a second or more on
- * a busy machine). The main lab, the one the dashboard watches, stays up.
+ * (lib/measure/fresh-server.js): a student's process for /student, a
+ * reference lab for the lab's routes. The next one starts while the current
+ * one is measured, so a fresh process per point costs no wait. The
+ * grading's own pair (GradeLab) stays up.
  */
 export class FreshLabs {
   #options
-  #spare = null
+  /** kind ('student' or 'reference') -> a process starting or started, not taken yet */
+  #spares = new Map()
   #started = []
 
-  /** @param {object} options as for GradeLab; the port is always a free one */
+  /**
+   * @param {{ handler: string, host?: string, dataDir?: string, budget: number, students?: StudentProcesses,
+   *   isolation?: object }} options as for GradeLab; `students`: the grading's set (GradeLab.students),
+   *   which the fresh student processes join; the port is always a free one
+   */
   constructor (options) {
     this.#options = { ...options, port: 0, onCancel: null }
   }
 
   /**
-   * A lab that has served nothing yet.
-   * @param {boolean} [another] start the next one now, for the next measurement
-   * @returns {Promise<GradeLab>}
+   * A process that has served nothing yet, for `route`.
+   * @param {boolean|string} [next] start the next one now, for the next measurement: true for
+   *   another of the same kind, a route's name for one that serves it, false for none
+   * @param {string} [route] the route to be measured: 'student' (the default) or a reference route
+   * @returns {Promise<StudentProcess|ReferenceLab>}
    */
-  async take (another = true) {
-    const next = this.#spare ?? this.#start()
-    this.#spare = another ? this.#start() : null
-    return next
+  async take (next = true, route = 'student') {
+    const kind = kindOf(route)
+    const taken = this.#spares.get(kind) ?? this.#start(kind)
+    this.#spares.delete(kind)
+    const nextKind = next === true ? kind : next === false ? null : kindOf(next)
+    if (nextKind !== null && !this.#spares.has(nextKind)) this.#spares.set(nextKind, this.#start(nextKind))
+    return taken
   }
 
-  /** Stop the labs taken so far; a spare waits for the next take(). */
+  /** Stop the processes taken so far; spares wait for the next take(). */
   async releaseTaken () {
-    const spare = this.#spare
-    const taken = this.#started.filter(function notSpare (starting) { return starting !== spare })
-    this.#started = spare === null ? [] : [spare]
+    const spares = new Set(this.#spares.values())
+    const taken = this.#started.filter(function notSpare (starting) { return !spares.has(starting) })
+    this.#started = [...spares]
     await stopAll(taken)
   }
 
-  /** Stop every lab taken or started, a spare nobody took included. */
+  /** Stop every process taken or started, spares nobody took included. */
   async close () {
-    const labs = this.#started
+    const all = this.#started
     this.#started = []
-    this.#spare = null
-    await stopAll(labs)
+    this.#spares.clear()
+    await stopAll(all)
   }
 
-  #start () {
-    const lab = new GradeLab(this.#options)
-    const starting = lab.start().then(function started () { return lab })
+  #start (kind) {
+    const options = this.#options
+    const fresh = kind === 'student'
+      ? new StudentProcess({ handler: options.handler, host: options.host, budget: options.budget, students: options.students, isolation: options.isolation })
+      : new ReferenceLab({ port: 0, host: options.host, dataDir: options.dataDir, budget: options.budget })
+    const starting = fresh.start().then(function started () { return fresh })
     // a spare that failed to start is reported by take(), not as an unhandled rejection
     starting.catch(function reportedByTake () {})
     this.#started.push(starting)
@@ -348,29 +455,13 @@ export class FreshLabs {
   }
 }
 
-function stopAll (startingLabs) {
-  return Promise.all(startingLabs.map(async function stopWhenStarted (starting) {
-    const lab = await starting.catch(function failedToStart () { return null })
-    await lab?.stop()
-  }))
+function kindOf (route) {
+  return route === 'student' ? 'student' : 'reference'
 }
 
-/**
- * The line of a crash or a logged error that says what happened: the last
- * "TypeError: …" line, with the first frame of its stack that is not Node's
- * or a package's (the handler's own file and line), else the last line written.
- * @param {string} output
- * @returns {string}
- */
-export function crashLine (output) {
-  const lines = output.slice(-20_000).split('\n').map(function trim (line) { return line.trim() }).filter(Boolean)
-  for (let k = lines.length - 1; k >= 0; k--) {
-    if (!/^(Uncaught )?([A-Z]\w*)?(Error|Exception)\b/.test(lines[k])) continue
-    const frame = lines.slice(k + 1).find(function ownFrame (line) {
-      return line.startsWith('at ') && !/node_modules|node:|\(internal\//.test(line)
-    })
-    const where = frame ? ` (${frame.replace(/^at /, '').replace(/^.*\((.*)\)$/, '$1').replace(/^file:\/\//, '').slice(-120)})` : ''
-    return (lines[k] + where).slice(0, 300)
-  }
-  return lines.length > 0 ? lines[lines.length - 1].slice(0, 300) : 'no output'
+function stopAll (starting) {
+  return Promise.all(starting.map(async function stopWhenStarted (one) {
+    const started = await one.catch(function failedToStart () { return null })
+    await started?.stop()
+  }))
 }

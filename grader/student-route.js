@@ -1,9 +1,8 @@
 /**
- * The student's module at POST /student: loaded, checked, and wrapped so
- * that the lab sees it as it sees its own ingest routes (`request` events on
- * the bus, which the dashboard shades on its chart) and the grader can ask
- * what it left behind (async calls still pending, requests whose
- * connection is still open).
+ * The student's module at POST /student: loaded, checked, and mounted on
+ * the student's own small server (grader/student-child.js). Nothing here
+ * counts or reports: whatever runs in the student's process could change
+ * it, so the grader takes its figures from outside (grader/process-tree.js).
  *
  * The contract (docs/lessons/grade.md): the module's default export is an
  * Express handler `(req, res)`, sync or async, or an `express.Router()`
@@ -12,8 +11,10 @@
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import express from 'express'
-import { performance } from 'node:perf_hooks'
-import { msSince, nextRequestId } from '../lib/lab-events.js'
+
+/** What grader/student-child.js writes on stderr before the reason a module did not load; it then exits 3. */
+export const LOAD_FAILED_MARK = 'student-child: load failed: '
+export const EXIT_LOAD_FAILED = 3
 
 /**
  * Import the student's module.
@@ -40,54 +41,17 @@ export async function loadStudentModule (file) {
 /**
  * The router that mounts the module at POST /student.
  * @param {{ kind: string, fn: Function }} student from loadStudentModule
- * @param {import('node:events').EventEmitter} events the lab's bus
- * @returns {{ router: import('express').Router, stats: () => { calls: number, pending: number, answered: number, open: number } }}
+ * @returns {import('express').Router}
  */
-export function studentRoutes (student, events) {
-  const router = express.Router()
-  const counts = { calls: 0, pending: 0, answered: 0, open: 0 }
-
-  function announce (req, res) {
-    const id = nextRequestId()
-    const started = performance.now()
-    const contentLength = Number(req.headers['content-length'])
-    counts.calls++
-    counts.open++
-    events.emit('request', { phase: 'start', id, route: 'student', time: Date.now(), compressedBytes: Number.isFinite(contentLength) ? contentLength : null })
-    res.once('close', function announceEnd () {
-      counts.open--
-      if (res.headersSent) counts.answered++
-      events.emit('request', {
-        phase: 'end',
-        id,
-        route: 'student',
-        time: Date.now(),
-        status: res.headersSent ? res.statusCode : 0,
-        errorType: res.headersSent ? (res.statusCode >= 400 ? `http.${res.statusCode}` : null) : 'no.answer',
-        ms: msSince(started)
-      })
-    })
-  }
-
+export function studentRoutes (student) {
+  const router = express.Router({ caseSensitive: true, strict: true })
   if (student.kind === 'router') {
-    router.use('/student', function announceRouter (req, res, next) {
-      if (req.method === 'POST') announce(req, res)
-      next()
-    }, student.fn)
+    router.use('/student', student.fn)
   } else {
-    router.post('/student', async function studentHandler (req, res, next) {
-      announce(req, res)
-      counts.pending++
-      try {
-        // Express 5 sends a rejection (or a throw) to the lab's error handler: a 500, or the error's own 4xx status
-        await student.fn(req, res, next)
-      } finally {
-        counts.pending--
-      }
+    router.post('/student', function studentHandler (req, res, next) {
+      // Express 5 sends a rejection (or a throw) to the error handler: a 500, or the error's own 4xx status
+      return student.fn(req, res, next)
     })
   }
-  return {
-    router,
-    stats: function studentStats () { return { ...counts } }
-  }
+  return router
 }

@@ -5,8 +5,9 @@
  * the wrong shape, the speed check's bar (the textbook route), and the
  * --json contract.
  *
- * Every card is graded once, up front, two at a time (each grading is a lab
- * process of its own, measured from outside, so two do not share a figure),
+ * Every card is graded once, up front, two at a time (each grading has a
+ * student's process and a reference lab of its own, measured from outside,
+ * so two do not share a figure),
  * with settings smaller than --quick: bodies of 2 to 24 MB, 300 MB bombs, no
  * reference curves (/good, /streamparser-json, /bad). The memory assertions
  * are the verdicts only, whose margins are wide: a buffering route's growth
@@ -126,7 +127,7 @@ describe('npm run grade', function () {
       assert.equal(v.correctness, false, explain('exactStarter'))
       assert.equal(v.memory, true, explain('exactStarter'))
       const lookalikes = cards.exactStarter.checks.find(function lookalikeCheck (c) { return c.name === 'strings that look like records' })
-      assert.match(lookalikes.figure, /items \d+, expected 60/)
+      assert.match(lookalikes.figure, /items \d+, expected \d+/)
     })
 
     it('fails the unguarded counter on zip bombs, and passes its answers and memory', function () {
@@ -154,15 +155,15 @@ describe('npm run grade', function () {
       assert.match(first.reason, /the handler threw on purpose \(.*throws\.js:\d+/)
     })
 
-    it('survives a handler that crashes the lab, starts it again, and marks the rest of each area not run', function () {
+    it('survives a handler that crashes its process, starts it again, and marks the rest of each area not run', function () {
       const card = cards.crashes
       assert.equal(card.passed, false)
       assert.ok(card.lab.restarts >= 1, `restarts: ${card.lab.restarts}`)
       // every area met the crash on a lab started again (or a fresh one): none was skipped for good
       for (const area of AREAS) {
         const [first, ...rest] = card.checks.filter(function inArea (c) { return c.area === area })
-        assert.match(first.reason, /the lab process died .*crashed the process on purpose \(.*crashes\.js:\d+/, `${area}: ${first.reason}`)
-        for (const c of rest) assert.match(c.reason, new RegExp(`not run: the lab died in "${first.name}"`))
+        assert.match(first.reason, /the student's process died .*crashed the process on purpose \(.*crashes\.js:\d+/, `${area}: ${first.reason}`)
+        for (const c of rest) assert.match(c.reason, new RegExp(`not run: the student's process died in "${first.name}"`))
       }
     })
 

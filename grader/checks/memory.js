@@ -1,18 +1,21 @@
 /**
- * Memory: the lab process's peak growth (the kernel's peak, VmHWM, above the
- * RSS just before, after a garbage collection: GradeLab.measure) against
- * body size and against uploads in flight. A route that streams costs about
- * the same whatever the size and a little per request; one that buffers
- * costs a multiple of the body, per request.
+ * Memory: the student's process's peak growth (the kernel's peak, VmHWM, of
+ * the process and its descendants above their RSS just before, after a
+ * garbage collection, read by the grader from /proc: StudentProcess.measure)
+ * against body size and against uploads in flight. A route that streams
+ * costs about the same whatever the size and a little per request; one that
+ * buffers costs a multiple of the body, per request. Where /proc is missing
+ * the figure is not taken at all: the process is never asked for its own.
  *
- * Every point is measured on a fresh lab process of its own, warmed up with
+ * Every point is measured on a fresh process of its own, warmed up with
  * one upload, as the benches measure (lib/measure/fresh-server.js): in a process
  * that has already held a large body, the allocator hands the next one
  * memory it kept, and a buffering route would seem to grow by nothing. With
  * `reference`, the lab's routes are measured beside the handler, on the same
- * bodies and in the same way: /good (engineered streaming), /streamparser-json
- * (the textbook streaming route, on a library) and /bad (buffered), for the
- * report's charts and the card's "beside" line.
+ * bodies and in the same way, each on a fresh reference lab (the lab's own
+ * code, no student code in it): /good (engineered streaming),
+ * /streamparser-json (the textbook streaming route, on a library) and /bad
+ * (buffered), for the report's charts and the card's "beside" line.
  */
 import { generatedDocument } from '../bodies.js'
 import { describeFailure } from '../reference.js'
@@ -72,7 +75,7 @@ export const checks = Object.freeze([
 
 /**
  * A curve of the handler's growth, with the reference routes' beside it when
- * the settings ask for them: each point on a fresh lab (grader/lab.js FreshLabs).
+ * the settings ask for them: each point on a fresh process (grader/lab.js FreshLabs).
  * `point()` answers the check's failure when the handler's upload failed, else null.
  * `reference` is null when they were not measured.
  */
@@ -84,9 +87,11 @@ function newCurve (ctx, length) {
     points: [],
     reference: reference.length === 0 ? null : Object.fromEntries(reference.map(function noPoints (route) { return [route, []] })),
     point: async function measurePoint (x, warm, files, timeoutMs, where) {
-      for (const route of routes) {
+      for (const [k, route] of routes.entries()) {
         left--
-        const m = await measureFresh(ctx, route, warm, files, timeoutMs, left > 0)
+        // the process for the next measurement starts while this one is measured
+        const next = left > 0 ? routes[(k + 1) % routes.length] : false
+        const m = await measureFresh(ctx, route, warm, files, timeoutMs, next)
         if (route === 'student') {
           const failed = await failure(ctx, m, where)
           if (failed) return { ...failed, details: { points: curve.points, reference: curve.reference } }
@@ -104,15 +109,17 @@ function newCurve (ctx, length) {
 }
 
 /**
- * On a fresh lab: one upload of `warm` (the curve's smallest body) to the
+ * On a fresh process: one upload of `warm` (the curve's smallest body) to the
  * route, so that the first request's costs (compiling the handler, the
  * heap's young generation growing to its working size) are not growth;
  * then the window around the uploads of `files`, all at once.
  * @returns {Promise<{ outcome: object[]|null, failedWarmUp?: object, growth: number|null, ms: number,
- *   died: object|null, lab: import('../lab.js').GradeLab }>} `died`: the lab's death, if it died
+ *   died: object|null, lab: import('../student-process.js').StudentProcess|import('../lab.js').ReferenceLab }>}
+ *   `died`: the process's death, if it died
+ * @param {string|false} next the route measured next (its process starts now), false for none
  */
-async function measureFresh (ctx, route, warm, files, timeoutMs, another) {
-  const lab = await ctx.freshLab(another)
+async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
+  const lab = await ctx.freshLab(next, route)
   const warmUp = await ctx.postTo(lab, route, { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
   let m
   if (warmUp.status !== 200) {
@@ -143,7 +150,11 @@ async function failure (ctx, m, where) {
   }
   if (res.error === 'timeout') return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s ${place}` }
   if (res.status !== 200) return { pass: false, figure: `${describeFailure(res)} ${place}`, reason: await ctx.explain(res, m.lab) }
-  if (m.growth === null) return { pass: false, figure: 'not measured: the kernel\'s peak is read from /proc (Linux only)' }
+  if (m.growth === null) {
+    return m.unreadable
+      ? { pass: false, figure: 'not measured: memory could not be read from outside (no /proc here); the student\'s process is not asked for its own' }
+      : { pass: false, figure: 'not measured: the kernel\'s peak could not be read or reset' }
+  }
   return null
 }
 

@@ -2,9 +2,14 @@
  * Speed: the handler's throughput (inflated MB answered per second, upload
  * included) against the lab's textbook streaming route, POST
  * /streamparser-json (lib/streamparser-ingest.js: @streamparser/json piped
- * as its README shows, what a careful student can reach), on the same body
- * in the same lab. /good, the engineered route, is measured beside them and
- * shown as the ceiling; it is not the bar.
+ * as its README shows, what a careful student can reach), on the same body.
+ * /good, the engineered route, is measured beside them and shown as the
+ * ceiling; it is not the bar.
+ *
+ * Each is measured in its own process: the handler in the student's, the
+ * lab's routes in the reference lab, where no student code runs. While a
+ * lab route is timed, every student process of the grading is stopped
+ * (SIGSTOP), so no student code can take the CPU from it either.
  *
  * The three routes take turns, one upload each per round (the order turned
  * round every other round, so none is always first after a pause), and
@@ -26,7 +31,7 @@ export const checks = Object.freeze([
   {
     area: 'speed',
     name: `throughput against /${TEXTBOOK_ROUTE}`,
-    meaning: `MB of JSON answered per second, against the lab's textbook streaming route (/${TEXTBOOK_ROUTE}, @streamparser/json) on the same body in the same run, taking turns; /${CEILING_ROUTE} shown as the ceiling`,
+    meaning: `MB of JSON answered per second, against the lab's textbook streaming route (/${TEXTBOOK_ROUTE}, @streamparser/json) on the same body in the same run, taking turns, each in a process of its own; /${CEILING_ROUTE} shown as the ceiling`,
     limit: `at least ${LIMITS.speedRatio}× /${TEXTBOOK_ROUTE}`,
     hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/streamparser-ingest.js; exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that hands on a byte or a record at a time.`,
     trips: true,
@@ -39,7 +44,9 @@ export const checks = Object.freeze([
       for (let k = 0; k < settings.speedRepeat; k++) {
         for (const route of turnOrder(k)) {
           ctx.note(`/${route}, round ${k + 1} of ${settings.speedRepeat}`)
-          const res = await ctx.post(route, { file: doc.file, timeoutMs })
+          const res = route === 'student'
+            ? await ctx.post(route, { file: doc.file, timeoutMs })
+            : await ctx.lab.whileStudentsPaused(function timeReference () { return ctx.post(route, { file: doc.file, timeoutMs }) })
           runs.push({ round: k + 1, route, ms: res.ms, status: res.status })
           if (route === 'student') {
             if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s` }
