@@ -174,6 +174,20 @@ export function treeAlive (root) {
   return treePids(root).some(function stillThere (pid) { return signalQuietly(pid, 0) && readStat(pid)?.state !== 'Z' })
 }
 
+/**
+ * Whether every process of the tree is stopped (SIGSTOP taken: state T in
+ * /proc); null where /proc is missing.
+ * @param {TreeRoot} root
+ * @returns {boolean|null}
+ */
+export function treeStopped (root) {
+  if (!procAvailable()) return null
+  return treePids(root).every(function stopped (pid) {
+    const state = readStat(pid)?.state
+    return state === undefined || state === 'T' || state === 't' || state === 'Z'
+  })
+}
+
 /** true when the signal was delivered (or the process exists but is not ours to signal). */
 function signalQuietly (target, signal) {
   try {

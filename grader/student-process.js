@@ -36,7 +36,7 @@ import { performance } from 'node:perf_hooks'
 import { PORTABLE_ENV, procAvailable } from '../lib/platform.js'
 import { countRequests } from './client.js'
 import { chooseIsolation, isolatedCommand } from './isolation.js'
-import { heldConnections, readTreeMemory, resetTreePeaks, signalTree, treeAlive, treePids } from './process-tree.js'
+import { heldConnections, readTreeMemory, resetTreePeaks, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'student-child.js')
@@ -49,6 +49,8 @@ const PROBE_PAUSE_MS = 50
 /** After SIGUSR2: time for two full collections of a small heap. */
 const GC_PAUSE_MS = 100
 const GONE_TIMEOUT_MS = 5000
+/** A stopped process shows as stopped in /proc within a scheduler tick or two. */
+const PAUSE_TIMEOUT_MS = 1000
 const MiB = 1024 * 1024
 /** A path no route answers: any HTTP answer to it (a 404 is usual) means the server serves. */
 const PROBE_PATH = '/.grader/alive'
@@ -67,15 +69,16 @@ export class StudentProcesses {
 
   /**
    * Run `work` with every student process of the grading stopped
-   * (SIGSTOP to each whole tree), and let them go on after.
+   * (SIGSTOP to each whole tree, and /proc showing each stopped), and let
+   * them go on after.
    * @template T
    * @param {() => Promise<T>} work
    * @returns {Promise<T>}
    */
   async pausedWhile (work) {
     const paused = [...this.#members].filter(function running (s) { return s.alive })
-    for (const student of paused) student.signal('SIGSTOP')
     try {
+      await Promise.all(paused.map(function pauseOne (student) { return student.pause() }))
       return await work()
     } finally {
       for (const student of paused) student.signal('SIGCONT')
@@ -248,7 +251,7 @@ export class StudentProcess {
       const until = Date.now() + GONE_TIMEOUT_MS
       while (treeAlive(root) && Date.now() < until) {
         signalTree(root, 'SIGKILL')
-        await pause(20)
+        await sleep(20)
       }
       child.stdin.destroy()
     }
@@ -267,6 +270,16 @@ export class StudentProcess {
   }
 
   /**
+   * Stop the whole tree (SIGSTOP) and wait until /proc shows every process
+   * of it stopped: signals are delivered when the kernel next runs them.
+   */
+  async pause () {
+    this.signal('SIGSTOP')
+    const until = Date.now() + PAUSE_TIMEOUT_MS
+    while (this.alive && treeStopped(this.#root) === false && Date.now() < until) await sleep(1)
+  }
+
+  /**
    * Ask for a garbage collection (SIGUSR2, twice, grader/student-child.js),
    * and give it a moment: the idle figure of a window. A process that
    * ignores it only makes its own idle figure larger.
@@ -279,7 +292,7 @@ export class StudentProcess {
     } catch {
       return false
     }
-    await pause(GC_PAUSE_MS)
+    await sleep(GC_PAUSE_MS)
     return this.alive
   }
 
@@ -294,7 +307,7 @@ export class StudentProcess {
     if (await probe(this.url, timeoutMs)) return 'alive'
     if (!this.alive) return 'dead'
     // no answer and no exit yet: an exit may be on its way, or the event loop is stuck
-    await pause(200)
+    await sleep(200)
     return this.alive ? 'blocked' : 'dead'
   }
 
@@ -356,7 +369,7 @@ export class StudentProcess {
     while (!gone && Date.now() < until) {
       const answered = await Promise.race([probe(this.url, Math.min(PROBE_TIMEOUT_MS, until - Date.now())), exited.then(function no () { return false })])
       if (answered && this.alive) return { ok: true }
-      if (!gone) await pause(PROBE_PAUSE_MS)
+      if (!gone) await sleep(PROBE_PAUSE_MS)
     }
     if (!gone) return { ok: false, message: `${path.basename(this.#options.handler)} did not start serving within ${START_TIMEOUT_MS / 1000} s (its module may never finish loading)` }
     const { code, signal } = this.#exited
@@ -451,7 +464,7 @@ function probe (url, timeoutMs) {
   })
 }
 
-function pause (ms) {
+function sleep (ms) {
   return new Promise(function later (resolve) { setTimeout(resolve, ms) })
 }
 
