@@ -99,7 +99,7 @@ export const checks = Object.freeze([
       return {
         pass,
         figure: `${calls}, ${stats.open} requests still open after ${(waitedMs / 1000).toFixed(1)} s`,
-        reason: `${wait.basis}: calls still running after that never end`,
+        reason: `still running ${(waitedMs / 1000).toFixed(1)} s after the last client hung up, though ${wait.basis}: calls still running after that wait for something that will not come`,
         details
       }
     }
@@ -116,13 +116,13 @@ export const checks = Object.freeze([
 export function pendingWait (m) {
   const { MARGIN, FLOOR_MS, CEILING_MS } = PENDING_WAIT
   if (m === undefined || m.MBps === null || !(m.MBps > 0)) {
-    return { ms: CEILING_MS, basis: `the handler's speed was not measured, so the wait is the ceiling, ${CEILING_MS / 1000} s` }
+    return { ms: CEILING_MS, basis: `the handler's speed was not measured, so the grader waits the ceiling, ${CEILING_MS / 1000} s` }
   }
   const needMs = m.receivedBytes / MB / m.MBps * 1000
   const ms = Math.round(Math.min(CEILING_MS, Math.max(FLOOR_MS, MARGIN * needMs)))
   return {
     ms,
-    basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at the handler's measured ${m.MBps.toFixed(1)} MB/s; the grader waited ${(ms / 1000).toFixed(1)} s`
+    basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at the handler's measured ${m.MBps.toFixed(1)} MB/s, so the grader waits up to ${(ms / 1000).toFixed(1)} s (${MARGIN}× that, ${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
   }
 }
 

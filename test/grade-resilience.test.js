@@ -1,0 +1,74 @@
+/**
+ * Resilience (grader/checks/resilience.js): "nothing left pending" waits
+ * for calls still working on bytes they received, for as long as the
+ * handler's own measured speed says that work takes (with a margin and a
+ * floor), and fails only for calls still running after that.
+ *
+ * Two handlers that hang on to aborted uploads: one works on what arrived
+ * at half a MB a second and then ends, seconds after the last client hung
+ * up (test/fixtures/resilience/slow-but-ends.js); one waits for a body's
+ * 'end' that never comes (test/fixtures/resilience/awaits-end.js).
+ */
+import assert from 'node:assert/strict'
+import { grade } from '../grader/index.js'
+import { formatCard } from '../grader/card.js'
+import { PENDING_WAIT, pendingWait } from '../grader/checks/resilience.js'
+
+const SETTINGS = Object.freeze({ concurrencyBytes: 4e6, aborts: 5, requestMs: 15000 })
+
+describe('resilience: nothing left pending', function () {
+  describe('how long it waits', function () {
+    it('waits the margin times what the handler\'s speed needs for the bytes it received', function () {
+      // 40 MB at 2 MB/s is 20 s of work
+      assert.equal(pendingWait({ MBps: 2, receivedBytes: 40e6 }).ms, PENDING_WAIT.MARGIN * 20_000)
+    })
+
+    it('waits at least the floor and at most the ceiling', function () {
+      assert.equal(pendingWait({ MBps: 1000, receivedBytes: 1e6 }).ms, PENDING_WAIT.FLOOR_MS)
+      assert.equal(pendingWait({ MBps: 0.01, receivedBytes: 100e6 }).ms, PENDING_WAIT.CEILING_MS)
+    })
+
+    it('waits the ceiling when the speed was not measured, and says so', function () {
+      const wait = pendingWait({ MBps: null, receivedBytes: 1e6 })
+      assert.equal(wait.ms, PENDING_WAIT.CEILING_MS)
+      assert.match(wait.basis, /not measured/)
+      assert.match(pendingWait(undefined).basis, /not measured/)
+    })
+  })
+
+  describe('graded', function () {
+    const cards = {}
+
+    before(async function gradeBoth () {
+      this.timeout(180_000)
+      const [slow, never] = await Promise.all([
+        grade('test/fixtures/resilience/slow-but-ends.js', { preset: 'quick', settings: SETTINGS, areas: ['resilience'] }),
+        grade('test/fixtures/resilience/awaits-end.js', { preset: 'quick', settings: SETTINGS, areas: ['resilience'] })
+      ])
+      Object.assign(cards, { slow, never })
+    })
+
+    function pending (card) {
+      return card.checks.find(function named (c) { return c.name === 'nothing left pending' })
+    }
+
+    it('passes a slow handler whose calls end after the last client hung up', function () {
+      const check = pending(cards.slow)
+      assert.equal(cards.slow.passed, true, formatCard(cards.slow))
+      // some calls were still working when the check began, and it waited for them
+      assert.ok(check.details.atStart.pending > 0, JSON.stringify(check.details))
+      assert.ok(check.details.waitedMs > 0 && check.details.waitedMs < check.details.waitMs, JSON.stringify(check.details))
+      assert.match(check.figure, /^0 of \d+ handler calls pending, 0 requests still open \(\d+ still reading at first, all ended within [\d.]+ s\)$/)
+    })
+
+    it('fails a handler whose calls never end, after the wait its speed allows, naming the cause', function () {
+      const check = pending(cards.never)
+      assert.equal(check.pass, false, formatCard(cards.never))
+      assert.ok(check.details.pending > 0, check.figure)
+      assert.ok(check.details.waitedMs >= check.details.waitMs, JSON.stringify(check.details))
+      assert.match(check.reason, /at the handler's measured [\d.]+ MB\/s/)
+      assert.match(check.hint, /never end/)
+      assert.match(check.hint, /"end"/)
+    })
+  })
+})
