@@ -23,6 +23,10 @@ const STAT_PPID = 1
 const STAT_PGRP = 2
 /** The state of a socket that listens, in /proc/net/tcp. */
 const TCP_LISTEN = '0A'
+/** The kernel's socket tables under /proc/<pid>/net, and the column of each that holds the inode. */
+const SOCKET_TABLES = Object.freeze({
+  tcp: 9, tcp6: 9, udp: 9, udp6: 9, udplite: 9, udplite6: 9, raw: 9, raw6: 9, icmp: 9, icmp6: 9, unix: 6, netlink: 9, packet: 8
+})
 
 /**
  * @typedef {{ pid: number, pgid?: number|null, uid?: number|null }} TreeRoot
@@ -106,35 +110,44 @@ export function resetTreePeaks (pids) {
 }
 
 /**
- * The connections on `port` that the tree still holds: sockets in the
- * grader's network namespace (where the listening socket was made, so
- * where every connection accepted from it lives) whose local port is
- * `port`, that are not the listener, and whose inode is among the tree's
- * open descriptors. A connection the student's process has closed is not
- * counted, whatever state the kernel keeps it in a while longer.
+ * The connections the tree still holds: its descriptors of sockets that
+ * are, in the kernel's tables, connections on `port` (not the listener:
+ * sockets in the grader's network namespace, where the listening socket
+ * was made and so every connection accepted from it lives), or sockets the
+ * kernel lists nowhere any more (a connection closed on the wire, by a
+ * reset or both sides' FIN, whose descriptor is still open). A connection
+ * whose descriptor the process has closed is not counted, whatever state
+ * the kernel keeps it in a while longer.
  * @param {number[]} pids
  * @param {number} port
  * @returns {number|null} null where /proc is missing
  */
 export function heldConnections (pids, port) {
   if (!procAvailable()) return null
-  const inodes = new Set()
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
-  for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
-    let text
+  const onPort = new Set()
+  for (const table of ['tcp', 'tcp6']) {
+    for (const fields of tableRows(`/proc/self/net/${table}`)) {
+      const localPort = fields[1].slice(fields[1].lastIndexOf(':') + 1)
+      if (localPort === hexPort && fields[3] !== TCP_LISTEN) onPort.add(fields[9])
+    }
+  }
+  // every socket the kernel lists, in the grader's namespace and in each of the tree's own
+  const listed = new Set()
+  const namespaces = new Set()
+  for (const dir of ['/proc/self', ...pids.map(function procDir (pid) { return `/proc/${pid}` })]) {
+    let ns
     try {
-      text = fs.readFileSync(table, 'latin1')
+      ns = fs.readlinkSync(`${dir}/ns/net`)
     } catch {
       continue
     }
-    for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/)
-      if (fields.length < 10) continue
-      const localPort = fields[1].slice(fields[1].lastIndexOf(':') + 1)
-      if (localPort === hexPort && fields[3] !== TCP_LISTEN && fields[9] !== '0') inodes.add(fields[9])
+    if (namespaces.has(ns)) continue
+    namespaces.add(ns)
+    for (const [table, column] of Object.entries(SOCKET_TABLES)) {
+      for (const fields of tableRows(`${dir}/net/${table}`)) if (fields[column] !== undefined) listed.add(fields[column])
     }
   }
-  if (inodes.size === 0) return 0
   let held = 0
   for (const pid of pids) {
     for (const fd of safeReaddir(`/proc/${pid}/fd`)) {
@@ -145,10 +158,21 @@ export function heldConnections (pids, port) {
         continue
       }
       const match = /^socket:\[(\d+)\]$/.exec(link)
-      if (match && inodes.has(match[1])) held++
+      if (match && (onPort.has(match[1]) || !listed.has(match[1]))) held++
     }
   }
   return held
+}
+
+/** The rows of a /proc/net table, split on blanks, the header left out. */
+function tableRows (file) {
+  let text
+  try {
+    text = fs.readFileSync(file, 'latin1')
+  } catch {
+    return []
+  }
+  return text.split('\n').slice(1).map(function split (line) { return line.trim().split(/\s+/) }).filter(function full (fields) { return fields.length > 1 })
 }
 
 /**

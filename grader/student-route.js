@@ -4,6 +4,14 @@
  * counts or reports: whatever runs in the student's process could change
  * it, so the grader takes its figures from outside (grader/process-tree.js).
  *
+ * One thing is arranged so that the outside can see it: a call of an async
+ * handler keeps its connection's descriptor open until the call settles.
+ * When a client hangs up, Node closes the connection and the request hears
+ * it ('aborted', 'close', a rejected pipeline) as usual; only the closing of
+ * the descriptor itself waits for the handler's promise. So a call that
+ * never ends (it awaits an 'end' that will not come) holds a connection the
+ * kernel shows, and the grader counts it there, asking nothing.
+ *
  * The contract (docs/lessons/grade.md): the module's default export is an
  * Express handler `(req, res)`, sync or async, or an `express.Router()`
  * whose `post('/')` answers (it is mounted with `use('/student', router)`).
@@ -49,9 +57,60 @@ export function studentRoutes (student) {
     router.use('/student', student.fn)
   } else {
     router.post('/student', function studentHandler (req, res, next) {
+      const release = holdDescriptor(req.socket)
+      let call
+      try {
+        call = student.fn(req, res, next)
+      } catch (err) {
+        release()
+        throw err
+      }
+      // a sync handler's call is over when it returns; an async one's when its promise settles
+      if (call === null || typeof call?.then !== 'function') release()
+      else call.then(release, release)
       // Express 5 sends a rejection (or a throw) to the error handler: a 500, or the error's own 4xx status
-      return student.fn(req, res, next)
+      return call
     })
   }
   return router
+}
+
+/** handle -> { calls, close, deferred }: the connections whose descriptor a call keeps open */
+const holds = new WeakMap()
+
+/**
+ * Keep the descriptor of a connection open until the returned function is
+ * called. Node closes a socket by closing its handle (net.Socket _destroy):
+ * the handle's close() is wrapped so that, while a call holds it, it
+ * answers Node at once (the socket emits 'close' as usual) and closes the
+ * descriptor when the last call lets go.
+ * @param {import('node:net').Socket} socket
+ * @returns {() => void} lets go (once)
+ */
+function holdDescriptor (socket) {
+  const handle = socket?._handle
+  if (handle === null || handle === undefined || typeof handle.close !== 'function') return function nothingHeld () {}
+  let hold = holds.get(handle)
+  if (hold === undefined) {
+    hold = { calls: 0, close: handle.close, deferred: false }
+    holds.set(handle, hold)
+    const kept = hold
+    handle.close = function closeWhenCallsEnd (callback) {
+      if (kept.calls === 0) return kept.close.call(handle, callback)
+      kept.deferred = true
+      if (typeof callback === 'function') process.nextTick(callback)
+    }
+  }
+  hold.calls++
+  let released = false
+  const kept = hold
+  return function releaseDescriptor () {
+    if (released) return
+    released = true
+    kept.calls--
+    if (kept.calls === 0 && kept.deferred) {
+      kept.deferred = false
+      kept.close.call(handle, function closed () {})
+    }
+  }
 }
