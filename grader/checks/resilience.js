@@ -1,18 +1,27 @@
 /**
  * Resilience: clients that hang up mid-upload (after the headers, a few
  * bytes in, halfway) leave the handler nothing stuck: a normal request after
- * them is answered, and every handler call they started ends.
+ * them is answered, and the work they started ends.
+ *
+ * What is left is read from outside the student's process, never asked of
+ * it: the connections to /student it still holds and the grader's requests
+ * still unanswered (ctx.lab.stats(): the kernel's socket table and the
+ * grader's own tallies), and whether it is still working, its CPU time
+ * rising (/proc/<pid>/stat, grader/proc-cpu.js). A call that waits without
+ * working and holds no connection (a promise nothing will settle) is not
+ * seen from outside: it costs memory until the process ends.
  *
  * A call may rightly go on after its client hung up: a handler that reads
  * in turn what it was sent parses the bytes already received before it
  * meets the hang-up. How long that takes follows from the handler's own
  * speed, measured first (one whole upload of the same document), and from
  * the bytes the aborted uploads delivered: "nothing left pending" waits that
- * long, with a margin and a floor, and fails only for calls still running
- * after it, which are waiting for something that will not come.
+ * long, with a margin and a floor, and fails only for a process still
+ * working or holding connections after it: work that does not end.
  */
 import { generatedBuffer, generatedDocument } from '../bodies.js'
 import { abortUpload } from '../client.js'
+import { cpuMs } from '../proc-cpu.js'
 import { judgeAnswer } from '../reference.js'
 import { timeoutFor } from '../settings.js'
 
@@ -28,6 +37,12 @@ const MB = 1e6
  */
 export const PENDING_WAIT = Object.freeze({ MARGIN: 3, FLOOR_MS: 5000, CEILING_MS: 120_000 })
 const POLL_MS = 100
+/**
+ * Idle: the process used at most IDLE_CPU_MS of CPU over the last
+ * IDLE_WINDOW_MS (two of /proc's 10 ms ticks: timers and a collection, not work).
+ */
+const IDLE_WINDOW_MS = 500
+const IDLE_CPU_MS = 20
 
 /** What the first check measured, for the second: per lab, so two runs in one process keep their own. */
 const measured = new WeakMap()
@@ -70,36 +85,43 @@ export const checks = Object.freeze([
   {
     area: AREA,
     name: 'nothing left pending',
-    meaning: 'after the aborted uploads: handler calls still running (an async handler\'s promise unsettled) and requests to /student still open, once the handler has had the time its own speed needs for the bytes it received',
-    limit: `none, after ${PENDING_WAIT.MARGIN}× the time the handler's measured speed needs for the bytes it received (at least ${PENDING_WAIT.FLOOR_MS / 1000} s, at most ${PENDING_WAIT.CEILING_MS / 1000} s)`,
-    hint: 'These calls never end: each waits for something a client that hung up will never send. An async handler that awaits the body\'s "end" (or a promise only "end" settles) waits forever: await pipeline(req, …) instead, which rejects when the client goes, or listen for "error" and "close" as well as "end".',
+    meaning: 'after the aborted uploads, read from outside the handler\'s process: still working (its CPU time rising), connections to /student still held, requests unanswered, once it has had the time its own speed needs for the bytes it received',
+    limit: `idle, no connection held, nothing unanswered, within ${PENDING_WAIT.MARGIN}× the time the handler's measured speed needs for the bytes it received (at least ${PENDING_WAIT.FLOOR_MS / 1000} s, at most ${PENDING_WAIT.CEILING_MS / 1000} s)`,
+    hint: 'Work on a body must stop when its client goes. pipeline(req, …) destroys every stream of the chain on a hang-up and rejects: let the call end there. A loop that polls for the body\'s end (setImmediate, setTimeout), or goes on with what arrived as if more were coming, works forever for a client that is gone: listen for "close" on the request, stop the work, release what the call holds.',
     trips: true,
     run: async function nothingPending (ctx) {
       const wait = pendingWait(measured.get(ctx.lab))
-      ctx.note(`waiting up to ${(wait.ms / 1000).toFixed(1)} s for calls still reading`)
+      ctx.note(`waiting up to ${(wait.ms / 1000).toFixed(1)} s for work still under way`)
+      const pid = ctx.lab.pid
       const started = Date.now()
+      const samples = [{ at: started, cpu: cpuMs(pid) }]
       let stats = await ctx.lab.stats()
-      const atStart = stats
-      while (stats !== null && (stats.pending > 0 || stats.open > 0) && Date.now() - started < wait.ms) {
+      let state = leftOver(stats, samples)
+      while (stats !== null && !state.settled && Date.now() - started < wait.ms) {
         await new Promise(function pause (resolve) { setTimeout(resolve, POLL_MS) })
+        samples.push({ at: Date.now(), cpu: cpuMs(pid) })
         stats = await ctx.lab.stats()
+        state = leftOver(stats, samples)
       }
       const waitedMs = Date.now() - started
-      if (stats === null) return { pass: false, hung: true, figure: 'the lab did not answer (its event loop is blocked)' }
-      const router = ctx.lab.kind === 'router'
-      const pass = stats.open === 0 && (router || stats.pending === 0)
-      const calls = router ? 'calls not tracked (a Router)' : `${stats.pending} of ${stats.calls} handler calls pending`
-      const details = { ...counts(stats), atStart: atStart === null ? null : counts(atStart), waitedMs, waitMs: wait.ms, basis: wait.basis }
-      if (pass) {
-        const settled = atStart !== null && (atStart.pending > 0 || atStart.open > 0)
-          ? ` (${atStart.pending} still reading at first, all ended within ${(waitedMs / 1000).toFixed(1)} s)`
-          : ''
-        return { pass, figure: `${calls}, ${stats.open} requests still open${settled}`, details }
+      if (stats === null) return { pass: false, hung: true, figure: 'the handler\'s process is gone' }
+      const first = samples[0].cpu
+      const last = samples[samples.length - 1].cpu
+      const workedMs = first === null || last === null ? null : last - first
+      const details = { ...counts(stats), cpuMsAfterHangUps: workedMs, busy: state.busy, waitedMs, waitMs: wait.ms, basis: wait.basis }
+      const seen = [
+        stats.open === null ? 'connections not read (no /proc)' : `${stats.open} connections held`,
+        `${stats.unanswered} requests unanswered`
+      ].join(', ')
+      if (state.settled) {
+        const worked = workedMs === null ? 'CPU not read (no /proc)' : `${(workedMs / 1000).toFixed(1)} s of CPU on what the aborted uploads delivered`
+        return { pass: true, figure: `idle within ${(waitedMs / 1000).toFixed(1)} s (${worked}), ${seen}`, details }
       }
+      const what = state.busy ? `still working ${(waitedMs / 1000).toFixed(1)} s after the last hang-up, ${(workedMs / 1000).toFixed(1)} s of CPU and rising` : `not settled after ${(waitedMs / 1000).toFixed(1)} s`
       return {
-        pass,
-        figure: `${calls}, ${stats.open} requests still open after ${(waitedMs / 1000).toFixed(1)} s`,
-        reason: `still running ${(waitedMs / 1000).toFixed(1)} s after the last client hung up, though ${wait.basis}: calls still running after that wait for something that will not come`,
+        pass: false,
+        figure: `${what}, ${seen}`,
+        reason: `though ${wait.basis}: work still going on after that does not end`,
         details
       }
     }
@@ -126,9 +148,25 @@ export function pendingWait (m) {
   }
 }
 
-/** The lab's figures of the handler's calls, without the reply's envelope. */
-function counts ({ calls, pending, answered, open }) {
-  return { calls, pending, answered, open }
+/**
+ * Where the process stands: busy while its CPU time rose past IDLE_CPU_MS
+ * in the last IDLE_WINDOW_MS (unknown, and taken as idle, without /proc, or
+ * until a window has passed: then it is not settled yet); settled when it
+ * is idle, holds no connection to /student and nothing is unanswered.
+ */
+function leftOver (stats, samples) {
+  if (stats === null) return { settled: false, busy: false }
+  const last = samples[samples.length - 1]
+  const windowStart = samples.findLast(function beforeWindow (s) { return last.at - s.at >= IDLE_WINDOW_MS })
+  const measuredCpu = last.cpu !== null
+  const busy = measuredCpu && (windowStart === undefined || windowStart.cpu === null || last.cpu - windowStart.cpu > IDLE_CPU_MS)
+  const idle = !busy && (!measuredCpu || windowStart !== undefined)
+  return { settled: idle && (stats.open ?? 0) === 0 && stats.unanswered === 0, busy }
+}
+
+/** What the grader reads of the student's process and its own requests (ctx.lab.stats()). */
+function counts ({ calls, answered, unanswered, open }) {
+  return { calls, answered, unanswered, open }
 }
 
 function round (value) {
