@@ -95,7 +95,8 @@ function newCurve (ctx, length) {
         if (route === 'student') {
           const failed = await failure(ctx, m, where)
           if (failed) return { ...failed, details: { points: curve.points, reference: curve.reference } }
-          curve.points.push({ x, growthMiB: toMiB(m.growth), ms: round(m.ms) })
+          // the idle figure too: memory held before the window counts as idle (docs/grading-isolation.md)
+          curve.points.push({ x, growthMiB: toMiB(m.growth), idleMiB: toMiB(m.idleRss), ms: round(m.ms) })
         } else {
           // a reference route: a figure for the charts and the card, never the handler's fault if it fails
           const ok = m.died === null && m.failedWarmUp === undefined && m.outcome.every(function answered (res) { return res.status === 200 })
