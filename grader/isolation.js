@@ -9,7 +9,9 @@
  *   and packages (every top-level entry but the data folder, test-data/,
  *   where the run's bodies and reports are, and .git), the handler's folder
  *   and a temporary folder of its own; it writes only there; it may start no
- *   child process and no worker thread. Always on where Node has it.
+ *   child process and no worker thread (but where a module is preloaded with
+ *   --import: Node runs its resolve hooks on a thread of their own, and the
+ *   permission model counts that thread as a worker). Always on where Node has it.
  * - **A user of its own** (Linux, the grader running as root, setpriv(1)
  *   present, the handler readable by others): an unused uid, so the process
  *   can signal no process of the grader's, read nothing that is not
@@ -91,11 +93,13 @@ export function chooseIsolation ({ handler, user = true, network = true }) {
  * The command line: wrappers (unshare, setpriv) that exec in place, so the
  * pid the grader gets is node's, then node with the permission flags.
  * @param {{ facts: IsolationFacts, uid: number|null }} isolation from chooseIsolation
- * @param {{ script: string, args: string[], handler: string, tmpDir: string, nodeFlags: string[] }} what
+ * @param {{ script: string, args: string[], handler: string, tmpDir: string, nodeFlags: string[], preload?: string[] }} what
+ *   `preload`: modules node imports first (`--import`)
  * @returns {{ command: string, args: string[] }}
  */
-export function isolatedCommand ({ facts, uid }, { script, args, handler, tmpDir, nodeFlags }) {
-  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, handler, tmpDir), script, ...args]
+export function isolatedCommand ({ facts, uid }, { script, args, handler, tmpDir, nodeFlags, preload = [] }) {
+  const imports = preload.flatMap(function importFirst (file) { return ['--import', file] })
+  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, handler, tmpDir, preload.length > 0), ...imports, script, ...args]
   let line = node
   if (facts.parentDeath === 'SIGKILL' || uid !== null) {
     const setpriv = ['setpriv']
@@ -112,12 +116,14 @@ export function isolatedCommand ({ facts, uid }, { script, args, handler, tmpDir
  * The permission flags: reads of the project's modules, the handler's
  * folder and the temporary folder; writes of the temporary folder; nothing else.
  */
-function permissionArgs (flag, handler, tmpDir) {
+function permissionArgs (flag, handler, tmpDir, hooks) {
   if (flag === null) return []
   const reads = [...projectReads(), path.dirname(handler), tmpDir]
   const args = [flag]
   for (const read of new Set(reads.map(realOrSame))) args.push(`--allow-fs-read=${read}`)
   args.push(`--allow-fs-write=${realOrSame(tmpDir)}`)
+  // module.register() runs resolve hooks on a thread of their own, which the permission model counts as a worker
+  if (hooks) args.push('--allow-worker')
   if (process.allowedNodeEnvironmentFlags.has('--disable-warning')) args.push('--disable-warning=ExperimentalWarning')
   return args
 }

@@ -33,13 +33,21 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
+import { PROJECT_ROOT } from '../lib/options.js'
 import { PORTABLE_ENV, procAvailable } from '../lib/platform.js'
 import { countRequests } from './client.js'
 import { chooseIsolation, isolatedCommand } from './isolation.js'
 import { heldConnections, readTreeMemory, resetTreePeaks, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
-const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'student-child.js')
+const GRADER_DIR = path.dirname(fileURLToPath(import.meta.url))
+const CHILD = path.join(GRADER_DIR, 'student-child.js')
+/**
+ * Preloaded for a handler outside the project: it resolves the packages the
+ * exercises allow from the lab's node_modules (Node would look for them
+ * beside the handler, and find none).
+ */
+const ALLOW_PACKAGES = path.join(GRADER_DIR, 'allow-packages.js')
 const WATCH_MS = 25
 /** How often the watch looks for new members of the tree (a full walk of /proc). */
 const TREE_SCAN_MS = 500
@@ -170,7 +178,8 @@ export class StudentProcess {
       args: [path.resolve(options.handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', options.host])],
       handler: path.resolve(options.handler),
       tmpDir: this.#tmpDir,
-      nodeFlags: ['--expose-gc']
+      nodeFlags: ['--expose-gc'],
+      preload: outsideProject(options.handler) && fs.existsSync(ALLOW_PACKAGES) ? [ALLOW_PACKAGES] : []
     })
     const child = spawn(command, args, {
       // a process group of its own, so that the whole tree can be signalled at once
@@ -428,6 +437,18 @@ export class StudentProcess {
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
     this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the student's process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
   }
+}
+
+/** Whether the handler's file lies outside the project, where the project's packages cannot be found from it. */
+function outsideProject (handler) {
+  let file
+  try {
+    file = fs.realpathSync(path.resolve(handler))
+  } catch {
+    return false
+  }
+  const relative = path.relative(fs.realpathSync(PROJECT_ROOT), file)
+  return relative.startsWith('..') || path.isAbsolute(relative)
 }
 
 /** A listening socket on a free port, opened by the grader. */
