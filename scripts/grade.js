@@ -36,8 +36,8 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
                    sync or async, or an express.Router() with a post('/') route
   <folder>         a class: every .js file in it, and every folder in it with an index.js,
                    graded one at a time; one row each in the CSV and in an HTML table beside it
-  --quick          smaller bodies and bombs (measured: 1 to 2 minutes a handler; the full run 3 to 4,
-                   docs/lessons/grade.md)
+  --quick          smaller bodies and bombs: about a minute a handler, the full run two to three
+                   (measured on a 2-core machine: docs/lessons/grade.md, "Run it")
   --seed N         draw the bodies from seed N (0 to 4294967295): the card names the seed of every
                    run, and --seed with it sends the same bodies again; by default a new random seed
   --json FILE      also write the card as JSON: { handler, verdict, preset, seed, date, durationMs,
