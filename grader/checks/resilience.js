@@ -60,6 +60,7 @@ export const checks = Object.freeze([
       const normal = await generatedDocument({ size: 1000, seed: ctx.seed, dir: ctx.inputDir })
       ctx.note('one whole upload first: the handler\'s speed')
       const whole = await ctx.post('student', { buffer: upload.gzip, timeoutMs: timeoutFor(ctx.settings, upload.inflatedBytes) })
+      if (whole.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(whole.ms / 1000)} s to a whole upload, before any was cut off` }
       const MBps = whole.status === 200 ? upload.inflatedBytes / MB / (whole.ms / 1000) : null
       const cuts = []
       for (let k = 0; k < ctx.settings.aborts; k++) cuts.push(Math.floor(upload.gzip.length * ((k * 37) % 91) / 100))
