@@ -5,11 +5,12 @@
  * and a submission anywhere on disk may import the packages the exercises
  * allow (grader/allow-packages.js).
  *
- * The folder, made in the system's temporary folder: exercise 3's solution
- * as a folder (index.js and the starter.js it imports), exercise 2's
- * starter under a name a spreadsheet would run as a formula, and a module
- * that is not a handler. Graded with settings smaller than --quick (bodies
- * of 2 to 8 MB, 300 MB bombs, no reference curves).
+ * The folder, made in the system's temporary folder, outside the lab:
+ * exercise 3's solution as a folder (index.js and the starter.js it
+ * imports), exercise 1's starter (it imports raw-body) under a name a
+ * spreadsheet would run as a formula, and a module that is not a handler.
+ * Graded with settings smaller than --quick (bodies of 2 to 8 MB, 300 MB
+ * bombs, no reference curves).
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -47,7 +48,7 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
     fs.mkdirSync(path.join(folder, 'alice'), { recursive: true })
     fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/03-bomb-safe/solution.js'), path.join(folder, 'alice', 'index.js'))
     fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/03-bomb-safe/starter.js'), path.join(folder, 'alice', 'starter.js'))
-    fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/02-exact/starter.js'), path.join(folder, `${FORMULA_NAME}.js`))
+    fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/01-stream/starter.js'), path.join(folder, `${FORMULA_NAME}.js`))
     fs.copyFileSync(path.join(PROJECT_ROOT, 'test/fixtures/grade/not-a-handler.js'), path.join(folder, 'carol.js'))
     // not submissions: notes, a folder without index.js, a hidden file
     fs.writeFileSync(path.join(folder, 'README.txt'), 'notes')
@@ -110,12 +111,13 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
       assert.equal(alice.verdict, 'pass', JSON.stringify(alice))
       for (const area of AREAS) assert.equal(alice[area], 'pass', area)
       assert.equal(alice.checks_passed, alice.checks_total)
+      // exercise 1's starter, from outside the lab: raw-body resolved, its answers right, its buffering not
       const bob = row(`'${FORMULA_NAME}`)
       assert.equal(bob.verdict, 'fail')
-      assert.equal(bob.correctness, 'fail')
+      assert.equal(bob.correctness, 'pass', JSON.stringify(bob))
+      assert.equal(bob.memory, 'fail')
       assert.equal(bob.safety, 'fail')
-      assert.equal(bob.memory, 'pass')
-      assert.match(bob.failed_checks, /correctness: strings that look like records/)
+      assert.match(bob.failed_checks, /memory: growth against body size/)
       const carol = row('carol')
       assert.equal(carol.verdict, 'fail')
       assert.equal(carol.checks_passed, '0')
@@ -172,10 +174,10 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
     assert.equal(run.code, 1, run.stderr)
     assert.match(run.stderr, /^\[submission 1\/3\] =bob, "the" <starter>: grading \(the time left is estimated after the first\)$/m)
     assert.match(run.stderr, /^\[submission 3\/3\] carol: grading, about \d+ (s|min \d+ s) left$/m)
-    assert.match(run.stdout, /3 submissions graded with seed 7: 1 passed/)
+    assert.match(run.stdout, /3 submissions graded with seed 7: 2 passed/)
     const [header, ...body] = parseCsv(fs.readFileSync(path.join(out, 'class.csv'), 'utf8'))
     assert.deepEqual(header, COLUMNS)
-    assert.deepEqual(body.map(function verdict (r) { return r[1] }), ['fail', 'pass', 'fail'])
+    assert.deepEqual(body.map(function verdict (r) { return r[1] }), ['pass', 'pass', 'fail'])
     assert.ok(fs.existsSync(path.join(out, 'class.html')))
     assert.ok(fs.existsSync(path.join(out, 'alice', 'results.json')))
   })
