@@ -22,7 +22,7 @@ export function writeGradeReport (dir, card, command) {
   return writeReport(dir, {
     title: `Grade card: ${card.handler}`,
     command,
-    meta: { experiment: 'grade', started: card.startedAt, node: process.version, cpus: os.availableParallelism(), options: card.settings },
+    meta: { experiment: 'grade', started: card.startedAt, seed: card.seed, sha256: card.digest, labVersion: card.labVersion, node: process.version, cpus: os.availableParallelism(), options: card.settings },
     markdown: markdownCard(card),
     charts: gradeCharts(card),
     data: { card }
