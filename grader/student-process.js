@@ -254,8 +254,8 @@ export class StudentProcess {
     const child = this.#child
     if (child !== null && this.#root.pid !== undefined) {
       const root = this.#root
+      // SIGKILL takes a stopped process too (one paused while a reference route was timed)
       signalTree(root, 'SIGKILL')
-      signalTree(root, 'SIGCONT')
       await this.#exitedPromise
       const until = Date.now() + GONE_TIMEOUT_MS
       while (treeAlive(root) && Date.now() < until) {
