@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { PORTABLE_ENV, procAvailable } from '../lib/platform.js'
+import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
 import { countRequests } from './client.js'
 import { chooseIsolation, isolatedCommand } from './isolation.js'
 import { heldConnections, readTreeMemory, resetTreePeaks, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
@@ -344,12 +345,13 @@ export class StudentProcess {
    * @template T
    * @param {() => Promise<T>} load
    * @returns {Promise<{ outcome: T, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null,
-   *   peakSource: 'kernel peak'|null, unreadable: boolean }>}
+   *   peakSource: 'kernel peak'|'sampled peak'|null, unreadable: boolean }>}
    */
   async measure (load) {
     await this.gc()
     const pid = this.pid
     const readable = procAvailable()
+    if (!readable && psAvailable()) return this.#measureWithPs(load)
     const before = readable ? treePids(this.#root) : [pid]
     const idle = readable ? readTreeMemory(before) : null
     const reset = idle !== null && resetTreePeaks(before)
@@ -368,6 +370,32 @@ export class StudentProcess {
       growth: measured ? Math.max(0, peak - idle.rss) : null,
       peakSource: measured ? 'kernel peak' : null,
       unreadable: !readable
+    }
+  }
+
+  /** `measure` where there is no /proc: the tree's RSS from `ps`, its peak sampled while `load` runs (grader/ps-memory.js). */
+  async #measureWithPs (load) {
+    const pid = this.pid
+    const idle = await psTreeRss(pid).catch(function unread () { return null })
+    const sampler = samplePeak(pid)
+    const started = performance.now()
+    let outcome
+    let peak
+    try {
+      outcome = await load()
+    } finally {
+      peak = await sampler.stop()
+    }
+    const ms = performance.now() - started
+    const measured = idle !== null && peak !== null
+    return {
+      outcome,
+      ms,
+      idleRss: idle,
+      peakRss: measured ? peak : null,
+      growth: measured ? Math.max(0, peak - idle) : null,
+      peakSource: measured ? 'sampled peak' : null,
+      unreadable: !measured
     }
   }
 

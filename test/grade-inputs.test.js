@@ -23,6 +23,7 @@ import {
 import { areaVerdicts, cardJson, formatCard, validateCardJson } from '../grader/card.js'
 import { PROJECT_ROOT } from '../lib/options.js'
 import { TABLE, TABLE_BYTES, TABLE_SEED } from './fixtures/cheats/framing-table.js'
+import { procAvailable } from '../lib/platform.js'
 
 const SMALL = Object.freeze({
   sizes: TABLE_BYTES,
@@ -195,6 +196,7 @@ describe('grading inputs a handler cannot predict', function () {
     })
 
     it('fails memory: the table knows none of the documents, and the path behind it buffers', function () {
+      if (!procAvailable()) this.skip() // a peak sampled with ps every 50 ms can miss these small bodies' short spikes
       assert.equal(check('growth against body size').pass, false, check('growth against body size').figure)
     })
 

@@ -1,0 +1,90 @@
+/**
+ * The student's memory from outside where there is no /proc (macOS, and
+ * Linux in portable mode): `ps`, which macOS and Linux both have, lists
+ * every process's parent and RSS. The tree's RSS is summed from that table,
+ * and its peak over a load is the largest of samples taken while the load
+ * runs (every SAMPLE_MS): a sampled peak, which can miss a spike shorter
+ * than the gap, where the kernel's VmHWM misses nothing. The process
+ * measured is never asked. Where `ps` is missing too (Windows), nothing is
+ * read and the card says so.
+ */
+import { execFile, execFileSync } from 'node:child_process'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+/** Between two samples: `ps` costs a few milliseconds of CPU a call. */
+export const SAMPLE_MS = 50
+
+const KiB = 1024
+let available = null
+
+/** Whether `ps -A -o pid=,ppid=,rss=` answers here (asked once). */
+export function psAvailable () {
+  if (available === null) {
+    try {
+      execFileSync('ps', ['-A', '-o', 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 })
+      available = true
+    } catch {
+      available = false
+    }
+  }
+  return available
+}
+
+/**
+ * The RSS of `root` and every process below it, from one `ps` table.
+ * @param {number} root
+ * @returns {Promise<number|null>} bytes; null when `root` is not in the table
+ */
+export async function psTreeRss (root) {
+  const { stdout } = await run('ps', ['-A', '-o', 'pid=,ppid=,rss='], { timeout: 5000, maxBuffer: 8 * 1024 * 1024 })
+  const children = new Map()
+  const rss = new Map()
+  for (const line of stdout.split('\n')) {
+    const [pid, ppid, kib] = line.trim().split(/\s+/).map(Number)
+    if (!Number.isInteger(pid) || !Number.isInteger(ppid)) continue
+    rss.set(pid, (Number.isFinite(kib) ? kib : 0) * KiB)
+    if (!children.has(ppid)) children.set(ppid, [])
+    children.get(ppid).push(pid)
+  }
+  if (!rss.has(root)) return null
+  let total = 0
+  const stack = [root]
+  const seen = new Set()
+  while (stack.length > 0) {
+    const pid = stack.pop()
+    if (seen.has(pid)) continue
+    seen.add(pid)
+    total += rss.get(pid) ?? 0
+    for (const child of children.get(pid) ?? []) stack.push(child)
+  }
+  return total
+}
+
+/**
+ * Sample the tree's RSS until `stop()`: its largest sample is the load's sampled peak.
+ * @param {number} root
+ * @returns {{ stop: () => Promise<number|null> }} the peak in bytes, null when no sample read it
+ */
+export function samplePeak (root) {
+  let running = true
+  let peak = null
+  async function sampleLoop () {
+    while (running) {
+      const rss = await psTreeRss(root).catch(function unread () { return null })
+      if (rss !== null && (peak === null || rss > peak)) peak = rss
+      if (running) await new Promise(function pause (resolve) { setTimeout(resolve, SAMPLE_MS) })
+    }
+  }
+  const loop = sampleLoop()
+  return {
+    stop: async function stopSampling () {
+      running = false
+      await loop
+      const last = await psTreeRss(root).catch(function unread () { return null })
+      if (last !== null && (peak === null || last > peak)) peak = last
+      return peak
+    }
+  }
+}
