@@ -16,6 +16,7 @@
  */
 import fs from 'node:fs'
 import { procAvailable } from '../lib/platform.js'
+import { readProcMemory } from '../lib/measure/proc-memory.js'
 
 /** /proc/<pid>/stat fields after the command (which may hold spaces and parentheses). */
 const STAT_STATE = 0
@@ -223,16 +224,7 @@ function signalQuietly (target, signal) {
 }
 
 function readStatusMemory (pid) {
-  let status
-  try {
-    status = fs.readFileSync(`/proc/${pid}/status`, 'latin1')
-  } catch {
-    return null
-  }
-  const rss = /^VmRSS:\s+(\d+) kB/m.exec(status)
-  const peak = /^VmHWM:\s+(\d+) kB/m.exec(status)
-  if (!rss || !peak) return null
-  return { rss: Number(rss[1]) * 1024, peak: Number(peak[1]) * 1024 }
+  return readProcMemory(pid)
 }
 
 function readStat (pid) {

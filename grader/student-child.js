@@ -19,9 +19,9 @@
 import { parseArgs } from 'node:util'
 import express from 'express'
 import { DEFAULTS } from '../lib/options.js'
-import { notFound, toLabError } from '../lib/errors.js'
+import { notFound } from '../lib/errors.js'
+import { sendError } from '../lib/send-error.js'
 import { bodyDeadline } from '../lib/body-deadline.js'
-import { discardRestOfBody } from '../lib/ingest-common.js'
 import { createLabServer } from '../lib/http-server.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK, loadStudentModule, studentRoutes } from './student-route.js'
 
@@ -69,16 +69,7 @@ async function main () {
     next(notFound(req.method, req.path))
   })
   // as the lab answers errors: an error's own 4xx status, else 500, as JSON (docs/lessons/grade.md)
-  app.use(function sendError (err, req, res, next) {
-    const labError = toLabError(err)
-    if (labError.status === 500) console.error(err)
-    if (res.headersSent) {
-      res.destroy(err)
-      return
-    }
-    res.status(labError.status).set(labError.headers ?? {}).json(labError.toJSON())
-    discardRestOfBody(req)
-  })
+  app.use(sendError)
   const server = createLabServer(app)
   server.once('error', function listenFailed (err) {
     process.stderr.write(`student-child: ${err.message}\n`)

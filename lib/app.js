@@ -8,7 +8,8 @@
  */
 import express from 'express'
 import { normalizeOptions } from './options.js'
-import { notFound, serverClosing, toLabError } from './errors.js'
+import { notFound, serverClosing } from './errors.js'
+import { sendError } from './send-error.js'
 import { methodGuard } from './method-guard.js'
 import { generateRoute } from '../routes/generate.js'
 import { ingestRoutes } from '../routes/ingest.js'
@@ -26,7 +27,6 @@ import { createPeakReader, watchPeak } from './peak.js'
 import { createLabEvents } from './lab-events.js'
 import { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload.js'
 import { createDiskQuota } from './disk-quota.js'
-import { discardRestOfBody } from './ingest-common.js'
 import { createAdmission } from './admission.js'
 import { requestGuard } from './request-guard.js'
 import { createRunKeys } from './run-keys.js'
@@ -173,17 +173,7 @@ function wireApp (app, opts, closers, closing) {
   app.use(function routeNotFound (req, res, next) {
     next(notFound(req.method, req.path))
   })
-  app.use(function sendError (err, req, res, next) {
-    const labError = toLabError(err)
-    if (labError.status === 500) console.error(err)
-    if (res.headersSent) {
-      res.destroy(err)
-      return
-    }
-    res.status(labError.status).set(labError.headers ?? {}).json(labError.toJSON())
-    // a body refused before it was read: read and drop the rest, within bounds, so the answer gets through
-    discardRestOfBody(req)
-  })
+  app.use(sendError)
 }
 
 /**
