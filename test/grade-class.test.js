@@ -117,7 +117,8 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
       assert.equal(bob.correctness, 'pass', JSON.stringify(bob))
       assert.equal(bob.memory, 'fail')
       assert.equal(bob.safety, 'fail')
-      assert.match(bob.failed_checks, /memory: growth against body size/)
+      // against body size or concurrency: a peak sampled with ps (no /proc) can miss one curve's short spikes
+      assert.match(bob.failed_checks, /memory: growth against (body size|concurrency)/)
       const carol = row('carol')
       assert.equal(carol.verdict, 'fail')
       assert.equal(carol.checks_passed, '0')
