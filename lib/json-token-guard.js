@@ -31,6 +31,7 @@ import { TokenType } from '@streamparser/json'
 import { createTally, tallyRecord, finishTally } from './tally.js'
 import { jsonInvalid, recordTooDense, recordTooLarge, shapeInvalid, tooDeep } from './errors.js'
 import { COST_CONTAINER, COST_LARGE_ELEMENT } from './parse-cost.js'
+import { OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, COMMA, COLON, isWhitespace } from './json-bytes.js'
 
 /** The formats the textbook route reads: one JSON document (NDJSON is many). */
 export const STREAMPARSER_FORMATS = Object.freeze(['json', 'array'])
@@ -44,14 +45,10 @@ const RECORD_DEPTH = Object.freeze({ json: 2, array: 1 })
 /** The first byte of a UTF-8 byte order mark (EF BB BF). */
 const BOM_FIRST_BYTE = 0xef
 
-/** JSON's whitespace: space, tab, line feed, carriage return. */
-function isWhitespace (byte) {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
-}
-
 /** What a document may hold before its first string, number or literal: brackets, braces, commas, colons, whitespace. */
 function isStructural (byte) {
-  return byte === 0x5b || byte === 0x5d || byte === 0x7b || byte === 0x7d || byte === 0x2c || byte === 0x3a || isWhitespace(byte)
+  return byte === OPEN_BRACKET || byte === CLOSE_BRACKET || byte === OPEN_BRACE || byte === CLOSE_BRACE ||
+    byte === COMMA || byte === COLON || isWhitespace(byte)
 }
 
 /**
