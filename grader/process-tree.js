@@ -80,7 +80,7 @@ export function readTreeMemory (pids) {
   let peak = 0
   let processes = 0
   for (const [k, pid] of pids.entries()) {
-    const memory = readStatusMemory(pid)
+    const memory = readProcMemory(pid)
     if (memory === null) {
       if (k === 0) return null
       continue
@@ -223,8 +223,19 @@ function signalQuietly (target, signal) {
   }
 }
 
-function readStatusMemory (pid) {
-  return readProcMemory(pid)
+/** /proc reports CPU time in ticks of 1/USER_HZ s: 100 a second on Linux, whatever the kernel's own tick rate. */
+const USER_HZ = 100
+
+/**
+ * The CPU time a process has used, read from outside: /proc/<pid>/stat's utime and stime
+ * (all its threads), in steps of 10 ms.
+ * @param {number} pid
+ * @returns {number|null} milliseconds of CPU used so far; null where /proc is missing or the process is gone
+ */
+export function cpuMs (pid) {
+  const stat = readStat(pid)
+  if (stat === null) return null
+  return Number.isFinite(stat.cpuTicks) ? stat.cpuTicks * 1000 / USER_HZ : null
 }
 
 function readStat (pid) {
@@ -234,8 +245,11 @@ function readStat (pid) {
   } catch {
     return null
   }
+  // the command name (field 2) may hold spaces and parentheses: count the fields after its last ')'
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  return { pid, state: fields[STAT_STATE], ppid: Number(fields[STAT_PPID]), pgrp: Number(fields[STAT_PGRP]) }
+  // fields[0] is field 3 (state): utime is field 14, stime field 15
+  const cpuTicks = Number(fields[11]) + Number(fields[12])
+  return { pid, state: fields[STAT_STATE], ppid: Number(fields[STAT_PPID]), pgrp: Number(fields[STAT_PGRP]), cpuTicks }
 }
 
 /** The user a process runs as: the owner of its /proc directory. */

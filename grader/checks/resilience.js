@@ -7,7 +7,7 @@
  * it: the connections to /student it still holds and the grader's requests
  * still unanswered (ctx.lab.stats(): the kernel's socket table and the
  * grader's own tallies), and whether it is still working, its CPU time
- * rising (/proc/<pid>/stat, grader/proc-cpu.js). A call that waits without
+ * rising (/proc/<pid>/stat, grader/process-tree.js). A call that waits without
  * working and holds no connection (a promise nothing will settle) is not
  * seen from outside: it costs memory until the process ends.
  *
@@ -21,7 +21,7 @@
  */
 import { generatedBuffer, generatedDocument } from '../bodies.js'
 import { abortUpload } from '../client.js'
-import { cpuMs } from '../proc-cpu.js'
+import { cpuMs } from '../process-tree.js'
 import { judgeAnswer } from '../reference.js'
 import { timeoutFor } from '../settings.js'
 
