@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Entry point: the one place that reads the environment and flags. It runs
- * the supervisor (`lib/supervisor.js`), which owns the listening socket and
+ * the supervisor (`lib/supervisor/supervisor.js`), which owns the listening socket and
  * runs the lab in a worker process under a memory budget, as a container's
  * OOM killer would.
  */
@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { normalizeDatabaseOptions, redactUrl } from './lib/db/options.js'
-import { defaultMemoryBudget } from './lib/memory-budget.js'
-import { normalizeOptions } from './lib/options.js'
-import { createSupervisor, describeCrash, formatMemory, normalizeSupervisorOptions } from './lib/supervisor.js'
-import { parseByteSize } from './lib/units.js'
+import { defaultMemoryBudget } from './lib/limits/memory-budget.js'
+import { normalizeOptions } from './lib/config/options.js'
+import { createSupervisor, describeCrash, formatMemory, normalizeSupervisorOptions } from './lib/supervisor/supervisor.js'
+import { parseByteSize } from './lib/util/units.js'
 
 const DEFAULT_BUDGET = defaultMemoryBudget()
 
@@ -159,7 +159,7 @@ function readConfig (argv, env) {
   if (values['upload-max-age']) app.upload = { maxAgeMs: parseDuration(values['upload-max-age'], '--upload-max-age') }
   if (values['body-idle-timeout'] !== undefined) app.limits.bodyIdleMs = parseDuration(values['body-idle-timeout'], '--body-idle-timeout')
   if (values['min-body-rate'] !== undefined) app.limits.minBodyRate = parseByteSize(values['min-body-rate'])
-  // the worker hands `app.server` to createLabServer (lib/worker-main.js)
+  // the worker hands `app.server` to createLabServer (lib/supervisor/worker-main.js)
   if (values['max-connections'] !== undefined) app.server = { maxConnections: parseLimitCount(values['max-connections'], '--max-connections', 1_000_000) }
   if (values['max-metrics-streams'] !== undefined) app.metrics = { maxClients: parseLimitCount(values['max-metrics-streams'], '--max-metrics-streams', 100_000) }
   const databaseUrl = values['database-url'] ?? env.DATABASE_URL

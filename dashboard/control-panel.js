@@ -306,7 +306,7 @@ function describeProgress (run) {
   const head = `Run ${shortId(run.id)}`
   if (run.status !== 'running') return `${head}: ${run.status}`
   if (p.stage === 'input') return `${head}: preparing the input file…`
-  // the contract's progress (lib/result-contract.js): what is happening, on which route, in which cell
+  // the contract's progress (lib/experiments/result-contract.js): what is happening, on which route, in which cell
   const detail = [p.stage, p.route ? `/${p.route}` : '', p.cell]
     .filter(function shown (part) { return typeof part === 'string' ? part !== '' : part !== undefined && part !== null })
     .join(' · ')

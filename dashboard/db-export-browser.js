@@ -15,7 +15,7 @@
  *   sleep?: number, baseUrl?: string, signal?: AbortSignal, headers?: Record<string, string> }} settings
  *   rows: how many to export; batch: rows per batch request; highWaterMark: rows per cursor read;
  *   sleep: seconds of pg_sleep per request; baseUrl: '' in the page (same origin);
- *   headers: sent with every request (the experiment's client process sends its run key, lib/run-keys.js)
+ *   headers: sent with every request (the experiment's client process sends its run key, lib/limits/run-keys.js)
  * @returns {Promise<{ mode: string, rows: number, batch: number|null, highWaterMark: number|null, requests: number,
  *   received: number, inOrder: boolean, bytes: number, firstByteMs: number, firstRowMs: number|null, totalMs: number }>}
  * @throws {TypeError} for bad settings; {Error} with the server's message for an error answer

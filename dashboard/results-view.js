@@ -1,13 +1,13 @@
 /**
  * A finished run's results on the page, drawn from the result contract
- * (lib/result-contract.js, sent as GET /experiments/:id's `result`) alone:
+ * (lib/experiments/result-contract.js, sent as GET /experiments/:id's `result`) alone:
  * the view knows no experiment.
  */
 import { make } from './dom.js'
 import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 
 /**
- * A finished run's results, from the result contract (lib/result-contract.js)
+ * A finished run's results, from the result contract (lib/experiments/result-contract.js)
  * alone: its `tables` as they are, its `cells` as a table of their scalars,
  * its `published` figures beside the measured ones, its `verdicts`; the JSON
  * when it has none of these. The page knows no experiment.
@@ -30,7 +30,7 @@ export function renderResults (box, run) {
   box.replaceChildren(...parts)
 }
 
-/** A number in a contract unit (lib/result-contract.js UNITS). */
+/** A number in a contract unit (lib/experiments/result-contract.js UNITS). */
 function formatIn (unit, value) {
   if (unit === 'ms') return formatMs(value)
   if (unit === 'MiB') return formatMiB(value)

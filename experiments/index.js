@@ -8,13 +8,13 @@
  * A folder holds:
  *   index.js    the experiment the server runs: name, title, description,
  *               params (the one schema), normalizeParams, run(ctx) -> a result
- *               as lib/result-contract.js describes it
+ *               as lib/experiments/result-contract.js describes it
  *   bench.js    `npm run bench -- <name>`: name, summary, usage, options,
  *               normalize, run (command-line side: the server never loads it)
  *   figures.js  optional, command-line side: `screenshot` (the lesson picture)
  *               and `demo` (a step of npm run demo)
  * and whatever else it needs: its mechanics, its run, the processes it forks,
- * its routes (re-exported below for lib/app.js to mount).
+ * its routes (re-exported below for lib/http/app.js to mount).
  */
 import * as ingest from './ingest/index.js'
 import * as upload from './upload/index.js'
@@ -36,10 +36,14 @@ export const EXPERIMENTS = Object.freeze({
 })
 
 /**
- * Routes an experiment folder adds to the lab, mounted by lib/app.js: the core
+ * Routes an experiment folder adds to the lab, mounted by lib/http/app.js: the core
  * reaches an experiment folder through this registry only (test/layout.test.js).
  */
 export { abortUploadRoutes } from './abort-upload/routes.js'
+export { chunkSizeRoutes } from './chunk-size/routes.js'
+export { uploadRoutes } from './upload/routes.js'
+/** The upload experiment's housekeeping: parts a killed worker left, uploads of earlier runs. */
+export { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload/server.js'
 
 function folderOf (name) {
   if (!Object.hasOwn(EXPERIMENTS, name)) throw new TypeError(`no experiment "${name}": the registry has ${Object.keys(EXPERIMENTS).join(', ')}`)

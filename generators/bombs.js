@@ -20,9 +20,9 @@
  */
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
-import { badParameter } from '../lib/errors.js'
-import { integerParam } from '../lib/integers.js'
-import { parseByteSize } from '../lib/units.js'
+import { badParameter } from '../lib/errors/index.js'
+import { integerParam } from '../lib/config/integers.js'
+import { parseByteSize } from '../lib/util/units.js'
 import { crc32Combine, crc32Repeat } from './crc32-combine.js'
 
 export { crc32Combine }
@@ -281,7 +281,7 @@ const NORMALIZED = new WeakSet()
  * @param {Record<string, unknown>} [query] `variant`, `bytes`, `depth`, `members`, `layers`; `kind` is allowed
  * @returns {Readonly<{variant: string, bytes: number, depth: number|null, members: number|null, layers: number}>}
  *   `bytes` is the inflated size of the JSON document in every variant
- * @throws {import('../lib/errors.js').LabError} `parameter.invalid` (400) naming the parameter
+ * @throws {import('../lib/errors/index.js').LabError} `parameter.invalid` (400) naming the parameter
  */
 export function normalizeBombParams (query = {}) {
   if (NORMALIZED.has(query)) return query
@@ -349,7 +349,7 @@ export function bombFileName ({ variant, bytes, layers }) {
  *   `streams` is for `pipeline(...bomb.streams, destination)`: the bomb, then one gzip per
  *   further layer (chained); use them once. `compressedBytes` is null when it is only known
  *   after the fact (chained).
- * @throws {import('../lib/errors.js').LabError} `parameter.invalid` (400)
+ * @throws {import('../lib/errors/index.js').LabError} `parameter.invalid` (400)
  */
 export function createBomb (params) {
   const p = normalizeBombParams(params)

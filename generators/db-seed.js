@@ -14,11 +14,11 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { DEFAULTS } from '../lib/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { startEmbedded } from '../lib/db/embedded.js'
 import { DATABASE_DEFAULTS, normalizeDatabaseOptions, redactUrl } from '../lib/db/options.js'
 import { SEED_DEFAULTS, SEED_LIMITS, normalizeSeedSizes, seedDatabase } from '../lib/db/seed.js'
-import { formatDuration } from '../lib/units.js'
+import { formatDuration } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run db:seed -- [options]
 

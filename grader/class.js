@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DEFAULTS } from '../lib/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { AREAS, grade } from './index.js'
 import { areaVerdicts } from './card.js'
 import { newSeed, normalizeSeed } from './settings.js'

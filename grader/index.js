@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DEFAULTS } from '../lib/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { generatedDocument, withSeed } from './bodies.js'
 import { checks as correctness } from './checks/correctness.js'
 import { checks as memory } from './checks/memory.js'

@@ -30,7 +30,7 @@ import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
+import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
 
 /** The range the student's user is drawn from: far above any account a system hands out. */
 const UID_FIRST = 1_500_000_000

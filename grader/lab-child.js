@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The reference lab a grading runs beside the student's process: the lab's
- * own app (lib/app.js createApp, the same routes, guard, limits and event
+ * own app (lib/http/app.js createApp, the same routes, guard, limits and event
  * bus) with the textbook route /streamparser-json, /good and /bad, and the
  * dashboard that follows the run, in a process of its own that the
  * grader (grader/lab.js ReferenceLab) forks, watches and measures. The
@@ -22,10 +22,10 @@
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import express from 'express'
-import { createApp } from '../lib/app.js'
-import { createLabServer } from '../lib/http-server.js'
+import { createApp } from '../lib/http/app.js'
+import { createLabServer } from '../lib/http/server.js'
 import { createRunRecord } from './run-record.js'
-import { procAvailable } from '../lib/platform.js'
+import { procAvailable } from '../lib/util/platform.js'
 
 function tell (message) {
   if (process.connected) process.send(message, function sent () {})

@@ -21,7 +21,7 @@ import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
-import { readProcMemory } from '../lib/measure/proc-memory.js'
+import { readProcMemory } from '../lib/metrics/proc-memory.js'
 import { closePeakWindow, openPeakWindow } from '../lib/measure/lab-memory.js'
 import { crashLine, StudentProcess, StudentProcesses } from './student-process.js'
 

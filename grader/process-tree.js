@@ -11,12 +11,12 @@
  * lives), or, when the tree runs as a user of its own, any process of that
  * user (which also finds a descendant whose parent is gone).
  *
- * Where /proc is missing (portable mode, macOS: lib/platform.js) the readers
+ * Where /proc is missing (portable mode, macOS: lib/util/platform.js) the readers
  * answer null, and killing falls back to the process group alone.
  */
 import fs from 'node:fs'
-import { procAvailable } from '../lib/platform.js'
-import { readProcMemory } from '../lib/measure/proc-memory.js'
+import { procAvailable } from '../lib/util/platform.js'
+import { readProcMemory } from '../lib/metrics/proc-memory.js'
 
 /** /proc/<pid>/stat fields after the command (which may hold spaces and parentheses). */
 const STAT_STATE = 0

@@ -2,7 +2,7 @@
  * The reference answer, and reading the handler's. The reference is
  * computed here, independently of the lab's own routes: `items` is the
  * number of elements of the top-level `items` array, `idSum` the exact sum
- * of each record's top-level integer `id` (lib/tally.js, the summary /bad,
+ * of each record's top-level integer `id` (lib/parse/tally.js, the summary /bad,
  * /good and /streamparser-json give, counts the same way).
  *
  * A handler may answer `{ "items": 3, "idSum": "6" }` or put them under

@@ -7,7 +7,7 @@
  * (buffered).
  */
 import os from 'node:os'
-import { INGEST_ROUTES } from '../lib/ingest-routes.js'
+import { INGEST_ROUTES } from '../lib/ingest/contenders.js'
 import { writeReport } from '../lib/measure/report.js'
 import { formatCard } from './card.js'
 import { REFERENCE_ROUTES } from './checks/memory.js'
@@ -32,7 +32,7 @@ export function writeGradeReport (dir, card, command) {
 /**
  * The charts of a card: the memory checks' points, the handler's and the
  * reference routes' (when they were measured).
- * @returns {import('../lib/result-contract.js').ChartSpec[]}
+ * @returns {import('../lib/experiments/result-contract.js').ChartSpec[]}
  */
 export function gradeCharts (card) {
   const charts = []

@@ -18,11 +18,11 @@
  */
 import { parseArgs } from 'node:util'
 import express from 'express'
-import { DEFAULTS } from '../lib/options.js'
-import { notFound } from '../lib/errors.js'
-import { sendError } from '../lib/send-error.js'
-import { bodyDeadline } from '../lib/body-deadline.js'
-import { createLabServer } from '../lib/http-server.js'
+import { DEFAULTS } from '../lib/config/options.js'
+import { notFound } from '../lib/errors/index.js'
+import { sendError } from '../lib/http/send-error.js'
+import { bodyDeadline } from '../lib/limits/body-deadline.js'
+import { createLabServer } from '../lib/http/server.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK, loadStudentModule, studentRoutes } from './student-route.js'
 
 async function main () {

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 
 /** Folders a folder's digest leaves out: installed packages and version control, not the submission's own code. */
 const NOT_HASHED = Object.freeze(['node_modules', '.git'])

@@ -9,8 +9,8 @@
  */
 import path from 'node:path'
 import express from 'express'
-import { chartJsFile } from '../lib/assets.js'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { chartJsFile } from '../lib/util/assets.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 
 /** Where the page's files live. */
 export const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dashboard')

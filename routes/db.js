@@ -11,8 +11,8 @@ import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
 import express from 'express'
-import { databaseUnavailable } from '../lib/errors.js'
-import { writes } from '../lib/request-guard.js'
+import { databaseUnavailable } from '../lib/errors/index.js'
+import { writes } from '../lib/limits/request-guard.js'
 import {
   NDJSON_TYPE, createRowEncoder, fetchBatch, normalizeExportQuery, openRowStream, pause
 } from '../lib/db/export.js'
@@ -33,7 +33,7 @@ const BATCH_ROW_BYTES = 1024
 /**
  * @param {{ maxRows: number, kind: 'embedded'|'postgres' }} dbOpts normalised database options
  * @param {ReturnType<typeof import('../lib/db/database.js').createDatabase>} database
- * @param {import('../lib/admission.js').MemoryAdmission} [admission] a batch is reserved within the memory budget
+ * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] a batch is reserved within the memory budget
  * @returns {import('express').Router}
  */
 export function databaseRoutes (dbOpts, database, admission) {

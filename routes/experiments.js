@@ -8,14 +8,14 @@
  *   DELETE /experiments/:id  cancels a running run -> 200 the cancelled run; 409 if it had ended
  */
 import express from 'express'
-import { badParameter } from '../lib/errors.js'
+import { badParameter } from '../lib/errors/index.js'
 import { createEngine } from '../lib/experiments/engine.js'
 import { EXPERIMENTS } from '../experiments/index.js'
 
 /**
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {{ registry?: object, runKeys?: import('../lib/run-keys.js').RunKeys }} [parts]
+ * @param {{ registry?: object, runKeys?: import('../lib/limits/run-keys.js').RunKeys }} [parts]
  *   registry: experiment modules by name (tests may bring their own); runKeys: the app's
  *   keyring, which issues each run the key its load is let in by
  * @returns {import('express').Router & { close: () => Promise<void> }}
@@ -29,7 +29,7 @@ export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKey
   events.on('crash', recordLostRun)
   const router = express.Router({ caseSensitive: true, strict: true })
   // a start request is a name and a few parameters: nothing bigger is read, and nothing slower
-  // (the app's body deadline, lib/body-deadline.js, answers 408 to a body that stalls or drips)
+  // (the app's body deadline, lib/limits/body-deadline.js, answers 408 to a body that stalls or drips)
   const readJson = express.json({ limit: '16kb' })
 
   router.get('/experiments', function listExperiments (req, res) {

@@ -3,7 +3,7 @@
  * backpressure, or (`?save=1`) written atomically into the data directory, one save at a
  * time and within the app's disk quota; or
  * (`?kind=bomb&variant=...`) a zip bomb, streamed as it is made. HEAD makes nothing and writes nothing.
- * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/atomic-file.js`.
+ * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/util/atomic-file.js`.
  */
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -16,9 +16,9 @@ import {
   normalizeGenerateParams
 } from '../generators/items.js'
 import { createBomb } from '../generators/bombs.js'
-import { displayPath, writeAtomically } from '../lib/atomic-file.js'
-import { badParameter, saveBusy } from '../lib/errors.js'
-import { writes } from '../lib/request-guard.js'
+import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
+import { badParameter, saveBusy } from '../lib/errors/index.js'
+import { writes } from '../lib/limits/request-guard.js'
 
 const KINDS = Object.freeze(['items', 'bomb'])
 /** Seconds a second save is told to wait (Retry-After). */
@@ -33,8 +33,8 @@ const MAX_GZIP_RATIO = 8
 
 /**
  * The generator route.
- * @param {ReturnType<typeof import('../lib/options.js').normalizeOptions>} opts normalised app options
- * @param {import('../lib/disk-quota.js').DiskQuota} quota the app's disk quota: saves count against it
+ * @param {ReturnType<typeof import('../lib/config/options.js').normalizeOptions>} opts normalised app options
+ * @param {import('../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota: saves count against it
  * @returns {import('express').Router}
  */
 export function generateRoute (opts, quota) {
@@ -43,7 +43,7 @@ export function generateRoute (opts, quota) {
   // one save at a time, per app: concurrent saves would each write their own temp file of up to 8 GiB
   let saving = false
 
-  // a save writes to disk: the guard's write rules apply to it (lib/request-guard.js).
+  // a save writes to disk: the guard's write rules apply to it (lib/limits/request-guard.js).
   // Express 5 sends what an async handler throws (or rejects with) to the error handler
   router.get('/generate', writes(asksToSave), async function generate (req, res) {
     const kind = req.query.kind ?? 'items'

@@ -5,19 +5,19 @@
  */
 import express from 'express'
 import { performance } from 'node:perf_hooks'
-import { ingestBuffered } from '../lib/buffered-ingest.js'
-import { ingestStreamed } from '../lib/streamed-ingest.js'
-import { createExpressJsonIngest } from '../lib/json-middleware-ingest.js'
-import { ingestWithStreamparser } from '../lib/streamparser-ingest.js'
-import { watchRequestPeak } from '../lib/peak.js'
-import { msSince, nextRequestId } from '../lib/lab-events.js'
-import { overloaded } from '../lib/errors.js'
+import { ingestBuffered } from '../lib/ingest/buffered.js'
+import { ingestStreamed } from '../lib/ingest/streamed.js'
+import { createExpressJsonIngest } from '../lib/ingest/json-middleware.js'
+import { ingestWithStreamparser } from '../lib/ingest/streamparser.js'
+import { watchRequestPeak } from '../lib/metrics/peak.js'
+import { msSince, nextRequestId } from '../lib/util/lab-events.js'
+import { overloaded } from '../lib/errors/index.js'
 
 /**
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {import('../lib/admission.js').MemoryAdmission} [admission] the app's memory admission
- * @param {{ state: import('../lib/ingest-state.js').IngestState, readPeak?: () => { bytes: number } }} ingest
+ * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] the app's memory admission
+ * @param {{ state: import('../lib/ingest/state.js').IngestState, readPeak?: () => { bytes: number } }} ingest
  *   what the app holds for /good (its threads and budgets), and how it reads the kernel's peak
  */
 export function ingestRoutes (opts, events, admission, { state, readPeak } = {}) {

@@ -1,15 +1,15 @@
 /**
  * GET /metrics (an SSE stream, a JSON snapshot or Prometheus text, by
  * content negotiation) and POST /metrics/peak/reset. The stream lives in
- * lib/metrics-stream.js, the measuring in lib/sampler.js.
+ * lib/metrics/stream.js, the measuring in lib/metrics/sampler.js.
  */
 import express from 'express'
-import { badParameter, mediaNotAcceptable } from '../lib/errors.js'
-import { integerParam } from '../lib/integers.js'
-import { createMetricsHub } from '../lib/metrics-stream.js'
-import { createPrometheusMetrics } from '../lib/prometheus.js'
-import { readPeakRss, resetPeakRss } from '../lib/peak.js'
-import { INTERVAL_MAX, INTERVAL_MIN } from '../lib/sampler.js'
+import { badParameter, mediaNotAcceptable } from '../lib/errors/index.js'
+import { integerParam } from '../lib/config/integers.js'
+import { createMetricsHub } from '../lib/metrics/stream.js'
+import { createPrometheusMetrics } from '../lib/metrics/prometheus.js'
+import { readPeakRss, resetPeakRss } from '../lib/metrics/peak.js'
+import { INTERVAL_MAX, INTERVAL_MIN } from '../lib/metrics/sampler.js'
 
 const FORMATS = Object.freeze(['sse', 'json', 'prometheus'])
 
@@ -25,10 +25,10 @@ const MEDIA_TYPES = Object.freeze({
  * @param {object} opts normalised app options (`opts.metrics`, if given, tunes the hub: see `HUB_DEFAULTS`;
  *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
  * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {import('../lib/sampler.js').Sampler} sampler
+ * @param {import('../lib/metrics/sampler.js').Sampler} sampler
  * @param {{ admission?: object, diskQuota?: object }} [limits] what the JSON snapshot also shows: the memory
  *   budget and what is reserved in it, the disk quota and what is used of it
- * @returns {express.Router & { hub: import('../lib/metrics-stream.js').MetricsHub, close: () => void }}
+ * @returns {express.Router & { hub: import('../lib/metrics/stream.js').MetricsHub, close: () => void }}
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
   const hub = createMetricsHub({ ...opts.metrics, events, sampler })

@@ -14,7 +14,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 import { writeReport } from '../lib/measure/report.js'
 import { loadBenches } from '../experiments/index.js'
 import * as hostile from './hostile/bench.js'

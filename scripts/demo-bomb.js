@@ -10,11 +10,11 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
-import { formatBytes, formatDecimalBytes, formatDuration, formatMiB } from '../lib/units.js'
+import { formatBytes, formatDecimalBytes, formatDuration, formatMiB } from '../lib/util/units.js'
 import { createBomb } from '../generators/bombs.js'
 import { openEventStream } from '../lib/measure/event-stream.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
-import { uploadStreams } from '../lib/measure/upload-client.js'
+import { uploadStreams } from '../lib/experiments/upload-client.js'
 
 const BUDGET = '512MiB'
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))

@@ -16,12 +16,12 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { createApp } from '../lib/app.js'
-import { createLabServer } from '../lib/http-server.js'
-import { closeParsePool } from '../lib/parse-pool.js'
-import { DEFAULTS } from '../lib/options.js'
+import { createApp } from '../lib/http/app.js'
+import { createLabServer } from '../lib/http/server.js'
+import { closeParsePool } from '../lib/parse/pool.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { prng, randomRecords, serialise, mutate, mutateGzip } from '../lib/measure/mutate.js'
-import { formatDuration } from '../lib/units.js'
+import { formatDuration } from '../lib/util/units.js'
 
 const FUZZ_DIR = path.join(DEFAULTS.dataDir, 'fuzz')
 const FORMATS = ['json', 'array', 'ndjson']

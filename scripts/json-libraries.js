@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Which streaming JSON library the textbook route (POST /streamparser-json,
- * lib/streamparser-ingest.js) is built on: the candidates' parse speed and
+ * lib/ingest/streamparser.js) is built on: the candidates' parse speed and
  * memory, in this process's Node, on the lab's generated JSON
  * (generators/items.js). Each library reads the same document, held in
  * memory as the generator's ~64 KiB chunks and fed through a stream, and
@@ -34,9 +34,9 @@ import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
 import { createJsonStream } from '../generators/items.js'
-import { findCollector } from '../lib/collect-garbage.js'
-import { readPeakRss, resetPeakRss, watchPeak } from '../lib/peak.js'
-import { parseByteSize } from '../lib/units.js'
+import { findCollector } from '../lib/util/collect-garbage.js'
+import { readPeakRss, resetPeakRss, watchPeak } from '../lib/metrics/peak.js'
+import { parseByteSize } from '../lib/util/units.js'
 import { markdownTable, fixed, mib } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { positiveInteger } from '../lib/measure/args.js'

@@ -7,18 +7,18 @@
  * main thread's share of it (event-loop utilisation); and how much of the
  * first is the projection of the parse's cost, which /bad does not make. /good sends a small
  * body's document to an idle thread only past the size where the round trip
- * takes no longer than parsing here (HOP_WORTH in lib/streamed-ingest.js).
+ * takes no longer than parsing here (HOP_WORTH in lib/ingest/streamed.js).
  *
  *   node scripts/parse-hop.js [--count 1000] [--sizes 1KB,4KB,8KB,16KB,32KB,64KB] [--repeat 3]
  */
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createJsonStream } from '../generators/items.js'
-import { parseDocument } from '../lib/parse-worker.js'
-import { createParsePool, threadHeapMb } from '../lib/parse-pool.js'
-import { DEFAULTS } from '../lib/options.js'
-import { parseByteSize } from '../lib/units.js'
-import { projectParseCost } from '../lib/parse-cost.js'
+import { parseDocument } from '../lib/parse/worker.js'
+import { createParsePool, threadHeapMb } from '../lib/parse/pool.js'
+import { DEFAULTS } from '../lib/config/options.js'
+import { parseByteSize } from '../lib/util/units.js'
+import { projectParseCost } from '../lib/json/parse-cost.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { list, positiveInteger } from '../lib/measure/args.js'
@@ -69,7 +69,7 @@ function parseHere (data, count) {
   return (performance.now() - started) * 1000 / count
 }
 
-/** Microseconds per projection of the parse's cost (lib/parse-cost.js), the part of parseDocument /bad does not do. */
+/** Microseconds per projection of the parse's cost (lib/json/parse-cost.js), the part of parseDocument /bad does not do. */
 function projectHere (data, count) {
   const started = performance.now()
   for (let k = 0; k < count; k++) projectParseCost(data)

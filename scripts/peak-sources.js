@@ -15,13 +15,13 @@
 import { parseArgs } from 'node:util'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { uploadFile } from '../lib/measure/upload-client.js'
-import { readProcMemory, resetProcPeak } from '../lib/measure/proc-memory.js'
+import { uploadFile } from '../lib/experiments/upload-client.js'
+import { readProcMemory, resetProcPeak } from '../lib/metrics/proc-memory.js'
 import { askLab } from '../lib/measure/lab-memory.js'
 import { markdownTable } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { procAvailable } from '../lib/platform.js'
-import { formatBytes, formatMiB, parseByteSize } from '../lib/units.js'
+import { procAvailable } from '../lib/util/platform.js'
+import { formatBytes, formatMiB, parseByteSize } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run peaks -- [options]
   --sizes LIST    inflated body sizes (default 10MB,100MB)

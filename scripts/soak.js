@@ -16,9 +16,9 @@ import http from 'node:http'
 import zlib from 'node:zlib'
 import { parseArgs } from 'node:util'
 import { startLabProcess } from '../lib/measure/lab-process.js'
-import { readProcMemory } from '../lib/measure/proc-memory.js'
+import { readProcMemory } from '../lib/metrics/proc-memory.js'
 import { prng, randomRecords, serialise } from '../lib/measure/mutate.js'
-import { formatMiB } from '../lib/units.js'
+import { formatMiB } from '../lib/util/units.js'
 
 function request (port, { method = 'GET', path, headers = {}, body = null, abortAfter = null }) {
   return new Promise(function exchange (resolve) {

@@ -11,7 +11,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import zlib from 'node:zlib'
 import { startLab, post } from './helpers.js'
-import { streamedIngestState } from '../lib/streamed-ingest.js'
+import { streamedIngestState } from '../lib/ingest/streamed.js'
 import { prng } from '../lib/measure/mutate.js'
 
 v8.setFlagsFromString('--expose-gc')

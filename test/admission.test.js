@@ -11,7 +11,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
-import { createAdmission } from '../lib/admission.js'
+import { createAdmission } from '../lib/limits/admission.js'
 import { startLab, post, waitFor } from './helpers.js'
 
 const MiB = 1024 * 1024

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { CHUNK_FILE_BYTES, HWM_STEPS, chunkFileContent } from '../lib/chunk-size.js'
+import { CHUNK_FILE_BYTES, HWM_STEPS, chunkFileContent } from '../experiments/chunk-size/server.js'
 import * as chunkBench from '../experiments/chunk-size/bench.js'
 import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir } from './helpers.js'
-import { processAlive } from '../lib/process-alive.js'
+import { processAlive } from '../lib/util/process-alive.js'
 
 describe('GET /files/chunk', function () {
   const lab = labInTempDir('chunk')

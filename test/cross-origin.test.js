@@ -2,7 +2,7 @@
  * Another web page cannot drive the lab, in a real browser (Debian's
  * Chromium, driven by playwright-core). A page on another local origin
  * (`http://localhost:OTHER/`) tries every write such a page could make
- * before lib/request-guard.js: no-cors fetches with bodies, an image that
+ * before lib/limits/request-guard.js: no-cors fetches with bodies, an image that
  * saves 50 MB, a text/plain form that resets the peak, a preflighted
  * DELETE. The lab, watched from the test process, refuses each one and
  * nothing changes: no file, no experiment, no peak reset. A DNS-rebinding
@@ -18,7 +18,7 @@
  * Chromium's users, not Firefox's or Safari's: the lab's refusal is what is
  * tested here, so the requests must reach it (the spec checks they do).
  *
- * Without a Chromium-family browser (CHROMIUM_PATH, or lib/chromium.js's usual places) the spec fails with a message saying how to
+ * Without a Chromium-family browser (CHROMIUM_PATH, or lib/measure/chromium.js's usual places) the spec fails with a message saying how to
  * install it, unless STREAMLAB_SKIP_BROWSER=1 (then it is skipped), as
  * test/dashboard.test.js does.
  */

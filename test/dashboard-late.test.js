@@ -17,9 +17,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
 import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
-import { uploadStreams } from '../lib/measure/upload-client.js'
+import { uploadStreams } from '../lib/experiments/upload-client.js'
 import { createBomb } from '../generators/bombs.js'
-import { createSupervisor } from '../lib/supervisor.js'
+import { createSupervisor } from '../lib/supervisor/supervisor.js'
 import { startLab } from './helpers.js'
 
 const MiB = 1024 * 1024

@@ -6,7 +6,7 @@
  * own memory stays bounded over a simulated 10-minute session, exports,
  * the crash banner, and reconnection after a server restart.
  *
- * Without a Chromium-family browser (CHROMIUM_PATH, or lib/chromium.js's usual places) the browser specs fail with a message saying
+ * Without a Chromium-family browser (CHROMIUM_PATH, or lib/measure/chromium.js's usual places) the browser specs fail with a message saying
  * how to install it, unless STREAMLAB_SKIP_BROWSER=1 (then they are
  * skipped): CI installs chromium, so a missing browser must not pass quietly.
  */
@@ -18,8 +18,8 @@ import path from 'node:path'
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
 import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
-import { createApp } from '../lib/app.js'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { createApp } from '../lib/http/app.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 import { startLab } from './helpers.js'
 
 // the README's picture is rewritten only when asked (STREAMLAB_SCREENSHOT=1), so a test run leaves the tree clean

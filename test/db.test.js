@@ -17,12 +17,12 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { createApp } from '../lib/app.js'
+import { createApp } from '../lib/http/app.js'
 import { normalizeDatabaseOptions } from '../lib/db/options.js'
 import { expectedRow, seedDatabase } from '../lib/db/seed.js'
 import { timeInBrowser } from '../dashboard/db-export-browser.js'
 import { startLab } from './helpers.js'
-import { procAvailable } from '../lib/platform.js'
+import { procAvailable } from '../lib/util/platform.js'
 
 const REAL_URL = process.env.STREAMLAB_TEST_DATABASE_URL || null
 const SIZES = Object.freeze({ desks: 2000, items: 100_000 })

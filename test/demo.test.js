@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { processAlive } from '../lib/process-alive.js'
+import { processAlive } from '../lib/util/process-alive.js'
 
 const DEMO = fileURLToPath(new URL('../scripts/demo.js', import.meta.url))
 const PROJECT = fileURLToPath(new URL('..', import.meta.url))

@@ -1,5 +1,5 @@
 /**
- * The disk quota (lib/disk-quota.js): everything the lab writes under its
+ * The disk quota (lib/limits/disk-quota.js): everything the lab writes under its
  * data directory counts, a write past it is refused with 507 and leaves
  * nothing on disk, one save runs at a time, uploads of earlier runs go at
  * start, and the delete routes give the room back. Quotas here are tiny
@@ -11,9 +11,9 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { createApp } from '../lib/app.js'
-import { BLOCK_BYTES, createDiskQuota, diskCost } from '../lib/disk-quota.js'
-import { uploadDir } from '../lib/upload.js'
+import { createApp } from '../lib/http/app.js'
+import { BLOCK_BYTES, createDiskQuota, diskCost } from '../lib/limits/disk-quota.js'
+import { uploadDir } from '../experiments/upload/server.js'
 import { labInTempDir, startLab, postChunked } from './helpers.js'
 
 const KiB = 1024

@@ -1,6 +1,6 @@
 /**
  * The defaults the docs quote are the code's, as fastify's test/internals/errors.test.js holds
- * docs/Reference/Errors.md to lib/errors.js. Nothing here lists a sentence: the code gives a table
+ * docs/Reference/Errors.md to lib/errors/index.js. Nothing here lists a sentence: the code gives a table
  * of every option leaf (`limits.record`, `ingest.bufferBudget`, `server.maxConnections`, the
  * supervisor's `restartBackoffMs`) with its default, server.js maps each flag (`--buffer-budget`)
  * to its option, and every experiment's schema gives its params' defaults. The scanner then reads
@@ -16,33 +16,33 @@
  *   all the table's params (the one named last above the table when several have);
  * - in --help, each flag's `(default X)`.
  *
- * Figures are read as the lab reads them: sizes with lib/units.js parseByteSize (`4KiB`, `500 MB`
+ * Figures are read as the lab reads them: sizes with lib/util/units.js parseByteSize (`4KiB`, `500 MB`
  * is 500,000,000 bytes, not 500 MiB), durations in ms (`10 s`, `250ms`, `60m`), counts with their
  * thousands separators. Defaults that depend on the machine (the memory budget, the parse threads)
  * must never be quoted as one figure, and no sentence may give the default memory budget a fixed
- * size: it is a quarter of the machine's memory, at least 1 GiB (lib/memory-budget.js).
+ * size: it is a quarter of the machine's memory, at least 1 GiB (lib/limits/memory-budget.js).
  * Each mismatch is reported with its file and line.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DEFAULTS } from '../lib/options.js'
-import { SUPERVISOR_DEFAULTS } from '../lib/supervisor-options.js'
-import { HUB_DEFAULTS } from '../lib/metrics-hub-options.js'
+import { DEFAULTS } from '../lib/config/options.js'
+import { SUPERVISOR_DEFAULTS } from '../lib/supervisor/options.js'
+import { HUB_DEFAULTS } from '../lib/metrics/hub-options.js'
 import { DATABASE_DEFAULTS } from '../lib/db/options.js'
-import { SERVER_DEFAULTS } from '../lib/http-server.js'
-import { UPLOAD_DEFAULTS } from '../lib/upload.js'
+import { SERVER_DEFAULTS } from '../lib/http/server.js'
+import { UPLOAD_DEFAULTS } from '../experiments/upload/server.js'
 import { EXPERIMENTS } from '../experiments/index.js'
-import { formatBytes, parseByteSize } from '../lib/units.js'
+import { formatBytes, parseByteSize } from '../lib/util/units.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /** Options whose default is worked out from the machine, with what the docs should say instead. */
 const RELATIVE = Object.freeze({
-  memoryBudget: 'a quarter of the machine\'s memory, at least 1 GiB (lib/memory-budget.js)',
-  memoryLimit: 'a quarter of the machine\'s memory, at least 1 GiB (lib/memory-budget.js)',
-  parseThreads: 'the cores, at most 4 (lib/options.js)'
+  memoryBudget: 'a quarter of the machine\'s memory, at least 1 GiB (lib/limits/memory-budget.js)',
+  memoryLimit: 'a quarter of the machine\'s memory, at least 1 GiB (lib/limits/memory-budget.js)',
+  parseThreads: 'the cores, at most 4 (lib/config/options.js)'
 })
 
 /** A group member by its own name -> its full name (`maxConnections` -> `server.maxConnections`). */
@@ -64,12 +64,12 @@ function codeDefaults () {
       else if (value !== null && typeof value === 'object' && !Array.isArray(value)) add(`${name}.`, value, source)
     }
   }
-  add('', { ...DEFAULTS, dataDir: null }, 'lib/options.js DEFAULTS')
-  add('server.', SERVER_DEFAULTS, 'lib/http-server.js SERVER_DEFAULTS')
-  add('metrics.', HUB_DEFAULTS, 'lib/metrics-hub-options.js HUB_DEFAULTS')
-  add('upload.', UPLOAD_DEFAULTS, 'lib/upload.js UPLOAD_DEFAULTS')
+  add('', { ...DEFAULTS, dataDir: null }, 'lib/config/options.js DEFAULTS')
+  add('server.', SERVER_DEFAULTS, 'lib/http/server.js SERVER_DEFAULTS')
+  add('metrics.', HUB_DEFAULTS, 'lib/metrics/hub-options.js HUB_DEFAULTS')
+  add('upload.', UPLOAD_DEFAULTS, 'experiments/upload/server.js UPLOAD_DEFAULTS')
   add('database.', DATABASE_DEFAULTS, 'lib/db/options.js DATABASE_DEFAULTS')
-  add('', { ...SUPERVISOR_DEFAULTS, workerScript: null }, 'lib/supervisor-options.js SUPERVISOR_DEFAULTS')
+  add('', { ...SUPERVISOR_DEFAULTS, workerScript: null }, 'lib/supervisor/options.js SUPERVISOR_DEFAULTS')
   // a member of a group is also known by its own name when no other option has it (`maxConnections`)
   const leaves = new Map()
   for (const name of table.keys()) {

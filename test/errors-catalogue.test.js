@@ -1,15 +1,15 @@
 /**
- * The error catalogue (lib/errors.js `ERROR_CATALOGUE`) and docs/errors.md say the same thing,
+ * The error catalogue (lib/errors/index.js `ERROR_CATALOGUE`) and docs/errors.md say the same thing,
  * as fastify's test/internals/errors.test.js holds its errors to its docs: every type the lab
  * sends is documented with its status, everything documented exists, every exported factory is
  * catalogued and makes the type its entry says, and every error reaches the client in one shape.
- * Errors are made only in lib/errors.js: the last spec reads the sources for calls elsewhere.
+ * Errors are made only in lib/errors/index.js: the last spec reads the sources for calls elsewhere.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import * as errors from '../lib/errors.js'
+import * as errors from '../lib/errors/index.js'
 
 const { ERROR_CATALOGUE, ERROR_MAPPERS, LabError, createError } = errors
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -164,16 +164,16 @@ describe('the error catalogue and docs/errors.md', function () {
       const documented = rows.filter(function sameType (r) { return r.type === entry.type })
       if (documented.length === 0) missing.push(`${entry.status} ${entry.type}`)
       for (const row of documented) {
-        assert.equal(row.status, entry.status, `docs/errors.md line ${row.line}: ${entry.type} is ${entry.status} in lib/errors.js`)
+        assert.equal(row.status, entry.status, `docs/errors.md line ${row.line}: ${entry.type} is ${entry.status} in lib/errors/index.js`)
       }
     }
-    assert.deepEqual(missing, [], 'catalogued in lib/errors.js but not in docs/errors.md')
+    assert.deepEqual(missing, [], 'catalogued in lib/errors/index.js but not in docs/errors.md')
   })
 
   it('catalogues every type docs/errors.md documents', function () {
     const unknown = documentedRows().filter(function notCatalogued (r) { return entryOf(r.type) === null })
       .map(function where (r) { return `line ${r.line}: ${r.status} ${r.type}` })
-    assert.deepEqual(unknown, [], 'documented in docs/errors.md but not in lib/errors.js ERROR_CATALOGUE')
+    assert.deepEqual(unknown, [], 'documented in docs/errors.md but not in lib/errors/index.js ERROR_CATALOGUE')
   })
 
   it('says so in the docs where a type comes from express.json, and catalogues it as passed through', function () {
@@ -210,12 +210,12 @@ describe('the error catalogue and docs/errors.md', function () {
   })
 })
 
-describe('the factories of lib/errors.js', function () {
+describe('the factories of lib/errors/index.js', function () {
   it('are each in the catalogue, or declared a mapper', function () {
     const catalogued = new Set(ERROR_CATALOGUE.flatMap(function factories (e) { return e.factories }))
     const loose = factoryExports().filter(function notCatalogued ([, fn]) { return !catalogued.has(fn) })
       .map(function name ([name]) { return name })
-    assert.deepEqual(loose, [], 'exported from lib/errors.js without a catalogue entry (ERROR_CATALOGUE) or a place in ERROR_MAPPERS')
+    assert.deepEqual(loose, [], 'exported from lib/errors/index.js without a catalogue entry (ERROR_CATALOGUE) or a place in ERROR_MAPPERS')
     for (const fn of catalogued) assert.equal(errors[fn.name], fn, `${fn.name} is catalogued: export it`)
   })
 
@@ -256,7 +256,7 @@ describe('the factories of lib/errors.js', function () {
   })
 })
 
-describe('the mappers of lib/errors.js', function () {
+describe('the mappers of lib/errors/index.js', function () {
   it('toLabError passes a LabError on as it is', function () {
     const error = errors.gzipTruncated(3)
     assert.equal(errors.toLabError(error), error)
@@ -321,16 +321,16 @@ describe('the mappers of lib/errors.js', function () {
 /** Files that still build an error themselves, each with why; not a place for new ones. */
 const KNOWN_ELSEWHERE = Object.freeze({
   // encoding.too.many, owned by the engineer reworking the ingest core: errors.tooManyLayers is ready for it
-  'lib/ingest-common.js': 1
+  'lib/ingest/common.js': 1
 })
 
-describe('errors are made only in lib/errors.js', function () {
+describe('errors are made only in lib/errors/index.js', function () {
   it('no source of the server calls createError or new LabError elsewhere', function () {
     const found = {}
     for (const dir of ['lib', 'routes', 'generators']) {
       for (const file of fs.readdirSync(path.join(ROOT, dir), { recursive: true })) {
         const relative = path.posix.join(dir, file.split(path.sep).join('/'))
-        if (!relative.endsWith('.js') || relative === 'lib/errors.js' || relative.startsWith('lib/errors/')) continue
+        if (!relative.endsWith('.js') || relative === 'lib/errors/index.js' || relative.startsWith('lib/errors/')) continue
         const text = fs.readFileSync(path.join(ROOT, relative), 'utf8')
         const calls = (text.match(/\bcreateError\s*\(|\bnew LabError\s*\(/g) ?? []).length
         if (calls > 0) found[relative] = calls
@@ -338,7 +338,7 @@ describe('errors are made only in lib/errors.js', function () {
     }
     for (const [file, count] of Object.entries(found)) {
       assert.ok(Object.hasOwn(KNOWN_ELSEWHERE, file) && count <= KNOWN_ELSEWHERE[file],
-        `${file} builds ${count} error(s) itself: add a factory to lib/errors.js (and its catalogue entry and docs row)`)
+        `${file} builds ${count} error(s) itself: add a factory to lib/errors/index.js (and its catalogue entry and docs row)`)
     }
   })
 })

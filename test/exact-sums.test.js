@@ -3,7 +3,7 @@
  * (negative ones too), and numbersChecksum (the sum of every number's
  * IEEE-754 bits, modulo 2^64) however many numbers one record holds, equal
  * on both routes whatever the chunking and batching. Checked against a
- * reference that shares no code with lib/tally.js: BigInt all the way.
+ * reference that shares no code with lib/parse/tally.js: BigInt all the way.
  */
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'

@@ -29,7 +29,7 @@ export async function runExperiment (url, name, params) {
 }
 
 
-/** Check a ChartSpec array (lib/result-contract.js) as lib/measure/report.js and the dashboard draw them. */
+/** Check a ChartSpec array (lib/experiments/result-contract.js) as lib/measure/report.js and the dashboard draw them. */
 export function assertCharts (assert, charts) {
   assert.ok(Array.isArray(charts) && charts.length > 0, 'charts')
   for (const chart of charts) {

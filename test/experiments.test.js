@@ -11,7 +11,7 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { createEngine } from '../lib/experiments/engine.js'
 import { labInTempDir } from './helpers.js'
-import { processAlive } from '../lib/process-alive.js'
+import { processAlive } from '../lib/util/process-alive.js'
 
 async function call (url, method = 'GET', body) {
   const init = { method }

@@ -8,10 +8,10 @@ import { Readable, Writable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
-import { createApp } from '../lib/app.js'
-import { displayPath, writeAtomically } from '../lib/atomic-file.js'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/options.js'
-import { formatBytes, formatMiB, parseByteSize } from '../lib/units.js'
+import { createApp } from '../lib/http/app.js'
+import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
+import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
+import { formatBytes, formatMiB, parseByteSize } from '../lib/util/units.js'
 import {
   createGzipStream,
   createJsonStream,

@@ -11,8 +11,8 @@ import http from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import zlib from 'node:zlib'
 import { labInTempDir, post, waitFor } from './helpers.js'
-import { streamedIngestState } from '../lib/streamed-ingest.js'
-import { createParsePool } from '../lib/parse-pool.js'
+import { streamedIngestState } from '../lib/ingest/streamed.js'
+import { createParsePool } from '../lib/parse/pool.js'
 
 const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
 

@@ -11,10 +11,10 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import zlib from 'node:zlib'
 import { startLab, post, postChunked, waitFor } from './helpers.js'
-import { streamedIngestState } from '../lib/streamed-ingest.js'
-import { parseDocument } from '../lib/parse-worker.js'
-import { DEFAULTS, normalizeOptions } from '../lib/options.js'
-import { createIngestState } from '../lib/ingest-state.js'
+import { streamedIngestState } from '../lib/ingest/streamed.js'
+import { parseDocument } from '../lib/parse/worker.js'
+import { DEFAULTS, normalizeOptions } from '../lib/config/options.js'
+import { createIngestState } from '../lib/ingest/state.js'
 
 const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
 const BOUND = DEFAULTS.ingest.inlineParse

@@ -21,7 +21,7 @@ import path from 'node:path'
 import { AREAS } from '../grader/index.js'
 import { COLUMNS, findSubmissions, gradeClass, parseCsv } from '../grader/class.js'
 import { ALLOW_PACKAGES_IMPORT, ALLOWED_PACKAGES } from '../grader/allow-packages.js'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 
 const SMALL = Object.freeze({
   sizes: [2e6, 4e6, 8e6],

@@ -21,9 +21,9 @@ import {
   lookalikeStrings, multiByte, truncated, withSeed
 } from '../grader/bodies.js'
 import { areaVerdicts, cardJson, formatCard, validateCardJson } from '../grader/card.js'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 import { TABLE, TABLE_BYTES, TABLE_SEED } from './fixtures/cheats/framing-table.js'
-import { procAvailable } from '../lib/platform.js'
+import { procAvailable } from '../lib/util/platform.js'
 
 const SMALL = Object.freeze({
   sizes: TABLE_BYTES,

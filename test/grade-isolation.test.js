@@ -22,9 +22,9 @@ import { grade } from '../grader/index.js'
 import { formatCard } from '../grader/card.js'
 import { StudentProcess, StudentProcesses } from '../grader/student-process.js'
 import { send } from '../grader/client.js'
-import { PORTABLE_ENV, procAvailable } from '../lib/platform.js'
+import { PORTABLE_ENV, procAvailable } from '../lib/util/platform.js'
 import { psAvailable } from '../grader/ps-memory.js'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 
 /** test/fixtures/cheats/detached-rewriter.js's marks (not imported: importing it would run the cheat here) */
 const REWRITER_MARK = 'streamlab-cheat-card-rewriter'

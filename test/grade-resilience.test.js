@@ -15,7 +15,7 @@ import assert from 'node:assert/strict'
 import { grade } from '../grader/index.js'
 import { formatCard } from '../grader/card.js'
 import { PENDING_WAIT, pendingWait } from '../grader/checks/resilience.js'
-import { procAvailable } from '../lib/platform.js'
+import { procAvailable } from '../lib/util/platform.js'
 
 const SETTINGS = Object.freeze({ concurrencyBytes: 4e6, aborts: 5, requestMs: 15000 })
 

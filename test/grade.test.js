@@ -26,7 +26,7 @@ import { readFigures, judgeAnswer, referenceOf } from '../grader/reference.js'
 import { leastSquaresSlope } from '../grader/checks/memory.js'
 import { median } from '../grader/checks/speed.js'
 import { normalizeSettings } from '../grader/settings.js'
-import { PROJECT_ROOT } from '../lib/options.js'
+import { PROJECT_ROOT } from '../lib/config/options.js'
 
 const SMALL = Object.freeze({
   sizes: [2e6, 8e6, 24e6],

@@ -1,5 +1,5 @@
 /**
- * One gzip framing rule (lib/gzip-framing.js, docs/errors.md "What ends a
+ * One gzip framing rule (lib/ingest/gzip-framing.js, docs/errors.md "What ends a
  * gzip body"): members back to back, then nothing or only zero bytes. Each
  * case has one verdict, the same from the whole-body inflate /bad uses and
  * from the stream /good uses, wherever the body is split into reads, and
@@ -11,7 +11,7 @@ import http from 'node:http'
 import zlib from 'node:zlib'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { gunzipWhole, createGunzipBody } from '../lib/gzip-framing.js'
+import { gunzipWhole, createGunzipBody } from '../lib/ingest/gzip-framing.js'
 import { startLab } from './helpers.js'
 
 const HEAD = '{"items":[{"id":1,"s":"caf\\u00e9"}'
@@ -77,7 +77,7 @@ function splitAt (body, at) {
 }
 
 describe('one gzip framing rule', function () {
-  describe('in lib/gzip-framing.js', function () {
+  describe('in lib/ingest/gzip-framing.js', function () {
     for (const [name, body, want] of CASES) {
       it(`${name}: ${want.text ? 'inflates' : want.type}, whole or split anywhere`, async function () {
         assert.deepEqual(await verdictOf(gunzipWhole(body)), want, 'the whole body at once (/bad)')

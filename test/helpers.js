@@ -7,13 +7,13 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { createApp } from '../lib/app.js'
-import { createLabServer } from '../lib/http-server.js'
-import { RecordScanner, LineBatcher } from '../lib/json-records.js'
-import parseBatch from '../lib/parse-worker.js'
+import { createApp } from '../lib/http/app.js'
+import { createLabServer } from '../lib/http/server.js'
+import { RecordScanner, LineBatcher } from '../lib/json/records.js'
+import parseBatch from '../lib/parse/worker.js'
 import {
   createTally, mergeTally, finishTally, tallyRecords, tallyNdjson, locateJsonError
-} from '../lib/tally.js'
+} from '../lib/parse/tally.js'
 
 /**
  * Build the app with options and listen on 127.0.0.1, port 0. `close()`

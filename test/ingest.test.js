@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
 import { startLab, post, postInChunks } from './helpers.js'
 import { createGzipStream, createJsonStream } from '../generators/items.js'
-import { streamedIngestState } from '../lib/streamed-ingest.js'
+import { streamedIngestState } from '../lib/ingest/streamed.js'
 import { waitFor } from './helpers.js'
 
 async function collect (readable) {

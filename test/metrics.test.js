@@ -11,9 +11,9 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createApp } from '../lib/app.js'
-import { createSampler } from '../lib/sampler.js'
-import { procAvailable } from '../lib/platform.js'
+import { createApp } from '../lib/http/app.js'
+import { createSampler } from '../lib/metrics/sampler.js'
+import { procAvailable } from '../lib/util/platform.js'
 import { post } from './helpers.js'
 
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1 }] }))

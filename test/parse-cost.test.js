@@ -1,5 +1,5 @@
 /**
- * The parse-cost projection (lib/parse-cost.js) must be an upper bound on
+ * The parse-cost projection (lib/json/parse-cost.js) must be an upper bound on
  * what JSON.parse really takes, for every shape of document: admission and
  * /good's record.too.dense refusal rely on it. Each shape is parsed in a
  * fresh process, so the figures are that parse's own.
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ParseCostMeter, projectParseCost } from '../lib/parse-cost.js'
+import { ParseCostMeter, projectParseCost } from '../lib/json/parse-cost.js'
 
 const run = promisify(execFile)
 const PROBE = fileURLToPath(new URL('./fixtures/parse-cost-probe.js', import.meta.url))

@@ -1,7 +1,7 @@
 /**
  * node scripts/parse-hop.js: what a hop to a parse thread costs against
  * parsing on the main thread, the figures behind HOP_WORTH in
- * lib/streamed-ingest.js (docs/limits.md quotes a run).
+ * lib/ingest/streamed.js (docs/limits.md quotes a run).
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'

@@ -9,9 +9,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { DEFAULTS } from '../lib/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { clinicRefusal, readProfileArgs } from '../scripts/profile.js'
-import { procAvailable } from '../lib/platform.js'
+import { procAvailable } from '../lib/util/platform.js'
 
 const run = promisify(execFile)
 const CLI = fileURLToPath(new URL('../scripts/profile.js', import.meta.url))
@@ -60,10 +60,10 @@ describe('npm run profile', function () {
     assert.ok(profile.samples.length > 100, `${profile.samples.length} allocation samples`)
     const frames = framesOf(profile.head)
     // what the app factory built is still held when the profile is written
-    assert.ok(frames.some(function built (f) { return f.functionName === 'createApp' && f.url.endsWith('/lib/app.js') }), 'createApp in the tree')
+    assert.ok(frames.some(function built (f) { return f.functionName === 'createApp' && f.url.endsWith('/lib/http/app.js') }), 'createApp in the tree')
     // no assertion on /good's own frames: --heap-prof keeps the samples of what was still live when the
     // lab exited (docs/profiling.md), and whether one of the load's collected buffers is among them is luck
-    assert.ok(!frames.some(fromLab('/lib/supervisor.js')), 'no supervisor frames')
+    assert.ok(!frames.some(fromLab('/lib/supervisor/supervisor.js')), 'no supervisor frames')
 
     const summary = JSON.parse(await fs.promises.readFile(path.join(dir, 'profile.json'), 'utf8'))
     assert.equal(summary.tool, 'node --heap-prof')
@@ -88,7 +88,7 @@ describe('npm run profile', function () {
     assert.equal(profile.samples.length, profile.timeDeltas.length)
     assert.ok(profile.endTime > profile.startTime)
     const frames = profile.nodes.map(function frame (node) { return node.callFrame })
-    assert.ok(frames.some(fromLab('/lib/buffered-ingest.js')), 'POST /bad\'s code was sampled')
+    assert.ok(frames.some(fromLab('/lib/ingest/buffered.js')), 'POST /bad\'s code was sampled')
   })
 
   it('writes heap snapshots before, during and after the load with snapshot', async function () {

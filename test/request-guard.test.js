@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import zlib from 'node:zlib'
-import { hostName, hostAllowed, normalizeGuardOptions, changesState } from '../lib/request-guard.js'
+import { hostName, hostAllowed, normalizeGuardOptions, changesState } from '../lib/limits/request-guard.js'
 import { labInTempDir } from './helpers.js'
 
 const GZ = zlib.gzipSync('{"items":[{"id":1}]}')

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import { marksWrite } from '../lib/request-guard.js'
+import { marksWrite } from '../lib/limits/request-guard.js'
 import { labInTempDir } from './helpers.js'
 
 const TOKEN = 'a-token-of-at-least-16-characters'

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import zlib from 'node:zlib'
 import { createEngine } from '../lib/experiments/engine.js'
-import { RUN_KEY_HEADER, createRunKeys, currentRunKey, runKeyHeaders } from '../lib/run-keys.js'
+import { RUN_KEY_HEADER, createRunKeys, currentRunKey, runKeyHeaders } from '../lib/limits/run-keys.js'
 import { labInTempDir } from './helpers.js'
 
 const TOKEN = 'a-token-of-at-least-16-characters'

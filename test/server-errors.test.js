@@ -2,7 +2,7 @@
  * What the HTTP server answers before (or instead of) Express, over raw
  * sockets: every error is JSON, with its status, `Content-Type:
  * application/json` and a dotted type, and the lab serves on afterwards.
- * lib/http-server.js; the types are in docs/errors.md.
+ * lib/http/server.js; the types are in docs/errors.md.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -174,7 +174,7 @@ describe('errors the server answers before Express, as JSON', function () {
 
   describe('a request without Host', function () {
     it('answers 400 host.missing to HTTP/1.1 (Node would send an empty 400)', async function () {
-      // the app answers it (lib/request-guard.js): the connection may stay open
+      // the app answers it (lib/limits/request-guard.js): the connection may stay open
       const answer = await ask(lab.port, 'GET /metrics?format=json HTTP/1.1\r\n\r\n')
       assertJsonError(answer, 400, 'host.missing')
     })

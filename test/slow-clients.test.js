@@ -11,11 +11,11 @@ import net from 'node:net'
 import zlib from 'node:zlib'
 import { setTimeout as delay } from 'node:timers/promises'
 import { startLab, post } from './helpers.js'
-import { normalizeOptions } from '../lib/options.js'
-import { createLabServer, normalizeServerOptions } from '../lib/http-server.js'
-import { createMetricsHub } from '../lib/metrics-stream.js'
-import { createLabEvents } from '../lib/lab-events.js'
-import { createSampler } from '../lib/sampler.js'
+import { normalizeOptions } from '../lib/config/options.js'
+import { createLabServer, normalizeServerOptions } from '../lib/http/server.js'
+import { createMetricsHub } from '../lib/metrics/stream.js'
+import { createLabEvents } from '../lib/util/lab-events.js'
+import { createSampler } from '../lib/metrics/sampler.js'
 
 const SMALL = zlib.gzipSync(JSON.stringify({ items: [{ id: 1 }, { id: 2 }] }))
 

@@ -1,7 +1,7 @@
 /**
  * POST /streamparser-json: the textbook streaming route on @streamparser/json
- * (lib/streamparser-ingest.js) and the guard beside it
- * (lib/json-token-guard.js). Where /bad reads a body, this route must read
+ * (lib/ingest/streamparser.js) and the guard beside it
+ * (lib/ingest/token-guard.js). Where /bad reads a body, this route must read
  * it alike: the same summary for every document both accept, the same status
  * and error type for every body /bad refuses, whatever the chunks the body
  * arrives in. One refusal may differ, as it must for a parser that reads as
@@ -21,12 +21,12 @@ import { pipeline } from 'node:stream/promises'
 import { labInTempDir, post, postInChunks, postChunked, parseBuffered, waitFor } from './helpers.js'
 import { createGzipStream } from '../generators/items.js'
 import { createBomb } from '../generators/bombs.js'
-import { ingestWithStreamparser } from '../lib/streamparser-ingest.js'
-import { wellFormedUtf8 } from '../lib/json-token-guard.js'
-import { DEFAULTS, normalizeOptions } from '../lib/options.js'
-import { findJsonError } from '../lib/json-validate.js'
-import { findTooDeep } from '../lib/tally.js'
-import { readPeakRss, resetPeakRss } from '../lib/peak.js'
+import { ingestWithStreamparser } from '../lib/ingest/streamparser.js'
+import { wellFormedUtf8 } from '../lib/ingest/token-guard.js'
+import { DEFAULTS, normalizeOptions } from '../lib/config/options.js'
+import { findJsonError } from '../lib/json/validate.js'
+import { findTooDeep } from '../lib/parse/tally.js'
+import { readPeakRss, resetPeakRss } from '../lib/metrics/peak.js'
 import { prng, randomRecords, serialise, mutate, mutateGzip } from '../lib/measure/mutate.js'
 
 const KiB = 1024
@@ -442,7 +442,7 @@ describe(`POST /${ROUTE}`, function () {
     })
   })
 
-  describe('gzip framing (lib/gzip-framing.js), as /bad frames it', function () {
+  describe('gzip framing (lib/ingest/gzip-framing.js), as /bad frames it', function () {
     const HEAD = '{"items":[{"id":1,"s":"caf\\u00e9"}'
     const TAIL = ',{"id":2,"n":[1.5,2]}]}'
     const ONE = gz(HEAD + TAIL)

@@ -16,19 +16,19 @@ import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import { openEventStream } from '../lib/measure/event-stream.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
-import { uploadStreams } from '../lib/measure/upload-client.js'
+import { uploadStreams } from '../lib/experiments/upload-client.js'
 import { createBomb } from '../generators/bombs.js'
-import { defaultMemoryBudget } from '../lib/memory-budget.js'
-import { createSupervisor, describeCrash, formatMemory, likelyCulprit, normalizeSupervisorOptions, planRestart } from '../lib/supervisor.js'
+import { defaultMemoryBudget } from '../lib/limits/memory-budget.js'
+import { createSupervisor, describeCrash, formatMemory, likelyCulprit, normalizeSupervisorOptions, planRestart } from '../lib/supervisor/supervisor.js'
 import { startLab } from './helpers.js'
-import { processAlive } from '../lib/process-alive.js'
+import { processAlive } from '../lib/util/process-alive.js'
 
 const run = promisify(execFile)
 const SERVER = fileURLToPath(new URL('../server.js', import.meta.url))
 const MiB = 1024 * 1024
 const BUDGET = ['--memory-limit', '256MiB', '--unsafe-bad']
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 7, numbers: [1.5, 2.5] }] }))
-const WORKER_MAIN = fileURLToPath(new URL('../lib/worker-main.js', import.meta.url))
+const WORKER_MAIN = fileURLToPath(new URL('../lib/supervisor/worker-main.js', import.meta.url))
 /** Small backoffs: the specs read the delays from the crash records, never from a clock. */
 const QUICK_BACKOFF = { restartBackoffMs: 20, maxRestartBackoffMs: 80 }
 

@@ -10,7 +10,7 @@ import { CoalescingWriter, TINY_MODES, sendBytes, suckBytes } from '../experimen
 import * as tinyBench from '../experiments/tiny-writes/bench.js'
 import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir } from './helpers.js'
-import { processAlive } from '../lib/process-alive.js'
+import { processAlive } from '../lib/util/process-alive.js'
 
 const N = 100_000
 

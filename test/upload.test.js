@@ -10,11 +10,11 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { listUploads, uploadDir } from '../lib/upload.js'
+import { listUploads, uploadDir } from '../experiments/upload/server.js'
 import * as uploadBench from '../experiments/upload/bench.js'
 import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir, startLab, postChunked } from './helpers.js'
-import { processAlive } from '../lib/process-alive.js'
+import { processAlive } from '../lib/util/process-alive.js'
 
 const UUID_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
 const LIMIT = 2 * 1024 * 1024

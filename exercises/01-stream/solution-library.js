@@ -20,7 +20,7 @@
  * What this does not bound: one huge record. The library gathers a string or
  * a record whole, so one 200 MB string in a record costs 200 MB and more; the
  * lab's own route on this library counts the bytes of the value being read
- * (lib/json-token-guard.js).
+ * (lib/ingest/token-guard.js).
  *
  * Grade it: npm run grade -- exercises/01-stream/solution-library.js --quick
  */

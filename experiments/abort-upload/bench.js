@@ -11,7 +11,7 @@
  */
 import { experimentBench } from '../../lib/measure/experiment-bench.js'
 import { markdownTable } from '../../lib/measure/table.js'
-import { formatDecimalBytes } from '../../lib/units.js'
+import { formatDecimalBytes } from '../../lib/util/units.js'
 import * as experiment from './index.js'
 import { ROUTE_LABELS, signedMiB } from './result.js'
 

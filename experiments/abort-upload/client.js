@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
-import { runKeyHeaders } from '../../lib/run-keys.js'
+import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 
 const CHUNK_BYTES = 64 * 1024
 const PROGRESS_INTERVAL_MS = 100

@@ -6,7 +6,7 @@
  * the lines after a run). Every figure comes from the run's own result.
  * Formatting only: nothing here runs or measures anything.
  */
-import { formatDecimalBytes, formatMiB } from '../../lib/units.js'
+import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 import { ROUTE_LABELS, largestCells, signedMiB } from './result.js'
 
 /** The lines that caption the picture (and end the demo's step), from a run as GET /experiments/:id gives it. */

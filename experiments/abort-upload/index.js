@@ -8,9 +8,9 @@
  * clean-up. The registry's entry (`experiments/index.js`); the folder
  * also holds the routes, the client, the bench adapter and the figures.
  */
-import { badParameter } from '../../lib/errors.js'
+import { badParameter } from '../../lib/errors/index.js'
 import { deepFreeze, normalizeBySchema } from '../../lib/experiments/params.js'
-import { normalizeUploadOptions } from '../../lib/upload.js'
+import { normalizeUploadOptions } from '../upload/server.js'
 
 export { run, UPLOAD_STEPS } from './run.js'
 

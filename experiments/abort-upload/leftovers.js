@@ -19,9 +19,9 @@
  * the same file before it closes it.
  */
 import fs from 'node:fs'
-import { procAvailable } from '../../lib/platform.js'
+import { procAvailable } from '../../lib/util/platform.js'
 import path from 'node:path'
-import { processAlive } from '../../lib/process-alive.js'
+import { processAlive } from '../../lib/util/process-alive.js'
 
 /** The experiment's folder, under the data directory. */
 export const DIR_NAME = 'abort-upload'

@@ -1,12 +1,12 @@
 /**
  * The abort-upload result, in the shape every experiment returns: `cells`
  * (one per route and number of uploads, scalar members the dashboard shows
- * as columns), `charts` (ChartSpec, lib/result-contract.js), `published` (the Node
+ * as columns), `charts` (ChartSpec, lib/experiments/result-contract.js), `published` (the Node
  * docs' claims beside what was measured) and `verdicts` (one per route, its
  * largest cell).
  */
 import { round } from '../../lib/experiments/params.js'
-import { formatDecimalBytes, formatMiB } from '../../lib/units.js'
+import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 
 const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "the Writable destination is not closed automatically" ' +
   'and "it will be necessary to manually close each stream in order to prevent memory leaks"'
@@ -61,7 +61,7 @@ export function largestCells (cells) {
 
 /**
  * Descriptors, bytes on disk and heap growth against the number of aborted uploads.
- * @returns {import('../../lib/result-contract.js').ChartSpec[]}
+ * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
 export function abortUploadCharts (cells) {
   function series (y) {
@@ -114,7 +114,7 @@ export function publishedBeside (cells) {
 /**
  * Per route, its largest cell in a sentence: 'leaks' when descriptors or files outlived the wait.
  * @returns {Array<{ route: string, uploads: number, verdict: 'leaks'|'clean', ok: boolean, text: string }>}
- *   `ok`: nothing left behind (the result contract's verdict, lib/result-contract.js)
+ *   `ok`: nothing left behind (the result contract's verdict, lib/experiments/result-contract.js)
  */
 export function abortUploadVerdicts (cells) {
   return largestCells(cells).map(function judge (c) {

@@ -20,15 +20,15 @@ import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 import express from 'express'
-import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors.js'
-import { msSince, nextRequestId } from '../../lib/lab-events.js'
-import { normalizeUploadOptions } from '../../lib/upload.js'
+import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors/index.js'
+import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
+import { normalizeUploadOptions } from '../upload/server.js'
 import { createLeftovers, leftoverDir, leftoverName, removeDeadLeftovers } from './leftovers.js'
 
 /**
  * @param {object} opts normalised app options (`dataDir`, `upload.limit`)
  * @param {import('node:events').EventEmitter} events the lab's event bus: each upload is a 'request'
- * @param {import('../../lib/disk-quota.js').DiskQuota} quota the app's disk quota
+ * @param {import('../../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota
  * @returns {import('express').Router} with `close()`, which closes every descriptor the pipe route holds
  */
 export function abortUploadRoutes (opts, events, quota) {

@@ -12,9 +12,9 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { findCollector } from '../../lib/collect-garbage.js'
+import { findCollector } from '../../lib/util/collect-garbage.js'
 import { runChildJob } from '../../lib/experiments/load.js'
-import { runKeyHeaders } from '../../lib/run-keys.js'
+import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 import { stepsUpTo } from '../../lib/experiments/params.js'
 import { abortUploadCharts, abortUploadVerdicts, publishedBeside, summariseCell } from './result.js'
 

@@ -4,7 +4,7 @@
  * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatBytes, formatMiB, formatMs } from '../../lib/units.js'
+import { formatBytes, formatMiB, formatMs } from '../../lib/util/units.js'
 import { publishedFigures } from '../../lib/measure/figure-lines.js'
 
 /** The lesson picture (docs/img/lesson-chunk-size.png), run from the dashboard's panel. */

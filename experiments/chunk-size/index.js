@@ -5,8 +5,8 @@
  * and mode, with throughput and the server's peak RSS per setting.
  */
 import path from 'node:path'
-import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from '../../lib/chunk-size.js'
-import { PROJECT_ROOT } from '../../lib/options.js'
+import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
 
@@ -163,7 +163,7 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
 
 /**
  * MiB/s against read size, one line per mode; and the server's peak above idle.
- * @returns {import('../../lib/result-contract.js').ChartSpec[]}
+ * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
 export function chunkSizeCharts (cells) {
   function series (y) {

@@ -10,7 +10,7 @@
  */
 import { timeInBrowser } from '../../dashboard/db-export-browser.js'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
-import { runKeyHeaders } from '../../lib/run-keys.js'
+import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 
 serveChildJob('experiments/db-export/client.js', async function runJob (job) {
   if (job === null || typeof job !== 'object' || typeof job.baseUrl !== 'string' || !/^https?:\/\//.test(job.baseUrl)) {

@@ -4,7 +4,7 @@
  * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatMiB, formatMs } from '../../lib/units.js'
+import { formatMiB, formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 import { warmUpDatabase } from './measure.js'
 

@@ -8,7 +8,7 @@
  * Runs in the server being watched, one export after another: compare "peak
  * above idle", as a big batch leaves heap behind for the next export.
  */
-import { badParameter } from '../../lib/errors.js'
+import { badParameter } from '../../lib/errors/index.js'
 import {
   describeCell, exportCharts, measureCell, planCells, publishedBeside, requestsOf, summariseRuns, warmUpDatabase
 } from './measure.js'

@@ -7,8 +7,8 @@
  *
  *   node experiments/db-export/lab-server.js '{"database":{"url":null}}'
  */
-import { createApp } from '../../lib/app.js'
-import { closeParsePool } from '../../lib/parse-pool.js'
+import { createApp } from '../../lib/http/app.js'
+import { closeParsePool } from '../../lib/parse/pool.js'
 
 let options
 try {

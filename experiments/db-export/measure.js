@@ -10,10 +10,10 @@
  */
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../../lib/options.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
-import { runKeyHeaders } from '../../lib/run-keys.js'
-import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { runKeyHeaders } from '../../lib/limits/run-keys.js'
+import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { median } from '../../lib/measure/stats.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 
@@ -214,10 +214,10 @@ export function exportTable (cells) {
 }
 
 /**
- * Charts of a sweep (ChartSpec, lib/result-contract.js): time against the number of
+ * Charts of a sweep (ChartSpec, lib/experiments/result-contract.js): time against the number of
  * batch requests, with each stream as a level line to cross; the stream
  * against its highWaterMark; the server's memory.
- * @returns {import('../../lib/result-contract.js').ChartSpec[]}
+ * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
 export function exportCharts (cells) {
   const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })

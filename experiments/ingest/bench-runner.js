@@ -1,6 +1,6 @@
 /**
  * The ingest experiment as a bench: the same generated body sent to /bad, /good,
- * /express-json and /streamparser-json (each as its route takes it: lib/ingest-routes.js),
+ * /express-json and /streamparser-json (each as its route takes it: lib/ingest/contenders.js),
  * sizes x concurrency x routes, each measurement
  * on a fresh lab process, with its peak RSS read from outside (lib/measure/lab-memory.js:
  * the kernel's VmHWM after clear_refs, or the lab's sampled peak where there is no /proc).
@@ -26,9 +26,9 @@ import autocannon from 'autocannon'
 import { startLabProcess } from '../../lib/measure/lab-process.js'
 import { closePeakWindow, openPeakWindow } from '../../lib/measure/lab-memory.js'
 import { latencyStats, median } from '../../lib/measure/stats.js'
-import { uploadMany } from '../../lib/measure/upload-client.js'
+import { uploadMany } from '../../lib/experiments/upload-client.js'
 import { ensureInput } from '../../lib/measure/inputs.js'
-import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../../lib/ingest-routes.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 

@@ -5,12 +5,12 @@
  * and refusals, and /good's speed against the fastest of the other routes run,
  * judged against issue 16's targets.
  */
-import { parseByteSize } from '../../lib/units.js'
-import { defaultMemoryBudget } from '../../lib/memory-budget.js'
+import { parseByteSize } from '../../lib/util/units.js'
+import { defaultMemoryBudget } from '../../lib/limits/memory-budget.js'
 import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from './bench-runner.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
-import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
 import * as experiment from './index.js'
 

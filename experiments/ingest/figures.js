@@ -5,9 +5,9 @@
  * and the classroom demo's step (scripts/demo.js takes the `demo` object),
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/units.js'
+import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/util/units.js'
 import { count, errorList, peakOf, times } from '../../lib/measure/figure-lines.js'
-import { INGEST_ROUTES } from '../../lib/ingest-routes.js'
+import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 
 /** The lesson picture (docs/img/lesson-ingest.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({

@@ -13,11 +13,11 @@
 import path from 'node:path'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { latencyStats } from '../../lib/measure/stats.js'
-import { uploadFile } from '../../lib/measure/upload-client.js'
+import { uploadFile } from '../../lib/experiments/upload-client.js'
 import { FORMATS } from '../../generators/items.js'
-import { badParameter } from '../../lib/errors.js'
-import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest-routes.js'
-import { DEFAULTS } from '../../lib/options.js'
+import { badParameter } from '../../lib/errors/index.js'
+import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
+import { DEFAULTS } from '../../lib/config/options.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { enumParam, integerParam, isPresent, round, sizeParam } from '../../lib/experiments/params.js'
 import { answersVerdict, inputCaption, routesTable } from './result.js'
@@ -190,7 +190,7 @@ export async function run (ctx) {
     input: described,
     routes: byRoute,
     summariesAgree,
-    // the contract's presentation (lib/result-contract.js): what the dashboard and the CLIs show
+    // the contract's presentation (lib/experiments/result-contract.js): what the dashboard and the CLIs show
     caption: inputCaption(described, p),
     tables: [routesTable(byRoute)],
     verdicts: [answersVerdict(summariesAgree, routes.length)]

@@ -1,11 +1,11 @@
 /**
  * The ingest result's presentation, as the result contract
- * (lib/result-contract.js) carries it: the routes side by side in one table
+ * (lib/experiments/result-contract.js) carries it: the routes side by side in one table
  * and the verdict on their answers. Formatting the page and the CLIs leave
  * to the contract's units; only composite texts are made here.
  */
-import { formatMiB } from '../../lib/units.js'
-import { INGEST_ROUTES } from '../../lib/ingest-routes.js'
+import { formatMiB } from '../../lib/util/units.js'
+import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 
 /**
  * A column's heading: the route and what it is, from the route table's label
@@ -43,7 +43,7 @@ const ROWS = Object.freeze([
 /**
  * The routes side by side.
  * @param {Record<string, object>} byRoute the result's `routes`
- * @returns {import('../../lib/result-contract.js').ResultTable}
+ * @returns {import('../../lib/experiments/result-contract.js').ResultTable}
  */
 export function routesTable (byRoute) {
   const routes = Object.values(byRoute)
@@ -62,7 +62,7 @@ export function routesTable (byRoute) {
  * The verdict on the answers: identical across every upload and route, or not.
  * @param {boolean|null} agree the result's `summariesAgree`
  * @param {number} routeCount
- * @returns {import('../../lib/result-contract.js').Verdict}
+ * @returns {import('../../lib/experiments/result-contract.js').Verdict}
  */
 export function answersVerdict (agree, routeCount) {
   if (agree === true) {

@@ -13,7 +13,7 @@
  * there is no /proc.
  */
 import fs from 'node:fs'
-import { procAvailable } from '../../lib/platform.js'
+import { procAvailable } from '../../lib/util/platform.js'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { TINY_MODES, sendBytes } from './writes.js'

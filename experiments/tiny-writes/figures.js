@@ -4,7 +4,7 @@
  * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatMs } from '../../lib/units.js'
+import { formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 
 /** The lesson picture (docs/img/lesson-tiny-writes.png), run from the dashboard's panel. */

@@ -133,7 +133,7 @@ export function roundTinyCell (cell) {
 /**
  * Time and write system calls against bytes per batch. One write per byte
  * is where both batched lines start (a batch of 1).
- * @returns {import('../../lib/result-contract.js').ChartSpec[]}
+ * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
 export function tinyWritesCharts (cells) {
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })

@@ -7,7 +7,7 @@
 import { fork } from 'node:child_process'
 import path from 'node:path'
 import { runChildJob } from '../../lib/experiments/load.js'
-import { PROJECT_ROOT } from '../../lib/options.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { BATCH_STEPS } from './writes.js'
 import { median } from '../../lib/measure/stats.js'
 

@@ -5,7 +5,7 @@
  * and the classroom demo's step (scripts/demo.js takes the `demo` object),
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/units.js'
+import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/util/units.js'
 import { errorList, peakOf, publishedFigures, times } from '../../lib/measure/figure-lines.js'
 
 /** The lesson picture (docs/img/lesson-upload.png), run from the dashboard's panel. */

@@ -11,9 +11,9 @@
 import path from 'node:path'
 import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
 import { latencyStats } from '../../lib/measure/stats.js'
-import { uploadFile } from '../../lib/measure/upload-client.js'
-import { badParameter } from '../../lib/errors.js'
-import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from '../../lib/upload.js'
+import { uploadFile } from '../../lib/experiments/upload-client.js'
+import { badParameter } from '../../lib/errors/index.js'
+import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { deepFreeze, normalizeBySchema, round, stepsUpTo } from '../../lib/experiments/params.js'
 
@@ -212,7 +212,7 @@ export function summariseUploadCell ({ route, concurrency, bytes, results, wallM
 /**
  * The article's two charts: server peak RSS and average latency against concurrency.
  * @param {Array<ReturnType<typeof summariseUploadCell>>} cells
- * @returns {import('../../lib/result-contract.js').ChartSpec[]}
+ * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
 export function uploadCharts (cells) {
   function series (y) {

@@ -11,7 +11,7 @@
  */
 import { experimentBench } from '../../lib/measure/experiment-bench.js'
 import { markdownTable } from '../../lib/measure/table.js'
-import { formatBytes, formatDecimalBytes, formatMiB } from '../../lib/units.js'
+import { formatBytes, formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 import * as experiment from './index.js'
 
 export const { name, summary, usage, options, normalize, run } = experimentBench(experiment, {

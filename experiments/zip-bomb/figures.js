@@ -5,7 +5,7 @@
  * and the classroom demo's step (scripts/demo.js takes the `demo` object),
  * read from the run's own result. Formatting only: nothing here measures.
  */
-import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../../lib/units.js'
+import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../../lib/util/units.js'
 import { count, peakOf } from '../../lib/measure/figure-lines.js'
 
 /** The lesson picture (docs/img/lesson-zip-bomb.png), run from the dashboard's panel. */

@@ -15,9 +15,9 @@
  */
 import path from 'node:path'
 import { ensureInput } from '../../lib/measure/inputs.js'
-import { uploadFile } from '../../lib/measure/upload-client.js'
+import { uploadFile } from '../../lib/experiments/upload-client.js'
 import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, minimumBytes } from '../../generators/bombs.js'
-import { badParameter } from '../../lib/errors.js'
+import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
 import { bombTable, bombVerdict } from './result.js'
@@ -144,7 +144,7 @@ export async function run (ctx) {
     unsafeBad: options.unsafeBad === true,
     limits: { inflated: options.limits.inflated, compressed: options.limits.compressed },
     routes: byRoute,
-    // the contract's presentation (lib/result-contract.js): what the dashboard and the CLIs show
+    // the contract's presentation (lib/experiments/result-contract.js): what the dashboard and the CLIs show
     tables: [bombTable(bombFigures, byRoute)],
     verdicts: [bombVerdict(byRoute)]
   }

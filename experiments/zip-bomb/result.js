@@ -1,6 +1,6 @@
 /**
  * The zip-bomb result's presentation, as the result contract
- * (lib/result-contract.js) carries it: what each route answered, how fast,
+ * (lib/experiments/result-contract.js) carries it: what each route answered, how fast,
  * how much it inflated and what it cost, and whether the server survived.
  */
 
@@ -30,7 +30,7 @@ const ROWS = Object.freeze([
  * The routes side by side, the bomb in the caption.
  * @param {object} bomb the result's `bomb`
  * @param {Record<string, object>} byRoute the result's `routes`
- * @returns {import('../../lib/result-contract.js').ResultTable}
+ * @returns {import('../../lib/experiments/result-contract.js').ResultTable}
  */
 export function bombTable (bomb, byRoute) {
   const routes = Object.values(byRoute)
@@ -50,7 +50,7 @@ export function bombTable (bomb, byRoute) {
 /**
  * Survived or not: every route refused the bomb, or which did not and how.
  * @param {Record<string, object>} byRoute
- * @returns {import('../../lib/result-contract.js').Verdict}
+ * @returns {import('../../lib/experiments/result-contract.js').Verdict}
  */
 export function bombVerdict (byRoute) {
   const routes = Object.values(byRoute)

@@ -1,7 +1,7 @@
 /**
  * Speed: the handler's throughput (inflated MB answered per second, upload
  * included) against the lab's textbook streaming route, POST
- * /streamparser-json (lib/streamparser-ingest.js: @streamparser/json piped
+ * /streamparser-json (lib/ingest/streamparser.js: @streamparser/json piped
  * as its README shows, what a careful student can reach), on the same body.
  * /good, the engineered route, is measured beside them and shown as the
  * ceiling; it is not the bar.
@@ -33,7 +33,7 @@ export const checks = Object.freeze([
     name: `throughput against /${TEXTBOOK_ROUTE}`,
     meaning: `MB of JSON answered per second, against the lab's textbook streaming route (/${TEXTBOOK_ROUTE}, @streamparser/json) on the same body in the same run, taking turns, each in a process of its own; /${CEILING_ROUTE} shown as the ceiling`,
     limit: `at least ${LIMITS.speedRatio}× /${TEXTBOOK_ROUTE}`,
-    hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/streamparser-ingest.js; exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that hands on a byte or a record at a time.`,
+    hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/ingest/streamparser.js; exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that hands on a byte or a record at a time.`,
     trips: true,
     run: async function throughput (ctx) {
       const { settings } = ctx

@@ -14,8 +14,8 @@
  * log when it fails to start or dies.
  */
 import pg from 'pg'
-import { databaseBusy, databaseNotSeeded, databaseUnavailable } from '../errors.js'
-import { readProcMemory } from '../measure/proc-memory.js'
+import { databaseBusy, databaseNotSeeded, databaseUnavailable } from '../errors/index.js'
+import { readProcMemory } from '../metrics/proc-memory.js'
 import { startEmbedded } from './embedded.js'
 import { MECHANISM } from './scram-gate.js'
 import { IN_MEMORY, redactUrl } from './options.js'

@@ -17,7 +17,7 @@ import path from 'node:path'
 import fs from 'node:fs'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { DEFAULTS } from '../options.js'
+import { DEFAULTS } from '../config/options.js'
 
 const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'pglite-process.js')
 const PGLITE_VERSION = readPgliteVersion()

@@ -7,8 +7,8 @@
  */
 import { Transform } from 'node:stream'
 import QueryStream from 'pg-query-stream'
-import { badParameter } from '../errors.js'
-import { integerParam } from '../integers.js'
+import { badParameter } from '../errors/index.js'
+import { integerParam } from '../config/integers.js'
 
 /**
  * The one query both modes run. ORDER BY a unique key, so that batches at

@@ -6,7 +6,7 @@
  */
 import path from 'node:path'
 import { SEED_DEFAULTS, normalizeSeedSizes } from './seed.js'
-import { integerOptions } from '../integers.js'
+import { integerOptions } from '../config/integers.js'
 
 /** PGlite's own spelling for "keep it in memory" (tests use it). */
 export const IN_MEMORY = 'memory://'

@@ -33,7 +33,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
-import { processAlive } from '../process-alive.js'
+import { processAlive } from '../util/process-alive.js'
 import { authenticate, createScramVerifier } from './scram-gate.js'
 
 const IN_MEMORY = 'memory://'

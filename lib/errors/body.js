@@ -1,7 +1,7 @@
 /**
  * Errors about a request's body: its size, compressed and inflated, its
  * media type and encoding, gzip framing, JSON, records and nesting, and
- * bodies that stall or drip. Import from lib/errors.js.
+ * bodies that stall or drip. Import from lib/errors/index.js.
  */
 import { LabError, createError } from './lab-error.js'
 
@@ -35,7 +35,7 @@ export function gzipInvalid (cause, compressedBytes) {
     { cause, compressedBytes })
 }
 
-/** A byte other than zero after a body's gzip members ended in padding (lib/gzip-framing.js). */
+/** A byte other than zero after a body's gzip members ended in padding (lib/ingest/gzip-framing.js). */
 export function gzipTrailingData (offset, value) {
   return createError(400, 'gzip.trailing.data',
     `byte ${offset} of the gzip body is 0x${value.toString(16).padStart(2, '0')} after zero padding: ` +
@@ -123,7 +123,7 @@ export function bodyTooSlow (limit, rate, received, elapsedMs, windowMs) {
     { limit, rate: Math.round(rate), windowMs, received, elapsedMs })
 }
 
-/** 413 entity.too.large: an upload passed `upload.limit` (lib/upload.js). */
+/** 413 entity.too.large: an upload passed `upload.limit` (experiments/upload/server.js). */
 export function uploadTooLarge (limit, received) {
   return createError(413, 'entity.too.large', `upload is larger than the ${limit}-byte limit`, { limit, received })
 }

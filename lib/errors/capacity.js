@@ -1,9 +1,9 @@
 /**
  * Errors that say the lab is full or going: too many requests, connections,
  * streams or pipelines, the memory budget, the disk quota, a closing app.
- * Import from lib/errors.js.
+ * Import from lib/errors/index.js.
  */
-import { formatMiB } from '../units.js'
+import { formatMiB } from '../util/units.js'
 import { createError } from './lab-error.js'
 
 export function overloaded (limit, retryAfterSeconds) {
@@ -30,7 +30,7 @@ export function saveBusy (retryAfterSeconds) {
   return error
 }
 
-/** 503 server.busy: a connection past `maxConnections`, answered on the raw socket by lib/http-server.js. */
+/** 503 server.busy: a connection past `maxConnections`, answered on the raw socket by lib/http/server.js. */
 export function tooManyConnections (limit, retryAfterSeconds) {
   const error = createError(503, 'server.busy', `more than ${limit} connections open: try again shortly`, { limit, retryAfter: retryAfterSeconds })
   error.headers['Retry-After'] = String(retryAfterSeconds)
@@ -58,7 +58,7 @@ const WAYS_AROUND_BUDGET = Object.freeze({
 })
 
 /**
- * 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/admission.js).
+ * 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/limits/admission.js).
  * @param {{ route: string, budget: number, projected: number, available: number, what: string }} figures
  */
 export function budgetExceeded ({ route, budget, projected, available, what }) {

@@ -1,6 +1,6 @@
 /**
  * The error catalogue as data: every type the lab sends, its status and the
- * factories that make it. Import from lib/errors.js.
+ * factories that make it. Import from lib/errors/index.js.
  */
 import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
 import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy } from './capacity.js'

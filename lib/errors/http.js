@@ -2,7 +2,7 @@
  * Errors about the request as HTTP: parameters, routes and methods, content
  * negotiation, the guard (host, site, token), what Node's parser refuses,
  * and `toLabError`, which makes any error one the lab sends. Import from
- * lib/errors.js.
+ * lib/errors/index.js.
  */
 import { LabError, createError } from './lab-error.js'
 
@@ -30,7 +30,7 @@ export function mediaNotAcceptable (accept, available) {
     { accept: accept ?? null, available })
 }
 
-/** 400 host.missing: an HTTP/1.1 request without a Host header (lib/request-guard.js). */
+/** 400 host.missing: an HTTP/1.1 request without a Host header (lib/limits/request-guard.js). */
 export function hostMissing () {
   return createError(400, 'host.missing', 'an HTTP/1.1 request must name its Host', {})
 }

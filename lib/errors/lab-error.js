@@ -1,7 +1,7 @@
 /**
  * The one error class the lab sends, and `createError`, which only the
  * factories under lib/errors/ call (test/errors-catalogue.test.js fails on a
- * call anywhere else). Import from lib/errors.js.
+ * call anywhere else). Import from lib/errors/index.js.
  */
 
 /** Error with an HTTP status, a dotted type and explanatory figures. */

@@ -1,6 +1,6 @@
 /**
  * Errors of the lab's services: uploads, experiment runs, the database.
- * Import from lib/errors.js.
+ * Import from lib/errors/index.js.
  */
 import { createError } from './lab-error.js'
 

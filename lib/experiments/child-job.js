@@ -4,7 +4,7 @@
  * its memory and CPU are never counted as the server's. Over IPC:
  *
  *   in:  the job (one JSON message); within a run, with the run's key as `runKey`,
- *        which the job never sees: the job runs in the key's scope (lib/run-keys.js),
+ *        which the job never sees: the job runs in the key's scope (lib/limits/run-keys.js),
  *        so the lab's HTTP clients send it on every request
  *   out: { type: 'progress', done, total } (as the job reports it),
  *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
@@ -13,7 +13,7 @@
  * closes), so a crashed server never leaves it working for nobody.
  */
 
-import { withRunKey } from '../run-keys.js'
+import { withRunKey } from '../limits/run-keys.js'
 
 /**
  * Serve one job in this process.

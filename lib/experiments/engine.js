@@ -14,15 +14,15 @@
  * and 'peak' { time, reset: true, supported, peakRss } whenever it resets the kernel's peak.
  *
  * Each run is issued a key from the app's keyring when it starts and the key is
- * revoked when the run ends (lib/run-keys.js). The module runs inside the key's
+ * revoked when the run ends (lib/limits/run-keys.js). The module runs inside the key's
  * scope, so the processes it forks and the lab's HTTP clients it uses send the key,
  * and the request guard lets the run's load in beyond loopback without the token.
  */
 import { randomUUID } from 'node:crypto'
-import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors.js'
-import { holdPeak, readPeakRss, resetPeakRss } from '../peak.js'
-import { integerOptions } from '../integers.js'
-import { withRunKey } from '../run-keys.js'
+import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors/index.js'
+import { holdPeak, readPeakRss, resetPeakRss } from '../metrics/peak.js'
+import { integerOptions } from '../config/integers.js'
+import { withRunKey } from '../limits/run-keys.js'
 
 export const ENGINE_DEFAULTS = Object.freeze({
   /** Finished runs kept for GET /experiments/:id. */
@@ -49,7 +49,7 @@ function checkRegistry (registry) {
 /**
  * Build an engine.
  * @param {{ options: object, events: import('node:events').EventEmitter, registry: object,
- *   runKeys?: import('../run-keys.js').RunKeys, keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
+ *   runKeys?: import('../limits/run-keys.js').RunKeys, keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
  *   `options` are the normalised app options, handed to every module; `runKeys` the app's
  *   keyring (without one, runs get no key: the lab must then let loopback in without a token)
  */
@@ -60,7 +60,7 @@ export function createEngine (settings) {
   if (events === null || typeof events?.emit !== 'function') throw new TypeError('events must be an EventEmitter')
   const runKeys = settings.runKeys ?? null
   if (runKeys !== null && (typeof runKeys.issue !== 'function' || typeof runKeys.revoke !== 'function')) {
-    throw new TypeError('runKeys must be a keyring from lib/run-keys.js')
+    throw new TypeError('runKeys must be a keyring from lib/limits/run-keys.js')
   }
   const config = Object.freeze({
     keep: checkInteger('keep', settings.keep ?? ENGINE_DEFAULTS.keep, 1, 1000),

@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks'
 import { serveChildJob } from './child-job.js'
 import { createBomb } from '../../generators/bombs.js'
-import { uploadMany, uploadStreams } from '../measure/upload-client.js'
+import { uploadMany, uploadStreams } from './upload-client.js'
 
 const PROGRESS_INTERVAL_MS = 100
 

@@ -6,8 +6,8 @@
  */
 import { fork } from 'node:child_process'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../options.js'
-import { currentRunKey } from '../run-keys.js'
+import { PROJECT_ROOT } from '../config/options.js'
+import { currentRunKey } from '../limits/run-keys.js'
 
 /** The script forked for each load: the child's side of this conversation. */
 export const LOAD_PROCESS = path.join(PROJECT_ROOT, 'lib', 'experiments', 'load-process.js')

@@ -7,9 +7,9 @@
  * Schema entries: { name, type: 'enum'|'integer'|'size', default, min?, max?, values? }.
  * A `null` default means "the module decides" (from other params, say).
  */
-import { badParameter } from '../errors.js'
-import { integerParam as checkedInteger } from '../integers.js'
-import { parseByteSize } from '../units.js'
+import { badParameter } from '../errors/index.js'
+import { integerParam as checkedInteger } from '../config/integers.js'
+import { parseByteSize } from '../util/units.js'
 
 /**
  * Check raw params against a schema.

@@ -7,7 +7,7 @@ import { randomFillSync } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { writeAtomically } from '../atomic-file.js'
+import { writeAtomically } from '../util/atomic-file.js'
 import { BENCH_DIR } from './inputs.js'
 
 const PIECE = 1024 * 1024

@@ -1,5 +1,5 @@
 /**
- * A Chromium-family browser (lib/chromium.js finds it), headless, driven by playwright-core:
+ * A Chromium-family browser (lib/measure/chromium.js finds it), headless, driven by playwright-core:
  * the one browser the lab's dashboard is tested and photographed in. Each
  * launch gets a fresh user-data-dir, so no profile, cache or localStorage
  * (the dashboard keeps its large-type choice there) leaks from one run into
@@ -9,11 +9,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
-import { chromiumMissingMessage, findChromium } from '../chromium.js'
+import { chromiumMissingMessage, findChromium } from './chromium.js'
 
 /**
  * The browser to drive: CHROMIUM_PATH, else where this platform's installers
- * put Chromium, Chrome or Edge (lib/chromium.js). playwright-core brings none.
+ * put Chromium, Chrome or Edge (lib/measure/chromium.js). playwright-core brings none.
  * @returns {string|null} a message saying where it looked, or null when there is one
  */
 export function chromiumMissing () {

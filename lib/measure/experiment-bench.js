@@ -11,7 +11,7 @@
  *
  * Command-line side only: the server never loads this file.
  */
-import { DEFAULTS } from '../options.js'
+import { DEFAULTS } from '../config/options.js'
 import { optionsFromSchema, paramsFromFlags, usageFromSchema } from '../experiments/schema-options.js'
 import { createLabClient, describeServerError } from './lab-client.js'
 import { startLabProcess } from './lab-process.js'

@@ -1,9 +1,9 @@
 /**
  * Pieces of the lines that caption a run's picture and end a demo step
  * (experiments/<name>/figures.js), read from the run's own result
- * (lib/result-contract.js). Formatting only.
+ * (lib/experiments/result-contract.js). Formatting only.
  */
-import { formatMiB } from '../units.js'
+import { formatMiB } from '../util/units.js'
 
 /** "published vs measured: <label>: <value> <unit> vs <measured>", a line per published figure. */
 export function publishedFigures (published) {

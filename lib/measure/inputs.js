@@ -6,9 +6,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createGzipStream } from '../../generators/items.js'
-import { writeAtomically } from '../atomic-file.js'
-import { DEFAULTS } from '../options.js'
-import { formatBytes, formatDuration } from '../units.js'
+import { writeAtomically } from '../util/atomic-file.js'
+import { DEFAULTS } from '../config/options.js'
+import { formatBytes, formatDuration } from '../util/units.js'
 
 export const BENCH_DIR = path.join(DEFAULTS.dataDir, 'bench')
 

@@ -3,12 +3,12 @@
  * /proc has it (`VmHWM` of the pid, reset through its `clear_refs`), else
  * the lab's own sampled peak, asked over HTTP (`POST /metrics/peak/reset`
  * before, `GET /metrics?format=json` after). The second is what a Mac or a
- * Windows laptop gets, and what portable mode (lib/platform.js) tests on
+ * Windows laptop gets, and what portable mode (lib/util/platform.js) tests on
  * Linux. Every figure says its source.
  */
-import { procAvailable } from '../platform.js'
-import { peakSourceLabel } from '../peak.js'
-import { readProcMemory, resetProcPeak } from './proc-memory.js'
+import { procAvailable } from '../util/platform.js'
+import { peakSourceLabel } from '../metrics/peak.js'
+import { readProcMemory, resetProcPeak } from '../metrics/proc-memory.js'
 
 /** A lab's JSON answer to `method path`; throws on a status that is not 2xx. */
 export async function askLab (url, path, method = 'GET') {

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../options.js'
+import { PROJECT_ROOT } from '../config/options.js'
 
 const SERVER = path.join(PROJECT_ROOT, 'server.js')
 const LISTENING = /streamlab listening on (http:\/\/\S+)/

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { chartJsFile } from '../assets.js'
+import { chartJsFile } from '../util/assets.js'
 
 const CHART_JS = chartJsFile()
 
@@ -19,7 +19,7 @@ function escapeHtml (text) {
   })
 }
 
-/** @typedef {import('../result-contract.js').ChartSpec} ChartSpec the chart shape, defined by the result contract */
+/** @typedef {import('../experiments/result-contract.js').ChartSpec} ChartSpec the chart shape, defined by the result contract */
 
 /**
  * Write the report files: results.json, results.md, report.html, and an SVG per chart.

@@ -1,5 +1,5 @@
 /** Plain-text and Markdown tables for the bench CLI and its reports. */
-import { formatMiB } from '../units.js'
+import { formatMiB } from '../util/units.js'
 
 /**
  * @param {string[]} header

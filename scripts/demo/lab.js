@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startLabProcess } from '../../lib/measure/lab-process.js'
-import { processAlive } from '../../lib/process-alive.js'
+import { processAlive } from '../../lib/util/process-alive.js'
 
 /**
  * The lab runs as a container would, under a memory budget, with /bad's inflate limit taken

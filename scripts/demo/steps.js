@@ -12,7 +12,7 @@
  * An experiment without `runs` gets one run, reported as the table of its
  * `header` and `rows(result)` and the closing line `summary(result)`.
  */
-import { formatMiB } from '../../lib/units.js'
+import { formatMiB } from '../../lib/util/units.js'
 import { StepError, describeServerError } from '../../lib/measure/lab-client.js'
 import { markdownTable } from '../../lib/measure/table.js'
 import { restartLine } from './lab.js'

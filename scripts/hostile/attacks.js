@@ -9,7 +9,7 @@
  * An attack on the ingest routes is replayed on each route it lists: its
  * own (/good or /bad) and the textbook streaming route, /streamparser-json,
  * each row on a fresh lab. A route that does not read the format the attack
- * sends (lib/ingest-routes.js: /express-json and /streamparser-json read one
+ * sends (lib/ingest/contenders.js: /express-json and /streamparser-json read one
  * JSON document, not NDJSON) gets a row that says so instead of a run.
  */
 import fs from 'node:fs'
@@ -19,8 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { createBomb } from '../../generators/bombs.js'
 import { createGzipStream } from '../../generators/items.js'
-import { INGEST_ROUTES } from '../../lib/ingest-routes.js'
-import { formatBytes } from '../../lib/units.js'
+import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
+import { formatBytes } from '../../lib/util/units.js'
 import { ATTACK_GROUPS } from './params.js'
 import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
 

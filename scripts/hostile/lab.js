@@ -11,10 +11,10 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
-import { PROJECT_ROOT } from '../../lib/options.js'
-import { listUploads, removeDeadParts, removeUploads } from '../../lib/upload.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { listUploads, removeDeadParts, removeUploads } from '../../experiments/upload/server.js'
 import { SAVE_FILE_NAMES } from '../../generators/items.js'
-import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { startListeningProcess } from '../../lib/measure/lab-process.js'
 
 const SERVER = path.join(PROJECT_ROOT, 'server.js')
@@ -298,7 +298,7 @@ export async function guardDataDir (dataDir) {
   }
 }
 
-/** Temp files of saves our workers did not finish (lib/atomic-file.js names them `.<name>.<pid>.<hex>.tmp`). */
+/** Temp files of saves our workers did not finish (lib/util/atomic-file.js names them `.<name>.<pid>.<hex>.tmp`). */
 async function removeWorkerTempFiles (dataDir, workerPids) {
   const removed = []
   let names = []

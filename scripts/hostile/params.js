@@ -3,8 +3,8 @@
  * place, frozen, with a `--quick` set beside the full one. Flags override
  * whichever set is chosen; a bad value is a TypeError naming its flag.
  */
-import { INGEST_ROUTE_NAMES } from '../../lib/ingest-routes.js'
-import { parseByteSize } from '../../lib/units.js'
+import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
+import { parseByteSize } from '../../lib/util/units.js'
 
 /** The attacks in the order they run, grouped as issue 13 numbers them. */
 export const ATTACK_GROUPS = Object.freeze({

@@ -4,7 +4,7 @@
  * notes that say how each figure was measured, and the chart. `ROW_FIELDS`
  * is the shape of a row in results.json; the spec checks a run against it.
  */
-import { formatBytes, formatDuration } from '../../lib/units.js'
+import { formatBytes, formatDuration } from '../../lib/util/units.js'
 import { markdownTable, mib } from '../../lib/measure/table.js'
 
 const MiB = 1024 * 1024

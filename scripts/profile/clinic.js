@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PROJECT_ROOT } from '../../lib/options.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { CLINIC_VERSION, DOCTOR_LAST_WORKING, LOAD, MODES, SERVER, labDataDir, shown } from './settings.js'
 
 /**

@@ -15,9 +15,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DEFAULTS } from '../../lib/options.js'
-import { isUploadName, uploadDir } from '../../lib/upload.js'
-import { formatDuration } from '../../lib/units.js'
+import { DEFAULTS } from '../../lib/config/options.js'
+import { isUploadName, uploadDir } from '../../experiments/upload/server.js'
+import { formatDuration } from '../../lib/util/units.js'
 
 /** The routes a profile can load: the ingest pair, and the upload pair (bodies saved, then deleted). */
 export const ROUTES = Object.freeze({

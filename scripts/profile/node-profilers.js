@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../../lib/options.js'
-import { formatDuration } from '../../lib/units.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { formatDuration } from '../../lib/util/units.js'
 import { startListeningProcess } from '../../lib/measure/lab-process.js'
-import { readProcMemory, resetProcPeak } from '../../lib/measure/proc-memory.js'
+import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { ROUTES, deleteUploadAnswered, runLoad } from './load.js'
 import { HEAP_PROF_INTERVAL, MODES, SERVER, SNAPSHOT_TIMEOUT_MS, STOP_GRACE_MS, describePlan, labDataDir, shown } from './settings.js'
 

@@ -20,9 +20,9 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import v8 from 'node:v8'
-import { createApp } from '../../lib/app.js'
-import { createLabServer } from '../../lib/http-server.js'
-import { closeParsePool } from '../../lib/parse-pool.js'
+import { createApp } from '../../lib/http/app.js'
+import { createLabServer } from '../../lib/http/server.js'
+import { closeParsePool } from '../../lib/parse/pool.js'
 
 const USAGE = 'Usage: node scripts/profile/server.js [--port <n>] [--host <address>] [--data-dir <dir>] [--snapshot-dir <dir>]\n'
 

@@ -5,8 +5,8 @@
  * path are shown.
  */
 import path from 'node:path'
-import { DEFAULTS, PROJECT_ROOT } from '../../lib/options.js'
-import { formatBytes } from '../../lib/units.js'
+import { DEFAULTS, PROJECT_ROOT } from '../../lib/config/options.js'
+import { formatBytes } from '../../lib/util/units.js'
 import { ROUTES } from './load.js'
 
 /** Clinic.js 13.0.0 is the last release (2023); pinned so every run downloads the same tree. */

@@ -11,8 +11,8 @@ import fs from 'node:fs'
 import http from 'node:http'
 import zlib from 'node:zlib'
 import { startLab, post } from '../helpers.js'
-import { createApp } from '../../lib/app.js'
-import { streamedIngestState } from '../../lib/streamed-ingest.js'
+import { createApp } from '../../lib/http/app.js'
+import { streamedIngestState } from '../../lib/ingest/streamed.js'
 
 /** A body that inflates past ingest.inlineParse (64 KiB), so its batches go to the parse threads. */
 const BODY = zlib.gzipSync(JSON.stringify({

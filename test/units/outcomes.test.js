@@ -1,12 +1,12 @@
 /**
- * lib/outcomes.js: what a page opened late is shown. The last crash record the bus carried, and
+ * lib/metrics/outcomes.js: what a page opened late is shown. The last crash record the bus carried, and
  * each experiment's latest finished result with the params its run started with; results kept
  * elsewhere (the supervisor's, from the workers before this one) come in through 'restore'
  * without pushing out anything newer, and what is kept stays bounded.
  */
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
-import { LatestResults, RESULTS_KEPT, createOutcomes } from '../../lib/outcomes.js'
+import { LatestResults, RESULTS_KEPT, createOutcomes } from '../../lib/metrics/outcomes.js'
 
 /** The events of one finished run, as the experiment engine emits them. */
 function finishedRun (id, name, time, result, params = { size: id }) {
@@ -17,7 +17,7 @@ function finishedRun (id, name, time, result, params = { size: id }) {
   ]
 }
 
-describe('the latest results (lib/outcomes.js LatestResults)', function () {
+describe('the latest results (lib/metrics/outcomes.js LatestResults)', function () {
   it('keeps each experiment\'s latest result with its run\'s params, newest first', function () {
     const shelf = new LatestResults()
     for (const event of [
@@ -75,7 +75,7 @@ describe('the latest results (lib/outcomes.js LatestResults)', function () {
   })
 })
 
-describe('the outcomes on the bus (lib/outcomes.js createOutcomes)', function () {
+describe('the outcomes on the bus (lib/metrics/outcomes.js createOutcomes)', function () {
   it('keeps the last crash record and the latest results from the bus, restored ones included, and leaves the bus on close', function () {
     const bus = new EventEmitter()
     const outcomes = createOutcomes(bus)

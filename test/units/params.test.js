@@ -4,7 +4,7 @@
  * else a 400 parameter.invalid naming params.<name>.
  */
 import assert from 'node:assert/strict'
-import { LabError } from '../../lib/errors.js'
+import { LabError } from '../../lib/errors/index.js'
 import {
   deepFreeze, enumParam, integerParam, isPresent, normalizeBySchema, round, sizeParam, stepsUpTo
 } from '../../lib/experiments/params.js'

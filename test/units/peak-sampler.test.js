@@ -1,16 +1,16 @@
 /**
- * lib/peak-sampler.js: the sampled peak RSS that stands in for the kernel's
+ * lib/metrics/peak-sampler.js: the sampled peak RSS that stands in for the kernel's
  * where there is none. It must catch a peak the main thread is too busy to
  * see, and not report one it did not see.
  */
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
-import { PeakSampler } from '../../lib/peak-sampler.js'
+import { PeakSampler } from '../../lib/metrics/peak-sampler.js'
 
 const MiB = 1024 * 1024
 
-describe('lib/peak-sampler.js', function () {
+describe('lib/metrics/peak-sampler.js', function () {
   this.timeout(30_000)
   let sampler = null
   afterEach(async function closeSampler () { await sampler?.close() })

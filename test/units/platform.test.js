@@ -1,14 +1,14 @@
 /**
- * lib/platform.js and lib/chromium.js: the portable switch that takes the
+ * lib/util/platform.js and lib/measure/chromium.js: the portable switch that takes the
  * Linux-only paths away, and where the lab looks for a browser on each
  * platform.
  */
 import assert from 'node:assert/strict'
-import { isPortable, procAvailable } from '../../lib/platform.js'
-import { peakSourceLabel } from '../../lib/peak.js'
-import { chromiumCandidates, chromiumMissingMessage, findChromium } from '../../lib/chromium.js'
+import { isPortable, procAvailable } from '../../lib/util/platform.js'
+import { peakSourceLabel } from '../../lib/metrics/peak.js'
+import { chromiumCandidates, chromiumMissingMessage, findChromium } from '../../lib/measure/chromium.js'
 
-describe('lib/platform.js', function () {
+describe('lib/util/platform.js', function () {
   it('turns portable mode on for STREAMLAB_PORTABLE=1 (or any word but 0 and false), off when unset', function () {
     assert.equal(isPortable({}), false)
     assert.equal(isPortable({ STREAMLAB_PORTABLE: '' }), false)
@@ -34,7 +34,7 @@ describe('lib/platform.js', function () {
   })
 })
 
-describe('lib/chromium.js', function () {
+describe('lib/measure/chromium.js', function () {
   function only (...present) {
     return function exists (file) { return present.includes(file) }
   }

@@ -1,5 +1,5 @@
 /**
- * The result contract (lib/result-contract.js): validateResult names what a
+ * The result contract (lib/experiments/result-contract.js): validateResult names what a
  * result lacks, and the result of every experiment in the registry keeps it,
  * run here through POST /experiments with small parameters, as the dashboard,
  * the bench reports, the demo and the screenshots read it. A new experiment
@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { EXPERIMENTS } from '../../experiments/index.js'
-import { UNITS, validateChart, validateProgress, validateResult } from '../../lib/result-contract.js'
+import { UNITS, validateChart, validateProgress, validateResult } from '../../lib/experiments/result-contract.js'
 import { runExperiment } from '../experiment-helpers.js'
 import { labInTempDir } from '../helpers.js'
 
@@ -24,7 +24,7 @@ const QUICK = Object.freeze({
 
 const CHART = Object.freeze({ title: 't', x: 'x', y: 'y', series: [{ label: 's', points: [{ x: 1, y: 2 }, { x: 2, y: null }] }] })
 
-describe('the result contract (lib/result-contract.js)', function () {
+describe('the result contract (lib/experiments/result-contract.js)', function () {
   describe('validateResult', function () {
     it('finds nothing wrong with cells, tables, charts, published figures and verdicts of the right shape', function () {
       const result = {

@@ -1,11 +1,11 @@
 /**
- * lib/semaphore.js: a counting semaphore whose waiters can give up, and the queue helpers the
+ * lib/util/semaphore.js: a counting semaphore whose waiters can give up, and the queue helpers the
  * parse pool shares with it. An aborted request must not keep its place, and a waiter that was
  * served must stop listening to its signal.
  */
 import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
-import { Semaphore, leaveQueue, waitInQueue } from '../../lib/semaphore.js'
+import { Semaphore, leaveQueue, waitInQueue } from '../../lib/util/semaphore.js'
 
 /** Whether the promise has settled after the microtasks queued so far. */
 async function settled (promise) {

@@ -1,17 +1,17 @@
 /**
- * lib/units.js: byte sizes as people type them, and the one set of formatters the server and the
+ * lib/util/units.js: byte sizes as people type them, and the one set of formatters the server and the
  * command-line tools print bytes and durations with (the dashboard keeps a browser copy).
  */
 import assert from 'node:assert/strict'
 import {
   formatBytes, formatDecimalBytes, formatDuration, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize
-} from '../../lib/units.js'
+} from '../../lib/util/units.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
 const GiB = 1024 * MiB
 
-describe('lib/units.js', function () {
+describe('lib/util/units.js', function () {
   describe('parseByteSize', function () {
     it('reads decimal and binary units, any case, decimals with a unit', function () {
       assert.equal(parseByteSize('1048576'), 1048576)

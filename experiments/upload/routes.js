@@ -1,0 +1,85 @@
+/**
+ * POST /upload-buffer and POST /upload-stream: the same upload saved to
+ * disk by buffering it whole and by streaming it. The mechanics live in
+ * experiments/upload/server.js; here a request meets them.
+ *
+ * Both answer { route, bytes, ms, file }: `file` is the server-chosen name
+ * in <dataDir>/uploads/, for whoever ran the upload to delete with
+ * DELETE /uploads/:file (or all of them with DELETE /uploads), which answer
+ * { removed, files, bytes, disk }: how many were removed, their names (the
+ * first 1000), their bytes, and the disk quota's figures after.
+ */
+import express from 'express'
+import { performance } from 'node:perf_hooks'
+import { badParameter, uploadNotFound } from '../../lib/errors/index.js'
+import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
+import { deleteUploads, isUploadName, normalizeUploadOptions, receiveUpload, uploadDir } from './server.js'
+
+/** Names listed in a delete's answer, at most: the count says how many went. */
+const LISTED_NAMES = 1000
+
+/**
+ * @param {object} opts normalised app options (`dataDir`, `limits.bodyIdleMs`, and `upload: { limit }`)
+ * @param {import('node:events').EventEmitter} events the lab's event bus
+ * @param {import('../../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota: every upload counts against it
+ * @returns {import('express').Router}
+ */
+export function uploadRoutes (opts, events, quota, admission) {
+  if (quota === undefined) throw new TypeError('uploadRoutes needs the app\'s disk quota')
+  const settings = normalizeUploadOptions(opts.upload)
+  const common = { dir: uploadDir(opts.dataDir), limit: settings.limit, idleMs: opts.limits.bodyIdleMs, quota }
+  const router = express.Router({ caseSensitive: true, strict: true })
+  router.post('/upload-buffer', answerWith('upload-buffer', { ...common, mode: 'buffer' }, events, admission))
+  router.post('/upload-stream', answerWith('upload-stream', { ...common, mode: 'stream' }, events, null))
+  router.delete('/uploads', async function deleteAllUploads (req, res) {
+    res.json(deleted(await deleteUploads(opts.dataDir, quota), quota))
+  })
+  router.delete('/uploads/:file', async function deleteOneUpload (req, res) {
+    const { file } = req.params
+    // a name the routes could not have chosen is refused, never resolved: it came over the network
+    if (!isUploadName(file)) throw badParameter('file', file, 'an upload\'s name as the upload routes answer it: <uuid>.upload')
+    const result = await deleteUploads(opts.dataDir, quota, [file])
+    if (result.removed.length === 0) throw uploadNotFound(file)
+    res.json(deleted(result, quota))
+  })
+  return router
+}
+
+function deleted ({ removed, bytes }, quota) {
+  const { used, quota: limit } = quota.snapshot()
+  return { removed: removed.length, files: removed.slice(0, LISTED_NAMES), bytes, disk: { used, quota: limit } }
+}
+
+/**
+ * What a buffered upload holds at its peak: every chunk and their
+ * Buffer.concat, twice the body (its Content-Length, or the upload limit for
+ * a chunked body, which could be that long).
+ */
+function bufferedCost (req, limit) {
+  const length = Number(req.headers['content-length'])
+  return 2 * (Number.isSafeInteger(length) && length >= 0 && length <= limit ? length : limit)
+}
+
+function answerWith (route, settings, events, admission) {
+  return async function answerUpload (req, res) {
+    const started = performance.now()
+    const id = nextRequestId()
+    // reserved before a byte is read: refused (413 or 503) while the body still waits in the socket
+    const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what: 'this upload, buffered whole,' }) : null
+    events.emit('request', { phase: 'start', id, route, time: Date.now() })
+    let saved
+    try {
+      saved = await receiveUpload(req, res, settings)
+    } catch (err) {
+      events.emit('request', {
+        phase: 'end', id, route, time: Date.now(), status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
+      })
+      throw err
+    } finally {
+      reservation?.release()
+    }
+    const ms = msSince(started)
+    events.emit('request', { phase: 'end', id, route, time: Date.now(), status: 200, ms })
+    res.json({ route, bytes: saved.bytes, ms, file: saved.file })
+  }
+}

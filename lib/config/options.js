@@ -1,0 +1,187 @@
+/**
+ * Options for the lab: frozen defaults, normalised into a new object,
+ * a TypeError for a bad value, the caller's object never changed.
+ * Only `server.js` and the CLIs read env vars and flags; everything else receives options.
+ */
+import os from 'node:os'
+import path from 'node:path'
+import { defaultMemoryBudget } from '../limits/memory-budget.js'
+import { normalizeGuardOptions } from '../limits/request-guard.js'
+import { PROJECT_ROOT } from '../util/project-root.js'
+
+export { PROJECT_ROOT }
+
+const MiB = 1024 * 1024
+const GiB = 1024 * MiB
+
+export const DEFAULTS = Object.freeze({
+  /** Where everything generated goes. */
+  dataDir: path.join(PROJECT_ROOT, 'test-data'),
+  /** Bytes the lab may keep under `dataDir` (uploads, saves): past it, 507 (lib/limits/disk-quota.js). */
+  diskQuota: 2 * GiB,
+  limits: Object.freeze({
+    /** Compressed request bytes, both routes. */
+    compressed: 512 * MiB,
+    /**
+     * Inflated bytes, both routes. Kept below V8's largest string (~512 Mi chars)
+     * so /bad can always make its one big string, and the routes agree.
+     */
+    inflated: 500 * MiB,
+    /**
+     * Largest single JSON value (or NDJSON line) /good will gather for a
+     * parse thread: its memory is bounded by this, so keep it small (and
+     * `ingest.parseCost` bounds what parsing it may build).
+     */
+    record: 4 * MiB,
+    /** /good: largest inflated/compressed ratio, checked once `ratioAfter` bytes are inflated. */
+    ratio: 200,
+    ratioAfter: 16 * MiB,
+    /** /good: deepest nesting of arrays and objects. */
+    depth: 1000,
+    /**
+     * ms without a body byte (while the server reads) before any body fails with 408
+     * (lib/limits/body-deadline.js). 0: no idle limit. nginx's client_body_timeout is 60 s,
+     * Apache's 20 s; 10 s is longer than the stalls of an honest upload (a few TCP
+     * retransmissions) and short enough that a silent client lets go soon.
+     */
+    bodyIdleMs: 10_000,
+    /**
+     * Bytes/s a body must average over the last `bodyRateWindowMs` the server was
+     * reading, first judged once that much has passed; 0: no minimum. An idle timer
+     * alone lets one byte a second hold a request for as long as the body lasts.
+     * 4 KiB/s (32 kbit/s) is far under any Wi-Fi or 3G uplink, and under
+     * curl on loopback by five orders of magnitude; the 10 s window lets a link at twice
+     * the minimum stall for 5 s and pass (Apache's mod_reqtimeout asks 500 B/s).
+     */
+    minBodyRate: 4096,
+    bodyRateWindowMs: 10_000,
+    /** Ingest requests in flight, both routes; past it, 503 with Retry-After. */
+    inflight: 256,
+    /** gzip layers (media type plus Content-Encoding). */
+    layers: 3
+  }),
+  ingest: Object.freeze({
+    /**
+     * Bytes of inflate chunks and parse batches /good may hold across all
+     * requests together: the "constant" in "streaming costs a constant".
+     */
+    bufferBudget: 16 * MiB,
+    /**
+     * Heap one parse thread may be projected to use for one batch
+     * (lib/json/parse-cost.js): a denser record is refused with 413, never
+     * parsed. With the threads, the buffer budget and one large record
+     * being gathered, /good stays under 64 MiB above idle whatever the body.
+     */
+    parseCost: 12 * MiB,
+    /**
+     * /good: a body that ends within this many inflated bytes is parsed
+     * whole, with the same cost projection first, on the main thread or an
+     * idle parse thread (`shareParse`).
+     * It bounds how long one such parse holds the event loop (64 KiB: well
+     * under a millisecond for generated items, a few for the densest text
+     * the projection admits), and each pipeline holds at most this much
+     * before it knows. 0: every batch goes to a thread.
+     */
+    inlineParse: 64 * 1024,
+    /**
+     * Where a small body's document past 16 KiB is parsed (lib/ingest/streamed.js,
+     * shareTheParse): 'busy' on an idle parse thread while requests wait for the
+     * main thread, else on the main thread; 'always' on an idle parse thread;
+     * 'never' on the main thread.
+     */
+    shareParse: 'busy',
+    /** ms a queued /good request waits on a stuck queue (no pipeline came free; the ones ahead at the body-rate floor, or none on course to end within sixty of these) before 503 with Retry-After. */
+    queueMs: 10_000,
+    /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
+    activePipelines: 8
+  }),
+  /**
+   * /bad without its `maxOutputLength` guard: a zip bomb then really takes
+   * the process down. Only with the supervisor's memory budget (server.js).
+   */
+  unsafeBad: false,
+  /**
+   * Bytes the process may hold: the supervisor kills the worker past it, and
+   * every route that buffers is admitted within it (lib/limits/admission.js). 0: none.
+   */
+  memoryBudget: defaultMemoryBudget(),
+  /**
+   * Who may drive the lab (lib/limits/request-guard.js): `allowedHosts` beyond localhost and IP
+   * addresses, the address it is bound to, and the access token required from other machines.
+   */
+  guard: Object.freeze({ allowedHosts: Object.freeze([]), boundHost: null, accessToken: null, exemptLoopback: true }),
+  /** Reset the kernel's peak RSS when an ingest request starts alone. */
+  resetPeakPerRequest: true,
+  generate: Object.freeze({
+    defaultSize: 10000,
+    maxItems: 20_000_000,
+    maxBytes: 8 * GiB
+  }),
+  /** Worker threads that JSON.parse record batches for /good (one pool per process). */
+  parseThreads: Math.max(1, Math.min(4, os.availableParallelism()))
+})
+
+/** Where a small body's document may be parsed: see DEFAULTS.ingest.shareParse. */
+export const SHARE_PARSE_MODES = Object.freeze(['busy', 'always', 'never'])
+
+function checkChoice (name, value, choices) {
+  if (!choices.includes(value)) throw new TypeError(`option ${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`)
+  return value
+}
+
+function checkInteger (name, value, min, max) {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new TypeError(`option ${name} must be an integer from ${min} to ${max}, got ${value}`)
+  }
+  return value
+}
+
+/**
+ * Normalise app options.
+ * @param {object} [options]
+ * @returns {typeof DEFAULTS}
+ */
+export function normalizeOptions (options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+  const limits = { ...DEFAULTS.limits, ...options.limits }
+  const generate = { ...DEFAULTS.generate, ...options.generate }
+  const ingest = { ...DEFAULTS.ingest, ...options.ingest }
+  const out = {
+    ...DEFAULTS,
+    ...options,
+    limits: Object.freeze({
+      compressed: checkInteger('limits.compressed', limits.compressed, 1, Number.MAX_SAFE_INTEGER),
+      inflated: checkInteger('limits.inflated', limits.inflated, 1, Number.MAX_SAFE_INTEGER),
+      record: checkInteger('limits.record', limits.record, 1, Number.MAX_SAFE_INTEGER),
+      layers: checkInteger('limits.layers', limits.layers, 1, 16),
+      ratio: checkInteger('limits.ratio', limits.ratio, 1, 1_000_000),
+      ratioAfter: checkInteger('limits.ratioAfter', limits.ratioAfter, 0, Number.MAX_SAFE_INTEGER),
+      depth: checkInteger('limits.depth', limits.depth, 1, 1_000_000),
+      bodyIdleMs: checkInteger('limits.bodyIdleMs', limits.bodyIdleMs, 0, 3_600_000),
+      minBodyRate: checkInteger('limits.minBodyRate', limits.minBodyRate, 0, Number.MAX_SAFE_INTEGER),
+      bodyRateWindowMs: checkInteger('limits.bodyRateWindowMs', limits.bodyRateWindowMs, 50, 3_600_000),
+      inflight: checkInteger('limits.inflight', limits.inflight, 1, 100_000)
+    }),
+    ingest: Object.freeze({
+      bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
+      activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000),
+      parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
+      queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
+      inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
+      shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES)
+    }),
+    generate: Object.freeze({
+      defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),
+      maxItems: checkInteger('generate.maxItems', generate.maxItems, 1, Number.MAX_SAFE_INTEGER),
+      maxBytes: checkInteger('generate.maxBytes', generate.maxBytes, 1, Number.MAX_SAFE_INTEGER)
+    })
+  }
+  if (typeof out.dataDir !== 'string' || out.dataDir === '') throw new TypeError('option dataDir must be a path')
+  if (typeof out.unsafeBad !== 'boolean') throw new TypeError('option unsafeBad must be a boolean')
+  checkInteger('memoryBudget', out.memoryBudget, 0, Number.MAX_SAFE_INTEGER)
+  out.guard = normalizeGuardOptions(out.guard)
+  if (typeof out.resetPeakPerRequest !== 'boolean') throw new TypeError('option resetPeakPerRequest must be a boolean')
+  checkInteger('parseThreads', out.parseThreads, 1, 64)
+  checkInteger('diskQuota', out.diskQuota, 1, Number.MAX_SAFE_INTEGER)
+  return Object.freeze(out)
+}

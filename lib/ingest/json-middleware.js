@@ -1,0 +1,356 @@
+/**
+ * The ingest behind POST /express-json: what most Express apps run,
+ * `express.json()` (body-parser 2), given the lab's inflated limit. It is
+ * the buffered pattern with one guard: body-parser pipes the request
+ * through a Gunzip chosen by `Content-Encoding`, raw-body keeps every
+ * inflated chunk and refuses past `limit` inflated bytes (413), then joins
+ * the chunks, decodes one string and `JSON.parse`s it whole. Compared with
+ * /bad it never holds the compressed body, and a zip bomb stops at the
+ * limit; but up to the limit it holds everything, as /bad does.
+ *
+ * The middleware is left as it is. Around it, the lab adds only what it
+ * asks of every route that buffers (docs/limits.md), without reaching into
+ * body-parser:
+ * - admission (lib/limits/admission.js): what raw-body will hold is reserved as it
+ *   arrives, and what `JSON.parse` will build is projected in body-parser's
+ *   `verify` hook, which runs before the parse and may throw to refuse it;
+ * - the compressed limit, which body-parser does not have for gzip bodies;
+ * - the body's deadline and a client that vanishes mid-body (body-parser
+ *   would wait on its Gunzip forever: nothing ends it when the request is
+ *   cut);
+ * - the summary, with the tally /bad and /good use; `verify` also sees the
+ *   inflated bytes, which gives the sha256 and the format.
+ */
+import { createHash } from 'node:crypto'
+import express from 'express'
+import { createAdmission } from '../limits/admission.js'
+import { guardBody } from '../limits/body-deadline.js'
+import { checkContentLength, clientGone, makeSummary } from './common.js'
+import { detectFormat, DETECT_BYTES } from '../json/records.js'
+import { ParseCostMeter } from '../json/parse-cost.js'
+import { createTally, finishTally, locateJsonError, tallyRecords } from '../parse/tally.js'
+import {
+  LabError, badParameter, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported,
+  expressJsonMediaUnsupported, fromZlibError, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, shapeInvalid, toLabError
+} from '../errors/index.js'
+
+/** The formats one JSON document can have: NDJSON is many, and JSON.parse refuses it. */
+export const EXPRESS_JSON_FORMATS = Object.freeze(['json', 'array'])
+
+const ROUTE = 'express-json'
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
+
+/**
+ * Build the ingest of POST /express-json: one `express.json()` for the app,
+ * as an app would mount it, called by the route for each request.
+ * @param {{ limits: object }} opts normalised app options
+ * @returns {(req: import('express').Request, opts: object, context?: { admission?: import('../limits/admission.js').MemoryAdmission }) => Promise<object>}
+ *   resolves to the summary
+ */
+export function createExpressJsonIngest (opts) {
+  /** The read in progress of each request: body-parser's `verify` finds it here. */
+  const reads = new WeakMap()
+  const parseJson = express.json({
+    inflate: true,
+    limit: opts.limits.inflated,
+    type: 'application/json',
+    // the lab's answer for a document that is not an object with items, or an array, is its own (json.items.missing)
+    strict: false,
+    verify: function verifyInflated (req, res, inflated) {
+      reads.get(req)?.verify(inflated)
+    }
+  })
+
+  return async function ingestExpressJson (req, appOpts, { admission } = {}) {
+    const limits = appOpts.limits
+    const plan = negotiateJson(req, limits)
+    const books = admission ?? createAdmission({ budget: 0, collect: null })
+    const reservation = books.reserve(0, { route: ROUTE, what: 'this body' })
+    try {
+      const length = Number(req.headers['content-length'])
+      if (Number.isSafeInteger(length) && length >= 0) {
+        // raw-body will keep every inflated chunk and then their concatenation: twice the inflated
+        // body. Before a byte is read only Content-Length is known, and JSON inflates to at least its
+        // gzip (less a few bytes of framing): twice that is the least that will be held, reserved
+        // now; the rest as it inflates (ExpressJsonRead#reserveInflated).
+        reservation.grow(2 * length, 'this body (inflated)')
+      }
+      const read = new ExpressJsonRead(req, plan, limits, reservation)
+      reads.set(req, read)
+      let doc
+      try {
+        doc = await read.run(parseJson)
+      } finally {
+        reads.delete(req)
+      }
+      // the document, not body-parser's req.body, is what stays alive until it is tallied
+      req.body = undefined
+      const records = pickRecords(doc, read.format)
+      doc = null
+      const tally = tallyRecords(createTally(), records)
+      return makeSummary({
+        format: read.format,
+        tally: finishTally(tally),
+        inflatedBytes: read.inflatedBytes,
+        compressedBytes: read.compressedBytes,
+        sha256: read.sha256
+      })
+    } finally {
+      reservation.release()
+    }
+  }
+}
+
+/**
+ * The headers and query, before a byte is read: what express.json would
+ * skip or refuse is refused here with the lab's words.
+ * @returns {{ gzip: boolean, format: 'json'|'array'|null }} format null = detect, as /bad does
+ * @throws {LabError} 415, 400, 413
+ */
+function negotiateJson (req, limits) {
+  const contentType = req.headers['content-type']
+  const [media, ...parameters] = String(contentType || '').split(';')
+  if (media.trim().toLowerCase() !== 'application/json') throw expressJsonMediaUnsupported(contentType)
+  for (const parameter of parameters) {
+    const [name, value = ''] = parameter.split('=')
+    if (name.trim().toLowerCase() !== 'charset') continue
+    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase()
+    if (charset !== 'utf-8' && charset !== 'utf8') throw charsetUnsupported(charset)
+  }
+  // body-parser reads the header as it is, lower-cased: "gzip" inflates, "identity" (or none) does not
+  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase()
+  if (encoding !== 'gzip' && encoding !== 'identity') throw expressJsonEncodingUnsupported(req.headers['content-encoding'])
+  const gzip = encoding === 'gzip'
+
+  let format = null
+  const asked = req.query?.format
+  if (asked !== undefined) {
+    if (typeof asked !== 'string' || !EXPRESS_JSON_FORMATS.includes(asked)) {
+      throw badParameter('format', asked, 'json | array (express.json parses one JSON document: NDJSON goes to /bad or /good)')
+    }
+    format = asked
+  }
+
+  checkContentLength(req, limits.compressed)
+  const length = Number(req.headers['content-length'])
+  // an identity body is its inflated bytes: raw-body refuses it on Content-Length alone, and so does the lab
+  if (!gzip && Number.isFinite(length) && length > limits.inflated) throw inflatedTooLarge(limits.inflated, length)
+  return { gzip, format }
+}
+
+/** The records the format names, as /bad picks them. */
+function pickRecords (doc, format) {
+  let records
+  if (format === 'array') records = Array.isArray(doc) ? doc : null
+  else records = doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
+  if (records === null) throw shapeInvalid(format, 0)
+  return records
+}
+
+/**
+ * One request read by express.json, watched from outside: the compressed
+ * bytes on the request, the inflated bytes out of body-parser's Gunzip (or
+ * the request itself, for an identity body), the deadline and the client.
+ * The first refusal settles it at once; body-parser is then stopped by an
+ * error on the stream it reads, and its own callback, whenever it comes
+ * (it drains the request first), changes nothing.
+ */
+class ExpressJsonRead {
+  constructor (req, plan, limits, reservation) {
+    this.req = req
+    this.plan = plan
+    this.limits = limits
+    this.reservation = reservation
+    this.compressedBytes = 0
+    this.inflatedBytes = 0
+    /** body-parser's Gunzip, once it pipes the request into it. */
+    this.inflater = null
+    this.inflated = null
+    this.verified = false
+    this.format = null
+    this.sha256 = null
+    this.settled = false
+    /** A refusal of the lab's (the budget, a limit, the deadline, the client gone): it wins over body-parser's words. */
+    this.refusal = null
+    this.releaseDeadline = null
+    this.resolve = null
+    this.reject = null
+    const read = this
+    this.onCompressed = function countCompressed (chunk) { read.countCompressed(chunk) }
+    this.onInflated = function countInflated (chunk) { read.reserveInflated(read.inflatedBytes + chunk.length) }
+    this.onClose = function requestClosed () {
+      if (!read.req.complete) read.fail(requestAborted(read.compressedBytes))
+    }
+  }
+
+  /**
+   * Hand the request to express.json and wait for the document.
+   * @param {import('express').RequestHandler} parseJson
+   * @returns {Promise<any>} what JSON.parse made of the body
+   */
+  run (parseJson) {
+    const read = this
+    const req = this.req
+    return new Promise(function readWithExpressJson (resolve, reject) {
+      read.resolve = resolve
+      read.reject = reject
+      req.on('data', read.onCompressed)
+      req.on('close', read.onClose)
+      const limits = read.limits
+      read.releaseDeadline = guardBody(req, { idleMs: limits.bodyIdleMs, minRate: limits.minBodyRate, windowMs: limits.bodyRateWindowMs }, function bodyDeadlinePassed (err) {
+        read.fail(err)
+      })
+      // body-parser pipes the request into the Gunzip it makes, synchronously, before it reads:
+      // this request's own `pipe` shows it to us, and is gone again once express.json has started
+      req.pipe = function pipeIntoInflater (destination, options) {
+        read.inflater = destination
+        destination.on('data', read.onInflated)
+        return Object.getPrototypeOf(req).pipe.call(req, destination, options)
+      }
+      try {
+        parseJson(req, req.res, function parsed (err) { read.parsed(err) })
+      } finally {
+        delete req.pipe
+      }
+      // a client gone before its request got here sends no more 'close'
+      if (clientGone(req)) read.fail(requestAborted(read.compressedBytes))
+    })
+  }
+
+  countCompressed (chunk) {
+    this.compressedBytes += chunk.length
+    if (this.compressedBytes > this.limits.compressed) {
+      this.fail(compressedTooLarge(this.limits.compressed, this.compressedBytes))
+      return
+    }
+    // an identity body is its own inflated bytes, read by raw-body straight off the request
+    if (!this.plan.gzip) this.reserveInflated(this.compressedBytes)
+  }
+
+  /**
+   * raw-body keeps each inflated chunk, then joins them all: twice what has
+   * inflated so far, reserved chunk by chunk; the first that does not fit
+   * stops the read, whatever body-parser's own limit would still allow.
+   */
+  reserveInflated (total) {
+    this.inflatedBytes = total
+    const want = 2 * total - this.reservation.bytes
+    if (want <= 0 || this.settled) return
+    const refusal = this.reservation.tryGrow(want, 'this body (inflated)')
+    if (refusal) this.fail(refusal)
+  }
+
+  /**
+   * body-parser's `verify`: the inflated body whole, before it is decoded
+   * and parsed. The chunks are garbage now; what is reserved instead is
+   * the string and what JSON.parse will build from it, projected by
+   * lib/json/parse-cost.js exactly as /bad projects it. Throwing refuses the
+   * body: body-parser then never parses it.
+   * @param {Buffer} inflated
+   */
+  verify (inflated) {
+    if (this.settled) throw this.refusal ?? requestAborted(this.compressedBytes)
+    try {
+      this.verified = true
+      this.inflated = inflated
+      this.inflatedBytes = inflated.length
+      if (inflated.length === 0) {
+        // express.json takes an empty body for {}; the lab, like JSON.parse, for no JSON at all
+        throw jsonInvalid(locateJsonError(inflated, 0, 0, new SyntaxError('empty')).reason, 0)
+      }
+      this.format = this.plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
+      this.sha256 = createHash('sha256').update(inflated).digest('hex')
+      const meter = new ParseCostMeter()
+      meter.write(inflated)
+      const projected = meter.result()
+      this.reservation.shrink(this.reservation.bytes - inflated.length)
+      // iconv-lite decodes one string (at most two bytes a byte), then JSON.parse builds the document
+      this.reservation.grow(projected.sourceString, 'this body as one string')
+      this.reservation.grow(projected.values, 'parsing this body')
+    } catch (err) {
+      this.refusal = err
+      throw err
+    }
+  }
+
+  /** body-parser's callback: the document is in req.body, or it failed. */
+  parsed (err) {
+    if (this.settled) return
+    if (err) {
+      this.settle(this.refusal ?? this.toLabError(err))
+      return
+    }
+    if (!this.verified) {
+      // no body at all (no Content-Length, no Transfer-Encoding): express.json skips it
+      this.settle(jsonInvalid(locateJsonError(Buffer.alloc(0), 0, 0, new SyntaxError('empty')).reason, 0))
+      return
+    }
+    this.settle(null, this.req.body)
+  }
+
+  /** A refusal from outside body-parser: answer now, and make body-parser stop reading. */
+  fail (err) {
+    if (this.settled) return
+    this.refusal = err
+    if (this.inflater !== null) {
+      // raw-body fails on its stream's error and stops; body-parser unpipes and drains the request
+      this.inflater.destroy(err)
+    } else if (!this.plan.gzip && !this.verified && this.req.listenerCount('error') > 0) {
+      // an identity body: raw-body reads the request itself, and listens for its 'error' to stop
+      this.req.emit('error', err)
+    }
+    this.settle(err)
+  }
+
+  settle (err, doc) {
+    if (this.settled) return
+    this.settled = true
+    this.req.removeListener('data', this.onCompressed)
+    this.req.removeListener('close', this.onClose)
+    this.inflater?.removeListener('data', this.onInflated)
+    this.releaseDeadline?.()
+    this.releaseDeadline = null
+    // the inflated Buffer is body-parser's to drop now: the error (if any) has been located
+    this.inflated = null
+    if (err) this.reject(err)
+    else this.resolve(doc)
+  }
+
+  /**
+   * body-parser's errors (http-errors with raw-body's types, or zlib's) in
+   * the lab's types and figures. See docs/errors.md.
+   */
+  toLabError (err) {
+    if (err instanceof LabError) return err
+    switch (err.type) {
+      case 'entity.too.large':
+        return inflatedTooLarge(this.limits.inflated, err.received ?? err.length ?? null)
+      case 'entity.parse.failed':
+        return this.jsonError(err)
+      case 'encoding.unsupported':
+        return expressJsonEncodingUnsupported(err.encoding ?? this.req.headers['content-encoding'])
+      case 'charset.unsupported':
+        return charsetUnsupported(err.charset)
+      case 'request.aborted':
+      case 'request.size.invalid':
+        return requestAborted(err.received ?? this.compressedBytes)
+    }
+    const zlibError = fromZlibError(err, this.compressedBytes)
+    if (zlibError) return zlibError
+    // a Gunzip that failed in a way zlib has no code for (a member after its end, say): still the body's fault
+    if (typeof err.code === 'string' && err.code.startsWith('ERR_STREAM')) return gzipInvalid(err.message, this.compressedBytes)
+    // another client error keeps body-parser's status and type; anything else is the lab's to answer
+    if (Number.isInteger(err.status) && err.status >= 400 && err.status < 500) return toLabError(err)
+    return err
+  }
+
+  /** JSON.parse said no: where, found on the inflated bytes as /bad finds it. */
+  jsonError (err) {
+    const bytes = this.inflated ?? Buffer.alloc(0)
+    // iconv-lite drops a leading byte order mark before JSON.parse sees the text
+    const start = bytes.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0
+    const located = locateJsonError(bytes, start, bytes.length, err)
+    const hint = this.format === 'ndjson' ? ' (this looks like NDJSON: express.json parses one JSON document; send NDJSON to /bad or /good)' : ''
+    return jsonInvalid(located.reason + hint, located.offset)
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * POST /streamparser-json: the streaming route a reader writes after reading
+ * @streamparser/json's README, and the one to copy. The body flows through
+ * `pipeline()` a chunk at a time: request, gunzip, invalid UTF-8 made
+ * U+FFFD (the library refuses it, JSON.parse on /bad's string does not),
+ * the library's tokenizer, its parser picking the records out, a tally.
+ * Memory stays flat whatever the body's size; the library's tokenizer reads
+ * about 24 MB/s through HTTP, a quarter of /good (docs/ingest.md,
+ * `npm run bench -- ingest`; the choice of library:
+ * `node scripts/json-libraries.js`). The lab's limits come from shared
+ * pieces, one line each; what the library cannot bound (nesting, one huge
+ * record) or reads otherwise than JSON.parse (a repeated `items` key, a
+ * byte order mark) is watched token by token (lib/ingest/token-guard.js).
+ */
+import { Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { Tokenizer, TokenParser } from '@streamparser/json'
+import { negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary } from './common.js'
+import { gunzipLayers } from './gzip-framing.js'
+import { JsonTokenGuard, wellFormedUtf8 } from './token-guard.js'
+import { badParameter, fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
+
+export async function ingestWithStreamparser (req, opts, { admission } = {}) {
+  const plan = negotiateBody(req, opts.limits) // 415 or 400 before a byte is read
+  if (plan.format === 'ndjson') throw badParameter('format', plan.format, 'json | array (NDJSON is many documents: POST /good reads it)')
+  checkContentLength(req, opts.limits.compressed) // 413 before a byte is read
+  const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
+  const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
+  const guard = new JsonTokenGuard(plan.format, opts.limits, opts.ingest.parseCost) // 422/413 past the depth, a record's size or its cost
+  const tokenizer = new Tokenizer({ emitPartialTokens: true }) // a token a chunk cuts short is reported: the guard counts its bytes
+  let parser = null // built at the first token, which says where the records are
+  tokenizer.onToken = function checkThenParse (token) {
+    guard.see(token)
+    parser ??= recordParser(guard)
+    parser.write(token)
+  }
+  const parse = new Writable({
+    write: function parseChunk (chunk, encoding, done) {
+      try { guard.take(chunk); tokenizer.write(chunk); done() } catch (err) { done(err) }
+    }
+  })
+  const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
+  try {
+    const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
+    await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, wellFormedUtf8(), parse) // invalid UTF-8 as U+FFFD, as on /bad
+    if (!tokenizer.isEnded) tokenizer.end() // the body is over: a document left open is invalid JSON
+    if (parser !== null && !parser.isEnded) parser.end()
+  } catch (err) {
+    if (err instanceof LabError) throw err
+    throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
+  } finally {
+    stopWatching()
+  }
+  const { format, tally } = guard.result() // 422 when the document is not what the format asks
+  return makeSummary({ format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.digest() })
+}
+
+/** The library's parser, emitting the records where the guard says they are. */
+function recordParser (guard) {
+  const parser = new TokenParser({ paths: guard.paths, keepStack: false })
+  parser.onValue = function countRecord ({ value }) { guard.record(value) }
+  return parser
+}

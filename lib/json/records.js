@@ -1,0 +1,415 @@
+/**
+ * Finding record boundaries in a stream of JSON bytes, so that V8's native
+ * JSON.parse can do the parsing on batches of whole records.
+ *
+ * The scanner reads each byte once, tracking strings, escapes and depth.
+ * It validates the structure around the records itself (the top-level
+ * object or array, its keys, commas and brackets); each batch it emits is
+ * the exact bytes of consecutive records, so `[` + batch + `]` is valid JSON
+ * exactly when every record in it is. Inside strings it jumps from quote to
+ * quote with `indexOf`, which is what makes it fast on text-heavy records.
+ */
+import { jsonInvalid, recordTooLarge, tooDeep } from '../errors/index.js'
+import { findJsonError } from './validate.js'
+import { costBound } from './parse-cost.js'
+import {
+  QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, isWhitespace
+} from './bytes.js'
+
+// the formats and their detection, and NDJSON's batcher, live apart; the ingests import them from here
+export { FORMATS, DETECT_BYTES, detectFormat } from './format.js'
+export { LineBatcher } from './line-batcher.js'
+
+// Bytes that end a scalar (number or literal) inside a structure.
+function endsScalar (c) {
+  return isWhitespace(c) || c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE
+}
+
+// Scanner states
+const S_TOP = 0 // before the top-level value
+const S_OBJ_FIRST = 1 // after `{`: a key or `}`
+const S_OBJ_KEY = 2 // after `,` in the top object: a key
+const S_COLON = 3 // after a key
+const S_MEMBER = 4 // after `:`: a member value
+const S_AFTER_MEMBER = 5 // `,` or `}`
+const S_ARR_FIRST = 6 // after the records array's `[`: a record or `]`
+const S_ARR_NEXT = 7 // after `,`: a record
+const S_AFTER_RECORD = 8 // `,` or `]`
+const S_VALUE = 9 // inside a value (record, other value or key)
+const S_END = 10 // after the top-level value: whitespace only
+
+// What the value being scanned is
+const V_RECORD = 1
+const V_OTHER = 2
+const V_KEY = 3
+const V_TOP = 4
+
+const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
+
+/**
+ * Streaming record scanner for the `json` and `array` formats.
+ *
+ * Feed it chunks with `write(chunk)` and finish with `end()`. It calls
+ * `onBatch(batch)` with `{ kind: 'records'|'values', generation, offset, bytes }`
+ * where `bytes` is a new Uint8Array holding `[` + the values + `]` and `offset`
+ * the absolute offset of its first value. Structural errors throw a 422 LabError.
+ * Items under a repeated `items` key get a new generation: like JSON.parse,
+ * the last one wins.
+ */
+export class RecordScanner {
+  /**
+   * @param {'json'|'array'} format
+   * @param {{ batchBytes: number, maxValueBytes?: number, maxDepth?: number, onBatch: (batch: object) => void }} options
+   */
+  constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch }) {
+    this.format = format
+    this.batchBytes = batchBytes
+    this.maxValueBytes = maxValueBytes
+    this.maxDepth = maxDepth
+    this.maxInnerDepth = maxDepth // nesting allowed inside the value being scanned
+    this.onBatch = onBatch
+    this.state = S_TOP
+    this.offset = 0 // absolute offset of the current chunk's first byte
+    // value scanning
+    this.kind = 0
+    this.returnState = 0
+    this.depth = 0
+    this.inString = false
+    this.escapeCarry = false // the previous chunk ended on an odd run of backslashes in a string
+    this.scalar = false
+    // the batch being gathered
+    this.pieces = []
+    this.pieceBytes = 0
+    this.batchStart = -1
+    this.batchKind = 0
+    this.valueStart = -1 // absolute start of the value being scanned
+    this.lastValueEnd = -1 // absolute end of the last complete value
+    // json format bookkeeping
+    this.generation = 0
+    this.lastItemsIsArray = false
+    this.memberIsItems = false
+    this.topIsShape = false // the top-level value has the shape the format needs
+    // What the batch being gathered holds, for its bound on the parse cost (costBound): the
+    // parse threads skip the projection of a batch whose bound is within the cost allowed,
+    // so the main thread's one pass over the bytes does the work of the threads' second.
+    // Counted only where the scanner reads strings as the projection does: from the first
+    // byte of a container or string value; a scalar (which the scanner crosses without
+    // looking for quotes) or a batch cut short leaves its batch unbounded.
+    this.stringBytes = 0
+    this.opens = 0
+    this.boundable = true
+  }
+
+  error (reason, at) {
+    return jsonInvalid(reason, at)
+  }
+
+  unexpected (c, at) {
+    const shown = c >= 0x20 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`
+    return this.error(`unexpected character ${shown}`, at)
+  }
+
+  /** Start scanning a value whose first byte is at index i of chunk. */
+  beginValue (chunk, i, kind, returnState) {
+    const c = chunk[i]
+    this.kind = kind
+    this.returnState = returnState
+    this.valueStart = this.offset + i
+    this.depth = 0
+    this.inString = false
+    this.escapeCarry = false
+    this.scalar = false
+    // the value's own brackets sit below the document's: the records array (and the object around it)
+    const outer = kind === V_RECORD ? (this.format === 'array' ? 1 : 2) : (kind === V_TOP ? 0 : 1)
+    this.maxInnerDepth = this.maxDepth - outer
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.depth = 1
+      this.opens++
+      if (this.maxInnerDepth < 1) throw tooDeep(this.maxDepth, this.offset + i)
+    }
+    else if (c === QUOTE) this.inString = true
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET || c === COMMA || c === COLON) throw this.unexpected(c, this.offset + i)
+    else {
+      this.scalar = true
+      this.boundable = false
+    }
+    if (this.batchStart === -1) {
+      this.batchStart = this.valueStart
+      this.batchKind = kind === V_RECORD ? V_RECORD : V_OTHER
+      this.batchChunkStart = i
+    }
+    this.state = S_VALUE
+    return i + 1
+  }
+
+  /**
+   * Scan inside the current value from index i.
+   * @returns {number} index after the value's last byte, or -1 if the chunk ended inside it
+   */
+  scanValue (chunk, i) {
+    const n = chunk.length
+    if (this.scalar) {
+      while (i < n && !endsScalar(chunk[i])) i++
+      return i < n ? i : -1
+    }
+    let depth = this.depth
+    for (;;) {
+      if (this.inString) {
+        // jump to the next quote, then check it is not escaped
+        const q = closingQuote(chunk, i, this)
+        if (q === -1) {
+          this.stringBytes += n - i
+          this.depth = depth
+          return -1
+        }
+        this.stringBytes += q - i
+        i = q + 1
+        this.inString = false
+        if (depth === 0) { this.depth = 0; return i } // a string value ended
+        continue
+      }
+      // outside strings inside a container
+      for (; i < n; i++) {
+        const c = chunk[i]
+        // digits, signs, points, commas, colons and white space all sort below `[`, and
+        // of the bytes below it only the quote matters: one test for most of what lies here
+        if (c < OPEN_BRACKET && c !== QUOTE) continue
+        if (c === QUOTE) { this.inString = true; i++; break }
+        if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+          depth++
+          this.opens++
+          if (depth > this.maxInnerDepth) throw tooDeep(this.maxDepth, this.offset + i)
+        } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+          depth--
+          if (depth === 0) { this.depth = 0; return i + 1 }
+        }
+      }
+      if (i >= n && !this.inString) { this.depth = depth; return -1 }
+      if (i >= n) { this.depth = depth; this.escapeCarry = false; return -1 }
+    }
+  }
+
+  /** The value ended at absolute offset `end` (exclusive), index `i` in chunk. */
+  endValue (chunk, i) {
+    const end = this.offset + i
+    this.lastValueEnd = end
+    if (this.kind === V_KEY) {
+      // Keys go to a worker for validation like any value; a short one is
+      // also decoded here to see whether it is "items" (escapes included).
+      let key = null
+      if (this.pieceBytes + (i - this.batchChunkStart) <= ITEMS_KEY_MAX) {
+        const raw = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart, i)])
+        try {
+          key = JSON.parse(raw.toString('utf8'))
+        } catch {
+          // an invalid key: the worker that validates it reports where
+        }
+      }
+      this.memberIsItems = key === 'items'
+      this.flush(chunk, i, end)
+      this.state = S_COLON
+      return
+    }
+    if (this.kind === V_TOP) {
+      // the top-level value was not the shape the format needs: keep it for validation
+      this.state = S_END
+    } else {
+      this.state = this.returnState
+    }
+    const size = this.pieceBytes + (i - this.batchChunkStart)
+    if (this.kind !== V_RECORD || size >= this.batchBytes) this.flush(chunk, i, end)
+  }
+
+  /** Emit the gathered batch, ending at index i of chunk (absolute `end`). */
+  flush (chunk, i, end) {
+    if (this.batchStart === -1) return
+    this.pieces.push(chunk.subarray(this.batchChunkStart, i))
+    const length = end - this.batchStart
+    const bytes = new Uint8Array(length + 2)
+    bytes[0] = OPEN_BRACKET
+    let at = 1
+    for (const piece of this.pieces) {
+      bytes.set(piece, at)
+      at += piece.length
+    }
+    bytes[at] = CLOSE_BRACKET
+    const batch = {
+      kind: this.batchKind === V_RECORD ? 'records' : 'values',
+      generation: this.generation,
+      offset: this.batchStart,
+      bytes,
+      // the batch's own `[` is a container too
+      costBound: this.boundable ? costBound(bytes.length, this.stringBytes, this.opens + 1) : Infinity
+    }
+    this.stringBytes = 0
+    this.opens = 0
+    this.boundable = true
+    this.pieces = []
+    this.pieceBytes = 0
+    this.batchStart = -1
+    this.onBatch(batch)
+  }
+
+  /** Keep the unfinished tail of a chunk that belongs to the batch or key. */
+  keepTail (chunk) {
+    if (this.batchStart === -1) return
+    if (this.state !== S_VALUE && this.pieceBytes + chunk.length - this.batchChunkStart > this.batchBytes) {
+      // only whitespace and separators since the last value: send what is
+      // complete and drop the padding, or a run of spaces grows the batch
+      this.flushCompleted(chunk)
+      return
+    }
+    if (this.state === S_VALUE && this.offset + chunk.length - this.valueStart > this.maxValueBytes) {
+      throw this.partialValueError(chunk) ??
+        recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.valueStart, this.valueStart)
+    }
+    const piece = chunk.subarray(this.batchChunkStart)
+    this.pieces.push(piece)
+    this.pieceBytes += piece.length
+    this.batchChunkStart = 0
+  }
+
+  /**
+   * A value is unfinished where scanning must stop. If a quote or bracket
+   * inside it was wrong, the scanner's view of strings and depth went astray
+   * and the real fault lies within: the validator finds it.
+   */
+  partialValueError (chunk) {
+    if (this.state !== S_VALUE || this.batchStart === -1) return null
+    const gathered = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart)])
+    const partial = gathered.subarray(this.valueStart - this.batchStart)
+    const found = findJsonError(partial)
+    if (found && found.offset < partial.length) return jsonInvalid(found.reason, this.valueStart + found.offset)
+    return null
+  }
+
+  /**
+   * Scan one chunk of inflated bytes.
+   * @param {Uint8Array} chunk
+   */
+  write (chunk) {
+    try {
+      this.scanChunk(chunk)
+      this.keepTail(chunk)
+    } catch (err) {
+      // Records before the fault may hold an earlier one: send them first.
+      this.flushCompleted(chunk)
+      throw err
+    }
+    this.offset += chunk.length
+  }
+
+  /** Emit the batch's complete values, up to the end of the last one. */
+  flushCompleted (chunk) {
+    if (this.batchStart === -1 || this.lastValueEnd <= this.batchStart) return
+    const gathered = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart)])
+    const length = this.lastValueEnd - this.batchStart
+    // what was counted may run past the cut: the threads project this batch themselves
+    this.boundable = false
+    this.pieces = [gathered.subarray(0, length)]
+    this.pieceBytes = 0
+    this.batchChunkStart = 0
+    this.flush(new Uint8Array(0), 0, this.lastValueEnd)
+  }
+
+  scanChunk (chunk) {
+    const n = chunk.length
+    let i = 0
+    if (this.batchStart !== -1) this.batchChunkStart = 0
+    while (i < n) {
+      const state = this.state
+      if (state === S_VALUE) {
+        const end = this.scanValue(chunk, i)
+        if (end === -1) { i = n; break }
+        i = end
+        this.endValue(chunk, i)
+        continue
+      }
+      const c = chunk[i]
+      if (isWhitespace(c)) { i++; continue }
+      const at = this.offset + i
+      switch (state) {
+        case S_TOP:
+          if (this.format === 'json' && c === OPEN_BRACE) { this.topIsShape = true; this.state = S_OBJ_FIRST; i++ } else if (this.format === 'array' && c === OPEN_BRACKET) {
+            this.topIsShape = true
+            this.generation++
+            this.lastItemsIsArray = true
+            this.state = S_ARR_FIRST
+            i++
+          } else i = this.beginValue(chunk, i, V_TOP, S_END)
+          break
+        case S_OBJ_FIRST:
+          if (c === CLOSE_BRACE) { this.state = S_END; i++; break }
+        // falls through
+        case S_OBJ_KEY:
+          if (c !== QUOTE) throw this.unexpected(c, at)
+          i = this.beginValue(chunk, i, V_KEY, S_COLON)
+          break
+        case S_COLON:
+          if (c !== COLON) throw this.unexpected(c, at)
+          this.state = S_MEMBER
+          i++
+          break
+        case S_MEMBER:
+          if (this.memberIsItems) {
+            this.lastItemsIsArray = c === OPEN_BRACKET
+            if (c === OPEN_BRACKET) {
+              this.generation++
+              this.state = S_ARR_FIRST
+              i++
+              break
+            }
+          }
+          i = this.beginValue(chunk, i, V_OTHER, S_AFTER_MEMBER)
+          break
+        case S_AFTER_MEMBER:
+          if (c === COMMA) this.state = S_OBJ_KEY
+          else if (c === CLOSE_BRACE) this.state = S_END
+          else throw this.unexpected(c, at)
+          i++
+          break
+        case S_ARR_FIRST:
+          if (c === CLOSE_BRACKET) { this.state = this.format === 'array' ? S_END : S_AFTER_MEMBER; i++; break }
+          i = this.beginValue(chunk, i, V_RECORD, S_AFTER_RECORD)
+          break
+        case S_ARR_NEXT:
+          i = this.beginValue(chunk, i, V_RECORD, S_AFTER_RECORD)
+          break
+        case S_AFTER_RECORD:
+          if (c === COMMA) this.state = S_ARR_NEXT
+          else if (c === CLOSE_BRACKET) {
+            this.flush(chunk, i, at)
+            this.state = this.format === 'array' ? S_END : S_AFTER_MEMBER
+          } else throw this.unexpected(c, at)
+          i++
+          break
+        case S_END:
+          throw this.error('unexpected content after the JSON value', at)
+      }
+    }
+    return i
+  }
+
+  /**
+   * The input ended: emit what is gathered and check the document is complete.
+   * @returns {{ generation: number, shapeOk: boolean }}
+   */
+  end () {
+    if (this.state === S_VALUE && this.scalar && this.kind === V_TOP) {
+      // a scalar top-level value ends with the input
+      this.flush(new Uint8Array(0), 0, this.offset)
+      this.state = S_END
+    }
+    if (this.state !== S_END) {
+      const empty = new Uint8Array(0)
+      const err = this.partialValueError(empty) ?? this.error('unexpected end of input', this.offset)
+      this.flushCompleted(empty)
+      throw err
+    }
+    this.flush(new Uint8Array(0), 0, this.offset)
+    return {
+      generation: this.generation,
+      shapeOk: this.topIsShape && this.lastItemsIsArray
+    }
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * Admission within the memory budget. Every route that holds a whole body
+ * (or a whole result) in memory projects what it will hold before it
+ * allocates, and reserves it here. What can never fit is refused with 413;
+ * what fits only once other requests finish gets 503 and Retry-After. Both
+ * name the budget and the projection, and say how to run it anyway.
+ *
+ * The rule: the memory the process holds now (its RSS, or what it held when
+ * idle plus every reservation, whichever is more) plus the projection must
+ * stay under `safety` of the budget. The supervisor kills the worker at the
+ * budget itself; the margin absorbs what no projection sees (garbage the
+ * collector has not returned yet, sockets, the metrics history).
+ *
+ * One admission per app (`createApp` makes it): two apps in one process
+ * keep their own books. It also paces the collection of the garbage that
+ * streaming leaves (`watchGarbage`).
+ */
+import { findCollector } from '../util/collect-garbage.js'
+import { budgetExceeded, memoryBusy } from '../errors/index.js'
+
+/** Budget fraction admitted requests may fill together. */
+export const ADMISSION_SAFETY = 0.9
+/** Seconds a client told "busy" is asked to wait. */
+const RETRY_AFTER_SECONDS = 2
+
+/**
+ * @param {{ budget: number, safety?: number, readRss?: () => number, collect?: (() => void)|null }} options
+ *   budget: bytes, 0 for none (every reservation is admitted); collect: a full GC (default: V8's, where it can be had)
+ * @returns {MemoryAdmission}
+ */
+export function createAdmission (options) {
+  return new MemoryAdmission(options)
+}
+
+function readProcessRss () {
+  return process.memoryUsage.rss()
+}
+
+/** Fewest ms between two collections asked for by admission: a full GC of a large heap is not free. */
+const COLLECT_EVERY_MS = 1000
+/** Growth of Buffer memory that has a streaming request's garbage collected, and how often it is looked at. */
+export const GARBAGE_PACE = 12 * 1024 * 1024
+const PACE_EVERY_MS = 10
+/** How long the Buffers a scavenge found take to be freed (V8 sweeps them on a helper thread). */
+const SWEEP_MS = 30
+
+/** See the module comment. */
+export class MemoryAdmission {
+  constructor ({ budget, safety = ADMISSION_SAFETY, readRss = readProcessRss, collect = undefined }) {
+    if (!Number.isSafeInteger(budget) || budget < 0) throw new TypeError(`memory budget must be a whole number of bytes, got ${budget}`)
+    if (!(safety > 0 && safety <= 1)) throw new TypeError(`admission safety must be in (0, 1], got ${safety}`)
+    this.budget = budget
+    this.ceiling = Math.floor(budget * safety)
+    this.readRss = readRss
+    /** RSS of the process before any request: what it holds when idle. */
+    this.idleRss = readRss()
+    this.reserved = 0
+    this.reservations = 0
+    // after a large /bad the RSS stays high with garbage until V8 next collects, and "busy" must
+    // not mean "garbage nobody collected": without a collector, admission only waits
+    this.collect = collect === undefined ? findCollector() : collect
+    this.lastCollect = 0
+    this.watchers = 0
+    this.garbageTimer = null
+    this.garbageFloor = null
+    /** When the pace last asked for a scavenge (0: not since the garbage was last under the pace). */
+    this.scavengedAt = 0
+    this.closed = false
+  }
+
+  /**
+   * Streaming allocates a new Buffer for every chunk a socket reads and
+   * zlib inflates, and each is garbage a moment later. V8 collects such
+   * garbage only once tens of MiB of it have piled up, which would be most
+   * of /good's "constant". While anyone streams (each holds a watch), the
+   * Buffer memory is looked at every PACE_EVERY_MS, and collected once it
+   * has grown GARBAGE_PACE since the last collection: by a scavenge of the
+   * young generation first, where such chunks die, and by a full collection
+   * only when that did not bring it down (a full collection every 12 MiB
+   * was a tenth of the main thread's time at 1 MB bodies, 10 at once).
+   * @returns {() => void} call when done streaming
+   */
+  watchGarbage () {
+    if (this.collect === null || this.closed) return function nothingWatched () {}
+    const admission = this
+    if (this.watchers++ === 0) {
+      // the floor stays from the last watch (the first tick lowers it if the buffers fell since):
+      // reading it costs a read of /proc, and a request of a small body may start every millisecond
+      if (this.garbageFloor === null) this.garbageFloor = process.memoryUsage().arrayBuffers
+      this.garbageTimer = setInterval(function paceGarbage () {
+        const buffers = process.memoryUsage().arrayBuffers
+        if (buffers < admission.garbageFloor) admission.garbageFloor = buffers
+        if (buffers - admission.garbageFloor < GARBAGE_PACE) {
+          admission.scavengedAt = 0
+          return
+        }
+        const now = Date.now()
+        if (admission.scavengedAt === 0) {
+          // Chunks die young: a scavenge (a millisecond or two, where a full
+          // collection of the heap took 25) finds them, and V8 frees their
+          // memory just after, on another thread; the next looks tell.
+          admission.collect({ type: 'minor' })
+          admission.scavengedAt = now
+          return
+        }
+        if (now - admission.scavengedAt < SWEEP_MS) return
+        // the scavenge did not bring it down: the garbage is older, collect it all
+        admission.collect()
+        admission.scavengedAt = 0
+        admission.garbageFloor = process.memoryUsage().arrayBuffers
+      }, PACE_EVERY_MS)
+      this.garbageTimer.unref()
+    }
+    let done = false
+    return function stopWatching () {
+      if (done) return
+      done = true
+      if (admission.closed) return
+      if (--admission.watchers === 0) {
+        clearInterval(admission.garbageTimer)
+        admission.garbageTimer = null
+      }
+    }
+  }
+
+  /** Stop pacing the garbage (the app's `close()`): watches still held end here. Safe to call twice. */
+  close () {
+    this.closed = true
+    clearInterval(this.garbageTimer)
+    this.garbageTimer = null
+    this.watchers = 0
+  }
+
+  get enabled () {
+    return this.budget > 0
+  }
+
+  /** What one request could ever be given: the ceiling less the idle process. */
+  get mostForOne () {
+    return Math.max(0, this.ceiling - this.idleRss)
+  }
+
+  /** Memory held now, as admission sees it. */
+  committed () {
+    return Math.max(this.readRss(), this.idleRss + this.reserved)
+  }
+
+  /** What a new reservation could get right now. */
+  available () {
+    return Math.max(0, this.ceiling - this.committed())
+  }
+
+  /**
+   * Check `more` bytes against the budget, on top of `held` already reserved by the same request.
+   * @returns {Error|null} the refusal, or null when it fits
+   */
+  check (more, held, route, what) {
+    if (!this.enabled || more <= 0) return null
+    const projected = held + more
+    if (projected > this.mostForOne) {
+      return budgetExceeded({ route, budget: this.budget, projected, available: this.mostForOne, what })
+    }
+    // the request's own reservation is part of what is committed: it does not compete with itself
+    let free = this.ceiling - this.committed()
+    if (more > free && this.collect !== null && Date.now() - this.lastCollect >= COLLECT_EVERY_MS) {
+      // garbage counts in the RSS until collected: collect, then look again
+      this.lastCollect = Date.now()
+      this.collect()
+      free = this.ceiling - this.committed()
+    }
+    if (more > free && this.reserved - held === 0) {
+      // nobody else holds a reservation: waiting would not help, this request is what does not fit
+      return budgetExceeded({ route, budget: this.budget, projected, available: Math.max(0, free + held), what })
+    }
+    if (more > free) return memoryBusy({ route, budget: this.budget, projected, available: Math.max(0, free + held), what, retryAfter: RETRY_AFTER_SECONDS })
+    return null
+  }
+
+  /**
+   * Reserve bytes for one request.
+   * @param {number} bytes the projection
+   * @param {{ route: string, what: string }} who for the messages
+   * @returns {Reservation}
+   * @throws {LabError} 413 memory.budget.exceeded, 503 memory.busy
+   */
+  reserve (bytes, { route, what }) {
+    const reservation = new Reservation(this, route, what)
+    reservation.grow(bytes)
+    this.reservations++
+    return reservation
+  }
+
+  /** For /metrics and the tests. */
+  state () {
+    return { budget: this.budget, ceiling: this.ceiling, idleRss: this.idleRss, reserved: this.reserved, reservations: this.reservations }
+  }
+}
+
+/** Bytes reserved by one request; grows as the request learns more, released once. */
+export class Reservation {
+  constructor (admission, route, what) {
+    this.admission = admission
+    this.route = route
+    this.what = what
+    this.bytes = 0
+    this.released = false
+  }
+
+  /**
+   * Reserve `more` bytes on top of what is held.
+   * @param {number} more
+   * @param {string} [what] what the extra bytes are for, for the message
+   * @throws {LabError} 413 memory.budget.exceeded, 503 memory.busy
+   */
+  grow (more, what = this.what) {
+    const refusal = this.tryGrow(more, what)
+    if (refusal) throw refusal
+  }
+
+  /** As grow, but the refusal is returned, not thrown (for stream callbacks). */
+  tryGrow (more, what = this.what) {
+    if (this.released) return null
+    const refusal = this.admission.check(more, this.bytes, this.route, what)
+    if (refusal) return refusal
+    if (more > 0) {
+      this.bytes += more
+      this.admission.reserved += more
+    }
+    return null
+  }
+
+  /** How many more bytes this request could reserve right now. */
+  room () {
+    if (this.released || !this.admission.enabled) return Infinity
+    return Math.max(0, Math.min(this.admission.mostForOne - this.bytes, this.admission.ceiling - this.admission.committed()))
+  }
+
+  /** Give back bytes the request no longer holds (never below zero). */
+  shrink (less) {
+    const amount = Math.min(less, this.bytes)
+    this.bytes -= amount
+    this.admission.reserved -= amount
+  }
+
+  release () {
+    if (this.released) return
+    this.released = true
+    this.admission.reserved -= this.bytes
+    this.admission.reservations--
+    this.bytes = 0
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * `GET /metrics` for Prometheus: the lab's figures in the text exposition
+ * format (0.0.4), from a private prom-client registry, never the global one
+ * (two labs in one test process must not share counters).
+ *
+ * prom-client's default metrics start an event-loop histogram and a GC
+ * observer that cannot be stopped, so they are started once per process,
+ * on the first scrape, not per app and not before anybody asks.
+ *
+ * Only the 0.0.4 text format is served, also to clients that prefer
+ * OpenMetrics (Prometheus itself offers 0.0.4 as a fallback and reads the
+ * Content-Type): prom-client 15 renders OpenMetrics by renaming each
+ * counter in place (`foo_total` becomes `foo`), which would then corrupt
+ * every later 0.0.4 scrape of the same registry (prometheus/client_js#829).
+ */
+import client from 'prom-client'
+
+const { Registry, Gauge, Counter, collectDefaultMetrics } = client
+
+export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE
+
+let processRegistry = null
+
+function getProcessRegistry () {
+  if (processRegistry === null) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+/**
+ * Create the lab's Prometheus metrics.
+ * @param {{ events: import('node:events').EventEmitter, sampler: import('./sampler.js').Sampler, hub: import('./stream.js').MetricsHub }} sources
+ * @returns {{ contentType: string, render: () => Promise<string>, close: () => void }}
+ */
+export function createPrometheusMetrics ({ events, sampler, hub }) {
+  const registry = new Registry()
+  const registers = [registry]
+  // one sample per scrape, read by every gauge's collect()
+  let sample = null
+  // a metric registers itself in `registers` when made; collect() feeds it at each scrape
+
+  function bytesGauge (name, help, key) {
+    return new Gauge({
+      name,
+      help,
+      registers,
+      collect: function collectBytes () { this.set(sample[key]) }
+    })
+  }
+  bytesGauge('streamlab_rss_bytes', 'Resident set size (process.memoryUsage().rss).', 'rss')
+  bytesGauge('streamlab_heap_total_bytes', 'V8 heap reserved (process.memoryUsage().heapTotal).', 'heapTotal')
+  bytesGauge('streamlab_heap_used_bytes', 'V8 heap in use (process.memoryUsage().heapUsed).', 'heapUsed')
+  bytesGauge('streamlab_external_bytes', 'Memory of C++ objects bound to JS objects, Buffers included (process.memoryUsage().external).', 'external')
+  bytesGauge('streamlab_array_buffers_bytes', 'Memory of ArrayBuffers and Buffers (process.memoryUsage().arrayBuffers).', 'arrayBuffers')
+  new Gauge({
+    name: 'streamlab_peak_rss_bytes',
+    help: 'The kernel\'s peak RSS (VmHWM; a sampled peak where /proc is absent or in portable mode), reset by POST /metrics/peak/reset.',
+    labelNames: ['source'],
+    registers,
+    collect: function collectPeak () {
+      this.reset()
+      this.set({ source: sample.peakSource }, sample.peakRss)
+    }
+  })
+  new Gauge({
+    name: 'streamlab_event_loop_delay_seconds',
+    help: 'Event-loop delay over the latest /metrics stream sample; NaN while no stream is sampling (see nodejs_eventloop_lag_* for always-on figures).',
+    labelNames: ['stat'],
+    registers,
+    collect: function collectDelay () {
+      for (const stat of ['p50', 'p99', 'max']) {
+        const ms = sample.eventLoop[stat]
+        this.set({ stat }, ms === null ? NaN : ms / 1000)
+      }
+    }
+  })
+  new Gauge({
+    name: 'streamlab_event_loop_utilization_ratio',
+    help: 'Event-loop utilisation (0..1) over the latest /metrics stream sample; NaN while no stream is sampling.',
+    registers,
+    collect: function collectUtilization () {
+      const value = sample.eventLoop.utilization
+      this.set(value === null ? NaN : value)
+    }
+  })
+  new Gauge({
+    name: 'streamlab_ingest_requests_in_flight',
+    help: 'Ingest and upload requests (POST /bad, /good, /upload-buffer, /upload-stream) started and not yet answered.',
+    registers,
+    collect: function collectInFlight () { this.set(hub.requestsInFlight) }
+  })
+  new Gauge({
+    name: 'streamlab_metrics_stream_clients',
+    help: 'Clients connected to the /metrics event stream.',
+    registers,
+    collect: function collectClients () { this.set(hub.clientCount) }
+  })
+  new Counter({
+    name: 'streamlab_metrics_stream_dropped_samples_total',
+    help: 'Samples not sent to /metrics stream clients whose sockets were full.',
+    registers,
+    collect: function collectDropped () {
+      // the hub keeps the running total; a counter only needs to show it
+      this.reset()
+      this.inc(hub.dropped)
+    }
+  })
+  const requests = new Counter({
+    name: 'streamlab_ingest_requests_total',
+    help: 'Ingest and upload requests (POST /bad, /good, /upload-buffer, /upload-stream) answered, by route and HTTP status.',
+    labelNames: ['route', 'status'],
+    registers
+  })
+
+  function countRequest (event) {
+    if (event?.phase === 'end') requests.inc({ route: String(event.route), status: String(event.status) })
+  }
+  events.on('request', countRequest)
+
+  return {
+    contentType: PROMETHEUS_CONTENT_TYPE,
+    render: async function renderPrometheus () {
+      const merged = Registry.merge([getProcessRegistry(), registry])
+      // the gauges' collect() calls run synchronously at the start of metrics()
+      sample = sampler.snapshot()
+      return merged.metrics()
+    },
+    close: function closePrometheus () {
+      events.removeListener('request', countRequest)
+    }
+  }
+}

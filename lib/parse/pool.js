@@ -1,0 +1,200 @@
+/**
+ * One small pool of parse threads per app, shared by every /good request
+ * (200 concurrent uploads must not start 200 isolates), and one budget for
+ * the batch bytes in flight across all of them, so memory stays constant
+ * whatever the concurrency: a request that finds the budget spent waits,
+ * and backpressure reaches its socket. The app makes both (see
+ * lib/ingest/state.js) and stops the threads in its `close()`.
+ */
+import { Worker } from 'node:worker_threads'
+import { waitInQueue, leaveQueue } from '../util/semaphore.js'
+
+const THREAD = new URL('./thread.js', import.meta.url)
+
+// A batch's records die as soon as they are tallied; a small young
+// generation collects them sooner. V8's default lets each thread's young
+// space grow to tens of MiB, most of /good's memory: at 500 MB /good peaks
+// 47 MiB above idle with 2 MiB, 59 MiB with 8 MiB (`npm run bench:ingest`).
+const PARSE_THREAD_YOUNG_MB = 2
+// A backstop only: batches are refused before parsing when their projected
+// cost passes `ingest.parseCost` (lib/json/parse-cost.js). A thread that still
+// runs out ends with ERR_WORKER_OUT_OF_MEMORY, its batch is refused, and a
+// new thread takes its place; the process lives on. Four times the cost
+// allowed (the projection's margin, and the garbage of earlier batches), at
+// least 48 MiB.
+const PARSE_THREAD_OLD_MIN_MB = 48
+
+/** The heap limit of a parse thread for a given `ingest.parseCost`, in MiB. */
+export function threadHeapMb (parseCost) {
+  return Math.max(PARSE_THREAD_OLD_MIN_MB, Math.ceil(4 * parseCost / (1024 * 1024)))
+}
+
+/**
+ * A fixed set of worker threads and one FIFO queue: each thread parses one
+ * batch at a time. (piscina 5 did this job until a soak of aborted uploads
+ * left tasks queued behind idle threads; this is small enough to own.)
+ */
+export class ParsePool {
+  constructor (size, heapMb) {
+    this.size = size
+    this.heapMb = heapMb
+    this.queue = []
+    this.idle = []
+    this.threads = new Set()
+    this.nextId = 1
+    this.closed = false
+    for (let k = 0; k < size; k++) this.spawn()
+  }
+
+  spawn () {
+    const pool = this
+    // which of a message's batches the thread is parsing (lib/parse/thread.js)
+    const progress = new Int32Array(new SharedArrayBuffer(4))
+    const worker = new Worker(THREAD, {
+      workerData: { progress: progress.buffer },
+      resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: this.heapMb }
+    })
+    worker.current = null
+    worker.on('message', function onAnswer (answer) {
+      const job = worker.current
+      worker.current = null
+      if (job) {
+        if (answer.error) job.reject(new Error(`parse thread failed: ${answer.error.message}`))
+        else job.resolve(answer.result)
+      }
+      pool.release(worker)
+    })
+    function onDeath (reason) {
+      pool.threads.delete(worker)
+      const job = worker.current
+      worker.current = null
+      if (job) {
+        const error = reason instanceof Error ? reason : new Error(`parse thread exited (${reason})`)
+        // for a list of tasks: the one the thread was on
+        if (Array.isArray(job.task)) error.taskIndex = Atomics.load(progress, 0)
+        job.reject(error)
+      }
+      const at = pool.idle.indexOf(worker)
+      if (at !== -1) pool.idle.splice(at, 1)
+      if (!pool.closed) pool.spawn()
+    }
+    worker.on('error', onDeath)
+    worker.on('exit', function onExit (code) { if (pool.threads.has(worker)) onDeath(code) })
+    // after the listeners, which ref the port again: an idle thread must not
+    // keep the process alive (dispatch refs it while it works)
+    worker.unref()
+    this.threads.add(worker)
+    this.release(worker)
+  }
+
+  /** Queued jobs, for the tests and /metrics. */
+  get queued () {
+    return this.queue.length
+  }
+
+  release (worker) {
+    const job = this.queue.shift()
+    if (job) this.dispatch(worker, job)
+    else {
+      worker.unref()
+      this.idle.push(worker)
+    }
+  }
+
+  dispatch (worker, job) {
+    leaveQueue(job)
+    worker.ref() // a batch in the works keeps the process alive until its answer
+    worker.current = job
+    worker.postMessage({ id: job.id, task: job.task }, job.transferList)
+  }
+
+  /**
+   * Parse one batch, or a list of them, on the next free thread.
+   * @param {object|object[]} task what parseBatch takes, or a list of such (answered with a list of
+   *   results; a thread that dies on one rejects with `taskIndex`, the index of the one it was on)
+   * @param {{ transferList?: ArrayBuffer[], signal?: AbortSignal }} [options]
+   *   signal: a job still queued when it aborts is dropped (its request is gone); one already
+   *   on a thread runs to its end, bounded by the batch's projected cost
+   */
+  run (task, { transferList = [], signal } = {}) {
+    if (this.closed) return Promise.reject(new Error('parse pool closed'))
+    if (signal?.aborted) return Promise.reject(signal.reason)
+    const pool = this
+    return new Promise(function queueJob (resolve, reject) {
+      const job = { id: pool.nextId++, task, transferList, resolve, reject }
+      const worker = pool.idle.pop()
+      if (worker) pool.dispatch(worker, job)
+      else waitInQueue(pool.queue, job, signal, reject)
+    })
+  }
+
+  async destroy () {
+    this.closed = true
+    for (const job of this.queue.splice(0)) {
+      leaveQueue(job)
+      job.reject(new Error('parse pool closed'))
+    }
+    await Promise.all([...this.threads].map(function stop (worker) { return worker.terminate() }))
+    this.threads.clear()
+  }
+}
+
+/**
+ * A pool of parse threads, started now (their memory counts as idle, not as
+ * the first request's). Whoever creates it calls `destroy()`.
+ * @param {number} threads
+ * @param {number} [heapMb] each thread's old-generation limit (see threadHeapMb)
+ * @returns {ParsePool}
+ */
+export function createParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
+  return new ParsePool(threads, heapMb)
+}
+
+/**
+ * Kept for entry points written before `app.close()`: pools belong to their
+ * app now and stop with it (an idle pool's threads are unref'd and never
+ * keep a process alive). Resolves at once.
+ */
+export async function closeParsePool () {}
+
+/**
+ * Counting semaphore on bytes: acquire before sending a batch, release when
+ * its answer is back.
+ */
+export class ByteBudget {
+  constructor (capacity) {
+    this.capacity = capacity
+    this.used = 0
+    this.waiting = []
+  }
+
+  /**
+   * Resolves once `bytes` fit (a single oversized request goes alone).
+   * @param {number} bytes
+   * @param {AbortSignal} [signal] gives up the wait (rejects with its reason)
+   * @returns {Promise<void>|null} null when they fit at once
+   */
+  acquire (bytes, signal) {
+    if (this.used === 0 || this.used + bytes <= this.capacity) {
+      this.used += bytes
+      return null
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason)
+    const budget = this
+    return new Promise(function waitForBudget (resolve, reject) {
+      waitInQueue(budget.waiting, { bytes, resolve }, signal, reject)
+    })
+  }
+
+  release (bytes) {
+    this.used -= bytes
+    while (this.waiting.length > 0) {
+      const next = this.waiting[0]
+      if (this.used !== 0 && this.used + next.bytes > this.capacity) break
+      this.waiting.shift()
+      leaveQueue(next)
+      this.used += next.bytes
+      next.resolve()
+    }
+  }
+}

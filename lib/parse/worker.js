@@ -1,0 +1,103 @@
+/**
+ * Runs in a worker thread: V8's JSON.parse on one batch from the scanner,
+ * then the tally. Returns plain data only.
+ */
+import { createTally, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
+import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
+
+/**
+ * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number, costBound?: number }} batch
+ *   maxCost: the most heap JSON.parse may be projected to take (lib/json/parse-cost.js); a batch
+ *   projected past it is not parsed at all. costBound: an upper bound of that projection,
+ *   where the record scanner had one (lib/json/records.js); within maxCost, the projection
+ *   could not refuse the batch, and is not made
+ * @returns {{ tally: object|null, error: {offset: number, reason: string}|null, tooDense?: { projected: number } }}
+ *   error offsets are relative to the batch's first value
+ */
+export default function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity }) {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (maxCost !== Infinity && !(costBound <= maxCost)) {
+    // JSON.parse cannot be stopped half-way: what would not fit is refused before it starts
+    const projected = projectParseCost(buf).heap
+    if (projected > maxCost) return { tally: null, error: null, tooDense: { projected } }
+  }
+  const tally = createTally()
+  if (kind === 'lines') {
+    const error = tallyNdjson(buf, tally, maxDepth)
+    return { tally, error }
+  }
+  let values
+  try {
+    values = JSON.parse(buf.toString('utf8'))
+  } catch (err) {
+    const located = locateJsonError(buf, 0, buf.length, err)
+    // the batch is `[` + values + `]`: shift back past the added bracket
+    return { tally: null, error: { offset: located.offset < 0 ? -1 : located.offset - 1, reason: located.reason } }
+  }
+  if (kind === 'records') tallyRecords(tally, values)
+  return { tally: kind === 'records' ? tally : null, error: null }
+}
+
+/**
+ * Whether a parsed JSON value nests arrays and objects deeper than `limit`
+ * (the value itself at depth 1). Iterative, so depth cannot overflow the stack.
+ */
+function nestsDeeper (value, limit) {
+  const stack = [value]
+  const depths = [1]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    const depth = depths.pop()
+    if (depth > limit) return true
+    if (Array.isArray(v)) {
+      for (let k = 0; k < v.length; k++) {
+        const x = v[k]
+        if (x !== null && typeof x === 'object') { stack.push(x); depths.push(depth + 1) }
+      }
+    } else {
+      for (const key in v) {
+        const x = v[key]
+        if (x !== null && typeof x === 'object') { stack.push(x); depths.push(depth + 1) }
+      }
+    }
+  }
+  return false
+}
+
+/**
+ * A whole small document of the `json` or `array` format, parsed at once,
+ * as /bad parses it: for a body that fits in one batch, JSON.parse on all
+ * of it costs less than finding its records first. It answers only what it
+ * can answer exactly as the record scanner and parseBatch would: the tally
+ * of a valid document within /good's limits. Everything else is null, and
+ * the caller scans the document for the verdict (the error, its offset).
+ *
+ * Within the limits means: no record can pass `maxValueBytes` (the whole
+ * document is within it), nothing nests deeper than `maxDepth`, and the
+ * projected cost of the whole document is within `maxCost`. A batch of
+ * its records costs no more than the document holding them (the same
+ * records, in fewer containers, no wider a string), so no batch the
+ * scanner would cut could be refused as too dense either.
+ * @param {{ bytes: Uint8Array, format: 'json'|'array', maxDepth?: number, maxCost?: number, maxValueBytes?: number }} document
+ * @returns {{ tally: object }|null}
+ */
+export function parseDocument ({ bytes, format, maxDepth = Infinity, maxCost = Infinity, maxValueBytes = Infinity }) {
+  if (bytes.byteLength > maxValueBytes) return null
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const meter = new ParseCostMeter()
+  meter.write(buf)
+  if (maxCost !== Infinity && meter.result().heap > maxCost) return null
+  let doc
+  try {
+    doc = JSON.parse(buf.toString('utf8'))
+  } catch {
+    return null
+  }
+  let records
+  if (format === 'array') records = Array.isArray(doc) ? doc : null
+  else records = doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
+  if (records === null) return null
+  // as many containers as the limit cannot nest past it: the walk is for documents of many
+  if (meter.containers > maxDepth && nestsDeeper(doc, maxDepth)) return null
+  return { tally: tallyRecords(createTally(), records) }
+}

@@ -1,0 +1,85 @@
+/**
+ * The supervisor's options (lib/supervisor/supervisor.js): frozen defaults, and their
+ * normalisation into a new object with a TypeError for a bad value.
+ */
+import path from 'node:path'
+import { defaultMemoryBudget } from '../limits/memory-budget.js'
+import { PROJECT_ROOT } from '../config/options.js'
+import { formatMemory } from '../util/units.js'
+import { integerOptions } from '../config/integers.js'
+
+const MiB = 1024 * 1024
+export const SUPERVISOR_DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 3000,
+  /** Options for the worker's `createApp` (JSON: they cross IPC). */
+  app: Object.freeze({}),
+  /**
+   * RSS past which the worker is killed, in bytes; 0: no budget. Also handed to the worker's app
+   * as `app.memoryBudget` (unless `app` names one), so that it admits requests within it.
+   */
+  memoryLimit: defaultMemoryBudget(),
+  /** How often the worker's RSS is read. A bomb grows /bad by ~1 GB/s: 25 ms is ~25 MB past the line. */
+  pollMs: 25,
+  /**
+   * Where the RSS comes from: 'proc' (/proc/<pid>/status, read from outside), 'ipc' (the worker
+   * reports its own), 'auto' (proc where there is one). 'ipc' cannot see a worker stuck in
+   * synchronous code, which is why it is only the fallback.
+   */
+  rssSource: 'auto',
+  /** The delay before the second restart in a row with no request in flight (the first is at once); it doubles each time. */
+  restartBackoffMs: 250,
+  /** The longest that delay grows. */
+  maxRestartBackoffMs: 10_000,
+  /** A worker that stayed up (ready) this long starts the backoff again from nothing. */
+  restartWindowMs: 60_000,
+  /** How long a worker asked to stop may take before it is killed. */
+  stopGraceMs: 3000,
+  /** Connections held while no worker runs; past this they are closed. */
+  maxHeldConnections: 1024,
+  workerScript: path.join(PROJECT_ROOT, 'lib', 'supervisor', 'worker-main.js'),
+  /** Node flags for the worker (default: the supervisor's own). */
+  execArgv: null
+})
+
+/** A budget smaller than this would kill an idle worker (about 90 MiB here) over and over. */
+export const MIN_MEMORY_LIMIT = 64 * MiB
+
+const checkInteger = integerOptions('supervisor option ')
+
+/**
+ * Normalise supervisor options: frozen defaults, a new object, a TypeError for a bad value.
+ * @param {Partial<typeof SUPERVISOR_DEFAULTS>} [options]
+ * @returns {Readonly<typeof SUPERVISOR_DEFAULTS>}
+ */
+export function normalizeSupervisorOptions (options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('supervisor options must be an object')
+  const out = { ...SUPERVISOR_DEFAULTS }
+  // an option given as undefined is an option not given
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) out[key] = value
+  if (typeof out.host !== 'string' || out.host === '') throw new TypeError('supervisor option host must be an address')
+  checkInteger('port', out.port, 0, 65535)
+  if (out.app === null || typeof out.app !== 'object') throw new TypeError('supervisor option app must be an object')
+  checkInteger('memoryLimit', out.memoryLimit, 0, Number.MAX_SAFE_INTEGER)
+  if (out.memoryLimit !== 0 && out.memoryLimit < MIN_MEMORY_LIMIT) {
+    throw new TypeError(`the memory budget must be 0 (none) or at least ${formatMemory(MIN_MEMORY_LIMIT)}: an idle worker needs about 90 MiB`)
+  }
+  checkInteger('pollMs', out.pollMs, 5, 10_000)
+  if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
+  if (out.maxRestarts !== undefined) {
+    throw new TypeError('supervisor option maxRestarts is gone: the supervisor never gives up; ' +
+      'restarts after crashes with no request in flight back off instead (restartBackoffMs, maxRestartBackoffMs)')
+  }
+  // at least 1 ms: a worker dying at birth must never be restarted in a hot loop
+  checkInteger('restartBackoffMs', out.restartBackoffMs, 1, 3600_000)
+  checkInteger('maxRestartBackoffMs', out.maxRestartBackoffMs, 1, 3600_000)
+  if (out.maxRestartBackoffMs < out.restartBackoffMs) {
+    throw new TypeError(`supervisor option maxRestartBackoffMs (${out.maxRestartBackoffMs}) must be at least restartBackoffMs (${out.restartBackoffMs})`)
+  }
+  checkInteger('restartWindowMs', out.restartWindowMs, 1, 24 * 3600_000)
+  checkInteger('stopGraceMs', out.stopGraceMs, 0, 600_000)
+  checkInteger('maxHeldConnections', out.maxHeldConnections, 0, 1_000_000)
+  if (typeof out.workerScript !== 'string' || out.workerScript === '') throw new TypeError('supervisor option workerScript must be a path')
+  if (out.execArgv !== null && !Array.isArray(out.execArgv)) throw new TypeError('supervisor option execArgv must be an array or null')
+  return Object.freeze(out)
+}

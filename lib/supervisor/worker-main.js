@@ -1,0 +1,115 @@
+/**
+ * The lab's worker process, forked by the supervisor (`lib/supervisor/supervisor.js`).
+ * It reads no flags and no environment: its options come over IPC with the
+ * listening socket it serves.
+ *
+ *   in:  { type: 'listen', options, reportRssMs, results } + the listening socket; `results` are
+ *        each experiment's latest result from the workers before this one (lib/metrics/outcomes.js)
+ *        { type: 'connection', id } + a socket the supervisor accepted
+ *        { type: 'crash', crash }   the record of the worker this one replaces
+ *   out: { type: 'ready', pid }
+ *        { type: 'connection-taken', id }
+ *        { type: 'request', phase, id, route }        each ingest and upload request's start and end
+ *        { type: 'experiment', phase, id, name, params, time, result? }   each run's start and end,
+ *                                                     a finished run's result with it
+ *        { type: 'rss', rss }                         only where the supervisor has no /proc
+ *        { type: 'stopping', reason }                 before a clean exit on SIGINT/SIGTERM
+ *
+ * It exits when the supervisor goes away (the IPC channel closes), so a
+ * killed supervisor never leaves a worker holding the port.
+ */
+import { createApp } from '../http/app.js'
+import { createLabServer } from '../http/server.js'
+
+let server = null
+let app = null
+let rssTimer = null
+let shuttingDown = false
+
+/** To the supervisor; a message it can no longer receive is dropped, not thrown. */
+function tell (message) {
+  if (process.connected) process.send(message, function sent () {})
+}
+
+function onMessage (message, handle) {
+  switch (message?.type) {
+    case 'listen':
+      listen(message, handle)
+      break
+    case 'connection':
+      take(message.id, handle)
+      break
+    case 'crash':
+      // the hub forwards it as `event: crash`; ids restarted, so reconnecting clients replay it
+      app?.locals.events.emit('crash', message.crash)
+      break
+  }
+}
+
+function listen ({ options, reportRssMs, results }, listeningSocket) {
+  if (server !== null) return
+  app = createApp(options)
+  const events = app.locals.events
+  // before the first request: a snapshot or a page opened now shows what the last workers found
+  if (Array.isArray(results) && results.length > 0) events.emit('restore', { results })
+  events.on('request', function reportRequest (event) {
+    if (event.phase === 'start' || event.phase === 'end') {
+      tell({ type: 'request', phase: event.phase, id: event.id, route: event.route })
+    }
+  })
+  events.on('experiment', function reportExperiment (event) {
+    if (event.phase === 'progress') return
+    const report = { type: 'experiment', phase: event.phase, id: event.id, name: event.name, params: event.params ?? null, time: event.time }
+    // the supervisor keeps each experiment's latest result for the workers after this one
+    if (event.phase === 'result') report.result = event.result ?? null
+    tell(report)
+  })
+  // the server's own options (maxConnections ...) travel with the app's, under `server`
+  server = createLabServer(app, options.server)
+  // the supervisor's socket, shared: this process accepts on it directly
+  server.listen(listeningSocket, function ready () {
+    tell({ type: 'ready', pid: process.pid })
+  })
+  if (reportRssMs > 0) {
+    rssTimer = setInterval(function reportRss () {
+      tell({ type: 'rss', rss: process.memoryUsage.rss() })
+    }, reportRssMs)
+    rssTimer.unref()
+  }
+}
+
+/** A connection the supervisor accepted: say so first, so it can close its copy. */
+function take (id, socket) {
+  if (!socket) return
+  tell({ type: 'connection-taken', id })
+  if (server === null || shuttingDown) {
+    socket.destroy()
+    return
+  }
+  server.emit('connection', socket)
+}
+
+function shutdown (reason) {
+  if (shuttingDown) return
+  shuttingDown = true
+  tell({ type: 'stopping', reason })
+  clearInterval(rssTimer)
+  if (server !== null) {
+    server.close()
+    server.closeAllConnections()
+  }
+  // the app's close() stops what it started: parse threads, database, sampler, a run in flight
+  Promise.allSettled([app?.close()]).finally(function exit () { process.exit(0) })
+}
+
+if (typeof process.send !== 'function') {
+  process.stderr.write('lib/supervisor/worker-main.js is started by server.js (the supervisor), not by hand\n')
+  process.exitCode = 2
+} else {
+  process.on('message', onMessage)
+  process.on('SIGINT', shutdown)
+  process.on('SIGTERM', shutdown)
+  process.once('disconnect', function supervisorGone () {
+    process.exit(shuttingDown ? 0 : 1)
+  })
+}

@@ -1,0 +1,52 @@
+/**
+ * The lab's event bus: what happens (requests, experiments, peak resets)
+ * is emitted here, and whoever wants to show or record it subscribes:
+ * /metrics, the experiment engine, tests. Measuring stays separate from
+ * transport.
+ *
+ * Events:
+ * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType? }:
+ *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (experiments/upload/routes.js)
+ * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
+ * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
+ * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
+ *   right after start, in a worker the supervisor started in place of one that died
+ *   (lib/supervisor/supervisor.js, lib/supervisor/worker-main.js)
+ * - 'restore' { results: [{ id, name, params, time, result }] }: once, before it serves, in a
+ *   worker the supervisor started after others: each experiment's latest result as the workers
+ *   before it reported them, so that lib/metrics/outcomes.js still has them after a restart
+ */
+import { EventEmitter } from 'node:events'
+import { performance } from 'node:perf_hooks'
+
+/** @returns {EventEmitter} */
+export function createLabEvents () {
+  const events = new EventEmitter()
+  // every SSE client subscribes: many listeners are expected, not a leak
+  events.setMaxListeners(0)
+  return events
+}
+
+let requestIds = 0
+
+/**
+ * A process-wide increasing id for ingest and upload requests. Process-wide
+ * on purpose, unlike what an app holds: the routes of an app (and a caller's
+ * own, the grader's, an experiment's) draw from it without a handle on the
+ * app, and one counter for all is what keeps their ids from colliding on a
+ * bus. Two apps in one process only see gaps in each other's ids.
+ */
+export function nextRequestId () {
+  requestIds++
+  return requestIds
+}
+
+/**
+ * Milliseconds since `started` (a `performance.now()` reading), to 0.1 ms: the `ms` of every
+ * `request` end event and of the answers, refused requests included.
+ * @param {number} started
+ * @returns {number}
+ */
+export function msSince (started) {
+  return Math.round((performance.now() - started) * 10) / 10
+}
