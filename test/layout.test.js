@@ -7,6 +7,9 @@
  *   under scripts/ (only scripts/ and test/ may);
  * - lib/ reaches an experiment folder only through the registry,
  *   experiments/index.js;
+ * - lib/ is folders by concern in layers (lib/README.md's table): a folder
+ *   imports only the folders above it and the ones its README names, and
+ *   lib/util/ nothing of the lab;
  * - every `path/to/file.js` README.md and docs/ mention exists.
  */
 import assert from 'node:assert/strict'
@@ -91,6 +94,84 @@ describe('the layout (README.md, Layout)', function () {
     for (const name of folders) {
       for (const file of ['index.js', 'bench.js']) assert.ok(fs.existsSync(path.join(ROOT, 'experiments', name, file)), `experiments/${name}/${file}`)
     }
+  })
+})
+
+/** lib/README.md's table: the folders of lib/, top (imports nothing of the lab) to bottom. */
+function libLayers () {
+  const table = fs.readFileSync(path.join(ROOT, 'lib', 'README.md'), 'utf8')
+  return [...table.matchAll(/^\| \[(\w+)\/\]/gm)].map(function folder (m) { return m[1] })
+}
+
+/**
+ * A folder's README line, "May use: util, errors; outside lib/: generators/, server.js (why).",
+ * as the names it lists: lib/ folders, then paths outside lib/ (a trailing / is a folder).
+ */
+export function mayUse (readme) {
+  const line = readme.match(/^May use: (.*)$/m)
+  if (!line) return null
+  if (/^nothing of the lab/.test(line[1])) return { inside: [], outside: [] }
+  const [inside, outside = ''] = line[1].split(/;\s*outside lib\/:/)
+  const names = function names (list) {
+    return list.replace(/\([^)]*\)/g, '').replace(/\.\s*$/, '').split(',')
+      .map(function trim (n) { return n.trim() }).filter(Boolean)
+  }
+  return { inside: names(inside), outside: names(outside) }
+}
+
+/** What `target` is to lib/'s layers: a lib/ folder's name, or the repo path for anything outside lib/. */
+function roomOf (target) {
+  return target.startsWith('lib/') ? target.split('/')[1] : target
+}
+
+describe('lib/ by concern (lib/README.md)', function () {
+  const layers = libLayers()
+  const folders = fs.readdirSync(path.join(ROOT, 'lib'), { withFileTypes: true })
+    .filter(function isDir (d) { return d.isDirectory() }).map(function name (d) { return d.name })
+
+  it('reads the layers from lib/README.md and the names from a README line', function () {
+    assert.ok(layers.length >= 10, `lib/README.md lists ${layers.length} folders`)
+    assert.deepEqual(mayUse('x\n\nMay use: util, errors; outside lib/: generators/, server.js (the lab it starts).\n'), { inside: ['util', 'errors'], outside: ['generators/', 'server.js'] })
+    assert.deepEqual(mayUse('May use: nothing of the lab (Node and npm packages only).'), { inside: [], outside: [] })
+    assert.equal(mayUse('no line'), null)
+  })
+
+  it('holds no file of its own besides its README: every module is in a folder by concern', function () {
+    const loose = fs.readdirSync(path.join(ROOT, 'lib')).filter(function isJs (f) { return f.endsWith('.js') })
+    assert.deepEqual(loose, [], 'move the file into the folder of its concern (lib/README.md)')
+  })
+
+  it('lists every folder in the table, once, and every folder opens with a README that says what it may use', function () {
+    assert.deepEqual([...layers].sort(), [...folders].sort())
+    for (const folder of folders) {
+      const readme = path.join(ROOT, 'lib', folder, 'README.md')
+      assert.ok(fs.existsSync(readme), `lib/${folder}/README.md`)
+      assert.notEqual(mayUse(fs.readFileSync(readme, 'utf8')), null, `lib/${folder}/README.md has no "May use:" line`)
+    }
+  })
+
+  it('a folder names only folders above it, and imports only what it names', function () {
+    const found = []
+    for (const folder of layers) {
+      const { inside, outside } = mayUse(fs.readFileSync(path.join(ROOT, 'lib', folder, 'README.md'), 'utf8'))
+      for (const name of inside) {
+        if (layers.indexOf(name) < 0 || layers.indexOf(name) >= layers.indexOf(folder)) found.push(`lib/${folder}/README.md names ${name}, which is not above it`)
+      }
+      found.push(...violations([`lib/${folder}`], function notAllowed (target) {
+        const room = roomOf(target)
+        if (room === folder) return false
+        if (target.startsWith('lib/')) return !inside.includes(room)
+        if (!/\.m?js$/.test(target)) return false // a folder it writes to (test-data), not code
+        return !outside.some(function under (o) { return o.endsWith('/') ? target.startsWith(o) : target === o })
+      }))
+    }
+    assert.deepEqual(found, [], 'an import points down the table (lib/README.md): move the code, or name the folder in the README if it is above')
+  })
+
+  it('catches an import that points down the table', function () {
+    const refs = referencesOf('lib/util/x.js', "import { a } from '../ingest/streamed.js'")
+    assert.equal(roomOf(refs[0].target), 'ingest')
+    assert.ok(layers.indexOf('ingest') > layers.indexOf('util'))
   })
 })
 
