@@ -2,10 +2,10 @@
  * The defaults the docs quote are the code's, as fastify's test/internals/errors.test.js holds
  * docs/Reference/Errors.md to lib/errors/index.js. Nothing here lists a sentence: the code gives a table
  * of every option leaf (`limits.record`, `ingest.bufferBudget`, `server.maxConnections`, the
- * supervisor's `restartBackoffMs`) with its default, server.js maps each flag (`--buffer-budget`)
- * to its option, and every experiment's schema gives its params' defaults. The scanner then reads
- * README.md, docs/ and exercises/ (fenced code left out: commands and their output) and server.js's
- * --help for a default quoted beside a name:
+ * supervisor's `restartBackoffMs`) with its default, lib/config/flags.js names each flag's option
+ * (`--buffer-budget`: `ingest.bufferBudget`), and every experiment's schema gives its params' defaults.
+ * The scanner then reads README.md, docs/ and exercises/ (fenced code left out: commands and their
+ * output) and what `node server.js --help-all` prints for a default quoted beside a name:
  *
  * - in prose and table cells, a name in backticks with a figure right after it (`` `limits.record`
  *   (4 MiB) ``, `` `ingest.bufferBudget`, 16 MiB ``, `` `--disk-quota`, default 2 GiB ``) or right
@@ -14,7 +14,7 @@
  *   a row naming several options gives as many figures, in the same order (`200, from 16 MiB`);
  * - in a table headed `| param |`, the default cell against the schema of the experiment that has
  *   all the table's params (the one named last above the table when several have);
- * - in --help, each flag's `(default X)`.
+ * - in --help-all, each flag's `(default X)` or `(env NAME, default X)`.
  *
  * Figures are read as the lab reads them: sizes with lib/util/units.js parseByteSize (`4KiB`, `500 MB`
  * is 500,000,000 bytes, not 500 MiB), durations in ms (`10 s`, `250ms`, `60m`), counts with their
@@ -24,10 +24,12 @@
  * Each mismatch is reported with its file and line.
  */
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEFAULTS } from '../lib/config/options.js'
+import { FLAGS as FLAG_TABLE } from '../lib/config/flags.js'
 import { SUPERVISOR_DEFAULTS } from '../lib/supervisor/options.js'
 import { HUB_DEFAULTS } from '../lib/metrics/hub-options.js'
 import { DATABASE_DEFAULTS } from '../lib/db/options.js'
@@ -80,33 +82,19 @@ function codeDefaults () {
   return table
 }
 
-const SERVER_SOURCE = fs.readFileSync(path.join(ROOT, 'server.js'), 'utf8')
-
 /**
- * server.js's flags and the option each sets, read from readConfig: `values['buffer-budget']) ingest.bufferBudget =`,
- * `app.limits.record =`, `app.server = { maxConnections:`, `restartBackoffMs: duration('restart-backoff')`,
- * and a flag named as its option is (`--memory-limit`, `memoryLimit`).
- * @param {string} source
- * @param {Map<string, object>} options
+ * Each flag and the option it sets, from lib/config/flags.js: an app option by its name under the
+ * app (`app.limits.record` is `limits.record`), a supervisor option by its own (`restartBackoffMs`).
  * @returns {Map<string, string>} `--flag` -> option name
  */
-function flagOptions (source, options) {
+function flagOptions () {
   const flags = new Map()
-  for (const m of source.matchAll(/values\['([a-z-]+)'\][^\n]*?\b(app\.limits|app|ingest)\.(\w+) = (?:\{ (\w+):)?/g)) {
-    const [, flag, target, member, inner] = m
-    const name = target === 'app.limits' ? `limits.${member}` : target === 'ingest' ? `ingest.${member}` : inner ? `${member}.${inner}` : member
-    flags.set(`--${flag}`, name)
-  }
-  for (const m of source.matchAll(/(\w+): duration\('([a-z-]+)'\)/g)) flags.set(`--${m[2]}`, m[1])
-  for (const m of source.matchAll(/^\s+'?([a-z][a-z-]*)'?: \{ type: '(?:string|boolean)'/gm)) {
-    const camel = m[1].replace(/-([a-z])/g, function upper (_, c) { return c.toUpperCase() })
-    if (!flags.has(`--${m[1]}`) && options.has(camel)) flags.set(`--${m[1]}`, camel)
-  }
+  for (const row of FLAG_TABLE) if (row.option !== null) flags.set(`--${row.name}`, row.option.replace(/^app\./, ''))
   return flags
 }
 
 const OPTIONS = codeDefaults()
-const FLAGS = flagOptions(SERVER_SOURCE, OPTIONS)
+const FLAGS = flagOptions()
 
 /** A figure as the docs write one: a count (1,000,000), a size (16 MiB, 4KiB/s), a time (10 s, 250ms, 60m). */
 const FIGURE = String.raw`(\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:[ \t]?(KiB|MiB|GiB|KB|MB|GB|kB|bytes|B|ms|seconds?|s|minutes?|min|m|hours?|h|M))?(?:\/s)?(?![\w.])`
@@ -348,38 +336,36 @@ export function scanMarkdown (file, markdown) {
 }
 
 /**
- * server.js's --help: each flag's `(default X)` (or `default X;`) against its option.
+ * A usage text (what `node server.js --help-all` prints): each flag's `(default X)` against its
+ * option. A flag's meaning is wrapped over several lines; it is read as one.
+ * @param {string} text
  * @returns {Array<{ file: string, line: number, option: string, quoted: string, problem: string|null }>}
  */
-export function scanUsage (source) {
-  const start = source.indexOf('const USAGE = `')
-  assert.notEqual(start, -1, 'server.js has its usage in const USAGE = `...`')
-  const end = source.indexOf('`', start + 'const USAGE = `'.length)
-  const firstLine = source.slice(0, start).split('\n').length
-  const lines = source.slice(start, end).split('\n')
+export function scanUsage (text) {
+  const flags = []
+  text.split('\n').forEach(function scanLine (line, k) {
+    const m = /^\s+(?:-[a-z], )?(--[a-z][a-z-]*)/.exec(line)
+    if (m) flags.push({ name: m[1], line: k + 1, text: line })
+    else if (/^\s{10,}/.test(line) && flags.length > 0) flags.at(-1).text += ` ${line.trim()}`
+  })
   const found = []
-  let flag = null
-  lines.forEach(function scanLine (text, k) {
-    const m = /^\s+(--[a-z][a-z-]*)/.exec(text)
-    if (m) flag = { name: m[1], line: firstLine + k }
-    else if (!/^\s{10,}/.test(text)) flag = null
-    if (flag === null) return
-    const quoted = /\bdefault:? ([^);]+)/.exec(text)
-    if (quoted === null) return
+  for (const flag of flags) {
+    const quoted = /\bdefault:? ([^);]+)/.exec(flag.text)
+    if (quoted === null) continue
     const option = FLAGS.get(flag.name)
-    const where = { file: 'server.js (--help)', line: flag.line }
+    const where = { file: 'server.js --help-all', line: flag.line }
     if (option === undefined || !OPTIONS.has(option)) {
-      // a default in words for a flag with no option behind it: --database-url's embedded PGlite
-      if (!FIGURE_AT_START.test(quoted[1])) return
-      found.push({ ...where, option: flag.name, quoted: quoted[1], problem: `server.js:${flag.line}: --help gives ${flag.name} a default, but readConfig sets no option from it that this spec can find` })
-      return
+      // a default in words for a flag with no figure behind it: --database-url's embedded PGlite
+      if (!FIGURE_AT_START.test(quoted[1])) continue
+      found.push({ ...where, option: flag.name, quoted: quoted[1], problem: `--help-all line ${flag.line}: ${flag.name} is given a default, but lib/config/flags.js names no option with one` })
+      continue
     }
     const entry = OPTIONS.get(option)
-    // a relative default is said in words ("a quarter of this machine's memory", "cores, at most 4")
-    if (entry.relative && !FIGURE_AT_START.test(quoted[1])) return
-    const figure = FIGURE_AT_START.exec(quoted[1].replace(/^(\d+(?:\.\d+)?)(KiB|MiB|GiB|KB|MB|GB|B)/, '$1 $2'))
-    found.push(check({ file: 'server.js', line: flag.line }, option, typeof entry.value === 'string' ? quoted[1].trim() : figure ? `${figure[1]}${figure[2] ? ` ${figure[2]}` : ''}` : quoted[1]))
-  })
+    // a relative default is said in words ("a quarter of this machine's memory", "the cores, at most 4")
+    if (entry.relative && !FIGURE_AT_START.test(quoted[1])) continue
+    const figure = FIGURE_AT_START.exec(quoted[1].replace(/^(\d+(?:\.\d+)?)(KiB|MiB|GiB|KB|MB|GB|B|ms|s|m)\b/, '$1 $2'))
+    found.push(check(where, option, typeof entry.value === 'string' ? quoted[1].trim() : figure ? `${figure[1]}${figure[2] ? ` ${figure[2]}` : ''}` : quoted[1]))
+  }
   return found
 }
 
@@ -433,7 +419,7 @@ export function fixedBudgetSentences (file, markdown) {
 }
 
 describe('the defaults the docs quote are the code\'s', function () {
-  it('knows every option and flag: the code gives the table, server.js the flags', function () {
+  it('knows every option and flag: the code gives the table, lib/config/flags.js the flags', function () {
     for (const name of ['limits.record', 'limits.ratioAfter', 'ingest.bufferBudget', 'ingest.queueMs', 'server.maxConnections', 'metrics.maxClients', 'upload.maxAgeMs', 'database.maxRows', 'restartBackoffMs']) {
       assert.ok(OPTIONS.has(name), `the option table has ${name}`)
     }
@@ -499,6 +485,16 @@ describe('the defaults the docs quote are the code\'s', function () {
     assert.equal(budget.length, 1)
     assert.match(budget[0], /^docs\/made-up\.md:1: the default memory budget given as a fixed size/)
     assert.deepEqual(fixedBudgetSentences('x.md', 'With a budget of 1 GiB (the default on a machine with 4 GiB or less), it is killed.\n'), [])
+    const usage = [
+      'Usage: node server.js [options]',
+      '',
+      '  --limit-record SZ      largest single record /good gathers for a parse thread (default',
+      '                         8MiB)',
+      '  --restart-window T     a worker up this long starts the delays again (default 60s)'
+    ].join('\n')
+    const wrong = scanUsage(usage).map(function problem (q) { return q.problem }).filter(Boolean)
+    assert.equal(wrong.length, 1, wrong.join('\n'))
+    assert.match(wrong[0], /^server\.js --help-all:3: limits\.record quoted as 8 MiB; the code's default is 4194304/)
   })
 
   it('README.md, docs/ and exercises/ quote each option\'s and flag\'s default as the code has it', function () {
@@ -519,9 +515,10 @@ describe('the defaults the docs quote are the code\'s', function () {
     assert.deepEqual(problems, [])
   })
 
-  it('server.js --help gives each flag its option\'s default', function () {
-    const found = scanUsage(SERVER_SOURCE)
-    assert.ok(found.length >= 15, `--help quotes ${found.length} defaults`)
+  it('server.js --help-all gives each flag its option\'s default', function () {
+    const text = execFileSync(process.execPath, [path.join(ROOT, 'server.js'), '--help-all'], { encoding: 'utf8' })
+    const found = scanUsage(text)
+    assert.ok(found.length >= 18, `--help-all quotes ${found.length} defaults`)
     const problems = found.map(function problem (q) { return q.problem }).filter(Boolean)
     assert.deepEqual(problems, [], problems.join('\n'))
   })

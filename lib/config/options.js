@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { defaultMemoryBudget } from '../limits/memory-budget.js'
 import { normalizeGuardOptions } from '../limits/request-guard.js'
+import { integerOptions } from './integers.js'
 import { PROJECT_ROOT } from '../util/project-root.js'
 
 export { PROJECT_ROOT }
@@ -129,12 +130,7 @@ function checkChoice (name, value, choices) {
   return value
 }
 
-function checkInteger (name, value, min, max) {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`option ${name} must be an integer from ${min} to ${max}, got ${value}`)
-  }
-  return value
-}
+const checkInteger = integerOptions('option ')
 
 /**
  * Normalise app options.

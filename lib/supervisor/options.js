@@ -66,10 +66,6 @@ export function normalizeSupervisorOptions (options = {}) {
   }
   checkInteger('pollMs', out.pollMs, 5, 10_000)
   if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
-  if (out.maxRestarts !== undefined) {
-    throw new TypeError('supervisor option maxRestarts is gone: the supervisor never gives up; ' +
-      'restarts after crashes with no request in flight back off instead (restartBackoffMs, maxRestartBackoffMs)')
-  }
   // at least 1 ms: a worker dying at birth must never be restarted in a hot loop
   checkInteger('restartBackoffMs', out.restartBackoffMs, 1, 3600_000)
   checkInteger('maxRestartBackoffMs', out.maxRestartBackoffMs, 1, 3600_000)

@@ -35,7 +35,7 @@ const BACKUP_SUFFIX = '.hostile-backup'
  */
 export async function serverTakesDataDir () {
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, [SERVER, '--help'], { cwd: PROJECT_ROOT, timeout: 10_000 })
+    const { stdout } = await promisify(execFile)(process.execPath, [SERVER, '--help-all'], { cwd: PROJECT_ROOT, timeout: 10_000 })
     return /--data-dir\b/.test(stdout)
   } catch {
     return false
