@@ -4,79 +4,26 @@
  * per measurement, a client in another (experiments/tiny-writes/client.js), both
  * on 127.0.0.1, so neither's work is counted as the other's.
  */
-import { fork } from 'node:child_process'
 import path from 'node:path'
-import { runChildJob } from '../../lib/experiments/load.js'
+import { runChildJob, startChildService } from '../../lib/experiments/load.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { BATCH_STEPS } from './writes.js'
 import { median } from '../../lib/measure/stats.js'
+import { stepsUpTo } from '../../lib/experiments/params.js'
 
 /** The byte sucker's script, forked once per run. */
 export const SINK_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'sink.js')
 /** The sender's script, forked once per measurement. */
 export const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'client.js')
 
-const STOP_GRACE_MS = 2000
-
 /**
- * Fork the sink and wait until it listens.
+ * Fork the sink and wait until it listens. Aborting `signal` kills it.
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void }} [hooks]
  * @returns {Promise<{ port: number, pid: number, stop: () => Promise<void> }>} `stop` resolves once it has exited
  */
-export function startSink ({ signal, onSpawn } = {}) {
-  if (signal?.aborted) return Promise.reject(signal.reason)
-  const child = fork(SINK_PROCESS, [], { execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
-  if (child.pid !== undefined && onSpawn) onSpawn(child)
-  const exited = new Promise(function waitForExit (resolve) {
-    if (child.pid === undefined) resolve()
-    else child.once('exit', resolve)
-  })
-  async function stop () {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      // the sink exits when its IPC channel closes; a kill if it does not
-      const timer = setTimeout(function killSink () { child.kill('SIGKILL') }, STOP_GRACE_MS)
-      if (child.connected) child.disconnect()
-      else child.kill('SIGTERM')
-      await exited
-      clearTimeout(timer)
-    }
-  }
-  return new Promise(function waitForListening (resolve, reject) {
-    let stderr = ''
-    function onMessage (message) {
-      if (message?.type !== 'listening') return
-      cleanup()
-      // keep reading what it may still print, or a full pipe could stall it
-      child.stderr.resume()
-      resolve({ port: message.port, pid: child.pid, stop })
-    }
-    function onStderr (chunk) { stderr += chunk }
-    function onError (err) {
-      cleanup()
-      stop().finally(function failed () { reject(err) })
-    }
-    function onClose (code, killedBy) {
-      cleanup()
-      reject(new Error(`the sink exited (${killedBy ?? code}) before listening${stderr ? `: ${stderr.trim()}` : ''}`))
-    }
-    function onAbort () {
-      cleanup()
-      stop().finally(function aborted () { reject(signal.reason) })
-    }
-    function cleanup () {
-      child.removeListener('message', onMessage)
-      child.removeListener('error', onError)
-      child.removeListener('close', onClose)
-      child.stderr.removeListener('data', onStderr)
-      signal?.removeEventListener('abort', onAbort)
-    }
-    child.on('message', onMessage)
-    child.on('error', onError)
-    child.on('close', onClose)
-    child.stderr.setEncoding('utf8')
-    child.stderr.on('data', onStderr)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
+export async function startSink (hooks) {
+  const { details, pid, stop } = await startChildService(SINK_PROCESS, hooks)
+  return { port: details.port, pid, stop }
 }
 
 /**
@@ -96,7 +43,7 @@ export function tinyWritesCells ({ modes, batches }) {
 
 /** The batch sizes of a sweep up to `top`: 16, 256, 4096, 65536 below it, and `top`. */
 export function batchSteps (top) {
-  return [...BATCH_STEPS.filter(function below (b) { return b < top }), top]
+  return stepsUpTo(BATCH_STEPS, top)
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * The child's side of `runChildJob` (lib/experiments/load.js): a script
- * forked to do one job (a load, a sender) in a process of its own, so that
- * its memory and CPU are never counted as the server's. Over IPC:
+ * The child's side of `runChildJob` and `startChildService` (lib/experiments/load.js):
+ * a script forked to do one job (a load, a sender) or to serve for a while (a sink the
+ * senders write to) in a process of its own, so that its memory and CPU are never
+ * counted as the server's. Over IPC, a job (`serveChildJob`):
  *
  *   in:  the job (one JSON message); within a run, with the run's key as `runKey`,
  *        which the job never sees: the job runs in the key's scope (lib/limits/run-keys.js),
@@ -9,8 +10,10 @@
  *   out: { type: 'progress', done, total } (as the job reports it),
  *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
  *
- * and exits. It also exits the moment its parent goes away (the IPC channel
- * closes), so a crashed server never leaves it working for nobody.
+ * and exits; a service (`serveChildService`) sends { type: 'ready', ...what it started }
+ * once, and serves until its parent closes the channel. Either exits the moment its
+ * parent goes away (the IPC channel closes), so a crashed server never leaves it
+ * working for nobody.
  */
 
 import { withRunKey } from '../limits/run-keys.js'
@@ -22,11 +25,7 @@ import { withRunKey } from '../limits/run-keys.js'
  *   resolves to the members of the result message
  */
 export function serveChildJob (scriptName, work) {
-  if (typeof process.send !== 'function') {
-    process.stderr.write(`${scriptName} is started by the lab (child_process.fork), not by hand\n`)
-    process.exitCode = 2
-    return
-  }
+  if (!forkedByTheLab(scriptName)) return
   let started = false
   function onJob (job) {
     // one job per process: a second message is a parent's bug, not more work
@@ -49,6 +48,34 @@ export function serveChildJob (scriptName, work) {
   process.once('disconnect', function parentGone () {
     process.exit()
   })
+}
+
+/**
+ * Serve in this process until the parent closes the IPC channel.
+ * @param {string} scriptName for the messages printed when started by hand or when `start` fails
+ * @param {() => Promise<object>} start sets the service up; resolves to the members of the
+ *   ready message (a port, say)
+ */
+export function serveChildService (scriptName, start) {
+  if (!forkedByTheLab(scriptName)) return
+  process.once('disconnect', function parentGone () {
+    process.exit()
+  })
+  start().then(function sendReady (details) {
+    process.send({ ...details, type: 'ready' })
+  }, function failed (err) {
+    // the parent reads stderr into its error: it exited before saying it was ready
+    process.stderr.write(`${scriptName}: ${err.message}\n`)
+    process.exit(1)
+  })
+}
+
+/** Whether this process has the IPC channel a fork gives it; if not, say so and set exit code 2. */
+function forkedByTheLab (scriptName) {
+  if (typeof process.send === 'function') return true
+  process.stderr.write(`${scriptName} is started by the lab (child_process.fork), not by hand\n`)
+  process.exitCode = 2
+  return false
 }
 
 /** The job as its script expects it, and the run's key beside it (null outside a run). */
