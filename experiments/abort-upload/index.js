@@ -9,8 +9,8 @@
  * also holds the routes, the client, the bench adapter and the figures.
  */
 import { badParameter } from '../../lib/errors/index.js'
-import { deepFreeze, normalizeBySchema } from '../../lib/experiments/params.js'
-import { normalizeUploadOptions } from '../upload/server.js'
+import { choiceEntry, deepFreeze, integerEntry, sizeEntry, sweepEntry } from '../../lib/experiments/params.js'
+import { normalizeWithinUploadLimit } from '../upload/server.js'
 
 export { run, UPLOAD_STEPS } from './run.js'
 
@@ -31,60 +31,44 @@ const MAX_CELL_BYTES = 1024 * 1024 * 1024
 
 /** The schema a dashboard builds its controls from (GET /experiments), and the bench its flags. */
 export const params = deepFreeze([
-  {
-    name: 'route',
-    type: 'enum',
-    values: [...ROUTES],
+  choiceEntry('route', {
+    values: ROUTES,
     valueLabels: { both: 'Both: pipeline(), then pipe()', pipe: '/abort-upload/pipe (req.pipe)', pipeline: '/abort-upload/pipeline (pipeline)' },
-    default: 'both',
     label: 'Route',
     help: 'pipe() leaves the file stream open when the request errors; pipeline() destroys both streams and the route removes the half-written file. "Both" runs pipeline() first.'
-  },
-  {
-    name: 'uploads',
-    type: 'integer',
+  }),
+  integerEntry('uploads', {
     default: 100,
-    min: 1,
     max: MAX_UPLOADS,
     label: 'Aborted uploads (highest)',
     help: 'Uploads aborted in the last cell, at most 100 in flight at once. With the sweep on, 10, 50, 100 ... below it run first.'
-  },
-  {
-    name: 'sweep',
-    type: 'enum',
-    values: ['steps', 'single'],
-    valueLabels: { steps: 'Sweep: 10, 50, 100, 200, 500 up to the highest', single: 'Only the highest' },
-    default: 'steps',
+  }),
+  sweepEntry({
+    steps: 'Sweep: 10, 50, 100, 200, 500 up to the highest',
+    single: 'Only the highest',
     label: 'Uploads sweep',
     help: 'Leftovers that grow with the number of aborted uploads are a leak: sweep to see the line.'
-  },
-  {
-    name: 'bytes',
-    type: 'size',
+  }),
+  sizeEntry('bytes', {
     default: '1MB',
-    min: 1,
     max: MAX_BYTES,
     label: 'Upload size',
     help: 'The Content-Length each upload announces (random bytes, made by the client).'
-  },
-  {
-    name: 'abortAt',
-    type: 'integer',
+  }),
+  integerEntry('abortAt', {
     default: 50,
     min: 0,
     max: 99,
     label: 'Abort after (% of the body)',
     help: 'How much of the body each client sends before it destroys its socket.'
-  },
-  {
-    name: 'waitSeconds',
-    type: 'integer',
+  }),
+  integerEntry('waitSeconds', {
     default: 3,
     min: 0,
     max: 60,
     label: 'Wait before looking again (s)',
     help: 'After the first count, a garbage collection and this many seconds, then the descriptors are counted again: are they released later?'
-  }
+  })
 ])
 
 /**
@@ -95,9 +79,7 @@ export const params = deepFreeze([
  * @throws {LabError} 400 parameter.invalid naming the field
  */
 export function normalizeParams (raw, options) {
-  const limit = normalizeUploadOptions(options?.upload).limit
-  const p = normalizeBySchema(params, raw, { max: { bytes: limit } })
-  if (p.bytes > limit) throw badParameter('params.bytes', p.bytes, `a byte size up to this server's upload limit, ${limit} bytes`)
+  const p = normalizeWithinUploadLimit(params, raw, options)
   const room = Math.min(MAX_CELL_BYTES, Math.floor((options?.diskQuota ?? MAX_CELL_BYTES * 2) / 2))
   if (p.uploads * p.bytes > room) {
     throw badParameter('params.bytes', p.bytes,

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { findCollector } from '../../lib/util/collect-garbage.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { runKeyHeaders } from '../../lib/limits/run-keys.js'
-import { stepsUpTo } from '../../lib/experiments/params.js'
+import { sweepLevels } from '../../lib/experiments/params.js'
 import { abortUploadCharts, abortUploadVerdicts, publishedBeside, summariseCell } from './result.js'
 
 /** The steps of a sweep, up to the number of uploads asked for. */
@@ -46,7 +46,7 @@ const REQUEST_TIMEOUT_MS = 10_000
 export async function run (ctx) {
   const { params: p, signal, baseUrl } = ctx
   const routes = p.route === 'both' ? ['pipeline', 'pipe'] : [p.route]
-  const levels = p.sweep === 'steps' ? stepsUpTo(UPLOAD_STEPS, p.uploads) : [p.uploads]
+  const levels = sweepLevels(p.sweep, UPLOAD_STEPS, p.uploads)
   const total = routes.length * levels.reduce(function add (sum, n) { return sum + n }, 0)
   const abortAfter = Math.floor(p.bytes * p.abortAt / 100)
   const lab = labClient(baseUrl)

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
-import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round } from '../../lib/experiments/params.js'
 
 export const name = 'chunk-size'
 
@@ -37,42 +37,30 @@ const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB'
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
-  {
-    name: 'hwm',
-    type: 'enum',
+  choiceEntry('hwm', {
     values: ['all', ...HWM_STEPS.map(String)],
     valueLabels: { all: 'All: 1 KiB to 1 MiB', ...HWM_LABELS },
-    default: 'all',
     label: 'Read size (highWaterMark)',
     help: 'Bytes per read of the 1 MiB file. 1 MiB reads it whole in one go. "All" sweeps every size to draw MiB/s against read size.'
-  },
-  {
-    name: 'mode',
-    type: 'enum',
+  }),
+  choiceEntry('mode', {
     values: ['both', ...CHUNK_MODES],
     valueLabels: { both: 'Both: Buffer and string', buffer: 'Buffer chunks', string: 'Strings (encoding: utf8)' },
-    default: 'both',
     label: 'Chunks as',
     help: 'Buffers go from the file to the socket as they are; strings are decoded from UTF-8 on read and encoded again on write.'
-  },
-  {
-    name: 'concurrency',
-    type: 'integer',
+  }),
+  integerEntry('concurrency', {
     default: 100,
-    min: 1,
     max: 500,
     label: 'Connections',
     help: 'Keep-alive connections downloading at once (the benchmark used ab -c 100).'
-  },
-  {
-    name: 'requests',
-    type: 'integer',
+  }),
+  integerEntry('requests', {
     default: 500,
-    min: 1,
     max: 100_000,
     label: 'Downloads per setting',
     help: 'How many times the 1 MiB file is downloaded for each read size and mode (the benchmark used 1000).'
-  }
+  })
 ])
 
 /**

@@ -12,7 +12,7 @@ import { badParameter } from '../../lib/errors/index.js'
 import {
   describeCell, exportCharts, measureCell, planCells, publishedBeside, requestsOf, summariseRuns, warmUpDatabase
 } from './measure.js'
-import { deepFreeze, enumParam, integerParam, isPresent } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, listEntry, normalizeBySchema } from '../../lib/experiments/params.js'
 
 export const name = 'db-export'
 
@@ -31,60 +31,43 @@ const MAX_LIST = 12
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
-  {
-    name: 'mode',
-    type: 'enum',
-    values: [...MODES],
+  choiceEntry('mode', {
+    values: MODES,
     valueLabels: { both: 'Both: batches, then streams', batch: 'Batches (LIMIT/OFFSET)', stream: 'Stream (cursor)' },
-    default: 'both',
     label: 'Mode',
     help: 'Batch: one request per batch, each answer built whole in memory. Stream: one request, rows sent as the cursor reads them.'
-  },
-  {
-    name: 'rows',
-    type: 'integer',
+  }),
+  integerEntry('rows', {
     default: 100_000,
-    min: 1,
     max: MAX_ROWS,
     label: 'Rows to export',
     help: 'Items exported, each joined to its desk. At most the seeded items (GET /db/status; npm run db:seed -- --items N for more).'
-  },
-  {
-    name: 'batchSizes',
-    type: 'list',
+  }),
+  listEntry('batchSizes', {
     // 1, 4, 10 and 20 requests: around the article's crossover at 10, and quick (each LIMIT/OFFSET query rescans)
     default: '100000,25000,10000,5000',
     label: 'Batch sizes (rows per request)',
     help: 'Comma-separated. Each size is one export of all the rows in rows / size requests, one after another.'
-  },
-  {
-    name: 'highWaterMarks',
-    type: 'list',
+  }),
+  listEntry('highWaterMarks', {
     default: '500,100000',
     label: 'Stream highWaterMarks (rows per cursor read)',
     help: 'Comma-separated. The article used 500, then 5,000,000: a larger one needs fewer round trips to the database.'
-  },
-  {
-    name: 'sleepMs',
-    type: 'integer',
+  }),
+  integerEntry('sleepMs', {
     default: 0,
     min: 0,
     max: 10_000,
     label: 'Slow query (ms of pg_sleep per request)',
     help: 'A fixed cost every request pays, as a slow query would: many small batches pay it many times, the stream once.'
-  },
-  {
-    name: 'repeat',
-    type: 'integer',
+  }),
+  integerEntry('repeat', {
     default: 1,
-    min: 1,
     max: 5,
     label: 'Repeats',
     help: 'Measurements of each export; medians reported.'
-  }
+  })
 ])
-
-const PARAM_NAMES = Object.freeze(params.map(function paramName (p) { return p.name }))
 
 /**
  * Check and complete the parameters a client sent.
@@ -93,27 +76,18 @@ const PARAM_NAMES = Object.freeze(params.map(function paramName (p) { return p.n
  * @throws {LabError} 400 parameter.invalid naming the field
  */
 export function normalizeParams (raw) {
-  const given = raw ?? {}
-  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
-  for (const key of Object.keys(given)) {
-    if (!PARAM_NAMES.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${PARAM_NAMES.join(', ')}`)
-  }
-  const spec = Object.fromEntries(params.map(function byName (p) { return [p.name, p] }))
-  function integer (key) {
-    return isPresent(given[key]) ? integerParam(key, given[key], spec[key].min, spec[key].max) : spec[key].default
-  }
-  const rows = integer('rows')
+  const p = normalizeBySchema(params, raw)
   const out = {
-    mode: isPresent(given.mode) ? enumParam('mode', given.mode, MODES) : 'both',
-    rows,
-    batchSizes: integerList('batchSizes', isPresent(given.batchSizes) ? given.batchSizes : spec.batchSizes.default, rows),
-    highWaterMarks: integerList('highWaterMarks', isPresent(given.highWaterMarks) ? given.highWaterMarks : spec.highWaterMarks.default, MAX_ROWS),
-    sleepMs: integer('sleepMs'),
-    repeat: integer('repeat')
+    mode: p.mode,
+    rows: p.rows,
+    batchSizes: integerList('batchSizes', p.batchSizes, p.rows),
+    highWaterMarks: integerList('highWaterMarks', p.highWaterMarks, MAX_ROWS),
+    sleepMs: p.sleepMs,
+    repeat: p.repeat
   }
   const requests = planCells(plan(out)).reduce(function add (sum, cell) { return sum + requestsOf(cell) }, 0) * out.repeat
   if (requests > MAX_REQUESTS) {
-    throw badParameter('params.batchSizes', given.batchSizes ?? spec.batchSizes.default,
+    throw badParameter('params.batchSizes', raw?.batchSizes ?? p.batchSizes,
       `batch sizes that make at most ${MAX_REQUESTS} requests in all (these make ${requests})`)
   }
   return deepFreeze(out)

@@ -19,7 +19,9 @@ import { badParameter } from '../../lib/errors/index.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { DEFAULTS } from '../../lib/config/options.js'
 import { runLoad } from '../../lib/experiments/load.js'
-import { enumParam, integerParam, isPresent, round, sizeParam } from '../../lib/experiments/params.js'
+import {
+  choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, round, sizeEntry, sizeParam
+} from '../../lib/experiments/params.js'
 import { answersVerdict, inputCaption, routesTable } from './result.js'
 
 export const name = 'ingest'
@@ -44,10 +46,8 @@ const DEFAULT_BYTES = '10MB'
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
-  {
-    name: 'route',
-    type: 'enum',
-    values: [...ROUTES],
+  choiceEntry('route', {
+    values: ROUTES,
     valueLabels: {
       both: 'Both: /bad, then /good',
       all: 'All four: /bad, /good, /express-json, then /streamparser-json',
@@ -56,60 +56,44 @@ export const params = deepFreeze([
       'express-json': '/express-json (express.json)',
       'streamparser-json': '/streamparser-json (@streamparser/json)'
     },
-    default: 'both',
     label: 'Route',
     help: '/bad buffers the whole body in memory; /good streams it; /express-json is express.json(), buffered with a limit on inflated bytes; ' +
       '/streamparser-json streams it through the library @streamparser/json, as its README shows. "Both" runs /bad first, then /good, ' +
       'on the same input, so the two can be compared; "All four" adds /express-json and /streamparser-json.'
-  },
-  {
-    name: 'bytes',
-    type: 'size',
+  }),
+  sizeEntry('bytes', {
     default: DEFAULT_BYTES,
-    min: 1,
     max: MAX_BYTES,
     label: 'Body size (inflated)',
     help: 'Size of the JSON document before gzip, e.g. 10MB, 500MB or 1.5GiB. Generated once into the data directory and reused. Leave empty when giving a number of items.'
-  },
-  {
-    name: 'size',
-    type: 'integer',
+  }),
+  integerEntry('size', {
     default: null,
     min: 0,
     max: MAX_ITEMS,
     label: 'Items (instead of body size)',
     help: 'Number of items in the document (about 430 bytes each). Give this or the body size, not both.'
-  },
-  {
-    name: 'format',
-    type: 'enum',
-    values: [...FORMATS],
+  }),
+  choiceEntry('format', {
+    values: FORMATS,
     valueLabels: { json: '{"items": [...]}', array: '[...] (top-level array)', ndjson: 'NDJSON (one item per line)' },
     default: 'json',
     label: 'Document format',
     help: 'Shape of the generated document. /bad and /good accept all three; /express-json and /streamparser-json one JSON document, not NDJSON.'
-  },
-  {
-    name: 'concurrency',
-    type: 'integer',
+  }),
+  integerEntry('concurrency', {
     default: 1,
-    min: 1,
     max: MAX_CONCURRENCY,
     label: 'Concurrent uploads',
     help: 'Uploads in flight at the same time. /bad\'s memory grows with size times concurrency; /good\'s should not.'
-  },
-  {
-    name: 'requests',
-    type: 'integer',
+  }),
+  integerEntry('requests', {
     default: null,
-    min: 1,
     max: MAX_REQUESTS,
     label: 'Uploads per route',
     help: 'How many uploads each route receives in all. Empty: one per concurrent upload.'
-  }
+  })
 ])
-
-const PARAM_NAMES = Object.freeze(params.map(function paramName (p) { return p.name }))
 
 /**
  * Check and complete the parameters a client sent.
@@ -119,32 +103,25 @@ const PARAM_NAMES = Object.freeze(params.map(function paramName (p) { return p.n
  * @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency
  */
 export function normalizeParams (raw, options) {
-  const given = raw ?? {}
-  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
-  for (const key of Object.keys(given)) {
-    if (!PARAM_NAMES.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${PARAM_NAMES.join(', ')}`)
-  }
-  const maxItems = Math.min(MAX_ITEMS, options?.generate?.maxItems ?? MAX_ITEMS)
-  const maxBytes = Math.min(MAX_BYTES, options?.generate?.maxBytes ?? MAX_BYTES)
+  const given = givenParams(params, raw)
   const hasSize = isPresent(given.size)
   const hasBytes = isPresent(given.bytes)
   if (hasSize && hasBytes) throw badParameter('params.bytes', given.bytes, 'either params.size or params.bytes, not both')
-  const size = hasSize ? integerParam('size', given.size, 0, maxItems) : null
-  const bytes = hasSize ? null : sizeParam('bytes', hasBytes ? given.bytes : DEFAULT_BYTES, 1, maxBytes)
-  const concurrency = isPresent(given.concurrency) ? integerParam('concurrency', given.concurrency, 1, MAX_CONCURRENCY) : 1
-  const route = isPresent(given.route) ? enumParam('route', given.route, ROUTES) : 'both'
-  const format = isPresent(given.format) ? enumParam('format', given.format, FORMATS) : 'json'
-  const refusing = routesRefusing(RUNS[route] ?? [route], format)
+  const maxItems = Math.min(MAX_ITEMS, options?.generate?.maxItems ?? MAX_ITEMS)
+  const maxBytes = Math.min(MAX_BYTES, options?.generate?.maxBytes ?? MAX_BYTES)
+  const p = normalizeBySchema(params, given, { max: { size: maxItems, bytes: maxBytes } })
+  const refusing = routesRefusing(RUNS[p.route] ?? [p.route], p.format)
   if (refusing.length > 0) {
-    throw badParameter('params.format', format, `a format every route of "${route}" reads: /${refusing.join(', /')} takes ${INGEST_ROUTES[refusing[0]].formats.join(' or ')} (${INGEST_ROUTES[refusing[0]].label} parses one JSON document)`)
+    throw badParameter('params.format', p.format, `a format every route of "${p.route}" reads: /${refusing.join(', /')} takes ${INGEST_ROUTES[refusing[0]].formats.join(' or ')} (${INGEST_ROUTES[refusing[0]].label} parses one JSON document)`)
   }
   return Object.freeze({
-    route,
-    size,
-    bytes,
-    format,
-    concurrency,
-    requests: isPresent(given.requests) ? integerParam('requests', given.requests, 1, MAX_REQUESTS) : concurrency
+    route: p.route,
+    size: p.size,
+    // the default bytes too are held to the server's maximum, and only stand when no size was given
+    bytes: hasSize ? null : hasBytes ? p.bytes : sizeParam('bytes', DEFAULT_BYTES, 1, maxBytes),
+    format: p.format,
+    concurrency: p.concurrency,
+    requests: p.requests ?? p.concurrency
   })
 }
 
@@ -234,12 +211,4 @@ function roundAll (figures, scale) {
   const out = {}
   for (const [key, value] of Object.entries(figures)) out[key] = round(value, scale)
   return out
-}
-
-function deepFreeze (value) {
-  if (value !== null && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner)
-    Object.freeze(value)
-  }
-  return value
 }

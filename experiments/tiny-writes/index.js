@@ -5,9 +5,9 @@
  * reports time, write calls and write system calls for each. The lab's
  * server only starts the two processes: none of this is its memory.
  */
-import { TINY_MODES } from './writes.js'
-import { batchSteps, runTinyWrites, tinyWritesCells } from './run.js'
-import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { runTinyWrites, tinyWritesCells } from './run.js'
+import { BATCH_STEPS, TINY_MODES } from './writes.js'
+import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
 
 export const name = 'tiny-writes'
 
@@ -28,51 +28,38 @@ export const PUBLISHED = deepFreeze([
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
-  {
-    name: 'mode',
-    type: 'enum',
+  choiceEntry('mode', {
     values: ['all', ...TINY_MODES],
     valueLabels: { all: 'All three', 'per-byte': 'One socket.write() per byte', cork: 'cork() / uncork() every batch', coalesce: 'A buffer written when full' },
-    default: 'all',
     label: 'How to send',
     help: 'per-byte: every byte its own socket.write(). cork: still one write() per byte, but sent in one writev per batch. coalesce: bytes gathered in a Buffer, one write() per batch.'
-  },
-  {
-    name: 'bytes',
-    type: 'integer',
+  }),
+  integerEntry('bytes', {
     default: 1_000_000,
     min: 1000,
     max: 10_000_000,
     label: 'Bytes to send',
     help: 'The .NET demo sent 1,000,000. One write per byte takes a few seconds per million.'
-  },
-  {
-    name: 'batch',
-    type: 'integer',
+  }),
+  integerEntry('batch', {
     default: 65536,
     min: 2,
     max: 1024 * 1024,
     label: 'Batch (bytes)',
     help: 'Bytes between uncork() calls, and the size of the coalescing buffer.'
-  },
-  {
-    name: 'sweep',
-    type: 'enum',
-    values: ['steps', 'single'],
-    valueLabels: { steps: 'Sweep: 16, 256, 4096, 65536 up to the batch', single: 'Only the batch' },
-    default: 'steps',
+  }),
+  sweepEntry({
+    steps: 'Sweep: 16, 256, 4096, 65536 up to the batch',
+    single: 'Only the batch',
     label: 'Batch sweep',
     help: 'Sweep the batch size to draw time against bytes per batch.'
-  },
-  {
-    name: 'nagle',
-    type: 'enum',
+  }),
+  choiceEntry('nagle', {
     values: ['on', 'off'],
     valueLabels: { on: 'On (Node\'s default for net sockets)', off: 'Off (setNoDelay: every write its own packet)' },
-    default: 'on',
     label: 'Nagle\'s algorithm',
     help: 'With it on, the kernel gathers tiny writes into packets; the system calls remain.'
-  }
+  })
 ])
 
 /**
@@ -92,7 +79,7 @@ export function normalizeParams (raw) {
 export async function run (ctx) {
   const { params: p, signal } = ctx
   const modes = p.mode === 'all' ? [...TINY_MODES] : [p.mode]
-  const cells = tinyWritesCells({ modes, batches: p.sweep === 'steps' ? batchSteps(p.batch) : [p.batch] })
+  const cells = tinyWritesCells({ modes, batches: sweepLevels(p.sweep, BATCH_STEPS, p.batch) })
   const results = await runTinyWrites({ bytes: p.bytes, cells, noDelay: p.nagle === 'off' }, {
     signal,
     onSpawn: ctx.trackProcess,

@@ -13,9 +13,9 @@ import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
 import { latencyStats } from '../../lib/measure/stats.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
 import { badParameter } from '../../lib/errors/index.js'
-import { isUploadName, listUploads, normalizeUploadOptions, removeUploads } from './server.js'
+import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
-import { deepFreeze, normalizeBySchema, round, stepsUpTo } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, round, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
 
 export const name = 'upload'
 
@@ -48,43 +48,31 @@ export const PUBLISHED = deepFreeze([
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
-  {
-    name: 'route',
-    type: 'enum',
-    values: [...ROUTES],
+  choiceEntry('route', {
+    values: ROUTES,
     valueLabels: { both: 'Both: streamed, then buffered', buffer: '/upload-buffer (buffered)', stream: '/upload-stream (streamed)' },
-    default: 'both',
     label: 'Route',
     help: '/upload-buffer keeps the whole body in memory before writing it; /upload-stream writes each chunk as it arrives. "Both" runs the streamed cells first, then the buffered ones.'
-  },
-  {
-    name: 'concurrency',
-    type: 'integer',
+  }),
+  integerEntry('concurrency', {
     // 25 buffered uploads of 15 MB stay under the lab's default 1 GiB memory budget; 50 pass it
     default: 25,
-    min: 1,
     max: MAX_CONCURRENCY,
     label: 'Concurrent uploads (highest)',
     help: 'Uploads sent at once in the last cell. With the sweep on, the article\'s steps below it (1, 10, 50, 100) run first.'
-  },
-  {
-    name: 'sweep',
-    type: 'enum',
-    values: ['steps', 'single'],
-    valueLabels: { steps: 'Sweep: 1, 10, 50, 100, 200 up to the highest', single: 'Only the highest' },
-    default: 'steps',
+  }),
+  sweepEntry({
+    steps: 'Sweep: 1, 10, 50, 100, 200 up to the highest',
+    single: 'Only the highest',
     label: 'Concurrency sweep',
     help: 'The article drew peak memory and latency against concurrency: sweep to draw the same lines.'
-  },
-  {
-    name: 'bytes',
-    type: 'size',
+  }),
+  sizeEntry('bytes', {
     default: '15MB',
-    min: 1,
     max: MAX_BYTES,
     label: 'Upload size',
     help: 'Size of the uploaded file (random bytes, made once in the data directory). The article used about 15 MB.'
-  }
+  })
 ])
 
 /**
@@ -95,10 +83,7 @@ export const params = deepFreeze([
  * @throws {LabError} 400 parameter.invalid naming the field
  */
 export function normalizeParams (raw, options) {
-  const limit = normalizeUploadOptions(options?.upload).limit
-  const p = normalizeBySchema(params, raw, { max: { bytes: limit } })
-  // the default too: a server started with a smaller upload limit would answer every upload 413
-  if (p.bytes > limit) throw badParameter('params.bytes', p.bytes, `a byte size up to this server's upload limit, ${limit} bytes`)
+  const p = normalizeWithinUploadLimit(params, raw, options)
   if (p.route !== 'stream' && p.bytes * p.concurrency > MAX_BUFFERED_TOTAL) {
     throw badParameter('params.bytes', p.bytes,
       `at most ${Math.floor(MAX_BUFFERED_TOTAL / p.concurrency)} bytes at concurrency ${p.concurrency}: buffered, the server holds every upload at once (${MAX_BUFFERED_TOTAL} bytes in all)`)
@@ -116,7 +101,7 @@ export function normalizeParams (raw, options) {
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
   const routes = p.route === 'both' ? ['stream', 'buffer'] : [p.route]
-  const levels = p.sweep === 'steps' ? stepsUpTo(CONCURRENCY_STEPS, p.concurrency) : [p.concurrency]
+  const levels = sweepLevels(p.sweep, CONCURRENCY_STEPS, p.concurrency)
   const perRoute = levels.reduce(function add (sum, c) { return sum + c }, 0)
   const total = routes.length * perRoute
   const dir = path.join(options.dataDir, 'bench')

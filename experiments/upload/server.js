@@ -21,8 +21,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { requestAborted, uploadTooLarge } from '../../lib/errors/index.js'
-import { requestBody } from '../../lib/ingest/common.js'
+import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors/index.js'
+import { normalizeBySchema } from '../../lib/experiments/params.js'
+import { requestBody } from '../../lib/ingest/read.js'
 import { processAlive } from '../../lib/util/process-alive.js'
 
 const MiB = 1024 * 1024
@@ -56,6 +57,22 @@ export function normalizeUploadOptions (options = {}) {
   const maxAgeMs = options.maxAgeMs ?? UPLOAD_DEFAULTS.maxAgeMs
   if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0) throw new TypeError(`option upload.maxAgeMs must be an integer of ms >= 0, got ${maxAgeMs}`)
   return Object.freeze({ limit, maxAgeMs })
+}
+
+/**
+ * An upload experiment's params, with `bytes` held to this server's upload limit,
+ * its default too: a server started with a smaller limit would answer every upload 413.
+ * @param {ReadonlyArray<object>} schema the experiment's, with a `bytes` entry
+ * @param {unknown} raw what the client sent
+ * @param {object} [options] normalised app options (`upload.limit`)
+ * @returns {Record<string, string|number|null>} a new object, as `normalizeBySchema` makes it
+ * @throws {LabError} 400 parameter.invalid naming the field
+ */
+export function normalizeWithinUploadLimit (schema, raw, options) {
+  const limit = normalizeUploadOptions(options?.upload).limit
+  const p = normalizeBySchema(schema, raw, { max: { bytes: limit } })
+  if (p.bytes > limit) throw badParameter('params.bytes', p.bytes, `a byte size up to this server's upload limit, ${limit} bytes`)
+  return p
 }
 
 /** The uploads directory of a data directory. */

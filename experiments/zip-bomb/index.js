@@ -19,7 +19,7 @@ import { uploadFile } from '../../lib/experiments/upload-client.js'
 import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, minimumBytes } from '../../generators/bombs.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
-import { deepFreeze, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, normalizeBySchema, round, sizeEntry } from '../../lib/experiments/params.js'
 import { bombTable, bombVerdict } from './result.js'
 
 export const name = 'zip-bomb'
@@ -38,10 +38,8 @@ const WARM_HEADERS = Object.freeze({ 'content-type': 'application/gzip' })
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
-  {
-    name: 'variant',
-    type: 'enum',
-    values: [...BOMB_VARIANTS],
+  choiceEntry('variant', {
+    values: BOMB_VARIANTS,
     valueLabels: {
       ratio: 'Ratio: one run of spaces, ~1000:1',
       members: 'Members: many concatenated gzip members',
@@ -52,25 +50,19 @@ export const params = deepFreeze([
     default: BOMB_DEFAULTS.variant,
     label: 'Bomb',
     help: 'What the bomb is made of. All are valid gzip holding valid JSON; see docs/zip-bombs.md.'
-  },
-  {
-    name: 'route',
-    type: 'enum',
-    values: [...ROUTES],
+  }),
+  choiceEntry('route', {
+    values: ROUTES,
     valueLabels: { both: 'Both: /good, then /bad', good: '/good (streamed)', bad: '/bad (buffered)' },
-    default: 'both',
     label: 'Route',
     help: '/good counts what it inflates and refuses early; /bad inflates first. "Both" runs /good first, so its figure survives if /bad (unsafe) takes the worker down.'
-  },
-  {
-    name: 'bytes',
-    type: 'size',
+  }),
+  sizeEntry('bytes', {
     default: null,
-    min: 1,
     max: BOMB_LIMITS.maxBytes,
     label: 'Inflated size',
     help: `What the bomb inflates to, e.g. 2GB or 10GB. Empty: ${BOMB_DEFAULTS.bytes / 1e9}GB (depth: ${BOMB_DEFAULTS.depth.toLocaleString('en')} levels).`
-  }
+  })
 ])
 
 /**

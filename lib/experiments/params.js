@@ -4,7 +4,9 @@
  * `normalizeBySchema` reads a client's raw params against it, so the
  * controls and the checks cannot drift apart.
  *
- * Schema entries: { name, type: 'enum'|'integer'|'size', default, min?, max?, values? }.
+ * Schema entries: { name, type: 'enum'|'integer'|'size'|'list', values?, valueLabels?, default, min?, max?, label, help },
+ * made by `choiceEntry`, `integerEntry`, `sizeEntry`, `listEntry` and `sweepEntry`, so a
+ * module writes only what is its own and every entry has its members in the same order.
  * A `null` default means "the module decides" (from other params, say).
  */
 import { badParameter } from '../errors/index.js'
@@ -20,12 +22,7 @@ import { parseByteSize } from '../util/units.js'
  * @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency
  */
 export function normalizeBySchema (schema, raw, { max = {} } = {}) {
-  const given = raw ?? {}
-  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
-  const names = schema.map(function paramName (p) { return p.name })
-  for (const key of Object.keys(given)) {
-    if (!names.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${names.join(', ')}`)
-  }
+  const given = givenParams(schema, raw)
   const out = {}
   for (const spec of schema) {
     const value = given[spec.name]
@@ -34,12 +31,31 @@ export function normalizeBySchema (schema, raw, { max = {} } = {}) {
       continue
     }
     const upper = Math.min(spec.max ?? Number.MAX_SAFE_INTEGER, max[spec.name] ?? Number.MAX_SAFE_INTEGER)
-    if (spec.type === 'enum') out[spec.name] = enumParam(spec.name, value, spec.values)
+    // a list's items are bounded by other params (a batch size by the rows, say): its module reads it
+    if (spec.type === 'list') out[spec.name] = value
+    else if (spec.type === 'enum') out[spec.name] = enumParam(spec.name, value, spec.values)
     else if (spec.type === 'integer') out[spec.name] = integerParam(spec.name, value, spec.min ?? 0, upper)
     else if (spec.type === 'size') out[spec.name] = sizeParam(spec.name, value, spec.min ?? 1, upper)
     else throw new TypeError(`schema entry ${spec.name} has an unknown type ${spec.type}`)
   }
   return out
+}
+
+/**
+ * The params a client sent, checked only for being an object of the schema's names.
+ * @param {ReadonlyArray<{ name: string }>} schema
+ * @param {unknown} raw
+ * @returns {object} `raw` itself, or an empty object for nothing
+ * @throws {LabError} 400 parameter.invalid naming params, or params.<name> for a name the schema lacks
+ */
+export function givenParams (schema, raw) {
+  const given = raw ?? {}
+  if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
+  const names = schema.map(function paramName (p) { return p.name })
+  for (const key of Object.keys(given)) {
+    if (!names.includes(key)) throw badParameter(`params.${key}`, key, `one of the parameters ${names.join(', ')}`)
+  }
+  return given
 }
 
 /** Whether a param was given at all: the dashboard sends empty fields as "". */
@@ -79,6 +95,62 @@ export function enumParam (key, value, values) {
   const text = typeof value === 'number' ? String(value) : value
   if (!values.includes(text)) throw badParameter(`params.${key}`, value, `one of ${values.join(', ')}`)
   return text
+}
+
+/**
+ * A schema entry for one of `values`; the first is the default unless another is named.
+ * @param {string} name
+ * @param {{ values: string[], valueLabels: Record<string, string>, default?: string, label: string, help: string }} entry
+ */
+export function choiceEntry (name, { values, valueLabels, default: fallback = values[0], label, help }) {
+  return { name, type: 'enum', values: [...values], valueLabels, default: fallback, label, help }
+}
+
+/**
+ * A schema entry for an integer from `min` (1 unless given: most are counts) to `max`.
+ * @param {string} name
+ * @param {{ default: number|null, min?: number, max: number, label: string, help: string }} entry
+ */
+export function integerEntry (name, { default: fallback, min = 1, max, label, help }) {
+  return { name, type: 'integer', default: fallback, min, max, label, help }
+}
+
+/**
+ * A schema entry for a byte size ("15MB", 1048576) from `min` (1 unless given) to `max` bytes.
+ * @param {string} name
+ * @param {{ default: string|number|null, min?: number, max: number, label: string, help: string }} entry
+ */
+export function sizeEntry (name, { default: fallback, min = 1, max, label, help }) {
+  return { name, type: 'size', default: fallback, min, max, label, help }
+}
+
+/**
+ * A schema entry for a comma-separated list, passed through by `normalizeBySchema` for its module to read.
+ * @param {string} name
+ * @param {{ default: string, label: string, help: string }} entry
+ */
+export function listEntry (name, { default: fallback, label, help }) {
+  return { name, type: 'list', default: fallback, label, help }
+}
+
+/**
+ * The `sweep` entry: "steps" runs the steps below a highest value and then it (`sweepLevels`),
+ * "single" only the highest.
+ * @param {{ steps: string, single: string, label: string, help: string }} entry the two choices' labels, the entry's label and help
+ */
+export function sweepEntry ({ steps, single, label, help }) {
+  return choiceEntry('sweep', { values: ['steps', 'single'], valueLabels: { steps, single }, label, help })
+}
+
+/**
+ * The levels a `sweep` param runs.
+ * @param {'steps'|'single'} sweep
+ * @param {number[]} steps
+ * @param {number} top the highest, which every sweep ends on
+ * @returns {number[]}
+ */
+export function sweepLevels (sweep, steps, top) {
+  return sweep === 'steps' ? stepsUpTo(steps, top) : [top]
 }
 
 /**

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { LabError } from '../../lib/errors/index.js'
 import {
-  deepFreeze, enumParam, integerParam, isPresent, normalizeBySchema, round, sizeParam, stepsUpTo
+  choiceEntry, deepFreeze, enumParam, givenParams, integerEntry, integerParam, isPresent, listEntry, normalizeBySchema,
+  round, sizeEntry, sizeParam, stepsUpTo, sweepEntry, sweepLevels
 } from '../../lib/experiments/params.js'
 
 const SCHEMA = deepFreeze([
@@ -104,6 +105,52 @@ describe('the single-parameter checks', function () {
   it('enumParam compares as text, so 65536 matches "65536"', function () {
     assert.equal(enumParam('hwm', 65536, ['4096', '65536']), '65536')
     assert.equal(refusal(function other () { enumParam('hwm', '1', ['4096', '65536']) }).allowed, 'one of 4096, 65536')
+  })
+})
+
+describe('schema entries', function () {
+  it('makes each type\'s entry with its members in the order GET /experiments shows them', function () {
+    const entries = [
+      choiceEntry('route', { values: ['both', 'good'], valueLabels: { both: 'Both', good: 'Good' }, label: 'Route', help: 'h' }),
+      integerEntry('concurrency', { default: 4, max: 200, label: 'Connections', help: 'h' }),
+      sizeEntry('bytes', { default: '1MB', max: 1e9, label: 'Size', help: 'h' }),
+      listEntry('sizes', { default: '1,2', label: 'Sizes', help: 'h' })
+    ]
+    assert.deepEqual(entries.map(function members (e) { return Object.keys(e).join(' ') }), [
+      'name type values valueLabels default label help',
+      'name type default min max label help',
+      'name type default min max label help',
+      'name type default label help'
+    ])
+  })
+
+  it('takes the first choice and a minimum of 1 unless told otherwise', function () {
+    assert.equal(choiceEntry('mode', { values: ['all', 'one'], valueLabels: {}, label: 'l', help: 'h' }).default, 'all')
+    assert.equal(choiceEntry('mode', { values: ['all', 'one'], valueLabels: {}, default: 'one', label: 'l', help: 'h' }).default, 'one')
+    assert.equal(integerEntry('n', { default: 1, max: 9, label: 'l', help: 'h' }).min, 1)
+    assert.equal(integerEntry('n', { default: 0, min: 0, max: 9, label: 'l', help: 'h' }).min, 0)
+    assert.equal(sizeEntry('bytes', { default: null, max: 9, label: 'l', help: 'h' }).min, 1)
+  })
+
+  it('makes the sweep a choice of steps or single, and sweepLevels the levels each runs', function () {
+    const sweep = sweepEntry({ steps: 'Sweep', single: 'Only the highest', label: 'l', help: 'h' })
+    assert.deepEqual([sweep.name, sweep.type, sweep.values, sweep.default], ['sweep', 'enum', ['steps', 'single'], 'steps'])
+    assert.deepEqual(sweepLevels('steps', [1, 10, 50], 25), [1, 10, 25])
+    assert.deepEqual(sweepLevels('single', [1, 10, 50], 25), [25])
+  })
+
+  it('passes a list through as given, or its default, for its module to read', function () {
+    const schema = [listEntry('sizes', { default: '1,2', label: 'l', help: 'h' })]
+    assert.deepEqual(normalizeBySchema(schema, {}), { sizes: '1,2' })
+    assert.deepEqual(normalizeBySchema(schema, { sizes: [3, 4] }), { sizes: [3, 4] })
+  })
+
+  it('givenParams refuses what normalizeBySchema refuses before it reads a value, and returns the params as given', function () {
+    const raw = { route: 'worse' }
+    assert.equal(givenParams(SCHEMA, raw), raw)
+    assert.deepEqual(givenParams(SCHEMA, undefined), {})
+    assert.equal(refusal(function unknown () { givenParams(SCHEMA, { speed: 'fast' }) }).parameter, 'params.speed')
+    assert.equal(refusal(function notObject () { givenParams(SCHEMA, [1]) }).parameter, 'params')
   })
 })
 
