@@ -4,7 +4,7 @@
  *
  *   <!-- quote: lib/ingest/buffered.js ingestBuffered -->
  *   ```js
- *   export async function ingestBuffered (req, opts, { admission } = {}) {
+ *   export async function ingestBuffered (req, plan, { reservation }, { opts }) {
  *   // ...
  *   }
  *   ```
@@ -141,6 +141,7 @@ describe('code quoted in the docs', function () {
   it('the ingest lesson quotes /bad and the textbook streaming route from their files', function () {
     const lesson = quotes.filter(function inLesson (q) { return q.doc === path.join('docs', 'lessons', 'ingest.md') })
     const named = lesson.map(function label (q) { return `${q.file} ${q.name}` })
+    assert.ok(named.includes('lib/ingest/sequence.js ingest'), named.join('; '))
     assert.ok(named.includes('lib/ingest/buffered.js ingestBuffered'), named.join('; '))
     assert.ok(named.includes('lib/ingest/streamparser.js ingestWithStreamparser'), named.join('; '))
   })

@@ -21,7 +21,8 @@ import { pipeline } from 'node:stream/promises'
 import { labInTempDir, post, postInChunks, postChunked, parseBuffered, waitFor } from './helpers.js'
 import { createGzipStream } from '../generators/items.js'
 import { createBomb } from '../generators/bombs.js'
-import { ingestWithStreamparser } from '../lib/ingest/streamparser.js'
+import { streamparser } from '../lib/ingest/streamparser.js'
+import { ingest } from '../lib/ingest/sequence.js'
 import { wellFormedUtf8 } from '../lib/ingest/token-guard.js'
 import { DEFAULTS, normalizeOptions } from '../lib/config/options.js'
 import { findJsonError } from '../lib/json/validate.js'
@@ -123,7 +124,7 @@ async function assertSameAsBadOrSooner (bad, res, body, what) {
 }
 
 /**
- * Run the route's own ingest function in this process on a gzip body given
+ * Run the route's own stages (lib/ingest/sequence.js ingest) in this process on a gzip body given
  * as reads, with the lab's default limits (`limits` over them) and no idle
  * timer. A level-0 gzip body (stored blocks) read a byte at a time reaches
  * the tokenizer one inflated byte per chunk, so its chunk boundaries fall
@@ -137,7 +138,7 @@ async function ingestInReads (reads, { query = {}, limits = {} } = {}) {
   req.complete = false
   req.once('end', function completed () { req.complete = true })
   try {
-    return { summary: await ingestWithStreamparser(req, normalizeOptions({ limits: { bodyIdleMs: 0, ...limits } })) }
+    return { summary: await ingest(req, streamparser, { opts: normalizeOptions({ limits: { bodyIdleMs: 0, ...limits } }) }) }
   } catch (err) {
     if (err.type === undefined) throw err
     return { status: err.status, type: err.type }

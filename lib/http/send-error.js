@@ -7,7 +7,7 @@
  * lab does.
  */
 import { toLabError } from '../errors/index.js'
-import { discardRestOfBody } from '../ingest/common.js'
+import { discardRestOfBody } from '../ingest/read.js'
 
 export function sendError (err, req, res, next) {
   const labError = toLabError(err)

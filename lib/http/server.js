@@ -23,7 +23,7 @@ import http from 'node:http'
 import {
   tooManyConnections, fromParserError, expectationFailed, httpVersionUnsupported, methodNotAllowed
 } from '../errors/index.js'
-import { discardRestOfBody } from '../ingest/common.js'
+import { discardRestOfBody } from '../ingest/read.js'
 import { integerOptions } from '../config/integers.js'
 
 export const SERVER_DEFAULTS = Object.freeze({

@@ -10,55 +10,44 @@
  * (lib/json/parse-cost.js) before they exist. What cannot fit is refused before
  * it is allocated. With `unsafeBad` none of this applies: the zip bomb's
  * demonstration needs the worker to die.
+ *
+ * Stages 1, 2 and 8 are every route's (lib/ingest/sequence.js); stages 3 to
+ * 7 are ingestBuffered, below.
  */
 import { createHash } from 'node:crypto'
 import { isAscii } from 'node:buffer'
-import { pipeline } from 'node:stream'
-import getRawBody from 'raw-body'
-import { negotiateBody, makeSummary, requestBody, countingStream } from './common.js'
+import { negotiateBody } from './negotiate.js'
+import { admitWithinBudget } from './admit.js'
+import { readWhole, requestBody } from './read.js'
+import { compressedCounter } from './count.js'
+import { inflateWhole } from './gzip-framing.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
-import { gunzipWhole } from './gzip-framing.js'
-import { detectFormat, DETECT_BYTES } from '../json/records.js'
-import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally, findTooDeep } from '../parse/tally.js'
-import { compressedTooLarge, inflatedTooLarge, fromZlibError, shapeInvalid, tooDeep } from '../errors/index.js'
+import { detectFormat, DETECT_BYTES, FORMATS } from '../json/records.js'
+import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally, findTooDeep, recordsOf } from '../parse/tally.js'
+import { inflatedTooLarge, fromZlibError, tooDeep } from '../errors/index.js'
 import { formatMiB } from '../util/units.js'
 
-/** A Reservation that admits everything: /bad with `unsafeBad`, or a lab without a budget. */
-const UNGUARDED = Object.freeze({
-  grow: function admitAll () {},
-  tryGrow: function admitAll () { return null },
-  shrink: function keepNothing () {},
-  release: function releaseNothing () {},
-  room: function unlimited () { return Infinity }
+/** POST /bad: stages 1 and 2 shared, 3 to 7 in ingestBuffered. */
+export const buffered = Object.freeze({
+  name: 'bad',
+  formats: FORMATS,
+  negotiate: negotiateBody,
+  admit: admitWithinBudget,
+  holds: 'this body (compressed)',
+  unguarded: function unsafeBad (opts) { return opts.unsafeBad },
+  ingest: ingestBuffered
 })
 
 /**
- * The whole compressed body. raw-body keeps every chunk and then one
- * Buffer.concat of them: twice the body at the end, reserved as it arrives.
+ * Each chunk of the compressed body counted against the compressed limit
+ * and, when no Content-Length was reserved at admission, reserved as it
+ * arrives: the chunks, then their concatenation, twice the body.
  */
-async function readWhole (req, limit, idleMs, reservation) {
-  const body = requestBody(req, { idleMs })
-  const length = Number(req.headers['content-length'])
-  const known = Number.isSafeInteger(length) && length >= 0 && length <= limit
-  try {
-    let source = body
-    if (known) reservation.grow(2 * length, 'this body (compressed)')
-    else {
-      // chunked: reserve as the chunks arrive, and stop at the first that does not fit
-      source = countingStream(function reserveChunk (bytes, chunk) {
-        return reservation.tryGrow(2 * chunk.length, 'this body (compressed)')
-      })
-      // an error on either end destroys both; raw-body sees it on `source`
-      pipeline(body, source, function counted () {})
-    }
-    const whole = await getRawBody(source, { limit, length: known ? length : undefined })
-    // the chunks are garbage now: what stays is the one Buffer
-    reservation.shrink(reservation.bytes - whole.length)
-    return whole
-  } catch (err) {
-    body.destroy() // discard the rest of the upload, for a while, so the reply gets through
-    if (err.type === 'entity.too.large') throw compressedTooLarge(limit, err.received ?? err.length)
-    throw err
+function countAndReserve (req, limit, reservation) {
+  const compressed = compressedCounter(limit)
+  const reserved = Number.isSafeInteger(Number(req.headers['content-length']))
+  return function countChunk (chunk) {
+    return (reserved ? null : reservation.tryGrow(2 * chunk.length, 'this body (compressed)')) ?? compressed.count(chunk)
   }
 }
 
@@ -68,44 +57,43 @@ function declaredSize (gzip) {
 }
 
 /**
- * Inflate layer by layer, framed by lib/ingest/gzip-framing.js. zlib.gunzip gathers its output chunks and joins
- * them: twice the inflated size at the end. The reservation takes the
- * trailer's word for the size; `maxOutputLength` makes sure a body that lies
- * (a zip bomb) cannot pass what the budget had free when it started.
+ * Inflate layer by layer (lib/ingest/gzip-framing.js inflateWhole): zlib.gunzip
+ * gathers its output chunks and joins them, twice the inflated size at the
+ * end. The reservation takes the trailer's word for the size;
+ * `maxOutputLength` makes sure a body that lies (a zip bomb) cannot pass
+ * what the budget had free when it started.
  */
-async function inflateWhole (body, layers, limit, unsafe, reservation) {
-  let data = body
-  for (let k = 0; k < layers; k++) {
-    // unsafe: no guard at all, as in the benchmark the lab reproduces (a zip bomb's demonstration)
-    let cap = limit
-    if (!unsafe) {
-      cap = Math.min(limit, Math.floor(reservation.room() / 2))
-      const hint = declaredSize(data)
-      if (hint !== null && hint > cap && hint <= limit) {
-        // honest gzip says its size: refuse before inflating a byte
-        reservation.grow(2 * hint, 'this body (inflated)')
-      }
-      reservation.grow(2 * Math.min(hint ?? cap, cap), 'this body (inflated)')
+async function inflateWithinBudget (body, layers, limit, unsafe, reservation) {
+  let cap = limit
+  let held = 0
+  function reserveLayer (data) {
+    cap = Math.min(limit, Math.floor(reservation.room() / 2))
+    const hint = declaredSize(data)
+    if (hint !== null && hint > cap && hint <= limit) {
+      // honest gzip says its size: refuse before inflating a byte
+      reservation.grow(2 * hint, 'this body (inflated)')
     }
-    const held = reservation.bytes
-    try {
-      data = await gunzipWhole(data, unsafe ? {} : { maxOutputLength: cap })
-    } catch (err) {
-      if (err.code === 'ERR_BUFFER_TOO_LARGE') {
-        // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to
-        if (cap < limit) reservation.grow(reservation.room() + 1, `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
-        throw inflatedTooLarge(limit, null)
-      }
-      throw fromZlibError(err, body.length) ?? err
-    }
-    if (!unsafe) {
-      // what is held now: the layer's input and its one output Buffer
-      const want = (k === 0 ? body.length : 0) + data.length
-      if (want > held) reservation.grow(want - held, 'this body (inflated)')
-      else reservation.shrink(held - want)
-    }
+    reservation.grow(2 * Math.min(hint ?? cap, cap), 'this body (inflated)')
+    held = reservation.bytes
+    return cap
   }
-  return data
+  function keepLayer (data, layer) {
+    // what is held now: the layer's input and its one output Buffer
+    const want = (layer === 0 ? body.length : 0) + data.length
+    if (want > held) reservation.grow(want - held, 'this body (inflated)')
+    else reservation.shrink(held - want)
+  }
+  try {
+    // unsafe: no guard at all, as in the benchmark the lab reproduces (a zip bomb's demonstration)
+    return await inflateWhole(body, layers, unsafe ? {} : { capFor: reserveLayer, afterLayer: keepLayer })
+  } catch (err) {
+    if (err.code === 'ERR_BUFFER_TOO_LARGE') {
+      // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to
+      if (cap < limit) reservation.grow(reservation.room() + 1, `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
+      throw inflatedTooLarge(limit, null)
+    }
+    throw fromZlibError(err, body.length) ?? err
+  }
 }
 
 /**
@@ -153,37 +141,25 @@ function parseWhole (inflated, format, reservation, maxDepth) {
   } catch (err) {
     throw toJsonError(locateJsonError(inflated, 0, inflated.length, err))
   }
-  let records
-  if (format === 'array') records = Array.isArray(doc) ? doc : null
-  else records = doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
-  if (records === null) throw shapeInvalid(format, 0)
-  return tallyRecords(tally, records)
+  return tallyRecords(tally, recordsOf(doc, format))
 }
 
 /**
- * Buffer, inflate, parse and summarise a request body.
+ * Stages 3 to 7 of POST /bad: read the whole body, inflate it whole, and
+ * parse it as one string.
  * @param {import('express').Request} req
- * @param {object} opts normalised app options
- * @returns {Promise<object>} the summary
+ * @param {{ layers: number, format: string|null }} plan what negotiateBody read from the headers
+ * @param {{ reservation: import('../limits/admission.js').Reservation }} place what admitWithinBudget reserved
+ * @param {{ opts: object }} lab normalised app options
+ * @returns {Promise<object>} the figures of the summary
  */
-export async function ingestBuffered (req, opts, { admission } = {}) {
-  const plan = negotiateBody(req, opts.limits)
-  const guarded = !opts.unsafeBad && admission?.enabled === true
-  const reservation = guarded ? admission.reserve(0, { route: 'bad', what: 'this body' }) : UNGUARDED
-  try {
-    const body = await readWhole(req, opts.limits.compressed, opts.limits.bodyIdleMs, reservation)
-    const inflated = await inflateWhole(body, plan.layers, opts.limits.inflated, opts.unsafeBad, reservation)
-    const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
-    const sha256 = createHash('sha256').update(inflated).digest('hex')
-    const tally = parseWhole(inflated, format, reservation, opts.limits.depth)
-    return makeSummary({
-      format,
-      tally: finishTally(tally),
-      inflatedBytes: inflated.length,
-      compressedBytes: body.length,
-      sha256
-    })
-  } finally {
-    reservation.release()
-  }
+export async function ingestBuffered (req, plan, { reservation }, { opts }) {
+  const { limits } = opts
+  const body = await readWhole(requestBody(req, { idleMs: limits.bodyIdleMs }), countAndReserve(req, limits.compressed, reservation))
+  reservation.shrink(reservation.bytes - body.length) // the chunks are garbage now: what stays is the one Buffer
+  const inflated = await inflateWithinBudget(body, plan.layers, limits.inflated, opts.unsafeBad, reservation)
+  const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
+  const sha256 = createHash('sha256').update(inflated).digest('hex')
+  const tally = parseWhole(inflated, format, reservation, limits.depth)
+  return { format, tally: finishTally(tally), inflatedBytes: inflated.length, compressedBytes: body.length, sha256 }
 }

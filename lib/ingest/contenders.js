@@ -6,7 +6,7 @@
  * not one JSON document: express.json and the textbook route do not read it.
  */
 import { FORMATS } from '../json/records.js'
-import { EXPRESS_JSON_FORMATS } from './json-middleware.js'
+import { EXPRESS_JSON_FORMATS } from './negotiate.js'
 import { STREAMPARSER_FORMATS } from './token-guard.js'
 
 export const INGEST_ROUTES = Object.freeze({

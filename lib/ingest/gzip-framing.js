@@ -1,5 +1,7 @@
 /**
- * What ends a gzip body: the one rule both ingest routes apply, written once.
+ * Stage 4 of an ingest request (lib/ingest/sequence.js): inflating, whole
+ * (`inflateWhole`) or streamed (`gunzipLayers`), and what ends a gzip body:
+ * the one rule every ingest route applies, written once.
  *
  * RFC 1952 (section 2.2) makes a gzip file a series of members. Node's zlib
  * (`Gunzip`, and `zlib.gunzip` built on it) inflates members back to back;
@@ -51,6 +53,41 @@ export async function gunzipWhole (body, options = {}) {
   if (error) throw error
   return buffer
 }
+
+/** As gunzipWhole, in one synchronous call: no trip to zlib's thread pool and back. */
+export function gunzipWholeSync (body, options = {}) {
+  const { buffer, engine } = zlib.gunzipSync(body, { ...options, info: true })
+  const error = paddingError(body, engine.bytesWritten, 0)
+  if (error) throw error
+  return buffer
+}
+
+/**
+ * Inflate a body held whole, one gzip layer after another, each held to
+ * the padding rule. zlib gathers a layer's output chunks and joins them:
+ * twice that layer's inflated size at the end.
+ * @param {Buffer} body
+ * @param {number} layers
+ * @param {{ sync?: boolean, capFor?: (data: Buffer, layer: number) => number|undefined,
+ *   afterLayer?: (data: Buffer, layer: number) => void }} [how]
+ *   `sync`: zlib's synchronous call, for a body too small to be worth zlib's thread pool;
+ *   `capFor`: the layer's `maxOutputLength` (undefined: none); `afterLayer`: sees each layer's output
+ * @returns {Promise<Buffer>}
+ * @throws zlib's errors as they are (`ERR_BUFFER_TOO_LARGE` past a cap), and 400 `gzip.trailing.data`
+ */
+export async function inflateWhole (body, layers, { sync = false, capFor = noCap, afterLayer = nothingAfter } = {}) {
+  let data = body
+  for (let layer = 0; layer < layers; layer++) {
+    const cap = capFor(data, layer)
+    const options = cap === undefined ? {} : { maxOutputLength: cap }
+    data = sync ? gunzipWholeSync(data, options) : await gunzipWhole(data, options)
+    afterLayer(data, layer)
+  }
+  return data
+}
+
+function noCap () { return undefined }
+function nothingAfter () {}
 
 /**
  * A `Gunzip` stream that keeps the rule whatever the reads: once zlib stops

@@ -23,31 +23,28 @@
  */
 import { createHash } from 'node:crypto'
 import express from 'express'
-import { createAdmission } from '../limits/admission.js'
 import { guardBody } from '../limits/body-deadline.js'
-import { checkContentLength, clientGone, makeSummary } from './common.js'
+import { EXPRESS_JSON_FORMATS, negotiateJson } from './negotiate.js'
+import { admitWithinBudget } from './admit.js'
+import { clientGone } from './read.js'
 import { detectFormat, DETECT_BYTES } from '../json/records.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
-import { createTally, finishTally, locateJsonError, tallyRecords } from '../parse/tally.js'
+import { createTally, finishTally, locateJsonError, recordsOf, tallyRecords } from '../parse/tally.js'
 import {
-  LabError, badParameter, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported,
-  expressJsonMediaUnsupported, fromZlibError, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, shapeInvalid, toLabError
+  LabError, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported,
+  fromZlibError, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, toLabError
 } from '../errors/index.js'
 
-/** The formats one JSON document can have: NDJSON is many, and JSON.parse refuses it. */
-export const EXPRESS_JSON_FORMATS = Object.freeze(['json', 'array'])
-
-const ROUTE = 'express-json'
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
 
 /**
- * Build the ingest of POST /express-json: one `express.json()` for the app,
- * as an app would mount it, called by the route for each request.
+ * POST /express-json, with one `express.json()` for the app, as an app
+ * would mount it: stages 1 and 2 shared (what express.json accepts, and the
+ * memory budget), 3 to 7 in its ingestExpressJson.
  * @param {{ limits: object }} opts normalised app options
- * @returns {(req: import('express').Request, opts: object, context?: { admission?: import('../limits/admission.js').MemoryAdmission }) => Promise<object>}
- *   resolves to the summary
+ * @returns {import('./sequence.js').IngestRoute}
  */
-export function createExpressJsonIngest (opts) {
+export function expressJsonRoute (opts) {
   /** The read in progress of each request: body-parser's `verify` finds it here. */
   const reads = new WeakMap()
   const parseJson = express.json({
@@ -61,90 +58,44 @@ export function createExpressJsonIngest (opts) {
     }
   })
 
-  return async function ingestExpressJson (req, appOpts, { admission } = {}) {
-    const limits = appOpts.limits
-    const plan = negotiateJson(req, limits)
-    const books = admission ?? createAdmission({ budget: 0, collect: null })
-    const reservation = books.reserve(0, { route: ROUTE, what: 'this body' })
+  /**
+   * Stages 3 to 7: express.json reads, inflates, decodes and parses the
+   * body in one call, watched from outside (ExpressJsonRead); the records
+   * are picked from the document and tallied.
+   */
+  async function ingestExpressJson (req, plan, { reservation }, { opts }) {
+    const read = new ExpressJsonRead(req, plan, opts.limits, reservation)
+    reads.set(req, read)
+    let doc
     try {
-      const length = Number(req.headers['content-length'])
-      if (Number.isSafeInteger(length) && length >= 0) {
-        // raw-body will keep every inflated chunk and then their concatenation: twice the inflated
-        // body. Before a byte is read only Content-Length is known, and JSON inflates to at least its
-        // gzip (less a few bytes of framing): twice that is the least that will be held, reserved
-        // now; the rest as it inflates (ExpressJsonRead#reserveInflated).
-        reservation.grow(2 * length, 'this body (inflated)')
-      }
-      const read = new ExpressJsonRead(req, plan, limits, reservation)
-      reads.set(req, read)
-      let doc
-      try {
-        doc = await read.run(parseJson)
-      } finally {
-        reads.delete(req)
-      }
-      // the document, not body-parser's req.body, is what stays alive until it is tallied
-      req.body = undefined
-      const records = pickRecords(doc, read.format)
-      doc = null
-      const tally = tallyRecords(createTally(), records)
-      return makeSummary({
-        format: read.format,
-        tally: finishTally(tally),
-        inflatedBytes: read.inflatedBytes,
-        compressedBytes: read.compressedBytes,
-        sha256: read.sha256
-      })
+      doc = await read.run(parseJson)
     } finally {
-      reservation.release()
+      reads.delete(req)
+    }
+    // the document, not body-parser's req.body, is what stays alive until it is tallied
+    req.body = undefined
+    const tally = tallyRecords(createTally(), recordsOf(doc, read.format))
+    return {
+      format: read.format,
+      tally: finishTally(tally),
+      inflatedBytes: read.inflatedBytes,
+      compressedBytes: read.compressedBytes,
+      sha256: read.sha256
     }
   }
-}
 
-/**
- * The headers and query, before a byte is read: what express.json would
- * skip or refuse is refused here with the lab's words.
- * @returns {{ gzip: boolean, format: 'json'|'array'|null }} format null = detect, as /bad does
- * @throws {LabError} 415, 400, 413
- */
-function negotiateJson (req, limits) {
-  const contentType = req.headers['content-type']
-  const [media, ...parameters] = String(contentType || '').split(';')
-  if (media.trim().toLowerCase() !== 'application/json') throw expressJsonMediaUnsupported(contentType)
-  for (const parameter of parameters) {
-    const [name, value = ''] = parameter.split('=')
-    if (name.trim().toLowerCase() !== 'charset') continue
-    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase()
-    if (charset !== 'utf-8' && charset !== 'utf8') throw charsetUnsupported(charset)
-  }
-  // body-parser reads the header as it is, lower-cased: "gzip" inflates, "identity" (or none) does not
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase()
-  if (encoding !== 'gzip' && encoding !== 'identity') throw expressJsonEncodingUnsupported(req.headers['content-encoding'])
-  const gzip = encoding === 'gzip'
-
-  let format = null
-  const asked = req.query?.format
-  if (asked !== undefined) {
-    if (typeof asked !== 'string' || !EXPRESS_JSON_FORMATS.includes(asked)) {
-      throw badParameter('format', asked, 'json | array (express.json parses one JSON document: NDJSON goes to /bad or /good)')
-    }
-    format = asked
-  }
-
-  checkContentLength(req, limits.compressed)
-  const length = Number(req.headers['content-length'])
-  // an identity body is its inflated bytes: raw-body refuses it on Content-Length alone, and so does the lab
-  if (!gzip && Number.isFinite(length) && length > limits.inflated) throw inflatedTooLarge(limits.inflated, length)
-  return { gzip, format }
-}
-
-/** The records the format names, as /bad picks them. */
-function pickRecords (doc, format) {
-  let records
-  if (format === 'array') records = Array.isArray(doc) ? doc : null
-  else records = doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
-  if (records === null) throw shapeInvalid(format, 0)
-  return records
+  return Object.freeze({
+    name: 'express-json',
+    formats: EXPRESS_JSON_FORMATS,
+    negotiate: negotiateJson,
+    admit: admitWithinBudget,
+    // raw-body will keep every inflated chunk and then their concatenation: twice the inflated
+    // body. Before a byte is read only Content-Length is known, and JSON inflates to at least its
+    // gzip (less a few bytes of framing): twice that is the least that will be held, reserved at
+    // admission; the rest as it inflates (ExpressJsonRead#reserveInflated).
+    holds: 'this body (inflated)',
+    ingest: ingestExpressJson
+  })
 }
 
 /**

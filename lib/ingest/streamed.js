@@ -9,21 +9,31 @@
  * record boundaries on the main thread and has worker threads JSON.parse
  * batches of whole records (lib/parse/record-sink.js), so memory stays constant:
  * a few batches per request, under one budget shared by all the app's
- * requests (lib/ingest/state.js).
+ * requests (lib/ingest/state.js). Its place to stream is one of a few
+ * pipelines, waited for in a queue (lib/ingest/admit.js admitToPipeline).
  */
 import { Readable } from 'node:stream'
 import { pipeline, finished } from 'node:stream/promises'
-import zlib from 'node:zlib'
-import { gunzipLayers, paddingError } from './gzip-framing.js'
-import {
-  negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary, clientGone
-} from './common.js'
-import { detectFormat } from '../json/records.js'
+import { negotiateBody } from './negotiate.js'
+import { admitToPipeline } from './admit.js'
+import { readWhole, requestBody } from './read.js'
+import { compressedCounter, inflatedCounter } from './count.js'
+import { gunzipLayers, inflateWhole } from './gzip-framing.js'
+import { detectFormat, FORMATS } from '../json/records.js'
 import { finishTally } from '../parse/tally.js'
 import { parseDocument } from '../parse/worker.js'
-import { fromZlibError, requestAborted, pipelinesBusy } from '../errors/index.js'
+import { fromZlibError } from '../errors/index.js'
 import { RecordSink } from '../parse/record-sink.js'
 import { IngestState } from './state.js'
+
+/** POST /good: stages 1 and 2 shared (its place is one of a few pipelines), 3 to 7 in ingestStreamed. */
+export const streamed = Object.freeze({
+  name: 'good',
+  formats: FORMATS,
+  negotiate: negotiateBody,
+  admit: admitToPipeline,
+  ingest: ingestStreamed
+})
 
 const MIN_CHUNK = 16 * 1024
 const MAX_CHUNK = 256 * 1024
@@ -56,85 +66,6 @@ const HOP_WORTH = 16 * 1024
  */
 const PAUSE_MS = 0.05
 
-/** Seconds a client told the pipelines are busy is asked to wait. */
-const RETRY_AFTER_SECONDS = 1
-
-/** Looks at the queue per deadline: how often a waiter samples the pipelines' pace. */
-const QUEUE_LOOKS = 10
-/**
- * A queue moves only if a pipeline ahead is on course to end within this many
- * deadlines: ten minutes at the default 10 s, an upload in progress rather
- * than a dawdler (a 500 MB body read at 0.9 MB/s or more). Eight 500 MB
- * uploads at once read about 6 MB/s each on the 2-core development machine,
- * 80 s from their end when a waiter's deadline comes: a horizon of six
- * deadlines takes that for a stuck queue (92 of a hundred got 503 in
- * `npm run bench -- ingest`), sixty serves them (24 of 24, `npm run bench --
- * ingest --sizes 500MB --concurrency 100 --routes good --requests 24`;
- * docs/ingest.md, Refusals).
- */
-const QUEUE_HORIZON = 60
-
-/**
- * Wait for one of the few places to stream. Past a handful of pipelines two
- * cores get no faster, but every extra one holds its socket, inflate and
- * batch buffers. Waiting requests are not read: their bytes wait in the
- * kernel's socket buffers and the client's, which is backpressure too.
- *
- * A waiter gives up (503 server.busy) when the queue is stuck: no place
- * came free for `queueMs`, and either the pipelines ahead read no faster
- * together than the slowest pace the lab accepts from each of them
- * (`limits.minBodyRate`) or none of them is on course to end within
- * QUEUE_HORIZON deadlines at the pace it has kept. While places come free,
- * or a body ahead is on course to end soon, it keeps its turn (ten 100 MB
- * uploads behind eight pipelines that all end at once, after more than
- * `queueMs`, are all served; eight clients sending large bodies just above
- * the floor do not make the queue wait on them). How many wait is bounded
- * by `limits.inflight`.
- */
-async function admit (req, state, { queueMs, minRate }) {
-  const gate = state.gate
-  // a client gone while its request waited for the handler never sends 'close' again
-  if (clientGone(req)) throw requestAborted(0)
-  if (gate.held < gate.limit) return gate.acquire()
-  const gone = new AbortController()
-  const started = Date.now()
-  function onClose () {
-    if (!req.complete) gone.abort(requestAborted(0))
-  }
-  const floor = gate.limit * minRate
-  const looks = [] // [when, bytes the pipelines had read], the last deadline's worth
-  let timer = null
-  function lookAtQueue () {
-    const now = Date.now()
-    const read = state.streamingBytes()
-    looks.push([now, read])
-    while (looks.length > 2 && looks[1][0] <= now - queueMs) looks.shift()
-    const stuckMs = now - Math.max(started, gate.releasedAt)
-    const [since, readThen] = looks[0]
-    const pace = now > since ? (read - readThen) * 1000 / (now - since) : 0
-    const moving = pace > floor && state.soonestEndMs(now) <= QUEUE_HORIZON * queueMs
-    if (stuckMs >= queueMs && now - since >= queueMs && !moving) {
-      gone.abort(pipelinesBusy(gate.limit, stuckMs, now - started, RETRY_AFTER_SECONDS))
-      return
-    }
-    timer = setTimeout(lookAtQueue, Math.max(1, Math.ceil(queueMs / QUEUE_LOOKS)))
-    timer.unref()
-  }
-  lookAtQueue()
-  req.on('close', onClose)
-  try {
-    const leave = await gate.acquire(gone.signal)
-    if (clientGone(req)) {
-      leave()
-      throw requestAborted(0)
-    }
-    return leave
-  } finally {
-    clearTimeout(timer)
-    req.removeListener('close', onClose)
-  }
-}
-
 /**
  * Inflate and batch sizes for one more request: large when alone (zlib runs
  * about twice as fast with 256 KiB output chunks than with its 16 KiB
@@ -157,54 +88,6 @@ export function inflateChunkFor (share, compressedBytes) {
   if (!Number.isSafeInteger(compressedBytes) || compressedBytes < 0) return share
   const wanted = 2 ** Math.ceil(Math.log2(Math.max(1, EXPECTED_RATIO * compressedBytes)))
   return Math.max(SMALL_CHUNK, Math.min(share, wanted))
-}
-
-/**
- * Read a body to its end and keep it, checking each chunk with `count`.
- * Events rather than `pipeline`: one source read whole needs no composing,
- * and for a body of a read or two pipeline's set-up (an AbortController,
- * end-of-stream watches on both sides) cost more than all the rest.
- * @param {import('node:stream').Readable} source destroyed with the error when `count` refuses a chunk
- * @param {(chunk: Buffer) => Error|null} count
- * @returns {Promise<Buffer>}
- */
-function readWhole (source, count) {
-  return new Promise(function read (resolve, reject) {
-    const pieces = []
-    source.on('data', function keep (chunk) {
-      const error = count(chunk)
-      if (error) source.destroy(error)
-      else pieces.push(chunk)
-    })
-    source.once('end', function ended () { resolve(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)) })
-    source.once('error', reject)
-  })
-}
-
-/**
- * Inflate a body held whole, layer by layer, making at most `bound` bytes,
- * framed as lib/ingest/gzip-framing.js frames every body (members, then nothing or
- * zero padding: `paddingError`, as gunzipWhole applies it for /bad). In one
- * synchronous call: for a body this small, zlib's thread pool costs more
- * than inflating (a stream or `zlib.gunzip` goes there and back twice, and
- * measured 230 us for a 1 KB body that inflates in 50).
- * @returns {Buffer|null} null when a layer inflates past the bound
- */
-function inflateInHand (body, layers, bound) {
-  let data = body
-  for (let k = 0; k < layers; k++) {
-    let inflated
-    try {
-      inflated = zlib.gunzipSync(data, { info: true, maxOutputLength: bound })
-    } catch (err) {
-      if (err.code === 'ERR_BUFFER_TOO_LARGE') return null
-      throw err
-    }
-    const error = paddingError(data, inflated.engine.bytesWritten, 0)
-    if (error) throw error
-    data = inflated.buffer
-  }
-  return data
 }
 
 /**
@@ -252,6 +135,22 @@ async function parseThere (state, document) {
 }
 
 /**
+ * Inflate a small body held whole, making at most `bound` bytes a layer, in
+ * one synchronous call a layer: for a body this small, zlib's thread pool
+ * costs more than inflating (a stream or `zlib.gunzip` goes there and back
+ * twice, and measured 230 us for a 1 KB body that inflates in 50).
+ * @returns {Promise<Buffer|null>} null when a layer inflates past the bound: the body is streamed instead
+ */
+async function inflateInHand (body, layers, bound) {
+  try {
+    return await inflateWhole(body, layers, { sync: true, capFor: function inlineBound () { return bound } })
+  } catch (err) {
+    if (err.code === 'ERR_BUFFER_TOO_LARGE') return null
+    throw err
+  }
+}
+
+/**
  * A body whose Content-Length is within the inline bound arrives in a read
  * or two: read it whole, inflate it at once and, when it inflates within
  * the bound too, parse it (here, or on an idle parse thread when it is
@@ -263,7 +162,7 @@ async function parseThere (state, document) {
  */
 async function ingestInHand (source, { state, compressed, inflated, sink, layers, bound, chunkSize, limits, maxCost, shareParse }) {
   const body = await readWhole(source, compressed.count)
-  const data = inflateInHand(body, layers, bound)
+  const data = await inflateInHand(body, layers, bound)
   if (data === null) {
     await pipeline(Readable.from([body]), ...gunzipLayers(layers, { chunkSize }), inflated, sink)
     return { format: sink.format, tally: sink.result }
@@ -283,66 +182,56 @@ async function ingestInHand (source, { state, compressed, inflated, sink, layers
 }
 
 /**
- * Stream, inflate, parse and summarise a request body.
+ * Stages 3 to 7 of POST /good: the body streamed through counters and
+ * gunzip into the record sink, which finds whole records on the main thread
+ * and has the parse threads JSON.parse them in batches; a small body is read
+ * whole and parsed at once (ingestInHand).
  * @param {import('express').Request} req
- * @param {object} opts normalised app options
- * @param {{ state: IngestState, admission?: import('../limits/admission.js').MemoryAdmission }} context
- *   state: the app's (lib/ingest/state.js); admission paces garbage collection
- * @returns {Promise<object>} the summary
+ * @param {{ layers: number, format: string|null }} plan what negotiateBody read from the headers
+ * @param {{ track: (counter: object) => void }} place one of the pipelines (admitToPipeline)
+ * @param {{ opts: object, state: IngestState }} lab normalised app options, and the app's ingest state (lib/ingest/state.js)
+ * @returns {Promise<object>} the figures of the summary
  */
-export async function ingestStreamed (req, opts, { state, admission } = {}) {
+export async function ingestStreamed (req, plan, place, { opts, state }) {
   if (!(state instanceof IngestState)) throw new TypeError('ingestStreamed needs the app\'s ingest state (createIngestState)')
-  const plan = negotiateBody(req, opts.limits)
-  checkContentLength(req, opts.limits.compressed)
-  const leave = await admit(req, state, { queueMs: opts.ingest.queueMs, minRate: opts.limits.minBodyRate })
-  state.active++
-  const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   const compressed = compressedCounter(opts.limits.compressed)
+  place.track(compressed)
   const length = Number(req.headers['content-length'])
-  const streaming = { counter: compressed, length, startedAt: Date.now() }
-  state.streaming.add(streaming)
+  const share = chunkSizeFor(opts.ingest.bufferBudget, state.active)
+  const chunkSize = inflateChunkFor(share, length)
+  const inflated = inflatedCounter(opts.limits, compressed)
+  const sink = new RecordSink({
+    format: plan.format,
+    batchBytes: Math.min(share, MAX_BATCH),
+    maxValueBytes: opts.limits.record,
+    maxDepth: opts.limits.depth,
+    maxCost: opts.ingest.parseCost,
+    inlineBytes: opts.ingest.inlineParse,
+    pool: state.pool,
+    budget: state.budget,
+    largeRecordGate: state.largeRecordGate
+  })
+  const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs })
+  let parsed
   try {
-    const share = chunkSizeFor(opts.ingest.bufferBudget, state.active)
-    const chunkSize = inflateChunkFor(share, length)
-    const inflated = inflatedCounter(opts.limits, compressed)
-    const sink = new RecordSink({
-      format: plan.format,
-      batchBytes: Math.min(share, MAX_BATCH),
-      maxValueBytes: opts.limits.record,
-      maxDepth: opts.limits.depth,
-      maxCost: opts.ingest.parseCost,
-      inlineBytes: opts.ingest.inlineParse,
-      pool: state.pool,
-      budget: state.budget,
-      largeRecordGate: state.largeRecordGate
-    })
-    const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs })
-    let parsed
-    try {
-      if (Number.isSafeInteger(length) && length <= opts.ingest.inlineParse) {
-        parsed = await ingestInHand(body, {
-          state,
-          compressed, inflated, sink, layers: plan.layers, bound: opts.ingest.inlineParse, chunkSize, limits: opts.limits, maxCost: opts.ingest.parseCost, shareParse: opts.ingest.shareParse
-        })
-      } else {
-        await pipeline(body, compressed, ...gunzipLayers(plan.layers, { chunkSize }), inflated, sink)
-        parsed = { format: sink.format, tally: sink.result }
-      }
-    } catch (err) {
-      throw fromZlibError(err, compressed.bytes) ?? err
+    if (Number.isSafeInteger(length) && length <= opts.ingest.inlineParse) {
+      parsed = await ingestInHand(body, {
+        state,
+        compressed, inflated, sink, layers: plan.layers, bound: opts.ingest.inlineParse, chunkSize, limits: opts.limits, maxCost: opts.ingest.parseCost, shareParse: opts.ingest.shareParse
+      })
+    } else {
+      await pipeline(body, compressed, ...gunzipLayers(plan.layers, { chunkSize }), inflated, sink)
+      parsed = { format: sink.format, tally: sink.result }
     }
-    return makeSummary({
-      format: parsed.format,
-      tally: parsed.tally,
-      inflatedBytes: inflated.bytes,
-      compressedBytes: compressed.bytes,
-      sha256: inflated.digest()
-    })
-  } finally {
-    state.streaming.delete(streaming)
-    stopWatching()
-    state.active--
-    leave()
+  } catch (err) {
+    throw fromZlibError(err, compressed.bytes) ?? err
+  }
+  return {
+    format: parsed.format,
+    tally: parsed.tally,
+    inflatedBytes: inflated.bytes,
+    compressedBytes: compressed.bytes,
+    sha256: inflated.digest()
   }
 }
 

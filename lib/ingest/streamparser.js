@@ -15,15 +15,25 @@
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { Tokenizer, TokenParser } from '@streamparser/json'
-import { negotiateBody, checkContentLength, requestBody, compressedCounter, inflatedCounter, makeSummary } from './common.js'
+import { negotiateBody } from './negotiate.js'
+import { admitToStream } from './admit.js'
+import { requestBody } from './read.js'
+import { compressedCounter, inflatedCounter } from './count.js'
 import { gunzipLayers } from './gzip-framing.js'
-import { JsonTokenGuard, wellFormedUtf8 } from './token-guard.js'
-import { badParameter, fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
+import { JsonTokenGuard, STREAMPARSER_FORMATS, wellFormedUtf8 } from './token-guard.js'
+import { fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
 
-export async function ingestWithStreamparser (req, opts, { admission } = {}) {
-  const plan = negotiateBody(req, opts.limits) // 415 or 400 before a byte is read
-  if (plan.format === 'ndjson') throw badParameter('format', plan.format, 'json | array (NDJSON is many documents: POST /good reads it)')
-  checkContentLength(req, opts.limits.compressed) // 413 before a byte is read
+/** POST /streamparser-json: stages 1 and 2 shared (no place to wait for), 3 to 7 in ingestWithStreamparser. */
+export const streamparser = Object.freeze({
+  name: 'streamparser-json',
+  formats: STREAMPARSER_FORMATS,
+  formatHint: 'json | array (NDJSON is many documents: POST /good reads it)',
+  negotiate: negotiateBody, // 415, 400 or 413 before a byte is read
+  admit: admitToStream,
+  ingest: ingestWithStreamparser
+})
+
+export async function ingestWithStreamparser (req, plan, place, { opts }) {
   const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
   const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
   const guard = new JsonTokenGuard(plan.format, opts.limits, opts.ingest.parseCost) // 422/413 past the depth, a record's size or its cost
@@ -39,7 +49,6 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
       try { guard.take(chunk); tokenizer.write(chunk); done() } catch (err) { done(err) }
     }
   })
-  const stopWatching = admission?.watchGarbage() ?? function nothingWatched () {}
   try {
     const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
     await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, wellFormedUtf8(), parse) // invalid UTF-8 as U+FFFD, as on /bad
@@ -48,11 +57,9 @@ export async function ingestWithStreamparser (req, opts, { admission } = {}) {
   } catch (err) {
     if (err instanceof LabError) throw err
     throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
-  } finally {
-    stopWatching()
   }
   const { format, tally } = guard.result() // 422 when the document is not what the format asks
-  return makeSummary({ format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.digest() })
+  return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.digest() }
 }
 
 /** The library's parser, emitting the records where the guard says they are. */

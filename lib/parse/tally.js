@@ -11,7 +11,7 @@
  *   numbers: exact and order-independent, unlike a floating-point sum
  */
 import { findJsonError } from '../json/validate.js'
-import { jsonInvalid } from '../errors/index.js'
+import { jsonInvalid, shapeInvalid } from '../errors/index.js'
 
 const TWO_32 = 2 ** 32
 const ID_FOLD = 2 ** 52
@@ -89,6 +89,25 @@ export function tallyRecord (tally, record) {
 export function tallyRecords (tally, records) {
   for (let k = 0; k < records.length; k++) tallyRecord(tally, records[k])
   return tally
+}
+
+/**
+ * The records of a document parsed whole, where the format says they are: the
+ * array itself, or the `items` array of an object; null when it has none there.
+ */
+export function findRecords (doc, format) {
+  if (format === 'array') return Array.isArray(doc) ? doc : null
+  return doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
+}
+
+/**
+ * As findRecords, for a route that answers.
+ * @throws {LabError} 422 when the document is not what the format asks
+ */
+export function recordsOf (doc, format) {
+  const records = findRecords(doc, format)
+  if (records === null) throw shapeInvalid(format, 0)
+  return records
 }
 
 /** Merge tally `b` into `a` (order does not matter). */

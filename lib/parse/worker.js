@@ -2,7 +2,7 @@
  * Runs in a worker thread: V8's JSON.parse on one batch from the scanner,
  * then the tally. Returns plain data only.
  */
-import { createTally, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
+import { createTally, findRecords, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
 
 /**
@@ -93,9 +93,7 @@ export function parseDocument ({ bytes, format, maxDepth = Infinity, maxCost = I
   } catch {
     return null
   }
-  let records
-  if (format === 'array') records = Array.isArray(doc) ? doc : null
-  else records = doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
+  const records = findRecords(doc, format)
   if (records === null) return null
   // as many containers as the limit cannot nest past it: the walk is for documents of many
   if (meter.containers > maxDepth && nestsDeeper(doc, maxDepth)) return null

@@ -21,7 +21,7 @@ import { formatDuration } from '../../lib/util/units.js'
 
 /** The routes a profile can load: the ingest pair, and the upload pair (bodies saved, then deleted). */
 export const ROUTES = Object.freeze({
-  bad: Object.freeze({ path: '/bad', upload: false, what: 'buffers the whole body: raw-body, zlib.gunzip, JSON.parse' }),
+  bad: Object.freeze({ path: '/bad', upload: false, what: 'buffers the whole body: every chunk kept and joined, zlib.gunzip, JSON.parse' }),
   good: Object.freeze({ path: '/good', upload: false, what: 'streams it: gunzip, record scanner, JSON.parse in worker threads' }),
   'upload-buffer': Object.freeze({ path: '/upload-buffer', upload: true, what: 'collects the upload, Buffer.concat, one write to disk' }),
   'upload-stream': Object.freeze({ path: '/upload-stream', upload: true, what: 'pipes the upload to a file' })

@@ -1,0 +1,67 @@
+/**
+ * Counters on the body's way through an ingest route: compressed bytes
+ * against `limits.compressed`, inflated bytes against `limits.inflated` and
+ * the expansion ratio, with the sha256 every summary carries. A counter is a
+ * pass-through for `pipeline`, and counts bytes held whole (`count`) with
+ * the same check.
+ */
+import { Transform } from 'node:stream'
+import { createHash } from 'node:crypto'
+import { compressedTooLarge, inflatedTooLarge, ratioTooLarge } from '../errors/index.js'
+
+/**
+ * A pass-through that counts bytes and fails the moment `check` says so.
+ * @param {(bytes: number, chunk: Buffer) => Error|null} check called with the running total (and the chunk) on every chunk
+ * @param {string} [hash] also digest the bytes with this algorithm
+ */
+export function countingStream (check, hash) {
+  const digest = hash ? createHash(hash) : null
+  const counter = new Transform({
+    transform: function countChunk (chunk, encoding, callback) {
+      const error = counter.count(chunk)
+      if (error) callback(error)
+      else callback(null, chunk)
+    }
+  })
+  counter.bytes = 0
+  /**
+   * Count (and digest) bytes that do not flow through the stream: the same
+   * check, for a caller that holds them whole.
+   * @returns {Error|null} the check's verdict; the bytes are digested only when it passes
+   */
+  counter.count = function countBytes (chunk) {
+    counter.bytes += chunk.length
+    const error = check(counter.bytes, chunk)
+    if (error) return error
+    if (digest) digest.update(chunk)
+    return null
+  }
+  counter.digest = function hexDigest () {
+    return digest.digest('hex')
+  }
+  return counter
+}
+
+/** Counts compressed bytes against `limit`. */
+export function compressedCounter (limit) {
+  return countingStream(function checkCompressed (bytes) {
+    return bytes > limit ? compressedTooLarge(limit, bytes) : null
+  })
+}
+
+/**
+ * Counts and digests inflated bytes; fails past the inflated limit, or past
+ * the expansion ratio once `ratioAfter` bytes are out (small bodies of
+ * repetitive JSON compress well too, and must pass).
+ * @param {{ inflated: number, ratio: number, ratioAfter: number }} limits
+ * @param {{ bytes: number }} compressed the compressed counter upstream
+ */
+export function inflatedCounter (limits, compressed) {
+  return countingStream(function checkInflated (bytes) {
+    if (bytes > limits.inflated) return inflatedTooLarge(limits.inflated, bytes)
+    if (bytes >= limits.ratioAfter && bytes > limits.ratio * compressed.bytes) {
+      return ratioTooLarge(limits.ratio, bytes / compressed.bytes, bytes, compressed.bytes)
+    }
+    return null
+  }, 'sha256')
+}

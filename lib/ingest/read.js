@@ -1,0 +1,160 @@
+/**
+ * Stage 3 of an ingest request (lib/ingest/sequence.js): reading the body.
+ * Whole (`readWhole`: the body kept as one Buffer, as /bad and a small body
+ * on /good read it) or streamed (`requestBody`: a source for `pipeline`).
+ * Either way the body is bounded in time (lib/limits/body-deadline.js), a
+ * client that vanishes is an abort, and a body the lab stops reading is
+ * drained for a while so that its client still reads the answer.
+ */
+import { Readable } from 'node:stream'
+import { requestAborted } from '../errors/index.js'
+import { guardBody } from '../limits/body-deadline.js'
+
+/**
+ * The request body as a stream that `pipeline` may destroy without
+ * destroying the socket: when the pipeline fails, the rest of the body is
+ * read and discarded, so the client still gets its JSON error. A body that
+ * stalls, or arrives too slowly, fails with 408: the request's one watch
+ * (lib/limits/body-deadline.js), which the app arms with its `limits`; the options
+ * here count only where no app armed one.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {{ idleMs?: number, minRate?: number, rateWindowMs?: number }} [options]
+ */
+export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } = {}) {
+  let received = 0
+  let releaseDeadline = null
+  function armDeadline () {
+    releaseDeadline = guardBody(req, { idleMs, minRate, windowMs: rateWindowMs }, function bodyDeadlinePassed (err) {
+      source.destroy(err)
+    })
+  }
+  const source = new Readable({
+    highWaterMark: 64 * 1024,
+    read: function readRequest () {
+      req.resume()
+    },
+    destroy: function releaseRequest (err, callback) {
+      cleanup()
+      if (!req.complete) discardRestOfBody(req)
+      callback(err)
+    }
+  })
+  function onData (chunk) {
+    received += chunk.length
+    if (!source.push(chunk)) req.pause()
+  }
+  function onEnd () {
+    cleanup()
+    source.push(null)
+  }
+  function onClose () {
+    if (!req.complete) source.destroy(requestAborted(received))
+  }
+  function onError (err) {
+    // a reset after the last byte arrived, before 'end' was read, is an abort too
+    const aborted = !req.complete || err.code === 'ECONNRESET' || err.message === 'aborted'
+    source.destroy(aborted ? requestAborted(received) : err)
+  }
+  function cleanup () {
+    if (releaseDeadline) releaseDeadline()
+    releaseDeadline = null
+    req.removeListener('data', onData)
+    req.removeListener('end', onEnd)
+    req.removeListener('close', onClose)
+    req.removeListener('error', onError)
+  }
+  req.on('data', onData)
+  req.on('end', onEnd)
+  req.on('close', onClose)
+  req.on('error', onError)
+  armDeadline()
+  // a client gone before its request got here (queued for a pipeline, say) sends no more 'close'
+  if (clientGone(req)) process.nextTick(function alreadyGone () { source.destroy(requestAborted(received)) })
+  return source
+}
+
+/**
+ * Whether the client hung up before the body was read: its 'close' may have
+ * passed while the request waited, so ask the state, not the events. A small
+ * body arrives whole with its headers (`complete`), but when the socket
+ * closes before it is read, Node destroys the request and drops the body:
+ * no 'data' and no 'end' will ever come, and a reader waiting for them
+ * would hold its place for good.
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function clientGone (req) {
+  if (req.readableEnded) return false
+  if (req.destroyed) return true
+  if (req.complete) return false
+  return req.socket === null || req.socket?.destroyed === true
+}
+
+/** How much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap. */
+const DRAIN = Object.freeze({ bytes: 64 * 1024 * 1024, ms: 10_000, idleMs: 2000 })
+
+/** Requests whose rest is being discarded: once is enough. */
+const discarding = new WeakSet()
+
+/**
+ * Read and discard the rest of an abandoned body, so the client, still
+ * sending, gets to read its error answer; but only so much: a client that
+ * sends a 10 GB body, or stops sending, must not keep the lab reading. A
+ * 10 MB bomb is drained whole, however busy the machine; what passes 64 MiB,
+ * 10 s, or a 2 s pause loses its connection. The ingest body stream calls
+ * it when its pipeline fails; the app's error handler, for a body refused
+ * before it was read (a Content-Length over the limit).
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function discardRestOfBody (req) {
+  if (req.complete || discarding.has(req)) return
+  discarding.add(req)
+  let drained = 0
+  function stopDraining () {
+    cleanup()
+    if (!req.complete) req.socket?.destroy()
+  }
+  const total = setTimeout(stopDraining, DRAIN.ms)
+  const idle = setTimeout(stopDraining, DRAIN.idleMs)
+  total.unref()
+  idle.unref()
+  function onData (chunk) {
+    drained += chunk.length
+    if (drained > DRAIN.bytes) stopDraining()
+    else idle.refresh()
+  }
+  function cleanup () {
+    clearTimeout(total)
+    clearTimeout(idle)
+    req.removeListener('data', onData)
+    req.removeListener('end', cleanup)
+    req.removeListener('close', cleanup)
+  }
+  req.on('data', onData)
+  req.once('end', cleanup)
+  req.once('close', cleanup)
+  req.resume()
+}
+
+/**
+ * Read a body to its end and keep it, checking each chunk with `count`.
+ * Events rather than `pipeline`: one source read whole needs no composing,
+ * and for a body of a read or two pipeline's set-up (an AbortController,
+ * end-of-stream watches on both sides) cost more than all the rest. The
+ * chunks and then their one concatenation are alive at the end: twice the
+ * body, which is what a route that reads whole must reserve.
+ * @param {import('node:stream').Readable} source `requestBody(req)`; destroyed with the error when `count` refuses a chunk
+ * @param {(chunk: Buffer) => Error|null} count the compressed limit, and what the route reserves per chunk
+ * @returns {Promise<Buffer>}
+ */
+export function readWhole (source, count) {
+  return new Promise(function read (resolve, reject) {
+    const pieces = []
+    source.on('data', function keep (chunk) {
+      const error = count(chunk)
+      if (error) source.destroy(error)
+      else pieces.push(chunk)
+    })
+    source.once('end', function ended () { resolve(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)) })
+    source.once('error', reject)
+  })
+}
