@@ -39,7 +39,7 @@ import { readPeakRss, resetPeakRss, watchPeak } from '../lib/metrics/peak.js'
 import { parseByteSize } from '../lib/util/units.js'
 import { markdownTable, fixed, mib } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { positiveInteger } from '../lib/measure/args.js'
+import { positiveInteger, runCommand } from '../lib/measure/args.js'
 
 /** How to bring stream-json in without making it a dependency. */
 const STREAM_JSON_INSTALL = 'npm install --no-save stream-json@3.8.0'
@@ -51,7 +51,6 @@ const USAGE = `Usage: node scripts/json-libraries.js [options]
   -h, --help
 stream-json is not a dependency: after \`${STREAM_JSON_INSTALL}\` it is measured too.`
 
-const EXIT_USAGE = 2
 const EXIT_MISMATCH = 1
 const SCRIPT = fileURLToPath(import.meta.url)
 const run = promisify(execFile)
@@ -286,18 +285,7 @@ function miscounts (runs) {
   return wrong
 }
 
-async function main (argv) {
-  let options
-  try {
-    options = readOptions(argv)
-  } catch (err) {
-    process.stderr.write(`${err.message}\n${USAGE}\n`)
-    return EXIT_USAGE
-  }
-  if (options === null) {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
+async function measure (options) {
   if (options.measure !== null) {
     process.stdout.write(JSON.stringify(await measureHere(options.measure, options.bytes)) + '\n')
     return 0
@@ -331,4 +319,4 @@ async function main (argv) {
   return 0
 }
 
-process.exitCode = await main(process.argv.slice(2))
+process.exitCode = await runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure })

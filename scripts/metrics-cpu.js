@@ -14,6 +14,7 @@ import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
+import { runCommand } from '../lib/measure/args.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
@@ -27,7 +28,6 @@ const USAGE = `Usage: node scripts/metrics-cpu.js [options]
   --repeat N     measurements, each on a fresh server; the median difference is reported (default 1)
   -h, --help`
 
-const EXIT_USAGE = 2
 
 function readOptions (argv) {
   const { values } = parseArgs({
@@ -41,7 +41,7 @@ function readOptions (argv) {
       help: { type: 'boolean', short: 'h' }
     }
   })
-  if (values.help) return { help: true }
+  if (values.help) return null
   function integer (name, min, max) {
     const n = Number(values[name])
     if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
@@ -106,18 +106,7 @@ function openClient (url) {
   })
 }
 
-async function main () {
-  let options
-  try {
-    options = readOptions(process.argv.slice(2))
-  } catch (err) {
-    process.stderr.write(`metrics-cpu: ${err.message}\n\n${USAGE}\n`)
-    return EXIT_USAGE
-  }
-  if (options.help) {
-    process.stdout.write(USAGE + '\n')
-    return 0
-  }
+async function measure (options) {
   if (!procAvailable()) {
     process.stderr.write('metrics-cpu: needs /proc (Linux, outside portable mode): it reads the server\'s CPU time from the kernel (docs/install.md)\n')
     return 1
@@ -167,7 +156,7 @@ async function measureOnce (options, ticksPerSecond, run) {
   }
 }
 
-main().then(function exit (code) { process.exitCode = code }, function crash (err) {
+runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
   console.error(err)
   process.exitCode = 1
 })

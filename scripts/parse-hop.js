@@ -21,7 +21,7 @@ import { parseByteSize } from '../lib/util/units.js'
 import { projectParseCost } from '../lib/json/parse-cost.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { list, positiveInteger } from '../lib/measure/args.js'
+import { list, positiveInteger, runCommand } from '../lib/measure/args.js'
 
 const USAGE = `Usage: node scripts/parse-hop.js [options]
   --sizes LIST   inflated document sizes (default 1KB,4KB,8KB,16KB,32KB,64KB)
@@ -29,7 +29,6 @@ const USAGE = `Usage: node scripts/parse-hop.js [options]
   --repeat N     measurements per size; medians reported (default 3)
   -h, --help`
 
-const EXIT_USAGE = 2
 
 function readOptions (argv) {
   const { values } = parseArgs({
@@ -89,18 +88,7 @@ async function parseThere (pool, data, count) {
   return { wall, main }
 }
 
-async function main (argv) {
-  let options
-  try {
-    options = readOptions(argv)
-  } catch (err) {
-    process.stderr.write(`${err.message}\n${USAGE}\n`)
-    return EXIT_USAGE
-  }
-  if (options === null) {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
+async function measure (options) {
   const pool = createParsePool(1, threadHeapMb(DEFAULTS.ingest.parseCost))
   const rows = []
   try {
@@ -137,4 +125,4 @@ async function main (argv) {
   return 0
 }
 
-process.exitCode = await main(process.argv.slice(2))
+process.exitCode = await runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure })
