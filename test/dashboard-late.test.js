@@ -12,7 +12,6 @@
 /* global window -- the functions given to page.evaluate and waitForFunction run in the page */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
@@ -20,7 +19,7 @@ import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
 import { uploadStreams } from '../lib/experiments/upload-client.js'
 import { createBomb } from '../generators/bombs.js'
 import { createSupervisor } from '../lib/supervisor/supervisor.js'
-import { startLab } from './helpers.js'
+import { getJson, pollJson, startLab } from './helpers.js'
 
 const MiB = 1024 * 1024
 
@@ -31,28 +30,6 @@ function needChromium (context) {
   throw new Error(`${chromiumMissing()}; or set STREAMLAB_SKIP_BROWSER=1 to skip the browser tests`)
 }
 
-/** GET a JSON answer on a new connection (none pooled from a dead worker). */
-function getJson (url) {
-  return new Promise(function request (resolve, reject) {
-    http.get(url, { agent: false, headers: { accept: 'application/json' } }, function onResponse (res) {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', function keep (chunk) { text += chunk })
-      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(text) }) })
-    }).on('error', reject)
-  })
-}
-
-/** GET until `test(body)` holds, every 50 ms, for at most `timeoutMs`. */
-async function pollJson (url, test, timeoutMs) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const { status, body } = await getJson(url)
-    if (status === 200 && test(body)) return body
-    if (Date.now() > deadline) throw new Error(`timed out waiting on ${url}: last answer ${status} ${JSON.stringify(body)}`)
-    await new Promise(function pause (resolve) { setTimeout(resolve, 50) })
-  }
-}
 
 /** Whether two bounding boxes share any area. */
 function overlaps (a, b) {

@@ -192,3 +192,26 @@ export function postChunked (url, pieces) {
     req.end()
   })
 }
+
+/** GET a JSON answer on a new connection (none pooled from a dead worker). */
+export function getJson (url) {
+  return new Promise(function request (resolve, reject) {
+    http.get(url, { agent: false, headers: { accept: 'application/json' } }, function onResponse (res) {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', function keep (chunk) { text += chunk })
+      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(text) }) })
+    }).on('error', reject)
+  })
+}
+
+/** GET a JSON answer until `test(body)` holds, every 50 ms, for at most `timeoutMs`. */
+export async function pollJson (url, test, timeoutMs) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const { status, body } = await getJson(url)
+    if (status === 200 && test(body)) return body
+    if (Date.now() > deadline) throw new Error(`timed out waiting on ${url}: last answer ${status} ${JSON.stringify(body)}`)
+    await new Promise(function pause (resolve) { setTimeout(resolve, 50) })
+  }
+}

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -20,7 +19,7 @@ import { uploadStreams } from '../lib/experiments/upload-client.js'
 import { createBomb } from '../generators/bombs.js'
 import { defaultMemoryBudget } from '../lib/limits/memory-budget.js'
 import { createSupervisor, describeCrash, formatMemory, likelyCulprit, normalizeSupervisorOptions, planRestart } from '../lib/supervisor/supervisor.js'
-import { startLab } from './helpers.js'
+import { getJson, pollJson, startLab } from './helpers.js'
 import { processAlive } from '../lib/util/process-alive.js'
 
 const run = promisify(execFile)
@@ -69,18 +68,6 @@ function sendBomb (url) {
   return uploadStreams(url, bomb.streams, bomb.uploadHeaders)
 }
 
-/** GET on a new connection (no pooled socket from a dead worker). */
-function get (url) {
-  return new Promise(function request (resolve, reject) {
-    http.get(url, { agent: false, headers: { accept: 'application/json' } }, function onResponse (res) {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', function keep (chunk) { text += chunk })
-      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(text) }) })
-    }).on('error', reject)
-  })
-}
-
 async function waitUntil (test, timeoutMs, what) {
   const deadline = Date.now() + timeoutMs
   while (!test()) {
@@ -89,16 +76,6 @@ async function waitUntil (test, timeoutMs, what) {
   }
 }
 
-/** GET a JSON answer until `test(body)` holds, every 50 ms, for at most `timeoutMs`. */
-async function pollJson (url, test, timeoutMs) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const { status, body } = await get(url)
-    if (status === 200 && test(body)) return body
-    if (Date.now() > deadline) throw new Error(`timed out waiting on ${url}: last answer ${status} ${JSON.stringify(body)}`)
-    await new Promise(function pause (resolve) { setTimeout(resolve, 50) })
-  }
-}
 
 /** Start an experiment with POST /experiments and follow it with GET /experiments/:id until it ends. */
 async function runExperiment (url, { name, params }) {
@@ -224,7 +201,7 @@ describe('the supervisor (server.js)', function () {
       assert.equal(answer.status, 0, `a dead connection, not an answer: ${JSON.stringify(answer.body)}`)
       assert.ok(answer.error, 'the client sees a connection error')
       const cut = Date.now()
-      const again = await get(`${lab.url}/metrics?format=json`)
+      const again = await getJson(`${lab.url}/metrics?format=json`)
       const backMs = Date.now() - cut
       assert.equal(again.status, 200)
       // How soon is a measurement (a few hundred ms on an idle machine: README), not a promise a busy
@@ -274,7 +251,7 @@ describe('the supervisor (server.js)', function () {
       assert.equal(start.status, 202, JSON.stringify(started))
       const worker = lab.pid
       await waitUntil(function restarted () { return lab.pid !== worker }, 90000, 'the worker to be killed and restarted')
-      const { status, body } = await get(`${lab.url}/experiments/${started.id}`)
+      const { status, body } = await getJson(`${lab.url}/experiments/${started.id}`)
       assert.equal(status, 200)
       assert.equal(body.status, 'failed')
       assert.equal(body.error.type, 'worker.crashed')
@@ -306,7 +283,7 @@ describe('the supervisor (server.js)', function () {
       for (let bomb = 1; bomb <= 6; bomb++) {
         const answer = await sendBomb(`${url}/bad`)
         assert.equal(answer.status, 0, `bomb ${bomb}: a dead connection, not an answer: ${JSON.stringify(answer.body)}`)
-        assert.equal((await get(`${url}/metrics?format=json`)).status, 200, `after bomb ${bomb}`)
+        assert.equal((await getJson(`${url}/metrics?format=json`)).status, 200, `after bomb ${bomb}`)
       }
       await waitUntil(function allRestarted () { return restarted.length === 6 }, 10000, 'the sixth restart')
       assert.deepEqual(crashes.map(function reason (c) { return c.reason }), Array(6).fill('memory-limit'))
@@ -334,7 +311,7 @@ describe('the supervisor (server.js)', function () {
       const url = `http://127.0.0.1:${port}`
       const run = await runExperiment(url, { name: 'ingest', params: { route: 'good', bytes: '100KB', concurrency: 1, requests: 1 } })
       assert.equal(run.status, 'done', JSON.stringify(run.error))
-      assert.deepEqual((await get(`${url}/metrics?format=json`)).body.lastResults.map(function id (e) { return e.id }), [run.id])
+      assert.deepEqual((await getJson(`${url}/metrics?format=json`)).body.lastResults.map(function id (e) { return e.id }), [run.id])
 
       assert.equal((await sendBomb(`${url}/bad`)).status, 0)
       await waitUntil(function back () { return restarted.length === 1 }, 60000, 'the restart')
@@ -348,7 +325,7 @@ describe('the supervisor (server.js)', function () {
       const [kept] = snapshot.lastResults
       assert.deepEqual([kept.id, kept.name, kept.params.route], [run.id, 'ingest', 'good'])
       assert.deepEqual(kept.result, run.result, 'the result as GET /experiments/:id gave it before the crash')
-      assert.equal((await get(`${url}/experiments/${run.id}`)).status, 404, 'the new worker\'s engine never ran it: only the snapshot has it')
+      assert.equal((await getJson(`${url}/experiments/${run.id}`)).status, 404, 'the new worker\'s engine never ran it: only the snapshot has it')
 
       const fresh = await openEventStream(`${url}/metrics?interval=1000`)
       const first = await fresh.waitFor(function any () { return true })
@@ -384,7 +361,7 @@ describe('the supervisor (server.js)', function () {
         supervisor.on('crash', function keep (crash) {
           crashes.push(crash)
           // made while no worker can take it: it waits for the one that stays up
-          if (crashes.length === 1) held = get(`http://127.0.0.1:${port}/metrics?format=json`)
+          if (crashes.length === 1) held = getJson(`http://127.0.0.1:${port}/metrics?format=json`)
           // before the restart is scheduled: the fifth crash's successor lives
           if (crashes.length === 5) worker.dieAtBirth(false)
         })
@@ -467,7 +444,7 @@ describe('the supervisor (server.js)', function () {
       assert.equal(supervisor.workerPid, null)
       await supervisor.stop()
       assert.equal(supervisor.workerPid, null)
-      await assert.rejects(get(`http://127.0.0.1:${port}/metrics?format=json`), /ECONNREFUSED/, 'stopped: the port is closed')
+      await assert.rejects(getJson(`http://127.0.0.1:${port}/metrics?format=json`), /ECONNREFUSED/, 'stopped: the port is closed')
     })
   })
 
@@ -484,7 +461,7 @@ describe('the supervisor (server.js)', function () {
       assert.equal(output[0].reason, 'memory-limit')
       assert.equal(output[0].pid, pid)
       assert.ok(output[0].rss > 256 * MiB)
-      assert.equal((await get(`http://127.0.0.1:${port}/metrics?format=json`)).status, 200)
+      assert.equal((await getJson(`http://127.0.0.1:${port}/metrics?format=json`)).status, 200)
     } finally {
       await supervisor.stop()
     }
