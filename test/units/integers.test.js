@@ -3,18 +3,8 @@
  * and for an option a caller gave (TypeError).
  */
 import assert from 'node:assert/strict'
-import { LabError } from '../../lib/errors/index.js'
+import { refusal } from '../helpers.js'
 import { integerOptions, integerParam } from '../../lib/config/integers.js'
-
-function refusal (fn) {
-  try {
-    fn()
-  } catch (err) {
-    assert.ok(err instanceof LabError, `a LabError, got ${err}`)
-    return err.toJSON().error
-  }
-  assert.fail('did not throw')
-}
 
 describe('lib/config/integers.js', function () {
   describe('integerParam', function () {

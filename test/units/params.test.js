@@ -4,7 +4,7 @@
  * else a 400 parameter.invalid naming params.<name>.
  */
 import assert from 'node:assert/strict'
-import { LabError } from '../../lib/errors/index.js'
+import { refusal } from '../helpers.js'
 import {
   choiceEntry, deepFreeze, enumParam, givenParams, integerEntry, integerParam, isPresent, listEntry, normalizeBySchema,
   round, sizeEntry, sizeParam, stepsUpTo, sweepEntry, sweepLevels
@@ -16,17 +16,6 @@ const SCHEMA = deepFreeze([
   { name: 'bytes', type: 'size', min: 1, max: 1e9, default: '15MB' },
   { name: 'requests', type: 'integer', min: 1, max: 1000, default: null }
 ])
-
-/** The error body a call throws, as the client would read it. */
-function refusal (fn) {
-  try {
-    fn()
-  } catch (err) {
-    assert.ok(err instanceof LabError, `a LabError, got ${err}`)
-    return err.toJSON().error
-  }
-  assert.fail('did not throw')
-}
 
 describe('normalizeBySchema', function () {
   it('fills in every default when nothing is given, sizes parsed and null left to the module', function () {
