@@ -139,12 +139,13 @@ export function send (url, body) {
  * @param {string} url
  * @param {Buffer} buffer the whole body (its length is announced)
  * @param {number} bytes how much of it to send first
+ * @param {object} [headers] sent beside the body's own (a service's token, say)
  * @returns {Promise<void>}
  */
-export function abortUpload (url, buffer, bytes) {
+export function abortUpload (url, buffer, bytes, headers = {}) {
   const countEnd = countStart(url)
   return new Promise(function startAndCut (resolve) {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { ...BODY_HEADERS, 'content-length': buffer.length } })
+    const req = http.request(url, { method: 'POST', agent: false, headers: { ...BODY_HEADERS, ...headers, 'content-length': buffer.length } })
     let status = 0
     req.on('error', function expected () {
       // we are the ones hanging up

@@ -6,7 +6,6 @@
  * every chunked body refuses a chunked zip bomb too, without looking at it.
  */
 import { framed, FRAMING_LABELS, lookalikeStrings } from './bodies.js'
-import { judgeAnswer } from './reference.js'
 
 export const FRAMING_REASON = 'a good body sent the same way was refused too: the refusal depends on how the body is framed, not on what it holds (a request body need not carry a Content-Length)'
 
@@ -16,11 +15,12 @@ export const FRAMING_REASON = 'a good body sent the same way was refused too: th
  * @param {(body: object) => Promise<object>} post sends a body where the refused one went
  * @param {'length'|'chunked'} framing
  * @param {number} seed the run's
+ * @param {import('./contract.js').Contract} contract how the answer is judged (grader/contract.js)
  * @returns {Promise<{ ok: boolean, status: number, why: string, figure: string }>} `figure` says what the good body got
  */
-export async function goodBodyAnswered (post, framing, seed) {
+export async function goodBodyAnswered (post, framing, seed, contract) {
   const good = lookalikeStrings(seed)
   const res = await post(framed(good.gzip, framing))
-  const verdict = judgeAnswer(res, good.reference)
+  const verdict = contract.answer(res, good.reference)
   return { ok: verdict.ok, status: res.status, why: verdict.why, figure: `a good body sent the same way: ${verdict.why} (${FRAMING_LABELS[framing]})` }
 }

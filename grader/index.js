@@ -28,7 +28,9 @@ import { checks as speed } from './checks/speed.js'
 import { checks as safety } from './checks/safety.js'
 import { checks as resilience } from './checks/resilience.js'
 import { send } from './client.js'
+import { HANDLER_CONTRACT, detectContract } from './contract.js'
 import { crashLine, FreshLabs, GradeLab } from './lab.js'
+import { classifyUrl, ServiceFresh, ServiceLab } from './service.js'
 import { newSeed, normalizeSeed, normalizeSettings } from './settings.js'
 import { fileDigest, labVersion } from './submission.js'
 
@@ -70,28 +72,144 @@ async function gradeRun (file, options, seed) {
   const preset = options.preset ?? 'full'
   const settings = normalizeSettings(preset, options.settings)
   const checks = selectChecks(options.areas)
-  const started = Date.now()
-  const runId = randomUUID()
-  const onProgress = options.onProgress ?? function quiet () {}
-  let cancelled = false
+  const run = newRun()
   // a data directory of its own: the lab cleans up uploads under its directory when it starts
   const labDir = options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab')
+  const host = options.host ?? '127.0.0.1'
   const lab = new GradeLab({
     handler: file,
     port: options.port ?? 0,
-    host: options.host ?? '127.0.0.1',
+    host,
     dataDir: labDir,
     budget: settings.memoryBudget,
     isolation: options.isolation,
-    onCancel: function cancelFromDashboard (id) { if (id === runId) cancelled = true }
+    onCancel: run.cancel
   })
   // the digest before the module is loaded: the bytes graded, whatever happens to the file during the run
   // (null for a file that cannot be read: the load fails and says why)
   const digest = await fileDigest(file).catch(function unreadable () { return null })
-  const card = {
-    handler: file,
+  const card = await newCard({ handler: file, preset, areas: options.areas, settings, seed, digest, started: run.started })
+  return runChecks({
+    card,
+    lab,
+    checks,
+    run,
+    options,
+    params: { handler: path.basename(file), preset },
+    startFailure: 'LOAD_FAILED',
+    // labs of their own for memory figures, each with the same handler and budget, on free ports
+    makeFresh: function freshHandlerLabs () {
+      return new FreshLabs({ handler: file, host, dataDir: labDir, budget: settings.memoryBudget, students: lab.students, isolation: options.isolation })
+    },
+    findContract: async function handlerContract () { return HANDLER_CONTRACT }
+  })
+}
+
+/**
+ * Grade a service: an ingest endpoint at `url`, in any language, started
+ * by the grader (`command`), watched (`pid`) or reached only over HTTP
+ * (grader/service.js), with the checks a handler gets. Memory is judged
+ * only where a pid is known: without one the memory lines say "not
+ * judged", and fail (a check passes only on what was measured). Answers
+ * are judged by the contract the service keeps (grader/contract.js),
+ * found before the first check.
+ * @param {{ url: string, command?: string, pid?: number, headers?: Record<string, string>, allowRemote?: boolean,
+ *   preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string, inputDir?: string,
+ *   dataDir?: string, keepOpenMs?: number, seed?: number, startMs?: number, onProgress?: (event: object) => void }} options
+ *   `headers`: sent with every body (a token, a content type); `allowRemote`: grade a URL that is not loopback;
+ *   `port`, `host`: the reference lab's (its dashboard); the rest as grade()'s
+ * @returns {Promise<Card>} with `service`: { url, mode, command, pid, remote, contract, contractProbe, headers, notes }
+ * @throws {TypeError} for a URL that is not http://, a remote one without allowRemote, or both command and pid
+ */
+export function gradeService (options) {
+  const target = classifyUrl(options.url)
+  if (!target.ok) throw new TypeError(target.problem)
+  if (!target.loopback && options.allowRemote !== true) throw new TypeError(remoteRefusal(target.url))
+  if (options.command && options.pid !== undefined && options.pid !== null) throw new TypeError('give --start or --pid, not both: the lab either starts the service or watches one that runs')
+  if ((options.command || (options.pid !== undefined && options.pid !== null)) && !target.loopback) {
+    throw new TypeError('--start and --pid are for a service on this machine: its URL must be a loopback one')
+  }
+  const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
+  return withSeed(seed, function gradeServiceWithSeed () { return serviceRun(target, options, seed) })
+}
+
+/** Why a URL that is not loopback is refused, and how to grade it anyway. */
+export function remoteRefusal (url) {
+  return `${url.href} is not a loopback address (127.0.0.0/8, ::1, localhost): the lab aims zip bombs and bounded but heavy load at it. Give --allow-remote to grade a service on another machine you are allowed to load (its memory cannot be read from here)`
+}
+
+async function serviceRun (target, options, seed) {
+  const preset = options.preset ?? 'full'
+  const settings = normalizeSettings(preset, options.settings)
+  const checks = selectChecks(options.areas)
+  const run = newRun()
+  const labDir = options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab')
+  const host = options.host ?? '127.0.0.1'
+  const mode = options.command ? 'started' : options.pid !== undefined && options.pid !== null ? 'watched' : 'unwatched'
+  const lab = new ServiceLab({
+    mode,
+    url: target.url,
+    command: options.command,
+    pid: options.pid,
+    budget: settings.memoryBudget,
+    port: options.port ?? 0,
+    host,
+    dataDir: labDir,
+    startMs: options.startMs,
+    onCancel: run.cancel
+  })
+  const headers = { ...options.headers }
+  const card = await newCard({ handler: target.url.href, preset, areas: options.areas, settings, seed, digest: null, started: run.started })
+  card.service = {
+    url: target.url.href,
+    mode,
+    command: options.command ?? null,
+    pid: mode === 'watched' ? options.pid : null,
+    remote: !target.loopback,
+    contract: null,
+    contractProbe: null,
+    // the names only: a header's value may be a token
+    headers: Object.keys(headers),
+    notes: []
+  }
+  try {
+    return await runChecks({
+      card,
+      lab,
+      checks,
+      run,
+      options: { ...options, headers },
+      params: { handler: target.url.href, preset },
+      startFailure: 'START_FAILED',
+      makeFresh: function freshService () { return new ServiceFresh(lab, { host, dataDir: labDir, budget: settings.memoryBudget }) },
+      findContract: async function serviceContract (ctx) {
+        const found = await detectContract(function postToService (body) { return ctx.post('student', body) }, seed)
+        card.service.contract = found.contract.name
+        card.service.contractProbe = found.probe
+        return found.contract
+      }
+    })
+  } finally {
+    if (mode === 'started') card.service.pid = lab.pid
+    card.service.notes.push(...lab.notes())
+  }
+}
+
+function newRun () {
+  const run = {
+    id: randomUUID(),
+    started: Date.now(),
+    cancelled: false,
+    cancel: function cancelFromDashboard (id) { if (id === run.id) run.cancelled = true }
+  }
+  return run
+}
+
+async function newCard ({ handler, preset, areas, settings, seed, digest, started }) {
+  return {
+    handler,
     preset,
-    areas: options.areas ?? [...AREAS],
+    areas: areas ?? [...AREAS],
     settings,
     seed,
     digest,
@@ -105,65 +223,86 @@ async function gradeRun (file, options, seed) {
     isolation: null,
     lab: { restarts: 0, deaths: 0 }
   }
+}
+
+/**
+ * Start the lab, run the checks in order on it, and stop everything: the
+ * run a handler and a service share. `lab` is the graded target beside the
+ * reference lab (GradeLab, ServiceLab); `makeFresh` gives the processes of
+ * the memory figures; `findContract` says how answers are judged.
+ */
+async function runChecks ({ card, lab, checks, run, options, params, startFailure, makeFresh, findContract }) {
+  const onProgress = options.onProgress ?? function quiet () {}
   try {
     await lab.start()
   } catch (err) {
     card.isolation = lab.isolation
-    if (err.code !== 'LOAD_FAILED') throw err
+    if (err.code !== startFailure) throw err
     card.loadError = err.message
     card.checks = checks.map(function notLoaded (check) { return notRun(check, `not run: ${err.message}`) })
-    card.ms = Date.now() - started
+    card.ms = Date.now() - run.started
     return card
   }
   card.url = lab.url
   card.isolation = lab.isolation
   onProgress({ type: 'lab', url: lab.url, kind: lab.kind })
 
-  // labs of their own for memory figures, each with the same handler and budget, on free ports
-  const fresh = new FreshLabs({ handler: file, host: options.host ?? '127.0.0.1', dataDir: labDir, budget: settings.memoryBudget, students: lab.students, isolation: options.isolation })
-  const inputDir = options.inputDir ?? path.join(DEFAULTS.dataDir, 'grade', 'inputs', runId)
-  const ctx = makeContext(lab, fresh, settings, inputDir, seed)
-  lab.runStep({ phase: 'start', id: runId, params: { handler: path.basename(file), preset }, startedAt: started })
+  const { settings, seed } = card
+  const fresh = makeFresh()
+  const inputDir = options.inputDir ?? path.join(DEFAULTS.dataDir, 'grade', 'inputs', run.id)
+  const ctx = makeContext(lab, fresh, settings, inputDir, seed, options.headers ?? {})
+  lab.runStep({ phase: 'start', id: run.id, params, startedAt: run.started })
   let area = null
   let skip = null
+  // the target is gone and the lab may not start it again: every check left is not run
+  let gone = null
   // the lab must start again before the next check: the handler hung, and may still be busy
   let dirty = false
   try {
+    ctx.contract = await findContract(ctx)
     for (const [index, check] of checks.entries()) {
       if (check.area !== area) {
         area = check.area
         skip = null
       }
       const progress = { done: index, total: checks.length, stage: check.area, cell: check.name }
-      lab.runStep({ phase: 'progress', id: runId, progress })
+      lab.runStep({ phase: 'progress', id: run.id, progress })
       onProgress({ type: 'check', done: index, total: checks.length, area: check.area, check: check.name })
-      if (cancelled) {
+      if (run.cancelled) {
         card.checks.push(notRun(check, 'not run: the run was cancelled from the dashboard'))
         continue
       }
-      if (skip !== null) {
-        card.checks.push(notRun(check, skip))
+      if (check.area === 'memory' && lab.measurable === false) {
+        card.checks.push(notJudged(check))
         continue
       }
-      if (!lab.alive || dirty) await restart(lab, card)
+      if (gone === null && lab.restartable === false && !lab.alive) {
+        gone = `not run: ${lab.label} is gone (${lab.lastDeath?.message ?? 'it stopped answering'}), and the lab did not start it, so it does not start it again`
+      }
+      if (gone !== null || skip !== null) {
+        card.checks.push(notRun(check, gone ?? skip))
+        continue
+      }
+      // a service the lab did not start is never restarted: the next check meets it as it is
+      if ((!lab.alive || dirty) && lab.restartable !== false) await restart(lab, card)
       dirty = false
-      const result = await runCheck(check, ctx, lab, { runId, progress, onProgress })
+      const result = await runCheck(check, ctx, lab, { runId: run.id, progress, onProgress })
       card.checks.push(result.record)
       dirty = result.restart
-      if (result.died) skip = `not run: the student's process died in "${check.name}" (it was started again for the next area)`
-      else if (result.tripped) skip = `not run: the handler did not answer in "${check.name}"`
+      if (result.died) skip = `not run: ${lab.label ?? 'the student\'s process'} died in "${check.name}" (${lab.restartable === false ? 'the lab did not start it, so it does not start it again' : 'it was started again for the next area'})`
+      else if (result.tripped) skip = `not run: ${lab.label === undefined ? 'the handler' : lab.label} did not answer in "${check.name}"`
     }
     card.passed = card.checks.every(function passed (c) { return c.pass })
-    card.ms = Date.now() - started
+    card.ms = Date.now() - run.started
     card.lab.deaths = lab.deaths
-    if (cancelled) lab.runStep({ phase: 'cancelled', id: runId })
-    else lab.runStep({ phase: 'result', id: runId, result: dashboardResult(card) })
+    if (run.cancelled) lab.runStep({ phase: 'cancelled', id: run.id })
+    else lab.runStep({ phase: 'result', id: run.id, result: dashboardResult(card) })
     if (options.keepOpenMs > 0) {
       onProgress({ type: 'keep-open', url: lab.url, ms: options.keepOpenMs })
       await new Promise(function keepOpen (resolve) { setTimeout(resolve, options.keepOpenMs) })
     }
   } catch (err) {
-    lab.runStep({ phase: 'error', id: runId, error: { status: 500, type: 'internal', message: err.message } })
+    lab.runStep({ phase: 'error', id: run.id, error: { status: 500, type: 'internal', message: err.message } })
     throw err
   } finally {
     await fresh.close()
@@ -215,12 +354,13 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
        */
       value: async function explain (res, where = lab) {
         if (res.status < 500) return null
+        if (where.owned === false) return null // its output is its own: the grader never saw it
         const from = where === lab ? mark : 0
         // the log and the answer travel apart: give the log a moment to arrive
         for (let wait = 0; wait < 5 && !/Error|Exception/.test(where.output().slice(from)); wait++) {
           await new Promise(function later (resolve) { setTimeout(resolve, 20) })
         }
-        return `the student's process logged: ${crashLine(where.output().slice(from))}`
+        return `${where.label ?? 'the student\'s process'} logged: ${crashLine(where.output().slice(from))}`
       }
     }
   })
@@ -250,7 +390,7 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
     name: check.name,
     pass: died ? false : outcome.pass === true,
     figure: outcome.figure,
-    limit: check.limit,
+    limit: outcome.limit ?? check.limit,
     meaning: check.meaning,
     hint: null,
     reason: mainDied ? lab.lastDeath.message : outcome.reason ?? null,
@@ -259,7 +399,8 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   }
   if (!record.pass) record.hint = check.hint
   // the main lab starts again after it died, or hung; a hang on a fresh lab of the check's own leaves it as it was
-  const restart = mainDied || (outcome.hung === true && outcome.elsewhere !== true)
+  // (a service's fresh process is the service itself: its hang is the main one's)
+  const restart = mainDied || (outcome.hung === true && (outcome.elsewhere !== true || lab.freshIsMain === true))
   return { record, died, restart, tripped }
 }
 
@@ -275,22 +416,26 @@ async function answersSmallBody (ctx) {
   }
 }
 
-function makeContext (lab, fresh, settings, inputDir, seed) {
+function makeContext (lab, fresh, settings, inputDir, seed, headers) {
   return {
     lab,
     fresh,
     settings,
     inputDir,
     seed,
+    /** Sent with every body beside the body's own (a service's token or content type: --header). */
+    headers,
+    /** How answers are judged (grader/contract.js): set once the lab has started. */
+    contract: HANDLER_CONTRACT,
     /** Where a route is served now: /student by the student's process, the others by the reference lab. */
     url: function routeUrl (route) { return lab.urlOf(route) },
     /** POST a body to a route as it is served now (a restart may have moved it). */
     post: function post (route, body) {
-      return send(lab.urlOf(route), { timeoutMs: settings.requestMs, ...body })
+      return send(lab.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: { ...headers, ...body.headers } })
     },
     /** POST a body to a route of another process (a fresh one). */
     postTo: function postTo (other, route, body) {
-      return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body })
+      return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: { ...headers, ...body.headers } })
     },
     /**
      * A process that has served nothing yet, for a memory figure; stopped when the check ends.
@@ -323,6 +468,22 @@ function notRun (check, reason) {
   }
 }
 
+/** A memory check where no pid is known: not measured, so not passed, and the card says why and how to fix it. */
+function notJudged (check) {
+  return {
+    area: check.area,
+    name: check.name,
+    pass: false,
+    figure: 'not judged: no pid, so memory could not be read',
+    limit: check.limit,
+    meaning: check.meaning,
+    hint: 'Give the grader a process to read: --start "CMD" (it starts the service, and reads its memory from outside), or --pid N of the running service. Without either, grade the other areas with --only correctness,speed,safety,resilience.',
+    reason: 'the grader has no pid of the service: neither --start nor --pid was given, or the target is remote',
+    ms: 0,
+    details: null
+  }
+}
+
 /**
  * The run's result as the dashboard shows it: the checks as a table
  * (`cells`: dashboard/control-panel.js renders any experiment's cells).
@@ -330,7 +491,7 @@ function notRun (check, reason) {
 function dashboardResult (card) {
   const passed = card.checks.filter(function passed (c) { return c.pass }).length
   return {
-    handler: path.basename(card.handler),
+    handler: card.service ? card.service.url : path.basename(card.handler),
     preset: card.preset,
     verdict: card.passed ? 'pass' : 'fail',
     passed,

@@ -109,6 +109,10 @@ export class GradeLab {
     return this.student.stats()
   }
 
+  cpuMs () {
+    return this.student.cpuMs()
+  }
+
   measure (load) {
     return this.student.measure(load)
   }

@@ -32,13 +32,12 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { performance } from 'node:perf_hooks'
 import { PROJECT_ROOT } from '../lib/config/options.js'
-import { PORTABLE_ENV, procAvailable } from '../lib/util/platform.js'
-import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
+import { PORTABLE_ENV } from '../lib/util/platform.js'
 import { countRequests } from './client.js'
 import { chooseIsolation, isolatedCommand } from './isolation.js'
-import { heldConnections, readTreeMemory, resetTreePeaks, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
+import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
+import { measureTree, watchTree } from './tree-memory.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
 const GRADER_DIR = path.dirname(fileURLToPath(import.meta.url))
@@ -49,9 +48,6 @@ const CHILD = path.join(GRADER_DIR, 'student-child.js')
  * beside the handler, and find none).
  */
 const ALLOW_PACKAGES = path.join(GRADER_DIR, 'allow-packages.js')
-const WATCH_MS = 25
-/** How often the watch looks for new members of the tree (a full walk of /proc). */
-const TREE_SCAN_MS = 500
 const START_TIMEOUT_MS = 20_000
 const PROBE_TIMEOUT_MS = 2000
 const PROBE_PAUSE_MS = 50
@@ -105,8 +101,6 @@ export class StudentProcess {
   #child = null
   #output = ''
   #watch = null
-  #scan = null
-  #pids = []
   #root = null
   #tally = null
   #tmpDir = null
@@ -338,9 +332,18 @@ export class StudentProcess {
   }
 
   /**
+   * The CPU time the process has used, read from outside (/proc/<pid>/stat).
+   * @returns {number|null} milliseconds; null where /proc is missing or it is gone
+   */
+  cpuMs () {
+    return cpuMs(this.pid)
+  }
+
+  /**
    * Measure the tree's kernel peak (VmHWM) over `load`: garbage collected,
    * idle RSS read and the peaks reset first, the peaks read as soon as
-   * `load` resolves. Where /proc is missing the figures are null
+   * `load` resolves (grader/tree-memory.js). Where /proc is missing, `ps`
+   * samples the peak; where neither is, the figures are null
    * (`unreadable`): the process is never asked for them.
    * @template T
    * @param {() => Promise<T>} load
@@ -350,53 +353,12 @@ export class StudentProcess {
   async measure (load) {
     await this.gc()
     const pid = this.pid
-    const readable = procAvailable()
-    if (!readable && psAvailable()) return this.#measureWithPs(load)
-    const before = readable ? treePids(this.#root) : [pid]
-    const idle = readable ? readTreeMemory(before) : null
-    const reset = idle !== null && resetTreePeaks(before)
-    const started = performance.now()
-    const outcome = await load()
-    const ms = performance.now() - started
-    const after = this.alive && readable ? readTreeMemory(treePids(this.#root)) : null
-    // killed past the budget: the peak is at least what the watch saw
-    const peak = after?.peak ?? (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null)
-    const measured = reset && idle !== null && peak !== null
-    return {
-      outcome,
-      ms,
-      idleRss: idle?.rss ?? null,
-      peakRss: measured ? peak : null,
-      growth: measured ? Math.max(0, peak - idle.rss) : null,
-      peakSource: measured ? 'kernel peak' : null,
-      unreadable: !readable
-    }
-  }
-
-  /** `measure` where there is no /proc: the tree's RSS from `ps`, its peak sampled while `load` runs (grader/ps-memory.js). */
-  async #measureWithPs (load) {
-    const pid = this.pid
-    const idle = await psTreeRss(pid).catch(function unread () { return null })
-    const sampler = samplePeak(pid)
-    const started = performance.now()
-    let outcome
-    let peak
-    try {
-      outcome = await load()
-    } finally {
-      peak = await sampler.stop()
-    }
-    const ms = performance.now() - started
-    const measured = idle !== null && peak !== null
-    return {
-      outcome,
-      ms,
-      idleRss: idle,
-      peakRss: measured ? peak : null,
-      growth: measured ? Math.max(0, peak - idle) : null,
-      peakSource: measured ? 'sampled peak' : null,
-      unreadable: !measured
-    }
+    const student = this
+    return measureTree({
+      root: this.#root,
+      alive: function stillAlive () { return student.alive },
+      killedPeak: function killedAt () { return student.lastDeath?.reason === 'memory' && student.lastDeath.pid === pid ? student.lastDeath.rss : null }
+    }, load)
   }
 
   async #waitUntilServing (exited) {
@@ -426,13 +388,7 @@ export class StudentProcess {
     const budget = this.#options.budget
     const root = this.#root
     const pid = root.pid
-    if (!procAvailable()) return
-    this.#pids = treePids(root)
-    this.#scan = setInterval(function findMembers () { student.#pids = treePids(root) }, TREE_SCAN_MS)
-    this.#scan.unref()
-    this.#watch = setInterval(function watchMemory () {
-      const memory = readTreeMemory(student.#pids)
-      if (memory === null) return
+    this.#watch = watchTree(root, function judgeMemory (memory) {
       if (memory.rss > student.maxRss) student.maxRss = memory.rss
       if (budget > 0 && memory.rss > budget && student.alive) {
         student.lastDeath = {
@@ -443,15 +399,12 @@ export class StudentProcess {
         }
         signalTree(root, 'SIGKILL')
       }
-    }, WATCH_MS)
-    this.#watch.unref()
+    })
   }
 
   #stopWatch () {
-    clearInterval(this.#watch)
-    clearInterval(this.#scan)
+    this.#watch?.stop()
     this.#watch = null
-    this.#scan = null
   }
 
   #onExit (child, code, signal) {
@@ -497,8 +450,8 @@ function childEnv (tmpDir) {
   return env
 }
 
-/** Whether anything answers over HTTP at `url` within `timeoutMs`. */
-function probe (url, timeoutMs) {
+/** Whether anything answers over HTTP at `url` (an origin) within `timeoutMs`: any status, to a path no route answers. */
+export function probe (url, timeoutMs) {
   return new Promise(function ask (resolve) {
     const req = http.get(`${url}${PROBE_PATH}`, { agent: false, timeout: Math.max(1, timeoutMs) }, function answered (res) {
       res.resume()

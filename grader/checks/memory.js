@@ -123,7 +123,7 @@ async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   const lab = await ctx.freshLab(next, route)
   const warmUp = await ctx.postTo(lab, route, { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
   let m
-  if (warmUp.status !== 200) {
+  if (!answeredBy(ctx, route, warmUp)) {
     // not even the warm-up was answered: that is the figure, measuring more would only wait again
     m = { failedWarmUp: warmUp, outcome: null, ms: warmUp.ms, growth: null }
   } else {
@@ -136,9 +136,14 @@ async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   return { ...m, died: null, lab }
 }
 
+/** Whether a route took a body: the lab's routes answer 200; the graded endpoint answers as its contract says (grader/contract.js). */
+function answeredBy (ctx, route, res) {
+  return route === 'student' ? ctx.contract.answered(res) : res.status === 200
+}
+
 /** The check's failure when the handler did not answer 200 (or the figure could not be read), else null. */
 async function failure (ctx, m, where) {
-  const res = m.failedWarmUp ?? m.outcome.find(function notAnswered (r) { return r.status !== 200 }) ?? m.outcome[0]
+  const res = m.failedWarmUp ?? m.outcome.find(function notAnswered (r) { return !ctx.contract.answered(r) }) ?? m.outcome[0]
   const place = m.failedWarmUp ? `${where}, on the warm-up upload` : where
   if (m.died !== null) {
     const killed = m.died.reason === 'memory'
@@ -150,7 +155,7 @@ async function failure (ctx, m, where) {
     }
   }
   if (res.error === 'timeout') return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s ${place}` }
-  if (res.status !== 200) return { pass: false, figure: `${describeFailure(res)} ${place}`, reason: await ctx.explain(res, m.lab) }
+  if (!ctx.contract.answered(res)) return { pass: false, figure: `${describeFailure(res)} ${place}`, reason: await ctx.explain(res, m.lab) }
   if (m.growth === null) {
     return m.unreadable
       ? { pass: false, figure: 'not measured: memory could not be read from outside (no /proc here); the student\'s process is not asked for its own' }

@@ -21,8 +21,6 @@
  */
 import { generatedBuffer, generatedDocument } from '../bodies.js'
 import { abortUpload } from '../client.js'
-import { cpuMs } from '../process-tree.js'
-import { judgeAnswer } from '../reference.js'
 import { timeoutFor } from '../settings.js'
 
 const AREA = 'resilience'
@@ -61,7 +59,7 @@ export const checks = Object.freeze([
       ctx.note('one whole upload first: the handler\'s speed')
       const whole = await ctx.post('student', { buffer: upload.gzip, timeoutMs: timeoutFor(ctx.settings, upload.inflatedBytes) })
       if (whole.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(whole.ms / 1000)} s to a whole upload, before any was cut off` }
-      const MBps = whole.status === 200 ? upload.inflatedBytes / MB / (whole.ms / 1000) : null
+      const MBps = ctx.contract.answered(whole) ? upload.inflatedBytes / MB / (whole.ms / 1000) : null
       const cuts = []
       for (let k = 0; k < ctx.settings.aborts; k++) cuts.push(Math.floor(upload.gzip.length * ((k * 37) % 91) / 100))
       // what the handler may still have to read: the inflated bytes behind the compressed bytes each upload delivered
@@ -69,12 +67,12 @@ export const checks = Object.freeze([
       measured.set(ctx.lab, { MBps, receivedBytes })
       for (let k = 0; k < cuts.length; k += BATCH) {
         ctx.note(`aborted uploads ${k + 1} to ${Math.min(cuts.length, k + BATCH)} of ${cuts.length}`)
-        await Promise.all(cuts.slice(k, k + BATCH).map(function cutOff (bytes) { return abortUpload(ctx.url('student'), upload.gzip, bytes) }))
+        await Promise.all(cuts.slice(k, k + BATCH).map(function cutOff (bytes) { return abortUpload(ctx.url('student'), upload.gzip, bytes, ctx.headers) }))
       }
       const res = await ctx.post('student', { file: normal.file })
       const details = { aborted: cuts.length, cutAt: cuts, receivedBytes, MBps: MBps === null ? null : round(MBps) }
       if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s after ${cuts.length} aborted uploads`, details }
-      const verdict = judgeAnswer(res, normal.reference)
+      const verdict = ctx.contract.answer(res, normal.reference)
       return {
         pass: verdict.ok,
         figure: verdict.ok ? `answered after ${cuts.length} aborted uploads (${verdict.why})` : `after ${cuts.length} aborted uploads: ${verdict.why}`,
@@ -93,14 +91,13 @@ export const checks = Object.freeze([
     run: async function nothingPending (ctx) {
       const wait = pendingWait(measured.get(ctx.lab))
       ctx.note(`waiting up to ${(wait.ms / 1000).toFixed(1)} s for work still under way`)
-      const pid = ctx.lab.pid
-      const started = Date.now()
-      const samples = [{ at: started, cpu: cpuMs(pid) }]
+            const started = Date.now()
+      const samples = [{ at: started, cpu: ctx.lab.cpuMs() }]
       let stats = await ctx.lab.stats()
       let state = leftOver(stats, samples)
       while (stats !== null && !state.settled && Date.now() - started < wait.ms) {
         await new Promise(function pause (resolve) { setTimeout(resolve, POLL_MS) })
-        samples.push({ at: Date.now(), cpu: cpuMs(pid) })
+        samples.push({ at: Date.now(), cpu: ctx.lab.cpuMs() })
         stats = await ctx.lab.stats()
         state = leftOver(stats, samples)
       }
@@ -111,11 +108,11 @@ export const checks = Object.freeze([
       const workedMs = first === null || last === null ? null : last - first
       const details = { ...counts(stats), cpuMsAfterHangUps: workedMs, busy: state.busy, waitedMs, waitMs: wait.ms, basis: wait.basis }
       const seen = [
-        stats.open === null ? 'connections not read (no /proc)' : `${stats.open} connections held`,
+        stats.open === null ? `connections not read (${stats.unread ?? 'no /proc'})` : `${stats.open} connections held`,
         `${stats.unanswered} requests unanswered`
       ].join(', ')
       if (state.settled) {
-        const worked = workedMs === null ? 'CPU not read (no /proc)' : `${(workedMs / 1000).toFixed(1)} s of CPU on what the aborted uploads delivered`
+        const worked = workedMs === null ? `CPU not read (${stats.unread ?? 'no /proc'})` : `${(workedMs / 1000).toFixed(1)} s of CPU on what the aborted uploads delivered`
         return { pass: true, figure: `idle within ${(waitedMs / 1000).toFixed(1)} s (${worked}), ${seen}`, details }
       }
       const what = state.busy ? `still working ${(waitedMs / 1000).toFixed(1)} s after the last hang-up, ${(workedMs / 1000).toFixed(1)} s of CPU and rising` : `not settled after ${(waitedMs / 1000).toFixed(1)} s`

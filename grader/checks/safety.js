@@ -11,7 +11,6 @@
 import { createBomb } from '../../generators/bombs.js'
 import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncated } from '../bodies.js'
 import { FRAMING_REASON, goodBodyAnswered } from '../framing.js'
-import { judgeRefusal } from '../reference.js'
 import { LIMITS } from '../settings.js'
 
 const AREA = 'safety'
@@ -74,9 +73,11 @@ async function sendBomb (ctx, variant, framing, another) {
   if (res.error === 'timeout') {
     return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s${grew}: still inflating`, details }
   }
-  const verdict = judgeRefusal(res)
-  const small = growth !== null && growth <= LIMITS.bombGrowthMiB
-  details.refusal = `${verdict.why} after ${(res.ms / 1000).toFixed(1)} s${grew}`
+  const verdict = ctx.contract.refusal(res)
+  // a service the grader has no pid of is judged by its refusal alone, and the figure says so
+  const unwatched = growth === null && lab.measurable === false
+  const small = unwatched || (growth !== null && growth <= LIMITS.bombGrowthMiB)
+  details.refusal = `${verdict.why} after ${(res.ms / 1000).toFixed(1)} s${unwatched ? ', growth not measured (no pid)' : grew}`
   if (!verdict.ok || !small) {
     return {
       pass: false,
@@ -85,7 +86,7 @@ async function sendBomb (ctx, variant, framing, another) {
       details
     }
   }
-  const control = await goodBodyAnswered(function postToFreshLab (body) { return ctx.postTo(lab, 'student', body) }, framing, ctx.seed)
+  const control = await goodBodyAnswered(function postToFreshLab (body) { return ctx.postTo(lab, 'student', body) }, framing, ctx.seed, ctx.contract)
   details.control = { status: control.status, ok: control.ok, why: control.why }
   if (!control.ok) {
     return { pass: false, figure: `${details.refusal}, and a good body sent the same way: ${control.why}`, reason: FRAMING_REASON, details }
@@ -133,13 +134,13 @@ async function refuseAll (ctx, bodies) {
       const res = await ctx.post('student', framed(b.gzip, framing))
       const way = `${b.name}, ${FRAMING_LABELS[framing]}`
       if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s (${way})`, details: { answers } }
-      const verdict = judgeRefusal(res)
+      const verdict = ctx.contract.refusal(res)
       answers.push({ body: b.name, framing, status: res.status, ok: verdict.ok, why: verdict.why })
       if (!verdict.ok) {
         return { pass: false, figure: `${way}: ${verdict.why}`, reason: await ctx.explain(res), details: { answers } }
       }
     }
-    const control = await goodBodyAnswered(function postToLab (body) { return ctx.post('student', body) }, framing, ctx.seed)
+    const control = await goodBodyAnswered(function postToLab (body) { return ctx.post('student', body) }, framing, ctx.seed, ctx.contract)
     if (!control.ok) return { pass: false, figure: `refused, and ${control.figure}`, reason: FRAMING_REASON, details: { answers } }
   }
   const whys = [...new Set(answers.map(function describe (a) { return a.why }))]

@@ -18,7 +18,6 @@
  * measured side by side in the same rounds.
  */
 import { generatedDocument } from '../bodies.js'
-import { judgeAnswer } from '../reference.js'
 import { LIMITS, timeoutFor } from '../settings.js'
 
 const MB = 1e6
@@ -50,9 +49,9 @@ export const checks = Object.freeze([
           runs.push({ round: k + 1, route, ms: res.ms, status: res.status })
           if (route === 'student') {
             if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s` }
-            if (res.status !== 200) return { pass: false, figure: judgeAnswer(res, doc.reference).why, reason: await ctx.explain(res), details: { runs } }
+            if (!ctx.contract.answered(res)) return { pass: false, figure: ctx.contract.answer(res, doc.reference).why, reason: await ctx.explain(res), details: { runs } }
           }
-          if (res.status === 200) rates[route].push(doc.inflatedBytes / MB / (res.ms / 1000))
+          if (route === 'student' ? ctx.contract.answered(res) : res.status === 200) rates[route].push(doc.inflatedBytes / MB / (res.ms / 1000))
         }
       }
       const student = median(rates.student)

@@ -1,0 +1,109 @@
+/**
+ * A process tree's memory over a load, read from outside, and the watch
+ * that follows its RSS while it runs: the shared core of every graded
+ * target the grader measures (the student's process, grader/student-process.js;
+ * a service it started or was given the pid of, grader/service.js).
+ *
+ * With /proc, the figure is the kernel's: the tree's idle RSS, its peaks
+ * reset through clear_refs, and the peaks (VmHWM) read as soon as the load
+ * resolves. Without /proc, `ps` gives the tree's RSS, its peak sampled while
+ * the load runs (grader/ps-memory.js). Where neither can be read, the
+ * figures are null and say so: the process is never asked for its own.
+ */
+import { performance } from 'node:perf_hooks'
+import { procAvailable } from '../lib/util/platform.js'
+import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
+import { readTreeMemory, resetTreePeaks, treePids } from './process-tree.js'
+
+/** How often the watch reads the tree's RSS, and how often it looks for new members (a full walk of /proc). */
+export const WATCH_MS = 25
+const TREE_SCAN_MS = 500
+
+/**
+ * @typedef {{ outcome: any, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null,
+ *   peakSource: 'kernel peak'|'sampled peak'|null, unreadable: boolean }} TreeMeasure
+ */
+
+/**
+ * Measure the tree's peak over `load`: idle RSS read and the peaks reset
+ * first, the peaks read as soon as `load` resolves.
+ * @template T
+ * @param {{ root: import('./process-tree.js').TreeRoot, alive: () => boolean, killedPeak: () => number|null }} tree
+ *   `alive`: whether the root still runs; `killedPeak`: the RSS the watch killed it at during the load, if it did
+ * @param {() => Promise<T>} load
+ * @returns {Promise<TreeMeasure>}
+ */
+export async function measureTree (tree, load) {
+  const readable = procAvailable()
+  if (!readable && psAvailable()) return measureWithPs(tree.root.pid, load)
+  const before = readable ? treePids(tree.root) : [tree.root.pid]
+  const idle = readable ? readTreeMemory(before) : null
+  const reset = idle !== null && resetTreePeaks(before)
+  const started = performance.now()
+  const outcome = await load()
+  const ms = performance.now() - started
+  const after = tree.alive() && readable ? readTreeMemory(treePids(tree.root)) : null
+  // killed past the budget: the peak is at least what the watch saw
+  const peak = after?.peak ?? tree.killedPeak()
+  const measured = reset && idle !== null && peak !== null
+  return {
+    outcome,
+    ms,
+    idleRss: idle?.rss ?? null,
+    peakRss: measured ? peak : null,
+    growth: measured ? Math.max(0, peak - idle.rss) : null,
+    peakSource: measured ? 'kernel peak' : null,
+    unreadable: !readable
+  }
+}
+
+/** `measureTree` where there is no /proc: the tree's RSS from `ps`, its peak sampled while `load` runs. */
+async function measureWithPs (pid, load) {
+  const idle = await psTreeRss(pid).catch(function unread () { return null })
+  const sampler = samplePeak(pid)
+  const started = performance.now()
+  let outcome
+  let peak
+  try {
+    outcome = await load()
+  } finally {
+    peak = await sampler.stop()
+  }
+  const ms = performance.now() - started
+  const measured = idle !== null && peak !== null
+  return {
+    outcome,
+    ms,
+    idleRss: idle,
+    peakRss: measured ? peak : null,
+    growth: measured ? Math.max(0, peak - idle) : null,
+    peakSource: measured ? 'sampled peak' : null,
+    unreadable: !measured
+  }
+}
+
+/**
+ * Follow the tree's RSS every WATCH_MS from /proc (its members found again
+ * every TREE_SCAN_MS), handing each reading to `onMemory`. Where /proc is
+ * missing nothing is read: the budget is not watched there.
+ * @param {import('./process-tree.js').TreeRoot} root
+ * @param {(memory: { rss: number, peak: number, processes: number }) => void} onMemory
+ * @returns {{ stop: () => void }}
+ */
+export function watchTree (root, onMemory) {
+  if (!procAvailable()) return { stop: function nothingWatched () {} }
+  let pids = treePids(root)
+  const scan = setInterval(function findMembers () { pids = treePids(root) }, TREE_SCAN_MS)
+  scan.unref()
+  const watch = setInterval(function watchMemory () {
+    const memory = readTreeMemory(pids)
+    if (memory !== null) onMemory(memory)
+  }, WATCH_MS)
+  watch.unref()
+  return {
+    stop: function stopWatching () {
+      clearInterval(scan)
+      clearInterval(watch)
+    }
+  }
+}
