@@ -417,6 +417,10 @@ async function answersSmallBody (ctx) {
 }
 
 function makeContext (lab, fresh, settings, inputDir, seed, headers) {
+  /** The graded endpoint gets the run's headers beside the body's own; the lab's routes get the lab's. */
+  function withHeaders (route, body) {
+    return route === 'student' ? { ...headers, ...body.headers } : body.headers
+  }
   return {
     lab,
     fresh,
@@ -431,11 +435,11 @@ function makeContext (lab, fresh, settings, inputDir, seed, headers) {
     url: function routeUrl (route) { return lab.urlOf(route) },
     /** POST a body to a route as it is served now (a restart may have moved it). */
     post: function post (route, body) {
-      return send(lab.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: { ...headers, ...body.headers } })
+      return send(lab.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: withHeaders(route, body) })
     },
     /** POST a body to a route of another process (a fresh one). */
     postTo: function postTo (other, route, body) {
-      return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: { ...headers, ...body.headers } })
+      return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: withHeaders(route, body) })
     },
     /**
      * A process that has served nothing yet, for a memory figure; stopped when the check ends.

@@ -43,7 +43,7 @@ export function gradeCharts (card) {
       title: 'Peak memory above idle against body size',
       x: 'body size (MB, inflated)',
       y: 'peak above idle (MiB)',
-      series: series(bySize.details)
+      series: series(bySize.details, gradedLabel(card))
     })
   }
   if (byConcurrency?.details) {
@@ -51,14 +51,19 @@ export function gradeCharts (card) {
       title: 'Peak memory above idle against uploads in flight',
       x: 'uploads in flight',
       y: 'peak above idle (MiB)',
-      series: series(byConcurrency.details)
+      series: series(byConcurrency.details, gradedLabel(card))
     })
   }
   return charts
 }
 
-function series (details) {
-  const out = [{ label: 'POST /student (your handler)', points: details.points.map(point) }]
+/** What the graded curve is called: the handler at /student, or the service at its URL. */
+function gradedLabel (card) {
+  return card.service ? `POST ${card.service.url} (the service)` : 'POST /student (your handler)'
+}
+
+function series (details, label) {
+  const out = [{ label, points: details.points.map(point) }]
   for (const route of REFERENCE_ROUTES) {
     const points = details.reference?.[route] ?? []
     if (points.length > 0) out.push({ label: `POST /${route} (${INGEST_ROUTES[route].label})`, points: points.map(point) })

@@ -4,6 +4,7 @@
  *
  *   npm run grade -- path/to/handler.js [--quick] [--seed N] [--json FILE] [--only AREAS] [--out DIR] [--port N] [--keep-open S]
  *   npm run grade -- path/to/folder/ --csv class.csv [--quick] [--seed N] [--only AREAS] [--out DIR]
+ *   npm run grade -- --url http://127.0.0.1:PORT/ingest [--start "CMD" | --pid N] [--header "Name: value"]... [--allow-remote]
  *
  * One handler: starts a lab with it at POST /student, runs the checks
  * (correctness, memory, speed, safety, resilience: grader/), prints the
@@ -12,15 +13,19 @@
  * (1 when one fails, 2 for a usage error). A folder: grades each
  * submission in it in turn (grader/class.js), writes the table as CSV and
  * as HTML beside it, and each card's report in a folder of its own; exits
- * 0 only when every submission passes. docs/lessons/grade.md reads the card
- * with you.
+ * 0 only when every submission passes. A service (--url): the same checks
+ * aimed at a running endpoint in any language, started by the grader
+ * (--start, so it reads its memory), watched (--pid) or reached only over
+ * HTTP (memory not judged: the card fails unless --only leaves memory out);
+ * grader/service.js. docs/lessons/grade.md reads the card with you.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
-import { AREAS, grade } from '../grader/index.js'
+import { AREAS, grade, gradeService, remoteRefusal } from '../grader/index.js'
+import { classifyUrl } from '../grader/service.js'
 import { cardJson, formatCard } from '../grader/card.js'
 import { gradeClass } from '../grader/class.js'
 import { writeGradeReport } from '../grader/report.js'
@@ -31,6 +36,7 @@ const EXIT_USAGE = 2
 
 const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- <folder> --csv class.csv [options]
+       npm run grade -- --url http://127.0.0.1:PORT/PATH [--start "CMD" | --pid N] [options]
 
   <handler.js>     an ES module whose default export is an Express handler (req, res),
                    sync or async, or an express.Router() with a post('/') route
@@ -47,17 +53,24 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --out DIR        where the report goes (default test-data/grade/<timestamp>; a class: a folder per submission)
   --port N         the lab's port (default: any free one); open http://127.0.0.1:N/ to watch the run
   --keep-open S    keep the lab up S seconds after the run, for the dashboard
+  --url URL        grade a service's ingest endpoint, any language (loopback only, unless --allow-remote)
+  --start "CMD"    the lab starts it (PORT from the URL in its environment), reads its memory, stops it
+  --pid N          or watches one already running (never signalled); with neither, memory is not judged
+                   and fails: add --only correctness,speed,safety,resilience
+  --header "N: V"  sent with every body (repeat it): a token, Content-Type: application/json
+  --allow-remote   aim at a URL that is not loopback (the card says so; its memory cannot be read)
   -h, --help
 
-Exit code: 0 when every check passes (a class: every submission), 1 when one fails, 2 for a usage error.
+Exit code: 0 when every check passes (a class: every submission; memory not judged is not a pass),
+1 when one fails, 2 for a usage error (a remote URL without --allow-remote, say).
 The checks and how to read the card: docs/lessons/grade.md`
 
 /**
  * Read the command line.
  * @param {string[]} argv
- * @returns {{ help: true } | { handler: string|null, folder: string|null, areas: string[]|null, preset: string,
- *   seed: number|null, json: string|null, csv: string|null, out: string, port: number, keepOpenMs: number }}
- *   one of `handler` and `folder`; `csv` is set for a folder
+ * @returns {{ help: true } | { handler: string|null, folder: string|null, service: object|null, areas: string[]|null,
+ *   preset: string, seed: number|null, json: string|null, csv: string|null, out: string, port: number, keepOpenMs: number }}
+ *   one of `handler`, `folder` and `service` (readServiceArgs); `csv` is set for a folder
  * @throws {TypeError} naming the bad flag
  */
 export function readGradeArgs (argv) {
@@ -73,14 +86,80 @@ export function readGradeArgs (argv) {
       out: { type: 'string' },
       port: { type: 'string', default: '0' },
       'keep-open': { type: 'string', default: '0' },
+      url: { type: 'string' },
+      start: { type: 'string' },
+      pid: { type: 'string' },
+      header: { type: 'string', multiple: true },
+      'allow-remote': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' }
     }
   })
   if (values.help) return { help: true }
+  if (values.url !== undefined) return readServiceArgs(values, positionals)
+  for (const flag of ['start', 'pid', 'header']) {
+    if (values[flag] !== undefined) throw new TypeError(`--${flag} goes with --url: the service to grade`)
+  }
+  if (values['allow-remote']) throw new TypeError('--allow-remote goes with --url: the service to grade')
   if (positionals.length !== 1) throw new TypeError(positionals.length === 0 ? 'give the handler to grade, or a folder of them' : `one handler or folder at a time, got ${positionals.join(', ')}`)
   const target = positionals[0]
   if (!fs.existsSync(target)) throw new TypeError(`no such file or folder: ${target}`)
   const isFolder = fs.statSync(target).isDirectory()
+  const common = readCommon(values)
+  if (isFolder) {
+    if (values.json !== undefined) throw new TypeError('--json writes one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
+    if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
+  } else if (values.csv !== undefined) {
+    throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
+  }
+  return {
+    ...common,
+    handler: isFolder ? null : target,
+    folder: isFolder ? target : null,
+    csv: isFolder ? values.csv ?? path.join(common.out, 'class.csv') : null,
+    service: null
+  }
+}
+
+/**
+ * The command line of a service grading (--url): the URL checked (a remote
+ * one refused without --allow-remote), --start or --pid, the headers.
+ * @returns {{ service: { url: string, command: string|null, pid: number|null, headers: Record<string, string>,
+ *   allowRemote: boolean }, areas: string[]|null, preset: string, seed: number|null, json: string|null, out: string,
+ *   port: number, keepOpenMs: number, handler: null, folder: null }}
+ * @throws {TypeError} naming the bad flag
+ */
+function readServiceArgs (values, positionals) {
+  if (positionals.length > 0) throw new TypeError(`--url grades a service: no handler or folder beside it (got ${positionals.join(', ')})`)
+  if (values.csv !== undefined) throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
+  const target = classifyUrl(values.url)
+  if (!target.ok) throw new TypeError(`--url: ${target.problem}`)
+  if (!target.loopback && !values['allow-remote']) throw new TypeError(remoteRefusal(target.url))
+  if (values.start !== undefined && values.pid !== undefined) throw new TypeError('give --start or --pid, not both: the lab either starts the service or watches one that runs')
+  if (values.start !== undefined && values.start.trim() === '') throw new TypeError('--start needs a command')
+  let pid = null
+  if (values.pid !== undefined) {
+    pid = Number(values.pid)
+    if (!Number.isSafeInteger(pid) || pid < 1) throw new TypeError(`--pid takes a process id, got ${values.pid}`)
+  }
+  if ((values.start !== undefined || pid !== null) && !target.loopback) throw new TypeError('--start and --pid are for a service on this machine: its URL must be a loopback one')
+  const headers = {}
+  for (const line of values.header ?? []) {
+    const colon = line.indexOf(':')
+    const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : ''
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new TypeError(`--header takes "Name: value", got ${JSON.stringify(line)}`)
+    headers[name] = line.slice(colon + 1).trim()
+  }
+  const common = readCommon(values)
+  return {
+    ...common,
+    handler: null,
+    folder: null,
+    service: { url: target.url.href, command: values.start ?? null, pid, headers, allowRemote: values['allow-remote'] }
+  }
+}
+
+/** The flags a handler and a service share. */
+function readCommon (values) {
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port takes 0 to 65535, got ${values.port}`)
   const keepOpen = Number(values['keep-open'])
@@ -93,27 +172,17 @@ export function readGradeArgs (argv) {
       throw new TypeError(`--seed: ${err.message}`, { cause: err })
     }
   }
-  if (isFolder) {
-    if (values.json !== undefined) throw new TypeError('--json writes one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
-    if (port !== 0 || keepOpen !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
-  } else if (values.csv !== undefined) {
-    throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
-  }
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   const areas = values.only === undefined ? null : values.only.split(',').map(function trim (a) { return a.trim() }).filter(Boolean)
   for (const area of areas ?? []) {
     if (!AREAS.includes(area)) throw new TypeError(`--only takes ${AREAS.join(', ')}; got "${area}"`)
   }
-  const out = values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp)
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   return {
-    handler: isFolder ? null : target,
-    folder: isFolder ? target : null,
     areas,
     preset: values.quick ? 'quick' : 'full',
     seed,
     json: values.json ?? null,
-    csv: isFolder ? values.csv ?? path.join(out, 'class.csv') : null,
-    out,
+    out: values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp),
     port,
     keepOpenMs: Math.round(keepOpen * 1000)
   }
@@ -122,7 +191,8 @@ export function readGradeArgs (argv) {
 function progressPrinter (stream) {
   return function report (event) {
     const indent = event.submission === undefined ? '' : '  '
-    if (event.type === 'lab') stream.write(`${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})\n`)
+    if (event.type === 'lab' && event.kind === 'service') stream.write(`lab at ${event.url}/ (the dashboard); the service answers, its first check under way\n`)
+    else if (event.type === 'lab') stream.write(`${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})\n`)
     else if (event.type === 'check') stream.write(`${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}\n`)
     else if (event.type === 'keep-open') stream.write(`the lab stays up ${event.ms / 1000} s: ${event.url}/\n`)
     else if (event.type === 'submission') stream.write(`[submission ${event.index + 1}/${event.total}] ${event.name}: grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}\n`)
@@ -137,14 +207,15 @@ function formatMinutes (ms) {
 }
 
 async function gradeOneFile (args, command) {
-  const card = await grade(args.handler, {
+  const options = {
     preset: args.preset,
     areas: args.areas ?? undefined,
     seed: args.seed ?? undefined,
     port: args.port,
     keepOpenMs: args.keepOpenMs,
     onProgress: progressPrinter(process.stderr)
-  })
+  }
+  const card = args.service ? await gradeService({ ...options, ...args.service }) : await grade(args.handler, options)
   process.stdout.write('\n' + formatCard(card))
   const files = await writeGradeReport(args.out, card, command)
   if (args.json) {

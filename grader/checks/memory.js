@@ -150,7 +150,7 @@ async function failure (ctx, m, where) {
     return {
       pass: false,
       died: true,
-      figure: killed ? `killed ${place}: +${toMiB(m.growth)} MiB and rising` : `the lab died ${place}`,
+      figure: killed ? `killed ${place}: +${toMiB(m.growth)} MiB and rising` : `${m.lab.label ?? 'the lab'} died ${place}`,
       reason: m.died.message
     }
   }

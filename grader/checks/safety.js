@@ -64,7 +64,7 @@ async function sendBomb (ctx, variant, framing, another) {
   const details = { framing, inflatedBytes: bomb.inflatedBytes, compressedBytes: bomb.compressedBytes }
   if ((await lab.settle()) === 'dead' || lab.deaths > 0) {
     const killed = lab.lastDeath.reason === 'memory'
-    return { pass: false, died: true, figure: killed && m.growth !== null ? `killed: +${(m.growth / MiB).toFixed(0)} MiB and rising` : 'the lab died', reason: lab.lastDeath.message, details }
+    return { pass: false, died: true, figure: killed && m.growth !== null ? `killed: +${(m.growth / MiB).toFixed(0)} MiB and rising` : `${lab.label ?? 'the lab'} died`, reason: lab.lastDeath.message, details }
   }
   const res = m.outcome
   const growth = m.growth === null ? null : m.growth / MiB
