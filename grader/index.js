@@ -16,6 +16,13 @@
  * too, so that a handler that never answers costs one timeout per area.
  * The grader itself never runs the handler: nothing the handler does can
  * take it down.
+ *
+ * gradeService runs the same checks, through the same runner (runChecks),
+ * on a service at a URL in any language (grader/service.js): the graded
+ * target is the service in place of the student's process, a fresh
+ * process is the service started again, and answers are judged by the
+ * contract it keeps (grader/contract.js). Where no pid is known the memory
+ * lines are "not judged", and fail.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
