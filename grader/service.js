@@ -25,7 +25,7 @@
  * fresh process for a memory figure is the service started again (the one
  * before it stopped), not a second one beside it (ServiceFresh).
  */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
@@ -92,6 +92,44 @@ export function commandLine (command) {
   return { file: words[0], args: words.slice(1) }
 }
 
+/**
+ * The process groups of the services this grader started and that still
+ * run: killed when the grader exits, however it exits short of SIGKILL (for
+ * which the parent-death signal stands in, dyingWithTheGrader).
+ */
+const startedGroups = new Set()
+process.once('exit', function stopStartedServices () {
+  for (const pgid of startedGroups) {
+    try {
+      process.kill(-pgid, 'SIGKILL')
+    } catch {
+      // gone already
+    }
+  }
+})
+
+let setprivFound = null
+
+/**
+ * The command run under `setpriv --pdeathsig SIGKILL` where Linux has setpriv
+ * (it execs the command in place, so the pid is the service's): a grader
+ * that is killed takes the service with it. A shell's children are not
+ * covered; the exit handler above is.
+ * @param {{ file: string, args: string[] }} line
+ */
+function dyingWithTheGrader (line) {
+  if (process.platform !== 'linux') return line
+  if (setprivFound === null) {
+    try {
+      execFileSync('setpriv', ['--version'], { stdio: 'ignore', timeout: 5000 })
+      setprivFound = true
+    } catch {
+      setprivFound = false
+    }
+  }
+  return setprivFound ? { file: 'setpriv', args: ['--pdeathsig', 'SIGKILL', '--', line.file, ...line.args] } : line
+}
+
 /** A service the grader started, and owns. */
 export class StartedService {
   #options
@@ -146,7 +184,7 @@ export class StartedService {
     if (await probe(this.origin, PROBE_TIMEOUT_MS)) {
       throw startFailed(`something already answers at ${this.origin}: the lab starts the service itself there. Stop what is running, or grade it with --pid`)
     }
-    const { file, args } = commandLine(this.#options.command)
+    const { file, args } = dyingWithTheGrader(commandLine(this.#options.command))
     const child = spawn(file, args, {
       // a process group of its own, so that the whole tree can be measured and stopped at once
       detached: true,
@@ -158,6 +196,7 @@ export class StartedService {
     this.#stopping = false
     this.pid = child.pid ?? null
     this.#root = { pid: child.pid, pgid: child.pid }
+    if (child.pid !== undefined) startedGroups.add(child.pid)
     const service = this
     child.stdout.setEncoding('utf8')
     child.stderr.setEncoding('utf8')
@@ -298,6 +337,7 @@ export class StartedService {
     this.#watch = null
     // whatever it left behind goes with it
     signalTree(this.#root, 'SIGKILL')
+    startedGroups.delete(child.pid)
     if (this.#stopping || this.#listening !== child) return
     this.deaths++
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
