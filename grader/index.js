@@ -76,13 +76,7 @@ export function grade (file, options = {}) {
 }
 
 async function gradeRun (file, options, seed) {
-  const preset = options.preset ?? 'full'
-  const settings = normalizeSettings(preset, options.settings)
-  const checks = selectChecks(options.areas)
-  const run = newRun()
-  // a data directory of its own: the lab cleans up uploads under its directory when it starts
-  const labDir = options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab')
-  const host = options.host ?? '127.0.0.1'
+  const { preset, settings, checks, run, labDir, host } = runSetup(options)
   const lab = new GradeLab({
     handler: file,
     port: options.port ?? 0,
@@ -146,12 +140,7 @@ export function remoteRefusal (url) {
 }
 
 async function serviceRun (target, options, seed) {
-  const preset = options.preset ?? 'full'
-  const settings = normalizeSettings(preset, options.settings)
-  const checks = selectChecks(options.areas)
-  const run = newRun()
-  const labDir = options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab')
-  const host = options.host ?? '127.0.0.1'
+  const { preset, settings, checks, run, labDir, host } = runSetup(options)
   const mode = options.command ? 'started' : options.pid !== undefined && options.pid !== null ? 'watched' : 'unwatched'
   const lab = new ServiceLab({
     mode,
@@ -199,6 +188,20 @@ async function serviceRun (target, options, seed) {
   } finally {
     if (mode === 'started') card.service.pid = lab.pid
     card.service.notes.push(...lab.notes())
+  }
+}
+
+/** What a grading of either kind starts from: the preset's settings, the checks asked for, the run, the lab's folder and host. */
+function runSetup (options) {
+  const preset = options.preset ?? 'full'
+  return {
+    preset,
+    settings: normalizeSettings(preset, options.settings),
+    checks: selectChecks(options.areas),
+    run: newRun(),
+    // a data directory of its own: the lab cleans up uploads under its directory when it starts
+    labDir: options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab'),
+    host: options.host ?? '127.0.0.1'
   }
 }
 

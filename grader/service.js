@@ -130,37 +130,92 @@ function dyingWithTheGrader (line) {
   return setprivFound ? { file: 'setpriv', args: ['--pdeathsig', 'SIGKILL', '--', line.file, ...line.args] } : line
 }
 
+/**
+ * What a service whose process the grader knows answers from outside: its
+ * requests counted at its port, its tree's connections, CPU time and memory.
+ * StartedService and WatchedService set `tree` (the root of its process tree)
+ * and `requests` (the count of requests at its port) as they start it or
+ * find it; `killedPeak` says what RSS it was killed at, if the grader killed it.
+ */
+class ServiceOnPid {
+  /** @param {URL} url */
+  constructor (url) {
+    this.endpoint = url.href
+    this.origin = url.origin
+    this.port = Number(url.port || 80)
+    this.tree = null
+    this.requests = null
+    this.deaths = 0
+    this.lastDeath = null
+    this.maxRss = 0
+    /** Its memory can be read from outside. */
+    this.measurable = true
+    this.label = 'the service'
+  }
+
+  /** The service has one endpoint: every check's body goes there. */
+  urlOf () {
+    return this.endpoint
+  }
+
+  /** @returns {Promise<'alive'|'dead'|'blocked'>} as StudentProcess.settle */
+  async settle (timeoutMs = PROBE_TIMEOUT_MS) {
+    return settleBy(this, timeoutMs)
+  }
+
+  async stats () {
+    if (!this.alive) return null
+    return statsOf(this.requests, procAvailable() ? heldConnections(treePids(this.tree), this.port) : null, 'no /proc')
+  }
+
+  /** The tree's CPU time in ms (every member /proc shows), null without /proc. */
+  cpuMs () {
+    return this.alive ? treeCpuMs(this.tree) : null
+  }
+
+  /**
+   * The tree's peak over `load` (grader/tree-memory.js). No garbage
+   * collection is asked for first: the service is not the lab's code, and a
+   * signal it does not expect could end it. Its idle figure is what it
+   * holds between requests.
+   */
+  measure (load) {
+    const service = this
+    const pid = this.pid
+    return measureTree({
+      root: this.tree,
+      alive: function stillAlive () { return service.alive },
+      killedPeak: function killedAt () { return service.killedPeak(pid) }
+    }, load)
+  }
+
+  /** The RSS the grader killed process `pid` at, or null. */
+  killedPeak () {
+    return null
+  }
+}
+
 /** A service the grader started, and owns. */
-export class StartedService {
+export class StartedService extends ServiceOnPid {
   #options
   #child = null
-  #root = null
   #output = ''
   #exited = null
   #exitedPromise = null
   #stopping = false
   #listening = null
   #watch = null
-  #tally = null
 
   /**
    * @param {{ command: string, url: URL, budget: number, startMs?: number }} options
    *   `url`: the endpoint; its port is the service's `PORT`; `budget`: RSS in bytes past which the tree is killed
    */
   constructor (options) {
+    super(options.url)
     this.#options = { ...options, startMs: options.startMs ?? SERVICE_START_MS }
-    this.endpoint = options.url.href
-    this.origin = options.url.origin
-    this.port = Number(options.url.port || 80)
     this.pid = null
-    this.deaths = 0
-    this.lastDeath = null
-    this.maxRss = 0
-    /** Its memory can be read from outside. */
-    this.measurable = true
     /** The grader started it: it may stop it, pause it, and start it again. */
     this.owned = true
-    this.label = 'the service'
   }
 
   get alive () {
@@ -169,11 +224,6 @@ export class StartedService {
 
   output () {
     return this.#output
-  }
-
-  /** The service has one endpoint: every check's body goes there. */
-  urlOf () {
-    return this.endpoint
   }
 
   /**
@@ -195,7 +245,7 @@ export class StartedService {
     this.#exited = null
     this.#stopping = false
     this.pid = child.pid ?? null
-    this.#root = { pid: child.pid, pgid: child.pid }
+    this.tree = { pid: child.pid, pgid: child.pid }
     if (child.pid !== undefined) startedGroups.add(child.pid)
     const service = this
     child.stdout.setEncoding('utf8')
@@ -221,7 +271,7 @@ export class StartedService {
       throw startFailed(ready.message)
     }
     this.#listening = child
-    this.#tally = countRequests(this.origin)
+    this.requests = countRequests(this.origin)
     this.#startWatch()
   }
 
@@ -230,10 +280,10 @@ export class StartedService {
     this.#stopping = true
     this.#watch?.stop()
     this.#watch = null
-    this.#tally?.stop()
-    this.#tally = null
-    if (this.#child === null || this.#root?.pid === undefined) return
-    const root = this.#root
+    this.requests?.stop()
+    this.requests = null
+    if (this.#child === null || this.tree?.pid === undefined) return
+    const root = this.tree
     if (this.alive) {
       signalTree(root, 'SIGCONT')
       signalTree(root, 'SIGTERM')
@@ -250,45 +300,19 @@ export class StartedService {
 
   /** @param {NodeJS.Signals} signal to the whole tree */
   signal (signal) {
-    if (this.alive) signalTree(this.#root, signal)
+    if (this.alive) signalTree(this.tree, signal)
   }
 
   /** Stop the tree (SIGSTOP) while a reference route is timed, and wait until /proc shows it stopped. */
   async pause () {
     this.signal('SIGSTOP')
     const until = Date.now() + PAUSE_TIMEOUT_MS
-    while (this.alive && treeStopped(this.#root) === false && Date.now() < until) await sleep(1)
+    while (this.alive && treeStopped(this.tree) === false && Date.now() < until) await sleep(1)
   }
 
-  /** @returns {Promise<'alive'|'dead'|'blocked'>} as StudentProcess.settle */
-  async settle (timeoutMs = PROBE_TIMEOUT_MS) {
-    return settleBy(this, timeoutMs)
-  }
-
-  async stats () {
-    if (!this.alive) return null
-    return statsOf(this.#tally, procAvailable() ? heldConnections(treePids(this.#root), this.port) : null, 'no /proc')
-  }
-
-  /** The tree's CPU time in ms (every member /proc shows), null without /proc. */
-  cpuMs () {
-    return this.alive ? treeCpuMs(this.#root) : null
-  }
-
-  /**
-   * The tree's peak over `load` (grader/tree-memory.js). No garbage
-   * collection is asked for first: the service is not the lab's code, and a
-   * signal it does not expect could end it. Its idle figure is what it
-   * holds between requests.
-   */
-  measure (load) {
-    const service = this
-    const pid = this.pid
-    return measureTree({
-      root: this.#root,
-      alive: function stillAlive () { return service.alive },
-      killedPeak: function killedAt () { return service.lastDeath?.reason === 'memory' && service.lastDeath.pid === pid ? service.lastDeath.rss : null }
-    }, load)
+  /** The RSS the memory watch killed process `pid` at, or null. */
+  killedPeak (pid) {
+    return this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null
   }
 
   async #waitUntilAnswering () {
@@ -315,7 +339,7 @@ export class StartedService {
   #startWatch () {
     const service = this
     const budget = this.#options.budget
-    const root = this.#root
+    const root = this.tree
     const pid = root.pid
     this.#watch = watchTree(root, function judgeMemory (memory) {
       if (memory.rss > service.maxRss) service.maxRss = memory.rss
@@ -336,7 +360,7 @@ export class StartedService {
     this.#watch?.stop()
     this.#watch = null
     // whatever it left behind goes with it
-    signalTree(this.#root, 'SIGKILL')
+    signalTree(this.tree, 'SIGKILL')
     startedGroups.delete(child.pid)
     if (this.#stopping || this.#listening !== child) return
     this.deaths++
@@ -346,10 +370,8 @@ export class StartedService {
 }
 
 /** A running process the grader was given the pid of: read from outside, never signalled. */
-export class WatchedService {
-  #root
+export class WatchedService extends ServiceOnPid {
   #watch = null
-  #tally = null
   #gone = false
   #options
 
@@ -357,20 +379,13 @@ export class WatchedService {
    * @param {{ pid: number, url: URL, budget: number }} options `budget`: past it the card says so; nothing is killed
    */
   constructor (options) {
+    super(options.url)
     this.#options = options
-    this.endpoint = options.url.href
-    this.origin = options.url.origin
-    this.port = Number(options.url.port || 80)
     this.pid = options.pid
-    this.#root = { pid: options.pid, pgid: null, uid: null }
-    this.deaths = 0
-    this.lastDeath = null
-    this.maxRss = 0
+    this.tree = { pid: options.pid, pgid: null, uid: null }
     /** The RSS at which it first passed the budget, or null: it is reported, not killed. */
     this.overBudget = null
-    this.measurable = true
     this.owned = false
-    this.label = 'the service'
   }
 
   get alive () {
@@ -388,18 +403,14 @@ export class WatchedService {
     return ''
   }
 
-  urlOf () {
-    return this.endpoint
-  }
-
   /** @throws {Error} `code` 'START_FAILED' when there is no such process, or nothing answers at the URL */
   async start () {
     if (!processExists(this.pid)) throw startFailed(`no process with pid ${this.pid}`)
     if (!(await probe(this.origin, PROBE_TIMEOUT_MS))) throw startFailed(`nothing answers at ${this.origin}`)
-    this.#tally = countRequests(this.origin)
+    this.requests = countRequests(this.origin)
     const service = this
     const budget = this.#options.budget
-    this.#watch = watchTree(this.#root, function noteMemory (memory) {
+    this.#watch = watchTree(this.tree, function noteMemory (memory) {
       if (memory.rss > service.maxRss) service.maxRss = memory.rss
       if (budget > 0 && memory.rss > budget && service.overBudget === null) service.overBudget = memory.rss
     })
@@ -409,44 +420,21 @@ export class WatchedService {
   async stop () {
     this.#watch?.stop()
     this.#watch = null
-    this.#tally?.stop()
-    this.#tally = null
+    this.requests?.stop()
+    this.requests = null
   }
 
   /** Not the grader's to signal. */
   signal () {}
 
   async pause () {}
-
-  async settle (timeoutMs = PROBE_TIMEOUT_MS) {
-    return settleBy(this, timeoutMs)
-  }
-
-  async stats () {
-    if (!this.alive) return null
-    return statsOf(this.#tally, procAvailable() ? heldConnections(treePids(this.#root), this.port) : null, 'no /proc')
-  }
-
-  cpuMs () {
-    return this.alive ? treeCpuMs(this.#root) : null
-  }
-
-  measure (load) {
-    const service = this
-    return measureTree({
-      root: this.#root,
-      alive: function stillAlive () { return service.alive },
-      killedPeak: function neverKilled () { return null }
-    }, load)
-  }
 }
 
 /** A service the grader has no pid of: it judges answers only. */
 export class UnwatchedService {
-  #tally = null
-
   /** @param {{ url: URL }} options */
   constructor (options) {
+    this.requests = null
     this.endpoint = options.url.href
     this.origin = options.url.origin
     this.port = Number(options.url.port || 80)
@@ -475,12 +463,12 @@ export class UnwatchedService {
   /** @throws {Error} `code` 'START_FAILED' when nothing answers at the URL */
   async start () {
     if (!(await probe(this.origin, PROBE_TIMEOUT_MS))) throw startFailed(`nothing answers at ${this.origin}`)
-    this.#tally = countRequests(this.origin)
+    this.requests = countRequests(this.origin)
   }
 
   async stop () {
-    this.#tally?.stop()
-    this.#tally = null
+    this.requests?.stop()
+    this.requests = null
   }
 
   signal () {}
@@ -493,7 +481,7 @@ export class UnwatchedService {
   }
 
   async stats () {
-    return statsOf(this.#tally, null, 'no pid')
+    return statsOf(this.requests, null, 'no pid')
   }
 
   cpuMs () {
