@@ -22,19 +22,9 @@ import { AREAS } from '../grader/index.js'
 import { COLUMNS, findSubmissions, gradeClass, parseCsv } from '../grader/class.js'
 import { ALLOW_PACKAGES_IMPORT, ALLOWED_PACKAGES } from '../grader/allow-packages.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
+import { smallSettings } from './grade-settings.js'
 
-const SMALL = Object.freeze({
-  sizes: [2e6, 4e6, 8e6],
-  concurrency: [1, 4],
-  concurrencyBytes: 4e6,
-  speedBytes: 8e6,
-  speedRepeat: 3,
-  bombBytes: 3e8,
-  aborts: 5,
-  reference: false,
-  requestMs: 10000,
-  bombMs: 20000
-})
+const SMALL = smallSettings({ sizes: [2e6, 4e6, 8e6], concurrency: [1, 4], concurrencyBytes: 4e6 })
 
 const FORMULA_NAME = '=bob, "the" <starter>'
 

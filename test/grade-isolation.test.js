@@ -25,23 +25,11 @@ import { send } from '../grader/client.js'
 import { PORTABLE_ENV, procAvailable } from '../lib/util/platform.js'
 import { psAvailable } from '../grader/ps-memory.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
+import { SMALL } from './grade-settings.js'
 
 /** test/fixtures/cheats/detached-rewriter.js's marks (not imported: importing it would run the cheat here) */
 const REWRITER_MARK = 'streamlab-cheat-card-rewriter'
 const REWRITER_DEFAULT_CARD = '/tmp/streamlab-cheat-card.json'
-
-const SMALL = Object.freeze({
-  sizes: [2e6, 8e6, 24e6],
-  concurrency: [1, 8],
-  concurrencyBytes: 6e6,
-  speedBytes: 8e6,
-  speedRepeat: 3,
-  bombBytes: 3e8,
-  aborts: 5,
-  reference: false,
-  requestMs: 10000,
-  bombMs: 20000
-})
 
 const CHEATS = 'test/fixtures/cheats'
 const PROBE = 'test/fixtures/grade/isolation-probe.js'

@@ -28,19 +28,7 @@ import { classifyUrl } from '../grader/service.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { psAvailable } from '../grader/ps-memory.js'
-
-const SMALL = Object.freeze({
-  sizes: [2e6, 8e6, 24e6],
-  concurrency: [1, 8],
-  concurrencyBytes: 6e6,
-  speedBytes: 8e6,
-  speedRepeat: 3,
-  bombBytes: 3e8,
-  aborts: 5,
-  reference: false,
-  requestMs: 10000,
-  bombMs: 20000
-})
+import { SMALL } from './grade-settings.js'
 
 /** The deadline of a bomb for the service that never answers one: each of its three bombs costs one. */
 const HANG_BOMB_MS = 3000

@@ -27,21 +27,7 @@ import { leastSquaresSlope } from '../grader/checks/memory.js'
 import { median } from '../grader/checks/speed.js'
 import { normalizeSettings } from '../grader/settings.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
-
-const SMALL = Object.freeze({
-  sizes: [2e6, 8e6, 24e6],
-  concurrency: [1, 8],
-  concurrencyBytes: 6e6,
-  speedBytes: 8e6,
-  // three rounds, as the presets take: the speed verdicts stand on medians, not on one turn of a busy machine
-  speedRepeat: 3,
-  bombBytes: 3e8,
-  aborts: 5,
-  reference: false,
-  // generous: only the handler that never answers waits for them, with its own
-  requestMs: 10000,
-  bombMs: 20000
-})
+import { SMALL } from './grade-settings.js'
 
 const FIXTURES = 'test/fixtures/grade'
 
