@@ -33,7 +33,7 @@ import { countRequests } from './client.js'
 import { FreshLabs, ReferenceLab } from './lab.js'
 import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
 import { crashLine, probe } from './student-process.js'
-import { measureTree, watchTree } from './tree-memory.js'
+import { measureTree, watchTree, watchWithinBudget } from './tree-memory.js'
 import { procAvailable } from '../lib/util/platform.js'
 
 const MiB = 1024 * 1024
@@ -337,23 +337,11 @@ export class StartedService extends ServiceOnPid {
   }
 
   #startWatch () {
-    const service = this
-    const budget = this.#options.budget
-    const root = this.tree
-    const pid = root.pid
-    this.#watch = watchTree(root, function judgeMemory (memory) {
-      if (memory.rss > service.maxRss) service.maxRss = memory.rss
-      if (budget > 0 && memory.rss > budget && service.alive) {
-        service.lastDeath = {
-          reason: 'memory',
-          pid,
-          rss: memory.rss,
-          message: `the service was killed: its RSS reached ${(memory.rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB (the lab started it, so it starts it again)`
-        }
-        signalTree(root, 'SIGKILL')
-      }
+    this.#watch = watchWithinBudget(this, this.tree, this.#options.budget, function killed (rss, budget) {
+      return `the service was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB (the lab started it, so it starts it again)`
     })
   }
+
 
   #onExit (child, code, signal) {
     if (child !== this.#child) return

@@ -37,7 +37,7 @@ import { PORTABLE_ENV } from '../lib/util/platform.js'
 import { countRequests } from './client.js'
 import { chooseIsolation, isolatedCommand } from './isolation.js'
 import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
-import { measureTree, watchTree } from './tree-memory.js'
+import { measureTree, watchWithinBudget } from './tree-memory.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
 const GRADER_DIR = path.dirname(fileURLToPath(import.meta.url))
@@ -384,23 +384,11 @@ export class StudentProcess {
   }
 
   #startWatch () {
-    const student = this
-    const budget = this.#options.budget
-    const root = this.#root
-    const pid = root.pid
-    this.#watch = watchTree(root, function judgeMemory (memory) {
-      if (memory.rss > student.maxRss) student.maxRss = memory.rss
-      if (budget > 0 && memory.rss > budget && student.alive) {
-        student.lastDeath = {
-          reason: 'memory',
-          pid,
-          rss: memory.rss,
-          message: `the student's process was killed: its RSS reached ${(memory.rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
-        }
-        signalTree(root, 'SIGKILL')
-      }
+    this.#watch = watchWithinBudget(this, this.#root, this.#options.budget, function killed (rss, budget) {
+      return `the student's process was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
     })
   }
+
 
   #stopWatch () {
     this.#watch?.stop()

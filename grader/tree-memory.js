@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks'
 import { procAvailable } from '../lib/util/platform.js'
 import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
-import { readTreeMemory, resetTreePeaks, treePids } from './process-tree.js'
+import { readTreeMemory, resetTreePeaks, signalTree, treePids } from './process-tree.js'
 
 /** How often the watch reads the tree's RSS, and how often it looks for new members (a full walk of /proc). */
 export const WATCH_MS = 25
@@ -106,4 +106,26 @@ export function watchTree (root, onMemory) {
       clearInterval(watch)
     }
   }
+}
+
+/**
+ * The budget watch of a process tree the grader owns (a student's process,
+ * a service it started): the highest RSS kept in `target.maxRss`, and past
+ * `budget` the tree killed and its death recorded in `target.lastDeath`
+ * (reason 'memory', the pid, the RSS, and the message `say` makes of them).
+ * @param {{ maxRss: number, alive: boolean, lastDeath: object|null }} target
+ * @param {{ pid: number, pgid?: number|null }} root
+ * @param {number} budget bytes; 0: no budget, only the highest RSS kept
+ * @param {(rss: number, budget: number) => string} say
+ * @returns {{ stop: () => void }}
+ */
+export function watchWithinBudget (target, root, budget, say) {
+  const pid = root.pid
+  return watchTree(root, function judgeMemory (memory) {
+    if (memory.rss > target.maxRss) target.maxRss = memory.rss
+    if (budget > 0 && memory.rss > budget && target.alive) {
+      target.lastDeath = { reason: 'memory', pid, rss: memory.rss, message: say(memory.rss, budget) }
+      signalTree(root, 'SIGKILL')
+    }
+  })
 }
