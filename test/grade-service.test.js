@@ -105,6 +105,8 @@ describe('npm run grade -- --url: grading a service', function () {
       statusOnly: { command: `node ${FIXTURES}/answers-ok.js`, areas: ['correctness'] },
       hangsOnBomb: { command: `node ${FIXTURES}/hangs-on-bomb.js`, areas: ['safety'], settings: { bombMs: HANG_BOMB_MS } },
       crashes: { command: `node ${FIXTURES}/crashes.js`, areas: ['safety'], settings: { bombBytes: 3e7 } },
+      // a 60 MB body buffered holds about five times that: past a 150 MiB budget, which the 8 MB one is not
+      overBudget: { command: `node ${SERVICES}/buffering.js`, areas: ['memory'], settings: { sizes: [2e6, 8e6, 60e6], memoryBudget: 150 * 1024 * 1024 } },
       // a budget it passes at 24 MB: the grader says so, and never kills a process it did not start
       byPid: { pid: watched.byPid.pid, port: pidPort, areas: ['memory'], settings: { memoryBudget: 128 * 1024 * 1024 } },
       noPid: { port: noPidPort, areas: ['correctness', 'memory'] },
@@ -199,6 +201,21 @@ describe('npm run grade -- --url: grading a service', function () {
       assert.equal(corrupt.pass, false, explain('crashes'))
       assert.match(corrupt.reason, /^the service died \(exit code 3\)/, explain('crashes'))
       assert.doesNotMatch(corrupt.figure, /no answer within/)
+      assert.ok(card.lab.deaths >= 1)
+    })
+  })
+
+  describe('the memory watch', function () {
+    it('kills a service it started past the grader\'s budget, says so with the figure, and starts it again for what follows', function () {
+      // the budget is watched where /proc is (every 25 ms); without it, not at all
+      if (!procAvailable()) this.skip()
+      const card = cards.overBudget
+      const sizes = check(card, 'growth against body size')
+      assert.equal(sizes.pass, false, explain('overBudget'))
+      assert.match(sizes.figure, /^killed at 60 MB: \+[\d.]+ MiB and rising/, explain('overBudget'))
+      assert.match(sizes.reason, /^the service was killed: its RSS reached \d+ MiB, past the grader's budget of 150 MiB \(the lab started it, so it starts it again\)/)
+      const next = check(card, 'growth against concurrency')
+      assert.match(next.reason, /started again for the next area/, explain('overBudget'))
       assert.ok(card.lab.deaths >= 1)
     })
   })
