@@ -69,7 +69,8 @@ describe('grading apart: the cheats of issue 27', function () {
     assert.equal(bySize.pass, false, formatCard(cards.patchesSend))
     // a buffering route grows by a multiple of the body: hundreds of MiB per 100 MB, against a limit of 25
     assert.ok(bySize.details.slope > 100, `${bySize.figure}`)
-    assert.equal(check('patchesSend', 'growth against concurrency').pass, false, formatCard(cards.patchesSend))
+    // a peak sampled with ps (no /proc, portable mode) can miss one curve's short spikes: there the body-size curve is the proof
+    if (procAvailable()) assert.equal(check('patchesSend', 'growth against concurrency').pass, false, formatCard(cards.patchesSend))
   })
 
   it('serves the handler on the socket it opened: a ready of the handler\'s own, naming its own server, changes nothing', function () {

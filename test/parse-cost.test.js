@@ -13,6 +13,16 @@ import { ParseCostMeter, projectParseCost } from '../lib/json/parse-cost.js'
 const run = promisify(execFile)
 const PROBE = fileURLToPath(new URL('./fixtures/parse-cost-probe.js', import.meta.url))
 const MiB = 1024 * 1024
+/**
+ * What RSS may take beyond the projection: the pages the young generation
+ * and the allocator hold as the parse runs, which move with the runtime and
+ * the collector's timing on a busy machine. 8 MiB of long strings is
+ * projected at 18.1 MiB; its heap stays under that (16.2 MiB on Node 20,
+ * 8.2 on Node 24), its RSS did not on Node 24: 18.8 MiB on a quiet machine,
+ * 18.5 and 19.4 in two runs of `.ci/run` (portable mode, two CPU hogs).
+ * `node --expose-gc test/fixtures/parse-cost-probe.js "long strings" 8` prints them.
+ */
+const RSS_NOISE = 4 * MiB
 
 const SHAPES = ['tiny objects', 'tiny arrays', 'small integers', 'doubles', 'empty objects', 'empty arrays', 'nested arrays',
   'short strings', 'long strings', 'non-ASCII strings', 'literals', 'one object, many keys', 'generated items']
@@ -21,12 +31,13 @@ describe('the parse-cost projection', function () {
   this.timeout(60_000)
 
   for (const shape of SHAPES) {
-    it(`is at least the heap and the RSS JSON.parse takes for 8 MiB of ${shape}`, async function () {
+    it(`is at least the heap JSON.parse takes for 8 MiB of ${shape}, and the RSS within its noise`, async function () {
       const { stdout } = await run(process.execPath, ['--expose-gc', PROBE, shape, '8'], { maxBuffer: MiB })
       const figures = JSON.parse(stdout)
-      const taken = Math.max(figures.heap, figures.rss)
-      assert.ok(figures.projected >= taken,
-        `${shape}: projected ${(figures.projected / MiB).toFixed(1)} MiB, JSON.parse took ${(taken / MiB).toFixed(1)} MiB`)
+      assert.ok(figures.projected >= figures.heap,
+        `${shape}: projected ${(figures.projected / MiB).toFixed(1)} MiB, JSON.parse took ${(figures.heap / MiB).toFixed(1)} MiB of heap`)
+      assert.ok(figures.projected + RSS_NOISE >= figures.rss,
+        `${shape}: projected ${(figures.projected / MiB).toFixed(1)} MiB, JSON.parse took ${(figures.rss / MiB).toFixed(1)} MiB of RSS`)
     })
   }
 
