@@ -214,6 +214,17 @@ export function treeStopped (root) {
 }
 
 /** true when the signal was delivered (or the process exists but is not ours to signal). */
+/**
+ * Whether one process runs: it takes signal 0 (or is someone else's), and is
+ * not a zombie (gone, its exit not yet read by its parent) where /proc shows it.
+ * @param {number} pid
+ */
+export function processRuns (pid) {
+  if (!signalQuietly(pid, 0)) return false
+  if (!procAvailable()) return true
+  return readStat(pid)?.state !== 'Z'
+}
+
 function signalQuietly (target, signal) {
   try {
     process.kill(target, signal)

@@ -25,13 +25,13 @@
  * fresh process for a memory figure is the service started again (the one
  * before it stopped), not a second one beside it (ServiceFresh).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { execFileSync, spawn } from 'node:child_process'
-import fs from 'node:fs'
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { countRequests } from './client.js'
 import { FreshLabs, ReferenceLab } from './lab.js'
-import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
+import { cpuMs, heldConnections, processRuns, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
 import { crashLine, probe } from './student-process.js'
 import { measureTree, watchTree, watchWithinBudget } from './tree-memory.js'
 import { procAvailable } from '../lib/util/platform.js'
@@ -378,7 +378,7 @@ export class WatchedService extends ServiceOnPid {
 
   get alive () {
     if (this.#gone) return false
-    if (processExists(this.pid)) return true
+    if (processRuns(this.pid)) return true
     this.#gone = true
     this.#watch?.stop()
     this.deaths++
@@ -393,7 +393,7 @@ export class WatchedService extends ServiceOnPid {
 
   /** @throws {Error} `code` 'START_FAILED' when there is no such process, or nothing answers at the URL */
   async start () {
-    if (!processExists(this.pid)) throw startFailed(`no process with pid ${this.pid}`)
+    if (!processRuns(this.pid)) throw startFailed(`no process with pid ${this.pid}`)
     if (!(await probe(this.origin, PROBE_TIMEOUT_MS))) throw startFailed(`nothing answers at ${this.origin}`)
     this.requests = countRequests(this.origin)
     const service = this
@@ -676,21 +676,6 @@ function treeCpuMs (root) {
 }
 
 /** Whether the process runs (a zombie does not: it is gone, its parent has not read its exit yet). */
-function processExists (pid) {
-  try {
-    process.kill(pid, 0)
-  } catch (err) {
-    if (err.code !== 'EPERM') return false
-  }
-  if (!procAvailable()) return true
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
-    // the state, after the command's last ')'
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z'
-  } catch {
-    return false
-  }
-}
 
 function startFailed (message) {
   const err = new Error(message)
@@ -701,8 +686,4 @@ function startFailed (message) {
 function lastLines (output) {
   const lines = output.trim().split('\n').filter(Boolean).slice(-3)
   return lines.length === 0 ? '' : `; its last output: ${lines.join(' | ').slice(0, 600)}`
-}
-
-function sleep (ms) {
-  return new Promise(function later (resolve) { setTimeout(resolve, ms) })
 }

@@ -25,6 +25,7 @@
  * together while the reference routes are timed (SIGSTOP, SIGCONT), so that
  * no student code runs beside them, and killed together at the end.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -452,10 +453,6 @@ export function probe (url, timeoutMs) {
     })
     req.on('error', function failed () { resolve(false) })
   })
-}
-
-function sleep (ms) {
-  return new Promise(function later (resolve) { setTimeout(resolve, ms) })
 }
 
 /**
