@@ -13,7 +13,7 @@ import { timeInBrowser } from './db-export-browser.js'
 import { make } from './dom.js'
 import { formatCount, formatMs } from './format.js'
 
-/** Shown under the table: what the article measured (../shared/REFERENCES.md, experiment 5). */
+/** Shown under the table: what the article measured (docs/sources.md#db-export). */
 const PUBLISHED = 'The article found batches faster with a few big batches, and the stream faster from about 10 batches on.'
 
 const MODES = Object.freeze({

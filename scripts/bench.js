@@ -16,6 +16,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 import { writeReport } from '../lib/measure/report.js'
+import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { loadBenches } from '../experiments/index.js'
 import * as hostile from './hostile/bench.js'
 
@@ -34,6 +35,7 @@ ${names}
 
 Options (all):
   --out DIR           where reports go (default reports/<timestamp>)
+  --figures NAME      also write docs/figures/NAME.json and NAME.md: the figures the docs quote
   -h, --help
 
 ${details}`
@@ -53,12 +55,17 @@ export function readBenchArgs (argv) {
     options: {
       ...bench.options,
       out: { type: 'string' },
+      figures: { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
   if (values.help) return { help: true }
+  if (values.figures !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(values.figures)) {
+    throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${values.figures}"`)
+  }
   return {
     bench,
+    figures: values.figures,
     out: values.out ?? path.join(PROJECT_ROOT, 'reports', new Date().toISOString().replace(/[:.]/g, '-')),
     options: bench.normalize(values)
   }
@@ -100,17 +107,20 @@ async function main () {
     return 0
   }
   const started = new Date()
+  const loadBefore = os.loadavg()[0]
   const result = await args.bench.run(args.options, progressPrinter(process.stderr))
   process.stdout.write('\n' + result.markdown)
-  const meta = { experiment: args.bench.name, started: started.toISOString(), node: process.version, cpus: os.availableParallelism(), options: args.options }
+  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`
+  const meta = { experiment: args.bench.name, started: started.toISOString(), node: process.version, cpus: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 2 ** 30), loadBefore, options: args.options }
   const files = await writeReport(args.out, {
     title: result.title,
-    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`,
+    command,
     meta,
     markdown: result.markdown,
     charts: result.charts,
     data: result.data
   })
+  if (args.figures) files.push(...await writeFigures(args.figures, { title: result.title, command: figuresCommand('bench', process.argv.slice(2)), meta, markdown: result.markdown, data: result.data }))
   process.stderr.write(`reports written: ${files.map(function shown (f) { return path.relative(PROJECT_ROOT, f) }).join(', ')}\n`)
   return 0
 }

@@ -19,6 +19,7 @@
  * HTTP (memory not judged: the card fails unless --only leaves memory out);
  * grader/service.js. docs/lessons/grade.md reads the card with you.
  */
+import os from 'node:os'
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -29,6 +30,7 @@ import { classifyUrl } from '../grader/service.js'
 import { cardJson, formatCard } from '../grader/card.js'
 import { gradeClass } from '../grader/class.js'
 import { writeGradeReport } from '../grader/report.js'
+import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { normalizeSeed } from '../grader/settings.js'
 
 const EXIT_FAILED = 1
@@ -48,6 +50,7 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
                    run, and --seed with it sends the same bodies again; by default a new random seed
   --json FILE      also write the card as JSON: { handler, verdict, preset, seed, date, durationMs,
                    labVersion, sha256, areas, checks: [{ area, name, pass, figure, limit, hint }] }
+  --figures NAME   also write docs/figures/NAME.json and NAME.md: the card as the docs quote it
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
   --out DIR        where the report goes (default test-data/grade/<timestamp>; a class: a folder per submission)
@@ -81,6 +84,7 @@ export function readGradeArgs (argv) {
       quick: { type: 'boolean', default: false },
       seed: { type: 'string' },
       json: { type: 'string' },
+      figures: { type: 'string' },
       csv: { type: 'string' },
       only: { type: 'string' },
       out: { type: 'string' },
@@ -106,7 +110,7 @@ export function readGradeArgs (argv) {
   const isFolder = fs.statSync(target).isDirectory()
   const common = readCommon(values)
   if (isFolder) {
-    if (values.json !== undefined) throw new TypeError('--json writes one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
+    if (values.json !== undefined || values.figures !== undefined) throw new TypeError('--json and --figures write one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
     if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
   } else if (values.csv !== undefined) {
     throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
@@ -182,10 +186,17 @@ function readCommon (values) {
     preset: values.quick ? 'quick' : 'full',
     seed,
     json: values.json ?? null,
+    figures: readFiguresName(values.figures),
     out: values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp),
     port,
     keepOpenMs: Math.round(keepOpen * 1000)
   }
+}
+
+function readFiguresName (name) {
+  if (name === undefined) return null
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${name}"`)
+  return name
 }
 
 function progressPrinter (stream) {
@@ -207,6 +218,7 @@ function formatMinutes (ms) {
 }
 
 async function gradeOneFile (args, command) {
+  const loadBefore = os.loadavg()[0]
   const options = {
     preset: args.preset,
     areas: args.areas ?? undefined,
@@ -222,6 +234,15 @@ async function gradeOneFile (args, command) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
     await fs.promises.writeFile(args.json, JSON.stringify(cardJson(card), null, 2) + '\n')
     files.push(args.json)
+  }
+  if (args.figures) {
+    files.push(...await writeFigures(args.figures, {
+      title: `Grade card of ${card.handler}`,
+      command: figuresCommand('grade', process.argv.slice(2)),
+      meta: { started: card.startedAt, loadBefore },
+      markdown: '```\n' + formatCard(card) + '```\n',
+      data: { card: cardJson(card) }
+    }))
   }
   process.stderr.write(`written: ${files.map(shown).join(', ')}\n`)
   return card.passed ? 0 : EXIT_FAILED

@@ -50,7 +50,11 @@ function metricsClient (port, ms) {
 }
 
 async function main () {
-  const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' } } })
+  const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' } } })
+  if (values.help) {
+    console.log('Usage: npm run soak -- [--minutes N] [--concurrency N]\n  --minutes N       how long the mixed load runs (default 10)\n  --concurrency N   requests in flight (default 4)')
+    return 0
+  }
   const minutes = Number(values.minutes)
   const concurrency = Number(values.concurrency)
   if (!(minutes > 0) || !Number.isInteger(concurrency) || concurrency < 1) {

@@ -54,7 +54,7 @@ export function assertPublished (assert, published) {
     assert.equal(typeof p.label, 'string')
     assert.equal(typeof p.value, 'number')
     assert.equal(typeof p.unit, 'string')
-    assert.match(p.source, /REFERENCES\.md/)
+    assert.match(p.source, /docs\/sources\.md#[a-z-]+/)
     assert.ok(p.measured === null || typeof p.measured === 'number')
   }
 }

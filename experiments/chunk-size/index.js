@@ -21,8 +21,8 @@ export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.
 const KiB = 1024
 /** The download load, forked per setting: its sockets and CPU are not the server's. */
 const GET_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'chunk-size', 'get-process.js')
-const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: REFERENCES.md, experiment 3'
-const RELATED = 'A related post on read sizes: REFERENCES.md, experiment 3'
+const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: docs/sources.md#chunk-size'
+const RELATED = 'A related post on read sizes: docs/sources.md#chunk-size'
 
 /** The published figures, with where each is matched in `cells`. */
 export const PUBLISHED = deepFreeze([

@@ -21,7 +21,7 @@ const CLIENT = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'client.js')
 const LAB_SERVER = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'lab-server.js')
 const LISTENING = /streamlab listening on (http:\/\/\S+)/
 
-const SOURCE = 'REFERENCES.md, experiment 5 (an article: Fastify, pg-query-stream and a React page, timed in the browser)'
+const SOURCE = 'An article: Fastify, pg-query-stream and a React page, timed in the browser: docs/sources.md#db-export'
 
 /** What the article found: shown beside the lab's own figures (`measured`: null where not run). */
 export const PUBLISHED = Object.freeze([

@@ -17,7 +17,7 @@ export const description = 'Sends N bytes over a local TCP connection to a "byte
   'per byte, then with cork()/uncork() every few KiB, then through a buffer written when full, each from a fresh ' +
   'client process, and reports the time, socket.write() calls and write system calls of each.'
 
-const SOURCE = 'A .NET demo: 1,000,000 single bytes to a TCP byte sucker, straight to the socket stream vs through a buffering stream: REFERENCES.md, experiment 4'
+const SOURCE = 'A .NET demo: 1,000,000 single bytes to a TCP byte sucker, straight to the socket stream vs through a buffering stream: docs/sources.md#tiny-writes'
 
 /** The published figures, with where each is matched in `cells`. */
 export const PUBLISHED = deepFreeze([

@@ -36,7 +36,7 @@ const MAX_BYTES = 256 * 1024 * 1024
 const MAX_BUFFERED_TOTAL = 4 * 1024 * 1024 * 1024
 const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
 const WARM_BYTES = 1024
-const SOURCE = 'An article on buffered vs streamed uploads to disk (plain node:http, a ~15 MB file, C parallel uploads): REFERENCES.md, experiment 2'
+const SOURCE = 'An article on buffered vs streamed uploads to disk (plain node:http, a ~15 MB file, C parallel uploads): docs/sources.md#upload'
 
 /** The article's figures at C=200, with where each is matched in `cells`. */
 export const PUBLISHED = deepFreeze([

@@ -11,7 +11,7 @@ import { ROUTES } from './load.js'
 
 /** Clinic.js 13.0.0 is the last release (2023); pinned so every run downloads the same tree. */
 export const CLINIC_VERSION = '13.0.0'
-/** Clinic doctor 13 does not work from this Node on (shared/REFERENCES.md); heapprofiler and flame are tried anyway. */
+/** Clinic doctor 13 does not work from this Node on (docs/sources.md#tools); heapprofiler and flame are tried anyway. */
 export const DOCTOR_LAST_WORKING = [21, 7]
 
 export const PROFILES_DIR = path.join(DEFAULTS.dataDir, 'profiles')

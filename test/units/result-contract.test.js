@@ -40,7 +40,7 @@ describe('the result contract (lib/experiments/result-contract.js)', function ()
           ]
         }],
         charts: [CHART],
-        published: [{ label: 'p', value: 1, unit: 's', source: 'REFERENCES.md', measured: null }],
+        published: [{ label: 'p', value: 1, unit: 's', source: 'docs/sources.md#ingest', measured: null }],
         verdicts: [{ verdict: 'clean', ok: true, text: 'fine' }],
         caption: 'a run',
         server: { peakRss: 1 }
