@@ -3,7 +3,7 @@
  * streaming; POST /express-json answers it as most Express apps would, with
  * express.json(), and POST /streamparser-json as a reader of a streaming
  * library's README would. Every request takes the same eight stages
- * (lib/ingest/sequence.js); each route names its own.
+ * (lib/ingest/README.md); each route names its own.
  */
 import express from 'express'
 import { ingestRoute } from '../lib/ingest/sequence.js'

@@ -7,14 +7,14 @@
  * main thread's share of it (event-loop utilisation); and how much of the
  * first is the projection of the parse's cost, which /bad does not make. /good sends a small
  * body's document to an idle thread only past the size where the round trip
- * takes no longer than parsing here (HOP_WORTH in lib/ingest/streamed.js).
+ * takes no longer than parsing here (HOP_WORTH in lib/parse/small-body.js).
  *
  *   node scripts/parse-hop.js [--count 1000] [--sizes 1KB,4KB,8KB,16KB,32KB,64KB] [--repeat 3]
  */
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createJsonStream } from '../generators/items.js'
-import { parseDocument } from '../lib/parse/worker.js'
+import { parseDocument } from '../lib/parse/parse-batch.js'
 import { createParsePool, threadHeapMb } from '../lib/parse/pool.js'
 import { DEFAULTS } from '../lib/config/options.js'
 import { parseByteSize } from '../lib/util/units.js'

@@ -3,16 +3,11 @@
  * compressed body, the whole inflated Buffer, one string of all of it and
  * every parsed record are alive at once, so memory grows with body size
  * times concurrency. That is the lesson. It is still bounded (a limit on
- * compressed bytes, `maxOutputLength` on inflated bytes) so the lab
- * survives it, and admitted stage by stage within the memory budget
- * (lib/limits/admission.js): the compressed body as it arrives, the inflated body
- * before zlib makes it, the string and what JSON.parse builds from it
- * (lib/json/parse-cost.js) before they exist. What cannot fit is refused before
- * it is allocated. With `unsafeBad` none of this applies: the zip bomb's
- * demonstration needs the worker to die.
- *
- * Stages 1, 2 and 8 are every route's (lib/ingest/sequence.js); stages 3 to
- * 7 are ingestBuffered, below.
+ * compressed bytes, `maxOutputLength` on inflated bytes), and admitted step
+ * by step within the memory budget (lib/limits/admission.js): what cannot
+ * fit is refused before it is allocated. With `unsafeBad` none of this
+ * applies: the zip bomb's demonstration needs the worker to die.
+ * Stages 3 to 7 (lib/ingest/README.md) are ingestBuffered, below.
  */
 import { createHash } from 'node:crypto'
 import { isAscii } from 'node:buffer'
@@ -27,7 +22,7 @@ import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, f
 import { inflatedTooLarge, fromZlibError, tooDeep } from '../errors/index.js'
 import { formatMiB } from '../util/units.js'
 
-/** POST /bad: stages 1 and 2 shared, 3 to 7 in ingestBuffered. */
+/** POST /bad: its place is a reservation in the memory budget; stages 3 to 7 in ingestBuffered. */
 export const buffered = Object.freeze({
   name: 'bad',
   formats: FORMATS,
@@ -153,7 +148,7 @@ function parseWhole (inflated, format, reservation, maxDepth) {
  * @param {{ opts: object }} lab normalised app options
  * @returns {Promise<object>} the figures of the summary
  */
-export async function ingestBuffered (req, plan, { reservation }, { opts }) {
+async function ingestBuffered (req, plan, { reservation }, { opts }) {
   const { limits } = opts
   const body = await readWhole(requestBody(req, { idleMs: limits.bodyIdleMs }), countAndReserve(req, limits.compressed, reservation))
   reservation.shrink(reservation.bytes - body.length) // the chunks are garbage now: what stays is the one Buffer

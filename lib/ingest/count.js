@@ -1,9 +1,9 @@
 /**
- * Counters on the body's way through an ingest route: compressed bytes
- * against `limits.compressed`, inflated bytes against `limits.inflated` and
- * the expansion ratio, with the sha256 every summary carries. A counter is a
- * pass-through for `pipeline`, and counts bytes held whole (`count`) with
- * the same check.
+ * The body's counters, part of stage 3 (lib/ingest/README.md): compressed
+ * bytes against `limits.compressed`; inflated bytes against `limits.inflated`
+ * and the expansion ratio, with the sha256 every summary carries. A counter
+ * is a pass-through for `pipeline`, and counts bytes held whole (`count`)
+ * with the same check.
  */
 import { Transform } from 'node:stream'
 import { createHash } from 'node:crypto'
@@ -12,9 +12,10 @@ import { compressedTooLarge, inflatedTooLarge, ratioTooLarge } from '../errors/i
 /**
  * A pass-through that counts bytes and fails the moment `check` says so.
  * @param {(bytes: number, chunk: Buffer) => Error|null} check called with the running total (and the chunk) on every chunk
- * @param {string} [hash] also digest the bytes with this algorithm
+ * @param {string} [hash] also digest the bytes with this algorithm: the hex digest is the counter's
+ *   property of that name (`sha256`), read once the bytes are all counted
  */
-export function countingStream (check, hash) {
+function countingStream (check, hash) {
   const digest = hash ? createHash(hash) : null
   const counter = new Transform({
     transform: function countChunk (chunk, encoding, callback) {
@@ -36,8 +37,9 @@ export function countingStream (check, hash) {
     if (digest) digest.update(chunk)
     return null
   }
-  counter.digest = function hexDigest () {
-    return digest.digest('hex')
+  if (digest) {
+    let hex = null
+    Object.defineProperty(counter, hash, { get: function hexDigest () { return (hex ??= digest.digest('hex')) } })
   }
   return counter
 }

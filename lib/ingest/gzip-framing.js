@@ -1,25 +1,15 @@
 /**
- * Stage 4 of an ingest request (lib/ingest/sequence.js): inflating, whole
- * (`inflateWhole`) or streamed (`gunzipLayers`), and what ends a gzip body:
- * the one rule every ingest route applies, written once.
+ * Stage 4, inflate (lib/ingest/README.md): whole (`inflateWhole`) or
+ * streamed (`gunzipLayers`), with the one rule of what ends a gzip body.
  *
- * RFC 1952 (section 2.2) makes a gzip file a series of members. Node's zlib
- * (`Gunzip`, and `zlib.gunzip` built on it) inflates members back to back;
- * after a member, a byte other than 0x1f or 0x00 is "incorrect header check".
- * At a zero byte it stops and takes the zeros for padding, but it also
- * ignores whatever follows them: a second member, garbage, a megabyte. As a
- * stream it is worse: what it ignores depends on how the bytes were split
- * into reads, and a member arriving after the zero in a later read is pushed
- * after the end (`ERR_STREAM_PUSH_AFTER_EOF`, a 500).
- *
- * The lab's rule: a gzip body is one or more members back to back, then
- * nothing or only zero bytes. Anything other than a zero after the padding
- * starts is refused (400 `gzip.trailing.data`, at its offset), because the
- * lab would otherwise drop it without a word. zlib still judges the members
- * and what directly follows a member (a new header or a zero), so its errors
- * (`gzip.invalid`, `gzip.truncated`) mean what they always meant. The verdict
- * depends on the bytes only, never on where the reads fall:
- * test/gzip-framing.test.js splits every case at every byte.
+ * A gzip body is one or more members (RFC 1952, 2.2) back to back, then
+ * nothing or only zero bytes; anything else once the padding starts is
+ * refused (400 `gzip.trailing.data`, at its offset). Node's zlib stops at a
+ * zero and ignores what follows, in ways that depend on where the reads
+ * fall (a stream may even push after its end: a 500), so the lab would drop
+ * those bytes without a word. zlib still judges the members, and its errors
+ * keep their meaning. test/gzip-framing.test.js splits every case at every
+ * byte.
  */
 import zlib from 'node:zlib'
 import { promisify } from 'node:util'
@@ -33,7 +23,7 @@ const gunzip = promisify(zlib.gunzip)
  * @param {number} from where the padding starts in `bytes`
  * @param {number} base the offset of `bytes[0]` in the body
  */
-export function paddingError (bytes, from, base) {
+function paddingError (bytes, from, base) {
   for (let i = from; i < bytes.length; i++) {
     if (bytes[i] !== 0) return gzipTrailingData(base + i, bytes[i])
   }
@@ -47,7 +37,7 @@ export function paddingError (bytes, from, base) {
  * @param {zlib.ZlibOptions} [options] e.g. `maxOutputLength`
  * @returns {Promise<Buffer>}
  */
-export async function gunzipWhole (body, options = {}) {
+async function gunzipWhole (body, options = {}) {
   const { buffer, engine } = await gunzip(body, { ...options, info: true })
   const error = paddingError(body, engine.bytesWritten, 0)
   if (error) throw error
@@ -55,7 +45,7 @@ export async function gunzipWhole (body, options = {}) {
 }
 
 /** As gunzipWhole, in one synchronous call: no trip to zlib's thread pool and back. */
-export function gunzipWholeSync (body, options = {}) {
+function gunzipWholeSync (body, options = {}) {
   const { buffer, engine } = zlib.gunzipSync(body, { ...options, info: true })
   const error = paddingError(body, engine.bytesWritten, 0)
   if (error) throw error
@@ -97,7 +87,7 @@ function nothingAfter () {}
  * and what reads the output (a parser that finds the document unfinished)
  * could answer before the bytes after the padding are judged.
  */
-export class GunzipBody extends zlib.Gunzip {
+class GunzipBody extends zlib.Gunzip {
   constructor (options) {
     super(options)
     /** Bytes of the body taken so far. */
@@ -144,20 +134,12 @@ export class GunzipBody extends zlib.Gunzip {
 }
 
 /**
- * One gzip layer of a streamed body.
- * @param {zlib.ZlibOptions} [options]
- */
-export function createGunzipBody (options) {
-  return new GunzipBody(options)
-}
-
-/**
  * One Gunzip per gzip layer of a streamed body, to spread into `pipeline`.
  * @param {number} layers
  * @param {zlib.ZlibOptions} [options]
  */
 export function gunzipLayers (layers, options) {
   const gunzips = []
-  for (let k = 0; k < layers; k++) gunzips.push(createGunzipBody(options))
+  for (let k = 0; k < layers; k++) gunzips.push(new GunzipBody(options))
   return gunzips
 }

@@ -1,32 +1,24 @@
 /**
  * The ingest behind POST /express-json: what most Express apps run,
- * `express.json()` (body-parser 2), given the lab's inflated limit. It is
- * the buffered pattern with one guard: body-parser pipes the request
- * through a Gunzip chosen by `Content-Encoding`, raw-body keeps every
- * inflated chunk and refuses past `limit` inflated bytes (413), then joins
- * the chunks, decodes one string and `JSON.parse`s it whole. Compared with
- * /bad it never holds the compressed body, and a zip bomb stops at the
- * limit; but up to the limit it holds everything, as /bad does.
+ * `express.json()` (body-parser 2), given the lab's inflated limit. The
+ * buffered pattern with one guard: raw-body keeps every inflated chunk up to
+ * `limit` (413 past it), joins them, decodes one string and `JSON.parse`s
+ * it whole. A zip bomb stops at the limit; up to it, everything is held.
  *
- * The middleware is left as it is. Around it, the lab adds only what it
- * asks of every route that buffers (docs/limits.md), without reaching into
- * body-parser:
- * - admission (lib/limits/admission.js): what raw-body will hold is reserved as it
- *   arrives, and what `JSON.parse` will build is projected in body-parser's
- *   `verify` hook, which runs before the parse and may throw to refuse it;
- * - the compressed limit, which body-parser does not have for gzip bodies;
- * - the body's deadline and a client that vanishes mid-body (body-parser
- *   would wait on its Gunzip forever: nothing ends it when the request is
- *   cut);
- * - the summary, with the tally /bad and /good use; `verify` also sees the
- *   inflated bytes, which gives the sha256 and the format.
+ * The middleware is left as it is. Around it the lab adds only what it asks
+ * of every route that buffers (docs/limits.md): admission of what raw-body
+ * will hold, and of what `JSON.parse` will build (projected in body-parser's
+ * `verify` hook, which may throw to refuse it); the compressed limit, which
+ * body-parser lacks for gzip; the body's deadline and a client that vanishes
+ * mid-body (nothing would end body-parser's Gunzip); and the summary, with
+ * the tally the other routes use.
  */
 import { createHash } from 'node:crypto'
 import express from 'express'
 import { guardBody } from '../limits/body-deadline.js'
 import { EXPRESS_JSON_FORMATS, negotiateJson } from './negotiate.js'
 import { admitWithinBudget } from './admit.js'
-import { clientGone } from './read.js'
+import { clientGone } from './client-gone.js'
 import { detectFormat, DETECT_BYTES } from '../json/records.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
 import { createTally, finishTally, locateJsonError, recordsOf, tallyRecords } from '../parse/tally.js'
@@ -39,8 +31,8 @@ const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
 
 /**
  * POST /express-json, with one `express.json()` for the app, as an app
- * would mount it: stages 1 and 2 shared (what express.json accepts, and the
- * memory budget), 3 to 7 in its ingestExpressJson.
+ * would mount it: negotiated as express.json would accept it, its place a
+ * reservation in the memory budget, stages 3 to 7 in its ingestExpressJson.
  * @param {{ limits: object }} opts normalised app options
  * @returns {import('./sequence.js').IngestRoute}
  */

@@ -1,11 +1,10 @@
 /**
- * Stage 1 of an ingest request (lib/ingest/sequence.js): the headers and the
- * query, before a byte of the body is read. Which bodies a route accepts,
- * how many gzip layers to peel, which JSON format to expect, and a
- * Content-Length already past the compressed limit: 415, 400 and 413 with
- * nothing read. /bad, /good and the textbook route read gzip bodies
- * (`negotiateBody`); /express-json reads what express.json reads
- * (`negotiateJson`).
+ * Stage 1, negotiate (lib/ingest/README.md): the headers and the query,
+ * before a byte of the body is read. Which bodies a route accepts, how many
+ * gzip layers to peel, which JSON format to expect, and a Content-Length
+ * already past the compressed limit: 415, 400 and 413 with nothing read.
+ * /bad, /good and the textbook route read gzip bodies (`negotiateBody`);
+ * /express-json reads what express.json reads (`negotiateJson`).
  */
 import { FORMATS } from '../json/records.js'
 import {
@@ -15,7 +14,7 @@ import {
 
 const GZIP_TYPES = ['application/octet-stream', 'application/gzip', 'application/x-gzip']
 const JSON_TYPES = ['application/json', 'application/x-ndjson']
-export const ACCEPTED_TYPES = Object.freeze([...GZIP_TYPES, ...JSON_TYPES])
+const ACCEPTED_TYPES = Object.freeze([...GZIP_TYPES, ...JSON_TYPES])
 
 /**
  * The headers and query of a gzip body: its layers and format, and its
@@ -58,7 +57,7 @@ export function negotiateBody (req, limits, route = { formats: FORMATS }) {
 }
 
 /** 413 before reading a byte when Content-Length already says too much. */
-export function checkContentLength (req, limit) {
+function checkContentLength (req, limit) {
   const length = Number(req.headers['content-length'])
   if (Number.isFinite(length) && length > limit) throw compressedTooLarge(limit, length)
 }

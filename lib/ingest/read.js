@@ -1,14 +1,14 @@
 /**
- * Stage 3 of an ingest request (lib/ingest/sequence.js): reading the body.
- * Whole (`readWhole`: the body kept as one Buffer, as /bad and a small body
- * on /good read it) or streamed (`requestBody`: a source for `pipeline`).
- * Either way the body is bounded in time (lib/limits/body-deadline.js), a
- * client that vanishes is an abort, and a body the lab stops reading is
- * drained for a while so that its client still reads the answer.
+ * Stage 3, read (lib/ingest/README.md): the body streamed (`requestBody`, a
+ * source for `pipeline`) or kept whole (`readWhole`). Either way it is
+ * bounded in time (lib/limits/body-deadline.js), a client that vanishes is
+ * an abort, and a body the lab stops reading is drained for a while so that
+ * its client still reads the answer.
  */
 import { Readable } from 'node:stream'
 import { requestAborted } from '../errors/index.js'
 import { guardBody } from '../limits/body-deadline.js'
+import { clientGone } from './client-gone.js'
 
 /**
  * The request body as a stream that `pipeline` may destroy without
@@ -73,22 +73,6 @@ export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } 
   return source
 }
 
-/**
- * Whether the client hung up before the body was read: its 'close' may have
- * passed while the request waited, so ask the state, not the events. A small
- * body arrives whole with its headers (`complete`), but when the socket
- * closes before it is read, Node destroys the request and drops the body:
- * no 'data' and no 'end' will ever come, and a reader waiting for them
- * would hold its place for good.
- * @param {import('node:http').IncomingMessage} req
- */
-export function clientGone (req) {
-  if (req.readableEnded) return false
-  if (req.destroyed) return true
-  if (req.complete) return false
-  return req.socket === null || req.socket?.destroyed === true
-}
-
 /** How much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap. */
 const DRAIN = Object.freeze({ bytes: 64 * 1024 * 1024, ms: 10_000, idleMs: 2000 })
 
@@ -96,13 +80,11 @@ const DRAIN = Object.freeze({ bytes: 64 * 1024 * 1024, ms: 10_000, idleMs: 2000 
 const discarding = new WeakSet()
 
 /**
- * Read and discard the rest of an abandoned body, so the client, still
- * sending, gets to read its error answer; but only so much: a client that
- * sends a 10 GB body, or stops sending, must not keep the lab reading. A
- * 10 MB bomb is drained whole, however busy the machine; what passes 64 MiB,
- * 10 s, or a 2 s pause loses its connection. The ingest body stream calls
- * it when its pipeline fails; the app's error handler, for a body refused
- * before it was read (a Content-Length over the limit).
+ * Read and discard the rest of an abandoned body, so that the client, still
+ * sending, gets to read its error answer; but only up to DRAIN: a client
+ * that sends without end, or stops sending, must not keep the lab reading,
+ * and loses its connection. The body stream calls it when its pipeline
+ * fails; the app's error handler, for a body refused before it was read.
  * @param {import('node:http').IncomingMessage} req
  */
 export function discardRestOfBody (req) {
@@ -138,10 +120,9 @@ export function discardRestOfBody (req) {
 /**
  * Read a body to its end and keep it, checking each chunk with `count`.
  * Events rather than `pipeline`: one source read whole needs no composing,
- * and for a body of a read or two pipeline's set-up (an AbortController,
- * end-of-stream watches on both sides) cost more than all the rest. The
- * chunks and then their one concatenation are alive at the end: twice the
- * body, which is what a route that reads whole must reserve.
+ * and for a body of a read or two pipeline's set-up costs more than the
+ * rest. The chunks and then their concatenation are alive at the end:
+ * twice the body, which is what a route that reads whole must reserve.
  * @param {import('node:stream').Readable} source `requestBody(req)`; destroyed with the error when `count` refuses a chunk
  * @param {(chunk: Buffer) => Error|null} count the compressed limit, and what the route reserves per chunk
  * @returns {Promise<Buffer>}

@@ -1,24 +1,7 @@
 /**
- * One ingest request, top to bottom. All four ingest routes (POST /bad,
- * /good, /express-json, /streamparser-json) take the same eight stages:
- *
- *   1. negotiate  the headers and query only: 415, 400, 413 before a byte is read (negotiate.js)
- *   2. admit      a place: the memory budget, or one of /good's pipelines (admit.js)
- *   3. read       the body, whole or streamed (read.js), its bytes counted (count.js)
- *   4. inflate    whole or streamed, each gzip layer framed one way (gzip-framing.js)
- *   5. find records  where the format says they are (lib/json/)
- *   6. parse      JSON.parse, a library, or parse threads (lib/parse/)
- *   7. tally      the figures that prove every record was read (lib/parse/tally.js)
- *   8. answer     the summary every route gives, in one key order (makeSummary, below)
- *
- * Stages 3 to 7 are where the routes differ, and that difference is the
- * lesson, so each route's file holds them in order, one function:
- * `ingestBuffered` (buffered.js: whole, then whole, then one JSON.parse),
- * `ingestStreamed` (streamed.js: a pipeline, records found on the main
- * thread, parsed on threads), `ingestExpressJson` (json-middleware.js:
- * express.json does 3 to 6) and `ingestWithStreamparser` (streamparser.js:
- * a pipeline into a streaming library). A route is a plain object naming its
- * stages; this file runs them and answers.
+ * One ingest request, top to bottom, for all four ingest routes: the eight
+ * stages tabled in lib/ingest/README.md. A route is a plain object naming
+ * its stages (IngestRoute); this file runs them and answers.
  */
 import { performance } from 'node:perf_hooks'
 import { overloaded } from '../errors/index.js'
@@ -30,9 +13,13 @@ import { msSince, nextRequestId } from '../util/lab-events.js'
  * @property {string} name the route's path without its slash, as events and answers name it
  * @property {readonly string[]} formats the JSON formats it reads
  * @property {(req: object, limits: object, route: IngestRoute) => { layers?: number, format: string|null }} negotiate stage 1
- * @property {(req: object, plan: object, route: IngestRoute, lab: object) => Promise<{ reservation: object|null, leave: () => void }>} admit stage 2
- * @property {(req: object, plan: object, place: object, lab: object) => Promise<{ format: string, tally: object,
- *   inflatedBytes: number, compressedBytes: number, sha256: string }>} ingest stages 3 to 7
+ * @property {(req: object, plan: object, route: IngestRoute, lab: object) => Promise<Found>} admit stage 2:
+ *   takes a place, runs `ingest` in it, gives the place back
+ * @property {(req: object, plan: object, place: object, lab: object) => Promise<Found>} ingest stages 3 to 7
+ */
+
+/**
+ * @typedef {{ format: string, tally: object, inflatedBytes: number, compressedBytes: number, sha256: string }} Found
  */
 
 /**
@@ -43,14 +30,11 @@ import { msSince, nextRequestId } from '../util/lab-events.js'
  *   app's memory admission, and what /good holds across requests (lib/ingest/state.js)
  * @returns {Promise<object>} the summary
  */
-export async function ingest (req, route, lab) {
+async function ingest (req, route, lab) {
   const plan = route.negotiate(req, lab.opts.limits, route)
-  const place = await route.admit(req, plan, route, lab)
-  try {
-    return makeSummary(await route.ingest(req, plan, place, lab))
-  } finally {
-    place.leave()
-  }
+  // a place for the request, stages 3 to 7 (route.ingest) run in it, and the place given back
+  const found = await route.admit(req, plan, route, lab)
+  return makeSummary(found)
 }
 
 /**
@@ -113,7 +97,7 @@ export function ingestRoute (route, lab) {
 }
 
 /** Stage 8: the answer every route gives, in one fixed key order. */
-export function makeSummary ({ format, tally, inflatedBytes, compressedBytes, sha256 }) {
+function makeSummary ({ format, tally, inflatedBytes, compressedBytes, sha256 }) {
   return {
     format,
     items: tally.items,

@@ -4,13 +4,11 @@
  * `pipeline()` a chunk at a time: request, gunzip, invalid UTF-8 made
  * U+FFFD (the library refuses it, JSON.parse on /bad's string does not),
  * the library's tokenizer, its parser picking the records out, a tally.
- * Memory stays flat whatever the body's size; the library's tokenizer reads
- * about 24 MB/s through HTTP, a quarter of /good (docs/ingest.md,
- * `npm run bench -- ingest`; the choice of library:
- * `node scripts/json-libraries.js`). The lab's limits come from shared
- * pieces, one line each; what the library cannot bound (nesting, one huge
- * record) or reads otherwise than JSON.parse (a repeated `items` key, a
- * byte order mark) is watched token by token (lib/ingest/token-guard.js).
+ * Memory stays flat whatever the body's size; its speed against /good is
+ * in docs/ingest.md. The lab's limits come from shared pieces, one line
+ * each; what the library cannot bound (nesting, one huge record) or reads
+ * otherwise than JSON.parse (a repeated `items` key, a byte order mark) is
+ * watched token by token (lib/ingest/token-guard.js).
  */
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -23,7 +21,7 @@ import { gunzipLayers } from './gzip-framing.js'
 import { JsonTokenGuard, STREAMPARSER_FORMATS, wellFormedUtf8 } from './token-guard.js'
 import { fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
 
-/** POST /streamparser-json: stages 1 and 2 shared (no place to wait for), 3 to 7 in ingestWithStreamparser. */
+/** POST /streamparser-json: no place to wait for; stages 3 to 7 in ingestWithStreamparser. */
 export const streamparser = Object.freeze({
   name: 'streamparser-json',
   formats: STREAMPARSER_FORMATS,
@@ -33,7 +31,8 @@ export const streamparser = Object.freeze({
   ingest: ingestWithStreamparser
 })
 
-export async function ingestWithStreamparser (req, plan, place, { opts }) {
+/** Stages 3 to 7 of POST /streamparser-json: one pipeline into the library, each limit a line. */
+async function ingestWithStreamparser (req, plan, place, { opts }) {
   const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
   const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
   const guard = new JsonTokenGuard(plan.format, opts.limits, opts.ingest.parseCost) // 422/413 past the depth, a record's size or its cost
@@ -59,7 +58,7 @@ export async function ingestWithStreamparser (req, plan, place, { opts }) {
     throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
   }
   const { format, tally } = guard.result() // 422 when the document is not what the format asks
-  return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.digest() }
+  return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.sha256 }
 }
 
 /** The library's parser, emitting the records where the guard says they are. */

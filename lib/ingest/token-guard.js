@@ -1,29 +1,17 @@
 /**
- * What a streaming JSON library cannot bound or see on its own, watched
- * token by token beside it for POST /streamparser-json
- * (lib/ingest/streamparser.js). @streamparser/json builds whatever it is
- * given: a million nested arrays, or one 400 MB record, become a million
- * objects or one 400 MB string before a callback runs. And it hands over
- * the records of every `items` array, where `JSON.parse` keeps only the
- * last `items` key of the object. The guard, fed the tokenizer's tokens
- * and told how many bytes went in, keeps the lab's rules:
- * - nesting past `limits.depth` is refused at its first bracket (422
- *   json.too.deep, as /bad refuses it);
- * - one record (or any value between two records) past `limits.record`
- *   inflated bytes is refused as the bytes arrive, before the library has
- *   gathered more than that and a chunk (413); whitespace between records
- *   is never gathered, and never counts, as on /good;
- * - the records counted are those of the last top-level `items` key, and a
- *   document whose last `items` is not an array, or whose root is not what
- *   the format asks, is refused at its end (422), as /bad refuses it;
- * - a UTF-8 byte order mark is refused (422), as JSON.parse refuses it:
- *   the library's tokenizer skips one anywhere before the first string,
- *   number or literal (`[`, then the mark, then `{}]` is 200 without this).
- * And the library reads only well-formed UTF-8: its strings are decoded
- * with a fatal TextDecoder, so one invalid byte in a string fails the
- * document, where /bad (Buffer#toString, then JSON.parse) and /good read it
- * as U+FFFD. `wellFormedUtf8()`, just before the tokenizer, makes the same
- * replacement, so the three routes take the same bodies.
+ * What @streamparser/json cannot bound or see on its own, watched token by
+ * token beside it for POST /streamparser-json (lib/ingest/streamparser.js).
+ * The library builds whatever it is given (any nesting, any record's size)
+ * before a callback runs, and hands over the records of every `items`
+ * array where `JSON.parse` keeps the last. The guard, fed the tokenizer's
+ * tokens and the bytes that went in, keeps the lab's rules, as /bad and
+ * /good keep them: nesting past `limits.depth` (422 json.too.deep at its
+ * first bracket); a record past `limits.record` bytes or `ingest.parseCost`
+ * (413, as the bytes arrive); only the last top-level `items` counted, and a
+ * document of the wrong shape refused at its end (422); a UTF-8 byte order
+ * mark refused (422), which the tokenizer would skip. `wellFormedUtf8()`
+ * makes invalid UTF-8 U+FFFD as /bad's Buffer#toString does, where the
+ * library's fatal decoder would fail the document.
  */
 import { isUtf8 } from 'node:buffer'
 import { Transform } from 'node:stream'
@@ -208,9 +196,8 @@ export class JsonTokenGuard {
   /**
    * Add a token of the record being read to its projected heap, with lib/json/parse-cost.js's
    * weights taken at their largest: a container, and a slot for every value (a key too), plus
-   * two bytes a character of a string. Few bytes can make many values: 4 MiB of `[[],[],...]`
-   * is 1.4 million arrays, about 100 MiB built before the record ends. Past `maxCost`, 413, as
-   * /good refuses a record that dense.
+   * two bytes a character of a string. Few bytes can make many values, built before the record
+   * ends. Past `maxCost`, 413, as /good refuses a record that dense.
    */
   chargeValue (token, value, offset) {
     if (token === TokenType.COLON || token === TokenType.COMMA || token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) return

@@ -1,27 +1,24 @@
 /**
- * One small pool of parse threads per app, shared by every /good request
- * (200 concurrent uploads must not start 200 isolates), and one budget for
- * the batch bytes in flight across all of them, so memory stays constant
- * whatever the concurrency: a request that finds the budget spent waits,
- * and backpressure reaches its socket. The app makes both (see
- * lib/ingest/state.js) and stops the threads in its `close()`.
+ * The parse pool: a few parse threads per app, shared by every /good request
+ * rather than started per upload, and the budget of batch bytes out at them
+ * across all requests, so memory stays flat however many upload: a request
+ * that finds the budget spent waits, and backpressure reaches its socket.
+ * lib/ingest/state.js makes both; the app's `close()` stops the threads.
  */
 import { Worker } from 'node:worker_threads'
 import { waitInQueue, leaveQueue } from '../util/semaphore.js'
 
-const THREAD = new URL('./thread.js', import.meta.url)
+const THREAD = new URL('./parse-thread.js', import.meta.url)
 
-// A batch's records die as soon as they are tallied; a small young
-// generation collects them sooner. V8's default lets each thread's young
-// space grow to tens of MiB, most of /good's memory: at 500 MB /good peaks
-// 47 MiB above idle with 2 MiB, 59 MiB with 8 MiB (`npm run bench:ingest`).
+// A batch's records die once tallied: a small young generation collects them
+// sooner, where V8's default would let each thread's grow into most of
+// /good's memory (docs/ingest.md, "Memory flat with the body and the uploads").
 const PARSE_THREAD_YOUNG_MB = 2
-// A backstop only: batches are refused before parsing when their projected
-// cost passes `ingest.parseCost` (lib/json/parse-cost.js). A thread that still
-// runs out ends with ERR_WORKER_OUT_OF_MEMORY, its batch is refused, and a
-// new thread takes its place; the process lives on. Four times the cost
-// allowed (the projection's margin, and the garbage of earlier batches), at
-// least 48 MiB.
+// A backstop: batches projected past `ingest.parseCost` are refused before
+// parsing (lib/json/parse-cost.js). A thread that still runs out ends with
+// ERR_WORKER_OUT_OF_MEMORY, its batch is refused and a new thread takes its
+// place. Four times the cost allowed: the projection's margin, and the
+// garbage of earlier batches.
 const PARSE_THREAD_OLD_MIN_MB = 48
 
 /** The heap limit of a parse thread for a given `ingest.parseCost`, in MiB. */
@@ -30,11 +27,10 @@ export function threadHeapMb (parseCost) {
 }
 
 /**
- * A fixed set of worker threads and one FIFO queue: each thread parses one
- * batch at a time. (piscina 5 did this job until a soak of aborted uploads
- * left tasks queued behind idle threads; this is small enough to own.)
+ * A fixed set of parse threads and one FIFO queue: each thread parses one
+ * task at a time, and a task whose request is gone leaves the queue.
  */
-export class ParsePool {
+class ParsePool {
   constructor (size, heapMb) {
     this.size = size
     this.heapMb = heapMb
@@ -48,7 +44,7 @@ export class ParsePool {
 
   spawn () {
     const pool = this
-    // which of a message's batches the thread is parsing (lib/parse/thread.js)
+    // which of a message's batches the thread is parsing (lib/parse/parse-thread.js)
     const progress = new Int32Array(new SharedArrayBuffer(4))
     const worker = new Worker(THREAD, {
       workerData: { progress: progress.buffer },
@@ -87,7 +83,7 @@ export class ParsePool {
     this.release(worker)
   }
 
-  /** Queued jobs, for the tests and /metrics. */
+  /** Jobs waiting for a thread. */
   get queued () {
     return this.queue.length
   }
@@ -149,13 +145,6 @@ export class ParsePool {
 export function createParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
   return new ParsePool(threads, heapMb)
 }
-
-/**
- * Kept for entry points written before `app.close()`: pools belong to their
- * app now and stop with it (an idle pool's threads are unref'd and never
- * keep a process alive). Resolves at once.
- */
-export async function closeParsePool () {}
 
 /**
  * Counting semaphore on bytes: acquire before sending a batch, release when

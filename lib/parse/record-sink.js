@@ -1,35 +1,41 @@
 /**
- * The record sink at the end of /good's pipeline: a Writable that receives
- * inflated bytes, finds record boundaries on the main thread, has the parse
- * threads JSON.parse batches of whole records (a small batch, or a small
- * body's, is parsed here), and answers with a tally. A few batches per
- * request, within the budget all requests share (lib/ingest/state.js).
+ * Stages 5 to 7 of POST /good (lib/ingest/README.md): the record sink at the
+ * end of its pipeline. A Writable that takes inflated bytes, finds where
+ * records end on the main thread, has the parse threads JSON.parse batches
+ * of whole records, tallies them, and ends with what it found (`found`: the
+ * format and the tally). A few batches per request, within the budget all
+ * requests share. A small body (lib/parse/small-body.js) is parsed here,
+ * whole when it is held whole (`parseWhole`).
  */
 import { Writable } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from '../json/records.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
-import parseBatch from './worker.js'
+import { parseBatch, parseDocument } from './parse-batch.js'
 import { jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense } from '../errors/index.js'
 
 /**
- * A batch this small is parsed on the main thread, even in a large body:
- * JSON.parse of 4 KiB takes tens of microseconds, less than its message to
- * a thread and back, and a body's first batches (a key, a short value) would
- * otherwise hold the threads while its first full batch waits.
+ * A batch this small is parsed on the main thread, even in a large body: it
+ * costs less than its trip to a thread, and a body's first batches (a key, a
+ * short value) would otherwise hold the threads its first full batch needs.
  */
 const SMALL_BATCH = 4 * 1024
 /** Most batches sent to a thread in one message (see takeGroup). */
 const GROUP_BATCHES = 4
 
 /**
- * A Writable that receives inflated bytes and answers with a tally.
+ * A Writable that takes inflated bytes and ends with `found`.
+ * @param {{ format: string|null, batchBytes: number, maxValueBytes: number, maxDepth: number, maxCost: number,
+ *   smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
+ *   largeRecordGate: import('../util/semaphore.js').Semaphore }} options
+ *   format null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app
  */
 export class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, inlineBytes = 0, pool, budget, largeRecordGate }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, smallBodies, pool, budget, largeRecordGate }) {
     super({ highWaterMark: 0 })
     this.maxCost = maxCost
-    /** A body that ends within this many inflated bytes is parsed here, not on a thread. */
-    this.inlineBytes = inlineBytes
+    /** The small-body rule: a body that ends within it is parsed here, not on a thread. */
+    this.smallBodies = smallBodies
     /** Inflated bytes received so far. */
     this.seen = 0
     /** The input is over (it ended, or scanning stopped at an error): no batch will follow. */
@@ -54,7 +60,8 @@ export class RecordSink extends Writable {
     this.inflight = new Set()
     this.tallies = new Map() // generation -> tally
     this.firstError = null // { offset, reason }
-    this.result = null
+    /** What the body held, once it ended without fault: `{ format, tally }`. */
+    this.found = null
     this.fatal = null
     const sink = this
     this.collect = function collectBatch (batch) { sink.ready.push(batch) }
@@ -71,7 +78,7 @@ export class RecordSink extends Writable {
   }
 
   async send () {
-    if (this.inlineBytes > 0 && this.seen <= this.inlineBytes) {
+    if (this.smallBodies.within(this.seen)) {
       // a small body so far: hold its batches until it ends (then parse them
       // here) or grows past the bound (then send them on, as for any body)
       if (this.final) this.parseHere()
@@ -110,13 +117,10 @@ export class RecordSink extends Writable {
 
   /**
    * The next batches for one trip to a thread: the first ready one, and those
-   * after it while they are not small and the trip stays within `groupBytes`
-   * and GROUP_BATCHES batches. A chunk of inflated bytes makes a few batches at
-   * once; one message for them, not one each, is what the main thread pays
-   * per trip (posting, waking a thread, the answer), and the thread parses
-   * them one at a time as before, so no parse holds more. While threads are
-   * idle, the chunk's batches are shared out among them: one request alone
-   * still parses on every thread.
+   * after it while they are not small, within `groupBytes` and GROUP_BATCHES.
+   * The main thread pays per trip, not per batch, and the thread still parses
+   * them one at a time. While threads are idle the batches are shared out
+   * among them, so one request alone parses on every thread.
    * @returns {{ batches: object[], bytes: number }}
    */
   takeGroup () {
@@ -134,12 +138,9 @@ export class RecordSink extends Writable {
   }
 
   /**
-   * Parse the batches of a body that ended within `inlineBytes`, on this
-   * thread: the same parseBatch a thread runs, so the same projection of
-   * its cost first (413 record.too.dense), the same errors and the same
-   * tally. For a body this small the hop to a thread (a message each way,
-   * a thread to wake) costs more than JSON.parse itself, and the parse
-   * holds the event loop no longer than /bad's would for the same bytes.
+   * Parse the batches of a small body on this thread: the same parseBatch a
+   * thread runs, so the same projection, errors and tally, without a hop
+   * that costs more than the parse.
    */
   parseHere () {
     const batches = this.ready
@@ -214,7 +215,7 @@ export class RecordSink extends Writable {
 
   _destroy (err, callback) {
     // a sink that finished has nothing left queued: no reason to make (an error, with its stack)
-    if (this.result === null) this.gone.abort(err ?? requestAborted(0))
+    if (this.found === null) this.gone.abort(err ?? requestAborted(0))
     this.ready = []
     if (this.leaveLarge !== null) {
       this.leaveLarge()
@@ -296,7 +297,28 @@ export class RecordSink extends Writable {
     await this.settle()
     if (this.firstError || this.fatal) await this.failWith(null)
     if (!end.shapeOk) throw shapeInvalid(this.format, 0)
-    this.result = finishTally(this.tallies.get(end.generation) ?? createTally())
+    this.found = { format: this.format, tally: finishTally(this.tallies.get(end.generation) ?? createTally()) }
     await this.holdLargeRecordPlace()
+  }
+
+  /**
+   * A small body held whole, inflated: a valid document within the limits
+   * is parsed at once (parseDocument, here or on an idle parse thread);
+   * anything else is scanned as a streamed body is, so that every refusal,
+   * and its offset, is the one a streamed body gets.
+   * @param {Buffer} data
+   * @returns {Promise<{ format: string, tally: object }>}
+   */
+  async parseWhole (data) {
+    const format = this.format ?? detectFormat(data)
+    if (format !== 'ndjson') {
+      const document = { kind: 'document', bytes: data, format, maxDepth: this.maxDepth, maxCost: this.maxCost, maxValueBytes: this.maxValueBytes }
+      const answer = this.smallBodies.shareTheParse(data.byteLength) ? await this.smallBodies.parseThere(document) : parseDocument(document)
+      if (answer !== null) return { format, tally: finishTally(answer.tally) }
+    }
+    this.format = format
+    this.end(data)
+    await finished(this)
+    return this.found
   }
 }

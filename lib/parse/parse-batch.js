@@ -1,6 +1,9 @@
 /**
- * Runs in a worker thread: V8's JSON.parse on one batch from the scanner,
- * then the tally. Returns plain data only.
+ * What a parse thread runs (lib/parse/parse-thread.js), and the main thread
+ * for what is too small to send: V8's JSON.parse on one batch of whole
+ * records (`parseBatch`) or on a small body's whole document
+ * (`parseDocument`), then the batch's tally. Plain data in and out: it
+ * crosses threads.
  */
 import { createTally, findRecords, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
@@ -14,7 +17,7 @@ import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
  * @returns {{ tally: object|null, error: {offset: number, reason: string}|null, tooDense?: { projected: number } }}
  *   error offsets are relative to the batch's first value
  */
-export default function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity }) {
+export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   if (maxCost !== Infinity && !(costBound <= maxCost)) {
     // JSON.parse cannot be stopped half-way: what would not fit is refused before it starts
@@ -65,19 +68,13 @@ function nestsDeeper (value, limit) {
 }
 
 /**
- * A whole small document of the `json` or `array` format, parsed at once,
- * as /bad parses it: for a body that fits in one batch, JSON.parse on all
- * of it costs less than finding its records first. It answers only what it
- * can answer exactly as the record scanner and parseBatch would: the tally
- * of a valid document within /good's limits. Everything else is null, and
- * the caller scans the document for the verdict (the error, its offset).
- *
- * Within the limits means: no record can pass `maxValueBytes` (the whole
- * document is within it), nothing nests deeper than `maxDepth`, and the
- * projected cost of the whole document is within `maxCost`. A batch of
- * its records costs no more than the document holding them (the same
- * records, in fewer containers, no wider a string), so no batch the
- * scanner would cut could be refused as too dense either.
+ * A small body's whole document (`json` or `array`), parsed at once as /bad
+ * parses it: cheaper than finding its records first. It answers only what
+ * the record scanner and parseBatch would answer alike: the tally of a valid
+ * document within /good's limits (no record past `maxValueBytes`, no nesting
+ * past `maxDepth`, a projected cost within `maxCost`, which bounds every
+ * batch of its records too). Anything else is null, and the caller scans the
+ * document for the verdict and its offset.
  * @param {{ bytes: Uint8Array, format: 'json'|'array', maxDepth?: number, maxCost?: number, maxValueBytes?: number }} document
  * @returns {{ tally: object }|null}
  */

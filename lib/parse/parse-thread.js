@@ -1,13 +1,13 @@
 /**
- * The body of a parse thread: receives batches, answers with parseBatch's
- * result (or, for a small body's whole document, parseDocument's); a list
- * of batches (one message for several) with a list of results, parsed one
- * at a time. Before each it writes the batch's index where the
- * pool can read it (workerData.progress): a thread that runs out of memory
- * sends no answer, and the pool must say which batch it was parsing.
+ * The parse thread itself: the pool (lib/parse/pool.js) starts one per
+ * thread. It answers a task with parseBatch's result (or parseDocument's,
+ * for a small body's whole document), and a list of tasks, sent in one
+ * message, with a list of results. Before each task it writes the task's
+ * index where the pool can read it (workerData.progress): a thread that runs
+ * out of memory sends no answer, and the pool must say which batch it was on.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import parseBatch, { parseDocument } from './worker.js'
+import { parseBatch, parseDocument } from './parse-batch.js'
 
 const progress = workerData?.progress ? new Int32Array(workerData.progress) : new Int32Array(1)
 

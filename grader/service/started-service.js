@@ -1,0 +1,243 @@
+/**
+ * A service the grader starts (`--start "CMD"`) and owns as it owns a
+ * student's process: run in a process group of its own with `PORT` in its
+ * environment, ready once it answers HTTP, its tree's memory read from
+ * outside and killed past the budget, its output kept for the card's
+ * reasons, started again for the next check or figure. A grader that exits
+ * takes it along.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { execFileSync, spawn } from 'node:child_process'
+import { countRequests } from '../checks/client.js'
+import { crashLine, keepTail } from '../process/output.js'
+import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
+import { signalTree, treeAlive, treeStopped } from '../process/process-tree.js'
+import { watchWithinBudget } from '../process/tree-memory.js'
+import { ServiceOnPid, startFailed } from './service-on-pid.js'
+
+const MiB = 1024 * 1024
+/** How long a started service may take to answer its first request. */
+const SERVICE_START_MS = 30_000
+const PROBE_PAUSE_MS = 100
+/** After SIGTERM, before SIGKILL. */
+const STOP_GRACE_MS = 2000
+const GONE_TIMEOUT_MS = 5000
+const PAUSE_TIMEOUT_MS = 1000
+/** Characters that make a command the shell's to read: without them it is split on blanks and run directly. */
+const SHELL_SYNTAX = /[|&;<>()$`\\"'*?[\]#~={}%!\n]/
+
+/**
+ * How a command line is run: split on blanks and run directly when it holds
+ * no shell syntax (so the pid the grader knows is the service's own), else
+ * by `sh -c`.
+ * @param {string} command
+ * @returns {{ file: string, args: string[] }}
+ */
+function commandLine (command) {
+  const words = command.trim().split(/\s+/).filter(Boolean)
+  if (words.length === 0) throw new TypeError('--start needs a command')
+  if (SHELL_SYNTAX.test(command)) return { file: 'sh', args: ['-c', command] }
+  return { file: words[0], args: words.slice(1) }
+}
+
+/**
+ * The process groups of the services this grader started and that still
+ * run: killed when the grader exits, however it exits short of SIGKILL (for
+ * which the parent-death signal stands in, dyingWithTheGrader).
+ */
+const startedGroups = new Set()
+process.once('exit', function stopStartedServices () {
+  for (const pgid of startedGroups) {
+    try {
+      process.kill(-pgid, 'SIGKILL')
+    } catch {
+      // gone already
+    }
+  }
+})
+
+let setprivFound = null
+
+/**
+ * The command run under `setpriv --pdeathsig SIGKILL` where Linux has setpriv
+ * (it execs the command in place, so the pid is the service's): a grader
+ * that is killed takes the service with it. A shell's children are not
+ * covered; the exit handler above is.
+ * @param {{ file: string, args: string[] }} line
+ */
+function dyingWithTheGrader (line) {
+  if (process.platform !== 'linux') return line
+  if (setprivFound === null) {
+    try {
+      execFileSync('setpriv', ['--version'], { stdio: 'ignore', timeout: 5000 })
+      setprivFound = true
+    } catch {
+      setprivFound = false
+    }
+  }
+  return setprivFound ? { file: 'setpriv', args: ['--pdeathsig', 'SIGKILL', '--', line.file, ...line.args] } : line
+}
+
+/** A service the grader started, and owns. */
+export class StartedService extends ServiceOnPid {
+  #options
+  #child = null
+  #output = ''
+  #exited = null
+  #exitedPromise = null
+  #stopping = false
+  #listening = null
+  #watch = null
+
+  /**
+   * @param {{ command: string, url: URL, budget: number, startMs?: number }} options
+   *   `url`: the endpoint; its port is the service's `PORT`; `budget`: RSS in bytes past which the tree is killed
+   */
+  constructor (options) {
+    super(options.url)
+    this.#options = { ...options, startMs: options.startMs ?? SERVICE_START_MS }
+    this.pid = null
+    /** The grader started it: it may stop it, pause it, and start it again. */
+    this.owned = true
+  }
+
+  get alive () {
+    return this.#child !== null && this.#exited === null
+  }
+
+  output () {
+    return this.#output
+  }
+
+  /**
+   * Run the command and wait until it answers HTTP.
+   * @throws {Error} `code` 'START_FAILED' when it exits first or never answers (the message says which, and why)
+   */
+  async start () {
+    if (await probe(this.origin, PROBE_TIMEOUT_MS)) {
+      throw startFailed(`something already answers at ${this.origin}: the lab starts the service itself there. Stop what is running, or grade it with --pid`)
+    }
+    const { file, args } = dyingWithTheGrader(commandLine(this.#options.command))
+    const child = spawn(file, args, {
+      // a process group of its own, so that the whole tree can be measured and stopped at once
+      detached: true,
+      env: { ...process.env, PORT: String(this.port) },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    this.#child = child
+    this.#exited = null
+    this.#stopping = false
+    this.pid = child.pid ?? null
+    this.tree = { pid: child.pid, pgid: child.pid }
+    if (child.pid !== undefined) startedGroups.add(child.pid)
+    const service = this
+    child.stdout.setEncoding('utf8')
+    child.stderr.setEncoding('utf8')
+    child.stdout.on('data', function keep (chunk) { service.#keep(chunk) })
+    child.stderr.on('data', function keep (chunk) { service.#keep(chunk) })
+    this.#exitedPromise = new Promise(function waitForExit (resolve) {
+      child.once('exit', function onExit (code, signal) {
+        service.#exited = { code, signal }
+        service.#onExit(child, code, signal)
+        resolve()
+      })
+      child.once('error', function spawnFailed (err) {
+        service.#keep(`could not start ${file}: ${err.message}\n`)
+        if (service.#exited !== null) return
+        service.#exited = { code: null, signal: null }
+        resolve()
+      })
+    })
+    const ready = await this.#waitUntilAnswering()
+    if (!ready.ok) {
+      await this.stop()
+      throw startFailed(ready.message)
+    }
+    this.#listening = child
+    this.requests = countRequests(this.origin)
+    this.#startWatch()
+  }
+
+  /** Stop the whole tree (SIGTERM, SIGKILL after a grace) and wait until nothing of it runs; not a death. */
+  async stop () {
+    this.#stopping = true
+    this.#watch?.stop()
+    this.#watch = null
+    this.requests?.stop()
+    this.requests = null
+    if (this.#child === null || this.tree?.pid === undefined) return
+    const root = this.tree
+    if (this.alive) {
+      signalTree(root, 'SIGCONT')
+      signalTree(root, 'SIGTERM')
+      const grace = setTimeout(function forceKill () { signalTree(root, 'SIGKILL') }, STOP_GRACE_MS)
+      await this.#exitedPromise
+      clearTimeout(grace)
+    }
+    const until = Date.now() + GONE_TIMEOUT_MS
+    while (treeAlive(root) && Date.now() < until) {
+      signalTree(root, 'SIGKILL')
+      await sleep(20)
+    }
+  }
+
+  /** @param {NodeJS.Signals} signal to the whole tree */
+  signal (signal) {
+    if (this.alive) signalTree(this.tree, signal)
+  }
+
+  /** Stop the tree (SIGSTOP) while a reference route is timed, and wait until /proc shows it stopped. */
+  async pause () {
+    this.signal('SIGSTOP')
+    const until = Date.now() + PAUSE_TIMEOUT_MS
+    while (this.alive && treeStopped(this.tree) === false && Date.now() < until) await sleep(1)
+  }
+
+  /** The RSS the memory watch killed process `pid` at, or null. */
+  killedPeak (pid) {
+    return this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null
+  }
+
+  async #waitUntilAnswering () {
+    const until = Date.now() + this.#options.startMs
+    const exited = this.#exitedPromise.then(function no () { return false })
+    while (this.#exited === null && Date.now() < until) {
+      const answered = await Promise.race([probe(this.origin, Math.min(PROBE_TIMEOUT_MS, Math.max(1, until - Date.now()))), exited])
+      if (answered && this.alive) return { ok: true }
+      if (this.#exited === null) await sleep(PROBE_PAUSE_MS)
+    }
+    if (this.#exited === null) {
+      return { ok: false, message: `"${this.#options.command}" did not answer at ${this.origin} within ${this.#options.startMs / 1000} s (does it listen on PORT=${this.port}, on 127.0.0.1?)${lastLines(this.#output)}` }
+    }
+    const { code, signal } = this.#exited
+    return { ok: false, message: `"${this.#options.command}" exited (${signal ?? `exit code ${code}`}) before it answered at ${this.origin}${lastLines(this.#output)}` }
+  }
+
+  #keep (chunk) {
+    this.#output = keepTail(this.#output, chunk)
+  }
+
+  #startWatch () {
+    this.#watch = watchWithinBudget(this, this.tree, this.#options.budget, function killed (rss, budget) {
+      return `the service was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB (the lab started it, so it starts it again)`
+    })
+  }
+
+  #onExit (child, code, signal) {
+    if (child !== this.#child) return
+    this.#watch?.stop()
+    this.#watch = null
+    // whatever it left behind goes with it
+    signalTree(this.tree, 'SIGKILL')
+    startedGroups.delete(child.pid)
+    if (this.#stopping || this.#listening !== child) return
+    this.deaths++
+    if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
+    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the service died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
+  }
+}
+
+function lastLines (output) {
+  const lines = output.trim().split('\n').filter(Boolean).slice(-3)
+  return lines.length === 0 ? '' : `; its last output: ${lines.join(' | ').slice(0, 600)}`
+}
