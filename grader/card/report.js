@@ -7,14 +7,14 @@
  * (buffered).
  */
 import os from 'node:os'
-import { INGEST_ROUTES } from '../lib/ingest/contenders.js'
-import { writeReport } from '../lib/measure/report.js'
+import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
+import { writeReport } from '../../lib/measure/report.js'
+import { REFERENCE_ROUTES } from '../checks/memory.js'
 import { formatCard } from './card.js'
-import { REFERENCE_ROUTES } from './checks/memory.js'
 
 /**
  * @param {string} dir test-data/grade/<timestamp>/
- * @param {import('./index.js').Card} card
+ * @param {import('../run/run-checks.js').Card} card
  * @param {string} command as typed
  * @returns {Promise<string[]>} the files written
  */
@@ -32,9 +32,9 @@ export function writeGradeReport (dir, card, command) {
 /**
  * The charts of a card: the memory checks' points, the handler's and the
  * reference routes' (when they were measured).
- * @returns {import('../lib/experiments/result-contract.js').ChartSpec[]}
+ * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
-export function gradeCharts (card) {
+function gradeCharts (card) {
   const charts = []
   const bySize = card.checks.find(function sizeCheck (c) { return c.area === 'memory' && c.name === 'growth against body size' })
   const byConcurrency = card.checks.find(function concurrencyCheck (c) { return c.area === 'memory' && c.name === 'growth against concurrency' })

@@ -1,18 +1,10 @@
 /**
  * The bodies the checks send, made here (small) or by the lab's generators
- * (generated documents, zip bombs): each tricky document is a trap a
- * hand-written streaming handler tends to fall into.
- *
- * Every body is drawn from the run's seed: its number of records, its ids,
- * where a body is cut or corrupted, how large a bomb is. A handler cannot
- * keep a table of the bodies it will be sent (by Content-Length, say), and
- * the same seed makes the same bodies again (`npm run grade -- FILE --seed N`).
- * A run's seed is set with `withSeed`; every document made inside it is
- * drawn from that seed unless the caller names another.
- *
- * Each body can go two ways (`framed`): whole, with its Content-Length, or
- * chunked, without one. The checks send both, so a handler that answers by
- * the framing alone (411 to every chunked body) is seen doing so.
+ * (generated documents, zip bombs), each tricky one a trap a hand-written
+ * streaming handler tends to fall into. Every body is drawn from the run's
+ * seed (`withSeed`), so a handler cannot keep a table of what it will be
+ * sent and `--seed N` sends the same bodies again; each goes whole with its
+ * Content-Length or chunked without one (`framed`), and the checks send both.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
@@ -20,8 +12,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
-import { ensureInput } from '../lib/measure/inputs.js'
-import { createJsonStream } from '../generators/items.js'
+import { ensureInput } from '../../lib/measure/inputs.js'
+import { createJsonStream } from '../../generators/items.js'
 import { referenceOf, referenceOfGenerated } from './reference.js'
 
 /** gzip's default inflate chunk: where a handler's chunks end unless it chose otherwise. */
@@ -50,7 +42,7 @@ export function withSeed (seed, fn) {
 }
 
 /** The seed of the run under way (withSeed), or SEED_OUTSIDE_A_RUN. */
-export function currentSeed () {
+function currentSeed () {
   return runSeed.getStore() ?? SEED_OUTSIDE_A_RUN
 }
 
@@ -61,7 +53,7 @@ export function currentSeed () {
  * @param {string} label what the numbers are for
  * @returns {(min: number, max: number) => number} the next number from min to max, both included
  */
-export function seededDraws (seed, label) {
+function seededDraws (seed, label) {
   let counter = 0
   return function draw (min, max) {
     const digest = createHash('sha256').update(`${seed}:${label}:${counter++}`).digest()
@@ -80,7 +72,7 @@ function body (name, json, level = 6) {
 }
 
 /**
- * A body as the client sends it (grader/client.js `send`): whole with its
+ * A body as the client sends it (client.js `send`): whole with its
  * Content-Length, or chunked without one. `writes` sends it in pieces of
  * `min` to `max` bytes, a macrotask apart: with a Content-Length as raw
  * writes, chunked as one chunk per piece (the kernel may join pieces that

@@ -1,13 +1,10 @@
 /**
  * The grader's side of a request: a body sent the way a check needs it
  * (whole, from a file, in tiny writes, made as it is sent, or cut off
- * mid-upload) with a deadline, and the answer read as JSON. Nothing here
- * throws for what the server does: a reset, a refusal or a deadline is an
- * outcome, `{ status: 0, error }`, for the check to judge.
- *
- * What the grader's own clients sent to a server, answered and still wait
- * for is counted per origin for whoever asks (countRequests): the grader's
- * side of "what is left pending", which no server can change.
+ * mid-upload) with a deadline, and the answer read as JSON. A reset, a
+ * refusal or a deadline is an outcome, `{ status: 0, error }`, never a
+ * throw. What the grader sent to an origin and had answered is counted for
+ * whoever asks (countRequests): its side of "what is left pending".
  */
 import fs from 'node:fs'
 import http from 'node:http'
@@ -16,7 +13,7 @@ import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 
 /** How every check sends its bodies: /good's own way (docs/lessons/grade.md). */
-export const BODY_HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
+const BODY_HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
 
 /** origin -> the tallies counting the requests sent there */
 const tallies = new Map()

@@ -1,20 +1,10 @@
 /**
  * What a graded answer must be: the contract the checks judge answers by.
- *
- * - **handler**: the lab's own contract for a handler it mounts
- *   (docs/lessons/grade.md, "Your handler"): a body is answered 200 with
- *   the figures (`items`, and `idSum` when given) the reference computes, and
- *   refused with a 4xx and a JSON body.
- * - **summary**: a service that answers the lab's summary fields. Its 2xx
- *   JSON answers are compared with the reference, as a handler's are; its
- *   refusals are a 4xx with a JSON body.
- * - **status**: a service whose answers carry no summary (a real endpoint
- *   answers `{ "ok": true }`, or nothing at all): a valid document must get
- *   a 2xx and a broken one a 4xx, whatever the body says. Nothing is
- *   counted, so a wrong count cannot be seen: the card says so.
- *
- * A service's contract is found by its answer to a small valid document
- * (detectContract), before the first check.
+ * A handler keeps the lab's own (docs/lessons/grade.md); a service keeps
+ * the summary contract when its answers carry the lab's summary fields, the
+ * status contract when they carry none (a 2xx for a valid document, a 4xx
+ * for a broken one, nothing counted), found by its answer to a small valid
+ * document before the first check.
  */
 import { framed, lookalikeStrings } from './bodies.js'
 import { describeFailure, describeStatus, judgeAnswer, judgeRefusal, readFigures } from './reference.js'
@@ -37,7 +27,7 @@ export const HANDLER_CONTRACT = Object.freeze({
 })
 
 /** @type {Contract} */
-export const SUMMARY_CONTRACT = Object.freeze({
+const SUMMARY_CONTRACT = Object.freeze({
   name: 'summary',
   describe: 'the answers carry the lab\'s summary fields (items, idSum): each 2xx answer is compared with the reference; refusals are a 4xx with a JSON body',
   answered: isSuccess,
@@ -49,7 +39,7 @@ export const SUMMARY_CONTRACT = Object.freeze({
 })
 
 /** @type {Contract} */
-export const STATUS_CONTRACT = Object.freeze({
+const STATUS_CONTRACT = Object.freeze({
   name: 'status',
   describe: 'the answers carry no summary fields: a valid document must get a 2xx and a broken one a 4xx; what is in the body is not compared',
   answered: isSuccess,

@@ -1,19 +1,19 @@
 /**
  * Correctness: the same `items` (and `idSum`, when the handler gives it) as
  * the reference, on generated documents and on the tricky ones of
- * grader/bodies.js, and a 4xx for a record that does not parse. Every body
+ * bodies.js, and a 4xx for a record that does not parse. Every body
  * is drawn from the run's seed and sent twice: with its Content-Length and
  * chunked without one (a handler must answer both, as /good does).
  */
 import {
   brokenRecord, escapes, everyTrap, FRAMINGS, FRAMING_LABELS, framed, framedFile, generatedDocument, generatedSizes,
   layout, lookalikeStrings, multiByte, multiMember, stored
-} from '../bodies.js'
-import { FRAMING_REASON, goodBodyAnswered } from '../framing.js'
+} from './bodies.js'
+import { FRAMING_REASON, goodBodyAnswered } from './framing.js'
 
 const AREA = 'correctness'
 const MATCH = 'every answer matches the reference'
-/** The limit under the status contract (grader/contract.js): the answers carry nothing to compare. */
+/** The limit under the status contract (contract.js): the answers carry nothing to compare. */
 const STATUS_LIMIT = 'every valid document answered 2xx (status contract)'
 
 /** Tiny writes: 1 to 7 bytes each, a macrotask apart. */

@@ -1,7 +1,7 @@
 /**
  * Refusals that read the framing, not the body. A body comes with a
  * Content-Length or chunked without one, and a handler must answer both
- * (grader/bodies.js `framed`). A refusal counts as a refusal of what the
+ * (bodies.js `framed`). A refusal counts as a refusal of what the
  * body holds only when a good body sent the same way is answered: 411 to
  * every chunked body refuses a chunked zip bomb too, without looking at it.
  */
@@ -15,7 +15,7 @@ export const FRAMING_REASON = 'a good body sent the same way was refused too: th
  * @param {(body: object) => Promise<object>} post sends a body where the refused one went
  * @param {'length'|'chunked'} framing
  * @param {number} seed the run's
- * @param {import('./contract.js').Contract} contract how the answer is judged (grader/contract.js)
+ * @param {import('./contract.js').Contract} contract how the answer is judged
  * @returns {Promise<{ ok: boolean, status: number, why: string, figure: string }>} `figure` says what the good body got
  */
 export async function goodBodyAnswered (post, framing, seed, contract) {

@@ -1,25 +1,15 @@
 /**
- * Memory: the student's process's peak growth (the kernel's peak, VmHWM, of
- * the process and its descendants above their RSS just before, after a
- * garbage collection, read by the grader from /proc: StudentProcess.measure)
+ * Memory: the graded target's peak growth above idle, read from outside,
  * against body size and against uploads in flight. A route that streams
  * costs about the same whatever the size and a little per request; one that
- * buffers costs a multiple of the body, per request. Where /proc is missing
- * the figure is not taken at all: the process is never asked for its own.
- *
- * Every point is measured on a fresh process of its own, warmed up with
- * one upload, as the benches measure (lib/measure/fresh-server.js): in a process
- * that has already held a large body, the allocator hands the next one
- * memory it kept, and a buffering route would seem to grow by nothing. With
- * `reference`, the lab's routes are measured beside the handler, on the same
- * bodies and in the same way, each on a fresh reference lab (the lab's own
- * code, no student code in it): /good (engineered streaming),
- * /streamparser-json (the textbook streaming route, on a library) and /bad
- * (buffered), for the report's charts and the card's "beside" line.
+ * buffers costs a multiple of the body, per request. Every point is measured
+ * on a fresh process warmed up with one upload (lib/measure/fresh-server.js
+ * says why), and with `reference` the lab's routes beside it, the same way.
  */
-import { generatedDocument } from '../bodies.js'
-import { describeFailure } from '../reference.js'
-import { LIMITS, timeoutFor } from '../settings.js'
+import { generatedDocument } from './bodies.js'
+import { describeFailure } from './reference.js'
+import { leastSquaresSlope, round } from './figures.js'
+import { LIMITS, timeoutFor } from './settings.js'
 
 const AREA = 'memory'
 const MiB = 1024 * 1024
@@ -75,7 +65,7 @@ export const checks = Object.freeze([
 
 /**
  * A curve of the handler's growth, with the reference routes' beside it when
- * the settings ask for them: each point on a fresh process (grader/lab.js FreshLabs).
+ * the settings ask for them: each point on a fresh process (grader/lab/fresh-labs.js).
  * `point()` answers the check's failure when the handler's upload failed, else null.
  * `reference` is null when they were not measured.
  */
@@ -114,10 +104,10 @@ function newCurve (ctx, length) {
  * route, so that the first request's costs (compiling the handler, the
  * heap's young generation growing to its working size) are not growth;
  * then the window around the uploads of `files`, all at once.
- * @returns {Promise<{ outcome: object[]|null, failedWarmUp?: object, growth: number|null, ms: number,
- *   died: object|null, lab: import('../student-process.js').StudentProcess|import('../lab.js').ReferenceLab }>}
- *   `died`: the process's death, if it died
  * @param {string|false} next the route measured next (its process starts now), false for none
+ * @returns {Promise<{ outcome: object[]|null, failedWarmUp?: object, growth: number|null, ms: number,
+ *   died: object|null, lab: object }>} `lab`: the process measured (the graded target's, or a reference
+ *   lab); `died`: its death, if it died
  */
 async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   const lab = await ctx.freshLab(next, route)
@@ -136,7 +126,7 @@ async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   return { ...m, died: null, lab }
 }
 
-/** Whether a route took a body: the lab's routes answer 200; the graded endpoint answers as its contract says (grader/contract.js). */
+/** Whether a route took a body: the lab's routes answer 200; the graded endpoint answers as its contract says (contract.js). */
 function answeredBy (ctx, route, res) {
   return route === 'student' ? ctx.contract.answered(res) : res.status === 200
 }
@@ -194,26 +184,8 @@ function referenceSlopes (reference, per) {
   }))
 }
 
-/** @param {Array<[number, number]>} xy */
-export function leastSquaresSlope (xy) {
-  const n = xy.length
-  const mx = xy.reduce(function sum (s, [x]) { return s + x }, 0) / n
-  const my = xy.reduce(function sum (s, [, y]) { return s + y }, 0) / n
-  let num = 0
-  let den = 0
-  for (const [x, y] of xy) {
-    num += (x - mx) * (y - my)
-    den += (x - mx) ** 2
-  }
-  return den === 0 ? 0 : num / den
-}
-
 function toMiB (bytes) {
-  return bytes === null ? null : Math.round(bytes / MiB * 10) / 10
-}
-
-function round (value) {
-  return Math.round(value * 10) / 10
+  return bytes === null ? null : round(bytes / MiB)
 }
 
 function formatMB (bytes) {

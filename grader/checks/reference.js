@@ -1,14 +1,9 @@
 /**
- * The reference answer, and reading the handler's. The reference is
- * computed here, independently of the lab's own routes: `items` is the
- * number of elements of the top-level `items` array, `idSum` the exact sum
- * of each record's top-level integer `id` (lib/parse/tally.js, the summary /bad,
- * /good and /streamparser-json give, counts the same way).
- *
- * A handler may answer `{ "items": 3, "idSum": "6" }` or put them under
- * `summary` as /good does (`{ "summary": { "items": 3, "idSum": "6" } }`);
- * top level is read first. `idSum` is optional; when given it is a decimal
- * string (a safe integer number is read too).
+ * The reference answer, computed here apart from the lab's routes: `items`,
+ * the elements of the top-level `items` array, and `idSum`, the exact sum of
+ * each record's top-level integer `id`; and reading a handler's answer, at
+ * the top level or under `summary` as /good answers, `idSum` optional and a
+ * decimal string when given.
  */
 
 /**
@@ -59,7 +54,7 @@ export function readFigures (json) {
 
 /**
  * Judge an answer against the reference.
- * @param {{ status: number, json: any, text: string, error: string|null }} res from grader/client.js
+ * @param {{ status: number, json: any, text: string, error: string|null }} res from client.js
  * @param {{ items: number, idSum: string }} reference
  * @returns {{ ok: boolean, why: string, idSumGiven: boolean }}
  */

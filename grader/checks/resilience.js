@@ -1,39 +1,20 @@
 /**
- * Resilience: clients that hang up mid-upload (after the headers, a few
- * bytes in, halfway) leave the handler nothing stuck: a normal request after
- * them is answered, and the work they started ends.
- *
- * What is left is read from outside the student's process, never asked of
- * it: the connections to /student it still holds and the grader's requests
- * still unanswered (ctx.lab.stats(): the kernel's socket table and the
- * grader's own tallies), and whether it is still working, its CPU time
- * rising (/proc/<pid>/stat, grader/process-tree.js). A call that waits without
- * working and holds no connection (a promise nothing will settle) is not
- * seen from outside: it costs memory until the process ends.
- *
- * A call may rightly go on after its client hung up: a handler that reads
- * in turn what it was sent parses the bytes already received before it
- * meets the hang-up. How long that takes follows from the handler's own
- * speed, measured first (one whole upload of the same document), and from
- * the bytes the aborted uploads delivered: "nothing left pending" waits that
- * long, with a margin and a floor, and fails only for a process still
- * working or holding connections after it: work that does not end.
+ * Resilience: clients that hang up mid-upload leave the handler nothing
+ * stuck. A normal request after them is answered, and the work they started
+ * ends: read from outside (its CPU time, the connections it holds, the
+ * grader's unanswered requests), after a wait its own measured speed says
+ * the bytes it received take (settings.js pendingWait). A call that waits
+ * without working and holds no connection is not seen from outside.
  */
-import { generatedBuffer, generatedDocument } from '../bodies.js'
-import { abortUpload } from '../client.js'
-import { timeoutFor } from '../settings.js'
+import { generatedBuffer, generatedDocument } from './bodies.js'
+import { abortUpload } from './client.js'
+import { round } from './figures.js'
+import { PENDING_WAIT, pendingWait, timeoutFor } from './settings.js'
 
 const AREA = 'resilience'
 /** Uploads cut off at once, so the handler meets several vanishing clients together. */
 const BATCH = 5
 const MB = 1e6
-/**
- * The wait for calls still working on received bytes: MARGIN times what the
- * handler's measured speed needs for them (the aborted uploads run BATCH at
- * a time and share the machine with the lab's own work), never less than
- * FLOOR_MS, never more than CEILING_MS, so that a run ends.
- */
-export const PENDING_WAIT = Object.freeze({ MARGIN: 3, FLOOR_MS: 5000, CEILING_MS: 120_000 })
 const POLL_MS = 100
 /**
  * Idle: the process used at most IDLE_CPU_MS of CPU over the last
@@ -91,7 +72,7 @@ export const checks = Object.freeze([
     run: async function nothingPending (ctx) {
       const wait = pendingWait(measured.get(ctx.lab))
       ctx.note(`waiting up to ${(wait.ms / 1000).toFixed(1)} s for work still under way`)
-            const started = Date.now()
+      const started = Date.now()
       const samples = [{ at: started, cpu: ctx.lab.cpuMs() }]
       let stats = await ctx.lab.stats()
       let state = leftOver(stats, samples)
@@ -127,26 +108,6 @@ export const checks = Object.freeze([
 ])
 
 /**
- * How long "nothing left pending" waits, and why: from what the first check
- * measured (the handler's MB/s, the inflated bytes the aborted uploads
- * delivered); the ceiling when the speed was not measured.
- * @param {{ MBps: number|null, receivedBytes: number }|undefined} m
- * @returns {{ ms: number, basis: string }}
- */
-export function pendingWait (m) {
-  const { MARGIN, FLOOR_MS, CEILING_MS } = PENDING_WAIT
-  if (m === undefined || m.MBps === null || !(m.MBps > 0)) {
-    return { ms: CEILING_MS, basis: `the handler's speed was not measured, so the grader waits the ceiling, ${CEILING_MS / 1000} s` }
-  }
-  const needMs = m.receivedBytes / MB / m.MBps * 1000
-  const ms = Math.round(Math.min(CEILING_MS, Math.max(FLOOR_MS, MARGIN * needMs)))
-  return {
-    ms,
-    basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at the handler's measured ${m.MBps.toFixed(1)} MB/s, so the grader waits up to ${(ms / 1000).toFixed(1)} s (${MARGIN}× that, ${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
-  }
-}
-
-/**
  * Where the process stands: busy while its CPU time rose past IDLE_CPU_MS
  * in the last IDLE_WINDOW_MS (unknown, and taken as idle, without /proc, or
  * until a window has passed: then it is not settled yet); settled when it
@@ -165,8 +126,4 @@ function leftOver (stats, samples) {
 /** What the grader reads of the student's process and its own requests (ctx.lab.stats()). */
 function counts ({ calls, answered, unanswered, open }) {
   return { calls, answered, unanswered, open }
-}
-
-function round (value) {
-  return Math.round(value * 10) / 10
 }

@@ -1,17 +1,13 @@
 /**
- * Safety: zip bombs (generators/bombs.js: a run of spaces at ~1000:1, the
- * same over many gzip members, a million nested arrays) refused with a 4xx
- * before memory grows, and truncated or corrupt bodies refused with a 4xx,
- * not a crash or a hang. Each body's size and damage are drawn from the
- * run's seed, and each is sent both ways: chunked without a Content-Length,
- * and with one. A refusal counts only when a good body sent the same way is
- * answered: 411 to every chunked body refuses the bomb by its framing, not
- * by what it holds.
+ * Safety: zip bombs (generators/bombs.js) refused with a 4xx before memory
+ * grows, and truncated or corrupt bodies refused with a 4xx, not a crash or
+ * a hang; each sent chunked and with its Content-Length, and a refusal
+ * counts only when a good body sent the same way is answered (framing.js).
  */
 import { createBomb } from '../../generators/bombs.js'
-import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncated } from '../bodies.js'
-import { FRAMING_REASON, goodBodyAnswered } from '../framing.js'
-import { LIMITS } from '../settings.js'
+import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncated } from './bodies.js'
+import { FRAMING_REASON, goodBodyAnswered } from './framing.js'
+import { LIMITS } from './settings.js'
 
 const AREA = 'safety'
 const MiB = 1024 * 1024

@@ -1,8 +1,8 @@
 /**
  * What a grading run sends and what it passes: the presets (full and
- * --quick) and the limits the card states. Frozen defaults, normalised into
- * a new object, a TypeError for a bad value, the caller's object never
- * changed (STYLE 5).
+ * --quick), the limits and waits the card states, and the run's seed.
+ * Frozen defaults, normalised into a new object, a TypeError for a bad
+ * value, the caller's object never changed.
  */
 import { randomInt } from 'node:crypto'
 import os from 'node:os'
@@ -36,12 +36,12 @@ export const LIMITS = Object.freeze({
 
 /**
  * The presets. Sizes are inflated bytes of generated documents
- * (generators/items.js, the `{"items":[...]}` format, about 4.5:1 gzipped).
+ * (generators/items.js, the `{"items":[...]}` format).
  * `reference`: measure /bad and /good beside the handler for the charts.
  * Timeouts: `requestMs` for a small body, `bombMs` for a zip bomb, and a
  * large body gets `requestMs` plus a second per `slowestMBps` MB.
  */
-export const PRESETS = Object.freeze({
+const PRESETS = Object.freeze({
   full: Object.freeze({
     sizes: Object.freeze([10 * MB, 50 * MB, 200 * MB]),
     concurrency: Object.freeze([1, 4, 16]),
@@ -77,7 +77,7 @@ const KNOWN = Object.freeze([...Object.keys(PRESETS.full), 'memoryBudget'])
  * the supervisor's is the lab's. A quarter of the machine, between 1 and 4 GiB:
  * enough for /bad at 200 MB, and a buffering handler meets it before the machine does.
  */
-export function defaultGradeBudget () {
+function defaultGradeBudget () {
   return Math.min(4 * GiB, Math.max(1 * GiB, Math.floor(os.totalmem() / 4)))
 }
 
@@ -134,6 +134,31 @@ export function normalizeSeed (value) {
 /** The time a body of `bytes` inflated bytes may take to be answered. */
 export function timeoutFor (settings, bytes) {
   return settings.requestMs + Math.ceil(bytes / MB / settings.slowestMBps) * 1000
+}
+
+/** pendingWait's margin over the handler's own speed, its floor, and its ceiling, so that a run ends. */
+export const PENDING_WAIT = Object.freeze({ MARGIN: 3, FLOOR_MS: 5000, CEILING_MS: 120_000 })
+
+/**
+ * How long "nothing left pending" waits for calls still working, and why:
+ * MARGIN times what the handler's measured speed needs for the bytes the
+ * aborted uploads delivered (the uploads share the machine with the lab's
+ * own work), within the floor and the ceiling; the ceiling when the speed
+ * was not measured.
+ * @param {{ MBps: number|null, receivedBytes: number }|undefined} m
+ * @returns {{ ms: number, basis: string }}
+ */
+export function pendingWait (m) {
+  const { MARGIN, FLOOR_MS, CEILING_MS } = PENDING_WAIT
+  if (m === undefined || m.MBps === null || !(m.MBps > 0)) {
+    return { ms: CEILING_MS, basis: `the handler's speed was not measured, so the grader waits the ceiling, ${CEILING_MS / 1000} s` }
+  }
+  const needMs = m.receivedBytes / MB / m.MBps * 1000
+  const ms = Math.round(Math.min(CEILING_MS, Math.max(FLOOR_MS, MARGIN * needMs)))
+  return {
+    ms,
+    basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at the handler's measured ${m.MBps.toFixed(1)} MB/s, so the grader waits up to ${(ms / 1000).toFixed(1)} s (${MARGIN}× that, ${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
+  }
 }
 
 function checkInteger (name, value, min, max) {

@@ -1,30 +1,21 @@
 /**
- * Speed: the handler's throughput (inflated MB answered per second, upload
- * included) against the lab's textbook streaming route, POST
- * /streamparser-json (lib/ingest/streamparser.js: @streamparser/json piped
- * as its README shows, what a careful student can reach), on the same body.
- * /good, the engineered route, is measured beside them and shown as the
- * ceiling; it is not the bar.
- *
- * Each is measured in its own process: the handler in the student's, the
- * lab's routes in the reference lab, where no student code runs. While a
- * lab route is timed, every student process of the grading is stopped
- * (SIGSTOP), so no student code can take the CPU from it either.
- *
- * The three routes take turns, one upload each per round (the order turned
- * round every other round, so none is always first after a pause), and
- * each figure is the median of its rounds: a slow turn of a busy machine
- * moves one round, not the figure. The ratio compares the two medians,
- * measured side by side in the same rounds.
+ * Speed: the handler's MB per second, upload included, against the lab's
+ * textbook streaming route (/streamparser-json) on the same body, with /good
+ * shown as the ceiling. Each runs in its own process, every student process
+ * stopped while a lab route is timed; the routes take turns, round by round
+ * (the order reversed every other round), and each figure is the median of
+ * its rounds, so a slow turn of a busy machine moves one round, not the figure.
  */
-import { generatedDocument } from '../bodies.js'
-import { LIMITS, timeoutFor } from '../settings.js'
+import { median } from '../../lib/measure/stats.js'
+import { generatedDocument } from './bodies.js'
+import { round } from './figures.js'
+import { LIMITS, timeoutFor } from './settings.js'
 
 const MB = 1e6
 
 /** The route the handler is judged against, and the ceiling shown beside it. */
-export const TEXTBOOK_ROUTE = 'streamparser-json'
-export const CEILING_ROUTE = 'good'
+const TEXTBOOK_ROUTE = 'streamparser-json'
+const CEILING_ROUTE = 'good'
 
 export const checks = Object.freeze([
   {
@@ -87,16 +78,4 @@ export const checks = Object.freeze([
 function turnOrder (k) {
   const order = ['student', TEXTBOOK_ROUTE, CEILING_ROUTE]
   return k % 2 === 0 ? order : order.reverse()
-}
-
-/** The median of a list of figures; null for none. */
-export function median (values) {
-  if (values.length === 0) return null
-  const sorted = [...values].sort(function ascending (a, b) { return a - b })
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
-function round (value) {
-  return Math.round(value * 10) / 10
 }

@@ -1,31 +1,29 @@
 #!/usr/bin/env node
 /**
- * The reference lab a grading runs beside the student's process: the lab's
- * own app (lib/http/app.js createApp, the same routes, guard, limits and event
- * bus) with the textbook route /streamparser-json, /good and /bad, and the
- * dashboard that follows the run, in a process of its own that the
- * grader (grader/lab.js ReferenceLab) forks, watches and measures. The
- * student's module is never loaded here: it runs in a process of its own
- * (grader/student-child.js).
+ * The reference lab's process: the lab's own app (app.js createApp, its
+ * routes, guard, limits and event bus) and the dashboard that follows the
+ * run, forked by the grader (grader/lab/reference-lab.js). The student's
+ * module is never loaded here.
  *
- *   node --expose-gc grader/lab-child.js [--port 0] [--host 127.0.0.1] [--data-dir DIR]
+ *   node --expose-gc grader/lab/lab-child.js [--port 0] [--host 127.0.0.1] [--data-dir DIR]
  *
  * Over IPC:
  *   in:  { type: 'gc', seq }     collect garbage twice, then answer: the idle figure of a window
  *        { type: 'ping', seq }   answer at once: the event loop turns
- *        { type: 'run', step }   a step of the grading run, for the dashboard (grader/run-record.js)
+ *        { type: 'run', step }   a step of the grading run, for the dashboard (run-record.js)
  *   out: { type: 'ready', url }  listening
  *        { type: 'reply', seq, ... }
  *        { type: 'cancel', id }  the dashboard asked to cancel the run
+ *        { type: 'rss', rss }    its own RSS, only where the grader cannot read /proc
  * It exits when the grader goes away (the IPC channel closes).
  */
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import express from 'express'
-import { createApp } from '../lib/http/app.js'
-import { createLabServer } from '../lib/http/server.js'
+import { createApp } from '../../app.js'
+import { createLabServer } from '../../lib/http/server.js'
+import { procAvailable } from '../../lib/util/platform.js'
 import { createRunRecord } from './run-record.js'
-import { procAvailable } from '../lib/util/platform.js'
 
 function tell (message) {
   if (process.connected) process.send(message, function sent () {})
@@ -40,7 +38,7 @@ async function main () {
     }
   })
   if (typeof process.send !== 'function') {
-    process.stderr.write('grader/lab-child.js is forked by the grader (npm run grade -- handler.js)\n')
+    process.stderr.write('grader/lab/lab-child.js is forked by the grader (npm run grade -- handler.js)\n')
     process.exitCode = 2
     return
   }

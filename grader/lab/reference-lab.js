@@ -1,31 +1,18 @@
 /**
- * The processes of a grading, from the grader's side:
- *
- * - the **reference lab** (ReferenceLab, grader/lab-child.js): the lab's
- *   own app with its routes /good, /streamparser-json and /bad and the
- *   dashboard that follows the run. Only the lab's code runs in it: the
- *   student's module is never loaded there. The grader forks it, watches
- *   its memory from outside as the supervisor does (its RSS from /proc
- *   every 25 ms, SIGKILL past the grader's budget), measures windows of its
- *   kernel peak as the benches do (lib/measure/lab-memory.js), and tells it
- *   the run's steps for the dashboard;
- * - the **student's process** (grader/student-process.js): the handler on a
- *   small server of its own, started in isolation and judged from outside.
- *
- * GradeLab is the pair a grading runs on: each route's URL points at the
- * process that serves it (urlOf), and a death, a hang or a restart is the
- * student's process's. FreshLabs gives the memory checks a process that has
- * served nothing yet, of either kind.
+ * The reference lab: the lab's own app (grader/lab/lab-child.js) with the
+ * routes the checks compare against and the dashboard that follows the run,
+ * in a process the grader forks. No student code runs in it, so its word
+ * over IPC is the lab's: where it listens, its garbage collected, a ping.
+ * The grader watches its RSS from outside, kills it past the budget, and
+ * measures windows of its kernel peak as the benches do.
  */
 import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
-import { readProcMemory } from '../lib/metrics/proc-memory.js'
-import { closePeakWindow, openPeakWindow } from '../lib/measure/lab-memory.js'
-import { crashLine, StudentProcess, StudentProcesses } from './student-process.js'
-
-export { crashLine }
+import { readProcMemory } from '../../lib/metrics/proc-memory.js'
+import { closePeakWindow, openPeakWindow } from '../../lib/measure/lab-memory.js'
+import { crashLine, keepTail } from '../process/output.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lab-child.js')
 const WATCH_MS = 25
@@ -34,109 +21,7 @@ const REPLY_TIMEOUT_MS = 10_000
 const STOP_GRACE_MS = 2000
 const MiB = 1024 * 1024
 
-/**
- * A grading's two processes: the reference lab (the dashboard's, on
- * `port`) and the student's process (on a port the grader opens).
- */
-export class GradeLab {
-  #options
-
-  /**
-   * @param {{ handler: string, port?: number, host?: string, dataDir?: string, budget: number,
-   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean } }} options
-   *   `budget`: RSS in bytes past which either process is killed; `isolation`: layers to turn off
-   */
-  constructor (options) {
-    this.#options = { port: 0, host: '127.0.0.1', ...options }
-    /** Every student process of the grading, this one's and the fresh ones' (FreshLabs). */
-    this.students = new StudentProcesses()
-    this.reference = new ReferenceLab({ port: this.#options.port, host: this.#options.host, dataDir: this.#options.dataDir, budget: this.#options.budget, onCancel: this.#options.onCancel })
-    this.student = new StudentProcess({ handler: this.#options.handler, host: this.#options.host, budget: this.#options.budget, students: this.students, isolation: this.#options.isolation })
-  }
-
-  /** How many times the student's process died since the first start. */
-  get deaths () { return this.student.deaths }
-  get lastDeath () { return this.student.lastDeath }
-  get alive () { return this.student.alive && this.reference.alive }
-  /** The reference lab's URL: its dashboard follows the run. */
-  get url () { return this.reference.url }
-  get kind () { return this.student.kind }
-  get pid () { return this.student.pid }
-  /** How the student's process is isolated (grader/isolation.js). */
-  get isolation () { return this.student.isolation }
-
-  /** The student's process's output: where a handler's errors are. */
-  output () {
-    return this.student.output()
-  }
-
-  /**
-   * Where a route is served: /student by the student's process, the others by the reference lab.
-   * @param {string} route
-   */
-  urlOf (route) {
-    return route === 'student' ? this.student.urlOf(route) : `${this.reference.url}/${route}`
-  }
-
-  /**
-   * Start both; when either fails, stop the other.
-   * @throws {Error} `code` 'LOAD_FAILED' when the module did not load (the message says why)
-   */
-  async start () {
-    const [reference, student] = await Promise.allSettled([this.reference.start(), this.student.start()])
-    if (reference.status === 'fulfilled' && student.status === 'fulfilled') return
-    await this.stop()
-    throw student.status === 'rejected' ? student.reason : reference.reason
-  }
-
-  /** Start the student's process again (it died or hung), and the reference lab if it died. */
-  async restart () {
-    await this.student.restart()
-    if (!this.reference.alive) await this.reference.restart()
-  }
-
-  /** Stop both, and every student process of the grading: resolves once none of them runs. */
-  async stop () {
-    await Promise.all([this.student.stop(), this.reference.stop()])
-    await this.students.stopAll()
-  }
-
-  settle (timeoutMs) {
-    return this.student.settle(timeoutMs)
-  }
-
-  stats () {
-    return this.student.stats()
-  }
-
-  cpuMs () {
-    return this.student.cpuMs()
-  }
-
-  measure (load) {
-    return this.student.measure(load)
-  }
-
-  runStep (step) {
-    this.reference.runStep(step)
-  }
-
-  /**
-   * Run `work` (timing a reference route) with every student process of the grading stopped.
-   * @template T
-   * @param {() => Promise<T>} work
-   * @returns {Promise<T>}
-   */
-  whileStudentsPaused (work) {
-    return this.students.pausedWhile(work)
-  }
-}
-
-/**
- * The reference lab: grader/lab-child.js, the lab's own app, with no
- * student code in it. It says where it listens over IPC ('ready'): it runs
- * only the lab's code, so its word is the lab's.
- */
+/** The reference lab, from the grader's side. */
 export class ReferenceLab {
   #options
   #child = null
@@ -149,6 +34,11 @@ export class ReferenceLab {
   #stopping = false
   #listening = null
 
+  /**
+   * @param {{ port?: number, host?: string, dataDir?: string, budget: number, onCancel?: (id: string) => void }} options
+   *   `port`: its dashboard's (0: any free one); `budget`: RSS in bytes past which it is killed;
+   *   `onCancel`: the dashboard asked to cancel the run
+   */
   constructor (options) {
     this.#options = { port: 0, host: '127.0.0.1', ...options }
     /** How many times the child died (crashed, or was killed past the budget) since the first start. */
@@ -181,9 +71,7 @@ export class ReferenceLab {
     this.#child = child
     const lab = this
     function keep (chunk) {
-      lab.#output += chunk
-      // a handler that logs without end must not make the grader's memory its own
-      if (lab.#output.length > 1_000_000) lab.#output = lab.#output.slice(-500_000)
+      lab.#output = keepTail(lab.#output, chunk)
     }
     child.stdout.setEncoding('utf8')
     child.stderr.setEncoding('utf8')
@@ -340,7 +228,7 @@ export class ReferenceLab {
         child.kill('SIGKILL')
       }
     }
-    // without /proc (or in portable mode) the child reports its RSS itself (grader/lab-child.js): the lab's own code
+    // without /proc (or in portable mode) the child reports its RSS itself (lab-child.js): the lab's own code
     child.on('message', function rssReport (message) {
       if (message?.type === 'rss') judgeRss(message.rss)
     })
@@ -389,83 +277,4 @@ export class ReferenceLab {
       lab.#child.send({ type, seq }, function sent () {})
     })
   }
-}
-
-/**
- * Fresh processes for memory figures: each measurement gets a process that
- * has served nothing but its warm-up, as the benches measure
- * (lib/measure/fresh-server.js): a student's process for /student, a
- * reference lab for the lab's routes. The next one starts while the current
- * one is measured, so a fresh process per point costs no wait. The
- * grading's own pair (GradeLab) stays up.
- */
-export class FreshLabs {
-  #options
-  /** kind ('student' or 'reference') -> a process starting or started, not taken yet */
-  #spares = new Map()
-  #started = []
-
-  /**
-   * @param {{ handler: string, host?: string, dataDir?: string, budget: number, students?: StudentProcesses,
-   *   isolation?: object }} options as for GradeLab; `students`: the grading's set (GradeLab.students),
-   *   which the fresh student processes join; the port is always a free one
-   */
-  constructor (options) {
-    this.#options = { ...options, port: 0, onCancel: null }
-  }
-
-  /**
-   * A process that has served nothing yet, for `route`.
-   * @param {boolean|string} [next] start the next one now, for the next measurement: true for
-   *   another of the same kind, a route's name for one that serves it, false for none
-   * @param {string} [route] the route to be measured: 'student' (the default) or a reference route
-   * @returns {Promise<StudentProcess|ReferenceLab>}
-   */
-  async take (next = true, route = 'student') {
-    const kind = kindOf(route)
-    const taken = this.#spares.get(kind) ?? this.#start(kind)
-    this.#spares.delete(kind)
-    const nextKind = next === true ? kind : next === false ? null : kindOf(next)
-    if (nextKind !== null && !this.#spares.has(nextKind)) this.#spares.set(nextKind, this.#start(nextKind))
-    return taken
-  }
-
-  /** Stop the processes taken so far; spares wait for the next take(). */
-  async releaseTaken () {
-    const spares = new Set(this.#spares.values())
-    const taken = this.#started.filter(function notSpare (starting) { return !spares.has(starting) })
-    this.#started = [...spares]
-    await stopAll(taken)
-  }
-
-  /** Stop every process taken or started, spares nobody took included. */
-  async close () {
-    const all = this.#started
-    this.#started = []
-    this.#spares.clear()
-    await stopAll(all)
-  }
-
-  #start (kind) {
-    const options = this.#options
-    const fresh = kind === 'student'
-      ? new StudentProcess({ handler: options.handler, host: options.host, budget: options.budget, students: options.students, isolation: options.isolation })
-      : new ReferenceLab({ port: 0, host: options.host, dataDir: options.dataDir, budget: options.budget })
-    const starting = fresh.start().then(function started () { return fresh })
-    // a spare that failed to start is reported by take(), not as an unhandled rejection
-    starting.catch(function reportedByTake () {})
-    this.#started.push(starting)
-    return starting
-  }
-}
-
-function kindOf (route) {
-  return route === 'student' ? 'student' : 'reference'
-}
-
-function stopAll (starting) {
-  return Promise.all(starting.map(async function stopWhenStarted (one) {
-    const started = await one.catch(function failedToStart () { return null })
-    await started?.stop()
-  }))
 }

@@ -1,16 +1,13 @@
 /**
- * A grading run as the lab's dashboard sees an experiment: the grader (the
- * parent process) tells the lab child each step over IPC, and the child
- * emits it on the lab's bus as an `experiment` event named `grade`
- * ({ id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... },
- * lib/experiments/engine.js) and answers GET and DELETE /experiments/:id for
- * it with the engine's shape, so the control panel follows a grading run as
- * it follows any run, and shows its checks as a table (result.cells).
- * Ids it does not know go on to the lab's own engine.
+ * A grading run as the lab's dashboard sees an experiment: each step the
+ * grader sends is emitted on the lab's bus as an `experiment` event named
+ * `grade` (the shape of lib/experiments/engine.js's), and GET and DELETE
+ * /experiments/:id answer for the run, so the control panel follows it as it
+ * follows any run. Ids it does not know go on to the lab's own engine.
  */
 import express from 'express'
 
-export const RUN_NAME = 'grade'
+const RUN_NAME = 'grade'
 
 /** How long DELETE waits for the grader to stop after the check under way. */
 const CANCEL_WAIT_MS = 30_000

@@ -1,22 +1,14 @@
 /**
- * The student's process tree as the kernel sees it, read by the grader from
- * /proc: which processes belong to it, their memory (VmRSS now, VmHWM the
- * peak, reset through clear_refs), the connections they hold on the
- * student's port, and killing them all. Nothing here asks the processes
- * anything: every figure is the kernel's.
- *
- * A process belongs to the tree when it is the process the grader spawned,
- * in its process group, a descendant of one that is (by parent pid: a
- * child that left the group with setsid is still found while its parent
- * lives), or, when the tree runs as a user of its own, any process of that
- * user (which also finds a descendant whose parent is gone).
- *
- * Where /proc is missing (portable mode, macOS: lib/util/platform.js) the readers
- * answer null, and killing falls back to the process group alone.
+ * A process tree as the kernel shows it in /proc: its members (the process
+ * the grader spawned or was given, its group, its descendants, and every
+ * process of the tree's own user), their memory, the connections they hold
+ * on a port, their CPU time, and signals to them all. Nothing here asks the
+ * processes anything. Where /proc is missing the readers answer null and
+ * signals go to the process group alone.
  */
 import fs from 'node:fs'
-import { procAvailable } from '../lib/util/platform.js'
-import { readProcMemory } from '../lib/metrics/proc-memory.js'
+import { procAvailable } from '../../lib/util/platform.js'
+import { readProcMemory } from '../../lib/metrics/proc-memory.js'
 
 /** /proc/<pid>/stat fields after the command (which may hold spaces and parentheses). */
 const STAT_STATE = 0
@@ -111,14 +103,11 @@ export function resetTreePeaks (pids) {
 }
 
 /**
- * The connections the tree still holds: its descriptors of sockets that
- * are, in the kernel's tables, connections on `port` (not the listener:
- * sockets in the grader's network namespace, where the listening socket
- * was made and so every connection accepted from it lives), or sockets the
- * kernel lists nowhere any more (a connection closed on the wire, by a
- * reset or both sides' FIN, whose descriptor is still open). A connection
- * whose descriptor the process has closed is not counted, whatever state
- * the kernel keeps it in a while longer.
+ * The connections the tree still holds open: its descriptors of sockets the
+ * kernel lists as connections on `port` (in the grader's network namespace,
+ * where the listening socket was made), or lists nowhere any more (closed on
+ * the wire, the descriptor still open). A descriptor the process has closed
+ * is not counted, whatever state the kernel keeps its socket in.
  * @param {number[]} pids
  * @param {number} port
  * @returns {number|null} null where /proc is missing
@@ -213,7 +202,6 @@ export function treeStopped (root) {
   })
 }
 
-/** true when the signal was delivered (or the process exists but is not ours to signal). */
 /**
  * Whether one process runs: it takes signal 0 (or is someone else's), and is
  * not a zombie (gone, its exit not yet read by its parent) where /proc shows it.
@@ -225,6 +213,7 @@ export function processRuns (pid) {
   return readStat(pid)?.state !== 'Z'
 }
 
+/** true when the signal was delivered (or the process exists but is not ours to signal). */
 function signalQuietly (target, signal) {
   try {
     process.kill(target, signal)
@@ -247,6 +236,18 @@ export function cpuMs (pid) {
   const stat = readStat(pid)
   if (stat === null) return null
   return Number.isFinite(stat.cpuTicks) ? stat.cpuTicks * 1000 / USER_HZ : null
+}
+
+/**
+ * The CPU time of the whole tree (every member /proc shows).
+ * @param {TreeRoot} root
+ * @returns {number|null} milliseconds; null where /proc is missing
+ */
+export function treeCpuMs (root) {
+  if (!procAvailable()) return null
+  let total = 0
+  for (const pid of treePids(root)) total += cpuMs(pid) ?? 0
+  return total
 }
 
 function readStat (pid) {

@@ -1,20 +1,17 @@
 /**
- * The student's memory from outside where there is no /proc (macOS, and
- * Linux in portable mode): `ps`, which macOS and Linux both have, lists
- * every process's parent and RSS. The tree's RSS is summed from that table,
- * and its peak over a load is the largest of samples taken while the load
- * runs (every SAMPLE_MS): a sampled peak, which can miss a spike shorter
- * than the gap, where the kernel's VmHWM misses nothing. The process
- * measured is never asked. Where `ps` is missing too (Windows), nothing is
- * read and the card says so.
+ * A process tree's memory where there is no /proc (macOS, and Linux in
+ * portable mode): `ps` lists every process's parent and RSS, the tree's RSS
+ * is summed from that table, and its peak over a load is the largest of
+ * samples taken while the load runs, which can miss a spike shorter than
+ * the gap between two. Where `ps` is missing too, nothing is read.
  */
 import { execFile, execFileSync } from 'node:child_process'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
 
-/** Between two samples: `ps` costs a few milliseconds of CPU a call. */
-export const SAMPLE_MS = 50
+/** Between two samples: each `ps` call costs CPU of its own. */
+const SAMPLE_MS = 50
 
 const KiB = 1024
 let available = null

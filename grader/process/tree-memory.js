@@ -1,22 +1,16 @@
 /**
- * A process tree's memory over a load, read from outside, and the watch
- * that follows its RSS while it runs: the shared core of every graded
- * target the grader measures (the student's process, grader/student-process.js;
- * a service it started or was given the pid of, grader/service.js).
- *
- * With /proc, the figure is the kernel's: the tree's idle RSS, its peaks
- * reset through clear_refs, and the peaks (VmHWM) read as soon as the load
- * resolves. Without /proc, `ps` gives the tree's RSS, its peak sampled while
- * the load runs (grader/ps-memory.js). Where neither can be read, the
- * figures are null and say so: the process is never asked for its own.
+ * A process tree's memory over a load, read from outside, and the watch that
+ * follows its RSS while it runs: the kernel's peak (VmHWM, reset through
+ * clear_refs) where /proc is, a peak sampled with `ps` where not, and null
+ * figures that say so where neither is. The process is never asked.
  */
 import { performance } from 'node:perf_hooks'
-import { procAvailable } from '../lib/util/platform.js'
+import { procAvailable } from '../../lib/util/platform.js'
 import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
 import { readTreeMemory, resetTreePeaks, signalTree, treePids } from './process-tree.js'
 
 /** How often the watch reads the tree's RSS, and how often it looks for new members (a full walk of /proc). */
-export const WATCH_MS = 25
+const WATCH_MS = 25
 const TREE_SCAN_MS = 500
 
 /**

@@ -1,198 +1,37 @@
 /**
- * Grade a handler: start the handler at POST /student in a process of its
- * own, isolated and measured from outside, beside a reference lab with the
- * lab's routes and the dashboard that shows the run (grader/lab.js,
- * docs/grading-isolation.md), run the checks of the five areas in order, and
- * return the card once every student process is gone. The memory checks and
- * the bombs measure on processes of their own, a fresh one per figure
- * (FreshLabs); everything else runs on the grading's pair.
- *
- * A handler that crashes a lab or gets it killed past the grader's memory
- * budget fails the check it broke, with the reason; the lab starts again and
- * the rest of that area is marked not run (the next area starts on a fresh
- * lab). A handler that does not answer in time fails that check; the lab
- * starts again (a hung handler may still be burning CPU or memory), and where
- * the check sends only small bodies the rest of the area is marked not run
- * too, so that a handler that never answers costs one timeout per area.
- * The grader itself never runs the handler: nothing the handler does can
- * take it down.
- *
- * gradeService runs the same checks, through the same runner (runChecks),
- * on a service at a URL in any language (grader/service.js): the graded
- * target is the service in place of the student's process, a fresh
- * process is the service started again, and answers are judged by the
- * contract it keeps (grader/contract.js). Where no pid is known the memory
- * lines are "not judged", and fail.
+ * The runner a handler's and a service's grading share: start the graded
+ * target beside the reference lab, run the checks in order on it, and fill
+ * the card. A check that kills the target or gets no answer fails with the
+ * reason; the target starts again (where the grader started it) and the
+ * rest of that area is marked not run, so that a target that never answers
+ * costs one timeout per area. A throw in a check is the grader's own
+ * failure, and says so. The grader itself never runs the graded code.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DEFAULTS } from '../lib/config/options.js'
-import { generatedDocument, withSeed } from './bodies.js'
-import { checks as correctness } from './checks/correctness.js'
-import { checks as memory } from './checks/memory.js'
-import { checks as speed } from './checks/speed.js'
-import { checks as safety } from './checks/safety.js'
-import { checks as resilience } from './checks/resilience.js'
-import { send } from './client.js'
-import { HANDLER_CONTRACT, detectContract } from './contract.js'
-import { crashLine, FreshLabs, GradeLab } from './lab.js'
-import { classifyUrl, ServiceFresh, ServiceLab } from './service.js'
-import { newSeed, normalizeSeed, normalizeSettings } from './settings.js'
-import { fileDigest, labVersion } from './submission.js'
-
-export const AREAS = Object.freeze(['correctness', 'memory', 'speed', 'safety', 'resilience'])
-
-/** Every check, in the order they run. */
-export const CHECKS = Object.freeze([...correctness, ...memory, ...speed, ...safety, ...resilience])
-
-const NOTE_INTERVAL_MS = 200
+import { DEFAULTS } from '../../lib/config/options.js'
+import { generatedDocument } from '../checks/bodies.js'
+import { AREAS, CHECKS } from '../checks/index.js'
+import { normalizeSettings } from '../checks/settings.js'
+import { labVersion } from '../student/submission.js'
+import { checkContext, runContext } from './check-context.js'
 
 /**
  * @typedef {{ area: string, name: string, pass: boolean, figure: string, limit: string, meaning: string,
  *   hint: string|null, reason: string|null, ms: number, details: object|null }} CheckResult
- * @typedef {{ handler: string, preset: string, settings: object, startedAt: string, ms: number,
- *   checks: CheckResult[], passed: boolean, loadError: string|null, isolation: object|null,
- *   lab: { restarts: number, deaths: number } }} Card `isolation`: how the student's process ran (grader/isolation.js)
+ * @typedef {{ handler: string, preset: string, seed: number, digest: string|null, labVersion: string,
+ *   settings: object, startedAt: string, ms: number, checks: CheckResult[], passed: boolean,
+ *   loadError: string|null, isolation: object|null, lab: { restarts: number, deaths: number } }} Card
+ *   `isolation`: how the student's process ran (grader/student/isolation.js)
  */
 
 /**
- * Grade the handler in `file`.
- * @param {string} file the student's module
- * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
- *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, isolation?: { user?: boolean, network?: boolean },
- *   onProgress?: (event: object) => void }} [options]
- *   `settings`: overrides of the preset (grader/settings.js); `areas`: only these areas' checks (all by
- *   default); `seed`: the seed every body of the run is drawn from (grader/bodies.js; a new random one
- *   by default); `inputDir`: where generated documents are kept (by default a folder of the run's own
- *   under test-data/grade/inputs/, removed when it ends; a caller that gives one keeps it); `isolation`:
- *   false for a layer turns it off (a user and a network of the student's own are used where the machine allows);
- *   `dataDir`: the lab's (test-data/grade/lab/); `onProgress` gets { type, done, total, area, check, note }
- * @returns {Promise<Card>}
+ * What a grading of either kind starts from: the preset's settings, the
+ * checks asked for, the run, the lab's folder and host.
+ * @throws {TypeError} for a setting or an area that does not exist
  */
-export function grade (file, options = {}) {
-  const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
-  return withSeed(seed, function gradeWithSeed () { return gradeRun(file, options, seed) })
-}
-
-async function gradeRun (file, options, seed) {
-  const { preset, settings, checks, run, labDir, host } = runSetup(options)
-  const lab = new GradeLab({
-    handler: file,
-    port: options.port ?? 0,
-    host,
-    dataDir: labDir,
-    budget: settings.memoryBudget,
-    isolation: options.isolation,
-    onCancel: run.cancel
-  })
-  // the digest before the module is loaded: the bytes graded, whatever happens to the file during the run
-  // (null for a file that cannot be read: the load fails and says why)
-  const digest = await fileDigest(file).catch(function unreadable () { return null })
-  const card = await newCard({ handler: file, preset, areas: options.areas, settings, seed, digest, started: run.started })
-  return runChecks({
-    card,
-    lab,
-    checks,
-    run,
-    options,
-    params: { handler: path.basename(file), preset },
-    startFailure: 'LOAD_FAILED',
-    // labs of their own for memory figures, each with the same handler and budget, on free ports
-    makeFresh: function freshHandlerLabs () {
-      return new FreshLabs({ handler: file, host, dataDir: labDir, budget: settings.memoryBudget, students: lab.students, isolation: options.isolation })
-    },
-    findContract: async function handlerContract () { return HANDLER_CONTRACT }
-  })
-}
-
-/**
- * Grade a service: an ingest endpoint at `url`, in any language, started
- * by the grader (`command`), watched (`pid`) or reached only over HTTP
- * (grader/service.js), with the checks a handler gets. Memory is judged
- * only where a pid is known: without one the memory lines say "not
- * judged", and fail (a check passes only on what was measured). Answers
- * are judged by the contract the service keeps (grader/contract.js),
- * found before the first check.
- * @param {{ url: string, command?: string, pid?: number, headers?: Record<string, string>, allowRemote?: boolean,
- *   preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string, inputDir?: string,
- *   dataDir?: string, keepOpenMs?: number, seed?: number, startMs?: number, onProgress?: (event: object) => void }} options
- *   `headers`: sent with every body (a token, a content type); `allowRemote`: grade a URL that is not loopback;
- *   `port`, `host`: the reference lab's (its dashboard); the rest as grade()'s
- * @returns {Promise<Card>} with `service`: { url, mode, command, pid, remote, contract, contractProbe, headers, notes }
- * @throws {TypeError} for a URL that is not http://, a remote one without allowRemote, or both command and pid
- */
-export function gradeService (options) {
-  const target = classifyUrl(options.url)
-  if (!target.ok) throw new TypeError(target.problem)
-  if (!target.loopback && options.allowRemote !== true) throw new TypeError(remoteRefusal(target.url))
-  if (options.command && options.pid !== undefined && options.pid !== null) throw new TypeError('give --start or --pid, not both: the lab either starts the service or watches one that runs')
-  if ((options.command || (options.pid !== undefined && options.pid !== null)) && !target.loopback) {
-    throw new TypeError('--start and --pid are for a service on this machine: its URL must be a loopback one')
-  }
-  const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
-  return withSeed(seed, function gradeServiceWithSeed () { return serviceRun(target, options, seed) })
-}
-
-/** Why a URL that is not loopback is refused, and how to grade it anyway. */
-export function remoteRefusal (url) {
-  return `${url.href} is not a loopback address (127.0.0.0/8, ::1, localhost): the lab aims zip bombs and bounded but heavy load at it. Give --allow-remote to grade a service on another machine you are allowed to load (its memory cannot be read from here)`
-}
-
-async function serviceRun (target, options, seed) {
-  const { preset, settings, checks, run, labDir, host } = runSetup(options)
-  const mode = options.command ? 'started' : options.pid !== undefined && options.pid !== null ? 'watched' : 'unwatched'
-  const lab = new ServiceLab({
-    mode,
-    url: target.url,
-    command: options.command,
-    pid: options.pid,
-    budget: settings.memoryBudget,
-    port: options.port ?? 0,
-    host,
-    dataDir: labDir,
-    startMs: options.startMs,
-    onCancel: run.cancel
-  })
-  const headers = { ...options.headers }
-  const card = await newCard({ handler: target.url.href, preset, areas: options.areas, settings, seed, digest: null, started: run.started })
-  card.service = {
-    url: target.url.href,
-    mode,
-    command: options.command ?? null,
-    pid: mode === 'watched' ? options.pid : null,
-    remote: !target.loopback,
-    contract: null,
-    contractProbe: null,
-    // the names only: a header's value may be a token
-    headers: Object.keys(headers),
-    notes: []
-  }
-  try {
-    return await runChecks({
-      card,
-      lab,
-      checks,
-      run,
-      options: { ...options, headers },
-      params: { handler: target.url.href, preset },
-      startFailure: 'START_FAILED',
-      makeFresh: function freshService () { return new ServiceFresh(lab, { host, dataDir: labDir, budget: settings.memoryBudget }) },
-      findContract: async function serviceContract (ctx) {
-        const found = await detectContract(function postToService (body) { return ctx.post('student', body) }, seed)
-        card.service.contract = found.contract.name
-        card.service.contractProbe = found.probe
-        return found.contract
-      }
-    })
-  } finally {
-    if (mode === 'started') card.service.pid = lab.pid
-    card.service.notes.push(...lab.notes())
-  }
-}
-
-/** What a grading of either kind starts from: the preset's settings, the checks asked for, the run, the lab's folder and host. */
-function runSetup (options) {
+export function runSetup (options) {
   const preset = options.preset ?? 'full'
   return {
     preset,
@@ -215,7 +54,8 @@ function newRun () {
   return run
 }
 
-async function newCard ({ handler, preset, areas, settings, seed, digest, started }) {
+/** A card with no check on it yet. */
+export async function newCard ({ handler, preset, areas, settings, seed, digest, started }) {
   return {
     handler,
     preset,
@@ -236,12 +76,15 @@ async function newCard ({ handler, preset, areas, settings, seed, digest, starte
 }
 
 /**
- * Start the lab, run the checks in order on it, and stop everything: the
- * run a handler and a service share. `lab` is the graded target beside the
- * reference lab (GradeLab, ServiceLab); `makeFresh` gives the processes of
- * the memory figures; `findContract` says how answers are judged.
+ * Start the lab, run the checks in order on it, and stop everything.
+ * @param {{ card: Card, lab: object, checks: object[], run: object, options: object, params: object,
+ *   startFailure: string, findContract: (ctx: object) => Promise<object> }} run
+ *   `lab`: the graded target beside the reference lab (GradeLab, ServiceLab); `startFailure`: the
+ *   error code of a target that did not start (its message goes on the card); `findContract`: how
+ *   answers are judged
+ * @returns {Promise<Card>}
  */
-async function runChecks ({ card, lab, checks, run, options, params, startFailure, makeFresh, findContract }) {
+export async function runChecks ({ card, lab, checks, run, options, params, startFailure, findContract }) {
   const onProgress = options.onProgress ?? function quiet () {}
   try {
     await lab.start()
@@ -258,9 +101,9 @@ async function runChecks ({ card, lab, checks, run, options, params, startFailur
   onProgress({ type: 'lab', url: lab.url, kind: lab.kind })
 
   const { settings, seed } = card
-  const fresh = makeFresh()
+  const fresh = lab.freshProcesses()
   const inputDir = options.inputDir ?? path.join(DEFAULTS.dataDir, 'grade', 'inputs', run.id)
-  const ctx = makeContext(lab, fresh, settings, inputDir, seed, options.headers ?? {})
+  const ctx = runContext(lab, fresh, settings, inputDir, seed, options.headers ?? {})
   lab.runStep({ phase: 'start', id: run.id, params, startedAt: run.started })
   let area = null
   let skip = null
@@ -344,36 +187,7 @@ function selectChecks (areas) {
 async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   const startedAt = Date.now()
   const deathsBefore = lab.deaths
-  const mark = lab.output().length
-  let lastNote = 0
-  const local = Object.create(ctx, {
-    note: {
-      value: function note (text) {
-        const now = Date.now()
-        if (now - lastNote < NOTE_INTERVAL_MS) return
-        lastNote = now
-        lab.runStep({ phase: 'progress', id: runId, progress: { ...progress, cell: `${check.name} · ${text}` } })
-        onProgress({ type: 'note', area: check.area, check: check.name, note: text })
-      }
-    },
-    explain: {
-      /**
-       * For a 5xx, the error the lab logged (the handler's throw, with its file and line), as the reason.
-       * @param {object} res the answer
-       * @param {GradeLab} [where] the lab that answered: the main one unless a fresh one did
-       */
-      value: async function explain (res, where = lab) {
-        if (res.status < 500) return null
-        if (where.owned === false) return null // its output is its own: the grader never saw it
-        const from = where === lab ? mark : 0
-        // the log and the answer travel apart: give the log a moment to arrive
-        for (let wait = 0; wait < 5 && !/Error|Exception/.test(where.output().slice(from)); wait++) {
-          await new Promise(function later (resolve) { setTimeout(resolve, 20) })
-        }
-        return `${where.label ?? 'the student\'s process'} logged: ${crashLine(where.output().slice(from))}`
-      }
-    }
-  })
+  const local = checkContext(ctx, check, { runId, progress, onProgress })
   let outcome
   try {
     outcome = await check.run(local)
@@ -426,44 +240,8 @@ async function answersSmallBody (ctx) {
   }
 }
 
-function makeContext (lab, fresh, settings, inputDir, seed, headers) {
-  /** The graded endpoint gets the run's headers beside the body's own; the lab's routes get the lab's. */
-  function withHeaders (route, body) {
-    return route === 'student' ? { ...headers, ...body.headers } : body.headers
-  }
-  return {
-    lab,
-    fresh,
-    settings,
-    inputDir,
-    seed,
-    /** Sent with every body beside the body's own (a service's token or content type: --header). */
-    headers,
-    /** How answers are judged (grader/contract.js): set once the lab has started. */
-    contract: HANDLER_CONTRACT,
-    /** Where a route is served now: /student by the student's process, the others by the reference lab. */
-    url: function routeUrl (route) { return lab.urlOf(route) },
-    /** POST a body to a route as it is served now (a restart may have moved it). */
-    post: function post (route, body) {
-      return send(lab.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: withHeaders(route, body) })
-    },
-    /** POST a body to a route of another process (a fresh one). */
-    postTo: function postTo (other, route, body) {
-      return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: withHeaders(route, body) })
-    },
-    /**
-     * A process that has served nothing yet, for a memory figure; stopped when the check ends.
-     * @param {boolean|string} [another] start the next one now: true for another like it, a route's name for one that serves that route
-     * @param {string} [route] what it must serve: 'student' (the student's process) or a reference route (a reference lab)
-     */
-    freshLab: function freshLab (another = true, route = 'student') {
-      return fresh.take(another, route)
-    }
-  }
-}
-
-async function restart (lab, card, counted = true) {
-  if (counted) card.lab.restarts++
+async function restart (lab, card) {
+  card.lab.restarts++
   await lab.restart()
 }
 

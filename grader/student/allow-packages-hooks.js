@@ -1,9 +1,9 @@
 /**
- * The resolve hook of grader/allow-packages.js (it runs on the loader's
- * own thread): a bare specifier of an allowed package that the usual
+ * The resolve hook of allow-packages.js (it runs on the loader's own
+ * thread): a bare specifier of an allowed package that the usual
  * resolution cannot find is resolved from the lab's package.json instead.
  */
-const LAB_PACKAGE = new URL('../package.json', import.meta.url).href
+const LAB_PACKAGE = new URL('../../package.json', import.meta.url).href
 
 let allowed = []
 
@@ -18,6 +18,7 @@ function packageName (specifier) {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
 }
 
+/** Node's resolve hook: the usual resolution first, the lab's package.json for an allowed package it cannot find. */
 export async function resolve (specifier, context, nextResolve) {
   try {
     return await nextResolve(specifier, context)

@@ -1,36 +1,18 @@
 /**
  * How the student's process is started apart: the command line that wraps
- * `node grader/student-child.js` in the isolation this machine has, and the
- * facts the card states about it (docs/grading-isolation.md says what each
- * layer guards and what it does not).
- *
- * - **Node's permission model** (`--permission`, on Node 20
- *   `--experimental-permission`): the process reads only the project's code
- *   and packages (every top-level entry but the data folder, test-data/,
- *   where the run's bodies and reports are, and .git), the handler's folder
- *   and a temporary folder of its own; it writes only there; it may start no
- *   child process and no worker thread (but where a module is preloaded with
- *   --import: Node runs its resolve hooks on a thread of their own, and the
- *   permission model counts that thread as a worker). Always on where Node has it.
- * - **A user of its own** (Linux, the grader running as root, setpriv(1)
- *   present, the handler readable by others): an unused uid, so the process
- *   can signal no process of the grader's, read nothing that is not
- *   world-readable, and every process left of it can be found by its uid.
- * - **A network namespace of its own** (Linux, root, unshare(1) able to make
- *   one): no network at all. The grader opens the listening socket itself and
- *   hands it over as descriptor 3, so the process serves the grader on it
- *   and can reach nothing: not the reference lab, not the grader.
- * - **Death with the grader**: setpriv's parent-death signal (SIGKILL) where
- *   setpriv is, and everywhere the end of its stdin, which the grader holds.
- *
- * The facts about this machine are probed once per process: they do not
- * change while it runs.
+ * `node grader/student/student-child.js` in the isolation this machine has,
+ * and the facts the card states about it. The layers: Node's permission
+ * model (reads of the project's code, the handler's folder and a temporary
+ * folder; writes of the latter only), a user of its own and a network
+ * namespace of its own (Linux, as root), and death with the grader.
+ * docs/grading-isolation.md says what each layer guards and what it does not.
+ * The machine's facts are probed once per process.
  */
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
+import { DEFAULTS, PROJECT_ROOT } from '../../lib/config/options.js'
 
 /** The range the student's user is drawn from: far above any account a system hands out. */
 const UID_FIRST = 1_500_000_000
@@ -140,7 +122,7 @@ function projectReads () {
 }
 
 /** `--permission` (Node 22 on), `--experimental-permission` (Node 20), or null. */
-export function permissionFlag () {
+function permissionFlag () {
   if (process.allowedNodeEnvironmentFlags.has('--permission')) return '--permission'
   if (process.allowedNodeEnvironmentFlags.has('--experimental-permission')) return '--experimental-permission'
   return null
@@ -151,7 +133,7 @@ export function permissionFlag () {
  * the way searchable by others, the file (or folder) readable by others.
  * @param {string} file
  */
-export function readableByOthers (file) {
+function readableByOthers (file) {
   let at = realOrSame(path.resolve(file))
   try {
     if ((fs.statSync(at).mode & 0o004) === 0) return false

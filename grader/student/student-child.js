@@ -2,15 +2,11 @@
 /**
  * The student's process: a small server with the student's module at
  * POST /student and nothing else of the lab (no reference routes, no
- * dashboard, no IPC). The grader (grader/student-process.js) spawns it in
- * the isolation the machine offers (grader/isolation.js), hands it the
- * listening socket or names the port, and judges it from outside: it is
- * ready when it answers over HTTP, its memory and connections are read from
- * /proc, it is killed with its whole process group. Nothing this process
- * writes or sends is taken as a figure: what it prints is a log for the
- * card's reasons.
+ * dashboard, no IPC), spawned by the grader (student-process.js) in the
+ * isolation the machine offers and judged from outside. What it prints is a
+ * log for the card's reasons, never a figure.
  *
- *   node --expose-gc grader/student-child.js <handler.js> (--listen-fd 3 | --port N) [--host 127.0.0.1]
+ *   node --expose-gc grader/student/student-child.js <handler.js> (--listen-fd 3 | --port N) [--host 127.0.0.1]
  *
  * SIGUSR2 collects garbage twice (the idle figure of a memory window); it
  * exits when its stdin, held by the grader, closes, and with code 3 when the
@@ -18,11 +14,11 @@
  */
 import { parseArgs } from 'node:util'
 import express from 'express'
-import { DEFAULTS } from '../lib/config/options.js'
-import { notFound } from '../lib/errors/index.js'
-import { sendError } from '../lib/http/send-error.js'
-import { bodyDeadline } from '../lib/limits/body-deadline.js'
-import { createLabServer } from '../lib/http/server.js'
+import { DEFAULTS } from '../../lib/config/options.js'
+import { notFound } from '../../lib/errors/index.js'
+import { sendError } from '../../lib/http/send-error.js'
+import { bodyDeadline } from '../../lib/limits/body-deadline.js'
+import { createLabServer } from '../../lib/http/server.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK, loadStudentModule, studentRoutes } from './student-route.js'
 
 async function main () {
@@ -35,7 +31,7 @@ async function main () {
     }
   })
   if (positionals.length !== 1 || (values['listen-fd'] === undefined) === (values.port === undefined)) {
-    process.stderr.write('grader/student-child.js is started by the grader (npm run grade -- handler.js): one handler, and --listen-fd or --port\n')
+    process.stderr.write('grader/student/student-child.js is started by the grader (npm run grade -- handler.js): one handler, and --listen-fd or --port\n')
     process.exitCode = 2
     return
   }

@@ -1,56 +1,24 @@
 /**
- * The grader's side of the student's process (grader/student-child.js):
- * started apart, in the isolation the machine offers (grader/isolation.js),
- * and judged from outside only.
- *
- * - **The grader owns the port.** It opens the listening socket itself and
- *   hands it to the process as descriptor 3 (where the platform cannot, it
- *   names a free port on the command line), so it knows where the handler
- *   is without being told.
- * - **It knows the pid because it spawned it**, in a process group of its
- *   own (and, where it can, as a user of its own).
- * - **Ready is an answer over HTTP** on that socket, never a message.
- * - **Memory is the kernel's**: VmRSS and VmHWM of the process and its
- *   descendants from /proc, the peak reset through clear_refs; RSS watched
- *   every 25 ms, the whole tree killed past the grader's budget. Where /proc
- *   is missing, the figures are null and say so: the process is not asked.
- * - **What is left pending** is what the kernel shows: the connections on the
- *   port the process still holds, beside what the grader's own clients
- *   sent and had answered (grader/client.js countRequests).
- * - **Stopping kills the whole tree** (SIGKILL to the process group, then to
- *   every member /proc still shows, by group, parent or user) and waits
- *   until nothing of it runs; its temporary folder goes too.
- *
- * StudentProcesses is the set of a grading's student processes: paused
- * together while the reference routes are timed (SIGSTOP, SIGCONT), so that
- * no student code runs beside them, and killed together at the end.
+ * The grader's side of the student's process (student-child.js): started
+ * apart, in the isolation the machine offers (isolation.js), and judged from
+ * outside only. The grader opens the listening socket and hands it over, so
+ * it knows where the handler is; it knows the pid because it spawned it, in
+ * a process group of its own; ready is an answer over HTTP; memory, CPU time
+ * and held connections are the kernel's (grader/process/); stopping kills
+ * the whole tree and waits until nothing of it runs.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
-import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { PROJECT_ROOT } from '../lib/config/options.js'
-import { PORTABLE_ENV } from '../lib/util/platform.js'
-import { countRequests } from './client.js'
-import { chooseIsolation, isolatedCommand } from './isolation.js'
-import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from './process-tree.js'
-import { measureTree, watchWithinBudget } from './tree-memory.js'
+import { countRequests } from '../checks/client.js'
+import { crashLine, keepTail } from '../process/output.js'
+import { PROBE_TIMEOUT_MS, probe, settle } from '../process/probe.js'
+import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from '../process/process-tree.js'
+import { measureTree, watchWithinBudget } from '../process/tree-memory.js'
+import { launchStudent } from './student-launch.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
-const GRADER_DIR = path.dirname(fileURLToPath(import.meta.url))
-const CHILD = path.join(GRADER_DIR, 'student-child.js')
-/**
- * Preloaded for a handler outside the project: it resolves the packages the
- * exercises allow from the lab's node_modules (Node would look for them
- * beside the handler, and find none).
- */
-const ALLOW_PACKAGES = path.join(GRADER_DIR, 'allow-packages.js')
 const START_TIMEOUT_MS = 20_000
-const PROBE_TIMEOUT_MS = 2000
 const PROBE_PAUSE_MS = 50
 /** After SIGUSR2: time for two full collections of a small heap. */
 const GC_PAUSE_MS = 100
@@ -58,10 +26,12 @@ const GONE_TIMEOUT_MS = 5000
 /** A stopped process shows as stopped in /proc within a scheduler tick or two. */
 const PAUSE_TIMEOUT_MS = 1000
 const MiB = 1024 * 1024
-/** A path no route answers: any HTTP answer to it (a 404 is usual) means the server serves. */
-const PROBE_PATH = '/.grader/alive'
 
-/** A grading's student processes. */
+/**
+ * A grading's student processes: paused together while a reference route is
+ * timed (SIGSTOP, SIGCONT), so that no student code runs beside it, and
+ * stopped together at the end.
+ */
 export class StudentProcesses {
   #members = new Set()
 
@@ -97,6 +67,7 @@ export class StudentProcesses {
   }
 }
 
+/** The student's process, from the grader's side. */
 export class StudentProcess {
   #options
   #child = null
@@ -128,7 +99,7 @@ export class StudentProcess {
     this.kind = null
     /** Peak RSS of the tree the watch saw, in bytes. */
     this.maxRss = 0
-    /** How it is isolated (grader/isolation.js IsolationFacts), once started. */
+    /** How it is isolated (isolation.js IsolationFacts), once started. */
     this.isolation = null
   }
 
@@ -155,43 +126,16 @@ export class StudentProcess {
    * @throws {Error} `code` 'LOAD_FAILED' when the module did not load or never served (the message says why)
    */
   async start () {
-    const options = this.#options
-    const isolation = chooseIsolation({ handler: options.handler, ...options.isolation })
-    this.#tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-student-'))
-    if (isolation.uid !== null) fs.chownSync(this.#tmpDir, isolation.uid, isolation.uid)
-    const listener = await openListener(options.host)
-    const fd = listener._handle?.fd
-    const handOver = Number.isInteger(fd) && fd > 2
-    const port = listener.address().port
-    if (!handOver) {
-      // no descriptor to hand over (Windows): name the port, and run in the grader's network
-      await new Promise(function closed (resolve) { listener.close(resolve) })
-      isolation.facts.network = 'shared'
-    }
-    this.isolation = isolation.facts
-    const { command, args } = isolatedCommand(isolation, {
-      script: CHILD,
-      args: [path.resolve(options.handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', options.host])],
-      handler: path.resolve(options.handler),
-      tmpDir: this.#tmpDir,
-      nodeFlags: ['--expose-gc'],
-      preload: outsideProject(options.handler) && fs.existsSync(ALLOW_PACKAGES) ? [ALLOW_PACKAGES] : []
-    })
-    const child = spawn(command, args, {
-      // a process group of its own, so that the whole tree can be signalled at once
-      detached: true,
-      cwd: this.#tmpDir,
-      env: childEnv(this.#tmpDir),
-      stdio: ['pipe', 'pipe', 'pipe', ...(handOver ? [fd] : [])]
-    })
-    // the child holds its own copy of the socket now: the grader accepts nothing on it
-    if (handOver) listener.close()
+    const launched = await launchStudent(this.#options)
+    const { child, command } = launched
+    this.#tmpDir = launched.tmpDir
+    this.isolation = launched.facts
     this.#child = child
     this.#exited = null
     this.pid = child.pid
-    this.port = port
-    this.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`
-    this.#root = { pid: child.pid, pgid: child.pid, uid: isolation.uid }
+    this.port = launched.port
+    this.url = launched.url
+    this.#root = launched.root
     this.#options.students?.add(this)
     const student = this
     child.stdin.on('error', function ignore () {})
@@ -285,7 +229,7 @@ export class StudentProcess {
   }
 
   /**
-   * Ask for a garbage collection (SIGUSR2, twice, grader/student-child.js),
+   * Ask for a garbage collection (SIGUSR2, twice, student-child.js),
    * and give it a moment: the idle figure of a window. A process that
    * ignores it only makes its own idle figure larger.
    * @returns {Promise<boolean>} false when it is gone
@@ -307,19 +251,14 @@ export class StudentProcess {
    * time this resolves.
    * @returns {Promise<'alive'|'dead'|'blocked'>}
    */
-  async settle (timeoutMs = PROBE_TIMEOUT_MS) {
-    if (!this.alive) return 'dead'
-    if (await probe(this.url, timeoutMs)) return 'alive'
-    if (!this.alive) return 'dead'
-    // no answer and no exit yet: an exit may be on its way, or the event loop is stuck
-    await sleep(200)
-    return this.alive ? 'blocked' : 'dead'
+  settle (timeoutMs) {
+    return settle(this, this.url, timeoutMs)
   }
 
   /**
    * What is left after the requests, from outside: `open` and `pending`, the
    * connections on the student's port its process still holds (the kernel's
-   * socket table, grader/process-tree.js; null where /proc is missing);
+   * socket table, grader/process/process-tree.js; null where /proc is missing);
    * `calls` and `answered`, what the grader's own clients sent it and had
    * answered; `unanswered`, those still waiting. Null when the process is gone.
    * @returns {Promise<{ calls: number, answered: number, unanswered: number, pending: number|null,
@@ -341,11 +280,8 @@ export class StudentProcess {
   }
 
   /**
-   * Measure the tree's kernel peak (VmHWM) over `load`: garbage collected,
-   * idle RSS read and the peaks reset first, the peaks read as soon as
-   * `load` resolves (grader/tree-memory.js). Where /proc is missing, `ps`
-   * samples the peak; where neither is, the figures are null
-   * (`unreadable`): the process is never asked for them.
+   * The tree's peak over `load`, garbage collected first
+   * (grader/process/tree-memory.js measureTree): the process is never asked.
    * @template T
    * @param {() => Promise<T>} load
    * @returns {Promise<{ outcome: T, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null,
@@ -379,9 +315,7 @@ export class StudentProcess {
   }
 
   #keep (chunk) {
-    this.#output += chunk
-    // a handler that logs without end must not make the grader's memory its own
-    if (this.#output.length > 1_000_000) this.#output = this.#output.slice(-500_000)
+    this.#output = keepTail(this.#output, chunk)
   }
 
   #startWatch () {
@@ -389,7 +323,6 @@ export class StudentProcess {
       return `the student's process was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
     })
   }
-
 
   #stopWatch () {
     this.#watch?.stop()
@@ -407,70 +340,4 @@ export class StudentProcess {
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
     this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the student's process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
   }
-}
-
-/** Whether the handler's file lies outside the project, where the project's packages cannot be found from it. */
-function outsideProject (handler) {
-  let file
-  try {
-    file = fs.realpathSync(path.resolve(handler))
-  } catch {
-    return false
-  }
-  const relative = path.relative(fs.realpathSync(PROJECT_ROOT), file)
-  return relative.startsWith('..') || path.isAbsolute(relative)
-}
-
-/** A listening socket on a free port, opened by the grader. */
-function openListener (host) {
-  return new Promise(function listen (resolve, reject) {
-    const listener = net.createServer()
-    // nothing connects before the handover; if something did, it is not the grader
-    listener.on('connection', function notOurs (socket) { socket.destroy() })
-    listener.once('error', reject)
-    listener.listen({ port: 0, host, exclusive: true }, function listening () { resolve(listener) })
-  })
-}
-
-/** Only what a Node program needs: the grader's environment (tokens, NODE_OPTIONS) stays with the grader. */
-function childEnv (tmpDir) {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpDir, TMPDIR: tmpDir, LANG: 'C.UTF-8' }
-  if (process.env[PORTABLE_ENV] !== undefined) env[PORTABLE_ENV] = process.env[PORTABLE_ENV]
-  return env
-}
-
-/** Whether anything answers over HTTP at `url` (an origin) within `timeoutMs`: any status, to a path no route answers. */
-export function probe (url, timeoutMs) {
-  return new Promise(function ask (resolve) {
-    const req = http.get(`${url}${PROBE_PATH}`, { agent: false, timeout: Math.max(1, timeoutMs) }, function answered (res) {
-      res.resume()
-      resolve(true)
-      req.destroy()
-    })
-    req.on('timeout', function noAnswer () {
-      req.destroy()
-      resolve(false)
-    })
-    req.on('error', function failed () { resolve(false) })
-  })
-}
-
-/**
- * The line of a crash or a logged error that says what happened: the last
- * "TypeError: …" line, with the first frame of its stack that is not Node's
- * or a package's (the handler's own file and line), else the last line written.
- * @param {string} output
- * @returns {string}
- */
-export function crashLine (output) {
-  const lines = output.slice(-20_000).split('\n').map(function trim (line) { return line.trim() }).filter(Boolean)
-  for (let k = lines.length - 1; k >= 0; k--) {
-    if (!/^(Uncaught )?([A-Z]\w*)?(Error|Exception)\b/.test(lines[k])) continue
-    const frame = lines.slice(k + 1).find(function ownFrame (line) {
-      return line.startsWith('at ') && !/node_modules|node:|\(internal\//.test(line)
-    })
-    const where = frame ? ` (${frame.replace(/^at /, '').replace(/^.*\((.*)\)$/, '$1').replace(/^file:\/\//, '').slice(-120)})` : ''
-    return (lines[k] + where).slice(0, 300)
-  }
-  return lines.length > 0 ? lines[lines.length - 1].slice(0, 300) : 'no output'
 }

@@ -1,26 +1,19 @@
 /**
- * The student's module at POST /student: loaded, checked, and mounted on
- * the student's own small server (grader/student-child.js). Nothing here
- * counts or reports: whatever runs in the student's process could change
- * it, so the grader takes its figures from outside (grader/process-tree.js).
+ * The student's module at POST /student: loaded, checked, and mounted on the
+ * student's own server (student-child.js). The contract (docs/lessons/grade.md):
+ * the default export is an Express handler `(req, res)`, sync or async, or an
+ * `express.Router()` whose `post('/')` answers.
  *
- * One thing is arranged so that the outside can see it: a call of an async
- * handler keeps its connection's descriptor open until the call settles.
- * When a client hangs up, Node closes the connection and the request hears
- * it ('aborted', 'close', a rejected pipeline) as usual; only the closing of
- * the descriptor itself waits for the handler's promise. So a call that
- * never ends (it awaits an 'end' that will not come) holds a connection the
- * kernel shows, and the grader counts it there, asking nothing.
- *
- * The contract (docs/lessons/grade.md): the module's default export is an
- * Express handler `(req, res)`, sync or async, or an `express.Router()`
- * whose `post('/')` answers (it is mounted with `use('/student', router)`).
+ * Nothing here counts or reports: the grader reads its figures from outside.
+ * One thing is arranged for the outside to see: a call of an async handler
+ * keeps its connection's descriptor open until the call settles, so a call
+ * that never ends holds a connection the kernel shows.
  */
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import express from 'express'
 
-/** What grader/student-child.js writes on stderr before the reason a module did not load; it then exits 3. */
+/** What student-child.js writes on stderr before the reason a module did not load; it then exits 3. */
 export const LOAD_FAILED_MARK = 'student-child: load failed: '
 export const EXIT_LOAD_FAILED = 3
 

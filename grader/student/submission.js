@@ -1,19 +1,40 @@
 /**
- * What identifies a graded submission and the grader that graded it: the
- * sha256 digest of the file (or of a folder's files), and the lab's version
- * (package.json's, with the git commit when the lab is a git checkout).
- * Both go on the card and on a class's rows, so that a grade can be traced
- * to the exact bytes graded and the exact grader.
+ * What a submission is and what identifies it: a `.js` file, or a folder
+ * with an `index.js`, found in a class's folder; the sha256 digest of the
+ * file (or of a folder's files); and the lab's version (package.json's, with
+ * the git commit). The card and a class's rows carry both, so that a grade
+ * can be traced to the exact bytes graded and the exact grader.
  */
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { PROJECT_ROOT } from '../lib/config/options.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
 
 /** Folders a folder's digest leaves out: installed packages and version control, not the submission's own code. */
 const NOT_HASHED = Object.freeze(['node_modules', '.git'])
 const GIT_TIMEOUT_MS = 5000
+
+/**
+ * The submissions in a folder, in name order.
+ * @param {string} folder
+ * @returns {Promise<Array<{ name: string, path: string, handler: string }>>} `path` the file or folder,
+ *   `handler` the module graded (the folder's index.js)
+ */
+export async function findSubmissions (folder) {
+  const entries = await fs.promises.readdir(folder, { withFileTypes: true })
+  const found = []
+  for (const entry of entries) {
+    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
+    const full = path.join(folder, entry.name)
+    if (entry.isFile() && entry.name.endsWith('.js')) {
+      found.push({ name: entry.name.slice(0, -'.js'.length), path: full, handler: full })
+    } else if (entry.isDirectory() && fs.existsSync(path.join(full, 'index.js'))) {
+      found.push({ name: entry.name, path: full, handler: path.join(full, 'index.js') })
+    }
+  }
+  return found.sort(function byName (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0 })
+}
 
 /**
  * The sha256 of a file's bytes, as hex.

@@ -1,0 +1,77 @@
+/**
+ * A graded submission as a row of the class table: the columns, in order,
+ * and the figures each takes from the card.
+ */
+import { AREAS } from '../checks/index.js'
+import { areaVerdicts } from './card.js'
+
+/**
+ * The table's columns, in order. `*_slope` and `speed_*` are the key
+ * figures of the memory and speed checks (empty when the check did not give
+ * one); `failed_checks` names the checks that failed, `;` between them.
+ */
+export const COLUMNS = Object.freeze([
+  'name', 'verdict', ...AREAS, 'checks_passed', 'checks_total',
+  'memory_size_slope_MiB_per_100MB', 'memory_concurrency_slope_MiB_per_upload', 'speed_MBps', 'speed_ratio',
+  'failed_checks', 'seed', 'duration_s', 'sha256', 'submission', 'report', 'error'
+])
+
+/**
+ * A card as a row of the table.
+ * @param {{ name: string, path: string }} submission
+ * @param {import('../run/run-checks.js').Card} card
+ * @param {string|null} digest the submission's (submissionDigest)
+ */
+export function rowOf (submission, card, digest) {
+  const row = emptyRow(submission, digest, card.seed)
+  const verdicts = areaVerdicts(card)
+  row.verdict = card.passed ? 'pass' : 'fail'
+  for (const area of AREAS) row[area] = area in verdicts ? (verdicts[area] ? 'pass' : 'fail') : 'not run'
+  row.checks_passed = card.checks.filter(function passed (c) { return c.pass }).length
+  row.checks_total = card.checks.length
+  const bySize = findCheck(card, 'memory', 'growth against body size')
+  const byConcurrency = findCheck(card, 'memory', 'growth against concurrency')
+  const speed = card.checks.find(function speedCheck (c) { return c.area === 'speed' })
+  row.memory_size_slope_MiB_per_100MB = figureOf(bySize?.details?.slope)
+  row.memory_concurrency_slope_MiB_per_upload = figureOf(byConcurrency?.details?.slope)
+  row.speed_MBps = figureOf(speed?.details?.studentMBps)
+  row.speed_ratio = figureOf(speed?.details?.ratio)
+  row.failed_checks = card.checks.filter(function failed (c) { return !c.pass }).map(function named (c) { return `${c.area}: ${c.name}` }).join('; ')
+  row.duration_s = seconds(card.ms)
+  row.error = card.loadError ?? ''
+  return row
+}
+
+/**
+ * The row of a submission the grader itself failed on: verdict `error`, and the message.
+ * @param {{ name: string, path: string }} submission
+ * @param {string|null} digest
+ * @param {number} seed the class's
+ * @param {number} ms how long it took
+ * @param {string} message
+ */
+export function errorRow (submission, digest, seed, ms, message) {
+  return { ...emptyRow(submission, digest, seed), verdict: 'error', duration_s: seconds(ms), error: message }
+}
+
+function emptyRow (submission, digest, seed) {
+  const row = Object.fromEntries(COLUMNS.map(function blank (column) { return [column, ''] }))
+  row.name = submission.name
+  row.submission = submission.path
+  row.sha256 = digest ?? ''
+  row.seed = seed
+  for (const area of AREAS) row[area] = 'not run'
+  return row
+}
+
+function findCheck (card, area, name) {
+  return card.checks.find(function named (c) { return c.area === area && c.name === name })
+}
+
+function figureOf (value) {
+  return typeof value === 'number' && Number.isFinite(value) ? value : ''
+}
+
+function seconds (ms) {
+  return Math.round(ms / 100) / 10
+}

@@ -1,0 +1,14 @@
+/**
+ * The grader's public door, what `npm run grade` (scripts/grade.js) uses:
+ * grade a handler, a service or a class, read the card as text or JSON, and
+ * write its report. grader/README.md lists the folders behind it.
+ */
+export { AREAS } from './checks/index.js'
+export { normalizeSeed } from './checks/settings.js'
+export { grade } from './run/grade-handler.js'
+export { gradeService } from './run/grade-service.js'
+export { classifyUrl, remoteRefusal } from './service/service-url.js'
+export { formatCard } from './card/card.js'
+export { cardJson, cardTable } from './card/card-json.js'
+export { writeGradeReport } from './card/report.js'
+export { gradeClass } from './card/class.js'

@@ -1,0 +1,40 @@
+/**
+ * What a process the grader started printed: kept to its last part, and the
+ * line of it that says why it failed.
+ */
+
+/** Past this many characters the start of the output is dropped. */
+const OUTPUT_MAX = 1_000_000
+const OUTPUT_KEPT = 500_000
+
+/**
+ * `output` with `chunk` added: a process that logs without end must not make
+ * the grader's memory its own.
+ * @param {string} output
+ * @param {string} chunk
+ * @returns {string}
+ */
+export function keepTail (output, chunk) {
+  const kept = output + chunk
+  return kept.length > OUTPUT_MAX ? kept.slice(-OUTPUT_KEPT) : kept
+}
+
+/**
+ * The line of a crash or a logged error that says what happened: the last
+ * "TypeError: …" line, with the first frame of its stack that is not Node's
+ * or a package's (the handler's own file and line), else the last line written.
+ * @param {string} output
+ * @returns {string}
+ */
+export function crashLine (output) {
+  const lines = output.slice(-20_000).split('\n').map(function trim (line) { return line.trim() }).filter(Boolean)
+  for (let k = lines.length - 1; k >= 0; k--) {
+    if (!/^(Uncaught )?([A-Z]\w*)?(Error|Exception)\b/.test(lines[k])) continue
+    const frame = lines.slice(k + 1).find(function ownFrame (line) {
+      return line.startsWith('at ') && !/node_modules|node:|\(internal\//.test(line)
+    })
+    const where = frame ? ` (${frame.replace(/^at /, '').replace(/^.*\((.*)\)$/, '$1').replace(/^file:\/\//, '').slice(-120)})` : ''
+    return (lines[k] + where).slice(0, 300)
+  }
+  return lines.length > 0 ? lines[lines.length - 1].slice(0, 300) : 'no output'
+}

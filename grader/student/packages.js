@@ -1,0 +1,12 @@
+/**
+ * The packages a submission may import besides Node's own modules (the ones
+ * the exercises allow, exercises/README.md), and the module that resolves
+ * them from the lab's node_modules for a submission anywhere on disk.
+ */
+import { fileURLToPath } from 'node:url'
+
+/** What a submission may import besides Node's own modules. */
+export const ALLOWED_PACKAGES = Object.freeze(['raw-body', '@streamparser/json', 'express'])
+
+/** allow-packages.js's path: the process that loads a submission imports it first (`node --import`). */
+export const ALLOW_PACKAGES_IMPORT = fileURLToPath(new URL('./allow-packages.js', import.meta.url))

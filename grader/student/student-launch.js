@@ -1,0 +1,102 @@
+/**
+ * How the student's process is launched: a temporary folder of its own, a
+ * listening socket the grader opens and hands over as descriptor 3 (where
+ * the platform cannot, a free port named on the command line), the isolated
+ * command line, and an environment with nothing of the grader's in it.
+ */
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { PORTABLE_ENV } from '../../lib/util/platform.js'
+import { chooseIsolation, isolatedCommand } from './isolation.js'
+import { ALLOW_PACKAGES_IMPORT } from './packages.js'
+
+const CHILD = fileURLToPath(new URL('./student-child.js', import.meta.url))
+
+/**
+ * Spawn the student's process, in a process group of its own.
+ * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean } }} options
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, command: string, port: number, url: string,
+ *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string }>}
+ *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, the caller's to remove
+ */
+export async function launchStudent ({ handler, host, isolation: layers }) {
+  const isolation = chooseIsolation({ handler, ...layers })
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-student-'))
+  try {
+    if (isolation.uid !== null) fs.chownSync(tmpDir, isolation.uid, isolation.uid)
+    const listener = await openListener(host)
+    const fd = listener._handle?.fd
+    const handOver = Number.isInteger(fd) && fd > 2
+    const port = listener.address().port
+    if (!handOver) {
+      // no descriptor to hand over (Windows): name the port, and run in the grader's network
+      await new Promise(function closed (resolve) { listener.close(resolve) })
+      isolation.facts.network = 'shared'
+    }
+    const { command, args } = isolatedCommand(isolation, {
+      script: CHILD,
+      args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host])],
+      handler: path.resolve(handler),
+      tmpDir,
+      nodeFlags: ['--expose-gc'],
+      // a handler outside the project finds the allowed packages in the lab's node_modules
+      preload: outsideProject(handler) && fs.existsSync(ALLOW_PACKAGES_IMPORT) ? [ALLOW_PACKAGES_IMPORT] : []
+    })
+    const child = spawn(command, args, {
+      // a process group of its own, so that the whole tree can be signalled at once
+      detached: true,
+      cwd: tmpDir,
+      env: childEnv(tmpDir),
+      stdio: ['pipe', 'pipe', 'pipe', ...(handOver ? [fd] : [])]
+    })
+    // the child holds its own copy of the socket now: the grader accepts nothing on it
+    if (handOver) listener.close()
+    return {
+      child,
+      command,
+      port,
+      url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      root: { pid: child.pid, pgid: child.pid, uid: isolation.uid },
+      facts: isolation.facts,
+      tmpDir
+    }
+  } catch (err) {
+    fs.rmSync(tmpDir, { recursive: true, force: true })
+    throw err
+  }
+}
+
+/** Whether the handler's file lies outside the project, where the project's packages cannot be found from it. */
+function outsideProject (handler) {
+  let file
+  try {
+    file = fs.realpathSync(path.resolve(handler))
+  } catch {
+    return false
+  }
+  const relative = path.relative(fs.realpathSync(PROJECT_ROOT), file)
+  return relative.startsWith('..') || path.isAbsolute(relative)
+}
+
+/** A listening socket on a free port, opened by the grader. */
+function openListener (host) {
+  return new Promise(function listen (resolve, reject) {
+    const listener = net.createServer()
+    // nothing connects before the handover; if something did, it is not the grader
+    listener.on('connection', function notOurs (socket) { socket.destroy() })
+    listener.once('error', reject)
+    listener.listen({ port: 0, host, exclusive: true }, function listening () { resolve(listener) })
+  })
+}
+
+/** Only what a Node program needs: the grader's environment (tokens, NODE_OPTIONS) stays with the grader. */
+function childEnv (tmpDir) {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpDir, TMPDIR: tmpDir, LANG: 'C.UTF-8' }
+  if (process.env[PORTABLE_ENV] !== undefined) env[PORTABLE_ENV] = process.env[PORTABLE_ENV]
+  return env
+}
