@@ -1,34 +1,36 @@
 /**
- * The app factory: tests build it with options and listen on port 0;
- * only `server.js` listens on a real port. Whoever creates an app calls
- * `app.close()`: it stops everything the app started (parse threads, the
- * database, the sampler and the metrics streams, timers, a run in flight).
- * Nothing an app holds lives at module level: two apps in one process
- * keep their own threads, budgets and books.
+ * The app factory, above the layers it mounts: the routes (routes/) and the
+ * experiments' routes (through the registry, experiments/index.js) over the
+ * core (lib/). Tests build it with options and listen on port 0; the worker
+ * (worker.js) serves it on the supervisor's socket. Whoever creates an app
+ * calls `app.close()`: it stops everything the app started (parse threads,
+ * the database, the sampler and the metrics streams, timers, a run in
+ * flight). Nothing an app holds lives at module level: two apps in one
+ * process keep their own threads, budgets and books.
  */
 import express from 'express'
-import { normalizeOptions } from '../config/options.js'
-import { notFound, serverClosing } from '../errors/index.js'
-import { sendError } from './send-error.js'
-import { methodGuard } from '../limits/method-guard.js'
-import { generateRoute } from '../../routes/generate.js'
-import { ingestRoutes } from '../../routes/ingest.js'
-import { metricsRoutes } from '../../routes/metrics.js'
-import { createSampler } from '../metrics/sampler.js'
-import { experimentRoutes } from '../../routes/experiments.js'
-import { dashboardRoutes } from '../../routes/dashboard.js'
-import { databaseRoutes } from '../../routes/db.js'
-import { createDatabase } from '../db/database.js'
-import { normalizeDatabaseOptions } from '../db/options.js'
-import { createIngestState } from '../ingest/state.js'
-import { createPeakReader, watchPeak } from '../metrics/peak.js'
-import { createLabEvents } from '../util/lab-events.js'
-import { createDiskQuota } from '../limits/disk-quota.js'
-import { createAdmission } from '../limits/admission.js'
-import { requestGuard } from '../limits/request-guard.js'
-import { createRunKeys } from '../limits/run-keys.js'
-import { bodyDeadline } from '../limits/body-deadline.js'
-import { abortUploadRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes } from '../../experiments/index.js'
+import { normalizeOptions } from './lib/config/options.js'
+import { notFound, serverClosing } from './lib/errors/index.js'
+import { sendError } from './lib/http/send-error.js'
+import { methodGuard } from './lib/limits/method-guard.js'
+import { createSampler } from './lib/metrics/sampler.js'
+import { createDatabase } from './lib/db/database.js'
+import { normalizeDatabaseOptions } from './lib/db/options.js'
+import { createIngestState } from './lib/ingest/state.js'
+import { createPeakReader, watchPeak } from './lib/metrics/peak.js'
+import { createLabEvents } from './lib/util/lab-events.js'
+import { createDiskQuota } from './lib/limits/disk-quota.js'
+import { createAdmission } from './lib/limits/admission.js'
+import { requestGuard } from './lib/limits/request-guard.js'
+import { createRunKeys } from './lib/limits/run-keys.js'
+import { bodyDeadline } from './lib/limits/body-deadline.js'
+import { generateRoute } from './routes/generate.js'
+import { ingestRoutes } from './routes/ingest.js'
+import { metricsRoutes } from './routes/metrics.js'
+import { experimentRoutes } from './routes/experiments.js'
+import { dashboardRoutes } from './routes/dashboard.js'
+import { databaseRoutes } from './routes/db.js'
+import { abortUploadRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes } from './experiments/index.js'
 
 /** Seconds a request that reached a closing app is told to wait (the supervisor's next worker answers it). */
 const CLOSING_RETRY_AFTER_SECONDS = 1
@@ -143,7 +145,7 @@ function wireApp (app, opts, closers, closing) {
   app.locals.admission = admission
   closers.push(function closeAdmission () { admission.close() })
   app.use(ingestRoutes(opts, events, admission, { state: ingest, readPeak: peakReader.read }))
-  // routes the caller brings (the grader's POST /student, grader/lab-child.js): behind the guard and
+  // routes the caller brings (the grader's POST /student, grader/lab/lab-child.js): behind the guard and
   // the body deadline like every route, and before the lab's own API, which they may answer first
   if (opts.extraRoutes !== undefined) {
     if (typeof opts.extraRoutes !== 'function') throw new TypeError('option extraRoutes must be an Express router or middleware')

@@ -8,14 +8,17 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
-import { UPLOAD_DEFAULTS } from './experiments/upload/server.js'
 import { DATABASE_DEFAULTS, normalizeDatabaseOptions, redactUrl } from './lib/db/options.js'
 import { optionsFromFlags, parseArgsOptions, usage } from './lib/config/flags.js'
 import { DEFAULTS, normalizeOptions } from './lib/config/options.js'
 import { SERVER_DEFAULTS } from './lib/http/server.js'
 import { HUB_DEFAULTS } from './lib/metrics/hub-options.js'
-import { SUPERVISOR_DEFAULTS } from './lib/supervisor/options.js'
-import { createSupervisor, describeCrash, formatMemory, normalizeSupervisorOptions } from './lib/supervisor/supervisor.js'
+import { SUPERVISOR_DEFAULTS, normalizeSupervisorOptions } from './lib/supervisor/options.js'
+import { createSupervisor } from './lib/supervisor/supervisor.js'
+import { describeCrash } from './lib/supervisor/crash-record.js'
+import { formatMemory } from './lib/util/units.js'
+// the upload flags' defaults from their own file, not the registry: the supervisor loads no experiment
+import { UPLOAD_DEFAULTS } from './experiments/upload/server.js'
 
 /**
  * Every default a flag can change, as the options server.js builds nest them: the supervisor's,

@@ -18,8 +18,8 @@
  * It exits when the supervisor goes away (the IPC channel closes), so a
  * killed supervisor never leaves a worker holding the port.
  */
-import { createApp } from '../http/app.js'
-import { createLabServer } from '../http/server.js'
+import { createApp } from './app.js'
+import { createLabServer } from './lib/http/server.js'
 
 let server = null
 let app = null
@@ -103,7 +103,7 @@ function shutdown (reason) {
 }
 
 if (typeof process.send !== 'function') {
-  process.stderr.write('lib/supervisor/worker-main.js is started by server.js (the supervisor), not by hand\n')
+  process.stderr.write('worker.js is started by server.js (the supervisor), not by hand\n')
   process.exitCode = 2
 } else {
   process.on('message', onMessage)

@@ -147,7 +147,7 @@ const COLUMNS = Object.freeze([
  * @param {HTMLElement} box
  * @param {object[]} timings timeInBrowser's answers
  */
-export function renderTimings (box, timings) {
+function renderTimings (box, timings) {
   const table = make('table', { class: 'results browser-export-results' })
   table.append(make('caption', {}, 'Database export timed in this page (fetch and parse every row)'))
   const head = make('tr', {}, make('th', { scope: 'col' }, 'Way'))

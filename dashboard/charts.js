@@ -9,15 +9,14 @@
  * `update('none')` called by the page's throttled redraw, never per sample.
  * Each redraw hands Chart.js a copy of the store's arrays: given the arrays
  * themselves, Chart.js would hook their push and splice and do work for
- * every sample (0.3 ms each, measured), and a paused chart would not stay
- * still under the mouse.
+ * every sample, and a paused chart would not stay still under the mouse.
  */
 import { formatClock } from './format.js'
 
 const { Chart } = globalThis
 
 /** Okabe-Ito: distinguishable with the common forms of colour blindness, and on a washed-out projector. */
-export const OKABE_ITO = Object.freeze({
+const OKABE_ITO = Object.freeze({
   black: '#000000',
   orange: '#E69F00',
   skyBlue: '#56B4E9',
@@ -51,7 +50,7 @@ export const LOOP_SERIES = Object.freeze([
  * @streamparser/json. Purple rather than sky blue or orange, which sit too close to
  * /express-json's blue and /bad's vermillion to tell apart behind the lines.
  */
-export const ROUTE_COLORS = Object.freeze({
+const ROUTE_COLORS = Object.freeze({
   bad: OKABE_ITO.vermillion,
   good: OKABE_ITO.green,
   'express-json': OKABE_ITO.blue,

@@ -6,7 +6,7 @@
  * are kept (an experiment of 10,000 uploads must not grow the page).
  */
 
-export const MARK_CAP = 2000
+const MARK_CAP = 2000
 const MAX_ROUTES = 16
 
 /** Requests, peak resets and crashes, by server time. */

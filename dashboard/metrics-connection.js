@@ -7,7 +7,7 @@
  * proxy while the lab restarts).
  */
 
-export const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'dropped', 'gap'])
+const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'dropped', 'gap'])
 
 const RESTART_AFTER_MS = 3000
 

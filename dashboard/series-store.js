@@ -8,7 +8,7 @@
  */
 
 /** Points per series, whatever the window and the sample rate. */
-export const HARD_CAP = 6000
+const HARD_CAP = 6000
 
 /** A fixed-capacity ring, oldest first. */
 class Ring {

@@ -14,7 +14,7 @@
  *   figures.js  optional, command-line side: `screenshot` (the lesson picture)
  *               and `demo` (a step of npm run demo)
  * and whatever else it needs: its mechanics, its run, the processes it forks,
- * its routes (re-exported below for lib/http/app.js to mount).
+ * its routes (re-exported below for app.js to mount).
  */
 import * as ingest from './ingest/index.js'
 import * as upload from './upload/index.js'
@@ -36,8 +36,8 @@ export const EXPERIMENTS = Object.freeze({
 })
 
 /**
- * Routes an experiment folder adds to the lab, mounted by lib/http/app.js: the core
- * reaches an experiment folder through this registry only (test/layout.test.js).
+ * Routes an experiment folder adds to the lab, mounted by app.js: the app and the routes
+ * reach an experiment folder through this registry only (test/layout.test.js).
  */
 export { abortUploadRoutes } from './abort-upload/routes.js'
 export { chunkSizeRoutes } from './chunk-size/routes.js'

@@ -5,7 +5,7 @@
  *
  * Deflate encodes a long run of one byte at its best ratio (about 1030:1:
  * matches of 258 bytes at distance 1, two bits each). Compressing 10 GB of
- * spaces with a real gzip stream takes about 25 s here, so runs are made
+ * spaces with a real gzip stream takes tens of seconds, so runs are made
  * from one block instead: 1 MiB of the byte is deflated once, sync-flushed
  * (so it ends byte-aligned and refers to nothing before it), and that same
  * compressed block is emitted as many times as needed inside one gzip
@@ -24,8 +24,6 @@ import { badParameter } from '../lib/errors/index.js'
 import { integerParam } from '../lib/config/integers.js'
 import { parseByteSize } from '../lib/util/units.js'
 import { crc32Combine, crc32Repeat } from './crc32-combine.js'
-
-export { crc32Combine }
 
 export const BOMB_VARIANTS = Object.freeze(['ratio', 'members', 'depth', 'string', 'chained'])
 
@@ -324,7 +322,7 @@ export function normalizeBombParams (query = {}) {
  * @param {{layers: number}} params normalised
  * @returns {Readonly<Record<string, string>>} lower-case header names
  */
-export function bombUploadHeaders ({ layers }) {
+function bombUploadHeaders ({ layers }) {
   const headers = { 'content-type': 'application/gzip' }
   if (layers > 1) headers['content-encoding'] = new Array(layers - 1).fill('gzip').join(', ')
   return Object.freeze(headers)
@@ -335,7 +333,7 @@ export function bombUploadHeaders ({ layers }) {
  * @param {{variant: string, bytes: number, layers: number}} params normalised
  * @returns {string}
  */
-export function bombFileName ({ variant, bytes, layers }) {
+function bombFileName ({ variant, bytes, layers }) {
   return `streamlab-bomb-${variant}-${bytes}B.json${'.gz'.repeat(layers)}`
 }
 

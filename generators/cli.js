@@ -73,7 +73,7 @@ const TICK_MS = 100
  * @param {{stdout?: NodeJS.WriteStream, stderr?: NodeJS.WriteStream}} [io]
  * @returns {Promise<number>} the exit code
  */
-export async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr } = {}) {
+async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr } = {}) {
   let values
   try {
     values = parseArgs({ args: argv, options: ARGS, strict: true, allowPositionals: false }).values

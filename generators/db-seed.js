@@ -52,7 +52,7 @@ const BAR_WIDTH = 24
  * @param {{ stdout?: NodeJS.WriteStream, stderr?: NodeJS.WriteStream, env?: object }} [io]
  * @returns {Promise<number>} the exit code
  */
-export async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {
+async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {
   let values
   let sizes
   let database

@@ -13,10 +13,10 @@ import { chartJsFile } from '../lib/util/assets.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 
 /** Where the page's files live. */
-export const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dashboard')
+const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dashboard')
 
 /** The headers every dashboard response carries. */
-export const SECURITY_HEADERS = Object.freeze({
+const SECURITY_HEADERS = Object.freeze({
   'Content-Security-Policy': [
     "default-src 'none'",
     "script-src 'self'",

@@ -45,7 +45,7 @@ ${details}`
  * Read the command line: the bench and its normalised options.
  * @throws {TypeError} naming the bad flag or bench
  */
-export function readBenchArgs (argv) {
+function readBenchArgs (argv) {
   const name = argv[0]
   if (name === undefined || name === '-h' || name === '--help') return { help: true }
   const bench = BENCHES[name]

@@ -45,7 +45,7 @@ async function waitForLine (lab, pattern, timeoutMs) {
  * Run the demonstration.
  * @param {{ write: (text: string) => void }} [out]
  */
-export async function main (out = process.stdout) {
+async function main (out = process.stdout) {
   function say (line = '') { out.write(line + '\n') }
   const lab = await startLabProcess(['--unsafe-bad', '--memory-limit', BUDGET])
   try {

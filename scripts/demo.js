@@ -25,7 +25,7 @@ import { BUDGET, openBrowser, startLab, stopLab } from './demo/lab.js'
 import { runStep } from './demo/steps.js'
 import { createTerminal } from './demo/terminal.js'
 
-export const USAGE = `Usage: node scripts/demo.js [options]        (npm run demo -- [options])
+const USAGE = `Usage: node scripts/demo.js [options]        (npm run demo -- [options])
 
 A five-minute classroom walkthrough: starts the lab, prints the dashboard's
 address, then runs buffered vs streamed ingest, a zip bomb, and buffered vs
@@ -61,7 +61,7 @@ const WALKTHROUGH = Object.freeze(['ingest', 'zip-bomb', 'upload'])
  *   pause: { mode: 'enter'|'timed'|'none', seconds: number } }}
  * @throws {TypeError} for an unknown flag or a bad value, with a message for the user
  */
-export function parseDemoArgs (argv) {
+function parseDemoArgs (argv) {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -105,7 +105,7 @@ export function parseDemoArgs (argv) {
  * @param {{ stdout?: NodeJS.WriteStream, stderr?: NodeJS.WriteStream, stdin?: NodeJS.ReadStream }} [io]
  * @returns {Promise<number>} the exit code: 0, 1 (a step failed or the lab died), 2 (usage), 130 (interrupted)
  */
-export async function main (argv, io = {}) {
+async function main (argv, io = {}) {
   const stdout = io.stdout ?? process.stdout
   const stderr = io.stderr ?? process.stderr
   const stdin = io.stdin ?? process.stdin

@@ -16,9 +16,8 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { createApp } from '../lib/http/app.js'
+import { createApp } from '../app.js'
 import { createLabServer } from '../lib/http/server.js'
-import { closeParsePool } from '../lib/parse/pool.js'
 import { DEFAULTS } from '../lib/config/options.js'
 import { prng, randomRecords, serialise, mutate, mutateGzip } from '../lib/measure/mutate.js'
 import { formatDuration } from '../lib/util/units.js'
@@ -70,7 +69,7 @@ export function judge (bad, good) {
 }
 
 /** One input for iteration k: a mutated JSON text or mutated gzip bytes. */
-export function makeInput (rand) {
+function makeInput (rand) {
   const format = FORMATS[Math.floor(rand() * FORMATS.length)]
   const text = serialise(rand, randomRecords(rand), format)
   const r = rand()
@@ -114,6 +113,7 @@ export async function fuzz ({ iterations, seed, save = true, log = function quie
   } finally {
     server.closeAllConnections()
     await new Promise(function closed (resolve) { server.close(resolve) })
+    await app.close()
   }
   return result
 }
@@ -128,7 +128,8 @@ async function replay (file) {
   const good = await send(server.address().port, 'good', body, rand)
   console.log(JSON.stringify({ bad, good, verdict: judge(bad, good) ?? 'agree' }, null, 2))
   server.closeAllConnections()
-  server.close()
+  await new Promise(function closed (resolve) { server.close(resolve) })
+  await app.close()
 }
 
 async function main () {
@@ -162,8 +163,7 @@ async function main () {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  main().then(async function exit (code) {
-    await closeParsePool()
+  main().then(function exit (code) {
     process.exitCode = code
   }, function crash (err) {
     console.error(err)

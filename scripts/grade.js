@@ -11,13 +11,13 @@
  * grade card, writes results.json, results.md and report.html under
  * test-data/grade/<timestamp>/, and exits 0 only when every check passes
  * (1 when one fails, 2 for a usage error). A folder: grades each
- * submission in it in turn (grader/class.js), writes the table as CSV and
+ * submission in it in turn (grader/card/class.js), writes the table as CSV and
  * as HTML beside it, and each card's report in a folder of its own; exits
  * 0 only when every submission passes. A service (--url): the same checks
  * aimed at a running endpoint in any language, started by the grader
  * (--start, so it reads its memory), watched (--pid) or reached only over
  * HTTP (memory not judged: the card fails unless --only leaves memory out);
- * grader/service.js. docs/lessons/grade.md reads the card with you.
+ * grader/service/. docs/lessons/grade.md reads the card with you.
  */
 import os from 'node:os'
 import fs from 'node:fs'
@@ -25,13 +25,10 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
-import { AREAS, grade, gradeService, remoteRefusal } from '../grader/index.js'
-import { classifyUrl } from '../grader/service.js'
-import { cardJson, formatCard } from '../grader/card.js'
-import { gradeClass } from '../grader/class.js'
-import { writeGradeReport } from '../grader/report.js'
+import {
+  AREAS, cardJson, cardTable, classifyUrl, formatCard, grade, gradeClass, gradeService, normalizeSeed, remoteRefusal, writeGradeReport
+} from '../grader/index.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
-import { normalizeSeed } from '../grader/settings.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
@@ -76,7 +73,7 @@ The checks and how to read the card: docs/lessons/grade.md`
  *   one of `handler`, `folder` and `service` (readServiceArgs); `csv` is set for a folder
  * @throws {TypeError} naming the bad flag
  */
-export function readGradeArgs (argv) {
+function readGradeArgs (argv) {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -240,7 +237,7 @@ async function gradeOneFile (args, command) {
       title: `Grade card of ${card.handler}`,
       command: figuresCommand('grade', process.argv.slice(2)),
       meta: { started: card.startedAt, loadBefore },
-      markdown: '```\n' + formatCard(card) + '```\n',
+      markdown: cardTable(cardJson(card)),
       data: { card: cardJson(card) }
     }))
   }
@@ -286,7 +283,7 @@ async function main () {
   return args.folder === null ? gradeOneFile(args, command) : gradeFolder(args, command)
 }
 
-// run as a command, not when a spec imports readGradeArgs
+// run as a command only: a module that imports this file starts nothing
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main().then(function exit (code) { process.exitCode = code }, function crash (err) {
     console.error(err)

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * How close the sampled peak comes to the kernel's (issue 19): one upload to
+ * How close the sampled peak comes to the kernel's (docs/metrics.md): one upload to
  * /bad or /good on a lab in portable mode (STREAMLAB_PORTABLE=1 for the lab
  * only), its two peaks over the same request read side by side: the lab's
  * sampled peak (POST /metrics/peak/reset before, GET /metrics after, as

@@ -26,13 +26,11 @@ import { runNodeProfilers, runSnapshots } from './profile/node-profilers.js'
 import { HOW_TO_OPEN, listResults } from './profile/results.js'
 import { CLINIC_VERSION, INPUT_DIR, MODES, PROFILES_DIR, labDataDir, shown } from './profile/settings.js'
 
-export { CLINIC_VERSION, MODES, PROFILES_DIR, clinicRefusal }
-
 const EXIT_USAGE = 2
 
 const DEFAULT_OPTIONS = Object.freeze({ size: '10MB', connections: '10', duration: '20' })
 
-export function usage () {
+function usage () {
   const modes = Object.entries(MODES).map(function line ([name, mode]) {
     const tool = mode.clinic ? `clinic ${mode.clinic}, else node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}` : 'node: v8.writeHeapSnapshot'
     return `  ${name.padEnd(9)} ${mode.what}\n            (${tool})`
@@ -123,7 +121,7 @@ export function readProfileArgs (argv, now = new Date()) {
  * @param {{ out?: NodeJS.WritableStream, err?: NodeJS.WritableStream }} [streams]
  * @returns {Promise<number>} the exit code
  */
-export async function main (argv, { out = process.stdout, err = process.stderr } = {}) {
+async function main (argv, { out = process.stdout, err = process.stderr } = {}) {
   let args
   try {
     args = readProfileArgs(argv)

@@ -90,7 +90,7 @@ async function cleanUpAll () {
  * @param {{ write: (text: string) => void }} [out]
  * @returns {Promise<number>} the exit code: 0, 1 when a picture failed, 2 for a usage error
  */
-export async function main (argv = process.argv.slice(2), out = process.stdout) {
+async function main (argv = process.argv.slice(2), out = process.stdout) {
   function say (line = '') { out.write(line + '\n') }
   let values
   try {

@@ -21,7 +21,7 @@ export const { name, summary, usage, options, normalize, run } = experimentBench
 })
 
 /** The table: a row per cell, what the descriptors were counted from, then the verdicts. */
-export function abortUploadTable (result) {
+function abortUploadTable (result) {
   const rows = result.cells.map(function row (c) {
     return [ROUTE_LABELS[c.route], c.uploads, c.aborted, c.fdsLeft, c.fdsLeftLater, c.fdsOrphaned, c.filesLeft, c.leftBytes === 0 ? '0' : formatDecimalBytes(c.leftBytes),
       signedMiB(c.heapGrowthBytes), signedMiB(c.rssGrowthBytes), c.fdsClosedByCleanUp, c.cleanedUp ? 'yes' : 'NO']

@@ -10,7 +10,7 @@ import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 import { ROUTE_LABELS, largestCells, signedMiB } from './result.js'
 
 /** The lines that caption the picture (and end the demo's step), from a run as GET /experiments/:id gives it. */
-export function abortUploadFigures ({ result }) {
+function abortUploadFigures ({ result }) {
   const { input } = result
   const lines = [`each upload announced ${formatDecimalBytes(input.bytes)} and was aborted after ${formatDecimalBytes(input.abortAtBytes)} (${input.abortAt} %); ` +
     `descriptors from ${result.cells[0]?.fdSource ?? 'n/a'}; memory after ${result.gc ? 'a forced GC' : 'a wait (no GC)'}`]

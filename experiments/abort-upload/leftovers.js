@@ -24,14 +24,14 @@ import path from 'node:path'
 import { processAlive } from '../../lib/util/process-alive.js'
 
 /** The experiment's folder, under the data directory. */
-export const DIR_NAME = 'abort-upload'
+const DIR_NAME = 'abort-upload'
 
 /**
  * Descriptors the pipe route's leaks may hold at once. Past it the oldest is
  * closed (and counted as `evicted`): a real server would run on until
  * EMFILE, and this lab must not. Far above what one run leaves (500 per cell).
  */
-export const MAX_HELD = 2000
+const MAX_HELD = 2000
 
 /** `<uuid>.<pid>.<route>`: the process that wrote it, so a successor removes what a dead one left. */
 const FILE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(\d+)\.(pipe|pipeline)$/
@@ -54,7 +54,7 @@ export function leftoverName (id, route) {
  * @param {string} dir
  * @returns {number|null} null where there is no /proc/self/fd
  */
-export function procFdsUnder (dir) {
+function procFdsUnder (dir) {
   if (!procAvailable()) return null
   let fds
   try {
@@ -76,7 +76,7 @@ export function procFdsUnder (dir) {
 }
 
 /** Requests of file kinds in flight, as getActiveResourcesInfo() names them. */
-export function activeFsRequests () {
+function activeFsRequests () {
   return process.getActiveResourcesInfo().filter(function isFs (name) { return name === 'FSReqCallback' || name === 'FileHandle' }).length
 }
 
@@ -84,7 +84,7 @@ export function activeFsRequests () {
  * The files in `dir` that the routes wrote, with their sizes.
  * @returns {Promise<Array<{ name: string, route: string, pid: number, bytes: number }>>}
  */
-export async function listLeftoverFiles (dir) {
+async function listLeftoverFiles (dir) {
   let names
   try {
     names = await fs.promises.readdir(dir)

@@ -13,7 +13,7 @@ const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "t
 const PIPELINE_SOURCE = 'Node.js docs, stream.pipeline(): pipes "forwarding errors and properly cleaning up", destroying the streams when one fails'
 
 /** What the docs say each way leaves per aborted upload, matched against each route's largest cell. */
-export const PUBLISHED = Object.freeze([
+const PUBLISHED = Object.freeze([
   Object.freeze({ label: 'pipe(): descriptors left open per aborted upload (the destination is not closed)', value: 1, unit: 'per upload', source: PIPE_SOURCE, route: 'pipe' }),
   Object.freeze({ label: 'pipeline(): descriptors left open per aborted upload (both streams destroyed)', value: 0, unit: 'per upload', source: PIPELINE_SOURCE, route: 'pipeline' })
 ])

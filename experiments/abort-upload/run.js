@@ -22,7 +22,7 @@ import { abortUploadCharts, abortUploadVerdicts, publishedBeside, summariseCell 
 export const UPLOAD_STEPS = Object.freeze([10, 50, 100, 200, 500])
 
 /** The client process: forked, never imported. */
-export const CLIENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'client.js')
+const CLIENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'client.js')
 
 /** Aborted uploads per route before the cells: the first hundred or so leave the heap a few MiB up with code and caches, once. */
 const WARM_UPLOADS = 50

@@ -94,7 +94,7 @@ export async function run (opts, report) {
 }
 
 /** The table, then Buffer against string per read size and the best read size per mode. */
-export function chunkSizeTable (cells) {
+function chunkSizeTable (cells) {
   const rows = cells.map(function row (c) {
     return [c.mode, formatBytes(c.hwm), fixed(c.mibPerSecond), fixed(c.latencyMs.avg, 0), fixed(c.latencyMs.p99, 0),
       mib(c.server.peakRss), mib(c.server.peakAboveIdle), `${c.ok}/${c.requests}`]

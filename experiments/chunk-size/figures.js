@@ -18,7 +18,7 @@ export const screenshot = Object.freeze({
 })
 
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
-export function chunkSizeFigures ({ result }) {
+function chunkSizeFigures ({ result }) {
   const lines = [`file: ${formatBytes(result.file.bytes)}`]
   for (const c of result.cells) {
     lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${formatMs(c.latencyMs?.avg)}; ` +

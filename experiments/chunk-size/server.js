@@ -30,7 +30,7 @@ export const HWM_MIN = KiB
 export const HWM_MAX = 4 * MiB
 
 /** The directory under the data directory where the file lives. */
-export const CHUNK_DIR_NAME = 'chunk-size'
+const CHUNK_DIR_NAME = 'chunk-size'
 
 /**
  * Check GET /files/chunk's query.
@@ -53,7 +53,7 @@ export function normalizeChunkQuery (query) {
  * @param {number} bytes exact length
  * @returns {Buffer}
  */
-export function chunkFileContent (bytes) {
+function chunkFileContent (bytes) {
   const words = ['stream', 'buffer', 'chunk', 'pipeline', 'café', 'naïve', 'Größe', '数据流', '内存', 'ストリーム', '🚀', '📦', '\n']
     .map(function encode (w) { return Buffer.from(w, 'utf8') })
   const straddle = Buffer.from('🐢', 'utf8')

@@ -22,7 +22,7 @@ export const screenshot = Object.freeze({
 })
 
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
-export function dbExportFigures ({ result }) {
+function dbExportFigures ({ result }) {
   const seed = result.database?.seed
   const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]
   for (const c of result.cells) {

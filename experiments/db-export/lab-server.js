@@ -7,8 +7,7 @@
  *
  *   node experiments/db-export/lab-server.js '{"database":{"url":null}}'
  */
-import { createApp } from '../../lib/http/app.js'
-import { closeParsePool } from '../../lib/parse/pool.js'
+import { createApp } from '../../app.js'
 
 let options
 try {
@@ -29,7 +28,7 @@ const server = app.listen(0, '127.0.0.1', function announce (err) {
 function shutdown () {
   server.close()
   server.closeAllConnections()
-  Promise.allSettled([app.locals.database.close(), closeParsePool()]).finally(function exit () { process.exit(0) })
+  Promise.allSettled([app.close()]).finally(function exit () { process.exit(0) })
 }
 process.once('SIGTERM', shutdown)
 process.once('SIGINT', shutdown)

@@ -24,7 +24,7 @@ const LISTENING = /streamlab listening on (http:\/\/\S+)/
 const SOURCE = 'An article: Fastify, pg-query-stream and a React page, timed in the browser: docs/sources.md#db-export'
 
 /** What the article found: shown beside the lab's own figures (`measured`: null where not run). */
-export const PUBLISHED = Object.freeze([
+const PUBLISHED = Object.freeze([
   Object.freeze({ key: 'crossover', label: 'Fewest batches from which the stream was faster', value: 10, unit: 'batches', source: SOURCE }),
   Object.freeze({ key: 'hwmRatio', label: 'Stream time with the larger highWaterMark, over the smaller\'s', value: 0.5, unit: 'x', source: SOURCE }),
   Object.freeze({ key: 'hwmHigh', label: 'Larger highWaterMark', value: 5_000_000, unit: 'rows', source: SOURCE }),

@@ -71,9 +71,6 @@ async function warmUp (url) {
   await sleep(300)
 }
 
-// shared with the other benches and the experiment; re-exported where they were first defined
-export { latencyStats, median }
-
 /**
  * Keeps what a load's answers say: latencies of the 200s, refusals and errors by type,
  * and the distinct summaries (all of the first answers, then a sample, so that parsing
@@ -193,7 +190,7 @@ async function countedLoad (url, route, file, { concurrency, requests }) {
  *   requests?: number, durationS?: number, serverFlags: string[], url?: string|null }} cell
  *   `body`: the gzip file's bytes, for a timed cell
  */
-export async function measureIngest (cell) {
+async function measureIngest (cell) {
   const lab = cell.url
     ? { url: cell.url, pid: null, stop: async function keepRunning () {} }
     : await startLabProcess(cell.serverFlags)

@@ -3,7 +3,7 @@
  * /express-json and /streamparser-json, sizes x concurrency x routes, each
  * measurement on a fresh server; per cell req/s, MB/s, p99 latency, peak growth
  * and refusals, and /good's speed against the fastest of the other routes run,
- * judged against issue 16's targets.
+ * judged against the speed targets (SPEED_TARGETS below).
  */
 import { parseByteSize } from '../../lib/util/units.js'
 import { defaultMemoryBudget } from '../../lib/limits/memory-budget.js'
@@ -39,19 +39,19 @@ const QUICK = Object.freeze({
 })
 
 /**
- * Issue 16's targets for /good's req/s over the fastest other route of the cell
+ * The speed targets: /good's req/s over the fastest other route of the cell
  * (of /bad, /express-json and /streamparser-json, those run), by inflated body
  * size: up to 64 KB and at 1 MB at least as fast, 10 MB 1.2x, 100 MB and more
  * 1.5x (sizes between take the target below them).
  */
-export const SPEED_TARGETS = Object.freeze([
+const SPEED_TARGETS = Object.freeze([
   Object.freeze({ from: 100e6, ratio: 1.5 }),
   Object.freeze({ from: 10e6, ratio: 1.2 }),
   Object.freeze({ from: 0, ratio: 1.0 })
 ])
 
 /** The target ratio for a body of `bytes` inflated bytes. */
-export function speedTarget (bytes) {
+function speedTarget (bytes) {
   return SPEED_TARGETS.find(function applies (t) { return bytes >= t.from }).ratio
 }
 
@@ -74,7 +74,7 @@ export const usage = `Options (ingest):
   --url URL           measure a running server instead (no peak figures then)
   --server-flag FLAG  extra flag for the server processes (repeatable)
   Per cell: req/s and MB/s of 200 answers, their p99 latency, the server's peak RSS above idle, refusals;
-  per size and concurrency: /good's req/s over the fastest other route, against issue 16's target
+  per size and concurrency: /good's req/s over the fastest other route, against the speed target
   (${SPEED_TARGETS.slice().reverse().map(function shown (t) { return `${t.ratio}x from ${t.from / 1e6} MB` }).join(', ')}).`
 
 export const options = Object.freeze({
@@ -131,7 +131,16 @@ export function normalize (given) {
  * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
  */
 export async function run (opts, report) {
-  const cells = await runIngestBench(opts, report)
+  return ingestReport(await runIngestBench(opts, report))
+}
+
+/**
+ * The report of an ingest run from its cells: the tables, the charts, and the data with
+ * /good's verdict against the target of each size and concurrency that /good and another route ran.
+ * @param {object[]} cells as the run measured them
+ * @returns {{ title: string, markdown: string, charts: object[], data: { cells: object[], verdicts: object[], targets: object[] } }}
+ */
+export function ingestReport (cells) {
   const verdicts = speedVerdicts(cells)
   return {
     title: 'Buffered vs streamed ingest',
@@ -151,7 +160,7 @@ function sameCell (a, b) {
  * @returns {Array<{ size: string, bytes: number, concurrency: number, good: number, other: string, rivals: string[],
  *   otherReqPerSecond: number, ratio: number|null, target: number, verdict: 'meets'|'short'|'loses'|'n/a' }>}
  */
-export function speedVerdicts (cells) {
+function speedVerdicts (cells) {
   const out = []
   for (const good of cells.filter(function isGood (c) { return c.route === 'good' })) {
     const others = cells.filter(function rival (c) { return c.route !== 'good' && sameCell(c, good) })
@@ -195,7 +204,7 @@ function loadText (c) {
 }
 
 /** The tables of an ingest run: every cell, then /good's speed against the target. */
-export function ingestTable (cells, verdicts = speedVerdicts(cells)) {
+function ingestTable (cells, verdicts = speedVerdicts(cells)) {
   const rows = cells.map(function row (c) {
     const v = c.route === 'good' ? verdicts.find(function mine (x) { return sameCell(x, c) }) : null
     return [c.size, c.concurrency, c.route, loadText(c), fixed(c.reqPerSecond, c.reqPerSecond < 10 ? 2 : 0), fixed(c.mbPerSecond),
@@ -255,7 +264,7 @@ function ingestNotes (cells, verdicts) {
 }
 
 /** The charts of an ingest run: memory and latency against concurrency, speed and /good's ratio against size. */
-export function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
+function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
   const routes = [...new Set(cells.map(function route (c) { return c.route }))]
   const sizes = [...new Set(cells.map(function size (c) { return c.size }))]
   const concurrencies = [...new Set(cells.map(function conc (c) { return c.concurrency }))]
@@ -288,7 +297,7 @@ export function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
  * against whichever of them was fastest in that cell, and the title names them all.
  * A cell where only /good answered has no finite ratio: left out.
  */
-export function speedRatioChart (verdicts) {
+function speedRatioChart (verdicts) {
   const concurrencies = [...new Set(verdicts.map(function conc (v) { return v.concurrency }))]
   const byX = function byX (a, b) { return a.x - b.x }
   const series = concurrencies.map(function line (conc) {

@@ -24,7 +24,7 @@ export const screenshot = Object.freeze({
 })
 
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
-export function ingestFigures ({ params, result }) {
+function ingestFigures ({ params, result }) {
   const input = result.input
   const body = input.bytes !== null ? `${formatDecimalBytes(input.bytes)} of JSON` : `${count(input.size)} items`
   const lines = [`input: ${body} (${input.format}), ${formatDecimalBytes(input.compressedBytes)} gzipped; concurrency ${params.concurrency}, ${params.requests} upload(s) per route`]
@@ -44,8 +44,8 @@ function routeName (route) {
 
 /**
  * The demo's step (scripts/demo.js): what it sends, says, shows while it runs and after.
- * 5 MB bodies, 10 at once: /bad peaked 180 to 200 MiB above idle on a 2-core machine, well under the
- * demo's 512 MiB budget, over ten waves of uploads, which keep each route on the chart for about ten seconds.
+ * 5 MB bodies, 10 at once, over ten waves of uploads, which keep each route on the chart for a while:
+ * /bad's peak stays well under the demo's 512 MiB budget (its figure: docs/demo.md).
  */
 export const demo = Object.freeze({
   title: 'Buffered vs streamed ingest',

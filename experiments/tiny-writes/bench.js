@@ -69,7 +69,7 @@ export async function run (opts, report) {
 }
 
 /** The table, then each mode's speed-up over one write per byte. */
-export function tinyWritesTable (cells, opts) {
+function tinyWritesTable (cells, opts) {
   const rows = cells.map(function row (c) {
     return [c.mode, c.mode === 'per-byte' ? '1' : String(c.batch), fixed(c.ms), String(c.writeCalls), fixed(c.bytesPerWrite),
       c.syscalls === null ? 'n/a' : String(c.syscalls), fixed(c.bytesPerSyscall), fixed(c.cpuUserMs, 0), fixed(c.cpuSystemMs, 0),

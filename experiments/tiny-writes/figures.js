@@ -20,7 +20,7 @@ export const screenshot = Object.freeze({
 })
 
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
-export function tinyWritesFigures ({ result }) {
+function tinyWritesFigures ({ result }) {
   const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
   for (const c of result.cells) {
     lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +

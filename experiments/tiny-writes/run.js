@@ -12,16 +12,16 @@ import { median } from '../../lib/measure/stats.js'
 import { stepsUpTo } from '../../lib/experiments/params.js'
 
 /** The byte sucker's script, forked once per run. */
-export const SINK_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'sink.js')
+const SINK_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'sink.js')
 /** The sender's script, forked once per measurement. */
-export const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'client.js')
+const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'client.js')
 
 /**
  * Fork the sink and wait until it listens. Aborting `signal` kills it.
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void }} [hooks]
  * @returns {Promise<{ port: number, pid: number, stop: () => Promise<void> }>} `stop` resolves once it has exited
  */
-export async function startSink (hooks) {
+async function startSink (hooks) {
   const { details, pid, stop } = await startChildService(SINK_PROCESS, hooks)
   return { port: details.port, pid, stop }
 }
@@ -79,7 +79,7 @@ export async function runTinyWrites ({ bytes, cells, noDelay = false, repeat = 1
  * One cell's figures: medians over its runs, and whether every run delivered every byte in order.
  * @param {object[]} runs the clients' results
  */
-export function summariseTinyCell (runs) {
+function summariseTinyCell (runs) {
   function pick (get) { return median(runs.map(get)) }
   const first = runs[0]
   const ms = pick(function time (r) { return r.ms })

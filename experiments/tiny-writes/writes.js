@@ -28,7 +28,7 @@ const ONE_BYTE = Array.from({ length: 256 }, function view (_, k) { return PATTE
  * A fixed-size Buffer in front of a socket, written only when full (or
  * flushed): N single-byte writes become N / size socket writes.
  */
-export class CoalescingWriter {
+class CoalescingWriter {
   /**
    * @param {import('node:net').Socket} socket
    * @param {number} size bytes gathered per socket write

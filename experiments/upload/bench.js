@@ -116,7 +116,7 @@ async function measureUploads ({ route, concurrency, file, warmFile, bytes, serv
 }
 
 /** The table: latency and server memory per route and concurrency, then the ratios the lesson is about. */
-export function uploadTable (cells) {
+function uploadTable (cells) {
   const rows = cells.map(function row (c) {
     return [`/upload-${c.route}`, c.concurrency, `${c.ok}/${c.requests}`, fixed(c.latencyMs.min / 1000, 2), fixed(c.latencyMs.avg / 1000, 2),
       fixed(c.latencyMs.max / 1000, 2), fixed(c.mbPerSecond), mib(c.server.peakRss), mib(c.server.peakAboveIdle)]

@@ -19,7 +19,7 @@ export const screenshot = Object.freeze({
 })
 
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
-export function uploadFigures ({ result }) {
+function uploadFigures ({ result }) {
   const lines = [`file: ${formatDecimalBytes(result.input.bytes)}`]
   for (const c of result.cells) {
     lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; server peak RSS ${formatMiB(c.server?.peakRss)}, ` +
@@ -34,8 +34,8 @@ function routeName (route) {
 }
 
 /**
- * The demo's step (scripts/demo.js). 10 x 15 MB buffered peaked about 250 MiB above idle on a 2-core
- * machine, well under the demo's 512 MiB budget.
+ * The demo's step (scripts/demo.js): 10 x 15 MB buffered, whose peak stays well under the demo's
+ * 512 MiB budget (its figure: docs/demo.md).
  */
 export const demo = Object.freeze({
   title: 'Buffered vs streamed upload to disk',

@@ -27,7 +27,7 @@ export const description = 'Sends C uploads of the same file at once to POST /up
   'server\'s peak memory. Buffered memory grows with C; streamed memory stays flat. The files are deleted after each cell.'
 
 /** The article's concurrency steps. */
-export const CONCURRENCY_STEPS = Object.freeze([1, 10, 50, 100, 200])
+const CONCURRENCY_STEPS = Object.freeze([1, 10, 50, 100, 200])
 
 const ROUTES = Object.freeze(['both', 'buffer', 'stream'])
 const MAX_CONCURRENCY = 200

@@ -38,7 +38,7 @@ export const UPLOAD_DEFAULTS = Object.freeze({
 })
 
 /** Where uploads go, under the data directory. */
-export const UPLOAD_DIR_NAME = 'uploads'
+const UPLOAD_DIR_NAME = 'uploads'
 
 const UPLOAD_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
 /** An upload being written, by the process in its name. */

@@ -20,7 +20,7 @@ export const { name, summary, usage, options, normalize, run } = experimentBench
 })
 
 /** The table: a row per route, the bomb above it. */
-export function zipBombTable (result) {
+function zipBombTable (result) {
   const { bomb } = result
   const rows = Object.values(result.routes).map(function row (r) {
     return [`/${r.route}`, r.status, r.errorType ?? '', r.outcome, r.ms === null ? 'n/a' : `${r.ms} ms`,

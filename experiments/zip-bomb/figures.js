@@ -20,7 +20,7 @@ export const screenshot = Object.freeze({
 })
 
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
-export function zipBombFigures ({ result }) {
+function zipBombFigures ({ result }) {
   const b = result.bomb
   const lines = [`bomb: ${b.variant}, ${formatDecimalBytes(b.inflatedBytes)} of JSON in ${formatDecimalBytes(b.compressedBytes)} of gzip (${count(b.ratio)}:1); ` +
     `/bad ${result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`}`]

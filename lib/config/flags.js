@@ -18,7 +18,7 @@ const MiB = 1024 * KiB
 const GiB = 1024 * MiB
 
 /** The width `--help` and `--help-all` fit in, and the column their meanings start at. */
-export const HELP_WIDTH = 100
+const HELP_WIDTH = 100
 const MEANING_COLUMN = 25
 
 /**
@@ -42,7 +42,7 @@ export const FLAG_GROUPS = Object.freeze([
  * @returns {number} ms
  * @throws {TypeError} for anything else
  */
-export function parseDuration (text, flag) {
+function parseDuration (text, flag) {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(String(text).trim())
   if (match === null) throw new TypeError(`${flag} takes a duration like 60s, 2m or 500ms, got "${text}"`)
   const unit = { ms: 1, s: 1000, m: 60_000 }[match[2] ?? 's']
@@ -236,7 +236,7 @@ function durationText (ms) {
  * @param {object} defaults the defaults tree (see the top of this file)
  * @returns {string|null}
  */
-export function flagDefault (row, defaults) {
+function flagDefault (row, defaults) {
   if (row.option === null || row.kind === 'switch') return null
   const value = valueAt(defaults, row.option)
   if (row.said) return row.said(value)

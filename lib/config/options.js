@@ -123,7 +123,7 @@ export const DEFAULTS = Object.freeze({
 })
 
 /** Where a small body's document may be parsed: see DEFAULTS.ingest.shareParse. */
-export const SHARE_PARSE_MODES = Object.freeze(['busy', 'always', 'never'])
+const SHARE_PARSE_MODES = Object.freeze(['busy', 'always', 'never'])
 
 function checkChoice (name, value, choices) {
   if (!choices.includes(value)) throw new TypeError(`option ${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`)

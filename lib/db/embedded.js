@@ -41,7 +41,7 @@ const SOCKET_PORT = 5432
 const MAX_SOCKET_PATH = 103
 
 /** `unix` wherever `pg` can use a Unix socket, `tcp` (loopback) on Windows. */
-export const DEFAULT_TRANSPORT = process.platform === 'win32' ? 'tcp' : 'unix'
+const DEFAULT_TRANSPORT = process.platform === 'win32' ? 'tcp' : 'unix'
 
 /**
  * Start PGlite in a child process.

@@ -14,14 +14,14 @@ import { integerParam } from '../config/integers.js'
  * The one query both modes run. ORDER BY a unique key, so that batches at
  * consecutive offsets tile the stream exactly: no row twice, none missed.
  */
-export const EXPORT_SQL = `SELECT i.id, i.sku, i.name, i.quantity, i.price_cents, i.updated_at,
+const EXPORT_SQL = `SELECT i.id, i.sku, i.name, i.quantity, i.price_cents, i.updated_at,
   d.id AS desk_id, d.name AS desk_name, d.building, d.floor
 FROM items AS i
 JOIN desks AS d ON d.id = i.desk_id
 ORDER BY i.id
 LIMIT $1 OFFSET $2`
 
-export const EXPORT_DEFAULTS = Object.freeze({
+const EXPORT_DEFAULTS = Object.freeze({
   limit: 1000,
   /** The article's first setting: rows per cursor read, and the stream's buffer in rows. */
   highWaterMark: 500,
@@ -31,7 +31,7 @@ export const EXPORT_DEFAULTS = Object.freeze({
   chunkBytes: 16 * 1024
 })
 
-export const FORMATS = Object.freeze(['json', 'ndjson'])
+const FORMATS = Object.freeze(['json', 'ndjson'])
 export const NDJSON_TYPE = 'application/x-ndjson'
 const MAX_OFFSET = 2 ** 31 - 1
 

@@ -24,7 +24,7 @@ export const DATABASE_DEFAULTS = Object.freeze({
   poolMax: 10,
   /** How long a request waits to connect, or for a pooled connection, before a 503. */
   connectTimeoutMs: 10_000,
-  /** Embedded only: how long PGlite may take to start (a first start runs initdb: ~6 s here). */
+  /** Embedded only: how long PGlite may take to start (a first start runs initdb: seconds, docs/db-export.md). */
   startTimeoutMs: 120_000,
   /** Seeded on first use when the tables are absent; false: never (then run `npm run db:seed`). */
   seed: SEED_DEFAULTS,

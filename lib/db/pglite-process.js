@@ -22,9 +22,9 @@
  * It stops (closing PGlite cleanly, so the files stay consistent) on
  * SIGTERM or SIGINT, or the moment its parent goes away.
  *
- * An in-memory database runs initdb on every start (6 to 9 s here); with
- * `template`, the first start saves the fresh cluster there (a gzipped tar,
- * ~4.5 MB) and later starts load it instead (~1 s).
+ * An in-memory database runs initdb on every start, which takes seconds; with
+ * `template`, the first start saves the fresh cluster there (a gzipped tar)
+ * and later starts load it instead, much faster (docs/db-export.md).
  *
  * PGlite takes no lock on its directory, and two processes writing one
  * directory corrupt it: `<dir>/owner.json` is the lock, holding this pid.

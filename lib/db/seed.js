@@ -4,14 +4,14 @@
  * million INSERTs over the wire would measure the network, not the export.
  *
  * Every value is a function of the row number, so any two databases seeded
- * with the same sizes hold the same rows, and tests can predict them.
+ * with the same sizes hold the same rows (test/seeded-rows.js predicts them).
  * `streamlab_seed` records what was seeded: seeding again with the same
  * sizes does nothing, other sizes reseed. Tables named `desks` or `items`
  * that this module did not make are never dropped.
  */
 
 /** Bump when the generated rows change, so older data is reseeded. */
-export const SEED_VERSION = 1
+const SEED_VERSION = 1
 
 export const SEED_DEFAULTS = Object.freeze({ desks: 200_000, items: 1_000_000 })
 export const SEED_LIMITS = Object.freeze({ desks: 10_000_000, items: 100_000_000 })
@@ -50,23 +50,6 @@ SELECT g,
   ((g::bigint * 7907) % 100000)::integer,
   timestamptz '2026-01-01 00:00:00+00' + g * interval '1 second'
 FROM generate_series($1::integer, $2::integer) AS g`
-
-/** What a seeded item looks like, for tests: the row the export query answers for item `id`. */
-export function expectedRow (id, desks) {
-  const deskId = 1 + Number((BigInt(id) * 7919n) % BigInt(desks))
-  return {
-    id,
-    sku: `SKU-${String(id).padStart(9, '0')}`,
-    name: `Item ${id}`,
-    quantity: id % 100,
-    price_cents: Number((BigInt(id) * 7907n) % 100000n),
-    updated_at: new Date(Date.UTC(2026, 0, 1) + id * 1000).toISOString(),
-    desk_id: deskId,
-    desk_name: `Desk ${deskId}`,
-    building: String.fromCharCode(65 + deskId % 5),
-    floor: 1 + deskId % 12
-  }
-}
 
 /**
  * Check seed sizes.

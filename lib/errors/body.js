@@ -129,7 +129,7 @@ export function uploadTooLarge (limit, received) {
 }
 
 /** What POST /express-json reads: express.json's own media type, gzip by `Content-Encoding`. */
-export const EXPRESS_JSON_MEDIA = Object.freeze(['application/json'])
+const EXPRESS_JSON_MEDIA = Object.freeze(['application/json'])
 
 /**
  * 415 media.unsupported on POST /express-json: `express.json` reads `application/json` only (its

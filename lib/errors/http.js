@@ -65,10 +65,10 @@ export function tokenRequired (wrong) {
 }
 
 /** HTTP versions the lab speaks: the only ones `http.version.unsupported` offers. */
-export const SPOKEN_HTTP_VERSIONS = Object.freeze(['HTTP/1.0', 'HTTP/1.1'])
+const SPOKEN_HTTP_VERSIONS = Object.freeze(['HTTP/1.0', 'HTTP/1.1'])
 
 /** Node refuses chunk extensions (`2;name=value`) longer than this, in bytes, for one chunk. */
-export const CHUNK_EXTENSIONS_LIMIT = 16 * 1024
+const CHUNK_EXTENSIONS_LIMIT = 16 * 1024
 
 /**
  * 400 request.malformed: bytes Node's HTTP parser refuses (not HTTP, an invalid

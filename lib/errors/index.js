@@ -1,7 +1,7 @@
 /**
  * Every error the lab sends is made here: an HTTP status, a dotted `type`
- * and the figures that explain it. The Express error handler in
- * `lib/http/app.js` turns them into JSON; `docs/errors.md` lists them all, and
+ * and the figures that explain it. The Express error handler
+ * (`lib/http/send-error.js`) turns them into JSON; `docs/errors.md` lists them all, and
  * `ERROR_CATALOGUE` is the same list as data. Import them from this module;
  * they live by concern under lib/errors/:
  *

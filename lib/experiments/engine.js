@@ -24,7 +24,7 @@ import { holdPeak, readPeakRss, resetPeakRss } from '../metrics/peak.js'
 import { integerOptions } from '../config/integers.js'
 import { withRunKey } from '../limits/run-keys.js'
 
-export const ENGINE_DEFAULTS = Object.freeze({
+const ENGINE_DEFAULTS = Object.freeze({
   /** Finished runs kept for GET /experiments/:id. */
   keep: 20,
   /** Progress events are emitted at most this often (a dashboard needs no more than ~5/s). */

@@ -13,7 +13,7 @@ import { PROJECT_ROOT } from '../config/options.js'
 import { currentRunKey } from '../limits/run-keys.js'
 
 /** The script forked for each load: the child's side of this conversation. */
-export const LOAD_PROCESS = path.join(PROJECT_ROOT, 'lib', 'experiments', 'load-process.js')
+const LOAD_PROCESS = path.join(PROJECT_ROOT, 'lib', 'experiments', 'load-process.js')
 
 /** A child that sent its result, or was asked to stop, but lingers is killed after this long. */
 const EXIT_GRACE_MS = 2000
@@ -123,7 +123,7 @@ export async function startChildService (script, { signal, onSpawn } = {}) {
  *   `stop` closes the IPC channel (every script of the lab exits when it closes), kills it
  *   if it is still there after a grace period, and resolves once it has exited
  */
-export function forkChild (script, { signal, onSpawn, onMessage } = {}) {
+function forkChild (script, { signal, onSpawn, onMessage } = {}) {
   const child = fork(script, [], {
     // not the server's flags: an --inspect port or heap size is not the child's
     execArgv: [],

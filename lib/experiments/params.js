@@ -67,7 +67,7 @@ export function isPresent (value) {
  * An integer from `min` to `max`, given as a number or a string of digits.
  * @throws {LabError} 400 parameter.invalid naming params.<key>
  */
-export function integerParam (key, value, min, max) {
+function integerParam (key, value, min, max) {
   return checkedInteger(`params.${key}`, value, min, max)
 }
 
@@ -91,7 +91,7 @@ export function sizeParam (key, value, min, max) {
  * One of `values` (compared as strings, so 65536 matches "65536").
  * @throws {LabError} 400 parameter.invalid naming params.<key>
  */
-export function enumParam (key, value, values) {
+function enumParam (key, value, values) {
   const text = typeof value === 'number' ? String(value) : value
   if (!values.includes(text)) throw badParameter(`params.${key}`, value, `one of ${values.join(', ')}`)
   return text

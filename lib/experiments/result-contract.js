@@ -46,7 +46,7 @@
  * How a table's numbers are shown.
  * @typedef {'text'|'count'|'ms'|'MiB'|'MB'|'MB/s'} Unit
  */
-export const UNITS = Object.freeze(['text', 'count', 'ms', 'MiB', 'MB', 'MB/s'])
+const UNITS = Object.freeze(['text', 'count', 'ms', 'MiB', 'MB', 'MB/s'])
 
 /**
  * A run's progress, as `ctx.progress` reports it: integer `done` of `total`, what is happening
@@ -80,7 +80,7 @@ const isNumberOrNull = function isNumberOrNull (v) { return v === null || (typeo
  * @param {string} [where] how the problems name it
  * @returns {string[]}
  */
-export function validateChart (chart, where = 'chart') {
+function validateChart (chart, where = 'chart') {
   if (!isObject(chart)) return [`${where} is not an object`]
   const problems = []
   for (const key of ['title', 'x', 'y']) if (typeof chart[key] !== 'string') problems.push(`${where}.${key} is not a string`)

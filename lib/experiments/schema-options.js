@@ -15,7 +15,7 @@
  */
 
 /** `abortAt` -> `abort-at`. */
-export function flagName (param) {
+function flagName (param) {
   return param.name.replace(/[A-Z]/g, function kebab (c) { return `-${c.toLowerCase()}` })
 }
 

@@ -59,7 +59,7 @@ const checkServerInteger = integerOptions('server option ')
  * @param {Partial<typeof SERVER_DEFAULTS>} [options]
  * @returns {typeof SERVER_DEFAULTS}
  */
-export function normalizeServerOptions (options = {}) {
+function normalizeServerOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('server options must be an object')
   const out = { ...SERVER_DEFAULTS }
   for (const [key, value] of Object.entries(options)) if (value !== undefined) out[key] = value
@@ -291,7 +291,7 @@ function answerAndClose (socket, error) {
  * closes the ones past it without a word; here they get a 503 written on
  * the raw socket. HTTP's own 'connection' listener is wrapped, so that a
  * refused socket never reaches the parser; it also sees the sockets the
- * supervisor hands the worker (lib/supervisor/worker-main.js emits 'connection').
+ * supervisor hands the worker (worker.js emits 'connection').
  * @param {http.Server} server
  * @param {number} limit
  */

@@ -5,8 +5,8 @@
  * when memory runs short. So every route that parses a body whole (/bad,
  * and /good's parse threads for each batch) projects the cost first and
  * refuses what does not fit. The figure must be an upper bound for every
- * shape of document, not an average: a body of `[{},{},...]` costs about 29
- * bytes of heap per byte of text, one of long strings about 2.
+ * shape of document, not an average: a body of `[{},{},...]` costs many
+ * times more heap per byte of text than one of long strings (docs/limits.md).
  *
  * The weights below come from measuring the heap and RSS growth of
  * JSON.parse on Node 20 and 24 for dense shapes (`test/parse-cost.test.js`
@@ -23,15 +23,15 @@ import { QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, clo
 /** Bytes per container (`{` or `[`): the object or array and its backing store's header. */
 export const COST_CONTAINER = 72
 /** Bytes per element of an array of up to SMALL_ARRAY elements, and per member of an object of up to SMALL_OBJECT members. */
-export const COST_SMALL_SLOT = 24
+const COST_SMALL_SLOT = 24
 /** Bytes per element of a larger array: the slot, the parser's temporary list as it grows, and a boxed number. */
 export const COST_LARGE_ELEMENT = 56
 /** Bytes per member of a larger object (a dictionary entry and an internalised key). */
-export const COST_LARGE_MEMBER = 256
-export const SMALL_ARRAY = 1024
+const COST_LARGE_MEMBER = 256
+const SMALL_ARRAY = 1024
 /** RSS runs ahead of the heap (pages the collector has not returned yet): the projection keeps 10 % above the weights. */
-export const COST_MARGIN = 1.1
-export const SMALL_OBJECT = 64
+const COST_MARGIN = 1.1
+const SMALL_OBJECT = 64
 /** Containers nested deeper than this are not sized: their slots are charged as large. */
 const TRACKED_DEPTH = 256
 

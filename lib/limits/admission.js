@@ -19,7 +19,7 @@ import { findCollector } from '../util/collect-garbage.js'
 import { budgetExceeded, memoryBusy } from '../errors/index.js'
 
 /** Budget fraction admitted requests may fill together. */
-export const ADMISSION_SAFETY = 0.9
+const ADMISSION_SAFETY = 0.9
 /** Seconds a client told "busy" is asked to wait. */
 const RETRY_AFTER_SECONDS = 2
 
@@ -39,7 +39,7 @@ function readProcessRss () {
 /** Fewest ms between two collections asked for by admission: a full GC of a large heap is not free. */
 const COLLECT_EVERY_MS = 1000
 /** Growth of Buffer memory that has a streaming request's garbage collected, and how often it is looked at. */
-export const GARBAGE_PACE = 12 * 1024 * 1024
+const GARBAGE_PACE = 12 * 1024 * 1024
 const PACE_EVERY_MS = 10
 /** How long the Buffers a scavenge found take to be freed (V8 sweeps them on a helper thread). */
 const SWEEP_MS = 30
@@ -76,8 +76,8 @@ export class MemoryAdmission {
    * Buffer memory is looked at every PACE_EVERY_MS, and collected once it
    * has grown GARBAGE_PACE since the last collection: by a scavenge of the
    * young generation first, where such chunks die, and by a full collection
-   * only when that did not bring it down (a full collection every 12 MiB
-   * was a tenth of the main thread's time at 1 MB bodies, 10 at once).
+   * only when that did not bring it down: a full collection at every pace
+   * costs the main thread far more (docs/limits.md).
    * @returns {() => void} call when done streaming
    */
   watchGarbage () {

@@ -7,7 +7,7 @@
  * pipeline, an upload's file), for as long as the body lasts.
  *
  * One watch per request. The app arms it for every request that has a body
- * (`bodyDeadline`, mounted first in `lib/http/app.js`); whoever reads the body
+ * (`bodyDeadline`, mounted first by `app.js`); whoever reads the body
  * claims it (`guardBody`, which `requestBody()` in lib/ingest/read.js
  * calls), so that on expiry the reader's stream fails and the route answers
  * as it answers any body error. A body nobody claimed (`express.json` on

@@ -31,10 +31,10 @@ import { diskQuotaExceeded } from '../errors/index.js'
 const GiB = 1024 * 1024 * 1024
 
 /** What a file costs at least, and the unit sizes are rounded up to. */
-export const BLOCK_BYTES = 4096
+const BLOCK_BYTES = 4096
 
 /** Defaults of `createDiskQuota`. */
-export const DISK_QUOTA_DEFAULTS = Object.freeze({
+const DISK_QUOTA_DEFAULTS = Object.freeze({
   /** Bytes the lab may keep under its data directory. */
   quota: 2 * GiB,
   /** Directory entries one walk looks at, at most: past it, the files not reached are not counted. */
@@ -51,7 +51,7 @@ const STALE_WALK_MS = 10_000
  * @param {number} bytes
  * @returns {number}
  */
-export function diskCost (bytes) {
+function diskCost (bytes) {
   return Math.max(1, Math.ceil(bytes / BLOCK_BYTES)) * BLOCK_BYTES
 }
 
@@ -61,7 +61,7 @@ export function diskCost (bytes) {
  * @returns {Readonly<{ dir: string, quota: number, maxEntries: number }>}
  * @throws {TypeError} for a missing directory, or a quota or bound that is not a positive safe integer
  */
-export function normalizeDiskQuotaOptions (options) {
+function normalizeDiskQuotaOptions (options) {
   if (options === null || typeof options !== 'object') throw new TypeError('disk quota options must be an object')
   const { dir } = options
   if (typeof dir !== 'string' || dir === '') throw new TypeError('disk quota option dir must be a path')

@@ -11,12 +11,12 @@ const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 
 /** The budget is never set below this by default: the lessons need room for /bad's 500 MB runs on a small scale. */
-export const MIN_DEFAULT_BUDGET = GiB
+const MIN_DEFAULT_BUDGET = GiB
 
 /**
  * The default budget: a quarter of the machine's memory (or of the cgroup
  * limit where one is set), at least 1 GiB. A 16 GiB laptop gets 4 GiB,
- * enough for the reference's 500 MB /bad run (a 1.3-2.4 GiB peak).
+ * enough for the reference's 500 MB /bad run (its peak: docs/ingest.md).
  * @param {{ totalmem?: number, constrained?: number }} [machine] for tests
  * @returns {number} bytes, a whole number of MiB
  */

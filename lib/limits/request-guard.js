@@ -35,13 +35,11 @@ import { hostMissing, hostNotAllowed, crossSiteRefused, internalError, tokenRequ
 import { RUN_KEY_HEADER } from './run-keys.js'
 
 /** The cookie that opening `/?token=...` sets. */
-export const TOKEN_COOKIE = 'streamlab_token'
+const TOKEN_COOKIE = 'streamlab_token'
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 /** Where the guard leaves its write rules on a request, for the route's `writes()` marker. */
 const WRITE_RULES = Symbol('streamlab.writeRules')
-/** What a `writes()` marker carries, so that the route walkers (and the specs) can tell it. */
-const WRITE_MARKER = Symbol('streamlab.writeMarker')
 
 /**
  * Normalise the guard's options.
@@ -76,7 +74,7 @@ export function normalizeGuardOptions ({ allowedHosts = [], boundHost = null, ac
  * @param {string} authority
  * @returns {string|null} null when it cannot be read
  */
-export function hostName (authority) {
+function hostName (authority) {
   const text = String(authority).trim().toLowerCase()
   if (text === '') return null
   let name
@@ -104,7 +102,7 @@ export function hostName (authority) {
  * @param {string} name from hostName()
  * @param {ReturnType<typeof normalizeGuardOptions>} guard
  */
-export function hostAllowed (name, guard) {
+function hostAllowed (name, guard) {
   if (guard.anyHost) return true
   // an IP address cannot be rebound: a page that uses one is on that address
   if (net.isIP(name) !== 0) return true
@@ -122,7 +120,7 @@ export function hostAllowed (name, guard) {
  * route, with `writes()`.
  * @param {import('express').Request} req
  */
-export function changesState (req) {
+function changesState (req) {
   return !SAFE_METHODS.has(req.method)
 }
 
@@ -159,16 +157,7 @@ export function writes (when = everyRequest) {
     if (refusal === null) next()
     else next(refusal)
   }
-  guardWrite[WRITE_MARKER] = true
   return guardWrite
-}
-
-/**
- * Whether a route handler is a `writes()` marker.
- * @param {unknown} handler
- */
-export function marksWrite (handler) {
-  return typeof handler === 'function' && handler[WRITE_MARKER] === true
 }
 
 /**
@@ -179,7 +168,7 @@ export function marksWrite (handler) {
  * @param {string} path `req.path`
  * @returns {string} `/` followed by anything but a slash or a backslash
  */
-export function landingPath (path) {
+function landingPath (path) {
   return `/${String(path).replace(/^[/\\]+/, '')}`
 }
 

@@ -15,7 +15,7 @@ export function positiveInteger (name) {
 }
 
 /** Exit code of a command given a flag it does not take, or a value it cannot read. */
-export const EXIT_USAGE = 2
+const EXIT_USAGE = 2
 
 /**
  * A measuring script's command line, read one way: a flag it cannot read

@@ -26,7 +26,7 @@ export function chromiumMissing () {
  * home: a page on 127.0.0.1 must not wait for, or be measured beside, the
  * browser's own network traffic.
  */
-export const CHROMIUM_ARGS = Object.freeze([
+const CHROMIUM_ARGS = Object.freeze([
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'
 ])

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 
 /** The environment variable that names the browser. */
-export const CHROMIUM_ENV = 'CHROMIUM_PATH'
+const CHROMIUM_ENV = 'CHROMIUM_PATH'
 
 /**
  * The usual install locations, most likely first.
@@ -16,7 +16,7 @@ export const CHROMIUM_ENV = 'CHROMIUM_PATH'
  * @param {NodeJS.ProcessEnv} env
  * @returns {string[]}
  */
-export function chromiumCandidates (platform, env) {
+function chromiumCandidates (platform, env) {
   if (platform === 'darwin') {
     const apps = ['Chromium.app/Contents/MacOS/Chromium', 'Google Chrome.app/Contents/MacOS/Google Chrome',
       'Microsoft Edge.app/Contents/MacOS/Microsoft Edge']

@@ -9,10 +9,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../config/options.js'
 
-export const FIGURES_DIR = path.join(PROJECT_ROOT, 'docs', 'figures')
+const FIGURES_DIR = path.join(PROJECT_ROOT, 'docs', 'figures')
 
 /** The machine a run was measured on, as a figures file records it. */
-export function machine ({ loadBefore } = {}) {
+function machine ({ loadBefore } = {}) {
   return {
     cpus: os.availableParallelism(),
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),

@@ -147,7 +147,7 @@ function tickText (value) {
  * @param {{ width?: number, height?: number }} [size]
  * @returns {string}
  */
-export function renderSvg (chart, { width = 760, height = 440 } = {}) {
+function renderSvg (chart, { width = 760, height = 440 } = {}) {
   const margin = { left: 72, right: 190, top: 44, bottom: 58 }
   const plotW = width - margin.left - margin.right
   const plotH = height - margin.top - margin.bottom

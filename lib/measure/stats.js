@@ -37,7 +37,7 @@ export function median (values) {
  * The median server-memory figures of repeated measurements, each shaped
  * `{ server: { idleRss, peakRss, peakAboveIdle, peakSource } }`.
  */
-export function medianServer (runs) {
+function medianServer (runs) {
   function pick (get) { return median(runs.map(get)) }
   return {
     idleRss: pick(function idle (r) { return r.server.idleRss }),

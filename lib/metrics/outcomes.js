@@ -13,7 +13,7 @@
  */
 
 /** Experiments whose latest result is kept: more than the registry holds, so none is pushed out in practice. */
-export const RESULTS_KEPT = 16
+const RESULTS_KEPT = 16
 
 /**
  * Each experiment's latest finished result: `{ id, name, params, time, result }`, one per name.
@@ -85,7 +85,7 @@ export function createOutcomes (events) {
 }
 
 /** See the module comment. Made by `createOutcomes`. */
-export class Outcomes {
+class Outcomes {
   #events
   #listeners = []
   #crash = null

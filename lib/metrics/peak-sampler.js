@@ -13,9 +13,9 @@
 import { Worker } from 'node:worker_threads'
 
 /** ms between two samples while someone watches. */
-export const SAMPLE_EVERY_MS = 5
+const SAMPLE_EVERY_MS = 5
 /** ms unwatched after which the thread ends (a watch after that starts another). */
-export const IDLE_EXIT_MS = 1000
+const IDLE_EXIT_MS = 1000
 
 // the shared words: [peak bytes, watchers, stop]
 const PEAK = 0

@@ -17,7 +17,7 @@ import client from 'prom-client'
 
 const { Registry, Gauge, Counter, collectDefaultMetrics } = client
 
-export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE
+const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE
 
 let processRegistry = null
 

@@ -18,15 +18,14 @@ import { createPeakReader, readPeakRss } from './peak.js'
 export const INTERVAL_MIN = 10
 export const INTERVAL_MAX = 5000
 
-export const SAMPLER_DEFAULTS = Object.freeze({
+const SAMPLER_DEFAULTS = Object.freeze({
   /** ms between samples for `on('sample')` listeners, and for `subscribe()` without an interval. */
   interval: 100,
   /**
    * ms between the event-loop delay probe's own ticks. Finer costs idle
-   * wake-ups: at 10 ms (prom-client's choice) watching /metrics cost
-   * 1.3-1.9 % of a core, at 50 ms 0.85-1.05 % (scripts/metrics-cpu.js). The
-   * lab's stalls (a buffered JSON.parse) last hundreds of ms, so 50 ms still
-   * sees them. A sampling window shorter than this may hold no reading (its
+   * wake-ups: 10 ms (prom-client's choice) costs a watched lab more of a
+   * core (docs/metrics.md, scripts/metrics-cpu.js). The lab's stalls (a
+   * buffered JSON.parse) last hundreds of ms, so 50 ms still sees them. A sampling window shorter than this may hold no reading (its
    * delay figures are then null).
    */
   resolution: 50

@@ -46,9 +46,6 @@ import { FORWARDED_EVENTS, normalizeHubOptions } from './hub-options.js'
 import { History, toJson, frame, HEARTBEAT } from './sse-history.js'
 import { createOutcomes } from './outcomes.js'
 
-// the options and the history live apart; routes and specs import them from here
-export { FORWARDED_EVENTS, HUB_DEFAULTS } from './hub-options.js'
-
 /** Seconds a stream refused at `maxClients` is asked to wait: streams last long. */
 const STREAM_RETRY_AFTER = 5
 
@@ -56,7 +53,7 @@ const STREAM_RETRY_AFTER = 5
  * Create the hub. It listens to the bus at once (so a client that
  * reconnects after a gap still gets the events of the gap) and samples only
  * while clients are connected.
- * @param {{ events: import('node:events').EventEmitter, sampler: import('./sampler.js').Sampler } & Partial<typeof HUB_DEFAULTS>} options
+ * @param {{ events: import('node:events').EventEmitter, sampler: import('./sampler.js').Sampler } & Partial<typeof import('./hub-options.js').HUB_DEFAULTS>} options
  * @returns {MetricsHub}
  */
 export function createMetricsHub (options) {

@@ -19,7 +19,7 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
    * as `app.memoryBudget` (unless `app` names one), so that it admits requests within it.
    */
   memoryLimit: defaultMemoryBudget(),
-  /** How often the worker's RSS is read. A bomb grows /bad by ~1 GB/s: 25 ms is ~25 MB past the line. */
+  /** How often the worker's RSS is read: a bomb on /bad passes the line by what it grows in this time (docs/zip-bombs.md). */
   pollMs: 25,
   /**
    * Where the RSS comes from: 'proc' (/proc/<pid>/status, read from outside), 'ipc' (the worker
@@ -37,13 +37,13 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   stopGraceMs: 3000,
   /** Connections held while no worker runs; past this they are closed. */
   maxHeldConnections: 1024,
-  workerScript: path.join(PROJECT_ROOT, 'lib', 'supervisor', 'worker-main.js'),
+  workerScript: path.join(PROJECT_ROOT, 'worker.js'),
   /** Node flags for the worker (default: the supervisor's own). */
   execArgv: null
 })
 
-/** A budget smaller than this would kill an idle worker (about 90 MiB here) over and over. */
-export const MIN_MEMORY_LIMIT = 64 * MiB
+/** A budget smaller than this would kill an idle worker over and over. */
+const MIN_MEMORY_LIMIT = 64 * MiB
 
 const checkInteger = integerOptions('supervisor option ')
 

@@ -1,6 +1,6 @@
 /**
  * The supervisor: a container's OOM killer, emulated. It owns the listening
- * socket and runs the lab in a worker process (`lib/supervisor/worker-main.js`), reads
+ * socket and runs the lab in a worker process (`worker.js` at the root), reads
  * the worker's RSS from outside every few tens of ms, kills it (SIGKILL) the
  * moment it passes the memory budget, and starts a new one on the same
  * socket. The port never closes: while no worker runs, connections wait
@@ -17,8 +17,8 @@
  *
  * It never gives up and never closes the port because a worker died: a
  * client that gets the worker killed over and over must not be able to take
- * the lab down for good (issue 13). A crash a request caused (one was in
- * flight) is restarted at once: clients can only reach a worker that got
+ * the lab down for good (docs/hostile.md). A crash a request caused (one was
+ * in flight) is restarted at once: clients can only reach a worker that got
  * ready, so these cannot loop faster than a worker starts. A crash with no
  * request in flight (a worker that dies at birth, or by itself) is what
  * could loop hot, so those restarts back off: at once, then
@@ -48,15 +48,9 @@ import { planRestart, likelyCulprit } from './crash-record.js'
 import { watchWorkerRss } from './worker-rss.js'
 import { LatestResults } from '../metrics/outcomes.js'
 
-// the options and the crash records live apart; server.js and the specs import them from here
-export { SUPERVISOR_DEFAULTS, MIN_MEMORY_LIMIT, normalizeSupervisorOptions } from './options.js'
-export { planRestart, likelyCulprit, describeCrash } from './crash-record.js'
-/** A budget or an RSS for people ("512 MiB", "270.4 MiB"): lib/util/units.js's, where server.js has always found it. */
-export { formatMemory } from '../util/units.js'
-
 /**
  * Create a supervisor; `start()` listens and runs the first worker.
- * @param {Partial<typeof SUPERVISOR_DEFAULTS>} [options]
+ * @param {Partial<typeof import('./options.js').SUPERVISOR_DEFAULTS>} [options] see lib/supervisor/options.js
  * @returns {Supervisor}
  */
 export function createSupervisor (options) {
@@ -64,7 +58,7 @@ export function createSupervisor (options) {
 }
 
 /** See the module comment. Made by `createSupervisor`. */
-export class Supervisor extends EventEmitter {
+class Supervisor extends EventEmitter {
   #options
   #server = null
   /** The current worker's state, or null between workers. */

@@ -11,7 +11,7 @@
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
  * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
  *   right after start, in a worker the supervisor started in place of one that died
- *   (lib/supervisor/supervisor.js, lib/supervisor/worker-main.js)
+ *   (lib/supervisor/supervisor.js, worker.js)
  * - 'restore' { results: [{ id, name, params, time, result }] }: once, before it serves, in a
  *   worker the supervisor started after others: each experiment's latest result as the workers
  *   before it reported them, so that lib/metrics/outcomes.js still has them after a restart

@@ -21,7 +21,7 @@ export const PORTABLE_ENV = 'STREAMLAB_PORTABLE'
  * @returns {boolean} whether portable mode is on: STREAMLAB_PORTABLE set to
  *   anything but '', '0' or 'false'
  */
-export function isPortable (env = process.env) {
+function isPortable (env = process.env) {
   const value = env[PORTABLE_ENV]
   return value !== undefined && !['', '0', 'false'].includes(value.trim().toLowerCase())
 }

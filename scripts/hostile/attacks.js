@@ -1,5 +1,5 @@
 /**
- * The attacks of issue 13, one function each. An attack gets a context
+ * The attacks on the bounded-memory promise (docs/hostile.md), one function each. An attack gets a context
  * (the lab's url, the parameters, its own client set, a way to time the
  * normal /good request at a moment it chooses, an abort signal, and for an
  * attack on the ingest routes the route it goes to) and answers what its
@@ -360,7 +360,7 @@ async function diskFill (ctx) {
  * bound on the worker's growth applies (the attack goes to a route whose memory is meant to be
  * constant: /good, /streamparser-json).
  */
-export const ATTACKS = Object.freeze(Object.fromEntries([
+const ATTACKS = Object.freeze(Object.fromEntries([
   { id: 'dense-objects', title: 'dense records, tiny objects', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('objects') },
   { id: 'dense-arrays', title: 'dense records, tiny arrays', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('arrays') },
   { id: 'dense-numbers', title: 'dense records, numbers', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('numbers') },

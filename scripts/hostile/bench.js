@@ -1,7 +1,8 @@
 /**
- * `npm run bench -- hostile`: the attacks of issue 13 ("bounded by
- * construction"), each replayed on a fresh lab started as a user starts it,
- * judged "held" or "BROKEN". The mechanics live beside it in scripts/hostile/.
+ * `npm run bench -- hostile`: the attacks on the bounded-memory promise (what
+ * any client can cost is bounded by construction, docs/hostile.md), each
+ * replayed on a fresh lab started as a user starts it, judged "held" or
+ * "BROKEN". The mechanics live beside it in scripts/hostile/.
  */
 import { attackRows } from './attacks.js'
 import { runHostile, SAMPLE_MS } from './run.js'

@@ -15,7 +15,7 @@ import { prng } from '../../lib/measure/mutate.js'
 const PIECE = 64 * 1024
 
 /** What one element of a dense record looks like, given its digit. */
-export const DENSE_KINDS = Object.freeze({
+const DENSE_KINDS = Object.freeze({
   objects: function objectElement (digit) { return `{"k":${digit}}` },
   arrays: function arrayElement (digit) { return `[${digit}]` },
   numbers: function numberElement (digit) { return String(digit) }

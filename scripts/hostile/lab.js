@@ -56,7 +56,7 @@ export async function startHostileLab ({ flags = [], dataDir = null } = {}) {
 }
 
 /** A running lab. Made by startHostileLab. */
-export class HostileLab {
+class HostileLab {
   constructor (child, url, exited, output) {
     this.child = child
     this.url = url

@@ -6,7 +6,7 @@
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { parseByteSize } from '../../lib/util/units.js'
 
-/** The attacks in the order they run, grouped as issue 13 numbers them. */
+/** The attacks in the order they run, in the numbered groups of docs/hostile.md. */
 export const ATTACK_GROUPS = Object.freeze({
   1: Object.freeze(['dense-objects', 'dense-arrays', 'dense-numbers']),
   2: Object.freeze(['abandoned-uploads']),
@@ -18,7 +18,7 @@ export const ATTACK_GROUPS = Object.freeze({
   8: Object.freeze(['disk-fill'])
 })
 
-export const ATTACK_IDS = Object.freeze(Object.values(ATTACK_GROUPS).flat())
+const ATTACK_IDS = Object.freeze(Object.values(ATTACK_GROUPS).flat())
 
 /**
  * Flag -> [parameter, kind, what it sets (the attack's number first)]. Kinds: count (positive integer), bytes (500MB, 15.5MiB),
@@ -59,7 +59,7 @@ const FLAGS = Object.freeze({
 const MiB = 1024 * 1024
 
 /** The full run: a few minutes on two cores, most of it the drip's minute. */
-export const FULL = Object.freeze({
+const FULL = Object.freeze({
   records: 8,
   recordBytes: Math.round(15.5 * MiB),
   abandonClients: 200,
@@ -93,7 +93,7 @@ export const FULL = Object.freeze({
 })
 
 /** `--quick`: the same attacks, small enough to see every row in well under a minute. */
-export const QUICK = Object.freeze({
+const QUICK = Object.freeze({
   ...FULL,
   records: 2,
   recordBytes: MiB,

@@ -1,29 +1,19 @@
 /**
  * The hostile bench's result: each row judged ("held" or "BROKEN" with its
  * reasons, or "skipped" with the reason it was not run), the table, the
- * notes that say how each figure was measured, and the chart. `ROW_FIELDS`
- * is the shape of a row in results.json; the spec checks a run against it.
+ * notes that say how each figure was measured, and the chart.
  */
 import { formatBytes, formatDuration } from '../../lib/util/units.js'
 import { markdownTable, mib } from '../../lib/measure/table.js'
 
 const MiB = 1024 * 1024
 
-/**
- * Every row of results.json has these; figures the attack could not reach are null. `label`: the
- * attack's id, with the route after it when an attack on the ingest routes is replayed on another;
- * `route`: that ingest route, null for the other attacks.
- */
-export const ROW_FIELDS = Object.freeze([
-  'id', 'label', 'route', 'group', 'title', 'target', 'judged', 'kills', 'growth', 'probe', 'inFlight', 'diskAdded', 'verdict', 'reasons'
-])
-
-export const TABLE_HEADER = Object.freeze([
+const TABLE_HEADER = Object.freeze([
   'attack', 'worker kills', 'worker peak growth MiB', 'normal /good answer (ms or status)', 'left in flight', 'bytes on disk', 'verdict'
 ])
 
 /** Whether the normal request was answered: 200, or a 503 carrying one of the lab's JSON errors. */
-export function probeAnswered (probe) {
+function probeAnswered (probe) {
   return probe?.status === 200 || (probe?.status === 503 && typeof probe.errorType === 'string')
 }
 

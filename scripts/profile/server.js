@@ -20,9 +20,8 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import v8 from 'node:v8'
-import { createApp } from '../../lib/http/app.js'
+import { createApp } from '../../app.js'
 import { createLabServer } from '../../lib/http/server.js'
-import { closeParsePool } from '../../lib/parse/pool.js'
 
 const USAGE = 'Usage: node scripts/profile/server.js [--port <n>] [--host <address>] [--data-dir <dir>] [--snapshot-dir <dir>]\n'
 
@@ -101,7 +100,7 @@ function shutdown () {
   server.close()
   server.closeAllConnections()
   // process.exit, not a signal's default death: --heap-prof and --cpu-prof write their files on exit
-  Promise.allSettled([app.locals.database.close(), closeParsePool()]).finally(function exit () { process.exit(0) })
+  Promise.allSettled([app.close()]).finally(function exit () { process.exit(0) })
 }
 process.once('SIGTERM', shutdown)
 process.once('SIGINT', shutdown)
