@@ -1,18 +1,13 @@
 /**
  * Admission within the memory budget: what a buffering route may hold is
  * projected and reserved before it is allocated; what never fits gets 413,
- * what fits only later gets 503 with Retry-After.
+ * what fits only later gets 503 with Retry-After. POST /bad's refusals of
+ * bodies that would blow the budget are test/slow/admission-bad.test.js's.
  */
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
-import path from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import zlib from 'node:zlib'
 import { createAdmission } from '../lib/limits/admission.js'
-import { startLab, post, waitFor } from './helpers.js'
+import { labWithRoom, post, waitFor } from './helpers.js'
 
 const MiB = 1024 * 1024
 
@@ -118,52 +113,6 @@ describe('the memory admission', function () {
   })
 })
 
-/**
- * A lab whose budget leaves this test process about `room` bytes for one
- * request, whatever the process holds when the lab starts (the lab runs in
- * the test's own process here: its RSS is the lab's).
- */
-function labWithRoom (name, room) {
-  const lab = { url: null, app: null }
-  let started = null
-  let dataDir = null
-  before(async function startLabWithRoom () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `streamlab-${name}-`))
-    const memoryBudget = Math.ceil((process.memoryUsage.rss() + room) / 0.9 / MiB) * MiB
-    started = await startLab({ dataDir, memoryBudget })
-    lab.url = started.url
-    lab.app = started.app
-    lab.port = started.port
-  })
-  after(async function stopLab () {
-    await started?.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
-  return lab
-}
-
-/** `{"items":[[{},{},...]]}` of about `bytes`, gzipped: about 40 times its text in JSON.parse's heap. */
-function denseEmptyObjects (bytes) {
-  return zlib.gzipSync('{"items":[[' + Array(Math.floor(bytes / 3)).fill('{}').join(',') + ']]}')
-}
-
-/** A small valid gzip member whose trailer claims `declared` inflated bytes. */
-function gzipDeclaring (declared) {
-  const gz = zlib.gzipSync('{"items":[]}')
-  gz.writeUInt32LE(declared, gz.length - 4)
-  return gz
-}
-
-/** gzip of `bytes` spaces, made a MiB at a time (the test process must not hold them). */
-async function gzipOfSpaces (bytes) {
-  const mib = Buffer.alloc(MiB, 0x20)
-  const out = []
-  await pipeline(Readable.from((function * spaces () { for (let k = 0; k < bytes / MiB; k++) yield mib })()), zlib.createGzip({ level: 1 }), async function collect (source) {
-    for await (const chunk of source) out.push(chunk)
-  })
-  return Buffer.concat(out)
-}
-
 /** A request that claims `length` bytes and sends none: answered (or not) on its headers alone. */
 function claim (port, route, length) {
   return new Promise(function ask (resolve, reject) {
@@ -181,44 +130,6 @@ function claim (port, route, length) {
     req.flushHeaders()
   })
 }
-
-describe('POST /bad within the memory budget', function () {
-  const lab = labWithRoom('admission-bad', 160 * MiB)
-
-  it('answers a body that fits', async function () {
-    const res = await post(`${lab.url}/bad`, zlib.gzipSync('{"items":[{"id":1},{"id":2}]}'))
-    assert.equal(res.status, 200)
-    assert.equal(res.body.summary.idSum, '3')
-  })
-
-  it('refuses a dense body with 413 memory.budget.exceeded before JSON.parse runs', async function () {
-    const body = denseEmptyObjects(4 * MiB)
-    const before = process.memoryUsage.rss()
-    const res = await post(`${lab.url}/bad`, body)
-    assert.equal(res.status, 413)
-    assert.equal(res.body.error.type, 'memory.budget.exceeded')
-    assert.ok(res.body.error.projected > res.body.error.available)
-    assert.match(res.body.error.message, /parsing this body/)
-    // a parse of this body would have taken ~170 MiB; the refusal held the inflated 4 MiB and its string
-    assert.ok(process.memoryUsage.rss() - before < 100 * MiB, 'nothing was parsed')
-    assert.equal(lab.app.locals.admission.state().reserved, 0, 'released')
-  })
-
-  it('refuses an honest gzip whose trailer declares more than fits, before inflating a byte', async function () {
-    const res = await post(`${lab.url}/bad`, gzipDeclaring(300 * MiB))
-    assert.equal(res.status, 413)
-    assert.equal(res.body.error.type, 'memory.budget.exceeded')
-    assert.match(res.body.error.message, /inflated/)
-  })
-
-  it('refuses a body whose trailer lies (a second member) once inflating passes what was free', async function () {
-    const body = Buffer.concat([await gzipOfSpaces(256 * MiB), zlib.gzipSync('{}')])
-    const res = await post(`${lab.url}/bad`, body)
-    assert.ok([413, 503].includes(res.status), `status ${res.status}`)
-    assert.match(res.body.error.type, /^memory\./)
-    assert.equal(lab.app.locals.admission.state().reserved, 0, 'released')
-  })
-})
 
 describe('GET /metrics and the budgets', function () {
   const lab = labWithRoom('admission-metrics', 160 * MiB)

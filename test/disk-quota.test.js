@@ -11,13 +11,20 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { createApp } from '../lib/http/app.js'
-import { BLOCK_BYTES, createDiskQuota, diskCost } from '../lib/limits/disk-quota.js'
+import { createApp } from '../app.js'
+import { createDiskQuota } from '../lib/limits/disk-quota.js'
 import { uploadDir } from '../experiments/upload/server.js'
 import { labInTempDir, startLab, postChunked } from './helpers.js'
 
 const KiB = 1024
 const HOUR_MS = 60 * 60 * 1000
+/** The quota counts a file in whole blocks of this size, one at least. */
+const BLOCK_BYTES = 4096
+
+/** What the quota counts for a file of `bytes` bytes. */
+function diskCost (bytes) {
+  return Math.max(1, Math.ceil(bytes / BLOCK_BYTES)) * BLOCK_BYTES
+}
 
 function tempDir (name) {
   return fs.mkdtempSync(path.join(os.tmpdir(), `streamlab-${name}-`))

@@ -1,6 +1,7 @@
 /**
  * Helpers for the specs that run experiments through /experiments: JSON
- * calls, a run followed to its end, and checks of what results carry.
+ * calls, a run followed to its end (over HTTP or on the lab's bus), and
+ * checks of what results carry.
  */
 
 /** A JSON request and its JSON answer. */
@@ -28,6 +29,28 @@ export async function runExperiment (url, name, params) {
   }
 }
 
+/** Collect a run's bus events until one satisfies `until`. */
+export function watchRun (events, until) {
+  const seen = []
+  let stop
+  const ended = new Promise(function waitForEvent (resolve) {
+    function onExperiment (event) {
+      seen.push(event)
+      if (until(event)) {
+        events.off('experiment', onExperiment)
+        resolve(seen)
+      }
+    }
+    events.on('experiment', onExperiment)
+    stop = function stopWatching () { events.off('experiment', onExperiment) }
+  })
+  return { seen, ended, stop }
+}
+
+/** Whether a run's bus event is its last: a result, an error or a cancellation. */
+export function isEnd (event) {
+  return event.phase === 'result' || event.phase === 'error' || event.phase === 'cancelled'
+}
 
 /** Check a ChartSpec array (lib/experiments/result-contract.js) as lib/measure/report.js and the dashboard draw them. */
 export function assertCharts (assert, charts) {

@@ -1,8 +1,8 @@
 /**
  * Every figure the docs quote is the figure in its results file (docs/figures/README.md): a link
  * `[2370.6 MiB](../figures/ingest-500mb.json#cells/route=bad/peakAboveIdle|1048576)` must show the
- * value at that path, rounded as the text rounds it; a page that quotes a file names its command and
- * date; and in the README and the lessons no measured figure stands without such a link.
+ * value at that path, rounded as the text rounds it; a page that quotes a file names its command,
+ * date and Node; and in the README and the lessons no measured figure stands without such a link.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -119,7 +119,7 @@ describe('the figures the docs quote', function () {
     assert.deepEqual(problems, [])
   })
 
-  it('a page that quotes a figures file names its command and its date', function () {
+  it('a page that quotes a figures file names its command, its date and its Node', function () {
     const problems = []
     for (const page of pages) {
       const text = readPage(page)
@@ -128,6 +128,8 @@ describe('the figures the docs quote', function () {
         if (data === null) continue
         if (!text.includes(`\`${data.command}\``)) problems.push(`${page}: quotes ${file} but does not give its command \`${data.command}\``)
         if (data.date && !text.includes(data.date)) problems.push(`${page}: quotes ${file} but does not give its date ${data.date}`)
+        const node = `Node ${data.machine?.node?.replace(/^v/, '')}`
+        if (!text.includes(node)) problems.push(`${page}: quotes ${file} but does not give its machine's ${node}`)
       }
     }
     assert.deepEqual(problems, [])

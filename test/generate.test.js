@@ -1,67 +1,44 @@
+/**
+ * The generator (generators/items.js): the same bytes from the same seed, each
+ * format and size as asked, the counters it keeps; normalizeGenerateParams;
+ * and the byte sizes its parameters take. GET /generate and the file it saves
+ * are test/generate-route.test.js's.
+ */
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
-import fs from 'node:fs'
-import http from 'node:http'
-import os from 'node:os'
-import path from 'node:path'
-import { Readable, Writable } from 'node:stream'
+import { Writable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
-import zlib from 'node:zlib'
-import { createApp } from '../lib/http/app.js'
-import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { formatBytes, formatMiB, parseByteSize } from '../lib/util/units.js'
-import {
-  createGzipStream,
-  createJsonStream,
-  normalizeGenerateParams
-} from '../generators/items.js'
-
-/** The whole generated document, and the stream that made it (for its counters). */
-async function generate (params) {
-  const json = createJsonStream(params)
-  const bytes = await buffer(json)
-  return { json, bytes, text: bytes.toString('utf8') }
-}
-
-/** Items of a document in any format. */
-function parseItems (text, format) {
-  if (format === 'ndjson') {
-    return text.split('\n').slice(0, -1).map(function parseLine (line) {
-      return JSON.parse(line)
-    })
-  }
-  const document = JSON.parse(text)
-  return format === 'json' ? document.items : document
-}
+import { createGzipStream, createJsonStream, normalizeGenerateParams } from '../generators/items.js'
+import { generatedJson, parseItems } from './helpers.js'
 
 describe('generator', function generatorSpecs () {
   it('makes the same bytes from the same seed and parameters', async function sameSeedSameBytes () {
     for (const format of ['json', 'array', 'ndjson']) {
-      const first = await generate({ size: 300, format, seed: 42 })
-      const second = await generate({ size: 300, format, seed: 42 })
+      const first = await generatedJson({ size: 300, format, seed: 42 })
+      const second = await generatedJson({ size: 300, format, seed: 42 })
       assert.ok(first.bytes.equals(second.bytes), `${format} differs between runs`)
     }
   })
 
   it('makes different bytes from a different seed', async function differentSeedDifferentBytes () {
-    const first = await generate({ size: 300, seed: 1 })
-    const second = await generate({ size: 300, seed: 2 })
+    const first = await generatedJson({ size: 300, seed: 1 })
+    const second = await generatedJson({ size: 300, seed: 2 })
     assert.equal(first.bytes.equals(second.bytes), false)
   })
 
   it('makes the same items in every format', async function sameItemsEveryFormat () {
     const [json, array, ndjson] = await Promise.all(['json', 'array', 'ndjson'].map(
       async function itemsOf (format) {
-        return parseItems((await generate({ size: 50, format, seed: 9 })).text, format)
+        return parseItems((await generatedJson({ size: 50, format, seed: 9 })).text, format)
       }))
     assert.deepEqual(array, json)
     assert.deepEqual(ndjson, json)
   })
 
   it('makes json: an object with meta then an items array of the requested size', async function jsonFormat () {
-    const { text } = await generate({ size: 1234, format: 'json', seed: 3 })
+    const { text } = await generatedJson({ size: 1234, format: 'json', seed: 3 })
     const document = JSON.parse(text)
     assert.deepEqual(Object.keys(document), ['meta', 'items'])
     assert.deepEqual(document.meta, { generator: 'streamlab', format: 'json', seed: 3 })
@@ -71,14 +48,14 @@ describe('generator', function generatorSpecs () {
   })
 
   it('makes array: a top-level array of the requested size', async function arrayFormat () {
-    const { text } = await generate({ size: 777, format: 'array' })
+    const { text } = await generatedJson({ size: 777, format: 'array' })
     const document = JSON.parse(text)
     assert.ok(Array.isArray(document))
     assert.equal(document.length, 777)
   })
 
   it('makes ndjson: one item per line, every line ending in \\n', async function ndjsonFormat () {
-    const { text } = await generate({ size: 500, format: 'ndjson' })
+    const { text } = await generatedJson({ size: 500, format: 'ndjson' })
     assert.ok(text.endsWith('}\n'))
     const items = parseItems(text, 'ndjson')
     assert.equal(items.length, 500)
@@ -87,19 +64,19 @@ describe('generator', function generatorSpecs () {
 
   it('writes no raw newline in json or array, so their first line is the whole document', async function noNewlines () {
     for (const format of ['json', 'array']) {
-      const { text } = await generate({ size: 200, format })
+      const { text } = await generatedJson({ size: 200, format })
       assert.equal(text.includes('\n'), false, `${format} holds a raw newline`)
     }
   })
 
   it('makes an empty document for size 0', async function emptyDocuments () {
-    assert.deepEqual(JSON.parse((await generate({ size: 0, format: 'json' })).text).items, [])
-    assert.equal((await generate({ size: 0, format: 'array' })).text, '[]')
-    assert.equal((await generate({ size: 0, format: 'ndjson' })).text, '')
+    assert.deepEqual(JSON.parse((await generatedJson({ size: 0, format: 'json' })).text).items, [])
+    assert.equal((await generatedJson({ size: 0, format: 'array' })).text, '[]')
+    assert.equal((await generatedJson({ size: 0, format: 'ndjson' })).text, '')
   })
 
   it('shapes items like the reference benchmark', async function itemShape () {
-    const { text, json } = await generate({ size: 1000, format: 'array' })
+    const { text, json } = await generatedJson({ size: 1000, format: 'array' })
     const items = JSON.parse(text)
     for (const item of items) {
       assert.deepEqual(Object.keys(item), ['id', 'timestamp', 'data', 'note', 'numbers'])
@@ -113,7 +90,7 @@ describe('generator', function generatorSpecs () {
   })
 
   it('writes the JSON escapes literally, and 2-, 3- and 4-byte UTF-8 raw', async function escapesAndUtf8 () {
-    const { text, bytes } = await generate({ size: 20, format: 'ndjson' })
+    const { text, bytes } = await generatedJson({ size: 20, format: 'ndjson' })
     for (const escape of ['\\"', '\\\\', '\\n', '\\u00e9']) {
       assert.ok(text.includes(escape), `no ${escape} in the JSON text`)
     }
@@ -130,17 +107,17 @@ describe('generator', function generatorSpecs () {
   it('stops after the item that reaches the bytes target', async function bytesTarget () {
     const target = 100_000
     for (const format of ['json', 'array', 'ndjson']) {
-      const { json, bytes } = await generate({ bytes: target, format, seed: 5 })
+      const { json, bytes } = await generatedJson({ bytes: target, format, seed: 5 })
       assert.ok(bytes.length >= target, `${format}: ${bytes.length} < ${target}`)
       // One item fewer (same seed, so the same items) must still fall short of the target.
-      const shorter = await generate({ size: json.items - 1, format, seed: 5 })
+      const shorter = await generatedJson({ size: json.items - 1, format, seed: 5 })
       const suffix = { json: 2, array: 1, ndjson: 0 }[format]
       assert.ok(shorter.bytes.length - suffix < target, `${format} went more than one item past the target`)
     }
   })
 
   it('counts items and inflated bytes as it makes them', async function counters () {
-    const { json, bytes, text } = await generate({ size: 321, format: 'json' })
+    const { json, bytes, text } = await generatedJson({ size: 321, format: 'json' })
     assert.equal(json.items, 321)
     assert.equal(json.bytes, bytes.length)
     assert.equal(JSON.parse(text).items.length, json.items)
@@ -260,189 +237,5 @@ describe('byte sizes', function byteSizeSpecs () {
     assert.equal(formatBytes(1.5 * 1024 ** 2), '1.5 MiB')
     assert.equal(formatBytes(3 * 1024 ** 3), '3.0 GiB')
     assert.equal(formatMiB(1024 ** 2 / 2), '0.5 MiB')
-  })
-})
-
-describe('writeAtomically', function atomicSpecs () {
-  let dir
-
-  beforeEach(async function makeDir () {
-    dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-atomic-'))
-  })
-
-  afterEach(async function removeDir () {
-    await fs.promises.rm(dir, { recursive: true, force: true })
-  })
-
-  it('creates the directory and writes the whole file', async function writes () {
-    const target = path.join(dir, 'a', 'b')
-    const written = await writeAtomically(target, 'out.txt', Readable.from(['hello ', 'world']))
-    assert.deepEqual(written, { path: path.join(target, 'out.txt'), bytes: 11 })
-    assert.equal(await fs.promises.readFile(written.path, 'utf8'), 'hello world')
-  })
-
-  it('keeps the old file and leaves no temp file when the source fails', async function failure () {
-    await fs.promises.writeFile(path.join(dir, 'out.txt'), 'old')
-    async function * halfThenFail () {
-      yield 'partial'
-      throw new Error('source broke')
-    }
-    await assert.rejects(writeAtomically(dir, 'out.txt', Readable.from(halfThenFail())), /source broke/)
-    assert.deepEqual(await fs.promises.readdir(dir), ['out.txt'])
-    assert.equal(await fs.promises.readFile(path.join(dir, 'out.txt'), 'utf8'), 'old')
-  })
-
-  it('refuses a name with a directory part', async function refusesPaths () {
-    await assert.rejects(writeAtomically(dir, '../escape.txt', Readable.from(['x'])), TypeError)
-  })
-
-  it('shows paths inside the project relative to it, others absolute', function paths () {
-    assert.equal(displayPath(path.join(PROJECT_ROOT, 'test-data', 'test.json.gz')), path.join('test-data', 'test.json.gz'))
-    assert.equal(displayPath(path.join(dir, 'x')), path.join(dir, 'x'))
-  })
-})
-
-describe('GET /generate', function generateRouteSpecs () {
-  let dataDir
-  let server
-  let app
-  let base
-  const closedResponses = []
-
-  before(async function startServer () {
-    dataDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-generate-'))
-    app = createApp({ dataDir })
-    server = http.createServer(app)
-    server.on('request', function watchResponse (req, res) {
-      res.once('close', function recordClose () {
-        closedResponses.push({ url: req.url, finished: res.writableFinished })
-      })
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    base = `http://127.0.0.1:${server.address().port}`
-  })
-
-  after(async function stopServer () {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-    await app.close()
-    await fs.promises.rm(dataDir, { recursive: true, force: true })
-  })
-
-  async function getJson (query) {
-    const res = await fetch(`${base}/generate?${query}`)
-    return { status: res.status, body: await res.json() }
-  }
-
-  it('streams valid gzip with download headers and the requested items', async function streams () {
-    const res = await fetch(`${base}/generate?size=250&seed=7`)
-    assert.equal(res.status, 200)
-    assert.equal(res.headers.get('content-type'), 'application/gzip')
-    assert.equal(res.headers.get('content-disposition'), 'attachment; filename="streamlab-json-250-seed7.json.gz"')
-    assert.equal(res.headers.get('cache-control'), 'no-store')
-    const text = zlib.gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8')
-    assert.equal(JSON.parse(text).items.length, 250)
-    assert.equal(text, (await generate({ size: 250, seed: 7 })).text)
-  })
-
-  it('names ndjson downloads .ndjson.gz and byte targets with a B', async function ndjsonDownload () {
-    const res = await fetch(`${base}/generate?bytes=20KB&format=ndjson`)
-    assert.equal(res.headers.get('content-disposition'), 'attachment; filename="streamlab-ndjson-20000B-seed1.ndjson.gz"')
-    const text = zlib.gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8')
-    assert.ok(Buffer.byteLength(text) >= 20_000)
-    assert.ok(parseItems(text, 'ndjson').length > 0)
-  })
-
-  it('saves with save=1 atomically and answers the figures', async function saves () {
-    const { status, body } = await getJson('save=1&size=2000&seed=3&level=1')
-    assert.equal(status, 200)
-    const file = path.join(dataDir, 'test.json.gz')
-    assert.deepEqual(Object.keys(body).sort(),
-      ['compressedBytes', 'file', 'format', 'inflatedBytes', 'items', 'level', 'ms', 'path', 'seed'])
-    assert.equal(body.path, file, 'a data dir outside the project is shown absolute')
-    assert.equal(body.file, 'test.json.gz')
-    assert.deepEqual([body.format, body.seed, body.level, body.items], ['json', 3, 1, 2000])
-    assert.ok(Number.isInteger(body.ms) && body.ms >= 0)
-    assert.deepEqual(await fs.promises.readdir(dataDir), ['test.json.gz'], 'no temp file left behind')
-    const compressed = await fs.promises.readFile(file)
-    assert.equal(compressed.length, body.compressedBytes)
-    const inflated = zlib.gunzipSync(compressed)
-    assert.equal(inflated.length, body.inflatedBytes)
-    assert.equal(JSON.parse(inflated).items.length, 2000)
-  })
-
-  it('answers HEAD with save=1 with the headers of a save, and writes nothing', async function headSaves () {
-    const file = path.join(dataDir, 'test.json.gz')
-    await fs.promises.rm(file, { force: true })
-    const res = await fetch(`${base}/generate?save=1&size=2000`, { method: 'HEAD' })
-    assert.equal(res.status, 200)
-    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
-    assert.equal(res.headers.get('cache-control'), 'no-store')
-    assert.equal(fs.existsSync(file), false, 'no file written')
-    assert.deepEqual((await fs.promises.readdir(dataDir)).filter(function isTemp (name) { return name.includes('.tmp') }), [], 'no temp file either')
-    const bad = await fetch(`${base}/generate?save=1&size=-1`, { method: 'HEAD' })
-    assert.equal(bad.status, 400, 'the parameters are still checked')
-  })
-
-  it('saves each format under its fixed name, whatever else the query says', async function fixedNames () {
-    const array = await getJson('save=true&size=10&format=array&file=../../escape.json.gz')
-    assert.equal(array.body.file, 'test-array.json.gz')
-    const ndjson = await getJson('save=1&size=10&format=ndjson&path=/etc/passwd')
-    assert.equal(ndjson.body.file, 'test.ndjson.gz')
-    const files = await fs.promises.readdir(dataDir)
-    assert.ok(files.includes('test-array.json.gz') && files.includes('test.ndjson.gz'))
-    assert.equal(fs.existsSync(path.join(dataDir, '..', '..', 'escape.json.gz')), false)
-  })
-
-  const badQueries = [
-    ['size', 'size=-1'],
-    ['size', 'size=1.5'],
-    ['size', 'size=20000001'],
-    ['format', 'format=xml'],
-    ['seed', 'seed=4294967296'],
-    ['seed', 'seed=abc'],
-    ['level', 'level=10'],
-    ['bytes', 'bytes=lots'],
-    ['bytes', 'bytes=0'],
-    ['bytes', 'bytes=9GiB'],
-    ['save', 'save=maybe']
-  ]
-  for (const [parameter, query] of badQueries) {
-    it(`answers 400 parameter.invalid naming ${parameter} for ?${query}`, async function badParameter () {
-      const { status, body } = await getJson(query)
-      assert.equal(status, 400)
-      assert.equal(body.error.type, 'parameter.invalid')
-      assert.equal(body.error.parameter, parameter)
-      assert.equal(typeof body.error.allowed, 'string')
-    })
-  }
-
-  it('answers 400 naming bytes when size and bytes come together', async function sizeAndBytes () {
-    const { status, body } = await getJson('size=10&bytes=1MB')
-    assert.equal(status, 400)
-    assert.equal(body.error.type, 'parameter.invalid')
-    assert.equal(body.error.parameter, 'bytes')
-    assert.match(body.error.allowed, /not both/)
-  })
-
-  it('stops generating when the client aborts mid-download, and keeps serving', async function clientAborts () {
-    const controller = new AbortController()
-    const url = '/generate?bytes=8GiB&level=1'
-    const res = await fetch(`${base}${url}`, { signal: controller.signal })
-    const reader = res.body.getReader()
-    const first = await reader.read()
-    assert.ok(first.value.length > 0)
-    controller.abort()
-    await assert.rejects(reader.read(), { name: 'AbortError' })
-    while (!closedResponses.some(function isAborted (closed) { return closed.url === url })) {
-      await new Promise(function later (resolve) { setTimeout(resolve, 10) })
-    }
-    const aborted = closedResponses.find(function isAborted (closed) { return closed.url === url })
-    assert.equal(aborted.finished, false)
-    const next = await fetch(`${base}/generate?size=1`)
-    assert.equal(next.status, 200)
-    assert.equal(JSON.parse(zlib.gunzipSync(Buffer.from(await next.arrayBuffer()))).items.length, 1)
   })
 })

@@ -11,8 +11,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import zlib from 'node:zlib'
 import { startLab, post, postChunked, waitFor } from './helpers.js'
-import { streamedIngestState } from '../lib/ingest/streamed.js'
-import { parseDocument } from '../lib/parse/worker.js'
+import { parseDocument } from '../lib/parse/parse-batch.js'
 import { DEFAULTS, normalizeOptions } from '../lib/config/options.js'
 import { createIngestState } from '../lib/ingest/state.js'
 
@@ -138,7 +137,7 @@ describe('POST /good: small documents on an idle parse thread', function () {
   let lab = null
   let threadsOnly = null
   let never = null
-  function shared () { return lab.app.locals.ingest.documentsShared }
+  function shared () { return lab.app.locals.ingest.smallBodies.documentsShared }
   before(async function start () {
     // a parse cost between the documents' (about 0.5 MiB projected at 64 KiB) and the dense record's (2.6 MiB)
     lab = await startLab({ ingest: { parseCost: 1024 * KiB, shareParse: 'always' } })
@@ -198,7 +197,7 @@ describe('POST /good: small documents on an idle parse thread', function () {
     const bodies = Array.from({ length: 8 }, function body (_, k) { return zlib.gzipSync(documentOf(20 * KiB + 4099 * k, 'json')) })
     const answers = await Promise.all(bodies.map(function send (body) { return post(`${never.url}/good`, body) }))
     for (const answer of answers) assert.equal(answer.status, 200)
-    assert.equal(never.app.locals.ingest.documentsShared, 0)
+    assert.equal(never.app.locals.ingest.smallBodies.documentsShared, 0)
   })
 
   for (const [what, text, status, type] of [
@@ -221,22 +220,22 @@ describe('POST /good: small documents on an idle parse thread', function () {
   }
 })
 
-describe('IngestState#mainThreadPaused: busy is no wait for I/O between two small documents', function () {
+describe('SmallBodies#mainThreadPaused: busy is no wait for I/O between two small documents', function () {
   let state = null
   before(function make () { state = createIngestState(normalizeOptions({ parseThreads: 1 })) })
   after(async function stop () { await state.close() })
 
   it('is false when the event loop went from one document to the next without waiting', function () {
-    state.mainThreadPaused(0.05)
+    state.smallBodies.mainThreadPaused(0.05)
     // a request's work: 5 ms with no turn of the loop
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
-    assert.equal(state.mainThreadPaused(0.05), false)
+    assert.equal(state.smallBodies.mainThreadPaused(0.05), false)
   })
 
   it('is true when the event loop waited for I/O between them, as it does for a lone client\'s next request', async function () {
-    state.mainThreadPaused(0.05)
+    state.smallBodies.mainThreadPaused(0.05)
     await new Promise(function wait (resolve) { setTimeout(resolve, 20) })
-    assert.equal(state.mainThreadPaused(0.05), true)
+    assert.equal(state.smallBodies.mainThreadPaused(0.05), true)
   })
 })
 
@@ -319,14 +318,14 @@ describe('POST /good: small bodies whose clients vanish', function () {
   it('releases every place when clients hang up after sending a whole body, while it waited for a pipeline', async function () {
     // the counts are the process's: let whatever an earlier spec left streaming finish first
     await waitFor(function idle () {
-      const state = streamedIngestState(lab.app.locals.ingest)
+      const state = lab.app.locals.ingest.snapshot()
       return state.active === 0 && state.queued === 0
     }, 60000)
     // two bodies not yet ended hold both pipelines, so the whole ones wait
     const holders = [send(lab.port, SMALL, 4), send(lab.port, SMALL, 4)]
-    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 2 })
+    await waitFor(function streaming () { return lab.app.locals.ingest.snapshot().active === 2 })
     const sockets = Array.from({ length: 40 }, function sendWhole () { return send(lab.port, SMALL) })
-    await waitFor(function queued () { return streamedIngestState(lab.app.locals.ingest).queued === 40 })
+    await waitFor(function queued () { return lab.app.locals.ingest.snapshot().queued === 40 })
     // the bodies arrived whole (the requests are complete) but were never read: when the
     // sockets close, Node destroys the requests and drops their bodies, and no 'end' will come
     for (const socket of sockets) socket.destroy()
@@ -334,7 +333,7 @@ describe('POST /good: small bodies whose clients vanish', function () {
     // only now do the pipelines come free
     for (const holder of holders) holder.end(SMALL.subarray(4))
     await waitFor(function settled () {
-      const state = streamedIngestState(lab.app.locals.ingest)
+      const state = lab.app.locals.ingest.snapshot()
       return state.active === 0 && state.queued === 0
     })
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)

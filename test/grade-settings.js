@@ -1,7 +1,7 @@
 /**
  * The grader's settings the grade specs run with: the full card's checks on
  * small bodies, so that a card takes seconds, not minutes
- * (grader/settings.js names each setting). A spec that grades other sizes
+ * (grader/checks/settings.js names each setting). A spec that grades other sizes
  * says which with `smallSettings({ ... })`.
  */
 export const SMALL = Object.freeze({

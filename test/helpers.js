@@ -1,21 +1,27 @@
 /**
- * Shared test fixtures: a real server on port 0, and the two ingest
- * paths run synchronously over a byte buffer so that chunk and batch
- * boundaries can be placed anywhere.
+ * Shared test fixtures: a real server on port 0, requests and generated
+ * bodies, and the two ingest paths run synchronously over a byte buffer so
+ * that chunk and batch boundaries can be placed anywhere.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { createApp } from '../lib/http/app.js'
+import { Writable } from 'node:stream'
+import { buffer } from 'node:stream/consumers'
+import { pipeline } from 'node:stream/promises'
+import { createApp } from '../app.js'
+import { createGzipStream, createJsonStream } from '../generators/items.js'
 import { createLabServer } from '../lib/http/server.js'
 import { LabError } from '../lib/errors/index.js'
 import { RecordScanner, LineBatcher } from '../lib/json/records.js'
-import parseBatch from '../lib/parse/worker.js'
+import { parseBatch } from '../lib/parse/parse-batch.js'
 import {
   createTally, mergeTally, finishTally, tallyRecords, tallyNdjson, locateJsonError
 } from '../lib/parse/tally.js'
+
+const MIB = 1024 * 1024
 
 /**
  * Build the app with options and listen on 127.0.0.1, port 0. `close()`
@@ -69,6 +75,34 @@ export function labInTempDir (name, options = {}) {
     get dataDir () { return dataDir }
   }
 }
+
+/**
+ * A lab whose budget leaves this test process about `room` bytes for one
+ * request, whatever the process holds when the lab starts (the lab runs in
+ * the test's own process here: its RSS is the lab's). Its before() starts the
+ * lab in a fresh data directory, its after() stops it and removes the directory.
+ * @param {string} name part of the directory's name
+ * @param {number} room bytes
+ */
+export function labWithRoom (name, room) {
+  const lab = { url: null, app: null }
+  let started = null
+  let dataDir = null
+  before(async function startLabWithRoom () {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `streamlab-${name}-`))
+    const memoryBudget = Math.ceil((process.memoryUsage.rss() + room) / 0.9 / MIB) * MIB
+    started = await startLab({ dataDir, memoryBudget })
+    lab.url = started.url
+    lab.app = started.app
+    lab.port = started.port
+  })
+  after(async function stopLab () {
+    await started?.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+  return lab
+}
+
 
 /** POST a body and read the JSON answer. */
 export async function post (url, body, headers = { 'content-type': 'application/gzip' }) {
@@ -193,6 +227,61 @@ export function postChunked (url, pieces) {
     for (const piece of pieces) req.write(piece)
     req.end()
   })
+}
+
+/**
+ * POST a body in pieces without Content-Length (chunked), a piece per tick, and read the JSON
+ * answer: the server reads the pieces as they come, not all in one read.
+ */
+export function postPieces (url, pieces, headers) {
+  return new Promise(function send (resolve, reject) {
+    const req = http.request(url, { method: 'POST', headers }, function onResponse (res) {
+      const parts = []
+      res.on('data', function keep (c) { parts.push(c) })
+      res.on('end', function done () { resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(parts).toString()) }) })
+    })
+    req.on('error', reject)
+    let k = 0
+    function writeNext () {
+      if (k === pieces.length) return req.end()
+      req.write(pieces[k++])
+      setImmediate(writeNext)
+    }
+    writeNext()
+  })
+}
+
+/** All the bytes out of a chain of streams. */
+export async function collect (...streams) {
+  const parts = []
+  await pipeline(...streams, new Writable({
+    write: function keep (chunk, encoding, done) { parts.push(chunk); done() }
+  }))
+  return Buffer.concat(parts)
+}
+
+/** A generated document (generators/items.js), gzipped, whole. */
+export function generatedGzip (params) {
+  const { json, gzip } = createGzipStream(params)
+  return collect(json, gzip)
+}
+
+/** A whole generated document (generators/items.js), not gzipped, and the stream that made it (for its counters). */
+export async function generatedJson (params) {
+  const json = createJsonStream(params)
+  const bytes = await buffer(json)
+  return { json, bytes, text: bytes.toString('utf8') }
+}
+
+/** The items of a generated document in any format. */
+export function parseItems (text, format) {
+  if (format === 'ndjson') {
+    return text.split('\n').slice(0, -1).map(function parseLine (line) {
+      return JSON.parse(line)
+    })
+  }
+  const document = JSON.parse(text)
+  return format === 'json' ? document.items : document
 }
 
 /** GET a JSON answer on a new connection (none pooled from a dead worker). */

@@ -1,36 +1,37 @@
 /**
  * npm run bench -- hostile: its options, the rows it measures (an attack on
  * the ingest routes on its own route and on the textbook route
- * /streamparser-json), its verdict, and a tiny run end to end (three rows,
- * tiny sizes, a lab with small limits) whose report has the shape
- * results.json promises.
+ * /streamparser-json), its verdict, and the docs page that names every
+ * attack. A tiny run end to end is test/slow/hostile-run.test.js's.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ATTACK_IDS, FULL, QUICK, normalizeHostileOptions } from '../scripts/hostile/params.js'
-import { ROW_FIELDS, TABLE_HEADER, hostileTable, judge } from '../scripts/hostile/verdict.js'
-import { ATTACKS, attackRows } from '../scripts/hostile/attacks.js'
-import { normalize as normalizeBench } from '../scripts/hostile/bench.js'
+import { normalizeHostileOptions } from '../scripts/hostile/params.js'
+import { hostileTable, judge } from '../scripts/hostile/verdict.js'
+import { attackRows } from '../scripts/hostile/attacks.js'
+import { normalize as normalizeBench, usage } from '../scripts/hostile/bench.js'
+import { parseByteSize } from '../lib/util/units.js'
 import { readCrashes } from '../scripts/hostile/lab.js'
 
-const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../scripts/bench.js', import.meta.url))
 const DOC = fileURLToPath(new URL('../docs/hostile.md', import.meta.url))
 const MiB = 1024 * 1024
+
+/** What the usage says a flag is in a full run and with --quick: `(default 8, quick 2)`. */
+function usageValues (flag) {
+  const line = usage.split('\n').find(function declares (l) { return l.startsWith(`  --${flag} `) })
+  const [, full, quick] = /\(default (\S+), quick (\S+)\)$/.exec(line)
+  return { full, quick }
+}
 
 describe('npm run bench -- hostile', function () {
   describe('options', function () {
     it('takes the full sizes by default and the quick ones with --quick, flags overriding either', function () {
       const full = normalizeHostileOptions({})
-      assert.equal(full.records, FULL.records)
-      assert.deepEqual(full.attacks, ATTACK_IDS)
+      assert.equal(String(full.records), usageValues('records').full)
+      assert.deepEqual(full.attacks, normalizeHostileOptions({ attacks: '1,2,3,4,5,6,7,8' }).attacks, 'every attack of every group')
       const quick = normalizeHostileOptions({ quick: true, bombs: '1', 'drip-for': '500ms' })
-      assert.equal(quick.recordBytes, QUICK.recordBytes)
+      assert.equal(quick.recordBytes, parseByteSize(usageValues('record-bytes').quick))
       assert.equal(quick.bombs, 1)
       assert.equal(quick.dripForMs, 500)
     })
@@ -80,7 +81,7 @@ describe('npm run bench -- hostile', function () {
     })
 
     it('skips a route that does not read what the attack sends, and says why', function () {
-      const ndjson = { 'ndjson-flood': { ...ATTACKS['dense-objects'], id: 'ndjson-flood', routes: ['good', 'express-json', 'streamparser-json'], sends: 'ndjson' } }
+      const ndjson = { 'ndjson-flood': { id: 'ndjson-flood', title: 'dense records, as NDJSON', group: 1, routes: ['good', 'express-json', 'streamparser-json'], sends: 'ndjson', run: function unused () {} } }
       const rows = attackRows(['ndjson-flood'], null, ndjson)
       assert.equal(rows[0].skip, null)
       assert.equal(rows[1].skip, '/express-json reads json and array, not the ndjson this attack sends')
@@ -132,51 +133,7 @@ describe('npm run bench -- hostile', function () {
 
   it('docs/hostile.md names every attack', async function () {
     const doc = await fs.promises.readFile(DOC, 'utf8')
-    for (const id of ATTACK_IDS) assert.ok(doc.includes(`\`${id}\``), id)
+    for (const id of normalizeHostileOptions({}).attacks) assert.ok(doc.includes(`\`${id}\``), id)
     assert.match(doc, /## Results\n[\s\S]*\| attack +\| worker kills/, 'the results table is there')
-  })
-
-  describe('a tiny run', function () {
-    this.timeout(60000)
-    let out
-
-    before(async function () {
-      out = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-hostile-test-'))
-    })
-    after(async function () {
-      await fs.promises.rm(out, { recursive: true, force: true })
-    })
-
-    it('writes a row per attack and route, judged, with the figures the table shows', async function () {
-      const { stdout } = await run(process.execPath, [
-        CLI, 'hostile', '--quick', '--attacks', 'abandoned-uploads,ratio-bombs', '--routes', 'bad,streamparser-json',
-        '--abandon-clients', '4', '--abandon-concurrency', '2', '--abandon-bytes', '200KB',
-        '--bombs', '1', '--bomb-bytes', '20MB', '--probe-items', '10', '--settle', '1s',
-        '--server-flag=--limit-inflated=10MB', '--out', out
-      ], { timeout: 50000 })
-      for (const column of TABLE_HEADER) assert.ok(stdout.includes(` ${column} `), column)
-
-      const results = JSON.parse(await fs.promises.readFile(path.join(out, 'results.json'), 'utf8'))
-      assert.deepEqual(results.attacks.map(function shown (row) { return [row.label, row.route, row.judged] }), [
-        ['abandoned-uploads (/streamparser-json)', 'streamparser-json', true],
-        ['ratio-bombs', 'bad', false],
-        ['ratio-bombs (/streamparser-json)', 'streamparser-json', true]
-      ])
-      for (const row of results.attacks) {
-        for (const field of ROW_FIELDS) assert.ok(field in row, `${row.id} has ${field}`)
-        assert.equal(row.error, undefined, row.error)
-        assert.match(row.verdict, /^(held|BROKEN: .+)$/)
-        assert.ok(Number.isInteger(row.kills))
-        assert.ok(Number.isInteger(row.probe.status))
-        assert.ok(row.growth >= 0)
-        assert.ok(Number.isInteger(row.diskAdded))
-        assert.ok(row.inFlight.requestsInFlight === null || Number.isInteger(row.inFlight.requestsInFlight))
-      }
-      // the server flag reached the labs: a 20 MB bomb passes its 10 MB inflate limit, on either route
-      for (const row of results.attacks.slice(1)) {
-        assert.deepEqual(row.details.answers.map(function status (a) { return a.status }), [413], row.label)
-      }
-      for (const name of ['results.md', 'report.html']) assert.ok(fs.existsSync(path.join(out, name)), name)
-    })
   })
 })

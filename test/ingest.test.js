@@ -12,7 +12,6 @@ import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
 import { startLab, post, postInChunks } from './helpers.js'
 import { createGzipStream, createJsonStream } from '../generators/items.js'
-import { streamedIngestState } from '../lib/ingest/streamed.js'
 import { waitFor } from './helpers.js'
 
 async function collect (readable) {
@@ -219,8 +218,8 @@ describe('POST /bad and POST /good', function () {
         await abortedUpload(`${lab.url}/good`, body.subarray(0, 20_000 + k * 5000))
         await abortedUpload(`${lab.url}/bad`, body.subarray(0, 20_000 + k * 5000))
       }
-      await waitFor(function settled () { return streamedIngestState(lab.app.locals.ingest).active === 0 })
-      assert.deepEqual(streamedIngestState(lab.app.locals.ingest), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
+      await waitFor(function settled () { return lab.app.locals.ingest.snapshot().active === 0 })
+      assert.deepEqual(lab.app.locals.ingest.snapshot(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
       const handlesAfter = process.getActiveResourcesInfo().length
       assert.ok(handlesAfter <= handlesBefore + 2, `active resources ${handlesBefore} -> ${handlesAfter}`)
       const res = await post(`${lab.url}/good`, body)

@@ -1,12 +1,15 @@
 /**
- * The layout (README.md "Layout", issue 17): dependencies point one way,
- * command-line tools -> experiments -> core, and the docs name files that
- * exist. Read from the source, no module loaded:
- * - nothing the server can load (lib/, experiments/, routes/, dashboard/,
- *   grader/, generators/, exercises/, server.js) imports or forks a file
- *   under scripts/ (only scripts/ and test/ may);
- * - lib/ reaches an experiment folder only through the registry,
- *   experiments/index.js;
+ * The layout (README.md "What is inside"): dependencies point one way,
+ * command-line tools -> the app -> routes and experiments -> core, and the
+ * docs name files that exist. Read from the source, no module loaded:
+ * - nothing the server can load (lib/, app.js, worker.js, server.js,
+ *   experiments/, routes/, dashboard/, grader/, generators/, exercises/)
+ *   imports or forks a file under scripts/ (only scripts/ and test/ may);
+ * - lib/ is the bottom: it imports and forks nothing of routes/,
+ *   experiments/, grader/ or scripts/, and imports no file at the project's
+ *   root (the app, the worker, the entry point);
+ * - the app, the worker and routes/ reach an experiment folder only through
+ *   the registry, experiments/index.js;
  * - lib/ is folders by concern in layers (lib/README.md's table): a folder
  *   imports only the folders above it and the ones its README names, and
  *   lib/util/ nothing of the lab;
@@ -19,7 +22,9 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 // exercises/: the students' handlers, which the grader mounts
-const SERVER_SIDE = Object.freeze(['lib', 'experiments', 'routes', 'dashboard', 'grader', 'generators', 'exercises', 'server.js'])
+const SERVER_SIDE = Object.freeze(['lib', 'app.js', 'worker.js', 'server.js', 'experiments', 'routes', 'dashboard', 'grader', 'generators', 'exercises'])
+/** The layers above lib/: it may reach none of them. */
+const ABOVE_LIB = Object.freeze(['routes/', 'experiments/', 'grader/', 'scripts/'])
 
 /** Every .js file under a folder of the project (or the file itself), repo-relative. */
 function jsFiles (entry) {
@@ -33,23 +38,35 @@ function jsFiles (entry) {
 
 /**
  * The project files a source file imports or starts: static and dynamic
- * imports and `new URL('./x.js', import.meta.url)` by their relative
- * specifier, and `path.join(PROJECT_ROOT, 'dir', 'file.js')` (how the lab
- * names the scripts it forks) from the project's root.
- * @returns {Array<{ target: string, how: string }>} repo-relative targets
+ * imports (`import`) by their relative specifier, and the files it names
+ * to fork or run in a thread (`path`): `new URL('./x.js', import.meta.url)`
+ * and `path.join(PROJECT_ROOT, 'dir', 'file.js')` from the project's root.
+ * @returns {Array<{ target: string, how: string, kind: 'import' | 'path' }>} repo-relative targets
  */
 export function referencesOf (file, source) {
   const found = []
-  const relative = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)(['"])(\.{1,2}\/[^'"]+)\1/g
+  const relative = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)(['"])(\.{1,2}\/[^'"]+)\2/g
   for (const m of source.matchAll(relative)) {
-    found.push({ target: path.posix.normalize(path.posix.join(path.posix.dirname(file), m[2])), how: m[0] })
+    const kind = m[1].startsWith('new URL') ? 'path' : 'import'
+    found.push({ target: path.posix.normalize(path.posix.join(path.posix.dirname(file), m[3])), how: m[0], kind })
   }
   const fromRoot = /path\.(?:join|resolve)\(\s*PROJECT_ROOT\s*,([^)]*)\)/g
   for (const m of source.matchAll(fromRoot)) {
     const parts = [...m[1].matchAll(/'([^']+)'|"([^"]+)"/g)].map(function part (p) { return p[1] ?? p[2] })
-    if (parts.length > 0) found.push({ target: path.posix.normalize(path.posix.join(...parts)), how: m[0] })
+    if (parts.length > 0) found.push({ target: path.posix.normalize(path.posix.join(...parts)), how: m[0], kind: 'path' })
   }
   return found
+}
+
+/**
+ * Whether a reference from lib/ reaches above it: any file of routes/, experiments/, grader/ or
+ * scripts/, or an import of a file at the project's root (app.js mounts the routes and experiments).
+ * A root entry point it starts as a process by path (the worker, server.js) is named in its folder's
+ * README instead.
+ */
+export function reachesAboveLib (ref) {
+  if (ABOVE_LIB.some(function under (folder) { return ref.target.startsWith(folder) })) return true
+  return ref.kind === 'import' && !ref.target.includes('/')
 }
 
 function violations (entries, isForbidden) {
@@ -57,13 +74,13 @@ function violations (entries, isForbidden) {
   for (const file of entries.flatMap(jsFiles)) {
     const source = fs.readFileSync(path.join(ROOT, file), 'utf8')
     for (const ref of referencesOf(file, source)) {
-      if (isForbidden(ref.target, file)) found.push(`${file}: ${ref.how} -> ${ref.target}`)
+      if (isForbidden(ref.target, file, ref)) found.push(`${file}: ${ref.how} -> ${ref.target}`)
     }
   }
   return found
 }
 
-describe('the layout (README.md, Layout)', function () {
+describe('the layout (README.md, What is inside)', function () {
   it('finds what a file imports, forks and names from the project root', function () {
     const refs = referencesOf('lib/experiments/load.js', [
       "import { a } from '../measure/stats.js'",
@@ -71,8 +88,8 @@ describe('the layout (README.md, Layout)', function () {
       "const here = new URL('./child.js', import.meta.url)",
       "export const LOAD = path.join(PROJECT_ROOT, 'scripts', 'x.js')"
     ].join('\n'))
-    assert.deepEqual(refs.map(function target (r) { return r.target }),
-      ['lib/measure/stats.js', 'scripts/bench.js', 'lib/experiments/child.js', 'scripts/x.js'])
+    assert.deepEqual(refs.map(function target (r) { return `${r.kind} ${r.target}` }),
+      ['import lib/measure/stats.js', 'import scripts/bench.js', 'path lib/experiments/child.js', 'path scripts/x.js'])
   })
 
   it('nothing the server can load imports or forks a file under scripts/', function () {
@@ -80,9 +97,28 @@ describe('the layout (README.md, Layout)', function () {
     assert.deepEqual(found, [], 'scripts/ holds command-line tools only: move what the lab needs to lib/ or to its experiment\'s folder')
   })
 
-  it('lib/ reaches an experiment folder only through the registry, experiments/index.js', function () {
-    const found = violations(['lib'], function intoAFolder (target) { return target.startsWith('experiments/') && target !== 'experiments/index.js' })
-    assert.deepEqual(found, [], 'lib/ is the core: hand it the registry, or add the export to experiments/index.js')
+  it('lib/ imports nothing above it: routes/, experiments/, grader/, scripts/ or the app', function () {
+    const found = violations(['lib'], function aboveLib (target, file, ref) { return reachesAboveLib(ref) })
+    assert.deepEqual(found, [], 'lib/ is the core: move the code that needs the layer above into that layer (app.js mounts routes and experiments)')
+  })
+
+  it('the app, the worker and the routes reach an experiment folder only through the registry, experiments/index.js', function () {
+    const found = violations(['app.js', 'worker.js', 'routes'], function intoAFolder (target) { return target.startsWith('experiments/') && target !== 'experiments/index.js' })
+    assert.deepEqual(found, [], 'add the export to experiments/index.js')
+  })
+
+  it('catches an import from lib/ into a layer above it, and lets lib/ start a root entry point by path', function () {
+    const refs = referencesOf('lib/http/x.js', [
+      "import { ingestRoutes } from '../../routes/ingest.js'",
+      "import { uploadRoutes } from '../../experiments/index.js'",
+      "const grade = await import('../../grader/index.js')",
+      "import { createApp } from '../../app.js'",
+      "export const TOOL = path.join(PROJECT_ROOT, 'scripts', 'bench.js')",
+      "export const WORKER = path.join(PROJECT_ROOT, 'worker.js')",
+      "import { sendError } from './send-error.js'"
+    ].join('\n'))
+    assert.deepEqual(refs.filter(reachesAboveLib).map(function target (r) { return r.target }),
+      ['routes/ingest.js', 'experiments/index.js', 'grader/index.js', 'app.js', 'scripts/bench.js'])
   })
 
   it('every experiment in the registry is a folder with index.js and bench.js, and every folder is registered', function () {

@@ -73,7 +73,8 @@ export function codeSnippets (markdown) {
 export function linksOf (markdown) {
   const links = []
   proseLines(markdown).forEach(function read (line, k) {
-    for (const m of line.matchAll(/!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ line: k + 1, text: m[1], dest: m[2] })
+    // in a table cell a pipe is written \| (GitHub's tables), also inside a link
+    for (const m of line.matchAll(/!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ line: k + 1, text: m[1], dest: m[2].replaceAll('\\|', '|') })
     const definition = /^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(line)
     if (definition) links.push({ line: k + 1, text: '', dest: definition[1] })
     for (const m of line.matchAll(/\b(?:href|src)="([^"]+)"/g)) links.push({ line: k + 1, text: '', dest: m[1] })

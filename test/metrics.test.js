@@ -1,43 +1,22 @@
 /**
- * The sampler alone, then GET /metrics (SSE, JSON, Prometheus) and
- * POST /metrics/peak/reset on a real server.
+ * GET /metrics (SSE, JSON, Prometheus), its request events for the ingest and
+ * upload routes, and POST /metrics/peak/reset, on a real server. The sampler
+ * alone, and clients that stop reading, are test/slow/metrics-sampler.test.js's
+ * and test/slow/metrics-slow-readers.test.js's.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createApp } from '../lib/http/app.js'
-import { createSampler } from '../lib/metrics/sampler.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { post } from './helpers.js'
+import { startMetricsLab, until } from './metrics-helpers.js'
 
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1 }] }))
 const GZIP = { 'content-type': 'application/gzip' }
-
-/** Like helpers' startLab, but keeps the app (its bus and sampler) and can listen on a unix socket. */
-async function startMetricsLab (listenOn = { port: 0, host: '127.0.0.1' }, options) {
-  const app = createApp(options)
-  const server = http.createServer(app)
-  server.listen(listenOn)
-  await once(server, 'listening')
-  const address = server.address()
-  return {
-    app,
-    server,
-    url: typeof address === 'string' ? null : `http://127.0.0.1:${address.port}`,
-    close: async function () {
-      server.closeAllConnections()
-      server.close()
-      await once(server, 'close')
-      await app.close()
-    }
-  }
-}
 
 /** Split SSE text into blocks: { id, event, data, retry, comments }. */
 function parseBlocks (text) {
@@ -94,145 +73,6 @@ async function getJson (url, headers = { accept: 'application/json' }) {
   const res = await fetch(url, { headers })
   return { status: res.status, headers: res.headers, body: await res.json() }
 }
-
-async function until (check, ms, what) {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    const value = await check()
-    if (value) return value
-    await delay(25)
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-}
-
-describe('the sampler', function () {
-  const unsubscribes = []
-  let sampler
-  beforeEach(function () { sampler = createSampler() })
-  afterEach(function () {
-    for (const unsubscribe of unsubscribes.splice(0)) unsubscribe()
-    sampler.close()
-  })
-
-  it('emits samples with memory, peak, event-loop and GC figures', async function () {
-    const sample = await new Promise(function (resolve) {
-      unsubscribes.push(sampler.subscribe(20, resolve))
-    })
-    for (const key of ['time', 'seq', 'rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers', 'peakRss']) {
-      assert.equal(typeof sample[key], 'number', key)
-      assert.ok(Number.isFinite(sample[key]) && sample[key] >= 0, key)
-    }
-    assert.ok(Math.abs(sample.time - Date.now()) < 1000)
-    assert.equal(sample.interval, 20)
-    assert.ok(sample.rss > sample.heapUsed)
-    assert.ok(sample.peakRss >= sample.rss)
-    assert.equal(sample.peakSource, procAvailable() ? 'VmHWM' : 'sampled')
-    assert.deepEqual(Object.keys(sample.eventLoop).sort(), ['max', 'p50', 'p99', 'utilization'])
-    assert.ok(sample.eventLoop.utilization >= 0 && sample.eventLoop.utilization <= 1)
-    assert.equal(typeof sample.gc.count, 'number')
-    assert.equal(typeof sample.gc.pauseMs, 'number')
-  })
-
-  it('measures event-loop delay and GC pauses in the window since the last sample', async function () {
-    const samples = []
-    // windows several probe ticks long (the probe ticks every 50 ms)
-    unsubscribes.push(sampler.subscribe(200, function (s) { samples.push(s) }))
-    await delay(250)
-    // block the loop for 450 ms, longer than two sampling windows, so some
-    // tick falls due inside the block and comes at least 250 ms late
-    const start = Date.now()
-    let keep = []
-    while (Date.now() - start < 450) {
-      keep.push({ at: Date.now(), pad: 'x'.repeat(64) })
-      if (keep.length > 50_000) keep = []
-    }
-    await delay(450)
-    const blocked = samples.find(function (s) { return s.eventLoop.max !== null && s.eventLoop.max >= 100 })
-    assert.ok(blocked, `no sample saw the 450 ms block: ${JSON.stringify(samples.map(function (s) { return s.eventLoop }))}`)
-    assert.ok(samples.some(function (s) { return s.gc.count > 0 && s.gc.pauseMs > 0 }), 'no sample counted a GC pause')
-  })
-
-  // Timers fire late on a busy machine, never early: the specs wait for the samples they need
-  // (no fixed sleep) and bound the count from above by the time that really passed.
-  it('samples every interval: 10 samples at 50 ms, never more than the time allows', async function () {
-    const samples = []
-    const started = Date.now()
-    unsubscribes.push(sampler.subscribe(50, function (s) { samples.push(s) }))
-    await until(function tenSamples () { return samples.length >= 10 }, 15000, 'ten samples')
-    const elapsed = Date.now() - started
-    assert.ok(samples.length <= elapsed / 50 + 2, `${samples.length} samples in ${elapsed} ms`)
-    for (let i = 1; i < samples.length; i++) assert.ok(samples[i].seq > samples[i - 1].seq)
-  })
-
-  it('serves two intervals at once and sampler.on("sample") at its default', async function () {
-    const fast = []
-    const slow = []
-    const emitted = []
-    function onSample (s) { emitted.push(s) }
-    const started = Date.now()
-    unsubscribes.push(sampler.subscribe(20, function (s) { fast.push(s) }))
-    unsubscribes.push(sampler.subscribe(200, function (s) { slow.push(s) }))
-    sampler.on('sample', onSample)
-    assert.deepEqual(sampler.intervals, [20, 100, 200])
-    await until(function enough () { return fast.length >= 10 && slow.length >= 2 && emitted.length >= 3 }, 15000, 'samples at every interval')
-    sampler.off('sample', onSample)
-    const elapsed = Date.now() - started
-    assert.deepEqual(sampler.intervals, [20, 200])
-    assert.ok(slow.length <= elapsed / 200 + 1, `slow: ${slow.length} in ${elapsed} ms`)
-    assert.ok(emitted.length <= elapsed / 100 + 1, `emitted: ${emitted.length} in ${elapsed} ms`)
-    assert.ok(fast.length > slow.length, `fast: ${fast.length}, slow: ${slow.length}`)
-    assert.ok(slow.every(function (s) { return s.interval === 200 }))
-  })
-
-  it('stops its timers when the last subscriber leaves, and no sample arrives after', async function () {
-    let count = 0
-    const first = sampler.subscribe(10, function () { count++ })
-    const second = sampler.subscribe(10, function () { count++ })
-    await delay(60)
-    first()
-    assert.equal(sampler.active, true, 'one subscriber left')
-    second()
-    second()
-    assert.equal(sampler.active, false)
-    assert.deepEqual(sampler.intervals, [])
-    const seen = count
-    // every sample taken bumps seq, delivered or not: a leaked timer would too
-    const seq = sampler.snapshot().seq
-    await delay(80)
-    assert.equal(count, seen)
-    assert.equal(sampler.snapshot().seq, seq + 1, 'sampling went on after the last subscriber left')
-  })
-
-  it('stops everything on close(), and an unsubscribe after it is harmless', function () {
-    const unsubscribe = sampler.subscribe(10, function () {})
-    sampler.on('sample', function () {})
-    sampler.close()
-    assert.equal(sampler.active, false)
-    assert.equal(sampler.listenerCount('sample'), 0)
-    unsubscribe()
-    const again = sampler.subscribe(10, function () {})
-    unsubscribe()
-    assert.equal(sampler.active, true, 'a stale unsubscribe must not end a new subscription')
-    again()
-    assert.equal(sampler.active, false)
-  })
-
-  it('answers snapshot() at any time, with null event-loop figures while idle', function () {
-    const s = sampler.snapshot()
-    assert.ok(s.rss > 0)
-    assert.equal(s.interval, null)
-    assert.deepEqual(s.eventLoop, { p50: null, p99: null, max: null, utilization: null })
-    assert.equal(sampler.active, false, 'a snapshot starts nothing')
-  })
-
-  it('throws a TypeError for an interval outside 10 to 5000 ms', function () {
-    for (const bad of [9, 5001, 12.5, '100', NaN]) {
-      assert.throws(function () { sampler.subscribe(bad, function () {}) }, TypeError)
-      assert.throws(function () { createSampler({ interval: bad }) }, TypeError)
-    }
-    assert.equal(sampler.active, false)
-  })
-})
 
 describe('GET /metrics', function () {
   let lab
@@ -383,31 +223,6 @@ describe('GET /metrics', function () {
   })
 })
 
-/**
- * A client that connects over a unix socket and never reads. A unix socket's
- * kernel buffer is ~200 KiB where loopback TCP's grows to 4 MiB, which at
- * 10 ms samples would take a minute and more to fill.
- */
-async function startStalledClient (socketPath) {
-  const socket = net.connect(socketPath)
-  await once(socket, 'connect')
-  socket.write('GET /metrics?interval=10 HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n')
-  // never read: Node's readable buffer fills to its high-water mark, then the kernel's
-  socket.pause()
-  return socket
-}
-
-function snapshotOver (socketPath) {
-  return new Promise(function (resolve, reject) {
-    http.get({ socketPath, path: '/metrics?format=json' }, function (res) {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', function (chunk) { text += chunk })
-      res.on('end', function () { resolve(JSON.parse(text)) })
-    }).on('error', reject)
-  })
-}
-
 describe('GET /metrics and the upload routes', function () {
   let lab
   let dataDir
@@ -472,113 +287,6 @@ describe('GET /metrics and the upload routes', function () {
     } finally {
       s.close()
     }
-  })
-})
-
-describe('GET /metrics with a client that stops reading', function () {
-  const socketPath = path.join(os.tmpdir(), `streamlab-metrics-${process.pid}.sock`)
-  const HISTORY = 100
-  let lab
-  let slow
-  before(async function () {
-    fs.rmSync(socketPath, { force: true })
-    // no 'peak' events of its own: the experiment events below are to be the only ones it can miss
-    lab = await startMetricsLab({ path: socketPath }, { metrics: { historySize: HISTORY, peakStep: Number.MAX_SAFE_INTEGER } })
-  })
-  after(async function () {
-    slow?.destroy()
-    await lab.close()
-    fs.rmSync(socketPath, { force: true })
-  })
-
-  it('keeps at most a socket buffer of bytes for it, counts the samples it drops, and says what it lost', async function () {
-    this.timeout(30000)
-    slow = await startStalledClient(socketPath)
-    const buffered = []
-    const congested = await until(async function () {
-      const s = await snapshotOver(socketPath)
-      if (s.clients.length === 1) buffered.push(s.clients[0].bufferedBytes)
-      return s.clients[0]?.dropped > 0 ? s : null
-    }, 20000, 'the hub to drop samples')
-    // long enough for the history to let go of every sample it had when the drops began
-    const later = await until(async function () {
-      const s = await snapshotOver(socketPath)
-      return s.history.oldestId > congested.history.newestId ? s : null
-    }, 10000, 'the history to roll over')
-    buffered.push(later.clients[0].bufferedBytes)
-    assert.ok(later.clients[0].dropped > congested.clients[0].dropped, 'drops keep rising while it does not read')
-    assert.ok(later.dropped >= later.clients[0].dropped)
-    assert.equal(later.clients[0].congested, true)
-    // one socket high-water mark (16 KiB on Node 20, 64 KiB from Node 22) and a frame, not a backlog
-    const most = Math.max(...buffered)
-    assert.ok(most < 80 * 1024, `buffered ${most} bytes`)
-
-    // events are never dropped for congestion; more of them than the history holds make a gap
-    const events = lab.app.locals.events
-    const EXPERIMENT_EVENTS = HISTORY + 50
-    for (let i = 1; i <= EXPERIMENT_EVENTS; i++) events.emit('experiment', { id: 'x', phase: 'progress', time: Date.now(), step: i })
-    assert.equal((await snapshotOver(socketPath)).clients[0].bufferedBytes, later.clients[0].bufferedBytes,
-      'nothing more was buffered for it')
-
-    // reading again: it hears how many samples it lost, which ids it missed, then the rest
-    let text = ''
-    slow.setEncoding('utf8')
-    slow.on('data', function (chunk) { text += chunk })
-    slow.resume()
-    await until(function () { return text.includes(`"step":${EXPERIMENT_EVENTS}}`) }, 5000, 'the last experiment event')
-    const notice = JSON.parse(/event: dropped\ndata: (\{.*\})\n\n/.exec(text)[1])
-    assert.ok(notice.count > 0)
-    assert.ok(notice.total >= notice.count)
-    const steps = [...text.matchAll(/id: (\d+)\nevent: experiment\ndata: .*"step":(\d+)\}/g)].map(function (m) { return Number(m[2]) })
-    const firstId = Number(/id: (\d+)\nevent: experiment\n/.exec(text)[1])
-    // the gap starts at the first event it missed: dropped samples before it are not reported twice
-    const gap = JSON.parse(/event: gap\ndata: (\{.*\})\n\n/.exec(text)[1])
-    assert.deepEqual(gap, { from: firstId - (steps[0] - 1), to: firstId - 1 })
-    assert.ok(steps.length > 0 && steps.length < EXPERIMENT_EVENTS, `got ${steps.length} experiment events`)
-    assert.deepEqual(steps, steps.map(function (_, k) { return steps[0] + k }), 'what it got is in order, without holes')
-    assert.equal(steps.at(-1), EXPERIMENT_EVENTS)
-
-    slow.destroy()
-    await until(async function () { return (await snapshotOver(socketPath)).clients.length === 0 }, 2000, 'the client to leave')
-    assert.equal(lab.app.locals.sampler.active, false)
-  })
-})
-
-describe('GET /metrics heartbeats and stalled clients', function () {
-  const socketPath = path.join(os.tmpdir(), `streamlab-metrics-stall-${process.pid}.sock`)
-  let lab
-  let slow
-  let reader
-  before(async function () {
-    fs.rmSync(socketPath, { force: true })
-    lab = await startMetricsLab({ path: socketPath }, { metrics: { heartbeatMs: 100, stallMs: 300 } })
-  })
-  after(async function () {
-    slow?.destroy()
-    reader?.destroy()
-    await lab.close()
-    fs.rmSync(socketPath, { force: true })
-  })
-
-  it('sends heartbeat comments to a client that reads', async function () {
-    reader = net.connect(socketPath)
-    let text = ''
-    reader.setEncoding('utf8')
-    reader.on('data', function (chunk) { text += chunk })
-    reader.write('GET /metrics?interval=5000 HTTP/1.1\r\nHost: localhost\r\n\r\n')
-    await until(function () { return (text.match(/: heartbeat\n\n/g) ?? []).length >= 2 }, 3000, 'two heartbeats')
-    reader.destroy()
-  })
-
-  it('ends a client whose socket has not drained for stallMs', async function () {
-    this.timeout(30000)
-    slow = await startStalledClient(socketPath)
-    const closed = once(slow, 'close')
-    await until(async function () { return (await snapshotOver(socketPath)).ended === 1 }, 20000, 'the hub to end the client')
-    // the end of the stream sits behind the bytes it never read
-    slow.resume()
-    await closed
-    assert.equal((await snapshotOver(socketPath)).clients.length, 0)
   })
 })
 

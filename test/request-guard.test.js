@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import zlib from 'node:zlib'
-import { hostName, hostAllowed, normalizeGuardOptions, changesState } from '../lib/limits/request-guard.js'
+import { normalizeGuardOptions, requestGuard } from '../lib/limits/request-guard.js'
 import { labInTempDir } from './helpers.js'
 
 const GZ = zlib.gzipSync('{"items":[{"id":1}]}')
@@ -33,26 +33,40 @@ function request (port, { method = 'GET', path = '/', headers = {}, body = null 
 
 const POST_GOOD = { method: 'POST', path: '/good', body: GZ, headers: { 'content-type': 'application/gzip' } }
 
+/**
+ * What the guard's middleware does with a request of this Host, method and path from this machine,
+ * without a server: the type of the error it passes on, or null when it lets the request through.
+ */
+function guardVerdict (guardOptions, { host = 'localhost', method = 'GET', path = '/' } = {}) {
+  const req = { headers: { host }, method, path, query: {}, httpVersionMajor: 1, httpVersionMinor: 1, socket: { remoteAddress: '127.0.0.1' } }
+  let verdict
+  requestGuard(normalizeGuardOptions(guardOptions))(req, {}, function next (err) { verdict = err === undefined ? null : err.type })
+  return verdict
+}
+
 describe('the Host allowlist', function () {
-  const guard = normalizeGuardOptions({ boundHost: 'lab.local', allowedHosts: ['classroom.test', '.school.example'] })
+  const guard = { boundHost: 'lab.local', allowedHosts: ['classroom.test', '.school.example'] }
+  /** A name as a Host header spells it: IPv6 in brackets, and a port. */
+  function hostHeader (name) { return `${name.includes(':') ? `[${name}]` : name}:3000` }
 
   it('reads host names from Host headers, ports and IPv6 brackets included, and nothing malformed', function () {
-    assert.equal(hostName('LocalHost:3000'), 'localhost')
-    assert.equal(hostName('localhost.'), 'localhost')
-    assert.equal(hostName('[::1]:3000'), '::1')
-    assert.equal(hostName('127.0.0.1'), '127.0.0.1')
-    for (const bad of ['', '[::1', '[::1]x', 'a b', 'evil.com:port', 'host/path', '[nothost]:1']) assert.equal(hostName(bad), null, bad)
+    for (const host of ['LocalHost:3000', 'localhost.', '[::1]:3000', '127.0.0.1']) assert.equal(guardVerdict({}, { host }), null, host)
+    // a malformed Host is refused even where any name is allowed: it names no host at all
+    for (const bad of ['[::1', '[::1]x', 'a b', 'evil.com:port', 'host/path', '[nothost]:1']) {
+      assert.equal(guardVerdict({ allowedHosts: ['all'] }, { host: bad }), 'host.not.allowed', bad)
+    }
+    assert.equal(guardVerdict({ allowedHosts: ['all'] }, { host: '' }), 'host.missing')
   })
 
   for (const name of ['localhost', 'app.localhost', '127.0.0.1', '127.5.6.7', '::1', '10.1.2.3', 'lab.local', 'classroom.test', 'school.example', 'a.b.school.example']) {
-    it(`answers to ${name}`, function () { assert.equal(hostAllowed(name, guard), true) })
+    it(`answers to ${name}`, function () { assert.equal(guardVerdict(guard, { host: hostHeader(name) }), null) })
   }
   for (const name of ['attacker.example', 'localhost.attacker.example', '127.0.0.1.nip.io', 'evil-localhost', 'notschool.example', 'classroom.test.evil']) {
-    it(`refuses ${name}, as a rebinding page would name itself`, function () { assert.equal(hostAllowed(name, guard), false) })
+    it(`refuses ${name}, as a rebinding page would name itself`, function () { assert.equal(guardVerdict(guard, { host: hostHeader(name) }), 'host.not.allowed') })
   }
 
   it('answers to any host with --allowed-hosts all', function () {
-    assert.equal(hostAllowed('attacker.example', normalizeGuardOptions({ allowedHosts: ['all'] })), true)
+    assert.equal(guardVerdict({ allowedHosts: ['all'] }, { host: 'attacker.example' }), null)
   })
 
   it('refuses bad options with a TypeError', function () {
@@ -126,11 +140,12 @@ describe('requests the guard sees', function () {
   })
 
   it('counts every method but GET, HEAD and OPTIONS as a change by itself, whatever the path', function () {
-    const as = function req (method, path) { return { method, path, query: {} } }
+    // a tokenless change from "another machine" is refused; what changes nothing passes
+    const tokened = { accessToken: TOKEN, exemptLoopback: false }
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
-      for (const path of ['/good', '/GOOD', '/uploads/', '/no/such/route']) assert.equal(changesState(as(method, path)), true, `${method} ${path}`)
+      for (const path of ['/good', '/GOOD', '/uploads/', '/no/such/route']) assert.equal(guardVerdict(tokened, { method, path }), 'token.required', `${method} ${path}`)
     }
-    for (const method of ['GET', 'HEAD', 'OPTIONS']) assert.equal(changesState(as(method, '/generate')), false, method)
+    for (const method of ['GET', 'HEAD', 'OPTIONS']) assert.equal(guardVerdict(tokened, { method, path: '/generate' }), null, method)
   })
 })
 

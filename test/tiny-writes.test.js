@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import { CoalescingWriter, TINY_MODES, sendBytes, suckBytes } from '../experiments/tiny-writes/writes.js'
+import { TINY_MODES, sendBytes, suckBytes } from '../experiments/tiny-writes/writes.js'
 import * as tinyBench from '../experiments/tiny-writes/bench.js'
 import { assertCharts, assertPublished, call, runExperiment } from './experiment-helpers.js'
 import { labInTempDir } from './helpers.js'
@@ -73,15 +73,12 @@ describe('tiny writes', function () {
     })
   }
 
-  it('a CoalescingWriter writes only when full, and flush() sends the rest', function () {
+  it('coalesce writes a batch only when it is full, and the rest once at the end', async function () {
     const written = []
-    const writer = new CoalescingWriter({ write: function record (chunk) { written.push(Buffer.from(chunk)); return true } }, 4)
-    for (const byte of [1, 2, 3, 4, 5, 6]) writer.writeByte(byte)
-    assert.deepEqual(written.map(function bytes (b) { return [...b] }), [[1, 2, 3, 4]])
-    writer.flush()
-    writer.flush()
-    assert.deepEqual(written.map(function bytes (b) { return [...b] }), [[1, 2, 3, 4], [5, 6]])
-    assert.equal(writer.writes, 2)
+    const socket = { write: function record (chunk) { written.push([...chunk]); return true } }
+    const { writeCalls } = await sendBytes(socket, { bytes: 6, mode: 'coalesce', batch: 4 })
+    assert.deepEqual(written, [[0, 1, 2, 3], [4, 5]])
+    assert.equal(writeCalls, 2)
   })
 
   it('rejects an unknown mode with a TypeError', async function () {

@@ -56,7 +56,7 @@ if (typeof PGLiteSocketServer.prototype.handleConnection !== 'function') {
  * 0.2.17 has no authentication and no hook for one: each accepted socket
  * goes to its (TypeScript-private) `handleConnection`, which starts
  * feeding PGlite at once. This subclass takes the socket there first; the
- * version is pinned exactly, and test/db-door.test.js fails if a wrong
+ * version is pinned exactly, and test/slow/db-door.test.js fails if a wrong
  * password ever gets through.
  */
 class GatedSocketServer extends PGLiteSocketServer {

@@ -9,7 +9,7 @@
  * times more heap per byte of text than one of long strings (docs/limits.md).
  *
  * The weights below come from measuring the heap and RSS growth of
- * JSON.parse on Node 20 and 24 for dense shapes (`test/parse-cost.test.js`
+ * JSON.parse on Node 20 and 24 for dense shapes (`test/slow/parse-cost.test.js`
  * checks the projection against real parses of each shape): every
  * container, every element of an array, every member of an object, and the
  * characters of the source string and of the string values it produces.

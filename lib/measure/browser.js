@@ -38,7 +38,7 @@ const CHROMIUM_ARGS = Object.freeze([
  *   `handleSignals: false` leaves SIGINT, SIGTERM and SIGHUP to the caller: playwright's own handler
  *   closes the browser and then exits the process at once, before the caller can stop anything else
  *   it started (a lab server); a caller that says false must close the browser on those signals itself.
- *   `args` go after `CHROMIUM_ARGS` (test/cross-origin.test.js points a rebinding host name at
+ *   `args` go after `CHROMIUM_ARGS` (test/slow/cross-origin.test.js points a rebinding host name at
  *   127.0.0.1 with `--host-resolver-rules`).
  * @returns {Promise<{ context: import('playwright-core').BrowserContext, page: import('playwright-core').Page,
  *   userDataDir: string, problems: string[], close: () => Promise<void> }>} `problems` collects the page's

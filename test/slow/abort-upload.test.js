@@ -1,8 +1,9 @@
 /**
- * The abort-upload experiment (experiments/abort-upload/): its two routes and
- * what they leave when a client aborts mid-body, the run through the engine and
- * through POST /experiments, the result's shape as the dashboard and the bench
- * read it, the bench flags derived from the schema, and the CLI.
+ * The abort-upload experiment (experiments/abort-upload/): the run through the
+ * engine and through POST /experiments, the result's shape as the dashboard and
+ * the bench read it, the bench flags derived from the schema, and the CLI. Its
+ * two routes, and what each leaves when a client aborts mid-body, are
+ * test/abort-upload-routes.test.js's.
  *
  * What pipe() leaves is asserted as measured on Node 20 and 24 (Linux): one
  * descriptor and one file per aborted upload, still there after a GC and a
@@ -14,63 +15,23 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
-import { createEngine } from '../lib/experiments/engine.js'
-import { EXPERIMENTS } from '../experiments/index.js'
-import { DEFAULTS } from '../lib/config/options.js'
-import { processAlive } from '../lib/util/process-alive.js'
-import * as abortUpload from '../experiments/abort-upload/index.js'
-import * as bench from '../experiments/abort-upload/bench.js'
-import { abortUploadFigures, demo, screenshot } from '../experiments/abort-upload/figures.js'
-import { flagName, optionsFromSchema, paramsFromFlags } from '../lib/experiments/schema-options.js'
-import { labInTempDir } from './helpers.js'
+import { createEngine } from '../../lib/experiments/engine.js'
+import { EXPERIMENTS } from '../../experiments/index.js'
+import { DEFAULTS } from '../../lib/config/options.js'
+import { processAlive } from '../../lib/util/process-alive.js'
+import * as abortUpload from '../../experiments/abort-upload/index.js'
+import * as bench from '../../experiments/abort-upload/bench.js'
+import { demo, screenshot } from '../../experiments/abort-upload/figures.js'
+import { optionsFromSchema, paramsFromFlags } from '../../lib/experiments/schema-options.js'
+import { call } from '../experiment-helpers.js'
+import { labInTempDir } from '../helpers.js'
 
-const CLI = fileURLToPath(new URL('../scripts/bench.js', import.meta.url))
-const LIMIT = 1024 * 1024
+const CLI = fileURLToPath(new URL('../../scripts/bench.js', import.meta.url))
 const SMALL = Object.freeze({ uploads: 4, sweep: 'single', bytes: '64KB', abortAt: 50, waitSeconds: 1 })
-
-async function call (url, method = 'GET', body) {
-  const init = { method }
-  if (body !== undefined) {
-    init.headers = { 'content-type': 'application/json' }
-    init.body = JSON.stringify(body)
-  }
-  const res = await fetch(url, init)
-  return { status: res.status, body: await res.json() }
-}
-
-/**
- * One upload that announces `bytes`, sends `sent`, waits for `before()` (the server has written
- * them, say) and hangs up; resolves once its socket has closed.
- */
-function abortedUpload (url, bytes, sent, before = async function atOnce () {}) {
-  return new Promise(function uploadThenAbort (resolve, reject) {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-length': String(bytes) } })
-    req.on('error', function expected () {})
-    req.on('close', resolve)
-    req.write(Buffer.alloc(sent, 7), function written () {
-      before().then(function hangUp () { req.destroy() }, reject)
-    })
-  })
-}
-
-async function leftovers (lab) {
-  return (await call(`${lab.url}/abort-upload`)).body
-}
-
-/** Poll GET /abort-upload until `check` holds (the server learns of a hang-up a little after the client). */
-async function leftoversWhen (lab, check, ms = 10_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const state = await leftovers(lab)
-    if (check(state) || Date.now() > deadline) return state
-    await new Promise(function later (resolve) { setTimeout(resolve, 50) })
-  }
-}
 
 /** What the dashboard's generic table and the bench's report read from a result. */
 function assertResultShape (result) {
@@ -121,100 +82,6 @@ function assertWhatEachLeaves (result, uploads) {
   assert.deepEqual(result.verdicts.map(function verdict (v) { return [v.route, v.verdict] }), [['pipe', 'leaks'], ['pipeline', 'clean']])
 }
 
-describe('abort-upload routes', function () {
-  const lab = labInTempDir('abort-upload-routes', { upload: { limit: LIMIT } })
-
-  afterEach(async function () {
-    await call(`${lab.url}/abort-upload`, 'DELETE')
-  })
-
-  /** The bus's request end events for `route` until `count` have come. */
-  function requestEnds (route, count) {
-    const ends = []
-    return new Promise(function collect (resolve) {
-      lab.app.locals.events.on('request', function onRequest (e) {
-        if (e.phase !== 'end' || e.route !== `abort-upload/${route}`) return
-        ends.push(e)
-        if (ends.length === count) {
-          lab.app.locals.events.off('request', onRequest)
-          resolve(ends)
-        }
-      })
-    })
-  }
-
-  for (const route of ['pipe', 'pipeline']) {
-    it(`POST /abort-upload/${route} saves a whole upload and answers its name and size`, async function () {
-      const body = Buffer.alloc(100_000, 1)
-      const ended = requestEnds(route, 1)
-      const res = await fetch(`${lab.url}/abort-upload/${route}`, { method: 'POST', body })
-      const answer = await res.json()
-      const [end] = await ended
-      assert.equal(end.status, 200, 'the dashboard shades it as answered')
-      assert.equal(end.errorType, undefined)
-      assert.equal(res.status, 200, JSON.stringify(answer))
-      assert.equal(answer.route, route)
-      assert.equal(answer.bytes, body.length)
-      const file = path.join(lab.dataDir, 'abort-upload', answer.file)
-      assert.equal(fs.statSync(file).size, body.length)
-      const state = await leftovers(lab)
-      assert.equal(state.fds.open, 0, 'a finished upload closed its file')
-      assert.equal(state.byRoute[route].files, 1)
-      const cleaned = (await call(`${lab.url}/abort-upload`, 'DELETE')).body
-      assert.deepEqual(cleaned, { closed: 0, notOurs: 0, removed: 1, bytes: body.length })
-      assert.equal(fs.existsSync(file), false)
-    })
-
-    it(`POST /abort-upload/${route} answers 400 parameter.invalid without a Content-Length, 413 past the upload limit`, async function () {
-      const chunked = await new Promise(function sendChunked (resolve, reject) {
-        const req = http.request(`${lab.url}/abort-upload/${route}`, { method: 'POST' }, function onAnswer (res) {
-          let text = ''
-          res.on('data', function onData (c) { text += c })
-          res.on('end', function onEnd () { resolve({ status: res.statusCode, body: JSON.parse(text) }) })
-        })
-        req.on('error', reject)
-        // a write before end(): chunked, no Content-Length
-        req.write('abc')
-        req.end()
-      })
-      assert.equal(chunked.status, 400)
-      assert.equal(chunked.body.error.parameter, 'content-length')
-      const big = await fetch(`${lab.url}/abort-upload/${route}`, { method: 'POST', body: Buffer.alloc(LIMIT + 1) })
-      assert.equal(big.status, 413)
-      assert.equal((await big.json()).error.type, 'entity.too.large')
-    })
-  }
-
-  it('pipe() leaves the descriptor and the half-written file of an aborted upload; DELETE closes and removes them', async function () {
-    const ended = requestEnds('pipe', 1)
-    await abortedUpload(`${lab.url}/abort-upload/pipe`, 200_000, 50_000, function serverWroteThem () {
-      return leftoversWhen(lab, function written (s) { return s.writing.bytes === 50_000 })
-    })
-    const state = await leftoversWhen(lab, function settled (s) { return s.inFlight === 0 })
-    assert.equal(state.inFlight, 0)
-    assert.equal(state.fds.open, 1, JSON.stringify(state))
-    assert.equal(state.held, 1)
-    assert.equal(state.byRoute.pipe.files, 1)
-    assert.equal(state.byRoute.pipe.bytes, 50_000, 'the half-written file')
-    const [end] = await ended
-    assert.deepEqual([end.status, end.errorType], [400, 'request.aborted'], 'the dashboard shades it as failed')
-    const cleaned = (await call(`${lab.url}/abort-upload`, 'DELETE')).body
-    assert.deepEqual(cleaned, { closed: 1, notOurs: 0, removed: 1, bytes: 50_000 })
-    const after = await leftovers(lab)
-    assert.equal(after.fds.open, 0)
-    assert.equal(after.files, 0)
-  })
-
-  it('pipeline() leaves nothing of an aborted upload', async function () {
-    await abortedUpload(`${lab.url}/abort-upload/pipeline`, 200_000, 50_000, function serverWroteThem () {
-      return leftoversWhen(lab, function written (s) { return s.writing.bytes === 50_000 })
-    })
-    const state = await leftoversWhen(lab, function settled (s) { return s.inFlight === 0 })
-    assert.equal(state.fds.open, 0, JSON.stringify(state))
-    assert.equal(state.files, 0)
-  })
-})
-
 describe('the abort-upload experiment', function () {
   this.timeout(120_000)
   const lab = labInTempDir('abort-upload-experiment')
@@ -246,7 +113,7 @@ describe('the abort-upload experiment', function () {
     assertWhatEachLeaves(run.result, SMALL.uploads)
     assert.ok(progress.some(function live (e) { return e.stage === 'load' && e.route === 'abort-upload/pipe' }), 'progress events while the uploads run')
     for (const pid of run.pids) assert.equal(processAlive(pid), false, `client process ${pid} is gone`)
-    const after = await leftovers(lab)
+    const after = (await call(`${lab.url}/abort-upload`)).body
     assert.equal(after.fds.open, 0)
     assert.equal(after.files, 0)
   })
@@ -264,7 +131,7 @@ describe('the abort-upload experiment', function () {
     assertResultShape(run.result)
     assertWhatEachLeaves(run.result, SMALL.uploads)
     assert.equal(run.result.server.peakRss > 0, true, 'the engine\'s whole-run figure')
-    const lines = abortUploadFigures(run)
+    const lines = screenshot.figures(run)
     assert.ok(lines.some(function pipeLine (l) { return l.startsWith(`req.pipe(file), ${SMALL.uploads} aborted: `) }), lines.join('\n'))
     assert.match(demo.summary(run.result), /req\.pipe\(file\): 4 aborted uploads left 4 descriptors open/)
     const rows = demo.rows(run.result)
@@ -296,7 +163,7 @@ describe('the abort-upload experiment', function () {
     assert.match(waiting.cell, /^20 descriptors open, 20 files left/)
     const cancelled = await call(`${lab.url}/experiments/${res.body.id}`, 'DELETE')
     assert.equal(cancelled.body.status, 'cancelled')
-    const after = await leftovers(lab)
+    const after = (await call(`${lab.url}/abort-upload`)).body
     assert.equal(after.fds.open, 0)
     assert.equal(after.files, 0)
   })
@@ -306,7 +173,8 @@ describe('npm run bench -- abort-upload', function () {
   this.timeout(120_000)
 
   it('takes its flags from the experiment\'s schema, with no default of its own', function () {
-    assert.deepEqual(Object.keys(bench.options), abortUpload.params.map(flagName))
+    // each parameter's name in kebab case: `abortAt` -> `--abort-at`
+    assert.deepEqual(Object.keys(bench.options), abortUpload.params.map(function kebab (p) { return p.name.replace(/[A-Z]/g, function dash (c) { return `-${c.toLowerCase()}` }) }))
     assert.deepEqual(Object.keys(bench.options), ['route', 'uploads', 'sweep', 'bytes', 'abort-at', 'wait-seconds'])
     for (const spec of Object.values(bench.options)) assert.deepEqual(spec, { type: 'string' })
     assert.deepEqual(optionsFromSchema(abortUpload.params), bench.options)
@@ -317,7 +185,7 @@ describe('npm run bench -- abort-upload', function () {
     assert.equal(some.bytes, 2_000_000)
     assert.throws(function outOfRange () { bench.normalize({ 'abort-at': '100' }) }, { name: 'TypeError', message: /^--abort-at 100: expected an integer from 0 to 99/ })
     assert.throws(function unknownRoute () { paramsFromFlags(abortUpload, { route: 'x' }, {}) }, /^TypeError: --route x: expected one of both, pipe, pipeline/)
-    for (const param of abortUpload.params) assert.ok(bench.usage.includes(`--${flagName(param)} `), param.name)
+    for (const flag of Object.keys(bench.options)) assert.ok(bench.usage.includes(`--${flag} `), flag)
     assert.match(bench.usage, /--uploads N +Aborted uploads \(highest\) \(default 100, 1 to 500\)/)
   })
 

@@ -1,7 +1,7 @@
 /**
  * Uploads aborted at random points leave nothing behind: heap, active
  * handles, open file descriptors and listeners come back to baseline.
- * CI runs 200; `STREAMLAB_ABORTS=1000 npx mocha test/aborts.test.js` runs
+ * CI runs 200; `STREAMLAB_ABORTS=1000 npx mocha --no-config test/slow/aborts.test.js` runs
  * the full thousand.
  */
 import assert from 'node:assert/strict'
@@ -10,9 +10,8 @@ import http from 'node:http'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import zlib from 'node:zlib'
-import { startLab, post } from './helpers.js'
-import { streamedIngestState } from '../lib/ingest/streamed.js'
-import { prng } from '../lib/measure/mutate.js'
+import { startLab, post } from '../helpers.js'
+import { prng } from '../../lib/measure/mutate.js'
 
 v8.setFlagsFromString('--expose-gc')
 const gc = vm.runInNewContext('gc')
@@ -58,7 +57,7 @@ async function settle (settled, ms = 60000) {
 }
 
 function idle (lab) {
-  const state = streamedIngestState(lab.app.locals.ingest)
+  const state = lab.app.locals.ingest.snapshot()
   return state.active === 0 && state.queued === 0 && state.budgetUsed === 0 && state.waiting === 0 && state.gathering === 0
 }
 
@@ -104,7 +103,7 @@ describe(`${ABORTS} uploads aborted at random points`, function () {
       return lab.server.openConnections === 0 && idle(lab) && now.handles <= before.handles + 2 && (before.fds === null || now.fds <= before.fds + 2) &&
         now.listeners === before.listeners
     })
-    assert.deepEqual(streamedIngestState(lab.app.locals.ingest), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
+    assert.deepEqual(lab.app.locals.ingest.snapshot(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
     const after = snapshot(lab)
     assert.ok(after.handles <= before.handles + 2, `active resources ${before.handles} -> ${after.handles}`)
     if (before.fds !== null) assert.ok(after.fds <= before.fds + 2, `open fds ${before.fds} -> ${after.fds}`)

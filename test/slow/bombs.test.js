@@ -14,11 +14,12 @@ import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
-import { BOMB_LIMITS, BOMB_VARIANTS, createBomb, crc32Combine, maximumBytes, normalizeBombParams } from '../generators/bombs.js'
-import { startLab } from './helpers.js'
+import { BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, normalizeBombParams } from '../../generators/bombs.js'
+import { crc32Combine } from '../../generators/crc32-combine.js'
+import { startLab } from '../helpers.js'
 
 const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../generators/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../generators/cli.js', import.meta.url))
 const MiB = 1024 * 1024
 
 /** The bomb's bytes on the wire, all of them (only for small bombs). */

@@ -11,7 +11,7 @@ import http from 'node:http'
 import net from 'node:net'
 import zlib from 'node:zlib'
 import { randomBytes } from 'node:crypto'
-import { startLab } from './helpers.js'
+import { startLab } from '../helpers.js'
 
 /** Big enough that the client is still sending when the answer comes: far more than the socket buffers hold. */
 const BODY_BYTES = 8 * 1024 * 1024

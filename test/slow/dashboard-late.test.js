@@ -1,13 +1,13 @@
 /**
  * A dashboard opened late, in a real browser (Debian's Chromium, driven by playwright-core, as
- * test/dashboard.test.js does): a lab under the supervisor runs an experiment, a bomb on the
+ * test/slow/dashboard.test.js does): a lab under the supervisor runs an experiment, a bomb on the
  * unguarded /bad gets its worker killed past the memory budget, and only then is the page opened.
  * It shows the crash in a banner above the chart (never over it) and the run's results in their
  * panel, both from what the new worker was handed (the /metrics snapshot, a fresh stream's first
  * event). A crash long past gets no banner.
  *
  * Without a Chromium-family browser the specs fail saying how to install one, unless
- * STREAMLAB_SKIP_BROWSER=1 (then they are skipped), as in test/dashboard.test.js.
+ * STREAMLAB_SKIP_BROWSER=1 (then they are skipped), as in test/slow/dashboard.test.js.
  */
 /* global window -- the functions given to page.evaluate and waitForFunction run in the page */
 import assert from 'node:assert/strict'
@@ -15,11 +15,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
-import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
-import { uploadStreams } from '../lib/experiments/upload-client.js'
-import { createBomb } from '../generators/bombs.js'
-import { createSupervisor } from '../lib/supervisor/supervisor.js'
-import { getJson, pollJson, startLab } from './helpers.js'
+import { chromiumMissing, launchChromium } from '../../lib/measure/browser.js'
+import { uploadStreams } from '../../lib/experiments/upload-client.js'
+import { createBomb } from '../../generators/bombs.js'
+import { createSupervisor } from '../../lib/supervisor/supervisor.js'
+import { getJson, pollJson, startLab } from '../helpers.js'
 
 const MiB = 1024 * 1024
 

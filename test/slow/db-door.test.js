@@ -1,5 +1,5 @@
 /**
- * The embedded database's door (issue 14): pglite-socket itself lets anyone
+ * The embedded database's door: pglite-socket itself lets anyone
  * who reaches its socket in as superuser, so the lab puts it on a Unix socket
  * in a directory only its own OS user may enter (loopback TCP on Windows),
  * behind a random password (SCRAM-SHA-256), and tells clients neither where
@@ -12,9 +12,9 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import { startEmbedded } from '../lib/db/embedded.js'
-import { expectedRow } from '../lib/db/seed.js'
-import { labInTempDir, waitFor } from './helpers.js'
+import { startEmbedded } from '../../lib/db/embedded.js'
+import { expectedRow } from '../seeded-rows.js'
+import { labInTempDir, waitFor } from '../helpers.js'
 
 const SIZES = Object.freeze({ desks: 20, items: 500 })
 const POSIX = process.platform !== 'win32'

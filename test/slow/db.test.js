@@ -4,6 +4,8 @@
  * STREAMLAB_TEST_DATABASE_URL when it is set (.ci/run does that too).
  * Same rows in the same order both ways, backpressure from a slow reader to
  * the cursor, a client that hangs up, bad parameters, a database that is down.
+ * The options are test/db-options.test.js's; the export on a lab open to the
+ * network is test/slow/db-remote.test.js's.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -17,96 +19,15 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { createApp } from '../lib/http/app.js'
-import { normalizeDatabaseOptions } from '../lib/db/options.js'
-import { expectedRow, seedDatabase } from '../lib/db/seed.js'
-import { timeInBrowser } from '../dashboard/db-export-browser.js'
-import { startLab } from './helpers.js'
-import { procAvailable } from '../lib/util/platform.js'
+import { seedDatabase } from '../../lib/db/seed.js'
+import { expectedRow } from '../seeded-rows.js'
+import { timeInBrowser } from '../../dashboard/db-export-browser.js'
+import { REAL_URL, SIZES, closedPortUrl, embeddedUrl, getJson, ndjsonRows, runExperiment, settled, statusWhen, waitForDeath } from '../db-helpers.js'
+import { startLab } from '../helpers.js'
+import { procAvailable } from '../../lib/util/platform.js'
 
-const REAL_URL = process.env.STREAMLAB_TEST_DATABASE_URL || null
-const SIZES = Object.freeze({ desks: 2000, items: 100_000 })
-const SEED_CLI = fileURLToPath(new URL('../generators/db-seed.js', import.meta.url))
+const SEED_CLI = fileURLToPath(new URL('../../generators/db-seed.js', import.meta.url))
 const run = promisify(execFile)
-
-/**
- * Start an experiment and wait for it to end (GET /experiments/:id until it is not running).
- * @returns {Promise<object>} the run's final state
- */
-async function runExperiment (url, body, headers = {}) {
-  const started = await fetch(`${url}/experiments`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body)
-  })
-  assert.equal(started.status, 202, await started.clone().text())
-  const { id } = await started.json()
-  let state
-  do {
-    await delay(100)
-    state = (await getJson(`${url}/experiments/${id}`)).body
-  } while (state.status === 'running')
-  return state
-}
-
-async function getJson (url, headers) {
-  const res = await fetch(url, { headers })
-  const text = await res.text()
-  return { status: res.status, headers: res.headers, text, body: JSON.parse(text) }
-}
-
-function ndjsonRows (text) {
-  return text.split('\n').filter(Boolean).map(function parse (line) { return JSON.parse(line) })
-}
-
-/**
- * Poll GET /db/status until `done(status)` or the time is up, and return the
- * last status either way (the caller's assertion says what was wrong). The
- * limit is generous: it costs nothing when the state comes, and on a busy
- * machine an export or a pool takes seconds to settle.
- */
-async function statusWhen (url, done, ms = 30_000) {
-  const until = Date.now() + ms
-  let status
-  do {
-    status = (await getJson(`${url}/db/status`)).body
-    if (done(status)) return status
-    await delay(50)
-  } while (Date.now() < until)
-  return status
-}
-
-/**
- * Wait until the lab has heard that the embedded database `pid` exited (GET
- * /db/status no longer shows it). SIGKILL returns before the process is gone:
- * on a busy machine a request sent at once can still connect to the dying
- * process and be reset (503 database.unavailable, ECONNRESET), where the lab
- * restarts the database only for a refused connection or a missing socket.
- */
-async function waitForDeath (url, pid) {
-  const status = await statusWhen(url, function gone (s) { return s.embedded.pid !== pid })
-  assert.notEqual(status.embedded.pid, pid, `the lab heard that PGlite ${pid} died`)
-}
-
-function settled (status) {
-  return status.exports.active.length === 0 && status.pool.total === status.pool.idle && status.pool.waiting === 0
-}
-
-/** A postgres:// URL for pg options: a Unix socket's directory goes in `?host=`. */
-function embeddedUrl ({ host, port, user, password, database }) {
-  return `postgres://${user}:${encodeURIComponent(password)}@localhost/${database}?host=${encodeURIComponent(host)}&port=${port}`
-}
-
-/** A URL on which nothing listens: a port the kernel gave us, then closed. */
-async function closedPortUrl () {
-  const probe = net.createServer()
-  probe.listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const { port } = probe.address()
-  probe.close()
-  await once(probe, 'close')
-  return `postgres://postgres@127.0.0.1:${port}/postgres`
-}
 
 describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE_URL' : 'embedded PGlite, in memory'})`, function () {
   let lab
@@ -349,7 +270,7 @@ describe(`database export (${REAL_URL ? 'PostgreSQL from STREAMLAB_TEST_DATABASE
         if (password) assert.ok(!body.target.includes(`:${password}@`), 'no password shown')
       } else {
         assert.equal(body.kind, 'embedded')
-        assert.equal(body.target, 'embedded PGlite (in memory)', 'named, not located (test/db-door.test.js)')
+        assert.equal(body.target, 'embedded PGlite (in memory)', 'named, not located (test/slow/db-door.test.js)')
         assert.equal(body.pool.max, 1, 'pglite-socket: one connection')
         assert.ok(Number.isInteger(body.embedded.pid) && body.embedded.pid !== process.pid)
         // another process's memory is read from /proc: on Linux only, outside portable mode (docs/install.md)
@@ -462,70 +383,5 @@ describe('database unavailable', function () {
     assert.equal(status.status, 200)
     assert.equal(status.body.state, 'failed')
     assert.match(status.body.error, /ECONNREFUSED/)
-  })
-})
-
-describe('database options', function () {
-  const app = { dataDir: '/tmp/lab' }
-
-  it('defaults to the embedded PGlite under <dataDir>/pglite, with one connection', function () {
-    const opts = normalizeDatabaseOptions(undefined, app)
-    assert.equal(opts.kind, 'embedded')
-    assert.equal(opts.pgliteDir, path.resolve('/tmp/lab/pglite'))
-    assert.equal(opts.poolMax, 1)
-    assert.ok(Object.isFrozen(opts))
-  })
-
-  it('takes a postgres:// URL, and leaves the caller\'s object alone', function () {
-    const given = { url: 'postgresql://lab:secret@db.internal:5433/lab', poolMax: 4 }
-    const copy = structuredClone(given)
-    const opts = normalizeDatabaseOptions(given, app)
-    assert.deepEqual([opts.kind, opts.poolMax, opts.pgliteDir], ['postgres', 4, null])
-    assert.deepEqual(given, copy)
-  })
-
-  it('throws a TypeError for a bad value, naming it', function () {
-    assert.throws(function () { normalizeDatabaseOptions({ url: 'mysql://x' }, app) }, /database\.url/)
-    assert.throws(function () { normalizeDatabaseOptions({ url: '' }, app) }, TypeError)
-    assert.throws(function () { normalizeDatabaseOptions({ poolMax: 4 }, app) }, /poolMax must be 1 for the embedded/)
-    assert.throws(function () { normalizeDatabaseOptions({ seed: { items: -1 } }, app) }, /database\.seed\.items/)
-    assert.throws(function () { normalizeDatabaseOptions({ nope: 1 }, app) }, /database\.nope is unknown/)
-    assert.throws(function () { createApp({ database: { url: 42 } }) }, TypeError)
-  })
-})
-
-describe('the db-export experiment on a lab open to the network', function () {
-  // exemptLoopback false: the spec's loopback requests, and the client process's, count as another machine's
-  const TOKEN = 'a-db-export-token-of-enough-length'
-  let lab
-  let dataDir
-
-  before(async function () {
-    this.timeout(90_000)
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-db-remote-'))
-    lab = await startLab({
-      dataDir,
-      guard: { accessToken: TOKEN, exemptLoopback: false },
-      database: REAL_URL ? { url: REAL_URL, seed: SIZES } : { pgliteDir: 'memory://', seed: SIZES }
-    })
-  })
-
-  after(async function () {
-    this.timeout(30_000)
-    await lab?.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  })
-
-  it('refuses an export without the token', async function () {
-    const res = await getJson(`${lab.url}/db/batch?limit=1`)
-    assert.equal(res.status, 401, res.text)
-  })
-
-  it('runs with the token, its client process exporting with the run key', async function () {
-    this.timeout(90_000)
-    const state = await runExperiment(lab.url, { name: 'db-export', params: { rows: 3000, batchSizes: '3000', highWaterMarks: '3000' } }, { authorization: `Bearer ${TOKEN}` })
-    assert.equal(state.status, 'done', JSON.stringify(state.error))
-    for (const cell of state.result.cells) assert.ok(cell.totalMs > 0, `${cell.mode} exported`)
-    assert.equal(lab.app.locals.runKeys.live, 0, 'the run\'s key is revoked')
   })
 })

@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { processAlive } from '../lib/util/process-alive.js'
+import { processAlive } from '../../lib/util/process-alive.js'
 
-const DEMO = fileURLToPath(new URL('../scripts/demo.js', import.meta.url))
-const PROJECT = fileURLToPath(new URL('..', import.meta.url))
+const DEMO = fileURLToPath(new URL('../../scripts/demo.js', import.meta.url))
+const PROJECT = fileURLToPath(new URL('../..', import.meta.url))
 
 /** Run the demo to its end: exit code and everything it printed. */
 function runDemo (args) {

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
-import { parseBuffered, parseStreamed, labInTempDir, post, referenceTally } from './helpers.js'
-import { prng } from '../lib/measure/mutate.js'
+import { parseBuffered, parseStreamed, labInTempDir, post, referenceTally } from '../helpers.js'
+import { prng } from '../../lib/measure/mutate.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 

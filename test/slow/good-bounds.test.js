@@ -10,9 +10,8 @@ import crypto from 'node:crypto'
 import http from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import zlib from 'node:zlib'
-import { labInTempDir, post, waitFor } from './helpers.js'
-import { streamedIngestState } from '../lib/ingest/streamed.js'
-import { createParsePool } from '../lib/parse/pool.js'
+import { labInTempDir, post, waitFor } from '../helpers.js'
+import { createParsePool } from '../../lib/parse/pool.js'
 
 const SMALL = zlib.gzipSync('{"items":[{"id":1},{"id":2},{"id":3}]}')
 
@@ -85,7 +84,7 @@ describe('POST /good: queued requests', function () {
 
   it('answers 503 server.busy with Retry-After to a request that waited past the deadline with no place coming free', async function () {
     const holder = holdOpen(lab.port)
-    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
+    await waitFor(function streaming () { return lab.app.locals.ingest.snapshot().active === 1 })
     const res = await post(`${lab.url}/good`, SMALL)
     assert.equal(res.status, 503)
     assert.equal(res.body.error.type, 'server.busy')
@@ -101,28 +100,28 @@ describe('POST /good: queued requests', function () {
     // past the sixty deadlines (18 s) a queue waits on a body ahead
     const items = Array.from({ length: 10000 }, function item (_, id) { return { id, s: crypto.randomBytes(50).toString('hex') } })
     const sender = holdOpen(lab.port, zlib.gzipSync(JSON.stringify({ items })))
-    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
+    await waitFor(function streaming () { return lab.app.locals.ingest.snapshot().active === 1 })
     const sending = sender.trickle(2048, 100)
     const res = await post(`${lab.url}/good`, SMALL)
     assert.equal(res.status, 503, JSON.stringify(res.body))
     assert.equal(res.body.error.type, 'server.busy')
     sender.vanish()
     await sending
-    await waitFor(function free () { return streamedIngestState(lab.app.locals.ingest).active === 0 })
+    await waitFor(function free () { return lab.app.locals.ingest.snapshot().active === 0 })
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
   })
 
   it('forgets clients that vanish while queued: nothing stays counted, no slot stays held', async function () {
     const open = countInFlight(lab.app.locals.events)
     const holder = holdOpen(lab.port)
-    await waitFor(function streaming () { return streamedIngestState(lab.app.locals.ingest).active === 1 })
+    await waitFor(function streaming () { return lab.app.locals.ingest.snapshot().active === 1 })
     const waiting = Array.from({ length: 12 }, function queue () { return holdOpen(lab.port) })
-    await waitFor(function queued () { return streamedIngestState(lab.app.locals.ingest).queued >= 1 })
+    await waitFor(function queued () { return lab.app.locals.ingest.snapshot().queued >= 1 })
     for (const client of waiting) client.vanish()
     holder.finish()
     assert.equal((await holder.answer).status, 200)
     assert.equal((await post(`${lab.url}/good`, SMALL)).status, 200)
-    await waitFor(function settled () { return open.size === 0 && streamedIngestState(lab.app.locals.ingest).queued === 0 && streamedIngestState(lab.app.locals.ingest).active === 0 })
+    await waitFor(function settled () { return open.size === 0 && lab.app.locals.ingest.snapshot().queued === 0 && lab.app.locals.ingest.snapshot().active === 0 })
   })
 })
 
@@ -130,7 +129,7 @@ describe('POST /good: a queue that moves', function () {
   const QUEUE_MS = 1500
   const lab = labInTempDir('good-queue-moving', { ingest: { activePipelines: 1, queueMs: QUEUE_MS } })
 
-  function state () { return streamedIngestState(lab.app.locals.ingest) }
+  function state () { return lab.app.locals.ingest.snapshot() }
 
   it('serves a request that waited longer than the deadline while places kept coming free', async function () {
     this.timeout(30000)

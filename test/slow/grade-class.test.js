@@ -1,9 +1,9 @@
 /**
- * A class in one table (grader/class.js, `npm run grade -- FOLDER --csv
+ * A class in one table (grader/card/class.js, `npm run grade -- FOLDER --csv
  * class.csv`): every submission in a folder graded in turn, one row each in
  * the CSV and in the HTML table beside it, every row with the same seed,
  * and a submission anywhere on disk may import the packages the exercises
- * allow (grader/allow-packages.js).
+ * allow (grader/student/allow-packages.js).
  *
  * The folder, made in the system's temporary folder, outside the lab:
  * exercise 3's solution as a folder (index.js and the starter.js it
@@ -18,11 +18,13 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { AREAS } from '../grader/index.js'
-import { COLUMNS, findSubmissions, gradeClass, parseCsv } from '../grader/class.js'
-import { ALLOW_PACKAGES_IMPORT, ALLOWED_PACKAGES } from '../grader/allow-packages.js'
-import { PROJECT_ROOT } from '../lib/config/options.js'
-import { smallSettings } from './grade-settings.js'
+import { AREAS, gradeClass } from '../../grader/index.js'
+import { COLUMNS } from '../../grader/card/class-rows.js'
+import { findSubmissions } from '../../grader/student/submission.js'
+import { ALLOW_PACKAGES_IMPORT, ALLOWED_PACKAGES } from '../../grader/student/packages.js'
+import { parseCsv } from '../csv.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { smallSettings } from '../grade-settings.js'
 
 const SMALL = smallSettings({ sizes: [2e6, 4e6, 8e6], concurrency: [1, 4], concurrencyBytes: 4e6 })
 

@@ -1,5 +1,5 @@
 /**
- * Inputs a handler cannot predict (grader/bodies.js): every body a grading
+ * Inputs a handler cannot predict (grader/checks/bodies.js): every body a grading
  * sends is drawn from a seed of the run's own (crypto random unless
  * --seed names one), and each is sent with and without a Content-Length.
  * The framing-table cheat (test/fixtures/cheats/framing-table.js: 411 to
@@ -15,19 +15,20 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { grade } from '../grader/index.js'
+import { cardJson, formatCard, grade } from '../../grader/index.js'
 import {
-  bombParams, brokenRecord, corrupt, currentSeed, escapes, everyTrap, generatedDocument, generatedSizes, layout,
+  bombParams, brokenRecord, corrupt, escapes, everyTrap, generatedDocument, generatedSizes, layout,
   lookalikeStrings, multiByte, truncated, withSeed
-} from '../grader/bodies.js'
-import { areaVerdicts, cardJson, formatCard, validateCardJson } from '../grader/card.js'
-import { PROJECT_ROOT } from '../lib/config/options.js'
-import { TABLE, TABLE_BYTES, TABLE_SEED } from './fixtures/cheats/framing-table.js'
-import { procAvailable } from '../lib/util/platform.js'
-import { smallSettings } from './grade-settings.js'
+} from '../../grader/checks/bodies.js'
+import { areaVerdicts } from '../../grader/card/card.js'
+import { validateCardJson } from '../../grader/card/card-json.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { TABLE, TABLE_BYTES, TABLE_SEED } from '../fixtures/cheats/framing-table.js'
+import { procAvailable } from '../../lib/util/platform.js'
+import { smallSettings } from '../grade-settings.js'
 
 // the body-size curve on SMALL's bodies, up to 24 MB: a buffering path's rise there is well past the
-// grader's noise floor (grader/settings.js noiseMiB), which the table's 2 to 8 MB bodies barely pass
+// grader's noise floor (grader/checks/settings.js noiseMiB), which the table's 2 to 8 MB bodies barely pass
 const SMALL = smallSettings({ concurrency: [1, 4], concurrencyBytes: TABLE_BYTES[1], speedBytes: TABLE_BYTES[2] })
 
 const HONEST = 'exercises/02-exact/solution.js'
@@ -76,7 +77,7 @@ describe('grading inputs a handler cannot predict', function () {
       async function seedAfterAWait (seed) {
         return withSeed(seed, async function run () {
           await new Promise(function later (resolve) { setTimeout(resolve, 20) })
-          return { current: currentSeed(), sizes: generatedSizes() }
+          return { current: (await generatedDocument({ size: 10, dir })).seed, sizes: generatedSizes() }
         })
       }
       const [a, b] = await Promise.all([seedAfterAWait(101), seedAfterAWait(202)])

@@ -3,14 +3,14 @@
  * the student's handler runs in a process of its own, which the grader
  * starts on a socket it opened, reads from /proc, and kills with its whole
  * tree before the card is written; the reference routes run in a lab the
- * student's code never runs in. Each cheat of issue 27 that forged a card
+ * student's code never runs in. Each cheat that forged a card
  * is kept as a fixture (test/fixtures/cheats/), graded here, and fails the
  * check it attacked: the cheat has no hold on the figure any more.
  *
  * Each fixture is graded once, up front, two at a time, on the areas its
- * cheat attacked, with bodies smaller than --quick (as test/grade.test.js
+ * cheat attacked, with bodies smaller than --quick (as test/slow/grade.test.js
  * grades). The framing-table cheat, which attacks the inputs rather than
- * the process, is test/grade-inputs.test.js's.
+ * the process, is test/slow/grade-inputs.test.js's.
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -18,14 +18,13 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { grade } from '../grader/index.js'
-import { formatCard } from '../grader/card.js'
-import { StudentProcess, StudentProcesses } from '../grader/student-process.js'
-import { send } from '../grader/client.js'
-import { PORTABLE_ENV, procAvailable } from '../lib/util/platform.js'
-import { psAvailable } from '../grader/ps-memory.js'
-import { PROJECT_ROOT } from '../lib/config/options.js'
-import { SMALL } from './grade-settings.js'
+import { formatCard, grade } from '../../grader/index.js'
+import { StudentProcess, StudentProcesses } from '../../grader/student/student-process.js'
+import { send } from '../../grader/checks/client.js'
+import { PORTABLE_ENV, procAvailable } from '../../lib/util/platform.js'
+import { psAvailable } from '../../grader/process/ps-memory.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { SMALL } from '../grade-settings.js'
 
 /** test/fixtures/cheats/detached-rewriter.js's marks (not imported: importing it would run the cheat here) */
 const REWRITER_MARK = 'streamlab-cheat-card-rewriter'
@@ -43,7 +42,7 @@ const RUNS = Object.freeze({
   delaysOthers: [`${CHEATS}/delays-other-routes.js`, ['speed']]
 })
 
-describe('grading apart: the cheats of issue 27', function () {
+describe('grading apart: the cheats that forged a card', function () {
   const cards = {}
 
   before(async function gradeEveryCheat () {
@@ -201,7 +200,7 @@ describe('grading apart: the cheats of issue 27', function () {
 
     it('imports the packages the exercises allow from a handler outside the project, in the same isolation', async function () {
       this.timeout(30_000)
-      if (!fs.existsSync(path.join(PROJECT_ROOT, 'grader', 'allow-packages.js'))) this.skip()
+      if (!fs.existsSync(path.join(PROJECT_ROOT, 'grader', 'student', 'allow-packages.js'))) this.skip()
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-outside-'))
       // readable by others, as a user of the process's own needs
       fs.chmodSync(dir, 0o755)

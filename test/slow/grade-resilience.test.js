@@ -12,10 +12,9 @@
  * a body's end that never comes (test/fixtures/resilience/polls-for-end.js).
  */
 import assert from 'node:assert/strict'
-import { grade } from '../grader/index.js'
-import { formatCard } from '../grader/card.js'
-import { PENDING_WAIT, pendingWait } from '../grader/checks/resilience.js'
-import { procAvailable } from '../lib/util/platform.js'
+import { formatCard, grade } from '../../grader/index.js'
+import { PENDING_WAIT, pendingWait } from '../../grader/checks/settings.js'
+import { procAvailable } from '../../lib/util/platform.js'
 
 const SETTINGS = Object.freeze({ concurrencyBytes: 4e6, aborts: 5, requestMs: 15000 })
 

@@ -1,6 +1,6 @@
 /**
  * Grading a service (npm run grade -- --url URL [--start "CMD"] [--pid N],
- * grader/service.js): the handler's checks aimed at an ingest endpoint in
+ * grader/service/): the handler's checks aimed at an ingest endpoint in
  * another stack. The examples of examples/services/ (Node's own http
  * module, buffering and streaming; Python's standard library, buffering;
  * Fastify's JSON parser with bodyLimit) are started by the grader with
@@ -9,7 +9,7 @@
  * is graded by its pid, and with no pid at all.
  *
  * Every card is graded once, up front, two at a time, on settings smaller
- * than --quick (as test/grade.test.js grades handlers), and only in the
+ * than --quick (as test/slow/grade.test.js grades handlers), and only in the
  * areas each spec is about. The memory assertions are verdicts, whose
  * margins are wide: a buffering service grows by hundreds of MiB per 100 MB
  * against a limit of 25; where there is no /proc the peak is sampled with
@@ -22,13 +22,14 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { gradeService, CHECKS } from '../grader/index.js'
-import { areaVerdicts, cardJson, formatCard, validateCardJson } from '../grader/card.js'
-import { classifyUrl } from '../grader/service.js'
-import { PROJECT_ROOT } from '../lib/config/options.js'
-import { procAvailable } from '../lib/util/platform.js'
-import { psAvailable } from '../grader/ps-memory.js'
-import { SMALL } from './grade-settings.js'
+import { cardJson, classifyUrl, formatCard, gradeService } from '../../grader/index.js'
+import { CHECKS } from '../../grader/checks/index.js'
+import { areaVerdicts } from '../../grader/card/card.js'
+import { validateCardJson } from '../../grader/card/card-json.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { procAvailable } from '../../lib/util/platform.js'
+import { psAvailable } from '../../grader/process/ps-memory.js'
+import { SMALL } from '../grade-settings.js'
 
 /** The deadline of a bomb for the service that never answers one: each of its three bombs costs one. */
 const HANG_BOMB_MS = 3000

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import zlib from 'node:zlib'
-import { startLab, post } from './helpers.js'
-import { readPeakRss, resetPeakRss } from '../lib/metrics/peak.js'
+import { startLab, post } from '../helpers.js'
+import { readPeakRss, resetPeakRss } from '../../lib/metrics/peak.js'
 
 const MiB = 1024 * 1024
 

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ParseCostMeter, projectParseCost } from '../lib/json/parse-cost.js'
+import { ParseCostMeter, projectParseCost } from '../../lib/json/parse-cost.js'
 
 const run = promisify(execFile)
-const PROBE = fileURLToPath(new URL('./fixtures/parse-cost-probe.js', import.meta.url))
+const PROBE = fileURLToPath(new URL('../fixtures/parse-cost-probe.js', import.meta.url))
 const MiB = 1024 * 1024
 /**
  * What RSS may take beyond the projection: the pages the young generation

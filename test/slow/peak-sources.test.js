@@ -6,9 +6,9 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { procAvailable } from '../lib/util/platform.js'
+import { procAvailable } from '../../lib/util/platform.js'
 
-const SCRIPT = fileURLToPath(new URL('../scripts/peak-sources.js', import.meta.url))
+const SCRIPT = fileURLToPath(new URL('../../scripts/peak-sources.js', import.meta.url))
 const run = promisify(execFile)
 
 describe('npm run peaks', function () {

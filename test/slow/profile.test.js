@@ -9,12 +9,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { DEFAULTS } from '../lib/config/options.js'
-import { clinicRefusal, readProfileArgs } from '../scripts/profile.js'
-import { procAvailable } from '../lib/util/platform.js'
+import { DEFAULTS } from '../../lib/config/options.js'
+import { readProfileArgs } from '../../scripts/profile.js'
+import { clinicRefusal } from '../../scripts/profile/clinic.js'
+import { procAvailable } from '../../lib/util/platform.js'
 
 const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../scripts/profile.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../scripts/profile.js', import.meta.url))
 
 /** Every frame of a profile's call tree (heap profiles nest `children` objects). */
 function framesOf (node, frames = []) {
@@ -30,6 +31,9 @@ async function mainThreadFile (dir, ext) {
   assert.equal(main.length, 1, `one main-thread ${ext} in ${names.join(', ')}`)
   return path.join(dir, main[0])
 }
+
+/** The app factory's file, as a frame's url ends (`file://` + the path). */
+const APP_PATH = new URL('../../app.js', import.meta.url).pathname
 
 function fromLab (file) {
   return function isLabFrame (frame) { return frame.url.endsWith(file) }
@@ -60,7 +64,7 @@ describe('npm run profile', function () {
     assert.ok(profile.samples.length > 100, `${profile.samples.length} allocation samples`)
     const frames = framesOf(profile.head)
     // what the app factory built is still held when the profile is written
-    assert.ok(frames.some(function built (f) { return f.functionName === 'createApp' && f.url.endsWith('/lib/http/app.js') }), 'createApp in the tree')
+    assert.ok(frames.some(function built (f) { return f.functionName === 'createApp' && f.url.endsWith(APP_PATH) }), 'createApp in the tree')
     // no assertion on /good's own frames: --heap-prof keeps the samples of what was still live when the
     // lab exited (docs/profiling.md), and whether one of the load's collected buffers is among them is luck
     assert.ok(!frames.some(fromLab('/lib/supervisor/supervisor.js')), 'no supervisor frames')

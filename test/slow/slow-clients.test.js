@@ -3,19 +3,15 @@
  * 408 (on every route that reads a body), and connections and /metrics
  * streams past their caps get 503 JSON with Retry-After. Every cap gives its
  * place back when its client leaves. Limits are tiny and margins wide: the
- * specs wait for outcomes, never for a clock.
+ * specs wait for outcomes, never for a clock. The options of these limits are
+ * test/client-limit-options.test.js's.
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import net from 'node:net'
 import zlib from 'node:zlib'
 import { setTimeout as delay } from 'node:timers/promises'
-import { startLab, post } from './helpers.js'
-import { normalizeOptions } from '../lib/config/options.js'
-import { createLabServer, normalizeServerOptions } from '../lib/http/server.js'
-import { createMetricsHub } from '../lib/metrics/stream.js'
-import { createLabEvents } from '../lib/util/lab-events.js'
-import { createSampler } from '../lib/metrics/sampler.js'
+import { startLab, post } from '../helpers.js'
 
 const SMALL = zlib.gzipSync(JSON.stringify({ items: [{ id: 1 }, { id: 2 }] }))
 
@@ -292,44 +288,5 @@ describe('the /metrics stream cap', function () {
     const again = await openStream(`${lab.url}/metrics?interval=100`)
     streams.push(again)
     assert.equal(again.status, 200)
-  })
-})
-
-describe('the options of these limits', function () {
-  it('normalises limits.minBodyRate and limits.bodyRateWindowMs, with a TypeError for bad values', function () {
-    const opts = normalizeOptions()
-    assert.equal(opts.limits.bodyIdleMs, 10_000)
-    assert.equal(opts.limits.minBodyRate, 4096)
-    assert.equal(opts.limits.bodyRateWindowMs, 10_000)
-    assert.equal(normalizeOptions({ limits: { minBodyRate: 0 } }).limits.minBodyRate, 0)
-    assert.throws(function () { normalizeOptions({ limits: { minBodyRate: -1 } }) }, TypeError)
-    assert.throws(function () { normalizeOptions({ limits: { minBodyRate: 1.5 } }) }, TypeError)
-    assert.throws(function () { normalizeOptions({ limits: { bodyRateWindowMs: 0 } }) }, TypeError)
-  })
-
-  it('normalises maxConnections, with a TypeError for bad values and the caller\'s object unchanged', function () {
-    const given = Object.freeze({ maxConnections: 7 })
-    const settings = normalizeServerOptions(given)
-    assert.equal(settings.maxConnections, 7)
-    assert.equal(settings.headersTimeout, 10_000)
-    assert.ok(Object.isFrozen(settings))
-    assert.equal(normalizeServerOptions().maxConnections, 512)
-    for (const bad of [0, -1, 2.5, '10', null]) {
-      assert.throws(function () { normalizeServerOptions({ maxConnections: bad }) }, TypeError, String(bad))
-    }
-    assert.throws(function () { createLabServer(function noApp () {}, { maxConnections: 0 }) }, TypeError)
-  })
-
-  it('normalises the hub\'s maxClients, with a TypeError for bad values', function () {
-    const events = createLabEvents()
-    const sampler = createSampler()
-    try {
-      for (const bad of [0, -1, 1.5, 'many']) {
-        assert.throws(function () { createMetricsHub({ events, sampler, maxClients: bad }) }, TypeError, String(bad))
-      }
-      createMetricsHub({ events, sampler, maxClients: 1 }).close()
-    } finally {
-      sampler.close()
-    }
   })
 })

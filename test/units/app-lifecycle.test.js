@@ -1,5 +1,5 @@
 /**
- * One lifecycle (issue 17, item 4): an app keeps what it holds to itself, and
+ * One lifecycle (whoever starts it closes it): an app keeps what it holds to itself, and
  * `app.close()` stops everything it started. Two apps in one process do not
  * see each other's requests; an app that served /good (its parse threads at
  * work) and /metrics (its sampler and a stream) leaves no handle, timer or
@@ -11,8 +11,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import zlib from 'node:zlib'
 import { startLab, post } from '../helpers.js'
-import { createApp } from '../../lib/http/app.js'
-import { streamedIngestState } from '../../lib/ingest/streamed.js'
+import { createApp } from '../../app.js'
 
 /** A body that inflates past ingest.inlineParse (64 KiB), so its batches go to the parse threads. */
 const BODY = zlib.gzipSync(JSON.stringify({
@@ -109,7 +108,7 @@ describe('the app lifecycle', function () {
       assert.notEqual(a, b)
       assert.notEqual(a.pool, b.pool)
       assert.notEqual(a.budget, b.budget)
-      assert.notEqual(a.gate, b.gate)
+      assert.notEqual(a.pipelines.gate, b.pipelines.gate)
       assert.notEqual(a.largeRecordGate, b.largeRecordGate)
       assert.notEqual(one.app.locals.admission, two.app.locals.admission)
       assert.notEqual(one.app.locals.sampler, two.app.locals.sampler)
@@ -121,9 +120,9 @@ describe('the app lifecycle', function () {
       two.app.locals.events.on('request', recordTwo)
       try {
         const upload = heldUpload(one.port, BODY)
-        await waitFor(function oneStreams () { return streamedIngestState(one.app.locals.ingest).active === 1 })
-        assert.equal(streamedIngestState(two.app.locals.ingest).active, 0)
-        assert.deepEqual(streamedIngestState(two.app.locals.ingest), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
+        await waitFor(function oneStreams () { return one.app.locals.ingest.snapshot().active === 1 })
+        assert.equal(two.app.locals.ingest.snapshot().active, 0)
+        assert.deepEqual(two.app.locals.ingest.snapshot(), { active: 0, queued: 0, budgetUsed: 0, waiting: 0, gathering: 0 })
         const metricsOne = await (await fetch(`${one.url}/metrics`, { headers: { accept: 'application/json' } })).json()
         const metricsTwo = await (await fetch(`${two.url}/metrics`, { headers: { accept: 'application/json' } })).json()
         assert.equal(metricsOne.requestsInFlight, 1)
@@ -133,7 +132,7 @@ describe('the app lifecycle', function () {
         assert.equal(answer.status, 200)
         assert.equal(answer.body.summary.items, 5000)
         assert.deepEqual(seenByTwo, [])
-        await waitFor(function oneIdle () { return streamedIngestState(one.app.locals.ingest).active === 0 })
+        await waitFor(function oneIdle () { return one.app.locals.ingest.snapshot().active === 0 })
       } finally {
         two.app.locals.events.removeListener('request', recordTwo)
       }

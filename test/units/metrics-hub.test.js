@@ -8,7 +8,8 @@ import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LabError } from '../../lib/errors/index.js'
-import { FORWARDED_EVENTS, createMetricsHub } from '../../lib/metrics/stream.js'
+import { createMetricsHub } from '../../lib/metrics/stream.js'
+import { FORWARDED_EVENTS } from '../../lib/metrics/hub-options.js'
 
 /** A sampler the spec drives: `tick(interval, sample)` is a sample at that interval. */
 function fakeSampler (interval = 100) {

@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
-import { LatestResults, RESULTS_KEPT, createOutcomes } from '../../lib/metrics/outcomes.js'
+import { LatestResults, createOutcomes } from '../../lib/metrics/outcomes.js'
+
+/** Experiments the shelf keeps a result of: more than the registry holds. */
+const RESULTS_KEPT = 16
 
 /** The events of one finished run, as the experiment engine emits them. */
 function finishedRun (id, name, time, result, params = { size: id }) {

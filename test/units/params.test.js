@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { refusal } from '../helpers.js'
 import {
-  choiceEntry, deepFreeze, enumParam, givenParams, integerEntry, integerParam, isPresent, listEntry, normalizeBySchema,
+  choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, listEntry, normalizeBySchema,
   round, sizeEntry, sizeParam, stepsUpTo, sweepEntry, sweepLevels
 } from '../../lib/experiments/params.js'
 
@@ -76,11 +76,13 @@ describe('normalizeBySchema', function () {
 })
 
 describe('the single-parameter checks', function () {
-  it('integerParam takes digits or a whole number from min to max', function () {
-    assert.equal(integerParam('n', '0', 0, 5), 0)
-    assert.equal(integerParam('n', 5, 0, 5), 5)
-    for (const value of ['-1', '6', '1e2', ' 3', 2.5, NaN, null]) {
-      assert.deepEqual(refusal(function refused () { integerParam('n', value, 0, 5) }).allowed, 'an integer from 0 to 5', String(value))
+  it('an integer entry takes digits or a whole number from min to max', function () {
+    const schema = [{ name: 'n', type: 'integer', min: 0, max: 5, default: null }]
+    assert.equal(normalizeBySchema(schema, { n: '0' }).n, 0)
+    assert.equal(normalizeBySchema(schema, { n: 5 }).n, 5)
+    assert.equal(normalizeBySchema(schema, { n: null }).n, null, 'null: not given, the default')
+    for (const value of ['-1', '6', '1e2', ' 3', 2.5, NaN]) {
+      assert.deepEqual(refusal(function refused () { normalizeBySchema(schema, { n: value }) }).allowed, 'an integer from 0 to 5', String(value))
     }
   })
 
@@ -91,9 +93,10 @@ describe('the single-parameter checks', function () {
     assert.deepEqual([error.parameter, error.value, error.allowed], ['params.bytes', '2GB', 'a byte size from 1 to 1000000000 bytes, e.g. 15MB or 1.5GiB'])
   })
 
-  it('enumParam compares as text, so 65536 matches "65536"', function () {
-    assert.equal(enumParam('hwm', 65536, ['4096', '65536']), '65536')
-    assert.equal(refusal(function other () { enumParam('hwm', '1', ['4096', '65536']) }).allowed, 'one of 4096, 65536')
+  it('an enum entry compares as text, so 65536 matches "65536"', function () {
+    const schema = [{ name: 'hwm', type: 'enum', values: ['4096', '65536'], default: '4096' }]
+    assert.equal(normalizeBySchema(schema, { hwm: 65536 }).hwm, '65536')
+    assert.equal(refusal(function other () { normalizeBySchema(schema, { hwm: '1' }) }).allowed, 'one of 4096, 65536')
   })
 })
 

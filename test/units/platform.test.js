@@ -4,18 +4,24 @@
  * platform.
  */
 import assert from 'node:assert/strict'
-import { isPortable, procAvailable } from '../../lib/util/platform.js'
+import { fileURLToPath } from 'node:url'
+import { procAvailable } from '../../lib/util/platform.js'
 import { peakSourceLabel } from '../../lib/metrics/peak.js'
-import { chromiumCandidates, chromiumMissingMessage, findChromium } from '../../lib/measure/chromium.js'
+import { chromiumMissingMessage, findChromium } from '../../lib/measure/chromium.js'
+
+/** A file that is there to read, standing in for /proc/self/status on any machine. */
+const READABLE = fileURLToPath(import.meta.url)
 
 describe('lib/util/platform.js', function () {
   it('turns portable mode on for STREAMLAB_PORTABLE=1 (or any word but 0 and false), off when unset', function () {
-    assert.equal(isPortable({}), false)
-    assert.equal(isPortable({ STREAMLAB_PORTABLE: '' }), false)
-    assert.equal(isPortable({ STREAMLAB_PORTABLE: '0' }), false)
-    assert.equal(isPortable({ STREAMLAB_PORTABLE: 'False' }), false)
-    assert.equal(isPortable({ STREAMLAB_PORTABLE: '1' }), true)
-    assert.equal(isPortable({ STREAMLAB_PORTABLE: 'yes' }), true)
+    // portable mode takes /proc away even where it is there to read
+    function portable (env) { return !procAvailable({ env, platform: 'linux', probe: READABLE }) }
+    assert.equal(portable({}), false)
+    assert.equal(portable({ STREAMLAB_PORTABLE: '' }), false)
+    assert.equal(portable({ STREAMLAB_PORTABLE: '0' }), false)
+    assert.equal(portable({ STREAMLAB_PORTABLE: 'False' }), false)
+    assert.equal(portable({ STREAMLAB_PORTABLE: '1' }), true)
+    assert.equal(portable({ STREAMLAB_PORTABLE: 'yes' }), true)
   })
 
   it('reads /proc only on Linux, with /proc there, outside portable mode', function () {
@@ -23,7 +29,7 @@ describe('lib/util/platform.js', function () {
     assert.equal(procAvailable({ env: {}, platform: 'darwin' }), false)
     assert.equal(procAvailable({ env: {}, platform: 'win32' }), false)
     assert.equal(procAvailable({ env: {}, platform: 'linux', probe: '/nonexistent/streamlab/status' }), false)
-    if (process.platform === 'linux' && !isPortable()) {
+    if (process.platform === 'linux' && procAvailable({ env: process.env, platform: 'linux', probe: READABLE })) {
       assert.equal(procAvailable({ env: {}, platform: 'linux' }), true)
     }
   })
@@ -53,12 +59,12 @@ describe('lib/measure/chromium.js', function () {
       '/usr/bin/google-chrome')
     const mac = '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome'
     assert.equal(findChromium({ env: { HOME: '/Users/ada' }, platform: 'darwin', exists: only(mac) }).path, mac)
-    assert.ok(chromiumCandidates('darwin', { HOME: '/Users/ada' })
+    assert.ok(findChromium({ env: { HOME: '/Users/ada' }, platform: 'darwin', exists: only() }).tried
       .includes('/Users/ada/Applications/Chromium.app/Contents/MacOS/Chromium'))
     const env = { PROGRAMFILES: 'C:\\Program Files', 'PROGRAMFILES(X86)': 'C:\\Program Files (x86)', LOCALAPPDATA: 'C:\\Users\\ada\\AppData\\Local' }
     const edge = 'C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe'
     assert.equal(findChromium({ env, platform: 'win32', exists: only(edge) }).path, edge)
-    assert.ok(chromiumCandidates('win32', env).includes('C:\\Users\\ada\\AppData\\Local\\Google\\Chrome\\Application\\chrome.exe'))
+    assert.ok(findChromium({ env, platform: 'win32', exists: only() }).tried.includes('C:\\Users\\ada\\AppData\\Local\\Google\\Chrome\\Application\\chrome.exe'))
   })
 
   it('says where it looked and how to point it at a browser when there is none', function () {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
-import { PeakSampler } from '../../lib/metrics/peak-sampler.js'
+import { PeakSampler } from '../../../lib/metrics/peak-sampler.js'
 
 const MiB = 1024 * 1024
 
