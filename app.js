@@ -14,6 +14,8 @@ import { notFound, serverClosing } from './lib/errors/index.js'
 import { sendError } from './lib/http/send-error.js'
 import { methodGuard } from './lib/limits/method-guard.js'
 import { createSampler } from './lib/metrics/sampler.js'
+import { createHeldLedger } from './lib/metrics/held.js'
+import { INGEST_STAGES } from './lib/ingest/sequence.js'
 import { createDatabase } from './lib/db/database.js'
 import { normalizeDatabaseOptions } from './lib/db/options.js'
 import { createIngestState } from './lib/ingest/state.js'
@@ -144,7 +146,9 @@ function wireApp (app, opts, closers, closing) {
   const admission = createAdmission({ budget: opts.memoryBudget })
   app.locals.admission = admission
   closers.push(function closeAdmission () { admission.close() })
-  app.use(ingestRoutes(opts, events, admission, { state: ingest, readPeak: peakReader.read }))
+  // what each ingest request holds, by stage: the routes write it, the sampler reads it into each sample
+  const held = createHeldLedger(INGEST_STAGES)
+  app.use(ingestRoutes(opts, events, admission, { state: ingest, readPeak: peakReader.read, held }))
   // routes the caller brings (the grader's POST /student, grader/lab/lab-child.js): behind the guard and
   // the body deadline like every route, and before the lab's own API, which they may answer first
   if (opts.extraRoutes !== undefined) {
@@ -152,7 +156,7 @@ function wireApp (app, opts, closers, closing) {
     app.use(opts.extraRoutes)
   }
   // samples only while something subscribes (/metrics clients, experiments)
-  const sampler = createSampler()
+  const sampler = createSampler({ held })
   app.locals.sampler = sampler
   closers.push(function closeSampler () { sampler.close() })
   const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota })

@@ -6,7 +6,8 @@
  * (lib/ingest/README.md); each route names its own.
  */
 import express from 'express'
-import { ingestRoute } from '../lib/ingest/sequence.js'
+import { ingestRoute, INGEST_STAGES } from '../lib/ingest/sequence.js'
+import { createHeldLedger } from '../lib/metrics/held.js'
 import { buffered } from '../lib/ingest/buffered.js'
 import { streamed } from '../lib/ingest/streamed.js'
 import { expressJsonRoute } from '../lib/ingest/json-middleware.js'
@@ -16,12 +17,14 @@ import { streamparser } from '../lib/ingest/streamparser.js'
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] the app's memory admission
- * @param {{ state: import('../lib/ingest/state.js').IngestState, readPeak?: () => { bytes: number } }} ingest
- *   what the app holds for /good (its threads and budgets), and how it reads the kernel's peak
+ * @param {{ state: import('../lib/ingest/state.js').IngestState, readPeak?: () => { bytes: number },
+ *   held?: import('../lib/metrics/held.js').HeldLedger }} ingest
+ *   what the app holds for /good (its threads and budgets), how it reads the kernel's peak, and the
+ *   ledger of what each request holds by stage that the app's samples read
  */
-export function ingestRoutes (opts, events, admission, { state, readPeak } = {}) {
+export function ingestRoutes (opts, events, admission, { state, readPeak, held = createHeldLedger(INGEST_STAGES) } = {}) {
   const router = express.Router({ caseSensitive: true, strict: true })
-  const lab = { opts, events, admission, state, readPeak, inflight: 0 }
+  const lab = { opts, events, admission, state, readPeak, held, inflight: 0 }
   router.post('/bad', ingestRoute(buffered, lab))
   router.post('/good', ingestRoute(streamed, lab))
   // express.json() on this route only, never app-wide: the other routes read their bodies themselves

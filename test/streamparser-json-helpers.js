@@ -11,7 +11,8 @@ import zlib from 'node:zlib'
 import { Readable } from 'node:stream'
 import { parseBuffered, post } from './helpers.js'
 import { streamparser } from '../lib/ingest/streamparser.js'
-import { ingestRoute } from '../lib/ingest/sequence.js'
+import { ingestRoute, INGEST_STAGES } from '../lib/ingest/sequence.js'
+import { createHeldLedger } from '../lib/metrics/held.js'
 import { DEFAULTS, normalizeOptions } from '../lib/config/options.js'
 import { findJsonError } from '../lib/json/validate.js'
 import { findTooDeep } from '../lib/parse/tally.js'
@@ -110,7 +111,7 @@ export async function ingestInReads (reads, { query = {}, limits = {} } = {}) {
   req.complete = false
   req.once('end', function completed () { req.complete = true })
   const opts = normalizeOptions({ resetPeakPerRequest: false, limits: { bodyIdleMs: 0, ...limits } })
-  const lab = { opts, events: new EventEmitter(), readPeak: function noPeak () { return { bytes: 0, source: 'none' } }, inflight: 0 }
+  const lab = { opts, events: new EventEmitter(), readPeak: function noPeak () { return { bytes: 0, source: 'none' } }, held: createHeldLedger(INGEST_STAGES), inflight: 0 }
   const res = { locals: {}, once: function noClose () {}, json: function answer (body) { res.body = body } }
   try {
     await ingestRoute(streamparser, lab)(req, res)

@@ -35,16 +35,17 @@ const UNGUARDED = Object.freeze({
  *   `holds`: what twice the Content-Length is, for the refusal's message; `unguarded`: no budget at
  *   all (/bad with `unsafeBad`: the zip bomb's demonstration needs the worker to die)
  * @param {{ opts: object, admission?: object }} lab
+ * @param {import('../metrics/held.js').Holding} holding what the request holds, by stage: passed on in the place
  * @returns {Promise<object>} what `route.ingest` found
  */
-export async function admitWithinBudget (req, plan, route, lab) {
+export async function admitWithinBudget (req, plan, route, lab, holding) {
   const { opts, admission } = lab
   const guarded = admission?.enabled === true && route.unguarded?.(opts) !== true
   const reservation = guarded ? admission.reserve(0, { route: route.name, what: 'this body' }) : UNGUARDED
   try {
     const length = Number(req.headers['content-length'])
     if (Number.isSafeInteger(length) && length >= 0) reservation.grow(2 * length, route.holds)
-    return await route.ingest(req, plan, { reservation }, lab)
+    return await route.ingest(req, plan, { reservation, holding }, lab)
   } finally {
     reservation.release()
   }
@@ -58,7 +59,7 @@ export async function admitWithinBudget (req, plan, route, lab) {
  * @param {{ opts: object, state: { pipelines: PipelinePlaces }, admission?: object }} lab
  * @returns {Promise<object>} what `route.ingest` found
  */
-export async function admitToPipeline (req, plan, route, lab) {
+export async function admitToPipeline (req, plan, route, lab, holding) {
   const places = lab.state.pipelines
   const leavePipeline = await waitForPipeline(req, places, { queueMs: lab.opts.ingest.queueMs, minRate: lab.opts.limits.minBodyRate })
   places.active++
@@ -71,7 +72,7 @@ export async function admitToPipeline (req, plan, route, lab) {
   }
   places.streaming.add(streaming)
   try {
-    return await route.ingest(req, plan, { reservation: null, streaming: places.active }, lab)
+    return await route.ingest(req, plan, { reservation: null, streaming: places.active, holding }, lab)
   } finally {
     places.streaming.delete(streaming)
     stopWatching()
@@ -86,10 +87,10 @@ export async function admitToPipeline (req, plan, route, lab) {
  * @param {{ admission?: object }} lab
  * @returns {Promise<object>} what `route.ingest` found
  */
-export async function admitToStream (req, plan, route, lab) {
+export async function admitToStream (req, plan, route, lab, holding) {
   const stopWatching = lab.admission?.watchGarbage() ?? nothingWatched
   try {
-    return await route.ingest(req, plan, { reservation: null }, lab)
+    return await route.ingest(req, plan, { reservation: null, holding }, lab)
   } finally {
     stopWatching()
   }

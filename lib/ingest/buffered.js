@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto'
 import { isAscii } from 'node:buffer'
+import { getHeapStatistics } from 'node:v8'
 import { negotiateBody } from './negotiate.js'
 import { admitWithinBudget } from './admit.js'
 import { readWhole, requestBody } from './read.js'
@@ -58,7 +59,7 @@ function declaredSize (gzip) {
  * `maxOutputLength` makes sure a body that lies (a zip bomb) cannot pass
  * what the budget had free when it started.
  */
-async function inflateWithinBudget (body, layers, limit, unsafe, reservation) {
+async function inflateWithinBudget (body, layers, limit, unsafe, reservation, holding) {
   let cap = limit
   let held = 0
   function reserveLayer (data) {
@@ -80,7 +81,7 @@ async function inflateWithinBudget (body, layers, limit, unsafe, reservation) {
   }
   try {
     // unsafe: no guard at all, as in the benchmark the lab reproduces (a zip bomb's demonstration)
-    return await inflateWhole(body, layers, unsafe ? {} : { capFor: reserveLayer, afterLayer: keepLayer })
+    return await inflateWhole(body, layers, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') {
       // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to
@@ -104,8 +105,14 @@ function checkDepth (inflated, maxDepth) {
   throw tooDeep(maxDepth, deep)
 }
 
-/** Parse everything at once and pick the records the format names. */
-function parseWhole (inflated, format, reservation, maxDepth) {
+/**
+ * Parse everything at once and pick the records the format names. The
+ * holding is told of the string (two bytes a character once any byte is
+ * past ASCII, as lib/json/parse-cost.js takes it) and of what JSON.parse built, read as the growth of
+ * V8's used heap across the call (a collection inside it can only lower
+ * that figure).
+ */
+function parseWhole (inflated, format, reservation, maxDepth, holding) {
   const tally = createTally()
   const meter = new ParseCostMeter()
   meter.write(inflated)
@@ -130,13 +137,21 @@ function parseWhole (inflated, format, reservation, maxDepth) {
   const projected = meter.result({ chars: text.length })
   reservation.shrink(stringBound - projected.sourceString)
   reservation.grow(projected.values, 'parsing this body')
+  holding.set('parse', projected.sourceString)
   let doc
+  const heapBefore = usedHeap()
   try {
     doc = JSON.parse(text)
   } catch (err) {
     throw toJsonError(locateJsonError(inflated, 0, inflated.length, err))
   }
+  holding.set('parse', projected.sourceString + Math.max(0, usedHeap() - heapBefore))
   return tallyRecords(tally, recordsOf(doc, format))
+}
+
+/** Bytes in use on V8's heap: read before and after JSON.parse. */
+function usedHeap () {
+  return getHeapStatistics().used_heap_size
 }
 
 /**
@@ -144,17 +159,18 @@ function parseWhole (inflated, format, reservation, maxDepth) {
  * parse it as one string.
  * @param {import('express').Request} req
  * @param {{ layers: number, format: string|null }} plan what negotiateBody read from the headers
- * @param {{ reservation: import('../limits/admission.js').Reservation }} place what admitWithinBudget reserved
+ * @param {{ reservation: import('../limits/admission.js').Reservation, holding: import('../metrics/held.js').Holding }} place
+ *   what admitWithinBudget reserved, and where each stage says what it holds
  * @param {{ opts: object }} lab normalised app options
  * @returns {Promise<object>} the figures of the summary
  */
-async function ingestBuffered (req, plan, { reservation }, { opts }) {
+async function ingestBuffered (req, plan, { reservation, holding }, { opts }) {
   const { limits } = opts
-  const body = await readWhole(requestBody(req, { idleMs: limits.bodyIdleMs }), countAndReserve(req, limits.compressed, reservation))
+  const body = await readWhole(requestBody(req, { idleMs: limits.bodyIdleMs }), countAndReserve(req, limits.compressed, reservation), holding)
   reservation.shrink(reservation.bytes - body.length) // the chunks are garbage now: what stays is the one Buffer
-  const inflated = await inflateWithinBudget(body, plan.layers, limits.inflated, opts.unsafeBad, reservation)
+  const inflated = await inflateWithinBudget(body, plan.layers, limits.inflated, opts.unsafeBad, reservation, holding)
   const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
   const sha256 = createHash('sha256').update(inflated).digest('hex')
-  const tally = parseWhole(inflated, format, reservation, limits.depth)
+  const tally = parseWhole(inflated, format, reservation, limits.depth, holding)
   return { format, tally: finishTally(tally), inflatedBytes: inflated.length, compressedBytes: body.length, sha256 }
 }

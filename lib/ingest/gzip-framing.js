@@ -12,10 +12,8 @@
  * byte.
  */
 import zlib from 'node:zlib'
-import { promisify } from 'node:util'
+import { kMaxLength } from 'node:buffer'
 import { gzipTrailingData } from '../errors/index.js'
-
-const gunzip = promisify(zlib.gunzip)
 
 /**
  * The first byte of `bytes[from..]` that is not zero padding, as an error, or null.
@@ -31,18 +29,55 @@ function paddingError (bytes, from, base) {
 }
 
 /**
- * Inflate a whole gzip body at once, as /bad does (`zlib.gunzip`), then
- * hold what zlib left unread to the padding rule.
+ * Inflate a whole gzip body at once, as `zlib.gunzip` does (its output
+ * chunks gathered and joined, `maxOutputLength` checked as they come), on an
+ * engine of our own so that what it has gathered can be read meanwhile
+ * (`progress`); then hold what zlib left unread to the padding rule.
  * @param {Buffer} body
  * @param {zlib.ZlibOptions} [options] e.g. `maxOutputLength`
+ * @param {(gathered: () => number) => void} [progress] given a reader of the bytes gathered so far
  * @returns {Promise<Buffer>}
  */
-async function gunzipWhole (body, options = {}) {
-  const { buffer, engine } = await gunzip(body, { ...options, info: true })
-  const error = paddingError(body, engine.bytesWritten, 0)
-  if (error) throw error
-  return buffer
+function gunzipWhole (body, options = {}, progress = noProgress) {
+  return new Promise(function inflate (resolve, reject) {
+    const engine = new zlib.Gunzip(options)
+    const max = options.maxOutputLength ?? kMaxLength
+    const chunks = []
+    let gathered = 0
+    let settled = false
+    progress(function gatheredSoFar () { return gathered })
+    function fail (err) {
+      if (settled) return
+      settled = true
+      engine.close()
+      reject(err)
+    }
+    engine.on('data', function gather (chunk) {
+      chunks.push(chunk)
+      gathered += chunk.length
+      if (gathered > max) fail(bufferTooLarge(max))
+    })
+    engine.once('error', fail)
+    engine.once('end', function joined () {
+      if (settled) return
+      settled = true
+      const error = paddingError(body, engine.bytesWritten, 0)
+      if (error) reject(error)
+      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, gathered))
+      engine.close()
+    })
+    engine.end(body)
+  })
 }
+
+/** zlib's own refusal of an output past `maxOutputLength`, as `zlib.gunzip` gives it. */
+function bufferTooLarge (max) {
+  const error = new RangeError(`Cannot create a Buffer larger than ${max} bytes`)
+  error.code = 'ERR_BUFFER_TOO_LARGE'
+  return error
+}
+
+function noProgress () {}
 
 /** As gunzipWhole, in one synchronous call: no trip to zlib's thread pool and back. */
 function gunzipWholeSync (body, options = {}) {
@@ -59,18 +94,26 @@ function gunzipWholeSync (body, options = {}) {
  * @param {Buffer} body
  * @param {number} layers
  * @param {{ sync?: boolean, capFor?: (data: Buffer, layer: number) => number|undefined,
- *   afterLayer?: (data: Buffer, layer: number) => void }} [how]
+ *   afterLayer?: (data: Buffer, layer: number) => void, holding?: import('../metrics/held.js').Holding }} [how]
  *   `sync`: zlib's synchronous call, for a body too small to be worth zlib's thread pool;
- *   `capFor`: the layer's `maxOutputLength` (undefined: none); `afterLayer`: sees each layer's output
+ *   `capFor`: the layer's `maxOutputLength` (undefined: none); `afterLayer`: sees each layer's output;
+ *   `holding`: told what the inflate stage holds (the layer's input past the first, what zlib has gathered)
  * @returns {Promise<Buffer>}
  * @throws zlib's errors as they are (`ERR_BUFFER_TOO_LARGE` past a cap), and 400 `gzip.trailing.data`
  */
-export async function inflateWhole (body, layers, { sync = false, capFor = noCap, afterLayer = nothingAfter } = {}) {
+export async function inflateWhole (body, layers, { sync = false, capFor = noCap, afterLayer = nothingAfter, holding } = {}) {
   let data = body
   for (let layer = 0; layer < layers; layer++) {
     const cap = capFor(data, layer)
     const options = cap === undefined ? {} : { maxOutputLength: cap }
-    data = sync ? gunzipWholeSync(data, options) : await gunzipWhole(data, options)
+    // the body itself is the read stage's; a later layer's input is this stage's
+    const input = layer === 0 ? 0 : data.length
+    data = sync
+      ? gunzipWholeSync(data, options)
+      : await gunzipWhole(data, options, holding && function watchGathered (gathered) {
+        holding.watch('inflate', function heldInflating () { return input + gathered() })
+      })
+    holding?.set('inflate', data.length)
     afterLayer(data, layer)
   }
   return data

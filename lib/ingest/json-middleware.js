@@ -55,8 +55,9 @@ export function expressJsonRoute (opts) {
    * body in one call, watched from outside (ExpressJsonRead); the records
    * are picked from the document and tallied.
    */
-  async function ingestExpressJson (req, plan, { reservation }, { opts }) {
+  async function ingestExpressJson (req, plan, { reservation, holding }, { opts }) {
     const read = new ExpressJsonRead(req, plan, opts.limits, reservation)
+    read.watch(holding)
     reads.set(req, read)
     let doc
     try {
@@ -106,6 +107,8 @@ class ExpressJsonRead {
     this.reservation = reservation
     this.compressedBytes = 0
     this.inflatedBytes = 0
+    /** Where each stage says what it holds (watch). */
+    this.holding = null
     /** body-parser's Gunzip, once it pipes the request into it. */
     this.inflater = null
     this.inflated = null
@@ -124,6 +127,24 @@ class ExpressJsonRead {
     this.onClose = function requestClosed () {
       if (!read.req.complete) read.fail(requestAborted(read.compressedBytes))
     }
+  }
+
+  /**
+   * Tell the holding what can be read from outside body-parser (lib/metrics/held.js):
+   * the request's buffer and what waits in body-parser's Gunzip (read), the
+   * inflated chunks raw-body has kept, counted as they pass (inflate), then
+   * the one Buffer it joined them into.
+   */
+  watch (holding) {
+    const read = this
+    this.holding = holding
+    holding.watch('read', function heldReading () {
+      return (read.req.readableLength ?? 0) + (read.inflater?.writableLength ?? 0)
+    })
+    holding.watch('inflate', function heldInflating () {
+      return read.inflatedBytes + (read.inflater?.readableLength ?? 0)
+    })
+    holding.unread.push('the string and the document body-parser builds from the inflated Buffer')
   }
 
   /**
@@ -197,6 +218,7 @@ class ExpressJsonRead {
       this.verified = true
       this.inflated = inflated
       this.inflatedBytes = inflated.length
+      this.holding?.set('inflate', inflated.length)
       if (inflated.length === 0) {
         // express.json takes an empty body for {}; the lab, like JSON.parse, for no JSON at all
         throw jsonInvalid(locateJsonError(inflated, 0, 0, new SyntaxError('empty')).reason, 0)

@@ -125,17 +125,29 @@ export function discardRestOfBody (req) {
  * twice the body, which is what a route that reads whole must reserve.
  * @param {import('node:stream').Readable} source `requestBody(req)`; destroyed with the error when `count` refuses a chunk
  * @param {(chunk: Buffer) => Error|null} count the compressed limit, and what the route reserves per chunk
+ * @param {import('../metrics/held.js').Holding} [holding] told what the read holds: the chunks kept
+ *   and the source's buffer while it reads, the one Buffer at its end
  * @returns {Promise<Buffer>}
  */
-export function readWhole (source, count) {
+export function readWhole (source, count, holding) {
   return new Promise(function read (resolve, reject) {
     const pieces = []
+    let kept = 0
+    holding?.watch('read', function keptSoFar () { return kept + source.readableLength })
     source.on('data', function keep (chunk) {
       const error = count(chunk)
-      if (error) source.destroy(error)
-      else pieces.push(chunk)
+      if (error) {
+        source.destroy(error)
+        return
+      }
+      pieces.push(chunk)
+      kept += chunk.length
     })
-    source.once('end', function ended () { resolve(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)) })
+    source.once('end', function ended () {
+      const body = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)
+      holding?.set('read', body.length)
+      resolve(body)
+    })
     source.once('error', reject)
   })
 }

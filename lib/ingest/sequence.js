@@ -8,14 +8,18 @@ import { overloaded } from '../errors/index.js'
 import { watchRequestPeak } from '../metrics/peak.js'
 import { msSince, nextRequestId } from '../util/lab-events.js'
 
+/** The eight stages, in order, as samples name them (`requests[].held`, lib/metrics/held.js). */
+export const INGEST_STAGES = Object.freeze(['negotiate', 'admit', 'read', 'inflate', 'records', 'parse', 'tally', 'answer'])
+
 /**
  * @typedef {object} IngestRoute
  * @property {string} name the route's path without its slash, as events and answers name it
  * @property {readonly string[]} formats the JSON formats it reads
  * @property {(req: object, limits: object, route: IngestRoute) => { layers?: number, format: string|null }} negotiate stage 1
- * @property {(req: object, plan: object, route: IngestRoute, lab: object) => Promise<Found>} admit stage 2:
+ * @property {(req: object, plan: object, route: IngestRoute, lab: object, holding: object) => Promise<Found>} admit stage 2:
  *   takes a place, runs `ingest` in it, gives the place back
- * @property {(req: object, plan: object, place: object, lab: object) => Promise<Found>} ingest stages 3 to 7
+ * @property {(req: object, plan: object, place: object, lab: object) => Promise<Found>} ingest stages 3 to 7;
+ *   `place.holding` is where each stage says what it holds (lib/metrics/held.js)
  */
 
 /**
@@ -30,10 +34,10 @@ import { msSince, nextRequestId } from '../util/lab-events.js'
  *   app's memory admission, and what /good holds across requests (lib/ingest/state.js)
  * @returns {Promise<object>} the summary
  */
-async function ingest (req, route, lab) {
+async function ingest (req, route, lab, holding) {
   const plan = route.negotiate(req, lab.opts.limits, route)
   // a place for the request, stages 3 to 7 (route.ingest) run in it, and the place given back
-  const found = await route.admit(req, plan, route, lab)
+  const found = await route.admit(req, plan, route, lab, holding)
   return makeSummary(found)
 }
 
@@ -43,7 +47,8 @@ async function ingest (req, route, lab) {
  * with the process's peak memory over the request in the answer.
  * @param {IngestRoute} route
  * @param {{ opts: object, events: import('node:events').EventEmitter, admission?: object, state?: object,
- *   readPeak?: () => { bytes: number }, inflight: number }} lab shared by the app's ingest routes
+ *   readPeak?: () => { bytes: number }, held: import('../metrics/held.js').HeldLedger, inflight: number }} lab
+ *   shared by the app's ingest routes; `held` is the ledger samples read (lib/metrics/held.js)
  */
 export function ingestRoute (route, lab) {
   return async function answerIngest (req, res) {
@@ -61,10 +66,12 @@ export function ingestRoute (route, lab) {
       compressedBytes: Number.isFinite(contentLength) ? contentLength : null
     })
     const endPeak = watchRequestPeak(lab.opts.resetPeakPerRequest, lab.readPeak)
+    const holding = lab.held.open(id, route.name)
     let summary
     try {
-      summary = await ingest(req, route, lab)
+      summary = await ingest(req, route, lab, holding)
     } catch (err) {
+      holding.close()
       res.locals.memory = endPeak()
       lab.events.emit('request', {
         phase: 'end',
@@ -73,10 +80,12 @@ export function ingestRoute (route, lab) {
         time: Date.now(),
         status: err.status ?? 500,
         errorType: err.type ?? 'internal',
-        ms: msSince(started)
+        ms: msSince(started),
+        ...heldAtPeak(holding)
       })
       throw err
     }
+    holding.close()
     res.locals.memory = endPeak()
     const ms = msSince(started)
     lab.events.emit('request', {
@@ -90,10 +99,16 @@ export function ingestRoute (route, lab) {
       items: summary.items,
       ms,
       peakRss: res.locals.memory.peakRss,
-      peakSource: res.locals.memory.peakSource
+      peakSource: res.locals.memory.peakSource,
+      ...heldAtPeak(holding)
     })
     res.json({ route: route.name, summary, ms, memory: res.locals.memory })
   }
+}
+
+/** What the request's stages held when their sum was highest, for its end event. */
+function heldAtPeak (holding) {
+  return { held: holding.peak.held, heldPeak: holding.peak.total, bounds: holding.bounds }
 }
 
 /** Stage 8: the answer every route gives, in one fixed key order. */

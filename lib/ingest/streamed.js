@@ -20,6 +20,7 @@ import { FORMATS } from '../json/records.js'
 import { fromZlibError } from '../errors/index.js'
 import { RecordSink } from '../parse/record-sink.js'
 import { IngestState } from './state.js'
+import { bufferedIn, boundOf } from '../metrics/held.js'
 
 /** POST /good: its place is one of a few pipelines; stages 3 to 7 in ingestStreamed. */
 export const streamed = Object.freeze({
@@ -72,9 +73,9 @@ function inflateChunkFor (share, compressedBytes) {
  * more than the inflating.
  * @returns {Promise<Buffer|null>} null when a layer inflates past the bound: the body is streamed instead
  */
-async function inflateInHand (body, layers, bound) {
+async function inflateInHand (body, layers, bound, holding) {
   try {
-    return await inflateWhole(body, layers, { sync: true, capFor: function inlineBound () { return bound } })
+    return await inflateWhole(body, layers, { sync: true, capFor: function inlineBound () { return bound }, holding })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') return null
     throw err
@@ -88,11 +89,13 @@ async function inflateInHand (body, layers, bound) {
  * like any other, from memory.
  * @returns {Promise<{ format: string, tally: object }>}
  */
-async function ingestInHand (source, { compressed, inflated, sink, layers, bound, chunkSize }) {
-  const body = await readWhole(source, compressed.count)
-  const data = await inflateInHand(body, layers, bound)
+async function ingestInHand (source, { compressed, inflated, sink, layers, bound, chunkSize, budget, holding }) {
+  const body = await readWhole(source, compressed.count, holding)
+  const data = await inflateInHand(body, layers, bound, holding)
   if (data === null) {
-    await pipeline(Readable.from([body]), ...gunzipLayers(layers, { chunkSize }), inflated, sink)
+    const gunzips = gunzipLayers(layers, { chunkSize })
+    watchPipeline(holding, { gunzips, inflated, sink, chunkSize, budget })
+    await pipeline(Readable.from([body]), ...gunzips, inflated, sink)
     return sink.found
   }
   const error = inflated.count(data)
@@ -100,22 +103,48 @@ async function ingestInHand (source, { compressed, inflated, sink, layers, bound
   return sink.parseWhole(data)
 }
 
+/** The largest chunk a socket hands the request (libuv reads 64 KiB at a time). */
+const SOCKET_CHUNK = 64 * 1024
+
+/**
+ * What each stage of the pipeline holds, read at each sample from the
+ * pieces themselves (lib/metrics/held.js), with the most it may hold:
+ * read, the request's and the body's buffers and the compressed counter's;
+ * inflate, each Gunzip's two sides and the inflated counter's; records,
+ * the sink's chunk, the bytes it has gathered and the batches ready to
+ * send; parse, the batch bytes this request has out at the parse threads.
+ */
+function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget }) {
+  if (body !== undefined) {
+    holding.watch('read', function heldReading () { return bufferedIn(req, body, compressed) },
+      boundOf(SOCKET_CHUNK, req, body, compressed))
+  }
+  const chunk = Math.max(SOCKET_CHUNK, chunkSize)
+  holding.watch('inflate', function heldInflating () { return bufferedIn(...gunzips, inflated) },
+    boundOf(chunk, ...gunzips, inflated))
+  holding.watch('records', function heldFindingRecords () { return sink.writableLength + sink.heldBytes() },
+    sink.heldBound(chunk))
+  holding.watch('parse', function heldParsing () { return sink.outBytes }, budget)
+  holding.unread.push('zlib\'s window and output chunk in each Gunzip', 'the parsed records on the parse threads\' heaps')
+}
+
 /**
  * Stages 3 to 7 of POST /good: the body streamed through counters and
  * gunzip into the record sink; a small body read whole (ingestInHand).
  * @param {import('express').Request} req
  * @param {{ layers: number, format: string|null }} plan what negotiateBody read from the headers
- * @param {{ streaming: number }} place what admitToPipeline gave: how many stream now, this one included
+ * @param {{ streaming: number, holding: import('../metrics/held.js').Holding }} place what admitToPipeline gave:
+ *   how many stream now, this one included, and where each stage says what it holds
  * @param {{ opts: object, state: IngestState }} lab normalised app options, and the app's ingest state (lib/ingest/state.js)
  * @returns {Promise<object>} the figures of the summary
  */
-async function ingestStreamed (req, plan, place, { opts, state }) {
+async function ingestStreamed (req, plan, { streaming, holding }, { opts, state }) {
   if (!(state instanceof IngestState)) throw new TypeError('ingestStreamed needs the app\'s ingest state (createIngestState)')
   const compressed = compressedCounter(opts.limits.compressed)
   const inflated = inflatedCounter(opts.limits, compressed)
   const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs })
   const length = Number(req.headers['content-length'])
-  const share = chunkSizeFor(opts.ingest.bufferBudget, place.streaming)
+  const share = chunkSizeFor(opts.ingest.bufferBudget, streaming)
   const chunkSize = inflateChunkFor(share, length)
   const sink = new RecordSink({
     format: plan.format,
@@ -131,9 +160,11 @@ async function ingestStreamed (req, plan, place, { opts, state }) {
   let found
   try {
     if (state.smallBodies.within(length)) {
-      found = await ingestInHand(body, { compressed, inflated, sink, layers: plan.layers, bound: state.smallBodies.bound, chunkSize })
+      found = await ingestInHand(body, { compressed, inflated, sink, layers: plan.layers, bound: state.smallBodies.bound, chunkSize, budget: opts.ingest.bufferBudget, holding })
     } else {
-      await pipeline(body, compressed, ...gunzipLayers(plan.layers, { chunkSize }), inflated, sink)
+      const gunzips = gunzipLayers(plan.layers, { chunkSize })
+      watchPipeline(holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget })
+      await pipeline(body, compressed, ...gunzips, inflated, sink)
       found = sink.found
     }
   } catch (err) {

@@ -20,6 +20,7 @@ import { compressedCounter, inflatedCounter } from './count.js'
 import { gunzipLayers } from './gzip-framing.js'
 import { JsonTokenGuard, STREAMPARSER_FORMATS, wellFormedUtf8 } from './token-guard.js'
 import { fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
+import { bufferedIn, boundOf } from '../metrics/held.js'
 
 /** POST /streamparser-json: no place to wait for; stages 3 to 7 in ingestWithStreamparser. */
 export const streamparser = Object.freeze({
@@ -32,7 +33,7 @@ export const streamparser = Object.freeze({
 })
 
 /** Stages 3 to 7 of POST /streamparser-json: one pipeline into the library, each limit a line. */
-async function ingestWithStreamparser (req, plan, place, { opts }) {
+async function ingestWithStreamparser (req, plan, { holding }, { opts }) {
   const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
   const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
   const guard = new JsonTokenGuard(plan.format, opts.limits, opts.ingest.parseCost) // 422/413 past the depth, a record's size or its cost
@@ -50,7 +51,10 @@ async function ingestWithStreamparser (req, plan, place, { opts }) {
   })
   try {
     const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
-    await pipeline(body, compressed, ...gunzipLayers(plan.layers), inflated, wellFormedUtf8(), parse) // invalid UTF-8 as U+FFFD, as on /bad
+    const gunzips = gunzipLayers(plan.layers)
+    const utf8 = wellFormedUtf8()
+    watchStages(holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, limits: opts.limits })
+    await pipeline(body, compressed, ...gunzips, inflated, utf8, parse) // invalid UTF-8 as U+FFFD, as on /bad
     if (!tokenizer.isEnded) tokenizer.end() // the body is over: a document left open is invalid JSON
     if (parser !== null && !parser.isEnded) parser.end()
   } catch (err) {
@@ -59,6 +63,25 @@ async function ingestWithStreamparser (req, plan, place, { opts }) {
   }
   const { format, tally } = guard.result() // 422 when the document is not what the format asks
   return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.sha256 }
+}
+
+/** The largest chunk a socket hands the request (libuv reads 64 KiB at a time). */
+const SOCKET_CHUNK = 64 * 1024
+
+/**
+ * What each stage holds, read at each sample (lib/metrics/held.js), with
+ * the most it may hold: the pipeline's buffers, and the token the library's
+ * tokenizer is gathering (its `bufferedString`, bounded by the guard's
+ * record limit). The record its parser is building cannot be read.
+ */
+function watchStages (holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, limits }) {
+  holding.watch('read', function heldReading () { return bufferedIn(req, body, compressed) },
+    boundOf(SOCKET_CHUNK, req, body, compressed))
+  holding.watch('inflate', function heldInflating () { return bufferedIn(...gunzips, inflated, utf8) },
+    boundOf(SOCKET_CHUNK, ...gunzips, inflated, utf8))
+  holding.watch('parse', function heldParsing () { return bufferedIn(parse) + (tokenizer.bufferedString?.byteLength ?? 0) },
+    boundOf(SOCKET_CHUNK, parse) + limits.record)
+  holding.unread.push('zlib\'s window and output chunk in each Gunzip', 'the record @streamparser/json\'s parser is building')
 }
 
 /** The library's parser, emitting the records where the guard says they are. */

@@ -55,6 +55,36 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   bytesGauge('streamlab_external_bytes', 'Memory of C++ objects bound to JS objects, Buffers included (process.memoryUsage().external).', 'external')
   bytesGauge('streamlab_array_buffers_bytes', 'Memory of ArrayBuffers and Buffers (process.memoryUsage().arrayBuffers).', 'arrayBuffers')
   new Gauge({
+    name: 'streamlab_heap_space_used_bytes',
+    help: 'Bytes used in each of V8\'s heap spaces, by V8\'s name for the space (v8.getHeapSpaceStatistics()).',
+    labelNames: ['space'],
+    registers,
+    collect: function collectHeapSpaces () {
+      this.reset()
+      for (const [space, bytes] of Object.entries(sample.heapSpaces)) this.set({ space }, bytes)
+    }
+  })
+  new Gauge({
+    name: 'streamlab_ingest_held_bytes',
+    help: 'Bytes the ingest requests in flight hold, summed by route and stage (docs/metrics.md, "Where the bytes are").',
+    labelNames: ['route', 'stage'],
+    registers,
+    collect: function collectHeld () {
+      this.reset()
+      const sums = new Map()
+      for (const request of sample.requests) {
+        for (const [stage, bytes] of Object.entries(request.held)) {
+          const key = `${request.route}\u0000${stage}`
+          sums.set(key, (sums.get(key) ?? 0) + bytes)
+        }
+      }
+      for (const [key, bytes] of sums) {
+        const [route, stage] = key.split('\u0000')
+        this.set({ route, stage }, bytes)
+      }
+    }
+  })
+  new Gauge({
     name: 'streamlab_peak_rss_bytes',
     help: 'The kernel\'s peak RSS (VmHWM; a sampled peak where /proc is absent or in portable mode), reset by POST /metrics/peak/reset.',
     labelNames: ['source'],

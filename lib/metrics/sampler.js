@@ -12,6 +12,7 @@
  * memory must not pay for measuring when nobody looks.
  */
 import { EventEmitter } from 'node:events'
+import { getHeapSpaceStatistics } from 'node:v8'
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks'
 import { createPeakReader, readPeakRss } from './peak.js'
 
@@ -28,7 +29,9 @@ const SAMPLER_DEFAULTS = Object.freeze({
    * buffered JSON.parse) last hundreds of ms, so 50 ms still sees them. A sampling window shorter than this may hold no reading (its
    * delay figures are then null).
    */
-  resolution: 50
+  resolution: 50,
+  /** What each ingest request in flight holds (lib/metrics/held.js), read into each sample; null: none. */
+  held: null
 })
 
 const NS_PER_MS = 1e6
@@ -54,6 +57,7 @@ function normalizeSamplerOptions (options = {}) {
   if (!Number.isSafeInteger(out.resolution) || out.resolution < 1 || out.resolution > 1000) {
     throw new TypeError(`option resolution must be an integer number of ms from 1 to 1000, got ${out.resolution}`)
   }
+  if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger (lib/metrics/held.js)')
   return Object.freeze(out)
 }
 
@@ -61,15 +65,17 @@ function normalizeSamplerOptions (options = {}) {
  * Create a sampler. Nothing runs until the first subscriber.
  *
  * A sample:
- * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs } }`:
- * bytes from `process.memoryUsage()`; `peakRss` the kernel's VmHWM (a sampled
+ * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
+ *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, requests }`:
+ * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by
+ * V8's names (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds,
+ * by stage (lib/metrics/held.js; empty without a ledger); `peakRss` the kernel's VmHWM (a sampled
  * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
  * previous sample at the same interval; GC pauses seen in that window.
  * `seq` increases by one for every sample the sampler takes, at any interval.
  *
- * @param {{ interval?: number, resolution?: number }} [options]
+ * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null }} [options]
  * @returns {Sampler}
  */
 export function createSampler (options) {
@@ -250,13 +256,22 @@ export class Sampler extends EventEmitter {
       heapUsed: memory.heapUsed,
       external: memory.external,
       arrayBuffers: memory.arrayBuffers,
+      heapSpaces: readHeapSpaces(),
       // read a moment apart from rss: a peak below the rss beside it would read as nonsense
       peakRss: Math.max(peak.bytes, memory.rss),
       peakSource: peak.source,
       eventLoop,
-      gc
+      gc,
+      requests: this.#options.held?.read() ?? []
     })
   }
+}
+
+/** Bytes used in each of V8's heap spaces, keyed by V8's own names, in V8's order. */
+function readHeapSpaces () {
+  const spaces = {}
+  for (const space of getHeapSpaceStatistics()) spaces[space.space_name] = space.space_used_size
+  return spaces
 }
 
 const EMPTY_EVENT_LOOP = Object.freeze({ p50: null, p99: null, max: null, utilization: null })

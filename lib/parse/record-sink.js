@@ -58,6 +58,8 @@ export class RecordSink extends Writable {
     this.scanner = null
     this.ready = [] // batches the scanner emitted, not yet sent
     this.inflight = new Set()
+    /** Batch bytes this request has out at the parse threads now. */
+    this.outBytes = 0
     this.tallies = new Map() // generation -> tally
     this.firstError = null // { offset, reason }
     /** What the body held, once it ended without fault: `{ format, tally }`. */
@@ -178,6 +180,7 @@ export class RecordSink extends Writable {
   /** Parse a group of batches on a thread (takeGroup), and take their answers in order. */
   async run (batches, size) {
     let sizes = null
+    this.outBytes += size
     try {
       // transferred, not copied: the batches' bytes move to the parse thread (their sizes are read first)
       sizes = batches.map(function sizeOf (batch) { return batch.bytes.byteLength })
@@ -194,8 +197,32 @@ export class RecordSink extends Writable {
         this.fatal = recordTooDense(this.maxCost, null, sizes[k] - 2, batches[k].offset)
       } else this.fatal = err // a worker died: not the client's fault
     } finally {
+      this.outBytes -= size
       this.budget.release(size)
     }
+  }
+
+  /**
+   * Bytes the sink holds besides the chunk it is writing: the head kept to
+   * detect the format, the pieces of the record being gathered, the batches
+   * ready to send. Read when a sample is taken (lib/metrics/held.js).
+   */
+  heldBytes () {
+    let bytes = 0
+    for (const piece of this.prefix) bytes += piece.length
+    for (const piece of this.scanner?.pieces ?? []) bytes += piece.length
+    for (const batch of this.ready) bytes += batch.bytes.byteLength
+    return bytes
+  }
+
+  /**
+   * The most the sink holds, the chunk it writes included, for chunks of at
+   * most `chunk` bytes: that chunk, the batches made from it and the one
+   * before, the record being gathered (a batch, or one record up to the
+   * record limit), and the head.
+   */
+  heldBound (chunk) {
+    return 3 * chunk + this.batchBytes + Math.max(this.batchBytes, this.maxValueBytes) + DETECT_BYTES
   }
 
   /**

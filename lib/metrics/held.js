@@ -1,0 +1,189 @@
+/**
+ * What each ingest request in flight holds, stage by stage: the ledger
+ * behind every sample's `requests` and the dashboard's per-request bars
+ * (docs/metrics.md, "Where the bytes are").
+ *
+ * A route opens a `Holding` per request and names, per stage, how to read
+ * what the stage holds: a function over the real objects (a stream's
+ * `readableLength` and `writableLength`, the chunks a buffering route has
+ * kept), or a number set once when a stage takes a Buffer or a string
+ * whole. Functions run only when a sample is taken, so a request costs a
+ * Map entry and a few closures; nothing is read per chunk, and nothing at
+ * all while nobody samples. A holding keeps the stage bytes at its peak
+ * (the highest sum seen, at a sample or a stage's `set`), which the
+ * request's end event reports: /bad's parse is synchronous, and no sample
+ * lands inside it.
+ */
+
+/** Stage readers and figures of one request. */
+export class Holding {
+  /** @type {Map<string, () => number>} */
+  #readers = new Map()
+  /** @type {Map<string, number>} */
+  #fixed = new Map()
+  #order
+  #ledger
+  #closed = false
+  /** The stage bytes when their sum was highest so far, and that sum. */
+  peak = { held: {}, total: 0 }
+
+  constructor (ledger, id, route, order) {
+    this.#ledger = ledger
+    this.#order = order
+    this.id = id
+    this.route = route
+    /** @type {Record<string, number>} the most each bounded stage may hold */
+    this.bounds = {}
+    /** @type {string[]} what the route holds that no reader can see */
+    this.unread = []
+  }
+
+  /**
+   * Read a stage with `reader` at each sample, until `set` or `release` replaces it.
+   * @param {string} stage
+   * @param {() => number} reader bytes the stage holds now
+   * @param {number} [bound] the most it may hold
+   */
+  watch (stage, reader, bound) {
+    this.#fixed.delete(stage)
+    this.#readers.set(stage, reader)
+    if (bound !== undefined) this.bounds[stage] = bound
+    return this
+  }
+
+  /**
+   * The stage holds `bytes` now, and until told otherwise (a Buffer or string kept whole).
+   * The peak is checked here too: a synchronous stage is never seen by a sample.
+   */
+  set (stage, bytes) {
+    this.#readers.delete(stage)
+    this.#fixed.set(stage, bytes)
+    if (!this.#closed) this.#notePeak(this.#readFixedOnly())
+    return this
+  }
+
+  /** The stage holds nothing any more. */
+  release (stage) {
+    this.#readers.delete(stage)
+    this.#fixed.delete(stage)
+    return this
+  }
+
+  /** What each stage holds now, in stage order; checks the peak. */
+  read () {
+    const held = {}
+    for (const stage of this.#order) {
+      const reader = this.#readers.get(stage)
+      if (reader !== undefined) held[stage] = Math.max(0, reader() || 0)
+      else if (this.#fixed.has(stage)) held[stage] = this.#fixed.get(stage)
+    }
+    this.#notePeak(held)
+    return held
+  }
+
+  /** The stages set whole, without running a reader: a stage still streaming counts nothing here. */
+  #readFixedOnly () {
+    const held = {}
+    for (const stage of this.#order) {
+      if (this.#fixed.has(stage)) held[stage] = this.#fixed.get(stage)
+    }
+    return held
+  }
+
+  #notePeak (held) {
+    let total = 0
+    for (const stage in held) total += held[stage]
+    if (total > this.peak.total) this.peak = { held, total }
+  }
+
+  /** The request is over: it leaves the ledger, its peak stays readable here. */
+  close () {
+    if (this.#closed) return
+    this.#closed = true
+    this.#ledger.delete(this.id)
+  }
+}
+
+/**
+ * The ledger of one app: every ingest request in flight and its holding.
+ * @param {readonly string[]} stages stage names in their order (lib/ingest/sequence.js INGEST_STAGES)
+ */
+export function createHeldLedger (stages) {
+  return new HeldLedger(stages)
+}
+
+export class HeldLedger {
+  /** @type {Map<number, Holding>} */
+  #holdings = new Map()
+  #stages
+
+  constructor (stages) {
+    if (!Array.isArray(stages) || stages.length === 0) throw new TypeError('stages must be a list of stage names')
+    this.#stages = Object.freeze([...stages])
+  }
+
+  /** Stage names, in order. */
+  get stages () {
+    return this.#stages
+  }
+
+  /** Requests in flight. */
+  get size () {
+    return this.#holdings.size
+  }
+
+  /**
+   * A holding for a request that starts now; `close()` it when the request ends.
+   * @param {number} id the request's id (its bus events name it)
+   * @param {string} route
+   */
+  open (id, route) {
+    const holding = new Holding(this.#holdings, id, route, this.#stages)
+    this.#holdings.set(id, holding)
+    return holding
+  }
+
+  /**
+   * Every request in flight and what its stages hold now: `[{ id, route, held, bounds, unread }]`.
+   * Runs the readers: call it when a sample is taken, not otherwise.
+   */
+  read () {
+    const out = []
+    for (const holding of this.#holdings.values()) {
+      out.push({ id: holding.id, route: holding.route, held: holding.read(), bounds: holding.bounds, unread: holding.unread })
+    }
+    return out
+  }
+}
+
+/**
+ * Bytes buffered in streams right now: each one's readable and writable
+ * sides (a Transform has both). What `pipeline` holds between its pieces.
+ * A pass-through's chunk that waits for room on its readable side is in
+ * both (each side keeps a reference): counted twice, one chunk at most.
+ * @param {...(import('node:stream').Readable|import('node:stream').Writable|null|undefined)} streams
+ */
+export function bufferedIn (...streams) {
+  let bytes = 0
+  for (const stream of streams) {
+    if (stream == null) continue
+    bytes += (stream.readableLength ?? 0) + (stream.writableLength ?? 0)
+  }
+  return bytes
+}
+
+/**
+ * The most those streams may buffer: each side's high-water mark, and one
+ * chunk past it on each (a stream takes the write or push that crosses its
+ * mark, then says stop).
+ * @param {number} chunk the largest chunk that reaches them
+ * @param {...(import('node:stream').Readable|import('node:stream').Writable)} streams
+ */
+export function boundOf (chunk, ...streams) {
+  let bytes = 0
+  for (const stream of streams) {
+    if (stream.readableHighWaterMark !== undefined) bytes += stream.readableHighWaterMark + chunk
+    if (stream.writableHighWaterMark !== undefined) bytes += stream.writableHighWaterMark + chunk
+  }
+  return bytes
+}
