@@ -2,15 +2,19 @@
 /**
  * What watching costs: the lab server's CPU time with no /metrics clients,
  * then with N SSE clients, read from the kernel (/proc/<pid>/stat, utime +
- * stime, all threads) so the bench's own work is never counted.
+ * stime, all threads) so the bench's own work is never counted; then /good's
+ * throughput on one body, uploaded in turn without and with one client, on
+ * the same server (docs/metrics.md, "What watching costs").
  *
- *   node scripts/metrics-cpu.js [--seconds 20] [--clients 5] [--interval 100] [--repeat 3]
+ *   npm run metrics-cpu -- [--seconds 20] [--clients 1] [--interval 100] [--repeat 3] [--size 100MB] [--uploads 6] [--figures NAME]
  *
  * Each repeat is a fresh server: both phases, then the difference; with more than one, the median.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
+import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
@@ -19,13 +23,19 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
+import { ensureInput } from '../lib/measure/inputs.js'
+import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { parseByteSize, formatBytes } from '../lib/util/units.js'
 
-const USAGE = `Usage: node scripts/metrics-cpu.js [options]
+const USAGE = `Usage: npm run metrics-cpu -- [options]
   --seconds N    length of each measurement (default 20)
-  --clients N    SSE clients in the second measurement (default 5)
-  --interval MS  their sampling interval, 10 to 5000 (default 100)
+  --clients N    SSE clients in the second measurement (default 1: one dashboard)
+  --interval MS  their sampling interval, 10 to 5000 (default 100, the dashboard's)
   --warmup N     seconds to settle before each measurement (default 3)
   --repeat N     measurements, each on a fresh server; the median difference is reported (default 1)
+  --size SIZE    inflated size of the body /good's throughput is measured on (default 100MB)
+  --uploads N    uploads of it on each server, half with one client watching, in turn (default 6; 0: none)
+  --figures NAME also write docs/figures/NAME.json and NAME.md
   -h, --help`
 
 
@@ -34,10 +44,13 @@ function readOptions (argv) {
     args: argv,
     options: {
       seconds: { type: 'string', default: '20' },
-      clients: { type: 'string', default: '5' },
+      clients: { type: 'string', default: '1' },
       interval: { type: 'string', default: '100' },
       warmup: { type: 'string', default: '3' },
       repeat: { type: 'string', default: '1' },
+      size: { type: 'string', default: '100MB' },
+      uploads: { type: 'string', default: '6' },
+      figures: { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -47,12 +60,20 @@ function readOptions (argv) {
     if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
     return n
   }
+  if (values.figures !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(values.figures)) {
+    throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${values.figures}"`)
+  }
+  const uploads = integer('uploads', 0, 100)
+  if (uploads % 2 !== 0) throw new TypeError(`--uploads takes an even number (half watched, half not), got ${uploads}`)
   return {
     seconds: integer('seconds', 1, 3600),
     clients: integer('clients', 1, 1000),
     interval: integer('interval', 10, 5000),
     warmup: integer('warmup', 0, 600),
-    repeat: integer('repeat', 1, 100)
+    repeat: integer('repeat', 1, 100),
+    bytes: parseByteSize(values.size),
+    uploads,
+    figures: values.figures
   }
 }
 
@@ -111,29 +132,117 @@ async function measure (options) {
     process.stderr.write('metrics-cpu: needs /proc (Linux, outside portable mode): it reads the server\'s CPU time from the kernel (docs/install.md)\n')
     return 1
   }
+  const started = new Date().toISOString()
+  const loadBefore = os.loadavg()[0]
   const ticksPerSecond = clockTicks()
+  const input = options.uploads > 0 ? await ensureInput({ bytes: options.bytes }, function log (line) { process.stderr.write(`${line}\n`) }) : null
   const rows = []
-  const differences = []
+  const runs = []
   for (let run = 1; run <= options.repeat; run++) {
-    const { idle, watched, samples, bytes } = await measureOnce(options, ticksPerSecond, run)
+    const measured = await measureOnce(options, ticksPerSecond, run, input)
+    const { idle, watched, samples, bytes } = measured
     const tag = options.repeat > 1 ? `run ${run}: ` : ''
     rows.push(
       [`${tag}0 clients`, fixed(idle.cpuSeconds, 2), fixed(idle.elapsed, 1), fixed(idle.percent, 2), '', ''],
       [`${tag}${options.clients} clients @ ${options.interval} ms`, fixed(watched.cpuSeconds, 2), fixed(watched.elapsed, 1), fixed(watched.percent, 2),
         fixed(samples / watched.elapsed, 0), fixed(bytes / watched.elapsed / 1024, 1)]
     )
-    differences.push(watched.percent - idle.percent)
+    runs.push({ ...measured, difference: watched.percent - idle.percent })
   }
-  process.stdout.write('\n' + markdownTable(['phase', 'CPU s', 'wall s', 'CPU % of a core', 'samples/s received', 'KiB/s received'], rows) + '\n')
+  const differences = runs.map(function difference (r) { return r.difference })
+  let markdown = markdownTable(['phase', 'CPU s', 'wall s', 'CPU % of a core', 'samples/s received', 'KiB/s received'], rows) + '\n'
   const each = differences.map(function shown (d) { return fixed(d, 2) }).join(', ')
   const figure = options.repeat > 1 ? `median ${fixed(median(differences), 2)} (runs: ${each})` : each
-  process.stdout.write(`\ndifference: ${figure} percentage points of one core ` +
-    `(clock ticks of 1/${ticksPerSecond} s: ±${fixed(100 / ticksPerSecond / options.seconds, 2)} points per figure)\n`)
+  markdown += `\nWatching costs ${figure} percentage points of one core ` +
+    `(clock ticks of 1/${ticksPerSecond} s: ±${fixed(100 / ticksPerSecond / options.seconds, 2)} points per figure).\n`
+  const throughput = input === null ? null : summarizeThroughput(runs)
+  if (throughput !== null) {
+    markdown += `\n/good on ${formatBytes(options.bytes)}, ${options.uploads} uploads per server in turn: ` +
+      `${fixed(throughput.unwatched / MB, 1)} MB/s unwatched, ${fixed(throughput.watched / MB, 1)} MB/s with one client at ${options.interval} ms (medians); ` +
+      `watched/unwatched ${fixed(throughput.ratio, 3)} (per server: ${throughput.ratios.map(function shown (r) { return fixed(r, 3) }).join(', ')}).\n`
+  }
+  process.stdout.write(`\n${markdown}`)
+  if (options.figures !== undefined) {
+    const files = await writeFigures(options.figures, {
+      title: 'What watching costs: CPU with a dashboard attached, and /good with and without one',
+      command: figuresCommand('metrics-cpu', process.argv.slice(2)),
+      meta: { started, loadBefore },
+      markdown,
+      data: {
+        options: { ...options, figures: undefined },
+        cpu: { medianDifference: median(differences), differences, ticksPerSecond },
+        throughput,
+        runs
+      }
+    })
+    process.stderr.write(`wrote ${files.join(', ')}\n`)
+  }
   return 0
 }
 
-/** One fresh server: idle, then watched by the clients. */
-async function measureOnce (options, ticksPerSecond, run) {
+const MB = 1e6
+
+/** Medians of the inflated bytes a second /good took, watched and not, and their ratio per server. */
+function summarizeThroughput (runs) {
+  const unwatched = runs.flatMap(function rates (r) { return r.uploads.filter(function not (u) { return !u.watched }).map(rateOf) })
+  const watched = runs.flatMap(function rates (r) { return r.uploads.filter(function is (u) { return u.watched }).map(rateOf) })
+  const ratios = runs.map(function perServer (r) {
+    return median(r.uploads.filter(function is (u) { return u.watched }).map(rateOf)) /
+      median(r.uploads.filter(function not (u) { return !u.watched }).map(rateOf))
+  })
+  return { unwatched: median(unwatched), watched: median(watched), ratio: median(watched) / median(unwatched), ratios }
+}
+
+function rateOf (upload) {
+  return upload.inflatedBytes / (upload.ms / 1000)
+}
+
+/** Upload the input to /good once and time it. */
+function uploadOnce (url, input) {
+  return new Promise(function send (resolve, reject) {
+    const t0 = performance.now()
+    const req = http.request(`${url}/good`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': input.compressedBytes }
+    }, function answered (res) {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', function keep (chunk) { text += chunk })
+      res.on('end', function done () {
+        if (res.statusCode !== 200) {
+          reject(new Error(`POST /good answered ${res.statusCode}: ${text.slice(0, 200)}`))
+          return
+        }
+        resolve({ ms: performance.now() - t0, inflatedBytes: JSON.parse(text).summary.inflatedBytes })
+      })
+    })
+    req.on('error', reject)
+    pipeline(fs.createReadStream(input.file), req).catch(reject)
+  })
+}
+
+/**
+ * /good's uploads on one server, after one not counted, in turn without and with one client at the
+ * interval: unwatched, watched, watched, unwatched, ... so a drift in the machine falls on both.
+ */
+async function measureUploads (lab, options, input) {
+  await uploadOnce(lab.url, input) // not counted: the first warms the parse threads and the JIT
+  const uploads = []
+  for (let k = 0; k < options.uploads; k++) {
+    const watched = [1, 2].includes(k % 4)
+    const client = watched ? await openClient(`${lab.url}/metrics?interval=${options.interval}`) : null
+    try {
+      uploads.push({ watched, ...await uploadOnce(lab.url, input) })
+    } finally {
+      client?.close()
+    }
+  }
+  return uploads
+}
+
+/** One fresh server: idle, then watched by the clients; then /good's uploads. */
+async function measureOnce (options, ticksPerSecond, run, input) {
   const lab = await startLabProcess()
   const clients = []
   try {
@@ -149,7 +258,10 @@ async function measureOnce (options, ticksPerSecond, run) {
     const watched = await measureCpu(lab.pid, options.seconds, ticksPerSecond)
     const samples = clients.reduce(function sum (n, c, k) { return n + c.counts.samples - before[k].samples }, 0)
     const bytes = clients.reduce(function sum (n, c, k) { return n + c.counts.bytes - before[k].bytes }, 0)
-    return { idle, watched, samples, bytes }
+    for (const client of clients.splice(0)) client.close()
+    if (input !== null) process.stderr.write(`/good on ${formatBytes(options.bytes)}: ${options.uploads} uploads, half watched\n`)
+    const uploads = input === null ? [] : await measureUploads(lab, options, input)
+    return { idle, watched, samples, bytes, uploads }
   } finally {
     for (const client of clients) client.close()
     await lab.stop()
