@@ -67,14 +67,24 @@ describe('where the bytes are', function () {
       assert.equal(reads, 0, 'watching a stage reads nothing')
       holding.set('parse', 50)
       assert.equal(reads, 0, 'a stage set whole reads no other stage')
-      assert.deepEqual(ledger.read(), [{ id: 7, route: 'bad', held: { read: 1000, parse: 50 }, bounds: {}, unread: [] }])
+      assert.deepEqual(ledger.read().requests, [{ id: 7, route: 'bad', held: { read: 1000, parse: 50 }, bounds: {}, unread: [] }])
       assert.equal(reads, 1)
       kept = 10
       holding.set('inflate', 5000)
       assert.deepEqual(holding.peak, { held: { inflate: 5000, parse: 50 }, total: 5050 }, 'the stage set whole, at its sum')
       holding.close()
-      assert.deepEqual(ledger.read(), [], 'a closed request leaves the ledger')
+      assert.deepEqual(ledger.read(), { requests: [], omitted: { count: 0, bytes: 0 } }, 'a closed request leaves the ledger')
       assert.equal(holding.peak.total, 5050, 'and keeps its peak for its end event')
+    })
+
+    it('names the requests that hold most, and counts the rest, so a sample stays small under any load', function () {
+      const ledger = createHeldLedger(INGEST_STAGES)
+      for (let id = 1; id <= 300; id++) ledger.open(id, 'bad').set('read', id)
+      const { requests, omitted } = ledger.read()
+      assert.equal(requests.length, 16)
+      assert.deepEqual(requests.map(function idOf (r) { return r.id }), Array.from({ length: 16 }, function (_, k) { return 300 - k }))
+      assert.equal(omitted.count, 284)
+      assert.equal(omitted.bytes, (284 * 285) / 2, 'the bytes of requests 1 to 284')
     })
 
     it('counts both sides of a stream, and bounds them by their marks and one chunk past each', function () {
@@ -106,6 +116,7 @@ describe('where the bytes are', function () {
       assert.deepEqual(Object.keys(body.sample.heapSpaces), names)
       for (const bytes of Object.values(body.sample.heapSpaces)) assert.ok(Number.isSafeInteger(bytes) && bytes >= 0)
       assert.deepEqual(body.sample.requests, [], 'no ingest request in flight')
+      assert.deepEqual(body.sample.requestsOmitted, { count: 0, bytes: 0 })
       const text = await new Promise(function scrape (resolve, reject) {
         http.get(`${lab.url}/metrics?format=prometheus`, function read (res) {
           let out = ''

@@ -144,17 +144,33 @@ export class HeldLedger {
   }
 
   /**
-   * Every request in flight and what its stages hold now: `[{ id, route, held, bounds, unread }]`.
-   * Runs the readers: call it when a sample is taken, not otherwise.
+   * The requests in flight that hold the most, and what their stages hold now:
+   * `{ requests: [{ id, route, held, bounds, unread }], omitted: { count, bytes } }`, at most `most`
+   * of them, largest first; the rest are counted in `omitted`, so that a sample stays small however
+   * many requests are in flight (each sample is kept in the /metrics history). Runs the readers:
+   * call it when a sample is taken, not otherwise.
+   * @param {number} [most]
    */
-  read () {
-    const out = []
+  read (most = MOST_REQUESTS) {
+    const all = []
     for (const holding of this.#holdings.values()) {
-      out.push({ id: holding.id, route: holding.route, held: holding.read(), bounds: holding.bounds, unread: holding.unread })
+      const held = holding.read()
+      let bytes = 0
+      for (const stage in held) bytes += held[stage]
+      all.push({ bytes, entry: { id: holding.id, route: holding.route, held, bounds: holding.bounds, unread: holding.unread } })
     }
-    return out
+    if (all.length > most) all.sort(function largestFirst (a, b) { return b.bytes - a.bytes })
+    const omitted = { count: 0, bytes: 0 }
+    for (const left of all.slice(most)) {
+      omitted.count++
+      omitted.bytes += left.bytes
+    }
+    return { requests: all.slice(0, most).map(function entryOf (r) { return r.entry }), omitted }
   }
 }
+
+/** Requests a sample names one by one; the dashboard draws fewer bars than this. */
+const MOST_REQUESTS = 16
 
 /**
  * Bytes buffered in streams right now: each one's readable and writable

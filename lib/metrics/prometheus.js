@@ -66,7 +66,7 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   new Gauge({
     name: 'streamlab_ingest_held_bytes',
-    help: 'Bytes the ingest requests in flight hold, summed by route and stage (docs/metrics.md, "Where the bytes are").',
+    help: 'Bytes the ingest requests in flight hold (the 16 that hold most), summed by route and stage (docs/metrics.md, "Where the bytes are").',
     labelNames: ['route', 'stage'],
     registers,
     collect: function collectHeld () {

@@ -66,10 +66,11 @@ function normalizeSamplerOptions (options = {}) {
  *
  * A sample:
  * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, requests }`:
+ *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, requests, requestsOmitted }`:
  * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by
  * V8's names (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds,
- * by stage (lib/metrics/held.js; empty without a ledger); `peakRss` the kernel's VmHWM (a sampled
+ * by stage, the 16 that hold most (lib/metrics/held.js; empty without a ledger), and the count and
+ * bytes of the others in `requestsOmitted`; `peakRss` the kernel's VmHWM (a sampled
  * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
  * previous sample at the same interval; GC pauses seen in that window.
@@ -245,6 +246,7 @@ export class Sampler extends EventEmitter {
 
   #build (interval, eventLoop, gc) {
     const memory = process.memoryUsage()
+    const held = this.#options.held?.read() ?? NOTHING_HELD
     const peak = this.#peak?.read() ?? readPeakRss()
     this.#seq++
     return Object.freeze({
@@ -262,7 +264,8 @@ export class Sampler extends EventEmitter {
       peakSource: peak.source,
       eventLoop,
       gc,
-      requests: this.#options.held?.read() ?? []
+      requests: held.requests,
+      requestsOmitted: held.omitted
     })
   }
 }
@@ -274,6 +277,7 @@ function readHeapSpaces () {
   return spaces
 }
 
+const NOTHING_HELD = Object.freeze({ requests: Object.freeze([]), omitted: Object.freeze({ count: 0, bytes: 0 }) })
 const EMPTY_EVENT_LOOP = Object.freeze({ p50: null, p99: null, max: null, utilization: null })
 const EMPTY_GC = Object.freeze({ count: null, pauseMs: null })
 
