@@ -77,6 +77,15 @@ describe('where the bytes are', function () {
       assert.equal(holding.peak.total, 5050, 'and keeps its peak for its end event')
     })
 
+    it('reads a stage that fails, or says nonsense, as holding nothing: a sample never throws', function () {
+      const ledger = createHeldLedger(INGEST_STAGES)
+      const holding = ledger.open(1, 'good')
+      holding.watch('read', function torn () { throw new TypeError('gone') })
+      holding.watch('inflate', function nonsense () { return NaN })
+      holding.watch('records', function negative () { return -5 })
+      assert.deepEqual(ledger.read().requests[0].held, { read: 0, inflate: 0, records: 0 })
+    })
+
     it('names the requests that hold most, and counts the rest, so a sample stays small under any load', function () {
       const ledger = createHeldLedger(INGEST_STAGES)
       for (let id = 1; id <= 300; id++) ledger.open(id, 'bad').set('read', id)

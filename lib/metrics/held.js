@@ -74,7 +74,7 @@ export class Holding {
     const held = {}
     for (const stage of this.#order) {
       const reader = this.#readers.get(stage)
-      if (reader !== undefined) held[stage] = Math.max(0, reader() || 0)
+      if (reader !== undefined) held[stage] = readSafely(reader)
       else if (this.#fixed.has(stage)) held[stage] = this.#fixed.get(stage)
     }
     this.#notePeak(held)
@@ -166,6 +166,19 @@ export class HeldLedger {
       omitted.bytes += left.bytes
     }
     return { requests: all.slice(0, most).map(function entryOf (r) { return r.entry }), omitted }
+  }
+}
+
+/**
+ * A reader's figure, or 0 if it fails: a sample is taken on a timer, where a throw would end the
+ * process, and a stage torn down between two samples is one that holds nothing.
+ */
+function readSafely (reader) {
+  try {
+    const bytes = reader()
+    return Number.isFinite(bytes) && bytes > 0 ? bytes : 0
+  } catch {
+    return 0
   }
 }
 
