@@ -204,5 +204,37 @@ describe('where the bytes are', function () {
       assert.ok(end.heldPeak < 24 * MiB, `/good held ${end.heldPeak} B at its peak`)
       assert.ok(end.heldPeak < inflated / 2)
     })
+
+    it('keeps each of several /good uploads at once within its bounds, and names each', async function () {
+      samples.length = 0
+      const small = gzip.subarray(0, gzip.length) // the same body four times over, at once
+      const answers = await Promise.all([1, 2, 3, 4].map(function send () { return upload(`${lab.url}/good`, small) }))
+      for (const answer of answers) assert.equal(answer.status, 200)
+      const ids = new Set()
+      for (const request of samples.flat().filter(function good (r) { return r.route === 'good' })) {
+        ids.add(request.id)
+        for (const [stage, bytes] of Object.entries(request.held)) assert.ok(bytes <= request.bounds[stage], `${stage}: ${bytes} > ${request.bounds[stage]}`)
+      }
+      assert.ok(ids.size >= 2, `the uploads in flight together were each named (${ids.size})`)
+    })
+
+    it('says which stages the other two routes hold, and what it cannot read', async function () {
+      ends.length = 0
+      samples.length = 0
+      const small = await generatedGzip({ bytes: 4 * MiB, seed: 5 })
+      const answers = {}
+      for (const route of ['express-json', 'streamparser-json']) {
+        answers[route] = await upload(`${lab.url}/${route}`, small, { pauseMs: 300 })
+        assert.equal(answers[route].status, 200)
+      }
+      const [json, streamed] = ends
+      assert.equal(json.held.inflate, answers['express-json'].body.summary.inflatedBytes, 'express-json: the Buffer raw-body joined')
+      assert.deepEqual(Object.keys(streamed.bounds), ['read', 'inflate', 'parse'], 'the textbook route bounds every stage it holds')
+      const seen = samples.flat()
+      const jsonSeen = seen.find(function isJson (r) { return r.route === 'express-json' })
+      assert.match(jsonSeen.unread.join(' '), /body-parser/, 'the string and document inside body-parser are named as unread')
+      const textbookSeen = seen.find(function isTextbook (r) { return r.route === 'streamparser-json' })
+      assert.match(textbookSeen.unread.join(' '), /@streamparser\/json/)
+    })
   })
 })
