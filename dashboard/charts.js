@@ -2,7 +2,8 @@
  * The two Chart.js charts: memory in MiB (with the kernel's peak RSS as its
  * own line) and event-loop delay. Both draw ingest requests as spans
  * coloured by route, with a small plugin, so a rise lines up with the
- * request that caused it.
+ * request that caused it. The colours, that plugin and the base options are
+ * exported for the page's other charts (bytes-chart.js, held-chart.js).
  *
  * Kept light on purpose: no animation, `parsing: false`, min-max
  * decimation (it keeps the spikes a memory lesson is about), and
@@ -16,7 +17,7 @@ import { formatClock } from './format.js'
 const { Chart } = globalThis
 
 /** Okabe-Ito: distinguishable with the common forms of colour blindness, and on a washed-out projector. */
-const OKABE_ITO = Object.freeze({
+export const OKABE_ITO = Object.freeze({
   black: '#000000',
   orange: '#E69F00',
   skyBlue: '#56B4E9',
@@ -50,7 +51,7 @@ export const LOOP_SERIES = Object.freeze([
  * @streamparser/json. Purple rather than sky blue or orange, which sit too close to
  * /express-json's blue and /bad's vermillion to tell apart behind the lines.
  */
-const ROUTE_COLORS = Object.freeze({
+export const ROUTE_COLORS = Object.freeze({
   bad: OKABE_ITO.vermillion,
   good: OKABE_ITO.green,
   'express-json': OKABE_ITO.blue,
@@ -66,8 +67,8 @@ const LABEL_LINES = Object.freeze({ good: 1, 'upload-stream': 1, 'express-json':
 const SPAN_ALPHA = 0.16
 const FONT_PX = 14
 const PROJECTOR_FONT_PX = 20
-const GRID = '#e4e4e4'
-const GRID_PROJECTOR = '#8c8c8c'
+export const GRID = '#e4e4e4'
+export const GRID_PROJECTOR = '#8c8c8c'
 const SPAN_MIN_PX = 3
 const BAR_PX = 6
 
@@ -77,7 +78,7 @@ const BAR_PX = 6
  * for peak resets and thick vermillion ones for crashes. It counts what it
  * drew, for the page's debug object.
  */
-const markPlugin = {
+export const markPlugin = {
   id: 'streamlabMarks',
   beforeDatasetsDraw (chart, args, options) {
     const marks = options.marks
@@ -173,7 +174,7 @@ function drawVerticals (ctx, area, x, times, color, width, dash) {
 }
 
 /** Paint the canvas white first, so an exported PNG is not transparent. */
-const backgroundPlugin = {
+export const backgroundPlugin = {
   id: 'streamlabBackground',
   beforeDraw (chart) {
     const { ctx, width, height } = chart
@@ -201,7 +202,11 @@ function datasetFor (series) {
   }
 }
 
-function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
+/**
+ * Options shared by the charts over time: a clock on a linear x axis, no animation, min-max
+ * decimation, the mark log behind the lines.
+ */
+export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
   return {
     animation: false,
     parsing: false,

@@ -46,3 +46,10 @@ export function formatCount (n) {
 export function fileStamp (time = Date.now()) {
   return new Date(time).toISOString().slice(0, 19).replaceAll(':', '-')
 }
+
+/** Bytes in binary units, KiB under a MiB and MiB above, e.g. "212.0 KiB", "301.4 MiB"; a dash for no value. */
+export function formatBytes (bytes) {
+  if (!Number.isFinite(bytes)) return '–'
+  if (Math.abs(bytes) < MiB) return `${(bytes / 1024).toFixed(1)} KiB`
+  return `${(bytes / MiB).toFixed(1)} MiB`
+}

@@ -6,18 +6,23 @@
  * Query parameters: `interval` (ms between samples, 10 to 5000, default
  * 100), `window` (minutes shown, 1 to 10, default 2), `projector=1` (large
  * type and high contrast, as the button), `test=1` (adds
- * `streamlab.inject`, which the browser test uses to simulate a long session).
+ * `streamlab.inject` and `streamlab.injectEvent`, which the browser tests use to simulate a long
+ * session or a server that does not exist yet).
  *
  * `window.streamlab` is a read-only view of what the page holds, for the
  * browser test and for a curious student with the devtools open.
  */
 import { createBrowserExport } from './browser-export.js'
+import { createBytesChart, EXTERNAL_LAYERS, heapKey } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
 import { createControlPanel } from './control-panel.js'
-import { downloadChartPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
+import { downloadChartsPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
 import { formatClock, formatMiB, formatMs, MiB } from './format.js'
+import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
 import { connectMetrics } from './metrics-connection.js'
+import { RequestHeld } from './request-held.js'
+import { readHeapSpaces, requestsNote } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 
 const REDRAW_MS = 250
@@ -35,17 +40,27 @@ const interval = readInteger(query.get('interval'), 10, 5000, 100)
 const windowMinutes = readInteger(query.get('window'), 1, 10, 2)
 const testHooks = query.get('test') === '1'
 
-const store = new SeriesStore([...MEMORY_SERIES, ...LOOP_SERIES].map(function seriesKey (s) { return s.key }), {
+const store = new SeriesStore([...MEMORY_SERIES, ...LOOP_SERIES, ...EXTERNAL_LAYERS].map(function seriesKey (s) { return s.key }), {
   windowMs: windowMinutes * 60_000,
   intervalMs: interval
 })
+/** V8's heap spaces in the order the server names them; a store series each (heap_<name>), added as they appear. */
+const heapSpaces = []
 const marks = new MarkLog()
+const held = new RequestHeld()
 const charts = createCharts({
   memoryCanvas: byId('memory-chart'),
   loopCanvas: byId('loop-chart'),
   store,
   marks
 })
+const bytesChart = createBytesChart({
+  canvas: byId('bytes-chart'),
+  store,
+  marks,
+  spaces: function spacesSeen () { return heapSpaces }
+})
+const heldChart = createHeldChart({ canvas: byId('held-chart'), held })
 
 let received = 0
 let lastSample = null
@@ -70,6 +85,7 @@ function onSample (sample) {
     if (lastSeq !== null && sample.seq < lastSeq) {
       restarts++
       marks.serverRestarted()
+      held.serverRestarted()
       showStreamNote()
     }
     lastSeq = sample.seq
@@ -77,16 +93,25 @@ function onSample (sample) {
   received++
   lastSample = sample
   clockOffset = sample.time - Date.now()
-  store.push(sample.time, {
+  const values = {
     rss: sample.rss / MiB,
     heapTotal: sample.heapTotal / MiB,
     heapUsed: sample.heapUsed / MiB,
     external: sample.external / MiB,
     arrayBuffers: sample.arrayBuffers / MiB,
+    otherExternal: (sample.external - sample.arrayBuffers) / MiB,
     peakRss: sample.peakRss / MiB,
     loopP99: sample.eventLoop?.p99,
     loopMax: sample.eventLoop?.max
-  })
+  }
+  for (const [space, bytes] of readHeapSpaces(sample.heapSpaces)) {
+    const key = heapKey(space)
+    // a space named for the first time gets a series (the store holds a bounded number of them)
+    if (!store.has(key) && store.addKey(key)) heapSpaces.push(space)
+    values[key] = bytes / MiB
+  }
+  store.push(sample.time, values, requestsNote(sample.requests))
+  held.onSample(sample.requests, sample.time, sample.requestsOmitted)
   dirty = true
 }
 
@@ -114,8 +139,10 @@ const browserExport = createBrowserExport({
 
 function onEvent (type, data) {
   if (type === 'sample') onSample(data)
-  else if (type === 'request') marks.onRequest(data)
-  else if (type === 'peak') marks.onPeak(data)
+  else if (type === 'request') {
+    marks.onRequest(data)
+    held.onRequest(data)
+  } else if (type === 'peak') marks.onPeak(data)
   else if (type === 'experiment') panel.onExperimentEvent(data)
   else if (type === 'crash') showCrash(data)
   else if (type === 'dropped') {
@@ -240,10 +267,14 @@ function redraw (force = false) {
   const latest = store.latest ?? Date.now()
   const from = latest - store.windowMs
   marks.trim(from)
+  held.trim(from)
   const started = performance.now()
   // until the window is full the chart spans what there is, rather than a mostly empty axis
   charts.setRange(Math.max(from, store.oldest ?? from), latest)
+  bytesChart.setRange(Math.max(from, store.oldest ?? from), latest)
   charts.update()
+  bytesChart.update()
+  heldChart.update()
   lastRedrawMs = performance.now() - started
   redraws++
   document.body.dataset.samples = String(received)
@@ -285,6 +316,8 @@ function setProjector (on) {
   document.documentElement.classList.toggle('projector', on)
   projectorButton.setAttribute('aria-pressed', String(on))
   charts.setProjector(on)
+  bytesChart.setProjector(on)
+  heldChart.setProjector(on)
   try {
     localStorage.setItem(PROJECTOR_KEY, on ? '1' : '0')
   } catch {
@@ -306,7 +339,14 @@ byId('export-json').addEventListener('click', function exportJson () {
   downloadText(exportName('samples', 'json'), 'application/json', samplesToJson(store, marks, { interval, windowMs: store.windowMs }))
 })
 byId('export-png').addEventListener('click', function exportPng () {
-  downloadChartPng(charts.memory, exportName('chart', 'png'))
+  downloadChartsPng([[charts.memory, heldChart.chart], [bytesChart.chart]], exportName('charts', 'png'))
+})
+
+const heldScale = byId('held-log')
+heldScale.addEventListener('click', function toggleHeldScale () {
+  const log = heldScale.getAttribute('aria-pressed') !== 'true'
+  heldScale.setAttribute('aria-pressed', String(log))
+  heldChart.setScale(log ? 'logarithmic' : 'linear')
 })
 
 byId('reset-peak').addEventListener('click', async function resetPeak () {
@@ -354,7 +394,20 @@ const debug = {
   get experiment () { return panel.current },
   get outcomes () { return outcomes },
   get browserExport () { return browserExport.last },
-  get projector () { return document.documentElement.classList.contains('projector') }
+  get projector () { return document.documentElement.classList.contains('projector') },
+  /**
+   * "Where the bytes are" as drawn: the heap spaces named so far and each one's largest value in
+   * the window, and the layers, bottom to top, with their points in the window (MiB).
+   */
+  get bytes () {
+    return {
+      spaces: [...heapSpaces],
+      windowMax: Object.fromEntries(heapSpaces.map(function spaceMax (space) { return [space, store.maxOf(heapKey(space))] })),
+      layers: bytesChart.shown().map(function withPoints (layer) { return { ...layer, points: store.series(layer.key) } })
+    }
+  },
+  /** The per-request bars as drawn: scale, axis title, bound ticks drawn, and each bar's stages (bytes). */
+  get requestBars () { return heldChart.state() }
 }
 if (testHooks) {
   /**
@@ -366,6 +419,11 @@ if (testHooks) {
     for (const sample of samples) onSample(sample)
     redraw(true)
     return store.length
+  }
+  /** Feed one event (`request`, `crash`, …) through the stream's path. */
+  debug.injectEvent = function injectEvent (type, data) {
+    onEvent(type, data)
+    redraw(true)
   }
 }
 window.streamlab = Object.freeze(debug)

@@ -5,10 +5,17 @@
  * whatever the sample rate. Each series is a ring of `{ x, y }` points (as
  * Chart.js reads them with `parsing: false`), so adding a point at the cap
  * costs the same as below it: no array is shifted per sample.
+ *
+ * Series may be added while the page runs (a heap space the server names
+ * for the first time), up to a fixed number of keys: what a server sends
+ * cannot grow the page without end. Each point may carry a note (the
+ * requests in flight at that sample), kept and dropped with it.
  */
 
 /** Points per series, whatever the window and the sample rate. */
 const HARD_CAP = 6000
+/** Series per store, whatever the server names. */
+const MAX_KEYS = 64
 
 /** A fixed-capacity ring, oldest first. */
 class Ring {
@@ -59,20 +66,45 @@ class Ring {
  * out of the window.
  */
 export class SeriesStore {
+  #notes
   /**
    * @param {string[]} keys one series per key
    * @param {{ windowMs: number, intervalMs: number, hardCap?: number }} settings
    */
   constructor (keys, settings) {
-    this.keys = Object.freeze([...keys])
+    this.keys = []
     this.hardCap = settings.hardCap ?? HARD_CAP
+    this.maxKeys = settings.maxKeys ?? MAX_KEYS
     this.windowMs = settings.windowMs
     this.intervalMs = settings.intervalMs
-    /** @type {Record<string, Ring>} */
-    this.rings = {}
-    for (const key of this.keys) this.rings[key] = new Ring(this.hardCap)
+    /** @type {Map<string, Ring>} a Map: keys come from the server, and '__proto__' must stay a key */
+    this.rings = new Map()
+    /** What each point carries besides its values (null for most), aligned with the rings. */
+    this.#notes = new Ring(this.hardCap)
+    for (const key of keys) this.addKey(key)
     /** Samples refused because they were older than the newest point. */
     this.outOfOrder = 0
+  }
+
+  /**
+   * Add a series, with a gap at every point kept so far (its points line up with the others').
+   * @param {string} key
+   * @returns {boolean} whether the store has the series now (false past `maxKeys`)
+   */
+  addKey (key) {
+    if (this.rings.has(key)) return true
+    if (this.keys.length >= this.maxKeys) return false
+    const ring = new Ring(this.hardCap)
+    const count = this.keys.length === 0 ? 0 : this.length
+    for (let i = 0; i < count; i++) ring.push({ x: this.#first.at(i).x, y: null })
+    this.keys.push(key)
+    this.rings.set(key, ring)
+    return true
+  }
+
+  /** @param {string} key */
+  has (key) {
+    return this.rings.has(key)
   }
 
   /** The most points a series keeps: the window at the sample rate, within the hard cap. */
@@ -98,26 +130,29 @@ export class SeriesStore {
   }
 
   get #first () {
-    return this.rings[this.keys[0]]
+    return this.rings.get(this.keys[0])
   }
 
   /**
    * Add one point to every series; a series missing from `values` gets a gap.
    * @param {number} time ms since the epoch
-   * @param {Record<string, number | null>} values
+   * @param {Record<string, number | null> | Map<string, number | null>} values
+   * @param {unknown} [note] kept with the point (null when left out)
    * @returns {boolean} false when refused (older than the newest point)
    */
-  push (time, values) {
+  push (time, values, note = null) {
     const latest = this.latest
     // Chart.js draws with `normalized: true`, which trusts that x only grows
     if (latest !== null && time < latest) {
       this.outOfOrder++
       return false
     }
+    const byMap = values instanceof Map
     for (const key of this.keys) {
-      const y = values[key]
-      this.rings[key].push({ x: time, y: Number.isFinite(y) ? y : null })
+      const y = byMap ? values.get(key) : Object.hasOwn(values, key) ? values[key] : undefined
+      this.rings.get(key).push({ x: time, y: Number.isFinite(y) ? y : null })
     }
+    this.#notes.push(note)
     this.trim()
     return true
   }
@@ -131,7 +166,8 @@ export class SeriesStore {
     while (drop < first.size && first.at(drop).x < cutoff) drop++
     drop = Math.max(drop, first.size - this.maxPoints)
     if (drop <= 0) return
-    for (const key of this.keys) this.rings[key].dropOldest(drop)
+    for (const key of this.keys) this.rings.get(key).dropOldest(drop)
+    this.#notes.dropOldest(drop)
   }
 
   /** Change the window (ms); a shorter one drops points at once. */
@@ -142,7 +178,8 @@ export class SeriesStore {
 
   /** Forget every point. */
   clear () {
-    for (const key of this.keys) this.rings[key].clear()
+    for (const key of this.keys) this.rings.get(key).clear()
+    this.#notes.clear()
   }
 
   /**
@@ -151,7 +188,12 @@ export class SeriesStore {
    * @returns {Array<{ x: number, y: number | null }>}
    */
   series (key) {
-    return this.rings[key].toArray()
+    return this.rings.get(key)?.toArray() ?? []
+  }
+
+  /** Each kept point's note, oldest first (null where it has none). */
+  notes () {
+    return this.#notes.toArray()
   }
 
   /**
@@ -159,7 +201,8 @@ export class SeriesStore {
    * @param {string} key
    */
   maxOf (key) {
-    const ring = this.rings[key]
+    const ring = this.rings.get(key)
+    if (ring === undefined) return null
     let max = null
     for (let i = 0; i < ring.size; i++) {
       const y = ring.at(i).y
@@ -169,15 +212,15 @@ export class SeriesStore {
   }
 
   /**
-   * One row per point: `{ time, [key]: y }`, oldest first (for exports).
-   * @returns {Generator<Record<string, number | null>>}
+   * One row per point, oldest first (for exports): its time, its values by key and its note.
+   * @returns {Generator<{ time: number, values: Map<string, number | null>, note: unknown }>}
    */
   * rows () {
     const count = this.length
     for (let i = 0; i < count; i++) {
-      const row = { time: this.#first.at(i).x }
-      for (const key of this.keys) row[key] = this.rings[key].at(i).y
-      yield row
+      const values = new Map()
+      for (const key of this.keys) values.set(key, this.rings.get(key).at(i).y)
+      yield { time: this.#first.at(i).x, values, note: this.#notes.at(i) }
     }
   }
 }

@@ -19,10 +19,11 @@ export const MiB = 1024 * 1024
  * Register the enclosing describe's hooks: before() starts the lab and the
  * browser, afterEach() cancels a run a failed spec left, after() closes both
  * (or the lab a spec started again in its place, `session.restarted`).
+ * @param {object} [labOptions] app options over the session's own (e.g. `limits`, replaced whole)
  * @returns {{ lab: object, port: number, dataDir: string, browser: object, context: object, page: object, problems: string[], restarted: object|null }}
  *   filled in by before(); `problems` are page errors and console errors (a CSP violation is one)
  */
-export function dashboardSession () {
+export function dashboardSession (labOptions = {}) {
   const session = { lab: null, port: null, dataDir: null, browser: null, context: null, page: null, problems: [], restarted: null }
 
   before(async function startDashboardSession () {
@@ -36,7 +37,8 @@ export function dashboardSession () {
       // a small in-memory database: the page's own export times it (the lab starts it on first use)
       database: { pgliteDir: 'memory://', seed: { desks: 200, items: 3000 } },
       // a bomb is refused by both routes well before it costs the test machine much
-      limits: { inflated: 64 * MiB }
+      limits: { inflated: 64 * MiB },
+      ...labOptions
     })
     session.port = Number(new URL(session.lab.url).port)
     session.browser = await launchChromium({ viewport: { width: 1280, height: 800 } })

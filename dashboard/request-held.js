@@ -1,0 +1,135 @@
+/**
+ * What each ingest request holds, by stage, for the per-request bars: the
+ * requests in flight from each sample's `requests`, and the last few that
+ * ended, at their peak (the `request` end event's `held`), so a class still
+ * sees /bad's peak after it answered: its parse is synchronous, and a live
+ * sample rarely catches the string and the parsed objects.
+ *
+ * Bounded: at most `maxBars` bars are drawn, and at most `maxFinished` ended
+ * requests kept (the latest few of each route), whatever the server sends;
+ * an ended request is forgotten once it leaves the chart's window.
+ */
+
+/**
+ * The ingest stages, in their order (lib/ingest/sequence.js exports them as INGEST_STAGES; the
+ * page keeps its own copy, as it imports nothing from the server's code).
+ */
+export const INGEST_STAGES = Object.freeze(['negotiate', 'admit', 'read', 'inflate', 'records', 'parse', 'tally', 'answer'])
+
+const MAX_BARS = 8
+const MAX_FINISHED = 8
+/** Ended requests kept per route: /good's many must not push /bad's peak off the chart. */
+const FINISHED_PER_ROUTE = 2
+/** Phrases kept per request, and characters per phrase: a tooltip, not a document. */
+const MAX_UNREAD = 6
+const MAX_PHRASE = 160
+
+/**
+ * @typedef {{ id: number, route: string, held: Record<string, number>, bounds: Record<string, number>,
+ *   unread: string[], total: number, peak: boolean, time: number }} HeldBar
+ */
+
+/** The in-flight and recently ended requests' held bytes. */
+export class RequestHeld {
+  /** @param {{ maxBars?: number, maxFinished?: number }} [settings] */
+  constructor (settings = {}) {
+    this.maxBars = settings.maxBars ?? MAX_BARS
+    this.maxFinished = settings.maxFinished ?? MAX_FINISHED
+    this.perRoute = settings.perRoute ?? FINISHED_PER_ROUTE
+    /** @type {Map<number, HeldBar>} in flight, by id, as the latest sample had them */
+    this.inFlight = new Map()
+    /** @type {HeldBar[]} ended, newest first */
+    this.finished = []
+    /** in flight but not drawn: more than `maxBars`, or left out of the sample by the server */
+    this.hidden = 0
+  }
+
+  /**
+   * A sample's `requests`: what is in flight now. A request missing from it has ended (its
+   * end event brings its peak) or was lost.
+   * @param {unknown} requests
+   * @param {number} time the sample's time
+   * @param {unknown} [omitted] the sample's `requestsOmitted` (`{ count, bytes }`): those the server left out
+   */
+  onSample (requests, time, omitted) {
+    this.inFlight.clear()
+    const left = Number.isSafeInteger(omitted?.count) && omitted.count > 0 ? omitted.count : 0
+    this.hidden = left
+    if (!Array.isArray(requests)) return
+    const live = []
+    for (const entry of requests) {
+      const bar = readBar(entry, time, false)
+      if (bar === null) continue
+      // a sample taken before the end event, delivered after it (a replay): the peak is known already
+      if (this.finished.some(function sameRequest (f) { return f.id === bar.id && f.route === bar.route })) continue
+      live.push(bar)
+    }
+    live.sort(function byId (a, b) { return a.id - b.id })
+    this.hidden = left + Math.max(0, live.length - this.maxBars)
+    for (const bar of live.slice(0, this.maxBars)) this.inFlight.set(bar.id, bar)
+  }
+
+  /**
+   * A `request` event; an end that says what the request held at its peak becomes a faded "peak" bar.
+   * @param {unknown} event
+   */
+  onRequest (event) {
+    if (event === null || typeof event !== 'object' || event.phase !== 'end') return
+    const live = this.inFlight.get(event.id)
+    this.inFlight.delete(event.id)
+    const bar = readBar({ ...event, unread: event.unread ?? live?.unread }, event.time, true)
+    if (bar === null) return
+    if (Number.isFinite(event.heldPeak)) bar.total = event.heldPeak
+    this.finished.unshift(bar)
+    const perRoute = new Map()
+    const perRouteCap = this.perRoute
+    this.finished = this.finished.filter(function latestOfRoute (f) {
+      const n = (perRoute.get(f.route) ?? 0) + 1
+      perRoute.set(f.route, n)
+      return n <= perRouteCap
+    }).slice(0, this.maxFinished)
+  }
+
+  /** The server restarted: what was in flight will never end. */
+  serverRestarted () {
+    this.inFlight.clear()
+    this.hidden = 0
+  }
+
+  /** Forget ended requests that left the window (ms). */
+  trim (from) {
+    this.finished = this.finished.filter(function inWindow (bar) { return bar.time >= from })
+  }
+
+  /**
+   * The bars to draw, at most `maxBars`: those in flight by id, then the ended ones, newest first.
+   * @returns {HeldBar[]}
+   */
+  bars () {
+    return [...this.inFlight.values(), ...this.finished].slice(0, this.maxBars)
+  }
+}
+
+/** A request entry (a sample's or an end event's) as a bar, or null when it holds nothing readable. */
+function readBar (entry, time, peak) {
+  if (entry === null || typeof entry !== 'object') return null
+  if (!Number.isFinite(entry.id) || typeof entry.route !== 'string') return null
+  const held = byStage(entry.held)
+  if (held === null) return null
+  let total = 0
+  for (const bytes of Object.values(held)) total += bytes
+  const unread = Array.isArray(entry.unread)
+    ? entry.unread.filter(function isText (p) { return typeof p === 'string' }).slice(0, MAX_UNREAD).map(function cut (p) { return p.slice(0, MAX_PHRASE) })
+    : []
+  return { id: entry.id, route: entry.route.slice(0, 40), held, bounds: byStage(entry.bounds) ?? {}, unread, total, peak, time }
+}
+
+/** `{ stage: bytes }` with the known stages only, in stage order; null when not an object. */
+function byStage (value) {
+  if (value === null || typeof value !== 'object') return null
+  const out = {}
+  for (const stage of INGEST_STAGES) {
+    if (Object.hasOwn(value, stage) && Number.isFinite(value[stage]) && value[stage] >= 0) out[stage] = value[stage]
+  }
+  return out
+}

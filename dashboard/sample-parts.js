@@ -1,0 +1,46 @@
+/**
+ * The parts of a /metrics sample that name things the page does not know in
+ * advance, read defensively: V8's heap spaces (their names come from the
+ * running Node) and the ingest requests in flight. Whatever the server
+ * sends, the page keeps a bounded number of names and requests.
+ */
+
+/** Heap spaces read per sample: more than any Node has. */
+const MAX_SPACES = 24
+/** Requests kept per sample in the exports' note (the server sends fewer: it sums the rest in `requestsOmitted`). */
+const MAX_REQUESTS = 64
+const NAME = /^[a-z][a-z0-9_]{0,63}$/
+
+/**
+ * A sample's heap spaces as [name, bytes used] pairs, in the order the server sent them.
+ * @param {unknown} heapSpaces the sample's `heapSpaces`
+ * @returns {Array<[string, number]>}
+ */
+export function readHeapSpaces (heapSpaces) {
+  if (heapSpaces === null || typeof heapSpaces !== 'object' || Array.isArray(heapSpaces)) return []
+  const out = []
+  for (const [name, bytes] of Object.entries(heapSpaces)) {
+    if (out.length >= MAX_SPACES) break
+    if (NAME.test(name) && Number.isFinite(bytes)) out.push([name, bytes])
+  }
+  return out
+}
+
+/**
+ * What the exports keep of a sample's requests: id, route and held bytes by stage; null when none.
+ * @param {unknown} requests the sample's `requests`
+ * @returns {Array<{ id: number, route: string, held: Record<string, number> }> | null}
+ */
+export function requestsNote (requests) {
+  if (!Array.isArray(requests) || requests.length === 0) return null
+  const out = []
+  for (const r of requests.slice(0, MAX_REQUESTS)) {
+    if (r === null || typeof r !== 'object' || typeof r.route !== 'string') continue
+    const held = {}
+    if (r.held !== null && typeof r.held === 'object') {
+      for (const [stage, bytes] of Object.entries(r.held)) if (NAME.test(stage) && Number.isFinite(bytes)) held[stage] = bytes
+    }
+    out.push({ id: r.id, route: r.route.slice(0, 40), held })
+  }
+  return out.length === 0 ? null : out
+}
