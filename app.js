@@ -5,8 +5,9 @@
  * (worker.js) serves it on the supervisor's socket. Whoever creates an app
  * calls `app.close()`: it stops everything the app started (parse threads,
  * the database, the sampler and the metrics streams, timers, a run in
- * flight). Nothing an app holds lives at module level: two apps in one
- * process keep their own threads, budgets and books.
+ * flight and the writing of its record). Nothing an app holds lives at
+ * module level: two apps in one process keep their own threads, budgets
+ * and books.
  */
 import express from 'express'
 import { normalizeOptions } from './lib/config/options.js'
@@ -30,6 +31,7 @@ import { generateRoute } from './routes/generate.js'
 import { ingestRoutes } from './routes/ingest.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { experimentRoutes } from './routes/experiments.js'
+import { runRoutes } from './routes/runs.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { databaseRoutes } from './routes/db.js'
 import { abortUploadRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes } from './experiments/index.js'
@@ -162,9 +164,12 @@ function wireApp (app, opts, closers, closing) {
   const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota })
   closers.push(function closeMetrics () { metrics.close() })
   app.use(metrics)
-  const experiments = experimentRoutes(opts, events, { runKeys })
+  // each run's record goes to <dataDir>/runs/, within the disk quota; GET /runs serves them
+  const experiments = experimentRoutes(opts, events, { runKeys, sampler, diskQuota })
   closers.push(function closeExperiments () { return experiments.close() })
+  app.locals.runRecorder = experiments.recorder
   app.use(experiments)
+  app.use(runRoutes(experiments.recorder.store))
   app.use(uploadRoutes(opts, events, diskQuota, admission))
   app.use(abortUploadRoutes(opts, events, diskQuota))
   app.use(chunkSizeRoutes(opts))

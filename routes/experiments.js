@@ -10,18 +10,25 @@
 import express from 'express'
 import { badParameter } from '../lib/errors/index.js'
 import { createEngine } from '../lib/experiments/engine.js'
+import { createRunRecorder } from '../lib/runs/recorder.js'
+import { runsDir } from '../lib/runs/store.js'
 import { EXPERIMENTS } from '../experiments/index.js'
 
 /**
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {{ registry?: object, runKeys?: import('../lib/limits/run-keys.js').RunKeys }} [parts]
+ * @param {{ registry?: object, runKeys?: import('../lib/limits/run-keys.js').RunKeys,
+ *   sampler?: import('../lib/metrics/sampler.js').Sampler, diskQuota?: import('../lib/limits/disk-quota.js').DiskQuota }} [parts]
  *   registry: experiment modules by name (tests may bring their own); runKeys: the app's
- *   keyring, which issues each run the key its load is let in by
- * @returns {import('express').Router & { close: () => Promise<void> }}
+ *   keyring, which issues each run the key its load is let in by; sampler and diskQuota: the
+ *   app's, with which each run's record is kept in <dataDir>/runs/ (without a sampler, none is)
+ * @returns {import('express').Router & { close: () => Promise<void>, recorder: object|null }}
  */
-export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys } = {}) {
-  const engine = createEngine({ options: opts, events, registry, runKeys })
+export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota } = {}) {
+  const recorder = sampler === undefined
+    ? null
+    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, diskQuota, options: opts })
+  const engine = createEngine({ options: opts, events, registry, runKeys, recorder })
   // a run in flight when the previous worker died is lost with it: say so under its id
   function recordLostRun (crash) {
     if (crash?.experiment) engine.recordLostRun(crash.experiment, crash)
@@ -65,13 +72,17 @@ export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKey
   router.close = async function closeExperiments () {
     events.removeListener('crash', recordLostRun)
     const id = engine.runningId()
-    if (id === null || id === undefined) return
-    try {
-      await engine.cancel(id)
-    } catch {
-      // it ended between the look and the cancel: nothing left to stop
+    if (id !== null && id !== undefined) {
+      try {
+        await engine.cancel(id)
+      } catch {
+        // it ended between the look and the cancel: nothing left to stop
+      }
     }
+    // the record of the run just ended (or cancelled above) is written before the app lets go
+    await recorder?.close()
   }
+  router.recorder = recorder
 
   return router
 }

@@ -8,13 +8,19 @@
  *   npm run bench -- ingest --sizes 500MB --routes bad,good --repeat 3
  *
  * Prints progress and a table, and writes reports/<timestamp>/results.json,
- * results.md, report.html (charts) and each chart as SVG. Each experiment's bench is its folder's
+ * results.md, report.html (charts) and each chart as SVG, and the run's record to
+ * test-data/runs/ (docs/runs.md): by the lab it ran in for a bench made from an experiment,
+ * else here. Each experiment's bench is its folder's
  * bench.js (experiments/<name>/bench.js, found through the registry); hostile is scripts/hostile/.
  */
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { PROJECT_ROOT } from '../lib/config/options.js'
+import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
+import { createDiskQuota } from '../lib/limits/disk-quota.js'
+import { saveBenchRecord } from '../lib/runs/bench.js'
+import { runsDir } from '../lib/runs/store.js'
+import { displayPath } from '../lib/util/atomic-file.js'
 import { writeReport } from '../lib/measure/report.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { loadBenches } from '../experiments/index.js'
@@ -122,7 +128,36 @@ async function main () {
   })
   if (args.figures) files.push(...await writeFigures(args.figures, { title: result.title, command: figuresCommand('bench', process.argv.slice(2)), meta, markdown: result.markdown, data: result.data }))
   process.stderr.write(`reports written: ${files.map(function shown (f) { return path.relative(PROJECT_ROOT, f) }).join(', ')}\n`)
+  process.stderr.write(`${await keepRecord(args, result, started)}\n`)
   return 0
+}
+
+/**
+ * The run's record: written by the lab the experiment ran in (its id is in the result), or here
+ * for a bench of fresh labs, within the lab's default disk quota. A record that cannot be
+ * written costs the bench nothing: the reports are written.
+ * @returns {Promise<string>} a line saying where it is
+ */
+async function keepRecord (args, result, started) {
+  if (typeof result.runId === 'string') return `run record: ${displayPath(path.join(runsDir(DEFAULTS.dataDir), `${result.runId}.json`))} (written by the lab)`
+  try {
+    const diskQuota = createDiskQuota({ dir: DEFAULTS.dataDir, quota: DEFAULTS.diskQuota })
+    const saved = await saveBenchRecord({
+      dataDir: DEFAULTS.dataDir,
+      keep: DEFAULTS.runs.keep,
+      diskQuota,
+      name: args.bench.name,
+      title: result.title,
+      params: args.options,
+      startedAt: started.getTime(),
+      endedAt: Date.now(),
+      charts: result.charts,
+      data: result.data
+    })
+    return saved === null ? 'run record: none kept' : `run record: ${displayPath(saved.path)}`
+  } catch (err) {
+    return `run record not written: ${err.message}`
+  }
 }
 
 main().then(function exit (code) { process.exitCode = code }, function crash (err) {

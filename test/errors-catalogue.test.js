@@ -71,6 +71,8 @@ const EXAMPLES = {
   experimentNotFound: [['abc', 20]],
   experimentBusy: [[{ id: 'abc', name: 'ingest' }]],
   experimentNotRunning: [['abc', 'done']],
+  runNotFound: [['abc', 50]],
+  runInvalid: [['abc', 'format', 'is 2; this lab reads format 1'], ['run.json', '(json)', 'is not JSON']],
   workerCrashed: [[{ reason: 'memory-limit', rss: 600, budget: 512, route: 'bad' }], [{ reason: 'exit' }]],
   databaseUnavailable: [
     [{ database: 'postgres', when: 'connect', cause: 'ECONNREFUSED', detail: 'connect ECONNREFUSED', target: 'postgres://127.0.0.1:1/x' }],

@@ -167,6 +167,7 @@ export const FLAGS = Object.freeze([
   }),
 
   flag('no-request-peak', { option: 'app.resetPeakPerRequest', kind: 'switch', sets: false, group: 'plumbing', help: 'never reset the kernel\'s peak RSS per request (for external measurement)' }),
+  flag('keep-runs', { arg: 'N', option: 'app.runs.keep', kind: 'integer', group: 'plumbing', help: 'run records kept in test-data/runs/, the oldest removed past it; 0: none written' }),
   flag('upload-max-age', { arg: 'T', option: 'app.upload.maxAgeMs', kind: 'duration', group: 'plumbing', help: 'at start, remove uploads older than this: 60m, 90s; 0 keeps them' })
 ])
 

@@ -113,6 +113,13 @@ export const DEFAULTS = Object.freeze({
   guard: Object.freeze({ allowedHosts: Object.freeze([]), boundHost: null, accessToken: null, exemptLoopback: true }),
   /** Reset the kernel's peak RSS when an ingest request starts alone. */
   resetPeakPerRequest: true,
+  runs: Object.freeze({
+    /**
+     * Run records kept in `dataDir/runs/` (lib/runs/, docs/runs.md): past it the oldest goes.
+     * A record is at most 4 MiB, most far less; 0: none written.
+     */
+    keep: 50
+  }),
   generate: Object.freeze({
     defaultSize: 10000,
     maxItems: 20_000_000,
@@ -142,6 +149,7 @@ export function normalizeOptions (options = {}) {
   const limits = { ...DEFAULTS.limits, ...options.limits }
   const generate = { ...DEFAULTS.generate, ...options.generate }
   const ingest = { ...DEFAULTS.ingest, ...options.ingest }
+  const runs = { ...DEFAULTS.runs, ...options.runs }
   const out = {
     ...DEFAULTS,
     ...options,
@@ -165,6 +173,9 @@ export function normalizeOptions (options = {}) {
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
       inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
       shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES)
+    }),
+    runs: Object.freeze({
+      keep: checkInteger('runs.keep', runs.keep, 0, 10_000)
     }),
     generate: Object.freeze({
       defaultSize: checkInteger('generate.defaultSize', generate.defaultSize, 0, generate.maxItems),

@@ -5,7 +5,7 @@
 import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
 import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy } from './capacity.js'
 import { badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired, requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported, expectationFailed, fromParserError, internalError, requestInvalid, toLabError } from './http.js'
-import { uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, databaseUnavailable, databaseBusy, databaseNotSeeded } from './services.js'
+import { uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded } from './services.js'
 
 /**
  * The catalogue: every type the lab sends, its status, and the factories that make it.
@@ -34,6 +34,7 @@ export const ERROR_CATALOGUE = catalogue([
   [404, 'route.not.found', [notFound]],
   [404, 'experiment.not.found', [experimentNotFound]],
   [404, 'upload.not.found', [uploadNotFound]],
+  [404, 'run.not.found', [runNotFound]],
   [405, 'method.not.allowed', [methodNotAllowed]],
   [406, 'media.not.acceptable', [mediaNotAcceptable]],
   [408, 'request.timeout', [bodyTimeout, requestTooLong]],
@@ -59,6 +60,7 @@ export const ERROR_CATALOGUE = catalogue([
   [431, 'headers.too.large', [headersTooLarge]],
   [500, 'internal', [internalError]],
   [500, 'worker.crashed', [workerCrashed]],
+  [422, 'run.invalid', [runInvalid]],
   [503, 'server.busy', [overloaded, tooManyConnections, tooManyStreams, pipelinesBusy]],
   [503, 'server.closing', [serverClosing]],
   [503, 'memory.busy', [memoryBusy]],

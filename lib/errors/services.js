@@ -1,5 +1,5 @@
 /**
- * Errors of the lab's services: uploads, experiment runs, the database.
+ * Errors of the lab's services: uploads, experiment runs and their records, the database.
  * Import from lib/errors/index.js.
  */
 import { createError } from './lab-error.js'
@@ -30,6 +30,24 @@ export function experimentBusy (running) {
 /** 409 experiment.not.running: DELETE of a run that has already ended. */
 export function experimentNotRunning (id, runStatus) {
   return createError(409, 'experiment.not.running', `experiment ${id} has already ended (${runStatus})`, { id, runStatus })
+}
+
+/** 404 run.not.found: no run record with this id in the data directory's runs/ (the lab keeps the last `keep`). */
+export function runNotFound (id, keep) {
+  return createError(404, 'run.not.found', `no run record with id "${String(id).slice(0, 100)}" (the last ${keep} runs are kept)`,
+    { id: String(id).slice(0, 100), keep })
+}
+
+/**
+ * 422 run.invalid: a file in the runs folder (or given to the CLI) is not a run record this lab
+ * reads: too large, not JSON, another program's, a later format, or a member of the wrong kind.
+ * @param {string} where the id or file read
+ * @param {string} field the member at fault, as a path (`timeline.samples[3].rss`), or `(file)`, `(json)`
+ * @param {string} problem what is wrong with it
+ */
+export function runInvalid (where, field, problem) {
+  return createError(422, 'run.invalid', `${where} is not a run record this lab reads: ${field} ${problem}`,
+    { run: String(where).slice(0, 300), field, problem })
 }
 
 /**

@@ -17,6 +17,9 @@
  * revoked when the run ends (lib/limits/run-keys.js). The module runs inside the key's
  * scope, so the processes it forks and the lab's HTTP clients it uses send the key,
  * and the request guard lets the run's load in beyond loopback without the token.
+ *
+ * A recorder, when the engine is handed one (lib/runs/recorder.js), is told when each
+ * run begins, what stage it reports, and how it ended, and keeps the run's record.
  */
 import { randomUUID } from 'node:crypto'
 import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors/index.js'
@@ -49,9 +52,11 @@ function checkRegistry (registry) {
 /**
  * Build an engine.
  * @param {{ options: object, events: import('node:events').EventEmitter, registry: object,
- *   runKeys?: import('../limits/run-keys.js').RunKeys, keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
+ *   runKeys?: import('../limits/run-keys.js').RunKeys, recorder?: { begin: Function } | null,
+ *   keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
  *   `options` are the normalised app options, handed to every module; `runKeys` the app's
- *   keyring (without one, runs get no key: the lab must then let loopback in without a token)
+ *   keyring (without one, runs get no key: the lab must then let loopback in without a token);
+ *   `recorder` keeps each run's record (without one, a run lives only in `keep` below)
  */
 export function createEngine (settings) {
   if (settings === null || typeof settings !== 'object') throw new TypeError('createEngine needs { options, events, registry }')
@@ -62,6 +67,8 @@ export function createEngine (settings) {
   if (runKeys !== null && (typeof runKeys.issue !== 'function' || typeof runKeys.revoke !== 'function')) {
     throw new TypeError('runKeys must be a keyring from lib/limits/run-keys.js')
   }
+  const recorder = settings.recorder ?? null
+  if (recorder !== null && typeof recorder.begin !== 'function') throw new TypeError('recorder must be a run recorder from lib/runs/recorder.js')
   const config = Object.freeze({
     keep: checkInteger('keep', settings.keep ?? ENGINE_DEFAULTS.keep, 1, 1000),
     progressIntervalMs: checkInteger('progressIntervalMs', settings.progressIntervalMs ?? ENGINE_DEFAULTS.progressIntervalMs, 0, 60_000),
@@ -129,6 +136,8 @@ export function createEngine (settings) {
     if (status === 'done') emit(run, 'result', { result: run.result })
     else if (status === 'failed') emit(run, 'error', { error: run.error })
     else emit(run, 'cancelled')
+    run.recording?.end({ status, endedAt: run.endedAt, result: run.result, error: run.error })
+    run.recording = null
     prune()
   }
 
@@ -156,6 +165,8 @@ export function createEngine (settings) {
           throw new TypeError(`progress needs integer done and total, got ${done}/${total}`)
         }
         run.progress = Object.freeze({ ...update })
+        // unthrottled: the record marks where each stage began
+        run.recording?.progress(run.progress)
         const now = Date.now()
         if (done === total || now - run.lastProgressAt >= config.progressIntervalMs) {
           run.lastProgressAt = now
@@ -212,8 +223,11 @@ export function createEngine (settings) {
       peakReset: false,
       releasePeak: holdPeak(),
       key: runKeys?.issue() ?? null,
-      settled: null
+      settled: null,
+      recording: null
     }
+    // before the peak reset below, so the record marks it
+    run.recording = recorder?.begin({ id: run.id, name, title: mod.title, params, startedAt: run.startedAt }) ?? null
     // (holdPeak above) requests must not reset the peak while the run measures the whole process
     run.idleRss = process.memoryUsage.rss()
     run.peakReset = resetPeakRss()

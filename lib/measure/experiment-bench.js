@@ -39,7 +39,7 @@ export function experimentBench (experiment, settings) {
    * Run it on a fresh lab.
    * @param {object} params normalised by `normalize`
    * @param {(event: object) => void} report progress for the CLI
-   * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
+   * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object, runId: string }>}
    */
   async function run (params, report) {
     const lab = await startLabProcess(labFlags)
@@ -62,7 +62,9 @@ export function experimentBench (experiment, settings) {
       title: experiment.title,
       markdown: result.published?.length > 0 ? `${table(result)}\n${publishedTable(result.published)}` : table(result),
       charts: result.charts ?? [],
-      data: { params, ...result }
+      data: { params, ...result },
+      // the lab kept the run's record under this id (lib/runs/recorder.js)
+      runId: state.id
     }
   }
 

@@ -9,6 +9,8 @@
  *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (experiments/upload/routes.js)
  * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
+ * - 'run-record' { id, name, time, file, bytes } or { id, name, time, error }: a finished run's record
+ *   was written to <dataDir>/runs/, or could not be (lib/runs/recorder.js)
  * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
  *   right after start, in a worker the supervisor started in place of one that died
  *   (lib/supervisor/supervisor.js, worker.js)

@@ -1,0 +1,170 @@
+/**
+ * Two run records side by side: each route's figures in both, their ratio and difference, and
+ * whether the difference is inside the spread of the repeats; and the `--fail-if` rules that
+ * turn a difference into an exit code (`good.peak>+10%`), so one command guards memory in CI.
+ */
+import { parseByteSize } from '../util/units.js'
+import { MEASURES, coordinatesOf, figureFor, figuresOf, keysOf } from './figures.js'
+
+/**
+ * Whether b's figure differs from a's by more than the repeats spread: the ranges of both (or the
+ * range of one and the other's value) overlap, or not. Null when neither has repeats.
+ * @returns {'inside'|'outside'|null}
+ */
+export function spreadVerdict (a, b) {
+  const rangeA = a.n > 1 ? [a.min, a.max] : null
+  const rangeB = b.n > 1 ? [b.min, b.max] : null
+  if (rangeA === null && rangeB === null) return null
+  const [lowA, highA] = rangeA ?? [a.value, a.value]
+  const [lowB, highB] = rangeB ?? [b.value, b.value]
+  return lowA <= highB && lowB <= highA ? 'inside' : 'outside'
+}
+
+/** b against a: ratio (null when a is 0) and difference. */
+function delta (a, b) {
+  return { ratio: a.value === 0 ? null : b.value / a.value, difference: b.value - a.value }
+}
+
+/**
+ * The rows of a comparison: for every key (route or cell) both records have, the measures (or,
+ * with `all`, every figure) either has.
+ * @param {object} a a checked record
+ * @param {object} b a checked record
+ * @param {{ all?: boolean }} [how]
+ * @returns {{ rows: Array<{ key: string, name: string, label: string, unit: string, a: object|null, b: object|null,
+ *   ratio: number|null, difference: number|null, spread: 'inside'|'outside'|null }>, onlyA: string[], onlyB: string[],
+ *   params: Array<{ name: string, a: unknown, b: unknown }>, where: Array<{ name: string, a: unknown, b: unknown }> }}
+ */
+export function compareRecords (a, b, { all = false } = {}) {
+  const coordinates = coordinatesOf([a, b])
+  const figuresA = figuresOf(a, coordinates)
+  const figuresB = figuresOf(b, coordinates)
+  const keysA = keysOf(figuresA)
+  const keysB = keysOf(figuresB)
+  const rows = []
+  for (const key of keysA.filter(function inBoth (k) { return keysB.includes(k) })) {
+    const names = all
+      ? [...new Set([...figuresA.values(), ...figuresB.values()].filter(function mine (f) { return f.key === key }).map(function name (f) { return f.name }))]
+      : MEASURES.map(function name (m) { return m.name })
+    for (const name of names) {
+      const fa = figureFor(figuresA, key, name)
+      const fb = figureFor(figuresB, key, name)
+      if (fa === null && fb === null) continue
+      const measure = MEASURES.find(function named (m) { return m.name === name })
+      const both = fa !== null && fb !== null && fa.name === fb.name
+      rows.push({
+        key,
+        name,
+        label: measure?.label ?? name,
+        unit: (fa ?? fb).unit,
+        a: fa,
+        b: fb,
+        ...(both ? delta(fa, fb) : { ratio: null, difference: null }),
+        spread: both ? spreadVerdict(fa, fb) : null
+      })
+    }
+  }
+  return {
+    rows,
+    onlyA: keysA.filter(function notInB (k) { return !keysB.includes(k) }),
+    onlyB: keysB.filter(function notInA (k) { return !keysA.includes(k) }),
+    params: differences(a.run.params ?? {}, b.run.params ?? {}),
+    where: differences(
+      { node: a.where.node, platform: `${a.where.platform}-${a.where.arch}`, cores: a.where.cores, memoryBytes: a.where.memoryBytes, portable: a.where.portable, lab: a.where.lab.version },
+      { node: b.where.node, platform: `${b.where.platform}-${b.where.arch}`, cores: b.where.cores, memoryBytes: b.where.memoryBytes, portable: b.where.portable, lab: b.where.lab.version })
+  }
+}
+
+function differences (a, b) {
+  const out = []
+  for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    if (JSON.stringify(a[name]) !== JSON.stringify(b[name])) out.push({ name, a: a[name], b: b[name] })
+  }
+  return out
+}
+
+const RULE = /^(.+?)\.([A-Za-z][\w.]*?)\s*(<=|>=|<|>)\s*(\S.*)$/
+const OPERATORS = Object.freeze({
+  '>': function greater (x, y) { return x > y },
+  '>=': function atLeast (x, y) { return x >= y },
+  '<': function less (x, y) { return x < y },
+  '<=': function atMost (x, y) { return x <= y }
+})
+
+/**
+ * Read a `--fail-if` rule: `<route or cell>.<figure><op><threshold>`, `*` for every route. The
+ * figure is a measure (`peak`, `throughput`, `latency`) or any figure's name; the threshold a
+ * change in percent (`+10%`), a ratio (`1.2x`), or a difference in the figure's own unit: a
+ * byte size (`+5MiB`), ms (`+20ms`) or a plain number.
+ * @param {string} text
+ * @returns {{ text: string, who: string, name: string, op: string, kind: 'percent'|'ratio'|'difference', threshold: number }}
+ * @throws {TypeError} saying what a rule looks like
+ */
+export function parseFailIf (text) {
+  const match = RULE.exec(String(text).trim())
+  const usage = `--fail-if takes ROUTE.FIGURE then > >= < <= and a threshold, e.g. "good.peak>+10%", "*.latency>1.5x", "bad.peak>+20MiB"; got "${text}"`
+  if (match === null) throw new TypeError(usage)
+  const [, who, name, op, raw] = match
+  const threshold = raw.trim()
+  let kind
+  let value
+  if (/^[+-]?\d+(\.\d+)?%$/.test(threshold)) {
+    kind = 'percent'
+    value = Number(threshold.slice(0, -1))
+  } else if (/^\d+(\.\d+)?x$/.test(threshold)) {
+    kind = 'ratio'
+    value = Number(threshold.slice(0, -1))
+  } else if (/^[+-]?\d+(\.\d+)?(ms)?$/.test(threshold)) {
+    kind = 'difference'
+    value = Number(threshold.replace(/ms$/, ''))
+  } else {
+    kind = 'difference'
+    const sign = threshold.startsWith('-') ? -1 : 1
+    try {
+      value = sign * parseByteSize(threshold.replace(/^[+-]/, ''))
+    } catch {
+      throw new TypeError(usage)
+    }
+  }
+  return { text: String(text).trim(), who: who.trim(), name, op, kind, threshold: value }
+}
+
+/** b against a in a rule's kind: percent (from 0, ±Infinity unless both are 0), ratio (null from 0), difference. */
+function change (kind, a, b) {
+  if (kind === 'percent') {
+    if (a === 0) return b === 0 ? 0 : Math.sign(b) * Infinity
+    return (b - a) / Math.abs(a) * 100
+  }
+  if (kind === 'ratio') return a === 0 ? null : b / a
+  return b - a
+}
+
+/**
+ * Judge a rule on two records: every key it names (each route's, for `*`) whose figure both have.
+ * @param {ReturnType<typeof parseFailIf>} rule
+ * @param {object} a
+ * @param {object} b
+ * @returns {Array<{ key: string, a: object, b: object, value: number|null, failed: boolean }>} `value` the change
+ *   in the rule's kind (percent, ratio, difference); null where it cannot be had (a ratio over 0)
+ * @throws {TypeError} when neither record has the figure for any key the rule names
+ */
+export function judgeFailIf (rule, a, b) {
+  const coordinates = coordinatesOf([a, b])
+  const figuresA = figuresOf(a, coordinates)
+  const figuresB = figuresOf(b, coordinates)
+  const keysB = keysOf(figuresB)
+  const routes = new Map([...figuresA.values()].map(function routeOf (f) { return [f.key, f.route] }))
+  const keys = keysOf(figuresA).filter(function named (key) {
+    return keysB.includes(key) && (rule.who === '*' || key === rule.who || routes.get(key) === rule.who)
+  })
+  const verdicts = []
+  for (const key of keys) {
+    const fa = figureFor(figuresA, key, rule.name)
+    const fb = figureFor(figuresB, key, rule.name)
+    if (fa === null || fb === null || fa.name !== fb.name) continue
+    const value = change(rule.kind, fa.value, fb.value)
+    verdicts.push({ key, a: fa, b: fb, value, failed: value !== null && OPERATORS[rule.op](value, rule.threshold) })
+  }
+  if (verdicts.length === 0) throw new TypeError(`--fail-if "${rule.text}": no ${rule.who === '*' ? 'route' : `"${rule.who}"`} has a figure "${rule.name}" in both runs`)
+  return verdicts
+}

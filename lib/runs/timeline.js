@@ -1,0 +1,214 @@
+/**
+ * A run's timeline as it happens: the sampler's samples, the request spans from the bus's
+ * `request` events and the marks (peak resets, the run's stages), kept within bounds so that
+ * neither a long run's record nor the lab's own heap while it records grows with the run's
+ * length. How each is bounded (docs/runs.md, "How big"):
+ *
+ * - samples: past `maxSamples`, thinned by time buckets, keeping in each the sample of the
+ *   lowest RSS, of the highest RSS and of the most heap used, so a peak is never thinned away;
+ * - a sample's `requests`: the `maxRequests` holding the most bytes (the sampler names 16), the
+ *   others added to its `requestsOmitted: { count, bytes }` as the sampler adds those past 16;
+ * - spans: past `maxSpans`, evenly spaced ones, and each route's slowest and largest;
+ * - marks: the first `maxMarks`.
+ *
+ * While recording, each sample is kept as its JSON text: about half the heap of the object.
+ */
+
+/** Defaults of `createTimeline`. */
+export const TIMELINE_DEFAULTS = Object.freeze({
+  /** Samples a record keeps: 4 minutes at 100 ms are kept whole. */
+  maxSamples: 2400,
+  /** Ingest requests in flight kept in each sample. */
+  maxRequests: 8,
+  /** Request spans a record keeps. */
+  maxSpans: 2000,
+  /** Marks a record keeps. */
+  maxMarks: 500
+})
+
+/** Members copied from a `request` event into its span: figures and short texts only. */
+const SPAN_NUMBERS = Object.freeze(['status', 'ms', 'compressedBytes', 'inflatedBytes', 'items', 'heldPeak', 'peakRss'])
+
+/**
+ * Thin samples to at most `max`: time buckets between the first and the last, and in each the
+ * samples of the lowest RSS, the highest RSS and the most heap used (one sample may be all three).
+ * The first and the last are kept. Works on samples and on `{ time, rss, heapUsed }` entries alike.
+ * @template {{ time: number, rss: number, heapUsed?: number|null }} T
+ * @param {T[]} samples in time order
+ * @param {number} max at least 5
+ * @returns {T[]} in time order
+ */
+export function thinSamples (samples, max) {
+  if (samples.length <= max) return samples
+  const buckets = Math.max(1, Math.floor((max - 2) / 3))
+  const first = samples[0]
+  const last = samples.at(-1)
+  const width = Math.max(1, (last.time - first.time) / buckets)
+  const keep = new Set([first, last])
+  let bucket = null
+  let low = null
+  let high = null
+  let heap = null
+  function close () {
+    if (low !== null) keep.add(low).add(high).add(heap)
+  }
+  for (const s of samples) {
+    const k = Math.min(buckets - 1, Math.floor((s.time - first.time) / width))
+    if (k !== bucket) {
+      close()
+      bucket = k
+      low = high = heap = s
+    }
+    if (s.rss < low.rss) low = s
+    if (s.rss > high.rss) high = s
+    if ((s.heapUsed ?? -Infinity) > (heap.heapUsed ?? -Infinity)) heap = s
+  }
+  close()
+  return samples.filter(function kept (s) { return keep.has(s) })
+}
+
+/**
+ * Thin spans to at most `max`: each route's slowest and largest (by `heldPeak`), then evenly
+ * spaced ones from the rest, in the order they started.
+ * @param {object[]} spans in start order
+ * @param {number} max
+ * @returns {object[]}
+ */
+export function thinSpans (spans, max) {
+  if (spans.length <= max) return spans
+  const keep = new Set()
+  const byRoute = new Map()
+  for (const span of spans) {
+    const best = byRoute.get(span.route) ?? { slowest: span, largest: span }
+    if ((span.ms ?? -1) > (best.slowest.ms ?? -1)) best.slowest = span
+    if ((span.heldPeak ?? -1) > (best.largest.heldPeak ?? -1)) best.largest = span
+    byRoute.set(span.route, best)
+  }
+  for (const { slowest, largest } of byRoute.values()) {
+    if (keep.size < max) keep.add(slowest)
+    if (keep.size < max) keep.add(largest)
+  }
+  const room = max - keep.size
+  const step = spans.length / Math.max(1, room)
+  for (let k = 0; k < room; k++) keep.add(spans[Math.floor(k * step)])
+  return spans.filter(function kept (s) { return keep.has(s) })
+}
+
+function heldSum (request) {
+  let sum = 0
+  for (const n of Object.values(request?.held ?? {})) if (Number.isFinite(n)) sum += n
+  return sum
+}
+
+/** A span's figures and texts from a bus event: only members of known kinds are copied. */
+function spanFields (span, event) {
+  for (const key of SPAN_NUMBERS) if (typeof event[key] === 'number' && Number.isFinite(event[key])) span[key] = event[key]
+  if (typeof event.errorType === 'string') span.errorType = event.errorType.slice(0, 200)
+  for (const key of ['held', 'bounds']) {
+    if (event[key] !== null && typeof event[key] === 'object') {
+      const figures = {}
+      for (const [stage, n] of Object.entries(event[key])) if (typeof n === 'number' && Number.isFinite(n)) figures[stage] = n
+      span[key] = figures
+    }
+  }
+}
+
+/**
+ * A timeline being recorded.
+ * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number }} settings
+ */
+export function createTimeline (settings) {
+  const { interval } = settings
+  const bounds = { ...TIMELINE_DEFAULTS }
+  for (const key of Object.keys(TIMELINE_DEFAULTS)) {
+    if (settings[key] === undefined) continue
+    if (!Number.isSafeInteger(settings[key]) || settings[key] < (key === 'maxSamples' ? 5 : 0)) throw new TypeError(`timeline option ${key} must be a whole number, got ${settings[key]}`)
+    bounds[key] = settings[key]
+  }
+  /** @type {Array<{ time: number, rss: number, heapUsed: number|null, text: string }>} */
+  let samples = []
+  let samplesSeen = 0
+  let requestsCut = 0
+  /** id -> span of a request in flight */
+  const open = new Map()
+  let spans = []
+  let spansSeen = 0
+  const marks = []
+  let marksSeen = 0
+
+  return Object.freeze({
+    /** A sample as the sampler gives it. */
+    addSample: function addSample (sample) {
+      samplesSeen++
+      let kept = sample
+      if (Array.isArray(sample.requests) && sample.requests.length > bounds.maxRequests) {
+        const sorted = [...sample.requests].sort(function mostHeld (a, b) { return heldSum(b) - heldSum(a) })
+        const cut = sorted.slice(bounds.maxRequests)
+        requestsCut += cut.length
+        const omitted = sample.requestsOmitted ?? { count: 0, bytes: 0 }
+        kept = {
+          ...sample,
+          requests: sorted.slice(0, bounds.maxRequests),
+          requestsOmitted: { count: omitted.count + cut.length, bytes: omitted.bytes + cut.reduce(function add (sum, r) { return sum + heldSum(r) }, 0) }
+        }
+      }
+      samples.push({ time: sample.time, rss: sample.rss, heapUsed: sample.heapUsed ?? null, text: JSON.stringify(kept) })
+      // thinned a quarter past the bound, to the bound: a thinning per quarter of it, not per sample
+      if (samples.length > bounds.maxSamples * 1.25) samples = thinSamples(samples, bounds.maxSamples)
+    },
+
+    /** A bus `request` event. */
+    addRequest: function addRequest (event) {
+      // an event the record could not keep as it is would make the whole record unreadable: left out
+      if (event === null || typeof event !== 'object' || typeof event.route !== 'string' || !Number.isFinite(event.time)) return
+      if (typeof event.id !== 'number' && typeof event.id !== 'string') return
+      if (event.phase === 'start') {
+        const span = { id: event.id, route: event.route.slice(0, 200), start: event.time, end: null }
+        spanFields(span, event)
+        open.set(event.id, span)
+        spans.push(span)
+        spansSeen++
+      } else if (event.phase === 'end') {
+        let span = open.get(event.id)
+        open.delete(event.id)
+        if (span === undefined) {
+          // it began before the run did: its start is its end less its time
+          span = { id: event.id, route: event.route.slice(0, 200), start: event.time - (event.ms ?? 0), end: null }
+          spans.push(span)
+          spansSeen++
+        }
+        span.end = event.time
+        spanFields(span, event)
+      }
+      if (spans.length > bounds.maxSpans * 1.25) spans = thinSpans(spans, bounds.maxSpans)
+    },
+
+    /** A mark: `kind` a word ('peak-reset', 'stage'), `label` what a chart writes beside it. */
+    addMark: function addMark (time, kind, label) {
+      if (!Number.isFinite(time)) return
+      marksSeen++
+      if (marks.length < bounds.maxMarks) marks.push({ time, kind, label: String(label).slice(0, 1000) })
+    },
+
+    /**
+     * The timeline as a record holds it, its samples thinned to at most `maxSamples` and its
+     * spans to `maxSpans` (the writer asks for fewer when a record would be too large).
+     */
+    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans } = {}) {
+      const keptSamples = thinSamples(samples, maxSamples)
+      const keptSpans = thinSpans(spans, maxSpans)
+      const thinned = {}
+      if (keptSamples.length < samplesSeen) thinned.samples = { seen: samplesSeen, kept: keptSamples.length }
+      if (keptSpans.length < spansSeen) thinned.spans = { seen: spansSeen, kept: keptSpans.length }
+      if (marks.length < marksSeen) thinned.marks = { seen: marksSeen, kept: marks.length }
+      if (requestsCut > 0) thinned.requestsCut = requestsCut
+      return {
+        interval,
+        samples: keptSamples.map(function parsed (s) { return JSON.parse(s.text) }),
+        spans: keptSpans.map(function copy (s) { return { ...s } }),
+        marks: marks.map(function copy (m) { return { ...m } }),
+        thinned: Object.keys(thinned).length === 0 ? null : thinned
+      }
+    }
+  })
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+/**
+ * The run records kept in test-data/runs/ (docs/runs.md):
+ *
+ *   npm run runs -- list
+ *   npm run runs -- compare <a> <b> [--all] [--fail-if "good.peak>+10%"]...
+ *
+ * `compare` lines up each route's figures in two runs (ids, unique id prefixes or file paths):
+ * both values, the ratio, the difference, and whether it is inside the spread of the repeats.
+ * Exit codes: 0; 1 when a --fail-if rule holds; 2 for a usage error or runs that cannot be read
+ * (a file that is no run record this lab reads: the message names the field at fault).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { DEFAULTS } from '../lib/config/options.js'
+import { runInvalid } from '../lib/errors/index.js'
+import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from '../lib/runs/format.js'
+import { createRunStore, runsDir } from '../lib/runs/store.js'
+import { compareRecords, judgeFailIf, parseFailIf } from '../lib/runs/compare.js'
+import { markdownTable } from '../lib/measure/table.js'
+import { displayPath } from '../lib/util/atomic-file.js'
+import { formatBytes, formatMemory, formatMiB, formatMs } from '../lib/util/units.js'
+
+const EXIT_FAILED = 1
+const EXIT_USAGE = 2
+
+const USAGE = `Usage: npm run runs -- list [--dir DIR]
+       npm run runs -- compare <a> <b> [--all] [--fail-if RULE]... [--dir DIR]
+
+  list             the run records kept, newest first: id, experiment, status, date, Node, size
+  compare A B      each route's peak above idle, throughput and p99 latency in runs A and B (ids,
+                   unique id prefixes, or paths of record files): both, B/A, B - A, and whether
+                   the difference is inside the spread of the repeats where the runs have repeats
+  --all            compare every figure the runs report, not only those three
+  --fail-if RULE   exit 1 when RULE holds for B against A (repeatable): ROUTE.FIGURE, an operator
+                   (> >= < <=) and a threshold: a change in percent ("good.peak>+10%"), a ratio
+                   ("*.latency>1.5x", * for every route) or a difference ("bad.peak>+20MiB", "+50ms")
+  --dir DIR        where the records are (default test-data/runs)
+  -h, --help
+
+Exit codes: 0; 1 when a --fail-if rule holds; 2 for a usage error, or runs that cannot be read.`
+
+/** A usage error: exit 2 with its message. */
+class UsageError extends Error {}
+
+function readArgs (argv) {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        all: { type: 'boolean' },
+        'fail-if': { type: 'string', multiple: true },
+        dir: { type: 'string' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    })
+  } catch (err) {
+    throw new UsageError(err.message)
+  }
+  const { values, positionals } = parsed
+  if (values.help || positionals.length === 0) return { help: true }
+  const [command, ...rest] = positionals
+  const dir = path.resolve(values.dir ?? runsDir(DEFAULTS.dataDir))
+  if (command === 'list') {
+    if (rest.length > 0) throw new UsageError(`list takes no arguments, got ${rest.join(' ')}`)
+    if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
+    return { command, dir }
+  }
+  if (command === 'compare') {
+    if (rest.length !== 2) throw new UsageError(`compare takes two runs, got ${rest.length}`)
+    let rules
+    try {
+      rules = (values['fail-if'] ?? []).map(parseFailIf)
+    } catch (err) {
+      throw new UsageError(err.message)
+    }
+    return { command, dir, runs: rest, all: values.all === true, rules }
+  }
+  throw new UsageError(`unknown command "${command}": list or compare`)
+}
+
+/**
+ * A run named on the command line: a record file's path, an id in the folder, or a prefix of one id.
+ * @throws {UsageError} when it names nothing, or more than one
+ * @throws {LabError} run.invalid for a file that is no record
+ */
+async function loadRun (named, dir) {
+  let file
+  if (named.includes('/') || named.includes(path.sep) || named.endsWith('.json')) {
+    file = path.resolve(named)
+    if (!fs.existsSync(file)) throw new UsageError(`no file ${named}`)
+  } else {
+    if (!RUN_ID.test(named)) throw new UsageError(`"${named}" is neither a run id nor a file`)
+    const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter(function isRecord (n) { return n.endsWith('.json') && !n.startsWith('.') }) : []
+    const matches = names.includes(`${named}.json`) ? [`${named}.json`] : names.filter(function prefixed (n) { return n.startsWith(named) })
+    if (matches.length === 0) throw new UsageError(`no run "${named}" in ${displayPath(dir)} (npm run runs -- list)`)
+    if (matches.length > 1) throw new UsageError(`"${named}" names ${matches.length} runs in ${displayPath(dir)}: give more of the id`)
+    file = path.join(dir, matches[0])
+  }
+  const size = fs.statSync(file).size
+  const shown = displayPath(file)
+  // not read at all past the bound: a record is never that large
+  if (size > RECORD_MAX_BYTES) throw runInvalid(shown, '(file)', `is ${size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
+  return readRunRecord(await fs.promises.readFile(file), shown)
+}
+
+/** A figure in its unit. */
+function formatFigure (unit, value) {
+  if (!Number.isFinite(value)) return 'n/a'
+  if (unit === 'bytes') return formatMiB(value)
+  if (unit === 'ms') return formatMs(value)
+  if (unit === 'MB/s' || unit === 'MiB/s') return `${value.toFixed(1)} ${unit}`
+  if (unit === 'req/s') return `${value.toFixed(value < 10 ? 2 : 0)} req/s`
+  return value.toLocaleString('en')
+}
+
+function signed (unit, value) {
+  if (value === null || !Number.isFinite(value)) return 'n/a'
+  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${formatFigure(unit, Math.abs(value))}`
+}
+
+/** A figure with the range of its repeats: "12.3 MiB (11.9 to 12.8 MiB, 3 runs)". */
+function withRange (figure) {
+  if (figure === null) return '–'
+  const value = formatFigure(figure.unit, figure.value)
+  return figure.n > 1 ? `${value} (${formatFigure(figure.unit, figure.min)} to ${formatFigure(figure.unit, figure.max)}, ${figure.n} runs)` : value
+}
+
+function describeRun (label, id, record) {
+  const w = record.where
+  return `${label}: ${id}  ${record.run.experiment} (${record.run.status}, ${record.run.source})  ${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')}  ` +
+    `Node ${w.node.replace(/^v/, '')}, ${w.platform}-${w.arch}, ${w.cores} cores, ${formatMemory(w.memoryBytes)}${w.portable ? ', portable' : ''}`
+}
+
+function shownValue (value) {
+  const text = value === undefined ? 'none' : JSON.stringify(value)
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text
+}
+
+async function list (dir) {
+  const store = createRunStore({ dir, keep: Number.MAX_SAFE_INTEGER })
+  const runs = await store.list()
+  if (runs.length === 0) return `No run records in ${displayPath(dir)}.`
+  const rows = runs.map(function row (r) {
+    // the message without "<id> is not a run record this lab reads: ", which the row says
+    if (r.invalid) return [r.id, 'NOT A RECORD', '', '', '', formatBytes(r.bytes), r.invalid.slice(r.invalid.indexOf(': ') + 2)]
+    return [r.id, r.experiment, r.status, r.date.slice(0, 16).replace('T', ' '), r.node, formatBytes(r.bytes), r.routes.join(', ')]
+  })
+  return `${markdownTable(['id', 'experiment', 'status', 'date (UTC)', 'node', 'size', 'routes'], rows)}\n\n${runs.length} in ${displayPath(dir)}`
+}
+
+async function compare (args) {
+  const [a, b] = await Promise.all(args.runs.map(function load (named) { return loadRun(named, args.dir) }))
+  const compared = compareRecords(a, b, { all: args.all })
+  const lines = [describeRun('A', args.runs[0], a), describeRun('B', args.runs[1], b)]
+  if (a.run.experiment !== b.run.experiment) lines.push(`! different experiments: ${a.run.experiment} and ${b.run.experiment}`)
+  if (compared.params.length > 0) lines.push(`params differ: ${compared.params.map(function shown (d) { return `${d.name} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
+  if (compared.where.length > 0) lines.push(`machines differ: ${compared.where.map(function shown (d) { return `${d.name} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
+  lines.push('')
+  if (compared.rows.length === 0) {
+    lines.push('No route or cell has figures in both runs.')
+  } else {
+    const repeats = compared.rows.some(function hasSpread (r) { return r.spread !== null })
+    const rows = compared.rows.map(function row (r) {
+      const cells = [r.key, r.label, withRange(r.a), withRange(r.b), r.ratio === null ? 'n/a' : `${r.ratio.toFixed(2)}x`, signed(r.unit, r.difference)]
+      if (repeats) cells.push(r.spread === null ? '' : r.spread === 'inside' ? 'inside the spread' : 'OUTSIDE the spread')
+      return cells
+    })
+    const header = ['route', 'figure', 'A', 'B', 'B/A', 'B − A']
+    if (repeats) header.push('repeats')
+    lines.push(markdownTable(header, rows))
+  }
+  if (compared.onlyA.length > 0) lines.push(`only in A: ${compared.onlyA.join(', ')}`)
+  if (compared.onlyB.length > 0) lines.push(`only in B: ${compared.onlyB.join(', ')}`)
+  let failed = false
+  for (const rule of args.rules) {
+    let verdicts
+    try {
+      verdicts = judgeFailIf(rule, a, b)
+    } catch (err) {
+      throw new UsageError(err.message)
+    }
+    for (const v of verdicts) {
+      failed ||= v.failed
+      const change = v.value === null ? 'n/a' : rule.kind === 'percent' ? `${v.value >= 0 ? '+' : ''}${v.value.toFixed(1)}%` : rule.kind === 'ratio' ? `${v.value.toFixed(2)}x` : signed(v.a.unit, v.value)
+      lines.push(`${v.failed ? 'FAIL' : 'pass'} ${rule.text} on ${v.key}: ${change} (${formatFigure(v.a.unit, v.a.value)} → ${formatFigure(v.b.unit, v.b.value)})`)
+    }
+  }
+  return { text: lines.join('\n'), code: failed ? EXIT_FAILED : 0 }
+}
+
+async function main () {
+  let args
+  try {
+    args = readArgs(process.argv.slice(2))
+  } catch (err) {
+    process.stderr.write(`runs: ${err.message}\n\n${USAGE}\n`)
+    return EXIT_USAGE
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  try {
+    if (args.command === 'list') {
+      process.stdout.write(`${await list(args.dir)}\n`)
+      return 0
+    }
+    const { text, code } = await compare(args)
+    process.stdout.write(`${text}\n`)
+    return code
+  } catch (err) {
+    if (err instanceof UsageError || err.type === 'run.invalid') {
+      process.stderr.write(`runs: ${err.message}\n`)
+      return EXIT_USAGE
+    }
+    throw err
+  }
+}
+
+main().then(function exit (code) { process.exitCode = code }, function crash (err) {
+  // not 1: that says a --fail-if rule held
+  console.error(err)
+  process.exitCode = EXIT_USAGE
+})

@@ -1,0 +1,99 @@
+/**
+ * Run records for the runs specs (runs-format, runs-compare, runs-recorder, runs-routes):
+ * samples shaped as the sampler makes them, and whole records made the way the lab makes
+ * them (lib/runs/record.js), with the figures a spec chooses.
+ */
+import { createTimeline } from '../lib/runs/timeline.js'
+import { makeRecord, recordText } from '../lib/runs/record.js'
+
+const MiB = 1024 * 1024
+
+/**
+ * A sample as lib/metrics/sampler.js makes one.
+ * @param {number} time
+ * @param {number} rss
+ * @param {{ requests?: number, heapUsed?: number }} [more] `requests`: ingest requests in flight, each holding some bytes
+ */
+export function fakeSample (time, rss, { requests = 0, heapUsed = 20 * MiB } = {}) {
+  return {
+    time,
+    seq: time,
+    interval: 100,
+    rss,
+    heapTotal: 40 * MiB,
+    heapUsed,
+    external: 2 * MiB,
+    arrayBuffers: MiB,
+    heapSpaces: { read_only_space: 0, new_space: 2 * MiB, old_space: 14 * MiB, code_space: MiB, large_object_space: 3 * MiB },
+    peakRss: rss,
+    peakSource: 'VmHWM',
+    eventLoop: { p50: 0.1, p99: 1.2, max: 3.4, utilization: 0.25 },
+    gc: { count: 1, pauseMs: 0.8 },
+    requests: Array.from({ length: requests }, function request (_, k) {
+      return {
+        id: k + 1,
+        route: k % 2 === 0 ? 'good' : 'bad',
+        held: { read: 65536 * (k + 1), inflate: 65536, records: 4096, parse: 131072 },
+        bounds: { read: 376832, inflate: 1114112 },
+        unread: ['the parsed records on the parse threads\' heaps']
+      }
+    }),
+    requestsOmitted: { count: 0, bytes: 0 }
+  }
+}
+
+/**
+ * The results of an ingest run as the contract has them: a routes table.
+ * @param {Record<string, { peak: number, mbps: number, p99: number, avg?: number }>} routes
+ */
+export function routesResult (routes) {
+  const names = Object.keys(routes)
+  function row (field, label, unit, value) {
+    return { field, label, unit, values: Object.fromEntries(names.map(function of (r) { return [r, value(routes[r])] })) }
+  }
+  return {
+    caption: '10,000,000 bytes, json, concurrency 1, 1 uploads per route',
+    tables: [{
+      name: 'routes',
+      columns: names.map(function column (r) { return { key: r, label: `POST /${r}`, route: r } }),
+      rows: [
+        row('ok', 'Uploads answered 200', 'text', function ok () { return '1 / 1' }),
+        row('mbPerSecond', 'Throughput', 'MB/s', function mbps (r) { return r.mbps }),
+        row('peakAboveIdle', 'Server peak above idle', 'MiB', function peak (r) { return r.peak }),
+        row('latency', 'Latency avg / p99', 'ms', function latency (r) { return [r.avg ?? r.p99, r.p99] })
+      ]
+    }],
+    verdicts: [{ verdict: 'identical', ok: true, text: 'Answers identical.' }],
+    server: { idleRss: 60 * MiB, peakRss: 90 * MiB, peakAboveIdle: 30 * MiB, peakSource: 'VmHWM', peakReset: true }
+  }
+}
+
+/**
+ * A record made as the lab makes one.
+ * @param {{ id?: string, experiment?: string, status?: string, source?: string, startedAt?: number, params?: object,
+ *   results?: object|null, error?: object|null, samples?: object[], requests?: object[], marks?: Array<[number, string, string]> }} [what]
+ * @returns {{ record: object, text: string }}
+ */
+export function makeTestRecord (what = {}) {
+  const startedAt = what.startedAt ?? 1_790_000_000_000
+  const timeline = createTimeline({ interval: 100 })
+  for (const sample of what.samples ?? [fakeSample(startedAt + 100, 80 * MiB), fakeSample(startedAt + 200, 95 * MiB)]) timeline.addSample(sample)
+  for (const event of what.requests ?? []) timeline.addRequest(event)
+  for (const [time, kind, label] of what.marks ?? [[startedAt, 'peak-reset', 'peak reset']]) timeline.addMark(time, kind, label)
+  const text = recordText(function build (bounds) {
+    return makeRecord({
+      id: what.id ?? 'run-a',
+      experiment: what.experiment ?? 'ingest',
+      title: 'Buffered vs streamed gzip ingest',
+      params: what.params ?? { route: 'both', bytes: 10_000_000, concurrency: 1 },
+      status: what.status ?? 'done',
+      source: what.source ?? 'engine',
+      startedAt,
+      endedAt: startedAt + 1000,
+      results: what.results === undefined ? routesResult({ bad: { peak: 60 * MiB, mbps: 40, p99: 300 }, good: { peak: 4 * MiB, mbps: 80, p99: 150 } }) : what.results,
+      error: what.error ?? null,
+      options: { limits: { inflated: 500 * MiB }, parseThreads: 2 }
+    }, timeline.toRecord(bounds))
+  })
+  return { record: JSON.parse(text), text }
+}
