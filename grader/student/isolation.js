@@ -2,9 +2,12 @@
  * How the student's process is started apart: the command line that wraps
  * `node grader/student/student-child.js` in the isolation this machine has,
  * and the facts the card states about it. The layers: Node's permission
- * model (reads of the project's code, the handler's folder and a temporary
+ * model (reads of the project's code, the submission and a temporary
  * folder; writes of the latter only), a user of its own and a network
- * namespace of its own (Linux, as root), and death with the grader.
+ * namespace of its own (Linux, as root), a CPU-time limit (prlimit), and
+ * death with the grader. A grader running as root never runs a submission
+ * as root: it runs it as a user of its own, from a copy that user can read
+ * when the submission's files are not, or refuses it (`notGraded`).
  * docs/grading-isolation.md says what each layer guards and what it does not.
  * The machine's facts are probed once per process.
  */
@@ -12,45 +15,70 @@ import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DEFAULTS, PROJECT_ROOT } from '../../lib/config/options.js'
+import { PROJECT_ROOT } from '../../lib/config/options.js'
 
 /** The range the student's user is drawn from: far above any account a system hands out. */
 const UID_FIRST = 1_500_000_000
 const UID_COUNT = 100_000_000
 const PROBE_TIMEOUT_MS = 5000
 
-/** What the student's process may not read of the project: its history, and the data folder (the run's bodies, the reports). */
-const PROJECT_UNREAD = Object.freeze(['.git', path.relative(PROJECT_ROOT, DEFAULTS.dataDir).split(path.sep)[0]])
+/**
+ * What the student's process may read of the project: its code, and nothing
+ * else at the top (not `.git`, the data folder, nor a class table or reports
+ * a teacher writes beside them). A handler may import the exercises and the
+ * generators, as the lab's own examples do.
+ */
+const PROJECT_READS = Object.freeze(['package.json', 'node_modules', 'lib', 'grader', 'exercises', 'generators'])
+/**
+ * CPU seconds the student's process may use in all (RLIMIT_CPU, soft; the hard limit a few seconds
+ * on): far above what the full checks ask of a handler, so only a process that spins is stopped.
+ */
+export const CPU_SECONDS = 900
+const CPU_HARD_MARGIN = 5
+/** The most files a submission folder is looked through, to see if its user can read them. */
+const SCOPE_WALK_MAX = 10_000
 
 const probes = new Map()
 
 /**
  * @typedef {{ permission: string|null, user: number|null, network: 'own namespace'|'shared',
- *   parentDeath: 'SIGKILL'|'stdin closes', notes: string[] }} IsolationFacts
+ *   parentDeath: 'SIGKILL'|'stdin closes', cpuSeconds: number|null, copied: boolean, notes: string[] }} IsolationFacts
  *   `permission`: the flag that turned Node's permission model on, null when this Node has none;
- *   `user`: the uid the process runs as, null when it runs as the grader's; `notes`: why a layer is off
+ *   `user`: the uid the process runs as, null when it runs as the grader's; `cpuSeconds`: its CPU-time
+ *   limit, null where there is none; `copied`: it ran from a copy its user could read; `notes`: why a layer is off
  */
 
 /**
  * The isolation to use, decided from what the machine offers and what the caller allows.
- * @param {{ handler: string, user?: boolean, network?: boolean }} options `user`, `network`:
- *   false turns that layer off (both on by default where they can be had)
- * @returns {{ facts: IsolationFacts, uid: number|null }}
+ * @param {{ handler: string, submission?: string, user?: boolean, network?: boolean }} options
+ *   `submission`: what the process may read of the submission, a file alone or a folder (default:
+ *   the handler's folder); `user`, `network`: false turns that layer off (both on by default where they can be had)
+ * @returns {{ facts: IsolationFacts, uid: number|null, scope: string, copy: boolean, notGraded: string|null }}
+ *   `scope`: the submission's path to read; `copy`: run it from a copy its user can read;
+ *   `notGraded`: why it must not run at all (it would run as root)
  */
-export function chooseIsolation ({ handler, user = true, network = true }) {
+export function chooseIsolation ({ handler, submission, user = true, network = true }) {
   const notes = []
   const permission = permissionFlag()
   if (permission === null) notes.push(`Node ${process.version} has no permission model: the process may write files and start processes`)
   const root = typeof process.getuid === 'function' && process.getuid() === 0
   const linux = process.platform === 'linux'
+  const scope = path.resolve(submission ?? path.dirname(handler))
   let uid = null
-  if (user && linux && root) {
-    if (!hasTool('setpriv')) notes.push('no user of its own: setpriv(1) is missing')
-    else if (!readableByOthers(handler)) notes.push(`no user of its own: ${handler} is not readable by other users`)
-    else if (!readableByOthers(path.join(PROJECT_ROOT, 'node_modules'))) notes.push('no user of its own: the project\'s node_modules is not readable by other users')
-    else uid = UID_FIRST + randomInt(UID_COUNT)
+  let copy = false
+  let notGraded = null
+  if (linux && root) {
+    // as root, a submission runs as a user of its own or not at all: as root it could signal the grader
+    const unread = PROJECT_READS.map(inProject).find(function unreadable (file) { return fs.existsSync(file) && !readableByOthers(file) })
+    if (!user) notGraded = 'not graded: the grader runs as root and its user layer was turned off, and a submission never runs as root'
+    else if (!hasTool('setpriv')) notGraded = 'not graded: setpriv(1) is missing, so the submission would run as root'
+    else if (unread !== undefined) notGraded = `not graded: ${unread} is not readable by other users, so the submission would have to run as root`
+    else {
+      uid = UID_FIRST + randomInt(UID_COUNT)
+      copy = !readableByOthers(handler) || !allReadableByOthers(scope)
+    }
   } else if (user && linux) {
-    notes.push('no user of its own: the grader does not run as root')
+    notes.push('no user of its own: the grader does not run as root (the process runs as the grader\'s user, and could signal it)')
   }
   let ownNetwork = false
   if (network && linux && root) {
@@ -59,15 +87,88 @@ export function chooseIsolation ({ handler, user = true, network = true }) {
   } else if (network && linux) {
     notes.push('no network namespace of its own: the grader does not run as root')
   }
+  const cpuSeconds = linux && hasTool('prlimit') ? CPU_SECONDS : null
+  if (cpuSeconds === null) notes.push('no CPU-time limit: prlimit(1) is missing (only the budget and the timeouts hold a process that spins)')
   return {
     uid,
+    scope,
+    copy,
+    notGraded,
     facts: {
       permission,
       user: uid,
       network: ownNetwork ? 'own namespace' : 'shared',
       parentDeath: linux && hasTool('setpriv') ? 'SIGKILL' : 'stdin closes',
+      cpuSeconds,
+      copied: copy,
       notes
     }
+  }
+}
+
+/**
+ * Copy a submission (a file alone, or a folder without node_modules and
+ * .git) into `dir`, regular files and folders only, every one readable by
+ * all: what the student's user runs when it cannot read the original.
+ * Symbolic links, pipes and devices are left out, never followed.
+ * @param {string} scope the submission's file or folder
+ * @param {string} handler the module graded, inside `scope` or `scope` itself
+ * @param {string} dir an empty folder of the grader's
+ * @returns {{ scope: string, handler: string }} the copy's
+ */
+export function copySubmission (scope, handler, dir) {
+  const target = path.join(dir, path.basename(scope))
+  fs.chmodSync(dir, 0o755)
+  const stat = fs.lstatSync(scope)
+  if (stat.isFile()) {
+    fs.copyFileSync(scope, target)
+    fs.chmodSync(target, 0o644)
+    return { scope: target, handler: target }
+  }
+  let files = 0
+  let bytes = 0
+  fs.cpSync(scope, target, {
+    recursive: true,
+    dereference: false,
+    filter: function regularOnly (from) {
+      if (from !== scope && NOT_COPIED.includes(path.basename(from))) return false
+      const entry = fs.lstatSync(from)
+      if (entry.isFile()) {
+        files++
+        bytes += entry.size
+        if (files > SCOPE_WALK_MAX || bytes > COPY_MAX_BYTES) {
+          throw notGradedError(`not graded: the submission is too large to copy for its user (over ${SCOPE_WALK_MAX} files or ${COPY_MAX_BYTES / 2 ** 20} MiB)`)
+        }
+      }
+      return entry.isFile() || entry.isDirectory()
+    }
+  })
+  makeReadable(target)
+  return { scope: target, handler: path.join(target, path.relative(scope, handler)) }
+}
+
+const NOT_COPIED = Object.freeze(['node_modules', '.git'])
+/** The most bytes of a submission copied for its user: a handler's code is kilobytes. */
+const COPY_MAX_BYTES = 64 * 2 ** 20
+
+/**
+ * The error of a submission the grader will not run (it would run as root, or cannot be copied
+ * for its user): a class run makes it the submission's row, not a failure of the grader.
+ * @param {string} reason
+ */
+export function notGradedError (reason) {
+  const err = new Error(reason)
+  err.code = 'NOT_GRADED'
+  err.reason = reason
+  return err
+}
+
+function makeReadable (folder) {
+  fs.chmodSync(folder, 0o755)
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+    const full = path.join(folder, entry.name)
+    if (entry.isDirectory()) makeReadable(full)
+    else fs.chmodSync(full, 0o644)
   }
 }
 
@@ -75,13 +176,13 @@ export function chooseIsolation ({ handler, user = true, network = true }) {
  * The command line: wrappers (unshare, setpriv) that exec in place, so the
  * pid the grader gets is node's, then node with the permission flags.
  * @param {{ facts: IsolationFacts, uid: number|null }} isolation from chooseIsolation
- * @param {{ script: string, args: string[], handler: string, tmpDir: string, nodeFlags: string[], preload?: string[] }} what
- *   `preload`: modules node imports first (`--import`)
+ * @param {{ script: string, args: string[], scope: string, tmpDir: string, nodeFlags: string[], preload?: string[] }} what
+ *   `scope`: the submission's file or folder, the one part of it the process may read; `preload`: modules node imports first (`--import`)
  * @returns {{ command: string, args: string[] }}
  */
-export function isolatedCommand ({ facts, uid }, { script, args, handler, tmpDir, nodeFlags, preload = [] }) {
+export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, nodeFlags, preload = [] }) {
   const imports = preload.flatMap(function importFirst (file) { return ['--import', file] })
-  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, handler, tmpDir, preload.length > 0), ...imports, script, ...args]
+  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, scope, tmpDir, preload.length > 0), ...imports, script, ...args]
   let line = node
   if (facts.parentDeath === 'SIGKILL' || uid !== null) {
     const setpriv = ['setpriv']
@@ -90,17 +191,20 @@ export function isolatedCommand ({ facts, uid }, { script, args, handler, tmpDir
     setpriv.push('--no-new-privs', '--pdeathsig', 'SIGKILL', '--')
     line = [...setpriv, ...line]
   }
+  // a limit set before the change of user holds after it: the process cannot raise its hard limit
+  if (facts.cpuSeconds !== null) line = ['prlimit', `--cpu=${facts.cpuSeconds}:${facts.cpuSeconds + CPU_HARD_MARGIN}`, '--', ...line]
   if (facts.network === 'own namespace') line = ['unshare', '--net', '--', ...line]
   return { command: line[0], args: line.slice(1) }
 }
 
 /**
- * The permission flags: reads of the project's modules, the handler's
- * folder and the temporary folder; writes of the temporary folder; nothing else.
+ * The permission flags: reads of the project's code, the submission (a file
+ * alone, or its folder) and the temporary folder; writes of the temporary
+ * folder; nothing else.
  */
-function permissionArgs (flag, handler, tmpDir, hooks) {
+function permissionArgs (flag, scope, tmpDir, hooks) {
   if (flag === null) return []
-  const reads = [...projectReads(), path.dirname(handler), tmpDir]
+  const reads = [...projectReads(), scope, tmpDir]
   const args = [flag]
   for (const read of new Set(reads.map(realOrSame))) args.push(`--allow-fs-read=${read}`)
   args.push(`--allow-fs-write=${realOrSame(tmpDir)}`)
@@ -110,15 +214,42 @@ function permissionArgs (flag, handler, tmpDir, hooks) {
   return args
 }
 
-/** Every top-level entry of the project but those it may not read. */
+/** The project's code the process may read, as paths (those that exist). */
 function projectReads () {
-  let names
-  try {
-    names = fs.readdirSync(PROJECT_ROOT)
-  } catch {
-    return []
+  return PROJECT_READS.map(inProject).filter(function exists (file) { return fs.existsSync(file) })
+}
+
+function inProject (name) {
+  return path.join(PROJECT_ROOT, name)
+}
+
+/**
+ * Whether other users may read everything under `scope` (a file, or a folder's files and
+ * folders, node_modules and .git left out), looking at no more than SCOPE_WALK_MAX entries:
+ * past that, false (a copy is then made, and bounded by the same rule).
+ */
+function allReadableByOthers (scope) {
+  if (!readableByOthers(scope)) return false
+  let seen = 0
+  const stack = [scope]
+  while (stack.length > 0) {
+    const at = stack.pop()
+    let stat
+    try {
+      stat = fs.lstatSync(at)
+    } catch {
+      return false
+    }
+    if (++seen > SCOPE_WALK_MAX) return false
+    if (stat.isSymbolicLink()) continue
+    const wanted = stat.isDirectory() ? 0o005 : 0o004
+    if ((stat.mode & wanted) !== wanted) return false
+    if (!stat.isDirectory()) continue
+    for (const name of fs.readdirSync(at)) {
+      if (!NOT_COPIED.includes(name)) stack.push(path.join(at, name))
+    }
   }
-  return names.filter(function readable (name) { return !PROJECT_UNREAD.includes(name) }).map(function inProject (name) { return path.join(PROJECT_ROOT, name) })
+  return true
 }
 
 /** `--permission` (Node 22 on), `--experimental-permission` (Node 20), or null. */

@@ -12,22 +12,34 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { PORTABLE_ENV } from '../../lib/util/platform.js'
-import { chooseIsolation, isolatedCommand } from './isolation.js'
+import { chooseIsolation, copySubmission, isolatedCommand, notGradedError } from './isolation.js'
 import { ALLOW_PACKAGES_IMPORT } from './packages.js'
 
 const CHILD = fileURLToPath(new URL('./student-child.js', import.meta.url))
 
 /**
  * Spawn the student's process, in a process group of its own.
- * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean } }} options
+ * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean, submission?: string } }} options
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, command: string, port: number, url: string,
- *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string }>}
- *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, the caller's to remove
+ *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string, copyDir: string|null }>}
+ *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, and `copyDir`: the copy of
+ *   the submission it ran from (or null), the caller's to remove
+ * @throws {Error} `code` 'NOT_GRADED' when it would run as root (isolation.js)
  */
 export async function launchStudent ({ handler, host, isolation: layers }) {
   const isolation = chooseIsolation({ handler, ...layers })
+  if (isolation.notGraded !== null) throw notGradedError(isolation.notGraded)
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-student-'))
+  let copyDir = null
   try {
+    let scope = isolation.scope
+    if (isolation.copy) {
+      // the student's user cannot read the submission as it is (a mode-0600 file, say): it runs a copy it can
+      copyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-submission-'))
+      const copied = copySubmission(scope, path.resolve(handler), copyDir)
+      scope = copied.scope
+      handler = copied.handler
+    }
     if (isolation.uid !== null) fs.chownSync(tmpDir, isolation.uid, isolation.uid)
     const listener = await openListener(host)
     const fd = listener._handle?.fd
@@ -41,7 +53,7 @@ export async function launchStudent ({ handler, host, isolation: layers }) {
     const { command, args } = isolatedCommand(isolation, {
       script: CHILD,
       args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host])],
-      handler: path.resolve(handler),
+      scope,
       tmpDir,
       nodeFlags: ['--expose-gc'],
       // a handler outside the project finds the allowed packages in the lab's node_modules
@@ -63,10 +75,12 @@ export async function launchStudent ({ handler, host, isolation: layers }) {
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       root: { pid: child.pid, pgid: child.pid, uid: isolation.uid },
       facts: isolation.facts,
-      tmpDir
+      tmpDir,
+      copyDir
     }
   } catch (err) {
     fs.rmSync(tmpDir, { recursive: true, force: true })
+    if (copyDir !== null) fs.rmSync(copyDir, { recursive: true, force: true })
     throw err
   }
 }

@@ -76,6 +76,7 @@ export class StudentProcess {
   #root = null
   #tally = null
   #tmpDir = null
+  #copyDir = null
   #stopping = false
   #listening = null
   #exited = null
@@ -129,6 +130,7 @@ export class StudentProcess {
     const launched = await launchStudent(this.#options)
     const { child, command } = launched
     this.#tmpDir = launched.tmpDir
+    this.#copyDir = launched.copyDir
     this.isolation = launched.facts
     this.#child = child
     this.#exited = null
@@ -159,6 +161,8 @@ export class StudentProcess {
       })
     })
     this.#exitedPromise = exited
+    // the budget holds from the first byte: a module that allocates as it loads is killed at it too
+    this.#startWatch()
     const ready = await this.#waitUntilServing(exited)
     if (!ready.ok) {
       await this.stop()
@@ -171,7 +175,6 @@ export class StudentProcess {
     this.kind = kind ? kind[1] : null
     this.#tally?.stop()
     this.#tally = countRequests(new URL(this.url).origin)
-    this.#startWatch()
   }
 
   /** Start again after it died or hung, on a port of its own. */
@@ -204,10 +207,11 @@ export class StudentProcess {
       }
       child.stdin.destroy()
     }
-    if (this.#tmpDir !== null) {
-      fs.rmSync(this.#tmpDir, { recursive: true, force: true })
-      this.#tmpDir = null
+    for (const dir of [this.#tmpDir, this.#copyDir]) {
+      if (dir !== null) fs.rmSync(dir, { recursive: true, force: true })
     }
+    this.#tmpDir = null
+    this.#copyDir = null
   }
 
   /**
@@ -309,6 +313,13 @@ export class StudentProcess {
     }
     if (!gone) return { ok: false, message: `${path.basename(this.#options.handler)} did not start serving within ${START_TIMEOUT_MS / 1000} s (its module may never finish loading)` }
     const { code, signal } = this.#exited
+    const death = this.lastDeath
+    if (death?.reason === 'memory' && death.pid === this.pid) {
+      return { ok: false, message: `the student's process was killed at ${(death.rss / MiB).toFixed(0)} MiB while loading, past the grader's budget of ${(this.#options.budget / MiB).toFixed(0)} MiB` }
+    }
+    if (signal === 'SIGXCPU') {
+      return { ok: false, message: `the student's process used up its CPU-time limit of ${this.isolation.cpuSeconds} s while loading (SIGXCPU)` }
+    }
     const marked = this.#output.split('\n').find(function reason (line) { return line.startsWith(LOAD_FAILED_MARK) })
     if (code === EXIT_LOAD_FAILED && marked) return { ok: false, message: marked.slice(LOAD_FAILED_MARK.length) }
     return { ok: false, message: `the student's process exited (${signal ?? `exit code ${code}`}) before it served: ${this.#output.trim().split('\n').slice(-3).join(' | ').slice(0, 600)}` }
@@ -338,6 +349,10 @@ export class StudentProcess {
     if (this.#stopping || this.#listening !== child) return
     this.deaths++
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
+    if (signal === 'SIGXCPU') {
+      this.lastDeath = { reason: 'cpu', pid: child.pid, code, signal, rss: null, message: `the student's process was stopped: its CPU time passed the grader's limit of ${this.isolation?.cpuSeconds} s (SIGXCPU)` }
+      return
+    }
     this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the student's process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
   }
 }
