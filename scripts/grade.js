@@ -13,7 +13,8 @@
  * (1 when one fails, 2 for a usage error). A folder: grades each
  * submission in it in turn (grader/card/class.js), writes the table as CSV and
  * as HTML beside it, and each card's report in a folder of its own; exits
- * 0 only when every submission passes. A service (--url): the same checks
+ * 0 only when every submission passes, 3 when the grader failed on one or
+ * could not write a report or the table. A service (--url): the same checks
  * aimed at a running endpoint in any language, started by the grader
  * (--start, so it reads its memory), watched (--pid) or reached only over
  * HTTP (memory not judged: the card fails unless --only leaves memory out);
@@ -26,12 +27,15 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
 import {
-  AREAS, cardJson, cardTable, classifyUrl, formatCard, grade, gradeClass, gradeService, normalizeSeed, remoteRefusal, writeGradeReport
+  AREAS, cardJson, cardTable, classifyUrl, classPlaceProblem, countVerdicts, formatCard, grade, gradeClass, gradeService,
+  normalizeSeed, remoteRefusal, terminalText, verdictSummary, writeGradeReport
 } from '../grader/index.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
+/** A class the grader itself failed on somewhere: a row it could not grade, a report or the table it could not write. */
+const EXIT_GRADER = 3
 
 const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- <folder> --csv class.csv [options]
@@ -62,7 +66,8 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
   -h, --help
 
 Exit code: 0 when every check passes (a class: every submission; memory not judged is not a pass),
-1 when one fails, 2 for a usage error (a remote URL without --allow-remote, say).
+1 when one fails (a class: or a submission is refused), 2 for a usage error (a remote URL without
+--allow-remote, say), 3 when the grader failed on a class (an error row, a report or the table not written).
 The checks and how to read the card: docs/lessons/grade.md`
 
 /**
@@ -112,11 +117,16 @@ function readGradeArgs (argv) {
   } else if (values.csv !== undefined) {
     throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
   }
+  const csv = isFolder ? values.csv ?? path.join(common.out, 'class.csv') : null
+  if (isFolder) {
+    const misplaced = classPlaceProblem(target, { csv, reportDir: common.out })
+    if (misplaced !== null) throw new TypeError(misplaced)
+  }
   return {
     ...common,
     handler: isFolder ? null : target,
     folder: isFolder ? target : null,
-    csv: isFolder ? values.csv ?? path.join(common.out, 'class.csv') : null,
+    csv,
     service: null
   }
 }
@@ -196,16 +206,33 @@ function readFiguresName (name) {
   return name
 }
 
+/**
+ * The progress lines: each written through terminalText, since a submission's name and what
+ * it printed are in them (a name with a line break must not print a line of its own).
+ */
 function progressPrinter (stream) {
   return function report (event) {
-    const indent = event.submission === undefined ? '' : '  '
-    if (event.type === 'lab' && event.kind === 'service') stream.write(`lab at ${event.url}/ (the dashboard); the service answers, its first check under way\n`)
-    else if (event.type === 'lab') stream.write(`${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})\n`)
-    else if (event.type === 'check') stream.write(`${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}\n`)
-    else if (event.type === 'keep-open') stream.write(`the lab stays up ${event.ms / 1000} s: ${event.url}/\n`)
-    else if (event.type === 'submission') stream.write(`[submission ${event.index + 1}/${event.total}] ${event.name}: grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}\n`)
-    else if (event.type === 'graded') stream.write(`  ${event.row.name}: ${event.row.verdict.toUpperCase()} ${event.row.checks_passed}/${event.row.checks_total} in ${event.row.duration_s} s\n`)
+    const line = progressLine(event)
+    if (line !== null) stream.write(terminalText(line) + '\n')
   }
+}
+
+function progressLine (event) {
+  const indent = event.submission === undefined ? '' : '  '
+  if (event.type === 'lab' && event.kind === 'service') return `lab at ${event.url}/ (the dashboard); the service answers, its first check under way`
+  if (event.type === 'lab') return `${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})`
+  if (event.type === 'check') return `${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}`
+  if (event.type === 'keep-open') return `the lab stays up ${event.ms / 1000} s: ${event.url}/`
+  if (event.type === 'submission') return `[submission ${event.index + 1}/${event.total}] ${event.name}: grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}`
+  if (event.type === 'graded') return `  ${event.row.name}: ${rowSummary(event.row)} in ${event.row.duration_s} s`
+  return null
+}
+
+/** "PASS 18/18", or "REFUSED: not graded: index.js is a symbolic link, …" (the first line of the reason). */
+function rowSummary (row) {
+  const verdict = row.verdict.toUpperCase()
+  if (row.verdict === 'refused' || row.verdict === 'error') return `${verdict}: ${row.error.split('\n')[0]}`
+  return `${verdict} ${row.checks_passed}/${row.checks_total}`
 }
 
 /** 200000 -> "3 min 20 s" */
@@ -256,11 +283,18 @@ async function gradeFolder (args, command) {
     writeReport: function writeCardReport (dir, card) { return writeGradeReport(dir, card, command) },
     onProgress: progressPrinter(process.stderr)
   })
-  const passed = result.rows.filter(function passed (r) { return r.verdict === 'pass' }).length
-  process.stdout.write(`\n${result.rows.length} submissions graded with seed ${result.seed}: ${passed} passed\n`)
-  for (const row of result.rows) process.stdout.write(`${row.verdict.toUpperCase().padEnd(5)}  ${row.name}  ${row.checks_passed}/${row.checks_total}${row.error ? `  ${row.error.split('\n')[0]}` : ''}\n`)
-  process.stderr.write(`written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}\n`)
-  return passed === result.rows.length ? 0 : EXIT_FAILED
+  const counts = countVerdicts(result.rows)
+  const lines = [`${result.rows.length} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`]
+  for (const row of result.rows) {
+    const graded = row.verdict === 'pass' || row.verdict === 'fail' ? `  ${row.checks_passed}/${row.checks_total}` : ''
+    lines.push(`${row.verdict.toUpperCase().padEnd(7)}  ${row.name}${graded}${row.error ? `  ${row.error.split('\n')[0]}` : ''}`)
+  }
+  // the grader's own failures: not a student's row, and the exit code says so
+  for (const problem of result.problems) lines.push(`grader: ${problem}`)
+  process.stdout.write('\n' + lines.map(terminalText).join('\n') + '\n')
+  process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}`) + '\n')
+  if (result.problems.length > 0 || counts.error > 0) return EXIT_GRADER
+  return counts.pass === result.rows.length ? 0 : EXIT_FAILED
 }
 
 function shown (file) {
@@ -286,7 +320,9 @@ async function main () {
 // run as a command only: a module that imports this file starts nothing
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main().then(function exit (code) { process.exitCode = code }, function crash (err) {
-    console.error(err)
+    // a handler the grader will not run (it would run as root, say) is the handler's outcome, not a crash
+    const text = err?.code === 'NOT_GRADED' ? `grade: ${err.reason ?? err.message}` : String(err?.stack ?? err)
+    process.stderr.write(text.split('\n').map(terminalText).join('\n') + '\n')
     process.exitCode = EXIT_FAILED
   })
 }

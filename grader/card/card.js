@@ -6,12 +6,14 @@
  * the service and what its answers were judged by.
  */
 import { AREAS } from '../checks/index.js'
+import { terminalText } from './terminal-text.js'
 
 /**
  * The card as text: a header, a line per check (PASS or FAIL, the area,
  * the check, the figure, the limit, what it means), under a memory check
  * the lab's own routes measured the same way (when they were), and under a
- * failed check its reason and hint; then the verdict per area.
+ * failed check its reason and hint; then the verdict per area. Every
+ * control character in a line is shown escaped (terminal-text.js).
  * @param {import('../run/run-checks.js').Card} card
  * @returns {string}
  */
@@ -44,7 +46,8 @@ export function formatCard (card) {
     const digest = card.service ? '' : ` · sha256 ${card.digest ?? 'not read'}`
     lines.push(`seed ${card.seed} (--seed ${card.seed} sends the same bodies again)${digest} · lab ${card.labVersion}`)
   }
-  return lines.join('\n') + '\n'
+  // each line escaped: the handler's path, its load error and a check's reason are the submission's text
+  return lines.map(terminalText).join('\n') + '\n'
 }
 
 /**

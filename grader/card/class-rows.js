@@ -8,13 +8,33 @@ import { areaVerdicts } from './card.js'
 /**
  * The table's columns, in order. `*_slope` and `speed_*` are the key
  * figures of the memory and speed checks (empty when the check did not give
- * one); `failed_checks` names the checks that failed, `;` between them.
+ * one); `failed_checks` names the checks that failed, `;` between them;
+ * `notes` what the grader says beside the grade (files left out of the
+ * digest, a report it could not write), never a part of it.
  */
 export const COLUMNS = Object.freeze([
   'name', 'verdict', ...AREAS, 'checks_passed', 'checks_total',
   'memory_size_slope_MiB_per_100MB', 'memory_concurrency_slope_MiB_per_upload', 'speed_MBps', 'speed_ratio',
-  'failed_checks', 'seed', 'duration_s', 'sha256', 'submission', 'report', 'error'
+  'failed_checks', 'seed', 'duration_s', 'sha256', 'submission', 'report', 'error', 'notes'
 ])
+
+/**
+ * A row's verdict: `pass` and `fail` are the grade; `refused` a submission the grader would
+ * not run (a symbolic link, a pipe, past the size or time a read may take, or one that would
+ * run as root), the reason in `error`; `error` the grader's own failure on it.
+ */
+export const VERDICTS = Object.freeze(['pass', 'fail', 'refused', 'error'])
+
+/**
+ * How many rows have each verdict.
+ * @param {Array<{ verdict: string }>} rows
+ * @returns {{ pass: number, fail: number, refused: number, error: number }}
+ */
+export function countVerdicts (rows) {
+  const counts = Object.fromEntries(VERDICTS.map(function zero (verdict) { return [verdict, 0] }))
+  for (const row of rows) counts[row.verdict]++
+  return counts
+}
 
 /**
  * A card as a row of the table.
@@ -40,6 +60,18 @@ export function rowOf (submission, card, digest) {
   row.duration_s = seconds(card.ms)
   row.error = card.loadError ?? ''
   return row
+}
+
+/**
+ * The row of a submission the grader would not run: verdict `refused`, and the reason.
+ * @param {{ name: string, path: string }} submission
+ * @param {string|null} digest null when it was not read
+ * @param {number} seed the class's
+ * @param {number} ms how long it took
+ * @param {string} reason
+ */
+export function refusedRow (submission, digest, seed, ms, reason) {
+  return { ...emptyRow(submission, digest, seed), verdict: 'refused', duration_s: seconds(ms), error: reason }
 }
 
 /**

@@ -1,12 +1,19 @@
 /**
  * The class table as files: CSV (RFC 4180, a text field that a spreadsheet
  * would run as a formula kept as text) and an HTML page of its own beside
- * it, written again after each submission.
+ * it, written again after each submission. Both are the grader's alone
+ * (mode 0600, a folder it makes 0700): a submission graded later, as a user
+ * of its own, cannot read the grades of those before it.
  */
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { AREAS } from '../checks/index.js'
-import { COLUMNS } from './class-rows.js'
+import { COLUMNS, countVerdicts, VERDICTS } from './class-rows.js'
+
+/** The mode of what a class run writes: the grader's user reads it, no other. */
+export const PRIVATE_FILE_MODE = 0o600
+export const PRIVATE_FOLDER_MODE = 0o700
 
 /** The HTML file beside a CSV file: class.csv -> class.html. */
 export function htmlBeside (csv) {
@@ -22,9 +29,29 @@ export function htmlBeside (csv) {
  * @param {string} html
  */
 export async function writeTable (table, csv, html) {
-  for (const file of [csv, html]) await fs.promises.mkdir(path.dirname(path.resolve(file)), { recursive: true })
-  await fs.promises.writeFile(csv, classCsv(table.rows))
-  await fs.promises.writeFile(html, classHtml(table))
+  await writePrivate(csv, classCsv(table.rows))
+  await writePrivate(html, classHtml(table))
+}
+
+/**
+ * Write `file` readable by the grader's user only: a new file of mode 0600
+ * beside it, renamed over it, so that the mode holds whatever was there
+ * before (a file of mode 0644 from an earlier run, a link: replaced, not
+ * followed), and a reader never sees half a table. Folders it makes are 0700.
+ * @param {string} file
+ * @param {string} text
+ */
+export async function writePrivate (file, text) {
+  await fs.promises.mkdir(path.dirname(path.resolve(file)), { recursive: true, mode: PRIVATE_FOLDER_MODE })
+  const temporary = `${file}.${randomUUID().slice(0, 8)}.tmp`
+  try {
+    // 'wx': a name someone else made in between is an error, never written through
+    await fs.promises.writeFile(temporary, text, { mode: PRIVATE_FILE_MODE, flag: 'wx' })
+    await fs.promises.rename(temporary, file)
+  } catch (err) {
+    await fs.promises.rm(temporary, { force: true })
+    throw err
+  }
 }
 
 /**
@@ -59,16 +86,15 @@ function classHtml (table) {
   const body = table.rows.map(function tr (row) {
     const cells = COLUMNS.map(function td (column) {
       const value = row[column]
-      const mark = ['pass', 'fail', 'error', 'not run'].includes(value) && (column === 'verdict' || AREAS.includes(column))
+      const mark = [...VERDICTS, 'not run'].includes(value) && (column === 'verdict' || AREAS.includes(column))
         ? ` class="${value.replace(' ', '-')}"`
         : ''
       return column === 'name' ? `<th scope="row">${escapeHtml(value)}</th>` : `<td${mark}>${escapeHtml(value)}</td>`
     })
     return `<tr>${cells.join('')}</tr>`
   }).join('\n')
-  const passed = table.rows.filter(function passed (r) { return r.verdict === 'pass' }).length
   const about = [
-    `${table.rows.length} submission${table.rows.length === 1 ? '' : 's'} graded, ${passed} passed`,
+    `${table.rows.length} submission${table.rows.length === 1 ? '' : 's'}: ${verdictSummary(table.rows)}`,
     `folder ${table.folder}`,
     `seed ${table.seed}`,
     `preset ${table.preset}`,
@@ -87,6 +113,7 @@ th, td { border: 1px solid #999; padding: 0.25rem 0.5rem; text-align: left; vert
 thead th { background: #eee; }
 td.pass { background: #d9f2d9; }
 td.fail, td.error { background: #f9d6d5; font-weight: bold; }
+td.refused { background: #fbe5c8; font-weight: bold; }
 td.not-run { color: #666; }
 caption { text-align: left; margin-bottom: 0.5rem; }
 </style>
@@ -102,6 +129,18 @@ ${body}
 </body>
 </html>
 `
+}
+
+/**
+ * The verdicts counted in words: "2 passed, 1 failed, 1 refused, 1 the grader failed on",
+ * a verdict no row has left out (but "0 passed").
+ * @param {Array<{ verdict: string }>} rows
+ */
+export function verdictSummary (rows) {
+  const counts = countVerdicts(rows)
+  const words = { pass: 'passed', fail: 'failed', refused: 'refused', error: 'the grader failed on' }
+  return VERDICTS.filter(function shown (verdict) { return verdict === 'pass' || counts[verdict] > 0 })
+    .map(function said (verdict) { return `${counts[verdict]} ${words[verdict]}` }).join(', ')
 }
 
 function escapeHtml (value) {

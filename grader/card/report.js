@@ -11,6 +11,7 @@ import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { writeReport } from '../../lib/measure/report.js'
 import { REFERENCE_ROUTES } from '../checks/memory.js'
 import { formatCard } from './card.js'
+import { terminalText } from './terminal-text.js'
 
 /**
  * @param {string} dir test-data/grade/<timestamp>/
@@ -20,7 +21,7 @@ import { formatCard } from './card.js'
  */
 export function writeGradeReport (dir, card, command) {
   return writeReport(dir, {
-    title: `Grade card: ${card.handler}`,
+    title: `Grade card: ${terminalText(card.handler)}`,
     command,
     meta: { experiment: 'grade', started: card.startedAt, seed: card.seed, sha256: card.digest, labVersion: card.labVersion, node: process.version, cpus: os.availableParallelism(), options: card.settings },
     markdown: markdownCard(card),
@@ -92,6 +93,7 @@ function markdownCard (card) {
   ].join('\n')
 }
 
+/** A table cell of results.md: a pipe escaped, control characters shown (a reason may quote the submission). */
 function escapeCell (text) {
-  return String(text ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')
+  return terminalText(String(text ?? '').replace(/\n/g, ' ')).replace(/\|/g, '\\|')
 }

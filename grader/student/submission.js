@@ -4,76 +4,250 @@
  * file (or of a folder's files); and the lab's version (package.json's, with
  * the git commit). The card and a class's rows carry both, so that a grade
  * can be traced to the exact bytes graded and the exact grader.
+ *
+ * A submission is read as regular files only, bounded in size and in time:
+ * a symbolic link could point at anything the grader (root, often) may
+ * read, and a named pipe or a device could hang the run or never end. Each
+ * entry is looked at with lstat, then opened with O_NOFOLLOW | O_NONBLOCK
+ * and its descriptor checked again, so that swapping the file between the
+ * two finds a refusal, not a pipe.
  */
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { notGradedError } from './isolation.js'
 
 /** Folders a folder's digest leaves out: installed packages and version control, not the submission's own code. */
 const NOT_HASHED = Object.freeze(['node_modules', '.git'])
 const GIT_TIMEOUT_MS = 5000
+const MiB = 2 ** 20
 
 /**
- * The submissions in a folder, in name order.
- * @param {string} folder
- * @returns {Promise<Array<{ name: string, path: string, handler: string }>>} `path` the file or folder,
- *   `handler` the module graded (the folder's index.js)
+ * The most bytes of a submission the grader reads. A handler and its own modules are kilobytes;
+ * 64 MiB leaves room for a vendored module or a sample body while a folder of videos (or a
+ * sparse file of terabytes) is refused at once instead of hashed for an hour. The same figure
+ * bounds the copy made for the student's user (isolation.js).
  */
-export async function findSubmissions (folder) {
-  const entries = await fs.promises.readdir(folder, { withFileTypes: true })
+export const MAX_SUBMISSION_BYTES = 64 * MiB
+/** The most bytes of one file of it: a bundled module is a few MiB. */
+export const MAX_FILE_BYTES = 16 * MiB
+/** The most files in a folder's digest: past this it is an unpacked archive of something else. */
+export const MAX_FILES = 5000
+/** How long looking at an entry, or reading a submission, may take: a slow disk or a huge folder gets a refusal, not a hang. */
+export const READ_DEADLINE_MS = 15_000
+
+// O_NOFOLLOW: a link in the last place is an error (ELOOP), never followed; O_NONBLOCK: a pipe
+// with no writer opens at once (and is then refused) instead of waiting. Neither exists on Windows.
+const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
+const CHUNK = 64 * 1024
+
+/**
+ * Every entry of a class's folder that looks like a submission (a `.js` name, or a folder; a
+ * symbolic link to a folder too), in name order, each saying whether it can be graded. Hidden
+ * entries and node_modules are not submissions. Nothing is read: each entry is lstat'ed, and its
+ * file (a folder's index.js) opened without following a link and checked to be a regular file.
+ * @param {string} folder
+ * @param {{ deadlineMs?: number }} [options] how long one entry may take to look at (READ_DEADLINE_MS)
+ * @returns {Promise<Array<{ name: string, path: string, handler: string, refused: string|null }>>}
+ *   `path` the file or folder, `handler` the module graded (the folder's index.js); `refused`
+ *   why it is not graded (a symbolic link, a pipe, a device, a folder without index.js), or null
+ */
+export async function findSubmissions (folder, options = {}) {
+  const deadlineMs = options.deadlineMs ?? READ_DEADLINE_MS
+  const names = await withDeadline(fs.promises.readdir(folder), deadlineMs, `listing ${folder}`)
   const found = []
-  for (const entry of entries) {
-    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
-    const full = path.join(folder, entry.name)
-    if (entry.isFile() && entry.name.endsWith('.js')) {
-      found.push({ name: entry.name.slice(0, -'.js'.length), path: full, handler: full })
-    } else if (entry.isDirectory() && fs.existsSync(path.join(full, 'index.js'))) {
-      found.push({ name: entry.name, path: full, handler: path.join(full, 'index.js') })
-    }
+  for (const name of names) {
+    if (name.startsWith('.') || name === 'node_modules') continue
+    const full = path.join(folder, name)
+    const entry = await withDeadline(lookAt(name, full), deadlineMs, `looking at ${name}`).catch(function refusedAsData (err) {
+      if (err.code === 'ENOENT') return null // gone since the listing
+      const refused = err.code === 'NOT_GRADED' ? err.reason : `not graded: it cannot be looked at (${err.code ?? err.message})`
+      return { name: name.endsWith('.js') ? name.slice(0, -'.js'.length) : name, path: full, handler: full, refused }
+    })
+    if (entry !== null) found.push(entry)
   }
   return found.sort(function byName (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0 })
 }
 
+/** One entry of a class's folder as a submission, or null when it does not look like one. */
+async function lookAt (name, full) {
+  const stat = await fs.promises.lstat(full)
+  if (stat.isDirectory()) {
+    const handler = path.join(full, 'index.js')
+    return { name, path: full, handler, refused: await regularFileProblem(handler, 'index.js', 'a folder with no index.js (the module graded)') }
+  }
+  const isJs = name.endsWith('.js')
+  if (stat.isSymbolicLink() && !isJs) {
+    // a link named like a folder is a submission only if it leads to one; stat reads no content
+    const target = await fs.promises.stat(full).catch(function dangling () { return null })
+    if (target === null || !target.isDirectory()) return null
+    return { name, path: full, handler: path.join(full, 'index.js'), refused: 'not graded: a symbolic link to a folder (a submission is a folder or a regular file)' }
+  }
+  if (!isJs) return null
+  const refused = stat.isFile() ? await regularFileProblem(full, name, null) : `not graded: ${kindOf(stat)}, not a regular file`
+  return { name: name.slice(0, -'.js'.length), path: full, handler: full, refused }
+}
+
 /**
- * The sha256 of a file's bytes, as hex.
+ * Why `file` is not a regular file the grader may read, or null when it is one: opened without
+ * following a link and without waiting on a pipe, its descriptor checked, closed, nothing read.
  * @param {string} file
- * @returns {Promise<string>}
+ * @param {string} label how the reason names it
+ * @param {string|null} missing the reason when it does not exist (null: it exists, it was listed)
  */
-export async function fileDigest (file) {
-  return createHash('sha256').update(await fs.promises.readFile(file)).digest('hex')
+async function regularFileProblem (file, label, missing) {
+  let handle
+  try {
+    handle = await fs.promises.open(file, READ_FLAGS)
+  } catch (err) {
+    if (err.code === 'ENOENT' && missing !== null) return `not graded: ${missing}`
+    if (err.code === 'ELOOP' || err.code === 'EMLINK') return `not graded: ${label} is a symbolic link, not a regular file`
+    return `not graded: ${label} cannot be opened (${err.code ?? err.message})`
+  }
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile()) return `not graded: ${label} is ${kindOf(stat)}, not a regular file`
+    if (stat.size > MAX_FILE_BYTES) return tooLarge(label)
+    return null
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * The sha256 of a regular file's bytes, as hex, read without following a link, at most
+ * MAX_FILE_BYTES and within READ_DEADLINE_MS.
+ * @param {string} file
+ * @param {{ deadlineMs?: number }} [options]
+ * @returns {Promise<string>}
+ * @throws {Error} `code` 'NOT_GRADED' with its `reason` (a link, a pipe, a device, too large, too slow);
+ *   the open's own error (ENOENT, EACCES) otherwise
+ */
+export function fileDigest (file, options = {}) {
+  const budget = newBudget(options.deadlineMs)
+  return withDeadline(digestRegular(file, path.basename(file), budget), budget.ms, `reading ${path.basename(file)}`)
 }
 
 /**
  * The digest of a submission: a file's sha256; for a folder, the sha256 of
  * its files' list, one line per file in path order, `<sha256>  <path>` as
- * sha256sum(1) prints it, node_modules and .git left out.
+ * sha256sum(1) prints it, node_modules and .git left out. A folder's walk
+ * follows no link and reads no pipe or device: those are left out and named
+ * in `skipped`. At most MAX_SUBMISSION_BYTES and MAX_FILES, within READ_DEADLINE_MS.
  * @param {string} target a file or a folder
- * @returns {Promise<string>} hex
+ * @param {{ deadlineMs?: number }} [options]
+ * @returns {Promise<{ sha256: string, skipped: string[] }>} `skipped`: "lib.js (a symbolic link)", …
+ * @throws {Error} `code` 'NOT_GRADED' with its `reason`
  */
-export async function submissionDigest (target) {
-  const stat = await fs.promises.stat(target)
-  if (!stat.isDirectory()) return fileDigest(target)
-  const files = await filesUnder(target)
-  const lines = []
-  for (const file of files) lines.push(`${await fileDigest(path.join(target, file))}  ${file}\n`)
-  return createHash('sha256').update(lines.join('')).digest('hex')
+export function submissionDigest (target, options = {}) {
+  const budget = newBudget(options.deadlineMs)
+  return withDeadline(digestTarget(target, budget), budget.ms, `reading ${path.basename(target)}`)
 }
 
-/** Every regular file under `dir`, as paths relative to it with forward slashes, sorted. */
-async function filesUnder (dir, prefix = '') {
+async function digestTarget (target, budget) {
+  const stat = await fs.promises.lstat(target)
+  if (!stat.isDirectory()) return { sha256: await digestRegular(target, path.basename(target), budget), skipped: [] }
+  const skipped = []
+  const files = await filesUnder(target, '', skipped, budget)
+  files.sort()
+  const lines = []
+  for (const file of files) lines.push(`${await digestRegular(path.join(target, file), file, budget)}  ${file}\n`)
+  return { sha256: createHash('sha256').update(lines.join('')).digest('hex'), skipped: skipped.sort() }
+}
+
+/** Every regular file under `dir`, as paths relative to it with forward slashes; links and special files go to `skipped`. */
+async function filesUnder (dir, prefix, skipped, budget) {
   const out = []
   const entries = await fs.promises.readdir(path.join(dir, prefix), { withFileTypes: true })
   for (const entry of entries) {
+    overDeadline(budget)
     const rel = prefix === '' ? entry.name : `${prefix}/${entry.name}`
     if (entry.isDirectory()) {
-      if (!NOT_HASHED.includes(entry.name)) out.push(...await filesUnder(dir, rel))
+      if (!NOT_HASHED.includes(entry.name)) out.push(...await filesUnder(dir, rel, skipped, budget))
     } else if (entry.isFile()) {
       out.push(rel)
+      if (++budget.files > MAX_FILES) throw notGradedError(`not graded: more than ${MAX_FILES} files (node_modules and .git left out)`)
+    } else {
+      skipped.push(`${rel} (${kindOf(entry)})`)
     }
   }
-  return out.sort()
+  return out
+}
+
+/** Hash one regular file, counting its bytes against the submission's budget. */
+async function digestRegular (file, label, budget) {
+  overDeadline(budget)
+  let handle
+  try {
+    handle = await fs.promises.open(file, READ_FLAGS)
+  } catch (err) {
+    if (err.code === 'ELOOP' || err.code === 'EMLINK') throw notGradedError(`not graded: ${label} is a symbolic link, not a regular file`)
+    throw err
+  }
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile()) throw notGradedError(`not graded: ${label} is ${kindOf(stat)}, not a regular file`)
+    const hash = createHash('sha256')
+    const buffer = Buffer.allocUnsafe(CHUNK)
+    let size = 0
+    for (;;) {
+      overDeadline(budget)
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
+      if (bytesRead === 0) break
+      size += bytesRead
+      budget.bytes += bytesRead
+      // counted as read, not from the stat: a file that grows while it is read stops here too
+      if (size > MAX_FILE_BYTES) throw notGradedError(tooLarge(label))
+      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${formatMiB(MAX_SUBMISSION_BYTES)} of files (node_modules and .git left out)`)
+      hash.update(buffer.subarray(0, bytesRead))
+    }
+    return hash.digest('hex')
+  } finally {
+    await handle.close()
+  }
+}
+
+function newBudget (deadlineMs = READ_DEADLINE_MS) {
+  return { ms: deadlineMs, deadline: Date.now() + deadlineMs, bytes: 0, files: 0 }
+}
+
+/** Stop a read that has outlived its deadline: abandoned by withDeadline, it must not go on working. */
+function overDeadline (budget) {
+  if (Date.now() >= budget.deadline) throw notGradedError(`not graded: reading it took longer than ${budget.ms / 1000} s`)
+}
+
+/**
+ * `promise`, or a refusal once `ms` have passed. A file system call cannot be cancelled: the one
+ * left behind settles later, unheard (and closes what it opened).
+ */
+function withDeadline (promise, ms, what) {
+  let timer
+  const late = new Promise(function timeout (resolve, reject) {
+    timer = setTimeout(function tooLate () { reject(notGradedError(`not graded: ${what} took longer than ${ms / 1000} s`)) }, ms)
+  })
+  promise.catch(function settledUnheard () {})
+  return Promise.race([promise, late]).finally(function clear () { clearTimeout(timer) })
+}
+
+/** What an entry is, in words, from a Stats or a Dirent. */
+function kindOf (entry) {
+  if (entry.isSymbolicLink()) return 'a symbolic link'
+  if (entry.isFIFO()) return 'a named pipe'
+  if (entry.isSocket()) return 'a socket'
+  if (entry.isCharacterDevice()) return 'a character device'
+  if (entry.isBlockDevice()) return 'a block device'
+  if (entry.isDirectory()) return 'a folder'
+  return 'not a file or a folder'
+}
+
+function tooLarge (label) {
+  return `not graded: ${label} is more than ${formatMiB(MAX_FILE_BYTES)}, the most a file may be`
+}
+
+function formatMiB (bytes) {
+  return `${Math.round(bytes / MiB * 10) / 10} MiB`
 }
 
 /**

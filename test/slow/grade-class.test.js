@@ -42,9 +42,8 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
     fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/03-bomb-safe/starter.js'), path.join(folder, 'alice', 'starter.js'))
     fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/01-stream/starter.js'), path.join(folder, `${FORMULA_NAME}.js`))
     fs.copyFileSync(path.join(PROJECT_ROOT, 'test/fixtures/grade/not-a-handler.js'), path.join(folder, 'carol.js'))
-    // not submissions: notes, a folder without index.js, a hidden file
+    // not submissions: notes, a hidden file (a folder without index.js is a refused row: test/grade-class-rows.test.js)
     fs.writeFileSync(path.join(folder, 'README.txt'), 'notes')
-    fs.mkdirSync(path.join(folder, 'drafts'))
     fs.writeFileSync(path.join(folder, '.hidden.js'), 'export default 1')
   })
 
