@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { inflateWhole, gunzipLayers } from '../lib/ingest/gzip-framing.js'
+import { inflateWhole, decoderStreams } from '../lib/ingest/gzip-framing.js'
 import { CASES, ONE, bytes, splitAt } from './gzip-framing-cases.js'
 
 function verdictOf (promise) {
@@ -24,7 +24,7 @@ function verdictOf (promise) {
 
 async function inflateInReads (body, reads) {
   const out = []
-  await pipeline(Readable.from(reads, { objectMode: false }), ...gunzipLayers(1), async function collect (source) {
+  await pipeline(Readable.from(reads, { objectMode: false }), ...decoderStreams(1), async function collect (source) {
     for await (const chunk of source) out.push(chunk)
   })
   return Buffer.concat(out)

@@ -23,16 +23,38 @@ export function unsupportedMediaType (contentType, allowed) {
     { contentType: contentType || null, allowed })
 }
 
-export function unsupportedEncoding (encoding) {
-  return createError(415, 'encoding.unsupported',
-    `unsupported Content-Encoding "${encoding}": only gzip (or identity for a gzip media type)`,
-    { encoding })
+/**
+ * 415 encoding.unsupported: a Content-Encoding the route does not decode, or one this Node does not
+ * (`since`: the Node version that does, zstd's 22.15).
+ */
+export function unsupportedEncoding (encoding, { decoded = ['gzip', 'deflate', 'br'], since = null } = {}) {
+  const why = since === null
+    ? `the lab decodes ${decoded.join(', ')} (or identity for a gzip media type)`
+    : `this Node (${process.version}) cannot decode it: Node ${since} and later can (the lab decodes ${decoded.join(', ')} here)`
+  return createError(415, 'encoding.unsupported', `unsupported Content-Encoding "${encoding}": ${why}`, { encoding, allowed: decoded, since })
 }
 
 export function gzipInvalid (cause, compressedBytes) {
   return createError(400, 'gzip.invalid',
     `body is not valid gzip: ${cause}`,
     { cause, compressedBytes })
+}
+
+/** 400 encoding.invalid: a deflate, br or zstd layer zlib could not decode. */
+export function encodingInvalid (codec, cause, compressedBytes) {
+  return createError(400, 'encoding.invalid', `body is not valid ${codec}: ${cause}`, { codec, cause, compressedBytes })
+}
+
+/** 400 encoding.truncated: a deflate, br or zstd layer that ended before its end. */
+export function encodingTruncated (codec, compressedBytes) {
+  return createError(400, 'encoding.truncated', `${codec} stream ended before its end (truncated upload?)`, { codec, compressedBytes })
+}
+
+/** 400 encoding.trailing.data: a byte after the end of a deflate, br or zstd layer (lib/ingest/gzip-framing.js). */
+export function encodingTrailingData (codec, offset, value) {
+  return createError(400, 'encoding.trailing.data',
+    `byte ${offset} of the ${codec} layer is 0x${value.toString(16).padStart(2, '0')} after the end of its stream: a ${codec} layer is one stream and nothing after it`,
+    { codec, offset, value })
 }
 
 /** A byte other than zero after a body's gzip members ended in padding (lib/ingest/gzip-framing.js). */
@@ -55,9 +77,9 @@ export function jsonInvalid (reason, offset) {
     { reason, offset })
 }
 
-/** 413 encoding.too.many: more gzip layers (media type plus `Content-Encoding`) than `limits.layers`. */
+/** 413 encoding.too.many: more encoding layers (a gzip media type plus each `Content-Encoding`) than `limits.layers`. */
 export function tooManyLayers (limit, received) {
-  return createError(413, 'encoding.too.many', `more than ${limit} gzip layers`, { limit, received })
+  return createError(413, 'encoding.too.many', `more than ${limit} encoding layers`, { limit, received })
 }
 
 export function requestAborted (received) {
@@ -65,16 +87,20 @@ export function requestAborted (received) {
 }
 
 /**
- * Map a zlib error (from `zlib.gunzip` or a `createGunzip` stream) to a LabError.
+ * Map a zlib error (from a whole decode or a decoding stream) to a LabError: gzip's own types for a
+ * gzip layer, `encoding.*` naming the codec for the others.
  * @param {Error & {code?: string}} err
  * @param {number} compressedBytes
+ * @param {string} [codec] the layer's codec, when known (gzip otherwise)
  */
-export function fromZlibError (err, compressedBytes) {
+export function fromZlibError (err, compressedBytes, codec = 'gzip') {
   if (err instanceof LabError) return err
-  if (err.code === 'Z_BUF_ERROR') return gzipTruncated(compressedBytes)
-  if (err.code === 'Z_DATA_ERROR' || err.code === 'Z_STREAM_ERROR' || err.code === 'Z_NEED_DICT') {
-    return gzipInvalid(err.message, compressedBytes)
-  }
+  const gzip = codec === 'gzip'
+  if (err.code === 'Z_BUF_ERROR') return gzip ? gzipTruncated(compressedBytes) : encodingTruncated(codec, compressedBytes)
+  // brotli's and zstd's own error codes (ERR__ERROR_FORMAT_..., ZSTD_error_...) say the same as zlib's Z_DATA_ERROR
+  const corrupt = err.code === 'Z_DATA_ERROR' || err.code === 'Z_STREAM_ERROR' || err.code === 'Z_NEED_DICT' ||
+    /^ERR__ERROR_|^ZSTD_error_/.test(err.code ?? '')
+  if (corrupt) return gzip ? gzipInvalid(err.message, compressedBytes) : encodingInvalid(codec, err.message, compressedBytes)
   return null
 }
 
@@ -146,10 +172,10 @@ export function expressJsonMediaUnsupported (contentType) {
 }
 
 /** 415 encoding.unsupported on POST /express-json: one gzip layer or none, named as body-parser reads the header. */
-export function expressJsonEncodingUnsupported (encoding) {
+export function expressJsonEncodingUnsupported (encoding, allowed = ['gzip', 'deflate', 'br', 'identity']) {
   return createError(415, 'encoding.unsupported',
-    `unsupported Content-Encoding "${encoding}" on POST /express-json: send "gzip" (one layer) or nothing`,
-    { encoding, allowed: ['gzip', 'identity'] })
+    `unsupported Content-Encoding "${encoding}" on POST /express-json: send one of ${allowed.join(', ')} (one layer), as express.json reads them`,
+    { encoding, allowed })
 }
 
 /** 415 charset.unsupported: a JSON body in a charset other than UTF-8 (POST /express-json; body-parser's type). */

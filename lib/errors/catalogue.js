@@ -2,7 +2,7 @@
  * The error catalogue as data: every type the lab sends, its status and the
  * factories that make it. Import from lib/errors/index.js.
  */
-import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
+import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, encodingInvalid, encodingTruncated, encodingTrailingData, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
 import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy } from './capacity.js'
 import { badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired, requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported, expectationFailed, fromParserError, internalError, requestInvalid, toLabError } from './http.js'
 import { uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded } from './services.js'
@@ -20,6 +20,9 @@ export const ERROR_CATALOGUE = catalogue([
   [400, 'gzip.invalid', [gzipInvalid]],
   [400, 'gzip.trailing.data', [gzipTrailingData]],
   [400, 'gzip.truncated', [gzipTruncated]],
+  [400, 'encoding.invalid', [encodingInvalid]],
+  [400, 'encoding.trailing.data', [encodingTrailingData]],
+  [400, 'encoding.truncated', [encodingTruncated]],
   [400, 'request.aborted', [requestAborted], 'express.json'],
   [400, 'host.missing', [hostMissing]],
   [400, 'request.malformed', [requestMalformed]],

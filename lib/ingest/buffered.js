@@ -47,24 +47,27 @@ function countAndReserve (req, limit, reservation) {
   }
 }
 
-/** The gzip trailer's ISIZE: the last member's inflated size mod 2^32, or null. A hint, never trusted. */
-function declaredSize (gzip) {
-  return gzip.length >= 18 ? gzip.readUInt32LE(gzip.length - 4) : null
+/**
+ * A gzip layer's trailer ISIZE: the last member's inflated size mod 2^32, or null (no gzip, or too
+ * short). A hint, never trusted. deflate, br and zstd say nothing the lab reads.
+ */
+function declaredSize (data, codec) {
+  return codec.name === 'gzip' && data.length >= 18 ? data.readUInt32LE(data.length - 4) : null
 }
 
 /**
- * Inflate layer by layer (lib/ingest/gzip-framing.js inflateWhole): zlib.gunzip
+ * Inflate layer by layer, whatever each layer's codec (lib/ingest/gzip-framing.js inflateWhole): zlib
  * gathers its output chunks and joins them, twice the inflated size at the
  * end. The reservation takes the trailer's word for the size;
  * `maxOutputLength` makes sure a body that lies (a zip bomb) cannot pass
  * what the budget had free when it started.
  */
-async function inflateWithinBudget (body, layers, limit, unsafe, reservation, holding) {
+async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, holding) {
   let cap = limit
   let held = 0
-  function reserveLayer (data) {
+  function reserveLayer (data, layer, codec) {
     cap = Math.min(limit, Math.floor(reservation.room() / 2))
-    const hint = declaredSize(data)
+    const hint = declaredSize(data, codec)
     if (hint !== null && hint > cap && hint <= limit) {
       // honest gzip says its size: refuse before inflating a byte
       reservation.grow(2 * hint, 'this body (inflated)')
@@ -81,15 +84,20 @@ async function inflateWithinBudget (body, layers, limit, unsafe, reservation, ho
   }
   try {
     // unsafe: no guard at all, as in the benchmark the lab reproduces (a zip bomb's demonstration)
-    return await inflateWhole(body, layers, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding })
+    return await inflateWhole(body, codecs, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') {
       // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to
       if (cap < limit) reservation.grow(reservation.room() + 1, `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
       throw inflatedTooLarge(limit, null)
     }
-    throw fromZlibError(err, body.length) ?? err
+    throw fromZlibError(err, body.length, codecAt(codecs, err)) ?? err
   }
+}
+
+/** The codec of the layer that failed: zlib's error does not say, the decoder that threw does (lib/ingest/gzip-framing.js). */
+function codecAt (codecs, err) {
+  return err.codec ?? codecs[0]?.name ?? 'gzip'
 }
 
 /**
@@ -158,7 +166,7 @@ function usedHeap () {
  * Stages 3 to 7 of POST /bad: read the whole body, inflate it whole, and
  * parse it as one string.
  * @param {import('express').Request} req
- * @param {{ layers: number, format: string|null }} plan what negotiateBody read from the headers
+ * @param {{ codecs: object[], format: string|null }} plan what negotiateBody read from the headers
  * @param {{ reservation: import('../limits/admission.js').Reservation, holding: import('../metrics/held.js').Holding }} place
  *   what admitWithinBudget reserved, and where each stage says what it holds
  * @param {{ opts: object }} lab normalised app options
@@ -168,7 +176,7 @@ async function ingestBuffered (req, plan, { reservation, holding }, { opts }) {
   const { limits } = opts
   const body = await readWhole(requestBody(req, { idleMs: limits.bodyIdleMs }), countAndReserve(req, limits.compressed, reservation), holding)
   reservation.shrink(reservation.bytes - body.length) // the chunks are garbage now: what stays is the one Buffer
-  const inflated = await inflateWithinBudget(body, plan.layers, limits.inflated, opts.unsafeBad, reservation, holding)
+  const inflated = await inflateWithinBudget(body, plan.codecs, limits.inflated, opts.unsafeBad, reservation, holding)
   const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))
   const sha256 = createHash('sha256').update(inflated).digest('hex')
   const tally = parseWhole(inflated, format, reservation, limits.depth, holding)

@@ -1,46 +1,53 @@
 /**
- * Stage 4, inflate (lib/ingest/README.md): whole (`inflateWhole`) or
- * streamed (`gunzipLayers`), with the one rule of what ends a gzip body.
+ * Stage 4, inflate (lib/ingest/README.md): each layer of a body decoded
+ * whole (`inflateWhole`) or streamed (`decoderStreams`), in any codec of
+ * lib/ingest/codecs.js, with the one rule of what ends a layer.
  *
- * A gzip body is one or more members (RFC 1952, 2.2) back to back, then
+ * A gzip layer is one or more members (RFC 1952, 2.2) back to back, then
  * nothing or only zero bytes; anything else once the padding starts is
- * refused (400 `gzip.trailing.data`, at its offset). Node's zlib stops at a
- * zero and ignores what follows, in ways that depend on where the reads
- * fall (a stream may even push after its end: a 500), so the lab would drop
- * those bytes without a word. zlib still judges the members, and its errors
- * keep their meaning. test/gzip-framing.test.js splits every case at every
- * byte.
+ * refused (400 `gzip.trailing.data`, at its offset). A deflate, br or zstd
+ * layer is one stream: any byte after its end is refused (400
+ * `encoding.trailing.data`). Node's zlib stops at the end and ignores what
+ * follows, in ways that depend on where the reads fall (a stream may even
+ * push after its end: a 500), so the lab would drop those bytes without a
+ * word. zlib still judges the streams, and its errors keep their meaning.
+ * test/gzip-framing.test.js splits every case at every byte.
  */
-import zlib from 'node:zlib'
 import { kMaxLength } from 'node:buffer'
-import { gzipTrailingData } from '../errors/index.js'
+import { encodingTrailingData, gzipTrailingData } from '../errors/index.js'
+import { CODECS } from './codecs.js'
 
 /**
- * The first byte of `bytes[from..]` that is not zero padding, as an error, or null.
+ * The first byte of `bytes[from..]` past the end of a layer that the codec does not allow there
+ * (gzip: any but zero; the others: any), as an error, or null.
+ * @param {import('./codecs.js').Codec} codec
  * @param {Buffer} bytes
- * @param {number} from where the padding starts in `bytes`
- * @param {number} base the offset of `bytes[0]` in the body
+ * @param {number} from where the layer's stream ended in `bytes`
+ * @param {number} base the offset of `bytes[0]` in the layer
  */
-function paddingError (bytes, from, base) {
+function trailingError (codec, bytes, from, base) {
   for (let i = from; i < bytes.length; i++) {
+    if (!codec.padding) return encodingTrailingData(codec.name, base + i, bytes[i])
     if (bytes[i] !== 0) return gzipTrailingData(base + i, bytes[i])
   }
   return null
 }
 
 /**
- * Inflate a whole gzip body at once, as `zlib.gunzip` does (its output
- * chunks gathered and joined, `maxOutputLength` checked as they come), on an
- * engine of our own so that what it has gathered can be read meanwhile
- * (`progress`); then hold what zlib left unread to the padding rule.
+ * Decode a whole layer at once, as `zlib.gunzip` (or `inflate`,
+ * `brotliDecompress`) does: its output chunks gathered and joined,
+ * `maxOutputLength` checked as they come; on an engine of our own so that
+ * what it has gathered can be read meanwhile (`progress`); then hold what
+ * zlib left unread to the codec's rule of what may follow.
+ * @param {import('./codecs.js').Codec} codec
  * @param {Buffer} body
- * @param {zlib.ZlibOptions} [options] e.g. `maxOutputLength`
+ * @param {import('node:zlib').ZlibOptions} [options] e.g. `maxOutputLength`
  * @param {(gathered: () => number) => void} [progress] given a reader of the bytes gathered so far
  * @returns {Promise<Buffer>}
  */
-function gunzipWhole (body, options = {}, progress = noProgress) {
+function decodeWhole (codec, body, options = {}, progress = noProgress) {
   return new Promise(function inflate (resolve, reject) {
-    const engine = new zlib.Gunzip(options)
+    const engine = new codec.Stream(options)
     const max = options.maxOutputLength ?? kMaxLength
     const chunks = []
     let gathered = 0
@@ -50,6 +57,8 @@ function gunzipWhole (body, options = {}, progress = noProgress) {
       if (settled) return
       settled = true
       engine.close()
+      // the caller maps zlib's error by the layer's codec (lib/errors/body.js fromZlibError)
+      err.codec ??= codec.name
       reject(err)
     }
     engine.on('data', function gather (chunk) {
@@ -61,7 +70,7 @@ function gunzipWhole (body, options = {}, progress = noProgress) {
     engine.once('end', function joined () {
       if (settled) return
       settled = true
-      const error = paddingError(body, engine.bytesWritten, 0)
+      const error = trailingError(codec, body, engine.bytesWritten, 0)
       if (error) reject(error)
       else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, gathered))
       engine.close()
@@ -79,38 +88,47 @@ function bufferTooLarge (max) {
 
 function noProgress () {}
 
-/** As gunzipWhole, in one synchronous call: no trip to zlib's thread pool and back. */
-function gunzipWholeSync (body, options = {}) {
-  const { buffer, engine } = zlib.gunzipSync(body, { ...options, info: true })
-  const error = paddingError(body, engine.bytesWritten, 0)
+/** As decodeWhole, in one synchronous call: no trip to zlib's thread pool and back. */
+function decodeWholeSync (codec, body, options = {}) {
+  let decoded
+  try {
+    decoded = codec.decodeSync(body, { ...options, info: true })
+  } catch (err) {
+    err.codec ??= codec.name
+    throw err
+  }
+  const { buffer, engine } = decoded
+  const error = trailingError(codec, body, engine.bytesWritten, 0)
   if (error) throw error
   return buffer
 }
 
 /**
- * Inflate a body held whole, one gzip layer after another, each held to
- * the padding rule. zlib gathers a layer's output chunks and joins them:
- * twice that layer's inflated size at the end.
+ * Decode a body held whole, one layer after another (`codecs`, in decoding
+ * order: the last coding applied first), each held to its codec's rule of
+ * what may follow. zlib gathers a layer's output chunks and joins them:
+ * twice that layer's decoded size at the end.
  * @param {Buffer} body
- * @param {number} layers
- * @param {{ sync?: boolean, capFor?: (data: Buffer, layer: number) => number|undefined,
+ * @param {import('./codecs.js').Codec[]} codecs
+ * @param {{ sync?: boolean, capFor?: (data: Buffer, layer: number, codec: object) => number|undefined,
  *   afterLayer?: (data: Buffer, layer: number) => void, holding?: import('../metrics/held.js').Holding }} [how]
  *   `sync`: zlib's synchronous call, for a body too small to be worth zlib's thread pool;
  *   `capFor`: the layer's `maxOutputLength` (undefined: none); `afterLayer`: sees each layer's output;
  *   `holding`: told what the inflate stage holds (the layer's input past the first, what zlib has gathered)
  * @returns {Promise<Buffer>}
  * @throws zlib's errors as they are (`ERR_BUFFER_TOO_LARGE` past a cap), and 400 `gzip.trailing.data`
+ *   or `encoding.trailing.data`
  */
-export async function inflateWhole (body, layers, { sync = false, capFor = noCap, afterLayer = nothingAfter, holding } = {}) {
+export async function inflateWhole (body, codecs, { sync = false, capFor = noCap, afterLayer = nothingAfter, holding } = {}) {
   let data = body
-  for (let layer = 0; layer < layers; layer++) {
-    const cap = capFor(data, layer)
+  for (const [layer, codec] of listOf(codecs).entries()) {
+    const cap = capFor(data, layer, codec)
     const options = cap === undefined ? {} : { maxOutputLength: cap }
     // the body itself is the read stage's; a later layer's input is this stage's
     const input = layer === 0 ? 0 : data.length
     data = sync
-      ? gunzipWholeSync(data, options)
-      : await gunzipWhole(data, options, holding && function watchGathered (gathered) {
+      ? decodeWholeSync(codec, data, options)
+      : await decodeWhole(codec, data, options, holding && function watchGathered (gathered) {
         holding.watch('inflate', function heldInflating () { return input + gathered() })
       })
     holding?.set('inflate', data.length)
@@ -119,70 +137,122 @@ export async function inflateWhole (body, layers, { sync = false, capFor = noCap
   return data
 }
 
+/** A number of layers means that many gzip layers (the lab's own tests and tools speak so). */
+function listOf (codecs) {
+  return typeof codecs === 'number' ? Array.from({ length: codecs }, function gzipLayer () { return CODECS.gzip }) : codecs
+}
+
 function noCap () { return undefined }
 function nothingAfter () {}
 
 /**
- * A `Gunzip` stream that keeps the rule whatever the reads: once zlib stops
- * at padding, the rest of that read and every later one must be zeros, and
- * zlib sees none of them (so nothing is ever pushed after its end). Its
- * output ends only when its input has: zlib would end it at the padding,
- * and what reads the output (a parser that finds the document unfinished)
- * could answer before the bytes after the padding are judged.
+ * A decoding stream that keeps the codec's rule whatever the reads: once
+ * zlib stops at the end of the layer, the rest of that read and every later
+ * one must be zeros (gzip's padding) or nothing (the others), and zlib sees
+ * none of them (so nothing is ever pushed after its end). Its output ends
+ * only when its input has: zlib would end it where it stopped, and what
+ * reads the output (a parser that finds the document unfinished) could
+ * answer before the bytes after the end are judged.
+ * @param {import('./codecs.js').Codec} codec
  */
-class GunzipBody extends zlib.Gunzip {
-  constructor (options) {
-    super(options)
-    /** Bytes of the body taken so far. */
-    this.position = 0
-    /** True once zlib stopped at a zero byte: the members are over. */
-    this.padding = false
-    /** True once the whole body was taken: the output may end. */
-    this.inputEnded = false
-  }
-
-  push (chunk, encoding) {
-    // zlib ends the output where it stopped; the end waits for the input's (see _flush)
-    if (chunk === null && !this.inputEnded) return false
-    return super.push(chunk, encoding)
-  }
-
-  _transform (chunk, encoding, callback) {
-    const base = this.position
-    this.position += chunk.length
-    if (this.padding) {
-      callback(paddingError(chunk, 0, base))
-      return
+function framedStream (codec) {
+  return class FramedBody extends codec.Stream {
+    constructor (options) {
+      super(options)
+      /** Bytes of the layer taken so far. */
+      this.position = 0
+      /** True once zlib stopped: the layer's stream (or gzip's members) is over. */
+      this.padding = false
+      /** True once the whole layer was taken: the output may end. */
+      this.inputEnded = false
+      /** Where the layer's frame ends, for a codec whose stream would go on to a next one (zstd). */
+      this.frameEnd = codec.FrameEnd === null ? null : new codec.FrameEnd()
     }
-    const before = this.bytesWritten
-    const self = this
-    super._transform(chunk, encoding, function inflated (err) {
-      if (err) return callback(err)
-      const used = self.bytesWritten - before
-      if (used < chunk.length) {
-        // zlib stopped at a zero after a member and pushed its end: padding from here on
-        self.padding = true
-        return callback(paddingError(chunk, used, base))
-      }
-      callback()
-    })
-  }
 
-  _flush (callback) {
-    this.inputEnded = true
-    // after padding zlib is done; otherwise let it finish (and find a truncated member). Transform pushes the end.
-    if (this.padding) callback()
-    else super._flush(callback)
+    push (chunk, encoding) {
+      // zlib ends the output where it stopped; the end waits for the input's (see _flush)
+      if (chunk === null && !this.inputEnded) return false
+      return super.push(chunk, encoding)
+    }
+
+    _transform (chunk, encoding, callback) {
+      const inFrame = this.frameEnd === null || this.padding ? chunk.length : this.frameEnd.take(chunk)
+      if (inFrame === chunk.length) {
+        this.decodeRead(chunk, callback)
+        return
+      }
+      // the frame ended inside this read: zlib gets the frame's bytes, the rest is judged here
+      const self = this
+      const rest = chunk.subarray(inFrame)
+      this.decodeRead(chunk.subarray(0, inFrame), function decodedFrame (err) {
+        if (err) return callback(err)
+        const base = self.position
+        self.position += rest.length
+        self.padding = true
+        callback(trailingError(codec, rest, 0, base))
+      })
+    }
+
+    /** Hand zlib a read, or judge it, when the layer is over, by the codec's rule. */
+    decodeRead (chunk, callback) {
+      const base = this.position
+      this.position += chunk.length
+      if (this.padding) {
+        callback(trailingError(codec, chunk, 0, base))
+        return
+      }
+      const before = this.bytesWritten
+      const self = this
+      super._transform(chunk, 'buffer', function inflated (err) {
+        if (err) {
+          err.codec ??= codec.name
+          return callback(err)
+        }
+        const used = self.bytesWritten - before
+        if (used < chunk.length) {
+          // zlib stopped at the end of the layer (a zero after a gzip member) and pushed its end
+          self.padding = true
+          return callback(trailingError(codec, chunk, used, base))
+        }
+        callback()
+      })
+    }
+
+    _destroy (err, callback) {
+      // zlib's own errors reach pipeline through destroy: they name the layer's codec, for the caller's map
+      if (err !== null && typeof err === 'object' && !('status' in err)) err.codec ??= codec.name
+      super._destroy(err, callback)
+    }
+
+    _flush (callback) {
+      this.endLayer(callback)
+    }
+
+    endLayer (callback) {
+      this.inputEnded = true
+      // after the end zlib is done; otherwise an empty read with the finishing flush (zlib's own
+      // _flush) lets it finish and find a truncated stream. Transform pushes the end.
+      if (this.padding) callback()
+      else this.decodeRead(EMPTY, callback)
+    }
   }
 }
 
+const EMPTY = Buffer.alloc(0)
+
+/** The framed stream class of each codec this Node decodes, made once. */
+const FRAMED = new Map()
+
 /**
- * One Gunzip per gzip layer of a streamed body, to spread into `pipeline`.
- * @param {number} layers
- * @param {zlib.ZlibOptions} [options]
+ * One decoding stream per layer of a streamed body (`codecs` in decoding
+ * order), to spread into `pipeline`.
+ * @param {import('./codecs.js').Codec[]|number} codecs a number: that many gzip layers
+ * @param {import('node:zlib').ZlibOptions} [options]
  */
-export function gunzipLayers (layers, options) {
-  const gunzips = []
-  for (let k = 0; k < layers; k++) gunzips.push(new GunzipBody(options))
-  return gunzips
+export function decoderStreams (codecs, options) {
+  return listOf(codecs).map(function decoderOf (codec) {
+    if (!FRAMED.has(codec.name)) FRAMED.set(codec.name, framedStream(codec))
+    const Framed = FRAMED.get(codec.name)
+    return new Framed(options)
+  })
 }

@@ -9,8 +9,8 @@
  * of every route that buffers (docs/limits.md): admission of what raw-body
  * will hold, and of what `JSON.parse` will build (projected in body-parser's
  * `verify` hook, which may throw to refuse it); the compressed limit, which
- * body-parser lacks for gzip; the body's deadline and a client that vanishes
- * mid-body (nothing would end body-parser's Gunzip); and the summary, with
+ * body-parser lacks for an encoded body; the body's deadline and a client that
+ * vanishes mid-body (nothing would end body-parser's decoder); and the summary, with
  * the tally the other routes use.
  */
 import { createHash } from 'node:crypto'
@@ -24,7 +24,7 @@ import { ParseCostMeter } from '../json/parse-cost.js'
 import { createTally, finishTally, locateJsonError, recordsOf, tallyRecords } from '../parse/tally.js'
 import {
   LabError, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported,
-  fromZlibError, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, toLabError
+  fromZlibError, encodingInvalid, gzipInvalid, inflatedTooLarge, jsonInvalid, requestAborted, toLabError
 } from '../errors/index.js'
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
@@ -84,7 +84,7 @@ export function expressJsonRoute (opts) {
     admit: admitWithinBudget,
     // raw-body will keep every inflated chunk and then their concatenation: twice the inflated
     // body. Before a byte is read only Content-Length is known, and JSON inflates to at least its
-    // gzip (less a few bytes of framing): twice that is the least that will be held, reserved at
+    // encoded size (less a few bytes of framing): twice that is the least that will be held, reserved at
     // admission; the rest as it inflates (ExpressJsonRead#reserveInflated).
     holds: 'this body (inflated)',
     ingest: ingestExpressJson
@@ -188,7 +188,7 @@ class ExpressJsonRead {
       return
     }
     // an identity body is its own inflated bytes, read by raw-body straight off the request
-    if (!this.plan.gzip) this.reserveInflated(this.compressedBytes)
+    if (this.plan.encoding === null) this.reserveInflated(this.compressedBytes)
   }
 
   /**
@@ -260,7 +260,7 @@ class ExpressJsonRead {
     if (this.inflater !== null) {
       // raw-body fails on its stream's error and stops; body-parser unpipes and drains the request
       this.inflater.destroy(err)
-    } else if (!this.plan.gzip && !this.verified && this.req.listenerCount('error') > 0) {
+    } else if (this.plan.encoding === null && !this.verified && this.req.listenerCount('error') > 0) {
       // an identity body: raw-body reads the request itself, and listens for its 'error' to stop
       this.req.emit('error', err)
     }
@@ -293,17 +293,20 @@ class ExpressJsonRead {
       case 'entity.parse.failed':
         return this.jsonError(err)
       case 'encoding.unsupported':
-        return expressJsonEncodingUnsupported(err.encoding ?? this.req.headers['content-encoding'])
+        return expressJsonEncodingUnsupported(err.encoding ?? this.req.headers['content-encoding'], ['gzip', 'deflate', 'br', 'identity'])
       case 'charset.unsupported':
         return charsetUnsupported(err.charset)
       case 'request.aborted':
       case 'request.size.invalid':
         return requestAborted(err.received ?? this.compressedBytes)
     }
-    const zlibError = fromZlibError(err, this.compressedBytes)
+    const codec = this.plan.encoding ?? 'gzip'
+    const zlibError = fromZlibError(err, this.compressedBytes, codec)
     if (zlibError) return zlibError
-    // a Gunzip that failed in a way zlib has no code for (a member after its end, say): still the body's fault
-    if (typeof err.code === 'string' && err.code.startsWith('ERR_STREAM')) return gzipInvalid(err.message, this.compressedBytes)
+    // a decoder that failed in a way zlib has no code for (a member after its end, say): still the body's fault
+    if (typeof err.code === 'string' && err.code.startsWith('ERR_STREAM')) {
+      return codec === 'gzip' ? gzipInvalid(err.message, this.compressedBytes) : encodingInvalid(codec, err.message, this.compressedBytes)
+    }
     // another client error keeps body-parser's status and type; anything else is the lab's to answer
     if (Number.isInteger(err.status) && err.status >= 400 && err.status < 500) return toLabError(err)
     return err

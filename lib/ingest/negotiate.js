@@ -1,12 +1,14 @@
 /**
  * Stage 1, negotiate (lib/ingest/README.md): the headers and the query,
- * before a byte of the body is read. Which bodies a route accepts, how many
- * gzip layers to peel, which JSON format to expect, and a Content-Length
- * already past the compressed limit: 415, 400 and 413 with nothing read.
- * /bad, /good and the textbook route read gzip bodies (`negotiateBody`);
- * /express-json reads what express.json reads (`negotiateJson`).
+ * before a byte of the body is read. Which bodies a route accepts, which
+ * encoding layers to peel (gzip, deflate, br, zstd: lib/ingest/codecs.js),
+ * which JSON format to expect, and a Content-Length already past the
+ * compressed limit: 415, 400 and 413 with nothing read. /bad, /good and the
+ * textbook route read encoded bodies (`negotiateBody`); /express-json reads
+ * what express.json reads (`negotiateJson`).
  */
 import { FORMATS } from '../json/records.js'
+import { CODECS, codecNamed, decodedHere, decodes } from './codecs.js'
 import {
   badParameter, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported, expressJsonMediaUnsupported,
   inflatedTooLarge, unsupportedEncoding, unsupportedMediaType, tooManyLayers
@@ -17,31 +19,31 @@ const JSON_TYPES = ['application/json', 'application/x-ndjson']
 const ACCEPTED_TYPES = Object.freeze([...GZIP_TYPES, ...JSON_TYPES])
 
 /**
- * The headers and query of a gzip body: its layers and format, and its
- * Content-Length against the compressed limit.
+ * The headers and query of an encoded body: its layers and format, and its
+ * Content-Length against the compressed limit. A gzip media type is a gzip
+ * layer of its own, under those `Content-Encoding` names in the order they
+ * were applied (RFC 9110, 8.4): the codecs come back in decoding order, the
+ * last applied first.
  * @param {{ formats: readonly string[], formatHint?: string }} [route] the formats the route reads:
  *   another one, asked for or named by the media type, is 400 with `formatHint`
- * @returns {{ layers: number, format: 'json'|'array'|'ndjson'|null }} format null = detect
+ * @returns {{ codecs: import('./codecs.js').Codec[], format: 'json'|'array'|'ndjson'|null }} format null = detect
  * @throws {LabError} 415 for media types and encodings, 400 for a bad ?format=, 413 for a Content-Length past the limit
  */
 export function negotiateBody (req, limits, route = { formats: FORMATS }) {
   const mediaType = String(req.headers['content-type'] || '').split(';')[0].trim().toLowerCase()
-  let layers
-  if (GZIP_TYPES.includes(mediaType)) layers = 1
-  else if (JSON_TYPES.includes(mediaType)) layers = 0
-  else throw unsupportedMediaType(req.headers['content-type'], ACCEPTED_TYPES)
+  const applied = []
+  if (GZIP_TYPES.includes(mediaType)) applied.push(CODECS.gzip)
+  else if (!JSON_TYPES.includes(mediaType)) throw unsupportedMediaType(req.headers['content-type'], ACCEPTED_TYPES)
 
   const encoding = String(req.headers['content-encoding'] || '')
   for (const token of encoding.split(',')) {
     const name = token.trim().toLowerCase()
     if (name === '' || name === 'identity') continue
-    if (name === 'gzip' || name === 'x-gzip') layers++
-    else throw unsupportedEncoding(token.trim())
+    applied.push(decodableCodec(token))
+    // counted as they come: a header of a thousand names is refused at the limit, not parsed to its end
+    if (applied.length > limits.layers) throw tooManyLayers(limits.layers, applied.length)
   }
-  if (layers === 0) throw unsupportedMediaType(req.headers['content-type'] + ' without Content-Encoding: gzip', ACCEPTED_TYPES)
-  if (layers > limits.layers) {
-    throw tooManyLayers(limits.layers, layers)
-  }
+  if (applied.length === 0) throw unsupportedMediaType(req.headers['content-type'] + ' without a Content-Encoding', ACCEPTED_TYPES)
 
   let format = null
   const asked = req.query?.format
@@ -53,7 +55,18 @@ export function negotiateBody (req, limits, route = { formats: FORMATS }) {
   }
   if (format !== null && !route.formats.includes(format)) throw badParameter('format', format, route.formatHint)
   checkContentLength(req, limits.compressed)
-  return { layers, format }
+  return { codecs: applied.reverse(), format }
+}
+
+/**
+ * The codec a Content-Encoding token names, if this Node decodes it.
+ * @throws {LabError} 415 naming the token: unknown, or (zstd) past this Node, with the version that decodes it
+ */
+function decodableCodec (token) {
+  const codec = codecNamed(token)
+  if (codec === null) throw unsupportedEncoding(token.trim(), { decoded: decodedHere() })
+  if (!decodes(codec)) throw unsupportedEncoding(token.trim(), { decoded: decodedHere(), since: codec.since })
+  return codec
 }
 
 /** 413 before reading a byte when Content-Length already says too much. */
@@ -62,14 +75,18 @@ function checkContentLength (req, limit) {
   if (Number.isFinite(length) && length > limit) throw compressedTooLarge(limit, length)
 }
 
+/** The codings body-parser 2.4 inflates (`x-gzip` is not one: it reads the header as it is). */
+const EXPRESS_JSON_CODINGS = Object.freeze(['gzip', 'deflate', 'br', 'zstd'])
+
 /** The formats one JSON document can have: NDJSON is many, and JSON.parse refuses it. */
 export const EXPRESS_JSON_FORMATS = Object.freeze(['json', 'array'])
 const EXPRESS_JSON_FORMAT_HINT = 'json | array (express.json parses one JSON document: NDJSON goes to /bad or /good)'
 
 /**
  * The headers and query, before a byte is read: what express.json would
- * skip or refuse is refused here with the lab's words.
- * @returns {{ gzip: boolean, format: 'json'|'array'|null }} format null = detect, as /bad does
+ * skip or refuse is refused here with the lab's words. body-parser 2 reads
+ * one coding: gzip, deflate, br, and zstd where zlib has it.
+ * @returns {{ encoding: string|null, format: 'json'|'array'|null }} encoding null: identity; format null = detect, as /bad does
  * @throws {LabError} 415, 400, 413
  */
 export function negotiateJson (req, limits) {
@@ -82,10 +99,15 @@ export function negotiateJson (req, limits) {
     const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase()
     if (charset !== 'utf-8' && charset !== 'utf8') throw charsetUnsupported(charset)
   }
-  // body-parser reads the header as it is, lower-cased: "gzip" inflates, "identity" (or none) does not
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase()
-  if (encoding !== 'gzip' && encoding !== 'identity') throw expressJsonEncodingUnsupported(req.headers['content-encoding'])
-  const gzip = encoding === 'gzip'
+  // body-parser reads the header as it is, lower-cased: one coding it knows decodes, "identity" (or none) does not
+  const name = String(req.headers['content-encoding'] ?? 'identity').toLowerCase()
+  const allowed = [...EXPRESS_JSON_CODINGS.filter(function decodedByThisNode (c) { return decodes(CODECS[c]) }), 'identity']
+  if (!allowed.includes(name)) {
+    const codec = CODECS[name]
+    if (codec !== undefined && !decodes(codec)) throw unsupportedEncoding(name, { decoded: allowed, since: codec.since })
+    throw expressJsonEncodingUnsupported(req.headers['content-encoding'], allowed)
+  }
+  const encoding = name === 'identity' ? null : name
 
   let format = null
   const asked = req.query?.format
@@ -99,6 +121,6 @@ export function negotiateJson (req, limits) {
   checkContentLength(req, limits.compressed)
   const length = Number(req.headers['content-length'])
   // an identity body is its inflated bytes: raw-body refuses it on Content-Length alone, and so does the lab
-  if (!gzip && Number.isFinite(length) && length > limits.inflated) throw inflatedTooLarge(limits.inflated, length)
-  return { gzip, format }
+  if (encoding === null && Number.isFinite(length) && length > limits.inflated) throw inflatedTooLarge(limits.inflated, length)
+  return { encoding, format }
 }

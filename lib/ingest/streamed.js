@@ -15,7 +15,7 @@ import { negotiateBody } from './negotiate.js'
 import { admitToPipeline } from './admit.js'
 import { compressedCounter, inflatedCounter } from './count.js'
 import { readWhole, requestBody } from './read.js'
-import { gunzipLayers, inflateWhole } from './gzip-framing.js'
+import { decoderStreams, inflateWhole } from './gzip-framing.js'
 import { FORMATS } from '../json/records.js'
 import { fromZlibError } from '../errors/index.js'
 import { RecordSink } from '../parse/record-sink.js'
@@ -73,9 +73,9 @@ function inflateChunkFor (share, compressedBytes) {
  * more than the inflating.
  * @returns {Promise<Buffer|null>} null when a layer inflates past the bound: the body is streamed instead
  */
-async function inflateInHand (body, layers, bound, holding) {
+async function inflateInHand (body, codecs, bound, holding) {
   try {
-    return await inflateWhole(body, layers, { sync: true, capFor: function inlineBound () { return bound }, holding })
+    return await inflateWhole(body, codecs, { sync: true, capFor: function inlineBound () { return bound }, holding })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') return null
     throw err
@@ -89,11 +89,11 @@ async function inflateInHand (body, layers, bound, holding) {
  * like any other, from memory.
  * @returns {Promise<{ format: string, tally: object }>}
  */
-async function ingestInHand (source, { compressed, inflated, sink, layers, bound, chunkSize, budget, holding }) {
+async function ingestInHand (source, { compressed, inflated, sink, codecs, bound, chunkSize, budget, holding }) {
   const body = await readWhole(source, compressed.count, holding)
-  const data = await inflateInHand(body, layers, bound, holding)
+  const data = await inflateInHand(body, codecs, bound, holding)
   if (data === null) {
-    const gunzips = gunzipLayers(layers, { chunkSize })
+    const gunzips = decoderStreams(codecs, { chunkSize })
     watchPipeline(holding, { gunzips, inflated, sink, chunkSize, budget })
     await pipeline(Readable.from([body]), ...gunzips, inflated, sink)
     return sink.found
@@ -132,7 +132,7 @@ function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sin
  * Stages 3 to 7 of POST /good: the body streamed through counters and
  * gunzip into the record sink; a small body read whole (ingestInHand).
  * @param {import('express').Request} req
- * @param {{ layers: number, format: string|null }} plan what negotiateBody read from the headers
+ * @param {{ codecs: object[], format: string|null }} plan what negotiateBody read from the headers
  * @param {{ streaming: number, holding: import('../metrics/held.js').Holding }} place what admitToPipeline gave:
  *   how many stream now, this one included, and where each stage says what it holds
  * @param {{ opts: object, state: IngestState }} lab normalised app options, and the app's ingest state (lib/ingest/state.js)
@@ -160,15 +160,15 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state 
   let found
   try {
     if (state.smallBodies.within(length)) {
-      found = await ingestInHand(body, { compressed, inflated, sink, layers: plan.layers, bound: state.smallBodies.bound, chunkSize, budget: opts.ingest.bufferBudget, holding })
+      found = await ingestInHand(body, { compressed, inflated, sink, codecs: plan.codecs, bound: state.smallBodies.bound, chunkSize, budget: opts.ingest.bufferBudget, holding })
     } else {
-      const gunzips = gunzipLayers(plan.layers, { chunkSize })
+      const gunzips = decoderStreams(plan.codecs, { chunkSize })
       watchPipeline(holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget })
       await pipeline(body, compressed, ...gunzips, inflated, sink)
       found = sink.found
     }
   } catch (err) {
-    throw fromZlibError(err, compressed.bytes) ?? err
+    throw fromZlibError(err, compressed.bytes, err.codec ?? plan.codecs[0].name) ?? err
   }
   return {
     format: found.format,

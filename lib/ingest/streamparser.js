@@ -17,7 +17,7 @@ import { negotiateBody } from './negotiate.js'
 import { admitToStream } from './admit.js'
 import { requestBody } from './read.js'
 import { compressedCounter, inflatedCounter } from './count.js'
-import { gunzipLayers } from './gzip-framing.js'
+import { decoderStreams } from './gzip-framing.js'
 import { JsonTokenGuard, STREAMPARSER_FORMATS, wellFormedUtf8 } from './token-guard.js'
 import { fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
 import { bufferedIn, boundOf } from '../metrics/held.js'
@@ -51,7 +51,7 @@ async function ingestWithStreamparser (req, plan, { holding }, { opts }) {
   })
   try {
     const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
-    const gunzips = gunzipLayers(plan.layers)
+    const gunzips = decoderStreams(plan.codecs)
     const utf8 = wellFormedUtf8()
     watchStages(holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, limits: opts.limits })
     await pipeline(body, compressed, ...gunzips, inflated, utf8, parse) // invalid UTF-8 as U+FFFD, as on /bad
@@ -59,7 +59,7 @@ async function ingestWithStreamparser (req, plan, { holding }, { opts }) {
     if (parser !== null && !parser.isEnded) parser.end()
   } catch (err) {
     if (err instanceof LabError) throw err
-    throw fromZlibError(err, compressed.bytes) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
+    throw fromZlibError(err, compressed.bytes, err.codec ?? plan.codecs[0].name) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
   }
   const { format, tally } = guard.result() // 422 when the document is not what the format asks
   return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.sha256 }

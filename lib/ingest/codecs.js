@@ -1,0 +1,50 @@
+/**
+ * The content codings the ingest routes decode (RFC 9110, 8.4.1): gzip,
+ * deflate (the zlib format, as HTTP means it and body-parser reads it), br,
+ * and zstd where this Node's zlib has it (22.15 and later). Each layer of a
+ * body is one of them; stage 4 (lib/ingest/gzip-framing.js) decodes them
+ * one after another, whole or streamed, under the same limits.
+ */
+import zlib from 'node:zlib'
+import { ZstdFrameEnd } from './zstd-frame.js'
+
+/**
+ * @typedef {{ name: 'gzip'|'deflate'|'br'|'zstd', Stream: (new (options?: object) => import('node:stream').Transform)|null,
+ *   decodeSync: ((buffer: Buffer, options: object) => { buffer: Buffer, engine: { bytesWritten: number } })|null,
+ *   padding: boolean, FrameEnd: (new () => { take: (chunk: Buffer) => number })|null, since: string|null }} Codec
+ *   `Stream` and `decodeSync` are null where this Node cannot decode it; `padding`: zero bytes may follow
+ *   the end (gzip's rule); `FrameEnd`: where the codec's stream cannot be trusted to stop at its end
+ *   (Node's zstd stream starts a new frame on the next write), what finds the end from the headers;
+ *   `since`: the Node version that decodes it, where that is not every Node the lab runs on
+ */
+
+/** @type {Readonly<Record<string, Codec>>} */
+export const CODECS = Object.freeze({
+  gzip: Object.freeze({ name: 'gzip', Stream: zlib.Gunzip, decodeSync: zlib.gunzipSync, padding: true, FrameEnd: null, since: null }),
+  deflate: Object.freeze({ name: 'deflate', Stream: zlib.Inflate, decodeSync: zlib.inflateSync, padding: false, FrameEnd: null, since: null }),
+  br: Object.freeze({ name: 'br', Stream: zlib.BrotliDecompress, decodeSync: zlib.brotliDecompressSync, padding: false, FrameEnd: null, since: null }),
+  zstd: Object.freeze({ name: 'zstd', Stream: zlib.ZstdDecompress ?? null, decodeSync: zlib.zstdDecompressSync ?? null, padding: false, FrameEnd: ZstdFrameEnd, since: '22.15.0' })
+})
+
+/** Content-Encoding tokens, lower-cased, and the codec each names (`x-gzip` is gzip, RFC 9110 8.4.1.3). */
+const TOKENS = Object.freeze({ gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate', br: 'br', zstd: 'zstd' })
+
+/**
+ * The codec a Content-Encoding token names, or null for one the lab does not know.
+ * @param {string} token
+ * @returns {Codec|null}
+ */
+export function codecNamed (token) {
+  const name = TOKENS[token.trim().toLowerCase()]
+  return name === undefined ? null : CODECS[name]
+}
+
+/** Whether this Node decodes `codec`. */
+export function decodes (codec) {
+  return codec.Stream !== null
+}
+
+/** The codecs this Node decodes, by name. */
+export function decodedHere () {
+  return Object.values(CODECS).filter(decodes).map(function nameOf (codec) { return codec.name })
+}
