@@ -19,6 +19,7 @@
  */
 import { OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin, baseOptions, markPlugin } from './charts.js'
 import { formatClock } from './format.js'
+import { heapKey } from './sample-parts.js'
 
 /** How a layer looks, by V8 space name; a space not named here is a pale grey. */
 const SPACE_LOOKS = Object.freeze({
@@ -39,11 +40,6 @@ export const EXTERNAL_LAYERS = Object.freeze([
   { key: 'otherExternal', label: 'other external', color: OKABE_ITO.purple }
 ])
 const RSS_LINE = Object.freeze({ key: 'rss', label: 'RSS', color: OKABE_ITO.black, width: 3 })
-
-/** The store's key for a heap space's series (also its CSV column). */
-export function heapKey (space) {
-  return `heap_${space}`
-}
 
 /**
  * Build the chart.

@@ -128,7 +128,7 @@ export const markPlugin = {
  * The requests in [min, max] merged per route where they overlap: { route, start, end, requests,
  * failed, status } with `status` the last failed one's. An open request ends at `now`.
  */
-function routeSpans (requests, min, max, now) {
+export function routeSpans (requests, min, max, now) {
   const byRoute = new Map()
   for (const mark of requests) {
     const end = mark.end ?? now
@@ -158,7 +158,7 @@ function routeSpans (requests, min, max, now) {
   return spans
 }
 
-function drawVerticals (ctx, area, x, times, color, width, dash) {
+export function drawVerticals (ctx, area, x, times, color, width, dash) {
   ctx.strokeStyle = color
   ctx.lineWidth = width
   ctx.setLineDash(dash)

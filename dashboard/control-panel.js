@@ -11,6 +11,7 @@
  */
 import { make } from './dom.js'
 import { formatClock } from './format.js'
+import { requestJson } from './request-json.js'
 import { renderResults, shortId } from './results-view.js'
 
 const POLL_MS = 500
@@ -317,35 +318,4 @@ function describeProgress (run) {
 function describeError (error) {
   if (!error) return 'unknown error'
   return error.message ?? error.type ?? JSON.stringify(error)
-}
-
-/**
- * Call the lab's API. A non-2xx answer throws an Error whose message is the
- * server's own: "409 experiment.busy: experiment … is still running".
- */
-async function requestJson (method, url, body) {
-  const init = { method, headers: { accept: 'application/json' } }
-  if (body !== undefined) {
-    init.headers['content-type'] = 'application/json'
-    init.body = JSON.stringify(body)
-  }
-  let res
-  try {
-    res = await fetch(url, init)
-  } catch (err) {
-    throw new Error(`The server did not answer (${err.message}).`, { cause: err })
-  }
-  let json = null
-  try {
-    json = await res.json()
-  } catch {
-    // not JSON: the status says enough
-  }
-  if (!res.ok) {
-    const e = json?.error
-    const err = new Error(e ? `${res.status} ${e.type}: ${e.message}` : `${res.status} ${res.statusText}`)
-    err.status = res.status
-    throw err
-  }
-  return json
 }

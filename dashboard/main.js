@@ -5,7 +5,8 @@
  *
  * Query parameters: `interval` (ms between samples, 10 to 5000, default
  * 100), `window` (minutes shown, 1 to 10, default 2), `projector=1` (large
- * type and high contrast, as the button), `test=1` (adds
+ * type and high contrast, as the button), `run=<id>` (replay a saved run;
+ * `&compare=<id>` lays a second over it), `test=1` (adds
  * `streamlab.inject` and `streamlab.injectEvent`, which the browser tests use to simulate a long
  * session or a server that does not exist yet).
  *
@@ -13,7 +14,7 @@
  * browser test and for a curious student with the devtools open.
  */
 import { createBrowserExport } from './browser-export.js'
-import { createBytesChart, EXTERNAL_LAYERS, heapKey } from './bytes-chart.js'
+import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
 import { createControlPanel } from './control-panel.js'
 import { downloadChartsPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
@@ -21,8 +22,10 @@ import { formatClock, formatMiB, formatMs, MiB } from './format.js'
 import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
 import { connectMetrics } from './metrics-connection.js'
+import { createReplay } from './replay.js'
 import { RequestHeld } from './request-held.js'
-import { readHeapSpaces, requestsNote } from './sample-parts.js'
+import { createRunsPanel } from './runs-panel.js'
+import { heapKey, storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 
 const REDRAW_MS = 250
@@ -93,24 +96,7 @@ function onSample (sample) {
   received++
   lastSample = sample
   clockOffset = sample.time - Date.now()
-  const values = {
-    rss: sample.rss / MiB,
-    heapTotal: sample.heapTotal / MiB,
-    heapUsed: sample.heapUsed / MiB,
-    external: sample.external / MiB,
-    arrayBuffers: sample.arrayBuffers / MiB,
-    otherExternal: (sample.external - sample.arrayBuffers) / MiB,
-    peakRss: sample.peakRss / MiB,
-    loopP99: sample.eventLoop?.p99,
-    loopMax: sample.eventLoop?.max
-  }
-  for (const [space, bytes] of readHeapSpaces(sample.heapSpaces)) {
-    const key = heapKey(space)
-    // a space named for the first time gets a series (the store holds a bounded number of them)
-    if (!store.has(key) && store.addKey(key)) heapSpaces.push(space)
-    values[key] = bytes / MiB
-  }
-  store.push(sample.time, values, requestsNote(sample.requests))
+  storeSample(store, heapSpaces, sample)
   held.onSample(sample.requests, sample.time, sample.requestsOmitted)
   dirty = true
 }
@@ -137,6 +123,27 @@ const browserExport = createBrowserExport({
   results: byId('results')
 })
 
+// a recorded run in place of the live charts (the stream goes on underneath, as when paused)
+const replay = createReplay({
+  live: byId('live-view'),
+  box: byId('replay'),
+  bar: byId('replay-bar'),
+  text: byId('replay-text'),
+  back: byId('back-to-live'),
+  onChange: function replayChanged (state) {
+    // the address says what is shown, so a bookmark or a link opens it again (`?run=`, `&compare=`)
+    const url = new URL(location.href)
+    url.searchParams.delete('run')
+    url.searchParams.delete('compare')
+    if (state.run !== null) url.searchParams.set('run', state.run)
+    if (state.run !== null && state.compare !== null) url.searchParams.set('compare', state.compare)
+    history.replaceState(null, '', url)
+    runsPanel.render()
+    if (state.mode === 'live') redraw(true)
+  }
+})
+const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
+
 function onEvent (type, data) {
   if (type === 'sample') onSample(data)
   else if (type === 'request') {
@@ -145,6 +152,7 @@ function onEvent (type, data) {
   } else if (type === 'peak') marks.onPeak(data)
   else if (type === 'experiment') panel.onExperimentEvent(data)
   else if (type === 'crash') showCrash(data)
+  else if (type === 'run-record') runsPanel.refresh()
   else if (type === 'dropped') {
     dropped += Number.isFinite(data?.count) ? data.count : 0
     showStreamNote()
@@ -263,7 +271,7 @@ function redraw (force = false) {
   if (document.hidden && !force) return
   dirty = false
   renderFigures()
-  if (paused && !force) return
+  if ((paused || replay.mode !== 'live') && !force) return
   const latest = store.latest ?? Date.now()
   const from = latest - store.windowMs
   marks.trim(from)
@@ -318,6 +326,7 @@ function setProjector (on) {
   charts.setProjector(on)
   bytesChart.setProjector(on)
   heldChart.setProjector(on)
+  replay.setProjector(on)
   try {
     localStorage.setItem(PROJECTOR_KEY, on ? '1' : '0')
   } catch {
@@ -369,6 +378,8 @@ byId('reset-peak').addEventListener('click', async function resetPeak () {
 panel.load()
 browserExport.loadStatus()
 loadOutcomes()
+runsPanel.refresh()
+runsPanel.openFromQuery(query.get('run'), query.get('compare'))
 
 // the read-only debug view (and, with ?test=1, the test's way in)
 
@@ -407,7 +418,11 @@ const debug = {
     }
   },
   /** The per-request bars as drawn: scale, axis title, bound ticks drawn, and each bar's stages (bytes). */
-  get requestBars () { return heldChart.state() }
+  get requestBars () { return heldChart.state() },
+  /** A replay as drawn (`mode` live, run or overlay): its peaks, spans and bars, or two runs' lines and delta rows. */
+  get replay () { return replay.state() },
+  /** The Runs panel: the saved runs listed, the files from this computer, its message. */
+  get runs () { return runsPanel.state() }
 }
 if (testHooks) {
   /**

@@ -134,7 +134,8 @@ function describeRun (run) {
   return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${k} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
 }
 
-/** A run id as the page shows it: its first eight characters. */
+/** A run id as the page shows it: a random id by its first eight characters, a name (`lesson-zip-bomb`) whole. */
 export function shortId (id) {
-  return String(id).slice(0, 8)
+  const text = String(id)
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(text) ? text.slice(0, 8) : text
 }

@@ -2,8 +2,10 @@
  * The parts of a /metrics sample that name things the page does not know in
  * advance, read defensively: V8's heap spaces (their names come from the
  * running Node) and the ingest requests in flight. Whatever the server
- * sends, the page keeps a bounded number of names and requests.
+ * sends, the page keeps a bounded number of names and requests. And a
+ * sample as the charts' points, the same for a live sample and a recorded one.
  */
+import { MiB } from './format.js'
 
 /** Heap spaces read per sample: more than any Node has. */
 const MAX_SPACES = 24
@@ -43,4 +45,39 @@ export function requestsNote (requests) {
     out.push({ id: r.id, route: r.route.slice(0, 40), held })
   }
   return out.length === 0 ? null : out
+}
+
+/** The store's key for a heap space's series (also its CSV column). */
+export function heapKey (space) {
+  return `heap_${space}`
+}
+
+/**
+ * A sample into a store as the charts draw it: memory in MiB, loop delay in ms, a series per heap
+ * space (added the first time a space is named, and its name appended to `spaces`, in V8's order),
+ * and the requests in flight as the point's note. Live samples and a record's go through here.
+ * @param {import('./series-store.js').SeriesStore} store
+ * @param {string[]} spaces the heap spaces named so far
+ * @param {object} sample as /metrics sends it
+ * @returns {boolean} false when the store refused it (older than its newest point)
+ */
+export function storeSample (store, spaces, sample) {
+  const values = {
+    rss: sample.rss / MiB,
+    heapTotal: sample.heapTotal / MiB,
+    heapUsed: sample.heapUsed / MiB,
+    external: sample.external / MiB,
+    arrayBuffers: sample.arrayBuffers / MiB,
+    otherExternal: (sample.external - sample.arrayBuffers) / MiB,
+    peakRss: sample.peakRss / MiB,
+    loopP99: sample.eventLoop?.p99,
+    loopMax: sample.eventLoop?.max
+  }
+  for (const [space, bytes] of readHeapSpaces(sample.heapSpaces)) {
+    const key = heapKey(space)
+    // a space named for the first time gets a series (the store holds a bounded number of them)
+    if (!store.has(key) && store.addKey(key)) spaces.push(space)
+    values[key] = bytes / MiB
+  }
+  return store.push(sample.time, values, requestsNote(sample.requests))
 }

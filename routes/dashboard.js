@@ -2,7 +2,10 @@
  * GET /: the dashboard, a static page (dashboard/) that draws GET /metrics
  * live and drives /experiments. Chart.js comes from node_modules at
  * /vendor/chart.umd.js: a classroom projector often has no internet, so
- * never from a CDN.
+ * never from a CDN. The few lib/ modules the page shares with the lab (a run
+ * record's rules, compare's figures) are served at /lib/…, only those its
+ * imports reach (lib/runs/page-modules.js); GET /run-page.html is the page a
+ * run is exported into, with no run in it (lib/runs/run-page.js).
  *
  * The page has no inline script or style, so its Content-Security-Policy
  * can allow 'self' and nothing else.
@@ -11,9 +14,13 @@ import path from 'node:path'
 import express from 'express'
 import { chartJsFile } from '../lib/util/assets.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
+import { sharedModules } from '../lib/runs/page-modules.js'
+import { RUN_PAGE_ENTRY, runPageTemplate } from '../lib/runs/run-page.js'
 
 /** Where the page's files live. */
 const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dashboard')
+/** The pages' entry modules: what they import of lib/ is all of lib/ the route serves. */
+const PAGE_ENTRIES = Object.freeze(['/main.js', RUN_PAGE_ENTRY])
 
 /** The headers every dashboard response carries. */
 const SECURITY_HEADERS = Object.freeze({
@@ -51,6 +58,23 @@ export function dashboardRoutes (settings = {}) {
     res.sendFile(chartJs, { headers: { 'Content-Type': 'text/javascript; charset=utf-8' } }, function sent (err) {
       if (err) next(err)
     })
+  })
+
+  // middleware, not a route: a lib/ file the page does not import is a 404, as a missing static file is.
+  // Read again on each request, as the static files are: an edit shows on the next reload
+  router.use('/lib', function sendSharedModule (req, res, next) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next()
+    const file = sharedModules(PAGE_ENTRIES, { dashboardDir: dir }).get(`/lib${req.path}`)
+    if (file === undefined) return next()
+    res.set(SECURITY_HEADERS)
+    res.sendFile(file, { headers: { 'Content-Type': 'text/javascript; charset=utf-8' } }, function sent (err) {
+      if (err) next(err)
+    })
+  })
+
+  router.get('/run-page.html', function sendRunPageTemplate (req, res) {
+    // its own policy is in its meta tag; the header's is the dashboard's, as for every file here
+    res.set(SECURITY_HEADERS).type('html').send(runPageTemplate({ dashboardDir: dir, chartJs }))
   })
 
   router.use(express.static(dir, {

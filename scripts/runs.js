@@ -4,9 +4,12 @@
  *
  *   npm run runs -- list
  *   npm run runs -- compare <a> <b> [--all] [--fail-if "good.peak>+10%"]...
+ *   npm run runs -- export <run> [--out run.html]
  *
  * `compare` lines up each route's figures in two runs (ids, unique id prefixes or file paths):
  * both values, the ratio, the difference, and whether it is inside the spread of the repeats.
+ * `export` writes one HTML page that draws the run as the dashboard replays it and opens from
+ * disk with no lab and no network (lib/runs/run-page.js).
  * Exit codes: 0; 1 when a --fail-if rule holds; 2 for a usage error or runs that cannot be read
  * (a file that is no run record this lab reads: the message names the field at fault).
  */
@@ -17,25 +20,34 @@ import { DEFAULTS } from '../lib/config/options.js'
 import { runInvalid } from '../lib/errors/index.js'
 import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from '../lib/runs/format.js'
 import { createRunStore, runsDir } from '../lib/runs/store.js'
+import { createLessonRuns } from '../lib/runs/lessons.js'
 import { compareRecords, judgeFailIf, parseFailIf } from '../lib/runs/compare.js'
+import { runPage } from '../lib/runs/run-page.js'
+import { runPageName } from '../lib/runs/run-page-data.js'
 import { markdownTable } from '../lib/measure/table.js'
 import { displayPath } from '../lib/util/atomic-file.js'
-import { formatBytes, formatMemory, formatMiB, formatMs } from '../lib/util/units.js'
+import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '../lib/runs/figure-text.js'
+import { formatBytes, formatMemory } from '../lib/util/units.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
 
 const USAGE = `Usage: npm run runs -- list [--dir DIR]
        npm run runs -- compare <a> <b> [--all] [--fail-if RULE]... [--dir DIR]
+       npm run runs -- export <run> [--out FILE] [--dir DIR]
 
   list             the run records kept, newest first: id, experiment, status, date, Node, size
   compare A B      each route's peak above idle, throughput and p99 latency in runs A and B (ids,
-                   unique id prefixes, or paths of record files): both, B/A, B - A, and whether
-                   the difference is inside the spread of the repeats where the runs have repeats
+                   unique id prefixes, paths of record files, or a lesson's run, lesson-zip-bomb):
+                   both, B/A, B - A, and whether the difference is inside the spread of the
+                   repeats where the runs have repeats
   --all            compare every figure the runs report, not only those three
   --fail-if RULE   exit 1 when RULE holds for B against A (repeatable): ROUTE.FIGURE, an operator
                    (> >= < <=) and a threshold: a change in percent ("good.peak>+10%"), a ratio
                    ("*.latency>1.5x", * for every route) or a difference ("bad.peak>+20MiB", "+50ms")
+  export RUN       write RUN as one HTML page that draws it as the dashboard does and opens
+                   from disk with no lab and no network (Chart.js and the record inside)
+  --out FILE       where export writes (default streamlab-run-<id>.html here)
   --dir DIR        where the records are (default test-data/runs)
   -h, --help
 
@@ -54,6 +66,7 @@ function readArgs (argv) {
         all: { type: 'boolean' },
         'fail-if': { type: 'string', multiple: true },
         dir: { type: 'string' },
+        out: { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       }
     })
@@ -64,6 +77,12 @@ function readArgs (argv) {
   if (values.help || positionals.length === 0) return { help: true }
   const [command, ...rest] = positionals
   const dir = path.resolve(values.dir ?? runsDir(DEFAULTS.dataDir))
+  if (values.out !== undefined && command !== 'export') throw new UsageError('--out goes with export')
+  if (command === 'export') {
+    if (rest.length !== 1) throw new UsageError(`export takes one run, got ${rest.length}`)
+    if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
+    return { command, dir, run: rest[0], out: values.out ?? null }
+  }
   if (command === 'list') {
     if (rest.length > 0) throw new UsageError(`list takes no arguments, got ${rest.join(' ')}`)
     if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
@@ -79,7 +98,7 @@ function readArgs (argv) {
     }
     return { command, dir, runs: rest, all: values.all === true, rules }
   }
-  throw new UsageError(`unknown command "${command}": list or compare`)
+  throw new UsageError(`unknown command "${command}": list, compare or export`)
 }
 
 /**
@@ -88,6 +107,8 @@ function readArgs (argv) {
  * @throws {LabError} run.invalid for a file that is no record
  */
 async function loadRun (named, dir) {
+  const lessons = createLessonRuns()
+  if (lessons.has(named)) return lessons.read(named)
   let file
   if (named.includes('/') || named.includes(path.sep) || named.endsWith('.json')) {
     file = path.resolve(named)
@@ -105,28 +126,6 @@ async function loadRun (named, dir) {
   // not read at all past the bound: a record is never that large
   if (size > RECORD_MAX_BYTES) throw runInvalid(shown, '(file)', `is ${size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
   return readRunRecord(await fs.promises.readFile(file), shown)
-}
-
-/** A figure in its unit. */
-function formatFigure (unit, value) {
-  if (!Number.isFinite(value)) return 'n/a'
-  if (unit === 'bytes') return formatMiB(value)
-  if (unit === 'ms') return formatMs(value)
-  if (unit === 'MB/s' || unit === 'MiB/s') return `${value.toFixed(1)} ${unit}`
-  if (unit === 'req/s') return `${value.toFixed(value < 10 ? 2 : 0)} req/s`
-  return value.toLocaleString('en')
-}
-
-function signed (unit, value) {
-  if (value === null || !Number.isFinite(value)) return 'n/a'
-  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${formatFigure(unit, Math.abs(value))}`
-}
-
-/** A figure with the range of its repeats: "12.3 MiB (11.9 to 12.8 MiB, 3 runs)". */
-function withRange (figure) {
-  if (figure === null) return '–'
-  const value = formatFigure(figure.unit, figure.value)
-  return figure.n > 1 ? `${value} (${formatFigure(figure.unit, figure.min)} to ${formatFigure(figure.unit, figure.max)}, ${figure.n} runs)` : value
 }
 
 function describeRun (label, id, record) {
@@ -165,8 +164,8 @@ async function compare (args) {
   } else {
     const repeats = compared.rows.some(function hasSpread (r) { return r.spread !== null })
     const rows = compared.rows.map(function row (r) {
-      const cells = [r.key, r.label, withRange(r.a), withRange(r.b), r.ratio === null ? 'n/a' : `${r.ratio.toFixed(2)}x`, signed(r.unit, r.difference)]
-      if (repeats) cells.push(r.spread === null ? '' : r.spread === 'inside' ? 'inside the spread' : 'OUTSIDE the spread')
+      const cells = [r.key, r.label, formatWithRange(r.a), formatWithRange(r.b), formatRatio(r.ratio), formatDifference(r.unit, r.difference)]
+      if (repeats) cells.push(formatSpread(r.spread))
       return cells
     })
     const header = ['route', 'figure', 'A', 'B', 'B/A', 'B − A']
@@ -185,11 +184,19 @@ async function compare (args) {
     }
     for (const v of verdicts) {
       failed ||= v.failed
-      const change = v.value === null ? 'n/a' : rule.kind === 'percent' ? `${v.value >= 0 ? '+' : ''}${v.value.toFixed(1)}%` : rule.kind === 'ratio' ? `${v.value.toFixed(2)}x` : signed(v.a.unit, v.value)
+      const change = v.value === null ? 'n/a' : rule.kind === 'percent' ? `${v.value >= 0 ? '+' : ''}${v.value.toFixed(1)}%` : rule.kind === 'ratio' ? `${v.value.toFixed(2)}x` : formatDifference(v.a.unit, v.value)
       lines.push(`${v.failed ? 'FAIL' : 'pass'} ${rule.text} on ${v.key}: ${change} (${formatFigure(v.a.unit, v.a.value)} → ${formatFigure(v.b.unit, v.b.value)})`)
     }
   }
   return { text: lines.join('\n'), code: failed ? EXIT_FAILED : 0 }
+}
+
+async function exportRun (args) {
+  const record = await loadRun(args.run, args.dir)
+  const out = path.resolve(args.out ?? runPageName(record))
+  const html = runPage(record)
+  await fs.promises.writeFile(out, html)
+  return `Wrote ${displayPath(out)} (${formatBytes(Buffer.byteLength(html))}): run ${record.id}, ${record.run.experiment}, as one page that opens from disk, with no lab and no network.`
 }
 
 async function main () {
@@ -207,6 +214,10 @@ async function main () {
   try {
     if (args.command === 'list') {
       process.stdout.write(`${await list(args.dir)}\n`)
+      return 0
+    }
+    if (args.command === 'export') {
+      process.stdout.write(`${await exportRun(args)}\n`)
       return 0
     }
     const { text, code } = await compare(args)

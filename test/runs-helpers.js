@@ -97,3 +97,54 @@ export function makeTestRecord (what = {}) {
   })
   return { record: JSON.parse(text), text }
 }
+
+/**
+ * A record of a run with load in it, as the replay and the export draw it: samples every 100 ms
+ * whose RSS rises to `peak` above 80 MiB and falls back, with the bytes in array buffers and
+ * large-object space, and an upload per route in turn, each with what its stages held at their peak.
+ * @param {{ id?: string, peak?: number, routes?: string[], startedAt?: number }} [what]
+ * @returns {{ record: object, text: string }}
+ */
+export function makeBusyRecord ({ id = 'busy-run', peak = 200 * MiB, routes = ['bad', 'good'], startedAt = 1_790_000_000_000 } = {}) {
+  const count = 60
+  const samples = []
+  for (let k = 0; k < count; k++) {
+    // one rise and fall per route, the first route's to the peak, the next ones' a tenth of it
+    const slot = Math.floor(k / (count / routes.length))
+    const phase = (k % (count / routes.length)) / (count / routes.length)
+    const rise = Math.round(Math.sin(Math.PI * phase) * (slot === 0 ? peak : peak / 10) / 4096) * 4096
+    const sample = fakeSample(startedAt + 50 + k * 100, 80 * MiB + rise, { heapUsed: 20 * MiB + rise / 2 })
+    sample.arrayBuffers = MiB + rise / 2
+    sample.external = 2 * MiB + rise / 2
+    sample.heapSpaces = { ...sample.heapSpaces, large_object_space: 3 * MiB + rise / 2 }
+    sample.peakRss = 80 * MiB + Math.round((slot === 0 ? peak : peak / 10) / 4096) * 4096
+    samples.push(sample)
+  }
+  const requests = []
+  const width = count * 100 / routes.length
+  routes.forEach(function upload (route, k) {
+    const start = startedAt + 100 + k * width
+    const held = k === 0 ? { read: 20 * MiB, inflate: 100 * MiB, parse: 80 * MiB } : { read: 65536, inflate: 65536, records: 4096, parse: 131072 }
+    const heldPeak = Object.values(held).reduce(function sum (a, b) { return a + b }, 0)
+    requests.push({ phase: 'start', id: k + 1, route, time: start, compressedBytes: 4_000_000 })
+    requests.push({ phase: 'end', id: k + 1, route, time: start + width - 300, status: 200, ms: width - 300, heldPeak, held, bounds: k === 0 ? {} : { read: 376832, inflate: 1114112 } })
+  })
+  const results = routesResult(Object.fromEntries(routes.map(function figures (route, k) { return [route, { peak: k === 0 ? peak : peak / 10, mbps: 40 * (k + 1), p99: 300 / (k + 1) }] })))
+  return makeTestRecord({ id, startedAt, samples, requests, results, marks: [[startedAt, 'peak-reset', 'peak reset'], [startedAt + 100, 'stage', `load /${routes[0]}`]] })
+}
+
+/** Markup that runs script if a page ever parses it as HTML rather than drawing it as text. */
+export const MARKUP = '<img src=x onerror="window.__xss=1">'
+
+/**
+ * A record whose strings are markup: a route name, the title, a parameter, a mark's label and a
+ * results column. A page that draws it must show each as text and run nothing.
+ */
+export function makeMarkupRecord () {
+  const { record } = makeBusyRecord({ id: 'markup-run', routes: [MARKUP, 'good'] })
+  record.run.title = `</script><script>window.__xss = 2</script>${MARKUP}`
+  record.run.params = { ...record.run.params, note: `<script>window.__xss = 3</script>${MARKUP}` }
+  record.timeline.marks.push({ time: record.run.startedAt + 200, kind: 'stage', label: MARKUP })
+  record.results.tables[0].columns[0].label = `POST ${MARKUP}`
+  return { record, text: JSON.stringify(record) }
+}

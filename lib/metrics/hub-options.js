@@ -7,8 +7,8 @@ import { integerOptions } from '../config/integers.js'
 const KiB = 1024
 const MiB = 1024 * KiB
 
-/** The bus events the hub forwards, under the same SSE event names. */
-export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash'])
+/** The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again). */
+export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash', 'run-record'])
 
 export const HUB_DEFAULTS = Object.freeze({
   /** Events kept for replay. At 10 ms sampling that is the last 30 s; at 100 ms, 5 min. */

@@ -15,205 +15,23 @@
  *   }
  */
 import { runInvalid } from '../errors/index.js'
-import { validateResult } from '../experiments/result-contract.js'
+import { RECORD_MAX_BYTES, checkRecordText } from './check.js'
 
-/** The format this lab writes and reads. A later lab that changes the shape writes 2. */
-export const RUN_FORMAT = 1
-
-/** What says a JSON file is a run record and not some other JSON that happens to have `format: 1`. */
-export const RUN_KIND = 'streamlab.run'
-
-/** The largest record written or read, bytes: the writer thins the timeline until it fits. */
-export const RECORD_MAX_BYTES = 4 * 1024 * 1024
-
-/** A run's id, and so its file's name without `.json`: no dot, no slash, nothing a path could use. */
-export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/
-
-export const RUN_STATUSES = Object.freeze(['done', 'failed', 'cancelled'])
-
-/** Who wrote it: the experiment engine (dashboard, POST /experiments, the demo, most benches) or the bench CLI. */
-export const RUN_SOURCES = Object.freeze(['engine', 'bench'])
-
-const isObject = function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }
-const isFiniteNumber = function isFiniteNumber (v) { return typeof v === 'number' && Number.isFinite(v) }
-
-/** The first problem found, as the field it is in and what is wrong with it. */
-class Problem {
-  constructor (field, problem) {
-    this.field = field
-    this.problem = problem
-  }
-}
-
-function need (ok, field, problem) {
-  if (!ok) throw new Problem(field, problem)
-}
-
-function checkString (value, field, { nullable = false, max = 10_000 } = {}) {
-  if (nullable && value === null) return
-  need(typeof value === 'string', field, nullable ? 'is not a string or null' : 'is not a string')
-  need(value.length <= max, field, `is longer than ${max} characters`)
-}
-
-function checkNumber (value, field, { nullable = false, optional = false } = {}) {
-  if (optional && value === undefined) return
-  if (nullable && value === null) return
-  need(isFiniteNumber(value), field, nullable ? 'is not a number or null' : 'is not a number')
-}
-
-/** An object whose members are all numbers (a sample's heap spaces, a request's stage bytes). */
-function checkNumberMap (value, field, { optional = true } = {}) {
-  if (optional && (value === undefined || value === null)) return
-  need(isObject(value), field, 'is not an object')
-  for (const [key, n] of Object.entries(value)) need(isFiniteNumber(n), `${field}.${key}`, 'is not a number')
-}
-
-function checkArray (value, field) {
-  need(Array.isArray(value), field, 'is not an array')
-}
-
-/** Sample members that are numbers whenever present (the sampler's, lib/metrics/sampler.js). */
-const SAMPLE_NUMBERS = Object.freeze(['heapTotal', 'heapUsed', 'external', 'arrayBuffers', 'peakRss'])
-
-function checkSample (sample, field, previousTime) {
-  need(isObject(sample), field, 'is not an object')
-  checkNumber(sample.time, `${field}.time`)
-  need(sample.time >= previousTime, `${field}.time`, 'is earlier than the sample before it')
-  checkNumber(sample.rss, `${field}.rss`)
-  for (const key of SAMPLE_NUMBERS) checkNumber(sample[key], `${field}.${key}`, { nullable: true, optional: true })
-  checkNumberMap(sample.heapSpaces, `${field}.heapSpaces`)
-  checkNumberMap(sample.requestsOmitted, `${field}.requestsOmitted`)
-  if (sample.eventLoop !== undefined) {
-    need(isObject(sample.eventLoop), `${field}.eventLoop`, 'is not an object')
-    for (const [key, n] of Object.entries(sample.eventLoop)) checkNumber(n, `${field}.eventLoop.${key}`, { nullable: true })
-  }
-  if (sample.requests !== undefined) {
-    checkArray(sample.requests, `${field}.requests`)
-    sample.requests.forEach(function checkRequest (r, k) {
-      const at = `${field}.requests[${k}]`
-      need(isObject(r), at, 'is not an object')
-      checkString(r.route, `${at}.route`, { max: 200 })
-      checkNumberMap(r.held, `${at}.held`)
-      checkNumberMap(r.bounds, `${at}.bounds`)
-      if (r.unread !== undefined) {
-        checkArray(r.unread, `${at}.unread`)
-        r.unread.forEach(function checkPhrase (text, j) { checkString(text, `${at}.unread[${j}]`, { max: 1000 }) })
-      }
-    })
-  }
-  return sample.time
-}
-
-function checkSpan (span, field) {
-  need(isObject(span), field, 'is not an object')
-  need(typeof span.id === 'number' || typeof span.id === 'string', `${field}.id`, 'is not a number or a string')
-  checkString(span.route, `${field}.route`, { max: 200 })
-  checkNumber(span.start, `${field}.start`)
-  checkNumber(span.end, `${field}.end`, { nullable: true })
-  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkNumber(span[key], `${field}.${key}`, { nullable: true, optional: true })
-  if (span.errorType !== undefined) checkString(span.errorType, `${field}.errorType`, { nullable: true, max: 200 })
-  checkNumberMap(span.held, `${field}.held`)
-  checkNumberMap(span.bounds, `${field}.bounds`)
-}
-
-function checkMark (mark, field) {
-  need(isObject(mark), field, 'is not an object')
-  checkNumber(mark.time, `${field}.time`)
-  checkString(mark.kind, `${field}.kind`, { max: 100 })
-  checkString(mark.label, `${field}.label`, { max: 1000 })
-}
-
-function checkRun (run) {
-  need(isObject(run), 'run', 'is not an object')
-  checkString(run.experiment, 'run.experiment', { max: 200 })
-  checkString(run.title, 'run.title', { nullable: true, max: 1000 })
-  need(run.params === null || isObject(run.params), 'run.params', 'is not an object or null')
-  checkNumber(run.seed, 'run.seed', { nullable: true })
-  checkArray(run.routes, 'run.routes')
-  run.routes.forEach(function checkRoute (route, k) { checkString(route, `run.routes[${k}]`, { max: 200 }) })
-  need(RUN_STATUSES.includes(run.status), 'run.status', `is not one of ${RUN_STATUSES.join(', ')}`)
-  need(RUN_SOURCES.includes(run.source), 'run.source', `is not one of ${RUN_SOURCES.join(', ')}`)
-  checkNumber(run.startedAt, 'run.startedAt')
-  checkNumber(run.endedAt, 'run.endedAt', { nullable: true })
-}
-
-function checkWhere (where) {
-  need(isObject(where), 'where', 'is not an object')
-  for (const key of ['node', 'platform', 'arch']) checkString(where[key], `where.${key}`, { max: 200 })
-  checkString(where.v8, 'where.v8', { nullable: true, max: 200 })
-  need(Number.isSafeInteger(where.cores) && where.cores > 0, 'where.cores', 'is not a positive integer')
-  checkNumber(where.memoryBytes, 'where.memoryBytes')
-  need(isObject(where.lab), 'where.lab', 'is not an object')
-  checkString(where.lab.name, 'where.lab.name', { max: 200 })
-  checkString(where.lab.version, 'where.lab.version', { max: 200 })
-  need(where.options === null || isObject(where.options), 'where.options', 'is not an object or null')
-  need(typeof where.portable === 'boolean', 'where.portable', 'is not true or false')
-}
-
-function checkResults (results) {
-  if (results === null) return
-  need(isObject(results), 'results', 'is not an object or null')
-  // a bench's results may have nothing the page can draw as a table: that is not a fault of the record
-  const problems = validateResult(results).filter(function fault (p) { return !p.startsWith('the result has neither') })
-  need(problems.length === 0, 'results', problems[0])
-}
-
-function checkTimeline (timeline) {
-  need(isObject(timeline), 'timeline', 'is not an object')
-  need(timeline.interval === null || (Number.isSafeInteger(timeline.interval) && timeline.interval > 0), 'timeline.interval', 'is not a positive integer of ms or null')
-  checkArray(timeline.samples, 'timeline.samples')
-  let previous = -Infinity
-  timeline.samples.forEach(function checkEach (s, k) { previous = checkSample(s, `timeline.samples[${k}]`, previous) })
-  checkArray(timeline.spans, 'timeline.spans')
-  timeline.spans.forEach(function checkEach (s, k) { checkSpan(s, `timeline.spans[${k}]`) })
-  checkArray(timeline.marks, 'timeline.marks')
-  timeline.marks.forEach(function checkEach (m, k) { checkMark(m, `timeline.marks[${k}]`) })
-  need(timeline.thinned === null || isObject(timeline.thinned), 'timeline.thinned', 'is not an object or null')
-}
+export { RECORD_MAX_BYTES, RUN_FORMAT, RUN_ID, RUN_KIND, RUN_SOURCES, RUN_STATUSES, recordProblem } from './check.js'
 
 /**
- * Check a parsed record.
- * @param {unknown} record
- * @returns {{ field: string, problem: string } | null} the first problem, or null when it is a record of this format
- */
-export function recordProblem (record) {
-  try {
-    need(isObject(record), '(record)', 'is not a JSON object')
-    need(record.kind === RUN_KIND, 'kind', `is not "${RUN_KIND}": not a streamlab run record`)
-    need(Number.isSafeInteger(record.format), 'format', 'is not a whole number')
-    need(record.format === RUN_FORMAT, 'format', `is ${record.format}; this lab reads format ${RUN_FORMAT}`)
-    need(typeof record.id === 'string' && RUN_ID.test(record.id), 'id', 'is not a run id (letters, digits, - and _, at most 100)')
-    checkRun(record.run)
-    checkWhere(record.where)
-    checkResults(record.results)
-    need(record.error === null || (isObject(record.error) && typeof record.error.type === 'string' && typeof record.error.message === 'string'),
-      'error', 'is not null or { type, message, ... }')
-    checkTimeline(record.timeline)
-    return null
-  } catch (err) {
-    if (err instanceof Problem) return { field: err.field, problem: err.problem }
-    throw err
-  }
-}
-
-/**
- * Read a run record from its text: at most RECORD_MAX_BYTES, JSON, and of this format.
+ * Read a run record from its text: at most RECORD_MAX_BYTES, JSON, and of this format
+ * (the rules: lib/runs/check.js).
  * @param {string|Buffer} text
  * @param {string} [where] how the error names what was read (a file, an id)
  * @returns {object} the record
  * @throws {LabError} 422 run.invalid naming the field at fault (`(file)` for the size, `(json)` for the syntax)
  */
 export function readRunRecord (text, where = 'the record') {
-  const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text?.length
   if (typeof text !== 'string' && !Buffer.isBuffer(text)) throw runInvalid(where, '(record)', 'is not text')
-  if (bytes > RECORD_MAX_BYTES) throw runInvalid(where, '(file)', `is ${bytes} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
-  let record
-  try {
-    record = JSON.parse(text)
-  } catch (err) {
-    throw runInvalid(where, '(json)', `is not JSON: ${err.message.slice(0, 200)}`)
-  }
-  const found = recordProblem(record)
-  if (found !== null) throw runInvalid(where, found.field, found.problem)
+  const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length
+  // past the bound the text is not even decoded
+  const { record, problem } = checkRecordText(bytes > RECORD_MAX_BYTES ? '' : String(text), bytes)
+  if (problem !== null) throw runInvalid(where, problem.field, problem.problem)
   return record
 }

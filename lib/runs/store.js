@@ -27,8 +27,18 @@ function idOf (name) {
   return RUN_ID.test(id) ? id : null
 }
 
+/** The names in a folder; none when there is no folder yet. */
+export async function namesIn (folder) {
+  try {
+    return await fs.promises.readdir(folder)
+  } catch (err) {
+    if (err.code === 'ENOENT') return []
+    throw err
+  }
+}
+
 /** What a list shows of a record, from the record. */
-function summarise (id, record, bytes) {
+export function summarise (id, record, bytes) {
   return {
     id,
     experiment: record.run.experiment,
@@ -59,13 +69,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
 
   /** The folder's record files, newest first, with their sizes and times. */
   async function files () {
-    let names
-    try {
-      names = await fs.promises.readdir(folder)
-    } catch (err) {
-      if (err.code === 'ENOENT') return []
-      throw err
-    }
+    const names = await namesIn(folder)
     const found = []
     await Promise.all(names.map(async function look (name) {
       const id = idOf(name)

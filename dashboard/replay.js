@@ -1,0 +1,120 @@
+/**
+ * The dashboard's replay: a recorded run (or two, laid over each other) drawn in place of the
+ * live charts, with a bar above saying what is shown and a way back to live. The live stream
+ * goes on underneath, as when paused: its samples are kept, nothing of it is drawn until the
+ * page is back to live. A replay asks nothing of the server: the record is all it draws from.
+ */
+import { createOverlayView } from './overlay-view.js'
+import { shortId } from './results-view.js'
+import { createRunView } from './run-view.js'
+
+/**
+ * @typedef {{ record: object, label: string, id: string|null }} Shown a record, what the page calls
+ *   it, and its id in the lab (null for a file from this computer)
+ */
+
+/**
+ * @param {{ live: HTMLElement, box: HTMLElement, bar: HTMLElement, text: HTMLElement, back: HTMLButtonElement,
+ *   onChange: (state: { mode: string, run: string|null, compare: string|null }) => void }} el
+ *   `live`: what the live view shows (hidden while replaying); `box`: where a replay is drawn
+ * @returns {{ open: (shown: Shown) => void, overlay: (a: Shown, b: Shown) => void, back: () => void,
+ *   setProjector: (on: boolean) => void, readonly mode: string, readonly first: Shown|null, state: () => object }}
+ */
+export function createReplay (el) {
+  const runBox = document.createElement('div')
+  const overlayBox = document.createElement('div')
+  el.box.replaceChildren(runBox, overlayBox)
+  const runView = createRunView(runBox, { idPrefix: 'replay' })
+  const overlayView = createOverlayView(overlayBox, { idPrefix: 'overlay' })
+  let mode = 'live'
+  /** @type {Shown[]} */
+  let shown = []
+  let projector = false
+
+  function showMode (next, text) {
+    mode = next
+    const replaying = next !== 'live'
+    el.live.hidden = replaying
+    el.box.hidden = !replaying
+    el.bar.hidden = !replaying
+    el.text.textContent = text
+    document.body.dataset.view = next
+    el.onChange({ mode, run: shown[0]?.id ?? null, compare: shown[1]?.id ?? null })
+  }
+
+  /** Draw, or go back to live and say why not: a record that passed the rules and still cannot be drawn must not break the page. */
+  function draw (paint) {
+    try {
+      paint()
+    } catch (err) {
+      runView.destroy()
+      overlayView.destroy()
+      shown = []
+      showMode('live', '')
+      throw new Error(`The run could not be drawn: ${err.message}`, { cause: err })
+    }
+  }
+
+  function open (one) {
+    draw(function paintRun () {
+      overlayView.destroy()
+      shown = [one]
+      // shown before drawing: Chart.js sizes a chart by its box, which must be on the page
+      showMode('run', `Replaying ${one.label}: ${one.record.run.experiment}, recorded ${when(one.record)}. A recording, not the live server.`)
+      runView.show(one.record)
+      runView.setProjector(projector)
+    })
+  }
+
+  function overlay (a, b) {
+    draw(function paintOverlay () {
+      runView.destroy()
+      shown = [a, b]
+      showMode('overlay', `Laying ${b.label} (dashed) over ${a.label} (solid). Recordings, not the live server.`)
+      overlayView.show(a.record, b.record)
+      overlayView.setProjector(projector)
+    })
+  }
+
+  function back () {
+    if (mode === 'live') return
+    runView.destroy()
+    overlayView.destroy()
+    shown = []
+    showMode('live', '')
+  }
+
+  el.back.addEventListener('click', back)
+
+  return {
+    open,
+    overlay,
+    back,
+    setProjector: function setProjector (on) {
+      projector = on
+      runView.setProjector(on)
+      overlayView.setProjector(on)
+    },
+    get mode () { return mode },
+    get first () { return shown[0] ?? null },
+    /** What the replay shows, for the page's debug view. */
+    state: function replayState () {
+      return {
+        mode,
+        shown: shown.map(function label (s) { return { label: s.label, id: s.id, record: s.record.id } }),
+        text: el.text.textContent,
+        run: mode === 'run' ? runView.state() : null,
+        overlay: mode === 'overlay' ? overlayView.state() : null
+      }
+    }
+  }
+}
+
+/** What a list or a bar calls a lab's run: "run 8f734d67", "run lesson-zip-bomb". */
+export function labRunLabel (id) {
+  return `run ${shortId(id)}`
+}
+
+function when (record) {
+  return `${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC on Node ${record.where.node}`
+}

@@ -1,0 +1,56 @@
+/**
+ * The page of one exported run (`npm run runs -- export`, the Runs panel's Export): opened from
+ * disk, with no lab and no network, it draws the record inlined in it (lib/runs/run-page.js) as
+ * the dashboard replays a run (run-view.js). The record is read with the lab's rules
+ * (lib/runs/check.js): a page whose record was edited into something else says so and draws
+ * nothing of it.
+ */
+import { checkRecordText, problemMessage } from '/lib/runs/check.js'
+import { RECORD_ELEMENT_ID } from '/lib/runs/run-page-data.js'
+import { createRunView, recordTitle } from './run-view.js'
+
+const message = document.getElementById('run-page-message')
+const projectorButton = document.getElementById('projector')
+const view = createRunView(document.getElementById('run-view'), { idPrefix: 'run' })
+let shown = null
+
+function say (text) {
+  message.textContent = text
+  message.hidden = text === ''
+}
+
+function showRecord () {
+  const text = document.getElementById(RECORD_ELEMENT_ID)?.textContent ?? ''
+  if (text.trim() === 'null') {
+    say('This page holds no run: it is the template a run is exported into.')
+    return
+  }
+  const { record, problem } = checkRecordText(text)
+  if (problem !== null) {
+    say(problemMessage('the run in this page', problem))
+    return
+  }
+  try {
+    view.show(record)
+  } catch (err) {
+    view.destroy()
+    say(`The run could not be drawn: ${err.message}`)
+    return
+  }
+  shown = record
+  document.title = `streamlab: ${recordTitle(record)}`
+}
+
+projectorButton.addEventListener('click', function toggleProjector () {
+  const on = projectorButton.getAttribute('aria-pressed') !== 'true'
+  projectorButton.setAttribute('aria-pressed', String(on))
+  document.documentElement.classList.toggle('projector', on)
+  view.setProjector(on)
+})
+
+showRecord()
+
+// a read-only view of what is drawn, as the dashboard's `window.streamlab`, for the export's spec
+window.streamlab = Object.freeze({
+  get replay () { return { mode: shown === null ? 'none' : 'run', run: view.state(), message: message.hidden ? '' : message.textContent } }
+})

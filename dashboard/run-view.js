@@ -1,0 +1,218 @@
+/**
+ * One recorded run drawn as the live view draws the server (docs/runs.md): the memory chart with
+ * each request's span and the peak resets, where the bytes are, each route's largest requests as
+ * bars by stage (from the spans' `held` and `heldPeak`), the event-loop delay, and the results
+ * table, from the record alone: nothing is asked of the server. The dashboard's replay and the
+ * exported page (run-page.js) both draw through here.
+ *
+ * A record is data from anywhere (a file dropped on the page, another machine): every string of
+ * it reaches the page as text (dom.js `make`, textContent) or a canvas, never as markup.
+ */
+import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
+import { createCharts, LOOP_SERIES, MEMORY_SERIES, ROUTE_COLORS } from './charts.js'
+import { make } from './dom.js'
+import { formatCount, formatMiB, formatMs, MiB } from './format.js'
+import { createHeldChart } from './held-chart.js'
+import { MarkLog } from './mark-log.js'
+import { RequestHeld } from './request-held.js'
+import { renderResults, shortId } from './results-view.js'
+import { storeSample } from './sample-parts.js'
+import { SeriesStore } from './series-store.js'
+
+/** The largest requests of each route drawn as bars: the live view keeps the last two that ended. */
+const BARS_PER_ROUTE = 2
+/** Points a replay keeps per series: a record holds at most 2,400 samples (lib/runs/timeline.js). */
+const REPLAY_POINTS = 6000
+
+/**
+ * What a record says of its run, in lines of text: what ran, where, with what, and what it left out.
+ * @param {object} record a checked record
+ * @returns {string[]}
+ */
+export function describeRecord (record) {
+  const { run, where } = record
+  const ended = Number.isFinite(run.endedAt) ? `, ${formatSeconds(run.endedAt - run.startedAt)}` : ''
+  const lines = [
+    `${run.experiment} · ${run.status} · ${run.source === 'bench' ? 'the bench' : 'the lab'} · started ${utcMinute(run.startedAt)}${ended}`,
+    `Node ${where.node}${where.v8 ? ` (V8 ${where.v8})` : ''} · ${where.platform}-${where.arch} · ${where.cores} cores · ` +
+      `${formatMiB(where.memoryBytes)} · ${where.lab.name} ${where.lab.version}${where.portable ? ' · portable: peaks sampled, not the kernel\'s' : ''}`
+  ]
+  const params = Object.entries(run.params ?? {}).filter(function given ([, v]) { return v !== null && v !== '' })
+  if (params.length > 0) lines.push(`params: ${params.map(function pair ([k, v]) { return `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}` }).join(', ')}`)
+  const thinned = record.timeline.thinned
+  if (thinned !== null) {
+    const parts = ['samples', 'spans', 'marks'].filter(function cut (k) { return thinned[k] }).map(function said (k) { return `${k} ${formatCount(thinned[k].seen)} → ${formatCount(thinned[k].kept)}` })
+    if (Number.isFinite(thinned.requestsCut)) parts.push(`${formatCount(thinned.requestsCut)} in-flight entries summed`)
+    lines.push(`thinned to fit the record (peaks kept): ${parts.join('; ')}`)
+  }
+  if (record.timeline.samples.length === 0) lines.push('no timeline: a bench of fresh labs is measured from outside, so this record has its results alone')
+  if (record.error !== null) lines.push(`ended with ${record.error.type}: ${record.error.message}`)
+  return lines
+}
+
+/** A record's title line: "Run 8f734d67: Buffered vs streamed gzip ingest". */
+export function recordTitle (record) {
+  return `Run ${shortId(record.id)}: ${record.run.title ?? record.run.experiment}`
+}
+
+/** The route key under a chart: a swatch per route the run exercised, in its colour. */
+export function routeKey (routes, extra = []) {
+  const key = make('p', { class: 'key' })
+  for (const route of routes) {
+    const known = Object.hasOwn(ROUTE_COLORS, route)
+    // a class only for a route the stylesheet colours; any other route name stays text
+    key.append(make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' }), ` /${route}`)
+  }
+  key.append(...extra)
+  return key
+}
+
+/**
+ * A record's timeline in the live view's stores: samples as points, spans as request marks, peak
+ * resets, and each route's largest requests as bars.
+ * @param {object} record a checked record
+ */
+export function replayStores (record) {
+  const { samples, spans, marks: recordMarks } = record.timeline
+  const first = samples[0]?.time ?? record.run.startedAt
+  const last = samples.at(-1)?.time ?? record.run.endedAt ?? first
+  const store = new SeriesStore([...MEMORY_SERIES, ...LOOP_SERIES, ...EXTERNAL_LAYERS].map(function key (s) { return s.key }), {
+    // the whole run in the window, every sample kept
+    windowMs: Math.max(1000, last - first + 1000),
+    intervalMs: 1,
+    hardCap: REPLAY_POINTS
+  })
+  const spaces = []
+  for (const sample of samples) storeSample(store, spaces, sample)
+  const marks = new MarkLog()
+  const events = []
+  for (const span of spans) {
+    events.push({ phase: 'start', id: span.id, route: span.route, time: span.start })
+    if (span.end !== null) events.push({ phase: 'end', id: span.id, route: span.route, time: span.end, status: span.status ?? null, ms: span.ms, errorType: span.errorType ?? null })
+  }
+  // a start before an end at the same time: a request of 0 ms still opens before it closes
+  events.sort(function byTime (a, b) { return a.time - b.time || (a.phase === 'start' ? -1 : 1) - (b.phase === 'start' ? -1 : 1) })
+  for (const event of events) marks.onRequest(event)
+  for (const mark of recordMarks) if (mark.kind === 'peak-reset') marks.onPeak({ reset: true, time: mark.time })
+  const held = new RequestHeld()
+  for (const span of largestSpans(spans)) {
+    held.onRequest({ phase: 'end', id: span.id, route: span.route, time: span.end, held: span.held, bounds: span.bounds, heldPeak: span.heldPeak })
+  }
+  return { store, spaces, marks, held, range: [Math.min(first, record.run.startedAt), Math.max(last, record.run.endedAt ?? last)] }
+}
+
+/** Each route's BARS_PER_ROUTE ended spans that held the most, oldest first (the bars keep the newest on top). */
+function largestSpans (spans) {
+  const byRoute = new Map()
+  for (const span of spans) {
+    if (span.end === null || span.held === undefined || span.held === null) continue
+    if (!byRoute.has(span.route)) byRoute.set(span.route, [])
+    byRoute.get(span.route).push(span)
+  }
+  const chosen = []
+  for (const list of byRoute.values()) {
+    list.sort(function mostHeld (a, b) { return (b.heldPeak ?? 0) - (a.heldPeak ?? 0) })
+    chosen.push(...list.slice(0, BARS_PER_ROUTE))
+  }
+  return chosen.sort(function byEnd (a, b) { return a.end - b.end })
+}
+
+/**
+ * A view of one run in `container`; `show(record)` draws it (and replaces what was drawn).
+ * @param {HTMLElement} container
+ * @param {{ idPrefix?: string }} [settings] prefix of the ids of its elements (the dashboard's live charts have theirs)
+ * @returns {{ show: (record: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
+ */
+export function createRunView (container, { idPrefix = 'replay' } = {}) {
+  let drawn = null
+  let projector = false
+
+  function destroy () {
+    if (drawn !== null) for (const chart of drawn.charts) chart.destroy()
+    drawn = null
+    container.replaceChildren()
+  }
+
+  function show (record) {
+    destroy()
+    const stores = replayStores(record)
+    const id = function prefixed (name) { return `${idPrefix}-${name}` }
+    const canvases = {
+      memory: make('canvas', { id: id('memory-chart'), role: 'img', 'aria-label': 'The recorded run\'s memory in MiB over time: RSS, heap total, heap used, external, array buffers and peak RSS, with its requests shaded by route' }),
+      held: make('canvas', { id: id('held-chart'), role: 'img', 'aria-label': 'Bytes held by stage by the largest requests of each route, at their peak' }),
+      bytes: make('canvas', { id: id('bytes-chart'), role: 'img', 'aria-label': 'Where the recorded run\'s bytes were, in MiB over time: V8\'s heap spaces, array buffers and other external memory, stacked, with RSS as a line' }),
+      loop: make('canvas', { id: id('loop-chart'), role: 'img', 'aria-label': 'The recorded run\'s event-loop delay in ms over time, p99 and max' })
+    }
+    const logButton = make('button', { type: 'button', id: id('held-log'), 'aria-pressed': 'false', 'aria-controls': id('held-chart') }, 'Log scale')
+    const results = make('section', { class: 'results-box', id: id('results') })
+    container.replaceChildren(
+      make('h2', { class: 'replay-title' }, recordTitle(record)),
+      ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }),
+      make('div', { class: 'chart-grid' },
+        make('div', { class: 'chart-box memory' }, canvases.memory),
+        make('div', { class: 'held-box' }, make('div', { class: 'held-head' }, logButton), make('div', { class: 'chart-box held' }, canvases.held)),
+        make('div', { class: 'chart-box bytes' }, canvases.bytes),
+        make('div', { class: 'chart-box loop' }, canvases.loop)),
+      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset']),
+      results)
+    const charts = createCharts({ memoryCanvas: canvases.memory, loopCanvas: canvases.loop, store: stores.store, marks: stores.marks })
+    const bytesChart = createBytesChart({ canvas: canvases.bytes, store: stores.store, marks: stores.marks, spaces: function spacesSeen () { return stores.spaces } })
+    const heldChart = createHeldChart({ canvas: canvases.held, held: stores.held })
+    drawn = { record, stores, charts: [charts.memory, charts.loop, bytesChart.chart, heldChart.chart], parts: { charts, bytesChart, heldChart } }
+    logButton.addEventListener('click', function toggleHeldScale () {
+      const log = logButton.getAttribute('aria-pressed') !== 'true'
+      logButton.setAttribute('aria-pressed', String(log))
+      heldChart.setScale(log ? 'logarithmic' : 'linear')
+    })
+    const [from, to] = stores.range
+    charts.setRange(from, to)
+    bytesChart.setRange(from, to)
+    setProjector(projector)
+    charts.update()
+    bytesChart.update()
+    heldChart.update()
+    if (record.results !== null) {
+      renderResults(results, { id: record.id, params: record.run.params, result: record.results })
+    } else {
+      results.replaceChildren(make('h2', {}, 'Results'), make('p', { class: 'help' }, record.error === null ? 'The run recorded no results.' : `The run failed: ${record.error.message}`))
+    }
+  }
+
+  function setProjector (on) {
+    projector = on
+    if (drawn === null) return
+    drawn.parts.charts.setProjector(on)
+    drawn.parts.bytesChart.setProjector(on)
+    drawn.parts.heldChart.setProjector(on)
+  }
+
+  /** What is drawn, for the page's debug view: the peaks as the charts hold them (bytes), the spans, the bars. */
+  function state () {
+    if (drawn === null) return null
+    const { store, marks } = drawn.stores
+    const peak = function peakOf (key) { const max = store.maxOf(key); return max === null ? null : max * MiB }
+    return {
+      id: drawn.record.id,
+      title: drawn.record.run.title,
+      routes: [...drawn.record.run.routes],
+      samples: store.length,
+      peaks: { rss: peak('rss'), peakRss: peak('peakRss'), heapUsed: peak('heapUsed'), arrayBuffers: peak('arrayBuffers'), loopMax: store.maxOf('loopMax') },
+      spans: marks.requests.length,
+      peakResets: marks.peakResets.length,
+      markers: drawn.parts.charts.markersDrawn(),
+      range: [...drawn.stores.range],
+      layers: drawn.parts.bytesChart.shown().map(function key (layer) { return layer.key }),
+      bars: drawn.parts.heldChart.state().bars.map(function bar (b) { return { route: b.route, id: b.id, total: b.total } })
+    }
+  }
+
+  return { show, destroy, setProjector, state }
+}
+
+function utcMinute (time) {
+  return `${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+}
+
+function formatSeconds (ms) {
+  return ms < 1000 ? formatMs(ms) : `${(ms / 1000).toFixed(1)} s`
+}

@@ -1,0 +1,222 @@
+/**
+ * The Runs panel: the lab's saved runs (GET /runs, listed again when the stream says a record
+ * was written, `run-record`), and run files from this computer, chosen or dropped anywhere on the
+ * page, read and checked here and never sent to the lab. Each can be opened (replayed in place of
+ * the live charts), laid over the run open (overlay), or exported as one page that opens offline.
+ */
+import { make } from './dom.js'
+import { formatBytes } from './format.js'
+import { labRunLabel } from './replay.js'
+import { exportRunPage, fetchRun, listRuns, readRunFile } from './run-records.js'
+
+/** Files from this computer kept in the list: records stay in this page only, and this is its memory. */
+const FILES_KEPT = 6
+/** The lab's records kept once fetched, so that opening, overlaying and exporting one fetches it once. */
+const RECORDS_CACHED = 4
+
+/**
+ * @param {{ list: HTMLElement, message: HTMLElement, file: HTMLInputElement }} el
+ * @param {ReturnType<typeof import('./replay.js').createReplay>} replay
+ * @returns {{ refresh: () => Promise<void>, openFromQuery: (run: string|null, compare: string|null) => Promise<void>,
+ *   render: () => void, state: () => object }}
+ */
+export function createRunsPanel (el, replay) {
+  let runs = []
+  let listed = 'loading'
+  /** @type {Array<{ key: string, name: string, record: object }>} newest first */
+  let files = []
+  let filesRead = 0
+  const cache = new Map()
+  let refreshing = null
+  let refreshAgain = false
+
+  /** GET /runs again; a refresh asked for while one is under way runs once after it. */
+  async function refresh () {
+    if (refreshing !== null) {
+      refreshAgain = true
+      return refreshing
+    }
+    refreshing = (async function listAgain () {
+      do {
+        refreshAgain = false
+        try {
+          runs = await listRuns()
+          listed = 'listed'
+        } catch (err) {
+          listed = 'failed'
+          say(`Could not list the saved runs: ${err.message}`, 'error')
+        }
+        render()
+      } while (refreshAgain)
+    })()
+    try {
+      await refreshing
+    } finally {
+      refreshing = null
+    }
+  }
+
+  /** A lab run's record, fetched once while it is among the last few used. */
+  async function labRecord (id) {
+    if (cache.has(id)) return cache.get(id)
+    const record = await fetchRun(id)
+    cache.set(id, record)
+    if (cache.size > RECORDS_CACHED) cache.delete(cache.keys().next().value)
+    return record
+  }
+
+  /** What the replay is handed for an entry of the list. */
+  async function shownOf (entry) {
+    if (entry.kind === 'file') return { record: entry.record, label: `${entry.name} (a file from this computer)`, id: null }
+    return { record: await labRecord(entry.id), label: labRunLabel(entry.id), id: entry.id }
+  }
+
+  function isShown (entry) {
+    const first = replay.first
+    if (first === null) return false
+    return entry.kind === 'file' ? first.id === null && first.record === entry.record : first.id === entry.id
+  }
+
+  async function act (what, entry) {
+    try {
+      if (what === 'open') {
+        replay.open(await shownOf(entry))
+        say('', 'info')
+      } else if (what === 'overlay') {
+        const first = replay.first
+        if (first === null) return
+        replay.overlay(first, await shownOf(entry))
+        say('', 'info')
+      } else {
+        const { record } = await shownOf(entry)
+        await exportRunPage(record)
+        say(`Saved ${record.id} as one page: it opens from disk, with no lab and no network.`, 'info')
+      }
+    } catch (err) {
+      say(err.message, 'error')
+    }
+  }
+
+  function row (entry, summary) {
+    const open = make('button', { type: 'button', class: 'run-open' }, 'Open')
+    const overlay = make('button', { type: 'button', class: 'run-overlay', title: 'Lay this run over the one open, on one time axis' }, 'Overlay')
+    const exported = make('button', { type: 'button', class: 'run-export', title: 'Save this run as one HTML page that opens offline' }, 'Export')
+    const name = entry.kind === 'file' ? entry.name : labRunLabel(entry.id)
+    for (const [button, verb] of [[open, 'Open'], [overlay, 'Overlay'], [exported, 'Export']]) button.setAttribute('aria-label', `${verb} ${name}`)
+    overlay.disabled = replay.first === null || isShown(entry)
+    open.addEventListener('click', function openRun () { act('open', entry) })
+    overlay.addEventListener('click', function overlayRun () { act('overlay', entry) })
+    exported.addEventListener('click', function exportRun () { act('export', entry) })
+    const attributes = entry.kind === 'file' ? { class: 'run-item', 'data-file': entry.key } : { class: 'run-item', 'data-run-id': entry.id }
+    if (isShown(entry)) attributes['aria-current'] = 'true'
+    return make('li', attributes,
+      make('p', { class: 'run-what' }, `${name}: ${summary.experiment}${summary.title ? `, ${summary.title}` : ''}`),
+      make('p', { class: 'run-meta' }, summary.meta),
+      make('div', { class: 'run-actions' }, open, overlay, exported))
+  }
+
+  function render () {
+    const items = []
+    for (const file of files) {
+      const r = file.record
+      items.push(row({ kind: 'file', ...file }, { experiment: r.run.experiment, title: r.run.title, meta: `${stamp(r.run.startedAt)} · ${r.run.status} · Node ${r.where.node} · ${routes(r.run.routes)} · not saved in the lab` }))
+    }
+    for (const run of runs) {
+      if (typeof run?.id !== 'string') continue
+      if (run.invalid) {
+        items.push(make('li', { class: 'run-item invalid', 'data-run-id': run.id }, make('p', { class: 'run-meta' }, `${run.id}: ${run.invalid}`)))
+        continue
+      }
+      items.push(row({ kind: 'lab', id: run.id }, {
+        experiment: String(run.experiment),
+        title: run.title,
+        meta: `${stamp(run.startedAt)} · ${run.status} · Node ${run.node} · ${routes(run.routes)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
+      }))
+    }
+    if (items.length === 0) items.push(make('li', { class: 'run-item empty' }, listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'))
+    el.list.replaceChildren(...items)
+    el.list.dataset.state = listed
+  }
+
+  /** A file chosen or dropped: read and checked here; a file that is no record gets a message, and the page stays as it was. */
+  async function takeFile (file) {
+    if (!file) return
+    const { record, message } = await readRunFile(file)
+    if (message !== null) {
+      say(message, 'error')
+      return
+    }
+    filesRead++
+    const entry = { key: `file-${filesRead}`, name: String(file.name), record }
+    files = [entry, ...files].slice(0, FILES_KEPT)
+    render()
+    await act('open', { kind: 'file', ...entry })
+  }
+
+  /** `?run=<id>` opens a lab's run, `&compare=<id>` lays a second over it. */
+  async function openFromQuery (run, compare) {
+    if (run === null) return
+    let fetching = run
+    try {
+      const a = await shownOf({ kind: 'lab', id: run })
+      if (compare === null) {
+        replay.open(a)
+      } else {
+        fetching = compare
+        replay.overlay(a, await shownOf({ kind: 'lab', id: compare }))
+      }
+    } catch (err) {
+      say(`Could not open ${labRunLabel(fetching)}: ${err.message}`, 'error')
+    }
+  }
+
+  function say (text, kind) {
+    el.message.textContent = text
+    el.message.dataset.kind = kind
+  }
+
+  el.file.addEventListener('change', function fileChosen () {
+    const file = el.file.files?.[0]
+    el.file.value = ''
+    takeFile(file)
+  })
+  // a run file dropped anywhere on the page opens; the browser must not open it in the tab instead
+  document.addEventListener('dragover', function allowFileDrop (event) {
+    if (![...(event.dataTransfer?.types ?? [])].includes('Files')) return
+    event.preventDefault()
+    event.dataTransfer.dropEffect = 'copy'
+    document.body.dataset.dropping = 'true'
+  })
+  document.addEventListener('dragleave', function endDrop (event) {
+    if (event.relatedTarget === null) delete document.body.dataset.dropping
+  })
+  document.addEventListener('drop', function fileDropped (event) {
+    if (![...(event.dataTransfer?.types ?? [])].includes('Files')) return
+    event.preventDefault()
+    delete document.body.dataset.dropping
+    takeFile(event.dataTransfer.files[0])
+  })
+
+  return {
+    refresh,
+    openFromQuery,
+    render,
+    state: function panelState () {
+      return {
+        listed,
+        runs: runs.map(function id (r) { return r.id }),
+        files: files.map(function name (f) { return f.name }),
+        message: el.message.textContent,
+        kind: el.message.dataset.kind ?? null
+      }
+    }
+  }
+}
+
+function stamp (time) {
+  return Number.isFinite(time) ? `${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'undated'
+}
+
+function routes (list) {
+  return Array.isArray(list) && list.length > 0 ? list.map(function slash (r) { return `/${r}` }).join(', ') : 'no route'
+}

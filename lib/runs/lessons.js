@@ -1,0 +1,122 @@
+/**
+ * The lessons' runs: the record of the run a committed figures file came from, kept beside it as
+ * docs/figures/<name>.run.json by `npm run bench -- ... --figures <name>`, and listed by every lab
+ * as the read-only run `lesson-<name>`, so a lesson links its figure to the run's replay
+ * (`/?run=lesson-zip-bomb`) and a class lays its own run over the lesson's (docs/runs.md).
+ *
+ * A committed record is held to a smaller bound than the lab's (LESSON_RECORD_MAX_BYTES): its
+ * timeline is thinned further, keeping the peaks, as lib/runs/timeline.js thins any timeline.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import { runNotFound } from '../errors/index.js'
+import { writeAtomically } from '../util/atomic-file.js'
+import { PROJECT_ROOT } from '../util/project-root.js'
+import { RECORD_MAX_BYTES, readRunRecord } from './format.js'
+import { recordText } from './record.js'
+import { namesIn, summarise } from './store.js'
+import { thinSamples, thinSpans } from './timeline.js'
+
+/** Where the lessons' runs are: beside the figures files they came from. */
+export const LESSON_RUNS_DIR = path.join(PROJECT_ROOT, 'docs', 'figures')
+
+/** A lesson run's id: this, then its figures file's name. */
+export const LESSON_PREFIX = 'lesson-'
+
+/** The largest lesson record: it is committed, and a lesson's page links it. */
+export const LESSON_RECORD_MAX_BYTES = 1024 * 1024
+
+/** A figures file's name, as `--figures` takes it. */
+const FIGURES_NAME = /^[a-z0-9][a-z0-9-]*$/
+const SUFFIX = '.run.json'
+
+/**
+ * A record as a lesson keeps it: its id `lesson-<name>`, its timeline thinned to fit
+ * LESSON_RECORD_MAX_BYTES (what was left out added to `timeline.thinned`).
+ * @param {object} record a checked record
+ * @param {string} name the figures file's name
+ * @returns {string} the record's text
+ */
+export function lessonRecordText (record, name) {
+  if (!FIGURES_NAME.test(name)) throw new TypeError(`a figures name is lower-case letters, digits and dashes, not "${name}"`)
+  const { samples, spans } = record.timeline
+  return recordText(function build (bounds) {
+    const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)), spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
+    const thinned = { ...record.timeline.thinned }
+    for (const key of ['samples', 'spans']) {
+      if (kept[key].length < record.timeline[key].length) thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }
+    }
+    return {
+      ...record,
+      id: `${LESSON_PREFIX}${name}`,
+      timeline: { ...record.timeline, ...kept, thinned: Object.keys(thinned).length === 0 ? null : thinned }
+    }
+  }, LESSON_RECORD_MAX_BYTES)
+}
+
+/**
+ * Keep a run's record beside the figures it gave: `<dir>/<name>.run.json`, written atomically.
+ * @param {string} file the record the run left (in a lab's runs folder)
+ * @param {string} name the figures file's name
+ * @param {string} [dir]
+ * @returns {Promise<string>} the file written
+ * @throws {LabError} run.invalid when the file is no record
+ */
+export async function keepLessonRecord (file, name, dir = LESSON_RUNS_DIR) {
+  const stat = await fs.promises.stat(file)
+  if (stat.size > RECORD_MAX_BYTES) throw new Error(`${file} is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
+  const text = lessonRecordText(readRunRecord(await fs.promises.readFile(file), file), name)
+  return (await writeAtomically(dir, `${name}${SUFFIX}`, [Readable.from([text])])).path
+}
+
+/**
+ * The lessons' runs, read-only: listed and read as the runs folder's are (store.js), never written
+ * or pruned by a lab.
+ * @param {{ dir?: string }} [settings]
+ * @returns {{ dir: string, list: () => Promise<object[]>, read: (id: string) => Promise<object>, has: (id: string) => boolean }}
+ */
+export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
+  const folder = path.resolve(dir)
+
+  /** The file of a lesson id, or null for an id that is no lesson's. */
+  function fileOf (id) {
+    if (typeof id !== 'string' || !id.startsWith(LESSON_PREFIX)) return null
+    const name = id.slice(LESSON_PREFIX.length)
+    return FIGURES_NAME.test(name) ? path.join(folder, `${name}${SUFFIX}`) : null
+  }
+
+  async function read (id) {
+    const file = fileOf(id)
+    if (file === null) throw runNotFound(id, 0)
+    let text
+    try {
+      const stat = await fs.promises.lstat(file)
+      if (!stat.isFile()) throw runNotFound(id, 0)
+      text = await fs.promises.readFile(file)
+    } catch (err) {
+      if (err.code === 'ENOENT') throw runNotFound(id, 0)
+      throw err
+    }
+    return readRunRecord(text, id)
+  }
+
+  /** The lessons' runs as GET /runs lists a run, each marked `lesson: true`; a file that is no record as `{ id, bytes, invalid }`. */
+  async function list () {
+    const out = []
+    for (const name of (await namesIn(folder)).filter(function isRun (n) { return n.endsWith(SUFFIX) }).sort()) {
+      const id = `${LESSON_PREFIX}${name.slice(0, -SUFFIX.length)}`
+      if (fileOf(id) === null) continue
+      const bytes = (await fs.promises.stat(path.join(folder, name))).size
+      try {
+        out.push({ ...summarise(id, await read(id), bytes), lesson: true })
+      } catch (err) {
+        if (err.type !== 'run.invalid') throw err
+        out.push({ id, bytes, invalid: err.message, lesson: true })
+      }
+    }
+    return out
+  }
+
+  return Object.freeze({ dir: folder, list, read, has: function has (id) { return fileOf(id) !== null } })
+}
