@@ -5,6 +5,7 @@
  *   npm run generate -- --size 10000 --format json --seed 1 --level 6 --out test-data/test.json.gz
  *   npm run generate -- --bytes 500MB --format ndjson
  *   npm run generate -- --bomb ratio --bytes 10GB
+ *   npm run generate -- --bomb ratio --codec br --bytes 10GB
  *
  * The same parameters and checks as GET /generate, so a file made here and a download from
  * the lab are byte-for-byte the same.
@@ -18,7 +19,7 @@ import { LabError } from '../lib/errors/index.js'
 import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
 import { DEFAULTS } from '../lib/config/options.js'
 import { formatBytes, formatDuration, formatStopwatch } from '../lib/util/units.js'
-import { BOMB_DEFAULTS, BOMB_VARIANTS, createBomb, normalizeBombParams } from './bombs.js'
+import { BOMB_CODECS, BOMB_DEFAULTS, BOMB_VARIANTS, createBomb, normalizeBombParams } from './bombs.js'
 import { SAVE_FILE_NAMES, createGzipStream, normalizeGenerateParams } from './items.js'
 
 const USAGE = `Usage: npm run generate -- [options]
@@ -40,10 +41,12 @@ Options:
 
 Zip bombs (streamed as they are made: a 10 GB bomb costs about 10 MB of disk):
   --bomb <variant> ${BOMB_VARIANTS.join(', ')} (see docs/zip-bombs.md)
+  --codec <c>      ${BOMB_CODECS.join(', ')} (default ${BOMB_DEFAULTS.codec}; br and zstd go through
+                   zlib's compressor, which reads every inflated byte: the line says how long)
   --bytes <size>   inflated size of the JSON document (default ${BOMB_DEFAULTS.bytes / 1e9}GB)
   --depth <n>      depth: nesting depth instead of --bytes (default ${BOMB_DEFAULTS.depth})
   --members <n>    members: gzip members (default ${BOMB_DEFAULTS.members})
-  --layers <n>     chained: gzip layers (default ${BOMB_DEFAULTS.layers})
+  --layers <n>     chained: layers of the codec (default ${BOMB_DEFAULTS.layers})
   -o, --out <file> default ${displayPath(DEFAULTS.dataDir)}/streamlab-bomb-<variant>-<bytes>B.json.gz
 `
 
@@ -54,6 +57,7 @@ const ARGS = Object.freeze({
   seed: { type: 'string' },
   level: { type: 'string' },
   bomb: { type: 'string' },
+  codec: { type: 'string' },
   depth: { type: 'string' },
   members: { type: 'string' },
   layers: { type: 'string' },
@@ -87,7 +91,7 @@ async function main (argv = process.argv.slice(2), { stdout = process.stdout, st
   }
 
   if (values.bomb !== undefined) return writeBomb(values, { stdout, stderr })
-  for (const flag of ['depth', 'members', 'layers']) {
+  for (const flag of ['depth', 'members', 'layers', 'codec']) {
     if (values[flag] !== undefined) {
       stderr.write(`generate: --${flag} is for zip bombs: give --bomb <variant> too\n`)
       return EXIT_USAGE
@@ -146,8 +150,9 @@ function usageError (err, stderr) {
 }
 
 /**
- * `--bomb <variant>`: write a zip bomb atomically. It is made in milliseconds per 10 GB
- * (chained: the outer gzip layers take a moment), so there is no progress bar.
+ * `--bomb <variant>`: write a zip bomb atomically. A gzip or deflate one is made in milliseconds
+ * per 10 GB (chained: the outer layers take a moment); a br or zstd one takes zlib's compressor
+ * seconds per 10 GB, never read from the lab's cache, so the line's time is what making it costs.
  */
 async function writeBomb (values, { stdout, stderr }) {
   for (const flag of ['size', 'format', 'seed', 'level']) {
@@ -158,8 +163,8 @@ async function writeBomb (values, { stdout, stderr }) {
   }
   let bomb
   try {
-    const { bomb: variant, bytes, depth, members, layers } = values
-    bomb = createBomb(normalizeBombParams({ variant, bytes, depth, members, layers }))
+    const { bomb: variant, codec, bytes, depth, members, layers } = values
+    bomb = createBomb(normalizeBombParams({ variant, codec, bytes, depth, members, layers }), { cacheDir: null })
   } catch (err) {
     return usageError(err, stderr)
   }
@@ -178,7 +183,7 @@ async function writeBomb (values, { stdout, stderr }) {
       return `-H '${name}: ${value}'`
     }).join(' ')
     stdout.write(`wrote ${displayPath(written.path)}: ${bomb.params.variant} bomb, ${formatBytes(bomb.inflatedBytes)} inflated ` +
-      `(${bomb.inflatedBytes} B), ${formatBytes(written.bytes)} compressed (${ratio}:1), ${bomb.layers} gzip ` +
+      `(${bomb.inflatedBytes} B), ${formatBytes(written.bytes)} compressed (${written.bytes} B, ${ratio}:1), ${bomb.layers} ${bomb.params.codec} ` +
       `layer${bomb.layers > 1 ? 's' : ''}, ${formatDuration(seconds * 1000)}\n` +
       `send it with: curl -X POST ${headers} --data-binary @${displayPath(written.path)} http://localhost:3000/good\n`)
     return 0

@@ -2,7 +2,8 @@
  * GET /generate: the seeded test document, gzipped as it is made and streamed with
  * backpressure, or (`?save=1`) written atomically into the data directory, one save at a
  * time and within the app's disk quota; or
- * (`?kind=bomb&variant=...`) a zip bomb, streamed as it is made. HEAD makes nothing and writes nothing.
+ * (`?kind=bomb&variant=...&codec=...`) a zip bomb, streamed as it is made, or (br, zstd) made once
+ * into the data directory's bomb cache and sent from there. HEAD makes nothing and writes nothing.
  * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/util/atomic-file.js`.
  */
 import path from 'node:path'
@@ -15,7 +16,7 @@ import {
   downloadFileName,
   normalizeGenerateParams
 } from '../generators/items.js'
-import { createBomb } from '../generators/bombs.js'
+import { createBomb, prepareBomb } from '../generators/bombs.js'
 import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
 import { badParameter, saveBusy } from '../lib/errors/index.js'
 import { writes } from '../lib/limits/request-guard.js'
@@ -42,13 +43,15 @@ export function generateRoute (opts, quota) {
   const router = express.Router({ caseSensitive: true, strict: true })
   // one save at a time, per app: concurrent saves would each write their own temp file of up to 8 GiB
   let saving = false
+  const bombs = bombMaker(path.join(opts.dataDir, 'bombs'))
 
-  // a save writes to disk: the guard's write rules apply to it (lib/limits/request-guard.js).
+  // a save, and a br or zstd bomb made into the cache, write to disk: the guard's write rules apply
+  // to them (lib/limits/request-guard.js).
   // Express 5 sends what an async handler throws (or rejects with) to the error handler
-  router.get('/generate', writes(asksToSave), async function generate (req, res) {
+  router.get('/generate', writes(writesToDisk), async function generate (req, res) {
     const kind = req.query.kind ?? 'items'
     if (!KINDS.includes(kind)) throw badParameter('kind', kind, `one of ${KINDS.join(', ')}`)
-    if (kind === 'bomb') return streamBomb(req, res)
+    if (kind === 'bomb') return streamBomb(req, res, bombs)
     const params = normalizeGenerateParams(req.query, opts.generate)
     if (!params.save) return streamDocument(params, req, res)
     // HEAD has no side effects: it checks the parameters and answers the headers of a save, writing nothing
@@ -66,12 +69,41 @@ export function generateRoute (opts, quota) {
 }
 
 /**
- * Whether a request asks for a save: any `save` but an explicit no. A value the
- * route would refuse (400) counts as a save, so the guard judges it first.
+ * Whether a request may write: a save (any `save` but an explicit no; a value the route
+ * would refuse, 400, counts as one, so the guard judges it first), or a bomb of a codec
+ * whose bombs are made into the cache (br, zstd: any codec but gzip and deflate, for the same reason).
  */
-function asksToSave (req) {
+function writesToDisk (req) {
   const save = req.query.save
-  return save !== undefined && save !== '0' && save !== 'false'
+  if (save !== undefined && save !== '0' && save !== 'false') return true
+  return req.query.kind === 'bomb' && req.query.codec !== undefined && req.query.codec !== 'gzip' && req.query.codec !== 'deflate'
+}
+
+/**
+ * The app's bomb cache (generators/bombs.js prepareBomb): requests for the same br or zstd
+ * bomb while it is being made wait for that one making, not a second.
+ * @param {string} cacheDir
+ */
+function bombMaker (cacheDir) {
+  const making = new Map()
+  return {
+    /** The bomb as it is now: from the cache if made, else the one-off streams (for HEAD, which makes nothing). */
+    now: function bombNow (query) { return createBomb(query, { cacheDir }) },
+    /** The bomb ready to send: made into the cache first if it must be. */
+    ready: async function bombReady (query) {
+      const bomb = createBomb(query, { cacheDir })
+      if (!bomb.unmade) return bomb
+      for (const stream of bomb.streams) stream.destroy()
+      const key = bomb.fileName
+      let made = making.get(key)
+      if (made === undefined) {
+        made = prepareBomb(bomb.params, { cacheDir }).finally(function forget () { making.delete(key) })
+        making.set(key, made)
+      }
+      await made
+      return createBomb(bomb.params, { cacheDir })
+    }
+  }
 }
 
 /** The document, made as it is sent. */
@@ -95,17 +127,20 @@ async function streamDocument (params, req, res) {
 }
 
 /**
- * A zip bomb, made as it is sent. The answer names the headers to upload it with
- * (`X-Upload-Content-Type`, and `X-Upload-Content-Encoding` for the chained variant) and
- * what it inflates to; never `Content-Encoding` itself, or the client would inflate it.
+ * A zip bomb, made as it is sent (gzip, deflate) or made once and sent from the cache (br, zstd:
+ * the first request for one waits while zlib's compressor makes it). The answer names the
+ * headers to upload it with (`X-Upload-Content-Type`, and `X-Upload-Content-Encoding` for
+ * the chained variant and every codec but gzip) and what it inflates to; its own
+ * Content-Type is the codec's file type, never a `Content-Encoding`, or the client would inflate it.
  */
-async function streamBomb (req, res) {
-  const bomb = createBomb(req.query)
+async function streamBomb (req, res, bombs) {
+  const bomb = req.method === 'HEAD' ? bombs.now(req.query) : await bombs.ready(req.query)
   res.set({
-    'Content-Type': 'application/gzip',
+    'Content-Type': bomb.mediaType,
     'Content-Disposition': `attachment; filename="${bomb.fileName}"`,
     'Cache-Control': 'no-store',
     'X-Bomb-Variant': bomb.params.variant,
+    'X-Bomb-Codec': bomb.params.codec,
     'X-Bomb-Inflated-Bytes': String(bomb.inflatedBytes),
     'X-Bomb-Layers': String(bomb.layers),
     'X-Upload-Content-Type': bomb.uploadHeaders['content-type']

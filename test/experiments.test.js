@@ -233,6 +233,20 @@ describe('/experiments', function () {
       assert.match(res.body.error.allowed, /at most 20000000060 bytes for the depth bomb/)
     })
 
+    it('answers 400 parameter.invalid naming params.codec for members in br, and for zstd on a Node whose zlib has none', async function () {
+      const cases = [[{ variant: 'members', codec: 'br' }, /members are gzip's/]]
+      if (typeof zlib.zstdCompressSync !== 'function') cases.push([{ codec: 'zstd' }, /zstd bombs need a Node whose zlib has zstd \(22\.15\.0 and later\)/])
+      for (const [params, allowed] of cases) {
+        const res = await call(`${lab.url}/experiments`, 'POST', { name: 'zip-bomb', params })
+        assert.equal(res.status, 400, JSON.stringify(params))
+        assert.equal(res.body.error.parameter, 'params.codec')
+        assert.match(res.body.error.allowed, allowed)
+      }
+      const big = await call(`${lab.url}/experiments`, 'POST', { name: 'zip-bomb', params: { codec: 'br', bytes: '200GB' } })
+      assert.equal(big.status, 400)
+      assert.match(big.body.error.allowed, /at most 100000000000 bytes for the ratio bomb in br/)
+    })
+
     it('reads a body sent with Content-Encoding gzip, deflate or br', async function () {
       const json = JSON.stringify({ name: 'teleport' })
       const encodings = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import zlib from 'node:zlib'
 import { normalizeHostileOptions } from '../scripts/hostile/params.js'
 import { hostileTable, judge } from '../scripts/hostile/verdict.js'
 import { attackRows } from '../scripts/hostile/attacks.js'
@@ -44,6 +45,14 @@ describe('npm run bench -- hostile', function () {
     it('reads the ingest routes to attack, in the order tables show them, or none given', function () {
       assert.equal(normalizeHostileOptions({}).routes, null)
       assert.deepEqual(normalizeHostileOptions({ routes: 'streamparser-json,/good' }).routes, ['good', 'streamparser-json'])
+    })
+
+    it('sends the ratio bombs in every codec this Node has, or those --bomb-codecs names, in their order', function () {
+      const here = typeof zlib.zstdCompressSync === 'function' ? ['gzip', 'deflate', 'br', 'zstd'] : ['gzip', 'deflate', 'br']
+      assert.deepEqual(normalizeHostileOptions({}).bombCodecs, here)
+      assert.deepEqual(normalizeHostileOptions({ 'bomb-codecs': 'br,gzip' }).bombCodecs, ['gzip', 'br'])
+      assert.throws(function () { normalizeHostileOptions({ 'bomb-codecs': 'lzma' }) }, /--bomb-codecs takes gzip, deflate, br, zstd/)
+      if (!here.includes('zstd')) assert.throws(function () { normalizeHostileOptions({ 'bomb-codecs': 'zstd' }) }, /no zstd in zlib \(Node 22\.15 and later\)/)
     })
 
     it('answers a TypeError naming the flag for a bad value', function () {

@@ -4,6 +4,7 @@
  * the experiment's parameters (lib/experiments/schema-options.js).
  *
  *   npm run bench -- zip-bomb --variant ratio --route both --bytes 10GB
+ *   npm run bench -- zip-bomb --codec br
  *
  * The lab runs with /bad guarded (its inflate limit), so the run ends with both
  * routes' figures; `npm run demo:bomb` shows the unguarded /bad being killed.
@@ -11,7 +12,7 @@
  */
 import { experimentBench } from '../../lib/measure/experiment-bench.js'
 import { markdownTable } from '../../lib/measure/table.js'
-import { formatBytes, formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
+import { formatBytes, formatDecimalBytes, formatMiB, formatMs } from '../../lib/util/units.js'
 import * as experiment from './index.js'
 
 export const { name, summary, usage, options, normalize, run } = experimentBench(experiment, {
@@ -28,7 +29,8 @@ function zipBombTable (result) {
       formatMiB(r.server?.peakAboveIdle), formatMiB(r.server?.peakRss)]
   })
   const guard = result.unsafeBad ? '/bad unguarded (--unsafe-bad)' : `/bad guarded at ${formatBytes(result.limits.inflated)} inflated`
-  return `A ${bomb.variant} bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} of gzip` +
-    `${Number.isFinite(bomb.ratio) ? ` (${bomb.ratio}:1)` : ''}; ${guard}.\n\n` +
+  const made = Number.isFinite(bomb.madeMs) ? `, made by zlib's compressor in ${formatMs(bomb.madeMs)}` : ''
+  return `A ${bomb.variant} bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'}` +
+    `${Number.isFinite(bomb.ratio) ? ` (${bomb.ratio}:1)` : ''}${made}; ${guard}.\n\n` +
     `${markdownTable(['route', 'status', 'error', 'outcome', 'time to answer', 'inflated bytes reached', 'server peak above idle', 'peak RSS'], rows)}\n`
 }

@@ -22,7 +22,7 @@ export const screenshot = Object.freeze({
 /** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function zipBombFigures ({ result }) {
   const b = result.bomb
-  const lines = [`bomb: ${b.variant}, ${formatDecimalBytes(b.inflatedBytes)} of JSON in ${formatDecimalBytes(b.compressedBytes)} of gzip (${count(b.ratio)}:1); ` +
+  const lines = [`bomb: ${b.variant}, ${formatDecimalBytes(b.inflatedBytes)} of JSON in ${formatDecimalBytes(b.compressedBytes)} of ${b.codec ?? 'gzip'} (${count(b.ratio)}:1); ` +
     `/bad ${result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`}`]
   for (const r of Object.values(result.routes)) {
     lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${formatMs(r.ms)}; inflated bytes reached ` +
@@ -71,7 +71,7 @@ function goodReport (state) {
   const refused = g.status === 200 ? 'ACCEPTED it (200)' : `refused it: ${g.status} ${g.errorType}`
   return {
     lines: [
-      `The bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} of gzip (${bomb.ratio}:1).`,
+      `The bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'} (${bomb.ratio}:1).`,
       `/good ${refused} after ${formatDecimalBytes(g.inflatedBytesReached)} inflated, in ${formatDuration(g.ms)}; ` +
         `server peak ${peakOf(g.server).text} above idle.`
     ],

@@ -1,7 +1,8 @@
 /**
- * The zip-bomb experiment: a bomb (generators/bombs.js) made and streamed
- * into POST /good and/or POST /bad of this very server by a load process of
- * its own, with how each route met it: its answer, the error's type, the
+ * The zip-bomb experiment: a bomb (generators/bombs.js) in any codec the
+ * routes decode, made (br and zstd: into the data directory's bomb cache,
+ * before anything is measured) and streamed into POST /good and/or POST /bad
+ * of this very server by a load process of its own, with how each route met it: its answer, the error's type, the
  * time to refusal, how many inflated bytes the server let through (the
  * error's `received`) and the server's peak memory above idle.
  *
@@ -16,7 +17,9 @@
 import path from 'node:path'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
-import { BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, minimumBytes } from '../../generators/bombs.js'
+import {
+  BOMB_CODECS, BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, bombCodecProblem, maximumBytes, minimumBytes, prepareBomb
+} from '../../generators/bombs.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, normalizeBySchema, round, sizeEntry } from '../../lib/experiments/params.js'
@@ -26,7 +29,7 @@ export const name = 'zip-bomb'
 
 export const title = 'Zip bombs against /good and /bad'
 
-export const description = 'Streams a zip bomb (a few MB of gzip that inflate to gigabytes of valid JSON) ' +
+export const description = 'Streams a zip bomb (a few MB of gzip, or a few KB of br, that inflate to gigabytes of valid JSON) ' +
   'into POST /good and POST /bad from a separate load process, and reports how each route met it: the status ' +
   'and error type, the time to refusal, how many inflated bytes the server let through before refusing, and ' +
   'the server\'s peak memory above idle. /good refuses early at a constant cost; /bad holds everything it ' +
@@ -49,7 +52,19 @@ export const params = deepFreeze([
     },
     default: BOMB_DEFAULTS.variant,
     label: 'Bomb',
-    help: 'What the bomb is made of. All are valid gzip holding valid JSON; see docs/zip-bombs.md.'
+    help: 'What the bomb is made of. All are valid compressed bodies holding valid JSON; see docs/zip-bombs.md.'
+  }),
+  choiceEntry('codec', {
+    values: BOMB_CODECS,
+    valueLabels: {
+      gzip: 'gzip (Content-Type: application/gzip)',
+      deflate: 'deflate: the zlib format (Content-Encoding: deflate)',
+      br: 'br: brotli (Content-Encoding: br)',
+      zstd: 'zstd (Content-Encoding: zstd; Node 22.15 and later)'
+    },
+    default: BOMB_DEFAULTS.codec,
+    label: 'Codec',
+    help: 'The content coding the bomb rides. Members are gzip\'s; br and zstd bombs are made once by zlib\'s compressor (seconds per 10 GB) and kept in the data directory.'
   }),
   choiceEntry('route', {
     values: ROUTES,
@@ -67,34 +82,40 @@ export const params = deepFreeze([
 
 /**
  * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { variant: 'ratio', route: 'both', bytes: '2GB' }
- * @returns {Readonly<{ variant: string, route: string, bytes: number|null }>}
+ * @param {object} [raw] e.g. { variant: 'ratio', codec: 'br', route: 'both', bytes: '2GB' }
+ * @returns {Readonly<{ variant: string, codec: string, route: string, bytes: number|null }>}
  * @throws {LabError} 400 parameter.invalid naming the field
  */
 export function normalizeParams (raw) {
   const p = normalizeBySchema(params, raw)
+  // zstd where this Node has none, members in another codec: refused before the run starts
+  const problem = bombCodecProblem(p.variant, p.codec)
+  if (problem !== null) throw badParameter('params.codec', p.codec, problem)
   if (p.bytes !== null && p.bytes < minimumBytes(p.variant)) {
     throw badParameter('params.bytes', raw.bytes, `at least ${minimumBytes(p.variant)} bytes for the ${p.variant} bomb`)
   }
   // checked here, not when the run makes the bomb: the depth bomb's bytes set its depth, which has its own maximum
-  if (p.bytes !== null && p.bytes > maximumBytes(p.variant)) {
-    throw badParameter('params.bytes', raw.bytes, `at most ${maximumBytes(p.variant)} bytes for the ${p.variant} bomb`)
+  if (p.bytes !== null && p.bytes > maximumBytes(p.variant, p.codec)) {
+    throw badParameter('params.bytes', raw.bytes, `at most ${maximumBytes(p.variant, p.codec)} bytes for the ${p.variant} bomb in ${p.codec}`)
   }
   return Object.freeze(p)
 }
 
 /**
- * Run it: for each route a warm-up upload of a tiny document, a fresh
- * measurement window and one bomb from the load process.
+ * Run it: the bomb made first where it must be (br, zstd: zlib's compressor, once, into the
+ * cache), then for each route a warm-up upload of a tiny document, a fresh measurement window
+ * and one bomb from the load process.
  * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
  *   progress: Function, measure: Function, trackProcess: Function }} ctx
  */
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
   const routes = p.route === 'both' ? ['good', 'bad'] : [p.route]
-  const bombParams = { variant: p.variant, bytes: p.bytes }
-  // the same description the load process will build: sizes and headers, nothing sent yet
-  const bomb = createBomb(bombParams)
+  const bombParams = { variant: p.variant, codec: p.codec, bytes: p.bytes }
+  const bombCacheDir = path.join(options.dataDir, 'bombs')
+  ctx.progress({ done: 0, total: routes.length, stage: p.codec === 'br' || p.codec === 'zstd' ? `making the ${p.codec} bomb` : 'warm-up' })
+  // the same bomb the load process will read: sizes and headers, nothing sent yet
+  const bomb = await prepareBomb(bombParams, { cacheDir: bombCacheDir, signal })
   for (const stream of bomb.streams) stream.destroy()
   ctx.progress({ done: 0, total: routes.length, stage: 'warm-up' })
   const warm = await ensureInput({ size: 1, format: 'json', dir: path.join(options.dataDir, 'bench'), signal })
@@ -109,7 +130,7 @@ export async function run (ctx) {
     ctx.progress({ done: index, total: routes.length, route, stage: fatal ? 'bomb (unsafe: the worker may be killed)' : 'bomb' })
     const endMeasure = ctx.measure()
     let server = null
-    const load = await runLoad({ url, bomb: bombParams, requests: 1, concurrency: 1 }, {
+    const load = await runLoad({ url, bomb: bombParams, bombCacheDir, requests: 1, concurrency: 1 }, {
       signal,
       onSpawn: ctx.trackProcess,
       onProgress: function readPeakFirst ({ done, total }) {
@@ -123,6 +144,9 @@ export async function run (ctx) {
   }
   const bombFigures = {
     variant: bomb.params.variant,
+    codec: bomb.params.codec,
+    // how long zlib's compressor took to make it for this run (null: gzip and deflate, or already made)
+    madeMs: bomb.madeMs,
     inflatedBytes: bomb.inflatedBytes,
     compressedBytes: bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes ?? null,
     ratio: ratioOf(bomb.inflatedBytes, bomb.compressedBytes ?? byRoute[routes[0]]?.sentBytes),

@@ -37,7 +37,7 @@ export function bombTable (bomb, byRoute) {
   const ratio = Number.isFinite(bomb.ratio) ? ` (${Math.round(bomb.ratio).toLocaleString('en')}:1)` : ''
   return {
     name: 'bomb',
-    caption: `a ${bomb.variant} bomb, ${megabytes(bomb.inflatedBytes)} of JSON in ${megabytes(bomb.compressedBytes)} of gzip${ratio}`,
+    caption: `a ${bomb.variant} bomb, ${megabytes(bomb.inflatedBytes)} of JSON in ${megabytes(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'}${ratio}`,
     columns: routes.map(function column (r) { return { key: r.route, label: `POST /${r.route}`, route: r.route } }),
     rows: ROWS.map(function row (spec) {
       const values = {}

@@ -1,11 +1,17 @@
 /**
  * Safety: zip bombs (generators/bombs.js) refused with a 4xx before memory
- * grows, and truncated or corrupt bodies refused with a 4xx, not a crash or
- * a hang; each sent chunked and with its Content-Length, and a refusal
- * counts only when a good body sent the same way is answered (framing.js).
+ * grows, gzip as the contract sends it and then in each content coding the
+ * endpoint took when probed (encodings.js), and truncated or corrupt bodies
+ * refused with a 4xx, not a crash or a hang; each sent chunked and with its
+ * Content-Length, and a refusal counts only when a good body sent the same
+ * way is answered (framing.js).
  */
-import { createBomb } from '../../generators/bombs.js'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createBomb, prepareBomb } from '../../generators/bombs.js'
 import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncated } from './bodies.js'
+import { codingsTaken, encodedHeaders } from './encodings.js'
 import { FRAMING_REASON, goodBodyAnswered } from './framing.js'
 import { LIMITS } from './settings.js'
 
@@ -42,20 +48,115 @@ function bombCheck (variant, meaning) {
   }
 }
 
+/** The variants each coding the endpoint takes is bombed with: one run of spaces, and the coding inside itself. */
+const CODING_VARIANTS = Object.freeze(['ratio', 'chained'])
+
+/**
+ * A ratio bomb and a chained one in each coding the probe found the endpoint takes
+ * (ctx.encodings), in the media type it answered to, both framings each. A coding that
+ * fails is reported with its figure, and the next coding is still sent.
+ */
+const codingBombs = {
+  area: AREA,
+  name: 'zip bomb: each encoding it takes',
+  meaning: 'a ratio bomb and a chained one (the coding inside itself, three layers) in each Content-Encoding the small document got in with (gzip, deflate, br, zstd); a coding it refuses is no failure',
+  limit: `for each: 4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} MiB; a good body sent the same way answered`,
+  hint: 'One counter for every coding: count the bytes each decoder gives out, whichever it is, and refuse at the same limits (inflated bytes, ratio, layers). A framework that inflates gzip with a limit may inflate br whole: decode them all as streams, or refuse the ones you do not bound (415).',
+  trips: false,
+  run: async function bombEachCoding (ctx) {
+    const encodings = ctx.encodings
+    const takes = codingsTaken(encodings)
+    if (takes.length === 0) {
+      const line = encodings === null ? 'not probed' : `it took no compressed coding as ${encodings.mediaType}`
+      return { pass: true, figure: `nothing to bomb: ${line}`, details: { codings: {} } }
+    }
+    const codings = {}
+    const sends = takes.length * CODING_VARIANTS.length * BOMB_FRAMINGS.length
+    let sent = 0
+    let firstFailure = null
+    for (const coding of takes) {
+      const mine = { pass: true, sends: [] }
+      codings[coding] = mine
+      for (const variant of CODING_VARIANTS) {
+        for (const framing of BOMB_FRAMINGS) {
+          sent++
+          if (!mine.pass) continue
+          const outcome = await sendBomb(ctx, { variant, coding, mediaType: encodings.mediaType }, framing, sent < sends)
+          mine.sends.push({ variant, ...outcome.details })
+          if (!outcome.pass) {
+            Object.assign(mine, { pass: false, figure: `${coding} ${variant}: ${outcome.figure} (${FRAMING_LABELS[framing]})`, reason: outcome.reason ?? null })
+            firstFailure ??= outcome
+          }
+        }
+      }
+      mine.figure ??= `${coding}: ${CODING_VARIANTS.map(function refusals (variant) {
+        return `${variant} ${mine.sends.filter(function ofVariant (d) { return d.variant === variant }).map(function refused (d) { return d.refusal }).join(' · ')}`
+      }).join(', ')}`
+    }
+    const figure = Object.values(codings).map(function described (c) { return c.figure }).join('; ')
+    if (firstFailure === null) return { pass: true, figure, details: { mediaType: encodings.mediaType, codings } }
+    const failed = Object.entries(codings).filter(function didFail ([, c]) { return !c.pass })
+    return {
+      pass: false,
+      figure,
+      reason: failed.map(function why ([coding, c]) { return `${coding}: ${c.reason ?? 'the bomb was not refused'}` }).join('; '),
+      // a hang or a death was on a fresh process of the check's own: the runner decides what follows
+      hung: firstFailure.hung,
+      died: firstFailure.died,
+      elsewhere: firstFailure.elsewhere,
+      details: { mediaType: encodings.mediaType, codings }
+    }
+  }
+}
+
+/**
+ * The bytes of a bomb whose size is only known once made (a chained one: a few hundred bytes),
+ * for a send with its Content-Length.
+ */
+async function wholeBomb (streams) {
+  const parts = []
+  await pipeline(...streams, new Writable({
+    write: function keep (chunk, encoding, callback) {
+      parts.push(chunk)
+      callback()
+    }
+  }))
+  return Buffer.concat(parts)
+}
+
+/**
+ * The body of one bomb, one way: gzip as the contract sends it (`kind` a variant's name), or
+ * `{ variant, coding, mediaType }` with its Content-Encoding, made (br, zstd) into the run's inputs.
+ */
+async function bombBody (ctx, kind, framing) {
+  if (typeof kind === 'string') {
+    const bomb = createBomb(bombParams(kind, ctx.settings.bombBytes, ctx.seed))
+    const headers = framing === 'length' ? { 'content-length': String(bomb.compressedBytes) } : {}
+    return { bomb, body: { streams: bomb.streams, headers } }
+  }
+  const params = { ...bombParams(kind.variant, ctx.settings.bombBytes, ctx.seed), codec: kind.coding }
+  const bomb = await prepareBomb(params, { cacheDir: path.join(ctx.inputDir, 'bombs') })
+  const headers = encodedHeaders(bomb.codings, kind.mediaType)
+  if (framing === 'chunked') return { bomb, body: { streams: bomb.streams, headers } }
+  if (bomb.compressedBytes !== null) return { bomb, body: { streams: bomb.streams, headers: { ...headers, 'content-length': String(bomb.compressedBytes) } } }
+  const buffer = await wholeBomb(bomb.streams)
+  return { bomb: { ...bomb, compressedBytes: buffer.length }, body: { buffer, headers } }
+}
+
 /**
  * One bomb, one way, on a lab of its own (as the memory checks measure: what
  * an earlier check left in the allocator's free lists would be reused
  * without a byte of growth); after a refusal, a good body sent the same way
  * to the same lab.
+ * @param {string|{ variant: string, coding: string, mediaType: string }} kind a gzip variant, or a coding's bomb
  * @returns {Promise<{ pass: boolean, figure: string, reason?: string|null, hung?: boolean, died?: boolean,
  *   elsewhere?: boolean, details: object }>}
  */
-async function sendBomb (ctx, variant, framing, another) {
-  const bomb = createBomb(bombParams(variant, ctx.settings.bombBytes, ctx.seed))
-  const headers = framing === 'length' ? { 'content-length': String(bomb.compressedBytes) } : {}
+async function sendBomb (ctx, kind, framing, another) {
+  const { bomb, body } = await bombBody(ctx, kind, framing)
   const lab = await ctx.freshLab(another)
   const m = await lab.measure(function sendBombOnce () {
-    return ctx.postTo(lab, 'student', { streams: bomb.streams, headers, timeoutMs: ctx.settings.bombMs })
+    return ctx.postTo(lab, 'student', { ...body, timeoutMs: ctx.settings.bombMs })
   })
   const details = { framing, inflatedBytes: bomb.inflatedBytes, compressedBytes: bomb.compressedBytes }
   if ((await lab.settle()) === 'dead' || lab.deaths > 0) {
@@ -82,7 +183,8 @@ async function sendBomb (ctx, variant, framing, another) {
       details
     }
   }
-  const control = await goodBodyAnswered(function postToFreshLab (body) { return ctx.postTo(lab, 'student', body) }, framing, ctx.seed, ctx.contract)
+  const encoded = typeof kind === 'string' ? null : { coding: kind.coding, mediaType: kind.mediaType }
+  const control = await goodBodyAnswered(function postToFreshLab (good) { return ctx.postTo(lab, 'student', good) }, framing, ctx.seed, ctx.contract, encoded)
   details.control = { status: control.status, ok: control.ok, why: control.why }
   if (!control.ok) {
     return { pass: false, figure: `${details.refusal}, and a good body sent the same way: ${control.why}`, reason: FRAMING_REASON, details }
@@ -115,7 +217,9 @@ export const checks = Object.freeze([
     run: function corruptBodies (ctx) {
       return refuseAll(ctx, corrupt(lookalikeStrings(ctx.seed), ctx.seed))
     }
-  }
+  },
+  // last: a coding it inflates whole may take the process down, and the rest of the area with it
+  codingBombs
 ])
 
 /**

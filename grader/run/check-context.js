@@ -36,6 +36,10 @@ export function runContext (lab, fresh, settings, inputDir, seed, headers) {
     headers,
     /** How answers are judged (grader/checks/contract.js): set once the lab has started. */
     contract: HANDLER_CONTRACT,
+    /** The media type the encodings are probed and bombed in, when asked for (--content-type); else null. */
+    contentType: null,
+    /** What the target takes (grader/checks/encodings.js): set before the first safety check. */
+    encodings: null,
     /** Where a route is served now: /student by the graded target, the others by the reference lab. */
     url: function routeUrl (route) { return lab.urlOf(route) },
     /** POST a body to a route as it is served now (a restart may have moved it). */

@@ -17,13 +17,14 @@ import { newCard, runChecks, runSetup } from './run-checks.js'
  * @param {string} file the student's module
  * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
  *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, isolation?: { user?: boolean, network?: boolean },
- *   onProgress?: (event: object) => void }} [options]
+ *   contentType?: string, onProgress?: (event: object) => void }} [options]
  *   `settings`: overrides of the preset (grader/checks/settings.js); `areas`: only these areas' checks (all by
  *   default); `seed`: the seed every body of the run is drawn from (grader/checks/bodies.js; a new random one
  *   by default); `inputDir`: where generated documents are kept (by default a folder of the run's own
  *   under test-data/grade/inputs/, removed when it ends; a caller that gives one keeps it); `isolation`:
  *   false for a layer turns it off (a user and a network of the student's own are used where the machine allows);
- *   `dataDir`: the lab's (test-data/grade/lab/); `onProgress` gets { type, done, total, area, check, note }
+ *   `dataDir`: the lab's (test-data/grade/lab/); `contentType`: the media type the encodings are probed
+ *   and bombed in (grader/checks/encodings.js; found when not given); `onProgress` gets { type, done, total, area, check, note }
  * @returns {Promise<import('./run-checks.js').Card>}
  */
 export function grade (file, options = {}) {

@@ -17,8 +17,9 @@ import { newCard, runChecks, runSetup } from './run-checks.js'
  * checks a handler gets.
  * @param {{ url: string, command?: string, pid?: number, headers?: Record<string, string>, allowRemote?: boolean,
  *   preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string, inputDir?: string,
- *   dataDir?: string, keepOpenMs?: number, seed?: number, startMs?: number, onProgress?: (event: object) => void }} options
+ *   dataDir?: string, keepOpenMs?: number, seed?: number, startMs?: number, contentType?: string, onProgress?: (event: object) => void }} options
  *   `headers`: sent with every body (a token, a content type); `allowRemote`: grade a URL that is not loopback;
+ *   `contentType`: the media type the encodings are probed and bombed in (found when not given);
  *   `port`, `host`: the reference lab's (its dashboard); the rest as grade()'s
  * @returns {Promise<import('./run-checks.js').Card>} with `service`: { url, mode, command, pid, remote, contract, contractProbe, headers, notes }
  * @throws {TypeError} for a URL that is not http://, a remote one without allowRemote, or both command and pid

@@ -12,6 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { DEFAULTS } from '../../lib/config/options.js'
 import { generatedDocument } from '../checks/bodies.js'
+import { probeEncodings } from '../checks/encodings.js'
 import { AREAS, CHECKS } from '../checks/index.js'
 import { normalizeSettings } from '../checks/settings.js'
 import { labVersion } from '../student/submission.js'
@@ -71,6 +72,7 @@ export async function newCard ({ handler, preset, areas, settings, seed, digest,
     passed: false,
     loadError: null,
     isolation: null,
+    encodings: null,
     lab: { restarts: 0, deaths: 0 }
   }
 }
@@ -104,6 +106,7 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
   const fresh = lab.freshProcesses()
   const inputDir = options.inputDir ?? path.join(DEFAULTS.dataDir, 'grade', 'inputs', run.id)
   const ctx = runContext(lab, fresh, settings, inputDir, seed, options.headers ?? {})
+  ctx.contentType = options.contentType ?? null
   lab.runStep({ phase: 'start', id: run.id, params, startedAt: run.started })
   let area = null
   let skip = null
@@ -139,6 +142,10 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
       // a service the lab did not start is never restarted: the next check meets it as it is
       if ((!lab.alive || dirty) && lab.restartable !== false) await restart(lab, card)
       dirty = false
+      if (check.area === 'safety' && ctx.encodings === null) {
+        onProgress({ type: 'note', area: check.area, check: 'encodings', note: 'a small document in each encoding' })
+        ctx.encodings = card.encodings = await probe(ctx, lab, card)
+      }
       const result = await runCheck(check, ctx, lab, { runId: run.id, progress, onProgress })
       card.checks.push(result.record)
       dirty = result.restart
@@ -163,6 +170,29 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
     if (options.inputDir === undefined) await fs.promises.rm(inputDir, { recursive: true, force: true })
   }
   return card
+}
+
+/**
+ * Which content codings the target takes (checks/encodings.js), before the safety checks bomb
+ * them: in the media type asked for (--content-type, or a Content-Type given with --header),
+ * else the one it answers to. A target that dies on a coding is started again for the next
+ * (where the lab may), and the death is that coding's answer.
+ */
+function probe (ctx, lab, card) {
+  const asked = ctx.contentType ?? ctx.headers['content-type'] ?? null
+  return probeEncodings({
+    post: function postToTarget (body) { return ctx.post('student', body) },
+    seed: card.seed,
+    contract: ctx.contract,
+    mediaType: asked === null ? null : asked.split(';')[0].trim().toLowerCase(),
+    afterEach: async function startAgainIfDead (res) {
+      if (res.status !== 0 && res.status < 500) return null
+      if ((await lab.settle()) !== 'dead') return null
+      const died = lab.lastDeath?.message ?? `${lab.label ?? 'the student\'s process'} died`
+      if (lab.restartable !== false) await restart(lab, card)
+      return died
+    }
+  })
 }
 
 /**

@@ -5,8 +5,9 @@
  * the protocol of `lib/experiments/child-job.js`:
  *
  *   in:  { url, file, concurrency, requests, headers, fields? }
- *        or { url, bomb: { variant, bytes, ... }, requests }: zip bombs made here as they are
- *        sent (generators/bombs.js), one after the other, with the headers the variant needs
+ *        or { url, bomb: { variant, codec, bytes, ... }, bombCacheDir?, requests }: zip bombs made
+ *        here as they are sent (generators/bombs.js; a br or zstd one read from bombCacheDir,
+ *        where the run made it first), one after the other, with the headers the variant needs
  *   out: { type: 'progress', done, total } (at most ~10/s, and once at the end)
  *        then { type: 'result', results: [{ status, ms, ...fields, errorType? }], wallMs }
  *        or { type: 'error', message }
@@ -47,7 +48,7 @@ async function sendBombs (job, progress) {
   const results = []
   const begun = performance.now()
   for (let k = 0; k < requests; k++) {
-    const bomb = createBomb(job.bomb)
+    const bomb = createBomb(job.bomb, job.bombCacheDir === undefined ? undefined : { cacheDir: job.bombCacheDir })
     const result = await uploadStreams(job.url, bomb.streams, bomb.uploadHeaders)
     results.push({ ...slimResult(result, job.fields ?? ['summary']), sentBytes: result.sentBytes })
     progress(k + 1, requests)

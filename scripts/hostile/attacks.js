@@ -17,7 +17,7 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-import { createBomb } from '../../generators/bombs.js'
+import { createBomb, prepareBomb } from '../../generators/bombs.js'
 import { createGzipStream } from '../../generators/items.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { formatBytes } from '../../lib/util/units.js'
@@ -157,30 +157,44 @@ async function abandonUploads (ctx) {
   }
 }
 
-/** 3a. Ratio bombs to an ingest route (/bad, /streamparser-json), one after another; the normal request goes during the first. */
+/** 3a. Its bodies: the br and zstd bombs, made once by zlib's compressor into the bench's scratch directory. */
+async function prepareRatioBombs (params, scratch) {
+  for (const codec of params.bombCodecs) await prepareBomb({ variant: 'ratio', codec, bytes: String(params.bombBytes) }, { cacheDir: scratch })
+  return { cacheDir: scratch }
+}
+
+/**
+ * 3a. Ratio bombs to an ingest route (/bad, /streamparser-json), one after another, `bombs` in each codec
+ * of --bomb-codecs; the normal request goes during the first.
+ */
 async function ratioBombs (ctx) {
-  const { bombs, bombBytes } = ctx.params
+  const { bombs, bombBytes, bombCodecs } = ctx.params
   const target = ingestTarget(ctx)
   const probe = ctx.probeAfter(500)
   const answers = []
-  let compressedBytes = null
-  for (let k = 0; k < bombs && !ctx.signal.aborted; k++) {
-    // one gzip layer: the route's own headers say what it is
-    const bomb = createBomb({ variant: 'ratio', bytes: String(bombBytes) })
-    compressedBytes = bomb.compressedBytes
-    answers.push(await ctx.clients.request(target.url, {
-      method: 'POST',
-      headers: { ...target.headers, 'content-length': String(bomb.compressedBytes) },
-      streams: bomb.streams,
-      timeoutMs: Math.min(60_000, ctx.timeLeft())
-    }))
+  const sizes = {}
+  for (const codec of bombCodecs) {
+    for (let k = 0; k < bombs && !ctx.signal.aborted; k++) {
+      const bomb = createBomb({ variant: 'ratio', codec, bytes: String(bombBytes) }, { cacheDir: ctx.input.cacheDir })
+      sizes[codec] = bomb.compressedBytes
+      // gzip: the route's own headers (one gzip layer); another codec: its Content-Encoding on JSON, as express.json reads it too
+      const headers = codec === 'gzip' ? target.headers : bomb.uploadHeaders
+      const answer = await ctx.clients.request(target.url, {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(bomb.compressedBytes) },
+        streams: bomb.streams,
+        timeoutMs: Math.min(60_000, ctx.timeLeft())
+      })
+      answers.push({ ...answer, codec })
+    }
   }
   await probe
+  const made = Object.entries(sizes).map(function sized ([codec, bytes]) { return `${formatBytes(bytes ?? 0)} of ${codec}` }).join(', ')
   return {
-    summary: `${answers.length} ratio bombs of ${formatBytes(compressedBytes ?? 0)} (${formatBytes(bombBytes)} inflated) to /${ctx.route}: ` +
-      answers.map(outcomeLabel).join(', '),
-    compressedBytes,
-    answers: answers.map(brief)
+    summary: `${answers.length} ratio bombs (${made}; ${formatBytes(bombBytes)} inflated each) to /${ctx.route}: ` +
+      answers.map(function labelled (a) { return `${a.codec} ${outcomeLabel(a)}` }).join(', '),
+    compressedBytes: sizes,
+    answers: answers.map(function briefWithCodec (a) { return { codec: a.codec, ...brief(a) } })
   }
 }
 
@@ -365,7 +379,7 @@ const ATTACKS = Object.freeze(Object.fromEntries([
   { id: 'dense-arrays', title: 'dense records, tiny arrays', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('arrays') },
   { id: 'dense-numbers', title: 'dense records, numbers', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('numbers') },
   { id: 'abandoned-uploads', title: 'abandoned uploads', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareAbandoned, run: abandonUploads },
-  { id: 'ratio-bombs', title: 'ratio bombs in a row', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', run: ratioBombs },
+  { id: 'ratio-bombs', title: 'ratio bombs in a row, in each codec', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareRatioBombs, run: ratioBombs },
   { id: 'big-bad-body', title: 'large seed-style body', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', run: bigBadBody },
   { id: 'buffered-uploads', title: 'large buffered uploads', target: 'POST /upload-buffer', judged: false, run: bufferedUploads },
   { id: 'batch-export', title: 'large batch export', target: 'GET /db/batch', judged: false, run: batchExport },

@@ -17,6 +17,8 @@ export const usage = `Options (hostile):
                       batch-export, drip-clients, metrics-flood, disk-fill
   --routes LIST       the ingest routes the attacks on them (1, 2, 3, 6) go to: bad, good, express-json,
                       streamparser-json; default each attack's own and streamparser-json, a row each
+  --bomb-codecs LIST  the codecs of the ratio bombs (3): gzip, deflate, br, zstd (Node 22.15 on);
+                      default every one this Node has (${normalizeHostileOptions().bombCodecs.join(', ')})
   --quick             small sizes and short holds for every attack
   --server-flag FLAG  extra flag for server.js, e.g. --server-flag=--memory-limit=512MiB (repeatable)
 Sizes and bounds (durations: 10s, 50ms, 2m):

@@ -3,6 +3,7 @@
  * place, frozen, with a `--quick` set beside the full one. Flags override
  * whichever set is chosen; a bad value is a TypeError naming its flag.
  */
+import { BOMB_CODECS, bombCodecAvailable } from '../../generators/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { parseByteSize } from '../../lib/util/units.js'
 
@@ -31,7 +32,7 @@ const FLAGS = Object.freeze({
   'abandon-concurrency': ['abandonConcurrency', 'count', '2: of them at once'],
   'abandon-bytes': ['abandonBytes', 'bytes', '2: the gzip body each declares'],
   'abandon-after': ['abandonAfterMs', 'ms', '2: when each hangs up'],
-  bombs: ['bombs', 'count', '3: ratio bombs to /bad, in a row'],
+  bombs: ['bombs', 'count', '3: ratio bombs to /bad in a row, in each of --bomb-codecs'],
   'bomb-bytes': ['bombBytes', 'bytes', '3: what each inflates to (450MB: 445 KB sent)'],
   'bad-bytes': ['badBytes', 'bytes', '3: the generated document sent through /bad'],
   uploads: ['uploads', 'count', '4: uploads to /upload-buffer at once'],
@@ -126,6 +127,7 @@ const QUICK = Object.freeze({
 export const FLAG_SPECS = Object.freeze(Object.fromEntries([
   ['attacks', { type: 'string' }],
   ['routes', { type: 'string' }],
+  ['bomb-codecs', { type: 'string' }],
   ['quick', { type: 'boolean' }],
   ['server-flag', { type: 'string', multiple: true }],
   ...Object.keys(FLAGS).map(function spec (flag) { return [flag, { type: 'string' }] })
@@ -151,8 +153,9 @@ function shown (value, kind) {
 /**
  * Normalise parsed flags into a new frozen object; the caller's is never changed.
  * @param {Record<string, string|boolean|string[]|undefined>} values from node:util parseArgs
- * @returns {Readonly<typeof FULL & { quick: boolean, attacks: string[], routes: string[]|null, serverFlags: string[] }>}
- *   `routes`: the ingest routes the attacks on them go to; null when not given (each attack's own and the textbook route)
+ * @returns {Readonly<typeof FULL & { quick: boolean, attacks: string[], routes: string[]|null, bombCodecs: string[], serverFlags: string[] }>}
+ *   `routes`: the ingest routes the attacks on them go to; null when not given (each attack's own and the textbook route);
+ *   `bombCodecs`: the codecs of the ratio bombs (every one this Node makes and decodes unless given)
  * @throws {TypeError} naming the bad flag
  */
 export function normalizeHostileOptions (values = {}) {
@@ -165,6 +168,7 @@ export function normalizeHostileOptions (values = {}) {
   if (out.recordBytes < 16) throw new TypeError(`--record-bytes must be at least 16 bytes, got ${out.recordBytes}`)
   out.attacks = readAttacks(values.attacks ?? 'all')
   out.routes = values.routes === undefined ? null : readRoutes(values.routes)
+  out.bombCodecs = readBombCodecs(values['bomb-codecs'] ?? BOMB_CODECS.filter(bombCodecAvailable).join(','))
   const serverFlags = values['server-flag'] ?? []
   for (const flag of serverFlags) {
     if (typeof flag !== 'string' || !flag.startsWith('--')) throw new TypeError(`--server-flag takes server.js flags such as --memory-limit=512MiB, got "${flag}"`)
@@ -205,6 +209,17 @@ function readRoutes (text) {
   }
   if (wanted.length === 0) throw new TypeError('--routes names no route')
   return INGEST_ROUTE_NAMES.filter(function chosen (route) { return wanted.includes(route) })
+}
+
+/** Codecs, comma-separated, in BOMB_CODECS's order: zstd only on a Node whose zlib has it. */
+function readBombCodecs (text) {
+  const wanted = String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)
+  for (const codec of wanted) {
+    if (!BOMB_CODECS.includes(codec)) throw new TypeError(`--bomb-codecs takes ${BOMB_CODECS.join(', ')}; got "${codec}"`)
+    if (!bombCodecAvailable(codec)) throw new TypeError(`--bomb-codecs ${codec}: this Node (${process.versions.node}) has no ${codec} in zlib (Node 22.15 and later)`)
+  }
+  if (wanted.length === 0) throw new TypeError('--bomb-codecs names no codec')
+  return BOMB_CODECS.filter(function chosen (codec) { return wanted.includes(codec) })
 }
 
 /** `all`, attack ids, or group numbers (1 to 8), comma-separated; run in the registry's order. */

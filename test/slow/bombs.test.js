@@ -1,21 +1,27 @@
 /**
  * Zip bombs (generators/bombs.js, GET /generate?kind=bomb, the CLI's --bomb):
  * valid gzip that inflates to what it claims, checked by inflating a bounded
- * prefix (never the whole 10 GB) or, on small sizes, everything.
+ * prefix (never the whole 10 GB) or, on small sizes, everything; the same in
+ * deflate, br and (where Node has it) zstd, and /good refusing a 2 GiB br
+ * bomb with flat memory, measured from outside on a lab of its own.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Writable } from 'node:stream'
+import { Readable, Writable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
-import { BOMB_LIMITS, BOMB_VARIANTS, createBomb, maximumBytes, normalizeBombParams } from '../../generators/bombs.js'
+import {
+  BOMB_CODECS, BOMB_LIMITS, BOMB_VARIANTS, bombCodecAvailable, createBomb, maximumBytes, normalizeBombParams, prepareBomb
+} from '../../generators/bombs.js'
+import { adler32, adler32Combine, adler32Repeat } from '../../generators/adler32-combine.js'
 import { crc32Combine } from '../../generators/crc32-combine.js'
+import { measureOnFreshServer } from '../../lib/measure/fresh-server.js'
 import { startLab } from '../helpers.js'
 
 const run = promisify(execFile)
@@ -39,6 +45,21 @@ async function compressed (params) {
 function inflateAll (bytes, layers) {
   let out = bytes
   for (let k = 0; k < layers; k++) out = zlib.gunzipSync(out)
+  return out
+}
+
+/** Each codec's whole decoder: inflate (zlib format, Adler-32 checked), brotli, zstd where Node has it. */
+const DECODERS = Object.freeze({
+  gzip: zlib.gunzipSync,
+  deflate: zlib.inflateSync,
+  br: zlib.brotliDecompressSync,
+  zstd: zlib.zstdDecompressSync ?? null
+})
+
+/** Peel a bomb's codings, the last applied first. */
+function decodeAll (bytes, codings) {
+  let out = bytes
+  for (const coding of [...codings].reverse()) out = DECODERS[coding](out)
   return out
 }
 
@@ -238,6 +259,107 @@ describe('zip bombs', function () {
     })
   })
 
+  describe('in every codec', function () {
+    const BYTES = 3 * MiB + 77
+    const made = BOMB_CODECS.filter(bombCodecAvailable)
+
+    for (const codec of made) {
+      for (const variant of BOMB_VARIANTS.filter(function carried (v) { return v !== 'members' })) {
+        it(`${codec} ${variant}: decodes to exactly the valid JSON document of the size asked`, async function () {
+          const params = variant === 'depth' ? { variant, codec, depth: MiB + 5 } : { variant, codec, bytes: BYTES }
+          const bomb = createBomb(params, { cacheDir: null })
+          const chunks = []
+          await pipeline(...bomb.streams, new Writable({ write: function keep (chunk, encoding, callback) { chunks.push(chunk); callback() } }))
+          const wire = Buffer.concat(chunks)
+          assert.deepEqual(bomb.codings, new Array(bomb.layers).fill(codec))
+          const inflated = decodeAll(wire, bomb.codings)
+          assert.equal(inflated.length, bomb.inflatedBytes)
+          assert.ok(inflated.equals(Buffer.from(expectedDocument(bomb.params))), 'the inflated bytes are the document')
+          if (variant !== 'depth') assert.equal(JSON.parse(inflated.toString('utf8')).meta.bomb, variant)
+          if (bomb.compressedBytes !== null) assert.equal(wire.length, bomb.compressedBytes)
+          if (codec !== 'gzip') {
+            assert.deepEqual({ ...bomb.uploadHeaders }, { 'content-type': 'application/json', 'content-encoding': bomb.codings.join(', ') })
+          }
+        })
+      }
+    }
+
+    it('deflate: the zlib format from gzip\'s repeated blocks, its Adler-32 combined as zlib computes it', async function () {
+      const a = Buffer.from('{"items":[')
+      const b = Buffer.alloc(100_003, 0x20)
+      assert.equal(adler32Combine(adler32(a), adler32(b), b.length), adler32(Buffer.concat([a, b])))
+      assert.equal(adler32Combine(1, adler32(b), b.length), adler32(b), 'an empty prefix')
+      assert.equal(adler32Repeat(adler32(b), b.length, 5), adler32(Buffer.concat(new Array(5).fill(b))))
+      // 200 MB inflate whole, Adler-32 checked by zlib, at gzip's ratio: the same blocks
+      const bomb = createBomb({ variant: 'ratio', codec: 'deflate', bytes: '200MB' })
+      const gzip = createBomb({ variant: 'ratio', bytes: '200MB' })
+      let inflated = 0
+      await pipeline(...bomb.streams, zlib.createInflate(), new Writable({ write: function count (chunk, encoding, callback) { inflated += chunk.length; callback() } }))
+      assert.equal(inflated, 200_000_000)
+      assert.equal(bomb.compressedBytes, gzip.compressedBytes - 18 + 6, 'a 2-byte header and a 4-byte trailer where gzip has 10 and 8')
+    })
+
+    it('br: made once into the cache, named by its parameters and compressor, and read from there', async function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-bomb-cache-'))
+      try {
+        const first = await prepareBomb({ variant: 'ratio', codec: 'br', bytes: '1GB' }, { cacheDir: dir })
+        assert.ok(first.madeMs >= 0)
+        for (const stream of first.streams) stream.destroy()
+        assert.match(path.basename(first.cacheFile), /^brotli[\d.]+-q5w24-streamlab-bomb-ratio-1000000000B\.json\.br$/)
+        const again = await prepareBomb({ variant: 'ratio', codec: 'br', bytes: '1GB' }, { cacheDir: dir })
+        assert.equal(again.madeMs, null, 'not made twice')
+        const bytes = await buffer(again.streams[0])
+        assert.equal(bytes.length, again.compressedBytes)
+        assert.ok(1e9 / bytes.length > 100_000, `${bytes.length} B for 1 GB`)
+        let inflated = 0
+        await pipeline(Readable.from([bytes]), zlib.createBrotliDecompress(), new Writable({ write: function count (chunk, encoding, callback) { inflated += chunk.length; callback() } }))
+        assert.equal(inflated, 1e9)
+        const third = createBomb({ variant: 'ratio', codec: 'br', bytes: '1GB' }, { cacheDir: dir })
+        for (const stream of third.streams) stream.destroy()
+        assert.equal(third.cacheFile, first.cacheFile)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
+    it('refuses zstd where zlib has none, naming the Node that has it, and members in any codec but gzip', function () {
+      const cases = [[{ variant: 'members', codec: 'br' }, /members are gzip's/], [{ codec: 'lzma' }, /one of gzip, deflate, br, zstd/]]
+      if (!bombCodecAvailable('zstd')) cases.push([{ codec: 'zstd' }, new RegExp(`22\\.15\\.0 and later\\), this is Node ${process.versions.node.replaceAll('.', '\\.')}`)])
+      for (const [query, allowed] of cases) {
+        assert.throws(function () { normalizeBombParams(query) }, function check (err) {
+          assert.equal(err.status, 400, JSON.stringify(query))
+          assert.equal(err.details.parameter, 'codec')
+          assert.match(err.details.allowed, allowed)
+          return true
+        })
+      }
+      assert.equal(maximumBytes('ratio', 'br'), BOMB_LIMITS.maxCompressorBytes)
+    })
+
+    it('POST /good refuses a 2 GiB br bomb with 413, its memory flat (from outside, on a lab of its own)', async function () {
+      this.timeout(120_000)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-bomb-good-'))
+      try {
+        const bomb = await prepareBomb({ variant: 'ratio', codec: 'br', bytes: '2GiB' }, { cacheDir: dir })
+        const body = await buffer(bomb.streams[0])
+        const small = zlib.brotliCompressSync(JSON.stringify({ items: [{ id: 1 }, { id: 2 }] }))
+        async function post (url, bytes) {
+          const res = await fetch(`${url}/good`, { method: 'POST', headers: bomb.uploadHeaders, body: bytes })
+          return { status: res.status, body: await res.json() }
+        }
+        const m = await measureOnFreshServer({
+          warmUp: async function warm (url) { assert.equal((await post(url, small)).status, 200) },
+          load: function sendBomb (url) { return post(url, body) }
+        })
+        assert.equal(m.outcome.status, 413, JSON.stringify(m.outcome.body))
+        assert.match(m.outcome.body.error.type, /^(ratio|inflated)\.too\.large$/)
+        if (m.peakAboveIdle !== null) assert.ok(m.peakAboveIdle < 64 * MiB, `grew ${(m.peakAboveIdle / MiB).toFixed(1)} MiB (${m.peakSource})`)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  })
+
   describe('GET /generate?kind=bomb', function () {
     let lab
 
@@ -273,6 +395,39 @@ describe('zip bombs', function () {
       assert.equal(zlib.gunzipSync(zlib.gunzipSync(body)).readUInt16BE(0), 0x1F8B)
     })
 
+    it('sends a br bomb with the headers to upload it with, made once into the data directory', async function () {
+      const res = await fetch(`${lab.url}/generate?kind=bomb&variant=ratio&codec=br&bytes=100MB`)
+      assert.equal(res.status, 200)
+      assert.equal(res.headers.get('content-type'), 'application/octet-stream')
+      assert.equal(res.headers.get('content-encoding'), null, 'never Content-Encoding: the client would inflate it')
+      assert.match(res.headers.get('content-disposition'), /filename="streamlab-bomb-ratio-100000000B\.json\.br"/)
+      assert.equal(res.headers.get('x-bomb-codec'), 'br')
+      assert.equal(res.headers.get('x-upload-content-type'), 'application/json')
+      assert.equal(res.headers.get('x-upload-content-encoding'), 'br')
+      const body = Buffer.from(await res.arrayBuffer())
+      assert.equal(Number(res.headers.get('content-length')), body.length)
+      assert.equal(zlib.brotliDecompressSync(body).length, 1e8)
+      const cached = fs.readdirSync(path.join(lab.app.locals.options.dataDir, 'bombs'))
+      assert.deepEqual(cached.filter(function isBomb (f) { return f.endsWith('.json.br') }).length, 1, cached.join(', '))
+      const deflate = await fetch(`${lab.url}/generate?kind=bomb&variant=chained&codec=deflate&bytes=1GB`)
+      assert.equal(deflate.headers.get('content-type'), 'application/zlib')
+      assert.equal(deflate.headers.get('x-upload-content-encoding'), 'deflate, deflate, deflate')
+      assert.match(deflate.headers.get('content-disposition'), /\.json\.zz\.zz\.zz"/)
+      assert.equal(zlib.inflateSync(zlib.inflateSync(Buffer.from(await deflate.arrayBuffer()))).readUInt8(0), 0x78)
+    })
+
+    it('answers 400 naming the codec for zstd where zlib has none, and for members in br', async function () {
+      const queries = [['kind=bomb&variant=members&codec=br', /members are gzip's/]]
+      if (!bombCodecAvailable('zstd')) queries.push(['kind=bomb&codec=zstd', /Node whose zlib has zstd \(22\.15\.0 and later\)/])
+      for (const [query, allowed] of queries) {
+        const res = await fetch(`${lab.url}/generate?${query}`)
+        const body = await res.json()
+        assert.equal(res.status, 400, query)
+        assert.equal(body.error.parameter, 'codec')
+        assert.match(body.error.allowed, allowed)
+      }
+    })
+
     it('answers 400 parameter.invalid for a bad kind, variant or parameter', async function () {
       for (const [query, parameter] of [['kind=zip', 'kind'], ['kind=bomb&variant=huge', 'variant'],
         ['kind=bomb&bytes=-1', 'bytes'], ['kind=bomb&variant=ratio&size=10', 'size'], ['kind=bomb&save=1', 'save'],
@@ -291,6 +446,17 @@ describe('zip bombs', function () {
         const res = await fetch(`${lab.url}/good`, { method: 'POST', headers: bomb.uploadHeaders, body })
         const answer = await res.json()
         assert.ok([413, 422].includes(res.status), `${variant}: ${res.status} ${JSON.stringify(answer)}`)
+      }
+    })
+
+    it('is refused by POST /good in every codec and variant it carries, with the headers the bomb names', async function () {
+      for (const codec of BOMB_CODECS.filter(bombCodecAvailable)) {
+        for (const variant of BOMB_VARIANTS.filter(function carried (v) { return codec === 'gzip' || v !== 'members' })) {
+          const { bomb, bytes: body } = await compressed({ variant, codec, bytes: variant === 'depth' ? undefined : '256MB' })
+          const res = await fetch(`${lab.url}/good`, { method: 'POST', headers: bomb.uploadHeaders, body })
+          const answer = await res.json()
+          assert.ok([413, 422].includes(res.status), `${codec} ${variant}: ${res.status} ${JSON.stringify(answer)}`)
+        }
       }
     })
   })
@@ -314,9 +480,20 @@ describe('zip bombs', function () {
       assert.equal(inflateAll(fs.readFileSync(file), 2).readUInt16BE(0), 0x1F8B)
     })
 
+    it('writes a bomb in another codec, with the headers that codec needs', async function () {
+      const { stdout } = await run(process.execPath, [CLI, '--bomb', 'ratio', '--codec', 'deflate', '--bytes', '1GB', '--out', dir + path.sep])
+      const file = path.join(dir, 'streamlab-bomb-ratio-1000000000B.json.zz')
+      assert.match(stdout, /1 deflate layer/)
+      assert.match(stdout, /-H 'content-type: application\/json' -H 'content-encoding: deflate'/)
+      let inflated = 0
+      await pipeline(fs.createReadStream(file), zlib.createInflate(), new Writable({ write: function count (chunk, encoding, callback) { inflated += chunk.length; callback() } }))
+      assert.equal(inflated, 1e9)
+    })
+
     it('exits 2 naming the flag for a bad variant or a flag bombs do not take', async function () {
       for (const [args, flag] of [[['--bomb', 'nope'], '--bomb'], [['--bomb', 'ratio', '--depth', '5'], '--depth'],
-        [['--bomb', 'ratio', '--size', '5'], '--size'], [['--layers', '3'], '--layers']]) {
+        [['--bomb', 'ratio', '--size', '5'], '--size'], [['--layers', '3'], '--layers'], [['--codec', 'br'], '--codec'],
+        [['--bomb', 'members', '--codec', 'br'], '--codec']]) {
         await assert.rejects(run(process.execPath, [CLI, ...args, '--out', dir + path.sep]), function check (err) {
           assert.equal(err.code, 2, args.join(' '))
           assert.ok(err.stderr.includes(flag), err.stderr)
