@@ -1,6 +1,7 @@
 /**
  * The grader's public door, what `npm run grade` (scripts/grade.js) uses:
- * grade a handler, a service or a class, read the card as text or JSON, and
+ * grade a handler, a service or a class, read the card as text, JSON or
+ * JUnit, hold it to a baseline card, build a class's table from cards, and
  * write its report. grader/README.md lists the folders behind it.
  */
 export { AREAS } from './checks/index.js'
@@ -15,3 +16,7 @@ export { classPlaceProblem, gradeClass } from './card/class.js'
 export { htmlBeside, verdictSummary } from './card/class-table.js'
 export { countVerdicts } from './card/class-rows.js'
 export { terminalText } from './card/terminal-text.js'
+export { junitXml } from './card/junit.js'
+export { baselineLines, baselineRefusal, compareWithBaseline, DEFAULT_TOLERANCE, parseTolerance, readBaseline } from './card/baseline.js'
+export { collectClass } from './card/collect.js'
+export { labVersion } from './student/submission.js'

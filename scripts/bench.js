@@ -13,14 +13,17 @@
  * else here. Each experiment's bench is its folder's
  * bench.js (experiments/<name>/bench.js, found through the registry); hostile is scripts/hostile/.
  */
+import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import { createDiskQuota } from '../lib/limits/disk-quota.js'
 import { saveBenchRecord } from '../lib/runs/bench.js'
+import { LESSON_PREFIX, keepLessonRecord } from '../lib/runs/lessons.js'
 import { runsDir } from '../lib/runs/store.js'
 import { displayPath } from '../lib/util/atomic-file.js'
+import { outputRoot } from '../lib/util/project-root.js'
 import { writeReport } from '../lib/measure/report.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { loadBenches } from '../experiments/index.js'
@@ -41,7 +44,8 @@ ${names}
 
 Options (all):
   --out DIR           where reports go (default reports/<timestamp>)
-  --figures NAME      also write docs/figures/NAME.json and NAME.md: the figures the docs quote
+  --figures NAME      also write docs/figures/NAME.json and NAME.md: the figures the docs quote,
+                      and NAME.run.json: the run's record, which a lab replays as lesson-NAME
   -h, --help
 
 ${details}`
@@ -72,7 +76,7 @@ function readBenchArgs (argv) {
   return {
     bench,
     figures: values.figures,
-    out: values.out ?? path.join(PROJECT_ROOT, 'reports', new Date().toISOString().replace(/[:.]/g, '-')),
+    out: values.out ?? path.join(outputRoot(), 'reports', new Date().toISOString().replace(/[:.]/g, '-')),
     options: bench.normalize(values)
   }
 }
@@ -127,8 +131,17 @@ async function main () {
     data: result.data
   })
   if (args.figures) files.push(...await writeFigures(args.figures, { title: result.title, command: figuresCommand('bench', process.argv.slice(2)), meta, markdown: result.markdown, data: result.data }))
-  process.stderr.write(`reports written: ${files.map(function shown (f) { return path.relative(PROJECT_ROOT, f) }).join(', ')}\n`)
-  process.stderr.write(`${await keepRecord(args, result, started)}\n`)
+  process.stderr.write(`reports written: ${files.map(displayPath).join(', ')}\n`)
+  const kept = await keepRecord(args, result, started)
+  process.stderr.write(`${kept.line}\n`)
+  if (args.figures && kept.file !== null) {
+    // the run the figures came from, beside them: the lesson that quotes them links its replay
+    try {
+      process.stderr.write(`lesson run: ${displayPath(await keepLessonRecord(kept.file, args.figures))} (/?run=${LESSON_PREFIX}${args.figures})\n`)
+    } catch (err) {
+      process.stderr.write(`lesson run not kept: ${err.message}\n`)
+    }
+  }
   return 0
 }
 
@@ -136,10 +149,13 @@ async function main () {
  * The run's record: written by the lab the experiment ran in (its id is in the result), or here
  * for a bench of fresh labs, within the lab's default disk quota. A record that cannot be
  * written costs the bench nothing: the reports are written.
- * @returns {Promise<string>} a line saying where it is
+ * @returns {Promise<{ line: string, file: string|null }>} a line saying where it is, and the file
  */
 async function keepRecord (args, result, started) {
-  if (typeof result.runId === 'string') return `run record: ${displayPath(path.join(runsDir(DEFAULTS.dataDir), `${result.runId}.json`))} (written by the lab)`
+  if (typeof result.runId === 'string') {
+    const file = path.join(runsDir(DEFAULTS.dataDir), `${result.runId}.json`)
+    return { line: `run record: ${displayPath(file)} (written by the lab)`, file: fs.existsSync(file) ? file : null }
+  }
   try {
     const diskQuota = createDiskQuota({ dir: DEFAULTS.dataDir, quota: DEFAULTS.diskQuota })
     const saved = await saveBenchRecord({
@@ -154,9 +170,9 @@ async function keepRecord (args, result, started) {
       charts: result.charts,
       data: result.data
     })
-    return saved === null ? 'run record: none kept' : `run record: ${displayPath(saved.path)}`
+    return saved === null ? { line: 'run record: none kept', file: null } : { line: `run record: ${displayPath(saved.path)}`, file: saved.path }
   } catch (err) {
-    return `run record not written: ${err.message}`
+    return { line: `run record not written: ${err.message}`, file: null }
   }
 }
 

@@ -5,6 +5,9 @@
  *   npm run grade -- path/to/handler.js [--quick] [--seed N] [--json FILE] [--only AREAS] [--out DIR] [--port N] [--keep-open S]
  *   npm run grade -- path/to/folder/ --csv class.csv [--quick] [--seed N] [--only AREAS] [--out DIR]
  *   npm run grade -- --url http://127.0.0.1:PORT/ingest [--start "CMD" | --pid N] [--header "Name: value"]... [--allow-remote]
+ *   ... [--content-type TYPE]: the media type the encodings are probed and bombed in
+ *   ... [--junit FILE] [--baseline CARD.json [--tolerance 25%]]: for CI (grader/card/junit.js, baseline.js)
+ *   npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE]: a class's table from cards (grader/card/collect.js)
  *
  * One handler: starts a lab with it at POST /student, runs the checks
  * (correctness, memory, speed, safety, resilience: grader/), prints the
@@ -25,10 +28,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { DEFAULTS, PROJECT_ROOT } from '../lib/config/options.js'
+import { DEFAULTS } from '../lib/config/options.js'
 import {
   AREAS, cardJson, cardTable, classifyUrl, classPlaceProblem, countVerdicts, formatCard, grade, gradeClass, gradeService,
-  normalizeSeed, remoteRefusal, terminalText, verdictSummary, writeGradeReport
+  normalizeSeed, remoteRefusal, terminalText, verdictSummary, writeGradeReport,
+  baselineLines, baselineRefusal, collectClass, compareWithBaseline, DEFAULT_TOLERANCE, htmlBeside, junitXml, labVersion,
+  parseTolerance, readBaseline
 } from '../grader/index.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 
@@ -36,22 +41,39 @@ const EXIT_FAILED = 1
 const EXIT_USAGE = 2
 /** A class the grader itself failed on somewhere: a row it could not grade, a report or the table it could not write. */
 const EXIT_GRADER = 3
+/** Every check passed, but a figure is worse than the baseline card's by more than the tolerance (--baseline). */
+const EXIT_BASELINE = 4
 
 const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- <folder> --csv class.csv [options]
        npm run grade -- --url http://127.0.0.1:PORT/PATH [--start "CMD" | --pid N] [options]
+       npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE]
+       (installed as a package: npx streamlab grade … takes the same arguments)
 
-  <handler.js>     an ES module whose default export is an Express handler (req, res),
-                   sync or async, or an express.Router() with a post('/') route
-  <folder>         a class: every .js file in it, and every folder in it with an index.js,
-                   graded one at a time; one row each in the CSV and in an HTML table beside it
+  <handler.js>     an ES module (.js, .mjs) whose default export is an Express handler (req, res),
+                   sync or async, or an express.Router() with a post('/') route; or CommonJS (.cjs)
+  <folder>         a class: every .js, .mjs and .cjs file in it, and every folder in it with a
+                   package.json naming its module (exports ".", main) or an index.js, .mjs or .cjs,
+                   graded one at a time; one row each in the CSV and in an HTML table beside it;
+                   anything else is a row "skipped", with the reason
   --quick          smaller bodies and bombs: about a minute a handler, the full run two to three
                    (measured on a 2-core machine: docs/lessons/grade.md, "Run it")
   --seed N         draw the bodies from seed N (0 to 4294967295): the card names the seed of every
                    run, and --seed with it sends the same bodies again; by default a new random seed
   --json FILE      also write the card as JSON: { handler, verdict, preset, seed, date, durationMs,
-                   labVersion, sha256, areas, checks: [{ area, name, pass, figure, limit, hint }] }
+                   labVersion, sha256, areas, encodings, checks: [{ area, name, pass, figure, limit, hint }],
+                   measures: [{ area, check, name, value, unit, better }] }
   --figures NAME   also write docs/figures/NAME.json and NAME.md: the card as the docs quote it
+  --junit FILE     also write the card as JUnit XML, for CI: a testsuite per area, a testcase per
+                   check, a failure with the figure, the limit and the hint (not with a folder)
+  --baseline CARD  hold this run to an earlier --json card: fail (exit 4) when a memory slope, a peak
+                   or the speed ratio is worse than the baseline's by more than the tolerance; a
+                   baseline of another preset is refused, another lab version or seed is said
+  --tolerance P    with --baseline: how much worse is allowed, in percent of the baseline's figure
+                   (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
+  --collect DIR    build the class table from cards graded elsewhere: DIR/<student>/card.json beside
+                   the file it graded; a card is refused unless its sha256 matches that file and its
+                   seed (--seed, needed), preset (--quick) and areas (--only) and lab version are the class's
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
   --out DIR        where the report goes (default test-data/grade/<timestamp>; a class: a folder per submission)
@@ -62,12 +84,18 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --pid N          or watches one already running (never signalled); with neither, memory is not judged
                    and fails: add --only correctness,speed,safety,resilience
   --header "N: V"  sent with every body (repeat it): a token, Content-Type: application/json
+  --content-type T before the safety checks a small document goes in each encoding (gzip, deflate,
+                   br, zstd where Node has it, identity) and each one taken gets its bombs: in media
+                   type T (default: a Content-Type --header gives, else application/json, else
+                   application/octet-stream, the first it accepts one in); a handler or a service
   --allow-remote   aim at a URL that is not loopback (the card says so; its memory cannot be read)
   -h, --help
 
-Exit code: 0 when every check passes (a class: every submission; memory not judged is not a pass),
-1 when one fails (a class: or a submission is refused), 2 for a usage error (a remote URL without
---allow-remote, say), 3 when the grader failed on a class (an error row, a report or the table not written).
+Exit code: 0 when every check passes (a class: every submission, skipped entries aside; memory not
+judged is not a pass), 1 when one fails (a class: or a submission or a card is refused), 2 for a usage
+error (a remote URL without --allow-remote, a baseline that is not a card or of another preset, say),
+3 when the grader failed on a class (an error row, a report or the table not written), 4 when every
+check passed but a figure is worse than the --baseline card's (docs/grading-in-ci.md).
 The checks and how to read the card: docs/lessons/grade.md`
 
 /**
@@ -97,10 +125,17 @@ function readGradeArgs (argv) {
       pid: { type: 'string' },
       header: { type: 'string', multiple: true },
       'allow-remote': { type: 'boolean', default: false },
+      'content-type': { type: 'string' },
+      junit: { type: 'string' },
+      baseline: { type: 'string' },
+      tolerance: { type: 'string' },
+      collect: { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
   if (values.help) return { help: true }
+  if (values.tolerance !== undefined && values.baseline === undefined) throw new TypeError('--tolerance goes with --baseline: the card this run is held to')
+  if (values.collect !== undefined) return readCollectArgs(values, positionals)
   if (values.url !== undefined) return readServiceArgs(values, positionals)
   for (const flag of ['start', 'pid', 'header']) {
     if (values[flag] !== undefined) throw new TypeError(`--${flag} goes with --url: the service to grade`)
@@ -113,6 +148,7 @@ function readGradeArgs (argv) {
   const common = readCommon(values)
   if (isFolder) {
     if (values.json !== undefined || values.figures !== undefined) throw new TypeError('--json and --figures write one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
+    if (values.junit !== undefined || values.baseline !== undefined) throw new TypeError('--junit and --baseline are for one card: grade one handler or service with them (each student\'s CI, docs/grading-in-ci.md)')
     if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
   } else if (values.csv !== undefined) {
     throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
@@ -169,6 +205,28 @@ function readServiceArgs (values, positionals) {
   }
 }
 
+/**
+ * The command line of a class built from cards (--collect DIR): the teacher's seed (needed: a
+ * card of other bodies is refused), preset and areas; the table's place, outside DIR.
+ * @returns {{ collect: string, seed: number, preset: string, areas: string[]|null, csv: string, out: string,
+ *   handler: null, folder: null, service: null }}
+ * @throws {TypeError} naming the bad flag
+ */
+function readCollectArgs (values, positionals) {
+  if (positionals.length > 0) throw new TypeError(`--collect builds a table from cards: no handler or folder beside it (got ${positionals.join(', ')})`)
+  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'baseline', 'content-type']) {
+    if (values[flag] !== undefined) throw new TypeError(`--${flag} grades: --collect only reads the cards students' CI wrote`)
+  }
+  if (values.seed === undefined) throw new TypeError('--collect needs the class\'s --seed: a card graded with other bodies is refused')
+  const dir = values.collect
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new TypeError(`--collect takes a folder of students' folders, got ${dir}`)
+  const common = readCommon(values)
+  const csv = values.csv ?? path.join(common.out, 'class.csv')
+  const misplaced = classPlaceProblem(dir, { csv, reportDir: common.out })
+  if (misplaced !== null) throw new TypeError(misplaced)
+  return { ...common, collect: dir, csv, handler: null, folder: null, service: null }
+}
+
 /** The flags a handler and a service share. */
 function readCommon (values) {
   const port = Number(values.port)
@@ -190,14 +248,26 @@ function readCommon (values) {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   return {
     areas,
+    contentType: readContentType(values['content-type']),
     preset: values.quick ? 'quick' : 'full',
     seed,
     json: values.json ?? null,
+    junit: values.junit ?? null,
+    baseline: values.baseline ?? null,
+    tolerance: values.tolerance === undefined ? DEFAULT_TOLERANCE : parseTolerance(values.tolerance),
     figures: readFiguresName(values.figures),
     out: values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp),
     port,
     keepOpenMs: Math.round(keepOpen * 1000)
   }
+}
+
+/** --content-type: a media type, `type/subtype`, without parameters; null when not given. */
+function readContentType (text) {
+  if (text === undefined) return null
+  const type = text.trim().toLowerCase()
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/.test(type)) throw new TypeError(`--content-type takes a media type such as application/json, got ${JSON.stringify(text)}`)
+  return type
 }
 
 function readFiguresName (name) {
@@ -231,7 +301,7 @@ function progressLine (event) {
 /** "PASS 18/18", or "REFUSED: not graded: index.js is a symbolic link, …" (the first line of the reason). */
 function rowSummary (row) {
   const verdict = row.verdict.toUpperCase()
-  if (row.verdict === 'refused' || row.verdict === 'error') return `${verdict}: ${row.error.split('\n')[0]}`
+  if (row.verdict === 'refused' || row.verdict === 'error' || row.verdict === 'skipped') return `${verdict}: ${row.error.split('\n')[0]}`
   return `${verdict} ${row.checks_passed}/${row.checks_total}`
 }
 
@@ -247,13 +317,22 @@ async function gradeOneFile (args, command) {
     preset: args.preset,
     areas: args.areas ?? undefined,
     seed: args.seed ?? undefined,
+    contentType: args.contentType ?? undefined,
     port: args.port,
     keepOpenMs: args.keepOpenMs,
     onProgress: progressPrinter(process.stderr)
   }
   const card = args.service ? await gradeService({ ...options, ...args.service }) : await grade(args.handler, options)
   process.stdout.write('\n' + formatCard(card))
+  // the gate: this run's figures against the baseline card's, each line naming the baseline
+  const gate = args.baselineDoc ? compareWithBaseline(cardJson(card), args.baselineDoc, { file: args.baseline, tolerance: args.tolerance }) : null
+  if (gate !== null) process.stdout.write('\n' + baselineLines(gate).map(terminalText).join('\n') + '\n')
   const files = await writeGradeReport(args.out, card, command)
+  if (args.junit) {
+    await fs.promises.mkdir(path.dirname(path.resolve(args.junit)), { recursive: true })
+    await fs.promises.writeFile(args.junit, junitXml(card, { baseline: gate }))
+    files.push(args.junit)
+  }
   if (args.json) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
     await fs.promises.writeFile(args.json, JSON.stringify(cardJson(card), null, 2) + '\n')
@@ -269,7 +348,8 @@ async function gradeOneFile (args, command) {
     }))
   }
   process.stderr.write(`written: ${files.map(shown).join(', ')}\n`)
-  return card.passed ? 0 : EXIT_FAILED
+  if (!card.passed) return EXIT_FAILED
+  return gate === null || gate.passed ? 0 : EXIT_BASELINE
 }
 
 async function gradeFolder (args, command) {
@@ -278,13 +358,14 @@ async function gradeFolder (args, command) {
     preset: args.preset,
     areas: args.areas ?? undefined,
     seed: args.seed ?? undefined,
+    contentType: args.contentType ?? undefined,
     reportDir: args.out,
     command,
     writeReport: function writeCardReport (dir, card) { return writeGradeReport(dir, card, command) },
     onProgress: progressPrinter(process.stderr)
   })
   const counts = countVerdicts(result.rows)
-  const lines = [`${result.rows.length} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`]
+  const lines = [`${result.rows.length - counts.skipped} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`]
   for (const row of result.rows) {
     const graded = row.verdict === 'pass' || row.verdict === 'fail' ? `  ${row.checks_passed}/${row.checks_total}` : ''
     lines.push(`${row.verdict.toUpperCase().padEnd(7)}  ${row.name}${graded}${row.error ? `  ${row.error.split('\n')[0]}` : ''}`)
@@ -294,11 +375,49 @@ async function gradeFolder (args, command) {
   process.stdout.write('\n' + lines.map(terminalText).join('\n') + '\n')
   process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}`) + '\n')
   if (result.problems.length > 0 || counts.error > 0) return EXIT_GRADER
-  return counts.pass === result.rows.length ? 0 : EXIT_FAILED
+  return counts.pass === result.rows.length - counts.skipped ? 0 : EXIT_FAILED
 }
 
+/** A class's table from the cards in a folder (grader/card/collect.js): nothing graded, every card checked. */
+async function collectCards (args, command) {
+  const result = await collectClass(args.collect, {
+    csv: args.csv,
+    html: htmlBeside(args.csv),
+    seed: args.seed,
+    preset: args.preset,
+    areas: args.areas,
+    labVersion: await labVersion(),
+    command,
+    onProgress: progressPrinter(process.stderr)
+  })
+  const counts = countVerdicts(result.rows)
+  const lines = [`${result.rows.length} entries collected for seed ${args.seed}: ${verdictSummary(result.rows)}`]
+  for (const row of result.rows) {
+    const graded = row.verdict === 'pass' || row.verdict === 'fail' ? `  ${row.checks_passed}/${row.checks_total}` : ''
+    lines.push(`${row.verdict.toUpperCase().padEnd(7)}  ${row.name}${graded}${row.error ? `  ${row.error.split('\n')[0]}` : ''}`)
+  }
+  process.stdout.write('\n' + lines.map(terminalText).join('\n') + '\n')
+  process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}`) + '\n')
+  return counts.pass === result.rows.length - counts.skipped ? 0 : EXIT_FAILED
+}
+
+/** A path as the person who typed the command sees it: relative to where they are. */
 function shown (file) {
-  return path.relative(PROJECT_ROOT, path.resolve(file))
+  return path.relative(process.cwd(), path.resolve(file)) || '.'
+}
+
+/**
+ * The --baseline card, read before anything is graded: a file that is no card, or a card of
+ * another preset, is a usage error at once rather than after minutes of grading.
+ * @returns {Promise<string|null>} the problem, or null (the card is then `args.baselineDoc`)
+ */
+async function loadBaseline (args) {
+  const { doc, problem } = await readBaseline(args.baseline)
+  if (problem !== null) return problem
+  const refusal = baselineRefusal(doc, args.preset)
+  if (refusal !== null) return `--baseline: ${refusal}`
+  args.baselineDoc = doc
+  return null
 }
 
 async function main () {
@@ -313,7 +432,15 @@ async function main () {
     process.stdout.write(USAGE + '\n')
     return 0
   }
+  if (args.baseline) {
+    const problem = await loadBaseline(args)
+    if (problem !== null) {
+      process.stderr.write(terminalText(`grade: ${problem}`) + '\n')
+      return EXIT_USAGE
+    }
+  }
   const command = `npm run grade -- ${process.argv.slice(2).join(' ')}`
+  if (args.collect) return collectCards(args, command)
   return args.folder === null ? gradeOneFile(args, command) : gradeFolder(args, command)
 }
 

@@ -2,8 +2,9 @@
  * A class run's rows and files (grader/card/class.js), with a stand-in for
  * grade() so that nothing is graded: every submission gets its own row
  * (refused before it is read, refused by the grader, the grader's failure,
- * graded), names are data (distinct report folders, never the table's files,
- * never inside the class's folder), what the grader cannot write is its own
+ * graded; an entry that is no submission a `skipped` row), names are data
+ * (distinct report folders, never the table's files, never inside the
+ * class's folder), what the grader cannot write is its own
  * failure, and the table and the reports are the grader's alone (0600, 0700).
  * The slow part, a class graded for real with each attack in it, is
  * test/slow/grade-cheats.test.js.
@@ -161,6 +162,40 @@ describe('a class run\'s rows (grader/card/class.js)', function () {
       assert.equal(modeOf(path.join(honest.report, 'results.json')), 0o600)
       assert.match(fs.readFileSync(result.html, 'utf8'), /<td class="refused">refused<\/td>/)
       assert.match(fs.readFileSync(result.html, 'utf8'), /6 submissions: 1 passed, 1 failed, 3 refused, 1 the grader failed on/)
+    })
+  })
+
+  describe('an entry that is no submission', function () {
+    it('is a row "skipped" with the reason, never graded and never dropped', async function () {
+      write('honest.mjs')
+      write('notes.txt', 'office hours on Friday')
+      write('handler.ts')
+      const calls = []
+      const events = []
+      const result = await gradeClass(folder, {
+        csv: path.join(out, 'class.csv'),
+        reportDir: out,
+        seed: 7,
+        grade: standInGrade(calls),
+        writeReport: keepCard,
+        onProgress: function keep (event) { events.push(event) }
+      })
+      const rows = table(result.csv)
+      assert.deepEqual(rows.map(function said (r) { return [r.name, r.verdict, r.error] }), [
+        ['handler.ts', 'skipped', 'not a submission: a .ts file (a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js)'],
+        ['honest', 'pass', ''],
+        ['notes.txt', 'skipped', 'not a submission: a .txt file (a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js)']
+      ])
+      assert.deepEqual(calls.map(function graded (c) { return path.basename(c.handler) }), ['honest.mjs'])
+      assert.deepEqual(events.filter(function start (e) { return e.type === 'submission' }).map(function at (e) { return `${e.index + 1}/${e.total} ${e.name}` }), ['1/1 honest'])
+      assert.equal(events.filter(function graded (e) { return e.type === 'graded' }).length, 3)
+      assert.match(fs.readFileSync(result.html, 'utf8'), /1 submission: 1 passed, 2 skipped \(not a submission\)/)
+    })
+
+    it('makes a folder with nothing to grade a usage error that names what it skipped and why', async function () {
+      write('notes.txt', 'x')
+      await assert.rejects(gradeClass(folder, { csv: path.join(out, 'class.csv'), seed: 7, grade: standInGrade([]) }),
+        { name: 'TypeError', message: /^no submissions in .*: a submission is a \.js, \.mjs or \.cjs file, .*; skipped: notes\.txt \(not a submission: a \.txt file/ })
     })
   })
 

@@ -15,6 +15,15 @@
  * covered. In `checks`, `area` is one of correctness, memory, speed,
  * safety, resilience; `pass` a boolean; `figure` and `limit` strings with
  * their units; `hint` a string when the check failed, null when it passed.
+ * `measures` holds the figures as numbers, each naming its check (measures.js:
+ * slopes, peaks, the speed ratio), for a baseline and a class built from cards.
+ *
+ * `encodings` is what the target took when a small document was sent in
+ * each content coding before the safety checks (grader/checks/encodings.js):
+ * { mediaType, accepted, refused, other: [{ coding, status, taken, why }],
+ * untried: [{ coding, why }] }, codings named as Content-Encoding names them
+ * (`identity`: plain JSON; `taken`: answered as a valid body is, but wrong,
+ * and so bombed too); null when the run had no safety check.
  *
  * A service's card (`--url`) has `handler` set to the URL, `sha256` null (no
  * file was graded), and one more key, `service`: { url, mode:
@@ -24,9 +33,11 @@
 import { AREAS } from '../checks/index.js'
 import { MAX_SEED } from '../checks/settings.js'
 import { areaVerdicts } from './card.js'
+import { cardMeasures, measuresProblems } from './measures.js'
 
 const KEYS = Object.freeze(['area', 'name', 'pass', 'figure', 'limit', 'hint'])
-const CARD_KEYS = Object.freeze(['handler', 'verdict', 'preset', 'seed', 'date', 'durationMs', 'labVersion', 'sha256', 'areas', 'checks'])
+const CARD_KEYS = Object.freeze(['handler', 'verdict', 'preset', 'seed', 'date', 'durationMs', 'labVersion', 'sha256', 'areas', 'encodings', 'checks', 'measures'])
+const ENCODINGS_KEYS = Object.freeze(['mediaType', 'accepted', 'refused', 'other', 'untried'])
 const SERVICE_KEYS = Object.freeze(['url', 'mode', 'command', 'pid', 'remote', 'contract', 'headers', 'notes'])
 const SERVICE_MODES = Object.freeze(['started', 'watched', 'unwatched'])
 
@@ -52,9 +63,11 @@ export function cardJson (card) {
     labVersion: card.labVersion,
     sha256: card.digest ?? null,
     areas,
+    encodings: card.encodings ? Object.fromEntries(ENCODINGS_KEYS.map(function pick (key) { return [key, card.encodings[key]] })) : null,
     checks: card.checks.map(function pick (c) {
       return { area: c.area, name: c.name, pass: c.pass, figure: c.figure, limit: c.limit, hint: c.pass ? null : c.hint }
     }),
+    measures: cardMeasures(card),
     ...service
   }
 }
@@ -78,7 +91,9 @@ export function validateCardJson (doc) {
   if (!Number.isSafeInteger(doc.durationMs) || doc.durationMs < 0) problems.push('durationMs must be a whole number of milliseconds')
   if (typeof doc.labVersion !== 'string' || doc.labVersion === '') problems.push('labVersion must be a non-empty string')
   if (doc.sha256 !== null && !/^[0-9a-f]{64}$/.test(doc.sha256 ?? '')) problems.push('sha256 must be 64 hex digits (null only for a file that could not be read, or a service)')
+  if (doc.encodings !== null) problems.push(...encodingsProblems(doc.encodings))
   if (!Array.isArray(doc.checks) || doc.checks.length === 0) return [...problems, 'checks must be a non-empty array']
+  problems.push(...measuresProblems(doc.measures, doc.checks))
   const allPassed = doc.checks.every(function passed (c) { return c?.pass === true })
   if (doc.verdict !== (allPassed ? 'pass' : 'fail')) problems.push(`verdict must be ${allPassed ? 'pass' : 'fail'}: it is pass only when every check passed`)
   if (doc.areas === null || typeof doc.areas !== 'object' || Array.isArray(doc.areas)) {
@@ -104,6 +119,22 @@ export function validateCardJson (doc) {
     if (c.pass === true && c.hint !== null) problems.push(`${at}.hint must be null when the check passed`)
     if (c.pass === false && (typeof c.hint !== 'string' || c.hint === '')) problems.push(`${at}.hint must be a string when the check failed`)
   })
+  return problems
+}
+
+/** What is wrong with a card's `encodings`. */
+function encodingsProblems (encodings) {
+  if (encodings === null || typeof encodings !== 'object' || Array.isArray(encodings)) return ['encodings must be an object or null']
+  const problems = []
+  const keys = Object.keys(encodings).sort()
+  if (keys.join() !== [...ENCODINGS_KEYS].sort().join()) problems.push(`encodings has keys ${keys.join(', ')}, not ${ENCODINGS_KEYS.join(', ')}`)
+  if (typeof encodings.mediaType !== 'string' || !encodings.mediaType.includes('/')) problems.push('encodings.mediaType must be a media type')
+  for (const key of ['accepted', 'refused']) {
+    if (!Array.isArray(encodings[key]) || !encodings[key].every(function named (c) { return typeof c === 'string' && c !== '' })) problems.push(`encodings.${key} must be an array of coding names`)
+  }
+  for (const key of ['other', 'untried']) {
+    if (!Array.isArray(encodings[key]) || !encodings[key].every(function said (e) { return typeof e?.coding === 'string' && typeof e?.why === 'string' })) problems.push(`encodings.${key} must be an array of { coding, why }`)
+  }
   return problems
 }
 

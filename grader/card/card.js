@@ -3,8 +3,10 @@
  * check, the figure, the limit, what it means), the lab's own routes beside
  * a memory line when they were measured, a failed check's reason and hint,
  * and the verdict per area. A service's card says first how the grader knew
- * the service and what its answers were judged by.
+ * the service and what its answers were judged by; a card with safety checks,
+ * which encodings the target accepted and refused.
  */
+import { encodingsLine } from '../checks/encodings.js'
 import { AREAS } from '../checks/index.js'
 import { terminalText } from './terminal-text.js'
 
@@ -23,6 +25,7 @@ export function formatCard (card) {
   const lines = [`Grade card: ${what} (${card.preset === 'quick' ? '--quick' : `${card.preset} run`}, ${(card.ms / 1000).toFixed(1)} s${seed})`]
   if (card.service) lines.push(...serviceLines(card.service))
   if (card.loadError) lines.push(`  ${card.service ? 'The service did not start' : 'The module did not load'}: ${card.loadError}`)
+  if (card.encodings) lines.push(`  encodings: ${encodingsLine(card.encodings)}`)
   const nameWidth = Math.max(...card.checks.map(function width (c) { return c.name.length }))
   for (const c of card.checks) {
     lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  [limit: ${c.limit}]  ${c.meaning}`)

@@ -21,14 +21,16 @@ export const COLUMNS = Object.freeze([
 /**
  * A row's verdict: `pass` and `fail` are the grade; `refused` a submission the grader would
  * not run (a symbolic link, a pipe, past the size or time a read may take, or one that would
- * run as root), the reason in `error`; `error` the grader's own failure on it.
+ * run as root), the reason in `error`; `error` the grader's own failure on it; `skipped` an
+ * entry of the folder that is no submission (notes.txt, handler.ts), listed so that nothing
+ * is dropped in silence, the reason in `error`.
  */
-export const VERDICTS = Object.freeze(['pass', 'fail', 'refused', 'error'])
+export const VERDICTS = Object.freeze(['pass', 'fail', 'refused', 'error', 'skipped'])
 
 /**
  * How many rows have each verdict.
  * @param {Array<{ verdict: string }>} rows
- * @returns {{ pass: number, fail: number, refused: number, error: number }}
+ * @returns {{ pass: number, fail: number, refused: number, error: number, skipped: number }}
  */
 export function countVerdicts (rows) {
   const counts = Object.fromEntries(VERDICTS.map(function zero (verdict) { return [verdict, 0] }))
@@ -63,6 +65,32 @@ export function rowOf (submission, card, digest) {
 }
 
 /**
+ * A --json card graded elsewhere as a row (`--collect`): the same columns as a card graded
+ * here, the key figures from its `measures`.
+ * @param {{ name: string, path: string }} submission
+ * @param {object} doc a --json card (validateCardJson holds)
+ * @param {string} digest the submission's, as checked against the card
+ */
+export function rowOfCardJson (submission, doc, digest) {
+  const row = emptyRow(submission, digest, doc.seed)
+  row.verdict = doc.verdict
+  for (const area of AREAS) row[area] = doc.areas[area] ?? 'not run'
+  row.checks_passed = doc.checks.filter(function passed (c) { return c.pass }).length
+  row.checks_total = doc.checks.length
+  const measure = function measure (area, check, name) {
+    const found = doc.measures.find(function named (m) { return m.area === area && (check === null || m.check === check) && m.name === name })
+    return figureOf(found?.value)
+  }
+  row.memory_size_slope_MiB_per_100MB = measure('memory', 'growth against body size', 'slope')
+  row.memory_concurrency_slope_MiB_per_upload = measure('memory', 'growth against concurrency', 'slope')
+  row.speed_MBps = measure('speed', null, 'MB/s')
+  row.speed_ratio = measure('speed', null, 'ratio')
+  row.failed_checks = doc.checks.filter(function failed (c) { return !c.pass }).map(function named (c) { return `${c.area}: ${c.name}` }).join('; ')
+  row.duration_s = seconds(doc.durationMs)
+  return row
+}
+
+/**
  * The row of a submission the grader would not run: verdict `refused`, and the reason.
  * @param {{ name: string, path: string }} submission
  * @param {string|null} digest null when it was not read
@@ -84,6 +112,15 @@ export function refusedRow (submission, digest, seed, ms, reason) {
  */
 export function errorRow (submission, digest, seed, ms, message) {
   return { ...emptyRow(submission, digest, seed), verdict: 'error', duration_s: seconds(ms), error: message }
+}
+
+/**
+ * The row of an entry that is no submission: verdict `skipped`, and why.
+ * @param {{ name: string, path: string, skipped: string }} entry from findSubmissions
+ * @param {number} seed the class's
+ */
+export function skippedRow (entry, seed) {
+  return { ...emptyRow(entry, null, seed), verdict: 'skipped', duration_s: 0, error: entry.skipped }
 }
 
 function emptyRow (submission, digest, seed) {

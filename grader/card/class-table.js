@@ -93,8 +93,10 @@ function classHtml (table) {
     })
     return `<tr>${cells.join('')}</tr>`
   }).join('\n')
+  // a skipped entry is no submission: counted in the summary's words, not in the number before it
+  const submissions = table.rows.filter(function submitted (row) { return row.verdict !== 'skipped' }).length
   const about = [
-    `${table.rows.length} submission${table.rows.length === 1 ? '' : 's'}: ${verdictSummary(table.rows)}`,
+    `${submissions} submission${submissions === 1 ? '' : 's'}: ${verdictSummary(table.rows)}`,
     `folder ${table.folder}`,
     `seed ${table.seed}`,
     `preset ${table.preset}`,
@@ -114,7 +116,7 @@ thead th { background: #eee; }
 td.pass { background: #d9f2d9; }
 td.fail, td.error { background: #f9d6d5; font-weight: bold; }
 td.refused { background: #fbe5c8; font-weight: bold; }
-td.not-run { color: #666; }
+td.not-run, td.skipped { color: #666; }
 caption { text-align: left; margin-bottom: 0.5rem; }
 </style>
 </head>
@@ -132,13 +134,13 @@ ${body}
 }
 
 /**
- * The verdicts counted in words: "2 passed, 1 failed, 1 refused, 1 the grader failed on",
+ * The verdicts counted in words: "2 passed, 1 failed, 1 refused, 1 the grader failed on, 1 skipped (not a submission)",
  * a verdict no row has left out (but "0 passed").
  * @param {Array<{ verdict: string }>} rows
  */
 export function verdictSummary (rows) {
   const counts = countVerdicts(rows)
-  const words = { pass: 'passed', fail: 'failed', refused: 'refused', error: 'the grader failed on' }
+  const words = { pass: 'passed', fail: 'failed', refused: 'refused', error: 'the grader failed on', skipped: 'skipped (not a submission)' }
   return VERDICTS.filter(function shown (verdict) { return verdict === 'pass' || counts[verdict] > 0 })
     .map(function said (verdict) { return `${counts[verdict]} ${words[verdict]}` }).join(', ')
 }

@@ -7,7 +7,8 @@
  *
  * Whatever a submission is or does, it gets a row and the run goes on: one
  * the grader will not run (a link, a pipe, one that would run as root) is
- * `refused` with the reason; the grader's own failure on one is `error`. A
+ * `refused` with the reason; the grader's own failure on one is `error`; an
+ * entry that is no submission (notes.txt) is a `skipped` row with the reason. A
  * name is data: each submission's report goes to a folder of its own, never
  * the table's files, never inside the class's folder. What the grader could
  * not write is its own failure (`problems`), not the student's row.
@@ -19,7 +20,7 @@ import { DEFAULTS } from '../../lib/config/options.js'
 import { newSeed, normalizeSeed } from '../checks/settings.js'
 import { grade } from '../run/grade-handler.js'
 import { findSubmissions, labVersion, submissionDigest } from '../student/submission.js'
-import { errorRow, refusedRow, rowOf } from './class-rows.js'
+import { errorRow, refusedRow, rowOf, skippedRow } from './class-rows.js'
 import { htmlBeside, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, writeTable } from './class-table.js'
 
 /** How many report folders one name may share before the grader gives up on a suffix. */
@@ -29,14 +30,15 @@ const MAX_SUFFIX = 1000
  * Grade every submission in `folder`, one at a time, and write the table.
  * @param {string} folder
  * @param {{ csv: string, html?: string, preset?: string, settings?: object, areas?: string[], seed?: number,
- *   reportDir?: string, command?: string, isolation?: object, onProgress?: (event: object) => void,
+ *   contentType?: string, reportDir?: string, command?: string, isolation?: object, onProgress?: (event: object) => void,
  *   writeReport?: (dir: string, card: object) => Promise<string[]>, grade?: typeof grade }} options
  *   `csv`: the table's file; `html`: beside it by default (class.csv -> class.html); `reportDir`: where each
  *   submission's report goes (a folder per submission, written by `writeReport`); `isolation`: as grade()
  *   takes it (each submission may read only its own file or folder); `grade`: grade() itself unless a
  *   spec gives a stand-in (the class run's rows without a grading); `onProgress` gets
- *   { type: 'submission', index, total, name, etaMs } before each, { type: 'graded', index, total, row }
- *   after, and each grading's own events with `submission` added
+ *   { type: 'submission', index, total, name, etaMs } before each one graded (counted among those graded),
+ *   { type: 'graded', index, total, row } after each entry, skipped ones too (counted among all entries),
+ *   and each grading's own events with `submission` added
  * @returns {Promise<{ seed: number, rows: object[], csv: string, html: string, problems: string[] }>}
  *   `problems`: what the grader failed to write (a report, the table), each once
  * @throws {TypeError} before anything is graded: no submissions, or the table or the reports inside the class's folder
@@ -47,7 +49,8 @@ export async function gradeClass (folder, options) {
   const misplaced = classPlaceProblem(folder, { csv, html, reportDir: options.reportDir })
   if (misplaced !== null) throw new TypeError(misplaced)
   const submissions = await findSubmissions(folder)
-  if (submissions.length === 0) throw new TypeError(`no submissions in ${folder}: a submission is a .js file, or a folder with an index.js`)
+  const gradable = submissions.filter(function isSubmission (s) { return s.skipped === null }).length
+  if (gradable === 0) throw new TypeError(noSubmissions(folder, submissions))
   const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
   const onProgress = options.onProgress ?? function quiet () {}
   const table = {
@@ -64,12 +67,19 @@ export async function gradeClass (folder, options) {
   const inputDir = path.join(DEFAULTS.dataDir, 'grade', 'inputs', `class-${randomUUID()}`)
   const started = Date.now()
   try {
+    let graded = 0
     for (const [index, submission] of submissions.entries()) {
-      const graded = table.rows.length
-      const etaMs = graded === 0 ? null : Math.round((Date.now() - started) / graded * (submissions.length - graded))
-      onProgress({ type: 'submission', index, total: submissions.length, name: submission.name, etaMs })
-      const row = await gradeOne(submission, { ...options, grade: options.grade ?? grade, seed, inputDir, onProgress, reportFolder, problems })
-        .catch(function graderFailed (err) { return errorRow(submission, null, seed, 0, `the grader failed: ${err?.message ?? err}`) })
+      let row
+      if (submission.skipped !== null) {
+        // listed, never graded: no 'submission' event, no time of the run's
+        row = skippedRow(submission, seed)
+      } else {
+        const etaMs = graded === 0 ? null : Math.round((Date.now() - started) / graded * (gradable - graded))
+        onProgress({ type: 'submission', index: graded, total: gradable, name: submission.name, etaMs })
+        row = await gradeOne(submission, { ...options, grade: options.grade ?? grade, seed, inputDir, onProgress, reportFolder, problems })
+          .catch(function graderFailed (err) { return errorRow(submission, null, seed, 0, `the grader failed: ${err?.message ?? err}`) })
+        graded++
+      }
       table.rows.push(row)
       try {
         await writeTable(table, csv, html)
@@ -83,6 +93,14 @@ export async function gradeClass (folder, options) {
     await fs.promises.rm(inputDir, { recursive: true, force: true })
   }
   return { seed, rows: table.rows, csv, html, problems: [...problems] }
+}
+
+/** The usage error of a folder with nothing to grade, naming what was skipped and why. */
+function noSubmissions (folder, entries) {
+  const what = 'a submission is a .js, .mjs or .cjs file, or a folder with a package.json naming its module or an index.js'
+  if (entries.length === 0) return `no submissions in ${folder}: ${what}`
+  const skipped = entries.slice(0, 5).map(function said (e) { return `${e.name} (${e.skipped})` }).join('; ')
+  return `no submissions in ${folder}: ${what}; skipped: ${skipped}${entries.length > 5 ? `, and ${entries.length - 5} more` : ''}`
 }
 
 /**
@@ -112,6 +130,7 @@ async function gradeOne (submission, options) {
       settings: options.settings,
       areas: options.areas,
       seed: options.seed,
+      contentType: options.contentType,
       inputDir: options.inputDir,
       // the process may read its own file or folder, not the other submissions beside it
       isolation: { ...options.isolation, submission: submission.path },

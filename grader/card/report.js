@@ -9,6 +9,7 @@
 import os from 'node:os'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { writeReport } from '../../lib/measure/report.js'
+import { encodingsLine } from '../checks/encodings.js'
 import { REFERENCE_ROUTES } from '../checks/memory.js'
 import { formatCard } from './card.js'
 import { terminalText } from './terminal-text.js'
@@ -81,7 +82,10 @@ function markdownCard (card) {
     const cells = [c.pass ? 'pass' : '**FAIL**', c.area, c.name, c.figure, c.limit, c.pass ? '' : [c.reason, c.hint].filter(Boolean).join(' — ')]
     return `| ${cells.map(escapeCell).join(' | ')} |`
   })
+  // what the target took, before the safety checks bombed it (grader/checks/encodings.js)
+  const encodings = card.encodings ? [`Encodings: ${escapeCell(encodingsLine(card.encodings))}`, ''] : []
   return [
+    ...encodings,
     '| | area | check | figure | limit | why, and a hint |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,

@@ -15,7 +15,9 @@ import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { ALLOWED_PACKAGES } from './packages.js'
 
 /** The range the student's user is drawn from: far above any account a system hands out. */
 const UID_FIRST = 1_500_000_000
@@ -69,7 +71,7 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
   let notGraded = null
   if (linux && root) {
     // as root, a submission runs as a user of its own or not at all: as root it could signal the grader
-    const unread = PROJECT_READS.map(inProject).find(function unreadable (file) { return fs.existsSync(file) && !readableByOthers(file) })
+    const unread = projectReadPaths().find(function unreadable (file) { return fs.existsSync(file) && !readableByOthers(file) })
     if (!user) notGraded = 'not graded: the grader runs as root and its user layer was turned off, and a submission never runs as root'
     else if (!hasTool('setpriv')) notGraded = 'not graded: setpriv(1) is missing, so the submission would run as root'
     else if (unread !== undefined) notGraded = `not graded: ${unread} is not readable by other users, so the submission would have to run as root`
@@ -216,7 +218,28 @@ function permissionArgs (flag, scope, tmpDir, hooks) {
 
 /** The project's code the process may read, as paths (those that exist). */
 function projectReads () {
-  return PROJECT_READS.map(inProject).filter(function exists (file) { return fs.existsSync(file) })
+  return projectReadPaths().filter(function exists (file) { return fs.existsSync(file) })
+}
+
+/**
+ * PROJECT_READS in the project, and the node_modules folders where express (the child's
+ * server) and the allowed packages really resolve: installed as a package, npm hoists them to
+ * the installing project's node_modules, not the lab's own (docs/install.md). The readable
+ * check and the permission flags both read this list.
+ */
+function projectReadPaths () {
+  const paths = PROJECT_READS.map(inProject)
+  for (const name of ['express', ...ALLOWED_PACKAGES]) {
+    try {
+      const file = fileURLToPath(import.meta.resolve(name))
+      const parts = file.split(path.sep)
+      const at = parts.lastIndexOf('node_modules')
+      if (at > 0) paths.push(parts.slice(0, at + 1).join(path.sep))
+    } catch {
+      // not installed: the child fails to import it and says so
+    }
+  }
+  return [...new Set(paths)]
 }
 
 function inProject (name) {

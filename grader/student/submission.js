@@ -1,8 +1,9 @@
 /**
- * What a submission is and what identifies it: a `.js` file, or a folder
- * with an `index.js`, found in a class's folder; the sha256 digest of the
- * file (or of a folder's files); and the lab's version (package.json's, with
- * the git commit). The card and a class's rows carry both, so that a grade
+ * What a submission is and what identifies it: a `.js`, `.mjs` or `.cjs`
+ * file, or a folder with a package.json naming its module or an `index.*`,
+ * found in a class's folder (anything else there is skipped, with the
+ * reason); the sha256 digest of the file (or of a folder's files); and the
+ * lab's version (package.json's, with the git commit). The card and a class's rows carry both, so that a grade
  * can be traced to the exact bytes graded and the exact grader.
  *
  * A submission is read as regular files only, bounded in size and in time:
@@ -43,16 +44,32 @@ export const READ_DEADLINE_MS = 15_000
 const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
 const CHUNK = 64 * 1024
 
+/** The files a submission may be: an ES module or a CommonJS one, as Node tells them apart by name. */
+export const SUBMISSION_EXTENSIONS = Object.freeze(['.js', '.mjs', '.cjs'])
+/** A folder's module when its package.json names none, in the order they are looked for. */
+const INDEX_FILES = Object.freeze(SUBMISSION_EXTENSIONS.map(function index (ext) { return `index${ext}` }))
+/** A package.json is a few hundred bytes: past this it is not one to read. */
+const PACKAGE_JSON_MAX_BYTES = MiB
+/** The export conditions a package's "." entry is read with: Node's for import(), then CommonJS's. */
+const CONDITIONS = Object.freeze(['node', 'import', 'default', 'require'])
+const NO_ENTRY = 'a folder with no module to grade: no package.json naming one ("main", or "exports" ".") and no index.js, index.mjs or index.cjs'
+/** What a skipped entry's reason ends with: what the grader would have taken. */
+const SUBMISSION_IS = 'a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js'
+
 /**
- * Every entry of a class's folder that looks like a submission (a `.js` name, or a folder; a
- * symbolic link to a folder too), in name order, each saying whether it can be graded. Hidden
- * entries and node_modules are not submissions. Nothing is read: each entry is lstat'ed, and its
- * file (a folder's index.js) opened without following a link and checked to be a regular file.
+ * Every entry of a class's folder, in name order, as a submission or as something skipped,
+ * each saying why it is not graded. A submission is a `.js`, `.mjs` or `.cjs` file, or a folder
+ * (its package.json's `exports` "." or `main`, else its index.js, index.mjs or index.cjs); a
+ * symbolic link to a folder is refused. Anything else (notes.txt, handler.ts, a dangling link) is
+ * skipped with the reason, never dropped in silence; hidden entries and node_modules are not
+ * looked at. Nothing is run: each entry is lstat'ed, a folder's package.json read (1 MiB at
+ * most), and the module opened without following a link and checked to be a regular file.
  * @param {string} folder
  * @param {{ deadlineMs?: number }} [options] how long one entry may take to look at (READ_DEADLINE_MS)
- * @returns {Promise<Array<{ name: string, path: string, handler: string, refused: string|null }>>}
- *   `path` the file or folder, `handler` the module graded (the folder's index.js); `refused`
- *   why it is not graded (a symbolic link, a pipe, a device, a folder without index.js), or null
+ * @returns {Promise<Array<{ name: string, path: string, handler: string, refused: string|null, skipped: string|null }>>}
+ *   `path` the file or folder, `handler` the module graded (a folder's entry); `refused` why a
+ *   submission is not graded (a symbolic link, a pipe, a device, a folder with no module), `skipped`
+ *   why an entry is not a submission at all; both null for one to grade
  */
 export async function findSubmissions (folder, options = {}) {
   const deadlineMs = options.deadlineMs ?? READ_DEADLINE_MS
@@ -64,30 +81,171 @@ export async function findSubmissions (folder, options = {}) {
     const entry = await withDeadline(lookAt(name, full), deadlineMs, `looking at ${name}`).catch(function refusedAsData (err) {
       if (err.code === 'ENOENT') return null // gone since the listing
       const refused = err.code === 'NOT_GRADED' ? err.reason : `not graded: it cannot be looked at (${err.code ?? err.message})`
-      return { name: name.endsWith('.js') ? name.slice(0, -'.js'.length) : name, path: full, handler: full, refused }
+      return { name: submissionName(name), path: full, handler: full, refused, skipped: null }
     })
     if (entry !== null) found.push(entry)
   }
   return found.sort(function byName (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0 })
 }
 
-/** One entry of a class's folder as a submission, or null when it does not look like one. */
+/** A file's name without its .js, .mjs or .cjs; any other name as it is. */
+function submissionName (name) {
+  const ext = path.extname(name)
+  return SUBMISSION_EXTENSIONS.includes(ext) && name.length > ext.length ? name.slice(0, -ext.length) : name
+}
+
+/** One entry of a class's folder: a submission (graded or refused), or skipped with the reason. */
 async function lookAt (name, full) {
   const stat = await fs.promises.lstat(full)
-  if (stat.isDirectory()) {
-    const handler = path.join(full, 'index.js')
-    return { name, path: full, handler, refused: await regularFileProblem(handler, 'index.js', 'a folder with no index.js (the module graded)') }
-  }
-  const isJs = name.endsWith('.js')
-  if (stat.isSymbolicLink() && !isJs) {
+  const entry = { name: submissionName(name), path: full, handler: full, refused: null, skipped: null }
+  if (stat.isDirectory()) return { ...entry, name, ...await folderEntry(full) }
+  const isModule = entry.name !== name
+  if (stat.isSymbolicLink() && !isModule) {
     // a link named like a folder is a submission only if it leads to one; stat reads no content
     const target = await fs.promises.stat(full).catch(function dangling () { return null })
-    if (target === null || !target.isDirectory()) return null
-    return { name, path: full, handler: path.join(full, 'index.js'), refused: 'not graded: a symbolic link to a folder (a submission is a folder or a regular file)' }
+    if (target === null) return { ...entry, skipped: `not a submission: a symbolic link to nothing (${SUBMISSION_IS})` }
+    if (!target.isDirectory()) return { ...entry, skipped: `not a submission: a symbolic link to a file (${SUBMISSION_IS}, never a link)` }
+    return { ...entry, refused: 'not graded: a symbolic link to a folder (a submission is a folder or a regular file)' }
   }
-  if (!isJs) return null
+  if (!isModule) {
+    const ext = path.extname(name)
+    const what = !stat.isFile() ? kindOf(stat) : ext === '' ? 'a file with no extension' : `a ${ext} file`
+    return { ...entry, skipped: `not a submission: ${what} (${SUBMISSION_IS})` }
+  }
   const refused = stat.isFile() ? await regularFileProblem(full, name, null) : `not graded: ${kindOf(stat)}, not a regular file`
-  return { name: name.slice(0, -'.js'.length), path: full, handler: full, refused }
+  return { ...entry, refused }
+}
+
+/**
+ * A folder's module, as Node would import the folder as a package: its package.json's
+ * `exports` "." (its first condition Node or CommonJS would take), else its `main`, else
+ * index.js, index.mjs or index.cjs. Each path must stay inside the folder and reach a
+ * regular file through no symbolic link.
+ * @returns {Promise<{ handler: string, refused: string|null }>}
+ */
+async function folderEntry (folder) {
+  const manifest = await readPackageJson(folder)
+  if (manifest.problem !== null) return { handler: path.join(folder, 'package.json'), refused: `not graded: ${manifest.problem}` }
+  const pkg = manifest.pkg
+  if (pkg !== null && pkg.exports !== undefined) {
+    const entry = exportsEntry(pkg.exports)
+    if (entry === null) return { handler: path.join(folder, 'package.json'), refused: 'not graded: its package.json\'s "exports" names no "." entry to import' }
+    return moduleInside(folder, entry, `package.json's "exports" "."`, [''])
+  }
+  if (pkg !== null && typeof pkg.main === 'string' && pkg.main !== '') {
+    // "main": "lib/handler" finds lib/handler.js, as Node's require does
+    return moduleInside(folder, pkg.main, 'package.json\'s "main"', ['', ...SUBMISSION_EXTENSIONS])
+  }
+  for (const index of INDEX_FILES) {
+    const file = path.join(folder, index)
+    const seen = await fs.promises.lstat(file).catch(function missing () { return null })
+    if (seen !== null) return { handler: file, refused: await regularFileProblem(file, index, null) }
+  }
+  return { handler: path.join(folder, 'index.js'), refused: `not graded: ${NO_ENTRY}` }
+}
+
+/**
+ * A folder's package.json: `pkg` null when there is none, `problem` when it is not one to read
+ * (a link, a pipe, too large, not JSON, not an object).
+ */
+async function readPackageJson (folder) {
+  const file = path.join(folder, 'package.json')
+  let handle
+  try {
+    handle = await fs.promises.open(file, READ_FLAGS)
+  } catch (err) {
+    if (err.code === 'ENOENT') return { pkg: null, problem: null }
+    if (err.code === 'ELOOP' || err.code === 'EMLINK') return { pkg: null, problem: 'package.json is a symbolic link, not a regular file' }
+    return { pkg: null, problem: `package.json cannot be opened (${err.code ?? err.message})` }
+  }
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile()) return { pkg: null, problem: `package.json is ${kindOf(stat)}, not a regular file` }
+    if (stat.size > PACKAGE_JSON_MAX_BYTES) return { pkg: null, problem: `package.json is more than ${formatMiB(PACKAGE_JSON_MAX_BYTES)}` }
+    const buffer = Buffer.alloc(stat.size)
+    const { bytesRead } = await handle.read(buffer, 0, stat.size, 0)
+    let pkg
+    try {
+      pkg = JSON.parse(buffer.subarray(0, bytesRead).toString('utf8'))
+    } catch (err) {
+      return { pkg: null, problem: `package.json is not JSON (${err.message})` }
+    }
+    if (pkg === null || typeof pkg !== 'object' || Array.isArray(pkg)) return { pkg: null, problem: 'package.json is not a JSON object' }
+    return { pkg, problem: null }
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * The path a package's `exports` gives for ".", or null: a string, a subpath map's "." entry,
+ * or the first of Node's conditions (CONDITIONS) that gives one, arrays tried in order.
+ * @param {unknown} exports
+ * @returns {string|null}
+ */
+export function exportsEntry (exports) {
+  let target = exports
+  if (target !== null && typeof target === 'object' && !Array.isArray(target) && Object.keys(target).some(function subpath (key) { return key.startsWith('.') })) {
+    target = Object.hasOwn(target, '.') ? target['.'] : null
+  }
+  return conditionTarget(target, 0)
+}
+
+function conditionTarget (target, depth) {
+  if (depth > 8) return null
+  if (typeof target === 'string') return target
+  if (Array.isArray(target)) {
+    for (const option of target) {
+      const found = conditionTarget(option, depth + 1)
+      if (found !== null) return found
+    }
+    return null
+  }
+  if (target === null || typeof target !== 'object') return null
+  for (const [condition, value] of Object.entries(target)) {
+    if (!CONDITIONS.includes(condition)) continue
+    const found = conditionTarget(value, depth + 1)
+    if (found !== null) return found
+  }
+  return null
+}
+
+/**
+ * `entry` (as a package.json names it) inside `folder`: the first of it with one of `suffixes`
+ * that exists, refused when it leaves the folder, passes through a symbolic link, or is not a
+ * regular file.
+ * @returns {Promise<{ handler: string, refused: string|null }>}
+ */
+async function moduleInside (folder, entry, label, suffixes) {
+  const rel = path.normalize(entry)
+  if (path.isAbsolute(entry) || rel === '..' || rel.startsWith(`..${path.sep}`)) {
+    return { handler: path.join(folder, 'package.json'), refused: `not graded: ${label} (${JSON.stringify(entry)}) leads outside the folder` }
+  }
+  for (const suffix of suffixes) {
+    const file = path.join(folder, rel + suffix)
+    const linked = await linkOnTheWay(folder, file)
+    if (linked === undefined) continue // not there: the next suffix
+    if (linked !== null) return { handler: file, refused: `not graded: ${label} is reached through ${linked}, a symbolic link` }
+    return { handler: file, refused: await regularFileProblem(file, path.relative(folder, file), null) }
+  }
+  return { handler: path.join(folder, rel), refused: `not graded: ${label} names ${JSON.stringify(entry)}, which is not in the folder` }
+}
+
+/**
+ * Whether the way from `folder` down to `file` passes through a symbolic link: the first such
+ * part (relative to the folder), null for none, undefined when a part is missing.
+ */
+async function linkOnTheWay (folder, file) {
+  const parts = path.relative(folder, file).split(path.sep)
+  let at = folder
+  for (const [k, part] of parts.entries()) {
+    at = path.join(at, part)
+    const stat = await fs.promises.lstat(at).catch(function missing () { return undefined })
+    if (stat === undefined) return undefined
+    // the last part may be a link: regularFileProblem refuses it by name, unopened
+    if (stat.isSymbolicLink() && k < parts.length - 1) return parts.slice(0, k + 1).join('/')
+  }
+  return null
 }
 
 /**
@@ -262,8 +420,12 @@ export async function labVersion () {
   return commit === null ? pkg.version : `${pkg.version}+${commit.slice(0, 12)}`
 }
 
-/** HEAD's commit, or null when git or the checkout is not there. */
+/**
+ * HEAD's commit, or null when git or the checkout is not there. Only the lab's own checkout:
+ * installed as a package, the lab sits in another project's node_modules, whose commit is not the lab's.
+ */
 function gitCommit () {
+  if (!fs.existsSync(path.join(PROJECT_ROOT, '.git'))) return Promise.resolve(null)
   return new Promise(function askGit (resolve) {
     execFile('git', ['rev-parse', 'HEAD'], { cwd: PROJECT_ROOT, timeout: GIT_TIMEOUT_MS }, function answered (err, stdout) {
       const commit = stdout?.trim()

@@ -1,14 +1,14 @@
 /**
  * Options for the lab: frozen defaults, normalised into a new object,
  * a TypeError for a bad value, the caller's object never changed.
- * Only `server.js` and the CLIs read env vars and flags; everything else receives options.
+ * Only `server.js` and the CLIs read env vars and flags; everything else receives options
+ * (one exception: the data folder's STREAMLAB_DATA_DIR, read once here, lib/util/project-root.js).
  */
 import os from 'node:os'
-import path from 'node:path'
 import { defaultMemoryBudget } from '../limits/memory-budget.js'
 import { normalizeGuardOptions } from '../limits/request-guard.js'
 import { integerOptions } from './integers.js'
-import { PROJECT_ROOT } from '../util/project-root.js'
+import { PROJECT_ROOT, defaultDataDir } from '../util/project-root.js'
 
 export { PROJECT_ROOT }
 
@@ -16,8 +16,11 @@ const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 
 export const DEFAULTS = Object.freeze({
-  /** Where everything generated goes. */
-  dataDir: path.join(PROJECT_ROOT, 'test-data'),
+  /**
+   * Where everything generated goes: test-data/ beside the code, or under the current folder
+   * when the lab runs from an installed package (lib/util/project-root.js, docs/install.md).
+   */
+  dataDir: defaultDataDir(),
   /** Bytes the lab may keep under `dataDir` (uploads, saves): past it, 507 (lib/limits/disk-quota.js). */
   diskQuota: 2 * GiB,
   limits: Object.freeze({

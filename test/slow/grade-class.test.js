@@ -42,7 +42,7 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
     fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/03-bomb-safe/starter.js'), path.join(folder, 'alice', 'starter.js'))
     fs.copyFileSync(path.join(PROJECT_ROOT, 'exercises/01-stream/starter.js'), path.join(folder, `${FORMULA_NAME}.js`))
     fs.copyFileSync(path.join(PROJECT_ROOT, 'test/fixtures/grade/not-a-handler.js'), path.join(folder, 'carol.js'))
-    // not submissions: notes, a hidden file (a folder without index.js is a refused row: test/grade-class-rows.test.js)
+    // notes: a row skipped; a hidden file: not looked at (a folder without index.js is a refused row: test/grade-class-rows.test.js)
     fs.writeFileSync(path.join(folder, 'README.txt'), 'notes')
     fs.writeFileSync(path.join(folder, '.hidden.js'), 'export default 1')
   })
@@ -51,10 +51,10 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  it('finds the .js files and the folders with an index.js, in name order', async function () {
+  it('finds the .js files and the folders with an index.js, in name order, and lists the notes as skipped', async function () {
     const found = await findSubmissions(folder)
-    assert.deepEqual(found.map(function name (s) { return s.name }), [FORMULA_NAME, 'alice', 'carol'])
-    assert.equal(found[1].handler, path.join(folder, 'alice', 'index.js'))
+    assert.deepEqual(found.map(function name (s) { return [s.name, s.skipped === null] }), [[FORMULA_NAME, true], ['README.txt', false], ['alice', true], ['carol', true]])
+    assert.equal(found[2].handler, path.join(folder, 'alice', 'index.js'))
   })
 
   describe('a class graded', function () {
@@ -89,11 +89,12 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
       return Object.fromEntries(header.map(function pair (column, k) { return [column, cells[k]] }))
     }
 
-    it('writes a header and one row per submission, in name order', function () {
+    it('writes a header and one row per submission, in name order, the notes a row skipped', function () {
       const [header, ...body] = rows()
       assert.deepEqual(header, COLUMNS)
       // a name that begins with = is kept from running as a formula in a spreadsheet
-      assert.deepEqual(body.map(function name (r) { return r[0] }), [`'${FORMULA_NAME}`, 'alice', 'carol'])
+      assert.deepEqual(body.map(function name (r) { return r[0] }), [`'${FORMULA_NAME}`, 'README.txt', 'alice', 'carol'])
+      assert.equal(row('README.txt').verdict, 'skipped')
       for (const r of body) assert.equal(r.length, COLUMNS.length)
     })
 
@@ -143,7 +144,7 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
       assert.match(html, /^<!doctype html>/)
       assert.match(html, new RegExp(`seed ${result.seed}`))
       const bodyRows = html.split('<tbody>')[1].split('</tbody>')[0].match(/<tr>/g)
-      assert.equal(bodyRows.length, 3)
+      assert.equal(bodyRows.length, 4)
       assert.match(html, /<th scope="row">alice<\/th><td class="pass">pass<\/td>/)
       assert.match(html, /<th scope="row">carol<\/th><td class="fail">fail<\/td>/)
       assert.ok(html.includes('<th scope="row">=bob, &quot;the&quot; &lt;starter&gt;</th>'), 'the name, escaped')
@@ -155,7 +156,7 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
       assert.deepEqual(starts.map(function name (e) { return `${e.index + 1}/${e.total} ${e.name}` }), [`1/3 ${FORMULA_NAME}`, '2/3 alice', '3/3 carol'])
       assert.equal(starts[0].etaMs, null)
       assert.ok(starts[1].etaMs > 0 && starts[2].etaMs > 0, JSON.stringify(starts))
-      assert.equal(events.filter(function graded (e) { return e.type === 'graded' }).length, 3)
+      assert.equal(events.filter(function graded (e) { return e.type === 'graded' }).length, 4)
     })
   })
 
@@ -169,7 +170,7 @@ describe('npm run grade -- FOLDER --csv class.csv', function () {
     assert.match(run.stdout, /3 submissions graded with seed 7: 2 passed/)
     const [header, ...body] = parseCsv(fs.readFileSync(path.join(out, 'class.csv'), 'utf8'))
     assert.deepEqual(header, COLUMNS)
-    assert.deepEqual(body.map(function verdict (r) { return r[1] }), ['pass', 'pass', 'fail'])
+    assert.deepEqual(body.map(function verdict (r) { return r[1] }), ['pass', 'skipped', 'pass', 'fail'])
     assert.ok(fs.existsSync(path.join(out, 'class.html')))
     assert.ok(fs.existsSync(path.join(out, 'alice', 'results.json')))
   })

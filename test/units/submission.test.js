@@ -1,9 +1,10 @@
 /**
  * What a submission is (grader/student/submission.js): the entries of a class's
- * folder that look like submissions, each refused with its reason when it is not
- * a regular file (a symbolic link, a named pipe, a folder whose index.js is one,
- * or a folder with none), and digests that read regular files only, bounded in
- * size and in time. A temporary folder of each kind, nothing graded.
+ * folder, a .js, .mjs or .cjs file or a folder (its package.json's module, else its
+ * index.*) each refused with its reason when it is not a regular file (a symbolic
+ * link, a named pipe, a folder whose module is one, or a folder with none), anything
+ * else skipped with the reason; and digests that read regular files only, bounded
+ * in size and in time. A temporary folder of each kind, nothing graded.
  */
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -12,7 +13,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { MAX_FILE_BYTES, fileDigest, findSubmissions, submissionDigest } from '../../grader/student/submission.js'
+import { MAX_FILE_BYTES, exportsEntry, fileDigest, findSubmissions, submissionDigest } from '../../grader/student/submission.js'
 
 const HANDLER = 'export default function handler (req, res) { res.end() }\n'
 const CAN_FIFO = process.platform !== 'win32'
@@ -41,12 +42,91 @@ describe('grader/student/submission.js', function () {
       fs.writeFileSync(path.join(dir, 'bob.js'), HANDLER)
       fs.mkdirSync(path.join(dir, 'alice'))
       fs.writeFileSync(path.join(dir, 'alice', 'index.js'), HANDLER)
-      fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a submission')
       fs.writeFileSync(path.join(dir, '.hidden.js'), HANDLER)
       const found = await findSubmissions(dir)
       assert.deepEqual(found, [
-        { name: 'alice', path: path.join(dir, 'alice'), handler: path.join(dir, 'alice', 'index.js'), refused: null },
-        { name: 'bob', path: path.join(dir, 'bob.js'), handler: path.join(dir, 'bob.js'), refused: null }
+        { name: 'alice', path: path.join(dir, 'alice'), handler: path.join(dir, 'alice', 'index.js'), refused: null, skipped: null },
+        { name: 'bob', path: path.join(dir, 'bob.js'), handler: path.join(dir, 'bob.js'), refused: null, skipped: null }
+      ])
+    })
+
+    it('lists .mjs and .cjs files, named without their extension', async function () {
+      fs.writeFileSync(path.join(dir, 'carol.mjs'), HANDLER)
+      fs.writeFileSync(path.join(dir, 'dave.cjs'), 'module.exports = function handler (req, res) { res.end() }\n')
+      const found = await findSubmissions(dir)
+      assert.deepEqual(found.map(function named (s) { return [s.name, path.basename(s.handler), s.refused, s.skipped] }),
+        [['carol', 'carol.mjs', null, null], ['dave', 'dave.cjs', null, null]])
+    })
+
+    it('grades a folder\'s package.json module: exports ".", else main (with Node\'s extensions), else index.mjs or index.cjs', async function () {
+      const write = function write (file, text = HANDLER) {
+        fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+        fs.writeFileSync(path.join(dir, file), text)
+      }
+      write('exp/package.json', JSON.stringify({ main: 'old.js', exports: { '.': { types: './x.d.ts', import: './src/handler.mjs', require: './src/handler.cjs' } } }))
+      write('exp/src/handler.mjs')
+      write('main/package.json', JSON.stringify({ name: 'main', main: 'lib/handler' }))
+      write('main/lib/handler.js')
+      write('plain/package.json', JSON.stringify({ name: 'plain' }))
+      write('plain/index.cjs', 'module.exports = function handler (req, res) { res.end() }\n')
+      write('idx/index.mjs')
+      const found = await findSubmissions(dir)
+      assert.deepEqual(found.map(function named (s) { return [s.name, path.relative(dir, s.handler), s.refused] }), [
+        ['exp', path.join('exp', 'src', 'handler.mjs'), null],
+        ['idx', path.join('idx', 'index.mjs'), null],
+        ['main', path.join('main', 'lib', 'handler.js'), null],
+        ['plain', path.join('plain', 'index.cjs'), null]
+      ])
+    })
+
+    it('reads a package\'s exports as Node does for its "." entry', function () {
+      assert.equal(exportsEntry('./a.js'), './a.js')
+      assert.equal(exportsEntry({ '.': './a.js', './sub': './b.js' }), './a.js')
+      assert.equal(exportsEntry({ import: './a.mjs', require: './a.cjs' }), './a.mjs')
+      assert.equal(exportsEntry({ '.': { types: './a.d.ts', node: { import: './n.mjs' }, default: './d.js' } }), './n.mjs')
+      assert.equal(exportsEntry({ '.': [{ browser: './b.js' }, './a.js'] }), './a.js')
+      assert.equal(exportsEntry({ './sub': './b.js' }), null)
+    })
+
+    it('refuses a package whose module leaves the folder, passes through a link, is missing, or whose package.json is not JSON', async function () {
+      const write = function write (file, text = HANDLER) {
+        fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+        fs.writeFileSync(path.join(dir, file), text)
+      }
+      write('out/package.json', JSON.stringify({ main: '../secret.js' }))
+      write('linked/package.json', JSON.stringify({ main: 'lib/handler.js' }))
+      fs.mkdirSync(path.join(dir, 'elsewhere'))
+      write('elsewhere/index.js')
+      write('elsewhere/handler.js')
+      fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'linked', 'lib'))
+      write('gone/package.json', JSON.stringify({ exports: './dist/handler.js' }))
+      write('broken/package.json', '{ "main": ')
+      write('subpaths/package.json', JSON.stringify({ exports: { './x': './x.js' } }))
+      const found = await findSubmissions(dir)
+      assert.deepEqual(found.map(function named (s) { return [s.name, s.refused] }), [
+        ['broken', 'not graded: package.json is not JSON (Unexpected end of JSON input)'],
+        ['elsewhere', null],
+        ['gone', 'not graded: package.json\'s "exports" "." names "./dist/handler.js", which is not in the folder'],
+        ['linked', 'not graded: package.json\'s "main" is reached through lib, a symbolic link'],
+        ['out', 'not graded: package.json\'s "main" ("../secret.js") leads outside the folder'],
+        ['subpaths', 'not graded: its package.json\'s "exports" names no "." entry to import']
+      ])
+    })
+
+    it('lists anything else as skipped, with the reason: another kind of file, a link to no folder, a dangling link', async function () {
+      fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a submission')
+      fs.writeFileSync(path.join(dir, 'handler.ts'), HANDLER)
+      fs.writeFileSync(path.join(dir, 'real.js'), HANDLER)
+      fs.symlinkSync(path.join(dir, 'real.js'), path.join(dir, 'alias'))
+      fs.symlinkSync(path.join(dir, 'nowhere'), path.join(dir, 'dangling'))
+      fs.mkdirSync(path.join(dir, 'node_modules'))
+      const found = await findSubmissions(dir)
+      assert.deepEqual(found.map(function named (s) { return [s.name, s.refused, s.skipped] }), [
+        ['alias', null, 'not a submission: a symbolic link to a file (a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js, never a link)'],
+        ['dangling', null, 'not a submission: a symbolic link to nothing (a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js)'],
+        ['handler.ts', null, 'not a submission: a .ts file (a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js)'],
+        ['notes.txt', null, 'not a submission: a .txt file (a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js)'],
+        ['real', null, null]
       ])
     })
 
@@ -63,7 +143,8 @@ describe('grader/student/submission.js', function () {
       fs.writeFileSync(path.join(dir, 'real.txt'), HANDLER)
       fs.symlinkSync(path.join(dir, 'real.txt'), path.join(dir, 'linked.js'))
       fs.symlinkSync('/dev/stdin', path.join(dir, 'stdin.js'))
-      const found = await findSubmissions(dir)
+      // real.txt itself is skipped: not a submission's name
+      const found = (await findSubmissions(dir)).filter(function submission (s) { return s.skipped === null })
       assert.deepEqual(found.map(function named (s) { return [s.name, s.refused] }), [
         ['linked', 'not graded: a symbolic link, not a regular file'],
         ['stdin', 'not graded: a symbolic link, not a regular file']
@@ -76,7 +157,6 @@ describe('grader/student/submission.js', function () {
       fs.mkdirSync(path.join(dir, 'real'))
       fs.writeFileSync(path.join(dir, 'real', 'index.js'), HANDLER)
       fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'trudy'))
-      fs.symlinkSync(path.join(dir, 'nowhere'), path.join(dir, 'dangling'))
       const found = await findSubmissions(dir)
       assert.deepEqual(found.map(function named (s) { return [s.name, s.refused] }), [
         ['mallory', 'not graded: index.js is a symbolic link, not a regular file'],
@@ -91,7 +171,7 @@ describe('grader/student/submission.js', function () {
       fs.mkdirSync(path.join(dir, 'nested', 'index.js'), { recursive: true })
       const found = await findSubmissions(dir)
       assert.deepEqual(found.map(function named (s) { return [s.name, s.refused] }), [
-        ['drafts', 'not graded: a folder with no index.js (the module graded)'],
+        ['drafts', 'not graded: a folder with no module to grade: no package.json naming one ("main", or "exports" ".") and no index.js, index.mjs or index.cjs'],
         ['nested', 'not graded: index.js is a folder, not a regular file']
       ])
     })

@@ -1,0 +1,162 @@
+/**
+ * A class's table from cards graded elsewhere (`streamlab grade --collect DIR`):
+ * each student's repository grades its own submission in its CI and keeps the
+ * --json card as an artifact; the teacher downloads them into one folder, a
+ * folder per student, and gets the table a class run writes (class-table.js),
+ * without grading anything again:
+ *
+ *   DIR/alice/card.json      the card, as the student's CI wrote it (--json card.json)
+ *   DIR/alice/handler.mjs    the file it graded, at the path the card's `handler` names
+ *
+ * A card counts only when it holds the contract (card-json.js), the file
+ * beside it has the sha256 the card names (the bytes graded are the bytes
+ * handed in), and it was graded as the teacher grades: the same seed, the
+ * same preset and areas, the same lab version. Anything else is a `refused`
+ * row with the reason; an entry that is no student's folder is `skipped`.
+ * A card is what the student's CI said: the digest ties it to the file, and
+ * any row can be graded again here (`streamlab grade FILE --seed N`).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileDigest } from '../student/submission.js'
+import { validateCardJson } from './card-json.js'
+import { refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
+import { writeTable } from './class-table.js'
+
+/** The card's name in a student's folder. */
+export const CARD_FILE = 'card.json'
+/** A card is a few KiB: past this it is not one. */
+const MAX_CARD_BYTES = 4 * 2 ** 20
+// a link in the last place is an error, never followed; a pipe opens at once and is then refused
+const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
+
+/**
+ * Build the class table from a folder of students' folders, each with its card beside the file it graded.
+ * @param {string} dir
+ * @param {{ csv: string, html: string, seed: number, preset: 'full'|'quick', areas?: string[]|null, labVersion: string,
+ *   command?: string|null, onProgress?: (event: object) => void }} options the teacher's: a card graded
+ *   otherwise is refused; `areas`: null for a card of any areas
+ * @returns {Promise<{ rows: object[], csv: string, html: string }>}
+ * @throws {TypeError} when `dir` holds no student's folder at all
+ */
+export async function collectClass (dir, options) {
+  const onProgress = options.onProgress ?? function quiet () {}
+  const names = (await fs.promises.readdir(dir)).filter(function shown (name) { return !name.startsWith('.') && name !== 'node_modules' }).sort()
+  const rows = []
+  for (const [index, name] of names.entries()) {
+    const row = await collectOne(path.join(dir, name), name, options)
+    rows.push(row)
+    onProgress({ type: 'graded', index, total: names.length, row })
+  }
+  if (!rows.some(function isStudent (row) { return row.verdict !== 'skipped' })) {
+    throw new TypeError(`no students' folders in ${dir}: each student's is a folder with its ${CARD_FILE} beside the file it graded (docs/grading-a-class.md)`)
+  }
+  const table = {
+    folder: dir,
+    seed: options.seed,
+    preset: options.preset,
+    startedAt: new Date().toISOString(),
+    labVersion: options.labVersion,
+    command: options.command ?? null,
+    rows
+  }
+  await writeTable(table, options.csv, options.html)
+  return { rows, csv: options.csv, html: options.html }
+}
+
+/** One entry of the folder as a row: collected, refused with the reason, or skipped. */
+async function collectOne (folder, name, options) {
+  const entry = { name, path: folder }
+  const stat = await fs.promises.lstat(folder)
+  if (stat.isSymbolicLink()) return refusedRow(entry, null, options.seed, 0, 'not collected: a symbolic link (a student\'s folder is a folder)')
+  if (!stat.isDirectory()) return skippedRow({ ...entry, skipped: `not a student's folder: each is a folder with its ${CARD_FILE} beside the file it graded` }, options.seed)
+  const card = await readCard(path.join(folder, CARD_FILE))
+  if (card.problem !== null) return refusedRow(entry, null, options.seed, 0, `not collected: ${card.problem}`)
+  const doc = card.doc
+  const mismatch = gradedOtherwise(doc, options)
+  if (mismatch !== null) return refusedRow(entry, null, doc.seed, 0, `not collected: ${mismatch}`)
+  const file = submissionBeside(folder, doc.handler)
+  if (file.problem !== null) return refusedRow(entry, null, doc.seed, 0, `not collected: ${file.problem}`)
+  let digest
+  try {
+    digest = await fileDigest(file.path)
+  } catch (err) {
+    const why = err.code === 'ENOENT' ? `the card graded ${doc.handler}, which is not beside it` : err.reason ?? `${doc.handler} cannot be read (${err.code ?? err.message})`
+    return refusedRow(entry, null, doc.seed, 0, `not collected: ${why}`)
+  }
+  if (digest !== doc.sha256) {
+    return refusedRow(entry, digest, doc.seed, 0, `not collected: ${doc.handler} beside the card is not the file graded: its sha256 is ${digest}, the card's ${doc.sha256}`)
+  }
+  const row = rowOfCardJson({ name, path: file.path }, doc, digest)
+  row.report = path.join(folder, CARD_FILE)
+  row.notes = `collected: graded ${doc.date}`
+  return row
+}
+
+/** A card read as a regular file, no link followed, and held to the contract: `{ doc }` or `{ problem }`. */
+async function readCard (file) {
+  let handle
+  try {
+    handle = await fs.promises.open(file, READ_FLAGS)
+  } catch (err) {
+    if (err.code === 'ENOENT') return { doc: null, problem: `no ${CARD_FILE} in the folder` }
+    if (err.code === 'ELOOP' || err.code === 'EMLINK') return { doc: null, problem: `${CARD_FILE} is a symbolic link, not a regular file` }
+    return { doc: null, problem: `${CARD_FILE} cannot be opened (${err.code ?? err.message})` }
+  }
+  let text
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile()) return { doc: null, problem: `${CARD_FILE} is not a regular file` }
+    if (stat.size > MAX_CARD_BYTES) return { doc: null, problem: `${CARD_FILE} is larger than a card is` }
+    text = await handle.readFile('utf8')
+  } finally {
+    await handle.close()
+  }
+  let doc
+  try {
+    doc = JSON.parse(text)
+  } catch (err) {
+    return { doc: null, problem: `${CARD_FILE} is not JSON (${err.message})` }
+  }
+  const problems = validateCardJson(doc)
+  if (problems.length > 0) return { doc: null, problem: `${CARD_FILE} is not a --json card: ${problems.slice(0, 3).join('; ')}` }
+  if (doc.service !== undefined) return { doc: null, problem: `${CARD_FILE} is a service's card (--url), not a submission's` }
+  return { doc, problem: null }
+}
+
+/** Why a card was not graded as the teacher grades (seed, preset, areas, lab version), or null. */
+function gradedOtherwise (doc, { seed, preset, areas, labVersion }) {
+  if (doc.seed !== seed) return `graded with seed ${doc.seed}, not the class's ${seed} (--seed): other bodies`
+  if (doc.preset !== preset) return `graded with the ${doc.preset} preset, not the class's ${preset}${preset === 'quick' ? ' (--quick)' : ''}`
+  if (doc.labVersion !== labVersion) return `graded by lab ${doc.labVersion}, not the class's ${labVersion}: grade with the same streamlab package`
+  if (areas !== null && areas !== undefined) {
+    const graded = Object.keys(doc.areas).sort().join(',')
+    if (graded !== [...areas].sort().join(',')) return `graded the areas ${Object.keys(doc.areas).join(', ')}, not the class's ${areas.join(', ')} (--only)`
+  }
+  return null
+}
+
+/**
+ * The file a card graded, in the student's folder: the card's `handler` as a path relative to
+ * the folder, refused when it is absolute, leaves the folder or passes through a symbolic link.
+ * @returns {{ path: string, problem: null } | { path: null, problem: string }}
+ */
+function submissionBeside (folder, handler) {
+  const rel = path.normalize(handler)
+  if (path.isAbsolute(handler) || rel === '..' || rel.startsWith(`..${path.sep}`) || rel === '.') {
+    return { path: null, problem: `the card graded ${handler}: a path inside the student's folder is needed (grade the file by a relative path, from the repository's root)` }
+  }
+  const parts = rel.split(path.sep)
+  let at = folder
+  for (const part of parts.slice(0, -1)) {
+    at = path.join(at, part)
+    let stat
+    try {
+      stat = fs.lstatSync(at)
+    } catch {
+      return { path: null, problem: `the card graded ${handler}, which is not beside it` }
+    }
+    if (stat.isSymbolicLink()) return { path: null, problem: `the way to ${handler} passes through a symbolic link` }
+  }
+  return { path: path.join(folder, rel), problem: null }
+}
