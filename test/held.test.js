@@ -228,7 +228,9 @@ describe('where the bytes are', function () {
         assert.equal(answers[route].status, 200)
       }
       const [json, streamed] = ends
-      assert.equal(json.held.inflate, answers['express-json'].body.summary.inflatedBytes, 'express-json: the Buffer raw-body joined')
+      // at its peak: the inflated chunks raw-body kept (counted as they passed) or the one Buffer it joined them into
+      const inflatedBytes = answers['express-json'].body.summary.inflatedBytes
+      assert.ok(json.held.inflate >= inflatedBytes - 64 * 1024 && json.held.inflate <= inflatedBytes, `express-json held ${json.held.inflate} B of ${inflatedBytes} inflated`)
       assert.deepEqual(Object.keys(streamed.bounds), ['read', 'inflate', 'parse'], 'the textbook route bounds every stage it holds')
       const seen = samples.flat()
       const jsonSeen = seen.find(function isJson (r) { return r.route === 'express-json' })

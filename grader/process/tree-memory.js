@@ -12,6 +12,8 @@ import { readTreeMemory, resetTreePeaks, signalTree, treePids } from './process-
 /** How often the watch reads the tree's RSS, and how often it looks for new members (a full walk of /proc). */
 const WATCH_MS = 25
 const TREE_SCAN_MS = 500
+/** Where there is no /proc: a `ps` table costs a process spawn, so the watch reads it less often. */
+const PS_WATCH_MS = 100
 
 /**
  * @typedef {{ outcome: any, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null,
@@ -79,13 +81,14 @@ async function measureWithPs (pid, load) {
 /**
  * Follow the tree's RSS every WATCH_MS from /proc (its members found again
  * every TREE_SCAN_MS), handing each reading to `onMemory`. Where /proc is
- * missing nothing is read: the budget is not watched there.
+ * missing, from `ps` every PS_WATCH_MS (each call is a process of its own);
+ * where neither is, nothing is read and the budget is not watched.
  * @param {import('./process-tree.js').TreeRoot} root
- * @param {(memory: { rss: number, peak: number, processes: number }) => void} onMemory
+ * @param {(memory: { rss: number, peak: number, processes: number|null }) => void} onMemory
  * @returns {{ stop: () => void }}
  */
 export function watchTree (root, onMemory) {
-  if (!procAvailable()) return { stop: function nothingWatched () {} }
+  if (!procAvailable()) return psAvailable() ? watchWithPs(root.pid, onMemory) : { stop: function nothingWatched () {} }
   let pids = treePids(root)
   const scan = setInterval(function findMembers () { pids = treePids(root) }, TREE_SCAN_MS)
   scan.unref()
@@ -97,6 +100,26 @@ export function watchTree (root, onMemory) {
   return {
     stop: function stopWatching () {
       clearInterval(scan)
+      clearInterval(watch)
+    }
+  }
+}
+
+/** `watchTree` where there is no /proc: one `ps` table at a time, never two at once. */
+function watchWithPs (pid, onMemory) {
+  let reading = false
+  let stopped = false
+  const watch = setInterval(function watchMemory () {
+    if (reading) return
+    reading = true
+    psTreeRss(pid).then(function judge (rss) {
+      if (!stopped && rss !== null) onMemory({ rss, peak: rss, processes: null })
+    }, function unreadable () {}).finally(function done () { reading = false })
+  }, PS_WATCH_MS)
+  watch.unref()
+  return {
+    stop: function stopWatching () {
+      stopped = true
       clearInterval(watch)
     }
   }

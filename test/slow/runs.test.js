@@ -55,7 +55,9 @@ describe('the record of a run through POST /experiments', function () {
     for (const route of ['bad', 'good']) {
       const spans = timeline.spans.filter(function ofRoute (s) { return s.route === route })
       assert.equal(spans.length, 3, route)
-      assert.ok(spans.every(function ended (s) { return s.status === 200 && s.end >= s.start && s.heldPeak > 0 }), route)
+      assert.ok(spans.every(function ended (s) { return s.status === 200 && s.end >= s.start }), route)
+      // /bad's stages set what they hold as they take it whole; /good's are read only when a sample lands in the upload
+      if (route === 'bad') assert.ok(spans.every(function held (s) { return s.heldPeak > 0 }), JSON.stringify(spans))
     }
     assert.equal(timeline.marks.filter(function reset (m) { return m.kind === 'peak-reset' }).length, 3, 'the run\'s own reset and one per route')
     assert.deepEqual(timeline.marks.filter(function stage (m) { return m.kind === 'stage' }).map(function label (m) { return m.label }), ['input', 'load /bad', 'load /good'])
@@ -72,7 +74,9 @@ describe('the record of a run through POST /experiments', function () {
 
   it('compares with itself in npm run runs: every ratio 1.00x, no rule holds', async function () {
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'compare', run.id, run.id, '--dir', path.join(dataDir, 'runs'), '--fail-if', '*.peak>+0%'])
-    assert.match(stdout, /^\| bad +\| peak above idle \|.*\| 1\.00x \|/m)
+    // a small body's peak can be 0.0 MiB above idle (pages reused): its ratio is then n/a, never another
+    const peak = /^\| bad +\| peak above idle \| (.+?) +\| (.+?) +\| (1\.00x|n\/a) +\|/m.exec(stdout)
+    assert.ok(peak !== null && peak[1] === peak[2], stdout)
     assert.match(stdout, /^\| good +\| latency p99 +\|.*\| 1\.00x \|/m)
     assert.match(stdout, /^pass \*\.peak>\+0% on good: \+0\.0%/m)
   })
