@@ -13,7 +13,7 @@ import { readTreeMemory, resetTreePeaks, signalTree, treePids } from './process-
 const WATCH_MS = 25
 const TREE_SCAN_MS = 500
 /** Where there is no /proc: a `ps` table costs a process spawn, so the watch reads it less often. */
-const PS_WATCH_MS = 100
+const PS_WATCH_MS = 200
 
 /**
  * @typedef {{ outcome: any, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null,
