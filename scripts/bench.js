@@ -25,7 +25,7 @@ import { runsDir } from '../lib/runs/store.js'
 import { displayPath } from '../lib/util/atomic-file.js'
 import { outputRoot } from '../lib/util/project-root.js'
 import { writeReport } from '../lib/measure/report.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { loadBenches } from '../experiments/index.js'
 import * as hostile from './hostile/bench.js'
 
@@ -70,9 +70,7 @@ function readBenchArgs (argv) {
     }
   })
   if (values.help) return { help: true }
-  if (values.figures !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(values.figures)) {
-    throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${values.figures}"`)
-  }
+  checkFiguresName(values.figures)
   return {
     bench,
     figures: values.figures,

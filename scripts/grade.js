@@ -35,7 +35,7 @@ import {
   baselineLines, baselineRefusal, collectClass, compareWithBaseline, DEFAULT_TOLERANCE, htmlBeside, junitXml, labVersion,
   parseTolerance, readBaseline
 } from '../grader/index.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
@@ -272,7 +272,7 @@ function readContentType (text) {
 
 function readFiguresName (name) {
   if (name === undefined) return null
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${name}"`)
+  checkFiguresName(name)
   return name
 }
 

@@ -24,7 +24,7 @@ import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { parseByteSize, formatBytes } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run metrics-cpu -- [options]
@@ -60,9 +60,7 @@ function readOptions (argv) {
     if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
     return n
   }
-  if (values.figures !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(values.figures)) {
-    throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${values.figures}"`)
-  }
+  checkFiguresName(values.figures)
   const uploads = integer('uploads', 0, 100)
   if (uploads % 2 !== 0) throw new TypeError(`--uploads takes an even number (half watched, half not), got ${uploads}`)
   return {

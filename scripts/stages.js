@@ -19,7 +19,7 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { openEventStream } from '../lib/measure/event-stream.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { markdownTable } from '../lib/measure/table.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { createBomb } from '../generators/bombs.js'
 import { parseByteSize, formatMiB, formatBytes } from '../lib/util/units.js'
 
@@ -56,9 +56,7 @@ function readOptions (argv) {
   })
   const interval = Number(values.interval)
   if (!Number.isInteger(interval) || interval < 10 || interval > 5000) throw new TypeError(`--interval takes 10 to 5000 ms, got "${values.interval}"`)
-  if (values.figures !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(values.figures)) {
-    throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${values.figures}"`)
-  }
+  checkFiguresName(values.figures)
   return { bytes: parseByteSize(values.size), routes, bomb: values.bomb, interval, figures: values.figures }
 }
 

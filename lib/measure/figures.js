@@ -35,6 +35,19 @@ export function figuresCommand (script, argv) {
   return `npm run ${script} -- ${kept.map(function quoted (a) { return /\s/.test(a) ? `"${a}"` : a }).join(' ')}`
 }
 
+/**
+ * Check a figures file's name (`--figures NAME`): lower-case letters, digits and dashes.
+ * @param {string|undefined} name
+ * @returns {string|undefined} the name, or undefined when none was given
+ * @throws {TypeError} naming the flag and the name
+ */
+export function checkFiguresName (name) {
+  if (name !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(name)) {
+    throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${name}"`)
+  }
+  return name
+}
+
 function round (x) {
   return Math.round(x * 100) / 100
 }
