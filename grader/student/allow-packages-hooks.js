@@ -3,6 +3,8 @@
  * thread): a bare specifier of an allowed package that the usual
  * resolution cannot find is resolved from the lab's package.json instead.
  */
+import { packageName } from './packages.js'
+
 const LAB_PACKAGE = new URL('../../package.json', import.meta.url).href
 
 let allowed = []
@@ -10,12 +12,6 @@ let allowed = []
 /** @param {{ allowed: string[] }} data from register() */
 export function initialize (data) {
   allowed = data.allowed
-}
-
-/** The package a bare specifier names: 'express/lib/router' -> 'express', '@scope/name/x' -> '@scope/name'. */
-function packageName (specifier) {
-  const parts = specifier.split('/')
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
 }
 
 /** Node's resolve hook: the usual resolution first, the lab's package.json for an allowed package it cannot find. */

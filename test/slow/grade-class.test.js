@@ -201,6 +201,23 @@ console.log([${ALLOWED_PACKAGES.map(function used (name, k) { return `Object.key
       assert.notEqual(notAllowed.code, 0)
       assert.match(notAllowed.stderr, /Cannot find package 'pg'/)
     })
+
+    it('resolves them for a CommonJS module\'s require() too, and no other', async function () {
+      const file = path.join(dir, 'outside.cjs')
+      fs.writeFileSync(file, `console.log([${ALLOWED_PACKAGES.map(function used (name) { return `typeof require('${name}') !== 'undefined'` }).join(', ')}].join(' '))
+`)
+      const allowed = await runNode(['--import', ALLOW_PACKAGES_IMPORT, file])
+      assert.equal(allowed.code, 0, allowed.stderr)
+      assert.equal(allowed.stdout.trim(), ALLOWED_PACKAGES.map(function yes () { return 'true' }).join(' '))
+      const without = await runNode([file])
+      assert.notEqual(without.code, 0)
+      assert.match(without.stderr, /Cannot find module 'raw-body'/)
+      const other = path.join(dir, 'other.cjs')
+      fs.writeFileSync(other, "require('pg')\n")
+      const notAllowed = await runNode(['--import', ALLOW_PACKAGES_IMPORT, other])
+      assert.notEqual(notAllowed.code, 0)
+      assert.match(notAllowed.stderr, /Cannot find module 'pg'/)
+    })
   })
 })
 
