@@ -14,12 +14,12 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
-import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { runCommand } from '../lib/measure/args.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
+import { postBody } from '../lib/measure/post-body.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
@@ -196,28 +196,11 @@ function rateOf (upload) {
 }
 
 /** Upload the input to /good once and time it. */
-function uploadOnce (url, input) {
-  return new Promise(function send (resolve, reject) {
-    const t0 = performance.now()
-    const req = http.request(`${url}/good`, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': input.compressedBytes }
-    }, function answered (res) {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', function keep (chunk) { text += chunk })
-      res.on('end', function done () {
-        if (res.statusCode !== 200) {
-          reject(new Error(`POST /good answered ${res.statusCode}: ${text.slice(0, 200)}`))
-          return
-        }
-        resolve({ ms: performance.now() - t0, inflatedBytes: JSON.parse(text).summary.inflatedBytes })
-      })
-    })
-    req.on('error', reject)
-    pipeline(fs.createReadStream(input.file), req).catch(reject)
-  })
+async function uploadOnce (url, input) {
+  const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': input.compressedBytes }
+  const { status, text, ms } = await postBody(`${url}/good`, [fs.createReadStream(input.file)], headers)
+  if (status !== 200) throw new Error(`POST /good answered ${status}: ${text.slice(0, 200)}`)
+  return { ms, inflatedBytes: JSON.parse(text).summary.inflatedBytes }
 }
 
 /**

@@ -11,11 +11,10 @@
  */
 import fs from 'node:fs'
 import os from 'node:os'
-import http from 'node:http'
 import { parseArgs } from 'node:util'
-import { pipeline } from 'node:stream/promises'
 import { runCommand, list } from '../lib/measure/args.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
+import { postBody } from '../lib/measure/post-body.js'
 import { openEventStream } from '../lib/measure/event-stream.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { markdownTable } from '../lib/measure/table.js'
@@ -61,21 +60,9 @@ function readOptions (argv) {
 }
 
 /** POST a body (a file, or streams) and read the JSON answer. */
-function post (url, route, body, headers) {
-  return new Promise(function send (resolve, reject) {
-    const req = http.request(`${url}/${route}`, { method: 'POST', agent: false, headers }, function answered (res) {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', function keep (chunk) { text += chunk })
-      res.on('end', function done () {
-        resolve({ status: res.statusCode, answer: parseOrNull(text) })
-      })
-    })
-    req.on('error', reject)
-    pipeline(...body, req).catch(function senderStopped () {
-      // the lab may answer (a refusal) and close before the whole body is sent: the answer says why
-    })
-  })
+async function post (url, route, body, headers) {
+  const { status, text } = await postBody(`${url}/${route}`, body, headers)
+  return { status, answer: parseOrNull(text) }
 }
 
 function parseOrNull (text) {
