@@ -12,6 +12,7 @@
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import express from 'express'
+import { ALLOWED_PACKAGES, packageName } from './packages.js'
 
 /** What student-child.js writes on stderr before the reason a module did not load; it then exits 3. */
 export const LOAD_FAILED_MARK = 'student-child: load failed: '
@@ -28,6 +29,10 @@ export async function loadStudentModule (file) {
   try {
     mod = await import(pathToFileURL(path.resolve(file)).href)
   } catch (err) {
+    const missing = missingPackage(err)
+    if (missing !== null) {
+      throw new Error(`${path.basename(file)} did not load: it imports ${missing}, which Node cannot find from its folder; the grader adds only ${ALLOWED_PACKAGES.join(', ')} to Node's own modules (exercises/README.md)`, { cause: err })
+    }
     throw new Error(`${path.basename(file)} did not load: ${err?.stack?.split('\n').slice(0, 3).join(' | ') ?? err}`, { cause: err })
   }
   const fn = mod.default
@@ -37,6 +42,15 @@ export async function loadStudentModule (file) {
   // an express.Router() is a function with a stack of layers
   const kind = Array.isArray(fn.stack) && typeof fn.use === 'function' ? 'router' : 'handler'
   return { kind, fn }
+}
+
+/** The package a failed import or require() could not find, when it is a package (not a file), else null. */
+function missingPackage (err) {
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'MODULE_NOT_FOUND') return null
+  const match = /Cannot find (?:package|module) '([^']+)'/.exec(err.message)
+  if (match === null || /^(\.|\/|[A-Za-z]:|file:|node:)/.test(match[1])) return null
+  const name = packageName(match[1])
+  return ALLOWED_PACKAGES.includes(name) ? null : name
 }
 
 /**
