@@ -28,6 +28,7 @@ import { markdownTable } from '../lib/measure/table.js'
 import { displayPath } from '../lib/util/atomic-file.js'
 import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '../lib/runs/figure-text.js'
 import { formatBytes, formatMemory } from '../lib/util/units.js'
+import { terminalText } from '../lib/util/terminal-text.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
@@ -130,12 +131,12 @@ async function loadRun (named, dir) {
 
 function describeRun (label, id, record) {
   const w = record.where
-  return `${label}: ${id}  ${record.run.experiment} (${record.run.status}, ${record.run.source})  ${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')}  ` +
-    `Node ${w.node.replace(/^v/, '')}, ${w.platform}-${w.arch}, ${w.cores} cores, ${formatMemory(w.memoryBytes)}${w.portable ? ', portable' : ''}`
+  return `${label}: ${id}  ${terminalText(record.run.experiment)} (${record.run.status}, ${record.run.source})  ${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')}  ` +
+    `Node ${terminalText(w.node.replace(/^v/, ''))}, ${terminalText(`${w.platform}-${w.arch}`)}, ${w.cores} cores, ${formatMemory(w.memoryBytes)}${w.portable ? ', portable' : ''}`
 }
 
 function shownValue (value) {
-  const text = value === undefined ? 'none' : JSON.stringify(value)
+  const text = value === undefined ? 'none' : terminalText(JSON.stringify(value))
   return text.length > 40 ? `${text.slice(0, 39)}…` : text
 }
 
@@ -147,7 +148,7 @@ async function list (dir) {
     // the message without "<id> is not a run record this lab reads: ", which the row says
     if (r.invalid) return [r.id, 'NOT A RECORD', '', '', '', formatBytes(r.bytes), r.invalid.slice(r.invalid.indexOf(': ') + 2)]
     return [r.id, r.experiment, r.status, r.date.slice(0, 16).replace('T', ' '), r.node, formatBytes(r.bytes), r.routes.join(', ')]
-  })
+  }).map(function escaped (cells) { return cells.map(terminalText) })
   return `${markdownTable(['id', 'experiment', 'status', 'date (UTC)', 'node', 'size', 'routes'], rows)}\n\n${runs.length} in ${displayPath(dir)}`
 }
 
@@ -156,15 +157,15 @@ async function compare (args) {
   const compared = compareRecords(a, b, { all: args.all })
   const lines = [describeRun('A', args.runs[0], a), describeRun('B', args.runs[1], b)]
   if (a.run.experiment !== b.run.experiment) lines.push(`! different experiments: ${a.run.experiment} and ${b.run.experiment}`)
-  if (compared.params.length > 0) lines.push(`params differ: ${compared.params.map(function shown (d) { return `${d.name} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
-  if (compared.where.length > 0) lines.push(`machines differ: ${compared.where.map(function shown (d) { return `${d.name} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
+  if (compared.params.length > 0) lines.push(`params differ: ${compared.params.map(function shown (d) { return `${terminalText(d.name)} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
+  if (compared.where.length > 0) lines.push(`machines differ: ${compared.where.map(function shown (d) { return `${terminalText(d.name)} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
   lines.push('')
   if (compared.rows.length === 0) {
     lines.push('No route or cell has figures in both runs.')
   } else {
     const repeats = compared.rows.some(function hasSpread (r) { return r.spread !== null })
     const rows = compared.rows.map(function row (r) {
-      const cells = [r.key, r.label, formatWithRange(r.a), formatWithRange(r.b), formatRatio(r.ratio), formatDifference(r.unit, r.difference)]
+      const cells = [terminalText(r.key), terminalText(r.label), formatWithRange(r.a), formatWithRange(r.b), formatRatio(r.ratio), formatDifference(r.unit, r.difference)]
       if (repeats) cells.push(formatSpread(r.spread))
       return cells
     })
@@ -172,8 +173,8 @@ async function compare (args) {
     if (repeats) header.push('repeats')
     lines.push(markdownTable(header, rows))
   }
-  if (compared.onlyA.length > 0) lines.push(`only in A: ${compared.onlyA.join(', ')}`)
-  if (compared.onlyB.length > 0) lines.push(`only in B: ${compared.onlyB.join(', ')}`)
+  if (compared.onlyA.length > 0) lines.push(`only in A: ${terminalText(compared.onlyA.join(', '))}`)
+  if (compared.onlyB.length > 0) lines.push(`only in B: ${terminalText(compared.onlyB.join(', '))}`)
   let failed = false
   for (const rule of args.rules) {
     let verdicts
@@ -185,7 +186,7 @@ async function compare (args) {
     for (const v of verdicts) {
       failed ||= v.failed
       const change = v.value === null ? 'n/a' : rule.kind === 'percent' ? `${v.value >= 0 ? '+' : ''}${v.value.toFixed(1)}%` : rule.kind === 'ratio' ? `${v.value.toFixed(2)}x` : formatDifference(v.a.unit, v.value)
-      lines.push(`${v.failed ? 'FAIL' : 'pass'} ${rule.text} on ${v.key}: ${change} (${formatFigure(v.a.unit, v.a.value)} → ${formatFigure(v.b.unit, v.b.value)})`)
+      lines.push(`${v.failed ? 'FAIL' : 'pass'} ${rule.text} on ${terminalText(v.key)}: ${change} (${formatFigure(v.a.unit, v.a.value)} → ${formatFigure(v.b.unit, v.b.value)})`)
     }
   }
   return { text: lines.join('\n'), code: failed ? EXIT_FAILED : 0 }
@@ -196,7 +197,7 @@ async function exportRun (args) {
   const out = path.resolve(args.out ?? runPageName(record))
   const html = runPage(record)
   await fs.promises.writeFile(out, html)
-  return `Wrote ${displayPath(out)} (${formatBytes(Buffer.byteLength(html))}): run ${record.id}, ${record.run.experiment}, as one page that opens from disk, with no lab and no network.`
+  return `Wrote ${displayPath(out)} (${formatBytes(Buffer.byteLength(html))}): run ${record.id}, ${terminalText(record.run.experiment)}, as one page that opens from disk, with no lab and no network.`
 }
 
 async function main () {
@@ -213,23 +214,31 @@ async function main () {
   }
   try {
     if (args.command === 'list') {
-      process.stdout.write(`${await list(args.dir)}\n`)
+      say(process.stdout, await list(args.dir))
       return 0
     }
     if (args.command === 'export') {
-      process.stdout.write(`${await exportRun(args)}\n`)
+      say(process.stdout, await exportRun(args))
       return 0
     }
     const { text, code } = await compare(args)
-    process.stdout.write(`${text}\n`)
+    say(process.stdout, text)
     return code
   } catch (err) {
     if (err instanceof UsageError || err.type === 'run.invalid') {
-      process.stderr.write(`runs: ${err.message}\n`)
+      say(process.stderr, `runs: ${err.message}`)
       return EXIT_USAGE
     }
     throw err
   }
+}
+
+/**
+ * Lines to the terminal. A record's strings are anyone's: each is escaped where it is written
+ * (terminalText, a line break in it too), and each line again here, for what a message quotes.
+ */
+function say (stream, text) {
+  stream.write(`${text.split('\n').map(terminalText).join('\n')}\n`)
 }
 
 main().then(function exit (code) { process.exitCode = code }, function crash (err) {

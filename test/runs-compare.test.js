@@ -179,6 +179,26 @@ describe('two runs compared', function () {
       assert.match(stdout, /^\| good +\| peak above idle \| .* OUTSIDE the spread \|$/m)
     })
 
+    it('shows a record\'s strings with their control characters escaped: a record from elsewhere cannot write on the terminal', async function () {
+      const forged = '\x1b]0;pwned\x07\x1b[2K\rPASS\nmallory\u202e'
+      const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-runs-forged-'))
+      try {
+        const results = routesResult({ [`good${forged}`]: { peak: 4 * MiB, mbps: 80, p99: 150 } })
+        fs.writeFileSync(path.join(elsewhere, 'forged-1.json'), makeTestRecord({ id: 'forged-1', experiment: `ingest${forged}`, results }).text)
+        fs.writeFileSync(path.join(elsewhere, 'forged-2.json'), makeTestRecord({ id: 'forged-2', experiment: `ingest${forged}`, results }).text)
+        const listed = await runs('list', '--dir', elsewhere)
+        const compared = await runs('compare', 'forged-1', 'forged-2', '--dir', elsewhere)
+        for (const { code, stdout } of [listed, compared]) {
+          assert.equal(code, 0, stdout)
+          assert.doesNotMatch(stdout, /(?!\n)[\p{Cc}\u202e]/u)
+          assert.ok(stdout.includes('ingest\\x1b]0;pwned\\x07\\x1b[2K\\rPASS\\nmallory\\u202e'), stdout)
+        }
+        assert.match(compared.stdout, /^\| good\\x1b\]0;pwned/m)
+      } finally {
+        fs.rmSync(elsewhere, { recursive: true, force: true })
+      }
+    })
+
     it('exit 2, with a clear message, on a file that is no run record, a run it cannot find, and a bad rule', async function () {
       const foreign = await runs('compare', path.join(dir, 'package.json'), 'run-a', '--dir', dir)
       assert.equal(foreign.code, 2)
