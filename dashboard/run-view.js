@@ -24,6 +24,9 @@ const BARS_PER_ROUTE = 2
 /** Points a replay keeps per series: a record holds at most 2,400 samples (lib/runs/timeline.js). */
 const REPLAY_POINTS = 6000
 
+/** Who wrote a record (lib/runs/check.js RUN_SOURCES), as the page says it. */
+const SOURCE_LABELS = Object.freeze({ engine: 'the lab', bench: 'the bench', grade: 'the grader' })
+
 /**
  * What a record says of its run, in lines of text: what ran, where, with what, and what it left out.
  * @param {object} record a checked record
@@ -33,7 +36,7 @@ export function describeRecord (record) {
   const { run, where } = record
   const ended = Number.isFinite(run.endedAt) ? `, ${formatSeconds(run.endedAt - run.startedAt)}` : ''
   const lines = [
-    `${run.experiment} · ${run.status} · ${run.source === 'bench' ? 'the bench' : 'the lab'} · started ${utcMinute(run.startedAt)}${ended}`,
+    `${run.experiment} · ${run.status} · ${SOURCE_LABELS[run.source] ?? run.source} · started ${utcMinute(run.startedAt)}${ended}`,
     `Node ${where.node}${where.v8 ? ` (V8 ${where.v8})` : ''} · ${where.platform}-${where.arch} · ${where.cores} cores · ` +
       `${formatMiB(where.memoryBytes)} · ${where.lab.name} ${where.lab.version}${where.portable ? ' · portable: peaks sampled, not the kernel\'s' : ''}`
   ]
@@ -45,7 +48,7 @@ export function describeRecord (record) {
     if (Number.isFinite(thinned.requestsCut)) parts.push(`${formatCount(thinned.requestsCut)} in-flight entries summed`)
     lines.push(`thinned to fit the record (peaks kept): ${parts.join('; ')}`)
   }
-  if (record.timeline.samples.length === 0) lines.push('no timeline: a bench of fresh labs is measured from outside, so this record has its results alone')
+  if (record.timeline.samples.length === 0) lines.push(`no timeline: ${SOURCE_LABELS[run.source] ?? run.source} measured fresh processes from outside, so this record has its results alone`)
   if (record.error !== null) lines.push(`ended with ${record.error.type}: ${record.error.message}`)
   return lines
 }
@@ -145,6 +148,16 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
     }
     const logButton = make('button', { type: 'button', id: id('held-log'), 'aria-pressed': 'false', 'aria-controls': id('held-chart') }, 'Log scale')
     const results = make('section', { class: 'results-box', id: id('results') })
+    if (record.timeline.samples.length === 0 && record.timeline.spans.length === 0) {
+      // measured from outside (a bench of fresh labs, a grading): results alone, no empty charts
+      container.replaceChildren(
+        make('h2', { class: 'replay-title' }, recordTitle(record)),
+        ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }),
+        results)
+      drawn = { record, stores, charts: [], parts: null }
+      showResults(results, record)
+      return
+    }
     container.replaceChildren(
       make('h2', { class: 'replay-title' }, recordTitle(record)),
       ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }),
@@ -171,16 +184,12 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
     charts.update()
     bytesChart.update()
     heldChart.update()
-    if (record.results !== null) {
-      renderResults(results, { id: record.id, params: record.run.params, result: record.results })
-    } else {
-      results.replaceChildren(make('h2', {}, 'Results'), make('p', { class: 'help' }, record.error === null ? 'The run recorded no results.' : `The run failed: ${record.error.message}`))
-    }
+    showResults(results, record)
   }
 
   function setProjector (on) {
     projector = on
-    if (drawn === null) return
+    if (drawn === null || drawn.parts === null) return
     drawn.parts.charts.setProjector(on)
     drawn.parts.bytesChart.setProjector(on)
     drawn.parts.heldChart.setProjector(on)
@@ -189,6 +198,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
   /** What is drawn, for the page's debug view: the peaks as the charts hold them (bytes), the spans, the bars. */
   function state () {
     if (drawn === null) return null
+    if (drawn.parts === null) return { id: drawn.record.id, title: drawn.record.run.title, routes: [...drawn.record.run.routes], samples: 0, spans: 0, charts: false }
     const { store, marks } = drawn.stores
     const peak = function peakOf (key) { const max = store.maxOf(key); return max === null ? null : max * MiB }
     return {
@@ -207,6 +217,15 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
   }
 
   return { show, destroy, setProjector, state }
+}
+
+/** A record's results, or why it has none. */
+function showResults (box, record) {
+  if (record.results !== null) {
+    renderResults(box, { id: record.id, params: record.run.params, result: record.results })
+  } else {
+    box.replaceChildren(make('h2', {}, 'Results'), make('p', { class: 'help' }, record.error === null ? 'The run recorded no results.' : `The run failed: ${record.error.message}`))
+  }
 }
 
 function utcMinute (time) {

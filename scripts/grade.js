@@ -29,9 +29,10 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS } from '../lib/config/options.js'
+import { createDiskQuota } from '../lib/limits/disk-quota.js'
 import {
   AREAS, cardJson, cardTable, classifyUrl, classPlaceProblem, countVerdicts, formatCard, grade, gradeClass, gradeService,
-  normalizeSeed, remoteRefusal, terminalText, verdictSummary, writeGradeReport,
+  normalizeSeed, remoteRefusal, saveCardRecord, terminalText, verdictSummary, writeGradeReport,
   baselineLines, baselineRefusal, collectClass, compareWithBaseline, DEFAULT_TOLERANCE, htmlBeside, junitXml, labVersion,
   parseTolerance, readBaseline
 } from '../grader/index.js'
@@ -328,6 +329,8 @@ async function gradeOneFile (args, command) {
   const gate = args.baselineDoc ? compareWithBaseline(cardJson(card), args.baselineDoc, { file: args.baseline, tolerance: args.tolerance }) : null
   if (gate !== null) process.stdout.write('\n' + baselineLines(gate).map(terminalText).join('\n') + '\n')
   const files = await writeGradeReport(args.out, card, command)
+  const record = await keepCardRecord(card)
+  if (record !== null) files.push(record)
   if (args.junit) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.junit)), { recursive: true })
     await fs.promises.writeFile(args.junit, junitXml(card, { baseline: gate }))
@@ -399,6 +402,25 @@ async function collectCards (args, command) {
   process.stdout.write('\n' + lines.map(terminalText).join('\n') + '\n')
   process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}`) + '\n')
   return counts.pass === result.rows.length - counts.skipped ? 0 : EXIT_FAILED
+}
+
+/**
+ * The card as a run record in the lab's runs folder (grader/card/card-record.js), within the lab's
+ * disk quota: `npm run runs` lists and compares it, the dashboard's Runs panel shows it. One file
+ * graded only: a class's cards stay in its reports, readable by the grader's user alone
+ * (docs/grading-a-class.md). A record that cannot be written costs the grading nothing: the
+ * reports are written, and the line says why.
+ * @returns {Promise<string|null>} the record's path, null when none was written
+ */
+async function keepCardRecord (card) {
+  try {
+    const diskQuota = createDiskQuota({ dir: DEFAULTS.dataDir, quota: DEFAULTS.diskQuota })
+    const saved = await saveCardRecord(card, { dataDir: DEFAULTS.dataDir, keep: DEFAULTS.runs.keep, diskQuota })
+    return saved === null ? null : saved.path
+  } catch (err) {
+    process.stderr.write(`run record not written: ${err.message}\n`)
+    return null
+  }
 }
 
 /** A path as the person who typed the command sees it: relative to where they are. */

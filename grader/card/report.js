@@ -36,7 +36,7 @@ export function writeGradeReport (dir, card, command) {
  * reference routes' (when they were measured).
  * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
  */
-function gradeCharts (card) {
+export function gradeCharts (card) {
   const charts = []
   const bySize = card.checks.find(function sizeCheck (c) { return c.area === 'memory' && c.name === 'growth against body size' })
   const byConcurrency = card.checks.find(function concurrencyCheck (c) { return c.area === 'memory' && c.name === 'growth against concurrency' })

@@ -1,8 +1,9 @@
 /**
- * The record of a bench that runs outside the experiment engine (`npm run bench -- ingest`,
- * `hostile`: a fresh lab per measurement, measured from outside). It has the bench's results
- * and the machine, but no timeline: its samples were never one lab's. A bench made from an
- * experiment (lib/measure/experiment-bench.js) is recorded by the lab it ran in instead.
+ * The record of a run measured outside the experiment engine: a bench of fresh labs
+ * (`npm run bench -- ingest`, `hostile`) or a grading (`npm run grade`, one record per card).
+ * It has the run's results and the machine, but no timeline: its processes were many, each
+ * measured from outside, none sampled by one lab's /metrics. A bench made from an experiment
+ * (lib/measure/experiment-bench.js) is recorded by the lab it ran in instead.
  */
 import { randomUUID } from 'node:crypto'
 import { createRunStore, runsDir } from './store.js'
@@ -25,30 +26,40 @@ export function benchResults ({ title, charts = [], data }) {
 }
 
 /**
- * Write a bench's record to `<dataDir>/runs/`, keeping the last `keep`.
- * @param {{ dataDir: string, keep: number, diskQuota?: object|null, name: string, title: string, params: object,
- *   startedAt: number, endedAt: number, charts?: object[], data: object }} bench
+ * Write the record of a run measured outside the engine to `<dataDir>/runs/`, keeping the last `keep`.
+ * @param {{ dataDir: string, keep: number, diskQuota?: object|null, experiment: string, title: string,
+ *   params: object, source: 'bench'|'grade', status?: string, startedAt: number, endedAt: number, results: object }} run
+ *   `results`: as the result contract has them (lib/experiments/result-contract.js)
  * @returns {Promise<{ id: string, path: string, bytes: number } | null>} null when no records are kept
  */
-export async function saveBenchRecord (bench) {
-  if (bench.keep === 0) return null
-  const store = createRunStore({ dir: runsDir(bench.dataDir), keep: bench.keep, diskQuota: bench.diskQuota ?? null })
+export async function saveOutsideRecord (run) {
+  if (run.keep === 0) return null
+  const store = createRunStore({ dir: runsDir(run.dataDir), keep: run.keep, diskQuota: run.diskQuota ?? null })
   const id = randomUUID()
   const text = recordText(function build () {
     return makeRecord({
       id,
-      experiment: bench.name,
-      title: bench.title,
-      params: bench.params,
-      status: 'done',
-      source: 'bench',
-      startedAt: bench.startedAt,
-      endedAt: bench.endedAt,
-      results: benchResults(bench),
+      experiment: run.experiment,
+      title: run.title,
+      params: run.params,
+      status: run.status ?? 'done',
+      source: run.source,
+      startedAt: run.startedAt,
+      endedAt: run.endedAt,
+      results: run.results,
       error: null,
       options: null
     }, { interval: null, samples: [], spans: [], marks: [], thinned: null })
   })
   const written = await store.save(id, text)
   return { id, ...written }
+}
+
+/**
+ * A bench's record (saveOutsideRecord with the bench's results).
+ * @param {{ dataDir: string, keep: number, diskQuota?: object|null, name: string, title: string, params: object,
+ *   startedAt: number, endedAt: number, charts?: object[], data: object }} bench
+ */
+export function saveBenchRecord (bench) {
+  return saveOutsideRecord({ ...bench, experiment: bench.name, source: 'bench', results: benchResults(bench) })
 }

@@ -21,8 +21,8 @@ export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/
 
 export const RUN_STATUSES = Object.freeze(['done', 'failed', 'cancelled'])
 
-/** Who wrote it: the experiment engine (dashboard, POST /experiments, the demo, most benches) or the bench CLI. */
-export const RUN_SOURCES = Object.freeze(['engine', 'bench'])
+/** Who wrote it: the experiment engine (dashboard, POST /experiments, the demo, most benches), the bench CLI or the grader. */
+export const RUN_SOURCES = Object.freeze(['engine', 'bench', 'grade'])
 
 const isObject = function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 const isFiniteNumber = function isFiniteNumber (v) { return typeof v === 'number' && Number.isFinite(v) }

@@ -29,6 +29,8 @@ import { leastSquaresSlope } from '../../grader/checks/figures.js'
 import { median } from '../../lib/measure/stats.js'
 import { normalizeSettings } from '../../grader/checks/settings.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { readRunRecord } from '../../lib/runs/format.js'
+import { DATA_DIR_ENV } from '../../lib/util/project-root.js'
 import { SMALL } from '../grade-settings.js'
 
 const FIXTURES = 'test/fixtures/grade'
@@ -206,12 +208,13 @@ describe('npm run grade', function () {
       assert.match(problems, /checks\[3\]\.limit must be a non-empty string/)
     })
 
-    it('npm run grade -- --json writes the card, and exits 1 when a check fails', async function () {
+    it('npm run grade -- --json writes the card and a run record, and exits 1 when a check fails', async function () {
       this.timeout(120_000)
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-grade-'))
       try {
         const json = path.join(dir, 'card.json')
-        const run = await runCli([`${FIXTURES}/throws.js`, '--quick', '--only', 'correctness,speed', '--json', json, '--out', path.join(dir, 'report')])
+        const data = path.join(dir, 'data')
+        const run = await runCli([`${FIXTURES}/throws.js`, '--quick', '--only', 'correctness,speed', '--json', json, '--out', path.join(dir, 'report')], { [DATA_DIR_ENV]: data })
         assert.equal(run.code, 1, run.stderr)
         assert.match(run.stdout, /^FAIL {2}correctness {2}generated documents/m)
         const card = JSON.parse(fs.readFileSync(json, 'utf8'))
@@ -219,6 +222,11 @@ describe('npm run grade', function () {
         assert.equal(card.handler, `${FIXTURES}/throws.js`)
         assert.deepEqual([...new Set(card.checks.map(function area (c) { return c.area }))], ['correctness', 'speed'])
         for (const file of ['results.json', 'report.html']) assert.ok(fs.existsSync(path.join(dir, 'report', file)), file)
+        // the run record (grader/card/card-record.js), as npm run runs lists it
+        const [recordFile] = fs.readdirSync(path.join(data, 'runs'))
+        assert.match(run.stderr, new RegExp(`written: .*runs/${recordFile.replace('.', '\\.')}`))
+        const record = readRunRecord(fs.readFileSync(path.join(data, 'runs', recordFile)), recordFile)
+        assert.deepEqual([record.run.experiment, record.run.source, record.run.seed, record.run.params.target], ['grade', 'grade', card.seed, `${FIXTURES}/throws.js`])
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })
       }
@@ -281,9 +289,9 @@ describe('npm run grade', function () {
   })
 })
 
-function runCli (args) {
+function runCli (args, env = {}) {
   return new Promise(function run (resolve) {
-    execFile(process.execPath, ['scripts/grade.js', ...args], { cwd: PROJECT_ROOT, timeout: 110_000 }, function done (err, stdout, stderr) {
+    execFile(process.execPath, ['scripts/grade.js', ...args], { cwd: PROJECT_ROOT, timeout: 110_000, env: { ...process.env, ...env } }, function done (err, stdout, stderr) {
       resolve({ code: err ? err.code : 0, stdout, stderr })
     })
   })
