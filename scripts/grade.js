@@ -30,6 +30,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DEFAULTS } from '../lib/config/options.js'
 import { createDiskQuota } from '../lib/limits/disk-quota.js'
+import { keepLessonRecord } from '../lib/runs/lessons.js'
 import {
   AREAS, cardJson, cardTable, classifyUrl, classPlaceProblem, countVerdicts, formatCard, grade, gradeClass, gradeService,
   normalizeSeed, remoteRefusal, saveCardRecord, terminalText, verdictSummary, writeGradeReport,
@@ -345,10 +346,18 @@ async function gradeOneFile (args, command) {
     files.push(...await writeFigures(args.figures, {
       title: `Grade card of ${card.handler}`,
       command: figuresCommand('grade', process.argv.slice(2)),
-      meta: { started: card.startedAt, loadBefore },
+      meta: { experiment: 'grade', started: card.startedAt, loadBefore },
       markdown: cardTable(cardJson(card)),
       data: { card: cardJson(card) }
     }))
+    // the grading the figures came from, beside them, as a bench keeps its run (lib/runs/lessons.js)
+    if (record !== null) {
+      try {
+        files.push(await keepLessonRecord(record, args.figures))
+      } catch (err) {
+        process.stderr.write(`lesson run not kept: ${err.message}\n`)
+      }
+    }
   }
   process.stderr.write(`written: ${files.map(shown).join(', ')}\n`)
   if (!card.passed) return EXIT_FAILED
