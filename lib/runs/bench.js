@@ -1,6 +1,6 @@
 /**
  * The record of a run measured outside the experiment engine: a bench of fresh labs
- * (`npm run bench -- ingest`, `hostile`) or a grading (`npm run grade`, one record per card).
+ * (`npm run bench -- ingest`, `hostile`) or a grading (`npm run grade` of one handler or service).
  * It has the run's results and the machine, but no timeline: its processes were many, each
  * measured from outside, none sampled by one lab's /metrics. A bench made from an experiment
  * (lib/measure/experiment-bench.js) is recorded by the lab it ran in instead.

@@ -1,7 +1,7 @@
 /**
  * Text someone else controls (a submission's name, what it printed, its error
- * text, a crash line; a run record's strings) made safe for a terminal: every control character shown
- * escaped, so that a name cannot start a new line (a fake `bob: PASS 18/18`),
+ * text, a crash line; a run record's strings) made safe for a terminal: every
+ * control character shown escaped, so that a name cannot start a new line (a fake `bob: PASS 18/18`),
  * an escape sequence cannot erase a line, recolour it or set the window's
  * title, and a bidi control cannot show the text in another order. The CSV
  * and the HTML table have their own escaping (grader/card/class-table.js).
