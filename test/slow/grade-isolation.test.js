@@ -21,6 +21,7 @@ import path from 'node:path'
 import { formatCard, grade } from '../../grader/index.js'
 import { StudentProcess, StudentProcesses } from '../../grader/student/student-process.js'
 import { send } from '../../grader/checks/client.js'
+import { LIMITS } from '../../grader/checks/settings.js'
 import { PORTABLE_ENV, procAvailable } from '../../lib/util/platform.js'
 import { psAvailable } from '../../grader/process/ps-memory.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
@@ -92,8 +93,9 @@ describe('grading apart: the cheats that forged a card', function () {
   it('times the reference routes in a process of their own: a slow handler that delays other routes through http.Server.prototype.emit fails speed', function () {
     const speed = check('delaysOthers', 'throughput against /streamparser-json')
     assert.equal(speed.pass, false, formatCard(cards.delaysOthers))
-    // about 2 MB/s against a textbook route of 15 to 30: a ratio far under the limit of 0.5, and /good not delayed by a second
-    assert.ok(speed.details.ratio < 0.35, speed.figure)
+    // the patch slows the handler alone: about 2 MB/s against a textbook route of 15 to 30 on an idle
+    // machine (5 beside two hogs in portable mode), a ratio under the limit; and /good is not delayed
+    assert.ok(speed.details.ratio < LIMITS.speedRatio, speed.figure)
     const goodRuns = speed.details.runs.filter(function good (r) { return r.route === 'good' })
     assert.ok(goodRuns.every(function quick (r) { return r.status === 200 && r.ms < speed.details.runs.find(function mine (s) { return s.route === 'student' }).ms }), JSON.stringify(speed.details.runs))
   })
