@@ -15,7 +15,7 @@ import path from 'node:path'
 import { pathToFileURL, fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { chromiumMissing, launchChromium } from '../../lib/measure/browser.js'
-import { MARKUP, makeBusyRecord, makeMarkupRecord } from '../runs-helpers.js'
+import { MARKUP, makeBusyRecord, makeMarkupRecord, makeTestRecord } from '../runs-helpers.js'
 
 const CLI = fileURLToPath(new URL('../../scripts/runs.js', import.meta.url))
 
@@ -91,6 +91,17 @@ describe('a run exported as one page, in Chromium from disk with the network off
     for (const n of painted) assert.ok(n > 100, `${n} coloured pixels`)
     assert.deepEqual(aborted, [], 'the page asked the network for nothing')
     assert.ok(asked.every(function isFile (url) { return url.startsWith('file:') }), asked.join(', '))
+    assert.deepEqual(browser.problems, [], 'no error, no policy violation')
+  })
+
+  it('shows a record measured from outside (a grading\'s, a bench of fresh labs) as its results alone, with no empty chart', async function () {
+    const { record, text } = makeTestRecord({ id: 'grading-run', source: 'grade', samples: [], marks: [] })
+    const drawn = await openExport('grading', text)
+    assert.equal(drawn.message, '')
+    assert.deepEqual([drawn.run.id, drawn.run.samples, drawn.run.charts], [record.id, 0, false])
+    assert.equal(await page.locator('canvas').count(), 0)
+    assert.match(await page.textContent('.replay-about:last-of-type'), /^no timeline: the grader measured fresh processes from outside/)
+    assert.match(await page.textContent('table.results td[data-route="bad"][data-field="peakAboveIdle"]'), /^60\.0 MiB$/)
     assert.deepEqual(browser.problems, [], 'no error, no policy violation')
   })
 
