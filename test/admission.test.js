@@ -83,6 +83,25 @@ describe('the memory admission', function () {
     assert.equal(admission.state().reserved, 0)
   })
 
+  it('refuses what a request has already met the budget with, even when a collection would free it (refuse)', function () {
+    const { admission, state } = admissionAt(700 * MiB)
+    const r = admission.reserve(10 * MiB, { route: 'bad', what: 'this body' })
+    // zlib stopped at the cap the room gave it; its chunks, garbage now, are in the RSS
+    const more = r.room() + 1
+    state.rss = 100 * MiB // what a collection inside grow() would find
+    const refusal = r.refuse(more, 'this body, inflated past what was free,')
+    assert.equal(refusal.status, 413)
+    assert.equal(refusal.type, 'memory.budget.exceeded')
+    assert.equal(refusal.details.projected, 10 * MiB + more)
+    assert.ok(refusal.details.available < refusal.details.projected, JSON.stringify(refusal.details))
+    assert.equal(state.collected, 0, 'no collection asked for')
+    assert.equal(r.bytes, 10 * MiB, 'nothing reserved')
+    const other = admission.reserve(10 * MiB, { route: 'good', what: 'another body' })
+    assert.equal(r.refuse(more).status, 503, 'another request holds a reservation: try again')
+    other.release()
+    r.release()
+  })
+
   it('admits everything without a budget', function () {
     const admission = createAdmission({ budget: 0 })
     assert.equal(admission.enabled, false)

@@ -87,8 +87,8 @@ async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, ho
     return await inflateWhole(body, codecs, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') {
-      // the budget, not the limit, stopped it: refuse for the budget, with what it had grown to
-      if (cap < limit) reservation.grow(reservation.room() + 1, `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
+      // the budget, not the limit, stopped it: refuse for the budget (joining past the cap needs twice it)
+      if (cap < limit) throw reservation.refuse(2 * (cap + 1), `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
       throw inflatedTooLarge(limit, null)
     }
     throw fromZlibError(err, body.length, codecAt(codecs, err)) ?? err

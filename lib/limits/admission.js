@@ -168,12 +168,17 @@ export class MemoryAdmission {
       this.collect()
       free = this.ceiling - this.committed()
     }
-    if (more > free && this.reserved - held === 0) {
-      // nobody else holds a reservation: waiting would not help, this request is what does not fit
-      return budgetExceeded({ route, budget: this.budget, projected, available: Math.max(0, free + held), what })
-    }
-    if (more > free) return memoryBusy({ route, budget: this.budget, projected, available: Math.max(0, free + held), what, retryAfter: RETRY_AFTER_SECONDS })
-    return null
+    return more > free ? this.refusal(more, held, free, route, what) : null
+  }
+
+  /**
+   * The refusal of `more` bytes on top of `held` when `free` is what the budget has free: 413 when
+   * nobody else holds a reservation (waiting would not help, this request is what does not fit),
+   * else 503, to try again.
+   */
+  refusal (more, held, free, route, what) {
+    const figures = { route, budget: this.budget, projected: held + more, available: Math.max(0, free + held), what }
+    return this.reserved - held === 0 ? budgetExceeded(figures) : memoryBusy({ ...figures, retryAfter: RETRY_AFTER_SECONDS })
   }
 
   /**
@@ -227,6 +232,17 @@ export class Reservation {
       this.admission.reserved += more
     }
     return null
+  }
+
+  /**
+   * The refusal of `more` bytes the request has already met the budget with (zlib stopped at the
+   * cap its room gave it): never null. grow() would collect garbage and look again, and the
+   * garbage can be the very bytes that did not fit.
+   * @returns {LabError} 413 memory.budget.exceeded, 503 memory.busy
+   */
+  refuse (more, what = this.what) {
+    const free = Math.min(more - 1, this.admission.ceiling - this.admission.committed())
+    return this.admission.refusal(more, this.bytes, free, this.route, what)
   }
 
   /** How many more bytes this request could reserve right now. */
