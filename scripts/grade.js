@@ -38,8 +38,11 @@ import {
   parseTolerance, readBaseline
 } from '../grader/index.js'
 import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { formatMemory, parseByteSize } from '../lib/util/units.js'
 
 const EXIT_FAILED = 1
+/** The least --memory-limit: the lab's own process, serving the handler, must fit in it. */
+const MIN_MEMORY_LIMIT = 256 * 1024 * 1024
 const EXIT_USAGE = 2
 /** A class the grader itself failed on somewhere: a row it could not grade, a report or the table it could not write. */
 const EXIT_GRADER = 3
@@ -91,6 +94,8 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
                    type T (default: a Content-Type --header gives, else application/json, else
                    application/octet-stream, the first it accepts one in); a handler or a service
   --allow-remote   aim at a URL that is not loopback (the card says so; its memory cannot be read)
+  --memory-limit S the grader's memory budget (default a quarter of the machine, 1 to 4 GiB; at least
+                   256MiB): a handler or a started service past it is killed, from its first byte
   -h, --help
 
 Exit code: 0 when every check passes (a class: every submission, skipped entries aside; memory not
@@ -132,6 +137,7 @@ function readGradeArgs (argv) {
       baseline: { type: 'string' },
       tolerance: { type: 'string' },
       collect: { type: 'string' },
+      'memory-limit': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -216,7 +222,7 @@ function readServiceArgs (values, positionals) {
  */
 function readCollectArgs (values, positionals) {
   if (positionals.length > 0) throw new TypeError(`--collect builds a table from cards: no handler or folder beside it (got ${positionals.join(', ')})`)
-  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'baseline', 'content-type']) {
+  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'baseline', 'content-type', 'memory-limit']) {
     if (values[flag] !== undefined) throw new TypeError(`--${flag} grades: --collect only reads the cards students' CI wrote`)
   }
   if (values.seed === undefined) throw new TypeError('--collect needs the class\'s --seed: a card graded with other bodies is refused')
@@ -260,8 +266,21 @@ function readCommon (values) {
     figures: readFiguresName(values.figures),
     out: values.out ?? path.join(DEFAULTS.dataDir, 'grade', stamp),
     port,
-    keepOpenMs: Math.round(keepOpen * 1000)
+    keepOpenMs: Math.round(keepOpen * 1000),
+    settings: values['memory-limit'] === undefined ? undefined : { memoryBudget: readMemoryLimit(values['memory-limit']) }
   }
+}
+
+/** --memory-limit: the grader's budget, at least MIN_MEMORY_LIMIT (the lab's own process must fit). */
+function readMemoryLimit (text) {
+  let bytes
+  try {
+    bytes = parseByteSize(text)
+  } catch {
+    throw new TypeError(`--memory-limit takes a size such as 1GiB or 512MiB, got ${JSON.stringify(text)}`)
+  }
+  if (bytes < MIN_MEMORY_LIMIT) throw new TypeError(`--memory-limit: at least ${formatMemory(MIN_MEMORY_LIMIT)}, got ${text}`)
+  return bytes
 }
 
 /** --content-type: a media type, `type/subtype`, without parameters; null when not given. */
@@ -317,6 +336,7 @@ async function gradeOneFile (args, command) {
   const loadBefore = os.loadavg()[0]
   const options = {
     preset: args.preset,
+    settings: args.settings,
     areas: args.areas ?? undefined,
     seed: args.seed ?? undefined,
     contentType: args.contentType ?? undefined,
@@ -368,6 +388,7 @@ async function gradeFolder (args, command) {
   const result = await gradeClass(args.folder, {
     csv: args.csv,
     preset: args.preset,
+    settings: args.settings,
     areas: args.areas ?? undefined,
     seed: args.seed ?? undefined,
     contentType: args.contentType ?? undefined,

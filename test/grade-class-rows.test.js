@@ -310,6 +310,19 @@ describe('a class run\'s rows (grader/card/class.js)', function () {
     assert.match(run.stderr, /inside the class's folder/)
   })
 
+  it('makes a --memory-limit that is no size, or too small for the lab itself, a usage error', async function () {
+    write('alice.js')
+    for (const [limit, said] of [['lots', /--memory-limit takes a size/], ['64MiB', /--memory-limit: at least 256 MiB/]]) {
+      const run = await new Promise(function runCli (resolve) {
+        execFile(process.execPath, ['scripts/grade.js', folder, '--memory-limit', limit], { cwd: PROJECT_ROOT, timeout: 20_000 }, function done (err, stdout, stderr) {
+          resolve({ code: err ? err.code : 0, stderr })
+        })
+      })
+      assert.equal(run.code, 2, run.stderr)
+      assert.match(run.stderr, said)
+    }
+  })
+
   it('is what docs/grading-a-class.md says: the read bounds, the modes, every column', function () {
     const page = fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'grading-a-class.md'), 'utf8').replace(/\s+/g, ' ')
     const quoted = `At most ${MAX_SUBMISSION_BYTES / 2 ** 20} MiB of a submission is read (${MAX_FILE_BYTES / 2 ** 20} MiB a file, ${MAX_FILES.toLocaleString('en-US')} files, ${READ_DEADLINE_MS / 1000} s)`

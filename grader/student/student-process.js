@@ -311,7 +311,7 @@ export class StudentProcess {
       if (answered && this.alive) return { ok: true }
       if (!gone) await sleep(PROBE_PAUSE_MS)
     }
-    if (!gone) return { ok: false, message: `${path.basename(this.#options.handler)} did not start serving within ${START_TIMEOUT_MS / 1000} s (its module may never finish loading)` }
+    if (!gone) return { ok: false, message: `${path.basename(this.#options.handler)} did not start serving within ${START_TIMEOUT_MS / 1000} s (its module may never finish loading${this.maxRss > 0 ? `; its RSS reached ${(this.maxRss / MiB).toFixed(0)} MiB` : ''})` }
     const { code, signal } = this.#exited
     const death = this.lastDeath
     if (death?.reason === 'memory' && death.pid === this.pid) {
