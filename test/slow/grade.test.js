@@ -61,8 +61,8 @@ describe('npm run grade', function () {
   const times = {}
 
   before(async function gradeEverything () {
-    // a deadline for a run that is stuck, not a speed target: in CI's Node 24 run (portable mode,
-    // two CPU hogs beside it) these gradings take about five minutes
+    // a deadline for a run that is stuck, not a speed target: on Node 24 in portable mode beside
+    // two CPU hogs these gradings took about five minutes
     this.timeout(900_000)
     const queue = Object.entries(RUNS)
     async function worker () {

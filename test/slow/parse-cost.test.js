@@ -19,7 +19,7 @@ const MiB = 1024 * 1024
  * the collector's timing on a busy machine. 8 MiB of long strings is
  * projected at 18.1 MiB; its heap stays under that (16.2 MiB on Node 20,
  * 8.2 on Node 24), its RSS did not on Node 24: 18.8 MiB on a quiet machine,
- * 18.5 and 19.4 in two runs of `.ci/run` (portable mode, two CPU hogs).
+ * 18.5 and 19.4 in two runs on Node 24 in portable mode beside two CPU hogs.
  * `node --expose-gc test/fixtures/parse-cost-probe.js "long strings" 8` prints them.
  */
 const RSS_NOISE = 4 * MiB
