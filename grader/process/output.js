@@ -1,7 +1,8 @@
 /**
- * What a process the grader started printed: kept to its last part, and the
- * line of it that says why it failed.
+ * What a process the grader started printed: kept to its last part, the
+ * line of it that says why it failed, and the wait for its last words.
  */
+import { finished } from 'node:stream/promises'
 
 /** Past this many characters the start of the output is dropped. */
 const OUTPUT_MAX = 1_000_000
@@ -37,4 +38,25 @@ export function crashLine (output) {
     return (lines[k] + where).slice(0, 300)
   }
   return lines.length > 0 ? lines[lines.length - 1].slice(0, 300) : 'no output'
+}
+
+/** How long a process's pipes may stay open after its exit before it is judged without the rest. */
+export const DRAIN_MS = 1000
+
+/**
+ * Resolves once the child's stdout and stderr have both ended (all it
+ * printed read), or after `ms`: on a busy machine the 'exit' event can come
+ * before the last chunks of a crash's stack, and a death is told by them.
+ * A pipe a grandchild still holds costs at most `ms`.
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {number} [ms]
+ * @returns {Promise<void>}
+ */
+export function outputDrained (child, ms = DRAIN_MS) {
+  const pipes = [child.stdout, child.stderr].filter(Boolean).map(function ended (stream) {
+    return finished(stream).catch(function ignore () {})
+  })
+  let timer
+  const late = new Promise(function wait (resolve) { timer = setTimeout(resolve, ms) })
+  return Promise.race([Promise.all(pipes), late]).finally(function clear () { clearTimeout(timer) })
 }

@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { execFileSync, spawn } from 'node:child_process'
 import { countRequests } from '../checks/client.js'
-import { crashLine, keepTail } from '../process/output.js'
+import { crashLine, keepTail, outputDrained } from '../process/output.js'
 import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
 import { signalTree, treeAlive, treeStopped } from '../process/process-tree.js'
 import { watchWithinBudget } from '../process/tree-memory.js'
@@ -137,9 +137,12 @@ export class StartedService extends ServiceOnPid {
     child.stderr.on('data', function keep (chunk) { service.#keep(chunk) })
     this.#exitedPromise = new Promise(function waitForExit (resolve) {
       child.once('exit', function onExit (code, signal) {
-        service.#exited = { code, signal }
-        service.#onExit(child, code, signal)
-        resolve()
+        // judged once its last words are read (grader/process/output.js)
+        outputDrained(child).then(function judge () {
+          service.#exited = { code, signal }
+          service.#onExit(child, code, signal)
+          resolve()
+        })
       })
       child.once('error', function spawnFailed (err) {
         service.#keep(`could not start ${file}: ${err.message}\n`)

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
 import path from 'node:path'
 import { countRequests } from '../checks/client.js'
-import { crashLine, keepTail } from '../process/output.js'
+import { crashLine, keepTail, outputDrained } from '../process/output.js'
 import { PROBE_TIMEOUT_MS, probe, settle } from '../process/probe.js'
 import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from '../process/process-tree.js'
 import { measureTree, watchWithinBudget } from '../process/tree-memory.js'
@@ -147,10 +147,13 @@ export class StudentProcess {
     child.stderr.on('data', function keep (chunk) { student.#keep(chunk) })
     const exited = new Promise(function waitForExit (resolve) {
       child.once('exit', function onExit (code, signal) {
-        if (student.#exited !== null && student.#child === child) return
-        student.#exited = { code, signal }
-        student.#onExit(child, code, signal)
-        resolve()
+        // judged once its last words are read (grader/process/output.js)
+        outputDrained(child).then(function judge () {
+          if (student.#exited !== null && student.#child === child) return
+          student.#exited = { code, signal }
+          student.#onExit(child, code, signal)
+          resolve()
+        })
       })
       // the command could not be started at all (no 'exit' follows)
       child.once('error', function spawnFailed (err) {
