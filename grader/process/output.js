@@ -41,7 +41,7 @@ export function crashLine (output) {
 }
 
 /** How long a process's pipes may stay open after its exit before it is judged without the rest. */
-export const DRAIN_MS = 1000
+const DRAIN_MS = 1000
 
 /**
  * Resolves once the child's stdout and stderr have both ended (all it
