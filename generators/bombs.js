@@ -155,7 +155,7 @@ export function bombCodecProblem (variant, codec) {
     return `one of ${BOMB_CODECS.filter(bombCodecAvailable).join(', ')}: zstd bombs need a Node whose zlib has zstd (${ZSTD_SINCE} and later), this is Node ${process.versions.node}`
   }
   if (variant === 'members' && codec !== 'gzip') {
-    return 'gzip: members are gzip\'s (a deflate, br or zstd body is one stream, nothing after it)'
+    return 'gzip: members are gzip\'s (a deflate or br body is one stream, nothing after it)'
   }
   return null
 }

@@ -1,9 +1,10 @@
 /**
  * Every codec a client sends (lib/ingest/codecs.js): gzip, deflate, br, and
  * zstd where this Node's zlib has it, alone or chained, on each ingest
- * route, decode to the same summary; each layer of deflate, br and zstd is
- * one stream and nothing after it, whole or split anywhere; a Node that
- * cannot decode zstd says which Node can.
+ * route, decode to the same summary; each layer of deflate and br is one
+ * stream and nothing after it, of zstd frames back to back and nothing
+ * after them, whole or split anywhere; a Node that cannot decode zstd says
+ * which Node can.
  */
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
@@ -11,6 +12,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { inflateWhole, decoderStreams } from '../lib/ingest/gzip-framing.js'
 import { CODECS, decodes } from '../lib/ingest/codecs.js'
+import { MAX_FRAMES } from '../lib/ingest/zstd-frame.js'
 import { startLab, post, generatedJson } from './helpers.js'
 
 const ENCODE = Object.freeze({
@@ -31,9 +33,51 @@ function verdictOf (promise) {
     })
 }
 
+/** Every way to cut `body` at `cuts` places (empty reads left out). */
+function * splits (body, cuts, from = 0) {
+  if (cuts === 0) {
+    if (from < body.length) yield [body.subarray(from)]
+    else yield []
+    return
+  }
+  for (let at = from; at <= body.length; at++) {
+    for (const rest of splits(body, cuts - 1, at)) {
+      yield at > from ? [body.subarray(from, at), ...rest] : rest
+    }
+  }
+}
+
 async function decodeInReads (codec, reads) {
   const out = []
   await pipeline(Readable.from(reads, { objectMode: false }), ...decoderStreams([codec]), async function collect (source) {
+    for await (const chunk of source) out.push(chunk)
+  })
+  return Buffer.concat(out)
+}
+
+/**
+ * A zstd layer is one or more frames (RFC 8878, 3.1), skippable ones too; a byte after a frame
+ * must start one. Each case as [label, body (or what makes it), verdict].
+ */
+function zstdFrameCases (text) {
+  const half = text.length >> 1
+  const first = zlib.zstdCompressSync(Buffer.from(text.slice(0, half)))
+  const second = zlib.zstdCompressSync(Buffer.from(text.slice(half)))
+  const skippable = Buffer.concat([Buffer.from([0x5a, 0x2a, 0x4d, 0x18, 3, 0, 0, 0]), Buffer.from('xyz')])
+  return [
+    ['two frames back to back', Buffer.concat([first, second]), { text }],
+    ['a skippable frame first, then between two frames', Buffer.concat([skippable, first, skippable, second]), { text }],
+    ['what this Node\'s compressing stream makes', function streamed () { return zstdStreamed(Buffer.from(text)) }, { text }],
+    ['part of a frame\'s magic number after a frame', Buffer.concat([first, Buffer.from([0x28, 0xb5, 0x2f])]), { type: 'encoding.trailing.data', offset: first.length }],
+    ['a frame, then bytes that start none', Buffer.concat([first, second, Buffer.from('junk')]), { type: 'encoding.trailing.data', offset: first.length + second.length }],
+    ['a frame, then a second cut before its end', Buffer.concat([first, second.subarray(0, second.length - 1)]), { type: 'Z_BUF_ERROR' }]
+  ]
+}
+
+/** Bytes as Node's zstd compressing stream writes them (Node 24.21 ends them with an empty frame). */
+async function zstdStreamed (bytes) {
+  const out = []
+  await pipeline(Readable.from([bytes]), zlib.createZstdCompress(), async function gather (source) {
     for await (const chunk of source) out.push(chunk)
   })
   return Buffer.concat(out)
@@ -53,16 +97,40 @@ describe('every codec', function () {
         ['a zero after its end (padding is gzip\'s alone)', Buffer.concat([encoded, Buffer.alloc(1)]), { type: 'encoding.trailing.data', offset: encoded.length }],
         ['cut before its end', encoded.subarray(0, encoded.length - 2), { type: 'Z_BUF_ERROR' }]
       ]
-      for (const [label, body, want] of cases) {
+      if (name === 'zstd') cases.push(...zstdFrameCases(TEXT))
+      for (const [label, made, want] of cases) {
         it(`${name}, ${label}: ${want.text ? 'decodes' : want.type}`, async function () {
+          const body = typeof made === 'function' ? await made() : made
           assert.deepEqual(await verdictOf(inflateWhole(body, [codec])), want, 'whole (/bad)')
-          for (let at = 0; at <= body.length; at++) {
-            const reads = [body.subarray(0, at), body.subarray(at)].filter(function some (r) { return r.length > 0 })
-            assert.deepEqual(await verdictOf(decodeInReads(codec, reads)), want, `two reads split at ${at}`)
+          assert.deepEqual(await verdictOf(inflateWhole(body, [codec], { sync: true })), want, 'whole, in synchronous calls (/good, a small body)')
+          // zstd's frames are cut apart across reads: three reads, so a frame's magic may span two
+          const cuts = name === 'zstd' ? 2 : 1
+          for (const reads of splits(body, cuts)) {
+            assert.deepEqual(await verdictOf(decodeInReads(codec, reads)), want, `reads of ${reads.map(function size (r) { return r.length }).join(', ')} bytes`)
           }
         })
       }
     }
+  })
+
+  describe('a zstd layer of many frames', function () {
+    before(function () {
+      if (!decodes(CODECS.zstd)) this.skip()
+    })
+
+    it(`is refused at the start of frame ${MAX_FRAMES + 1} (413 encoding.frames.too.many), whole and streamed, after the frames before it`, async function () {
+      const empty = zlib.zstdCompressSync(Buffer.alloc(0))
+      const body = Buffer.concat(new Array(MAX_FRAMES + 2).fill(empty))
+      const want = { type: 'encoding.frames.too.many', offset: MAX_FRAMES * empty.length }
+      function verdict (err) { return { type: err.type, offset: err.details.offset } }
+      assert.deepEqual(await inflateWhole(body, [CODECS.zstd]).then(String, verdict), want, 'whole (/bad)')
+      assert.deepEqual(await inflateWhole(body, [CODECS.zstd], { sync: true }).then(String, verdict), want, 'whole, synchronous (/good, a small body)')
+      const reads = []
+      for (let at = 0; at < body.length; at += 1000) reads.push(body.subarray(at, at + 1000))
+      assert.deepEqual(await decodeInReads(CODECS.zstd, reads).then(String, verdict), want, 'streamed (/good)')
+      const fewer = body.subarray(0, MAX_FRAMES * empty.length)
+      assert.equal((await inflateWhole(fewer, [CODECS.zstd])).length, 0, `${MAX_FRAMES} frames decode`)
+    })
   })
 
   describe('on each route, over HTTP', function () {

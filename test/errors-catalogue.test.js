@@ -33,6 +33,7 @@ const EXAMPLES = {
   encodingTruncated: [['zstd', 30]],
   gzipTruncated: [[10]],
   tooManyLayers: [[2, 3]],
+  tooManyFrames: [['zstd', 4096, 36870]],
   jsonInvalid: [['Unexpected token', 7], ['Unexpected end of JSON input', -1]],
   requestAborted: [[5]],
   notFound: [['GET', '/nowhere']],

@@ -50,11 +50,24 @@ export function encodingTruncated (codec, compressedBytes) {
   return createError(400, 'encoding.truncated', `${codec} stream ended before its end (truncated upload?)`, { codec, compressedBytes })
 }
 
-/** 400 encoding.trailing.data: a byte after the end of a deflate, br or zstd layer (lib/ingest/gzip-framing.js). */
+/**
+ * 400 encoding.trailing.data: a byte after the end of a deflate or br layer's stream, or after a zstd
+ * layer's frame that starts no frame (lib/ingest/gzip-framing.js).
+ */
 export function encodingTrailingData (codec, offset, value) {
+  const rule = codec === 'zstd'
+    ? 'after the end of a frame: a zstd layer is frames back to back and nothing after them'
+    : `after the end of its stream: a ${codec} layer is one stream and nothing after it`
   return createError(400, 'encoding.trailing.data',
-    `byte ${offset} of the ${codec} layer is 0x${value.toString(16).padStart(2, '0')} after the end of its stream: a ${codec} layer is one stream and nothing after it`,
+    `byte ${offset} of the ${codec} layer is 0x${value.toString(16).padStart(2, '0')} ${rule}`,
     { codec, offset, value })
+}
+
+/** 413 encoding.frames.too.many: a zstd layer with more frames than the lab decodes (lib/ingest/zstd-frame.js). */
+export function tooManyFrames (codec, limit, offset) {
+  return createError(413, 'encoding.frames.too.many',
+    `the ${codec} layer starts frame ${limit + 1} at byte ${offset}: a layer may hold at most ${limit} frames (zlib decodes each in a write of its own)`,
+    { codec, limit, offset })
 }
 
 /** A byte other than zero after a body's gzip members ended in padding (lib/ingest/gzip-framing.js). */

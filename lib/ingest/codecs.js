@@ -6,24 +6,24 @@
  * one after another, whole or streamed, under the same limits.
  */
 import zlib from 'node:zlib'
-import { ZstdFrameEnd } from './zstd-frame.js'
+import { ZstdFrames } from './zstd-frame.js'
 
 /**
  * @typedef {{ name: 'gzip'|'deflate'|'br'|'zstd', Stream: (new (options?: object) => import('node:stream').Transform)|null,
  *   decodeSync: ((buffer: Buffer, options: object) => { buffer: Buffer, engine: { bytesWritten: number } })|null,
- *   padding: boolean, FrameEnd: (new () => { take: (chunk: Buffer) => number })|null, since: string|null }} Codec
+ *   padding: boolean, Frames: (new () => import('./zstd-frame.js').ZstdFrames)|null, since: string|null }} Codec
  *   `Stream` and `decodeSync` are null where this Node cannot decode it; `padding`: zero bytes may follow
- *   the end (gzip's rule); `FrameEnd`: where the codec's stream cannot be trusted to stop at its end
- *   (Node's zstd stream starts a new frame on the next write), what finds the end from the headers;
+ *   the end (gzip's rule); `Frames`: where a layer is frames that the codec's stream decodes only one
+ *   write at a time (Node's zstd stream drops the rest of a write after a frame), what cuts them apart;
  *   `since`: the Node version that decodes it, where that is not every Node the lab runs on
  */
 
 /** @type {Readonly<Record<string, Codec>>} */
 export const CODECS = Object.freeze({
-  gzip: Object.freeze({ name: 'gzip', Stream: zlib.Gunzip, decodeSync: zlib.gunzipSync, padding: true, FrameEnd: null, since: null }),
-  deflate: Object.freeze({ name: 'deflate', Stream: zlib.Inflate, decodeSync: zlib.inflateSync, padding: false, FrameEnd: null, since: null }),
-  br: Object.freeze({ name: 'br', Stream: zlib.BrotliDecompress, decodeSync: zlib.brotliDecompressSync, padding: false, FrameEnd: null, since: null }),
-  zstd: Object.freeze({ name: 'zstd', Stream: zlib.ZstdDecompress ?? null, decodeSync: zlib.zstdDecompressSync ?? null, padding: false, FrameEnd: ZstdFrameEnd, since: '22.15.0' })
+  gzip: Object.freeze({ name: 'gzip', Stream: zlib.Gunzip, decodeSync: zlib.gunzipSync, padding: true, Frames: null, since: null }),
+  deflate: Object.freeze({ name: 'deflate', Stream: zlib.Inflate, decodeSync: zlib.inflateSync, padding: false, Frames: null, since: null }),
+  br: Object.freeze({ name: 'br', Stream: zlib.BrotliDecompress, decodeSync: zlib.brotliDecompressSync, padding: false, Frames: null, since: null }),
+  zstd: Object.freeze({ name: 'zstd', Stream: zlib.ZstdDecompress ?? null, decodeSync: zlib.zstdDecompressSync ?? null, padding: false, Frames: ZstdFrames, since: '22.15.0' })
 })
 
 /** Content-Encoding tokens, lower-cased, and the codec each names (`x-gzip` is gzip, RFC 9110 8.4.1.3). */

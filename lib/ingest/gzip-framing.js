@@ -5,9 +5,9 @@
  *
  * A gzip layer is one or more members (RFC 1952, 2.2) back to back, then
  * nothing or only zero bytes; anything else once the padding starts is
- * refused (400 `gzip.trailing.data`, at its offset). A deflate, br or zstd
- * layer is one stream: any byte after its end is refused (400
- * `encoding.trailing.data`). Node's zlib stops at the end and ignores what
+ * refused (400 `gzip.trailing.data`, at its offset). A deflate or br layer
+ * is one stream, a zstd layer one or more frames (RFC 8878, 3.1): any byte
+ * after them is refused (400 `encoding.trailing.data`). Node's zlib stops at the end and ignores what
  * follows, in ways that depend on where the reads fall (a stream may even
  * push after its end: a 500), so the lab would drop those bytes without a
  * word. zlib still judges the streams, and its errors keep their meaning.
@@ -16,6 +16,9 @@
 import { kMaxLength } from 'node:buffer'
 import { encodingTrailingData, gzipTrailingData } from '../errors/index.js'
 import { CODECS } from './codecs.js'
+
+/** zstd frames a layer may have and still be decoded in synchronous calls, on the main thread. */
+const SYNC_PIECES = 16
 
 /**
  * The first byte of `bytes[from..]` past the end of a layer that the codec does not allow there
@@ -41,11 +44,12 @@ function trailingError (codec, bytes, from, base) {
  * zlib left unread to the codec's rule of what may follow.
  * @param {import('./codecs.js').Codec} codec
  * @param {Buffer} body
+ * @param {{ pieces: Buffer[], error: Error | null }} framed the body's writes (piecesOf)
  * @param {import('node:zlib').ZlibOptions} [options] e.g. `maxOutputLength`
  * @param {(gathered: () => number) => void} [progress] given a reader of the bytes gathered so far
  * @returns {Promise<Buffer>}
  */
-function decodeWhole (codec, body, options = {}, progress = noProgress) {
+function decodeWhole (codec, body, framed, options = {}, progress = noProgress) {
   return new Promise(function inflate (resolve, reject) {
     const engine = new codec.Stream(options)
     const max = options.maxOutputLength ?? kMaxLength
@@ -70,13 +74,36 @@ function decodeWhole (codec, body, options = {}, progress = noProgress) {
     engine.once('end', function joined () {
       if (settled) return
       settled = true
-      const error = trailingError(codec, body, engine.bytesWritten, 0)
+      const error = framed.error ?? trailingError(codec, body, engine.bytesWritten, 0)
       if (error) reject(error)
       else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, gathered))
       engine.close()
     })
-    engine.end(body)
+    for (const piece of framed.pieces) engine.write(piece)
+    engine.end()
   })
+}
+
+/**
+ * A whole layer as the writes its codec's stream decodes all of: the body itself, or for zstd each
+ * frame apart, up to the first byte after a frame that starts none; and the refusal the frames
+ * end in, if any (a refusal after the writes: an error in an earlier frame comes first, as streamed).
+ * @param {import('./codecs.js').Codec} codec
+ * @param {Buffer} body
+ * @returns {{ pieces: Buffer[], error: Error | null }}
+ */
+function piecesOf (codec, body) {
+  if (codec.Frames === null) return { pieces: [body], error: null }
+  const pieces = []
+  let from = 0
+  const frames = new codec.Frames(function frameEnded (end) {
+    pieces.push(body.subarray(from, end))
+    from = end
+  })
+  const error = frames.cut(body).error ?? frames.end()
+  const stop = error === null ? body.length : error.details.offset
+  if (stop > from) pieces.push(body.subarray(from, stop))
+  return { pieces, error }
 }
 
 /** zlib's own refusal of an output past `maxOutputLength`, as `zlib.gunzip` gives it. */
@@ -88,19 +115,30 @@ function bufferTooLarge (max) {
 
 function noProgress () {}
 
-/** As decodeWhole, in one synchronous call: no trip to zlib's thread pool and back. */
-function decodeWholeSync (codec, body, options = {}) {
-  let decoded
-  try {
-    decoded = codec.decodeSync(body, { ...options, info: true })
-  } catch (err) {
-    err.codec ??= codec.name
-    throw err
+/** As decodeWhole, in synchronous calls (one per zstd frame): no trip to zlib's thread pool and back. */
+function decodeWholeSync (codec, body, framed, options = {}) {
+  const max = options.maxOutputLength ?? kMaxLength
+  const buffers = []
+  let size = 0
+  let used = 0
+  for (const piece of framed.pieces) {
+    let decoded
+    try {
+      // a frame after the cap is reached may still be empty: 1 byte more is past it
+      decoded = codec.decodeSync(piece, { ...options, maxOutputLength: Math.max(1, max - size), info: true })
+    } catch (err) {
+      err.codec ??= codec.name
+      throw err
+    }
+    buffers.push(decoded.buffer)
+    size += decoded.buffer.length
+    used += decoded.engine.bytesWritten
+    if (size > max) throw bufferTooLarge(max)
+    if (decoded.engine.bytesWritten < piece.length) break
   }
-  const { buffer, engine } = decoded
-  const error = trailingError(codec, body, engine.bytesWritten, 0)
+  const error = framed.error ?? trailingError(codec, body, used, 0)
   if (error) throw error
-  return buffer
+  return buffers.length === 1 ? buffers[0] : Buffer.concat(buffers, size)
 }
 
 /**
@@ -126,9 +164,11 @@ export async function inflateWhole (body, codecs, { sync = false, capFor = noCap
     const options = cap === undefined ? {} : { maxOutputLength: cap }
     // the body itself is the read stage's; a later layer's input is this stage's
     const input = layer === 0 ? 0 : data.length
-    data = sync
-      ? decodeWholeSync(codec, data, options)
-      : await decodeWhole(codec, data, options, holding && function watchGathered (gathered) {
+    const framed = piecesOf(codec, data)
+    // a zstd layer of many frames is as many calls: those go to zlib's thread pool
+    data = sync && framed.pieces.length <= SYNC_PIECES
+      ? decodeWholeSync(codec, data, framed, options)
+      : await decodeWhole(codec, data, framed, options, holding && function watchGathered (gathered) {
         holding.watch('inflate', function heldInflating () { return input + gathered() })
       })
     holding?.set('inflate', data.length)
@@ -165,8 +205,8 @@ function framedStream (codec) {
       this.padding = false
       /** True once the whole layer was taken: the output may end. */
       this.inputEnded = false
-      /** Where the layer's frame ends, for a codec whose stream would go on to a next one (zstd). */
-      this.frameEnd = codec.FrameEnd === null ? null : new codec.FrameEnd()
+      /** Where the layer's frames end, for a codec whose stream decodes one frame a write (zstd). */
+      this.frames = codec.Frames === null ? null : new codec.Frames()
     }
 
     push (chunk, encoding) {
@@ -176,21 +216,27 @@ function framedStream (codec) {
     }
 
     _transform (chunk, encoding, callback) {
-      const inFrame = this.frameEnd === null || this.padding ? chunk.length : this.frameEnd.take(chunk)
-      if (inFrame === chunk.length) {
+      if (this.frames === null || this.padding) {
         this.decodeRead(chunk, callback)
         return
       }
-      // the frame ended inside this read: zlib gets the frame's bytes, the rest is judged here
+      // zlib gets each frame's bytes in writes of their own; a byte after a frame that starts none is judged here
+      const { pieces, error } = this.frames.cut(chunk)
+      this.decodePieces(pieces, error, callback)
+    }
+
+    /** Hand zlib the pieces one after another, then refuse the layer if the frames say so. */
+    decodePieces (pieces, refusal, callback) {
       const self = this
-      const rest = chunk.subarray(inFrame)
-      this.decodeRead(chunk.subarray(0, inFrame), function decodedFrame (err) {
+      let next = 0
+      function decodeNext (err) {
         if (err) return callback(err)
-        const base = self.position
-        self.position += rest.length
+        if (next < pieces.length) return self.decodeRead(pieces[next++], decodeNext)
+        if (refusal === null) return callback()
         self.padding = true
-        callback(trailingError(codec, rest, 0, base))
-      })
+        callback(refusal)
+      }
+      decodeNext()
     }
 
     /** Hand zlib a read, or judge it, when the layer is over, by the codec's rule. */
@@ -232,7 +278,9 @@ function framedStream (codec) {
       this.inputEnded = true
       // after the end zlib is done; otherwise an empty read with the finishing flush (zlib's own
       // _flush) lets it finish and find a truncated stream. Transform pushes the end.
-      if (this.padding) callback()
+      if (this.padding) return callback()
+      const refusal = this.frames?.end() ?? null
+      if (refusal !== null) this.decodePieces([], refusal, callback)
       else this.decodeRead(EMPTY, callback)
     }
   }
