@@ -7,6 +7,7 @@
  * which Node can.
  */
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import zlib from 'node:zlib'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -114,11 +115,18 @@ describe('every codec', function () {
   })
 
   describe('a zstd layer of many frames', function () {
-    before(function () {
-      if (!decodes(CODECS.zstd)) this.skip()
+    it('is limited where the docs say: docs/api.md and docs/errors.md quote the limit the code keeps', function () {
+      for (const page of ['docs/api.md', 'docs/errors.md']) {
+        const text = fs.readFileSync(new URL(`../${page}`, import.meta.url), 'utf8')
+        const quoted = [...text.matchAll(/(?:frames back to back \(at most |frames in a zstd layer[^|]*\| |frame past the )(\d+)/g)].map(function limit (m) { return Number(m[1]) })
+        assert.ok(quoted.length > 0, `${page} quotes the frame limit`)
+        assert.deepEqual([...new Set(quoted)], [MAX_FRAMES], page)
+      }
     })
 
     it(`is refused at the start of frame ${MAX_FRAMES + 1} (413 encoding.frames.too.many), whole and streamed, after the frames before it`, async function () {
+      if (!decodes(CODECS.zstd)) this.skip()
+
       const empty = zlib.zstdCompressSync(Buffer.alloc(0))
       const body = Buffer.concat(new Array(MAX_FRAMES + 2).fill(empty))
       const want = { type: 'encoding.frames.too.many', offset: MAX_FRAMES * empty.length }
