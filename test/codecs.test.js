@@ -12,7 +12,8 @@ import zlib from 'node:zlib'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { inflateWhole, decoderStreams } from '../lib/ingest/gzip-framing.js'
-import { CODECS, decodes } from '../lib/ingest/codecs.js'
+import { CODECS, ZSTD_WINDOW_LOG_MAX, decodes } from '../lib/ingest/codecs.js'
+import { fromZlibError } from '../lib/errors/index.js'
 import { MAX_FRAMES } from '../lib/ingest/zstd-frame.js'
 import { startLab, post, generatedJson } from './helpers.js'
 
@@ -75,13 +76,24 @@ function zstdFrameCases (text) {
   ]
 }
 
-/** Bytes as Node's zstd compressing stream writes them (Node 24.21 ends them with an empty frame). */
-async function zstdStreamed (bytes) {
+/**
+ * Bytes as Node's zstd compressing stream writes them (Node 24.21 ends them with an empty frame),
+ * with a window of 2^windowLog where given: their size unknown when the frame starts, it says so.
+ */
+async function zstdStreamed (bytes, windowLog) {
   const out = []
-  await pipeline(Readable.from([bytes]), zlib.createZstdCompress(), async function gather (source) {
+  const params = windowLog === undefined ? {} : { [zlib.constants.ZSTD_c_windowLog]: windowLog }
+  await pipeline(Readable.from([bytes]), zlib.createZstdCompress({ params }), async function gather (source) {
     for await (const chunk of source) out.push(chunk)
   })
   return Buffer.concat(out)
+}
+
+/** The window a zstd frame asks for, as a power of two (RFC 8878, 3.1.1.1.2), or null where its size is its content's. */
+function windowLogOf (frame) {
+  const descriptor = frame[4]
+  if ((descriptor & 0x20) !== 0) return null
+  return 10 + (frame[5] >>> 3)
 }
 
 describe('every codec', function () {
@@ -138,6 +150,30 @@ describe('every codec', function () {
       assert.deepEqual(await decodeInReads(CODECS.zstd, reads).then(String, verdict), want, 'streamed (/good)')
       const fewer = body.subarray(0, MAX_FRAMES * empty.length)
       assert.equal((await inflateWhole(fewer, [CODECS.zstd])).length, 0, `${MAX_FRAMES} frames decode`)
+    })
+  })
+
+  describe('a zstd frame\'s window', function () {
+    before(function () {
+      if (!decodes(CODECS.zstd)) this.skip()
+    })
+
+    it(`is held to 2^${ZSTD_WINDOW_LOG_MAX} bytes (8 MiB, RFC 9659): one that asks more is 400 encoding.invalid saying so, whole and streamed`, async function () {
+      const TEXT = '{"items":[{"id":1}]}'
+      const within = await zstdStreamed(Buffer.from(TEXT), ZSTD_WINDOW_LOG_MAX)
+      const over = await zstdStreamed(Buffer.from(TEXT), ZSTD_WINDOW_LOG_MAX + 1)
+      assert.equal(windowLogOf(within), ZSTD_WINDOW_LOG_MAX)
+      assert.equal(windowLogOf(over), ZSTD_WINDOW_LOG_MAX + 1)
+      for (const [how, decode] of [
+        ['whole', function whole (body) { return inflateWhole(body, [CODECS.zstd]) }],
+        ['whole, synchronous', function sync (body) { return inflateWhole(body, [CODECS.zstd], { sync: true }) }],
+        ['streamed', function streamed (body) { return decodeInReads(CODECS.zstd, [body]) }]
+      ]) {
+        assert.equal(String(await decode(within)), TEXT, how)
+        const refusal = await decode(over).then(function decoded () { return null }, function refused (err) { return fromZlibError(err, over.length, 'zstd') })
+        assert.equal(refusal?.type, 'encoding.invalid', how)
+        assert.match(refusal.details.cause, /window is over 8 MiB.*RFC 9659/, how)
+      }
     })
   })
 

@@ -113,6 +113,9 @@ export function fromZlibError (err, compressedBytes, codec = 'gzip') {
   // brotli's and zstd's own error codes (ERR__ERROR_FORMAT_..., ZSTD_error_...) say the same as zlib's Z_DATA_ERROR
   const corrupt = err.code === 'Z_DATA_ERROR' || err.code === 'Z_STREAM_ERROR' || err.code === 'Z_NEED_DICT' ||
     /^ERR__ERROR_|^ZSTD_error_/.test(err.code ?? '')
+  if (err.code === 'ZSTD_error_frameParameter_windowTooLarge') {
+    return encodingInvalid(codec, `a frame's window is over 8 MiB, the most RFC 9659 lets the zstd content coding use (zstd: ${err.message})`, compressedBytes)
+  }
   if (corrupt) return gzip ? gzipInvalid(err.message, compressedBytes) : encodingInvalid(codec, err.message, compressedBytes)
   return null
 }

@@ -11,19 +11,39 @@ import { ZstdFrames } from './zstd-frame.js'
 /**
  * @typedef {{ name: 'gzip'|'deflate'|'br'|'zstd', Stream: (new (options?: object) => import('node:stream').Transform)|null,
  *   decodeSync: ((buffer: Buffer, options: object) => { buffer: Buffer, engine: { bytesWritten: number } })|null,
- *   padding: boolean, Frames: (new () => import('./zstd-frame.js').ZstdFrames)|null, since: string|null }} Codec
- *   `Stream` and `decodeSync` are null where this Node cannot decode it; `padding`: zero bytes may follow
+ *   options: object, padding: boolean, Frames: (new () => import('./zstd-frame.js').ZstdFrames)|null, since: string|null }} Codec
+ *   `Stream` and `decodeSync` are null where this Node cannot decode it; `options`: the decoder's
+ *   own, under the caller's; `padding`: zero bytes may follow
  *   the end (gzip's rule); `Frames`: where a layer is frames that the codec's stream decodes only one
  *   write at a time (Node's zstd stream drops the rest of a write after a frame), what cuts them apart;
  *   `since`: the Node version that decodes it, where that is not every Node the lab runs on
  */
 
+/**
+ * The largest window a zstd frame may ask of the decoder, as a power of two: 8 MiB, the most
+ * RFC 9659 (section 3) lets the zstd content coding use. zlib's default (2^27, 128 MiB) would let
+ * one streamed body make its decoder hold that much, where /good holds a constant.
+ */
+export const ZSTD_WINDOW_LOG_MAX = 23
+
+const NO_OPTIONS = Object.freeze({})
+
 /** @type {Readonly<Record<string, Codec>>} */
 export const CODECS = Object.freeze({
-  gzip: Object.freeze({ name: 'gzip', Stream: zlib.Gunzip, decodeSync: zlib.gunzipSync, padding: true, Frames: null, since: null }),
-  deflate: Object.freeze({ name: 'deflate', Stream: zlib.Inflate, decodeSync: zlib.inflateSync, padding: false, Frames: null, since: null }),
-  br: Object.freeze({ name: 'br', Stream: zlib.BrotliDecompress, decodeSync: zlib.brotliDecompressSync, padding: false, Frames: null, since: null }),
-  zstd: Object.freeze({ name: 'zstd', Stream: zlib.ZstdDecompress ?? null, decodeSync: zlib.zstdDecompressSync ?? null, padding: false, Frames: ZstdFrames, since: '22.15.0' })
+  gzip: Object.freeze({ name: 'gzip', Stream: zlib.Gunzip, decodeSync: zlib.gunzipSync, options: NO_OPTIONS, padding: true, Frames: null, since: null }),
+  deflate: Object.freeze({ name: 'deflate', Stream: zlib.Inflate, decodeSync: zlib.inflateSync, options: NO_OPTIONS, padding: false, Frames: null, since: null }),
+  br: Object.freeze({ name: 'br', Stream: zlib.BrotliDecompress, decodeSync: zlib.brotliDecompressSync, options: NO_OPTIONS, padding: false, Frames: null, since: null }),
+  zstd: Object.freeze({
+    name: 'zstd',
+    Stream: zlib.ZstdDecompress ?? null,
+    decodeSync: zlib.zstdDecompressSync ?? null,
+    options: zlib.constants.ZSTD_d_windowLogMax === undefined
+      ? NO_OPTIONS
+      : Object.freeze({ params: Object.freeze({ [zlib.constants.ZSTD_d_windowLogMax]: ZSTD_WINDOW_LOG_MAX }) }),
+    padding: false,
+    Frames: ZstdFrames,
+    since: '22.15.0'
+  })
 })
 
 /** Content-Encoding tokens, lower-cased, and the codec each names (`x-gzip` is gzip, RFC 9110 8.4.1.3). */

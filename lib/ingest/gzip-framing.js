@@ -51,7 +51,7 @@ function trailingError (codec, bytes, from, base) {
  */
 function decodeWhole (codec, body, framed, options = {}, progress = noProgress) {
   return new Promise(function inflate (resolve, reject) {
-    const engine = new codec.Stream(options)
+    const engine = new codec.Stream({ ...codec.options, ...options })
     const max = options.maxOutputLength ?? kMaxLength
     const chunks = []
     let gathered = 0
@@ -125,7 +125,7 @@ function decodeWholeSync (codec, body, framed, options = {}) {
     let decoded
     try {
       // a frame after the cap is reached may still be empty: 1 byte more is past it
-      decoded = codec.decodeSync(piece, { ...options, maxOutputLength: Math.max(1, max - size), info: true })
+      decoded = codec.decodeSync(piece, { ...codec.options, ...options, maxOutputLength: Math.max(1, max - size), info: true })
     } catch (err) {
       err.codec ??= codec.name
       throw err
@@ -301,6 +301,6 @@ export function decoderStreams (codecs, options) {
   return listOf(codecs).map(function decoderOf (codec) {
     if (!FRAMED.has(codec.name)) FRAMED.set(codec.name, framedStream(codec))
     const Framed = FRAMED.get(codec.name)
-    return new Framed(options)
+    return new Framed({ ...codec.options, ...options })
   })
 }
