@@ -15,6 +15,7 @@ import { inflateWhole, decoderStreams } from '../lib/ingest/gzip-framing.js'
 import { CODECS, ZSTD_WINDOW_LOG_MAX, decodes } from '../lib/ingest/codecs.js'
 import { fromZlibError } from '../lib/errors/index.js'
 import { MAX_FRAMES } from '../lib/ingest/zstd-frame.js'
+import { splits } from './gzip-framing-cases.js'
 import { startLab, post, generatedJson } from './helpers.js'
 
 const ENCODE = Object.freeze({
@@ -33,20 +34,6 @@ function verdictOf (promise) {
       if (err.type === 'encoding.trailing.data') return { type: err.type, offset: err.details.offset }
       return { type: err.type ?? err.code }
     })
-}
-
-/** Every way to cut `body` at `cuts` places (empty reads left out). */
-function * splits (body, cuts, from = 0) {
-  if (cuts === 0) {
-    if (from < body.length) yield [body.subarray(from)]
-    else yield []
-    return
-  }
-  for (let at = from; at <= body.length; at++) {
-    for (const rest of splits(body, cuts - 1, at)) {
-      yield at > from ? [body.subarray(from, at), ...rest] : rest
-    }
-  }
 }
 
 async function decodeInReads (codec, reads) {

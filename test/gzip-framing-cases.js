@@ -52,3 +52,17 @@ export const CASES = Object.freeze([
 export function splitAt (body, at) {
   return [body.subarray(0, at), body.subarray(at)].filter(function nonEmpty (p) { return p.length > 0 })
 }
+
+/** Every way to cut `body` at `cuts` places (empty reads left out). */
+export function * splits (body, cuts, from = 0) {
+  if (cuts === 0) {
+    if (from < body.length) yield [body.subarray(from)]
+    else yield []
+    return
+  }
+  for (let at = from; at <= body.length; at++) {
+    for (const rest of splits(body, cuts - 1, at)) {
+      yield at > from ? [body.subarray(from, at), ...rest] : rest
+    }
+  }
+}

@@ -11,7 +11,7 @@ import { ZstdFrames } from './zstd-frame.js'
 /**
  * @typedef {{ name: 'gzip'|'deflate'|'br'|'zstd', Stream: (new (options?: object) => import('node:stream').Transform)|null,
  *   decodeSync: ((buffer: Buffer, options: object) => { buffer: Buffer, engine: { bytesWritten: number } })|null,
- *   options: object, padding: boolean, Frames: (new () => import('./zstd-frame.js').ZstdFrames)|null, since: string|null }} Codec
+ *   options: object, padding: boolean, Frames: (new (onFrameEnd?: (end: number) => void) => import('./zstd-frame.js').ZstdFrames)|null, since: string|null }} Codec
  *   `Stream` and `decodeSync` are null where this Node cannot decode it; `options`: the decoder's
  *   own, under the caller's; `padding`: zero bytes may follow
  *   the end (gzip's rule); `Frames`: where a layer is frames that the codec's stream decodes only one

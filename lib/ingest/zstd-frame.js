@@ -1,7 +1,7 @@
 /**
  * Where each zstd frame of a layer ends (RFC 8878, 3.1), read from the
  * headers alone, a read at a time. A zstd layer is one or more frames back
- * to back, skippable ones too (3.1: "one or more frames"; Node 24's own
+ * to back, skippable ones too (3.1: "one or more frames"; Node 24.21's own
  * compressing stream ends with an empty second frame). Node's zstd stream
  * decodes up to the end of a frame and drops the rest of that write, then
  * starts a new frame on the next write; so the framing
@@ -48,9 +48,9 @@ export class ZstdFrames {
   /** Bytes of the layer seen so far. */
   #offset = 0
   /** Frames that ended so far. */
-  frames = 0
+  #frames = 0
   /** The headers made no sense: the rest is zstd's to refuse. */
-  unreadable = false
+  #unreadable = false
   /** Told the offset in the layer where each frame ends. */
   #onFrameEnd
 
@@ -76,10 +76,10 @@ export class ZstdFrames {
       if (end > start) pieces.push(chunk.subarray(start, end))
       start = end
     }
-    while (at < chunk.length && !this.unreadable) {
+    while (at < chunk.length && !this.#unreadable) {
       if (this.#skip === 0) {
         // after a frame, a magic number is withheld from zstd until it is whole and known
-        const withheld = this.#next === 'magic' && this.frames > 0
+        const withheld = this.#next === 'magic' && this.#frames > 0
         const need = this.#headerBytes() - this.#pending.length
         const piece = chunk.subarray(at, at + need)
         this.#pending = this.#pending.length === 0 ? Buffer.from(piece) : Buffer.concat([this.#pending, piece])
@@ -92,7 +92,7 @@ export class ZstdFrames {
         if (withheld && !isMagic(header.readUInt32LE(0))) {
           return { pieces, error: encodingTrailingData('zstd', this.#offset + at - header.length, header[0]) }
         }
-        if (withheld && this.frames === MAX_FRAMES) {
+        if (withheld && this.#frames === MAX_FRAMES) {
           return { pieces, error: tooManyFrames('zstd', MAX_FRAMES, this.#offset + at - header.length) }
         }
         if (withheld) pieces.push(header)
@@ -105,7 +105,7 @@ export class ZstdFrames {
       if (this.#next === 'end' && this.#skip === 0) {
         pieceUpTo(at)
         this.#onFrameEnd(this.#offset + at)
-        this.frames++
+        this.#frames++
         this.#next = 'magic'
       }
     }
@@ -119,7 +119,7 @@ export class ZstdFrames {
    *   magic number after the last frame, the layer having ended before the rest: no frame
    */
   end () {
-    if (this.frames === 0 || this.#next !== 'magic' || this.#pending.length === 0) return null
+    if (this.#frames === 0 || this.#next !== 'magic' || this.#pending.length === 0) return null
     return encodingTrailingData('zstd', this.#offset - this.#pending.length, this.#pending[0])
   }
 
@@ -140,10 +140,10 @@ export class ZstdFrames {
       const magic = header.readUInt32LE(0)
       if (magic === MAGIC) this.#next = 'frame'
       else if (isSkippable(magic)) this.#next = 'size'
-      else this.unreadable = true
+      else this.#unreadable = true
     } else if (this.#next === 'frame') {
       const descriptor = header[0]
-      if ((descriptor & 0x08) !== 0) { this.unreadable = true; return } // the reserved bit
+      if ((descriptor & 0x08) !== 0) { this.#unreadable = true; return } // the reserved bit
       this.#checksum = (descriptor & 0x04) !== 0
       this.#next = 'block'
     } else if (this.#next === 'size') {
@@ -154,7 +154,7 @@ export class ZstdFrames {
       const lastBlock = (word & 1) === 1
       const type = (word >>> 1) & 3
       const size = word >>> 3
-      if (type === BLOCK_RESERVED) { this.unreadable = true; return }
+      if (type === BLOCK_RESERVED) { this.#unreadable = true; return }
       this.#skip = type === BLOCK_RLE ? 1 : size
       if (lastBlock) this.#next = this.#checksum ? 'checksum' : 'end'
     } else if (this.#next === 'checksum') {
