@@ -61,8 +61,9 @@ export class ZstdFrames {
 
   /**
    * @param {Buffer} chunk the next read of the layer
-   * @returns {{ pieces: Buffer[], trailing: { offset: number, value: number } | null }} `pieces` to
-   *   write to zstd one by one; `trailing`: the first byte (in the layer) after a frame that starts no frame
+   * @returns {{ pieces: Buffer[], error: import('../errors/index.js').LabError | null }} `pieces` to
+   *   write to zstd one by one; `error`: the layer is refused after them (400 `encoding.trailing.data`,
+   *   a byte after a frame that starts none; 413 `encoding.frames.too.many`)
    */
   cut (chunk) {
     const pieces = []
