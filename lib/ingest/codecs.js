@@ -6,7 +6,9 @@
  * one after another, whole or streamed, under the same limits.
  */
 import zlib from 'node:zlib'
-import { ZstdFrames } from './zstd-frame.js'
+import { ZstdFrames, ZSTD_WINDOW_LOG_MAX } from './zstd-frame.js'
+
+export { ZSTD_WINDOW_LOG_MAX }
 
 /**
  * @typedef {{ name: 'gzip'|'deflate'|'br'|'zstd', Stream: (new (options?: object) => import('node:stream').Transform)|null,
@@ -18,13 +20,6 @@ import { ZstdFrames } from './zstd-frame.js'
  *   write at a time (Node's zstd stream drops the rest of a write after a frame), what cuts them apart;
  *   `since`: the Node version that decodes it, where that is not every Node the lab runs on
  */
-
-/**
- * The largest window a zstd frame may ask of the decoder, as a power of two: 8 MiB, the most
- * RFC 9659 (section 3) lets the zstd content coding use. zlib's default (2^27, 128 MiB) would let
- * one streamed body make its decoder hold that much, where /good holds a constant.
- */
-export const ZSTD_WINDOW_LOG_MAX = 23
 
 const NO_OPTIONS = Object.freeze({})
 
@@ -46,8 +41,12 @@ export const CODECS = Object.freeze({
   })
 })
 
-/** Content-Encoding tokens, lower-cased, and the codec each names (`x-gzip` is gzip, RFC 9110 8.4.1.3). */
-const TOKENS = Object.freeze({ gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate', br: 'br', zstd: 'zstd' })
+/**
+ * Content-Encoding tokens, lower-cased, and the codec each names (`x-gzip` is gzip, RFC 9110 8.4.1.3).
+ * A Map: a token is a client's word, and on a plain object `constructor` or `__proto__` would name
+ * Object.prototype's.
+ */
+const TOKENS = new Map([['gzip', 'gzip'], ['x-gzip', 'gzip'], ['deflate', 'deflate'], ['br', 'br'], ['zstd', 'zstd']])
 
 /**
  * The codec a Content-Encoding token names, or null for one the lab does not know.
@@ -55,8 +54,16 @@ const TOKENS = Object.freeze({ gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate
  * @returns {Codec|null}
  */
 export function codecNamed (token) {
-  const name = TOKENS[token.trim().toLowerCase()]
-  return name === undefined ? null : CODECS[name]
+  return codecByName(TOKENS.get(token.trim().toLowerCase()))
+}
+
+/**
+ * The codec of that name (`gzip`, `deflate`, `br`, `zstd`), or null for any other word.
+ * @param {string|undefined} name
+ * @returns {Codec|null}
+ */
+export function codecByName (name) {
+  return typeof name === 'string' && Object.hasOwn(CODECS, name) ? CODECS[name] : null
 }
 
 /** Whether this Node decodes `codec`. */

@@ -8,7 +8,7 @@
  * what express.json reads (`negotiateJson`).
  */
 import { FORMATS } from '../json/records.js'
-import { CODECS, codecNamed, decodedHere, decodes } from './codecs.js'
+import { CODECS, codecByName, codecNamed, decodedHere, decodes } from './codecs.js'
 import {
   badParameter, charsetUnsupported, compressedTooLarge, expressJsonEncodingUnsupported, expressJsonMediaUnsupported,
   inflatedTooLarge, unsupportedEncoding, unsupportedMediaType, tooManyLayers
@@ -101,10 +101,10 @@ export function negotiateJson (req, limits) {
   }
   // body-parser reads the header as it is, lower-cased: one coding it knows decodes, "identity" (or none) does not
   const name = String(req.headers['content-encoding'] ?? 'identity').toLowerCase()
-  const allowed = [...EXPRESS_JSON_CODINGS.filter(function decodedByThisNode (c) { return decodes(CODECS[c]) }), 'identity']
+  const allowed = [...EXPRESS_JSON_CODINGS.filter(function decodedByThisNode (c) { return decodes(codecByName(c)) }), 'identity']
   if (!allowed.includes(name)) {
-    const codec = CODECS[name]
-    if (codec !== undefined && !decodes(codec)) throw unsupportedEncoding(name, { decoded: allowed, since: codec.since })
+    const codec = codecByName(name)
+    if (codec !== null && !decodes(codec)) throw unsupportedEncoding(name, { decoded: allowed, since: codec.since })
     throw expressJsonEncodingUnsupported(req.headers['content-encoding'], allowed)
   }
   const encoding = name === 'identity' ? null : name
