@@ -20,6 +20,7 @@ import { INGEST_STAGES } from './lib/ingest/sequence.js'
 import { createDatabase } from './lib/db/database.js'
 import { normalizeDatabaseOptions } from './lib/db/options.js'
 import { createIngestState } from './lib/ingest/state.js'
+import { DecoderBudget } from './lib/ingest/decoder-memory.js'
 import { createPeakReader, watchPeak } from './lib/metrics/peak.js'
 import { createLabEvents } from './lib/util/lab-events.js'
 import { createDiskQuota } from './lib/limits/disk-quota.js'
@@ -150,7 +151,10 @@ function wireApp (app, opts, closers, closing) {
   closers.push(function closeAdmission () { admission.close() })
   // what each ingest request holds, by stage: the routes write it, the sampler reads it into each sample
   const held = createHeldLedger(INGEST_STAGES)
-  app.use(ingestRoutes(opts, events, admission, { state: ingest, readPeak: peakReader.read, held }))
+  // the streaming routes' decoders (their windows) wait for room in one budget, counted in the memory budget too
+  const decoders = new DecoderBudget(opts.ingest.decoderBudget, admission.enabled ? admission : null, opts.ingest.queueMs)
+  app.locals.decoders = decoders
+  app.use(ingestRoutes(opts, events, admission, { state: ingest, readPeak: peakReader.read, held, decoders }))
   // routes the caller brings (the grader's POST /student, grader/lab/lab-child.js): behind the guard and
   // the body deadline like every route, and before the lab's own API, which they may answer first
   if (opts.extraRoutes !== undefined) {
@@ -161,7 +165,7 @@ function wireApp (app, opts, closers, closing) {
   const sampler = createSampler({ held })
   app.locals.sampler = sampler
   closers.push(function closeSampler () { sampler.close() })
-  const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota })
+  const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota, decoders })
   closers.push(function closeMetrics () { metrics.close() })
   app.use(metrics)
   // each run's record goes to <dataDir>/runs/, within the disk quota; GET /runs serves them

@@ -18,13 +18,14 @@ import { streamparser } from '../lib/ingest/streamparser.js'
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] the app's memory admission
  * @param {{ state: import('../lib/ingest/state.js').IngestState, readPeak?: () => { bytes: number },
- *   held?: import('../lib/metrics/held.js').HeldLedger }} ingest
- *   what the app holds for /good (its threads and budgets), how it reads the kernel's peak, and the
- *   ledger of what each request holds by stage that the app's samples read
+ *   held?: import('../lib/metrics/held.js').HeldLedger, decoders?: import('../lib/ingest/decoder-memory.js').DecoderBudget }} ingest
+ *   what the app holds for /good (its threads and budgets), how it reads the kernel's peak, the
+ *   ledger of what each request holds by stage that the app's samples read, and the budget the
+ *   streaming routes' decoders wait for room in (none: their decoders are counted nowhere)
  */
-export function ingestRoutes (opts, events, admission, { state, readPeak, held = createHeldLedger(INGEST_STAGES) } = {}) {
+export function ingestRoutes (opts, events, admission, { state, readPeak, held = createHeldLedger(INGEST_STAGES), decoders = null } = {}) {
   const router = express.Router({ caseSensitive: true, strict: true })
-  const lab = { opts, events, admission, state, readPeak, held, inflight: 0 }
+  const lab = { opts, events, admission, state, readPeak, held, decoders, inflight: 0 }
   router.post('/bad', ingestRoute(buffered, lab))
   router.post('/good', ingestRoute(streamed, lab))
   // express.json() on this route only, never app-wide: the other routes read their bodies themselves

@@ -26,8 +26,8 @@ const MEDIA_TYPES = Object.freeze({
  *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/metrics/sampler.js').Sampler} sampler
- * @param {{ admission?: object, diskQuota?: object }} [limits] what the JSON snapshot also shows: the memory
- *   budget and what is reserved in it, the disk quota and what is used of it
+ * @param {{ admission?: object, diskQuota?: object, decoders?: object }} [limits] what the JSON snapshot also shows:
+ *   the memory budget and what is reserved in it, the disk quota and what is used of it, the decoder budget
  * @returns {express.Router & { hub: import('../lib/metrics/stream.js').MetricsHub, close: () => void }}
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
@@ -101,9 +101,10 @@ function readLastEventId (req) {
 }
 
 /** The budgets a JSON snapshot shows beside the sample: how close the lab is to refusing. */
-function describeLimits ({ admission, diskQuota }) {
+function describeLimits ({ admission, diskQuota, decoders }) {
   const out = {}
   if (admission) out.memoryBudget = admission.state()
+  if (decoders) out.decoderBudget = { capacity: decoders.capacity, used: decoders.used, waiting: decoders.waiting }
   if (diskQuota) {
     const disk = diskQuota.snapshot()
     out.disk = { used: disk.used, quota: disk.quota, files: disk.files }

@@ -56,6 +56,7 @@ const EXAMPLES = {
   memoryBusy: [[{ route: 'bad', budget: 512 * 2 ** 20, projected: 300 * 2 ** 20, available: 100 * 2 ** 20, what: 'this body', retryAfter: 2 }]],
   recordTooDense: [[12 * 2 ** 20, 30 * 2 ** 20, 100_000, 0], [12 * 2 ** 20, null, 100_000, 0]],
   pipelinesBusy: [[8, 10_000, 1]],
+  decodersBusy: [[24 * 1024 * 1024, 10_000, 12_000, 1]],
   hostMissing: [[]],
   hostNotAllowed: [['evil.example', []]],
   crossSiteRefused: [['POST', '/good', 'cross-site', null], ['POST', '/good', null, 'https://evil.example']],

@@ -137,6 +137,7 @@ export const FLAGS = Object.freeze([
 
   flag('limit-record', { arg: 'SZ', option: 'app.limits.record', kind: 'size', group: 'limits', help: 'largest single record /good gathers for a parse thread' }),
   flag('buffer-budget', { arg: 'SZ', option: 'app.ingest.bufferBudget', kind: 'size', group: 'limits', help: 'inflate and parse buffers /good may hold across all requests' }),
+  flag('decoder-budget', { arg: 'SZ', option: 'app.ingest.decoderBudget', kind: 'size', group: 'limits', help: 'decoder windows (brotli, zstd, zlib) the streaming routes may hold across all requests; the rest wait' }),
   flag('parse-cost', { arg: 'SZ', option: 'app.ingest.parseCost', kind: 'size', group: 'limits', help: 'heap one parse of /good\'s may be projected to take; a denser record gets 413 record.too.dense' }),
   flag('body-idle-timeout', { arg: 'T', option: 'app.limits.bodyIdleMs', kind: 'duration', group: 'limits', help: 'a body that sends nothing this long gets 408; 0: no limit' }),
   flag('min-body-rate', { arg: 'SZ', option: 'app.limits.minBodyRate', kind: 'size', group: 'limits', help: 'bytes/s a body must average over 10 s of reading, else 408; 0: none' }),
@@ -166,6 +167,7 @@ export const FLAGS = Object.freeze([
       'end within sixty of these) before 503'
   }),
 
+  flag('malloc-mmap-threshold', { arg: 'SZ', option: 'mallocMmapThreshold', kind: 'size', group: 'plumbing', help: 'the worker\'s glibc mallocs this large are unmapped when freed; 0: glibc\'s rising threshold' }),
   flag('no-request-peak', { option: 'app.resetPeakPerRequest', kind: 'switch', sets: false, group: 'plumbing', help: 'never reset the kernel\'s peak RSS per request (for external measurement)' }),
   flag('keep-runs', { arg: 'N', option: 'app.runs.keep', kind: 'integer', group: 'plumbing', help: 'run records kept in test-data/runs/, the oldest removed past it; 0: none written' }),
   flag('upload-max-age', { arg: 'T', option: 'app.upload.maxAgeMs', kind: 'duration', group: 'plumbing', help: 'at start, remove uploads older than this: 60m, 90s; 0 keeps them' })

@@ -71,6 +71,13 @@ export const DEFAULTS = Object.freeze({
      */
     bufferBudget: 16 * MiB,
     /**
+     * Bytes the decoders of the bodies that stream (/good, /streamparser-json) may hold of their own
+     * across all requests: brotli's ring buffer, zstd's window, zlib's (lib/ingest/decoder-memory.js).
+     * One of the largest brotli decoders (a 16 MiB window and its tables) or two of zstd's; a
+     * request whose decoders do not fit waits, unread, as a request waits for a pipeline.
+     */
+    decoderBudget: 24 * MiB,
+    /**
      * Heap one parse thread may be projected to use for one batch
      * (lib/json/parse-cost.js): a denser record is refused with 413, never
      * parsed. With the threads, the buffer budget and one large record
@@ -171,6 +178,7 @@ export function normalizeOptions (options = {}) {
     }),
     ingest: Object.freeze({
       bufferBudget: checkInteger('ingest.bufferBudget', ingest.bufferBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
+      decoderBudget: checkInteger('ingest.decoderBudget', ingest.decoderBudget, 64 * 1024, Number.MAX_SAFE_INTEGER),
       activePipelines: checkInteger('ingest.activePipelines', ingest.activePipelines, 1, 10000),
       parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),

@@ -82,6 +82,18 @@ export function memoryBusy ({ route, budget, projected, available, what, retryAf
   return error
 }
 
+/**
+ * 503 server.busy: a streaming request waited for room for its decoders (lib/ingest/decoder-memory.js)
+ * for `ingest.queueMs` while those holding it gave nothing back and decoded nothing.
+ */
+export function decodersBusy (budget, stuckMs, waitedMs, retryAfterSeconds) {
+  const error = createError(503, 'server.busy',
+    `the decoders of the bodies streaming now hold the ${budget}-byte decoder budget, and none gave any back or decoded a byte for ${stuckMs} ms: try again shortly`,
+    { limit: budget, stuckMs, waitedMs, retryAfter: retryAfterSeconds })
+  error.headers['Retry-After'] = String(retryAfterSeconds)
+  return error
+}
+
 /** 503 server.busy: a /good request's queue was stuck for `ingest.queueMs`: no pipeline came free, none moved its body faster than the floor. */
 export function pipelinesBusy (pipelines, stuckMs, waitedMs, retryAfterSeconds) {
   const error = createError(503, 'server.busy',

@@ -3,7 +3,7 @@
  * factories that make it. Import from lib/errors/index.js.
  */
 import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, encodingInvalid, encodingTruncated, encodingTrailingData, tooManyFrames, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
-import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy } from './capacity.js'
+import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy, decodersBusy } from './capacity.js'
 import { badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired, requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported, expectationFailed, fromParserError, internalError, requestInvalid, toLabError } from './http.js'
 import { uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded } from './services.js'
 
@@ -65,7 +65,7 @@ export const ERROR_CATALOGUE = catalogue([
   [500, 'internal', [internalError]],
   [500, 'worker.crashed', [workerCrashed]],
   [422, 'run.invalid', [runInvalid]],
-  [503, 'server.busy', [overloaded, tooManyConnections, tooManyStreams, pipelinesBusy]],
+  [503, 'server.busy', [overloaded, tooManyConnections, tooManyStreams, pipelinesBusy, decodersBusy]],
   [503, 'server.closing', [serverClosing]],
   [503, 'memory.busy', [memoryBusy]],
   [503, 'save.busy', [saveBusy]],

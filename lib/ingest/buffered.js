@@ -17,6 +17,7 @@ import { admitWithinBudget } from './admit.js'
 import { readWhole, requestBody } from './read.js'
 import { compressedCounter } from './count.js'
 import { inflateWhole } from './gzip-framing.js'
+import { DecoderMemory, reservationSource } from './decoder-memory.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
 import { detectFormat, DETECT_BYTES, FORMATS } from '../json/records.js'
 import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally, findTooDeep, recordsOf } from '../parse/tally.js'
@@ -64,7 +65,6 @@ function declaredSize (data, codec) {
  */
 async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, holding) {
   let cap = limit
-  let held = 0
   function reserveLayer (data, layer, codec) {
     cap = Math.min(limit, Math.floor(reservation.room() / 2))
     const hint = declaredSize(data, codec)
@@ -73,18 +73,20 @@ async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, ho
       reservation.grow(2 * hint, 'this body (inflated)')
     }
     reservation.grow(2 * Math.min(hint ?? cap, cap), 'this body (inflated)')
-    held = reservation.bytes
     return cap
   }
   function keepLayer (data, layer) {
-    // what is held now: the layer's input and its one output Buffer
+    // what is held now: the layer's input and its one output Buffer (its decoder is gone)
     const want = (layer === 0 ? body.length : 0) + data.length
+    const held = reservation.bytes
     if (want > held) reservation.grow(want - held, 'this body (inflated)')
     else reservation.shrink(held - want)
   }
   try {
     // unsafe: no guard at all, as in the benchmark the lab reproduces (a zip bomb's demonstration)
-    return await inflateWhole(body, codecs, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding })
+    // each layer's decoder (its window) is reserved as the body is, before it is made
+    const memory = new DecoderMemory(codecs, reservationSource(reservation), { streamed: false })
+    return await inflateWhole(body, codecs, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding, memory })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') {
       // the budget, not the limit, stopped it: refuse for the budget (joining past the cap needs twice it)

@@ -10,12 +10,16 @@
  * after them is refused (400 `encoding.trailing.data`). Node's zlib stops at the end and ignores what
  * follows, in ways that depend on where the reads fall (a stream may even
  * push after its end: a 500), so the lab would drop those bytes without a
- * word. zlib still judges the streams, and its errors keep their meaning.
+ * word. A layer of no bytes at all is truncated, in every codec (zstd's
+ * one-call decoder takes it for no frames). zlib still judges the streams,
+ * and its errors keep their meaning. Before a decoder is given a byte, the
+ * memory it will hold is fitted into the request's (lib/ingest/decoder-memory.js).
  * test/gzip-framing.test.js splits every case at every byte.
  */
 import { kMaxLength } from 'node:buffer'
 import { encodingTrailingData, gzipTrailingData } from '../errors/index.js'
 import { CODECS } from './codecs.js'
+import { BROTLI_WBITS_MAX, brotliWindow, decoderBytes } from './decoder-memory.js'
 
 /** zstd frames a layer may have and still be decoded in synchronous calls, on the main thread. */
 const SYNC_PIECES = 16
@@ -79,8 +83,17 @@ function decodeWhole (codec, body, framed, options = {}, progress = noProgress) 
       else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, gathered))
       engine.close()
     })
-    for (const piece of framed.pieces) engine.write(piece)
-    engine.end()
+    if (framed.error === null) {
+      for (const piece of framed.pieces) engine.write(piece)
+      engine.end()
+      return
+    }
+    // the frames end in a refusal: the frames before it are decoded (an error of theirs comes first,
+    // as streamed), then the refusal, with no finishing flush to find them cut short
+    if (framed.pieces.length === 0) return fail(framed.error)
+    framed.pieces.forEach(function writePiece (piece, k) {
+      engine.write(piece, k === framed.pieces.length - 1 ? function refuse () { fail(framed.error) } : undefined)
+    })
   })
 }
 
@@ -90,10 +103,11 @@ function decodeWhole (codec, body, framed, options = {}, progress = noProgress) 
  * end in, if any (a refusal after the writes: an error in an earlier frame comes first, as streamed).
  * @param {import('./codecs.js').Codec} codec
  * @param {Buffer} body
- * @returns {{ pieces: Buffer[], error: Error | null }}
+ * @returns {{ pieces: Buffer[], error: Error | null, window: number }} `window`: what the decoder's
+ *   window will be (brotli's; the largest a zstd frame asks), 0 for gzip and deflate
  */
 function piecesOf (codec, body) {
-  if (codec.Frames === null) return { pieces: [body], error: null }
+  if (codec.Frames === null) return { pieces: [body], error: null, window: codec.name === 'br' ? brotliWindowOf(body[0]) : 0 }
   const pieces = []
   let from = 0
   const frames = new codec.Frames(function frameEnded (end) {
@@ -101,9 +115,23 @@ function piecesOf (codec, body) {
     from = end
   })
   const error = frames.cut(body).error ?? frames.end()
-  const stop = error === null ? body.length : error.details.offset
+  // a refusal names its offset, or (a frame's window) comes at a header that no piece reached
+  const stop = error === null ? body.length : error.details.offset ?? from
   if (stop > from) pieces.push(body.subarray(from, stop))
-  return { pieces, error }
+  return { pieces, error, window: frames.window }
+}
+
+/** A brotli stream's window from its first byte; one zlib will refuse counts at the largest. */
+function brotliWindowOf (first) {
+  return first === undefined ? 0 : brotliWindow(first) ?? 2 ** BROTLI_WBITS_MAX
+}
+
+/** zlib's own refusal of a layer that ended before its end, for a layer of no bytes (its codec's `truncated`). */
+function emptyLayer (codec) {
+  const error = new Error('unexpected end of file: the layer has no bytes')
+  error.code = 'Z_BUF_ERROR'
+  error.codec = codec.name
+  return error
 }
 
 /** zlib's own refusal of an output past `maxOutputLength`, as `zlib.gunzip` gives it. */
@@ -149,22 +177,26 @@ function decodeWholeSync (codec, body, framed, options = {}) {
  * @param {Buffer} body
  * @param {import('./codecs.js').Codec[]} codecs
  * @param {{ sync?: boolean, capFor?: (data: Buffer, layer: number, codec: object) => number|undefined,
- *   afterLayer?: (data: Buffer, layer: number) => void, holding?: import('../metrics/held.js').Holding }} [how]
+ *   afterLayer?: (data: Buffer, layer: number) => void, holding?: import('../metrics/held.js').Holding,
+ *   memory?: import('./decoder-memory.js').DecoderMemory }} [how]
  *   `sync`: zlib's synchronous call, for a body too small to be worth zlib's thread pool;
  *   `capFor`: the layer's `maxOutputLength` (undefined: none); `afterLayer`: sees each layer's output;
- *   `holding`: told what the inflate stage holds (the layer's input past the first, what zlib has gathered)
+ *   `holding`: told what the inflate stage holds (the layer's input past the first, what zlib has gathered);
+ *   `memory`: where each layer's decoder is fitted before it starts (made with `streamed: false`)
  * @returns {Promise<Buffer>}
  * @throws zlib's errors as they are (`ERR_BUFFER_TOO_LARGE` past a cap), and 400 `gzip.trailing.data`
  *   or `encoding.trailing.data`
  */
-export async function inflateWhole (body, codecs, { sync = false, capFor = noCap, afterLayer = nothingAfter, holding } = {}) {
+export async function inflateWhole (body, codecs, { sync = false, capFor = noCap, afterLayer = nothingAfter, holding, memory } = {}) {
   let data = body
   for (const [layer, codec] of listOf(codecs).entries()) {
+    if (data.length === 0) throw emptyLayer(codec)
+    const framed = piecesOf(codec, data)
+    await memory?.fit(layer, decoderBytes(codec, framed.window))
     const cap = capFor(data, layer, codec)
     const options = cap === undefined ? {} : { maxOutputLength: cap }
     // the body itself is the read stage's; a later layer's input is this stage's
     const input = layer === 0 ? 0 : data.length
-    const framed = piecesOf(codec, data)
     // a zstd layer of many frames is as many calls: those go to zlib's thread pool
     data = sync && framed.pieces.length <= SYNC_PIECES
       ? decodeWholeSync(codec, data, framed, options)
@@ -172,6 +204,7 @@ export async function inflateWhole (body, codecs, { sync = false, capFor = noCap
         holding.watch('inflate', function heldInflating () { return input + gathered() })
       })
     holding?.set('inflate', data.length)
+    await memory?.fit(layer, 0)
     afterLayer(data, layer)
   }
   return data
@@ -197,8 +230,19 @@ function nothingAfter () {}
  */
 function framedStream (codec) {
   return class FramedBody extends codec.Stream {
-    constructor (options) {
+    /**
+     * @param {import('node:zlib').ZlibOptions} options
+     * @param {{ memory: import('./decoder-memory.js').DecoderMemory|null, layer: number }} fitting
+     *   where the decoder's own memory is fitted (null: not counted), and which layer it decodes
+     */
+    constructor (options, { memory = null, layer = 0 } = {}) {
       super(options)
+      this.memory = memory
+      this.layer = layer
+      /** The window the decoder was fitted for (-1: not yet); zstd's grows with a frame that asks more. */
+      this.fitted = -1
+      /** Ends a wait for decoder memory when the pipeline is destroyed. */
+      this.gone = new AbortController()
       /** Bytes of the layer taken so far. */
       this.position = 0
       /** True once zlib stopped: the layer's stream (or gzip's members) is over. */
@@ -217,12 +261,27 @@ function framedStream (codec) {
 
     _transform (chunk, encoding, callback) {
       if (this.frames === null || this.padding) {
-        this.decodeRead(chunk, callback)
+        if (this.fitted !== -1 || this.padding || chunk.length === 0) return this.decodeRead(chunk, callback)
+        // the first bytes: the decoder's memory is known from them, and fitted before zlib sees them
+        const window = codec.name === 'br' ? brotliWindow(chunk[0]) ?? 2 ** BROTLI_WBITS_MAX : 0
+        this.fitThen(window, function decodeFirstRead (self) { self.decodeRead(chunk, callback) }, callback)
         return
       }
       // zlib gets each frame's bytes in writes of their own; a byte after a frame that starts none is judged here
       const { pieces, error } = this.frames.cut(chunk)
-      this.decodePieces(pieces, error, callback)
+      // zstd makes its window once a frame's header is whole: fitted then, and again for a frame that asks more
+      if (this.frames.window <= Math.max(0, this.fitted)) return this.decodePieces(pieces, error, callback)
+      this.fitThen(this.frames.window, function decodeFrames (self) { self.decodePieces(pieces, error, callback) }, callback)
+    }
+
+    /** Fit the decoder's memory for `window` into the request's, then go on (or fail). */
+    fitThen (window, next, callback) {
+      this.fitted = window
+      if (this.memory === null) return next(this)
+      const self = this
+      this.memory.fit(this.layer, decoderBytes(codec, window), this.gone.signal).then(function fitted () {
+        if (!self.destroyed) next(self)
+      }, callback)
     }
 
     /** Hand zlib the pieces one after another, then refuse the layer if the frames say so. */
@@ -254,6 +313,7 @@ function framedStream (codec) {
           err.codec ??= codec.name
           return callback(err)
         }
+        self.memory?.moved()
         const used = self.bytesWritten - before
         if (used < chunk.length) {
           // zlib stopped at the end of the layer (a zero after a gzip member) and pushed its end
@@ -265,6 +325,7 @@ function framedStream (codec) {
     }
 
     _destroy (err, callback) {
+      this.gone.abort(err ?? new Error('the decoder was destroyed'))
       // zlib's own errors reach pipeline through destroy: they name the layer's codec, for the caller's map
       if (err !== null && typeof err === 'object' && !('status' in err)) err.codec ??= codec.name
       super._destroy(err, callback)
@@ -279,6 +340,7 @@ function framedStream (codec) {
       // after the end zlib is done; otherwise an empty read with the finishing flush (zlib's own
       // _flush) lets it finish and find a truncated stream. Transform pushes the end.
       if (this.padding) return callback()
+      if (this.position === 0) return callback(emptyLayer(codec))
       const refusal = this.frames?.end() ?? null
       if (refusal !== null) this.decodePieces([], refusal, callback)
       else this.decodeRead(EMPTY, callback)
@@ -296,11 +358,13 @@ const FRAMED = new Map()
  * order), to spread into `pipeline`.
  * @param {import('./codecs.js').Codec[]|number} codecs a number: that many gzip layers
  * @param {import('node:zlib').ZlibOptions} [options]
+ * @param {import('./decoder-memory.js').DecoderMemory|null} [memory] where each decoder's own memory
+ *   is fitted before it is given a byte (made with `streamed: true`); null: not counted
  */
-export function decoderStreams (codecs, options) {
-  return listOf(codecs).map(function decoderOf (codec) {
+export function decoderStreams (codecs, options, memory = null) {
+  return listOf(codecs).map(function decoderOf (codec, layer) {
     if (!FRAMED.has(codec.name)) FRAMED.set(codec.name, framedStream(codec))
     const Framed = FRAMED.get(codec.name)
-    return new Framed({ ...codec.options, ...options })
+    return new Framed({ ...codec.options, ...options }, { memory, layer })
   })
 }

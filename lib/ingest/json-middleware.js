@@ -19,6 +19,8 @@ import { guardBody } from '../limits/body-deadline.js'
 import { EXPRESS_JSON_FORMATS, negotiateJson } from './negotiate.js'
 import { admitWithinBudget } from './admit.js'
 import { clientGone } from './client-gone.js'
+import { codecByName } from './codecs.js'
+import { BROTLI_WBITS_MAX, brotliWindow, decoderBytes } from './decoder-memory.js'
 import { detectFormat, DETECT_BYTES } from '../json/records.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
 import { createTally, finishTally, locateJsonError, recordsOf, tallyRecords } from '../parse/tally.js'
@@ -111,6 +113,9 @@ class ExpressJsonRead {
     this.holding = null
     /** body-parser's Gunzip, once it pipes the request into it. */
     this.inflater = null
+    /** The window body-parser's decoder was fitted for (-1: not yet), and what is reserved for it. */
+    this.window = -1
+    this.decoderBytes = 0
     this.inflated = null
     this.verified = false
     this.format = null
@@ -168,6 +173,7 @@ class ExpressJsonRead {
       // this request's own `pipe` shows it to us, and is gone again once express.json has started
       req.pipe = function pipeIntoInflater (destination, options) {
         read.inflater = destination
+        read.fitDecoder(destination)
         destination.on('data', read.onInflated)
         return Object.getPrototypeOf(req).pipe.call(req, destination, options)
       }
@@ -179,6 +185,44 @@ class ExpressJsonRead {
       // a client gone before its request got here sends no more 'close'
       if (clientGone(req)) read.fail(requestAborted(read.compressedBytes))
     })
+  }
+
+  /**
+   * body-parser makes its decoder with zlib's defaults (a zstd window up to 128 MiB): what it will
+   * hold is read from the bytes on their way to it and reserved first, and a zstd frame is held to
+   * the window rule of every route (lib/ingest/zstd-frame.js). What else its frames do is body-parser's.
+   */
+  fitDecoder (decoder) {
+    const read = this
+    const codec = codecByName(this.plan.encoding)
+    let frames = codec.Frames === null ? null : new codec.Frames()
+    const write = decoder.write
+    decoder.write = function fitThenWrite (chunk, ...rest) {
+      if (read.settled || chunk.length === 0) return write.call(this, chunk, ...rest)
+      let window = read.window
+      if (frames !== null) {
+        const { error } = frames.cut(chunk)
+        if (error?.type === 'encoding.invalid') {
+          read.fail(error)
+          return false
+        }
+        window = frames.window
+        if (error !== null) frames = null
+      } else if (read.window === -1) {
+        window = codec.name === 'br' ? brotliWindow(chunk[0]) ?? 2 ** BROTLI_WBITS_MAX : 0
+      }
+      if (window > read.window) {
+        read.window = window
+        const need = decoderBytes(codec, window)
+        const refusal = read.reservation.tryGrow(need - read.decoderBytes, 'its decoder\'s window')
+        if (refusal) {
+          read.fail(refusal)
+          return false
+        }
+        read.decoderBytes = need
+      }
+      return write.call(this, chunk, ...rest)
+    }
   }
 
   countCompressed (chunk) {
@@ -198,7 +242,7 @@ class ExpressJsonRead {
    */
   reserveInflated (total) {
     this.inflatedBytes = total
-    const want = 2 * total - this.reservation.bytes
+    const want = 2 * total + this.decoderBytes - this.reservation.bytes
     if (want <= 0 || this.settled) return
     const refusal = this.reservation.tryGrow(want, 'this body (inflated)')
     if (refusal) this.fail(refusal)
@@ -228,6 +272,8 @@ class ExpressJsonRead {
       const meter = new ParseCostMeter()
       meter.write(inflated)
       const projected = meter.result()
+      // the decoder is done too: what is held is the inflated Buffer
+      this.decoderBytes = 0
       this.reservation.shrink(this.reservation.bytes - inflated.length)
       // iconv-lite decodes one string (at most two bytes a byte), then JSON.parse builds the document
       this.reservation.grow(projected.sourceString, 'this body as one string')

@@ -21,6 +21,7 @@ import { fromZlibError } from '../errors/index.js'
 import { RecordSink } from '../parse/record-sink.js'
 import { IngestState } from './state.js'
 import { bufferedIn, boundOf } from '../metrics/held.js'
+import { DecoderMemory } from './decoder-memory.js'
 
 /** POST /good: its place is one of a few pipelines; stages 3 to 7 in ingestStreamed. */
 export const streamed = Object.freeze({
@@ -73,12 +74,15 @@ function inflateChunkFor (share, compressedBytes) {
  * more than the inflating.
  * @returns {Promise<Buffer|null>} null when a layer inflates past the bound: the body is streamed instead
  */
-async function inflateInHand (body, codecs, bound, holding) {
+async function inflateInHand (body, codecs, bound, holding, decoders) {
+  const memory = new DecoderMemory(codecs, decoders, { streamed: false })
   try {
-    return await inflateWhole(body, codecs, { sync: true, capFor: function inlineBound () { return bound }, holding })
+    return await inflateWhole(body, codecs, { sync: true, capFor: function inlineBound () { return bound }, holding, memory })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') return null
     throw err
+  } finally {
+    memory.release()
   }
 }
 
@@ -89,12 +93,12 @@ async function inflateInHand (body, codecs, bound, holding) {
  * like any other, from memory.
  * @returns {Promise<{ format: string, tally: object }>}
  */
-async function ingestInHand (source, { compressed, inflated, sink, codecs, bound, chunkSize, budget, holding }) {
+async function ingestInHand (source, { compressed, inflated, sink, codecs, bound, chunkSize, budget, holding, memory }) {
   const body = await readWhole(source, compressed.count, holding)
-  const data = await inflateInHand(body, codecs, bound, holding)
+  const data = await inflateInHand(body, codecs, bound, holding, memory.source)
   if (data === null) {
-    const gunzips = decoderStreams(codecs, { chunkSize })
-    watchPipeline(holding, { gunzips, inflated, sink, chunkSize, budget })
+    const gunzips = decoderStreams(codecs, { chunkSize }, memory)
+    watchPipeline(holding, { gunzips, inflated, sink, chunkSize, budget, memory })
     await pipeline(Readable.from([body]), ...gunzips, inflated, sink)
     return sink.found
   }
@@ -111,21 +115,23 @@ const SOCKET_CHUNK = 64 * 1024
  * pieces themselves (lib/metrics/held.js), with the most it may hold:
  * read, the request's and the body's buffers and the compressed counter's;
  * inflate, each Gunzip's two sides and the inflated counter's; records,
- * the sink's chunk, the bytes it has gathered and the batches ready to
  * send; parse, the batch bytes this request has out at the parse threads.
+ * The decoders' own memory (their windows) is what the request was given
+ * for them (lib/ingest/decoder-memory.js): in the inflate stage, its bound
+ * the most they may be given.
  */
-function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget }) {
+function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget, memory }) {
   if (body !== undefined) {
     holding.watch('read', function heldReading () { return bufferedIn(req, body, compressed) },
       boundOf(SOCKET_CHUNK, req, body, compressed))
   }
   const chunk = Math.max(SOCKET_CHUNK, chunkSize)
-  holding.watch('inflate', function heldInflating () { return bufferedIn(...gunzips, inflated) },
-    boundOf(chunk, ...gunzips, inflated))
+  holding.watch('inflate', function heldInflating () { return bufferedIn(...gunzips, inflated) + memory.held },
+    boundOf(chunk, ...gunzips, inflated) + memory.most())
   holding.watch('records', function heldFindingRecords () { return sink.writableLength + sink.heldBytes() },
     sink.heldBound(chunk))
   holding.watch('parse', function heldParsing () { return sink.outBytes }, budget)
-  holding.unread.push('zlib\'s window and output chunk in each Gunzip', 'the parsed records on the parse threads\' heaps')
+  holding.unread.push('zlib\'s output chunk in each decoder', 'the parsed records on the parse threads\' heaps')
 }
 
 /**
@@ -138,7 +144,7 @@ function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sin
  * @param {{ opts: object, state: IngestState }} lab normalised app options, and the app's ingest state (lib/ingest/state.js)
  * @returns {Promise<object>} the figures of the summary
  */
-async function ingestStreamed (req, plan, { streaming, holding }, { opts, state }) {
+async function ingestStreamed (req, plan, { streaming, holding }, { opts, state, decoders }) {
   if (!(state instanceof IngestState)) throw new TypeError('ingestStreamed needs the app\'s ingest state (createIngestState)')
   const compressed = compressedCounter(opts.limits.compressed)
   const inflated = inflatedCounter(opts.limits, compressed)
@@ -157,18 +163,21 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state 
     budget: state.budget,
     largeRecordGate: state.largeRecordGate
   })
+  const memory = new DecoderMemory(plan.codecs, decoders, { streamed: true })
   let found
   try {
     if (state.smallBodies.within(length)) {
-      found = await ingestInHand(body, { compressed, inflated, sink, codecs: plan.codecs, bound: state.smallBodies.bound, chunkSize, budget: opts.ingest.bufferBudget, holding })
+      found = await ingestInHand(body, { compressed, inflated, sink, codecs: plan.codecs, bound: state.smallBodies.bound, chunkSize, budget: opts.ingest.bufferBudget, holding, memory })
     } else {
-      const gunzips = decoderStreams(plan.codecs, { chunkSize })
-      watchPipeline(holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget })
+      const gunzips = decoderStreams(plan.codecs, { chunkSize }, memory)
+      watchPipeline(holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget, memory })
       await pipeline(body, compressed, ...gunzips, inflated, sink)
       found = sink.found
     }
   } catch (err) {
     throw fromZlibError(err, compressed.bytes, err.codec ?? plan.codecs[0].name) ?? err
+  } finally {
+    memory.release()
   }
   return {
     format: found.format,

@@ -18,6 +18,7 @@ import { admitToStream } from './admit.js'
 import { requestBody } from './read.js'
 import { compressedCounter, inflatedCounter } from './count.js'
 import { decoderStreams } from './gzip-framing.js'
+import { DecoderMemory } from './decoder-memory.js'
 import { JsonTokenGuard, STREAMPARSER_FORMATS, wellFormedUtf8 } from './token-guard.js'
 import { fromZlibError, jsonInvalid, LabError } from '../errors/index.js'
 import { bufferedIn, boundOf } from '../metrics/held.js'
@@ -33,7 +34,7 @@ export const streamparser = Object.freeze({
 })
 
 /** Stages 3 to 7 of POST /streamparser-json: one pipeline into the library, each limit a line. */
-async function ingestWithStreamparser (req, plan, { holding }, { opts }) {
+async function ingestWithStreamparser (req, plan, { holding }, { opts, decoders }) {
   const compressed = compressedCounter(opts.limits.compressed) // 413 past the compressed limit
   const inflated = inflatedCounter(opts.limits, compressed) // 413 past the inflated limit or ratio; sha256
   const guard = new JsonTokenGuard(plan.format, opts.limits, opts.ingest.parseCost) // 422/413 past the depth, a record's size or its cost
@@ -44,6 +45,7 @@ async function ingestWithStreamparser (req, plan, { holding }, { opts }) {
     parser ??= recordParser(guard)
     parser.write(token)
   }
+  const memory = new DecoderMemory(plan.codecs, decoders, { streamed: true }) // brotli's and zstd's windows, before they are made
   const parse = new Writable({
     write: function parseChunk (chunk, encoding, done) {
       try { guard.take(chunk); tokenizer.write(chunk); done() } catch (err) { done(err) }
@@ -51,15 +53,17 @@ async function ingestWithStreamparser (req, plan, { holding }, { opts }) {
   })
   try {
     const body = requestBody(req, { idleMs: opts.limits.bodyIdleMs }) // 408 when the body stalls
-    const gunzips = decoderStreams(plan.codecs)
+    const gunzips = decoderStreams(plan.codecs, {}, memory) // each decoder's window waits for room in the app's decoder budget
     const utf8 = wellFormedUtf8()
-    watchStages(holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, limits: opts.limits })
+    watchStages(holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, memory, limits: opts.limits })
     await pipeline(body, compressed, ...gunzips, inflated, utf8, parse) // invalid UTF-8 as U+FFFD, as on /bad
     if (!tokenizer.isEnded) tokenizer.end() // the body is over: a document left open is invalid JSON
     if (parser !== null && !parser.isEnded) parser.end()
   } catch (err) {
     if (err instanceof LabError) throw err
     throw fromZlibError(err, compressed.bytes, err.codec ?? plan.codecs[0].name) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
+  } finally {
+    memory.release()
   }
   const { format, tally } = guard.result() // 422 when the document is not what the format asks
   return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.sha256 }
@@ -74,14 +78,14 @@ const SOCKET_CHUNK = 64 * 1024
  * tokenizer is gathering (its `bufferedString`, bounded by the guard's
  * record limit). The record its parser is building cannot be read.
  */
-function watchStages (holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, limits }) {
+function watchStages (holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, memory, limits }) {
   holding.watch('read', function heldReading () { return bufferedIn(req, body, compressed) },
     boundOf(SOCKET_CHUNK, req, body, compressed))
-  holding.watch('inflate', function heldInflating () { return bufferedIn(...gunzips, inflated, utf8) },
-    boundOf(SOCKET_CHUNK, ...gunzips, inflated, utf8))
+  holding.watch('inflate', function heldInflating () { return bufferedIn(...gunzips, inflated, utf8) + memory.held },
+    boundOf(SOCKET_CHUNK, ...gunzips, inflated, utf8) + memory.most())
   holding.watch('parse', function heldParsing () { return bufferedIn(parse) + (tokenizer.bufferedString?.byteLength ?? 0) },
     boundOf(SOCKET_CHUNK, parse) + limits.record)
-  holding.unread.push('zlib\'s window and output chunk in each Gunzip', 'the record @streamparser/json\'s parser is building')
+  holding.unread.push('zlib\'s output chunk in each decoder', 'the record @streamparser/json\'s parser is building')
 }
 
 /** The library's parser, emitting the records where the guard says they are. */

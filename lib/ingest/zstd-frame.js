@@ -7,9 +7,23 @@
  * starts a new frame on the next write; so the framing
  * (lib/ingest/gzip-framing.js) writes each frame apart, and judges a byte
  * after a frame that starts no frame itself. A header it cannot read ends
- * nothing: zstd then refuses the bytes itself.
+ * nothing: zstd then refuses the bytes itself. Each frame's header also
+ * says the window its decoder will hold: the largest so far is `window`,
+ * and a frame that asks more than ZSTD_WINDOW_LOG_MAX allows is refused
+ * here, whether zstd would decode it in one call or streamed.
  */
-import { encodingTrailingData, tooManyFrames } from '../errors/index.js'
+import { encodingInvalid, encodingTrailingData, tooManyFrames } from '../errors/index.js'
+
+/**
+ * The largest window a zstd frame may ask of the decoder, as a power of two: 8 MiB, the most
+ * RFC 9659 (section 3) lets the zstd content coding use. zlib's default (2^27, 128 MiB) would let
+ * one streamed body make its decoder hold that much, where /good holds a constant. A frame's window
+ * is its Window_Descriptor's, or its content size where it has none (a single-segment frame, RFC
+ * 8878 3.1.1.1.2): zstd itself checks only the frames it decodes streamed, not those it decodes
+ * in one call, so the rule is kept here for all.
+ */
+export const ZSTD_WINDOW_LOG_MAX = 23
+const WINDOW_MAX = 2 ** ZSTD_WINDOW_LOG_MAX
 
 /**
  * Frames a layer may hold: each is a write to zlib, a trip to its thread pool, where a gzip layer's
@@ -53,6 +67,10 @@ export class ZstdFrames {
   #unreadable = false
   /** Told the offset in the layer where each frame ends. */
   #onFrameEnd
+  /** The refusal of a frame's window, found while reading its header. */
+  #refusal = null
+  /** The largest window a frame of the layer has asked so far, in bytes (0 before the first frame's header). */
+  window = 0
 
   /** @param {(end: number) => void} [onFrameEnd] told the offset in the layer where each frame ends */
   constructor (onFrameEnd = noFrameEnd) {
@@ -97,7 +115,12 @@ export class ZstdFrames {
           return { pieces, error: tooManyFrames('zstd', MAX_FRAMES, this.#offset + at - header.length) }
         }
         if (withheld) pieces.push(header)
-        this.#read(header)
+        this.#read(header, this.#offset + at - header.length)
+        if (this.#refusal !== null) {
+          // the frame's header goes no further: its decoder would be made from it
+          if (!withheld) pieceUpTo(at - header.length)
+          return { pieces, error: this.#refusal }
+        }
       } else {
         const n = Math.min(this.#skip, chunk.length - at)
         this.#skip -= n
@@ -136,7 +159,7 @@ export class ZstdFrames {
     return 1
   }
 
-  #read (header) {
+  #read (header, offset) {
     if (this.#next === 'magic') {
       const magic = header.readUInt32LE(0)
       if (magic === MAGIC) this.#next = 'frame'
@@ -147,6 +170,13 @@ export class ZstdFrames {
       if ((descriptor & 0x08) !== 0) { this.#unreadable = true; return } // the reserved bit
       this.#checksum = (descriptor & 0x04) !== 0
       this.#next = 'block'
+      const { asked, held } = frameWindow(header)
+      if (asked > WINDOW_MAX) {
+        this.#refusal = encodingInvalid('zstd', `a frame's window is over 8 MiB, the most RFC 9659 lets the zstd content coding use ` +
+          `(the frame at byte ${offset - MAGIC_BYTES} of the layer asks ${asked} bytes)`, null)
+        return
+      }
+      this.window = Math.max(this.window, held)
     } else if (this.#next === 'size') {
       this.#skip = header.readUInt32LE(0)
       this.#next = 'end'
@@ -172,6 +202,31 @@ function isSkippable (magic) {
 
 function isMagic (magic) {
   return magic === MAGIC || isSkippable(magic)
+}
+
+/**
+ * The window a frame asks for (RFC 8878, 3.1.1.1.2): its Window_Descriptor's, or its content size
+ * for a single-segment frame; and what its decoder holds of it: no more than the content size.
+ * @param {Buffer} header the frame header, whole
+ * @returns {{ asked: number, held: number }} bytes
+ */
+function frameWindow (header) {
+  const descriptor = header[0]
+  const singleSegment = (descriptor & 0x20) !== 0
+  const contentSizeFlag = descriptor >>> 6
+  const sizeBytes = contentSizeFlag === 0 ? (singleSegment ? 1 : 0) : CONTENT_SIZE_BYTES[contentSizeFlag]
+  const sizeAt = 1 + (singleSegment ? 0 : 1) + DICTIONARY_ID_BYTES[descriptor & 3]
+  let contentSize = Infinity
+  if (sizeBytes === 1) contentSize = header[sizeAt]
+  else if (sizeBytes === 2) contentSize = header.readUInt16LE(sizeAt) + 256
+  else if (sizeBytes === 4) contentSize = header.readUInt32LE(sizeAt)
+  else if (sizeBytes === 8) contentSize = Number(header.readBigUInt64LE(sizeAt))
+  if (singleSegment) return { asked: contentSize, held: contentSize }
+  const exponent = header[1] >>> 3
+  const mantissa = header[1] & 7
+  const base = 2 ** (10 + exponent)
+  const asked = base + (base / 8) * mantissa
+  return { asked, held: Math.min(asked, contentSize) }
 }
 
 /** A frame header's size from its descriptor byte: descriptor, window, dictionary id, content size. */

@@ -195,6 +195,14 @@ export class MemoryAdmission {
     return reservation
   }
 
+  /**
+   * Count `bytes` (negative: give them back) that another budget already bounds and waits for, as
+   * held: the decoders of the bodies that stream (lib/ingest/decoder-memory.js). No refusal here.
+   */
+  count (bytes) {
+    if (this.enabled) this.reserved += bytes
+  }
+
   /** For /metrics and the tests. */
   state () {
     return { budget: this.budget, ceiling: this.ceiling, idleRss: this.idleRss, reserved: this.reserved, reservations: this.reservations }
