@@ -37,6 +37,13 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   stopGraceMs: 3000,
   /** Connections held while no worker runs; past this they are closed. */
   maxHeldConnections: 1024,
+  /**
+   * glibc's malloc: allocations of at least this many bytes are mapped apart and unmapped when
+   * freed (MALLOC_MMAP_THRESHOLD_ in the worker's environment, unless that is set already); 0:
+   * glibc's own threshold, which rises to the largest block freed so far, so that after one
+   * brotli window (16 MiB) every thread's heap keeps what it frees (docs/limits.md, "Decoder memory").
+   */
+  mallocMmapThreshold: 4 * MiB,
   workerScript: path.join(PROJECT_ROOT, 'worker.js'),
   /** Node flags for the worker (default: the supervisor's own). */
   execArgv: null
@@ -65,6 +72,7 @@ export function normalizeSupervisorOptions (options = {}) {
     throw new TypeError(`the memory budget must be 0 (none) or at least ${formatMemory(MIN_MEMORY_LIMIT)}: an idle worker needs about 90 MiB`)
   }
   checkInteger('pollMs', out.pollMs, 5, 10_000)
+  checkInteger('mallocMmapThreshold', out.mallocMmapThreshold, 0, 2 ** 31)
   if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
   // at least 1 ms: a worker dying at birth must never be restarted in a hot loop
   checkInteger('restartBackoffMs', out.restartBackoffMs, 1, 3600_000)

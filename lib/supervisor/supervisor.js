@@ -163,6 +163,7 @@ class Supervisor extends EventEmitter {
     const child = fork(options.workerScript, [], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
+      env: workerEnvironment(options),
       ...(options.execArgv === null ? {} : { execArgv: options.execArgv })
     })
     const worker = {
@@ -367,4 +368,10 @@ class Supervisor extends EventEmitter {
       restartMs: null
     }
   }
+}
+
+/** The worker's environment: the supervisor's, with glibc's mmap threshold fixed unless it is set already. */
+function workerEnvironment ({ mallocMmapThreshold }) {
+  if (mallocMmapThreshold === 0 || process.env.MALLOC_MMAP_THRESHOLD_ !== undefined) return process.env
+  return { ...process.env, MALLOC_MMAP_THRESHOLD_: String(mallocMmapThreshold) }
 }

@@ -23,6 +23,7 @@ import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { formatBytes } from '../../lib/util/units.js'
 import { ATTACK_GROUPS } from './params.js'
 import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
+import { prepareWideBodies, prepareWindowBombs, wideWindows, windowBombs } from './window-attacks.js'
 
 /**
  * @typedef {{ url: string, params: object, input: any, clients: ReturnType<typeof import('./clients.js').createClientSet>,
@@ -385,7 +386,9 @@ const ATTACKS = Object.freeze(Object.fromEntries([
   { id: 'batch-export', title: 'large batch export', target: 'GET /db/batch', judged: false, run: batchExport },
   { id: 'drip-clients', title: 'drip clients', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: dripClients },
   { id: 'metrics-flood', title: '/metrics flood', target: 'GET /metrics (SSE)', judged: false, run: metricsFlood },
-  { id: 'disk-fill', title: 'disk fill', target: 'POST /upload-stream, GET /generate?save=1', judged: false, run: diskFill }
+  { id: 'disk-fill', title: 'disk fill', target: 'POST /upload-stream, GET /generate?save=1', judged: false, run: diskFill },
+  { id: 'wide-windows', title: 'valid bodies in the widest windows, at once', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareWideBodies, run: wideWindows },
+  { id: 'window-bombs', title: 'ratio bombs in windowed codecs, at once', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareWindowBombs, run: windowBombs }
 ].map(function withGroup (attack) {
   const group = Number(Object.keys(ATTACK_GROUPS).find(function holds (g) { return ATTACK_GROUPS[g].includes(attack.id) }))
   return [attack.id, Object.freeze({ ...attack, group })]

@@ -12,12 +12,12 @@ import { hostileCharts, hostileNotes, hostileTable } from './verdict.js'
 export const name = 'hostile'
 export const summary = 'attacks on a default lab: kills, memory, a normal request, leftovers'
 export const usage = `Options (hostile):
-  --attacks LIST      all (default), attack numbers 1 to 8, or ids: dense-objects, dense-arrays,
+  --attacks LIST      all (default), attack numbers 1 to 9, or ids: dense-objects, dense-arrays,
                       dense-numbers, abandoned-uploads, ratio-bombs, big-bad-body, buffered-uploads,
-                      batch-export, drip-clients, metrics-flood, disk-fill
-  --routes LIST       the ingest routes the attacks on them (1, 2, 3, 6) go to: bad, good, express-json,
+                      batch-export, drip-clients, metrics-flood, disk-fill, wide-windows, window-bombs
+  --routes LIST       the ingest routes the attacks on them (1, 2, 3, 6, 9) go to: bad, good, express-json,
                       streamparser-json; default each attack's own and streamparser-json, a row each
-  --bomb-codecs LIST  the codecs of the ratio bombs (3): gzip, deflate, br, zstd (Node 22.15 on);
+  --bomb-codecs LIST  the codecs of the ratio bombs (3), and of 9 where windowed (br, zstd): gzip, deflate, br, zstd (Node 22.15 on);
                       default every one this Node has (${normalizeHostileOptions().bombCodecs.join(', ')})
   --quick             small sizes and short holds for every attack
   --server-flag FLAG  extra flag for server.js, e.g. --server-flag=--memory-limit=512MiB (repeatable)

@@ -16,7 +16,8 @@ export const ATTACK_GROUPS = Object.freeze({
   5: Object.freeze(['batch-export']),
   6: Object.freeze(['drip-clients']),
   7: Object.freeze(['metrics-flood']),
-  8: Object.freeze(['disk-fill'])
+  8: Object.freeze(['disk-fill']),
+  9: Object.freeze(['wide-windows', 'window-bombs'])
 })
 
 const ATTACK_IDS = Object.freeze(Object.values(ATTACK_GROUPS).flat())
@@ -50,6 +51,9 @@ const FLAGS = Object.freeze({
   'fill-concurrency': ['fillConcurrency', 'count', '8: uploads at once'],
   'fill-uploads': ['fillUploads', 'count', '8: uploads at most'],
   'fill-generate': ['fillGenerateBytes', 'bytes', '8: GET /generate?save=1&level=0&bytes='],
+  'window-uploads': ['windowUploads', 'count', '9: valid uploads at once in each of br and zstd (of --bomb-codecs)'],
+  'window-bytes': ['windowBytes', 'bytes', '9: the document each inflates to'],
+  'window-bombs': ['windowBombs', 'count', '9: ratio bombs at once in each of br and zstd (--bomb-bytes each)'],
   'probe-items': ['probeItems', 'count', 'items in the normal /good request'],
   'probe-timeout': ['probeTimeoutMs', 'ms', 'its client timeout'],
   'attack-timeout': ['attackTimeoutMs', 'ms', 'the most any attack may take'],
@@ -86,6 +90,9 @@ const FULL = Object.freeze({
   fillConcurrency: 4,
   fillUploads: 2000,
   fillGenerateBytes: 8_000_000_000,
+  windowUploads: 16,
+  windowBytes: 40_000_000,
+  windowBombs: 16,
   probeItems: 1000,
   probeTimeoutMs: 30_000,
   attackTimeoutMs: 180_000,
@@ -117,6 +124,9 @@ const QUICK = Object.freeze({
   fillConcurrency: 2,
   fillUploads: 50,
   fillGenerateBytes: 100_000_000,
+  windowUploads: 4,
+  windowBytes: 4_000_000,
+  windowBombs: 4,
   probeItems: 100,
   probeTimeoutMs: 10_000,
   attackTimeoutMs: 60_000,
@@ -222,14 +232,14 @@ function readBombCodecs (text) {
   return BOMB_CODECS.filter(function chosen (codec) { return wanted.includes(codec) })
 }
 
-/** `all`, attack ids, or group numbers (1 to 8), comma-separated; run in the registry's order. */
+/** `all`, attack ids, or group numbers (1 to 9), comma-separated; run in the registry's order. */
 function readAttacks (text) {
   const wanted = new Set()
   for (const item of String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)) {
     if (item === 'all') for (const id of ATTACK_IDS) wanted.add(id)
     else if (ATTACK_GROUPS[item]) for (const id of ATTACK_GROUPS[item]) wanted.add(id)
     else if (ATTACK_IDS.includes(item)) wanted.add(item)
-    else throw new TypeError(`--attacks takes all, 1 to 8 or ${ATTACK_IDS.join(', ')}; got "${item}"`)
+    else throw new TypeError(`--attacks takes all, 1 to 9 or ${ATTACK_IDS.join(', ')}; got "${item}"`)
   }
   if (wanted.size === 0) throw new TypeError('--attacks names no attack')
   return ATTACK_IDS.filter(function chosen (id) { return wanted.has(id) })

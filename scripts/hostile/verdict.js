@@ -44,6 +44,8 @@ export function judge (row, growthBound) {
   }
   if (row.judged && growth === null && !row.error) reasons.push('growth not measured')
   if (row.attackError) reasons.push(`the bench's attack failed: ${row.attackError.split('\n')[0]}`)
+  // what the attack's own clients got that the lab promises (an answer, the right summary)
+  if (Array.isArray(row.details?.broken)) reasons.push(...row.details.broken)
   return {
     kills: row.kills ?? null,
     growth,
