@@ -93,6 +93,15 @@ describe('records a hostile tester writes', function () {
       for (const [bound, kept] of Object.entries(TIMELINE_DEFAULTS)) assert.ok(kept * 2 < RECORD_MAX_ITEMS, bound)
     })
 
+    it('is quoted with its bounds in docs/runs.md', function () {
+      const page = fs.readFileSync(new URL('../docs/runs.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+      const count = function count (n) { return n.toLocaleString('en-US') }
+      assert.equal(RECORD_MAX_TIME, 8.64e15)
+      for (const said of ['times a `Date` holds (±8.64e15 ms)', `nothing nested over ${RECORD_MAX_DEPTH} deep`, `no array or object over ${count(RECORD_MAX_ITEMS)} items`, `no string over ${count(RECORD_MAX_STRING)} characters`]) {
+        assert.ok(page.includes(said), said)
+      }
+    })
+
     it('refuses a thinned note that is not what the writer leaves', function () {
       assert.deepEqual(recordProblem(changed(function odd (r) { r.timeline.thinned = { samples: 3 } })), { field: 'timeline.thinned.samples', problem: 'is not { seen, kept }' })
       assert.equal(recordProblem(changed(function usual (r) { r.timeline.thinned = { samples: { seen: 9, kept: 3 }, requestsCut: 2 } })), null)
