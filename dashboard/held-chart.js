@@ -221,7 +221,7 @@ export function createHeldChart ({ canvas, held }) {
               const lines = [`total ${formatBytes(bar.total)}`]
               if (bar.unread.length > 0) {
                 lines.push('Also held, not counted here:')
-                for (const phrase of bar.unread) lines.push(...wrap(`• ${phrase}`, 52))
+                for (const phrase of bar.unread) for (const line of wrap(`• ${phrase}`, 52)) lines.push(line)
               }
               return lines
             }

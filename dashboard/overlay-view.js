@@ -110,7 +110,8 @@ function overlayChart (canvas, runs, lines, { yTitle, unit, labels }) {
       })
     }
   }
-  const longest = Math.max(...runs.map(function seconds (r) { return ((r.run.endedAt ?? r.timeline.samples.at(-1)?.time ?? r.run.startedAt) - r.run.startedAt) / 1000 }))
+  let longest = 0
+  for (const r of runs) longest = Math.max(longest, ((r.run.endedAt ?? r.timeline.samples.at(-1)?.time ?? r.run.startedAt) - r.run.startedAt) / 1000)
   options.scales.x.min = 0
   options.scales.x.max = Math.max(1, Math.ceil(longest))
   return new globalThis.Chart(canvas, { type: 'line', data: { datasets }, options, plugins: [overlaySpansPlugin, backgroundPlugin] })
@@ -143,7 +144,7 @@ function deltaTable (compared) {
 function differenceLine (label, differences) {
   if (differences.length === 0) return null
   const shown = function shown (value) {
-    const text = value === undefined ? 'none' : JSON.stringify(value)
+    const text = value === undefined ? 'none' : String(JSON.stringify(value))
     return text.length > 40 ? `${text.slice(0, 39)}…` : text
   }
   return make('p', { class: 'replay-about' }, `${label}: ${differences.map(function one (d) { return `${d.name} ${shown(d.a)} → ${shown(d.b)}` }).join('; ')}`)

@@ -27,7 +27,8 @@ export function renderResults (box, run) {
     const text = JSON.stringify(result, null, 1)
     parts.push(make('pre', { class: 'result-json' }, text.length > 4000 ? `${text.slice(0, 4000)}…` : text))
   }
-  box.replaceChildren(...parts)
+  box.replaceChildren()
+  for (const part of parts) box.append(part)
 }
 
 /** A number in a contract unit (lib/experiments/result-contract.js UNITS). */
@@ -58,7 +59,9 @@ function renderTable (spec, run) {
   for (const row of spec.rows) {
     const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
     for (const c of spec.columns) {
-      tr.append(make('td', { 'data-route': c.route ?? c.key, 'data-field': row.field }, formatTableValue(row, row.values?.[c.key])))
+      // a column's key is the record's: 'toString' names a column, not Object.prototype's method
+      const value = row.values !== null && typeof row.values === 'object' && Object.hasOwn(row.values, c.key) ? row.values[c.key] : undefined
+      tr.append(make('td', { 'data-route': c.route ?? c.key, 'data-field': row.field }, formatTableValue(row, value)))
     }
     body.append(tr)
   }
@@ -74,10 +77,10 @@ const CELL_EXTRAS = Object.freeze([
 
 /** The cells: a row each, a column per scalar member, and the figures worth a column beyond them. */
 function renderCells (cells, run) {
-  const columns = []
+  const columns = new Set()
   for (const cell of cells) {
     for (const [key, value] of Object.entries(cell)) {
-      if (value !== null && typeof value !== 'object' && !columns.includes(key)) columns.push(key)
+      if (value !== null && typeof value !== 'object') columns.add(key)
     }
   }
   const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
@@ -90,7 +93,7 @@ function renderCells (cells, run) {
   const body = make('tbody')
   for (const cell of cells) {
     const tr = make('tr')
-    for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, cell[key])))
+    for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, Object.hasOwn(cell, key) ? cell[key] : undefined)))
     for (const x of extras) tr.append(make('td', {}, x.value(cell) ?? '–'))
     body.append(tr)
   }

@@ -115,7 +115,7 @@ function largestSpans (spans) {
   const chosen = []
   for (const list of byRoute.values()) {
     list.sort(function mostHeld (a, b) { return (b.heldPeak ?? 0) - (a.heldPeak ?? 0) })
-    chosen.push(...list.slice(0, BARS_PER_ROUTE))
+    for (const span of list.slice(0, BARS_PER_ROUTE)) chosen.push(span)
   }
   return chosen.sort(function byEnd (a, b) { return a.end - b.end })
 }

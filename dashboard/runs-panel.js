@@ -115,39 +115,70 @@ export function createRunsPanel (el, replay) {
       make('div', { class: 'run-actions' }, open, overlay, exported))
   }
 
+  /** What a row says of a file from this computer. */
+  function fileSummary (file) {
+    const r = file.record
+    return { experiment: r.run.experiment, title: r.run.title, meta: `${stamp(r.run.startedAt)} · ${r.run.status} · Node ${r.where.node} · ${routes(r.run.routes)} · not saved in the lab` }
+  }
+
+  /** A row that says what is wrong in place of one that could not be made. */
+  function invalidRow (attributes, text) {
+    return make('li', { class: 'run-item invalid', ...attributes }, make('p', { class: 'run-meta' }, text))
+  }
+
   function render () {
-    const items = []
+    const list = document.createDocumentFragment()
+    // each row on its own: a row that cannot be made says so, and the others are listed
     for (const file of files) {
-      const r = file.record
-      items.push(row({ kind: 'file', ...file }, { experiment: r.run.experiment, title: r.run.title, meta: `${stamp(r.run.startedAt)} · ${r.run.status} · Node ${r.where.node} · ${routes(r.run.routes)} · not saved in the lab` }))
+      try {
+        list.append(row({ kind: 'file', ...file }, fileSummary(file)))
+      } catch (err) {
+        list.append(invalidRow({ 'data-file': file.key }, `${file.name}: could not be listed: ${err.message}`))
+      }
     }
     for (const run of runs) {
       if (typeof run?.id !== 'string') continue
       if (run.invalid) {
-        items.push(make('li', { class: 'run-item invalid', 'data-run-id': run.id }, make('p', { class: 'run-meta' }, `${run.id}: ${run.invalid}`)))
+        list.append(invalidRow({ 'data-run-id': run.id }, `${run.id}: ${run.invalid}`))
         continue
       }
-      items.push(row({ kind: 'lab', id: run.id }, {
-        experiment: String(run.experiment),
-        title: run.title,
-        meta: `${stamp(run.startedAt)} · ${run.status} · Node ${run.node} · ${routes(run.routes)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
-      }))
+      try {
+        list.append(row({ kind: 'lab', id: run.id }, {
+          experiment: String(run.experiment),
+          title: run.title,
+          meta: `${stamp(run.startedAt)} · ${run.status} · Node ${run.node} · ${routes(run.routes)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
+        }))
+      } catch (err) {
+        list.append(invalidRow({ 'data-run-id': run.id }, `${run.id}: could not be listed: ${err.message}`))
+      }
     }
-    if (items.length === 0) items.push(make('li', { class: 'run-item empty' }, listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'))
-    el.list.replaceChildren(...items)
+    if (list.childNodes.length === 0) list.append(make('li', { class: 'run-item empty' }, listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'))
+    el.list.replaceChildren(list)
     el.list.dataset.state = listed
   }
 
-  /** A file chosen or dropped: read and checked here; a file that is no record gets a message, and the page stays as it was. */
+  /**
+   * A file chosen or dropped: read and checked here; a file that is no record, or that cannot be
+   * listed, gets a message naming it, is not kept, and the page takes the next file as it took this one.
+   */
   async function takeFile (file) {
     if (!file) return
-    const { record, message } = await readRunFile(file)
-    if (message !== null) {
-      say(message, 'error')
+    const name = String(file.name)
+    let entry
+    try {
+      const { record, message } = await readRunFile(file)
+      if (message !== null) {
+        say(message, 'error')
+        return
+      }
+      entry = { key: `file-${filesRead + 1}`, name, record }
+      // a row made before the file is kept: one that cannot be listed must not stay in the list
+      fileSummary(entry)
+    } catch (err) {
+      say(`${name} could not be shown: ${err.message}`, 'error')
       return
     }
     filesRead++
-    const entry = { key: `file-${filesRead}`, name: String(file.name), record }
     files = [entry, ...files].slice(0, FILES_KEPT)
     render()
     await act('open', { kind: 'file', ...entry })
@@ -213,8 +244,10 @@ export function createRunsPanel (el, replay) {
   }
 }
 
+/** A time as the list shows it; one no `Date` holds is undated (lib/runs/check.js refuses such a record). */
 function stamp (time) {
-  return Number.isFinite(time) ? `${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'undated'
+  const date = new Date(Number.isFinite(time) ? time : NaN)
+  return Number.isNaN(date.getTime()) ? 'undated' : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`
 }
 
 function routes (list) {

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util'
 import { DEFAULTS } from '../lib/config/options.js'
 import { runInvalid } from '../lib/errors/index.js'
 import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from '../lib/runs/format.js'
-import { createRunStore, runsDir } from '../lib/runs/store.js'
+import { createRunStore, readRecordAs, runsDir } from '../lib/runs/store.js'
 import { createLessonRuns } from '../lib/runs/lessons.js'
 import { compareRecords, judgeFailIf, parseFailIf } from '../lib/runs/compare.js'
 import { runPage } from '../lib/runs/run-page.js'
@@ -111,6 +111,8 @@ async function loadRun (named, dir) {
   const lessons = createLessonRuns()
   if (lessons.has(named)) return lessons.read(named)
   let file
+  // a run named by its id in the folder is the file of that name, and its record must say so (store.js)
+  let id = null
   if (named.includes('/') || named.includes(path.sep) || named.endsWith('.json')) {
     file = path.resolve(named)
     if (!fs.existsSync(file)) throw new UsageError(`no file ${named}`)
@@ -121,12 +123,14 @@ async function loadRun (named, dir) {
     if (matches.length === 0) throw new UsageError(`no run "${named}" in ${displayPath(dir)} (npm run runs -- list)`)
     if (matches.length > 1) throw new UsageError(`"${named}" names ${matches.length} runs in ${displayPath(dir)}: give more of the id`)
     file = path.join(dir, matches[0])
+    id = matches[0].slice(0, -'.json'.length)
   }
   const size = fs.statSync(file).size
   const shown = displayPath(file)
   // not read at all past the bound: a record is never that large
   if (size > RECORD_MAX_BYTES) throw runInvalid(shown, '(file)', `is ${size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
-  return readRunRecord(await fs.promises.readFile(file), shown)
+  const text = await fs.promises.readFile(file)
+  return id === null ? readRunRecord(text, shown) : readRecordAs(text, id, shown)
 }
 
 function describeRun (label, id, record) {

@@ -12,13 +12,22 @@ import { builtinModules } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readCommand } from '../bin/streamlab.js'
+import { LESSON_RUNS_DIR } from '../lib/runs/lessons.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const PKG = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+/** The one entry of "files" in docs/: the lessons' runs, which every lab lists as `lesson-<name>` (lib/runs/lessons.js). */
+const LESSON_RUNS = 'docs/figures/*.run.json'
 
-/** Whether npm ships `file` (repo-relative, forward slashes) by "files": a listed file, or one under a listed folder. */
+/** An entry of "files" with a `*` (`docs/figures/*.run.json`): any name in its folder. */
+function globOf (entry) {
+  return new RegExp(`^${entry.split('*').map(function literal (part) { return part.replace(/[.+?^${}()|[\]\\]/g, '\\$&') }).join('[^/]*')}$`)
+}
+
+/** Whether npm ships `file` (repo-relative, forward slashes) by "files": a listed file, one a glob names, or one under a listed folder. */
 function shipped (file) {
   return file === 'package.json' || file === 'README.md' || PKG.files.some(function covers (entry) {
+    if (entry.includes('*')) return globOf(entry).test(file)
     return entry.endsWith('/') ? file.startsWith(entry) : file === entry
   })
 }
@@ -28,7 +37,7 @@ function shippedModules () {
   const all = []
   for (const entry of PKG.files) {
     const full = path.join(ROOT, entry)
-    if (!fs.existsSync(full)) continue
+    if (entry.includes('*') || !fs.existsSync(full)) continue
     if (fs.statSync(full).isFile()) {
       all.push(entry)
       continue
@@ -109,7 +118,16 @@ describe('what npm pack ships (package.json "files")', function () {
     assert.deepEqual(readCommand([]), { help: true })
   })
 
-  it('ships no spec, doc, example or report', function () {
-    for (const entry of PKG.files) assert.ok(!/^(test|docs|examples|reports|test-data)(\/|$)/.test(entry), entry)
+  it('ships no spec, doc, example or report; of docs/, the lessons\' runs alone', function () {
+    for (const entry of PKG.files) assert.ok(!/^(test|docs|examples|reports|test-data)(\/|$)/.test(entry) || entry === LESSON_RUNS, entry)
+  })
+
+  it('ships every lesson\'s run that lib/runs/lessons.js serves, and no figures file beside it', function () {
+    const dir = path.relative(ROOT, LESSON_RUNS_DIR).split(path.sep).join('/')
+    const names = fs.readdirSync(LESSON_RUNS_DIR)
+    const runs = names.filter(function isRun (n) { return n.endsWith('.run.json') })
+    assert.ok(runs.includes('zip-bomb.run.json'))
+    for (const name of runs) assert.ok(shipped(`${dir}/${name}`), name)
+    for (const name of names.filter(function other (n) { return !n.endsWith('.run.json') })) assert.ok(!shipped(`${dir}/${name}`), name)
   })
 })

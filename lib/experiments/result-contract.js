@@ -114,10 +114,10 @@ function validateTable (table, where) {
   if (typeof table.name !== 'string' || !/^[a-z][a-z0-9-]*$/.test(table.name)) problems.push(`${where}.name is not a kebab-case name`)
   if (table.caption !== undefined && typeof table.caption !== 'string') problems.push(`${where}.caption is not a string`)
   if (!Array.isArray(table.columns) || table.columns.length === 0) return [...problems, `${where}.columns is not a non-empty array`]
-  const keys = []
+  const keys = new Set()
   table.columns.forEach(function checkColumn (c, i) {
     if (!isObject(c) || typeof c.key !== 'string' || typeof c.label !== 'string') problems.push(`${where}.columns[${i}] is not { key, label }`)
-    else keys.push(c.key)
+    else keys.add(c.key)
     if (c?.route !== undefined && typeof c.route !== 'string') problems.push(`${where}.columns[${i}].route is not a string`)
   })
   if (!Array.isArray(table.rows)) return [...problems, `${where}.rows is not an array`]
@@ -129,7 +129,7 @@ function validateTable (table, where) {
     if (r.empty !== undefined && typeof r.empty !== 'string') problems.push(`${at}.empty is not a string`)
     if (!isObject(r.values)) { problems.push(`${at}.values is not an object`); return }
     for (const [key, value] of Object.entries(r.values)) {
-      if (!keys.includes(key)) problems.push(`${at}.values.${key} names no column`)
+      if (!keys.has(key)) problems.push(`${at}.values.${key} names no column`)
       const fine = typeof value === 'string' || isNumberOrNull(value) || (Array.isArray(value) && value.every(isNumberOrNull))
       if (!fine) problems.push(`${at}.values.${key} is not a number, a string, null or an array of numbers`)
     }
@@ -159,11 +159,11 @@ export function validateResult (result) {
   }
   if (result.tables !== undefined) {
     if (!Array.isArray(result.tables)) problems.push('tables is not an array')
-    else result.tables.forEach(function checkTable (t, i) { problems.push(...validateTable(t, `tables[${i}]`)) })
+    else result.tables.forEach(function checkTable (t, i) { for (const p of validateTable(t, `tables[${i}]`)) problems.push(p) })
   }
   if (result.charts !== undefined) {
     if (!Array.isArray(result.charts)) problems.push('charts is not an array')
-    else result.charts.forEach(function checkChart (c, i) { problems.push(...validateChart(c, `charts[${i}]`)) })
+    else result.charts.forEach(function checkChart (c, i) { for (const p of validateChart(c, `charts[${i}]`)) problems.push(p) })
   }
   if (result.published !== undefined) {
     if (!Array.isArray(result.published)) problems.push('published is not an array')

@@ -8,8 +8,11 @@ import { formatMiB } from '../util/units.js'
  */
 export function markdownTable (header, rows) {
   const cells = [header, ...rows].map(function asText (row) { return row.map(String) })
+  // a loop, not Math.max(...): a table of a record's figures may have more rows than a call takes arguments
   const widths = header.map(function width (_, k) {
-    return Math.max(...cells.map(function len (row) { return row[k].length }))
+    let widest = 0
+    for (const row of cells) widest = Math.max(widest, row[k].length)
+    return widest
   })
   function line (row) {
     return '| ' + row.map(function pad (cell, k) { return cell.padEnd(widths[k]) }).join(' | ') + ' |'

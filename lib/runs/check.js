@@ -24,6 +24,19 @@ export const RUN_STATUSES = Object.freeze(['done', 'failed', 'cancelled'])
 /** Who wrote it: the experiment engine (dashboard, POST /experiments, the demo, most benches), the bench CLI or the grader. */
 export const RUN_SOURCES = Object.freeze(['engine', 'bench', 'grade'])
 
+/**
+ * What a record may hold, so that every reader can show what the check accepts: no value nested
+ * deeper than RECORD_MAX_DEPTH (a reader that recurses, JSON.stringify among them, stays shallow),
+ * no array or object of more than RECORD_MAX_ITEMS (a timeline keeps at most 2,400 samples), no
+ * string longer than RECORD_MAX_STRING, no member's name longer than RECORD_MAX_KEY, and every
+ * time a date a `Date` holds (±8.64e15 ms, which toISOString prints).
+ */
+export const RECORD_MAX_DEPTH = 32
+export const RECORD_MAX_ITEMS = 10_000
+export const RECORD_MAX_STRING = 10_000
+export const RECORD_MAX_KEY = 200
+export const RECORD_MAX_TIME = 8.64e15
+
 const isObject = function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 const isFiniteNumber = function isFiniteNumber (v) { return typeof v === 'number' && Number.isFinite(v) }
 
@@ -39,7 +52,7 @@ function need (ok, field, problem) {
   if (!ok) throw new Problem(field, problem)
 }
 
-function checkString (value, field, { nullable = false, max = 10_000 } = {}) {
+function checkString (value, field, { nullable = false, max = RECORD_MAX_STRING } = {}) {
   if (nullable && value === null) return
   need(typeof value === 'string', field, nullable ? 'is not a string or null' : 'is not a string')
   need(value.length <= max, field, `is longer than ${max} characters`)
@@ -49,6 +62,53 @@ function checkNumber (value, field, { nullable = false, optional = false } = {})
   if (optional && value === undefined) return
   if (nullable && value === null) return
   need(isFiniteNumber(value), field, nullable ? 'is not a number or null' : 'is not a number')
+}
+
+/** A time in ms since 1970 that a `Date` holds. */
+function checkTime (value, field, { nullable = false } = {}) {
+  checkNumber(value, field, { nullable })
+  if (value !== null) need(Math.abs(value) <= RECORD_MAX_TIME, field, `is not a date (ms since 1970 within ±${RECORD_MAX_TIME})`)
+}
+
+/** How a path of member names and indexes reads in a message: `run.params.a.b…`, at most a few steps. */
+function fieldOf (node) {
+  const steps = []
+  for (let at = node; at.parent !== null; at = at.parent) steps.push(at.key)
+  steps.reverse()
+  const shown = steps.length > 8 ? steps.slice(0, 6) : steps
+  let text = ''
+  for (const step of shown) {
+    if (typeof step === 'number') text += `[${step}]`
+    else if (/^[A-Za-z_$][\w$]{0,39}$/.test(step)) text += text === '' ? step : `.${step}`
+    else text += `[${JSON.stringify(step.slice(0, 40))}${step.length > 40 ? '…' : ''}]`
+  }
+  return `${text === '' ? '(record)' : text}${shown.length < steps.length ? '…' : ''}`
+}
+
+/**
+ * Hold every value in a record to the bounds above, iteratively (a record may be nested far
+ * deeper than a stack goes), in the order the text has them.
+ */
+function checkBounds (record) {
+  const stack = [{ value: record, key: null, parent: null, depth: 1 }]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    const value = node.value
+    if (typeof value === 'string') {
+      need(value.length <= RECORD_MAX_STRING, fieldOf(node), `is ${value.length} characters, over the ${RECORD_MAX_STRING} a record's text may be`)
+      continue
+    }
+    if (value === null || typeof value !== 'object') continue
+    need(node.depth <= RECORD_MAX_DEPTH, fieldOf(node), `is nested more than ${RECORD_MAX_DEPTH} deep`)
+    const keys = Array.isArray(value) ? null : Object.keys(value)
+    const count = keys === null ? value.length : keys.length
+    need(count <= RECORD_MAX_ITEMS, fieldOf(node), `has ${count} ${keys === null ? 'items' : 'members'}, over the ${RECORD_MAX_ITEMS} a record's array or object may hold`)
+    for (let k = count - 1; k >= 0; k--) {
+      const key = keys === null ? k : keys[k]
+      if (keys !== null) need(key.length <= RECORD_MAX_KEY, fieldOf(node), `has a member's name of ${key.length} characters, over the ${RECORD_MAX_KEY} a name may be`)
+      stack.push({ value: value[key], key, parent: node, depth: node.depth + 1 })
+    }
+  }
 }
 
 /** An object whose members are all numbers (a sample's heap spaces, a request's stage bytes). */
@@ -67,7 +127,7 @@ const SAMPLE_NUMBERS = Object.freeze(['heapTotal', 'heapUsed', 'external', 'arra
 
 function checkSample (sample, field, previousTime) {
   need(isObject(sample), field, 'is not an object')
-  checkNumber(sample.time, `${field}.time`)
+  checkTime(sample.time, `${field}.time`)
   need(sample.time >= previousTime, `${field}.time`, 'is earlier than the sample before it')
   checkNumber(sample.rss, `${field}.rss`)
   for (const key of SAMPLE_NUMBERS) checkNumber(sample[key], `${field}.${key}`, { nullable: true, optional: true })
@@ -98,8 +158,8 @@ function checkSpan (span, field) {
   need(isObject(span), field, 'is not an object')
   need(typeof span.id === 'number' || typeof span.id === 'string', `${field}.id`, 'is not a number or a string')
   checkString(span.route, `${field}.route`, { max: 200 })
-  checkNumber(span.start, `${field}.start`)
-  checkNumber(span.end, `${field}.end`, { nullable: true })
+  checkTime(span.start, `${field}.start`)
+  checkTime(span.end, `${field}.end`, { nullable: true })
   for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkNumber(span[key], `${field}.${key}`, { nullable: true, optional: true })
   if (span.errorType !== undefined) checkString(span.errorType, `${field}.errorType`, { nullable: true, max: 200 })
   checkNumberMap(span.held, `${field}.held`)
@@ -108,7 +168,7 @@ function checkSpan (span, field) {
 
 function checkMark (mark, field) {
   need(isObject(mark), field, 'is not an object')
-  checkNumber(mark.time, `${field}.time`)
+  checkTime(mark.time, `${field}.time`)
   checkString(mark.kind, `${field}.kind`, { max: 100 })
   checkString(mark.label, `${field}.label`, { max: 1000 })
 }
@@ -123,8 +183,8 @@ function checkRun (run) {
   run.routes.forEach(function checkRoute (route, k) { checkString(route, `run.routes[${k}]`, { max: 200 }) })
   need(RUN_STATUSES.includes(run.status), 'run.status', `is not one of ${RUN_STATUSES.join(', ')}`)
   need(RUN_SOURCES.includes(run.source), 'run.source', `is not one of ${RUN_SOURCES.join(', ')}`)
-  checkNumber(run.startedAt, 'run.startedAt')
-  checkNumber(run.endedAt, 'run.endedAt', { nullable: true })
+  checkTime(run.startedAt, 'run.startedAt')
+  checkTime(run.endedAt, 'run.endedAt', { nullable: true })
 }
 
 function checkWhere (where) {
@@ -148,6 +208,19 @@ function checkResults (results) {
   need(problems.length === 0, 'results', problems[0])
 }
 
+/** What the writer left out: `{ samples, spans, marks }` each `{ seen, kept }` where thinned, and `requestsCut`. */
+function checkThinned (thinned) {
+  if (thinned === null) return
+  need(isObject(thinned), 'timeline.thinned', 'is not an object or null')
+  for (const key of ['samples', 'spans', 'marks']) {
+    if (!Object.hasOwn(thinned, key)) continue
+    need(isObject(thinned[key]), `timeline.thinned.${key}`, 'is not { seen, kept }')
+    checkNumber(thinned[key].seen, `timeline.thinned.${key}.seen`)
+    checkNumber(thinned[key].kept, `timeline.thinned.${key}.kept`)
+  }
+  checkNumber(thinned.requestsCut, 'timeline.thinned.requestsCut', { optional: true })
+}
+
 function checkTimeline (timeline) {
   need(isObject(timeline), 'timeline', 'is not an object')
   need(timeline.interval === null || (Number.isSafeInteger(timeline.interval) && timeline.interval > 0), 'timeline.interval', 'is not a positive integer of ms or null')
@@ -158,7 +231,7 @@ function checkTimeline (timeline) {
   timeline.spans.forEach(function checkEach (s, k) { checkSpan(s, `timeline.spans[${k}]`) })
   checkArray(timeline.marks, 'timeline.marks')
   timeline.marks.forEach(function checkEach (m, k) { checkMark(m, `timeline.marks[${k}]`) })
-  need(timeline.thinned === null || isObject(timeline.thinned), 'timeline.thinned', 'is not an object or null')
+  checkThinned(timeline.thinned)
 }
 
 /**
@@ -173,6 +246,7 @@ export function recordProblem (record) {
     need(Number.isSafeInteger(record.format), 'format', 'is not a whole number')
     need(record.format === RUN_FORMAT, 'format', `is ${record.format}; this lab reads format ${RUN_FORMAT}`)
     need(typeof record.id === 'string' && RUN_ID.test(record.id), 'id', 'is not a run id (letters, digits, - and _, at most 100)')
+    checkBounds(record)
     checkRun(record.run)
     checkWhere(record.where)
     checkResults(record.results)

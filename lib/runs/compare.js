@@ -41,11 +41,12 @@ export function compareRecords (a, b, { all = false } = {}) {
   const figuresB = figuresOf(b, coordinates)
   const keysA = keysOf(figuresA)
   const keysB = keysOf(figuresB)
+  const inA = new Set(keysA)
+  const inB = new Set(keysB)
+  const namesByKey = all ? figureNames([figuresA, figuresB]) : null
   const rows = []
-  for (const key of keysA.filter(function inBoth (k) { return keysB.includes(k) })) {
-    const names = all
-      ? [...new Set([...figuresA.values(), ...figuresB.values()].filter(function mine (f) { return f.key === key }).map(function name (f) { return f.name }))]
-      : MEASURES.map(function name (m) { return m.name })
+  for (const key of keysA.filter(function inBoth (k) { return inB.has(k) })) {
+    const names = all ? namesByKey.get(key) : MEASURES.map(function name (m) { return m.name })
     for (const name of names) {
       const fa = figureFor(figuresA, key, name)
       const fb = figureFor(figuresB, key, name)
@@ -66,8 +67,8 @@ export function compareRecords (a, b, { all = false } = {}) {
   }
   return {
     rows,
-    onlyA: keysA.filter(function notInB (k) { return !keysB.includes(k) }),
-    onlyB: keysB.filter(function notInA (k) { return !keysA.includes(k) }),
+    onlyA: keysA.filter(function notInB (k) { return !inB.has(k) }),
+    onlyB: keysB.filter(function notInA (k) { return !inA.has(k) }),
     params: differences(a.run.params ?? {}, b.run.params ?? {}),
     where: differences(
       { node: a.where.node, platform: `${a.where.platform}-${a.where.arch}`, cores: a.where.cores, memoryBytes: a.where.memoryBytes, portable: a.where.portable, lab: a.where.lab.version },
@@ -75,10 +76,25 @@ export function compareRecords (a, b, { all = false } = {}) {
   }
 }
 
+/** Each key's figure names in some records' figures, in the order met. */
+function figureNames (all) {
+  const names = new Map()
+  for (const figures of all) {
+    for (const f of figures.values()) {
+      if (!names.has(f.key)) names.set(f.key, new Set())
+      names.get(f.key).add(f.name)
+    }
+  }
+  return names
+}
+
+/** The members that differ; a name one side lacks is `undefined` there, whatever Object.prototype has of that name (`toString`). */
 function differences (a, b) {
   const out = []
   for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
-    if (JSON.stringify(a[name]) !== JSON.stringify(b[name])) out.push({ name, a: a[name], b: b[name] })
+    const inA = Object.hasOwn(a, name) ? a[name] : undefined
+    const inB = Object.hasOwn(b, name) ? b[name] : undefined
+    if (JSON.stringify(inA) !== JSON.stringify(inB)) out.push({ name, a: inA, b: inB })
   }
   return out
 }
@@ -152,10 +168,10 @@ export function judgeFailIf (rule, a, b) {
   const coordinates = coordinatesOf([a, b])
   const figuresA = figuresOf(a, coordinates)
   const figuresB = figuresOf(b, coordinates)
-  const keysB = keysOf(figuresB)
+  const keysB = new Set(keysOf(figuresB))
   const routes = new Map([...figuresA.values()].map(function routeOf (f) { return [f.key, f.route] }))
   const keys = keysOf(figuresA).filter(function named (key) {
-    return keysB.includes(key) && (rule.who === '*' || key === rule.who || routes.get(key) === rule.who)
+    return keysB.has(key) && (rule.who === '*' || key === rule.who || routes.get(key) === rule.who)
   })
   const verdicts = []
   for (const key of keys) {

@@ -85,6 +85,19 @@ function partNames (row, count) {
   return parts.map(function lastWord (part) { return `${row.field}.${part.trim().split(/\s+/).at(-1).toLowerCase().replace(/[^a-z0-9]/g, '')}` })
 }
 
+/** The least and the greatest of some numbers, by a loop: a record's repeats are too many to spread into arguments. */
+function lowest (values) {
+  let min = Infinity
+  for (const v of values) if (v < min) min = v
+  return min
+}
+
+function highest (values) {
+  let max = -Infinity
+  for (const v of values) if (v > max) max = v
+  return max
+}
+
 /**
  * Every figure of a record's results.
  * @param {object} record a checked record (lib/runs/format.js)
@@ -104,8 +117,8 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
       name,
       unit,
       value,
-      min: n > 1 ? Math.min(...repeats) : null,
-      max: n > 1 ? Math.max(...repeats) : null,
+      min: n > 1 ? lowest(repeats) : null,
+      max: n > 1 ? highest(repeats) : null,
       n: Math.max(1, n)
     })
   }
@@ -128,7 +141,8 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
     for (const column of table.columns) {
       const key = column.route ?? column.key
       for (const row of table.rows) {
-        const value = row.values[column.key]
+        // a column's key is the record's: 'toString' is a column's name, not Object.prototype's
+        const value = Object.hasOwn(row.values, column.key) ? row.values[column.key] : undefined
         if (typeof value === 'number' && Number.isFinite(value)) add(key, column.route ?? null, row.field, unitOf(row.field, row.unit), value)
         if (Array.isArray(value)) {
           const names = partNames(row, value.length)

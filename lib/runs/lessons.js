@@ -10,12 +10,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { runNotFound } from '../errors/index.js'
+import { runInvalid, runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { PROJECT_ROOT } from '../util/project-root.js'
 import { RECORD_MAX_BYTES, readRunRecord } from './format.js'
 import { recordText } from './record.js'
-import { namesIn, summarise } from './store.js'
+import { invalidEntry, namesIn, readRecordAs, summarise } from './store.js'
 import { thinSamples, thinSpans } from './timeline.js'
 
 /** Where the lessons' runs are: beside the figures files they came from. */
@@ -93,12 +93,13 @@ export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
     try {
       const stat = await fs.promises.lstat(file)
       if (!stat.isFile()) throw runNotFound(id, 0)
+      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', `is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
       text = await fs.promises.readFile(file)
     } catch (err) {
-      if (err.code === 'ENOENT') throw runNotFound(id, 0)
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, 0)
       throw err
     }
-    return readRunRecord(text, id)
+    return readRecordAs(text, id)
   }
 
   /** The lessons' runs as GET /runs lists a run, each marked `lesson: true`; a file that is no record as `{ id, bytes, invalid }`. */
@@ -107,12 +108,14 @@ export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
     for (const name of (await namesIn(folder)).filter(function isRun (n) { return n.endsWith(SUFFIX) }).sort()) {
       const id = `${LESSON_PREFIX}${name.slice(0, -SUFFIX.length)}`
       if (fileOf(id) === null) continue
-      const bytes = (await fs.promises.stat(path.join(folder, name))).size
+      let bytes = 0
       try {
+        bytes = (await fs.promises.stat(path.join(folder, name))).size
         out.push({ ...summarise(id, await read(id), bytes), lesson: true })
       } catch (err) {
-        if (err.type !== 'run.invalid') throw err
-        out.push({ id, bytes, invalid: err.message, lesson: true })
+        // gone between the listing and the read: nothing to list
+        if (err?.type === 'run.not.found' || err?.code === 'ENOENT') continue
+        out.push({ ...invalidEntry(id, bytes, err), lesson: true })
       }
     }
     return out

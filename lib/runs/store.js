@@ -37,6 +37,29 @@ export async function namesIn (folder) {
   }
 }
 
+/**
+ * Read a record's text as the file of `id`: a record whose own id is another is refused, so a run
+ * is served under its file's name alone, never under a second id the file claims.
+ * @param {string|Buffer} text
+ * @param {string} id the id the file's name gives
+ * @param {string} [where] how the error names what was read
+ * @returns {object}
+ * @throws {LabError} 422 run.invalid
+ */
+export function readRecordAs (text, id, where = id) {
+  const record = readRunRecord(text, where)
+  if (record.id !== id) throw runInvalid(where, 'id', `is "${record.id}", not "${id}", the name of its file`)
+  return record
+}
+
+/**
+ * What a list shows of a file that it cannot show as a run: its id, size and why (an error that is
+ * no `run.invalid`, such as a file it may not read, in its own words).
+ */
+export function invalidEntry (id, bytes, err) {
+  return { id, bytes, invalid: err?.type === 'run.invalid' ? err.message : `${id} could not be read: ${String(err?.message ?? err).slice(0, 200)}` }
+}
+
 /** What a list shows of a record, from the record. */
 export function summarise (id, record, bytes) {
   return {
@@ -151,12 +174,13 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, keep)
       throw err
     }
-    return readRunRecord(text, id)
+    return readRecordAs(text, id)
   }
 
   /**
    * The records in the folder, newest first: what a list shows of each, or, for a file that is
-   * no record this lab reads, its id, size and what is wrong with it (`invalid`).
+   * no record this lab reads or cannot be read, its id, size and what is wrong with it (`invalid`):
+   * one bad file never keeps the others from the list.
    * @returns {Promise<object[]>}
    */
   async function list () {
@@ -173,9 +197,8 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
       try {
         summary = summarise(file.id, await read(file.id), file.size)
       } catch (err) {
-        if (err.type === 'run.not.found') continue
-        if (err.type !== 'run.invalid') throw err
-        summary = { id: file.id, bytes: file.size, invalid: err.message }
+        if (err?.type === 'run.not.found') continue
+        summary = invalidEntry(file.id, file.size, err)
       }
       summaries.set(file.name, { size: file.size, mtimeMs: file.mtimeMs, summary })
       out.push(summary)

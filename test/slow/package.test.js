@@ -12,12 +12,13 @@
  * CI runs them on Node 20 and on Node 24 (.ci/run).
  */
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { elementsNamed, readXml } from '../xml.js'
-import { installTarball, openTempDir, packLab, runLine } from '../package-helpers.js'
+import { installTarball, openTempDir, packLab, runLine, userEnv } from '../package-helpers.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PYTHON = spawnSync('python3', ['--version'], { stdio: 'ignore' }).status === 0 ? 'python3' : null
@@ -77,8 +78,10 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
       'generators/bombs.js', 'grader/student/student-child.js', 'exercises/01-stream/starter.js', 'experiments/index.js', 'scripts/grade.js', 'scripts/demo/lab.js', 'README.md']) {
       assert.ok(packed.files.includes(file), file)
     }
-    const unwanted = packed.files.filter(function notShipped (f) { return /^(test|docs|examples|reports|test-data|\.ci)\//.test(f) || /\.(png|heapsnapshot|tgz)$/.test(f) })
+    // of docs/, the lessons' runs alone: every lab lists them (lib/runs/lessons.js)
+    const unwanted = packed.files.filter(function notShipped (f) { return (/^(test|docs|examples|reports|test-data|\.ci)\//.test(f) && !/^docs\/figures\/[a-z0-9-]+\.run\.json$/.test(f)) || /\.(png|heapsnapshot|tgz)$/.test(f) })
     assert.deepEqual(unwanted, [])
+    assert.ok(packed.files.includes('docs/figures/zip-bomb.run.json'))
     const installed = fs.readdirSync(path.join(project, 'node_modules'))
     assert.deepEqual(DEV_DEPENDENCIES.filter(function present (name) { return installed.includes(name.split('/')[0]) && fs.existsSync(path.join(project, 'node_modules', name)) }), [])
     const pkg = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'streamlab', 'package.json'), 'utf8'))
@@ -98,6 +101,35 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
     const wrong = await runLine('npx streamlab grades', { cwd: project })
     assert.equal(wrong.code, 2)
     assert.match(wrong.stderr, /no command "grades": one of start, grade, bench, demo, runs/)
+  })
+
+  it('serves the lessons\' runs from the installed lab: GET /runs lists lesson-zip-bomb, GET /runs/lesson-zip-bomb and npx streamlab runs read it', async function () {
+    const lab = spawn(process.execPath, [path.join(project, 'node_modules', 'streamlab', 'bin', 'streamlab.js'), 'start', '--port', '0'], { cwd: project, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = once(lab, 'exit')
+    try {
+      let said = ''
+      lab.stderr.on('data', function keep (chunk) { said += chunk })
+      const url = await new Promise(function listening (resolve, reject) {
+        lab.stdout.on('data', function read (chunk) {
+          said += chunk
+          const found = /streamlab listening on (http:\/\/\S+)/.exec(said)
+          if (found) resolve(found[1])
+        })
+        exited.then(function died () { reject(new Error(`the installed lab exited before it listened: ${said}`)) })
+      })
+      const { runs } = await (await fetch(`${url}/runs`)).json()
+      const lesson = runs.find(function zipBomb (r) { return r.id === 'lesson-zip-bomb' })
+      assert.deepEqual([lesson?.lesson, lesson?.experiment, lesson?.invalid], [true, 'zip-bomb', undefined], JSON.stringify(runs))
+      const res = await fetch(`${url}/runs/lesson-zip-bomb`)
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), JSON.parse(fs.readFileSync(path.join(ROOT, 'docs', 'figures', 'zip-bomb.run.json'), 'utf8')))
+    } finally {
+      lab.kill('SIGTERM')
+      await exited
+    }
+    const compared = await runLine('npx streamlab runs compare lesson-zip-bomb lesson-zip-bomb', { cwd: project })
+    assert.equal(compared.code, 0, compared.stderr)
+    assert.match(compared.stdout, /^A: lesson-zip-bomb {2}zip-bomb \(done, engine\)/m)
   })
 
   it('grades a Node service from the project, writes the JUnit a parser reads, and writes under the project, not node_modules', async function () {
