@@ -16,31 +16,11 @@ import { cardJson, validateCardJson } from '../../grader/card/card-json.js'
 import { cardMeasures } from '../../grader/card/measures.js'
 import { LIMITS } from '../../grader/checks/settings.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { gradedCard as cardWith } from '../card-fixtures.js'
 
-/** A card as grade() returns it, with the details its measures come from. */
-function gradedCard ({ slope = 1.2, peak = 14.5, concurrency = 0.4, ratio = 1.1, bomb = 9.3 } = {}) {
-  const check = function check (area, name, details) {
-    return { area, name, pass: true, figure: 'f', limit: 'l', meaning: 'm', hint: 'h', reason: null, ms: 10, details }
-  }
-  return {
-    handler: 'http://127.0.0.1:3100/ingest',
-    preset: 'quick',
-    seed: 7,
-    labVersion: '0.1.0',
-    digest: null,
-    startedAt: '2026-11-27T10:00:00.000Z',
-    ms: 60_000,
-    passed: true,
-    encodings: null,
-    lab: { restarts: 0 },
-    checks: [
-      check('correctness', 'generated documents', { answers: [] }),
-      check('memory', 'growth against body size', { slope, unit: 'MiB per 100 MB', points: [{ x: 5e6, growthMiB: 3 }, { x: 50e6, growthMiB: peak }] }),
-      check('memory', 'growth against concurrency', { slope: concurrency, unit: 'MiB per upload in flight', points: [{ x: 1, growthMiB: 2 }, { x: 8, growthMiB: 5 }] }),
-      check('speed', 'throughput against /streamparser-json', { studentMBps: 17, ratio }),
-      check('safety', 'zip bomb: ratio', { variant: 'ratio', sends: [{ growthMiB: bomb }, { growthMiB: 2 }] })
-    ]
-  }
+/** A card as grade() returns it (test/card-fixtures.js), its figures changed. */
+function gradedCard ({ slope, peak, concurrency, ratio, bomb } = {}) {
+  return cardWith({ figures: { slope, peak, concurrency, ratio, bomb } })
 }
 
 function runCli (args) {
@@ -67,8 +47,9 @@ describe('grader/card/measures.js', function () {
 
   it('gives none for a check that gave no figure, and the --json card holds them to its contract', function () {
     const card = gradedCard()
-    card.checks[1].details = { points: [{ x: 5e6, growthMiB: 3 }], reference: null } // cut short: no slope
-    card.checks[3].details = null
+    const named = function named (name) { return card.checks.find(function is (c) { return c.name === name }) }
+    named('growth against body size').details = { points: [{ x: 5e6, growthMiB: 3 }], reference: null } // cut short: no slope
+    named('throughput against /streamparser-json').details = null
     assert.deepEqual(cardMeasures(card).map(function named (m) { return `${m.check} ${m.name}` }),
       ['growth against concurrency slope', 'growth against concurrency peak', 'zip bomb: ratio peak'])
     const doc = cardJson(gradedCard())
