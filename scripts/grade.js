@@ -77,8 +77,8 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --baseline CARD  hold this run to an earlier --json card: fail (exit 4) when a memory slope, a peak
                    or the speed ratio is worse than the baseline's by more than the tolerance; a
                    baseline of another preset is refused, another lab version or seed is said
-  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent of the baseline's figure
-                   (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
+  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent of the card's
+                   figure (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
   --collect DIR    build the class table from cards graded elsewhere: DIR/<student>/card.json beside
                    the file it graded; a card is refused unless its sha256 matches that file, its
                    seed (--seed, needed), preset (--quick), areas (--only) and lab version are the
@@ -109,7 +109,8 @@ Exit code: 0 when every check passes (a class: every submission, skipped entries
 judged is not a pass), 1 when one fails (a class: or a submission or a card is refused), 2 for a usage
 error (a remote URL without --allow-remote, a baseline that is not a card or of another preset, say),
 3 when the grader failed on a class (an error row, a report or the table not written), 4 when every
-check passed but a figure is worse than the --baseline card's (docs/grading-in-ci.md).
+check passed but a figure is worse than the --baseline card's (docs/grading-in-ci.md), 5 when a card
+disagrees with its submission graded again (--verify).
 The checks and how to read the card: docs/lessons/grade.md`
 
 /**
