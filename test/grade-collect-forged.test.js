@@ -93,7 +93,7 @@ describe('npm run grade -- --collect DIR: cards written by hand', function () {
     })
     const { row } = await collectOne('single', doc, STREAMS, { areas: ['correctness'] })
     assert.equal(row.verdict, 'refused')
-    assert.match(row.error, /checks has 1 checks, the grader's of correctness are 8: checks\[1\] must be "correctness: strings that look like records"/)
+    assert.match(row.error, /checks has 1 check, the grader's of correctness are 8: checks\[1\] must be "correctness: strings that look like records"/)
   })
 
   it('refuses a slope of -1e300, and keeps it out of the CSV', async function () {

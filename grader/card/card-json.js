@@ -135,11 +135,12 @@ function registryProblems (checks, areas) {
   if (graded.length === 0) return ['areas must name the areas graded']
   const expected = checksOf(graded)
   const said = function said (c) { return `${c?.area}: ${c?.name}` }
+  const count = `checks has ${checks.length} check${checks.length === 1 ? '' : 's'}, the grader's of ${graded.join(', ')} are ${expected.length}`
   for (const [k, check] of expected.entries()) {
-    if (k >= checks.length) return [`checks has ${checks.length} checks, the grader's of ${graded.join(', ')} are ${expected.length}: checks[${k}] must be "${said(check)}"`]
+    if (k >= checks.length) return [`${count}: checks[${k}] must be "${said(check)}"`]
     if (checks[k]?.area !== check.area || checks[k]?.name !== check.name) return [`checks[${k}] is "${said(checks[k])}", the grader's check there is "${said(check)}" (the areas ${graded.join(', ')} have ${expected.length})`]
   }
-  if (checks.length > expected.length) return [`checks has ${checks.length} checks, the grader's of ${graded.join(', ')} are ${expected.length}: checks[${expected.length}] "${said(checks[expected.length])}" is none of them`]
+  if (checks.length > expected.length) return [`${count}: checks[${expected.length}] "${said(checks[expected.length])}" is none of them`]
   return []
 }
 

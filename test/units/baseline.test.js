@@ -184,7 +184,7 @@ describe('grader/card/baseline.js', function () {
       huge.measures[0].value = 1e300
       assert.match((await readBaseline(write('huge.json', huge))).problem, /measures\[0\]\.value 1e\+300 is out of a slope's range/)
       const invented = { ...baseline, checks: [{ area: 'memory', name: 'growth against body size', pass: true, figure: 'f', limit: 'l', hint: null }], areas: { memory: 'pass' } }
-      assert.match((await readBaseline(write('invented.json', invented))).problem, /checks has 1 checks, the grader's of memory are 2/)
+      assert.match((await readBaseline(write('invented.json', invented))).problem, /checks has 1 check, the grader's of memory are 2/)
     })
 
     it('is a usage error before anything is graded: a baseline that is no card, or one of another preset', async function () {
