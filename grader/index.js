@@ -1,8 +1,8 @@
 /**
  * The grader's public door, what `npm run grade` (scripts/grade.js) uses:
  * grade a handler, a service or a class, read the card as text, JSON or
- * JUnit, hold it to a baseline card, build a class's table from cards, and
- * write its report. grader/README.md lists the folders behind it.
+ * JUnit, hold it to a baseline card, build a class's table from cards (and
+ * grade some of them again), and write its report. grader/README.md lists the folders behind it.
  */
 export { AREAS } from './checks/index.js'
 export { normalizeSeed } from './checks/settings.js'
@@ -20,4 +20,6 @@ export { terminalText } from '../lib/util/terminal-text.js'
 export { junitXml } from './card/junit.js'
 export { baselineLines, baselineRefusal, compareWithBaseline, DEFAULT_TOLERANCE, parseTolerance, readBaseline } from './card/baseline.js'
 export { collectClass } from './card/collect.js'
+export { parseVerify, verifyLine } from './card/verify.js'
+export { classLines, progressPrinter } from './card/progress.js'
 export { labVersion } from './student/submission.js'

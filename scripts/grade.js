@@ -7,7 +7,8 @@
  *   npm run grade -- --url http://127.0.0.1:PORT/ingest [--start "CMD" | --pid N] [--header "Name: value"]... [--allow-remote]
  *   ... [--content-type TYPE]: the media type the encodings are probed and bombed in
  *   ... [--junit FILE] [--baseline CARD.json [--tolerance 25%]]: for CI (grader/card/junit.js, baseline.js)
- *   npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE]: a class's table from cards (grader/card/collect.js)
+ *   npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE] [--verify K [--verify-seed S]]:
+ *     a class's table from cards (grader/card/collect.js), K of them graded again here (verify.js)
  *
  * One handler: starts a lab with it at POST /student, runs the checks
  * (correctness, memory, speed, safety, resilience: grader/), prints the
@@ -35,7 +36,7 @@ import {
   AREAS, cardJson, cardTable, classifyUrl, classPlaceProblem, countVerdicts, formatCard, grade, gradeClass, gradeService,
   normalizeSeed, remoteRefusal, saveCardRecord, terminalText, verdictSummary, writeGradeReport,
   baselineLines, baselineRefusal, collectClass, compareWithBaseline, DEFAULT_TOLERANCE, htmlBeside, junitXml, labVersion,
-  parseTolerance, readBaseline
+  parseTolerance, readBaseline, classLines, progressPrinter, parseVerify, verifyLine
 } from '../grader/index.js'
 import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { formatMemory, parseByteSize } from '../lib/util/units.js'
@@ -48,11 +49,13 @@ const EXIT_USAGE = 2
 const EXIT_GRADER = 3
 /** Every check passed, but a figure is worse than the baseline card's by more than the tolerance (--baseline). */
 const EXIT_BASELINE = 4
+/** --collect --verify: a card disagrees with its submission graded here. */
+const EXIT_DISAGREES = 5
 
 const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- <folder> --csv class.csv [options]
        npm run grade -- --url http://127.0.0.1:PORT/PATH [--start "CMD" | --pid N] [options]
-       npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE]
+       npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE] [--verify K]
        (installed as a package: npx streamlab grade … takes the same arguments)
 
   <handler.js>     an ES module (.js, .mjs) whose default export is an Express handler (req, res),
@@ -74,11 +77,15 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --baseline CARD  hold this run to an earlier --json card: fail (exit 4) when a memory slope, a peak
                    or the speed ratio is worse than the baseline's by more than the tolerance; a
                    baseline of another preset is refused, another lab version or seed is said
-  --tolerance P    with --baseline: how much worse is allowed, in percent of the baseline's figure
-                   (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
+  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent of the card's
+                   figure (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
   --collect DIR    build the class table from cards graded elsewhere: DIR/<student>/card.json beside
-                   the file it graded; a card is refused unless its sha256 matches that file and its
-                   seed (--seed, needed), preset (--quick) and areas (--only) and lab version are the class's
+                   the file it graded; a card is refused unless its sha256 matches that file, its
+                   seed (--seed, needed), preset (--quick), areas (--only) and lab version are the
+                   class's, its checks are the grader's and each figure is in its range
+  --verify K       with --collect: grade K of the cards' submissions again here, drawn at random, and
+                   refuse each card that disagrees (an area's verdict, or a figure better than measured
+                   here by more than --tolerance); --verify-seed S draws the same K again
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
   --out DIR        where the report goes (default test-data/grade/<timestamp>; a class: a folder per submission)
@@ -102,7 +109,8 @@ Exit code: 0 when every check passes (a class: every submission, skipped entries
 judged is not a pass), 1 when one fails (a class: or a submission or a card is refused), 2 for a usage
 error (a remote URL without --allow-remote, a baseline that is not a card or of another preset, say),
 3 when the grader failed on a class (an error row, a report or the table not written), 4 when every
-check passed but a figure is worse than the --baseline card's (docs/grading-in-ci.md).
+check passed but a figure is worse than the --baseline card's (docs/grading-in-ci.md), 5 when a card
+disagrees with its submission graded again (--verify).
 The checks and how to read the card: docs/lessons/grade.md`
 
 /**
@@ -137,12 +145,16 @@ function readGradeArgs (argv) {
       baseline: { type: 'string' },
       tolerance: { type: 'string' },
       collect: { type: 'string' },
+      verify: { type: 'string' },
+      'verify-seed': { type: 'string' },
       'memory-limit': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
   if (values.help) return { help: true }
-  if (values.tolerance !== undefined && values.baseline === undefined) throw new TypeError('--tolerance goes with --baseline: the card this run is held to')
+  if (values.tolerance !== undefined && values.baseline === undefined && values.verify === undefined) throw new TypeError('--tolerance goes with --baseline or --verify: the card a grading is held to')
+  if (values.collect === undefined && values.verify !== undefined) throw new TypeError('--verify goes with --collect: the cards to grade again')
+  if (values['verify-seed'] !== undefined && values.verify === undefined) throw new TypeError('--verify-seed goes with --verify: it draws the cards to grade again')
   if (values.collect !== undefined) return readCollectArgs(values, positionals)
   if (values.url !== undefined) return readServiceArgs(values, positionals)
   for (const flag of ['start', 'pid', 'header']) {
@@ -222,8 +234,9 @@ function readServiceArgs (values, positionals) {
  */
 function readCollectArgs (values, positionals) {
   if (positionals.length > 0) throw new TypeError(`--collect builds a table from cards: no handler or folder beside it (got ${positionals.join(', ')})`)
-  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'baseline', 'content-type', 'memory-limit']) {
-    if (values[flag] !== undefined) throw new TypeError(`--${flag} grades: --collect only reads the cards students' CI wrote`)
+  const grades = values.verify === undefined ? ['content-type', 'memory-limit'] : []
+  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'baseline', ...grades]) {
+    if (values[flag] !== undefined) throw new TypeError(`--${flag} grades one target: --collect reads the cards students' CI wrote${values.verify === undefined ? '' : ' and --verify grades them as the class grades'}`)
   }
   if (values.seed === undefined) throw new TypeError('--collect needs the class\'s --seed: a card graded with other bodies is refused')
   const dir = values.collect
@@ -232,7 +245,7 @@ function readCollectArgs (values, positionals) {
   const csv = values.csv ?? path.join(common.out, 'class.csv')
   const misplaced = classPlaceProblem(dir, { csv, reportDir: common.out })
   if (misplaced !== null) throw new TypeError(misplaced)
-  return { ...common, collect: dir, csv, handler: null, folder: null, service: null }
+  return { ...common, collect: dir, csv, verify: values.verify === undefined ? null : parseVerify(values.verify, values['verify-seed']), handler: null, folder: null, service: null }
 }
 
 /** The flags a handler and a service share. */
@@ -295,41 +308,6 @@ function readFiguresName (name) {
   if (name === undefined) return null
   checkFiguresName(name)
   return name
-}
-
-/**
- * The progress lines: each written through terminalText, since a submission's name and what
- * it printed are in them (a name with a line break must not print a line of its own).
- */
-function progressPrinter (stream) {
-  return function report (event) {
-    const line = progressLine(event)
-    if (line !== null) stream.write(terminalText(line) + '\n')
-  }
-}
-
-function progressLine (event) {
-  const indent = event.submission === undefined ? '' : '  '
-  if (event.type === 'lab' && event.kind === 'service') return `lab at ${event.url}/ (the dashboard); the service answers, its first check under way`
-  if (event.type === 'lab') return `${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})`
-  if (event.type === 'check') return `${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}`
-  if (event.type === 'keep-open') return `the lab stays up ${event.ms / 1000} s: ${event.url}/`
-  if (event.type === 'submission') return `[submission ${event.index + 1}/${event.total}] ${event.name}: grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}`
-  if (event.type === 'graded') return `  ${event.row.name}: ${rowSummary(event.row)} in ${event.row.duration_s} s`
-  return null
-}
-
-/** "PASS 18/18", or "REFUSED: not graded: index.js is a symbolic link, …" (the first line of the reason). */
-function rowSummary (row) {
-  const verdict = row.verdict.toUpperCase()
-  if (row.verdict === 'refused' || row.verdict === 'error' || row.verdict === 'skipped') return `${verdict}: ${row.error.split('\n')[0]}`
-  return `${verdict} ${row.checks_passed}/${row.checks_total}`
-}
-
-/** 200000 -> "3 min 20 s" */
-function formatMinutes (ms) {
-  const s = Math.round(ms / 1000)
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`
 }
 
 async function gradeOneFile (args, command) {
@@ -398,14 +376,9 @@ async function gradeFolder (args, command) {
     onProgress: progressPrinter(process.stderr)
   })
   const counts = countVerdicts(result.rows)
-  const lines = [`${result.rows.length - counts.skipped} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`]
-  for (const row of result.rows) {
-    const graded = row.verdict === 'pass' || row.verdict === 'fail' ? `  ${row.checks_passed}/${row.checks_total}` : ''
-    lines.push(`${row.verdict.toUpperCase().padEnd(7)}  ${row.name}${graded}${row.error ? `  ${row.error.split('\n')[0]}` : ''}`)
-  }
   // the grader's own failures: not a student's row, and the exit code says so
-  for (const problem of result.problems) lines.push(`grader: ${problem}`)
-  process.stdout.write('\n' + lines.map(terminalText).join('\n') + '\n')
+  const problems = result.problems.map(function said (problem) { return terminalText(`grader: ${problem}`) })
+  process.stdout.write('\n' + [classLines(`${result.rows.length - counts.skipped} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`, result.rows), ...problems].join('\n') + '\n')
   process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}`) + '\n')
   if (result.problems.length > 0 || counts.error > 0) return EXIT_GRADER
   return counts.pass === result.rows.length - counts.skipped ? 0 : EXIT_FAILED
@@ -421,16 +394,15 @@ async function collectCards (args, command) {
     areas: args.areas,
     labVersion: await labVersion(),
     command,
+    verify: args.verify && { ...args.verify, tolerance: args.tolerance, settings: args.settings, contentType: args.contentType },
     onProgress: progressPrinter(process.stderr)
   })
   const counts = countVerdicts(result.rows)
-  const lines = [`${result.rows.length} entries collected for seed ${args.seed}: ${verdictSummary(result.rows)}`]
-  for (const row of result.rows) {
-    const graded = row.verdict === 'pass' || row.verdict === 'fail' ? `  ${row.checks_passed}/${row.checks_total}` : ''
-    lines.push(`${row.verdict.toUpperCase().padEnd(7)}  ${row.name}${graded}${row.error ? `  ${row.error.split('\n')[0]}` : ''}`)
-  }
-  process.stdout.write('\n' + lines.map(terminalText).join('\n') + '\n')
+  process.stdout.write('\n' + classLines(`${result.rows.length} entries collected for seed ${args.seed}: ${verdictSummary(result.rows)}`, result.rows) + '\n')
+  if (result.verify !== null) process.stdout.write(terminalText(verifyLine(result.verify)) + '\n')
   process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}`) + '\n')
+  if (result.verify !== null && result.verify.disagree.length > 0) return EXIT_DISAGREES
+  if (counts.error > 0) return EXIT_GRADER
   return counts.pass === result.rows.length - counts.skipped ? 0 : EXIT_FAILED
 }
 

@@ -18,35 +18,23 @@ import { COLUMNS } from '../grader/card/class-rows.js'
 import { collectClass } from '../grader/card/collect.js'
 import { labVersion } from '../grader/student/submission.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
+import { gradedCard } from './card-fixtures.js'
 import { parseCsv } from './csv.js'
 
 const HANDLER = 'export default function handler (req, res) { res.end() }\n'
 const SEED = 3085585045
 
 /** A --json card of `handler` whose digest is `text`'s, graded as the class grades unless told otherwise. */
-function cardFor (handler, text, lab, overrides = {}) {
-  const check = function check (area, name, pass, details) {
-    return { area, name, pass, figure: 'f', limit: 'l', meaning: 'm', hint: 'h', reason: null, ms: 10, details }
-  }
-  const passed = overrides.passed ?? true
-  return cardJson({
+function cardFor (handler, text, lab, { passed = true, ...overrides } = {}) {
+  const card = gradedCard({
     handler,
-    preset: 'quick',
     seed: SEED,
     labVersion: lab,
     digest: createHash('sha256').update(text).digest('hex'),
-    startedAt: '2026-11-27T10:00:00.000Z',
-    ms: 61_000,
-    passed,
-    encodings: null,
-    lab: { restarts: 0 },
-    checks: [
-      check('correctness', 'generated documents', true, {}),
-      check('memory', 'growth against body size', passed, { slope: passed ? 1.2 : 310, unit: 'MiB per 100 MB', points: [{ x: 1, growthMiB: 3 }] }),
-      check('speed', 'throughput against /streamparser-json', true, { studentMBps: 17, ratio: 1.1 })
-    ],
-    ...overrides
+    failing: passed ? [] : ['growth against body size'],
+    figures: { slope: passed ? 1.2 : 310 }
   })
+  return cardJson({ ...card, ...overrides })
 }
 
 function runCli (args) {
@@ -118,8 +106,8 @@ describe('npm run grade -- --collect DIR (grader/card/collect.js)', function () 
     const csv = path.join(out, 'figures.csv')
     await collectClass(cards, { csv, html: path.join(out, 'figures.html'), seed: SEED, preset: 'quick', areas: null, labVersion: lab })
     const alice = table(csv).find(function named (r) { return r.name === 'alice' })
-    assert.deepEqual([alice.correctness, alice.memory, alice.speed, alice.safety], ['pass', 'pass', 'pass', 'not run'])
-    assert.deepEqual([alice.checks_passed, alice.checks_total, alice.memory_size_slope_MiB_per_100MB, alice.speed_ratio, alice.speed_MBps], ['3', '3', '1.2', '1.1', '17'])
+    assert.deepEqual([alice.correctness, alice.memory, alice.speed, alice.safety, alice.resilience], ['pass', 'pass', 'pass', 'pass', 'pass'])
+    assert.deepEqual([alice.checks_passed, alice.checks_total, alice.memory_size_slope_MiB_per_100MB, alice.speed_ratio, alice.speed_MBps], ['19', '19', '1.2', '1.1', '17'])
     assert.equal(alice.sha256, createHash('sha256').update(HANDLER).digest('hex'))
     assert.equal(alice.submission, path.join(cards, 'alice', 'src', 'handler.mjs'))
     assert.equal(alice.report, path.join(cards, 'alice', 'card.json'))
@@ -131,7 +119,7 @@ describe('npm run grade -- --collect DIR (grader/card/collect.js)', function () 
     const csv = path.join(out, 'only.csv')
     await collectClass(cards, { csv, html: path.join(out, 'only.html'), seed: SEED, preset: 'quick', areas: ['correctness'], labVersion: lab })
     const alice = table(csv).find(function named (r) { return r.name === 'alice' })
-    assert.equal(alice.error, 'not collected: graded the areas correctness, memory, speed, not the class\'s correctness (--only)')
+    assert.equal(alice.error, 'not collected: graded the areas correctness, memory, speed, safety, resilience, not the class\'s correctness (--only)')
   })
 
   it('on the command line: needs --seed, writes the table outside the folder, exits 1 when a card is refused', async function () {

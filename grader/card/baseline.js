@@ -5,12 +5,16 @@
  * line naming the baseline. The tolerance is relative (`--tolerance`, 25% by
  * default) with a floor per measure, so that a figure near zero does not fail
  * on noise: a difference under the floor never fails, whatever the percentage.
- * A baseline of another preset is refused (other bodies: nothing to compare);
- * another lab version, seed or target is compared and said.
+ * A baseline of another preset is refused (other bodies: nothing to compare),
+ * and so is one that holds no card's contract (card-json.js: the grader's
+ * checks, each figure in its range and direction) or has no figure to compare;
+ * another lab version, seed or target is compared and said. Which way is
+ * better is the lab's (measures.js MEASURES), never the file's.
  */
 import fs from 'node:fs'
 import { LIMITS } from '../checks/settings.js'
 import { validateCardJson } from './card-json.js'
+import { MEASURES } from './measures.js'
 
 /** Worse by more than this fraction of the baseline's figure fails the gate. */
 export const DEFAULT_TOLERANCE = 0.25
@@ -76,6 +80,9 @@ export async function readBaseline (file) {
   }
   const problems = validateCardJson(doc)
   if (problems.length > 0) return { doc: null, problem: `the baseline ${file} is not a --json card: ${problems.slice(0, 3).join('; ')}` }
+  if (!doc.measures.some(function compared (m) { return COMPARED.includes(m.name) })) {
+    return { doc: null, problem: `the baseline ${file} has no figure to hold a run to (its measures have no ${COMPARED.join(', ')}): write it again with --json from a run whose memory, speed or safety checks gave figures` }
+  }
   return { doc, problem: null }
 }
 
@@ -101,7 +108,8 @@ export function baselineRefusal (baseline, preset) {
  * check and name.
  * @param {{ handler: string, preset: string, seed: number, labVersion: string, measures: object[] }} run the --json card of this run
  * @param {{ handler: string, preset: string, seed: number, labVersion: string, measures: object[] }} baseline a --json card
- * @param {{ file?: string, tolerance?: number }} [options] `file`: how the lines name the baseline
+ * @param {{ file?: string, tolerance?: number, against?: string }} [options] `file`: how the header names
+ *   the baseline; `against`: how each line does ("the baseline"; --verify's: "the card")
  * @returns {BaselineResult} `passed` false when one line is worse; `notes`: what differs beside the figures
  */
 export function compareWithBaseline (run, baseline, options = {}) {
@@ -121,32 +129,34 @@ export function compareWithBaseline (run, baseline, options = {}) {
       notes.push(`${label(before)}: in the baseline, not in this run (an area left out, or the check gave no figure)`)
       continue
     }
-    lines.push(compareOne(now, before, tolerance))
+    lines.push(compareOne(now, before, tolerance, options.against ?? 'the baseline'))
   }
   if (lines.length === 0) notes.push('no figure to compare: the baseline and this run share no memory or speed measure')
   return { file, tolerance, lines, notes, passed: lines.every(function within (l) { return !l.worse }) }
 }
 
-function compareOne (now, before, tolerance) {
+function compareOne (now, before, tolerance, against) {
   const floor = noiseFloor(before)
   const allowed = Math.max(tolerance * Math.abs(before.value), floor)
   const change = now.value - before.value
-  const worse = before.better === 'lower' ? change > allowed : -change > allowed
+  // the lab's direction: a baseline's own `better` is a claim, not a rule
+  const better = MEASURES[before.name].better
+  const worse = better === 'lower' ? change > allowed : -change > allowed
   const unit = before.unit === '' ? '' : ` ${before.unit}`
   const verdict = worse
-    ? `worse than the baseline by ${number(Math.abs(change))}${unit}, more than the ${percent(tolerance)} tolerance allows (${number(allowed)})`
-    : `within the baseline's tolerance (${percent(tolerance)}, at least ${number(floor)})`
+    ? `worse than ${against} by ${number(Math.abs(change))}${unit}, more than the ${percent(tolerance)} tolerance allows (${number(allowed)})`
+    : `within ${against}'s tolerance (${percent(tolerance)}, at least ${number(floor)})`
   return {
     area: before.area,
     check: before.check,
     name: before.name,
     unit: before.unit,
-    better: before.better,
+    better,
     value: now.value,
     baseline: before.value,
     allowed,
     worse,
-    text: `${label(before)} ${number(now.value)}${unit}, the baseline's ${number(before.value)}: ${verdict}`
+    text: `${label(before)} ${number(now.value)}${unit}, ${against}'s ${number(before.value)}: ${verdict}`
   }
 }
 

@@ -12,11 +12,13 @@
  * bodies again (`--seed`); `date` is when the run started; `labVersion` is
  * package.json's version with the git commit; `sha256` the graded file's
  * digest, taken before it was loaded. `areas` has the areas the run
- * covered. In `checks`, `area` is one of correctness, memory, speed,
- * safety, resilience; `pass` a boolean; `figure` and `limit` strings with
+ * covered, and `checks` the grader's checks of those areas, each once, in
+ * their order (checks/index.js `checksOf`): `area` is one of correctness,
+ * memory, speed, safety, resilience; `pass` a boolean; `figure` and `limit` strings with
  * their units; `hint` a string when the check failed, null when it passed.
  * `measures` holds the figures as numbers, each naming its check (measures.js:
- * slopes, peaks, the speed ratio), for a baseline and a class built from cards.
+ * slopes, peaks, the speed ratio, each in the range and direction MEASURES
+ * gives), for a baseline and a class built from cards.
  *
  * `encodings` is what the target took when a small document was sent in
  * each content coding before the safety checks (grader/checks/encodings.js):
@@ -30,8 +32,8 @@
  * 'started'|'watched'|'unwatched', command, pid, remote, contract:
  * 'summary'|'status', headers (their names), notes }.
  */
-import { AREAS } from '../checks/index.js'
-import { MAX_SEED } from '../checks/settings.js'
+import { AREAS, checksOf } from '../checks/index.js'
+import { MAX_SEED, PRESET_NAMES } from '../checks/settings.js'
 import { areaVerdicts } from './card.js'
 import { cardMeasures, measuresProblems } from './measures.js'
 
@@ -85,7 +87,7 @@ export function validateCardJson (doc) {
   if (keys.join() !== [...expected].sort().join()) problems.push(`the card has keys ${keys.join(', ')}, not ${expected.join(', ')}`)
   if (Object.hasOwn(doc, 'service')) problems.push(...serviceProblems(doc.service))
   if (typeof doc.handler !== 'string' || doc.handler === '') problems.push('handler must be a non-empty string')
-  if (typeof doc.preset !== 'string' || doc.preset === '') problems.push('preset must be a non-empty string')
+  if (!PRESET_NAMES.includes(doc.preset)) problems.push(`preset must be one of ${PRESET_NAMES.join(', ')}`)
   if (!Number.isSafeInteger(doc.seed) || doc.seed < 0 || doc.seed > MAX_SEED) problems.push(`seed must be a whole number from 0 to ${MAX_SEED}`)
   if (typeof doc.date !== 'string' || Number.isNaN(Date.parse(doc.date))) problems.push('date must be an ISO date')
   if (!Number.isSafeInteger(doc.durationMs) || doc.durationMs < 0) problems.push('durationMs must be a whole number of milliseconds')
@@ -93,7 +95,8 @@ export function validateCardJson (doc) {
   if (doc.sha256 !== null && !/^[0-9a-f]{64}$/.test(doc.sha256 ?? '')) problems.push('sha256 must be 64 hex digits (null only for a file that could not be read, or a service)')
   if (doc.encodings !== null) problems.push(...encodingsProblems(doc.encodings))
   if (!Array.isArray(doc.checks) || doc.checks.length === 0) return [...problems, 'checks must be a non-empty array']
-  problems.push(...measuresProblems(doc.measures, doc.checks))
+  problems.push(...registryProblems(doc.checks, doc.areas))
+  problems.push(...measuresProblems(doc.measures, doc.checks, doc.preset))
   const allPassed = doc.checks.every(function passed (c) { return c?.pass === true })
   if (doc.verdict !== (allPassed ? 'pass' : 'fail')) problems.push(`verdict must be ${allPassed ? 'pass' : 'fail'}: it is pass only when every check passed`)
   if (doc.areas === null || typeof doc.areas !== 'object' || Array.isArray(doc.areas)) {
@@ -120,6 +123,25 @@ export function validateCardJson (doc) {
     if (c.pass === false && (typeof c.hint !== 'string' || c.hint === '')) problems.push(`${at}.hint must be a string when the check failed`)
   })
   return problems
+}
+
+/**
+ * Whether `checks` are the grader's own checks of the areas the card names (checks/index.js),
+ * every one, in its order: a grading runs each check of an area it covers, and no other.
+ */
+function registryProblems (checks, areas) {
+  if (areas === null || typeof areas !== 'object' || Array.isArray(areas)) return []
+  const graded = AREAS.filter(function named (area) { return Object.hasOwn(areas, area) })
+  if (graded.length === 0) return ['areas must name the areas graded']
+  const expected = checksOf(graded)
+  const said = function said (c) { return `${c?.area}: ${c?.name}` }
+  const count = `checks has ${checks.length} check${checks.length === 1 ? '' : 's'}, the grader's of ${graded.join(', ')} are ${expected.length}`
+  for (const [k, check] of expected.entries()) {
+    if (k >= checks.length) return [`${count}: checks[${k}] must be "${said(check)}"`]
+    if (checks[k]?.area !== check.area || checks[k]?.name !== check.name) return [`checks[${k}] is "${said(checks[k])}", the grader's check there is "${said(check)}" (the areas ${graded.join(', ')} have ${expected.length})`]
+  }
+  if (checks.length > expected.length) return [`${count}: checks[${expected.length}] "${said(checks[expected.length])}" is none of them`]
+  return []
 }
 
 /** What is wrong with a card's `encodings`. */

@@ -8,20 +8,24 @@
  *   DIR/alice/card.json      the card, as the student's CI wrote it (--json card.json)
  *   DIR/alice/handler.mjs    the file it graded, at the path the card's `handler` names
  *
- * A card counts only when it holds the contract (card-json.js), the file
- * beside it has the sha256 the card names (the bytes graded are the bytes
- * handed in), and it was graded as the teacher grades: the same seed, the
- * same preset and areas, the same lab version. Anything else is a `refused`
- * row with the reason; an entry that is no student's folder is `skipped`.
- * A card is what the student's CI said: the digest ties it to the file, and
- * any row can be graded again here (`streamlab grade FILE --seed N`).
+ * A card counts only when it holds the contract (card-json.js: the grader's
+ * own checks, each figure in its range and direction), the file beside it
+ * has the sha256 the card names (the bytes graded are the bytes handed in),
+ * and it was graded as the teacher grades: the same seed, the same preset and
+ * areas (all of them unless --only), the same lab version. Anything else is a
+ * `refused` row with the reason; an entry that is no student's folder is
+ * `skipped`. A card is what the student's CI said: the digest ties it to the
+ * file, not to its figures; `verify` grades some of them again here and
+ * refuses each card that disagrees (verify.js).
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { AREAS } from '../checks/index.js'
 import { fileDigest } from '../student/submission.js'
 import { validateCardJson } from './card-json.js'
 import { refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
 import { writeTable } from './class-table.js'
+import { verifyCards } from './verify.js'
 
 /** The card's name in a student's folder. */
 export const CARD_FILE = 'card.json'
@@ -34,23 +38,29 @@ const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.
  * Build the class table from a folder of students' folders, each with its card beside the file it graded.
  * @param {string} dir
  * @param {{ csv: string, html: string, seed: number, preset: 'full'|'quick', areas?: string[]|null, labVersion: string,
- *   command?: string|null, onProgress?: (event: object) => void }} options the teacher's: a card graded
- *   otherwise is refused; `areas`: null for a card of any areas
- * @returns {Promise<{ rows: object[], csv: string, html: string }>}
+ *   command?: string|null, verify?: object|null, onProgress?: (event: object) => void }} options the teacher's: a card
+ *   graded otherwise is refused; `areas`: all of them when null; `verify`: verify.js's verifyCards options
+ *   (`count`, `seed`, `tolerance`, `settings`, …) to grade that many cards' submissions again
+ * @returns {Promise<{ rows: object[], csv: string, html: string, verify: { seed: number, chosen: string[], disagree: string[] }|null }>}
  * @throws {TypeError} when `dir` holds no student's folder at all
  */
 export async function collectClass (dir, options) {
   const onProgress = options.onProgress ?? function quiet () {}
   const names = (await fs.promises.readdir(dir)).filter(function shown (name) { return !name.startsWith('.') && name !== 'node_modules' }).sort()
   const rows = []
+  const collected = []
   for (const [index, name] of names.entries()) {
-    const row = await collectOne(path.join(dir, name), name, options)
+    const { row, card } = await collectOne(path.join(dir, name), name, options)
     rows.push(row)
+    if (card !== null) collected.push({ row, ...card })
     onProgress({ type: 'graded', index, total: names.length, row })
   }
   if (!rows.some(function isStudent (row) { return row.verdict !== 'skipped' })) {
     throw new TypeError(`no students' folders in ${dir}: each student's is a folder with its ${CARD_FILE} beside the file it graded (docs/grading-a-class.md)`)
   }
+  const verify = options.verify
+    ? await verifyCards(collected, { ...options.verify, preset: options.preset, areas: options.areas ?? [...AREAS], onProgress })
+    : null
   const table = {
     folder: dir,
     seed: options.seed,
@@ -61,36 +71,40 @@ export async function collectClass (dir, options) {
     rows
   }
   await writeTable(table, options.csv, options.html)
-  return { rows, csv: options.csv, html: options.html }
+  return { rows, csv: options.csv, html: options.html, verify }
 }
 
-/** One entry of the folder as a row: collected, refused with the reason, or skipped. */
+/**
+ * One entry of the folder as a row: collected, refused with the reason, or skipped; with a
+ * collected row, its card, the student's folder and the file graded (`card`, else null).
+ */
 async function collectOne (folder, name, options) {
+  const notTaken = function notTaken (row) { return { row, card: null } }
   const entry = { name, path: folder }
   const stat = await fs.promises.lstat(folder)
-  if (stat.isSymbolicLink()) return refusedRow(entry, null, options.seed, 0, 'not collected: a symbolic link (a student\'s folder is a folder)')
-  if (!stat.isDirectory()) return skippedRow({ ...entry, skipped: `not a student's folder: each is a folder with its ${CARD_FILE} beside the file it graded` }, options.seed)
+  if (stat.isSymbolicLink()) return notTaken(refusedRow(entry, null, options.seed, 0, 'not collected: a symbolic link (a student\'s folder is a folder)'))
+  if (!stat.isDirectory()) return notTaken(skippedRow({ ...entry, skipped: `not a student's folder: each is a folder with its ${CARD_FILE} beside the file it graded` }, options.seed))
   const card = await readCard(path.join(folder, CARD_FILE))
-  if (card.problem !== null) return refusedRow(entry, null, options.seed, 0, `not collected: ${card.problem}`)
+  if (card.problem !== null) return notTaken(refusedRow(entry, null, options.seed, 0, `not collected: ${card.problem}`))
   const doc = card.doc
   const mismatch = gradedOtherwise(doc, options)
-  if (mismatch !== null) return refusedRow(entry, null, doc.seed, 0, `not collected: ${mismatch}`)
+  if (mismatch !== null) return notTaken(refusedRow(entry, null, doc.seed, 0, `not collected: ${mismatch}`))
   const file = submissionBeside(folder, doc.handler)
-  if (file.problem !== null) return refusedRow(entry, null, doc.seed, 0, `not collected: ${file.problem}`)
+  if (file.problem !== null) return notTaken(refusedRow(entry, null, doc.seed, 0, `not collected: ${file.problem}`))
   let digest
   try {
     digest = await fileDigest(file.path)
   } catch (err) {
     const why = err.code === 'ENOENT' ? `the card graded ${doc.handler}, which is not beside it` : err.reason ?? `${doc.handler} cannot be read (${err.code ?? err.message})`
-    return refusedRow(entry, null, doc.seed, 0, `not collected: ${why}`)
+    return notTaken(refusedRow(entry, null, doc.seed, 0, `not collected: ${why}`))
   }
   if (digest !== doc.sha256) {
-    return refusedRow(entry, digest, doc.seed, 0, `not collected: ${doc.handler} beside the card is not the file graded: its sha256 is ${digest}, the card's ${doc.sha256}`)
+    return notTaken(refusedRow(entry, digest, doc.seed, 0, `not collected: ${doc.handler} beside the card is not the file graded: its sha256 is ${digest}, the card's ${doc.sha256}`))
   }
   const row = rowOfCardJson({ name, path: file.path }, doc, digest)
   row.report = path.join(folder, CARD_FILE)
   row.notes = `collected: graded ${doc.date}`
-  return row
+  return { row, card: { doc, folder, file: file.path } }
 }
 
 /** A card read as a regular file, no link followed, and held to the contract: `{ doc }` or `{ problem }`. */
@@ -125,14 +139,13 @@ async function readCard (file) {
 }
 
 /** Why a card was not graded as the teacher grades (seed, preset, areas, lab version), or null. */
-function gradedOtherwise (doc, { seed, preset, areas, labVersion }) {
+function gradedOtherwise (doc, { seed, preset, areas = null, labVersion }) {
   if (doc.seed !== seed) return `graded with seed ${doc.seed}, not the class's ${seed} (--seed): other bodies`
   if (doc.preset !== preset) return `graded with the ${doc.preset} preset, not the class's ${preset}${preset === 'quick' ? ' (--quick)' : ''}`
   if (doc.labVersion !== labVersion) return `graded by lab ${doc.labVersion}, not the class's ${labVersion}: grade with the same streamlab package`
-  if (areas !== null && areas !== undefined) {
-    const graded = Object.keys(doc.areas).sort().join(',')
-    if (graded !== [...areas].sort().join(',')) return `graded the areas ${Object.keys(doc.areas).join(', ')}, not the class's ${areas.join(', ')} (--only)`
-  }
+  const classAreas = areas ?? AREAS
+  const graded = Object.keys(doc.areas).sort().join(',')
+  if (graded !== [...classAreas].sort().join(',')) return `graded the areas ${Object.keys(doc.areas).join(', ')}, not the class's ${classAreas.join(', ')}${areas === null ? ' (all of them: --only for fewer)' : ' (--only)'}`
   return null
 }
 

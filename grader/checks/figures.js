@@ -28,3 +28,20 @@ export function leastSquaresSlope (xy) {
   }
   return den === 0 ? 0 : num / den
 }
+
+/**
+ * The steepest least-squares slope (either way) of points at `xs`, each y between 0 and
+ * `maxY`: y at the top where x is above its mean, at 0 below, so half the x's spread over
+ * their variance, times `maxY`.
+ * @param {number[]} xs at least two different
+ * @param {number} per x is taken per this many units, as the slope is
+ * @param {number} maxY
+ * @returns {number}
+ */
+export function steepestSlope (xs, per, maxY) {
+  const x = xs.map(function scaled (v) { return v / per })
+  const mean = x.reduce(function sum (s, v) { return s + v }, 0) / x.length
+  const spread = x.reduce(function sum (s, v) { return s + Math.abs(v - mean) }, 0)
+  const variance = x.reduce(function sum (s, v) { return s + (v - mean) ** 2 }, 0)
+  return maxY * spread / 2 / variance
+}

@@ -15,3 +15,19 @@ export const AREAS = Object.freeze(['correctness', 'memory', 'speed', 'safety', 
 
 /** Every check, in the order they run. */
 export const CHECKS = Object.freeze([...correctness, ...memory, ...speed, ...safety, ...resilience])
+
+/**
+ * The checks of the areas asked for, in their order: what a grading runs, and so what
+ * a card of those areas holds, no more and no fewer (card-json.js holds a card to it).
+ * @param {string[]|null} [areas] all of them when not given
+ * @returns {ReadonlyArray<object>}
+ * @throws {TypeError} for an area that does not exist
+ */
+export function checksOf (areas) {
+  if (areas === undefined || areas === null) return CHECKS
+  if (!Array.isArray(areas) || areas.length === 0) throw new TypeError(`areas must be a list of ${AREAS.join(', ')}`)
+  for (const area of areas) {
+    if (!AREAS.includes(area)) throw new TypeError(`unknown area "${area}": try ${AREAS.join(', ')}`)
+  }
+  return CHECKS.filter(function asked (check) { return areas.includes(check.area) })
+}

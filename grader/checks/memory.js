@@ -18,6 +18,17 @@ const MB = 1e6
 /** The lab's routes measured beside the handler when the settings ask for `reference`, in the order charts and cards show them. */
 export const REFERENCE_ROUTES = Object.freeze(['good', 'streamparser-json', 'bad'])
 
+/**
+ * Each curve's slope: its unit, and its points' x per unit (`xs`: MB of body, `per` 100 of them;
+ * uploads in flight, one each), from the settings. A card's slope is bounded by them (card/measures.js).
+ */
+export const CURVES = Object.freeze({
+  'growth against body size': Object.freeze({ unit: 'MiB per 100 MB', per: 100, xs: function bodyMB (settings) { return settings.sizes.map(function mb (bytes) { return bytes / MB }) } }),
+  'growth against concurrency': Object.freeze({ unit: 'MiB per upload in flight', per: 1, xs: function uploads (settings) { return settings.concurrency } })
+})
+const BY_SIZE = CURVES['growth against body size']
+const BY_CONCURRENCY = CURVES['growth against concurrency']
+
 export const checks = Object.freeze([
   {
     area: AREA,
@@ -37,7 +48,7 @@ export const checks = Object.freeze([
         const failed = await curve.point(doc.inflatedBytes / MB, docs[0], [doc.file], timeoutMs, `at ${formatMB(doc.inflatedBytes)}`)
         if (failed) return failed
       }
-      return judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, 100, 'MiB per 100 MB', curve.reference)
+      return judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, BY_SIZE.per, BY_SIZE.unit, curve.reference)
     }
   },
   {
@@ -58,7 +69,7 @@ export const checks = Object.freeze([
         const failed = await curve.point(n, doc, new Array(n).fill(doc.file), timeoutMs, `with ${n} at once`)
         if (failed) return failed
       }
-      return judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, 1, 'MiB per upload in flight', curve.reference, { bodyBytes: doc.inflatedBytes })
+      return judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, BY_CONCURRENCY.per, BY_CONCURRENCY.unit, curve.reference, { bodyBytes: doc.inflatedBytes })
     }
   }
 ])

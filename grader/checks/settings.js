@@ -72,6 +72,9 @@ const PRESETS = Object.freeze({
 
 const KNOWN = Object.freeze([...Object.keys(PRESETS.full), 'memoryBudget'])
 
+/** The presets' names: a card names one of them. */
+export const PRESET_NAMES = Object.freeze(Object.keys(PRESETS))
+
 /**
  * The lab child is killed past this RSS: the grader's own memory budget, as
  * the supervisor's is the lab's. A quarter of the machine, between 1 and 4 GiB:

@@ -13,7 +13,7 @@ import path from 'node:path'
 import { DEFAULTS } from '../../lib/config/options.js'
 import { generatedDocument } from '../checks/bodies.js'
 import { probeEncodings } from '../checks/encodings.js'
-import { AREAS, CHECKS } from '../checks/index.js'
+import { AREAS, checksOf } from '../checks/index.js'
 import { normalizeSettings } from '../checks/settings.js'
 import { labVersion } from '../student/submission.js'
 import { checkContext, runContext } from './check-context.js'
@@ -37,7 +37,7 @@ export function runSetup (options) {
   return {
     preset,
     settings: normalizeSettings(preset, options.settings),
-    checks: selectChecks(options.areas),
+    checks: checksOf(options.areas),
     run: newRun(),
     // a data directory of its own: the lab cleans up uploads under its directory when it starts
     labDir: options.dataDir ?? path.join(DEFAULTS.dataDir, 'grade', 'lab'),
@@ -193,20 +193,6 @@ function probe (ctx, lab, card) {
       return died
     }
   })
-}
-
-/**
- * The checks of the areas asked for, in their order.
- * @param {string[]} [areas]
- * @throws {TypeError} for an area that does not exist
- */
-function selectChecks (areas) {
-  if (areas === undefined || areas === null) return CHECKS
-  if (!Array.isArray(areas) || areas.length === 0) throw new TypeError(`areas must be a list of ${AREAS.join(', ')}`)
-  for (const area of areas) {
-    if (!AREAS.includes(area)) throw new TypeError(`unknown area "${area}": try ${AREAS.join(', ')}`)
-  }
-  return CHECKS.filter(function asked (check) { return areas.includes(check.area) })
 }
 
 /**

@@ -16,31 +16,11 @@ import { cardJson, validateCardJson } from '../../grader/card/card-json.js'
 import { cardMeasures } from '../../grader/card/measures.js'
 import { LIMITS } from '../../grader/checks/settings.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
+import { gradedCard as cardWith } from '../card-fixtures.js'
 
-/** A card as grade() returns it, with the details its measures come from. */
-function gradedCard ({ slope = 1.2, peak = 14.5, concurrency = 0.4, ratio = 1.1, bomb = 9.3 } = {}) {
-  const check = function check (area, name, details) {
-    return { area, name, pass: true, figure: 'f', limit: 'l', meaning: 'm', hint: 'h', reason: null, ms: 10, details }
-  }
-  return {
-    handler: 'http://127.0.0.1:3100/ingest',
-    preset: 'quick',
-    seed: 7,
-    labVersion: '0.1.0',
-    digest: null,
-    startedAt: '2026-11-27T10:00:00.000Z',
-    ms: 60_000,
-    passed: true,
-    encodings: null,
-    lab: { restarts: 0 },
-    checks: [
-      check('correctness', 'generated documents', { answers: [] }),
-      check('memory', 'growth against body size', { slope, unit: 'MiB per 100 MB', points: [{ x: 5e6, growthMiB: 3 }, { x: 50e6, growthMiB: peak }] }),
-      check('memory', 'growth against concurrency', { slope: concurrency, unit: 'MiB per upload in flight', points: [{ x: 1, growthMiB: 2 }, { x: 8, growthMiB: 5 }] }),
-      check('speed', 'throughput against /streamparser-json', { studentMBps: 17, ratio }),
-      check('safety', 'zip bomb: ratio', { variant: 'ratio', sends: [{ growthMiB: bomb }, { growthMiB: 2 }] })
-    ]
-  }
+/** A card as grade() returns it (test/card-fixtures.js), its figures changed. */
+function gradedCard ({ slope, peak, concurrency, ratio, bomb } = {}) {
+  return cardWith({ figures: { slope, peak, concurrency, ratio, bomb } })
 }
 
 function runCli (args) {
@@ -67,8 +47,9 @@ describe('grader/card/measures.js', function () {
 
   it('gives none for a check that gave no figure, and the --json card holds them to its contract', function () {
     const card = gradedCard()
-    card.checks[1].details = { points: [{ x: 5e6, growthMiB: 3 }], reference: null } // cut short: no slope
-    card.checks[3].details = null
+    const named = function named (name) { return card.checks.find(function is (c) { return c.name === name }) }
+    named('growth against body size').details = { points: [{ x: 5e6, growthMiB: 3 }], reference: null } // cut short: no slope
+    named('throughput against /streamparser-json').details = null
     assert.deepEqual(cardMeasures(card).map(function named (m) { return `${m.check} ${m.name}` }),
       ['growth against concurrency slope', 'growth against concurrency peak', 'zip bomb: ratio peak'])
     const doc = cardJson(gradedCard())
@@ -141,6 +122,17 @@ describe('grader/card/baseline.js', function () {
     ])
   })
 
+  it('fails a 500× regression, in the lab\'s direction even when the baseline\'s `better` is flipped', function () {
+    const regressed = cardJson(gradedCard({ slope: 1.2 * 500 }))
+    assert.equal(compareWithBaseline(regressed, baseline).passed, false)
+    const flipped = structuredClone(baseline)
+    for (const m of flipped.measures) m.better = m.better === 'lower' ? 'higher' : 'lower'
+    const gate = compareWithBaseline(regressed, flipped)
+    assert.equal(gate.passed, false)
+    assert.match(gate.lines[0].text, /slope 600 MiB per 100 MB, the baseline's 1\.2: worse than the baseline by 598\.8/)
+    assert.equal(gate.lines[0].better, 'lower')
+  })
+
   it('says which baseline figures this run has not (an area left out)', function () {
     const run = cardJson(gradedCard())
     run.measures = run.measures.filter(function notSpeed (m) { return m.area !== 'speed' })
@@ -183,6 +175,18 @@ describe('grader/card/baseline.js', function () {
       assert.match((await readBaseline(write('broken.json', { ...baseline, verdict: 'maybe' }))).problem, /is not a --json card: verdict must be pass/)
     })
 
+    it('refuses a baseline written by hand: no figures, a flipped `better`, a figure out of range, checks not the grader\'s', async function () {
+      assert.match((await readBaseline(write('empty.json', { ...baseline, measures: [] }))).problem, /empty\.json has no figure to hold a run to/)
+      const flipped = structuredClone(baseline)
+      flipped.measures[0].better = 'higher'
+      assert.match((await readBaseline(write('flipped.json', flipped))).problem, /is not a --json card: measures\[0\]\.better must be lower: a slope is better lower/)
+      const huge = structuredClone(baseline)
+      huge.measures[0].value = 1e300
+      assert.match((await readBaseline(write('huge.json', huge))).problem, /measures\[0\]\.value 1e\+300 is out of a slope's range/)
+      const invented = { ...baseline, checks: [{ area: 'memory', name: 'growth against body size', pass: true, figure: 'f', limit: 'l', hint: null }], areas: { memory: 'pass' } }
+      assert.match((await readBaseline(write('invented.json', invented))).problem, /checks has 1 check, the grader's of memory are 2/)
+    })
+
     it('is a usage error before anything is graded: a baseline that is no card, or one of another preset', async function () {
       const url = ['--url', 'http://127.0.0.1:9/ingest', '--quick', '--only', 'correctness']
       const notCard = await runCli([...url, '--baseline', write('notes.json', '{"a":1}')])
@@ -191,6 +195,9 @@ describe('grader/card/baseline.js', function () {
       const full = await runCli([...url, '--baseline', write('full.json', { ...baseline, preset: 'full' })])
       assert.equal(full.code, 2, full.stderr)
       assert.match(full.stderr, /--baseline: the baseline is a card of the full run, this run is --quick/)
+      const empty = await runCli([...url, '--baseline', write('no-figures.json', { ...baseline, measures: [] })])
+      assert.equal(empty.code, 2, empty.stderr)
+      assert.match(empty.stderr, /^grade: the baseline .*no-figures\.json has no figure to hold a run to/)
       const alone = await runCli([...url, '--tolerance', '10%'])
       assert.equal(alone.code, 2)
       assert.match(alone.stderr, /--tolerance goes with --baseline/)
