@@ -30,7 +30,7 @@ describe('npm run bench -- hostile', function () {
     it('takes the full sizes by default and the quick ones with --quick, flags overriding either', function () {
       const full = normalizeHostileOptions({})
       assert.equal(String(full.records), usageValues('records').full)
-      assert.deepEqual(full.attacks, normalizeHostileOptions({ attacks: '1,2,3,4,5,6,7,8' }).attacks, 'every attack of every group')
+      assert.deepEqual(full.attacks, normalizeHostileOptions({ attacks: '1,2,3,4,5,6,7,8,9' }).attacks, 'every attack of every group')
       const quick = normalizeHostileOptions({ quick: true, bombs: '1', 'drip-for': '500ms' })
       assert.equal(quick.recordBytes, parseByteSize(usageValues('record-bytes').quick))
       assert.equal(quick.bombs, 1)

@@ -82,10 +82,10 @@ async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, ho
     if (want > held) reservation.grow(want - held, 'this body (inflated)')
     else reservation.shrink(held - want)
   }
+  // each layer's decoder (its window) is reserved as the body is, before it is made
+  const memory = new DecoderMemory(codecs, reservationSource(reservation), { streamed: false })
   try {
     // unsafe: no guard at all, as in the benchmark the lab reproduces (a zip bomb's demonstration)
-    // each layer's decoder (its window) is reserved as the body is, before it is made
-    const memory = new DecoderMemory(codecs, reservationSource(reservation), { streamed: false })
     return await inflateWhole(body, codecs, unsafe ? { holding } : { capFor: reserveLayer, afterLayer: keepLayer, holding, memory })
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') {

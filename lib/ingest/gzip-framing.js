@@ -201,7 +201,7 @@ export async function inflateWhole (body, codecs, { sync = false, capFor = noCap
     data = sync && framed.pieces.length <= SYNC_PIECES
       ? decodeWholeSync(codec, data, framed, options)
       : await decodeWhole(codec, data, framed, options, holding && function watchGathered (gathered) {
-        holding.watch('inflate', function heldInflating () { return input + gathered() })
+        holding.watch('inflate', function heldInflating () { return input + gathered() + (memory?.held ?? 0) })
       })
     holding?.set('inflate', data.length)
     await memory?.fit(layer, 0)
