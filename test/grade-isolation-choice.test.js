@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { chooseIsolation, copySubmission, isolatedCommand } from '../grader/student/isolation.js'
+import { chooseIsolation, isolatedCommand } from '../grader/student/isolation.js'
+import { copySubmission } from '../grader/student/readable-copy.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 
 const asRootOnLinux = process.platform === 'linux' && process.getuid?.() === 0
