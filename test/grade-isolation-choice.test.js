@@ -30,8 +30,11 @@ describe('who a submission runs as, and what it may read', function () {
     if (!asRootOnLinux) this.skip()
     const open = path.join(dir, 'open.js')
     const closed = path.join(dir, 'closed.js')
-    fs.writeFileSync(open, 'export default function h () {}\n', { mode: 0o644 })
-    fs.writeFileSync(closed, 'export default function h () {}\n', { mode: 0o600 })
+    fs.writeFileSync(open, 'export default function h () {}\n')
+    fs.writeFileSync(closed, 'export default function h () {}\n')
+    // whatever the umask
+    fs.chmodSync(open, 0o644)
+    fs.chmodSync(closed, 0o600)
     const plain = chooseIsolation({ handler: open, submission: open })
     assert.equal(plain.copy, false)
     assert.ok(plain.uid >= 1_500_000_000, 'a user of its own')
