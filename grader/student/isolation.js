@@ -51,8 +51,8 @@ const probes = new Map()
  *   parentDeath: 'SIGKILL'|'stdin closes', cpuSeconds: number|null, copied: boolean, labCopy: boolean, notes: string[] }} IsolationFacts
  *   `permission`: the flag that turned Node's permission model on, null when this Node has none;
  *   `user`: the uid the process runs as, null when it runs as the grader's; `cpuSeconds`: its CPU-time
- *   limit, null where there is none; `copied`: the submission ran from a copy its user could read; `labCopy`: the
- *   lab's code, from the run's copy (lab-copy.js); `notes`: why a layer is off
+ *   limit, null where there is none; `copied`: its user could not read the submission, which ran from a copy;
+ *   `labCopy`: the lab's code, and a submission inside the lab, ran from the run's copy (lab-copy.js); `notes`: why a layer is off
  */
 
 /**

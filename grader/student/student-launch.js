@@ -47,10 +47,8 @@ export async function launchStudent ({ handler, host, isolation: layers, labCopy
       // a submission inside the lab goes to its place in the copy, where its imports of the lab resolve
       placed = lab.place(scope, path.resolve(handler))
     }
-    if (placed !== null) {
-      ({ scope, handler } = placed)
-      isolation.facts.copied = true
-    } else if (isolation.copy) {
+    if (placed !== null) ({ scope, handler } = placed)
+    else if (isolation.copy) {
       // the student's user cannot read the submission as it is (a mode-0600 file, say): it runs a copy it can
       copyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-submission-'))
       const copied = copySubmission(scope, path.resolve(handler), copyDir)
