@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { LabCopy } from '../grader/student/lab-copy.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
@@ -71,5 +72,20 @@ describe('the lab\'s copy for the student\'s user', function () {
     const scope = path.join(PROJECT_ROOT, 'exercises/01-stream')
     assert.deepEqual(copy.place(scope, path.join(scope, 'starter.js')), { scope: path.join(root, 'exercises/01-stream'), handler: path.join(root, 'exercises/01-stream/starter.js') })
     assert.equal(copy.place('/tmp', '/tmp/handler.js'), null)
+  })
+
+  it('is refused, saying why, where other users cannot enter the temporary folder', function () {
+    const before = process.env.TMPDIR
+    const closed = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-closed-'))
+    fs.chmodSync(closed, 0o700)
+    process.env.TMPDIR = closed
+    try {
+      assert.throws(function make () { new LabCopy().root() }, { code: 'NOT_GRADED', message: /other users cannot enter .*streamlab-closed-.*TMPDIR/ })
+      assert.deepEqual(fs.readdirSync(closed), [], 'nothing left there')
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = before
+      fs.rmSync(closed, { recursive: true, force: true })
+    }
   })
 })

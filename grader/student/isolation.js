@@ -236,7 +236,7 @@ function permissionFlag () {
  * the way searchable by others, the file (or folder) readable by others.
  * @param {string} file
  */
-function readableByOthers (file) {
+export function readableByOthers (file) {
   let at = realOrSame(path.resolve(file))
   try {
     if ((fs.statSync(at).mode & 0o004) === 0) return false

@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { DEFAULTS, PROJECT_ROOT } from '../../lib/config/options.js'
-import { LAB_PARTS } from './isolation.js'
+import { LAB_PARTS, notGradedError, readableByOthers } from './isolation.js'
 import { ALLOWED_PACKAGES } from './packages.js'
 import { copyReadable, notSubmission, readableFolders, SUBMISSION_LIMITS } from './readable-copy.js'
 
@@ -31,6 +31,7 @@ export class LabCopy {
   /**
    * The copy's folder, made on the first call.
    * @returns {string}
+   * @throws {Error} `code` 'NOT_GRADED' when other users cannot enter the temporary folder it is made in
    */
   root () {
     if (this.#root === null) {
@@ -38,6 +39,8 @@ export class LabCopy {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-lab-'))
       removeAtExit(root)
       try {
+        fs.chmodSync(root, 0o755)
+        if (!readableByOthers(root)) throw notGradedError(`not graded: other users cannot enter ${os.tmpdir()}, where the lab's code is copied for the submission's user (give TMPDIR a folder they can enter, such as /tmp)`)
         const copied = copyLab(root)
         this.cost = { ...copied, ms: Number(process.hrtime.bigint() - started) / 1e6 }
       } catch (err) {
@@ -89,7 +92,6 @@ export class LabCopy {
 
 /** Copy the lab's parts and packages into `root`; returns the files and bytes copied. */
 function copyLab (root) {
-  fs.chmodSync(root, 0o755)
   const total = { files: 0, bytes: 0 }
   const add = function add (copied) {
     total.files += copied.files
