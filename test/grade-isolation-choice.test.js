@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { chooseIsolation, copySubmission, isolatedCommand } from '../grader/student/isolation.js'
+import { chooseIsolation, isolatedCommand } from '../grader/student/isolation.js'
+import { copySubmission } from '../grader/student/readable-copy.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 
 const asRootOnLinux = process.platform === 'linux' && process.getuid?.() === 0
@@ -29,8 +30,11 @@ describe('who a submission runs as, and what it may read', function () {
     if (!asRootOnLinux) this.skip()
     const open = path.join(dir, 'open.js')
     const closed = path.join(dir, 'closed.js')
-    fs.writeFileSync(open, 'export default function h () {}\n', { mode: 0o644 })
-    fs.writeFileSync(closed, 'export default function h () {}\n', { mode: 0o600 })
+    fs.writeFileSync(open, 'export default function h () {}\n')
+    fs.writeFileSync(closed, 'export default function h () {}\n')
+    // whatever the umask
+    fs.chmodSync(open, 0o644)
+    fs.chmodSync(closed, 0o600)
     const plain = chooseIsolation({ handler: open, submission: open })
     assert.equal(plain.copy, false)
     assert.ok(plain.uid >= 1_500_000_000, 'a user of its own')

@@ -19,6 +19,7 @@ import path from 'node:path'
 import { DEFAULTS } from '../../lib/config/options.js'
 import { newSeed, normalizeSeed } from '../checks/settings.js'
 import { grade } from '../run/grade-handler.js'
+import { LabCopy } from '../student/lab-copy.js'
 import { findSubmissions, labVersion, submissionDigest } from '../student/submission.js'
 import { errorRow, refusedRow, rowOf, skippedRow } from './class-rows.js'
 import { htmlBeside, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, writeTable } from './class-table.js'
@@ -65,6 +66,8 @@ export async function gradeClass (folder, options) {
   const problems = new Set()
   const reportFolder = options.reportDir ? reportFolders(options.reportDir, [csv, html]) : null
   const inputDir = path.join(DEFAULTS.dataDir, 'grade', 'inputs', `class-${randomUUID()}`)
+  // one copy of the lab's code for the class, made at the first submission that needs it
+  const labCopy = new LabCopy()
   const started = Date.now()
   try {
     let graded = 0
@@ -76,7 +79,7 @@ export async function gradeClass (folder, options) {
       } else {
         const etaMs = graded === 0 ? null : Math.round((Date.now() - started) / graded * (gradable - graded))
         onProgress({ type: 'submission', index: graded, total: gradable, name: submission.name, etaMs })
-        row = await gradeOne(submission, { ...options, grade: options.grade ?? grade, seed, inputDir, onProgress, reportFolder, problems })
+        row = await gradeOne(submission, { ...options, grade: options.grade ?? grade, seed, inputDir, labCopy, onProgress, reportFolder, problems })
           .catch(function graderFailed (err) { return errorRow(submission, null, seed, 0, `the grader failed: ${err?.message ?? err}`) })
         graded++
       }
@@ -90,6 +93,7 @@ export async function gradeClass (folder, options) {
       onProgress({ type: 'graded', index, total: submissions.length, row })
     }
   } finally {
+    labCopy.close()
     await fs.promises.rm(inputDir, { recursive: true, force: true })
   }
   return { seed, rows: table.rows, csv, html, problems: [...problems] }
@@ -132,6 +136,7 @@ async function gradeOne (submission, options) {
       seed: options.seed,
       contentType: options.contentType,
       inputDir: options.inputDir,
+      labCopy: options.labCopy,
       // the process may read its own file or folder, not the other submissions beside it
       isolation: { ...options.isolation, submission: submission.path },
       onProgress: function forward (event) { options.onProgress({ ...event, submission: submission.name }) }

@@ -9,6 +9,7 @@ import { withSeed } from '../checks/bodies.js'
 import { HANDLER_CONTRACT } from '../checks/contract.js'
 import { newSeed, normalizeSeed } from '../checks/settings.js'
 import { GradeLab } from '../student/grade-lab.js'
+import { LabCopy } from '../student/lab-copy.js'
 import { fileDigest } from '../student/submission.js'
 import { newCard, runChecks, runSetup } from './run-checks.js'
 
@@ -17,13 +18,14 @@ import { newCard, runChecks, runSetup } from './run-checks.js'
  * @param {string} file the student's module
  * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
  *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, isolation?: { user?: boolean, network?: boolean },
- *   contentType?: string, onProgress?: (event: object) => void }} [options]
+ *   labCopy?: LabCopy, contentType?: string, onProgress?: (event: object) => void }} [options]
  *   `settings`: overrides of the preset (grader/checks/settings.js); `areas`: only these areas' checks (all by
  *   default); `seed`: the seed every body of the run is drawn from (grader/checks/bodies.js; a new random one
  *   by default); `inputDir`: where generated documents are kept (by default a folder of the run's own
  *   under test-data/grade/inputs/, removed when it ends; a caller that gives one keeps it); `isolation`:
  *   false for a layer turns it off (a user and a network of the student's own are used where the machine allows);
- *   `dataDir`: the lab's (test-data/grade/lab/); `contentType`: the media type the encodings are probed
+ *   `labCopy`: the copy of the lab the student's user reads as root (grader/student/lab-copy.js; a class shares one;
+ *   by default the run's own, removed when it ends); `dataDir`: the lab's (test-data/grade/lab/); `contentType`: the media type the encodings are probed
  *   and bombed in (grader/checks/encodings.js; found when not given); `onProgress` gets { type, done, total, area, check, note }
  * @returns {Promise<import('./run-checks.js').Card>}
  */
@@ -33,6 +35,16 @@ export function grade (file, options = {}) {
 }
 
 async function gradeRun (file, options, seed) {
+  const given = options.labCopy ?? null
+  const labCopy = given ?? new LabCopy()
+  try {
+    return await gradeWithLab(file, options, seed, labCopy)
+  } finally {
+    if (given === null) labCopy.close()
+  }
+}
+
+async function gradeWithLab (file, options, seed, labCopy) {
   const { preset, settings, checks, run, labDir, host } = runSetup(options)
   const lab = new GradeLab({
     handler: file,
@@ -41,6 +53,7 @@ async function gradeRun (file, options, seed) {
     dataDir: labDir,
     budget: settings.memoryBudget,
     isolation: options.isolation,
+    labCopy,
     onCancel: run.cancel
   })
   // the digest before the module is loaded: the bytes graded, whatever happens to the file during the run

@@ -14,15 +14,17 @@ export class GradeLab {
 
   /**
    * @param {{ handler: string, port?: number, host?: string, dataDir?: string, budget: number,
-   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean } }} options
-   *   `budget`: RSS in bytes past which either process is killed; `isolation`: layers to turn off
+   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy }} options
+   *   `budget`: RSS in bytes past which either process is killed; `isolation`: layers to turn off; `labCopy`: the
+   *   run's copy of the lab its student processes read as root (lab-copy.js), the caller's to remove
    */
   constructor (options) {
     this.#options = { port: 0, host: '127.0.0.1', ...options }
     /** Every student process of the grading, this one's and the fresh ones'. */
     this.students = new StudentProcesses()
     this.reference = new ReferenceLab({ port: this.#options.port, host: this.#options.host, dataDir: this.#options.dataDir, budget: this.#options.budget, onCancel: this.#options.onCancel })
-    this.student = new StudentProcess({ handler: this.#options.handler, host: this.#options.host, budget: this.#options.budget, students: this.students, isolation: this.#options.isolation })
+    const { handler, host, budget, isolation, labCopy } = this.#options
+    this.student = new StudentProcess({ handler, host, budget, students: this.students, isolation, labCopy })
   }
 
   /** How many times the student's process died since the first start. */
@@ -109,10 +111,10 @@ export class GradeLab {
    * @returns {FreshLabs}
    */
   freshProcesses () {
-    const { handler, host, dataDir, budget, isolation } = this.#options
+    const { handler, host, dataDir, budget, isolation, labCopy } = this.#options
     const students = this.students
     return new FreshLabs({
-      student: function freshStudent () { return new StudentProcess({ handler, host, budget, students, isolation }) },
+      student: function freshStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy }) },
       reference: function freshReference () { return new ReferenceLab({ port: 0, host, dataDir, budget }) }
     })
   }

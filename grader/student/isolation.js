@@ -6,8 +6,9 @@
  * folder; writes of the latter only), a user of its own and a network
  * namespace of its own (Linux, as root), a CPU-time limit (prlimit), and
  * death with the grader. A grader running as root never runs a submission
- * as root: it runs it as a user of its own, from a copy that user can read
- * when the submission's files are not, or refuses it (`notGraded`).
+ * as root: it runs it as a user of its own, or refuses it (`notGraded`);
+ * that user reads the lab's code from the run's copy (lab-copy.js), and a
+ * submission it cannot read from a copy of its own (readable-copy.js).
  * docs/grading-isolation.md says what each layer guards and what it does not.
  * The machine's facts are probed once per process.
  */
@@ -25,12 +26,13 @@ const UID_COUNT = 100_000_000
 const PROBE_TIMEOUT_MS = 5000
 
 /**
- * What the student's process may read of the project: its code, and nothing
- * else at the top (not `.git`, the data folder, nor a class table or reports
- * a teacher writes beside them). A handler may import the exercises and the
- * generators, as the lab's own examples do.
+ * What the student's process may read of the lab's code, besides its
+ * packages in node_modules, and nothing else at the top (not `.git`, the
+ * data folder, nor a class table or reports a teacher writes beside them):
+ * what its child script imports, and the exercises and the generators, which
+ * a handler may import as the lab's own examples do. Also what the run's copy holds (lab-copy.js).
  */
-const PROJECT_READS = Object.freeze(['package.json', 'node_modules', 'lib', 'grader', 'exercises', 'generators'])
+export const LAB_PARTS = Object.freeze(['package.json', 'lib', 'grader/student', 'exercises', 'generators'])
 /**
  * CPU seconds the student's process may use in all (RLIMIT_CPU, soft; the hard limit a few seconds
  * on): far above what the full checks ask of a handler, so only a process that spins is stopped.
@@ -39,15 +41,18 @@ export const CPU_SECONDS = 900
 const CPU_HARD_MARGIN = 5
 /** The most files a submission folder is looked through, to see if its user can read them. */
 const SCOPE_WALK_MAX = 10_000
+/** Never looked through or copied in a submission folder: its own packages and history are not what is graded. */
+export const NOT_COPIED = Object.freeze(['node_modules', '.git'])
 
 const probes = new Map()
 
 /**
  * @typedef {{ permission: string|null, user: number|null, network: 'own namespace'|'shared',
- *   parentDeath: 'SIGKILL'|'stdin closes', cpuSeconds: number|null, copied: boolean, notes: string[] }} IsolationFacts
+ *   parentDeath: 'SIGKILL'|'stdin closes', cpuSeconds: number|null, copied: boolean, labCopy: boolean, notes: string[] }} IsolationFacts
  *   `permission`: the flag that turned Node's permission model on, null when this Node has none;
  *   `user`: the uid the process runs as, null when it runs as the grader's; `cpuSeconds`: its CPU-time
- *   limit, null where there is none; `copied`: it ran from a copy its user could read; `notes`: why a layer is off
+ *   limit, null where there is none; `copied`: its user could not read the submission, which ran from a copy;
+ *   `labCopy`: the lab's code, and a submission inside the lab, ran from the run's copy (lab-copy.js); `notes`: why a layer is off
  */
 
 /**
@@ -55,8 +60,9 @@ const probes = new Map()
  * @param {{ handler: string, submission?: string, user?: boolean, network?: boolean }} options
  *   `submission`: what the process may read of the submission, a file alone or a folder (default:
  *   the handler's folder); `user`, `network`: false turns that layer off (both on by default where they can be had)
- * @returns {{ facts: IsolationFacts, uid: number|null, scope: string, copy: boolean, notGraded: string|null }}
- *   `scope`: the submission's path to read; `copy`: run it from a copy its user can read;
+ * @returns {{ facts: IsolationFacts, uid: number|null, scope: string, copy: boolean, labCopy: boolean, notGraded: string|null }}
+ *   `scope`: the submission's path to read; `copy`: run it from a copy its user can read; `labCopy`: the
+ *   lab's code from the run's copy, which its user can read wherever the checkout is;
  *   `notGraded`: why it must not run at all (it would run as root)
  */
 export function chooseIsolation ({ handler, submission, user = true, network = true }) {
@@ -68,16 +74,16 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
   const scope = path.resolve(submission ?? path.dirname(handler))
   let uid = null
   let copy = false
+  let labCopy = false
   let notGraded = null
   if (linux && root) {
     // as root, a submission runs as a user of its own or not at all: as root it could signal the grader
-    const unread = projectReadPaths().find(function unreadable (file) { return fs.existsSync(file) && !readableByOthers(file) })
     if (!user) notGraded = 'not graded: the grader runs as root and its user layer was turned off, and a submission never runs as root'
     else if (!hasTool('setpriv')) notGraded = 'not graded: setpriv(1) is missing, so the submission would run as root'
-    else if (unread !== undefined) notGraded = `not graded: ${unread} is not readable by other users, so the submission would have to run as root`
     else {
       uid = UID_FIRST + randomInt(UID_COUNT)
       copy = !readableByOthers(handler) || !allReadableByOthers(scope)
+      labCopy = true
     }
   } else if (user && linux) {
     notes.push('no user of its own: the grader does not run as root (the process runs as the grader\'s user, and could signal it)')
@@ -95,6 +101,7 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
     uid,
     scope,
     copy,
+    labCopy,
     notGraded,
     facts: {
       permission,
@@ -103,55 +110,11 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
       parentDeath: linux && hasTool('setpriv') ? 'SIGKILL' : 'stdin closes',
       cpuSeconds,
       copied: copy,
+      labCopy,
       notes
     }
   }
 }
-
-/**
- * Copy a submission (a file alone, or a folder without node_modules and
- * .git) into `dir`, regular files and folders only, every one readable by
- * all: what the student's user runs when it cannot read the original.
- * Symbolic links, pipes and devices are left out, never followed.
- * @param {string} scope the submission's file or folder
- * @param {string} handler the module graded, inside `scope` or `scope` itself
- * @param {string} dir an empty folder of the grader's
- * @returns {{ scope: string, handler: string }} the copy's
- */
-export function copySubmission (scope, handler, dir) {
-  const target = path.join(dir, path.basename(scope))
-  fs.chmodSync(dir, 0o755)
-  const stat = fs.lstatSync(scope)
-  if (stat.isFile()) {
-    fs.copyFileSync(scope, target)
-    fs.chmodSync(target, 0o644)
-    return { scope: target, handler: target }
-  }
-  let files = 0
-  let bytes = 0
-  fs.cpSync(scope, target, {
-    recursive: true,
-    dereference: false,
-    filter: function regularOnly (from) {
-      if (from !== scope && NOT_COPIED.includes(path.basename(from))) return false
-      const entry = fs.lstatSync(from)
-      if (entry.isFile()) {
-        files++
-        bytes += entry.size
-        if (files > SCOPE_WALK_MAX || bytes > COPY_MAX_BYTES) {
-          throw notGradedError(`not graded: the submission is too large to copy for its user (over ${SCOPE_WALK_MAX} files or ${COPY_MAX_BYTES / 2 ** 20} MiB)`)
-        }
-      }
-      return entry.isFile() || entry.isDirectory()
-    }
-  })
-  makeReadable(target)
-  return { scope: target, handler: path.join(target, path.relative(scope, handler)) }
-}
-
-const NOT_COPIED = Object.freeze(['node_modules', '.git'])
-/** The most bytes of a submission copied for its user: a handler's code is kilobytes. */
-const COPY_MAX_BYTES = 64 * 2 ** 20
 
 /**
  * The error of a submission the grader will not run (it would run as root, or cannot be copied
@@ -165,26 +128,18 @@ export function notGradedError (reason) {
   return err
 }
 
-function makeReadable (folder) {
-  fs.chmodSync(folder, 0o755)
-  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
-    const full = path.join(folder, entry.name)
-    if (entry.isDirectory()) makeReadable(full)
-    else fs.chmodSync(full, 0o644)
-  }
-}
-
 /**
  * The command line: wrappers (unshare, setpriv) that exec in place, so the
  * pid the grader gets is node's, then node with the permission flags.
  * @param {{ facts: IsolationFacts, uid: number|null }} isolation from chooseIsolation
- * @param {{ script: string, args: string[], scope: string, tmpDir: string, nodeFlags: string[], preload?: string[] }} what
- *   `scope`: the submission's file or folder, the one part of it the process may read; `preload`: modules node imports first (`--import`)
+ * @param {{ script: string, args: string[], scope: string, tmpDir: string, nodeFlags: string[], preload?: string[], lab?: string[] }} what
+ *   `scope`: the submission's file or folder, the one part of it the process may read; `preload`: modules node imports first
+ *   (`--import`); `lab`: the lab's code it may read (the run's copy's, lab-copy.js), the checkout's by default
  * @returns {{ command: string, args: string[] }}
  */
-export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, nodeFlags, preload = [] }) {
+export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, nodeFlags, preload = [], lab = projectReads() }) {
   const imports = preload.flatMap(function importFirst (file) { return ['--import', file] })
-  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, scope, tmpDir, preload.length > 0), ...imports, script, ...args]
+  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, [...lab, scope, tmpDir], tmpDir, preload.length > 0), ...imports, script, ...args]
   let line = node
   if (facts.parentDeath === 'SIGKILL' || uid !== null) {
     const setpriv = ['setpriv']
@@ -200,13 +155,12 @@ export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, 
 }
 
 /**
- * The permission flags: reads of the project's code, the submission (a file
+ * The permission flags: reads of the lab's code, the submission (a file
  * alone, or its folder) and the temporary folder; writes of the temporary
  * folder; nothing else.
  */
-function permissionArgs (flag, scope, tmpDir, hooks) {
+function permissionArgs (flag, reads, tmpDir, hooks) {
   if (flag === null) return []
-  const reads = [...projectReads(), scope, tmpDir]
   const args = [flag]
   for (const read of new Set(reads.map(realOrSame))) args.push(`--allow-fs-read=${read}`)
   args.push(`--allow-fs-write=${realOrSame(tmpDir)}`)
@@ -216,19 +170,14 @@ function permissionArgs (flag, scope, tmpDir, hooks) {
   return args
 }
 
-/** The project's code the process may read, as paths (those that exist). */
-function projectReads () {
-  return projectReadPaths().filter(function exists (file) { return fs.existsSync(file) })
-}
-
 /**
- * PROJECT_READS in the project, and the node_modules folders where express (the child's
+ * The checkout's code the process may read, as paths (those that exist): LAB_PARTS and
+ * node_modules in the project, and the node_modules folders where express (the child's
  * server) and the allowed packages really resolve: installed as a package, npm hoists them to
- * the installing project's node_modules, not the lab's own (docs/install.md). The readable
- * check and the permission flags both read this list.
+ * the installing project's node_modules, not the lab's own (docs/install.md).
  */
-function projectReadPaths () {
-  const paths = PROJECT_READS.map(inProject)
+function projectReads () {
+  const paths = [...LAB_PARTS, 'node_modules'].map(inProject)
   for (const name of ['express', ...ALLOWED_PACKAGES]) {
     try {
       const file = fileURLToPath(import.meta.resolve(name))
@@ -239,7 +188,7 @@ function projectReadPaths () {
       // not installed: the child fails to import it and says so
     }
   }
-  return [...new Set(paths)]
+  return [...new Set(paths)].filter(function exists (file) { return fs.existsSync(file) })
 }
 
 function inProject (name) {
@@ -287,7 +236,7 @@ function permissionFlag () {
  * the way searchable by others, the file (or folder) readable by others.
  * @param {string} file
  */
-function readableByOthers (file) {
+export function readableByOthers (file) {
   let at = realOrSame(path.resolve(file))
   try {
     if ((fs.statSync(at).mode & 0o004) === 0) return false

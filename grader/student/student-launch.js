@@ -12,34 +12,50 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { PORTABLE_ENV } from '../../lib/util/platform.js'
-import { chooseIsolation, copySubmission, isolatedCommand, notGradedError } from './isolation.js'
+import { chooseIsolation, isolatedCommand, notGradedError } from './isolation.js'
+import { LabCopy } from './lab-copy.js'
 import { ALLOW_PACKAGES_IMPORT } from './packages.js'
+import { copySubmission } from './readable-copy.js'
 
 const CHILD = fileURLToPath(new URL('./student-child.js', import.meta.url))
 
 /**
  * Spawn the student's process, in a process group of its own.
- * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean, submission?: string } }} options
+ * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean, submission?: string },
+ *   labCopy?: LabCopy }} options `labCopy`: the grading run's copy of the lab, used as root (lab-copy.js)
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, command: string, port: number, url: string,
- *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string, copyDir: string|null }>}
- *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, and `copyDir`: the copy of
- *   the submission it ran from (or null), the caller's to remove
+ *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string, copyDir: string|null,
+ *   ownLabCopy: LabCopy|null }>}
+ *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, `copyDir`: the copy of the
+ *   submission it ran from (or null), and `ownLabCopy`: the copy of the lab made for it when it was given none
+ *   (or null), the caller's to remove
  * @throws {Error} `code` 'NOT_GRADED' when it would run as root (isolation.js)
  */
-export async function launchStudent ({ handler, host, isolation: layers }) {
+export async function launchStudent ({ handler, host, isolation: layers, labCopy = null }) {
   const isolation = chooseIsolation({ handler, ...layers })
   if (isolation.notGraded !== null) throw notGradedError(isolation.notGraded)
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-student-'))
   let copyDir = null
+  let ownLabCopy = null
   try {
     let scope = isolation.scope
-    if (isolation.copy) {
+    let lab = null
+    let placed = null
+    if (isolation.labCopy) {
+      // its user reads the lab's code from a copy it may read, wherever the checkout is
+      lab = labCopy ?? (ownLabCopy = new LabCopy())
+      // a submission inside the lab goes to its place in the copy, where its imports of the lab resolve
+      placed = lab.place(scope, path.resolve(handler))
+    }
+    if (placed !== null) ({ scope, handler } = placed)
+    else if (isolation.copy) {
       // the student's user cannot read the submission as it is (a mode-0600 file, say): it runs a copy it can
       copyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-submission-'))
       const copied = copySubmission(scope, path.resolve(handler), copyDir)
       scope = copied.scope
       handler = copied.handler
     }
+    const labRoot = lab === null ? PROJECT_ROOT : lab.root()
     if (isolation.uid !== null) fs.chownSync(tmpDir, isolation.uid, isolation.uid)
     const listener = await openListener(host)
     const fd = listener._handle?.fd
@@ -51,13 +67,14 @@ export async function launchStudent ({ handler, host, isolation: layers }) {
       isolation.facts.network = 'shared'
     }
     const { command, args } = isolatedCommand(isolation, {
-      script: CHILD,
+      script: inLab(labRoot, CHILD),
       args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host])],
       scope,
       tmpDir,
       nodeFlags: ['--expose-gc'],
-      // a handler outside the project finds the allowed packages in the lab's node_modules
-      preload: outsideProject(handler) && fs.existsSync(ALLOW_PACKAGES_IMPORT) ? [ALLOW_PACKAGES_IMPORT] : []
+      // a handler outside the lab finds the allowed packages in the lab's node_modules
+      preload: outside(labRoot, handler) && fs.existsSync(ALLOW_PACKAGES_IMPORT) ? [inLab(labRoot, ALLOW_PACKAGES_IMPORT)] : [],
+      lab: lab?.reads()
     })
     const child = spawn(command, args, {
       // a process group of its own, so that the whole tree can be signalled at once
@@ -76,24 +93,31 @@ export async function launchStudent ({ handler, host, isolation: layers }) {
       root: { pid: child.pid, pgid: child.pid, uid: isolation.uid },
       facts: isolation.facts,
       tmpDir,
-      copyDir
+      copyDir,
+      ownLabCopy
     }
   } catch (err) {
     fs.rmSync(tmpDir, { recursive: true, force: true })
     if (copyDir !== null) fs.rmSync(copyDir, { recursive: true, force: true })
+    ownLabCopy?.close()
     throw err
   }
 }
 
-/** Whether the handler's file lies outside the project, where the project's packages cannot be found from it. */
-function outsideProject (handler) {
+/** A file of the checkout's, in the lab the process runs (the checkout, or the run's copy of it). */
+function inLab (labRoot, file) {
+  return path.join(labRoot, path.relative(PROJECT_ROOT, file))
+}
+
+/** Whether the handler's file lies outside the lab, where the lab's packages cannot be found from it. */
+function outside (labRoot, handler) {
   let file
   try {
     file = fs.realpathSync(path.resolve(handler))
   } catch {
     return false
   }
-  const relative = path.relative(fs.realpathSync(PROJECT_ROOT), file)
+  const relative = path.relative(fs.realpathSync(labRoot), file)
   return relative.startsWith('..') || path.isAbsolute(relative)
 }
 

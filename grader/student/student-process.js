@@ -77,6 +77,7 @@ export class StudentProcess {
   #tally = null
   #tmpDir = null
   #copyDir = null
+  #ownLabCopy = null
   #stopping = false
   #listening = null
   #exited = null
@@ -84,8 +85,9 @@ export class StudentProcess {
 
   /**
    * @param {{ handler: string, host?: string, budget: number, students?: StudentProcesses,
-   *   isolation?: { user?: boolean, network?: boolean } }} options `budget`: RSS in bytes past which
-   *   the tree is killed; `students`: the grading's set, which this one joins while it runs
+   *   isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy }} options
+   *   `budget`: RSS in bytes past which the tree is killed; `students`: the grading's set, which this one joins
+   *   while it runs; `labCopy`: the grading run's copy of the lab (lab-copy.js), else one of its own where needed
    */
   constructor (options) {
     this.#options = { host: '127.0.0.1', ...options }
@@ -131,6 +133,7 @@ export class StudentProcess {
     const { child, command } = launched
     this.#tmpDir = launched.tmpDir
     this.#copyDir = launched.copyDir
+    this.#ownLabCopy = launched.ownLabCopy
     this.isolation = launched.facts
     this.#child = child
     this.#exited = null
@@ -215,6 +218,8 @@ export class StudentProcess {
     }
     this.#tmpDir = null
     this.#copyDir = null
+    this.#ownLabCopy?.close()
+    this.#ownLabCopy = null
   }
 
   /**
