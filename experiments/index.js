@@ -15,6 +15,9 @@
  *               and `demo` (a step of npm run demo)
  * and whatever else it needs: its mechanics, its run, the processes it forks,
  * its routes (re-exported below for app.js to mount).
+ *
+ * A bench that runs no experiment on a lab (BENCH_ONLY) is a folder with
+ * bench.js only: the bench CLI loads it, the server never does.
  */
 import * as ingest from './ingest/index.js'
 import * as upload from './upload/index.js'
@@ -35,6 +38,9 @@ export const EXPERIMENTS = Object.freeze({
   [abortUpload.name]: abortUpload
 })
 
+/** Benches with no experiment of their own: a folder each, with bench.js only. */
+export const BENCH_ONLY = Object.freeze(['bound'])
+
 /**
  * Routes an experiment folder adds to the lab, mounted by app.js: the app and the routes
  * reach an experiment folder through this registry only (test/layout.test.js).
@@ -46,16 +52,17 @@ export { uploadRoutes } from './upload/routes.js'
 export { normalizeUploadOptions, removeDeadParts, removeOldUploads } from './upload/server.js'
 
 function folderOf (name) {
-  if (!Object.hasOwn(EXPERIMENTS, name)) throw new TypeError(`no experiment "${name}": the registry has ${Object.keys(EXPERIMENTS).join(', ')}`)
+  if (!Object.hasOwn(EXPERIMENTS, name) && !BENCH_ONLY.includes(name)) throw new TypeError(`no experiment "${name}": the registry has ${[...Object.keys(EXPERIMENTS), ...BENCH_ONLY].join(', ')}`)
   return name
 }
 
 /**
- * Every experiment's bench adapter (its folder's bench.js), by name: the command-line side, loaded only when asked.
+ * Every experiment's bench adapter (its folder's bench.js), then the benches with no experiment,
+ * by name: the command-line side, loaded only when asked.
  * @returns {Promise<Record<string, object>>}
  */
 export async function loadBenches () {
-  const entries = await Promise.all(Object.keys(EXPERIMENTS).map(async function loadBench (name) {
+  const entries = await Promise.all([...Object.keys(EXPERIMENTS), ...BENCH_ONLY].map(async function loadBench (name) {
     return [name, await import(`./${folderOf(name)}/bench.js`)]
   }))
   return Object.fromEntries(entries)

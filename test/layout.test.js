@@ -121,14 +121,18 @@ describe('the layout (README.md, What is inside)', function () {
       ['routes/ingest.js', 'experiments/index.js', 'grader/index.js', 'app.js', 'scripts/bench.js'])
   })
 
-  it('every experiment in the registry is a folder with index.js and bench.js, and every folder is registered', function () {
+  it('every experiment in the registry is a folder with index.js and bench.js, every bench-only one a folder with bench.js alone, and every folder is registered', function () {
     const registry = fs.readFileSync(path.join(ROOT, 'experiments', 'index.js'), 'utf8')
     const registered = [...registry.matchAll(/^import \* as \w+ from '\.\/([\w-]+)\/index\.js'$/gm)].map(function folder (m) { return m[1] })
+    const benchOnly = [...(registry.match(/^export const BENCH_ONLY = Object\.freeze\(\[([^\]]*)\]\)$/m)?.[1] ?? '').matchAll(/'([\w-]+)'/g)].map(function folder (m) { return m[1] })
     const folders = fs.readdirSync(path.join(ROOT, 'experiments'), { withFileTypes: true })
       .filter(function isDir (d) { return d.isDirectory() }).map(function name (d) { return d.name })
-    assert.deepEqual([...registered].sort(), [...folders].sort())
-    for (const name of folders) {
+    assert.deepEqual([...registered, ...benchOnly].sort(), [...folders].sort())
+    for (const name of registered) {
       for (const file of ['index.js', 'bench.js']) assert.ok(fs.existsSync(path.join(ROOT, 'experiments', name, file)), `experiments/${name}/${file}`)
+    }
+    for (const name of benchOnly) {
+      assert.deepEqual(fs.readdirSync(path.join(ROOT, 'experiments', name)), ['bench.js'], `experiments/${name}/ runs no experiment: bench.js alone`)
     }
   })
 })

@@ -29,6 +29,7 @@ import { latencyStats, median } from '../../lib/measure/stats.js'
 import { uploadMany } from '../../lib/experiments/upload-client.js'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
+import { measureBoundOfFile } from '../../lib/measure/bound.js'
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 
@@ -232,10 +233,13 @@ async function measureIngest (cell) {
 }
 
 /**
- * The sweep: sizes x concurrency x routes, `repeat` times each (medians reported).
+ * The sweep: sizes x concurrency x routes, `repeat` times each (medians reported). Each cell
+ * carries the bound its MB/s is held to: the one given (`bound`, from a bound bench's figures
+ * file) or one measured quickly on its size's body.
  * @param {{ sizes: number[], sizeLabels?: string[], concurrency: number[], routes: string[], format: string,
  *   repeat: number, requests: number|null, durationS: number, timedUpTo: number, memoryLimit: number,
- *   quick?: boolean, serverFlags: string[], url: string|null }} options normalised bench options
+ *   quick?: boolean, serverFlags: string[], url: string|null, bound?: { mbPerSecond: number, cores: number, source: string }|null }} options
+ *   normalised bench options
  * @param {(event: object) => void} report progress callback
  */
 export async function runIngestBench (options, report) {
@@ -245,6 +249,7 @@ export async function runIngestBench (options, report) {
   for (const [index, bytes] of options.sizes.entries()) {
     const size = options.sizeLabels?.[index] ?? `${bytes} B`
     const input = await ensureInput({ bytes, format: options.format }, function log (line) { report({ type: 'log', line }) })
+    const bound = options.bound ?? await quickBound(input.file, options.format, report)
     const mode = bytes <= options.timedUpTo ? 'timed' : 'counted'
     const body = mode === 'timed' ? await fs.promises.readFile(input.file) : null
     const limit = String(Math.floor(Math.max(bytes * 1.05, 1024 * 1024)))
@@ -283,13 +288,24 @@ export async function runIngestBench (options, report) {
         }
       }
       for (const route of options.routes) {
-        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode }, runs.get(route)))
+        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode, bound }, runs.get(route)))
         report({ type: 'cell', cell: cells[cells.length - 1] })
       }
     }
   }
   report({ type: 'progress', done, total, label: 'done' })
   return cells
+}
+
+/**
+ * The machine's bound on this body, measured quickly, before any lab starts (one timed pass a
+ * stage after a warm-up: lib/measure/bound.js); `npm run bench -- bound` measures it with care.
+ * @returns {Promise<{ mbPerSecond: number, cores: number, source: 'measured' }>}
+ */
+async function quickBound (file, format, report) {
+  report({ type: 'log', line: 'measuring the machine\'s bound on this body (one pass a stage) ...' })
+  const measured = await measureBoundOfFile(file, { format, repeat: 1 })
+  return { mbPerSecond: measured.bound, cores: measured.cores, source: 'measured' }
 }
 
 function summariseRuns (key, runs) {

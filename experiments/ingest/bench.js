@@ -12,6 +12,7 @@ import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
+import { boundFraction, readBoundFile } from '../../lib/measure/bound.js'
 import * as experiment from './index.js'
 
 export const name = 'ingest'
@@ -73,6 +74,9 @@ export const usage = `Options (ingest):
   --repeat N          measurements per cell, fresh server each; medians reported (default ${DEFAULTS.repeat})
   --url URL           measure a running server instead (no peak figures then)
   --server-flag FLAG  extra flag for the server processes (repeatable)
+  --bound FILE        a figures file of the bound bench (npm run bench -- bound --figures NAME): each
+                      route's MB/s as a share of that bound; without it, the bound is measured quickly
+                      on each size's body before its labs start
   Per cell: req/s and MB/s of 200 answers, their p99 latency, the server's peak RSS above idle, refusals;
   per size and concurrency: /good's req/s over the fastest other route, against the speed target
   (${SPEED_TARGETS.slice().reverse().map(function shown (t) { return `${t.ratio}x from ${t.from / 1e6} MB` }).join(', ')}).`
@@ -89,7 +93,8 @@ export const options = Object.freeze({
   format: { type: 'string' },
   repeat: { type: 'string' },
   url: { type: 'string' },
-  'server-flag': { type: 'string', multiple: true, default: [] }
+  'server-flag': { type: 'string', multiple: true, default: [] },
+  bound: { type: 'string' }
 })
 
 /** Normalise parsed flags; a TypeError names the bad flag. */
@@ -109,6 +114,14 @@ export function normalize (given) {
   const memoryLimit = values['memory-limit'] === undefined ? defaultMemoryBudget() : parseByteSize(values['memory-limit'])
   const requests = values.requests === undefined ? null : positiveInteger('requests')(values.requests)
   const concurrency = list(values.concurrency, positiveInteger('concurrency'))
+  let bound = null
+  if (values.bound !== undefined) {
+    try {
+      bound = { ...readBoundFile(values.bound), source: 'file' }
+    } catch (err) {
+      throw new TypeError(`--bound ${err.message}`, { cause: err })
+    }
+  }
   return {
     sizes: list(values.sizes, parseByteSize),
     sizeLabels: list(values.sizes, String),
@@ -122,7 +135,8 @@ export function normalize (given) {
     memoryLimit,
     quick: Boolean(given.quick),
     url: values.url ?? null,
-    serverFlags: values['server-flag']
+    serverFlags: values['server-flag'],
+    bound
   }
 }
 
@@ -199,6 +213,25 @@ function refusedText (c) {
   return parts.join(', ')
 }
 
+/** A cell's MB/s as a share of the machine's bound (lib/measure/bound.js). */
+function ofBoundText (c) {
+  const fraction = boundFraction(c.mbPerSecond, c.bound?.mbPerSecond ?? null)
+  return fraction === null ? 'n/a' : `${fixed(100 * fraction, 0)}%`
+}
+
+/** Where each size's bound came from: a bound bench's figures file, or measured at the start. */
+function boundNote (cells) {
+  const bounds = [...new Map(cells.filter(function hasBound (c) { return c.bound }).map(function bound (c) { return [c.size, c.bound] })).entries()]
+  if (bounds.length === 0) return []
+  const given = bounds[0][1]
+  if (given.source === 'file') {
+    const body = given.body ? `, measured on ${fixed(given.body.bytes / 1e6)} MB of ${given.body.format}` : ''
+    return [`- of bound: MB/s over the machine's bound, ${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}, from ${given.file} (npm run bench -- bound)`]
+  }
+  const each = bounds.map(function shown ([size, b]) { return `${size} ${fixed(b.mbPerSecond)}` }).join(', ')
+  return [`- of bound: MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body (MB/s: ${each}); npm run bench -- bound measures it with care`]
+}
+
 function loadText (c) {
   return c.mode === 'timed' ? `${c.durationS} s` : `${c.requests / c.runs} up.`
 }
@@ -208,10 +241,10 @@ function ingestTable (cells, verdicts = speedVerdicts(cells)) {
   const rows = cells.map(function row (c) {
     const v = c.route === 'good' ? verdicts.find(function mine (x) { return sameCell(x, c) }) : null
     return [c.size, c.concurrency, c.route, loadText(c), fixed(c.reqPerSecond, c.reqPerSecond < 10 ? 2 : 0), fixed(c.mbPerSecond),
-      fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
+      ofBoundText(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
       v ? ratioText(v.ratio) : '', v ? VERDICT_TEXT[v.verdict] : '']
   })
-  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
+  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
   const verdictRows = verdicts.map(function row (v) {
     return [v.size, v.concurrency, fixed(v.good, v.good < 10 ? 2 : 0), `/${v.other}`, fixed(v.otherReqPerSecond, v.otherReqPerSecond < 10 ? 2 : 0),
       ratioText(v.ratio), `${v.target}x`, VERDICT_TEXT[v.verdict]]
@@ -260,6 +293,7 @@ function ingestNotes (cells, verdicts) {
       counted && '"N up.": N uploads streamed from disk, the concurrency in flight'].filter(Boolean).join('; ') +
       '. req/s, MB/s (inflated) and p99 are of the 200 answers; refusals are 413/503 from the memory budget or /good\'s queue')
   }
+  notes.push(...boundNote(cells))
   return notes
 }
 

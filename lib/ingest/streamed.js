@@ -33,7 +33,8 @@ export const streamed = Object.freeze({
 })
 
 const MIN_CHUNK = 16 * 1024
-const MAX_CHUNK = 256 * 1024
+/** The largest inflate chunk: zlib's output chunk for a request streaming alone. */
+export const MAX_CHUNK = 256 * 1024
 /** The smallest inflate chunk, for the smallest bodies. */
 const SMALL_CHUNK = 4 * 1024
 /**
@@ -44,7 +45,7 @@ const EXPECTED_RATIO = 8
 // Parse batches stay small: the records of a batch are all alive until it is
 // tallied, and smaller batches let the parse threads' young generation
 // collect them (docs/ingest.md, "Memory flat with the body and the uploads").
-const MAX_BATCH = 64 * 1024
+export const MAX_BATCH = 64 * 1024
 
 /**
  * Inflate and batch sizes for one more request: large when alone (zlib is

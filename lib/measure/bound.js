@@ -1,0 +1,221 @@
+/**
+ * The machine's bound on ingest speed (docs/ingest.md, "The machine's bound"): what one core does
+ * with the body the ingest bench sends, held in memory, at each of /good's stages run alone with
+ * /good's own code and sizes, and the MB/s that allows on the cores the lab uses:
+ *
+ *   inflate  a Gunzip stream fed 1 MiB reads, 256 KiB output chunks (MAX_CHUNK)
+ *   parse    JSON.parse of ~64 KiB batches of whole records and their tally (parseBatch);
+ *            finding the batches is not timed
+ *   sha256   the inflated body's digest, 1 MiB updates
+ *   find     the record scanner alone (lib/json/records.js), 256 KiB chunks
+ *
+ * The model: a MB of inflated body costs the sum of the stages' seconds per MB on one core, spread
+ * perfectly over C cores: bound = C / (1/inflate + 1/parse + 1/sha256 + 1/find) MB/s. No split is
+ * perfect, so a route's MB/s stays under it; its fraction says how far.
+ */
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import zlib from 'node:zlib'
+import { performance } from 'node:perf_hooks'
+import { Readable, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { FORMATS, LineBatcher, RecordScanner } from '../json/records.js'
+import { parseBatch } from '../parse/parse-batch.js'
+import { createTally, mergeTally } from '../parse/tally.js'
+import { MAX_BATCH, MAX_CHUNK } from '../ingest/streamed.js'
+import { median } from './stats.js'
+
+/** The stages, in /good's order. */
+export const STAGES = Object.freeze(['inflate', 'parse', 'sha256', 'find'])
+
+/** The model, as the report and the figures file state it. */
+export const MODEL = 'bound = cores / (1/inflate + 1/parse + 1/sha256 + 1/find) MB/s'
+
+/** Compressed bytes per read into the Gunzip, and inflated bytes per digest update. */
+const READ_BYTES = 1024 * 1024
+const DIGEST_BYTES = 1024 * 1024
+
+/**
+ * A sample repeats its pass until this much time is measured: a pass over a small body takes
+ * microseconds, below what a clock reading can tell apart. A large body's sample is one pass.
+ */
+const MIN_SAMPLE_MS = 20
+
+function * slices (bytes, size) {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+}
+
+/** The records of `body` found as /good finds them, each batch handed to `onBatch`. */
+function scan (body, format, onBatch) {
+  const options = { batchBytes: MAX_BATCH, onBatch }
+  const scanner = format === 'ndjson' ? new LineBatcher(options) : new RecordScanner(format, options)
+  for (const chunk of slices(body, MAX_CHUNK)) scanner.write(chunk)
+  scanner.end()
+}
+
+function secondsSince (started) {
+  return (performance.now() - started) / 1000
+}
+
+/** One pass of each stage over the body: the seconds it took. */
+const PASSES = Object.freeze({
+  inflate: async function inflatePass ({ gz, body }) {
+    let inflated = 0
+    const started = performance.now()
+    await pipeline(Readable.from(slices(gz, READ_BYTES)), zlib.createGunzip({ chunkSize: MAX_CHUNK }),
+      new Writable({ write: function count (chunk, encoding, done) { inflated += chunk.length; done() } }))
+    const seconds = secondsSince(started)
+    if (inflated !== body.length) throw new Error(`the gzip inflates to ${inflated} bytes, not the body's ${body.length}`)
+    return seconds
+  },
+  parse: function parsePass ({ body, format }) {
+    const tally = createTally()
+    let seconds = 0
+    scan(body, format, function parseTimed (batch) {
+      const started = performance.now()
+      const parsed = parseBatch(batch)
+      if (parsed.tally !== null) mergeTally(tally, parsed.tally)
+      seconds += secondsSince(started)
+      if (parsed.error !== null) throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${batch.offset + parsed.error.offset}`)
+    })
+    return seconds
+  },
+  sha256: function sha256Pass ({ body }) {
+    const started = performance.now()
+    const hash = crypto.createHash('sha256')
+    for (const piece of slices(body, DIGEST_BYTES)) hash.update(piece)
+    hash.digest()
+    return secondsSince(started)
+  },
+  find: function findPass ({ body, format }) {
+    const started = performance.now()
+    scan(body, format, function dropBatch () {})
+    return secondsSince(started)
+  }
+})
+
+/** MB/s of inflated body of one sample: passes until MIN_SAMPLE_MS is measured. */
+async function sampleRate (pass, input) {
+  let seconds = 0
+  let passes = 0
+  do {
+    seconds += await pass(input)
+    passes++
+  } while (seconds * 1000 < MIN_SAMPLE_MS)
+  return passes * input.body.length / 1e6 / seconds
+}
+
+function checkInput ({ gz, body, format, repeat }) {
+  if (!(body instanceof Uint8Array) || body.length === 0) throw new TypeError('the bound needs a body of at least one byte')
+  if (!(gz instanceof Uint8Array)) throw new TypeError('the bound needs the body\'s gzip')
+  if (!FORMATS.includes(format)) throw new TypeError(`the format is one of ${FORMATS.join(', ')}, not "${format}"`)
+  if (!Number.isInteger(repeat) || repeat < 1) throw new TypeError(`repeat is a positive integer, not ${repeat}`)
+}
+
+/**
+ * Each stage on one core: a warm-up sample, then `repeat` samples, their median.
+ * @param {{ gz: Uint8Array, body: Uint8Array, format: string, repeat?: number }} input the body's gzip and the body
+ * @param {(event: object) => void} [report] progress events, as the benches' printer takes them
+ * @returns {Promise<Array<{ stage: string, mbPerSecond: number, secondsPerGB: number, runs: number[] }>>}
+ */
+export async function measureStages ({ gz, body, format, repeat = 3 }, report = function quiet () {}) {
+  checkInput({ gz, body, format, repeat })
+  const input = { gz, body, format }
+  const total = STAGES.length * (repeat + 1)
+  let done = 0
+  const cells = []
+  for (const stage of STAGES) {
+    report({ type: 'progress', done: done++, total, label: `${stage}: warm-up` })
+    await sampleRate(PASSES[stage], input)
+    const runs = []
+    for (let r = 0; r < repeat; r++) {
+      report({ type: 'progress', done: done++, total, label: `${stage}: run ${r + 1}/${repeat}` })
+      runs.push(await sampleRate(PASSES[stage], input))
+    }
+    const mbPerSecond = median(runs)
+    cells.push({ stage, mbPerSecond, secondsPerGB: 1000 / mbPerSecond, runs })
+  }
+  report({ type: 'progress', done, total, label: 'done' })
+  return cells
+}
+
+/**
+ * The bound: `cores` / the sum of the stages' seconds per MB on one core.
+ * @param {Record<string, number>} rates MB/s on one core of every stage in STAGES
+ * @param {number} [cores]
+ * @returns {number} MB/s of inflated body
+ * @throws {TypeError} naming a stage with no positive finite rate, or cores that are no positive integer
+ */
+export function boundOf (rates, cores = 1) {
+  if (!Number.isInteger(cores) || cores < 1) throw new TypeError(`cores is a positive integer, not ${cores}`)
+  let secondsPerMB = 0
+  for (const stage of STAGES) {
+    const rate = rates?.[stage]
+    if (!(typeof rate === 'number' && rate > 0 && Number.isFinite(rate))) throw new TypeError(`the ${stage} stage needs a positive MB/s, not ${rate}`)
+    secondsPerMB += 1 / rate
+  }
+  return cores / secondsPerMB
+}
+
+/**
+ * A route's MB/s as a fraction of the bound: 0.5 is half of it. Null when either is missing.
+ * @param {number|null} mbPerSecond
+ * @param {number|null} bound MB/s
+ * @returns {number|null}
+ */
+export function boundFraction (mbPerSecond, bound) {
+  if (!(typeof mbPerSecond === 'number' && mbPerSecond >= 0 && Number.isFinite(mbPerSecond))) return null
+  if (!(typeof bound === 'number' && bound > 0 && Number.isFinite(bound))) return null
+  return mbPerSecond / bound
+}
+
+/**
+ * Measure the stages and the bound they allow.
+ * @param {{ gz: Uint8Array, body: Uint8Array, format: string, repeat?: number, cores?: number }} input
+ *   cores: what the bound spreads the work over (default this machine's)
+ * @returns {Promise<{ body: object, repeat: number, cells: object[], cores: number, bound: number, singleCore: number, model: string }>}
+ */
+export async function measureBound ({ gz, body, format, repeat = 3, cores = os.availableParallelism() }, report) {
+  const cells = await measureStages({ gz, body, format, repeat }, report)
+  const rates = Object.fromEntries(cells.map(function rate (c) { return [c.stage, c.mbPerSecond] }))
+  return {
+    body: { format, bytes: body.length, compressedBytes: gz.length },
+    repeat,
+    cells,
+    cores,
+    bound: boundOf(rates, cores),
+    singleCore: boundOf(rates, 1),
+    model: MODEL
+  }
+}
+
+/**
+ * Measure the bound on a gzip file (an ingest bench input), read and inflated once, up front.
+ * @param {string} file
+ * @param {{ format: string, repeat?: number, cores?: number }} options
+ */
+export async function measureBoundOfFile (file, { format, repeat, cores }, report) {
+  const gz = await fs.promises.readFile(file)
+  return measureBound({ gz, body: zlib.gunzipSync(gz), format, repeat, cores }, report)
+}
+
+/**
+ * The bound a figures file of the bound bench holds (`npm run bench -- bound --figures NAME`).
+ * @param {string} file
+ * @returns {{ mbPerSecond: number, cores: number, body: object|null, file: string }}
+ * @throws {TypeError} naming the file and what it lacks
+ */
+export function readBoundFile (file) {
+  let data
+  try {
+    data = JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new TypeError(`${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, { cause: err })
+  }
+  const { bound, cores } = data ?? {}
+  if (!(typeof bound === 'number' && bound > 0 && Number.isFinite(bound)) || !Number.isInteger(cores) || cores < 1) {
+    throw new TypeError(`${file} holds no bound and cores: write one with npm run bench -- bound --figures NAME`)
+  }
+  return Object.freeze({ mbPerSecond: bound, cores, body: data.body ?? null, file })
+}
