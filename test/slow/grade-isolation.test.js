@@ -213,8 +213,10 @@ describe('grading apart: the cheats that forged a card', function () {
         await outside.start()
         const res = await send(outside.urlOf('student'), { buffer: Buffer.from('12345'), timeoutMs: 10_000 })
         assert.deepEqual([res.status, res.json], [200, { items: 5 }], res.text)
-        // the same layers (each process draws a user of its own)
-        assert.deepEqual({ ...outside.isolation, user: outside.isolation.user !== null }, { ...student.isolation, user: student.isolation.user !== null })
+        // the same layers (each process draws a user of its own; the student's file is copied only
+        // where its user cannot read it, as in a checkout under a private folder)
+        assert.deepEqual({ ...outside.isolation, user: outside.isolation.user !== null, copied: null }, { ...student.isolation, user: student.isolation.user !== null, copied: null })
+        assert.equal(outside.isolation.copied, false, 'a readable file runs where it is')
       } finally {
         await outside.stop()
         fs.rmSync(dir, { recursive: true, force: true })
