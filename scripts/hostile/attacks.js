@@ -387,8 +387,6 @@ const ATTACKS = Object.freeze(Object.fromEntries([
   { id: 'drip-clients', title: 'drip clients', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: dripClients },
   { id: 'metrics-flood', title: '/metrics flood', target: 'GET /metrics (SSE)', judged: false, run: metricsFlood },
   { id: 'disk-fill', title: 'disk fill', target: 'POST /upload-stream, GET /generate?save=1', judged: false, run: diskFill },
-  // /good alone: the textbook route has no limit on bodies parsed at once, and sixteen large
-  // documents at once cost it what sixteen parses hold, whatever their codec (not its decoders)
   { id: 'wide-windows', title: 'valid bodies in the widest windows, at once', routes: ['good'], sends: 'json', prepare: prepareWideBodies, run: wideWindows },
   { id: 'window-bombs', title: 'ratio bombs in windowed codecs, at once', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareWindowBombs, run: windowBombs }
 ].map(function withGroup (attack) {
