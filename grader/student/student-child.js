@@ -60,7 +60,7 @@ async function main () {
   app.set('strict routing', true)
   // as in the lab, a body that stops is bounded in time, whoever reads it; the lab's rate floor is
   // not: the grader is this server's only client, and its writes of a few bytes each are slow on
-  // purpose (a busy machine took them under the floor, and the check's answer became a 408)
+  // purpose, under the floor on a busy machine
   app.use(bodyDeadline({ ...DEFAULTS.limits, minBodyRate: 0 }))
   app.use(studentRoutes(student))
   app.use(function routeNotFound (req, res, next) {
