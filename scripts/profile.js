@@ -24,6 +24,7 @@ import { ROUTES, describeLoad } from './profile/load.js'
 import { clinicRefusal, removeTraceLogs, runClinic } from './profile/clinic.js'
 import { runNodeProfilers, runSnapshots } from './profile/node-profilers.js'
 import { HOW_TO_OPEN, listResults } from './profile/results.js'
+import { summarizeProfileFile, summaryLines } from './profile/cpu-summary.js'
 import { CLINIC_VERSION, INPUT_DIR, MODES, PROFILES_DIR, labDataDir, shown } from './profile/settings.js'
 
 const EXIT_USAGE = 2
@@ -185,6 +186,13 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   summary.load = load
   summary.memory = memory && { idleRss: memory.idleRss, peakRss: memory.peakRss }
   summary.files = results.map(function relative (r) { return { file: shown(r.file), bytes: r.bytes, kind: r.kind } })
+  const cpu = []
+  for (const r of results) {
+    if (r.kind !== '.cpuprofile') continue
+    const thread = r.thread.replace(/^ \((.*)\)$/, '$1') || path.basename(r.file)
+    cpu.push({ thread, ...await summarizeProfileFile(r.file) })
+  }
+  if (cpu.length > 0) summary.cpu = cpu
   await fs.promises.writeFile(path.join(args.out, 'profile.json'), JSON.stringify(summary, null, 2) + '\n')
 
   say()
@@ -199,6 +207,13 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   say(`Results in ${shown(args.out)}/:`)
   for (const r of results) say(`  ${shown(r.file)}  ${formatBytes(r.bytes)}${r.thread}`)
   say()
+  if (cpu.length > 0) {
+    say('Where each thread\'s CPU went, by the first kind of work its stack names (scripts/profile/cpu-summary.js):')
+    for (const t of cpu) for (const line of summaryLines(t.thread, t)) say(`  ${line}`)
+    say('  (a sampled thread that waits for a core counts that wait as the work it was doing: with more busy')
+    say('  threads than cores, /proc/<pid>/task/*/stat tells CPU time apart from waiting)')
+    say()
+  }
   say('How to open them:')
   const kinds = [...new Set(results.map(function kind (r) { return r.kind }))]
   for (const kind of kinds) say(`  ${kind.padEnd(13)} ${HOW_TO_OPEN[kind]}`)
