@@ -104,8 +104,14 @@ describe('/experiments', function () {
       assert.ok(run.result.server.peakRss >= Math.max(bad.server.peakRss, good.server.peakRss))
       // the input was made in the app's data directory, not the project's
       assert.ok(fs.existsSync(path.join(lab.dataDir, 'bench', run.result.input.file)))
-      // one load process per route, each gone by the time the run is done
-      assert.equal(run.pids.length, 2)
+      // the machine's bound, measured apart on the body, and each route's share of it in the table
+      assert.ok(run.result.bound.mbPerSecond > 0, JSON.stringify(run.result.bound))
+      assert.equal(run.result.bound.body.format, 'json')
+      for (const route of [bad, good]) assert.ok(Math.abs(route.boundShare - route.mbPerSecond / run.result.bound.mbPerSecond) < 0.01, JSON.stringify(route))
+      const shares = run.result.tables[0].rows.find(function isShare (row) { return row.field === 'boundShare' })
+      assert.match(shares.values.good, /^\d+ % of \d+\.\d MB\/s$/)
+      // the bound's process and one load process per route, each gone by the time the run is done
+      assert.equal(run.pids.length, 3)
       for (const pid of run.pids) assert.equal(processAlive(pid), false, `load process ${pid} is gone`)
 
       const list = (await call(`${lab.url}/experiments`)).body
@@ -136,7 +142,7 @@ describe('/experiments', function () {
       }
       assert.equal(run.result.routes['streamparser-json'].summary.format, 'array')
       assert.equal(run.result.summariesAgree, true)
-      assert.equal(run.pids.length, 4)
+      assert.equal(run.pids.length, 5, "the bound's process and a load process per route")
       // the contract's presentation: a column per route, headed by what it is, and one verdict for all four
       const [table] = run.result.tables
       assert.deepEqual(table.columns.map(function heading (c) { return c.label }),
@@ -162,7 +168,7 @@ describe('/experiments', function () {
       assert.equal(figures.summary.format, 'json')
       assert.ok(figures.summary.inflatedBytes >= 200000)
       assert.equal(run.result.summariesAgree, true)
-      assert.equal(run.pids.length, 1)
+      assert.equal(run.pids.length, 2, 'the bound\'s process and the load process')
     })
 
     it('answers 409 experiment.busy while another run is under way', async function () {
@@ -302,15 +308,17 @@ describe('/experiments', function () {
       await loading.ended
       const during = (await call(`${lab.url}/experiments/${id}`)).body
       assert.equal(during.status, 'running')
-      assert.equal(during.pids.length, 1)
-      assert.equal(processAlive(during.pids[0]), true, 'the load process runs')
+      // the bound's process, gone, then the load process
+      assert.equal(during.pids.length, 2)
+      assert.equal(processAlive(during.pids[0]), false, 'the bound\'s process is gone')
+      assert.equal(processAlive(during.pids[1]), true, 'the load process runs')
 
       const ending = watchRun(events, function ended (e) { return e.id === id && isEnd(e) })
       const cancelled = await call(`${lab.url}/experiments/${id}`, 'DELETE')
       assert.equal(cancelled.status, 200)
       assert.equal(cancelled.body.status, 'cancelled')
       assert.ok(cancelled.body.progress.done < 1000)
-      assert.equal(processAlive(during.pids[0]), false, 'the load process is gone')
+      assert.equal(processAlive(during.pids[1]), false, 'the load process is gone')
       const last = (await ending.ended).at(-1)
       assert.equal(last.phase, 'cancelled')
 

@@ -11,6 +11,7 @@
  * and "peak above idle" is the figure to compare.
  */
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { latencyStats } from '../../lib/measure/stats.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
@@ -18,7 +19,8 @@ import { FORMATS } from '../../generators/items.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { DEFAULTS } from '../../lib/config/options.js'
-import { runLoad } from '../../lib/experiments/load.js'
+import { runChildJob, runLoad } from '../../lib/experiments/load.js'
+import { boundFraction } from '../../lib/measure/bound.js'
 import {
   choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, round, sizeEntry, sizeParam
 } from '../../lib/experiments/params.js'
@@ -43,6 +45,15 @@ const MAX_REQUESTS = 10_000
 const MAX_ITEMS = DEFAULTS.generate.maxItems
 const MAX_BYTES = DEFAULTS.generate.maxBytes
 const DEFAULT_BYTES = '10MB'
+/** Measures the machine's bound apart from the server (experiments/ingest/bound-process.js). */
+const BOUND_PROCESS = fileURLToPath(new URL('./bound-process.js', import.meta.url))
+/**
+ * The bound is measured on the run's body while its gzip is at most this, else on a 64 MB body of
+ * the same format: the measuring process holds the body inflated, and the bound depends on the
+ * body's shape, not its size.
+ */
+const BOUND_GZIP_MAX = 16 * 1024 * 1024
+const BOUND_BYTES = 64_000_000
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
@@ -140,6 +151,7 @@ export async function run (ctx) {
   const input = await ensureInput({ bytes: p.bytes, size: p.size, format: p.format, dir, signal })
   // one tiny document, so no route meets its first-request costs inside the measurement
   const warm = await ensureInput({ size: 1, format: p.format, dir, signal })
+  const bound = await measureBound(ctx, input, dir)
   const byRoute = {}
   for (const [index, route] of routes.entries()) {
     signal.throwIfAborted()
@@ -159,22 +171,46 @@ export async function run (ctx) {
       }
     })
     server ??= endMeasure()
-    byRoute[route] = summariseRoute(route, p, load, server)
+    byRoute[route] = summariseRoute(route, p, load, server, bound)
   }
   const summariesAgree = allAgree(Object.values(byRoute))
   const described = { file: path.basename(input.file), format: p.format, bytes: p.bytes, size: p.size, compressedBytes: input.compressedBytes }
   return {
     input: described,
+    bound,
     routes: byRoute,
     summariesAgree,
     // the contract's presentation (lib/experiments/result-contract.js): what the dashboard and the CLIs show
     caption: inputCaption(described, p),
-    tables: [routesTable(byRoute)],
+    tables: [routesTable(byRoute, bound)],
     verdicts: [answersVerdict(summariesAgree, routes.length)]
   }
 }
 
-function summariseRoute (route, p, { results, wallMs }, server) {
+/**
+ * The machine's bound on this body's shape (lib/measure/bound.js), one pass a stage, in a process
+ * of its own before any route runs; null, with the reason, when it could not be measured: the
+ * routes still run.
+ * @returns {Promise<{ mbPerSecond: number, cores: number, body: object }|{ mbPerSecond: null, reason: string }>}
+ */
+async function measureBound (ctx, input, dir) {
+  const { params: p, signal } = ctx
+  ctx.progress({ done: 0, total: 1, stage: 'bound' })
+  try {
+    const measured = input.compressedBytes <= BOUND_GZIP_MAX ? input : await ensureInput({ bytes: BOUND_BYTES, format: p.format, dir, signal })
+    const job = { file: measured.file, format: p.format }
+    return await runChildJob(BOUND_PROCESS, job, {
+      signal,
+      onSpawn: ctx.trackProcess,
+      onProgress: function relayProgress ({ done, total }) { ctx.progress({ done, total, stage: 'bound' }) }
+    })
+  } catch (err) {
+    signal.throwIfAborted()
+    return { mbPerSecond: null, reason: err.message }
+  }
+}
+
+function summariseRoute (route, p, { results, wallMs }, server, bound) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
   const errors = {}
   for (const r of results) {
@@ -193,6 +229,7 @@ function summariseRoute (route, p, { results, wallMs }, server) {
     wallMs: round(wallMs, 10),
     inflatedBytes,
     mbPerSecond: round(inflatedBytes / 1e6 / (wallMs / 1000), 100),
+    boundShare: ok.length === 0 ? null : boundFraction(inflatedBytes / 1e6 / (wallMs / 1000), bound.mbPerSecond),
     server,
     summary: ok[0]?.summary ?? null,
     summariesAgree: ok.length === 0 ? null : answers.size === 1

@@ -26,6 +26,15 @@ const ROWS = Object.freeze([
   { field: 'ok', label: 'Uploads answered 200', unit: 'text', value: function okValue (r) { return `${r.ok} / ${r.requests}${describeErrors(r.errors)}` } },
   { field: 'mbPerSecond', label: 'Throughput', unit: 'MB/s', value: function mbValue (r) { return Number.isFinite(r.mbPerSecond) ? r.mbPerSecond : null } },
   {
+    field: 'boundShare',
+    label: 'Share of this machine\'s bound',
+    unit: 'text',
+    value: function shareValue (r, bound) {
+      if (!Number.isFinite(bound?.mbPerSecond)) return `n/a (${bound?.reason ?? 'no bound measured'})`
+      return Number.isFinite(r.boundShare) ? `${Math.round(100 * r.boundShare)} % of ${bound.mbPerSecond.toFixed(1)} MB/s` : null
+    }
+  },
+  {
     field: 'peakAboveIdle',
     label: 'Server peak above idle',
     unit: 'MiB',
@@ -43,16 +52,18 @@ const ROWS = Object.freeze([
 /**
  * The routes side by side.
  * @param {Record<string, object>} byRoute the result's `routes`
+ * @param {{ mbPerSecond: number|null, cores?: number, reason?: string }|null} [bound] the machine's bound
+ *   on the body's shape (lib/measure/bound.js): each route's throughput as a share of it
  * @returns {import('../../lib/experiments/result-contract.js').ResultTable}
  */
-export function routesTable (byRoute) {
+export function routesTable (byRoute, bound = null) {
   const routes = Object.values(byRoute)
   return {
     name: 'routes',
     columns: routes.map(function column (r) { return { key: r.route, label: routeHeading(r.route), route: r.route } }),
     rows: ROWS.map(function row (spec) {
       const values = {}
-      for (const r of routes) values[r.route] = spec.value(r)
+      for (const r of routes) values[r.route] = spec.value(r, bound)
       return { field: spec.field, label: spec.label, unit: spec.unit, values }
     })
   }
