@@ -45,12 +45,18 @@ export class LineBatcher {
   }
 
   emit () {
-    const bytes = Buffer.concat(this.pieces)
-    const copy = new Uint8Array(bytes.length)
-    copy.set(bytes)
+    // one copy, into memory of the batch's own that can be transferred to a parse thread
+    let length = 0
+    for (const piece of this.pieces) length += piece.length
+    const bytes = new Uint8Array(length)
+    let at = 0
+    for (const piece of this.pieces) {
+      bytes.set(piece, at)
+      at += piece.length
+    }
     this.pieces = []
     this.pieceBytes = 0
-    if (copy.length > 0) this.onBatch({ kind: 'lines', generation: 1, offset: this.batchStart, bytes: copy })
+    if (length > 0) this.onBatch({ kind: 'lines', generation: 1, offset: this.batchStart, bytes })
   }
 
   end () {
