@@ -9,6 +9,7 @@
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import zlib from 'node:zlib'
 import { formatBytes, formatDecimalBytes, formatDuration, formatMiB } from '../lib/util/units.js'
 import { createBomb } from '../generators/bombs.js'
@@ -17,6 +18,16 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { uploadStreams } from '../lib/experiments/upload-client.js'
 
 const BUDGET = '512MiB'
+
+const USAGE = `Usage: npm run demo:bomb [-- --help]
+
+One zip bomb, two routes, a memory budget. Starts the lab with --unsafe-bad --memory-limit ${BUDGET}
+on a free port, streams a 10 GB bomb (made as it is sent, nothing on disk) into POST /good, which
+refuses it, then into the unguarded POST /bad, whose worker grows to the budget and is killed on
+purpose; then tells what happened from the lab's own figures. It takes a few seconds.
+
+Options:
+  -h, --help   this help, and nothing else`
 const SMALL_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 
 async function snapshot (url) {
@@ -101,7 +112,22 @@ async function main (out = process.stdout) {
   }
 }
 
+/** The flags: --help alone; anything else is refused before the lab starts. */
+function readArgs (argv) {
+  try {
+    return parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } }, strict: true }).values
+  } catch (err) {
+    return { error: err.message }
+  }
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = readArgs(process.argv.slice(2))
+  if (args.help || args.error) {
+    if (args.error) console.error(`demo:bomb: ${args.error}\n`)
+    console.log(USAGE)
+    process.exit(args.error ? 2 : 0)
+  }
   main().then(function setExitCode (code) {
     process.exitCode = code
   }, function failed (err) {
