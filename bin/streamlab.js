@@ -36,7 +36,9 @@ function usage () {
     '',
     'streamlab <command> --help: that command\'s flags. Where a help says "npm run grade --", type',
     '"streamlab grade": the arguments are the same.',
-    isInstalled() ? `Everything it writes goes to ${defaultDataDir()} (STREAMLAB_DATA_DIR to change it).` : 'Everything it writes goes to test-data/ in the checkout.',
+    isInstalled()
+      ? `The lab writes to ${defaultDataDir()} (STREAMLAB_DATA_DIR to change it); a bench's report goes to reports/ here.`
+      : 'The lab writes to test-data/ in the checkout; a bench\'s report goes to reports/, its --figures to docs/figures/.',
     'Docs: README.md in the package; every page in the repository\'s docs/ (docs/grading-in-ci.md for CI).'
   ].join('\n')
 }

@@ -82,6 +82,8 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
     const unwanted = packed.files.filter(function notShipped (f) { return (/^(test|docs|examples|reports|test-data|\.ci)\//.test(f) && !/^docs\/figures\/[a-z0-9-]+\.run\.json$/.test(f)) || /\.(png|heapsnapshot|tgz)$/.test(f) })
     assert.deepEqual(unwanted, [])
     assert.ok(packed.files.includes('docs/figures/zip-bomb.run.json'))
+    // what docs/install.md says of its size
+    assert.ok(packed.size < 1e6, `${packed.size} bytes packed: docs/install.md says under 1 MB`)
     const installed = fs.readdirSync(path.join(project, 'node_modules'))
     assert.deepEqual(DEV_DEPENDENCIES.filter(function present (name) { return installed.includes(name.split('/')[0]) && fs.existsSync(path.join(project, 'node_modules', name)) }), [])
     const pkg = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'streamlab', 'package.json'), 'utf8'))
