@@ -22,7 +22,8 @@ export async function startLab (port, term) {
     return await startLabProcess(['--port', String(port), ...flags])
   } catch (err) {
     if (port === 0 || !/EADDRINUSE/.test(err.message)) throw err
-    term.say(term.warn(`Port ${port} is taken (is \`npm start\` or another demo running?): the lab takes a free port instead.`))
+    term.say(term.warn(`Port ${port} is taken (is \`npm start\` or another demo running?): the demo runs its own lab on a free port. ` +
+      'A dashboard open on the other lab shows nothing of it: open the address below, or stop the other lab (Ctrl-C) and start the demo again.'))
     return startLabProcess(['--port', '0', ...flags])
   }
 }
