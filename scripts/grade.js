@@ -85,7 +85,8 @@ const USAGE = `Usage: npm run grade -- <handler.js> [options]
                    class's, its checks are the grader's and each figure is in its range
   --verify K       with --collect: grade K of the cards' submissions again here, drawn at random, and
                    refuse each card that disagrees (an area's verdict, or a figure better than measured
-                   here by more than --tolerance); --verify-seed S draws the same K again
+                   here by more than --tolerance)
+  --verify-seed S  with --verify: draw the same K cards again
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
   --out DIR        where the report goes (default test-data/grade/<timestamp>; a class: a folder per submission)
