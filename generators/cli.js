@@ -19,8 +19,8 @@ import { LabError } from '../lib/errors/index.js'
 import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
 import { DEFAULTS } from '../lib/config/options.js'
 import { formatBytes, formatDuration, formatStopwatch } from '../lib/util/units.js'
-import { BOMB_CODECS, BOMB_DEFAULTS, BOMB_VARIANTS, createBomb, normalizeBombParams } from './bombs.js'
-import { SAVE_FILE_NAMES, createGzipStream, normalizeGenerateParams } from './items.js'
+import { BOMB_CODECS, BOMB_DEFAULTS, BOMB_VARIANTS, createBomb, normalizeBombParams } from '../lib/generate/bombs.js'
+import { SAVE_FILE_NAMES, createGzipStream, normalizeGenerateParams } from '../lib/generate/items.js'
 
 const USAGE = `Usage: npm run generate -- [options]
 

@@ -4,7 +4,7 @@
  * time and within the app's disk quota; or
  * (`?kind=bomb&variant=...&codec=...`) a zip bomb, streamed as it is made, or (br, zstd) made once
  * into the data directory's bomb cache and sent from there. HEAD makes nothing and writes nothing.
- * The mechanics live in `generators/items.js`, `generators/bombs.js` and `lib/util/atomic-file.js`.
+ * The mechanics live in `lib/generate/items.js`, `lib/generate/bombs.js` and `lib/util/atomic-file.js`.
  */
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -15,8 +15,8 @@ import {
   createGzipStream,
   downloadFileName,
   normalizeGenerateParams
-} from '../generators/items.js'
-import { createBomb, prepareBomb } from '../generators/bombs.js'
+} from '../lib/generate/items.js'
+import { createBomb, prepareBomb } from '../lib/generate/bombs.js'
 import { displayPath, writeAtomically } from '../lib/util/atomic-file.js'
 import { badParameter, saveBusy } from '../lib/errors/index.js'
 import { writes } from '../lib/limits/request-guard.js'
@@ -80,7 +80,7 @@ function writesToDisk (req) {
 }
 
 /**
- * The app's bomb cache (generators/bombs.js prepareBomb): requests for the same br or zstd
+ * The app's bomb cache (lib/generate/bombs.js prepareBomb): requests for the same br or zstd
  * bomb while it is being made wait for that one making, not a second.
  * @param {string} cacheDir
  */

@@ -3,7 +3,7 @@
  * Which streaming JSON library the textbook route (POST /streamparser-json,
  * lib/ingest/streamparser.js) is built on: the candidates' parse speed and
  * memory, in this process's Node, on the lab's generated JSON
- * (generators/items.js). Each library reads the same document, held in
+ * (lib/generate/items.js). Each library reads the same document, held in
  * memory as the generator's ~64 KiB chunks and fed through a stream, and
  * counts the records of its `items` array, as the route does:
  * - @streamparser/json, the route's dependency: `JSONParser` with
@@ -33,7 +33,7 @@ import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
-import { createJsonStream } from '../generators/items.js'
+import { createJsonStream } from '../lib/generate/items.js'
 import { findCollector } from '../lib/util/collect-garbage.js'
 import { readPeakRss, resetPeakRss, watchPeak } from '../lib/metrics/peak.js'
 import { parseByteSize } from '../lib/util/units.js'

@@ -13,7 +13,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
-import { createJsonStream } from '../generators/items.js'
+import { createJsonStream } from '../lib/generate/items.js'
 import { parseDocument } from '../lib/parse/parse-batch.js'
 import { createParsePool, threadHeapMb } from '../lib/parse/pool.js'
 import { DEFAULTS } from '../lib/config/options.js'

@@ -19,13 +19,13 @@ import { openEventStream } from '../lib/measure/event-stream.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { markdownTable } from '../lib/measure/table.js'
 import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
-import { createBomb } from '../generators/bombs.js'
+import { createBomb } from '../lib/generate/bombs.js'
 import { parseByteSize, formatMiB, formatBytes } from '../lib/util/units.js'
 
 /** How long after an answer the heap spaces are still read. */
 const AFTER_MS = 1000
 const ROUTES = Object.freeze(['bad', 'good', 'express-json', 'streamparser-json'])
-/** The bomb of the zip-bomb lesson: 10 GB of JSON in about 10 MB of gzip (generators/bombs.js). */
+/** The bomb of the zip-bomb lesson: 10 GB of JSON in about 10 MB of gzip (lib/generate/bombs.js). */
 const BOMB = Object.freeze({ variant: 'ratio', bytes: 10_000_000_000 })
 
 const USAGE = `Usage: npm run stages -- [options]

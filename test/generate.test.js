@@ -1,5 +1,5 @@
 /**
- * The generator (generators/items.js): the same bytes from the same seed, each
+ * The generator (lib/generate/items.js): the same bytes from the same seed, each
  * format and size as asked, the counters it keeps; normalizeGenerateParams;
  * and the byte sizes its parameters take. GET /generate and the file it saves
  * are test/generate-route.test.js's.
@@ -10,7 +10,7 @@ import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import { DEFAULTS } from '../lib/config/options.js'
 import { formatBytes, formatMiB, parseByteSize } from '../lib/util/units.js'
-import { createGzipStream, createJsonStream, normalizeGenerateParams } from '../generators/items.js'
+import { createGzipStream, createJsonStream, normalizeGenerateParams } from '../lib/generate/items.js'
 import { generatedJson, parseItems } from './helpers.js'
 
 describe('generator', function generatorSpecs () {

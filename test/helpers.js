@@ -12,7 +12,7 @@ import { Writable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import { createApp } from '../app.js'
-import { createGzipStream, createJsonStream } from '../generators/items.js'
+import { createGzipStream, createJsonStream } from '../lib/generate/items.js'
 import { createLabServer } from '../lib/http/server.js'
 import { LabError } from '../lib/errors/index.js'
 import { RecordScanner, LineBatcher } from '../lib/json/records.js'
@@ -260,13 +260,13 @@ export async function collect (...streams) {
   return Buffer.concat(parts)
 }
 
-/** A generated document (generators/items.js), gzipped, whole. */
+/** A generated document (lib/generate/items.js), gzipped, whole. */
 export function generatedGzip (params) {
   const { json, gzip } = createGzipStream(params)
   return collect(json, gzip)
 }
 
-/** A whole generated document (generators/items.js), not gzipped, and the stream that made it (for its counters). */
+/** A whole generated document (lib/generate/items.js), not gzipped, and the stream that made it (for its counters). */
 export async function generatedJson (params) {
   const json = createJsonStream(params)
   const bytes = await buffer(json)

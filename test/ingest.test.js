@@ -11,7 +11,7 @@ import zlib from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
 import { startLab, post, postInChunks } from './helpers.js'
-import { createGzipStream, createJsonStream } from '../generators/items.js'
+import { createGzipStream, createJsonStream } from '../lib/generate/items.js'
 import { waitFor } from './helpers.js'
 
 async function collect (readable) {

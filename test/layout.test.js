@@ -6,7 +6,7 @@
  *   experiments/, routes/, dashboard/, grader/, generators/, exercises/)
  *   imports or forks a file under scripts/ (only scripts/ and test/ may);
  * - lib/ is the bottom: it imports and forks nothing of routes/,
- *   experiments/, grader/ or scripts/, and imports no file at the project's
+ *   experiments/, grader/, scripts/ or generators/, and imports no file at the project's
  *   root (the app, the worker, the entry point);
  * - the app, the worker and routes/ reach an experiment folder only through
  *   the registry, experiments/index.js;
@@ -24,7 +24,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 // exercises/: the students' handlers, which the grader mounts
 const SERVER_SIDE = Object.freeze(['lib', 'app.js', 'worker.js', 'server.js', 'experiments', 'routes', 'dashboard', 'grader', 'generators', 'exercises'])
 /** The layers above lib/: it may reach none of them. */
-const ABOVE_LIB = Object.freeze(['routes/', 'experiments/', 'grader/', 'scripts/'])
+const ABOVE_LIB = Object.freeze(['routes/', 'experiments/', 'grader/', 'scripts/', 'generators/'])
 
 /** Every .js file under a folder of the project (or the file itself), repo-relative. */
 function jsFiles (entry) {

@@ -15,7 +15,7 @@ import { collect, generatedGzip, labInTempDir, post, postChunked, waitFor } from
 import {
   GZIP, KiB, MiB, ROUTE, answers, assertSameAs, assertSameAsBadOrSooner, gz, sendPart, verdict, watchRequests
 } from './streamparser-json-helpers.js'
-import { createBomb } from '../generators/bombs.js'
+import { createBomb } from '../lib/generate/bombs.js'
 import { prng, randomRecords, serialise, mutate, mutateGzip } from '../lib/measure/mutate.js'
 
 describe(`POST /${ROUTE}`, function () {

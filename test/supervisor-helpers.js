@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { uploadStreams } from '../lib/experiments/upload-client.js'
-import { createBomb } from '../generators/bombs.js'
+import { createBomb } from '../lib/generate/bombs.js'
 import { pollJson } from './helpers.js'
 
 const WORKER = fileURLToPath(new URL('../worker.js', import.meta.url))

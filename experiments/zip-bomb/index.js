@@ -1,5 +1,5 @@
 /**
- * The zip-bomb experiment: a bomb (generators/bombs.js) in any codec the
+ * The zip-bomb experiment: a bomb (lib/generate/bombs.js) in any codec the
  * routes decode, made (br and zstd: into the data directory's bomb cache,
  * before anything is measured) and streamed into POST /good and/or POST /bad
  * of this very server by a load process of its own, with how each route met it: its answer, the error's type, the
@@ -19,7 +19,7 @@ import { ensureInput } from '../../lib/measure/inputs.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
 import {
   BOMB_CODECS, BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, bombCodecProblem, maximumBytes, minimumBytes, prepareBomb
-} from '../../generators/bombs.js'
+} from '../../lib/generate/bombs.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, normalizeBySchema, round, sizeEntry } from '../../lib/experiments/params.js'

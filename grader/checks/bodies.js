@@ -13,7 +13,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { ensureInput } from '../../lib/measure/inputs.js'
-import { createJsonStream } from '../../generators/items.js'
+import { createJsonStream } from '../../lib/generate/items.js'
 import { referenceOf, referenceOfGenerated } from './reference.js'
 
 /** gzip's default inflate chunk: where a handler's chunks end unless it chose otherwise. */
@@ -287,7 +287,7 @@ export function generatedSizes (seed = currentSeed()) {
 }
 
 /**
- * A zip bomb's parameters (generators/bombs.js createBomb): the preset's
+ * A zip bomb's parameters (lib/generate/bombs.js createBomb): the preset's
  * inflated size less up to a tenth, and for the members variant 800 to 1200
  * members, for the depth variant 900,000 to 1,100,000 levels, drawn from
  * the seed. Make a bomb from them per send: its streams are read once.
@@ -304,7 +304,7 @@ export function bombParams (variant, bombBytes, seed = currentSeed()) {
 const generatedReferences = new Map()
 
 /**
- * A generated document (generators/items.js), gzipped into `dir` once and
+ * A generated document (lib/generate/items.js), gzipped into `dir` once and
  * reused, with its reference (its ids run from 1 to N) and its inflated size.
  * Its seed is the run's (withSeed) unless the caller names one: at a given
  * `bytes` the number of records and the compressed size differ from seed to seed.

@@ -21,7 +21,7 @@ export function referenceOf (json) {
 }
 
 /**
- * The reference of a generated document (generators/items.js): its ids run from 1 to N.
+ * The reference of a generated document (lib/generate/items.js): its ids run from 1 to N.
  * @param {number} items N
  */
 export function referenceOfGenerated (items) {

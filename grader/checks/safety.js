@@ -1,5 +1,5 @@
 /**
- * Safety: zip bombs (generators/bombs.js) refused with a 4xx before memory
+ * Safety: zip bombs (lib/generate/bombs.js) refused with a 4xx before memory
  * grows, gzip as the contract sends it and then in each content coding the
  * endpoint took when probed (encodings.js), and truncated or corrupt bodies
  * refused with a 4xx, not a crash or a hang; each sent chunked and with its
@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { createBomb, prepareBomb } from '../../generators/bombs.js'
+import { createBomb, prepareBomb } from '../../lib/generate/bombs.js'
 import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncated } from './bodies.js'
 import { codingsTaken, encodedHeaders } from './encodings.js'
 import { FRAMING_REASON, goodBodyAnswered } from './framing.js'

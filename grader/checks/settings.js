@@ -36,7 +36,7 @@ export const LIMITS = Object.freeze({
 
 /**
  * The presets. Sizes are inflated bytes of generated documents
- * (generators/items.js, the `{"items":[...]}` format).
+ * (lib/generate/items.js, the `{"items":[...]}` format).
  * `reference`: measure /bad and /good beside the handler for the charts.
  * Timeouts: `requestMs` for a small body, `bombMs` for a zip bomb, and a
  * large body gets `requestMs` plus a second per `slowestMBps` MB.
@@ -108,7 +108,7 @@ export function normalizeSettings (preset = 'full', overrides = {}) {
   return Object.freeze({ ...s, sizes: Object.freeze([...s.sizes]), concurrency: Object.freeze([...s.concurrency]) })
 }
 
-/** The largest seed: generators/items.js takes a 32-bit seed. */
+/** The largest seed: lib/generate/items.js takes a 32-bit seed. */
 export const MAX_SEED = 0xFFFFFFFF
 
 /**

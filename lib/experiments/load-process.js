@@ -6,7 +6,7 @@
  *
  *   in:  { url, file, concurrency, requests, headers, fields? }
  *        or { url, bomb: { variant, codec, bytes, ... }, bombCacheDir?, requests }: zip bombs made
- *        here as they are sent (generators/bombs.js; a br or zstd one read from bombCacheDir,
+ *        here as they are sent (lib/generate/bombs.js; a br or zstd one read from bombCacheDir,
  *        where the run made it first), one after the other, with the headers the variant needs
  *   out: { type: 'progress', done, total } (at most ~10/s, and once at the end)
  *        then { type: 'result', results: [{ status, ms, ...fields, errorType? }], wallMs }
@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { serveChildJob } from './child-job.js'
-import { createBomb } from '../../generators/bombs.js'
+import { createBomb } from '../generate/bombs.js'
 import { uploadMany, uploadStreams } from './upload-client.js'
 
 const PROGRESS_INTERVAL_MS = 100

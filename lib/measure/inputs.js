@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { createGzipStream } from '../../generators/items.js'
+import { createGzipStream } from '../generate/items.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { DEFAULTS } from '../config/options.js'
 import { formatBytes, formatDuration } from '../util/units.js'

@@ -9,7 +9,7 @@ import { Readable, Writable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
-import { createGzipStream } from '../../generators/items.js'
+import { createGzipStream } from '../../lib/generate/items.js'
 import { prng } from '../../lib/measure/mutate.js'
 
 const PIECE = 64 * 1024

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { listUploads, removeDeadParts, removeUploads } from '../../experiments/upload/server.js'
-import { SAVE_FILE_NAMES } from '../../generators/items.js'
+import { SAVE_FILE_NAMES } from '../../lib/generate/items.js'
 import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { startListeningProcess } from '../../lib/measure/lab-process.js'
 

@@ -3,7 +3,7 @@
  * place, frozen, with a `--quick` set beside the full one. Flags override
  * whichever set is chosen; a bad value is a TypeError naming its flag.
  */
-import { BOMB_CODECS, bombCodecAvailable } from '../../generators/bombs.js'
+import { BOMB_CODECS, bombCodecAvailable } from '../../lib/generate/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { parseByteSize } from '../../lib/util/units.js'
 

@@ -1,5 +1,5 @@
 /**
- * Zip bombs (generators/bombs.js, GET /generate?kind=bomb, the CLI's --bomb):
+ * Zip bombs (lib/generate/bombs.js, GET /generate?kind=bomb, the CLI's --bomb):
  * valid gzip that inflates to what it claims, checked by inflating a bounded
  * prefix (never the whole 10 GB) or, on small sizes, everything; the same in
  * deflate, br and (where Node has it) zstd, and /good refusing a 2 GiB br
@@ -18,9 +18,9 @@ import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import {
   BOMB_CODECS, BOMB_LIMITS, BOMB_VARIANTS, bombCodecAvailable, createBomb, maximumBytes, normalizeBombParams, prepareBomb
-} from '../../generators/bombs.js'
-import { adler32, adler32Combine, adler32Repeat } from '../../generators/adler32-combine.js'
-import { crc32Combine } from '../../generators/crc32-combine.js'
+} from '../../lib/generate/bombs.js'
+import { adler32, adler32Combine, adler32Repeat } from '../../lib/generate/adler32-combine.js'
+import { crc32Combine } from '../../lib/generate/crc32-combine.js'
 import { measureOnFreshServer } from '../../lib/measure/fresh-server.js'
 import { startLab } from '../helpers.js'
 

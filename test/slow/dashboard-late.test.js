@@ -17,7 +17,7 @@ import path from 'node:path'
 import { once } from 'node:events'
 import { chromiumMissing, launchChromium } from '../../lib/measure/browser.js'
 import { uploadStreams } from '../../lib/experiments/upload-client.js'
-import { createBomb } from '../../generators/bombs.js'
+import { createBomb } from '../../lib/generate/bombs.js'
 import { createSupervisor } from '../../lib/supervisor/supervisor.js'
 import { getJson, pollJson, startLab } from '../helpers.js'
 

@@ -75,7 +75,7 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
 
   it('ships what running needs, and none of the specs, docs, reports or dev dependencies', function () {
     for (const file of ['bin/streamlab.js', 'server.js', 'worker.js', 'app.js', 'lib/config/options.js', 'routes/ingest.js', 'dashboard/index.html',
-      'generators/bombs.js', 'grader/student/student-child.js', 'exercises/01-stream/starter.js', 'experiments/index.js', 'scripts/grade.js', 'scripts/demo/lab.js', 'README.md']) {
+      'lib/generate/bombs.js', 'grader/student/student-child.js', 'exercises/01-stream/starter.js', 'experiments/index.js', 'scripts/grade.js', 'scripts/demo/lab.js', 'README.md']) {
       assert.ok(packed.files.includes(file), file)
     }
     // of docs/, the lessons' runs alone: every lab lists them (lib/runs/lessons.js)

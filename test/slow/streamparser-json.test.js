@@ -11,7 +11,7 @@ import http from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { labInTempDir } from '../helpers.js'
 import { GZIP, MiB, ROUTE, asBufferedDecision, bufferedDecision, gz, ingestInReads, oneByteReads } from '../streamparser-json-helpers.js'
-import { createGzipStream } from '../../generators/items.js'
+import { createGzipStream } from '../../lib/generate/items.js'
 import { readPeakRss, resetPeakRss } from '../../lib/metrics/peak.js'
 import { prng, randomRecords, serialise, mutate } from '../../lib/measure/mutate.js'
 

@@ -1,6 +1,6 @@
 /**
  * CRC-32 without the bytes: what a gzip trailer needs for a bomb of
- * terabytes made of repeated blocks (generators/bombs.js), from the CRCs of
+ * terabytes made of repeated blocks (lib/generate/bombs.js), from the CRCs of
  * the pieces and their lengths.
  */
 // CRC-32 arithmetic. A CRC is a polynomial over GF(2) in reflected bit order

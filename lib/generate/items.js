@@ -8,10 +8,10 @@
  */
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
-import { badParameter } from '../lib/errors/index.js'
-import { integerParam } from '../lib/config/integers.js'
-import { DEFAULTS } from '../lib/config/options.js'
-import { parseByteSize } from '../lib/util/units.js'
+import { badParameter } from '../errors/index.js'
+import { integerParam } from '../config/integers.js'
+import { DEFAULTS } from '../config/options.js'
+import { parseByteSize } from '../util/units.js'
 
 export const FORMATS = Object.freeze(['json', 'array', 'ndjson'])
 
@@ -308,7 +308,7 @@ export function downloadFileName ({ format, size, bytes, seed }) {
  * @param {{defaultSize: number, maxItems: number, maxBytes: number}} [limits] `opts.generate`
  * @returns {Readonly<{size: number|null, bytes: number|null, format: string, seed: number,
  *   level: number, save: boolean}>} exactly one of size and bytes is a number
- * @throws {import('../lib/errors/index.js').LabError} `parameter.invalid` (400) naming the parameter
+ * @throws {import('../errors/index.js').LabError} `parameter.invalid` (400) naming the parameter
  */
 export function normalizeGenerateParams (query = {}, limits = DEFAULTS.generate) {
   const q = query ?? {}

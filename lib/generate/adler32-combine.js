@@ -1,7 +1,7 @@
 /**
  * Adler-32 without the bytes: what a zlib-format trailer (RFC 1950, the
  * `deflate` content coding) needs for a bomb of terabytes made of repeated
- * blocks (generators/bombs.js), as crc32-combine.js is for gzip's. Node's
+ * blocks (lib/generate/bombs.js), as crc32-combine.js is for gzip's. Node's
  * zlib computes no Adler-32 for us, so the bytes a bomb does hold (its
  * literal text, one run block) are summed here too.
  */
