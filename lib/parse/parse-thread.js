@@ -5,6 +5,10 @@
  * message, with a list of results. Before each task it writes the task's
  * index where the pool can read it (workerData.progress): a thread that runs
  * out of memory sends no answer, and the pool must say which batch it was on.
+ *
+ * A message with `sites` drives the thread's allocation sampler (lib/allocation/): 'start' with
+ * `intervalBytes`, 'stop', or 'window' with an `id`, answered `{ sites: id, window }`. The
+ * sampler is loaded on the first 'start': a thread nobody samples pays nothing for it.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { parseBatch, parseDocument } from './parse-batch.js'
@@ -25,7 +29,39 @@ function parseAll (tasks) {
   return results
 }
 
-parentPort.on('message', function onBatch ({ id, task }) {
+/** The thread's allocation sampler, made on the first 'start'. */
+let sampler = null
+/** Sites messages in their order: the first waits for the sampler's module. */
+let sitesDone = Promise.resolve()
+
+async function answerSites ({ sites: verb, id, intervalBytes }) {
+  if (verb === 'start') {
+    if (sampler === null || sampler.options.intervalBytes !== intervalBytes) {
+      sampler?.stop()
+      const { createAllocationSampler } = await import('../allocation/sampler.js')
+      sampler = createAllocationSampler({ intervalBytes })
+    }
+    sampler.start()
+  } else if (verb === 'stop') {
+    sampler?.stop()
+  } else if (verb === 'window') {
+    parentPort.postMessage({ sites: id, window: sampler?.active ? sampler.window() : null })
+  }
+}
+
+/** A window asked for is always answered: the pool waits for it. */
+function failSites (message, err) {
+  if (message.sites === 'window') parentPort.postMessage({ sites: message.id, window: null, error: err.message })
+}
+
+parentPort.on('message', function onBatch (message) {
+  if (message.sites !== undefined) {
+    sitesDone = sitesDone.then(function nextSitesMessage () {
+      return answerSites(message).catch(function answerFailure (err) { failSites(message, err) })
+    })
+    return
+  }
+  const { id, task } = message
   let answer
   try {
     Atomics.store(progress, 0, 0)
