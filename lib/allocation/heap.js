@@ -8,12 +8,23 @@
  *   allocated and collected within one window is not counted (V8 drops its sample at the
  *   collection), so this is what the window added to the heap, not all it allocated.
  *
+ * With `collected` the profiler keeps the samples of collected objects too
+ * (`includeObjectsCollectedByMajorGC`, `...MinorGC`) and starts again at each window:
+ * allocated is then all the window allocated, and held is unknown (null). A parse thread
+ * samples so: what it holds is one batch by design, and dies before any window sees it.
+ *
  * A heap site is the function that allocated (its first line and column: V8 samples by
  * function, not by line). The profiler sees objects and strings, not a Buffer's bytes, which
  * are outside the heap (buffers.js counts those).
  */
 import { Session } from 'node:inspector'
 import { frameKind, siteFile, siteKey } from './sites.js'
+
+/**
+ * The recorder that has this thread's sampling heap profiler: V8 has one per thread, and a
+ * second session's start would share it unknowingly (and its stop end the first one's).
+ */
+let owner = null
 
 /** A session on this thread's sampling heap profiler; `error` says why it could not start. */
 export class HeapRecorder {
@@ -23,19 +34,35 @@ export class HeapRecorder {
   #lastOrdinal = -1
   error = null
 
-  constructor (intervalBytes) {
+  #collected
+
+  constructor (intervalBytes, collected) {
     this.#interval = intervalBytes
+    this.#collected = collected
+  }
+
+  #startSampling (session) {
+    post(session, 'HeapProfiler.startSampling', {
+      samplingInterval: this.#interval,
+      includeObjectsCollectedByMajorGC: this.#collected,
+      includeObjectsCollectedByMinorGC: this.#collected
+    })
   }
 
   start () {
     if (this.#session !== null) return
     this.error = null
     this.#lastOrdinal = -1
+    if (owner !== null) {
+      this.error = 'V8\'s sampling heap profiler of this thread is taken by another allocation sampler'
+      return
+    }
     const session = new Session()
     try {
       session.connect()
-      post(session, 'HeapProfiler.startSampling', { samplingInterval: this.#interval })
+      this.#startSampling(session)
       this.#session = session
+      owner = this
     } catch (err) {
       // another profiler of this thread's heap (DevTools, a second sampler) has it
       this.error = `V8's sampling heap profiler: ${err.message}`
@@ -47,6 +74,7 @@ export class HeapRecorder {
     if (this.#session === null) return
     const session = this.#session
     this.#session = null
+    owner = null
     try {
       post(session, 'HeapProfiler.stopSampling')
     } finally {
@@ -63,14 +91,21 @@ export class HeapRecorder {
     if (this.#session === null) return null
     let profile
     try {
-      profile = post(this.#session, 'HeapProfiler.getSamplingProfile').profile
+      if (this.#collected) {
+        // the samples of one window only: kept after collection, they would pile up
+        profile = post(this.#session, 'HeapProfiler.stopSampling').profile
+        this.#startSampling(this.#session)
+      } else {
+        profile = post(this.#session, 'HeapProfiler.getSamplingProfile').profile
+      }
     } catch (err) {
       this.error = `V8's sampling heap profiler: ${err.message}`
       return null
     }
     const siteOfNode = attributeNodes(profile.head)
     const bySite = new Map()
-    const totals = { allocatedBytes: 0, heldBytes: 0, samples: 0 }
+    const held = this.#collected ? null : 0
+    const totals = { allocatedBytes: 0, heldBytes: held, samples: 0 }
     let newest = this.#lastOrdinal
     for (const sample of profile.samples) {
       const site = siteOfNode.get(sample.nodeId)
@@ -78,12 +113,14 @@ export class HeapRecorder {
       const key = siteKey(site, 'heap')
       let entry = bySite.get(key)
       if (entry === undefined) {
-        entry = { ...site, kind: 'heap', allocatedBytes: 0, heldBytes: 0, samples: 0 }
+        entry = { ...site, kind: 'heap', allocatedBytes: 0, heldBytes: held, samples: 0 }
         bySite.set(key, entry)
       }
-      entry.heldBytes += sample.size
-      totals.heldBytes += sample.size
-      if (sample.ordinal > this.#lastOrdinal) {
+      if (held !== null) {
+        entry.heldBytes += sample.size
+        totals.heldBytes += sample.size
+      }
+      if (this.#collected || sample.ordinal > this.#lastOrdinal) {
         entry.allocatedBytes += sample.size
         entry.samples++
         totals.allocatedBytes += sample.size

@@ -7,7 +7,8 @@
  * A window (`window()`, the sites since the previous one):
  * `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites` are the `top` sites by
  * allocated plus held bytes, each
- * `{ functionName, file, line, column, kind: 'heap'|'buffer', allocatedBytes, heldBytes, samples }`,
+ * `{ functionName, file, line, column, kind: 'heap'|'buffer', allocatedBytes, heldBytes, samples }`
+ * (heldBytes null for heap sites sampled with `heap: 'allocated'`),
  * and `totals` is `{ heap, buffer, omitted }`: each kind's `{ allocatedBytes, heldBytes, samples }`
  * (heap null when V8's profiler could not be had: `heapError` says why), and the sites past the
  * top N in `omitted: { count, allocatedBytes, heldBytes }`.
@@ -25,8 +26,12 @@ export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
   intervalBytes: 512 * 1024,
   /** Sites a window names; the rest are summed in `totals.omitted`. */
   top: 20,
-  /** Sample V8's heap; Buffer bytes. */
-  heap: true,
+  /**
+   * Sample V8's heap: 'held' (what each site holds, and what the window added to it), 'allocated'
+   * (all each site allocated in the window, collected or not; what it holds unknown), or false.
+   */
+  heap: 'held',
+  /** Sample Buffer bytes. */
   buffers: true
 })
 
@@ -37,7 +42,7 @@ function normalizeSamplerOptions (options = {}) {
     throw new TypeError(`option intervalBytes must be an integer number of bytes from 1024 to 1 GiB, got ${out.intervalBytes}`)
   }
   if (!Number.isSafeInteger(out.top) || out.top < 1 || out.top > 1000) throw new TypeError(`option top must be an integer from 1 to 1000, got ${out.top}`)
-  if (typeof out.heap !== 'boolean') throw new TypeError(`option heap must be a boolean, got ${out.heap}`)
+  if (!['held', 'allocated', false].includes(out.heap)) throw new TypeError(`option heap must be 'held', 'allocated' or false, got ${JSON.stringify(out.heap)}`)
   if (typeof out.buffers !== 'boolean') throw new TypeError(`option buffers must be a boolean, got ${out.buffers}`)
   return Object.freeze(out)
 }
@@ -61,7 +66,7 @@ export class AllocationSampler {
 
   constructor (options) {
     this.#options = options
-    this.#heap = options.heap ? new HeapRecorder(options.intervalBytes) : null
+    this.#heap = options.heap === false ? null : new HeapRecorder(options.intervalBytes, options.heap === 'allocated')
     this.#buffers = options.buffers ? new BufferRecorder(options.intervalBytes) : null
   }
 
@@ -129,7 +134,7 @@ function topSites (window, top) {
   for (const site of sites.slice(top)) {
     omitted.count++
     omitted.allocatedBytes += site.allocatedBytes
-    omitted.heldBytes += site.heldBytes
+    omitted.heldBytes += site.heldBytes ?? 0
   }
   return {
     ...window,
@@ -138,19 +143,26 @@ function topSites (window, top) {
   }
 }
 
+/** null: not known (a heap sampled for what it allocated) */
+function roundBytes (bytes) {
+  return bytes === null ? null : Math.round(bytes)
+}
+
 function roundSite (site) {
-  return { ...site, allocatedBytes: Math.round(site.allocatedBytes), heldBytes: Math.round(site.heldBytes) }
+  return { ...site, allocatedBytes: Math.round(site.allocatedBytes), heldBytes: roundBytes(site.heldBytes) }
 }
 
 function roundTotals (totals) {
   if (totals === null) return null
-  return { allocatedBytes: Math.round(totals.allocatedBytes), heldBytes: Math.round(totals.heldBytes), samples: totals.samples }
+  return { allocatedBytes: Math.round(totals.allocatedBytes), heldBytes: roundBytes(totals.heldBytes), samples: totals.samples }
 }
 
+/** Held bytes summed where known: a thread whose heap holds an unknown amount adds nothing. */
 function addTotals (a, b) {
   if (a === null) return b === null ? null : { ...b }
   if (b === null) return a
-  return { allocatedBytes: a.allocatedBytes + b.allocatedBytes, heldBytes: a.heldBytes + b.heldBytes, samples: a.samples + b.samples }
+  const held = a.heldBytes === null && b.heldBytes === null ? null : (a.heldBytes ?? 0) + (b.heldBytes ?? 0)
+  return { allocatedBytes: a.allocatedBytes + b.allocatedBytes, heldBytes: held, samples: a.samples + b.samples }
 }
 
 /**

@@ -7,11 +7,13 @@
  * out of memory sends no answer, and the pool must say which batch it was on.
  *
  * A message with `sites` drives the thread's allocation sampler (lib/allocation/): 'start' with
- * `intervalBytes`, 'stop', or 'window' with an `id`, answered `{ sites: id, window }`. The
- * sampler is loaded on the first 'start': a thread nobody samples pays nothing for it.
+ * `intervalBytes`, 'stop', or 'window' with an `id`, answered `{ sites: id, window }`, each in
+ * its turn among the tasks. The sampler is made on the first 'start': until then, and after
+ * 'stop', the thread pays nothing for it.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { parseBatch, parseDocument } from './parse-batch.js'
+import { createAllocationSampler } from '../allocation/sampler.js'
 
 const progress = workerData?.progress ? new Int32Array(workerData.progress) : new Int32Array(1)
 
@@ -31,15 +33,13 @@ function parseAll (tasks) {
 
 /** The thread's allocation sampler, made on the first 'start'. */
 let sampler = null
-/** Sites messages in their order: the first waits for the sampler's module. */
-let sitesDone = Promise.resolve()
 
-async function answerSites ({ sites: verb, id, intervalBytes }) {
+function answerSites ({ sites: verb, id, intervalBytes }) {
   if (verb === 'start') {
     if (sampler === null || sampler.options.intervalBytes !== intervalBytes) {
       sampler?.stop()
-      const { createAllocationSampler } = await import('../allocation/sampler.js')
-      sampler = createAllocationSampler({ intervalBytes })
+      // what the thread allocates: it holds one batch at a time, dead before any window sees it
+      sampler = createAllocationSampler({ intervalBytes, heap: 'allocated' })
     }
     sampler.start()
   } else if (verb === 'stop') {
@@ -49,16 +49,14 @@ async function answerSites ({ sites: verb, id, intervalBytes }) {
   }
 }
 
-/** A window asked for is always answered: the pool waits for it. */
-function failSites (message, err) {
-  if (message.sites === 'window') parentPort.postMessage({ sites: message.id, window: null, error: err.message })
-}
-
 parentPort.on('message', function onBatch (message) {
   if (message.sites !== undefined) {
-    sitesDone = sitesDone.then(function nextSitesMessage () {
-      return answerSites(message).catch(function answerFailure (err) { failSites(message, err) })
-    })
+    try {
+      answerSites(message)
+    } catch (err) {
+      // a window asked for is always answered: the pool waits for it
+      if (message.sites === 'window') parentPort.postMessage({ sites: message.id, window: null, error: err.message })
+    }
     return
   }
   const { id, task } = message

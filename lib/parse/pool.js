@@ -61,6 +61,8 @@ class ParsePool {
     })
     worker.current = null
     worker.number = number
+    // windows of allocation sites asked of it: they keep the process alive until answered, as a task does
+    worker.windowsAsked = 0
     worker.on('message', function onAnswer (answer) {
       if (answer.sites !== undefined) {
         pool.answerWindow(answer)
@@ -128,6 +130,8 @@ class ParsePool {
       return new Promise(function waitForWindow (resolve) {
         const id = pool.nextId++
         pool.windowsAsked.set(id, { worker, resolve })
+        worker.windowsAsked++
+        worker.ref()
         worker.postMessage({ sites: 'window', id })
       })
     }))
@@ -138,6 +142,7 @@ class ParsePool {
     const asked = this.windowsAsked.get(id)
     if (asked === undefined) return
     this.windowsAsked.delete(id)
+    this.windowAnswered(asked.worker)
     asked.resolve(window === null ? null : { thread: `parse thread ${asked.worker.number}`, window })
   }
 
@@ -146,8 +151,14 @@ class ParsePool {
     for (const [id, asked] of this.windowsAsked) {
       if (worker !== null && asked.worker !== worker) continue
       this.windowsAsked.delete(id)
+      this.windowAnswered(asked.worker)
       asked.resolve(null)
     }
+  }
+
+  windowAnswered (worker) {
+    worker.windowsAsked--
+    if (worker.windowsAsked === 0 && worker.current === null) worker.unref()
   }
 
   /** Jobs waiting for a thread. */
@@ -159,7 +170,7 @@ class ParsePool {
     const job = this.queue.shift()
     if (job) this.dispatch(worker, job)
     else {
-      worker.unref()
+      if (worker.windowsAsked === 0) worker.unref()
       this.idle.push(worker)
     }
   }
