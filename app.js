@@ -16,6 +16,8 @@ import { sendError } from './lib/http/send-error.js'
 import { methodGuard } from './lib/limits/method-guard.js'
 import { createSampler } from './lib/metrics/sampler.js'
 import { createHeldLedger } from './lib/metrics/held.js'
+import { createSiteSampling } from './lib/metrics/alloc-sites.js'
+import { normalizeHubOptions } from './lib/metrics/hub-options.js'
 import { INGEST_STAGES } from './lib/ingest/sequence.js'
 import { createDatabase } from './lib/db/database.js'
 import { normalizeDatabaseOptions } from './lib/db/options.js'
@@ -161,11 +163,15 @@ function wireApp (app, opts, closers, closing) {
     if (typeof opts.extraRoutes !== 'function') throw new TypeError('option extraRoutes must be an Express router or middleware')
     app.use(opts.extraRoutes)
   }
+  // allocation sites of the main thread and the parse threads, sampled only while the sampler samples and they are wanted
+  const allocationSites = createSiteSampling({ mode: normalizeHubOptions(opts.metrics).allocationSampling, events, pool: ingest.pool })
+  app.locals.allocationSites = allocationSites
+  closers.push(function closeAllocationSites () { allocationSites.close() })
   // samples only while something subscribes (/metrics clients, experiments)
-  const sampler = createSampler({ held })
+  const sampler = createSampler({ held, allocationSites })
   app.locals.sampler = sampler
   closers.push(function closeSampler () { sampler.close() })
-  const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota, decoders })
+  const metrics = metricsRoutes(opts, events, sampler, { admission, diskQuota, decoders, allocationSites })
   closers.push(function closeMetrics () { metrics.close() })
   app.use(metrics)
   // each run's record goes to <dataDir>/runs/, within the disk quota; GET /runs serves them

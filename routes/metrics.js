@@ -26,8 +26,9 @@ const MEDIA_TYPES = Object.freeze({
  *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {import('../lib/metrics/sampler.js').Sampler} sampler
- * @param {{ admission?: object, diskQuota?: object, decoders?: object }} [limits] what the JSON snapshot also shows:
- *   the memory budget and what is reserved in it, the disk quota and what is used of it, the decoder budget
+ * @param {{ admission?: object, diskQuota?: object, decoders?: object, allocationSites?: object }} [limits] what the JSON
+ *   snapshot also shows: the memory budget and what is reserved in it, the disk quota and what is used of it, the decoder
+ *   budget; `allocationSites` (lib/metrics/alloc-sites.js) is asked for the sites by a stream opened with `?allocationSites=1`
  * @returns {express.Router & { hub: import('../lib/metrics/stream.js').MetricsHub, close: () => void }}
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
@@ -44,7 +45,9 @@ export function metricsRoutes (opts, events, sampler, limits = {}) {
       const text = await prometheus.render()
       res.type(prometheus.contentType).send(text)
     } else {
+      const wantsSites = readSwitch('allocationSites', req.query.allocationSites)
       hub.attach(req, res, { interval, lastEventId: readLastEventId(req) })
+      if (wantsSites && limits.allocationSites) req.once('close', limits.allocationSites.want())
     }
   })
 
@@ -81,6 +84,12 @@ function chooseFormat (req) {
 function readInterval (value, fallback) {
   if (value === undefined) return fallback
   return integerParam('interval', value, INTERVAL_MIN, INTERVAL_MAX, `an integer number of ms from ${INTERVAL_MIN} to ${INTERVAL_MAX}`)
+}
+
+function readSwitch (name, value) {
+  if (value === undefined || value === '0') return false
+  if (value === '1') return true
+  throw badParameter(name, value, '1 or 0')
 }
 
 /**

@@ -169,6 +169,13 @@ export const FLAGS = Object.freeze([
 
   flag('malloc-mmap-threshold', { arg: 'SZ', option: 'mallocMmapThreshold', kind: 'size', group: 'plumbing', help: 'the worker\'s glibc mallocs this large are unmapped when freed; 0: glibc\'s rising threshold' }),
   flag('no-request-peak', { option: 'app.resetPeakPerRequest', kind: 'switch', sets: false, group: 'plumbing', help: 'never reset the kernel\'s peak RSS per request (for external measurement)' }),
+  flag('allocation-sampling', {
+    arg: 'MODE',
+    option: 'app.metrics.allocationSampling',
+    kind: 'text',
+    group: 'plumbing',
+    help: 'when samples name the lines that allocate and hold memory: experiment (while one runs, or a stream asks), always (while anybody watches), off'
+  }),
   flag('keep-runs', { arg: 'N', option: 'app.runs.keep', kind: 'integer', group: 'plumbing', help: 'run records kept in test-data/runs/, the oldest removed past it; 0: none written' }),
   flag('upload-max-age', { arg: 'T', option: 'app.upload.maxAgeMs', kind: 'duration', group: 'plumbing', help: 'at start, remove uploads older than this: 60m, 90s; 0 keeps them' })
 ])

@@ -3,6 +3,7 @@
  * their normalisation, a TypeError for a bad value.
  */
 import { integerOptions } from '../config/integers.js'
+import { checkMode } from './alloc-sites.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -28,7 +29,12 @@ export const HUB_DEFAULTS = Object.freeze({
    * one, and thousands at a 10 ms interval would take the event loop from every
    * other request (each sample is a write per client).
    */
-  maxClients: 64
+  maxClients: 64,
+  /**
+   * When samples carry allocation sites (lib/metrics/alloc-sites.js): 'experiment' while an
+   * experiment runs or a stream asks (`?allocationSites=1`), 'always' while anybody watches, 'off'.
+   */
+  allocationSampling: 'experiment'
 })
 
 const checkMs = integerOptions('option ')
@@ -43,5 +49,6 @@ export function normalizeHubOptions (options = {}) {
   checkMs('stallMs', out.stallMs, 10, 24 * 3600_000)
   checkMs('peakStep', out.peakStep, 1, Number.MAX_SAFE_INTEGER)
   checkMs('maxClients', out.maxClients, 1, 100_000)
+  checkMode(out.allocationSampling, 'option metrics.allocationSampling')
   return Object.freeze(out)
 }

@@ -31,7 +31,9 @@ const SAMPLER_DEFAULTS = Object.freeze({
    */
   resolution: 50,
   /** What each ingest request in flight holds (lib/metrics/held.js), read into each sample; null: none. */
-  held: null
+  held: null,
+  /** Allocation sites (lib/metrics/alloc-sites.js): sampled while this samples, a window in a sample now and then; null: none. */
+  allocationSites: null
 })
 
 const NS_PER_MS = 1e6
@@ -58,6 +60,7 @@ function normalizeSamplerOptions (options = {}) {
     throw new TypeError(`option resolution must be an integer number of ms from 1 to 1000, got ${out.resolution}`)
   }
   if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger (lib/metrics/held.js)')
+  if (out.allocationSites !== null && typeof out.allocationSites?.take !== 'function') throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
   return Object.freeze(out)
 }
 
@@ -66,17 +69,19 @@ function normalizeSamplerOptions (options = {}) {
  *
  * A sample:
  * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, requests, requestsOmitted }`:
+ *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, requests, requestsOmitted, allocationSites }`:
  * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by
  * V8's names (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds,
  * by stage, the 16 that hold most (lib/metrics/held.js; empty without a ledger), and the count and
- * bytes of the others in `requestsOmitted`; `peakRss` the kernel's VmHWM (a sampled
+ * bytes of the others in `requestsOmitted`; `allocationSites` the newest window of allocation sites
+ * in the first sample of each interval after it, else null (lib/metrics/alloc-sites.js); `peakRss` the kernel's VmHWM (a sampled
  * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
  * previous sample at the same interval; GC pauses seen in that window.
  * `seq` increases by one for every sample the sampler takes, at any interval.
  *
- * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null }} [options]
+ * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null,
+ *   allocationSites?: import('./alloc-sites.js').SiteSampling|null }} [options]
  * @returns {Sampler}
  */
 export function createSampler (options) {
@@ -191,6 +196,7 @@ export class Sampler extends EventEmitter {
     })
     this.#gcObserver.observe({ entryTypes: ['gc'] })
     this.#peak = createPeakReader()
+    this.#options.allocationSites?.resume()
   }
 
   #stop () {
@@ -199,6 +205,7 @@ export class Sampler extends EventEmitter {
     this.#peak.close()
     this.#peak = null
     this.#last = null
+    this.#options.allocationSites?.pause()
   }
 
   #addGroup (interval) {
@@ -265,7 +272,8 @@ export class Sampler extends EventEmitter {
       eventLoop,
       gc,
       requests: held.requests,
-      requestsOmitted: held.omitted
+      requestsOmitted: held.omitted,
+      allocationSites: this.#options.allocationSites?.take(interval) ?? null
     })
   }
 }

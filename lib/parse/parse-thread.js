@@ -5,9 +5,15 @@
  * message, with a list of results. Before each task it writes the task's
  * index where the pool can read it (workerData.progress): a thread that runs
  * out of memory sends no answer, and the pool must say which batch it was on.
+ *
+ * A message with `sites` drives the thread's allocation sampler (lib/allocation/): 'start' with
+ * `intervalBytes`, 'stop', or 'window' with an `id`, answered `{ sites: id, window }`, each in
+ * its turn among the tasks. The sampler is made on the first 'start': until then, and after
+ * 'stop', the thread pays nothing for it.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { parseBatch, parseDocument } from './parse-batch.js'
+import { createAllocationSampler } from '../allocation/sampler.js'
 
 const progress = workerData?.progress ? new Int32Array(workerData.progress) : new Int32Array(1)
 
@@ -25,7 +31,35 @@ function parseAll (tasks) {
   return results
 }
 
-parentPort.on('message', function onBatch ({ id, task }) {
+/** The thread's allocation sampler, made on the first 'start'. */
+let sampler = null
+
+function answerSites ({ sites: verb, id, intervalBytes }) {
+  if (verb === 'start') {
+    if (sampler === null || sampler.options.intervalBytes !== intervalBytes) {
+      sampler?.stop()
+      // what the thread allocates: it holds one batch at a time, dead before any window sees it
+      sampler = createAllocationSampler({ intervalBytes, heap: 'allocated' })
+    }
+    sampler.start()
+  } else if (verb === 'stop') {
+    sampler?.stop()
+  } else if (verb === 'window') {
+    parentPort.postMessage({ sites: id, window: sampler?.active ? sampler.window() : null })
+  }
+}
+
+parentPort.on('message', function onBatch (message) {
+  if (message.sites !== undefined) {
+    try {
+      answerSites(message)
+    } catch (err) {
+      // a window asked for is always answered: the pool waits for it
+      if (message.sites === 'window') parentPort.postMessage({ sites: message.id, window: null, error: err.message })
+    }
+    return
+  }
+  const { id, task } = message
   let answer
   try {
     Atomics.store(progress, 0, 0)

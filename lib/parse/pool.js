@@ -4,6 +4,10 @@
  * across all requests, so memory stays flat however many upload: a request
  * that finds the budget spent waits, and backpressure reaches its socket.
  * lib/ingest/state.js makes both; the app's `close()` stops the threads.
+ *
+ * The threads sample their allocation sites when asked (`startAllocationSampling`): a message
+ * to each starts its sampler (lib/allocation/), `allocationWindows()` asks each for its window,
+ * and a thread started while sampling is on starts sampling too. Off, no message is sent.
  */
 import { Worker } from 'node:worker_threads'
 import { waitInQueue, leaveQueue } from '../util/semaphore.js'
@@ -39,10 +43,15 @@ class ParsePool {
     this.threads = new Set()
     this.nextId = 1
     this.closed = false
-    for (let k = 0; k < size; k++) this.spawn()
+    /** `{ intervalBytes }` while the threads sample their allocation sites, else null. */
+    this.sampling = null
+    /** id -> { worker, resolve }: windows asked of the threads and not yet answered */
+    this.windowsAsked = new Map()
+    for (let k = 1; k <= size; k++) this.spawn(k)
   }
 
-  spawn () {
+  /** Start a thread; `number` names it ('parse thread 2'), and the thread that replaces it. */
+  spawn (number) {
     const pool = this
     // which of a message's batches the thread is parsing (lib/parse/parse-thread.js)
     const progress = new Int32Array(new SharedArrayBuffer(4))
@@ -51,7 +60,14 @@ class ParsePool {
       resourceLimits: { maxYoungGenerationSizeMb: PARSE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: this.heapMb }
     })
     worker.current = null
+    worker.number = number
+    // windows of allocation sites asked of it: they keep the process alive until answered, as a task does
+    worker.windowsAsked = 0
     worker.on('message', function onAnswer (answer) {
+      if (answer.sites !== undefined) {
+        pool.answerWindow(answer)
+        return
+      }
       const job = worker.current
       worker.current = null
       if (job) {
@@ -72,7 +88,8 @@ class ParsePool {
       }
       const at = pool.idle.indexOf(worker)
       if (at !== -1) pool.idle.splice(at, 1)
-      if (!pool.closed) pool.spawn()
+      pool.forgetWindows(worker)
+      if (!pool.closed) pool.spawn(number)
     }
     worker.on('error', onDeath)
     worker.on('exit', function onExit (code) { if (pool.threads.has(worker)) onDeath(code) })
@@ -80,7 +97,68 @@ class ParsePool {
     // keep the process alive (dispatch refs it while it works)
     worker.unref()
     this.threads.add(worker)
+    if (this.sampling !== null) worker.postMessage({ sites: 'start', intervalBytes: this.sampling.intervalBytes })
     this.release(worker)
+  }
+
+  /**
+   * Every thread samples its allocation sites, now and each thread started later, until
+   * `stopAllocationSampling()`.
+   * @param {number} intervalBytes mean bytes between samples (lib/allocation/sampler.js)
+   */
+  startAllocationSampling (intervalBytes) {
+    if (this.closed || this.sampling?.intervalBytes === intervalBytes) return
+    this.sampling = { intervalBytes }
+    for (const worker of this.threads) worker.postMessage({ sites: 'start', intervalBytes })
+  }
+
+  stopAllocationSampling () {
+    if (this.sampling === null) return
+    this.sampling = null
+    for (const worker of this.threads) worker.postMessage({ sites: 'stop' })
+  }
+
+  /**
+   * Each thread's window of allocation sites since its last (lib/allocation/sampler.js), once
+   * the thread is between tasks. A thread that is not sampling, or that dies first, is left out.
+   * @returns {Promise<Array<{ thread: string, window: object }>>}
+   */
+  async allocationWindows () {
+    if (this.sampling === null) return []
+    const pool = this
+    const answers = await Promise.all([...this.threads].map(function askWindow (worker) {
+      return new Promise(function waitForWindow (resolve) {
+        const id = pool.nextId++
+        pool.windowsAsked.set(id, { worker, resolve })
+        worker.windowsAsked++
+        worker.ref()
+        worker.postMessage({ sites: 'window', id })
+      })
+    }))
+    return answers.filter(function answered (a) { return a !== null })
+  }
+
+  answerWindow ({ sites: id, window }) {
+    const asked = this.windowsAsked.get(id)
+    if (asked === undefined) return
+    this.windowsAsked.delete(id)
+    this.windowAnswered(asked.worker)
+    asked.resolve(window === null ? null : { thread: `parse thread ${asked.worker.number}`, window })
+  }
+
+  /** A thread that is gone answers no window: its askers get nothing from it. */
+  forgetWindows (worker) {
+    for (const [id, asked] of this.windowsAsked) {
+      if (worker !== null && asked.worker !== worker) continue
+      this.windowsAsked.delete(id)
+      this.windowAnswered(asked.worker)
+      asked.resolve(null)
+    }
+  }
+
+  windowAnswered (worker) {
+    worker.windowsAsked--
+    if (worker.windowsAsked === 0 && worker.current === null) worker.unref()
   }
 
   /** Jobs waiting for a thread. */
@@ -92,7 +170,7 @@ class ParsePool {
     const job = this.queue.shift()
     if (job) this.dispatch(worker, job)
     else {
-      worker.unref()
+      if (worker.windowsAsked === 0) worker.unref()
       this.idle.push(worker)
     }
   }
@@ -126,6 +204,8 @@ class ParsePool {
 
   async destroy () {
     this.closed = true
+    this.sampling = null
+    this.forgetWindows(null)
     for (const job of this.queue.splice(0)) {
       leaveQueue(job)
       job.reject(new Error('parse pool closed'))

@@ -1,0 +1,179 @@
+/**
+ * V8 heap bytes by site, from V8's sampling heap profiler, through an inspector session
+ * connected to the thread that runs this (a worker thread gets its own). The profiler keeps a
+ * sample while its object lives, so a window reads:
+ *
+ * - held: the samples alive now, whenever they were taken;
+ * - allocated: the samples taken since the last window that are still alive. An object
+ *   allocated and collected within one window is not counted (V8 drops its sample at the
+ *   collection), so this is what the window added to the heap, not all it allocated.
+ *
+ * With `collected` the profiler keeps the samples of collected objects too
+ * (`includeObjectsCollectedByMajorGC`, `...MinorGC`) and starts again at each window:
+ * allocated is then all the window allocated, and held is unknown (null). A parse thread
+ * samples so: what it holds is one batch by design, and dies before any window sees it.
+ *
+ * A heap site is the function that allocated (its first line and column: V8 samples by
+ * function, not by line). The profiler sees objects and strings, not a Buffer's bytes, which
+ * are outside the heap (buffers.js counts those).
+ */
+import { Session } from 'node:inspector'
+import { frameKind, siteFile, siteKey } from './sites.js'
+
+/**
+ * The recorder that has this thread's sampling heap profiler: V8 has one per thread, and a
+ * second session's start would share it unknowingly (and its stop end the first one's).
+ */
+let owner = null
+
+/** A session on this thread's sampling heap profiler; `error` says why it could not start. */
+export class HeapRecorder {
+  #interval
+  #session = null
+  /** The newest sample's ordinal at the last window: newer ones were allocated since. */
+  #lastOrdinal = -1
+  error = null
+
+  #collected
+
+  constructor (intervalBytes, collected) {
+    this.#interval = intervalBytes
+    this.#collected = collected
+  }
+
+  #startSampling (session) {
+    post(session, 'HeapProfiler.startSampling', {
+      samplingInterval: this.#interval,
+      includeObjectsCollectedByMajorGC: this.#collected,
+      includeObjectsCollectedByMinorGC: this.#collected
+    })
+  }
+
+  start () {
+    if (this.#session !== null) return
+    this.error = null
+    this.#lastOrdinal = -1
+    if (owner !== null) {
+      this.error = 'V8\'s sampling heap profiler of this thread is taken by another allocation sampler'
+      return
+    }
+    const session = new Session()
+    try {
+      session.connect()
+      this.#startSampling(session)
+      this.#session = session
+      owner = this
+    } catch (err) {
+      // another profiler of this thread's heap (DevTools, a second sampler) has it
+      this.error = `V8's sampling heap profiler: ${err.message}`
+      session.disconnect()
+    }
+  }
+
+  stop () {
+    if (this.#session === null) return
+    const session = this.#session
+    this.#session = null
+    owner = null
+    try {
+      post(session, 'HeapProfiler.stopSampling')
+    } finally {
+      session.disconnect()
+    }
+  }
+
+  /**
+   * The sites now: what each holds, and what it allocated since the last window and still holds.
+   * @returns {{ sites: object[], totals: { allocatedBytes: number, heldBytes: number, samples: number } } | null}
+   *   null when the profiler is not running
+   */
+  window () {
+    if (this.#session === null) return null
+    let profile
+    try {
+      if (this.#collected) {
+        // the samples of one window only: kept after collection, they would pile up
+        profile = post(this.#session, 'HeapProfiler.stopSampling').profile
+        this.#startSampling(this.#session)
+      } else {
+        profile = post(this.#session, 'HeapProfiler.getSamplingProfile').profile
+      }
+    } catch (err) {
+      this.error = `V8's sampling heap profiler: ${err.message}`
+      return null
+    }
+    const siteOfNode = attributeNodes(profile.head)
+    const bySite = new Map()
+    const held = this.#collected ? null : 0
+    const totals = { allocatedBytes: 0, heldBytes: held, samples: 0 }
+    let newest = this.#lastOrdinal
+    for (const sample of profile.samples) {
+      const site = siteOfNode.get(sample.nodeId)
+      if (site === undefined) continue
+      const key = siteKey(site, 'heap')
+      let entry = bySite.get(key)
+      if (entry === undefined) {
+        entry = { ...site, kind: 'heap', allocatedBytes: 0, heldBytes: held, samples: 0 }
+        bySite.set(key, entry)
+      }
+      if (held !== null) {
+        entry.heldBytes += sample.size
+        totals.heldBytes += sample.size
+      }
+      if (this.#collected || sample.ordinal > this.#lastOrdinal) {
+        entry.allocatedBytes += sample.size
+        entry.samples++
+        totals.allocatedBytes += sample.size
+        totals.samples++
+      }
+      if (sample.ordinal > newest) newest = sample.ordinal
+    }
+    this.#lastOrdinal = newest
+    return { sites: [...bySite.values()], totals }
+  }
+}
+
+/** Inspector calls on the session's own thread answer at once. */
+function post (session, method, params) {
+  let answer
+  let failure = null
+  session.post(method, params, function onAnswer (err, result) {
+    failure = err
+    answer = result
+  })
+  if (failure) throw failure
+  return answer
+}
+
+/**
+ * Each node of the profile's call tree gets the site its samples are charged to: the deepest
+ * user frame on its path from the root, else the deepest `node:` frame, else its own frame
+ * (V8's own: `(V8 API)`, `(program)`). Walked without recursion: a deep stack makes a deep tree.
+ */
+function attributeNodes (head) {
+  const siteOfNode = new Map()
+  const stack = [{ node: head, user: null, internal: null }]
+  while (stack.length > 0) {
+    const { node, user, internal } = stack.pop()
+    const kind = frameKind(node.callFrame.url)
+    let deepestUser = user
+    let deepestInternal = internal
+    if (kind === 'user') deepestUser = node
+    else if (kind === 'node') deepestInternal = node
+    const chosen = deepestUser ?? deepestInternal ?? node
+    siteOfNode.set(node.id, siteOfFrame(chosen.callFrame))
+    for (const child of node.children) stack.push({ node: child, user: deepestUser, internal: deepestInternal })
+  }
+  return siteOfNode
+}
+
+function siteOfFrame (frame) {
+  const file = siteFile(frame.url)
+  return {
+    functionName: frame.functionName || '(anonymous)',
+    file,
+    // the profile counts lines and columns from 0, stack traces from 1
+    line: file === null ? null : frame.lineNumber + 1,
+    column: file === null ? null : frame.columnNumber + 1
+  }
+}

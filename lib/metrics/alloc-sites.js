@@ -1,0 +1,190 @@
+/**
+ * Allocation sites in the metrics: while they are wanted, every `windowMs` the main thread's
+ * and each parse thread's allocation sampler (lib/allocation/) give their window, merged into
+ * one, and the next sample of each interval carries it as `allocationSites`
+ * (docs/metrics.md, "Allocation sites").
+ *
+ * Wanted means: the sampler (lib/metrics/sampler.js) is sampling, somebody listens, and the
+ * mode allows it: 'experiment' (the default) while an experiment runs or a stream asks for
+ * the sites (`want()`), 'always' whenever the sampler samples, 'off' never. Off, nothing is
+ * wrapped, profiled or sent to the threads.
+ */
+import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
+
+export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
+
+const SITES_DEFAULTS = Object.freeze({
+  mode: 'experiment',
+  /**
+   * ms between windows. Each reads V8's live profile and asks every parse thread for its own;
+   * every 2 s that costs a fraction of a ms a window, a /bad upload of seconds still spans
+   * several, and a stream at 100 ms gets the sites in one sample of twenty, not in all.
+   */
+  windowMs: 2000,
+  /** Mean bytes between samples (lib/allocation/sampler.js). */
+  intervalBytes: ALLOCATION_SAMPLER_DEFAULTS.intervalBytes,
+  /** Sites a window names, of all threads together. */
+  top: 20
+})
+
+/**
+ * @param {{ mode?: string, events: import('node:events').EventEmitter, pool?: object|null,
+ *   windowMs?: number, intervalBytes?: number, top?: number }} options `pool`: the parse pool
+ *   (lib/parse/pool.js), whose threads sample too
+ * @returns {SiteSampling}
+ */
+export function createSiteSampling (options) {
+  const { events, pool = null, ...rest } = options ?? {}
+  if (events === null || typeof events?.on !== 'function') throw new TypeError('option events must be an EventEmitter')
+  if (pool !== null && typeof pool?.allocationWindows !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
+  const out = { ...SITES_DEFAULTS, ...rest }
+  checkMode(out.mode)
+  if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
+  // the sampler checks intervalBytes and top, and names them
+  const sampler = createAllocationSampler({ intervalBytes: out.intervalBytes, top: out.top })
+  return new SiteSampling(Object.freeze(out), events, pool, sampler)
+}
+
+/**
+ * Check an allocation sampling mode.
+ * @param {unknown} mode
+ * @param {string} [name]
+ */
+export function checkMode (mode, name = 'option mode') {
+  if (!ALLOCATION_SAMPLING_MODES.includes(mode)) throw new TypeError(`${name} must be one of ${ALLOCATION_SAMPLING_MODES.join(', ')}, got ${JSON.stringify(mode)}`)
+  return mode
+}
+
+/** See the module comment. Made by `createSiteSampling`. */
+export class SiteSampling {
+  #options
+  #events
+  #pool
+  #sampler
+  #listening = false
+  /** @type {Set<string>} experiment runs in flight */
+  #runs = new Set()
+  #asks = 0
+  #timer = null
+  #collecting = false
+  #latest = null
+  #seq = 0
+  /** interval -> the seq of the window its samples last carried */
+  #given = new Map()
+
+  constructor (options, events, pool, sampler) {
+    this.#options = options
+    this.#events = events
+    this.#pool = pool
+    this.#sampler = sampler
+    events.on('experiment', this.#onExperiment)
+  }
+
+  #onExperiment = function onExperiment (event) {
+    if (event?.phase === 'start') this.#runs.add(event.id)
+    else if (['result', 'error', 'cancelled'].includes(event?.phase)) this.#runs.delete(event.id)
+    else return
+    this.#update()
+  }.bind(this)
+
+  get mode () {
+    return this.#options.mode
+  }
+
+  /** Whether sites are being sampled now. */
+  get active () {
+    return this.#timer !== null
+  }
+
+  /** The metrics sampler started sampling: sites may be sampled (lib/metrics/sampler.js). */
+  resume () {
+    this.#listening = true
+    this.#update()
+  }
+
+  /** The metrics sampler stopped: nobody listens. */
+  pause () {
+    this.#listening = false
+    this.#update()
+  }
+
+  /**
+   * Ask for the sites (a stream that wants them, in mode 'experiment') until the returned function is called.
+   * @returns {() => void}
+   */
+  want () {
+    this.#asks++
+    this.#update()
+    const sites = this
+    let asking = true
+    return function release () {
+      if (!asking) return
+      asking = false
+      sites.#asks--
+      sites.#update()
+    }
+  }
+
+  /**
+   * The newest window for a sample at `interval`: once per window for each interval, null
+   * between them and while nothing is sampled; every time for a snapshot (`interval` null).
+   * @param {number|null} interval
+   */
+  take (interval) {
+    const latest = this.#latest
+    if (latest === null) return null
+    if (interval === null) return latest.window
+    if (this.#given.get(interval) === latest.seq) return null
+    this.#given.set(interval, latest.seq)
+    return latest.window
+  }
+
+  /** The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait). */
+  async collect () {
+    if (!this.active || this.#collecting) return this.#latest?.window ?? null
+    this.#collecting = true
+    try {
+      const main = { thread: 'main', window: this.#sampler.window() }
+      const threads = this.#pool === null ? [] : await this.#pool.allocationWindows()
+      // stopped while the threads answered: their window is of no sampling
+      if (!this.active) return null
+      this.#latest = { seq: ++this.#seq, window: Object.freeze(mergeWindows([main, ...threads], this.#options.top)) }
+      return this.#latest.window
+    } finally {
+      this.#collecting = false
+    }
+  }
+
+  close () {
+    this.#events.off('experiment', this.#onExperiment)
+    this.#listening = false
+    this.#update()
+  }
+
+  #wanted () {
+    const mode = this.#options.mode
+    if (!this.#listening || mode === 'off') return false
+    return mode === 'always' || this.#runs.size > 0 || this.#asks > 0
+  }
+
+  #update () {
+    const wanted = this.#wanted()
+    if (wanted === this.active) return
+    if (wanted) {
+      this.#sampler.start()
+      this.#pool?.startAllocationSampling(this.#options.intervalBytes)
+      const sites = this
+      this.#timer = setInterval(function collectSites () {
+        sites.collect().catch(function reportSitesFailure (err) { console.warn(`streamlab: allocation sites: ${err.message}`) })
+      }, this.#options.windowMs)
+      this.#timer.unref()
+    } else {
+      clearInterval(this.#timer)
+      this.#timer = null
+      this.#sampler.stop()
+      this.#pool?.stopAllocationSampling()
+      this.#latest = null
+      this.#given.clear()
+    }
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Allocation sites in the metrics (docs/metrics.md, "Allocation sites"): a lab that samples
+ * them names the lines that allocated /bad's Buffers in its samples, the stream's and the JSON
+ * snapshot's, with the parse threads beside the main thread; by default only while an
+ * experiment runs or a stream asks, and never with `metrics.allocationSampling: 'off'`.
+ * The windows are taken with `collect()` rather than waited for.
+ */
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import { Buffer } from 'node:buffer'
+import { createApp } from '../app.js'
+import { startMetricsLab, until } from './metrics-helpers.js'
+import { generatedGzip, getJson, post } from './helpers.js'
+
+const MiB = 1024 * 1024
+const GZIP = { 'content-type': 'application/json', 'content-encoding': 'gzip' }
+
+/** An SSE stream whose `sample` events are parsed as they come. */
+function openSamples (url) {
+  return new Promise(function connect (resolve, reject) {
+    const req = http.get(url, { headers: { accept: 'text/event-stream' } }, function onResponse (res) {
+      const stream = { status: res.statusCode, samples: [], close: function closeStream () { req.destroy() } }
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', function readEvents (chunk) {
+        text += chunk
+        let end
+        while ((end = text.indexOf('\n\n')) !== -1) {
+          const block = text.slice(0, end)
+          text = text.slice(end + 2)
+          const data = /^data: (.*)$/m.exec(block)
+          if (/^event: sample$/m.test(block) && data) stream.samples.push(JSON.parse(data[1]))
+        }
+      })
+      res.on('error', function ignoreAfterClose () {})
+      resolve(stream)
+    })
+    req.on('error', reject)
+  })
+}
+
+describe('allocation sites in the metrics', function () {
+  describe('with metrics.allocationSampling: always', function () {
+    let lab
+    let body
+    before(async function () {
+      lab = await startMetricsLab(undefined, { metrics: { allocationSampling: 'always' }, parseThreads: 1 })
+      body = await generatedGzip({ size: 40_000 })
+    })
+    after(async function () { await lab.close() })
+
+    it('names the lines that allocated /bad\'s Buffers, marked main, in the JSON snapshot, beside the parse thread', async function () {
+      const sites = lab.app.locals.allocationSites
+      const unsubscribe = lab.app.locals.sampler.subscribe(1000, function ignoreSample () {})
+      try {
+        assert.equal(sites.active, true)
+        const answer = await post(`${lab.url}/bad`, body, GZIP)
+        assert.equal(answer.status, 200, answer.text)
+        const inflated = JSON.parse(answer.text).summary.inflatedBytes
+        assert.ok(inflated > 4 * MiB, `${inflated}`)
+        await sites.collect()
+        const { body: snapshot } = await getJson(`${lab.url}/metrics?format=json`)
+        const window = snapshot.sample.allocationSites
+        assert.ok(window, 'the snapshot carries the newest window')
+        assert.deepEqual(window.threads, ['main', 'parse thread 1'])
+        assert.equal(window.intervalBytes, 512 * 1024)
+        // the inflated body is one Buffer of its size at least: sampled for certain
+        assert.ok(window.totals.buffer.allocatedBytes >= inflated, JSON.stringify(window.totals))
+        const site = window.sites.find(function lab (s) { return s.kind === 'buffer' && s.thread === 'main' && s.file.startsWith('lib/ingest/') })
+        assert.ok(site, JSON.stringify(window.sites, null, 1))
+        assert.ok(Number.isInteger(site.line) && site.allocatedBytes > 0)
+      } finally {
+        unsubscribe()
+      }
+      assert.equal(sites.active, false, 'nobody listens: nothing is sampled')
+    })
+
+    it('puts the window in one sample of each stream interval', async function () {
+      const stream = await openSamples(`${lab.url}/metrics?interval=50`)
+      try {
+        await until(function sampling () { return stream.samples.length > 0 }, 5000, 'a sample')
+        const window = await lab.app.locals.allocationSites.collect()
+        assert.ok(window)
+        const carrying = await until(function carried () { return stream.samples.find(function withSites (s) { return s.allocationSites !== null }) }, 5000, 'a sample with the sites')
+        assert.deepEqual(carrying.allocationSites, JSON.parse(JSON.stringify(window)))
+        const after = stream.samples.length
+        await until(function more () { return stream.samples.length > after + 2 }, 5000, 'more samples')
+        assert.equal(stream.samples.filter(function withSites (s) { return s.allocationSites !== null }).length, 1)
+      } finally {
+        stream.close()
+      }
+    })
+  })
+
+  describe('by default', function () {
+    let lab
+    before(async function () { lab = await startMetricsLab(undefined, { parseThreads: 1 }) })
+    after(async function () { await lab.close() })
+
+    it('samples while an experiment runs, or a stream asks, and not otherwise', async function () {
+      const sites = lab.app.locals.allocationSites
+      const alloc = Buffer.alloc
+      const watching = await openSamples(`${lab.url}/metrics?interval=1000`)
+      try {
+        await until(function sampling () { return lab.app.locals.sampler.active }, 5000, 'the sampler sampling')
+        assert.equal(sites.active, false)
+        assert.equal(Buffer.alloc, alloc)
+        lab.app.locals.events.emit('experiment', { id: 'run-1', name: 'ingest', phase: 'start', time: Date.now() })
+        assert.equal(sites.active, true)
+        assert.notEqual(Buffer.alloc, alloc)
+        lab.app.locals.events.emit('experiment', { id: 'run-1', name: 'ingest', phase: 'result', time: Date.now(), result: {} })
+        assert.equal(sites.active, false)
+        assert.equal(Buffer.alloc, alloc)
+
+        const asking = await openSamples(`${lab.url}/metrics?interval=1000&allocationSites=1`)
+        await until(function asked () { return sites.active }, 5000, 'sites sampled for the stream that asks')
+        asking.close()
+        await until(function released () { return !sites.active }, 5000, 'sites no longer sampled')
+        assert.equal(Buffer.alloc, alloc)
+      } finally {
+        watching.close()
+      }
+    })
+
+    it('answers 400 parameter.invalid to an allocationSites that is not 1 or 0', async function () {
+      const { status, body } = await getJson(`${lab.url}/metrics?format=sse&allocationSites=yes`)
+      assert.equal(status, 400)
+      assert.equal(body.error.type, 'parameter.invalid')
+      assert.match(body.error.message, /allocationSites/)
+    })
+  })
+
+  it('never samples with metrics.allocationSampling: off, even when a stream asks', async function () {
+    const lab = await startMetricsLab(undefined, { metrics: { allocationSampling: 'off' }, parseThreads: 1 })
+    const stream = await openSamples(`${lab.url}/metrics?interval=50&allocationSites=1`)
+    try {
+      lab.app.locals.events.emit('experiment', { id: 'run-1', name: 'ingest', phase: 'start', time: Date.now() })
+      await until(function sampled () { return stream.samples.length > 0 }, 5000, 'a sample')
+      assert.equal(lab.app.locals.allocationSites.active, false)
+      assert.equal(stream.samples[0].allocationSites, null)
+    } finally {
+      stream.close()
+      await lab.close()
+    }
+  })
+
+  it('refuses an allocationSampling it does not know, naming the option', function () {
+    assert.throws(function make () { createApp({ metrics: { allocationSampling: 'sometimes' } }) },
+      function named (err) { return err instanceof TypeError && /metrics\.allocationSampling/.test(err.message) && /experiment, always, off/.test(err.message) })
+  })
+})
