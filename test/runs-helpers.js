@@ -29,6 +29,8 @@ export function fakeSample (time, rss, { requests = 0, heapUsed = 20 * MiB } = {
     peakSource: 'VmHWM',
     eventLoop: { p50: 0.1, p99: 1.2, max: 3.4, utilization: 0.25 },
     gc: { count: 1, pauseMs: 0.8 },
+    gcEvents: [{ at: time - 50, kind: 'scavenge', ms: 0.8, heapBefore: heapUsed + MiB, heapAfter: heapUsed }],
+    gcEventsOmitted: 0,
     requests: Array.from({ length: requests }, function request (_, k) {
       return {
         id: k + 1,
