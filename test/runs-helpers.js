@@ -120,6 +120,8 @@ export function makeBusyRecord ({ id = 'busy-run', peak = 200 * MiB, routes = ['
     sample.external = 2 * MiB + rise / 2
     sample.heapSpaces = { ...sample.heapSpaces, large_object_space: 3 * MiB + rise / 2 }
     sample.peakRss = 80 * MiB + Math.round((slot === 0 ? peak : peak / 10) / 4096) * 4096
+    // the first route's fall: a mark-compact frees half its rise
+    if (k === 20) sample.gcEvents = [...sample.gcEvents, { at: sample.time - 30, kind: 'mark-compact', ms: 35, heapBefore: 20 * MiB + peak / 2, heapAfter: 20 * MiB + peak / 4 }]
     samples.push(sample)
   }
   const requests = []
