@@ -38,7 +38,7 @@ export class GcLog {
     this.old = []
     /** @type {Array<{ at: number, kind: string, ms: number|null }>} */
     this.young = []
-    /** Collections the server left out of full samples (it keeps 50 a sample). */
+    /** Collections the server left out of full samples (lib/metrics/gc-events.js). */
     this.omitted = 0
   }
 

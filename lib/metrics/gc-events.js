@@ -8,9 +8,9 @@
  * collections in the same order from V8's GC callbacks, so they are paired in order, the kind
  * checked. A profiler is read by stopping it, so two take turns: the next starts before the
  * last stops, and no collection falls between them (one heard by both is told by its figures).
- * An event is never given another collection's figures: where the two disagree it gets nulls.
- * The profiler's callbacks run inside each pause (a few µs); reading it parses what it
- * gathered (about 20 µs a collection).
+ * Where the two disagree on a kind, the event gets null heap figures rather than a guess.
+ * The profiler reads V8's heap statistics inside each pause, so `ms` includes that (tens of
+ * µs); reading the profiler parses what it gathered (tens of µs a collection), at each sample.
  */
 import { GCProfiler } from 'node:v8'
 import { performance, PerformanceObserver } from 'node:perf_hooks'

@@ -75,7 +75,7 @@ function normalizeSamplerOptions (options = {}) {
  * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
  * previous sample at the same interval; GC pauses seen in that window, and each as an event
- * `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js), the 50 that matter most.
+ * `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js), a bounded number of them.
  * `seq` increases by one for every sample the sampler takes, at any interval.
  *
  * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null }} [options]

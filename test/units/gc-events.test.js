@@ -6,6 +6,7 @@
  * sampler's samples: test/slow/metrics-sampler.test.js.
  */
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import { setImmediate as turn } from 'node:timers/promises'
 import { GC_EVENTS_PER_WINDOW, addEvent, watchGcEvents } from '../../lib/metrics/gc-events.js'
 import { findCollector } from '../../lib/util/collect-garbage.js'
@@ -90,6 +91,11 @@ describe('garbage collections as events', function () {
     addEvent(window, event('mark-compact', 14), 4)
     assert.deepEqual(window.events.map(function kind (e) { return e.kind }), ['mark-compact', 'mark-compact', 'mark-compact', 'mark-compact'])
     assert.equal(window.omitted, 6)
+  })
+
+  it('is what docs/metrics.md says: its cap is the code\'s', function () {
+    const page = fs.readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+    assert.ok(page.includes(`A sample keeps ${GC_EVENTS_PER_WINDOW}, mark-compacts first`))
   })
 
   it('throws a TypeError for a cap that is not a whole number', function () {
