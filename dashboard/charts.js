@@ -1,8 +1,8 @@
 /**
  * The two Chart.js charts: memory in MiB (with the kernel's peak RSS as its
- * own line, and the garbage collections: gc-marks.js) and event-loop delay. Both draw ingest requests as spans
- * coloured by route, with a small plugin, so a rise lines up with the
- * request that caused it. The colours, that plugin and the base options are
+ * own line, and the garbage collections: gc-marks.js) and event-loop delay.
+ * Both draw ingest requests as spans coloured by route, with a small plugin,
+ * so a rise lines up with the request that caused it. The colours, that plugin and the base options are
  * exported for the page's other charts (bytes-chart.js, held-chart.js).
  *
  * Kept light on purpose: no animation, `parsing: false`, min-max
