@@ -1,8 +1,8 @@
 /**
  * The two Chart.js charts: memory in MiB (with the kernel's peak RSS as its
- * own line) and event-loop delay. Both draw ingest requests as spans
- * coloured by route, with a small plugin, so a rise lines up with the
- * request that caused it. The colours, that plugin and the base options are
+ * own line, and the garbage collections: gc-marks.js) and event-loop delay.
+ * Both draw ingest requests as spans coloured by route, with a small plugin,
+ * so a rise lines up with the request that caused it. The colours, that plugin and the base options are
  * exported for the page's other charts (bytes-chart.js, held-chart.js).
  *
  * Kept light on purpose: no animation, `parsing: false`, min-max
@@ -13,6 +13,7 @@
  * every sample, and a paused chart would not stay still under the mouse.
  */
 import { formatClock } from './format.js'
+import { gcPlugin, gcTooltipLines } from './gc-marks.js'
 
 const { Chart } = globalThis
 
@@ -254,11 +255,14 @@ export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
 export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   Chart.defaults.font.family = 'system-ui, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
   Chart.defaults.color = '#1a1a1a'
+  const memoryOptions = baseOptions({ yTitle: 'MiB', yFormat: formatMiBValue, marks, labels: true, legend: true })
+  memoryOptions.plugins.streamlabGc = { log: marks.gc }
+  memoryOptions.plugins.tooltip.callbacks.footer = gcTooltipLines
   const memory = new Chart(memoryCanvas, {
     type: 'line',
     data: { datasets: MEMORY_SERIES.map(datasetFor) },
-    options: baseOptions({ yTitle: 'MiB', yFormat: formatMiBValue, marks, labels: true, legend: true }),
-    plugins: [markPlugin, backgroundPlugin]
+    options: memoryOptions,
+    plugins: [markPlugin, gcPlugin, backgroundPlugin]
   })
   const loop = new Chart(loopCanvas, {
     type: 'line',

@@ -96,7 +96,7 @@ function onSample (sample) {
   received++
   lastSample = sample
   clockOffset = sample.time - Date.now()
-  storeSample(store, heapSpaces, sample)
+  storeSample(store, heapSpaces, sample, marks)
   held.onSample(sample.requests, sample.time, sample.requestsOmitted)
   dirty = true
 }

@@ -1,10 +1,11 @@
 /**
  * What the charts mark on top of the lines: ingest requests as spans from
  * start to end (so a class sees which request caused which rise), peak
- * resets and crashes as vertical lines. Bounded like the series: a mark
+ * resets and crashes as vertical lines, garbage collections (gc-marks.js). Bounded like the series: a mark
  * that has left the window is forgotten, and at most `cap` of each kind
  * are kept (an experiment of 10,000 uploads must not grow the page).
  */
+import { GcLog } from './gc-marks.js'
 
 const MARK_CAP = 2000
 const MAX_ROUTES = 16
@@ -22,6 +23,8 @@ export class MarkLog {
     this.peakResets = []
     /** @type {Array<{ time: number, reason: string, route: string | null }>} */
     this.crashes = []
+    /** garbage collections, drawn on the memory chart */
+    this.gc = new GcLog()
     /** starts seen per route since the page opened (the four ingest routes always listed) */
     this.seen = { bad: 0, good: 0, 'express-json': 0, 'streamparser-json': 0 }
   }
@@ -93,6 +96,7 @@ export class MarkLog {
     if (drop > 0) this.requests.splice(0, drop)
     dropBefore(this.peakResets, from, function resetTime (t) { return t })
     dropBefore(this.crashes, from, function crashTime (c) { return c.time })
+    this.gc.trim(from)
   }
 
   /** Marks kept now, for the debug object. */
@@ -101,7 +105,8 @@ export class MarkLog {
       requests: this.requests.length,
       open: this.open.size,
       peakResets: this.peakResets.length,
-      crashes: this.crashes.length
+      crashes: this.crashes.length,
+      gc: this.gc.counts()
     }
   }
 

@@ -97,6 +97,8 @@ export function replayStores (record) {
   events.sort(function byTime (a, b) { return a.time - b.time || (a.phase === 'start' ? -1 : 1) - (b.phase === 'start' ? -1 : 1) })
   for (const event of events) marks.onRequest(event)
   for (const mark of recordMarks) if (mark.kind === 'peak-reset') marks.onPeak({ reset: true, time: mark.time })
+  // absent from records written before the lab kept its collections
+  marks.gc.add(record.timeline.gc ?? [])
   const held = new RequestHeld()
   for (const span of largestSpans(spans)) {
     held.onRequest({ phase: 'end', id: span.id, route: span.route, time: span.end, held: span.held, bounds: span.bounds, heldPeak: span.heldPeak })
@@ -166,7 +168,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
         make('div', { class: 'held-box' }, make('div', { class: 'held-head' }, logButton), make('div', { class: 'chart-box held' }, canvases.held)),
         make('div', { class: 'chart-box bytes' }, canvases.bytes),
         make('div', { class: 'chart-box loop' }, canvases.loop)),
-      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset']),
+      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset ', make('span', { 'aria-hidden': 'true' }, '▲'), ' mark-compact (pale ticks: scavenges)']),
       results)
     const charts = createCharts({ memoryCanvas: canvases.memory, loopCanvas: canvases.loop, store: stores.store, marks: stores.marks })
     const bytesChart = createBytesChart({ canvas: canvases.bytes, store: stores.store, marks: stores.marks, spaces: function spacesSeen () { return stores.spaces } })
@@ -210,6 +212,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
       spans: marks.requests.length,
       peakResets: marks.peakResets.length,
       markers: drawn.parts.charts.markersDrawn(),
+      gcMarks: drawn.parts.charts.memory.$streamlabGc ?? null,
       range: [...drawn.stores.range],
       layers: drawn.parts.bytesChart.shown().map(function key (layer) { return layer.key }),
       bars: drawn.parts.heldChart.state().bars.map(function bar (b) { return { route: b.route, id: b.id, total: b.total } })

@@ -59,9 +59,12 @@ export function heapKey (space) {
  * @param {import('./series-store.js').SeriesStore} store
  * @param {string[]} spaces the heap spaces named so far
  * @param {object} sample as /metrics sends it
+ * @param {import('./mark-log.js').MarkLog|null} [marks] given, the sample's garbage collections go to its log
+ *   (a record keeps them beside its samples: run-view.js)
  * @returns {boolean} false when the store refused it (older than its newest point)
  */
-export function storeSample (store, spaces, sample) {
+export function storeSample (store, spaces, sample, marks = null) {
+  marks?.gc.add(sample.gcEvents, sample.gcEventsOmitted)
   const values = {
     rss: sample.rss / MiB,
     heapTotal: sample.heapTotal / MiB,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { DEFAULTS } from '../lib/config/options.js'
 import { RECORD_MAX_BYTES, RUN_FORMAT, RUN_KIND, readRunRecord } from '../lib/runs/format.js'
-import { TIMELINE_DEFAULTS, createTimeline, thinSamples } from '../lib/runs/timeline.js'
+import { TIMELINE_DEFAULTS, createTimeline, thinGcEvents, thinSamples } from '../lib/runs/timeline.js'
 import { makeRecord, recordText } from '../lib/runs/record.js'
 import { fakeSample, makeTestRecord, routesResult } from './runs-helpers.js'
 
@@ -103,6 +103,7 @@ describe('run records (lib/runs/format.js)', function () {
         [function badSpace (r) { r.timeline.samples[0].heapSpaces.old_space = null }, 'timeline.samples[0].heapSpaces.old_space', /is not a number/],
         [function badSpan (r) { r.timeline.spans = [{ id: 1, route: 'good', start: 'then', end: null }] }, 'timeline.spans[0].start', /is not a number/],
         [function badMark (r) { r.timeline.marks[0].label = { html: '<b>' } }, 'timeline.marks[0].label', /is not a string/],
+        [function badGc (r) { r.timeline.gc[1].heapAfter = '3 MiB' }, 'timeline.gc[1].heapAfter', /is not a number or null/],
         [function pathId (r) { r.id = '../../etc/passwd' }, 'id', /is not a run id/],
         [function badStatus (r) { r.run.status = 'running' }, 'run.status', /is not one of done, failed, cancelled/],
         [function badCores (r) { r.where.cores = 0 }, 'where.cores', /positive integer/],
@@ -171,6 +172,31 @@ describe('run records (lib/runs/format.js)', function () {
       readRunRecord(text)
     })
 
+    it('keeps the collections beside the samples, and past maxGcEvents every mark-compact, then evenly spaced scavenges', function () {
+      const start = 1_790_000_000_000
+      const samples = Array.from({ length: 3000 }, function sample (_, k) { return fakeSample(start + k * 100, 80 * MiB) })
+      for (let k = 0; k < 10; k++) {
+        const s = samples[k * 300 + 7]
+        s.gcEvents = [...s.gcEvents, { at: s.time - 10, kind: 'mark-compact', ms: 40 + k, heapBefore: 300 * MiB, heapAfter: 30 * MiB }]
+      }
+      const { text, record } = makeTestRecord({ samples })
+      const { gc, thinned } = record.timeline
+      assert.equal(gc.length, TIMELINE_DEFAULTS.maxGcEvents)
+      assert.deepEqual(thinned.gc, { seen: 3010, kept: TIMELINE_DEFAULTS.maxGcEvents })
+      assert.deepEqual(gc.filter(function full (e) { return e.kind === 'mark-compact' }).map(function ms (e) { return e.ms }), [40, 41, 42, 43, 44, 45, 46, 47, 48, 49])
+      assert.ok(gc.at(-1).at - gc[0].at > 280_000, 'the scavenges kept span the run')
+      assert.deepEqual(gc.map(function at (e) { return e.at }), gc.map(function at (e) { return e.at }).sort(function byNumber (a, b) { return a - b }))
+      assert.ok(record.timeline.samples.every(function noEvents (s) { return s.gcEvents === undefined && s.gc.count === 1 }))
+      assert.deepEqual(readRunRecord(text).timeline.gc, gc)
+      assert.equal(thinGcEvents(gc, 5000), gc, 'nothing thinned under the bound')
+    })
+
+    it('reads a record with no collections in its timeline, as the lab wrote them before it kept them', function () {
+      const read = readRunRecord(altered(function older (r) { delete r.timeline.gc; r.timeline.samples.forEach(function bare (s) { delete s.gcEvents }) }), 'older.json')
+      assert.equal(read.timeline.gc, undefined)
+      assert.equal(read.timeline.samples.length, 2)
+    })
+
     it('is what docs/runs.md says: its bounds are the code\'s', function () {
       const page = fs.readFileSync(new URL('../docs/runs.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
       assert.ok(page.includes(`At most ${RECORD_MAX_BYTES / MiB} MiB (\`RECORD_MAX_BYTES\``))
@@ -178,6 +204,7 @@ describe('run records (lib/runs/format.js)', function () {
       assert.ok(page.includes(`keeps the ${TIMELINE_DEFAULTS.maxRequests} ingest requests`))
       assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxSpans} spans`))
       assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxMarks} marks`))
+      assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxGcEvents} garbage collections`))
       assert.ok(page.includes(`the last ${DEFAULTS.runs.keep} (\`runs.keep\``))
     })
 

@@ -29,6 +29,8 @@ export function fakeSample (time, rss, { requests = 0, heapUsed = 20 * MiB } = {
     peakSource: 'VmHWM',
     eventLoop: { p50: 0.1, p99: 1.2, max: 3.4, utilization: 0.25 },
     gc: { count: 1, pauseMs: 0.8 },
+    gcEvents: [{ at: time - 50, kind: 'scavenge', ms: 0.8, heapBefore: heapUsed + MiB, heapAfter: heapUsed }],
+    gcEventsOmitted: 0,
     requests: Array.from({ length: requests }, function request (_, k) {
       return {
         id: k + 1,
@@ -118,6 +120,8 @@ export function makeBusyRecord ({ id = 'busy-run', peak = 200 * MiB, routes = ['
     sample.external = 2 * MiB + rise / 2
     sample.heapSpaces = { ...sample.heapSpaces, large_object_space: 3 * MiB + rise / 2 }
     sample.peakRss = 80 * MiB + Math.round((slot === 0 ? peak : peak / 10) / 4096) * 4096
+    // the first route's fall: a mark-compact frees half its rise
+    if (k === 20) sample.gcEvents = [...sample.gcEvents, { at: sample.time - 30, kind: 'mark-compact', ms: 35, heapBefore: 20 * MiB + peak / 2, heapAfter: 20 * MiB + peak / 4 }]
     samples.push(sample)
   }
   const requests = []

@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events'
 import { getHeapSpaceStatistics } from 'node:v8'
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks'
 import { createPeakReader, readPeakRss } from './peak.js'
+import { watchGcEvents } from './gc-events.js'
 
 export const INTERVAL_MIN = 10
 export const INTERVAL_MAX = 5000
@@ -69,7 +70,8 @@ function normalizeSamplerOptions (options = {}) {
  *
  * A sample:
  * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, requests, requestsOmitted, allocationSites }`:
+ *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, gcEvents, gcEventsOmitted, requests, requestsOmitted,
+ *    allocationSites }`:
  * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by
  * V8's names (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds,
  * by stage, the 16 that hold most (lib/metrics/held.js; empty without a ledger), and the count and
@@ -77,7 +79,8 @@ function normalizeSamplerOptions (options = {}) {
  * in the first sample of each interval after it, else null (lib/metrics/alloc-sites.js); `peakRss` the kernel's VmHWM (a sampled
  * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
- * previous sample at the same interval; GC pauses seen in that window.
+ * previous sample at the same interval; GC pauses seen in that window, and each as an event
+ * `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js), a bounded number of them.
  * `seq` increases by one for every sample the sampler takes, at any interval.
  *
  * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null,
@@ -97,6 +100,8 @@ export class Sampler extends EventEmitter {
   /** @type {Map<number, { interval: number, timer: NodeJS.Timeout, listeners: Set<Function>, window: object }>} */
   #groups = new Map()
   #gcObserver = null
+  /** Each collection as an event (lib/metrics/gc-events.js), while sampling. */
+  #gcEvents = null
   #seq = 0
   #last = null
   #emitterUnsubscribe = null
@@ -174,7 +179,7 @@ export class Sampler extends EventEmitter {
    */
   snapshot () {
     const last = this.active ? this.#last : null
-    return this.#build(null, last?.eventLoop ?? EMPTY_EVENT_LOOP, last?.gc ?? EMPTY_GC)
+    return this.#build(null, last?.eventLoop ?? EMPTY_EVENT_LOOP, last?.gc ?? EMPTY_GC, last ?? NO_GC_EVENTS)
   }
 
   /** Stop everything: every subscription and the `on('sample')` listeners. */
@@ -195,6 +200,7 @@ export class Sampler extends EventEmitter {
       }
     })
     this.#gcObserver.observe({ entryTypes: ['gc'] })
+    this.#gcEvents = watchGcEvents()
     this.#peak = createPeakReader()
     this.#options.allocationSites?.resume()
   }
@@ -202,6 +208,8 @@ export class Sampler extends EventEmitter {
   #stop () {
     this.#gcObserver.disconnect()
     this.#gcObserver = null
+    this.#gcEvents.close()
+    this.#gcEvents = null
     this.#peak.close()
     this.#peak = null
     this.#last = null
@@ -214,6 +222,7 @@ export class Sampler extends EventEmitter {
       interval,
       listeners: new Set(),
       window: newWindow(this.#options.resolution),
+      gcWindow: this.#gcEvents.openWindow(),
       lastTick: performance.now(),
       timer: setInterval(function sampleTick () { sampler.#tick(group) }, interval)
     }
@@ -227,6 +236,7 @@ export class Sampler extends EventEmitter {
     if (this.#groups.get(group.interval) !== group) return
     clearInterval(group.timer)
     group.window.delay.disable()
+    this.#gcEvents.closeWindow(group.gcWindow)
     this.#groups.delete(group.interval)
     if (this.#groups.size === 0) this.#stop()
   }
@@ -242,7 +252,7 @@ export class Sampler extends EventEmitter {
     const sample = this.#build(group.interval, eventLoop, {
       count: group.window.gcCount,
       pauseMs: round(group.window.gcPauseMs, 3)
-    })
+    }, this.#gcEvents.take(group.gcWindow))
     resetWindow(group.window)
     this.#last = sample
     for (const entry of [...group.listeners]) {
@@ -251,7 +261,7 @@ export class Sampler extends EventEmitter {
     }
   }
 
-  #build (interval, eventLoop, gc) {
+  #build (interval, eventLoop, gc, { gcEvents, gcEventsOmitted }) {
     const memory = process.memoryUsage()
     const held = this.#options.held?.read() ?? NOTHING_HELD
     const peak = this.#peak?.read() ?? readPeakRss()
@@ -271,6 +281,8 @@ export class Sampler extends EventEmitter {
       peakSource: peak.source,
       eventLoop,
       gc,
+      gcEvents,
+      gcEventsOmitted,
       requests: held.requests,
       requestsOmitted: held.omitted,
       allocationSites: this.#options.allocationSites?.take(interval) ?? null
@@ -288,6 +300,7 @@ function readHeapSpaces () {
 const NOTHING_HELD = Object.freeze({ requests: Object.freeze([]), omitted: Object.freeze({ count: 0, bytes: 0 }) })
 const EMPTY_EVENT_LOOP = Object.freeze({ p50: null, p99: null, max: null, utilization: null })
 const EMPTY_GC = Object.freeze({ count: null, pauseMs: null })
+const NO_GC_EVENTS = Object.freeze({ gcEvents: Object.freeze([]), gcEventsOmitted: 0 })
 
 function newWindow (resolution) {
   const delay = monitorEventLoopDelay({ resolution })

@@ -173,6 +173,16 @@ function checkMark (mark, field) {
   checkString(mark.label, `${field}.label`, { max: 1000 })
 }
 
+/** A garbage collection: `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js). */
+function checkGcEvent (event, field) {
+  need(isObject(event), field, 'is not an object')
+  checkTime(event.at, `${field}.at`)
+  checkString(event.kind, `${field}.kind`, { max: 100 })
+  checkNumber(event.ms, `${field}.ms`)
+  checkNumber(event.heapBefore, `${field}.heapBefore`, { nullable: true })
+  checkNumber(event.heapAfter, `${field}.heapAfter`, { nullable: true })
+}
+
 function checkRun (run) {
   need(isObject(run), 'run', 'is not an object')
   checkString(run.experiment, 'run.experiment', { max: 200 })
@@ -208,11 +218,11 @@ function checkResults (results) {
   need(problems.length === 0, 'results', problems[0])
 }
 
-/** What the writer left out: `{ samples, spans, marks }` each `{ seen, kept }` where thinned, and `requestsCut`. */
+/** What the writer left out: `{ samples, spans, marks, gc }` each `{ seen, kept }` where thinned, and `requestsCut`. */
 function checkThinned (thinned) {
   if (thinned === null) return
   need(isObject(thinned), 'timeline.thinned', 'is not an object or null')
-  for (const key of ['samples', 'spans', 'marks']) {
+  for (const key of ['samples', 'spans', 'marks', 'gc']) {
     if (!Object.hasOwn(thinned, key)) continue
     need(isObject(thinned[key]), `timeline.thinned.${key}`, 'is not { seen, kept }')
     checkNumber(thinned[key].seen, `timeline.thinned.${key}.seen`)
@@ -231,6 +241,11 @@ function checkTimeline (timeline) {
   timeline.spans.forEach(function checkEach (s, k) { checkSpan(s, `timeline.spans[${k}]`) })
   checkArray(timeline.marks, 'timeline.marks')
   timeline.marks.forEach(function checkEach (m, k) { checkMark(m, `timeline.marks[${k}]`) })
+  // a record from before the lab kept its collections has none
+  if (timeline.gc !== undefined) {
+    checkArray(timeline.gc, 'timeline.gc')
+    timeline.gc.forEach(function checkEach (e, k) { checkGcEvent(e, `timeline.gc[${k}]`) })
+  }
   checkThinned(timeline.thinned)
 }
 

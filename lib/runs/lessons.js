@@ -16,7 +16,7 @@ import { PROJECT_ROOT } from '../util/project-root.js'
 import { RECORD_MAX_BYTES, readRunRecord } from './format.js'
 import { recordText } from './record.js'
 import { invalidEntry, namesIn, readRecordAs, summarise } from './store.js'
-import { thinSamples, thinSpans } from './timeline.js'
+import { thinGcEvents, thinSamples, thinSpans } from './timeline.js'
 
 /** Where the lessons' runs are: beside the figures files they came from. */
 export const LESSON_RUNS_DIR = path.join(PROJECT_ROOT, 'docs', 'figures')
@@ -40,11 +40,12 @@ const SUFFIX = '.run.json'
  */
 export function lessonRecordText (record, name) {
   if (!FIGURES_NAME.test(name)) throw new TypeError(`a figures name is lower-case letters, digits and dashes, not "${name}"`)
-  const { samples, spans } = record.timeline
+  const { samples, spans, gc } = record.timeline
   return recordText(function build (bounds) {
     const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)), spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
+    if (gc !== undefined) kept.gc = thinGcEvents(gc, bounds.maxGcEvents ?? gc.length)
     const thinned = { ...record.timeline.thinned }
-    for (const key of ['samples', 'spans']) {
+    for (const key of Object.keys(kept)) {
       if (kept[key].length < record.timeline[key].length) thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }
     }
     return {

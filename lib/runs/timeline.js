@@ -9,7 +9,9 @@
  * - a sample's `requests`: the `maxRequests` holding the most bytes (the sampler names 16), the
  *   others added to its `requestsOmitted: { count, bytes }` as the sampler adds those past 16;
  * - spans: past `maxSpans`, evenly spaced ones, and each route's slowest and largest;
- * - marks: the first `maxMarks`.
+ * - marks: the first `maxMarks`;
+ * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past
+ *   `maxGcEvents`, every mark-compact, then evenly spaced others, the young ones last.
  *
  * While recording, each sample is kept as its JSON text: about half the heap of the object.
  */
@@ -23,7 +25,9 @@ export const TIMELINE_DEFAULTS = Object.freeze({
   /** Request spans a record keeps. */
   maxSpans: 2000,
   /** Marks a record keeps. */
-  maxMarks: 500
+  maxMarks: 500,
+  /** Garbage collections a record keeps. */
+  maxGcEvents: 2000
 })
 
 /** Members copied from a `request` event into its span: figures and short texts only. */
@@ -94,6 +98,31 @@ export function thinSpans (spans, max) {
   return spans.filter(function kept (s) { return keep.has(s) })
 }
 
+/** Which collections a thinned record keeps first: mark-compacts, then the others, young ones last. */
+function gcRank (event) {
+  if (event.kind === 'mark-compact') return 0
+  return event.kind === 'scavenge' || event.kind === 'minor-mark-sweep' ? 2 : 1
+}
+
+/**
+ * Thin garbage collections to at most `max`: by rank (gcRank), all of a rank while they fit,
+ * evenly spaced ones of the rank that does not; in time order.
+ * @param {Array<{ at: number, kind: string }>} events in time order
+ * @param {number} max
+ */
+export function thinGcEvents (events, max) {
+  if (events.length <= max) return events
+  const keep = new Set()
+  for (const rank of [0, 1, 2]) {
+    const ofRank = events.filter(function sameRank (e) { return gcRank(e) === rank })
+    const room = max - keep.size
+    const step = ofRank.length / Math.max(1, room)
+    if (ofRank.length <= room) for (const e of ofRank) keep.add(e)
+    else for (let k = 0; k < room; k++) keep.add(ofRank[Math.floor(k * step)])
+  }
+  return events.filter(function kept (e) { return keep.has(e) })
+}
+
 function heldSum (request) {
   let sum = 0
   for (const n of Object.values(request?.held ?? {})) if (Number.isFinite(n)) sum += n
@@ -115,7 +144,7 @@ function spanFields (span, event) {
 
 /**
  * A timeline being recorded.
- * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number }} settings
+ * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number, maxGcEvents?: number }} settings
  */
 export function createTimeline (settings) {
   const { interval } = settings
@@ -135,19 +164,27 @@ export function createTimeline (settings) {
   let spansSeen = 0
   const marks = []
   let marksSeen = 0
+  let gcEvents = []
+  let gcSeen = 0
 
   return Object.freeze({
     /** A sample as the sampler gives it. */
     addSample: function addSample (sample) {
       samplesSeen++
-      let kept = sample
+      const { gcEvents: collections, gcEventsOmitted, ...rest } = sample
+      if (Array.isArray(collections)) {
+        gcSeen += collections.length + (Number.isSafeInteger(gcEventsOmitted) ? gcEventsOmitted : 0)
+        for (const e of collections) gcEvents.push(e)
+        if (gcEvents.length > bounds.maxGcEvents * 1.25) gcEvents = thinGcEvents(gcEvents, bounds.maxGcEvents)
+      }
+      let kept = rest
       if (Array.isArray(sample.requests) && sample.requests.length > bounds.maxRequests) {
         const sorted = [...sample.requests].sort(function mostHeld (a, b) { return heldSum(b) - heldSum(a) })
         const cut = sorted.slice(bounds.maxRequests)
         requestsCut += cut.length
         const omitted = sample.requestsOmitted ?? { count: 0, bytes: 0 }
         kept = {
-          ...sample,
+          ...rest,
           requests: sorted.slice(0, bounds.maxRequests),
           requestsOmitted: { count: omitted.count + cut.length, bytes: omitted.bytes + cut.reduce(function add (sum, r) { return sum + heldSum(r) }, 0) }
         }
@@ -191,22 +228,26 @@ export function createTimeline (settings) {
     },
 
     /**
-     * The timeline as a record holds it, its samples thinned to at most `maxSamples` and its
-     * spans to `maxSpans` (the writer asks for fewer when a record would be too large).
+     * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans
+     * to `maxSpans` and its collections to `maxGcEvents` (the writer asks for fewer when a record
+     * would be too large).
      */
-    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans } = {}) {
+    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents } = {}) {
       const keptSamples = thinSamples(samples, maxSamples)
       const keptSpans = thinSpans(spans, maxSpans)
       const thinned = {}
       if (keptSamples.length < samplesSeen) thinned.samples = { seen: samplesSeen, kept: keptSamples.length }
       if (keptSpans.length < spansSeen) thinned.spans = { seen: spansSeen, kept: keptSpans.length }
       if (marks.length < marksSeen) thinned.marks = { seen: marksSeen, kept: marks.length }
+      const keptGc = thinGcEvents(gcEvents, maxGcEvents)
+      if (keptGc.length < gcSeen) thinned.gc = { seen: gcSeen, kept: keptGc.length }
       if (requestsCut > 0) thinned.requestsCut = requestsCut
       return {
         interval,
         samples: keptSamples.map(function parsed (s) { return JSON.parse(s.text) }),
         spans: keptSpans.map(function copy (s) { return { ...s } }),
         marks: marks.map(function copy (m) { return { ...m } }),
+        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter } }),
         thinned: Object.keys(thinned).length === 0 ? null : thinned
       }
     }

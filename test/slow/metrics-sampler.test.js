@@ -2,11 +2,13 @@
  * The metrics sampler (lib/metrics/sampler.js) alone, on real timers: its
  * samples and what they hold, the event-loop delay and GC pauses of each
  * window, samples every interval and never more than the time allows, two
- * intervals at once, timers stopped when the last subscriber leaves.
+ * intervals at once, timers stopped when the last subscriber leaves, each collection as an
+ * event (the events alone: test/units/gc-events.test.js).
  */
 import assert from 'node:assert/strict'
 import { setTimeout as delay } from 'node:timers/promises'
 import { createSampler } from '../../lib/metrics/sampler.js'
+import { findCollector } from '../../lib/util/collect-garbage.js'
 import { procAvailable } from '../../lib/util/platform.js'
 import { until } from '../metrics-helpers.js'
 
@@ -55,6 +57,26 @@ describe('the sampler', function () {
     const blocked = samples.find(function (s) { return s.eventLoop.max !== null && s.eventLoop.max >= 100 })
     assert.ok(blocked, `no sample saw the 450 ms block: ${JSON.stringify(samples.map(function (s) { return s.eventLoop }))}`)
     assert.ok(samples.some(function (s) { return s.gc.count > 0 && s.gc.pauseMs > 0 }), 'no sample counted a GC pause')
+  })
+
+  it('hands the samples each collection as an event, a forced mark-compact with the heap it freed', async function () {
+    const collect = findCollector()
+    if (collect === null) this.skip()
+    const samples = []
+    unsubscribes.push(sampler.subscribe(20, function (s) { samples.push(s) }))
+    await until(function one () { return samples.length >= 1 }, 15000, 'a sample')
+    assert.ok(Array.isArray(samples[0].gcEvents))
+    assert.equal(typeof samples[0].gcEventsOmitted, 'number')
+    const held = { rows: Array.from({ length: 50_000 }, function row (_, i) { return new Array(64).fill(i) }) }
+    const from = Date.now()
+    held.rows = null
+    collect()
+    const seen = samples.length
+    function freedRows (e) { return e.kind === 'mark-compact' && e.at >= from - 1 && e.heapBefore - e.heapAfter >= 16 * 1024 * 1024 }
+    await until(function freed () { return samples.slice(seen).some(function holds (s) { return s.gcEvents.some(freedRows) }) }, 15000, 'the mark-compact in a sample')
+    const sample = samples.slice(seen).find(function holds (s) { return s.gcEvents.some(freedRows) })
+    assert.ok(sample.gc.count >= 1)
+    assert.ok(sample.gcEvents.find(freedRows).at <= sample.time, 'an event comes after its collection')
   })
 
   // Timers fire late on a busy machine, never early: the specs wait for the samples they need

@@ -2,7 +2,7 @@
  * A run exported as one page (`npm run runs -- export`, lib/runs/run-page.js), opened in
  * Chromium from a file:// URL with the network off and every request that is not the file
  * aborted: it draws the run as the dashboard replays it (the same peaks as the record, its
- * spans, where the bytes were, the bars, the results table) with no error and no policy
+ * spans, its garbage collections, where the bytes were, the bars, the results table) with no error and no policy
  * violation; a record of markup is drawn as text and runs nothing; a page whose record was
  * edited into something else says what is wrong with it and draws nothing.
  */
@@ -74,6 +74,7 @@ describe('a run exported as one page, in Chromium from disk with the network off
     assert.equal(run.spans, 2)
     assert.equal(run.markers, 2)
     assert.equal(run.peakResets, 1)
+    assert.deepEqual(run.gcMarks, { markCompacts: 1, otherOld: 0, youngColumns: 60, young: 60 })
     assert.ok(run.layers.includes('heap_large_object_space') && run.layers.includes('arrayBuffers'), run.layers.join(', '))
     assert.deepEqual(run.bars.map(function bar (b) { return [b.route, b.total] }).sort(), [['bad', 200 * 1024 * 1024], ['good', 65536 + 65536 + 4096 + 131072]])
     assert.match(await page.textContent('table.results td[data-route="bad"][data-field="peakAboveIdle"]'), /^300\.0 MiB$/)

@@ -1,0 +1,187 @@
+/**
+ * Garbage collections on the memory chart, where each happened (docs/dashboard.md): a
+ * mark-compact as a triangle on the axis and a dotted line up the chart, the rest of the old
+ * generation's work (incremental marking, weak callbacks) as a grey tick, and the young
+ * generation's collections (scavenges) as pale ticks, one per pixel however many fall in it,
+ * taller where there are more: a 100 MB /good run scavenges thousands of times, and its line
+ * must stay readable. The tooltip names what collected near the point under the mouse.
+ *
+ * The log is bounded like the mark log (mark-log.js holds it): a collection that leaves the
+ * window is forgotten, and at most `cap` old-generation events and `youngCap` young ones are
+ * kept. Events come from a sample's `gcEvents` or a record's `timeline.gc`, data from anywhere:
+ * anything that is not a collection with a time is left out, and a kind is drawn as text.
+ */
+import { formatMiB } from './format.js'
+
+/** The young generation's collections, by V8's names (lib/metrics/gc-events.js). */
+const YOUNG_KINDS = Object.freeze(['scavenge', 'minor-mark-sweep'])
+const OLD_CAP = 2000
+const YOUNG_CAP = 20_000
+const KIND_MAX = 40
+/** How near the point under the mouse a collection is named in the tooltip, px. */
+const NEAR_PX = 6
+/** Collections the tooltip names one by one; the rest are counted. */
+const NAMED = 4
+
+const MARK_COMPACT = '#000000'
+const OLD_TICK = 'rgba(80, 80, 80, 0.7)'
+const YOUNG_TICK = 'rgba(0, 114, 178, 0.35)'
+const TRIANGLE_PX = 7
+
+/** Collections by time: the old generation's whole, the young one's when and how long. */
+export class GcLog {
+  /** @param {{ cap?: number, youngCap?: number }} [settings] */
+  constructor (settings = {}) {
+    this.cap = settings.cap ?? OLD_CAP
+    this.youngCap = settings.youngCap ?? YOUNG_CAP
+    /** @type {Array<{ at: number, kind: string, ms: number|null, heapBefore: number|null, heapAfter: number|null }>} */
+    this.old = []
+    /** @type {Array<{ at: number, kind: string, ms: number|null }>} */
+    this.young = []
+    /** Collections the server left out of full samples (lib/metrics/gc-events.js). */
+    this.omitted = 0
+  }
+
+  /**
+   * Collections from a sample or a record, in time order.
+   * @param {unknown} events
+   * @param {unknown} [omitted] how many the server left out
+   */
+  add (events, omitted = 0) {
+    if (Number.isSafeInteger(omitted) && omitted > 0) this.omitted += omitted
+    if (!Array.isArray(events)) return
+    for (const e of events) {
+      if (e === null || typeof e !== 'object' || !Number.isFinite(e.at) || typeof e.kind !== 'string') continue
+      const kind = e.kind.slice(0, KIND_MAX)
+      const ms = Number.isFinite(e.ms) ? e.ms : null
+      if (YOUNG_KINDS.includes(kind)) {
+        this.young.push({ at: e.at, kind, ms })
+      } else {
+        this.old.push({ at: e.at, kind, ms, heapBefore: figure(e.heapBefore), heapAfter: figure(e.heapAfter) })
+      }
+    }
+    if (this.old.length > this.cap) this.old.splice(0, this.old.length - this.cap)
+    if (this.young.length > this.youngCap) this.young.splice(0, this.young.length - this.youngCap)
+  }
+
+  /** Forget what happened before `from` (ms). */
+  trim (from) {
+    for (const list of [this.old, this.young]) {
+      let drop = 0
+      while (drop < list.length && list[drop].at < from) drop++
+      if (drop > 0) list.splice(0, drop)
+    }
+  }
+
+  counts () {
+    return {
+      markCompacts: this.old.filter(isMarkCompact).length,
+      otherOld: this.old.filter(function notMarkCompact (e) { return !isMarkCompact(e) }).length,
+      young: this.young.length,
+      omitted: this.omitted
+    }
+  }
+}
+
+function figure (n) {
+  return Number.isFinite(n) ? n : null
+}
+
+function isMarkCompact (e) {
+  return e.kind === 'mark-compact'
+}
+
+/**
+ * Draws the log given as the chart's `plugins.streamlabGc.log` over the lines, and counts what
+ * it drew in `chart.$streamlabGc`.
+ */
+export const gcPlugin = {
+  id: 'streamlabGc',
+  afterDatasetsDraw (chart, args, options) {
+    const log = options.log
+    if (!log) return
+    const { ctx, chartArea: area } = chart
+    const x = chart.scales.x
+    const drawn = { markCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 }
+    ctx.save()
+    ctx.beginPath()
+    ctx.rect(area.left, area.top, area.width, area.height)
+    ctx.clip()
+    // the young ones by pixel column: a tick each, taller with the count
+    const columns = new Map()
+    for (const e of log.young) {
+      if (e.at < x.min || e.at > x.max) continue
+      const px = Math.round(x.getPixelForValue(e.at))
+      columns.set(px, (columns.get(px) ?? 0) + 1)
+      drawn.young++
+    }
+    ctx.fillStyle = YOUNG_TICK
+    for (const [px, count] of columns) {
+      const height = 4 + Math.min(8, 2 * Math.log2(count))
+      ctx.fillRect(px, area.bottom - height, 1, height)
+    }
+    drawn.youngColumns = columns.size
+    for (const e of log.old) {
+      if (e.at < x.min || e.at > x.max) continue
+      const px = Math.round(x.getPixelForValue(e.at)) + 0.5
+      if (isMarkCompact(e)) {
+        ctx.strokeStyle = MARK_COMPACT
+        ctx.globalAlpha = 0.45
+        ctx.lineWidth = 1
+        ctx.setLineDash([2, 3])
+        ctx.beginPath()
+        ctx.moveTo(px, area.top)
+        ctx.lineTo(px, area.bottom - TRIANGLE_PX)
+        ctx.stroke()
+        ctx.setLineDash([])
+        ctx.globalAlpha = 1
+        ctx.fillStyle = MARK_COMPACT
+        ctx.beginPath()
+        ctx.moveTo(px, area.bottom - TRIANGLE_PX)
+        ctx.lineTo(px - TRIANGLE_PX / 2 - 1, area.bottom)
+        ctx.lineTo(px + TRIANGLE_PX / 2 + 1, area.bottom)
+        ctx.closePath()
+        ctx.fill()
+        drawn.markCompacts++
+      } else {
+        ctx.fillStyle = OLD_TICK
+        ctx.fillRect(px - 0.5, area.bottom - 12, 1, 12)
+        drawn.otherOld++
+      }
+    }
+    ctx.restore()
+    chart.$streamlabGc = drawn
+  }
+}
+
+/**
+ * The tooltip's lines for the collections near the point it shows: each old-generation one
+ * with its time and heap before → after, the young ones counted.
+ * @param {Array<{ chart: object, element: { x: number } }>} items Chart.js's tooltip items
+ * @returns {string[]}
+ */
+export function gcTooltipLines (items) {
+  const item = items[0]
+  const chart = item?.chart
+  const log = chart?.options?.plugins?.streamlabGc?.log
+  if (!log || !Number.isFinite(item.element?.x)) return []
+  const x = chart.scales.x
+  function near (e) { return Math.abs(x.getPixelForValue(e.at) - item.element.x) <= NEAR_PX }
+  const old = log.old.filter(near)
+  const young = log.young.filter(near)
+  const lines = old.slice(0, NAMED).map(function describe (e) {
+    const heap = e.heapBefore === null || e.heapAfter === null ? 'heap not read' : `heap ${formatMiB(e.heapBefore)} → ${formatMiB(e.heapAfter)}`
+    return `${e.kind} ${formatDuration(e.ms)}: ${heap}`
+  })
+  if (old.length > NAMED) lines.push(`and ${old.length - NAMED} more`)
+  if (young.length > 0) {
+    const ms = young.reduce(function sum (total, e) { return total + (e.ms ?? 0) }, 0)
+    const kinds = [...new Set(young.map(function kind (e) { return e.kind }))].join(', ')
+    lines.push(`${young.length} × ${kinds}, ${formatDuration(ms)} in all`)
+  }
+  return lines
+}
+
+function formatDuration (ms) {
+  return Number.isFinite(ms) ? `${ms.toFixed(1)} ms` : '– ms'
+}
