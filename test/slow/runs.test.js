@@ -60,7 +60,7 @@ describe('the record of a run through POST /experiments', function () {
       if (route === 'bad') assert.ok(spans.every(function held (s) { return s.heldPeak > 0 }), JSON.stringify(spans))
     }
     assert.equal(timeline.marks.filter(function reset (m) { return m.kind === 'peak-reset' }).length, 3, 'the run\'s own reset and one per route')
-    assert.deepEqual(timeline.marks.filter(function stage (m) { return m.kind === 'stage' }).map(function label (m) { return m.label }), ['input', 'load /bad', 'load /good'])
+    assert.deepEqual(timeline.marks.filter(function stage (m) { return m.kind === 'stage' }).map(function label (m) { return m.label }), ['input', 'bound', 'load /bad', 'load /good'])
   })
 
   it('is listed and served by a lab started again on the same data directory', async function () {
