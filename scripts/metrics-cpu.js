@@ -12,19 +12,17 @@
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
-import { parseArgs } from 'node:util'
-import { runCommand } from '../lib/measure/args.js'
+import { readScriptFlags, runCommand } from '../lib/measure/args.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
-import { postBody } from '../lib/measure/post-body.js'
+import { openMetricsStream, throughputInTurn, uploadsInTurn } from '../lib/measure/uploads-in-turn.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { parseByteSize, formatBytes } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run metrics-cpu -- [options]
@@ -40,27 +38,17 @@ const USAGE = `Usage: npm run metrics-cpu -- [options]
 
 
 function readOptions (argv) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      seconds: { type: 'string', default: '20' },
-      clients: { type: 'string', default: '1' },
-      interval: { type: 'string', default: '100' },
-      warmup: { type: 'string', default: '3' },
-      repeat: { type: 'string', default: '1' },
-      size: { type: 'string', default: '100MB' },
-      uploads: { type: 'string', default: '6' },
-      figures: { type: 'string' },
-      help: { type: 'boolean', short: 'h' }
-    }
+  const flags = readScriptFlags(argv, {
+    seconds: { type: 'string', default: '20' },
+    clients: { type: 'string', default: '1' },
+    interval: { type: 'string', default: '100' },
+    warmup: { type: 'string', default: '3' },
+    repeat: { type: 'string', default: '1' },
+    size: { type: 'string', default: '100MB' },
+    uploads: { type: 'string', default: '6' }
   })
-  if (values.help) return null
-  function integer (name, min, max) {
-    const n = Number(values[name])
-    if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
-    return n
-  }
-  checkFiguresName(values.figures)
+  if (flags === null) return null
+  const { values, integer } = flags
   const uploads = integer('uploads', 0, 100)
   if (uploads % 2 !== 0) throw new TypeError(`--uploads takes an even number (half watched, half not), got ${uploads}`)
   return {
@@ -103,28 +91,6 @@ async function measureCpu (pid, seconds, ticksPerSecond) {
   return { elapsed, cpuSeconds, percent: 100 * cpuSeconds / elapsed }
 }
 
-/** An SSE client that reads everything and counts what it got. */
-function openClient (url) {
-  return new Promise(function connect (resolve, reject) {
-    const counts = { bytes: 0, samples: 0 }
-    const req = http.get(url, { headers: { accept: 'text/event-stream' } }, function onResponse (res) {
-      if (res.statusCode !== 200) {
-        res.resume()
-        reject(new Error(`GET ${url} answered ${res.statusCode}`))
-        return
-      }
-      res.setEncoding('utf8')
-      res.on('data', function count (chunk) {
-        counts.bytes += chunk.length
-        counts.samples += chunk.split('event: sample\n').length - 1
-      })
-      res.on('error', function ignoreAfterClose () {})
-      resolve({ counts, close: function closeClient () { req.destroy() } })
-    })
-    req.on('error', reject)
-  })
-}
-
 async function measure (options) {
   if (!procAvailable()) {
     process.stderr.write('metrics-cpu: needs /proc (Linux, outside portable mode): it reads the server\'s CPU time from the kernel (docs/install.md)\n')
@@ -153,7 +119,7 @@ async function measure (options) {
   const figure = options.repeat > 1 ? `median ${fixed(median(differences), 2)} (runs: ${each})` : each
   markdown += `\nWatching costs ${figure} percentage points of one core ` +
     `(clock ticks of 1/${ticksPerSecond} s: ±${fixed(100 / ticksPerSecond / options.seconds, 2)} points per figure).\n`
-  const throughput = input === null ? null : summarizeThroughput(runs)
+  const throughput = input === null ? null : watchedThroughput(runs)
   if (throughput !== null) {
     markdown += `\n/good on ${formatBytes(options.bytes)}, ${options.uploads} uploads per server in turn: ` +
       `${fixed(throughput.unwatched / MB, 1)} MB/s unwatched, ${fixed(throughput.watched / MB, 1)} MB/s with one client at ${options.interval} ms (medians); ` +
@@ -180,46 +146,10 @@ async function measure (options) {
 
 const MB = 1e6
 
-/** Medians of the inflated bytes a second /good took, watched and not, and their ratio per server. */
-function summarizeThroughput (runs) {
-  const unwatched = runs.flatMap(function rates (r) { return r.uploads.filter(function not (u) { return !u.watched }).map(rateOf) })
-  const watched = runs.flatMap(function rates (r) { return r.uploads.filter(function is (u) { return u.watched }).map(rateOf) })
-  const ratios = runs.map(function perServer (r) {
-    return median(r.uploads.filter(function is (u) { return u.watched }).map(rateOf)) /
-      median(r.uploads.filter(function not (u) { return !u.watched }).map(rateOf))
-  })
-  return { unwatched: median(unwatched), watched: median(watched), ratio: median(watched) / median(unwatched), ratios }
-}
-
-function rateOf (upload) {
-  return upload.inflatedBytes / (upload.ms / 1000)
-}
-
-/** Upload the input to /good once and time it. */
-async function uploadOnce (url, input) {
-  const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': input.compressedBytes }
-  const { status, text, ms } = await postBody(`${url}/good`, [fs.createReadStream(input.file)], headers)
-  if (status !== 200) throw new Error(`POST /good answered ${status}: ${text.slice(0, 200)}`)
-  return { ms, inflatedBytes: JSON.parse(text).summary.inflatedBytes }
-}
-
-/**
- * /good's uploads on one server, after one not counted, in turn without and with one client at the
- * interval: unwatched, watched, watched, unwatched, ... so a drift in the machine falls on both.
- */
-async function measureUploads (lab, options, input) {
-  await uploadOnce(lab.url, input) // not counted: the first warms the parse threads and the JIT
-  const uploads = []
-  for (let k = 0; k < options.uploads; k++) {
-    const watched = [1, 2].includes(k % 4)
-    const client = watched ? await openClient(`${lab.url}/metrics?interval=${options.interval}`) : null
-    try {
-      uploads.push({ watched, ...await uploadOnce(lab.url, input) })
-    } finally {
-      client?.close()
-    }
-  }
-  return uploads
+/** /good's throughput unwatched and watched (the uploads in turn: on is watched), in the figures' words. */
+function watchedThroughput (runs) {
+  const t = throughputInTurn(runs.map(function uploadsOf (r) { return r.uploads }))
+  return { unwatched: t.off, watched: t.on, ratio: t.ratio, ratios: t.ratios }
 }
 
 /** One fresh server: idle, then watched by the clients; then /good's uploads. */
@@ -232,7 +162,7 @@ async function measureOnce (options, ticksPerSecond, run, input) {
     const idle = await measureCpu(lab.pid, options.seconds, ticksPerSecond)
 
     const url = `${lab.url}/metrics?interval=${options.interval}`
-    for (let i = 0; i < options.clients; i++) clients.push(await openClient(url))
+    for (let i = 0; i < options.clients; i++) clients.push(await openMetricsStream(url))
     process.stderr.write(`${options.clients} SSE clients at interval=${options.interval}; ${options.warmup} s to settle, then ${options.seconds} s\n`)
     await delay(options.warmup * 1000)
     const before = clients.map(function copy (c) { return { ...c.counts } })
@@ -241,7 +171,12 @@ async function measureOnce (options, ticksPerSecond, run, input) {
     const bytes = clients.reduce(function sum (n, c, k) { return n + c.counts.bytes - before[k].bytes }, 0)
     for (const client of clients.splice(0)) client.close()
     if (input !== null) process.stderr.write(`/good on ${formatBytes(options.bytes)}: ${options.uploads} uploads, half watched\n`)
-    const uploads = input === null ? [] : await measureUploads(lab, options, input)
+    const uploads = input === null ? [] : await uploadsInTurn(lab.url, input, {
+      uploads: options.uploads,
+      during: async function watchWhenOn (on) {
+        return on ? (await openMetricsStream(`${lab.url}/metrics?interval=${options.interval}`)).close : null
+      }
+    })
     return { idle, watched, samples, bytes, uploads }
   } finally {
     for (const client of clients) client.close()

@@ -11,14 +11,13 @@
  */
 import fs from 'node:fs'
 import os from 'node:os'
-import { parseArgs } from 'node:util'
-import { runCommand, list } from '../lib/measure/args.js'
+import { list, readScriptFlags, runCommand } from '../lib/measure/args.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { postBody } from '../lib/measure/post-body.js'
 import { openEventStream } from '../lib/measure/event-stream.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { markdownTable } from '../lib/measure/table.js'
-import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { createBomb } from '../lib/generate/bombs.js'
 import { parseByteSize, formatMiB, formatBytes } from '../lib/util/units.js'
 
@@ -37,25 +36,19 @@ const USAGE = `Usage: npm run stages -- [options]
   -h, --help`
 
 function readOptions (argv) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      size: { type: 'string', default: '100MB' },
-      routes: { type: 'string', default: 'bad,good' },
-      bomb: { type: 'boolean', default: false },
-      interval: { type: 'string', default: '20' },
-      figures: { type: 'string' },
-      help: { type: 'boolean', short: 'h' }
-    }
+  const flags = readScriptFlags(argv, {
+    size: { type: 'string', default: '100MB' },
+    routes: { type: 'string', default: 'bad,good' },
+    bomb: { type: 'boolean', default: false },
+    interval: { type: 'string', default: '20' }
   })
-  if (values.help) return null
+  if (flags === null) return null
+  const { values, integer } = flags
   const routes = list(values.routes, function route (name) {
     if (!ROUTES.includes(name)) throw new TypeError(`--routes takes ${ROUTES.join(', ')}, got "${name}"`)
     return name
   })
-  const interval = Number(values.interval)
-  if (!Number.isInteger(interval) || interval < 10 || interval > 5000) throw new TypeError(`--interval takes 10 to 5000 ms, got "${values.interval}"`)
-  checkFiguresName(values.figures)
+  const interval = integer('interval', 10, 5000)
   return { bytes: parseByteSize(values.size), routes, bomb: values.bomb, interval, figures: values.figures }
 }
 

@@ -1,4 +1,6 @@
-/** Small parsers shared by the benches' flags. */
+/** Small parsers shared by the benches' and measuring scripts' flags. */
+import { parseArgs } from 'node:util'
+import { checkFiguresName } from './figures.js'
 
 /** A comma-separated list, each item parsed. */
 export function list (text, parse) {
@@ -39,4 +41,27 @@ export async function runCommand (argv, { usage, readOptions, run }) {
     return 0
   }
   return run(options)
+}
+
+/**
+ * A measuring script's flags: `options` as parseArgs takes them, and the --figures NAME (its name
+ * checked) and -h/--help every such script takes.
+ * @param {string[]} argv
+ * @param {object} options parseArgs options of the script's own flags
+ * @returns {null|{ values: object, integer: (name: string, min: number, max: number) => number }} null
+ *   for --help; `integer` reads flag `name` as an integer within [min, max]
+ * @throws {TypeError} naming the flag it cannot read
+ */
+export function readScriptFlags (argv, options) {
+  const { values } = parseArgs({ args: argv, options: { ...options, figures: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
+  if (values.help) return null
+  checkFiguresName(values.figures)
+  return {
+    values,
+    integer: function integer (name, min, max) {
+      const n = Number(values[name])
+      if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
+      return n
+    }
+  }
 }
