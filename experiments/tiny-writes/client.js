@@ -16,7 +16,7 @@ import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { TINY_MODES, sendBytes } from './writes.js'
+import { TINY_MODES, readToEnd, sendBytes } from './writes.js'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
 
 serveChildJob('experiments/tiny-writes/client.js', async function runJob (job) {
@@ -83,32 +83,15 @@ function connect (port, noDelay) {
 }
 
 /** The sink's one JSON line, once the connection closes. */
-function readReply (socket) {
-  return new Promise(function waitForReply (resolve, reject) {
-    let text = ''
-    socket.setEncoding('utf8')
-    function onData (chunk) { text += chunk }
-    function onEnd () {
-      cleanup()
-      try {
-        resolve(JSON.parse(text))
-      } catch {
-        reject(new Error(`the sink answered ${JSON.stringify(text.slice(0, 200))}`))
-      }
-    }
-    function onError (err) {
-      cleanup()
-      reject(err)
-    }
-    function cleanup () {
-      socket.removeListener('data', onData)
-      socket.removeListener('end', onEnd)
-      socket.removeListener('error', onError)
-    }
-    socket.on('data', onData)
-    socket.on('end', onEnd)
-    socket.on('error', onError)
-  })
+async function readReply (socket) {
+  let text = ''
+  socket.setEncoding('utf8')
+  await readToEnd(socket, function onData (chunk) { text += chunk })
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new Error(`the sink answered ${JSON.stringify(text.slice(0, 200))}`)
+  }
 }
 
 /**

@@ -137,12 +137,13 @@ function drained (socket) {
  * @param {import('node:net').Socket} socket
  * @returns {Promise<{ bytes: number, inOrder: boolean, reads: number }>} once answered
  */
-export function suckBytes (socket) {
-  return new Promise(function readUntilEnd (resolve, reject) {
-    let bytes = 0
-    let reads = 0
-    let inOrder = true
-    function onData (chunk) {
+export async function suckBytes (socket) {
+  let bytes = 0
+  let reads = 0
+  let inOrder = true
+  let tally = null
+  try {
+    await readToEnd(socket, function onData (chunk) {
       reads++
       if (inOrder) {
         for (let i = 0; i < chunk.length; i++) {
@@ -153,24 +154,43 @@ export function suckBytes (socket) {
         }
       }
       bytes += chunk.length
-    }
+    }, function answer () {
+      // at once, in 'end': a socket that is not half-open ends its side right after it
+      tally = { bytes, inOrder, reads }
+      socket.end(JSON.stringify(tally) + '\n')
+    })
+  } catch (err) {
+    socket.destroy()
+    throw err
+  }
+  return tally
+}
+
+/**
+ * Read a socket to its end, each chunk to `onChunk`: resolves at 'end', after `atEnd()` ran in
+ * it, rejects with the socket's error, and leaves none of its listeners behind either way.
+ * @param {import('node:net').Socket} socket
+ * @param {(chunk: Buffer|string) => void} onChunk
+ * @param {() => void} [atEnd] run in the 'end' event itself
+ * @returns {Promise<void>}
+ */
+export function readToEnd (socket, onChunk, atEnd = function nothing () {}) {
+  return new Promise(function untilEnd (resolve, reject) {
     function onEnd () {
       cleanup()
-      const tally = { bytes, inOrder, reads }
-      socket.end(JSON.stringify(tally) + '\n')
-      resolve(tally)
+      atEnd()
+      resolve()
     }
     function onError (err) {
       cleanup()
-      socket.destroy()
       reject(err)
     }
     function cleanup () {
-      socket.removeListener('data', onData)
+      socket.removeListener('data', onChunk)
       socket.removeListener('end', onEnd)
       socket.removeListener('error', onError)
     }
-    socket.on('data', onData)
+    socket.on('data', onChunk)
     socket.on('end', onEnd)
     socket.on('error', onError)
   })
