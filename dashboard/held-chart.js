@@ -15,6 +15,7 @@ import { ROUTE_COLORS, OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin } from 
 import { withAlpha } from './bytes-chart.js'
 import { formatBytes } from './format.js'
 import { INGEST_STAGES } from './request-held.js'
+import { wrapWords } from '/lib/util/wrap.js'
 
 /** One colour per stage, the same on every bar and in the legend. */
 export const STAGE_COLORS = Object.freeze({
@@ -221,7 +222,7 @@ export function createHeldChart ({ canvas, held }) {
               const lines = [`total ${formatBytes(bar.total)}`]
               if (bar.unread.length > 0) {
                 lines.push('Also held, not counted here:')
-                for (const phrase of bar.unread) for (const line of wrap(`• ${phrase}`, 52)) lines.push(line)
+                for (const phrase of bar.unread) for (const line of wrapWords(`• ${phrase}`, 52, { indent: '  ' })) lines.push(line)
               }
               return lines
             }
@@ -340,20 +341,4 @@ function formatTick (bytes) {
     if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`
   }
   return `${bytes} B`
-}
-
-/** A phrase cut into lines of about `width` characters, at spaces. */
-function wrap (text, width) {
-  const lines = []
-  let line = ''
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line)
-      line = `  ${word}`
-    } else {
-      line = line === '' ? word : `${line} ${word}`
-    }
-  }
-  if (line !== '') lines.push(line)
-  return lines
 }

@@ -12,6 +12,7 @@
  * (lib/README.md), so server.js puts the tree together.
  */
 import { formatMemory, parseByteSize } from '../util/units.js'
+import { wrapWords } from '../util/wrap.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -256,22 +257,6 @@ function flagDefault (row, defaults) {
   return String(value)
 }
 
-/** Words into lines of at most `width`; a no-break space holds two words together. */
-function wrap (text, width) {
-  const lines = []
-  let line = ''
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line)
-      line = word
-    } else {
-      line = line === '' ? word : `${line} ${word}`
-    }
-  }
-  if (line !== '') lines.push(line)
-  return lines.map(function spaced (l) { return l.replaceAll('\u00a0', ' ') })
-}
-
 /** One flag's lines: `  --name ARG` and its meaning wrapped from column 25, with its variable and default. */
 function flagLines (row, defaults) {
   const head = `  ${row.short === null ? '' : `-${row.short}, `}--${row.name}${row.arg === null ? '' : ` ${row.arg}`}`
@@ -279,7 +264,7 @@ function flagLines (row, defaults) {
   const notes = [row.env === null ? null : `env ${row.env}`, said === null ? null : `default ${said}`]
     .filter(Boolean).map(function unbroken (note) { return note.replace(/^(env|default) /, '$1\u00a0') })
   const meaning = notes.length === 0 ? row.help : `${row.help} (${notes.join(', ')})`
-  const lines = wrap(meaning, HELP_WIDTH - MEANING_COLUMN)
+  const lines = wrapWords(meaning, HELP_WIDTH - MEANING_COLUMN)
   const first = head.length < MEANING_COLUMN - 1 ? [`${head.padEnd(MEANING_COLUMN)}${lines.shift()}`] : [head]
   return [...first, ...lines.map(function indent (l) { return `${' '.repeat(MEANING_COLUMN)}${l}` })]
 }
@@ -294,7 +279,7 @@ export function usage (defaults, { all = false } = {}) {
   const lines = ['Usage: node server.js [options]']
   for (const group of FLAG_GROUPS) {
     if (!all && group.key !== 'everyday') continue
-    lines.push('', ...wrap(all ? `${group.name}: ${group.about}` : 'The everyday flags:', HELP_WIDTH))
+    lines.push('', ...wrapWords(all ? `${group.name}: ${group.about}` : 'The everyday flags:', HELP_WIDTH))
     for (const row of FLAGS) if (row.group === group.key) lines.push(...flagLines(row, defaults))
   }
   if (!all) lines.push('', 'Every flag, by group: node server.js --help-all; each explained in docs/api.md.')
