@@ -18,8 +18,10 @@
  *   PORT=3101 node examples/services/streaming.js
  */
 import http from 'node:http'
+import path from 'node:path'
 import { PassThrough, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
 import { Tokenizer, TokenParser, TokenType } from '@streamparser/json'
 
@@ -32,7 +34,7 @@ const MAX_DEPTH = 64
 const IDLE_MS = 10_000
 const DRAIN_MS = 10_000
 
-function refusal (status, message) {
+export function refusal (status, message) {
   return Object.assign(new Error(message), { status })
 }
 
@@ -41,11 +43,13 @@ function refusal (status, message) {
  * the library's Tokenizer turns bytes into tokens (a token or a character a
  * chunk cuts in two is carried over), its TokenParser hands over each
  * record and drops it; between the two, each token is watched for depth.
+ * `maxInflated`: the most inflated bytes it takes (default 512 MiB).
  */
-class RecordCounter extends Writable {
-  constructor (gunzip) {
+export class RecordCounter extends Writable {
+  constructor (gunzip, { maxInflated = MAX_INFLATED } = {}) {
     super()
     this.gunzip = gunzip
+    this.maxInflated = maxInflated
     this.inflated = 0
     this.depth = 0
     this.items = 0
@@ -68,7 +72,7 @@ class RecordCounter extends Writable {
     try {
       this.inflated += chunk.length
       const ratio = this.inflated / Math.max(1, this.gunzip.bytesWritten)
-      if (this.inflated > MAX_INFLATED) throw refusal(413, `more than ${MAX_INFLATED / MiB} MiB inflated`)
+      if (this.inflated > this.maxInflated) throw refusal(413, `more than ${this.maxInflated / MiB} MiB inflated`)
       if (this.inflated > RATIO_AFTER && ratio > MAX_RATIO) throw refusal(413, `inflates ${Math.round(ratio)}:1, a zip bomb`)
       this.tokenizer.write(chunk)
       done()
@@ -150,11 +154,13 @@ function answer (res, status, body) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
 }
 
-const server = http.createServer(function route (req, res) {
-  if (req.method !== 'POST' || req.url !== '/ingest') return answer(res, 404, { error: { status: 404, message: 'POST /ingest' } })
-  ingest(req, res)
-})
-
-server.listen(port, '127.0.0.1', function listening () {
-  console.log(`streaming ingest at http://127.0.0.1:${port}/ingest (pid ${process.pid})`)
-})
+// run as a program it serves; imported (a spec's service reuses RecordCounter) it does not
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const server = http.createServer(function route (req, res) {
+    if (req.method !== 'POST' || req.url !== '/ingest') return answer(res, 404, { error: { status: 404, message: 'POST /ingest' } })
+    ingest(req, res)
+  })
+  server.listen(port, '127.0.0.1', function listening () {
+    console.log(`streaming ingest at http://127.0.0.1:${port}/ingest (pid ${process.pid})`)
+  })
+}
