@@ -15,7 +15,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { createBomb, prepareBomb } from '../../lib/generate/bombs.js'
 import { createGzipStream } from '../../lib/generate/items.js'
@@ -24,6 +23,9 @@ import { formatBytes } from '../../lib/util/units.js'
 import { ATTACK_GROUPS } from './params.js'
 import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
 import { prepareWideBodies, prepareWindowBombs, wideWindows, windowBombs } from './window-attacks.js'
+import { boundedPool, brief, countLabels, countsText, outcomeLabel, pause } from './outcomes.js'
+
+export { outcomeLabel } from './outcomes.js'
 
 /**
  * @typedef {{ url: string, params: object, input: any, clients: ReturnType<typeof import('./clients.js').createClientSet>,
@@ -39,62 +41,6 @@ const TEXTBOOK_ROUTE = 'streamparser-json'
 const OCTETS = Object.freeze({ 'content-type': 'application/octet-stream' })
 /** SSE streams opened at once while the flood builds up. */
 const SSE_BATCH = 100
-
-/** Sleep that ends early (without throwing) when the attack is aborted. */
-async function pause (ms, signal) {
-  try {
-    await sleep(ms, undefined, { signal })
-  } catch (err) {
-    if (err.name !== 'AbortError') throw err
-  }
-}
-
-/** What a request got, in one word or two: `200`, `413 entity.too.large`, `timeout`, `ECONNRESET`. */
-export function outcomeLabel (outcome) {
-  if (outcome.status === 0) return outcome.error ?? 'no answer'
-  const type = outcome.body?.error?.type
-  return type ? `${outcome.status} ${type}` : String(outcome.status)
-}
-
-/** The outcomes counted by label: `{ "413 entity.too.large": 3, "abandoned": 17 }`. */
-function countLabels (outcomes) {
-  const counts = {}
-  for (const outcome of outcomes) {
-    const label = outcomeLabel(outcome)
-    counts[label] = (counts[label] ?? 0) + 1
-  }
-  return counts
-}
-
-function countsText (counts) {
-  return Object.entries(counts).map(function entry ([label, n]) { return `${n} x ${label}` }).join(', ')
-}
-
-function brief (outcome) {
-  return {
-    label: outcomeLabel(outcome),
-    status: outcome.status,
-    ms: Math.round(outcome.ms),
-    sentBytes: outcome.sentBytes,
-    receivedBytes: outcome.receivedBytes ?? 0
-  }
-}
-
-/** Run `task(k)` for k < count with at most `concurrency` at once; stops starting new ones on abort. */
-async function boundedPool (count, concurrency, signal, task) {
-  const results = []
-  let next = 0
-  async function lane () {
-    while (next < count && !signal.aborted) {
-      const k = next++
-      results[k] = await task(k)
-    }
-  }
-  const lanes = []
-  for (let k = 0; k < Math.min(count, concurrency); k++) lanes.push(lane())
-  await Promise.all(lanes)
-  return results.filter(Boolean)
-}
 
 /** The url and the headers of a gzip JSON body to the ingest route the attack goes to. */
 function ingestTarget (ctx) {
