@@ -15,6 +15,11 @@ export const COMMA = 0x2c
 export const COLON = 0x3a
 export const NEWLINE = 0x0a
 
+/** Whether byte `c` ends a scalar (number or literal) inside a structure. */
+export function endsScalar (c) {
+  return isWhitespace(c) || c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE
+}
+
 /** Whitespace between JSON tokens: space, line feed, carriage return, tab. */
 export function isWhitespace (c) {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09

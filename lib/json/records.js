@@ -13,36 +13,16 @@ import { jsonInvalid, recordTooLarge, tooDeep } from '../errors/index.js'
 import { findJsonError } from './validate.js'
 import { costBound } from './parse-cost.js'
 import {
-  QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, isWhitespace
+  QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, endsScalar, isWhitespace
 } from './bytes.js'
+import {
+  S_TOP, S_OBJ_FIRST, S_OBJ_KEY, S_COLON, S_MEMBER, S_AFTER_MEMBER, S_ARR_FIRST, S_ARR_NEXT, S_AFTER_RECORD, S_VALUE, S_END,
+  V_RECORD, V_OTHER, V_KEY, V_TOP
+} from './scanner-states.js'
 
 // the formats and their detection, and NDJSON's batcher, live apart; the ingests import them from here
 export { FORMATS, DETECT_BYTES, detectFormat } from './format.js'
 export { LineBatcher } from './line-batcher.js'
-
-// Bytes that end a scalar (number or literal) inside a structure.
-function endsScalar (c) {
-  return isWhitespace(c) || c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE
-}
-
-// Scanner states
-const S_TOP = 0 // before the top-level value
-const S_OBJ_FIRST = 1 // after `{`: a key or `}`
-const S_OBJ_KEY = 2 // after `,` in the top object: a key
-const S_COLON = 3 // after a key
-const S_MEMBER = 4 // after `:`: a member value
-const S_AFTER_MEMBER = 5 // `,` or `}`
-const S_ARR_FIRST = 6 // after the records array's `[`: a record or `]`
-const S_ARR_NEXT = 7 // after `,`: a record
-const S_AFTER_RECORD = 8 // `,` or `]`
-const S_VALUE = 9 // inside a value (record, other value or key)
-const S_END = 10 // after the top-level value: whitespace only
-
-// What the value being scanned is
-const V_RECORD = 1
-const V_OTHER = 2
-const V_KEY = 3
-const V_TOP = 4
 
 const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
 
