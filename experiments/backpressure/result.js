@@ -45,8 +45,9 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     samples: samples.length,
     sentBytes: client.sentBytes,
     consumedBytes: final?.consumer.consumedBytes ?? null,
-    clientMBps: mbps(rates.clientSent),
-    clientInflatedMBps: mbps(rates.clientSent === null ? null : rates.clientSent * ratio),
+    clientSentMBps: mbps(rates.clientSent),
+    arrivedMBps: mbps(rates.arrived),
+    arrivedInflatedMBps: mbps(rates.arrived === null ? null : rates.arrived * ratio),
     consumerMBps: mbps(rates.consumed),
     peakHeldBytes: final?.peaks.held ?? null,
     heldBoundBytes: stages.reduce(function sum (t, s) { return t + s.bound }, 0),
@@ -88,15 +89,19 @@ function steadySamples (samples) {
   return samples.filter(function late (s) { return s.ms >= lastMs * STEADY_FROM })
 }
 
-/** Bytes a second each side moved over the run's second half: the client's on the wire (gzip), the consumer's inflated. */
+/**
+ * Bytes a second each side moved over the run's second half: the client's into its socket and
+ * arriving at the server's (gzip), the consumer's (inflated).
+ */
 function steadyRates (samples) {
   const steady = steadySamples(samples)
   const from = steady[0]
   const to = steady.at(-1)
-  if (!from || !to || to.ms - from.ms < 1000 || from.client === null || to.client === null) return { clientSent: null, consumed: null }
+  if (!from || !to || to.ms - from.ms < 1000) return { clientSent: null, arrived: null, consumed: null }
   const seconds = (to.ms - from.ms) / 1000
   return {
-    clientSent: (to.client.sentBytes - from.client.sentBytes) / seconds,
+    clientSent: from.client === null || to.client === null ? null : (to.client.sentBytes - from.client.sentBytes) / seconds,
+    arrived: (to.read.arrivedBytes - from.read.arrivedBytes) / seconds,
     consumed: (to.consumer.consumedBytes - from.consumer.consumedBytes) / seconds
   }
 }
@@ -119,7 +124,7 @@ function verdicts (cell, stages, samples, modes, kernelRead) {
     const clientWaits = (s.client?.waitingBytes ?? 0) > 0 || (s.kernel.clientSendQueue ?? 0) > 0
     return clientWaits && (!kernelRead || (s.kernel.serverReceiveQueue ?? 0) > 0)
   })
-  const ratio = cell.clientInflatedMBps !== null && cell.consumerMBps ? cell.clientInflatedMBps / cell.consumerMBps : null
+  const ratio = cell.arrivedInflatedMBps !== null && cell.consumerMBps ? cell.arrivedInflatedMBps / cell.consumerMBps : null
   const memory = cell.server?.peakAboveIdle ?? cell.peakRssAboveIdle
   return [
     over.length === 0
@@ -128,7 +133,7 @@ function verdicts (cell, stages, samples, modes, kernelRead) {
     { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: the client had bytes waiting${kernelRead ? ' and the server\'s receive queue was full' : ''} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
     ratio === null
       ? { verdict: 'rates unseen', text: 'The run was too short to compare the two sides\' rates.', ok: null }
-      : { verdict: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN ? 'rates agree' : 'rates differ', text: `Over the second half the client sent ${cell.clientInflatedMBps} MB/s (inflated), the consumer took ${cell.consumerMBps} MB/s.`, ok: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN },
+      : { verdict: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN ? 'rates agree' : 'rates differ', text: `Over the second half the client's bytes reached the server at ${cell.arrivedInflatedMBps} MB/s (inflated), the consumer took ${cell.consumerMBps} MB/s.`, ok: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN },
     { verdict: memory !== null && memory < STREAMING_AIM ? 'flat' : 'grew', text: `The server's RSS peaked ${memory === null ? 'at an unknown height' : `${formatMiB(memory)}`} above idle.`, ok: memory === null ? null : memory < STREAMING_AIM }
   ]
 }
@@ -175,7 +180,7 @@ function charts (samples, idleRss, ratio) {
       x: 'seconds',
       y: 'MB/s',
       series: [
-        series('client sent', function sent (s) { return s.rates.clientSent === null ? null : round(s.rates.clientSent * ratio / 1e6, 100) }),
+        series('client, arriving at the server', function arrived (s) { return s.rates.arrived === null ? null : round(s.rates.arrived * ratio / 1e6, 100) }),
         series('consumer took', function took (s) { return s.rates.consumed === null ? null : round(s.rates.consumed / 1e6, 100) })
       ]
     },

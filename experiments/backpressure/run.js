@@ -116,6 +116,8 @@ export async function run (ctx) {
  */
 export function composeSample (server, client, params, previous) {
   const sentBytes = client?.done ?? 0
+  // what reached the server's end of the connection, read in one look: on loopback, what left the client's
+  const arrivedBytes = server.compressedBytes + server.stages[0].bytes + server.stages[1].bytes + (server.kernel.serverReceiveQueue ?? 0)
   // the server's clock for both sides: the client's report is at most one of its intervals old
   const seconds = previous === null ? 0 : (server.ms - previous.ms) / 1000
   function perSecond (now, before) {
@@ -127,12 +129,13 @@ export function composeSample (server, client, params, previous) {
     stages: server.stages,
     held: server.held,
     consumer: server.consumer,
-    read: { compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
+    read: { arrivedBytes, compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
     kernel: server.kernel,
     client: client === null ? null : { writtenBytes: client.writtenBytes, sentBytes, waitingBytes: client.waitingBytes, bound: client.bound },
     rss: server.rss,
     rates: {
       clientSent: previous === null ? null : perSecond(sentBytes, previous.client?.sentBytes ?? 0),
+      arrived: previous === null ? null : perSecond(arrivedBytes, previous.read.arrivedBytes),
       consumed: previous === null ? null : perSecond(server.consumer.consumedBytes, previous.consumer.consumedBytes)
     }
   }
