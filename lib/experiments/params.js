@@ -166,7 +166,7 @@ export function changeLiveParams (mod, current, raw, options) {
   const live = mod.params.filter(function isLive (p) { return p.live === true }).map(function paramName (p) { return p.name })
   const given = givenParams(mod.params, raw)
   const names = Object.keys(given)
-  const changeable = live.length > 0 ? `only ${live.join(', ')} change while a run runs` : `no parameter of ${mod.name} changes while a run runs`
+  const changeable = live.length > 0 ? `only ${live.join(', ')} can change while a run runs` : `no parameter of ${mod.name} can change while a run runs`
   if (names.length === 0) throw badParameter('params', JSON.stringify(raw ?? null), `an object of the parameters to change: ${changeable}`)
   for (const key of names) {
     if (!live.includes(key)) throw badParameter(`params.${key}`, given[key], `a parameter set when the run starts: ${changeable}`)
