@@ -29,7 +29,8 @@ const CHART_POINTS = 240
  */
 export function summariseRun ({ params, input, samples, client, final, server, idleRss, relay }) {
   const ratio = input.bytes / Math.max(1, input.compressedBytes)
-  const modes = [...new Set(samples.map(function modeOf (s) { return s.settings.mode }))]
+  // an upload stopped before the first sample is judged from its final state alone
+  const modes = [...new Set([...samples.map(function modeOf (s) { return s.settings.mode }), ...(final ? [final.settings.mode] : [])])]
   const stoppedBy = final?.outcome?.stoppedBy === 'client' && client.stoppedBy === 'time' ? 'time' : final?.outcome?.stoppedBy ?? client.stoppedBy
   const stages = stageFigures(samples, final)
   const rates = steadyRates(samples)
@@ -69,7 +70,7 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     cells: [cell],
     tables: [stagesTable(stages)],
     charts: charts(samples, idleRss, ratio),
-    verdicts: verdicts(cell, stages, samples, modes, kernelRead)
+    verdicts: verdicts(cell, stages, samples, modes, kernelRead, final !== null)
   }
 }
 
@@ -106,8 +107,8 @@ function steadyRates (samples) {
   }
 }
 
-function verdicts (cell, stages, samples, modes, kernelRead) {
-  if (samples.length === 0) return [{ verdict: 'unseen', text: 'The upload ended before the first sample: nothing to judge.', ok: null }]
+function verdicts (cell, stages, samples, modes, kernelRead, seenEnd) {
+  if (!seenEnd) return [{ verdict: 'unseen', text: 'The server never showed the upload: nothing to judge.', ok: null }]
   if (modes.length > 1) return [{ verdict: 'switched', text: `The switch flipped during the run (${cell.mode}): the charts show each part; no verdict on the whole.`, ok: null }]
   const consumer = stages.at(-1)
   if (modes[0] === 'ignore') {
@@ -130,7 +131,9 @@ function verdicts (cell, stages, samples, modes, kernelRead) {
     over.length === 0
       ? { verdict: 'bounded', text: `Every stream stayed within its highWaterMark and one chunk: the consumer at most ${formatMiB(consumer.peak)}.`, ok: true }
       : { verdict: 'unbounded', text: `${over.map(function named (s) { return `${s.name} (${formatMiB(s.peak)})` }).join(', ')} passed the bound and one chunk.`, ok: false },
-    { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: the client had bytes waiting${kernelRead ? ' and the server\'s receive queue was full' : ''} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
+    samples.length === 0
+      ? { verdict: 'unsampled', text: 'The upload ended before the first sample: no queue was seen.', ok: null }
+      : { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: the client had bytes waiting${kernelRead ? ' and the server\'s receive queue was full' : ''} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
     ratio === null
       ? { verdict: 'rates unseen', text: 'The run was too short to compare the two sides\' rates.', ok: null }
       : { verdict: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN ? 'rates agree' : 'rates differ', text: `Over the second half the client's bytes reached the server at ${cell.arrivedInflatedMBps} MB/s (inflated), the consumer took ${cell.consumerMBps} MB/s.`, ok: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN },

@@ -8,6 +8,7 @@
  *                                once the consumer has taken the last batch
  *   GET   /backpressure/:token   its state now, or at its end (the last few are kept)
  *   PATCH /backpressure/:token   { mode?, delayMs? }: applied from the next batch -> 200 its state
+ *   DELETE /backpressure/:token  stops it (a run's time box) -> 200 its state
  *
  * `token` is the run's name for its upload. The upload reserves its stages at
  * their bounds in the lab's memory budget before it reads, and grows the
@@ -89,7 +90,11 @@ export function backpressureRoutes (opts, events, admission) {
       held,
       outcome: null,
       endedMs: null,
-      final: null
+      final: null,
+      // a socket the server does not read from does not see its client's reset: the run says so here
+      stop: function stopUpload () {
+        if (upload.outcome === null) body.destroy(requestAborted(gunzip.bytesWritten))
+      }
     }
     uploads.set(token, upload)
     prune()
@@ -127,6 +132,12 @@ export function backpressureRoutes (opts, events, admission) {
   router.patch('/backpressure/:token', readJson, async function changeUpload (req, res) {
     const upload = find(req.params.token)
     Object.assign(upload.settings, changedUploadSettings(upload.settings, req.body))
+    res.json(await uploadState(upload))
+  })
+
+  router.delete('/backpressure/:token', async function stopUpload (req, res) {
+    const upload = find(req.params.token)
+    upload.stop()
     res.json(await uploadState(upload))
   })
 

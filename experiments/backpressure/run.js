@@ -89,6 +89,8 @@ export async function run (ctx) {
       ctx.progress({ done: Math.min(server.consumer.consumedBytes, inflatedBytes), total: inflatedBytes, stage: 'upload', pipeline: sample })
     }
     const client = await job
+    // past the time box the client reset its connection, which a server that is not reading does not see
+    if (client.stoppedBy !== 'answer') await stopUpload(uploadUrl, signal)
     const final = await finalState(uploadUrl, signal)
     const server = closeWindow()
     ctx.progress({ done: Math.min(final?.consumer.consumedBytes ?? 0, inflatedBytes), total: inflatedBytes, stage: 'done' })
@@ -165,6 +167,12 @@ async function patchUpload (url, change, signal) {
   if (res.status === 404) return null
   if (res.status !== 200) throw new Error(`PATCH answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`)
   return body
+}
+
+/** DELETE the upload: stopped where it is (gone already is fine). */
+async function stopUpload (url, signal) {
+  const res = await fetch(url, { method: 'DELETE', headers: runKeyHeaders(), signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) })
+  await res.body?.cancel()
 }
 
 /** The upload's state once the server has ended it (or the last seen, if it takes too long; null if never seen). */

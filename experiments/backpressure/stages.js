@@ -133,8 +133,9 @@ export function feedConsumer (batcher, consumer, settings, afterWrite) {
       consumer.end()
       await finished(consumer)
     } catch (err) {
-      // Node 20's pipeline() rejects with its own AbortError when its last step throws: keep the cause
-      feed.error ??= err
+      // Node 20's pipeline() rejects with its own AbortError when its last step throws: keep the
+      // cause (an AbortError here is pipeline() stopping this step for another's failure)
+      if (err?.name !== 'AbortError') feed.error ??= err
       throw err
     }
   }
