@@ -93,7 +93,11 @@ export function backpressureRoutes (opts, events, admission) {
       final: null,
       // a socket the server does not read from does not see its client's reset: the run says so here
       stop: function stopUpload () {
-        if (upload.outcome === null) body.destroy(requestAborted(gunzip.bytesWritten))
+        if (upload.outcome !== null) return
+        const stopped = requestAborted(gunzip.bytesWritten)
+        // the body, if it is still read; the consumer, which may hold a cap's worth to work through
+        body.destroy(stopped)
+        consumer.destroy(stopped)
       }
     }
     uploads.set(token, upload)

@@ -104,6 +104,9 @@ export function createConsumer ({ highWaterMark, settings }) {
     }
   })
   consumer.tally = tally
+  // destroyed from outside (the client gone, the run's time box) while the link is not waiting on it:
+  // the link finds `errored` at its next batch, or `finished` rejects
+  consumer.on('error', function seenByTheLink () {})
   return consumer
 }
 
