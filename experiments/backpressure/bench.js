@@ -31,8 +31,10 @@ const single = experimentBench(experiment, { summary: 'one run', table: function
 
 export const name = experiment.name
 export const summary = 'a slow consumer behind pipeline() and behind writes that ignore write()\'s return: every buffer, live'
+/** The schema's flags, then --cases, in their column. */
+const column = /^\s*--\S+ \S+\s+/.exec(single.usage.split('\n')[1])[0].length
 export const usage = `${single.usage}
-  --cases LIST        a (slow consumer, pipeline), b (the same, ignore), flags (the flags as given); default a,b`
+${'  --cases LIST'.padEnd(column)}a (slow consumer, pipeline), b (the same, ignore), flags (the flags as given); default a,b`
 
 export const options = Object.freeze({ ...single.options, cases: Object.freeze({ type: 'string', default: 'a,b' }) })
 
