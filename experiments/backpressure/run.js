@@ -73,6 +73,7 @@ export async function run (ctx) {
   const ended = job.finally(function clientDone () { over = true })
   ended.catch(function awaitedBelow () {})
   const samples = []
+  let final = null
   try {
     let previous = null
     while (!over) {
@@ -90,8 +91,8 @@ export async function run (ctx) {
     }
     const client = await job
     // past the time box the client reset its connection, which a server that is not reading does not see
-    if (client.stoppedBy !== 'answer') await stopUpload(uploadUrl, signal)
-    const final = await finalState(uploadUrl, signal)
+    if (client.stoppedBy !== 'answer') await stopUpload(uploadUrl)
+    final = await finalState(uploadUrl, signal)
     const server = closeWindow()
     ctx.progress({ done: Math.min(final?.consumer.consumedBytes ?? 0, inflatedBytes), total: inflatedBytes, stage: 'done' })
     return summariseRun({
@@ -106,6 +107,8 @@ export async function run (ctx) {
     })
   } finally {
     stopListening()
+    // cancelled, or the client failed: the upload must not read on at the consumer's pace for nobody
+    if (final === null || final.outcome === null) await stopUpload(uploadUrl).catch(function goneAlready () {})
   }
 }
 
@@ -169,9 +172,9 @@ async function patchUpload (url, change, signal) {
   return body
 }
 
-/** DELETE the upload: stopped where it is (gone already is fine). */
-async function stopUpload (url, signal) {
-  const res = await fetch(url, { method: 'DELETE', headers: runKeyHeaders(), signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) })
+/** DELETE the upload: stopped where it is (gone already is fine). Not tied to the run's signal: a cancelled run stops it too. */
+async function stopUpload (url) {
+  const res = await fetch(url, { method: 'DELETE', headers: runKeyHeaders(), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
   await res.body?.cancel()
 }
 

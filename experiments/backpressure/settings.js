@@ -13,7 +13,7 @@ const KiB = 1024
 const MiB = 1024 * KiB
 /** The slowest paced client: below it the lab's body-rate floor (4 KiB/s, docs/limits.md) would stop the upload. */
 export const MIN_RATE = 16 * KiB
-/** The longest wait per batch: 64 KiB a second keeps the compressed body above the same floor. */
+/** The longest wait per batch: a consumer of 64 KiB a second. */
 export const MAX_DELAY_MS = 1000
 
 /** The schema a dashboard builds its controls from (GET /experiments), and the bench its flags. */

@@ -12,8 +12,9 @@ import assert from 'node:assert/strict'
 import { BATCH_BYTES } from '../../experiments/backpressure/stages.js'
 import { validateResult } from '../../lib/experiments/result-contract.js'
 import { procAvailable } from '../../lib/util/platform.js'
+import { processAlive } from '../../lib/util/process-alive.js'
 import { call, isEnd, runExperiment, watchRun } from '../experiment-helpers.js'
-import { generatedGzip, labInTempDir, post } from '../helpers.js'
+import { generatedGzip, labInTempDir, post, waitFor } from '../helpers.js'
 
 const BODY = '20MB'
 /** Past its bound a stream holds one chunk or batch more at most (experiments/backpressure/result.js). */
@@ -115,5 +116,34 @@ describe('backpressure experiment (runs)', function () {
     assert.ok(last.consumer.consumedBytes - first.consumer.consumedBytes <= most, `${last.consumer.consumedBytes - first.consumer.consumedBytes} bytes consumed in ${seconds} s`)
     const after = await call(url, 'PATCH', { params: { delayMs: 5 } })
     assert.equal(after.status, 409)
+  })
+
+  it('cancelled, leaves no client process and stops the upload on the server', async function () {
+    const events = lab.app.locals.events
+    const ends = []
+    function onRequest (e) { if (e.route === 'backpressure' && e.phase === 'end') ends.push(e) }
+    events.on('request', onRequest)
+    try {
+      const firstSample = new Promise(function waitForSample (resolve) {
+        events.on('experiment', function onProgress (e) {
+          if (e.phase !== 'progress' || !e.pipeline) return
+          events.off('experiment', onProgress)
+          resolve(e)
+        })
+      })
+      const started = await call(`${lab.url}/experiments`, 'POST', { name: 'backpressure', params: { bytes: BODY, delayMs: 50, seconds: 60 } })
+      await firstSample
+      const url = `${lab.url}/experiments/${started.body.id}`
+      const { pids } = (await call(url)).body
+      assert.equal(pids.length, 1)
+      const cancelled = await call(url, 'DELETE')
+      assert.equal(cancelled.body.status, 'cancelled')
+      await waitFor(function clientGone () { return !processAlive(pids[0]) }, 10_000)
+      // at 50 ms a batch the body would take over a minute: only a stop ends it this soon
+      await waitFor(function uploadEnded () { return ends.length === 1 }, 10_000)
+      assert.equal(ends[0].errorType, 'request.aborted')
+    } finally {
+      events.off('request', onRequest)
+    }
   })
 })
