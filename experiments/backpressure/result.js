@@ -69,7 +69,9 @@ export function summariseRun ({ params, input, samples, client, final, server, i
       `client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, highWaterMark ${params.highWaterMark}`,
     cells: [cell],
     tables: [stagesTable(stages)],
-    charts: charts(samples, idleRss, ratio),
+    charts: charts(thin(samples), idleRss, ratio),
+    // the live states, for a record's replay: a chart's worth at most
+    samples: thin(samples),
     verdicts: verdicts(cell, stages, samples, modes, kernelRead, final !== null)
   }
 }
@@ -158,9 +160,13 @@ function stagesTable (stages) {
   }
 }
 
-function charts (samples, idleRss, ratio) {
+/** At most CHART_POINTS samples, evenly picked, the last kept. */
+function thin (samples) {
   const step = Math.max(1, Math.ceil(samples.length / CHART_POINTS))
-  const kept = samples.filter(function everyStep (s, k) { return k % step === 0 || k === samples.length - 1 })
+  return samples.filter(function everyStep (s, k) { return k % step === 0 || k === samples.length - 1 })
+}
+
+function charts (kept, idleRss, ratio) {
   function series (label, y) {
     return { label, points: kept.map(function point (s) { return { x: round(s.ms / 1000, 100), y: y(s) } }) }
   }
