@@ -31,7 +31,12 @@ export function summariseRun ({ params, input, samples, client, final, server, i
   const ratio = input.bytes / Math.max(1, input.compressedBytes)
   // an upload stopped before the first sample is judged from its final state alone
   const modes = [...new Set([...samples.map(function modeOf (s) { return s.settings.mode }), ...(final ? [final.settings.mode] : [])])]
-  const stoppedBy = final?.outcome?.stoppedBy === 'client' && client.stoppedBy === 'time' ? 'time' : final?.outcome?.stoppedBy ?? client.stoppedBy
+  // an upload refused before it began (the budget had no room for its buffers) is known by its answer only
+  const refused = final === null && client.status >= 400 ? client.answer?.error ?? null : null
+  const stop = final?.outcome?.error ?? refused
+  const stoppedBy = final?.outcome?.stoppedBy === 'client' && client.stoppedBy === 'time'
+    ? 'time'
+    : final?.outcome?.stoppedBy ?? (refused ? stopKind(refused.type) : client.stoppedBy)
   const stages = stageFigures(samples, final)
   const rates = steadyRates(samples)
   const kernelRead = samples.some(function read (s) { return s.kernel.source !== null })
@@ -62,7 +67,7 @@ export function summariseRun ({ params, input, samples, client, final, server, i
   return {
     input,
     kernel: kernelRead ? '/proc/net/tcp' : 'not readable here: the kernel\'s queues are null (Linux shows them in /proc/net/tcp)',
-    stop: final?.outcome?.error ?? (client.error ? { type: 'client', message: client.error } : null),
+    stop: stop ?? (client.error ? { type: 'client', message: client.error } : null),
     answer: { status: client.status, body: client.answer },
     relay,
     caption: `${formatMiB(input.bytes)} of NDJSON (${formatMiB(input.compressedBytes)} gzipped), ${cell.mode}, ${params.delayMs} ms a batch, ` +
@@ -195,6 +200,13 @@ function charts (kept, idleRss, ratio) {
     },
     { title: 'Server RSS above idle', x: 'seconds', y: 'MiB', series: [series('RSS above idle', function rss (s) { return mib(s.rss - idleRss) })] }
   ]
+}
+
+/** What stopped an upload, in a word: the route's outcome and the result use it. */
+export function stopKind (type) {
+  if (type === 'buffer.cap.exceeded') return 'cap'
+  if (type === 'memory.budget.exceeded' || type === 'memory.busy') return 'budget'
+  return 'error'
 }
 
 function peakOf (samples, get) {

@@ -26,6 +26,7 @@ import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
 import { changedUploadSettings, uploadSettings } from './settings.js'
 import { createBatcher, createConsumer, feedConsumer, readStages, watchHeld } from './stages.js'
 import { readConnectionQueues } from './tcp-queues.js'
+import { stopKind } from './result.js'
 
 const ROUTE = 'backpressure'
 /** Ended uploads kept for GET: a run reads its own final state once. */
@@ -154,15 +155,7 @@ function end (upload, failure) {
   upload.final = upload.held.look()
   upload.outcome = failure === null
     ? { stoppedBy: 'end', error: null }
-    : { stoppedBy: stoppedBy(failure), error: failure.toJSON().error }
-}
-
-/** What stopped an upload, in a word the result shows. */
-function stoppedBy (failure) {
-  if (failure.type === 'buffer.cap.exceeded') return 'cap'
-  if (failure.type === 'memory.budget.exceeded' || failure.type === 'memory.busy') return 'budget'
-  if (failure.type === 'request.aborted') return 'client'
-  return 'error'
+    : { stoppedBy: failure.type === 'request.aborted' ? 'client' : stopKind(failure.type), error: failure.toJSON().error }
 }
 
 /**

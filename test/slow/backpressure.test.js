@@ -9,12 +9,16 @@
  * stages in process and the /proc/net/tcp reader are test/backpressure.test.js's.
  */
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { BATCH_BYTES } from '../../experiments/backpressure/stages.js'
 import { validateResult } from '../../lib/experiments/result-contract.js'
+import { ensureInput } from '../../lib/measure/inputs.js'
 import { procAvailable } from '../../lib/util/platform.js'
 import { processAlive } from '../../lib/util/process-alive.js'
 import { call, isEnd, runExperiment, watchRun } from '../experiment-helpers.js'
-import { generatedGzip, labInTempDir, post, waitFor } from '../helpers.js'
+import { generatedGzip, labInTempDir, labWithRoom, post, waitFor } from '../helpers.js'
 
 const BODY = '20MB'
 /** Past its bound a stream holds one chunk or batch more at most (experiments/backpressure/result.js). */
@@ -145,5 +149,39 @@ describe('backpressure experiment (runs)', function () {
     } finally {
       events.off('request', onRequest)
     }
+  })
+})
+
+describe('backpressure experiment (runs) in a lab with little room', function () {
+  this.timeout(120_000)
+  // made before the lab measures its room: the generator's garbage is not the upload's
+  const inputs = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-backpressure-input-'))
+  let input
+  before(async function generateTheBody () {
+    this.timeout(120_000)
+    input = await ensureInput({ bytes: 100_000_000, format: 'ndjson', dir: inputs })
+  })
+  after(function removeTheBody () {
+    fs.rmSync(inputs, { recursive: true, force: true })
+  })
+  const lab = labWithRoom('backpressure-room', 48 * 1024 * 1024)
+  before(function copyTheBodyIn () {
+    const bench = path.join(lab.app.locals.options.dataDir, 'bench')
+    fs.mkdirSync(bench, { recursive: true })
+    fs.copyFileSync(input.file, path.join(bench, path.basename(input.file)))
+  })
+
+  it('behind "ignore", the lab\'s memory budget stops the consumer\'s growth where the cap would not', async function () {
+    // 100 MB arrive in seconds; at a second a batch the consumer takes a few MB of them
+    const run = await runExperiment(lab.url, 'backpressure', { bytes: '100MB', mode: 'ignore', delayMs: 1000, cap: '1GiB', seconds: 60 })
+    assert.equal(run.status, 'done', JSON.stringify(run.error))
+    const cell = run.result.cells[0]
+    assert.equal(cell.stoppedBy, 'budget', JSON.stringify(run.result.answer))
+    assert.ok(['memory.budget.exceeded', 'memory.busy'].includes(run.result.stop.type), run.result.stop.type)
+    assert.equal(run.result.answer.status, run.result.stop.status)
+    // it grew into its reservation, past every bound, and was stopped within the room it had
+    assert.ok(cell.peakHeldBytes > 4 * BATCH_BYTES, `held ${cell.peakHeldBytes}`)
+    assert.ok(cell.peakHeldBytes < 48 * 1024 * 1024, `held ${cell.peakHeldBytes}`)
+    assert.equal((await call(`${lab.url}/experiments`)).status, 200)
   })
 })
