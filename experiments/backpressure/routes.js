@@ -36,7 +36,7 @@ const INFLATE_BYTES = 64 * 1024
 const TOKEN = /^[A-Za-z0-9-]{8,64}$/
 
 /**
- * @param {object} opts normalised app options (unused today: the settings come with each upload)
+ * @param {object} opts normalised app options (an upload's settings come with it, in its query)
  * @param {import('node:events').EventEmitter} events the lab's event bus: each upload is a 'request'
  * @param {import('../../lib/limits/admission.js').MemoryAdmission} admission the app's memory budget
  * @returns {import('express').Router}
