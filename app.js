@@ -37,7 +37,7 @@ import { experimentRoutes } from './routes/experiments.js'
 import { runRoutes } from './routes/runs.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { databaseRoutes } from './routes/db.js'
-import { abortUploadRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes } from './experiments/index.js'
+import { abortUploadRoutes, backpressureRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes } from './experiments/index.js'
 
 /** Seconds a request that reached a closing app is told to wait (the supervisor's next worker answers it). */
 const CLOSING_RETRY_AFTER_SECONDS = 1
@@ -182,6 +182,7 @@ function wireApp (app, opts, closers, closing) {
   app.use(runRoutes(experiments.recorder.store))
   app.use(uploadRoutes(opts, events, diskQuota, admission))
   app.use(abortUploadRoutes(opts, events, diskQuota))
+  app.use(backpressureRoutes(opts, events, admission))
   app.use(chunkSizeRoutes(opts))
   app.use(databaseRoutes(dbOpts, database, admission))
   // last of the routes: the page's static files answer only what the API did not

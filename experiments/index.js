@@ -26,6 +26,7 @@ import * as tinyWrites from './tiny-writes/index.js'
 import * as dbExport from './db-export/index.js'
 import * as zipBomb from './zip-bomb/index.js'
 import * as abortUpload from './abort-upload/index.js'
+import * as backpressure from './backpressure/index.js'
 
 /** name -> experiment module */
 export const EXPERIMENTS = Object.freeze({
@@ -35,7 +36,8 @@ export const EXPERIMENTS = Object.freeze({
   [tinyWrites.name]: tinyWrites,
   [dbExport.name]: dbExport,
   [zipBomb.name]: zipBomb,
-  [abortUpload.name]: abortUpload
+  [abortUpload.name]: abortUpload,
+  [backpressure.name]: backpressure
 })
 
 /** Benches with no experiment of their own: a folder each, with bench.js only. */
@@ -46,6 +48,7 @@ export const BENCH_ONLY = Object.freeze(['bound'])
  * reach an experiment folder through this registry only (test/layout.test.js).
  */
 export { abortUploadRoutes } from './abort-upload/routes.js'
+export { backpressureRoutes } from './backpressure/routes.js'
 export { chunkSizeRoutes } from './chunk-size/routes.js'
 export { uploadRoutes } from './upload/routes.js'
 /** The upload experiment's housekeeping: parts a killed worker left, uploads of earlier runs. */

@@ -5,6 +5,7 @@
  *   GET    /experiments      { experiments: [{ name, title, description, params }], running, recent }
  *   POST   /experiments      { name, params } -> 202 the run, Location: /experiments/:id
  *   GET    /experiments/:id  the run: status, progress, result or error
+ *   PATCH  /experiments/:id  { params } of the live kind, changed while it runs -> 200 the run
  *   DELETE /experiments/:id  cancels a running run -> 200 the cancelled run; 409 if it had ended
  */
 import express from 'express'
@@ -59,6 +60,14 @@ export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKey
 
   router.get('/experiments/:id', function getExperiment (req, res) {
     res.set('Cache-Control', 'no-store').json(engine.get(req.params.id))
+  })
+
+  router.patch('/experiments/:id', readJson, function changeExperiment (req, res) {
+    const body = req.body
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw badParameter('params', body, 'a JSON body { "params": { ... } } sent as application/json')
+    }
+    res.json(engine.change(req.params.id, body.params))
   })
 
   router.delete('/experiments/:id', async function cancelExperiment (req, res) {

@@ -53,6 +53,7 @@ const EXAMPLES = {
   serverClosing: [[1]],
   budgetExceeded: [[{ route: 'bad', budget: 512 * 2 ** 20, projected: 900 * 2 ** 20, available: 400 * 2 ** 20, what: 'this body' }],
     [{ route: 'db', budget: 512 * 2 ** 20, projected: 900 * 2 ** 20, available: 400 * 2 ** 20, what: 'these rows' }]],
+  bufferCapExceeded: [[{ route: 'backpressure', limit: 128 * 2 ** 20, held: 128 * 2 ** 20 + 65536, stage: 'consumer' }]],
   memoryBusy: [[{ route: 'bad', budget: 512 * 2 ** 20, projected: 300 * 2 ** 20, available: 100 * 2 ** 20, what: 'this body', retryAfter: 2 }]],
   recordTooDense: [[12 * 2 ** 20, 30 * 2 ** 20, 100_000, 0], [12 * 2 ** 20, null, 100_000, 0]],
   pipelinesBusy: [[8, 10_000, 1]],

@@ -2,12 +2,14 @@
  * The experiment engine (lib/experiments/engine.js) on registries of one
  * module whose run the spec controls: a failed run, the server's RSS in the
  * result, progress events, the runs it keeps, a module deaf to its signal,
- * and a registry entry that is not an experiment. /experiments over HTTP is
+ * a change of a run's live params, and a registry entry that is not an
+ * experiment. /experiments over HTTP is
  * test/experiments.test.js's.
  */
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { createEngine } from '../lib/experiments/engine.js'
+import { integerEntry, liveEntry, normalizeBySchema } from '../lib/experiments/params.js'
 import { isEnd, watchRun } from './experiment-helpers.js'
 
 describe('experiment engine', function () {
@@ -85,6 +87,58 @@ describe('experiment engine', function () {
     assert.equal(state.status, 'cancelled')
     assert.equal(engine.runningId(), null)
     await assert.rejects(engine.cancel(run.id), { type: 'experiment.not.running', status: 409 })
+  })
+
+  describe('live params (PATCH /experiments/:id)', function () {
+    const schema = [
+      liveEntry(integerEntry('delayMs', { default: 5, min: 0, max: 1000, label: 'delay', help: '' })),
+      integerEntry('bytes', { default: 10, max: 100, label: 'bytes', help: '' })
+    ]
+    function refusal (parameter) {
+      return function names (err) { return err.status === 400 && err.type === 'parameter.invalid' && err.details.parameter === parameter }
+    }
+    function liveRegistry (run) {
+      return { fake: { name: 'fake', title: 'Fake', description: 'a test double', params: schema, normalizeParams: function check (raw) { return Object.freeze(normalizeBySchema(schema, raw)) }, run } }
+    }
+
+    it('tells the run, which reads the new params from ctx.params', async function () {
+      let release
+      const told = []
+      let seen = null
+      const { engine, events } = engineWith(liveRegistry(async function listening (ctx) {
+        ctx.onParams(function heard (params, changed) { told.push({ delayMs: params.delayMs, changed }) })
+        await new Promise(function wait (resolve) { release = resolve })
+        seen = ctx.params.delayMs
+        return { cells: [{}] }
+      }))
+      const watch = watchRun(events, isEnd)
+      const run = engine.start('fake', { delayMs: 5 }, { baseUrl: 'http://127.0.0.1:1' })
+      const changed = engine.change(run.id, { delayMs: '50' })
+      assert.equal(changed.params.delayMs, 50)
+      assert.equal(changed.params.bytes, 10)
+      release()
+      await watch.ended
+      assert.deepEqual(told, [{ delayMs: 50, changed: ['delayMs'] }])
+      assert.equal(seen, 50)
+      assert.throws(function changeEnded () { engine.change(run.id, { delayMs: 1 }) }, { type: 'experiment.not.running', status: 409 })
+    })
+
+    it('answers 400 naming the field for a param set at the start, a bad value, or nothing to change', async function () {
+      let release
+      const { engine, events } = engineWith(liveRegistry(async function waiting () {
+        await new Promise(function wait (resolve) { release = resolve })
+        return {}
+      }))
+      const watch = watchRun(events, isEnd)
+      const run = engine.start('fake', {}, { baseUrl: 'http://127.0.0.1:1' })
+      assert.throws(function notLive () { engine.change(run.id, { bytes: 20 }) }, refusal('params.bytes'))
+      assert.throws(function outOfRange () { engine.change(run.id, { delayMs: 5000 }) }, refusal('params.delayMs'))
+      assert.throws(function unknown () { engine.change(run.id, { other: 1 }) }, refusal('params.other'))
+      assert.throws(function nothing () { engine.change(run.id, {}) }, refusal('params'))
+      assert.equal(engine.get(run.id).params.delayMs, 5)
+      release()
+      await watch.ended
+    })
   })
 
   it('refuses a registry entry that is not an experiment module', function () {

@@ -233,7 +233,7 @@ describe('errors the server answers before Express, as JSON', function () {
         Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03])
       ]))
       assertJsonError(answer, 405, 'method.not.allowed')
-      assert.equal(answer.headers.allow, 'DELETE, GET, HEAD, POST')
+      assert.equal(answer.headers.allow, 'DELETE, GET, HEAD, PATCH, POST')
       assert.equal(answer.json.error.method, 'CONNECT')
       assert.equal(answer.headers.connection, 'close')
     })

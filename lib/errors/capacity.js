@@ -70,6 +70,17 @@ export function budgetExceeded ({ route, budget, projected, available, what }) {
 }
 
 /**
+ * 413 buffer.cap.exceeded: an experiment's pipeline held more than the cap it was given (the
+ * backpressure experiment's "ignore" mode, whose consumer buffers what arrives).
+ * @param {{ route: string, limit: number, held: number, stage: string }} figures
+ */
+export function bufferCapExceeded ({ route, limit, held, stage }) {
+  return createError(413, 'buffer.cap.exceeded',
+    `the ${stage} held ${formatMiB(held)}, past the cap of ${formatMiB(limit)}: writes that ignore write()'s return buffer what arrives`,
+    { route, limit, held, stage })
+}
+
+/**
  * 503 memory.busy: the request fits the memory budget, but not beside what runs now.
  * @param {{ route: string, budget: number, projected: number, available: number, what: string, retryAfter: number }} figures
  */

@@ -3,7 +3,7 @@
  * factories that make it. Import from lib/errors/index.js.
  */
 import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, encodingInvalid, encodingTruncated, encodingTrailingData, tooManyFrames, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
-import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy, decodersBusy } from './capacity.js'
+import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy, decodersBusy, bufferCapExceeded } from './capacity.js'
 import { badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired, requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported, expectationFailed, fromParserError, internalError, requestInvalid, toLabError } from './http.js'
 import { uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded } from './services.js'
 
@@ -50,6 +50,7 @@ export const ERROR_CATALOGUE = catalogue([
   [413, 'record.too.dense', [recordTooDense]],
   [413, 'memory.budget.exceeded', [budgetExceeded]],
   [413, 'ratio.too.large', [ratioTooLarge]],
+  [413, 'buffer.cap.exceeded', [bufferCapExceeded]],
   [413, 'encoding.too.many', [tooManyLayers]],
   [413, 'encoding.frames.too.many', [tooManyFrames]],
   [413, 'chunk.extensions.too.large', [chunkExtensionsTooLarge]],

@@ -7,7 +7,8 @@
  *   in:  the job (one JSON message); within a run, with the run's key as `runKey`,
  *        which the job never sees: the job runs in the key's scope (lib/limits/run-keys.js),
  *        so the lab's HTTP clients send it on every request
- *   out: { type: 'progress', done, total } (as the job reports it),
+ *   out: { type: 'progress', done, total, ...extra } (as the job reports it: `extra`, an object
+ *        of its own figures, rides along),
  *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
  *
  * and exits; a service (`serveChildService`) sends { type: 'ready', ...what it started }
@@ -21,7 +22,7 @@ import { withRunKey } from '../limits/run-keys.js'
 /**
  * Serve one job in this process.
  * @param {string} scriptName for the message printed when started by hand
- * @param {(job: object, progress: (done: number, total: number) => void) => Promise<object>} work
+ * @param {(job: object, progress: (done: number, total: number, extra?: object) => void) => Promise<object>} work
  *   resolves to the members of the result message
  */
 export function serveChildJob (scriptName, work) {
@@ -34,8 +35,8 @@ export function serveChildJob (scriptName, work) {
     process.off('message', onJob)
     const { task, runKey } = splitJob(job)
     withRunKey(runKey, async function runTask () {
-      return work(task, function sendProgress (done, total) {
-        process.send({ type: 'progress', done, total })
+      return work(task, function sendProgress (done, total, extra) {
+        process.send({ ...extra, type: 'progress', done, total })
       })
     }).then(function sendResult (value) {
       finish({ ...value, type: 'result' }, 0)

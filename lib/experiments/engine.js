@@ -3,7 +3,9 @@
  * runs, and measures the server process's memory around each run. It knows
  * nothing about ingest: experiments are modules in a registry
  * (`experiments/index.js`), each with a parameter schema, a
- * `normalizeParams` and an async `run(ctx)`.
+ * `normalizeParams` and an async `run(ctx)`. Params whose schema entry is
+ * `live` may change while a run runs (`change`): `ctx.params` then reads the
+ * new ones, and the listeners the run gave `ctx.onParams` are told.
  *
  * Bus events ('experiment' on the lab's event bus):
  *   { id, name, phase: 'start', time, params }
@@ -26,6 +28,7 @@ import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnk
 import { holdPeak, readPeakRss, resetPeakRss } from '../metrics/peak.js'
 import { integerOptions } from '../config/integers.js'
 import { withRunKey } from '../limits/run-keys.js'
+import { changeLiveParams } from './params.js'
 
 const ENGINE_DEFAULTS = Object.freeze({
   /** Finished runs kept for GET /experiments/:id. */
@@ -128,6 +131,7 @@ export function createEngine (settings) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     }
     run.children = []
+    run.paramListeners.clear()
     // from now on nothing of this run gets in: a module deaf to its signal included
     runKeys?.revoke(run.key)
     run.key = null
@@ -150,7 +154,19 @@ export function createEngine (settings) {
 
   function makeContext (run) {
     return Object.freeze({
-      params: run.params,
+      /** The run's params: new ones after a change of its live params. */
+      get params () {
+        return run.params
+      },
+      /**
+       * Be told when a client changes the run's live params (PATCH /experiments/:id).
+       * @param {(params: object, changed: string[]) => void} listener
+       * @returns {() => void} stops telling it
+       */
+      onParams: function onParams (listener) {
+        run.paramListeners.add(listener)
+        return function stopTelling () { run.paramListeners.delete(listener) }
+      },
       signal: run.controller.signal,
       baseUrl: run.baseUrl,
       options,
@@ -224,7 +240,8 @@ export function createEngine (settings) {
       releasePeak: holdPeak(),
       key: runKeys?.issue() ?? null,
       settled: null,
-      recording: null
+      recording: null,
+      paramListeners: new Set()
     }
     // before the peak reset below, so the record marks it
     run.recording = recorder?.begin({ id: run.id, name, title: mod.title, params, startedAt: run.startedAt }) ?? null
@@ -272,6 +289,22 @@ export function createEngine (settings) {
     return snapshot(run)
   }
 
+  /**
+   * Change a running run's live params; the run applies them as it can (its page says how soon).
+   * @param {string} id
+   * @param {unknown} raw e.g. { delayMs: 50 }: only params whose schema entry is `live`
+   * @throws {LabError} 404 experiment.not.found, 409 experiment.not.running, 400 parameter.invalid
+   */
+  function change (id, raw) {
+    const run = find(id)
+    if (run.status !== 'running') throw experimentNotRunning(run.id, run.status)
+    const params = changeLiveParams(registry[run.name], run.params, raw, options)
+    const changed = Object.keys(params).filter(function differs (key) { return params[key] !== run.params[key] })
+    run.params = params
+    for (const listener of run.paramListeners) listener(params, changed)
+    return snapshot(run)
+  }
+
   return Object.freeze({
     /** The registry's experiments, as a dashboard builds its controls from them. */
     list: function list () {
@@ -288,6 +321,7 @@ export function createEngine (settings) {
       return snapshot(find(id))
     },
     cancel,
+    change,
     /** The running run's id, or null. */
     runningId: function runningId () {
       return running?.id ?? null

@@ -35,7 +35,8 @@ export function runLoad (job, hooks) {
 
 /**
  * Run one job in a forked script that speaks the protocol of
- * `lib/experiments/child-job.js`: the job in, `progress` messages, then one `result`
+ * `lib/experiments/child-job.js`: the job in, `progress` messages (relayed with whatever
+ * figures of its own the job sent beside `done` and `total`), then one `result`
  * (everything but its `type` is what this resolves to) or `error`.
  * Settles only after the process has exited (killed, on abort). Called within a
  * run, the job carries the run's key (`runKey`), over IPC, never in the environment
@@ -43,7 +44,8 @@ export function runLoad (job, hooks) {
  * @param {string} script a file of the project, never one a client named
  * @param {object} job sent as JSON over IPC
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
- *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks]
+ *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks] `onSpawn` may keep
+ *   the child to send it messages of its own while it works (the job's script listens for them)
  * @returns {Promise<object>}
  */
 export async function runChildJob (script, job, { signal, onSpawn, onProgress } = {}) {
@@ -53,8 +55,10 @@ export async function runChildJob (script, job, { signal, onSpawn, onProgress } 
   function onJobMessage (message) {
     if (message?.type === 'progress') {
       if (!onProgress) return
+      const progress = { ...message }
+      delete progress.type
       try {
-        onProgress({ done: message.done, total: message.total })
+        onProgress(progress)
       } catch (err) {
         // thrown from an event listener it would take the whole server down
         outcome = { error: err }

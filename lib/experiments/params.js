@@ -4,10 +4,11 @@
  * `normalizeBySchema` reads a client's raw params against it, so the
  * controls and the checks cannot drift apart.
  *
- * Schema entries: { name, type: 'enum'|'integer'|'size'|'list', values?, valueLabels?, default, min?, max?, label, help },
+ * Schema entries: { name, type: 'enum'|'integer'|'size'|'list', values?, valueLabels?, default, min?, max?, label, help, live? },
  * made by `choiceEntry`, `integerEntry`, `sizeEntry`, `listEntry` and `sweepEntry`, so a
  * module writes only what is its own and every entry has its members in the same order.
- * A `null` default means "the module decides" (from other params, say).
+ * A `null` default means "the module decides" (from other params, say). `liveEntry` marks an
+ * entry a client may change while a run runs (PATCH /experiments/:id, `changeLiveParams`).
  */
 import { badParameter } from '../errors/index.js'
 import { integerParam as checkedInteger } from '../config/integers.js'
@@ -140,6 +141,37 @@ export function listEntry (name, { default: fallback, label, help }) {
  */
 export function sweepEntry ({ steps, single, label, help }) {
   return choiceEntry('sweep', { values: ['steps', 'single'], valueLabels: { steps, single }, label, help })
+}
+
+/**
+ * Mark a schema entry as changeable while a run runs: the run is told (`ctx.onParams`) and
+ * applies it; the dashboard may leave its control enabled.
+ * @param {object} entry made by one of the entry functions above
+ */
+export function liveEntry (entry) {
+  return { ...entry, live: true }
+}
+
+/**
+ * A running run's params with the live ones a client changed: only entries marked `live`,
+ * each checked by the module's own `normalizeParams` as at the start.
+ * @param {{ name: string, params: ReadonlyArray<object>, normalizeParams: Function }} mod
+ * @param {object} current the run's params now
+ * @param {unknown} raw what the client sent, e.g. { delayMs: 50 }
+ * @param {object} options normalised app options, as at the start
+ * @returns {object} the run's new params
+ * @throws {LabError} 400 parameter.invalid naming params, or params.<name> for one that is not live
+ */
+export function changeLiveParams (mod, current, raw, options) {
+  const live = mod.params.filter(function isLive (p) { return p.live === true }).map(function paramName (p) { return p.name })
+  const given = givenParams(mod.params, raw)
+  const names = Object.keys(given)
+  const changeable = live.length > 0 ? `only ${live.join(', ')} can change while a run runs` : `no parameter of ${mod.name} can change while a run runs`
+  if (names.length === 0) throw badParameter('params', JSON.stringify(raw ?? null), `an object of the parameters to change: ${changeable}`)
+  for (const key of names) {
+    if (!live.includes(key)) throw badParameter(`params.${key}`, given[key], `a parameter set when the run starts: ${changeable}`)
+  }
+  return mod.normalizeParams({ ...current, ...given }, options)
 }
 
 /**

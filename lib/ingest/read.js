@@ -18,9 +18,10 @@ import { clientGone } from './client-gone.js'
  * (lib/limits/body-deadline.js), which the app arms with its `limits`; the options
  * here count only where no app armed one.
  * @param {import('node:http').IncomingMessage} req
- * @param {{ idleMs?: number, minRate?: number, rateWindowMs?: number }} [options]
+ * @param {{ idleMs?: number, minRate?: number, rateWindowMs?: number, highWaterMark?: number }} [options]
+ *   `highWaterMark`: what the stream buffers before the request is paused (64 KiB)
  */
-export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } = {}) {
+export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0, highWaterMark = 64 * 1024 } = {}) {
   let received = 0
   let releaseDeadline = null
   function armDeadline () {
@@ -29,7 +30,7 @@ export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0 } 
     })
   }
   const source = new Readable({
-    highWaterMark: 64 * 1024,
+    highWaterMark,
     read: function readRequest () {
       req.resume()
     },

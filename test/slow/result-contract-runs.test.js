@@ -20,7 +20,8 @@ const QUICK = Object.freeze({
   'tiny-writes': { mode: 'all', bytes: 20_000, sweep: 'single' },
   'db-export': { mode: 'both', rows: 300, batchSizes: '300,100', highWaterMarks: '50' },
   'zip-bomb': { variant: 'ratio', route: 'both', bytes: '20MB' },
-  'abort-upload': { route: 'both', uploads: 2, sweep: 'single', bytes: '100KB', abortAt: 50, waitSeconds: 0 }
+  'abort-upload': { route: 'both', uploads: 2, sweep: 'single', bytes: '100KB', abortAt: 50, waitSeconds: 0 },
+  backpressure: { bytes: '2MB', delayMs: 1, seconds: 5 }
 })
 
 describe('the result contract (lib/experiments/result-contract.js)', function () {

@@ -1,0 +1,227 @@
+/**
+ * The backpressure experiment's result (lib/experiments/result-contract.js),
+ * from the run's samples, the client's result and the upload's final state:
+ * one cell with the figures the judgements need (peak RSS above idle, the two
+ * sides' rates, each stream's peak against its bound, how often it sat near
+ * it, what stopped the upload), a table of the stages, three charts and the
+ * verdicts.
+ */
+import { round } from '../../lib/experiments/params.js'
+import { BATCH_BYTES, STAGE_NAMES } from './stages.js'
+
+const MiB = 1024 * 1024
+/** Past its bound a stream may hold one chunk or batch more: write() says "stop" only after it. */
+const STAGE_SLACK = 2 * BATCH_BYTES
+/** A stage is "at its bound" in a sample when it holds at least this share of it. */
+const NEAR_BOUND = 0.5
+/** Rates are compared over the run's second half, once the buffers have filled. */
+const STEADY_FROM = 0.5
+/** The two sides' rates agree when within this factor of each other. */
+const RATE_MARGIN = 1.5
+/** The aim the lab holds streaming to: less than this above idle (docs/limits.md). */
+const STREAMING_AIM = 64 * MiB
+const CHART_POINTS = 240
+
+/**
+ * @param {{ params: object, input: { file: string, bytes: number, compressedBytes: number }, samples: object[],
+ *   client: object, final: object|null, server: object, idleRss: number, relay: { changes: number, failures: number } }} run
+ * @returns {object} the result
+ */
+export function summariseRun ({ params, input, samples, client, final, server, idleRss, relay }) {
+  const ratio = input.bytes / Math.max(1, input.compressedBytes)
+  // an upload stopped before the first sample is judged from its final state alone
+  const modes = [...new Set([...samples.map(function modeOf (s) { return s.settings.mode }), ...(final ? [final.settings.mode] : [])])]
+  // an upload refused before it began (the budget had no room for its buffers) is known by its answer only
+  const refused = final === null && client.status >= 400 ? client.answer?.error ?? null : null
+  const stop = final?.outcome?.error ?? refused
+  const stoppedBy = final?.outcome?.stoppedBy === 'client' && client.stoppedBy === 'time'
+    ? 'time'
+    : final?.outcome?.stoppedBy ?? (refused ? stopKind(refused.type) : client.stoppedBy)
+  const stages = stageFigures(samples, final)
+  const rates = steadyRates(samples)
+  const kernelRead = samples.some(function read (s) { return s.kernel.source !== null })
+  const cell = {
+    mode: modes.length === 1 ? modes[0] : modes.join(' then '),
+    delayMs: params.delayMs,
+    rate: params.rate,
+    highWaterMark: params.highWaterMark,
+    cap: params.cap,
+    stoppedBy,
+    seconds: round((final?.ms ?? client.ms) / 1000, 10),
+    samples: samples.length,
+    sentBytes: client.sentBytes,
+    consumedBytes: final?.consumer.consumedBytes ?? null,
+    clientSentMBps: mbps(rates.clientSent),
+    arrivedMBps: mbps(rates.arrived),
+    arrivedInflatedMBps: mbps(rates.arrived === null ? null : rates.arrived * ratio),
+    consumerMBps: mbps(rates.consumed),
+    peakHeldBytes: final?.peaks.held ?? null,
+    heldBoundBytes: stages.reduce(function sum (t, s) { return t + s.bound }, 0),
+    peakRssAboveIdle: samples.length ? Math.max(0, ...samples.map(function rss (s) { return s.rss })) - idleRss : null,
+    kernelReceivePeakBytes: kernelRead ? peakOf(samples, function rx (s) { return s.kernel.serverReceiveQueue }) : null,
+    clientSendQueuePeakBytes: kernelRead ? peakOf(samples, function tx (s) { return s.kernel.clientSendQueue }) : null,
+    clientWaitingPeakBytes: peakOf(samples, function waiting (s) { return s.client?.waitingBytes }),
+    stagesAtBound: stages.filter(function sat (s) { return s.nearShare !== null && s.nearShare >= 0.5 }).map(function named (s) { return s.name }).join(', '),
+    server
+  }
+  return {
+    input,
+    kernel: kernelRead ? '/proc/net/tcp' : 'not readable here: the kernel\'s queues are null (Linux shows them in /proc/net/tcp)',
+    stop: stop ?? (client.error ? { type: 'client', message: client.error } : null),
+    answer: { status: client.status, body: client.answer },
+    relay,
+    caption: `${formatMiB(input.bytes)} of NDJSON (${formatMiB(input.compressedBytes)} gzipped), ${cell.mode}, ${params.delayMs} ms a batch, ` +
+      `client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, highWaterMark ${params.highWaterMark}`,
+    cells: [cell],
+    tables: [stagesTable(stages)],
+    charts: charts(thin(samples), idleRss, ratio),
+    // the live states, for a record's replay: a chart's worth at most
+    samples: thin(samples),
+    verdicts: verdicts(cell, stages, samples, modes, kernelRead, final !== null)
+  }
+}
+
+/** Each stage's bound, its peak (the server's, looked at after every batch) and how often it sat near its bound. */
+function stageFigures (samples, final) {
+  const last = final?.stages ?? samples.at(-1)?.stages ?? []
+  const steady = steadySamples(samples)
+  return STAGE_NAMES.map(function figures (name, k) {
+    const bound = last[k]?.bound ?? null
+    const near = steady.filter(function isNear (s) { return bound !== null && s.stages[k].bytes >= bound * NEAR_BOUND }).length
+    return { name, bound, peak: final?.peaks.stages[name] ?? peakOf(samples, function bytes (s) { return s.stages[k].bytes }), nearShare: steady.length ? near / steady.length : null }
+  })
+}
+
+function steadySamples (samples) {
+  const lastMs = samples.at(-1)?.ms ?? 0
+  return samples.filter(function late (s) { return s.ms >= lastMs * STEADY_FROM })
+}
+
+/**
+ * Bytes a second each side moved over the run's second half: the client's into its socket and
+ * arriving at the server's (gzip), the consumer's (inflated).
+ */
+function steadyRates (samples) {
+  const steady = steadySamples(samples)
+  const from = steady[0]
+  const to = steady.at(-1)
+  if (!from || !to || to.ms - from.ms < 1000) return { clientSent: null, arrived: null, consumed: null }
+  const seconds = (to.ms - from.ms) / 1000
+  return {
+    clientSent: from.client === null || to.client === null ? null : (to.client.sentBytes - from.client.sentBytes) / seconds,
+    arrived: (to.read.arrivedBytes - from.read.arrivedBytes) / seconds,
+    consumed: (to.consumer.consumedBytes - from.consumer.consumedBytes) / seconds
+  }
+}
+
+function verdicts (cell, stages, samples, modes, kernelRead, seenEnd) {
+  if (!seenEnd) return [{ verdict: 'unseen', text: 'The server never showed the upload: nothing to judge.', ok: null }]
+  if (modes.length > 1) return [{ verdict: 'switched', text: `The switch flipped during the run (${cell.mode}): the charts show each part; no verdict on the whole.`, ok: null }]
+  const consumer = stages.at(-1)
+  if (modes[0] === 'ignore') {
+    const grew = consumer.peak > consumer.bound * 4
+    return [
+      { verdict: grew ? 'grew' : 'stayed', text: `The consumer's buffer reached ${formatMiB(consumer.peak)}, ${round(consumer.peak / consumer.bound, 1)} times its highWaterMark of ${formatMiB(consumer.bound)}: nothing told the batcher to wait.`, ok: grew },
+      cell.stoppedBy === 'cap' || cell.stoppedBy === 'budget'
+        ? { verdict: 'stopped', text: `The ${cell.stoppedBy === 'cap' ? `cap (${formatMiB(cell.cap)})` : 'lab\'s memory budget'} stopped the upload; the lab answered and runs on.`, ok: true }
+        : { verdict: 'not stopped', text: `Nothing stopped it before it ended (${cell.stoppedBy}): a larger body or a smaller cap shows the stop.`, ok: null }
+    ]
+  }
+  const over = stages.filter(function past (s) { return s.peak !== null && s.bound !== null && s.peak > s.bound + STAGE_SLACK })
+  const reached = samples.some(function backedUp (s) {
+    const clientWaits = (s.client?.waitingBytes ?? 0) > 0 || (s.kernel.clientSendQueue ?? 0) > 0
+    return clientWaits && (!kernelRead || (s.kernel.serverReceiveQueue ?? 0) > 0)
+  })
+  const ratio = cell.arrivedInflatedMBps !== null && cell.consumerMBps ? cell.arrivedInflatedMBps / cell.consumerMBps : null
+  const memory = cell.server?.peakAboveIdle ?? cell.peakRssAboveIdle
+  return [
+    over.length === 0
+      ? { verdict: 'bounded', text: `Every stream stayed within its highWaterMark and one chunk: the consumer at most ${formatMiB(consumer.peak)}.`, ok: true }
+      : { verdict: 'unbounded', text: `${over.map(function named (s) { return `${s.name} (${formatMiB(s.peak)})` }).join(', ')} passed the bound and one chunk.`, ok: false },
+    samples.length === 0
+      ? { verdict: 'unsampled', text: 'The upload ended before the first sample: no queue was seen.', ok: null }
+      : { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: the client had bytes waiting${kernelRead ? ' and the server\'s receive queue was full' : ''} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
+    ratio === null
+      ? { verdict: 'rates unseen', text: 'The run was too short to compare the two sides\' rates.', ok: null }
+      : { verdict: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN ? 'rates agree' : 'rates differ', text: `Over the second half the client's bytes reached the server at ${cell.arrivedInflatedMBps} MB/s (inflated), the consumer took ${cell.consumerMBps} MB/s.`, ok: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN },
+    { verdict: memory !== null && memory < STREAMING_AIM ? 'flat' : 'grew', text: `The server's RSS peaked ${memory === null ? 'at an unknown height' : `${formatMiB(memory)}`} above idle.`, ok: memory === null ? null : memory < STREAMING_AIM }
+  ]
+}
+
+function stagesTable (stages) {
+  const columns = stages.map(function column (s) { return { key: s.name, label: s.name } })
+  function row (field, label, unit, value) {
+    return { field, label, unit, values: Object.fromEntries(stages.map(function cell (s) { return [s.name, value(s)] })) }
+  }
+  return {
+    name: 'stages',
+    caption: 'Each stream\'s buffer: its bound (highWaterMark), its peak, and how often it sat at half its bound or more in the run\'s second half',
+    columns,
+    rows: [
+      row('bound', 'bound (bytes)', 'count', function bound (s) { return s.bound }),
+      row('peak', 'peak (bytes)', 'count', function peak (s) { return s.peak }),
+      row('nearShare', 'samples near the bound (%)', 'count', function near (s) { return s.nearShare === null ? null : Math.round(s.nearShare * 100) })
+    ]
+  }
+}
+
+/** At most CHART_POINTS samples, evenly picked, the last kept. */
+function thin (samples) {
+  const step = Math.max(1, Math.ceil(samples.length / CHART_POINTS))
+  return samples.filter(function everyStep (s, k) { return k % step === 0 || k === samples.length - 1 })
+}
+
+function charts (kept, idleRss, ratio) {
+  function series (label, y) {
+    return { label, points: kept.map(function point (s) { return { x: round(s.ms / 1000, 100), y: y(s) } }) }
+  }
+  function mib (bytes) { return bytes === null || bytes === undefined ? null : round(bytes / MiB, 1000) }
+  return [
+    {
+      title: 'Bytes held, from the client to the consumer',
+      x: 'seconds',
+      y: 'MiB',
+      series: [
+        series('client, waiting to be written', function waiting (s) { return mib(s.client?.waitingBytes) }),
+        series('kernel: client send queue', function tx (s) { return mib(s.kernel.clientSendQueue) }),
+        series('kernel: server receive queue', function rx (s) { return mib(s.kernel.serverReceiveQueue) }),
+        series('server streams but the consumer', function streams (s) { return mib(s.held - s.stages.at(-1).bytes) }),
+        series('consumer', function consumer (s) { return mib(s.stages.at(-1).bytes) })
+      ]
+    },
+    {
+      title: 'Each side\'s rate (inflated MB/s)',
+      x: 'seconds',
+      y: 'MB/s',
+      series: [
+        series('client, arriving at the server', function arrived (s) { return s.rates.arrived === null ? null : round(s.rates.arrived * ratio / 1e6, 100) }),
+        series('consumer took', function took (s) { return s.rates.consumed === null ? null : round(s.rates.consumed / 1e6, 100) })
+      ]
+    },
+    { title: 'Server RSS above idle', x: 'seconds', y: 'MiB', series: [series('RSS above idle', function rss (s) { return mib(s.rss - idleRss) })] }
+  ]
+}
+
+/** What stopped an upload, in a word: the route's outcome and the result use it. */
+export function stopKind (type) {
+  if (type === 'buffer.cap.exceeded') return 'cap'
+  if (type === 'memory.budget.exceeded' || type === 'memory.busy') return 'budget'
+  return 'error'
+}
+
+function peakOf (samples, get) {
+  let peak = null
+  for (const s of samples) {
+    const v = get(s)
+    if (typeof v === 'number' && (peak === null || v > peak)) peak = v
+  }
+  return peak
+}
+
+function mbps (bytesPerSecond) {
+  return bytesPerSecond === null ? null : round(bytesPerSecond / 1e6, 100)
+}
+
+function formatMiB (bytes) {
+  return `${round(bytes / MiB, bytes < 10 * MiB ? 100 : 10)} MiB`
+}

@@ -1,0 +1,191 @@
+/**
+ * The backpressure experiment's routes: one gzipped NDJSON upload streamed
+ * through request -> gunzip -> batcher -> a slow consumer (./stages.js), and
+ * its live state, read from the streams and the kernel while it runs.
+ *
+ *   POST  /backpressure/:token   the upload; query: mode, delayMs, highWaterMark, cap (the
+ *                                experiment's schema). 200 { token, consumedBytes, batches, ms }
+ *                                once the consumer has taken the last batch
+ *   GET   /backpressure/:token   its state now, or at its end (the last few are kept)
+ *   PATCH /backpressure/:token   { mode?, delayMs? }: applied from the next batch -> 200 its state
+ *   DELETE /backpressure/:token  stops it (a run's time box) -> 200 its state
+ *
+ * `token` is the run's name for its upload. The upload reserves its stages at
+ * their bounds in the lab's memory budget before it reads, and grows the
+ * reservation as the consumer's buffer grows: the budget (413
+ * memory.budget.exceeded, 503 memory.busy) and the experiment's cap (413
+ * buffer.cap.exceeded) stop the "ignore" mode before the lab's RSS runs away.
+ */
+import zlib from 'node:zlib'
+import { pipeline } from 'node:stream/promises'
+import { performance } from 'node:perf_hooks'
+import express from 'express'
+import { badParameter, fromZlibError, notFound, requestAborted, toLabError } from '../../lib/errors/index.js'
+import { requestBody } from '../../lib/ingest/read.js'
+import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
+import { changedUploadSettings, uploadSettings } from './settings.js'
+import { createBatcher, createConsumer, feedConsumer, readStages, watchHeld } from './stages.js'
+import { readConnectionQueues } from './tcp-queues.js'
+import { stopKind } from './result.js'
+
+const ROUTE = 'backpressure'
+/** Ended uploads kept for GET: a run reads its own final state once. */
+const KEEP_ENDED = 8
+/** zlib's inflate window and state, beside the stages' buffers. */
+const INFLATE_BYTES = 64 * 1024
+const TOKEN = /^[A-Za-z0-9-]{8,64}$/
+
+/**
+ * @param {object} opts normalised app options (an upload's settings come with it, in its query)
+ * @param {import('node:events').EventEmitter} events the lab's event bus: each upload is a 'request'
+ * @param {import('../../lib/limits/admission.js').MemoryAdmission} admission the app's memory budget
+ * @returns {import('express').Router}
+ */
+export function backpressureRoutes (opts, events, admission) {
+  if (admission === undefined) throw new TypeError('backpressureRoutes needs the app\'s admission')
+  /** token -> upload, oldest first */
+  const uploads = new Map()
+  const router = express.Router({ caseSensitive: true, strict: true })
+  const readJson = express.json({ limit: '1kb' })
+
+  function find (token) {
+    const upload = uploads.get(checkToken(token))
+    if (upload === undefined) throw notFound('GET', `/backpressure/${token}`)
+    return upload
+  }
+
+  function prune () {
+    for (const [token, upload] of uploads) {
+      if (uploads.size <= KEEP_ENDED) break
+      if (upload.outcome !== null) uploads.delete(token)
+    }
+  }
+
+  router.post('/backpressure/:token', async function streamUpload (req, res) {
+    const token = checkToken(req.params.token)
+    if (uploads.has(token)) throw badParameter('token', token, 'a token no upload has used yet')
+    const settings = uploadSettings(req.query)
+    const hwm = settings.highWaterMark
+    const body = requestBody(req, { highWaterMark: hwm })
+    const gunzip = zlib.createGunzip({ highWaterMark: hwm })
+    const batcher = createBatcher({ highWaterMark: hwm })
+    const consumer = createConsumer({ highWaterMark: hwm, settings })
+    const read = function readThisUpload () { return readStages({ req, body, gunzip, batcher, consumer }) }
+    const base = read().reduce(function sum (total, stage) { return total + stage.bound }, INFLATE_BYTES)
+    let reservation
+    try {
+      reservation = admission.reserve(base, { route: ROUTE, what: 'the backpressure upload\'s buffers' })
+    } catch (err) {
+      body.destroy()
+      throw err
+    }
+    const held = watchHeld({ read, cap: settings.cap, route: ROUTE, reservation, base })
+    const upload = {
+      token,
+      settings,
+      started: performance.now(),
+      ports: { serverPort: req.socket.localPort, clientPort: req.socket.remotePort },
+      gunzip,
+      batcher,
+      consumer,
+      held,
+      outcome: null,
+      endedMs: null,
+      final: null,
+      // a socket the server does not read from does not see its client's reset: the run says so here
+      stop: function stopUpload () {
+        if (upload.outcome !== null) return
+        const stopped = requestAborted(gunzip.bytesWritten)
+        // the body, if it is still read; the consumer, which may hold a cap's worth to work through
+        body.destroy(stopped)
+        consumer.destroy(stopped)
+      }
+    }
+    uploads.set(token, upload)
+    prune()
+    const id = nextRequestId()
+    events.emit('request', { phase: 'start', id, route: ROUTE, time: Date.now() })
+    const stopWatching = admission.watchGarbage()
+    // a client gone while the consumer drains what was read: nothing would notice but this
+    res.once('close', function clientGone () {
+      if (!res.writableFinished && !consumer.destroyed) consumer.destroy(requestAborted(gunzip.bytesWritten))
+    })
+    const feed = feedConsumer(batcher, consumer, settings, held.check)
+    try {
+      await pipeline(body, gunzip, batcher, feed)
+    } catch (err) {
+      const cause = err?.name === 'AbortError' && feed.error !== null ? feed.error : err
+      const failure = cause?.code?.startsWith?.('Z_') ? fromZlibError(cause, gunzip.bytesWritten) : toLabError(cause)
+      // the last look first: destroying the consumer empties its buffer
+      end(upload, failure)
+      consumer.destroy()
+      events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status: failure.status, errorType: failure.type, ms: upload.endedMs })
+      throw failure
+    } finally {
+      reservation.release()
+      stopWatching()
+    }
+    end(upload, null)
+    events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status: 200, ms: upload.endedMs })
+    res.json({ token, consumedBytes: consumer.tally.consumedBytes, batches: consumer.tally.batches, ms: upload.endedMs })
+  })
+
+  router.get('/backpressure/:token', async function showUpload (req, res) {
+    res.set('Cache-Control', 'no-store').json(await uploadState(find(req.params.token)))
+  })
+
+  router.patch('/backpressure/:token', readJson, async function changeUpload (req, res) {
+    const upload = find(req.params.token)
+    Object.assign(upload.settings, changedUploadSettings(upload.settings, req.body))
+    res.json(await uploadState(upload))
+  })
+
+  router.delete('/backpressure/:token', async function stopUpload (req, res) {
+    const upload = find(req.params.token)
+    upload.stop()
+    res.json(await uploadState(upload))
+  })
+
+  return router
+}
+
+/** The upload is over: how, and when. The final look at its streams is kept for GET. */
+function end (upload, failure) {
+  upload.endedMs = msSince(upload.started)
+  upload.final = upload.held.look()
+  upload.outcome = failure === null
+    ? { stoppedBy: 'end', error: null }
+    : { stoppedBy: failure.type === 'request.aborted' ? 'client' : stopKind(failure.type), error: failure.toJSON().error }
+}
+
+/**
+ * An upload's state, as GET /backpressure/:token answers it (docs/backpressure.md):
+ *   { token, ms, settings, stages: [{ name, bytes, bound }], held, consumer, inflatedBytes,
+ *     compressedBytes, kernel, rss, peaks, outcome }
+ * Once it has ended, `stages` and `held` are as the end found them, and `kernel` is not read.
+ */
+async function uploadState (upload) {
+  const ended = upload.outcome !== null
+  const { stages, held } = ended ? upload.final : upload.held.look()
+  const kernel = ended ? { source: null, serverReceiveQueue: null, clientSendQueue: null } : await readConnectionQueues(upload.ports)
+  const tally = upload.consumer.tally
+  return {
+    token: upload.token,
+    ms: ended ? upload.endedMs : msSince(upload.started),
+    settings: { ...upload.settings },
+    stages,
+    held,
+    consumer: { batches: tally.batches, queuedBatches: tally.writtenBatches - tally.batches, consumedBytes: tally.consumedBytes },
+    inflatedBytes: upload.batcher.inflatedBytes,
+    compressedBytes: upload.gunzip.bytesWritten,
+    kernel: { source: kernel.source, serverReceiveQueue: kernel.serverReceiveQueue, clientSendQueue: kernel.clientSendQueue },
+    rss: process.memoryUsage.rss(),
+    peaks: upload.held.peaks(),
+    outcome: upload.outcome
+  }
+}
+
+function checkToken (token) {
+  if (typeof token !== 'string' || !TOKEN.test(token)) throw badParameter('token', String(token).slice(0, 100), '8 to 64 letters, digits or hyphens')
+  return token
+}

@@ -1,0 +1,193 @@
+/**
+ * The backpressure experiment's fast part: its schema and errors, the
+ * /proc/net/tcp reader on fixture text, the stages in process on a small
+ * generated body (bounded behind "pipeline", stopped by the cap behind
+ * "ignore"), and POST /backpressure/:token on a small body. Runs through
+ * /experiments, with a client process and the live params, are in
+ * test/slow/backpressure.test.js.
+ */
+import assert from 'node:assert/strict'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import zlib from 'node:zlib'
+import { readConnectionQueues, connectionQueues, parseTcpTable } from '../experiments/backpressure/tcp-queues.js'
+import { BATCH_BYTES, createBatcher, createConsumer, feedConsumer, watchHeld } from '../experiments/backpressure/stages.js'
+import { normalizeParams, params } from '../experiments/backpressure/settings.js'
+import * as bench from '../experiments/backpressure/bench.js'
+import { call } from './experiment-helpers.js'
+import { collect, generatedGzip, labInTempDir, post } from './helpers.js'
+
+const TCP = 'test/fixtures/proc-net-tcp.txt'
+const TCP6 = 'test/fixtures/proc-net-tcp6.txt'
+
+/** The stages of ./stages.js in process, fed a gzipped body, read the way the route reads them. */
+async function throughStages (gzipped, { mode, delayMs, cap, highWaterMark = 64 * 1024 }) {
+  const settings = { mode, delayMs }
+  const source = Readable.from([gzipped.subarray(0, gzipped.length >> 1), gzipped.subarray(gzipped.length >> 1)])
+  const gunzip = zlib.createGunzip({ highWaterMark })
+  const batcher = createBatcher({ highWaterMark })
+  const consumer = createConsumer({ highWaterMark, settings })
+  const batches = []
+  const written = consumer.write.bind(consumer)
+  consumer.write = function keepBatch (batch) {
+    batches.push(batch.toString('utf8'))
+    return written(batch)
+  }
+  const read = function readStages () {
+    return [
+      { name: 'request', bytes: source.readableLength, bound: source.readableHighWaterMark },
+      { name: 'gunzip.in', bytes: gunzip.writableLength, bound: gunzip.writableHighWaterMark },
+      { name: 'gunzip.out', bytes: gunzip.readableLength, bound: gunzip.readableHighWaterMark },
+      { name: 'batcher.in', bytes: batcher.writableLength, bound: batcher.writableHighWaterMark },
+      { name: 'batcher.out', bytes: batcher.queuedBytes, bound: batcher.readableHighWaterMark * BATCH_BYTES },
+      { name: 'consumer', bytes: consumer.writableLength, bound: consumer.writableHighWaterMark }
+    ]
+  }
+  const held = watchHeld({ read, cap, route: 'backpressure', reservation: null, base: 0 })
+  const feed = feedConsumer(batcher, consumer, settings, held.check)
+  let error = null
+  try {
+    await pipeline(source, gunzip, batcher, feed)
+  } catch (err) {
+    error = feed.error ?? err
+    consumer.destroy()
+  }
+  return { error, batches, peaks: held.peaks(), tally: consumer.tally }
+}
+
+describe('backpressure experiment', function () {
+  describe('the schema', function () {
+    it('fills in the defaults: pipeline, full speed, 5 ms a batch, 64 KiB, 200 MB, a 128 MiB cap, 30 s', function () {
+      assert.deepEqual({ ...normalizeParams({}) }, { mode: 'pipeline', rate: 0, delayMs: 5, highWaterMark: 65536, bytes: 200_000_000, cap: 128 * 1024 * 1024, seconds: 30 })
+    })
+
+    it('marks the switch, the rate and the delay live, and nothing else', function () {
+      assert.deepEqual(params.filter(function isLive (p) { return p.live }).map(function name (p) { return p.name }), ['mode', 'rate', 'delayMs'])
+    })
+
+    it('answers 400 naming the field', function () {
+      for (const [raw, field] of [[{ mode: 'drop' }, 'params.mode'], [{ delayMs: 1001 }, 'params.delayMs'], [{ rate: 1000 }, 'params.rate'],
+        [{ highWaterMark: '512B' }, 'params.highWaterMark'], [{ cap: '2GiB' }, 'params.cap'], [{ seconds: 0 }, 'params.seconds'], [{ speed: 1 }, 'params.speed']]) {
+        assert.throws(function refused () { normalizeParams(raw) }, function names (err) { return err.status === 400 && err.details.parameter === field }, JSON.stringify(raw))
+      }
+    })
+
+    it('holds the body to the lab\'s largest generated document', function () {
+      assert.throws(function tooLarge () { normalizeParams({ bytes: '2GB' }, { generate: { maxBytes: 1e9 } }) }, function names (err) { return err.details.parameter === 'params.bytes' })
+    })
+  })
+
+  describe('the bench', function () {
+    it('runs cases a and b by default, a slow consumer behind each way', function () {
+      const { runs } = bench.normalize({ cases: 'a,b' })
+      assert.deepEqual(runs.map(function settings (r) { return [r.case, r.params.mode, r.params.delayMs, r.params.rate] }), [['a', 'pipeline', 50, 0], ['b', 'ignore', 50, 0]])
+    })
+
+    it('refuses a flag a case sets, and an unknown case', function () {
+      assert.throws(function setByCase () { bench.normalize({ cases: 'a', 'delay-ms': '20' }) }, /--delay-ms is set by case a/)
+      assert.throws(function unknownCase () { bench.normalize({ cases: 'c' }) }, /--cases takes a, b, flags/)
+      assert.equal(bench.normalize({ cases: 'flags', 'delay-ms': '20' }).runs[0].params.delayMs, 20)
+    })
+  })
+
+  describe('the kernel\'s queues from /proc/net/tcp', function () {
+    it('reads each socket\'s ports, state and queues from hex', async function () {
+      const sockets = parseTcpTable(await import('node:fs').then(function read (fs) { return fs.readFileSync(TCP, 'latin1') }))
+      assert.equal(sockets.length, 5)
+      assert.deepEqual(sockets[1], { localPort: 3000, remotePort: 51000, state: 'established', txQueue: 0, rxQueue: 0x16A000 })
+      assert.deepEqual(sockets[2], { localPort: 51000, remotePort: 3000, state: 'established', txQueue: 0x3C0000, rxQueue: 0 })
+      assert.equal(sockets[0].state, 'listen')
+    })
+
+    it('finds the two ends of one connection, not its neighbour on the same server port', async function () {
+      const text = (await import('node:fs')).readFileSync(TCP, 'latin1')
+      assert.deepEqual(connectionQueues(text, { serverPort: 3000, clientPort: 51000 }),
+        { serverReceiveQueue: 1482752, serverSendQueue: 0, clientSendQueue: 3932160, clientReceiveQueue: 0 })
+      assert.deepEqual(connectionQueues(text, { serverPort: 3000, clientPort: 51001 }).serverReceiveQueue, 4096)
+    })
+
+    it('reads tcp6 too (an IPv4 client of a dual-stack server), and nulls for a connection not there', async function () {
+      const found = await readConnectionQueues({ serverPort: 8080, clientPort: 40000 }, { tables: [TCP, TCP6], available: true })
+      assert.deepEqual(found, { source: '/proc/net/tcp', serverReceiveQueue: 65535, serverSendQueue: 0, clientSendQueue: 65536, clientReceiveQueue: 0 })
+      const gone = await readConnectionQueues({ serverPort: 8080, clientPort: 1 }, { tables: [TCP, TCP6], available: true })
+      assert.equal(gone.serverReceiveQueue, null)
+    })
+
+    it('says it read nothing where there is no /proc', async function () {
+      assert.deepEqual(await readConnectionQueues({ serverPort: 3000, clientPort: 51000 }, { tables: [TCP], available: false }),
+        { source: null, serverReceiveQueue: null, serverSendQueue: null, clientSendQueue: null, clientReceiveQueue: null })
+    })
+  })
+
+  describe('the stages', function () {
+    let gzipped
+    let inflated
+
+    before(async function () {
+      gzipped = await generatedGzip({ bytes: 1_500_000, format: 'ndjson' })
+      inflated = await collect(Readable.from([gzipped]), zlib.createGunzip())
+    })
+
+    it('cut ~64 KiB batches of whole lines and hand the consumer every byte, in order', async function () {
+      const { error, batches, tally } = await throughStages(gzipped, { mode: 'pipeline', delayMs: 0, cap: 1024 * 1024 * 1024 })
+      assert.equal(error, null)
+      assert.equal(batches.join(''), inflated.toString('utf8'))
+      for (const batch of batches) assert.ok(batch.endsWith('\n'), 'a batch ends at a line\'s end')
+      // cut at the last line end once 64 KiB have gathered: a line short of it, an inflated chunk past it at most
+      for (const batch of batches.slice(0, -1)) assert.ok(Buffer.byteLength(batch) > BATCH_BYTES - 4096 && Buffer.byteLength(batch) < BATCH_BYTES + 32 * 1024, `a batch of ${Buffer.byteLength(batch)} bytes`)
+      assert.equal(tally.consumedBytes, inflated.length)
+    })
+
+    it('behind "pipeline", keep every stream within its bound and one batch, whatever the consumer\'s pace', async function () {
+      const { error, peaks } = await throughStages(gzipped, { mode: 'pipeline', delayMs: 2, cap: 1024 * 1024 * 1024 })
+      assert.equal(error, null)
+      for (const [name, peak] of Object.entries(peaks.stages)) assert.ok(peak <= 64 * 1024 + 2 * BATCH_BYTES, `${name} held ${peak}`)
+      assert.ok(peaks.held < 10 * 64 * 1024, `held ${peaks.held} in all`)
+    })
+
+    it('behind "ignore", let the consumer\'s buffer grow past its bound until the cap stops it', async function () {
+      // a second a batch: the consumer takes four batches in the time the cap needs them, the body fills it in milliseconds
+      const cap = 4 * BATCH_BYTES
+      const { error, peaks, tally } = await throughStages(gzipped, { mode: 'ignore', delayMs: 1000, cap })
+      assert.equal(error?.type, 'buffer.cap.exceeded')
+      assert.equal(error.status, 413)
+      assert.ok(peaks.stages.consumer > cap, `the consumer held ${peaks.stages.consumer}`)
+      assert.ok(tally.batches < 4)
+    })
+  })
+
+  describe('POST /backpressure/:token', function () {
+    const lab = labInTempDir('backpressure')
+
+    it('streams a small body to the consumer and answers once it has taken the last batch', async function () {
+      const body = await generatedGzip({ bytes: 200_000, format: 'ndjson' })
+      const res = await post(`${lab.url}/backpressure/small-body-1?delayMs=0`, body)
+      assert.equal(res.status, 200, res.text)
+      assert.equal(res.body.token, 'small-body-1')
+      assert.ok(res.body.consumedBytes >= 200_000 && res.body.batches >= 3)
+      const state = await call(`${lab.url}/backpressure/small-body-1`)
+      assert.equal(state.status, 200)
+      assert.deepEqual(state.body.outcome, { stoppedBy: 'end', error: null })
+      assert.deepEqual(state.body.stages.map(function name (s) { return s.name }), ['request', 'gunzip.in', 'gunzip.out', 'batcher.in', 'batcher.out', 'consumer'])
+      assert.equal(state.body.consumer.consumedBytes, res.body.consumedBytes)
+    })
+
+    it('answers 400 naming the field for a bad setting or token, and 404 for an upload it does not know', async function () {
+      const body = await generatedGzip({ size: 1, format: 'ndjson' })
+      const bad = await post(`${lab.url}/backpressure/small-body-2?highWaterMark=12`, body)
+      assert.equal(bad.status, 400)
+      assert.equal(bad.body.error.parameter, 'params.highWaterMark')
+      const token = await post(`${lab.url}/backpressure/no`, body)
+      assert.equal(token.body.error.parameter, 'token')
+      assert.equal((await call(`${lab.url}/backpressure/never-sent-1`)).status, 404)
+      const patch = await call(`${lab.url}/backpressure/small-body-1`, 'PATCH', { highWaterMark: 1024 })
+      assert.equal(patch.body.error?.parameter, 'params.highWaterMark')
+    })
+
+    it('PATCH /experiments/:id answers 404 for a run it does not know', async function () {
+      const res = await call(`${lab.url}/experiments/no-such-run`, 'PATCH', { params: { delayMs: 50 } })
+      assert.equal(res.status, 404)
+      assert.equal(res.body.error.type, 'experiment.not.found')
+    })
+  })
+})
