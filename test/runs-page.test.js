@@ -103,7 +103,8 @@ describe('a run record in the page', function () {
         '/lib/runs/figure-text.js',
         '/lib/runs/figures.js',
         '/lib/runs/run-page-data.js',
-        '/lib/util/units.js'
+        '/lib/util/units.js',
+        '/lib/util/wrap.js'
       ])
       for (const file of shared.values()) assert.doesNotMatch(fs.readFileSync(file, 'utf8'), /from 'node:|\bBuffer\b|\bprocess\./, file)
     })
