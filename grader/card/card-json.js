@@ -27,6 +27,15 @@
  * (`identity`: plain JSON; `taken`: answered as a valid body is, but wrong,
  * and so bombed too); null when the run had no safety check.
  *
+ * `memorySites` names the graded code's own lines that allocated most when a
+ * memory check failed (grader/checks/memory-sites.js): { sampled, growthMiB,
+ * note, lines: [{ file, line, functionName, kinds, allocatedMiB, heldMiB,
+ * share, code, does }] }, `share` the line's bytes over the peak growth read
+ * from outside on the sampled run (an estimate); with `sampled` false, `note`
+ * says why (RSS alone: a service in another language, --pid, --url). Null
+ * when no memory check failed. Sampled inside the graded process: a pointer,
+ * never a figure. A card written without it is read as null.
+ *
  * A service's card (`--url`) has `handler` set to the URL, `sha256` null (no
  * file was graded), and one more key, `service`: { url, mode:
  * 'started'|'watched'|'unwatched', command, pid, remote, contract:
@@ -36,12 +45,14 @@ import { AREAS, checksOf } from '../checks/index.js'
 import { MAX_SEED, PRESET_NAMES } from '../checks/settings.js'
 import { areaVerdicts } from './card.js'
 import { cardMeasures, measuresProblems } from './measures.js'
+import { memorySitesOf } from './sites-lines.js'
 
 const KEYS = Object.freeze(['area', 'name', 'pass', 'figure', 'limit', 'hint'])
 const CARD_KEYS = Object.freeze(['handler', 'verdict', 'preset', 'seed', 'date', 'durationMs', 'labVersion', 'sha256', 'areas', 'encodings', 'checks', 'measures'])
 const ENCODINGS_KEYS = Object.freeze(['mediaType', 'accepted', 'refused', 'other', 'untried'])
 const SERVICE_KEYS = Object.freeze(['url', 'mode', 'command', 'pid', 'remote', 'contract', 'headers', 'notes'])
 const SERVICE_MODES = Object.freeze(['started', 'watched', 'unwatched'])
+const SITE_LINE_KEYS = Object.freeze(['file', 'line', 'functionName', 'kinds', 'allocatedMiB', 'heldMiB', 'share', 'code', 'does'])
 
 /**
  * @param {import('../run/run-checks.js').Card} card
@@ -70,6 +81,7 @@ export function cardJson (card) {
       return { area: c.area, name: c.name, pass: c.pass, figure: c.figure, limit: c.limit, hint: c.pass ? null : c.hint }
     }),
     measures: cardMeasures(card),
+    memorySites: memorySitesOf(card),
     ...service
   }
 }
@@ -83,8 +95,9 @@ export function validateCardJson (doc) {
   const problems = []
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return ['the card is not an object']
   const keys = Object.keys(doc).sort()
-  const expected = Object.hasOwn(doc, 'service') ? [...CARD_KEYS, 'service'] : CARD_KEYS
+  const expected = [...CARD_KEYS, ...['service', 'memorySites'].filter(function present (key) { return Object.hasOwn(doc, key) })]
   if (keys.join() !== [...expected].sort().join()) problems.push(`the card has keys ${keys.join(', ')}, not ${expected.join(', ')}`)
+  if (doc.memorySites !== undefined && doc.memorySites !== null) problems.push(...memorySitesProblems(doc.memorySites))
   if (Object.hasOwn(doc, 'service')) problems.push(...serviceProblems(doc.service))
   if (typeof doc.handler !== 'string' || doc.handler === '') problems.push('handler must be a non-empty string')
   if (!PRESET_NAMES.includes(doc.preset)) problems.push(`preset must be one of ${PRESET_NAMES.join(', ')}`)
@@ -157,6 +170,23 @@ function encodingsProblems (encodings) {
   for (const key of ['other', 'untried']) {
     if (!Array.isArray(encodings[key]) || !encodings[key].every(function said (e) { return typeof e?.coding === 'string' && typeof e?.why === 'string' })) problems.push(`encodings.${key} must be an array of { coding, why }`)
   }
+  return problems
+}
+
+/** What is wrong with a card's `memorySites`. */
+function memorySitesProblems (sites) {
+  if (typeof sites !== 'object' || Array.isArray(sites)) return ['memorySites must be an object or null']
+  const problems = []
+  if (typeof sites.sampled !== 'boolean') problems.push('memorySites.sampled must be a boolean')
+  if (typeof sites.note !== 'string' || sites.note === '') problems.push('memorySites.note must be a non-empty string')
+  if (sites.growthMiB !== null && !(Number.isFinite(sites.growthMiB) && sites.growthMiB >= 0)) problems.push('memorySites.growthMiB must be MiB or null')
+  if (!Array.isArray(sites.lines) || sites.lines.length > 10) return [...problems, 'memorySites.lines must be an array of at most 10 lines']
+  sites.lines.forEach(function lineProblems (l, k) {
+    const at = `memorySites.lines[${k}]`
+    if (l === null || typeof l !== 'object' || Object.keys(l).sort().join() !== [...SITE_LINE_KEYS].sort().join()) return problems.push(`${at} must have keys ${SITE_LINE_KEYS.join(', ')}`)
+    if (typeof l.file !== 'string' || !Number.isSafeInteger(l.line) || l.line < 1) problems.push(`${at} must name a file and a line from 1`)
+    if (!Number.isFinite(l.allocatedMiB) || (l.share !== null && !Number.isFinite(l.share))) problems.push(`${at}.allocatedMiB and share must be numbers (share may be null)`)
+  })
   return problems
 }
 

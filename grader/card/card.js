@@ -8,6 +8,7 @@
  */
 import { encodingsLine } from '../checks/encodings.js'
 import { AREAS } from '../checks/index.js'
+import { memorySitesOf, sitesLines } from './sites-lines.js'
 import { terminalText } from '../../lib/util/terminal-text.js'
 
 /**
@@ -27,12 +28,18 @@ export function formatCard (card) {
   if (card.loadError) lines.push(`  ${card.service ? 'The service did not start' : 'The module did not load'}: ${card.loadError}`)
   if (card.encodings) lines.push(`  encodings: ${encodingsLine(card.encodings)}`)
   const nameWidth = Math.max(...card.checks.map(function width (c) { return c.name.length }))
+  // the lines of code the memory area's sites name, under its first failed check
+  let sites = sitesLines(memorySitesOf(card))
   for (const c of card.checks) {
     lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  [limit: ${c.limit}]  ${c.meaning}`)
     const beside = besideLine(c)
     if (beside !== null) lines.push(`      beside: ${beside}`)
     if (!c.pass) {
       if (c.reason) lines.push(`      why:  ${c.reason.split('\n')[0]}`)
+      if (c.area === 'memory') {
+        for (const line of sites) lines.push(`      ${line}`)
+        sites = []
+      }
       lines.push(`      hint: ${c.hint}`)
     }
   }

@@ -11,6 +11,7 @@
  * as the terminal shows them, rather than lost.
  */
 import { AREAS } from '../checks/index.js'
+import { memorySitesOf, sitesLines } from './sites-lines.js'
 
 // XML 1.0's Char production, negated: what no XML 1.0 document may contain, even as &#...;
 const FORBIDDEN = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
@@ -79,6 +80,7 @@ function areaSuite (card, area, checks, date) {
       `figure: ${c.figure}`,
       `limit: ${c.limit}`,
       ...(c.reason ? [`why: ${c.reason}`] : []),
+      ...(area === 'memory' ? sitesLines(memorySitesOf(card)) : []),
       `hint: ${c.hint ?? ''}`
     ].join('\n')
     return [

@@ -7,6 +7,7 @@
  * says why), and with `reference` the lab's routes beside it, the same way.
  */
 import { generatedDocument } from './bodies.js'
+import { locateSites, sitesHint } from './memory-sites.js'
 import { describeFailure } from './reference.js'
 import { leastSquaresSlope, round } from './figures.js'
 import { LIMITS, timeoutFor } from './settings.js'
@@ -42,13 +43,15 @@ export const checks = Object.freeze([
       const docs = []
       for (const bytes of settings.sizes) docs.push(await generatedDocument({ bytes, dir: ctx.inputDir }))
       const curve = newCurve(ctx, docs.length)
+      const largest = docs.at(-1)
+      const load = { warm: docs[0], files: [largest.file], timeoutMs: timeoutFor(settings, largest.inflatedBytes) }
       for (const doc of docs) {
         ctx.note(`${formatMB(doc.inflatedBytes)} body`)
         const timeoutMs = timeoutFor(settings, doc.inflatedBytes)
         const failed = await curve.point(doc.inflatedBytes / MB, docs[0], [doc.file], timeoutMs, `at ${formatMB(doc.inflatedBytes)}`)
-        if (failed) return failed
+        if (failed) return failed.killed ? withSites(ctx, failed, load) : failed
       }
-      return judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, BY_SIZE.per, BY_SIZE.unit, curve.reference)
+      return withSites(ctx, judgeSlope(curve.points, LIMITS.sizeSlopeMiBPer100MB, BY_SIZE.per, BY_SIZE.unit, curve.reference), load)
     }
   },
   {
@@ -62,14 +65,16 @@ export const checks = Object.freeze([
       const { settings } = ctx
       const doc = await generatedDocument({ bytes: settings.concurrencyBytes, dir: ctx.inputDir })
       const curve = newCurve(ctx, settings.concurrency.length)
+      const most = settings.concurrency.at(-1)
+      const load = { warm: doc, files: new Array(most).fill(doc.file), timeoutMs: timeoutFor(settings, doc.inflatedBytes * most) }
       for (const n of settings.concurrency) {
         ctx.note(`${n} at once`)
         // n uploads share the machine: each may take n times as long
         const timeoutMs = timeoutFor(settings, doc.inflatedBytes * n)
         const failed = await curve.point(n, doc, new Array(n).fill(doc.file), timeoutMs, `with ${n} at once`)
-        if (failed) return failed
+        if (failed) return failed.killed ? withSites(ctx, failed, load) : failed
       }
-      return judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, BY_CONCURRENCY.per, BY_CONCURRENCY.unit, curve.reference, { bodyBytes: doc.inflatedBytes })
+      return withSites(ctx, judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, BY_CONCURRENCY.per, BY_CONCURRENCY.unit, curve.reference, { bodyBytes: doc.inflatedBytes }), load)
     }
   }
 ])
@@ -151,6 +156,7 @@ async function failure (ctx, m, where) {
     return {
       pass: false,
       died: true,
+      killed,
       figure: killed ? `killed ${place}: +${toMiB(m.growth)} MiB and rising` : `${m.lab.label ?? 'the lab'} died ${place}`,
       reason: m.died.message
     }
@@ -163,6 +169,17 @@ async function failure (ctx, m, where) {
       : { pass: false, figure: 'not measured: the kernel\'s peak could not be read or reset' }
   }
   return null
+}
+
+/**
+ * A failed check with the allocation sites of its load (memory-sites.js: taken once a grading)
+ * in its details, and the hint their top line gives; a passed one as it is.
+ */
+async function withSites (ctx, result, load) {
+  if (result.pass) return result
+  ctx.note('the lines that allocate')
+  const sites = await locateSites(ctx, load)
+  return { ...result, hint: sitesHint(sites) ?? undefined, details: { ...result.details, sites } }
 }
 
 /**

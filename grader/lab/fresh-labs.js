@@ -18,8 +18,9 @@ export class FreshLabs {
   #started = []
 
   /**
-   * @param {{ student?: () => Process, reference: () => Process }} makers a new process of each kind:
-   *   `student` serves /student, `reference` the lab's routes
+   * @param {{ student?: () => Process, reference: () => Process, sampled?: () => Process }} makers a new process of each kind:
+   *   `student` serves /student, `reference` the lab's routes, `sampled` serves /student with the lab's
+   *   allocation sampler in it
    */
   constructor (makers) {
     this.#makers = makers
@@ -39,6 +40,15 @@ export class FreshLabs {
     const nextKind = next === true ? kind : next === false ? null : kindOf(next)
     if (nextKind !== null && !this.#spares.has(nextKind)) this.#spares.set(nextKind, this.#start(nextKind))
     return taken
+  }
+
+  /**
+   * A process that serves /student with the lab's allocation sampler in it, started now (never a
+   * spare: it is wanted once, for the allocation sites), or null where there is none.
+   * @returns {Promise<Process>|null}
+   */
+  takeSampled () {
+    return this.#makers.sampled === undefined ? null : this.#start('sampled')
   }
 
   /** Stop the processes taken so far; spares wait for the next take(). */

@@ -57,7 +57,17 @@ export function runContext (lab, fresh, settings, inputDir, seed, headers) {
      */
     freshLab: function freshLab (another = true, route = 'student') {
       return fresh.take(another, route)
-    }
+    },
+    /**
+     * A process of the graded target that has served nothing yet, with the lab's allocation
+     * sampler in it (its `sites`), stopped when the check ends; null where the grader cannot
+     * sample inside the target (a service it did not start).
+     */
+    sampledLab: function sampledLab () {
+      return fresh.takeSampled()
+    },
+    /** The memory area's allocation sites, once taken (grader/checks/memory-sites.js): one sampled run a grading. */
+    memorySites: { taken: null }
   }
 }
 

@@ -237,7 +237,8 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
     ms: Date.now() - startedAt,
     details: outcome.details ?? null
   }
-  if (!record.pass) record.hint = check.hint
+  // a check may give a hint of its own (a memory check names the line: checks/memory-sites.js)
+  if (!record.pass) record.hint = outcome.hint ?? check.hint
   // the main lab starts again after it died, or hung; a hang on a fresh lab of the check's own leaves it as it was
   // (a service's fresh process is the service itself: its hang is the main one's)
   const restart = mainDied || (outcome.hung === true && (outcome.elsewhere !== true || lab.freshIsMain === true))

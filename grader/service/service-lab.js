@@ -93,13 +93,13 @@ export class ServiceLab {
    * starts again from nought).
    * @returns {Promise<StartedService|WatchedService|UnwatchedService>}
    */
-  async renew () {
+  async renew ({ sampled = false } = {}) {
     const old = this.current
     await old.stop()
     this.#retiredDeaths += old.deaths
     this.#retiredLastDeath = old.lastDeath ?? this.#retiredLastDeath
     if (old.overBudget) this.#overBudget = Math.max(this.#overBudget ?? 0, old.overBudget)
-    this.current = this.#newTarget()
+    this.current = this.#newTarget(sampled)
     if (this.mode === 'started') await this.current.start()
     // one the lab did not start may be gone or not answering: the check's own requests and settle() say so
     else await this.current.start().catch(function reportedByTheCheck () {})
@@ -148,9 +148,9 @@ export class ServiceLab {
     return new ServiceFresh(this, { host, dataDir, budget })
   }
 
-  #newTarget () {
+  #newTarget (sampled = false) {
     const { mode, url, command, pid, budget, startMs } = this.#options
-    if (mode === 'started') return new StartedService({ command, url, budget, startMs })
+    if (mode === 'started') return new StartedService({ command, url, budget, startMs, sampled })
     if (mode === 'watched') return new WatchedService({ pid, url, budget })
     return new UnwatchedService({ url })
   }
@@ -164,6 +164,7 @@ export class ServiceLab {
 class ServiceFresh {
   #lab
   #references
+  #sampled = false
 
   /** @param {ServiceLab} lab @param {{ host?: string, dataDir?: string, budget: number }} options */
   constructor (lab, { host, dataDir, budget }) {
@@ -182,7 +183,23 @@ class ServiceFresh {
     return this.#lab.renew()
   }
 
-  releaseTaken () {
+  /**
+   * The service started again with the lab's allocation sampler loaded (NODE_OPTIONS), when the
+   * lab starts it; null for one it watches or only reaches (nothing of the lab's can run in it).
+   * Started again without it when the check ends.
+   */
+  takeSampled () {
+    if (this.#lab.mode !== 'started') return null
+    this.#sampled = true
+    return this.#lab.renew({ sampled: true })
+  }
+
+  async releaseTaken () {
+    if (this.#sampled) {
+      this.#sampled = false
+      // one that does not start again is started by the next check, or its death is that check's
+      await this.#lab.renew().catch(function startedByTheNextCheck () {})
+    }
     return this.#references.releaseTaken()
   }
 

@@ -8,6 +8,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { PROJECT_ROOT } from '../../lib/util/project-root.js'
+import { placeInService, SiteReader } from '../process/allocation-sites.js'
 import { countRequests } from '../checks/client.js'
 import { crashLine, keepTail, outputDrained } from '../process/output.js'
 import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
@@ -25,6 +31,8 @@ const GONE_TIMEOUT_MS = 5000
 const PAUSE_TIMEOUT_MS = 1000
 /** Characters that make a command the shell's to read: without them it is split on blanks and run directly. */
 const SHELL_SYNTAX = /[|&;<>()$`\\"'*?[\]#~={}%!\n]/
+/** What a sampled service's Node processes load first (grader/student/sites-preload.js). */
+const SITES_PRELOAD = pathToFileURL(path.join(PROJECT_ROOT, 'grader', 'student', 'sites-preload.js')).href
 
 /**
  * How a command line is run: split on blanks and run directly when it holds
@@ -88,10 +96,12 @@ export class StartedService extends ServiceOnPid {
   #stopping = false
   #listening = null
   #watch = null
+  #sitesDir = null
 
   /**
-   * @param {{ command: string, url: URL, budget: number, startMs?: number }} options
-   *   `url`: the endpoint; its port is the service's `PORT`; `budget`: RSS in bytes past which the tree is killed
+   * @param {{ command: string, url: URL, budget: number, startMs?: number, sampled?: boolean }} options
+   *   `url`: the endpoint; its port is the service's `PORT`; `budget`: RSS in bytes past which the tree is killed;
+   *   `sampled`: its Node processes load the lab's allocation sampler (NODE_OPTIONS), read through `sites`
    */
   constructor (options) {
     super(options.url)
@@ -99,6 +109,8 @@ export class StartedService extends ServiceOnPid {
     this.pid = null
     /** The grader started it: it may stop it, pause it, and start it again. */
     this.owned = true
+    /** With `sampled`: the allocation sites its Node processes write (grader/process/allocation-sites.js); else null. */
+    this.sites = null
   }
 
   get alive () {
@@ -121,7 +133,7 @@ export class StartedService extends ServiceOnPid {
     const child = spawn(file, args, {
       // a process group of its own, so that the whole tree can be measured and stopped at once
       detached: true,
-      env: { ...process.env, PORT: String(this.port) },
+      env: { ...process.env, PORT: String(this.port), ...this.#sitesEnv() },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     this.#child = child
@@ -161,8 +173,39 @@ export class StartedService extends ServiceOnPid {
     this.#startWatch()
   }
 
+  /**
+   * For a sampled run: a folder for the tables, and the preload in NODE_OPTIONS beside what the
+   * grader's own environment has there. A process that is not Node ignores both.
+   */
+  #sitesEnv () {
+    if (this.#options.sampled !== true) return {}
+    this.#sitesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-sites-'))
+    const dir = this.#sitesDir
+    this.sites = new SiteReader({
+      files: function tables () {
+        try {
+          return fs.readdirSync(dir).filter(function table (name) { return name.endsWith('.json') }).map(function full (name) { return path.join(dir, name) })
+        } catch {
+          return []
+        }
+      },
+      place: placeInService(PROJECT_ROOT)
+    })
+    const options = [process.env.NODE_OPTIONS, `--import=${JSON.stringify(SITES_PRELOAD)}`].filter(Boolean).join(' ')
+    return { NODE_OPTIONS: options, STREAMLAB_SITES_DIR: dir }
+  }
+
   /** Stop the whole tree (SIGTERM, SIGKILL after a grace) and wait until nothing of it runs; not a death. */
   async stop () {
+    try {
+      await this.#stopTree()
+    } finally {
+      if (this.#sitesDir !== null) fs.rmSync(this.#sitesDir, { recursive: true, force: true })
+      this.#sitesDir = null
+    }
+  }
+
+  async #stopTree () {
     this.#stopping = true
     this.#watch?.stop()
     this.#watch = null

@@ -106,8 +106,9 @@ export class GradeLab {
 
   /**
    * Processes that have served nothing yet, for memory figures: a student's
-   * process with the same handler, budget and isolation, on a free port, or
-   * a reference lab; each joins the grading's set while it runs.
+   * process with the same handler, budget and isolation, on a free port (for
+   * the allocation sites, one with the lab's sampler in it), or a reference
+   * lab; each joins the grading's set while it runs.
    * @returns {FreshLabs}
    */
   freshProcesses () {
@@ -115,6 +116,7 @@ export class GradeLab {
     const students = this.students
     return new FreshLabs({
       student: function freshStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy }) },
+      sampled: function sampledStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy, sampled: true }) },
       reference: function freshReference () { return new ReferenceLab({ port: 0, host, dataDir, budget }) }
     })
   }

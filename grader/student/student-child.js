@@ -7,6 +7,10 @@
  * log for the card's reasons, never a figure.
  *
  *   node --expose-gc grader/student/student-child.js <handler.js> (--listen-fd 3 | --port N) [--host 127.0.0.1]
+ *     [--allocation-sites FILE --prefer DIR]
+ *
+ * With --allocation-sites, the lab's allocation sampler starts before the module loads and writes
+ * its sites to FILE (sites-writer.js), the submission's folder DIR preferred for a site's frame.
  *
  * SIGUSR2 collects garbage twice (the idle figure of a memory window); it
  * exits when its stdin, held by the grader, closes, and with code 3 when the
@@ -19,6 +23,7 @@ import { notFound } from '../../lib/errors/index.js'
 import { sendError } from '../../lib/http/send-error.js'
 import { bodyDeadline } from '../../lib/limits/body-deadline.js'
 import { createLabServer } from '../../lib/http/server.js'
+import { startSiteWriter } from './sites-writer.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK, loadStudentModule, studentRoutes } from './student-route.js'
 
 async function main () {
@@ -27,7 +32,9 @@ async function main () {
     options: {
       'listen-fd': { type: 'string' },
       port: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' }
+      host: { type: 'string', default: '127.0.0.1' },
+      'allocation-sites': { type: 'string' },
+      prefer: { type: 'string' }
     }
   })
   if (positionals.length !== 1 || (values['listen-fd'] === undefined) === (values.port === undefined)) {
@@ -45,6 +52,10 @@ async function main () {
     globalThis.gc()
     globalThis.gc()
   })
+
+  if (values['allocation-sites'] !== undefined) {
+    startSiteWriter({ file: values['allocation-sites'], preferFiles: values.prefer === undefined ? null : [values.prefer] })
+  }
 
   let student
   try {

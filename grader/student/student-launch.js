@@ -22,17 +22,20 @@ const CHILD = fileURLToPath(new URL('./student-child.js', import.meta.url))
 /**
  * Spawn the student's process, in a process group of its own.
  * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean, submission?: string },
- *   labCopy?: LabCopy }} options `labCopy`: the grading run's copy of the lab, used as root (lab-copy.js)
+ *   labCopy?: LabCopy, sampled?: boolean }} options `labCopy`: the grading run's copy of the lab, used as root (lab-copy.js);
+ *   `sampled`: the lab's allocation sampler runs in it (student-child.js --allocation-sites)
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, command: string, port: number, url: string,
  *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string, copyDir: string|null,
- *   ownLabCopy: LabCopy|null }>}
+ *   ownLabCopy: LabCopy|null, sites: { file: string, labRoot: string, scope: string, submission: string }|null }>}
  *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, `copyDir`: the copy of the
  *   submission it ran from (or null), and `ownLabCopy`: the copy of the lab made for it when it was given none
- *   (or null), the caller's to remove
+ *   (or null), the caller's to remove; `sites`: where a sampled child writes its table, and the
+ *   submission's path as the child sees it (`scope`) and as the grader was given it (`submission`)
  * @throws {Error} `code` 'NOT_GRADED' when it would run as root (isolation.js)
  */
-export async function launchStudent ({ handler, host, isolation: layers, labCopy = null }) {
+export async function launchStudent ({ handler, host, isolation: layers, labCopy = null, sampled = false }) {
   const isolation = chooseIsolation({ handler, ...layers })
+  const submission = isolation.scope
   if (isolation.notGraded !== null) throw notGradedError(isolation.notGraded)
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-student-'))
   let copyDir = null
@@ -66,9 +69,10 @@ export async function launchStudent ({ handler, host, isolation: layers, labCopy
       await new Promise(function closed (resolve) { listener.close(resolve) })
       isolation.facts.network = 'shared'
     }
+    const sites = sampled ? sitesOptions(tmpDir, scope) : null
     const { command, args } = isolatedCommand(isolation, {
       script: inLab(labRoot, CHILD),
-      args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host])],
+      args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host]), ...(sites?.args ?? [])],
       scope,
       tmpDir,
       nodeFlags: ['--expose-gc'],
@@ -94,7 +98,8 @@ export async function launchStudent ({ handler, host, isolation: layers, labCopy
       facts: isolation.facts,
       tmpDir,
       copyDir,
-      ownLabCopy
+      ownLabCopy,
+      sites: sites === null ? null : { file: sites.file, labRoot, scope, submission }
     }
   } catch (err) {
     fs.rmSync(tmpDir, { recursive: true, force: true })
@@ -102,6 +107,16 @@ export async function launchStudent ({ handler, host, isolation: layers, labCopy
     ownLabCopy?.close()
     throw err
   }
+}
+
+/**
+ * The child's arguments for its allocation sites (student-child.js): the table in its own
+ * folder, the submission's folder (as the child sees it) preferred for a site's frame.
+ */
+function sitesOptions (tmpDir, scope) {
+  const file = path.join(tmpDir, 'allocation-sites.json')
+  const folder = fs.statSync(scope).isDirectory() ? scope : path.dirname(scope)
+  return { file, args: ['--allocation-sites', file, '--prefer', folder] }
 }
 
 /** A file of the checkout's, in the lab the process runs (the checkout, or the run's copy of it). */

@@ -15,6 +15,7 @@ import { crashLine, keepTail, outputDrained } from '../process/output.js'
 import { PROBE_TIMEOUT_MS, probe, settle } from '../process/probe.js'
 import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from '../process/process-tree.js'
 import { measureTree, watchWithinBudget } from '../process/tree-memory.js'
+import { placeInSubmission, SiteReader } from '../process/allocation-sites.js'
 import { launchStudent } from './student-launch.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
@@ -85,9 +86,10 @@ export class StudentProcess {
 
   /**
    * @param {{ handler: string, host?: string, budget: number, students?: StudentProcesses,
-   *   isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy }} options
+   *   isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy, sampled?: boolean }} options
    *   `budget`: RSS in bytes past which the tree is killed; `students`: the grading's set, which this one joins
-   *   while it runs; `labCopy`: the grading run's copy of the lab (lab-copy.js), else one of its own where needed
+   *   while it runs; `labCopy`: the grading run's copy of the lab (lab-copy.js), else one of its own where needed;
+   *   `sampled`: the lab's allocation sampler runs in it (student-child.js), read through `sites`
    */
   constructor (options) {
     this.#options = { host: '127.0.0.1', ...options }
@@ -104,6 +106,8 @@ export class StudentProcess {
     this.maxRss = 0
     /** How it is isolated (isolation.js IsolationFacts), once started. */
     this.isolation = null
+    /** With `sampled`: its allocation sites, in the submission's files (grader/process/allocation-sites.js); else null. */
+    this.sites = null
   }
 
   get alive () {
@@ -141,6 +145,7 @@ export class StudentProcess {
     this.port = launched.port
     this.url = launched.url
     this.#root = launched.root
+    this.sites = launched.sites === null ? null : siteReader(launched.sites)
     this.#options.students?.add(this)
     const student = this
     child.stdin.on('error', function ignore () {})
@@ -363,4 +368,12 @@ export class StudentProcess {
     }
     this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the student's process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
   }
+}
+
+/** The allocation sites a sampled child writes in its folder, its submission's files alone. */
+function siteReader ({ file, labRoot, scope, submission }) {
+  return new SiteReader({
+    files: function tableFile () { return [file] },
+    place: placeInSubmission({ root: labRoot, seen: scope, given: submission })
+  })
 }

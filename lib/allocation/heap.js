@@ -18,7 +18,7 @@
  * are outside the heap (buffers.js counts those).
  */
 import { Session } from 'node:inspector'
-import { frameKind, siteFile, siteKey } from './sites.js'
+import { frameKind, inFolders, siteFile, siteKey } from './sites.js'
 
 /**
  * The recorder that has this thread's sampling heap profiler: V8 has one per thread, and a
@@ -35,10 +35,17 @@ export class HeapRecorder {
   error = null
 
   #collected
+  #prefer
 
-  constructor (intervalBytes, collected) {
+  /**
+   * @param {number} intervalBytes
+   * @param {boolean} collected
+   * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
+   */
+  constructor (intervalBytes, collected, prefer = null) {
     this.#interval = intervalBytes
     this.#collected = collected
+    this.#prefer = prefer
   }
 
   #startSampling (session) {
@@ -102,7 +109,7 @@ export class HeapRecorder {
       this.error = `V8's sampling heap profiler: ${err.message}`
       return null
     }
-    const siteOfNode = attributeNodes(profile.head)
+    const siteOfNode = attributeNodes(profile.head, this.#prefer)
     const bySite = new Map()
     const held = this.#collected ? null : 0
     const totals = { allocatedBytes: 0, heldBytes: held, samples: 0 }
@@ -147,22 +154,25 @@ function post (session, method, params) {
 
 /**
  * Each node of the profile's call tree gets the site its samples are charged to: the deepest
- * user frame on its path from the root, else the deepest `node:` frame, else its own frame
- * (V8's own: `(V8 API)`, `(program)`). Walked without recursion: a deep stack makes a deep tree.
+ * frame inside `prefer` on its path from the root, else the deepest user frame, else the deepest
+ * `node:` frame, else its own frame (V8's own: `(V8 API)`, `(program)`). Walked without
+ * recursion: a deep stack makes a deep tree.
  */
-function attributeNodes (head) {
+function attributeNodes (head, prefer) {
   const siteOfNode = new Map()
-  const stack = [{ node: head, user: null, internal: null }]
+  const stack = [{ node: head, preferred: null, user: null, internal: null }]
   while (stack.length > 0) {
-    const { node, user, internal } = stack.pop()
+    const { node, preferred, user, internal } = stack.pop()
     const kind = frameKind(node.callFrame.url)
+    let deepestPreferred = preferred
     let deepestUser = user
     let deepestInternal = internal
     if (kind === 'user') deepestUser = node
     else if (kind === 'node') deepestInternal = node
-    const chosen = deepestUser ?? deepestInternal ?? node
+    if (prefer !== null && kind === 'user' && inFolders(node.callFrame.url, prefer)) deepestPreferred = node
+    const chosen = deepestPreferred ?? deepestUser ?? deepestInternal ?? node
     siteOfNode.set(node.id, siteOfFrame(chosen.callFrame))
-    for (const child of node.children) stack.push({ node: child, user: deepestUser, internal: deepestInternal })
+    for (const child of node.children) stack.push({ node: child, preferred: deepestPreferred, user: deepestUser, internal: deepestInternal })
   }
   return siteOfNode
 }

@@ -7,15 +7,18 @@
  * A window (`window()`, the sites since the previous one):
  * `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites` are the `top` sites by
  * allocated plus held bytes, each
- * `{ functionName, file, line, column, kind: 'heap'|'buffer', allocatedBytes, heldBytes, samples }`
- * (heldBytes null for heap sites sampled with `heap: 'allocated'`),
- * and `totals` is `{ heap, buffer, omitted }`: each kind's `{ allocatedBytes, heldBytes, samples }`
+ * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string', allocatedBytes, heldBytes, samples }`
+ * (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings),
+ * and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each kind's `{ allocatedBytes, heldBytes, samples }`
  * (heap null when V8's profiler could not be had: `heapError` says why), and the sites past the
  * top N in `omitted: { count, allocatedBytes, heldBytes }`.
  */
+import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BufferRecorder } from './buffers.js'
 import { HeapRecorder } from './heap.js'
+import { preferredFolders } from './sites.js'
+import { StringRecorder } from './strings.js'
 
 export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
   /**
@@ -32,7 +35,17 @@ export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
    */
   heap: 'held',
   /** Sample Buffer bytes. */
-  buffers: true
+  buffers: true,
+  /**
+   * Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be
+   * sampled: a window's sites and totals then have kind 'string' too.
+   */
+  strings: false,
+  /**
+   * Folders whose first frame on the stack makes the site (a submission's, whose line called a
+   * library), or null: the first frame outside Node's internals.
+   */
+  preferFiles: null
 })
 
 function normalizeSamplerOptions (options = {}) {
@@ -44,7 +57,12 @@ function normalizeSamplerOptions (options = {}) {
   if (!Number.isSafeInteger(out.top) || out.top < 1 || out.top > 1000) throw new TypeError(`option top must be an integer from 1 to 1000, got ${out.top}`)
   if (!['held', 'allocated', false].includes(out.heap)) throw new TypeError(`option heap must be 'held', 'allocated' or false, got ${JSON.stringify(out.heap)}`)
   if (typeof out.buffers !== 'boolean') throw new TypeError(`option buffers must be a boolean, got ${out.buffers}`)
-  return Object.freeze(out)
+  if (typeof out.strings !== 'boolean') throw new TypeError(`option strings must be a boolean, got ${out.strings}`)
+  const prefer = out.preferFiles
+  if (prefer !== null && (!Array.isArray(prefer) || prefer.length === 0 || !prefer.every(function absolute (p) { return typeof p === 'string' && path.isAbsolute(p) }))) {
+    throw new TypeError(`option preferFiles must be null or a non-empty array of absolute folder paths, got ${JSON.stringify(prefer)}`)
+  }
+  return Object.freeze({ ...out, preferFiles: prefer === null ? null : Object.freeze([...prefer]) })
 }
 
 /**
@@ -61,13 +79,16 @@ export class AllocationSampler {
   #options
   #heap
   #buffers
+  #strings
   #active = false
   #since = 0
 
   constructor (options) {
     this.#options = options
-    this.#heap = options.heap === false ? null : new HeapRecorder(options.intervalBytes, options.heap === 'allocated')
-    this.#buffers = options.buffers ? new BufferRecorder(options.intervalBytes) : null
+    const prefer = preferredFolders(options.preferFiles)
+    this.#heap = options.heap === false ? null : new HeapRecorder(options.intervalBytes, options.heap === 'allocated', prefer)
+    this.#buffers = options.buffers ? new BufferRecorder(options.intervalBytes, prefer) : null
+    this.#strings = options.strings ? new StringRecorder(options.intervalBytes, prefer) : null
   }
 
   get options () {
@@ -85,6 +106,7 @@ export class AllocationSampler {
     this.#active = true
     this.#since = performance.now()
     this.#buffers?.start()
+    this.#strings?.start()
     this.#heap?.start()
   }
 
@@ -93,6 +115,7 @@ export class AllocationSampler {
     if (!this.#active) return
     this.#active = false
     this.#buffers?.stop()
+    this.#strings?.stop()
     this.#heap?.stop()
   }
 
@@ -106,12 +129,16 @@ export class AllocationSampler {
     this.#since = now
     const heap = this.#active ? this.#heap?.window() ?? null : null
     const buffers = this.#active ? this.#buffers?.window() ?? null : null
-    const sites = [...(heap?.sites ?? []), ...(buffers?.sites ?? [])]
+    const strings = this.#active ? this.#strings?.window() ?? null : null
+    const sites = [...(heap?.sites ?? []), ...(buffers?.sites ?? []), ...(strings?.sites ?? [])]
+    const totals = { heap: heap?.totals ?? null, buffer: buffers?.totals ?? null, omitted: NONE_OMITTED }
+    // a sampler of strings has their totals too; one without keeps the window's shape as it was
+    if (this.#strings !== null) totals.string = strings?.totals ?? null
     return topSites({
       intervalBytes: this.#options.intervalBytes,
       windowMs,
       sites,
-      totals: { heap: heap?.totals ?? null, buffer: buffers?.totals ?? null, omitted: NONE_OMITTED },
+      totals,
       heapError: this.#heap?.error ?? null
     }, this.#options.top)
   }
@@ -139,7 +166,12 @@ function topSites (window, top) {
   return {
     ...window,
     sites: sites.slice(0, top),
-    totals: { heap: roundTotals(window.totals.heap), buffer: roundTotals(window.totals.buffer), omitted }
+    totals: {
+      heap: roundTotals(window.totals.heap),
+      buffer: roundTotals(window.totals.buffer),
+      ...(Object.hasOwn(window.totals, 'string') ? { string: roundTotals(window.totals.string) } : {}),
+      omitted
+    }
   }
 }
 

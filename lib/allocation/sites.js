@@ -1,7 +1,8 @@
 /**
  * Where an allocation was made, as a site: `{ functionName, file, line, column }`, the file
  * project-relative when it is inside the project. A site is the first frame outside Node's
- * internals and this folder; where no such frame exists (zlib allocates its output chunks from
+ * internals and this folder (or, for a sampler given `preferFiles`, the first frame inside those
+ * folders, when the stack has one: a submission's line that called a library); where no such frame exists (zlib allocates its output chunks from
  * a threadpool callback, with no caller of the lab's on the stack), the first `node:` frame.
  */
 import path from 'node:path'
@@ -50,14 +51,43 @@ function safePath (url) {
 }
 
 /**
- * The site of the stack `callSites` (V8's CallSite objects, innermost first): the first user
- * frame, else the first `node:` frame, else the first frame.
- * @param {NodeJS.CallSite[]} callSites
+ * Whether a script's URL or path lies inside one of `folders` (absolute paths, each ending in the
+ * path separator: see `preferredFolders`).
+ * @param {string|null|undefined} url
+ * @param {string[]} folders
  */
-export function siteOfCallSites (callSites) {
+export function inFolders (url, folders) {
+  if (typeof url !== 'string' || url === '' || url.startsWith('node:')) return false
+  const file = url.startsWith('file:') ? safePath(url) : url
+  return folders.some(function holds (folder) { return file.startsWith(folder) })
+}
+
+/**
+ * Folders as `inFolders` takes them: absolute, each ending in the separator, or null for none.
+ * @param {string[]|null} folders
+ * @returns {string[]|null}
+ */
+export function preferredFolders (folders) {
+  if (folders === null || folders.length === 0) return null
+  return folders.map(function withSeparator (folder) {
+    const absolute = path.resolve(folder)
+    return absolute.endsWith(path.sep) ? absolute : absolute + path.sep
+  })
+}
+
+/**
+ * The site of the stack `callSites` (V8's CallSite objects, innermost first, async frames
+ * included): the first frame inside `prefer` (folders from `preferredFolders`) when one is on the
+ * stack, else the first user frame, else the first `node:` frame, else the first frame.
+ * @param {NodeJS.CallSite[]} callSites
+ * @param {string[]|null} [prefer]
+ */
+export function siteOfCallSites (callSites, prefer = null) {
   if (!Array.isArray(callSites) || callSites.length === 0) return UNKNOWN_SITE
-  let chosen = null
-  for (const callSite of callSites) {
+  let chosen = prefer === null
+    ? null
+    : callSites.find(function preferred (callSite) { return inFolders(callSite.getFileName(), prefer) }) ?? null
+  for (const callSite of chosen === null ? callSites : []) {
     const kind = frameKind(callSite.getFileName())
     if (kind === 'user') {
       chosen = callSite
@@ -72,6 +102,45 @@ export function siteOfCallSites (callSites) {
     line: chosen.getLineNumber() ?? null,
     column: chosen.getColumnNumber() ?? null
   }
+}
+
+/** Frames captured per sampled allocation: enough to climb out of Node's stream internals. */
+const STACK_FRAMES = 12
+/** Enough to climb out of a library too (raw-body under express), to the preferred folder's frame. */
+const PREFERRING_STACK_FRAMES = 40
+
+/**
+ * The stack of the code that called `wrapper`, as V8's CallSite objects.
+ * @param {Function} wrapper
+ * @param {boolean} preferring a deeper stack, for a sampler that prefers some folders' frames
+ * @returns {NodeJS.CallSite[]}
+ */
+export function captureCallSites (wrapper, preferring) {
+  const limit = Error.stackTraceLimit
+  const prepare = Error.prepareStackTrace
+  const holder = {}
+  try {
+    Error.stackTraceLimit = preferring ? PREFERRING_STACK_FRAMES : STACK_FRAMES
+    Error.prepareStackTrace = keepCallSites
+    Error.captureStackTrace(holder, wrapper)
+    return holder.stack
+  } finally {
+    Error.stackTraceLimit = limit
+    if (prepare === undefined) delete Error.prepareStackTrace
+    else Error.prepareStackTrace = prepare
+  }
+}
+
+/** Whether any of `recorders` prefers some folders' frames (a deeper stack is then captured). */
+export function anyPrefers (recorders) {
+  for (const recorder of recorders) {
+    if (recorder.prefer !== null) return true
+  }
+  return false
+}
+
+function keepCallSites (error, callSites) {
+  return callSites
 }
 
 export const UNKNOWN_SITE = Object.freeze({ functionName: '(unknown)', file: null, line: null, column: null })

@@ -1,0 +1,35 @@
+/**
+ * The memory area's allocation sites as the card's text and JUnit say them
+ * (grader/checks/memory-sites.js takes them): a line per line of code named, its file and line,
+ * function, MiB and share of the growth, or the one line that says why there are none.
+ */
+
+/**
+ * The card's `memorySites`: a --json document's own, or the first memory check's that took them.
+ * @param {object} card as grade() returns it, or its --json document
+ * @returns {object|null}
+ */
+export function memorySitesOf (card) {
+  if (card.memorySites !== undefined) return card.memorySites
+  for (const check of card.checks) {
+    if (check.area === 'memory' && check.details?.sites) return check.details.sites
+  }
+  return null
+}
+
+/**
+ * @param {object|null} sites a card's memorySites
+ * @returns {string[]} lines without indent
+ */
+export function sitesLines (sites) {
+  if (sites === null) return []
+  if (sites.lines.length === 0) return [`line: none named. ${sites.note}`]
+  const growth = sites.growthMiB === null ? '' : ` of the +${sites.growthMiB.toFixed(1)} MiB growth`
+  return [
+    ...sites.lines.map(function described (l) {
+      const share = l.share === null ? '' : `, ≈ ${Math.round(l.share * 100)} %${growth} (an estimate)`
+      return `line: ${l.file}:${l.line} in ${l.functionName}: ${l.allocatedMiB.toFixed(1)} MiB allocated (${l.kinds.join(', ')})${share}${l.code === null ? '' : ` · ${l.code}`}`
+    }),
+    `sites: ${sites.note}`
+  ]
+}

@@ -1,0 +1,165 @@
+/**
+ * The allocation sites a process the grader measures wrote about itself (grader/student/
+ * sites-writer.js): read from the files it writes, checked as untrusted input, and mapped back to
+ * the files the grader was given. The process wrote them, so they point at a line and are never a
+ * figure: the graded code shares the process and could forge or hide them.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const POLL_MS = 50
+/** Past this, a table is not read: a writer's own tables are a few hundred sites. */
+const MOST_BYTES = 4 * 1024 * 1024
+const MOST_SITES = 5000
+const KINDS = Object.freeze(['heap', 'buffer', 'string'])
+
+/**
+ * The tables in `files()` written at or after `since` (the writers' clock is this machine's),
+ * waiting up to `timeoutMs` for at least one; [] when none came.
+ * @param {() => string[]} files where the tables are now
+ * @param {number} since ms since the epoch
+ * @param {number} timeoutMs
+ * @returns {Promise<Array<{ pid: number, at: number, sites: object[] }>>}
+ */
+export async function readSiteTables (files, since, timeoutMs) {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const tables = files().map(readTable).filter(function fresh (t) { return t !== null && t.at >= since })
+    if (tables.length > 0 || Date.now() >= until) return tables
+    await sleep(POLL_MS)
+  }
+}
+
+function readTable (file) {
+  let doc
+  try {
+    if (fs.statSync(file).size > MOST_BYTES) return null
+    doc = JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch {
+    return null
+  }
+  if (doc === null || typeof doc !== 'object' || !Number.isFinite(doc.at) || !Array.isArray(doc.sites) || doc.sites.length > MOST_SITES) return null
+  return { pid: Number.isSafeInteger(doc.pid) ? doc.pid : null, at: doc.at, sites: doc.sites.filter(validSite) }
+}
+
+function validSite (site) {
+  return site !== null && typeof site === 'object' &&
+    KINDS.includes(site.kind) &&
+    typeof site.file === 'string' && site.file.length < 4096 &&
+    Number.isSafeInteger(site.line) && site.line > 0 &&
+    typeof site.functionName === 'string' && site.functionName.length < 1024 &&
+    Number.isFinite(site.allocatedBytes) && site.allocatedBytes >= 0 &&
+    (site.heldBytes === null || (Number.isFinite(site.heldBytes) && site.heldBytes >= 0))
+}
+
+/**
+ * Each site's bytes allocated between two readings of the same writers (`before` may be empty),
+ * what it held at the second, its file mapped by `place` (null: not the graded code's file).
+ * @param {object[]} before tables
+ * @param {object[]} after tables
+ * @param {(file: string) => string|null} place a site's file as the grader knows it, or null
+ * @returns {Array<{ file: string, line: number, column: number|null, functionName: string, kind: string, allocatedBytes: number, heldBytes: number|null }>}
+ */
+export function sitesBetween (before, after, place) {
+  const earlier = new Map()
+  for (const table of before) {
+    for (const site of table.sites) earlier.set(keyOf(table.pid, site), site.allocatedBytes)
+  }
+  const sites = []
+  for (const table of after) {
+    for (const site of table.sites) {
+      const file = place(site.file)
+      if (file === null) continue
+      const allocatedBytes = site.allocatedBytes - (earlier.get(keyOf(table.pid, site)) ?? 0)
+      if (allocatedBytes <= 0 && !(site.heldBytes > 0)) continue
+      sites.push({ file, line: site.line, column: Number.isSafeInteger(site.column) ? site.column : null, functionName: site.functionName, kind: site.kind, allocatedBytes: Math.max(0, allocatedBytes), heldBytes: site.heldBytes })
+    }
+  }
+  return sites
+}
+
+function keyOf (pid, site) {
+  return `${pid}\u0000${site.kind}\u0000${site.file}\u0000${site.line}\u0000${site.column}\u0000${site.functionName}`
+}
+
+/**
+ * A `place` for sitesBetween: a site's file inside `seen` (the submission's file or folder as
+ * the process saw it, project-relative files resolved from `root`) becomes the same file under
+ * `given` (as the grader was given it); any other file is not the submission's.
+ * @param {{ root: string, seen: string, given: string }} paths
+ */
+export function placeInSubmission ({ root, seen, given }) {
+  const real = realOrSame(seen)
+  return function place (file) {
+    if (file.startsWith('node:')) return null
+    const absolute = realOrSame(path.resolve(root, file))
+    const relative = path.relative(real, absolute)
+    if (relative === '') return given
+    if (relative.startsWith('..') || path.isAbsolute(relative)) return null
+    return path.join(given, relative)
+  }
+}
+
+/**
+ * A `place` for a service's sites: its own files are any outside Node's internals, the
+ * node_modules folders and the lab's own code (`labRoot`'s lib/ and grader/).
+ * @param {string} labRoot
+ */
+export function placeInService (labRoot) {
+  const lab = [path.join(labRoot, 'lib') + path.sep, path.join(labRoot, 'grader') + path.sep]
+  return function place (file) {
+    if (file.startsWith('node:')) return null
+    const absolute = path.resolve(labRoot, file)
+    if (absolute.split(path.sep).includes('node_modules')) return null
+    if (lab.some(function ours (folder) { return absolute.startsWith(folder) })) return null
+    return absolute
+  }
+}
+
+/** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS is 200). */
+const READ_TIMEOUT_MS = 3000
+
+/**
+ * What a check reads of a sampled process: `mark()` before a load, `since(mark)` after it.
+ */
+export class SiteReader {
+  #files
+  #place
+
+  /**
+   * @param {{ files: () => string[], place: (file: string) => string|null }} options
+   *   `files`: where the process's tables are now; `place`: a site's file as the grader knows it, or null
+   */
+  constructor ({ files, place }) {
+    this.#files = files
+    this.#place = place
+  }
+
+  /**
+   * The tables as they stand now (written after this call began).
+   * @returns {Promise<object[]>} [] when none came
+   */
+  mark () {
+    return readSiteTables(this.#files, Date.now(), READ_TIMEOUT_MS)
+  }
+
+  /**
+   * The graded code's sites since `mark`: what each allocated in between, what it holds now.
+   * @param {object[]} mark from mark()
+   * @returns {Promise<object[]|null>} null when the process wrote no table (it samples nothing)
+   */
+  async since (mark) {
+    const after = await readSiteTables(this.#files, Date.now(), READ_TIMEOUT_MS)
+    if (after.length === 0) return null
+    return sitesBetween(mark, after, this.#place)
+  }
+}
+
+function realOrSame (file) {
+  try {
+    return fs.realpathSync(file)
+  } catch {
+    return file
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * One recorder's table of sampled allocations by site, for the allocators wrapped in JavaScript
+ * (buffers.js, strings.js): a countdown of bytes drawn from an exponential law, as V8 samples its
+ * heap, so an allocation of s bytes is sampled with probability 1 - exp(-s / interval) and stands
+ * for s / that probability bytes. With `held`, a sample stays held until the object given with it
+ * is collected; without, what a site holds is not known (null).
+ */
+import { siteKey } from './sites.js'
+
+/** Sites a table keeps apart; past it, the rest share one. */
+const MOST_SITES = 2000
+const OTHER_SITES = Object.freeze({ functionName: '(other sites)', file: null, line: null, column: null })
+
+export class SiteTable {
+  #interval
+  #kind
+  #held
+  #countdown = 0
+  /** @type {Map<string, object>} */
+  #sites = new Map()
+  #registry = null
+  #totals = null
+
+  /**
+   * @param {number} intervalBytes mean bytes between two samples
+   * @param {{ kind: string, held: boolean }} options
+   */
+  constructor (intervalBytes, { kind, held }) {
+    this.#interval = intervalBytes
+    this.#kind = kind
+    this.#held = held
+    this.reset()
+  }
+
+  /** Every figure from nothing, and the held samples' finalizations with them. */
+  reset () {
+    this.#sites = new Map()
+    this.#totals = { allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0 }
+    this.#countdown = nextCountdown(this.#interval)
+    const table = this
+    this.#registry = this.#held ? new FinalizationRegistry(function releaseHeld (entry) { table.#release(entry) }) : null
+  }
+
+  /** Forget the pending finalizations: the table is done. */
+  close () {
+    this.#registry = null
+  }
+
+  /** Bytes of this allocation count down to the next sample; a true return asks for its site. */
+  count (bytes) {
+    this.#countdown -= bytes
+    return this.#countdown <= 0
+  }
+
+  /** Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until `holder` is collected. */
+  record (site, bytes, holder) {
+    this.#countdown = nextCountdown(this.#interval)
+    const weight = bytes / -Math.expm1(-bytes / this.#interval)
+    const entry = this.#siteFor(site)
+    entry.allocatedBytes += weight
+    entry.samples++
+    this.#totals.allocatedBytes += weight
+    this.#totals.samples++
+    if (this.#registry === null || holder === null || typeof holder !== 'object') return
+    entry.heldBytes += weight
+    this.#totals.heldBytes += weight
+    this.#registry.register(holder, { entry, weight })
+  }
+
+  #siteFor (site) {
+    const key = siteKey(site, this.#kind)
+    let entry = this.#sites.get(key)
+    if (entry === undefined) {
+      if (this.#sites.size >= MOST_SITES) return this.#siteFor(OTHER_SITES)
+      entry = { ...site, kind: this.#kind, allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0 }
+      this.#sites.set(key, entry)
+    }
+    return entry
+  }
+
+  #release ({ entry, weight }) {
+    entry.heldBytes -= weight
+    this.#totals.heldBytes -= weight
+  }
+
+  /**
+   * The sites since the last window: what each allocated in it, what each holds now; a site
+   * that holds nothing and allocated nothing leaves the table.
+   * @returns {{ sites: object[], totals: { allocatedBytes: number, heldBytes: number|null, samples: number } }}
+   */
+  window () {
+    const sites = []
+    for (const [key, entry] of this.#sites) {
+      // what is left of a float's sums once everything it added has been taken away
+      if (entry.heldBytes !== null && entry.heldBytes < 1) entry.heldBytes = 0
+      if (entry.allocatedBytes > 0 || entry.heldBytes > 0) sites.push({ ...entry })
+      if (!(entry.heldBytes > 0)) this.#sites.delete(key)
+      entry.allocatedBytes = 0
+      entry.samples = 0
+    }
+    const held = this.#totals.heldBytes === null ? null : Math.max(0, this.#totals.heldBytes)
+    const totals = { ...this.#totals, heldBytes: held }
+    this.#totals.allocatedBytes = 0
+    this.#totals.samples = 0
+    return { sites, totals }
+  }
+}
+
+/** Bytes to the next sample: exponential, of mean `interval`. */
+function nextCountdown (interval) {
+  return -Math.log(1 - Math.random()) * interval
+}

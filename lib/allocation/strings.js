@@ -1,0 +1,130 @@
+/**
+ * String bytes by site, where V8's heap cannot be sampled (a process under Node's permission
+ * model has no inspector): the calls that make a string of a body's bytes, or parse one whole,
+ * are wrapped while a recorder listens, and sampled by bytes as buffers.js samples Buffers.
+ * Counted, as one byte a character (a string of other characters takes two):
+ *
+ * - `Buffer.prototype.toString` (and so `text += chunk`, which calls it on a Buffer chunk) and
+ *   `TextDecoder.prototype.decode`: the string made;
+ * - `JSON.parse`: the text parsed (the objects it makes are not weighed, and cost more).
+ *
+ * A string cannot be watched for its collection: what a string site holds is not known (null).
+ * A string joined from strings (`+=` on strings already decoded) allocates nothing here: it is
+ * counted where it is decoded or parsed.
+ */
+import { Buffer } from 'node:buffer'
+import { SiteTable } from './site-table.js'
+import { anyPrefers, captureCallSites, siteOfCallSites } from './sites.js'
+
+/** What is wrapped: an owner, a method's name, and what its call is weighed by. */
+const TARGETS = Object.freeze([
+  Object.freeze({ owner: Buffer.prototype, name: 'toString', weigh: resultLength }),
+  Object.freeze({ owner: TextDecoder.prototype, name: 'decode', weigh: resultLength }),
+  Object.freeze({ owner: JSON, name: 'parse', weigh: textLength })
+])
+
+/** @type {Set<StringRecorder>} the recorders of this thread */
+const recorders = new Set()
+/** @type {Array<{ owner: object, name: string, original: Function }>|null} while wrapped */
+let originals = null
+/** Inside a wrapped call: the calls it makes are part of it (JSON.parse of a Buffer calls toString). */
+let inside = false
+
+/** Samples this thread's strings made from bytes, by site, from `start()` to `stop()`. */
+export class StringRecorder {
+  #table
+  #prefer
+
+  /**
+   * @param {number} intervalBytes
+   * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
+   */
+  constructor (intervalBytes, prefer = null) {
+    this.#table = new SiteTable(intervalBytes, { kind: 'string', held: false })
+    this.#prefer = prefer
+  }
+
+  get prefer () {
+    return this.#prefer
+  }
+
+  start () {
+    if (recorders.has(this)) return
+    this.#table.reset()
+    recorders.add(this)
+    if (originals === null) wrapTargets()
+  }
+
+  stop () {
+    if (!recorders.delete(this)) return
+    if (recorders.size === 0) unwrapTargets()
+  }
+
+  count (bytes) {
+    return this.#table.count(bytes)
+  }
+
+  record (site, bytes) {
+    this.#table.record(site, bytes, null)
+  }
+
+  /** See SiteTable.window: heldBytes is null. */
+  window () {
+    return this.#table.window()
+  }
+}
+
+/**
+ * Whether this thread's string makers are wrapped now.
+ * @returns {boolean}
+ */
+export function stringsWrapped () {
+  return originals !== null
+}
+
+function wrapTargets () {
+  originals = TARGETS.map(function wrap ({ owner, name, weigh }) {
+    const original = owner[name]
+    owner[name] = sampledCall(original, weigh)
+    return { owner, name, original }
+  })
+}
+
+function unwrapTargets () {
+  for (const { owner, name, original } of originals) owner[name] = original
+  originals = null
+}
+
+function sampledCall (original, weigh) {
+  return function sampledStringCall () {
+    if (inside) return original.apply(this, arguments)
+    inside = true
+    let result
+    try {
+      result = original.apply(this, arguments)
+    } finally {
+      inside = false
+    }
+    noteString(weigh(result, arguments), sampledStringCall)
+    return result
+  }
+}
+
+function resultLength (result) {
+  return typeof result === 'string' ? result.length : 0
+}
+
+function textLength (result, args) {
+  const text = args[0]
+  return typeof text === 'string' ? text.length : text?.byteLength ?? 0
+}
+
+function noteString (bytes, wrapper) {
+  if (!(bytes > 0)) return
+  let callSites = null
+  for (const recorder of recorders) {
+    if (!recorder.count(bytes)) continue
+    callSites ??= captureCallSites(wrapper, anyPrefers(recorders))
+    recorder.record(siteOfCallSites(callSites, recorder.prefer), bytes)
+  }
+}
