@@ -22,4 +22,4 @@ export { baselineLines, baselineRefusal, compareWithBaseline, DEFAULT_TOLERANCE,
 export { collectClass } from './card/collect.js'
 export { parseVerify, verifyLine } from './card/verify.js'
 export { classLines, progressPrinter } from './card/progress.js'
-export { labVersion } from './student/submission.js'
+export { labVersion } from './student/lab-version.js'

@@ -17,7 +17,7 @@ import path from 'node:path'
 import { classPlaceProblem, gradeClass } from '../grader/card/class.js'
 import { COLUMNS } from '../grader/card/class-rows.js'
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../grader/card/class-table.js'
-import { MAX_FILE_BYTES, MAX_FILES, MAX_SUBMISSION_BYTES, READ_DEADLINE_MS } from '../grader/student/submission.js'
+import { MAX_FILE_BYTES, MAX_FILES, MAX_SUBMISSION_BYTES, READ_DEADLINE_MS } from '../grader/student/digest.js'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 import { parseCsv } from './csv.js'
 

@@ -21,7 +21,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { AREAS } from '../checks/index.js'
-import { fileDigest } from '../student/submission.js'
+import { fileDigest } from '../student/digest.js'
 import { validateCardJson } from './card-json.js'
 import { refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
 import { writeTable } from './class-table.js'

@@ -10,7 +10,7 @@ import { HANDLER_CONTRACT } from '../checks/contract.js'
 import { newSeed, normalizeSeed } from '../checks/settings.js'
 import { GradeLab } from '../student/grade-lab.js'
 import { LabCopy } from '../student/lab-copy.js'
-import { fileDigest } from '../student/submission.js'
+import { fileDigest } from '../student/digest.js'
 import { newCard, runChecks, runSetup } from './run-checks.js'
 
 /**

@@ -15,7 +15,7 @@ import { generatedDocument } from '../checks/bodies.js'
 import { probeEncodings } from '../checks/encodings.js'
 import { AREAS, checksOf } from '../checks/index.js'
 import { normalizeSettings } from '../checks/settings.js'
-import { labVersion } from '../student/submission.js'
+import { labVersion } from '../student/lab-version.js'
 import { checkContext, runContext } from './check-context.js'
 
 /**
