@@ -9,7 +9,7 @@
  *
  * A site's names come from the server or a record: text nodes (dom.js `make`), never markup.
  */
-import { createRouteTracker, createSiteSummary, growthByRoute, readWindow, siteLine } from '/lib/runs/sites.js'
+import { createRouteTracker, createSiteSummary, growthByRoute, readWindow, routesInWindow, siteLine } from '/lib/runs/sites.js'
 import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { formatMiB } from './format.js'
@@ -145,7 +145,7 @@ export function createLiveSites (box) {
     } else if (type === 'sample') {
       const window = readWindow(data.allocationSites, data.time)
       if (window === null) return
-      window.routes = tracker.windowRoutes()
+      window.routes = routesInWindow(tracker, window)
       summary.add(window)
       windows++
       draw()

@@ -164,9 +164,9 @@ export function site (kind, where, functionName, allocatedMiB, heldMiB, thread =
   return { thread, functionName, file, line: Number(line), column: 3, kind, allocatedBytes: allocatedMiB * MiB, heldBytes: heldMiB === null ? null : heldMiB * MiB, samples: Math.ceil(allocatedMiB * 2) }
 }
 
-/** A sample's `allocationSites`: a 2 s window of these sites. */
-export function sitesWindow (sites) {
-  return { intervalBytes: 524288, windowMs: 2000, threads: ['main', 'parse thread 1'], sites, totals: { heap: null, buffer: null, omitted: { count: 0, allocatedBytes: 0, heldBytes: 0 } }, heapErrors: {} }
+/** A sample's `allocationSites`: a 2 s window of these sites, closed with the sample unless `more.at` says when. */
+export function sitesWindow (sites, more = {}) {
+  return { intervalBytes: 524288, windowMs: 2000, threads: ['main', 'parse thread 1'], sites, totals: { heap: null, buffer: null, omitted: { count: 0, allocatedBytes: 0, heldBytes: 0 } }, heapErrors: {}, ...more }
 }
 
 /**

@@ -23,7 +23,7 @@ export const SITE_KINDS = Object.freeze(['heap', 'buffer'])
 
 /** Sites read from one window: more than the sampler names (20). */
 const MAX_WINDOW_SITES = 50
-/** Requests in flight followed for attribution: more than any load the lab runs. */
+/** Requests followed for attribution, in flight and ended: more than any load the lab runs. */
 const MAX_OPEN = 10_000
 
 function isObject (v) {
@@ -75,9 +75,10 @@ function readTotals (totals) {
 
 /**
  * A sample's `allocationSites` as a window of a run: `{ time, windowMs, routes: [], sites, totals }`,
- * only the members known, every string bounded; null for anything else.
+ * only the members known, every string bounded; null for anything else. `time` is when it
+ * closed (its `at`), `routes` is for the reader to fill in (`routesInWindow`).
  * @param {unknown} allocationSites
- * @param {number} time the sample's time: when the window was closed, within a sample's interval
+ * @param {number} time the sample's time: when the window closed, where it does not say
  */
 export function readWindow (allocationSites, time) {
   if (!isObject(allocationSites) || !Array.isArray(allocationSites.sites) || !Number.isFinite(time)) return null
@@ -88,7 +89,7 @@ export function readWindow (allocationSites, time) {
   }
   const totals = isObject(allocationSites.totals) ? allocationSites.totals : {}
   return {
-    time,
+    time: Number.isFinite(allocationSites.at) ? allocationSites.at : time,
     windowMs: bytes(allocationSites.windowMs) ?? 0,
     routes: [],
     sites,
@@ -97,32 +98,41 @@ export function readWindow (allocationSites, time) {
 }
 
 /**
- * Which routes had requests in flight since the last window: fed the bus's `request` events,
- * asked once per window.
+ * Which routes had requests in flight during a window: fed the bus's `request` events (in any
+ * order against the windows), asked with each window's span of time, windows in time order.
  */
 export function createRouteTracker () {
-  /** id -> route of a request in flight */
+  /** id -> { route, start } of a request in flight */
   const open = new Map()
-  let seen = new Set()
+  /** requests that ended, while a later window may still overlap them */
+  let ended = []
   return {
     onRequest: function onRequest (event) {
-      if (!isObject(event) || typeof event.route !== 'string') return
-      const id = typeof event.id === 'number' || typeof event.id === 'string' ? event.id : null
+      if (!isObject(event) || typeof event.route !== 'string' || !Number.isFinite(event.time)) return
+      if (typeof event.id !== 'number' && typeof event.id !== 'string') return
       const route = event.route.slice(0, 200)
-      seen.add(route)
-      if (id === null) return
       if (event.phase === 'start') {
-        open.set(id, route)
+        open.set(event.id, { route, start: event.time })
         // an end never heard of (a lost event) must not keep its request in flight for ever
         if (open.size > MAX_OPEN) open.delete(open.keys().next().value)
       } else if (event.phase === 'end') {
-        open.delete(id)
+        const start = open.get(event.id)?.start ?? event.time - (Number.isFinite(event.ms) ? event.ms : 0)
+        open.delete(event.id)
+        ended.push({ route, start, end: event.time })
+        if (ended.length > MAX_OPEN) ended = ended.slice(-MAX_OPEN / 2)
       }
     },
-    /** The routes of the window that closes now; the next one starts with those still in flight. */
-    windowRoutes: function windowRoutes () {
-      const routes = [...new Set([...seen, ...open.values()])]
-      seen = new Set(open.values())
+    /**
+     * The routes with a request in flight at some time in [from, to), in the order met.
+     * @param {number} from the window's start
+     * @param {number} to its end
+     */
+    routesDuring: function routesDuring (from, to) {
+      ended = ended.filter(function mayOverlapLater (r) { return r.end > from })
+      const routes = []
+      for (const r of [...ended, ...open.values()]) {
+        if (r.start < to && (r.end === undefined || r.end > from) && !routes.includes(r.route)) routes.push(r.route)
+      }
       return routes
     }
   }
@@ -227,7 +237,8 @@ export function thinWindows (windows, max) {
 
 /**
  * What each route grew by, bytes: its peak above idle where the results say it (a routes table's
- * or cell's `peakAboveIdle`), else the most one of its requests held (its spans' `heldPeak`).
+ * or cell's `peakAboveIdle`) and it is above 0, else the most one of its requests held (its spans'
+ * `heldPeak`). A route run after another may peak below the idle that one left: 0 shares nothing.
  * @param {{ results: object|null, timeline?: { spans?: object[] } }} record
  * @returns {Map<string, { bytes: number, from: 'results'|'requests' }>}
  */
@@ -235,7 +246,7 @@ export function growthByRoute (record) {
   const growth = new Map()
   if (record.results !== null && record.results !== undefined) {
     for (const figure of figuresOf(record).values()) {
-      if (figure.route !== null && figure.name === 'peakAboveIdle' && !growth.has(figure.route)) growth.set(figure.route, { bytes: figure.value, from: 'results' })
+      if (figure.route !== null && figure.name === 'peakAboveIdle' && figure.value > 0 && !growth.has(figure.route)) growth.set(figure.route, { bytes: figure.value, from: 'results' })
     }
   }
   for (const span of record.timeline?.spans ?? []) {
@@ -243,4 +254,13 @@ export function growthByRoute (record) {
     if (span.heldPeak > (growth.get(span.route)?.bytes ?? -1)) growth.set(span.route, { bytes: span.heldPeak, from: 'requests' })
   }
   return growth
+}
+
+/**
+ * The routes of a window: those with a request in flight while it was taken.
+ * @param {ReturnType<typeof createRouteTracker>} tracker
+ * @param {{ time: number, windowMs: number }} window
+ */
+export function routesInWindow (tracker, window) {
+  return tracker.routesDuring(window.time - window.windowMs, window.time)
 }

@@ -19,7 +19,7 @@
  * While recording, each sample is kept as its JSON text: about half the heap of the object.
  */
 
-import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, readWindow, thinWindows } from './sites.js'
+import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, readWindow, routesInWindow, thinWindows } from './sites.js'
 
 /** Defaults of `createTimeline`. */
 export const TIMELINE_DEFAULTS = Object.freeze({
@@ -191,7 +191,7 @@ export function createTimeline (settings) {
       }
       const window = readWindow(allocationSites, sample.time)
       if (window !== null) {
-        window.routes = routes.windowRoutes()
+        window.routes = routesInWindow(routes, window)
         siteWindowsSeen++
         siteSummary.add(window)
         siteWindows.push(window)

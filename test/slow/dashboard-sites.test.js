@@ -99,24 +99,27 @@ describe('which code holds it, on the dashboard in Chromium', function () {
   it('draws the live samples\' windows while a run runs, each in the column of the route in flight', async function () {
     await page.click('#back-to-live')
     await page.waitForFunction(function live () { return window.streamlab.replay.mode === 'live' })
-    const drawn = await page.evaluate(function inject ({ bad, both, good }) {
+    const base = Date.now()
+    const drawn = await page.evaluate(function inject ({ base, bad, both, good }) {
       const s = window.streamlab
       const sample = function sample (allocationSites) {
         const last = s.lastSample
         return { ...last, time: Math.max(Date.now(), (last?.time ?? 0) + 1), seq: (last?.seq ?? 0) + 1, allocationSites }
       }
-      s.injectEvent('experiment', { id: 'live-sites', name: 'ingest', phase: 'start', time: Date.now() })
-      s.injectEvent('request', { phase: 'start', id: 9001, route: 'bad', time: Date.now() })
+      s.injectEvent('experiment', { id: 'live-sites', name: 'ingest', phase: 'start', time: base - 6000 })
+      s.injectEvent('request', { phase: 'start', id: 9001, route: 'bad', time: base - 5000 })
       s.injectEvent('sample', sample(bad))
-      s.injectEvent('request', { phase: 'end', id: 9001, route: 'bad', time: Date.now(), heldPeak: 200 * 1024 * 1024 })
-      s.injectEvent('request', { phase: 'start', id: 9002, route: 'good', time: Date.now() })
+      s.injectEvent('request', { phase: 'end', id: 9001, route: 'bad', time: base - 3500, heldPeak: 200 * 1024 * 1024 })
+      s.injectEvent('request', { phase: 'start', id: 9002, route: 'good', time: base - 3200 })
       s.injectEvent('sample', sample(both))
       s.injectEvent('sample', sample(good))
       return s.sites
     }, {
-      bad: sitesWindow([site('buffer', 'lib/ingest/gzip-framing.js:88', 'decodeWhole', 100, 100)]),
-      both: sitesWindow([site('buffer', 'node:zlib:600', 'processCallback', 7, 1)]),
-      good: sitesWindow([site('buffer', 'node:zlib:600', 'processCallback', 40, 0.25)])
+      base,
+      // windows of a second each: /bad's, one in which /bad ended and /good began, /good's
+      bad: sitesWindow([site('buffer', 'lib/ingest/gzip-framing.js:88', 'decodeWhole', 100, 100)], { at: base - 4000, windowMs: 1000 }),
+      both: sitesWindow([site('buffer', 'node:zlib:600', 'processCallback', 7, 1)], { at: base - 3000, windowMs: 1000 }),
+      good: sitesWindow([site('buffer', 'node:zlib:600', 'processCallback', 40, 0.25)], { at: base - 2000, windowMs: 1000 })
     })
     assert.equal(drawn.windows, 3)
     assert.equal(drawn.spanning, 1)
