@@ -2,11 +2,14 @@
  * "Which code holds it" on the dashboard, in Chromium (test/dashboard-session.js): a replayed
  * record's sites as ranked bars, /bad's column beside /good's, each bar naming its line, kind,
  * thread, MiB allocated and held and its share of the route's growth, every string as text; a
- * record without sites says so; live samples' windows drawn while a run runs, a window two
- * routes shared in neither column. The record's sites themselves: test/runs-sites.test.js.
+ * record without sites says so; an overlay lists the sites that moved, as compare does; live
+ * samples' windows drawn while a run runs, a window two routes shared in neither column. The record's sites themselves: test/runs-sites.test.js.
  */
 /* global window, document, DataTransfer, DragEvent -- the functions given to page.evaluate run in the page */
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { runsDir } from '../../lib/runs/store.js'
 import { dashboardSession } from '../dashboard-session.js'
 import { MARKUP, makeSitesRecord, site, sitesWindow } from '../runs-helpers.js'
 
@@ -96,9 +99,22 @@ describe('which code holds it, on the dashboard in Chromium', function () {
     assert.match(await page.textContent('#replay-sites'), /This record has no allocation sites/)
   })
 
+  it('lists the sites that moved when one run is laid over another', async function () {
+    const dir = runsDir(session.dataDir)
+    fs.mkdirSync(dir, { recursive: true })
+    for (const [id, functionName] of [['sites-a', 'parseWhole'], ['sites-b', 'parseInBatches']]) fs.writeFileSync(path.join(dir, `${id}.json`), makeSitesRecord({ id, functionName }).text)
+    await page.goto(`${session.lab.url}/?test=1&run=sites-a&compare=sites-b`)
+    await page.waitForFunction(function overlaid () { return window.streamlab?.replay.mode === 'overlay' })
+    const { overlay } = await page.evaluate(function read () { return window.streamlab.replay })
+    assert.deepEqual(overlay.sites[0], { route: 'bad', lines: ['lib/ingest/buffered.js:120 parseInBatches', 'lib/ingest/buffered.js:120 parseWhole', 'lib/ingest/gzip-framing.js:88 decodeWhole', 'lib/ingest/read.js:41 readWhole'] })
+    const first = await page.evaluate(function row () { return [...document.querySelectorAll('table.sites-moved tbody tr')[0].cells].map(function text (c) { return c.textContent }) })
+    assert.deepEqual(first, ['/bad', 'lib/ingest/buffered.js:120 parseInBatches', 'heap', '–', '160.0 MiB', '+160.0 MiB', '–', '160.0 MiB', '+160.0 MiB'])
+    assert.deepEqual(session.problems, [])
+  })
+
   it('draws the live samples\' windows while a run runs, each in the column of the route in flight', async function () {
-    await page.click('#back-to-live')
-    await page.waitForFunction(function live () { return window.streamlab.replay.mode === 'live' })
+    await page.goto(`${session.lab.url}/?test=1`)
+    await page.waitForFunction(function live () { return window.streamlab?.state === 'live' && window.streamlab.replay.mode === 'live' })
     const base = Date.now()
     const drawn = await page.evaluate(function inject ({ base, bad, both, good }) {
       const s = window.streamlab
