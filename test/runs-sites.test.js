@@ -16,7 +16,7 @@ import { readRunRecord } from '../lib/runs/format.js'
 import { createTimeline } from '../lib/runs/timeline.js'
 import { makeRecord, recordText } from '../lib/runs/record.js'
 import { SITES_DEFAULTS, growthByRoute, siteLine } from '../lib/runs/sites.js'
-import { compareSites } from '../lib/runs/site-compare.js'
+import { SITE_ROWS, compareSites } from '../lib/runs/site-compare.js'
 import { fakeSample, makeSitesRecord, makeTestRecord, site, sitesWindow } from './runs-helpers.js'
 
 const MiB = 1024 * 1024
@@ -143,6 +143,12 @@ describe('allocation sites in run records', function () {
       const older = makeSitesRecord({ id: 'older' }).record
       delete older.timeline.sites
       assert.deepEqual(compareSites(older, after).without, ['A'])
+    })
+
+    it('is what docs/runs.md says: a route\'s top sites, and the sites compare lists', function () {
+      const page = fs.readFileSync(new URL('../docs/runs.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+      assert.ok(page.includes(`route's top ${SITES_DEFAULTS.topSites} over the run`))
+      assert.ok(page.includes(`the ${SITE_ROWS.some} sites that moved most (\`--all\`: ${SITE_ROWS.all})`))
     })
 
     it('prints each route\'s sites that moved, after the figures', async function () {
