@@ -68,7 +68,7 @@ describe('allocation sites in run records', function () {
       const start = 1_790_000_000_000
       const samples = Array.from({ length: 400 }, function sample (_, k) {
         const s = fakeSample(start + (k + 1) * 2000, 90 * MiB)
-        s.allocationSites = sitesWindow([site('buffer', 'lib/ingest/read.js:41', 'readWhole', k === 333 ? 500 : 1, 1)])
+        s.allocationSites = sitesWindow([site('buffer', 'lib/ingest/read.js:41', 'readWhole', k === 334 ? 500 : 1, 1)])
         return s
       })
       const requests = [{ phase: 'start', id: 1, route: 'bad', time: start }]
