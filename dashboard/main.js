@@ -22,21 +22,16 @@ import { formatClock, formatMiB, formatMs, MiB } from './format.js'
 import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
 import { connectMetrics } from './metrics-connection.js'
+import { createOutcomes, resetPeakButton } from './outcomes-view.js'
 import { createReplay } from './replay.js'
 import { RequestHeld } from './request-held.js'
 import { createRunsPanel } from './runs-panel.js'
 import { heapKey, storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
+import { createLiveSites } from './sites-view.js'
 
 const REDRAW_MS = 250
 const PROJECTOR_KEY = 'streamlab.projector'
-/**
- * A crash this long past when the page learns of it (a page opened later, the /metrics snapshot or
- * a fresh stream's first event) is history, not news: its chart mark is kept, but no banner.
- */
-const RECENT_CRASH_MS = 10 * 60_000
-/** Crash records told apart by worker pid and time: the snapshot, a fresh stream and a replay may each bring the same one. */
-const CRASHES_REMEMBERED = 64
 
 const query = new URLSearchParams(location.search)
 const interval = readInteger(query.get('interval'), 10, 5000, 100)
@@ -75,11 +70,6 @@ let lastRedrawMs = null
 let dropped = 0
 let gaps = 0
 let restarts = 0
-/** The server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time. */
-let clockOffset = 0
-const crashesSeen = new Set()
-/** The /metrics snapshot read at load: 'loading', then 'loaded' or 'unavailable'. */
-let outcomes = 'loading'
 
 function onSample (sample) {
   if (sample === null || typeof sample !== 'object' || !Number.isFinite(sample.time)) return
@@ -95,7 +85,7 @@ function onSample (sample) {
   }
   received++
   lastSample = sample
-  clockOffset = sample.time - Date.now()
+  outcomesView.serverTime(sample.time)
   storeSample(store, heapSpaces, sample, marks)
   held.onSample(sample.requests, sample.time, sample.requestsOmitted)
   dirty = true
@@ -143,15 +133,18 @@ const replay = createReplay({
   }
 })
 const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
+const outcomesView = createOutcomes({ banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel })
+const sitesView = createLiveSites(byId('sites'))
 
 function onEvent (type, data) {
+  sitesView.onEvent(type, data)
   if (type === 'sample') onSample(data)
   else if (type === 'request') {
     marks.onRequest(data)
     held.onRequest(data)
   } else if (type === 'peak') marks.onPeak(data)
   else if (type === 'experiment') panel.onExperimentEvent(data)
-  else if (type === 'crash') showCrash(data)
+  else if (type === 'crash') outcomesView.showCrash(data)
   else if (type === 'run-record') runsPanel.refresh()
   else if (type === 'dropped') {
     dropped += Number.isFinite(data?.count) ? data.count : 0
@@ -188,63 +181,6 @@ function showStreamNote () {
   if (gaps > 0) parts.push(`${gaps} gap${gaps === 1 ? '' : 's'} in the event history: some requests may be missing from the chart.`)
   byId('stream-note').textContent = parts.join(' ')
 }
-
-/**
- * A crash record, from the stream or the snapshot: marked on the chart once, and shown in the
- * banner above the chart (never over it: it would hide the rise it is about) while it is recent.
- */
-function showCrash (data) {
-  if (Number.isFinite(data?.time)) {
-    const key = `${data.pid}:${data.time}`
-    if (crashesSeen.has(key)) return
-    crashesSeen.add(key)
-    if (crashesSeen.size > CRASHES_REMEMBERED) crashesSeen.delete(crashesSeen.values().next().value)
-  }
-  marks.onCrash(data)
-  if (Number.isFinite(data?.time) && Date.now() + clockOffset - data.time > RECENT_CRASH_MS) return
-  const route = data?.route ? ` during POST /${data.route}` : ''
-  const budget = Number.isFinite(data?.budget) ? ` over its budget of ${formatMiB(data.budget)}` : ''
-  const rss = Number.isFinite(data?.rss) ? ` at ${formatMiB(data.rss)} RSS` : ''
-  const when = Number.isFinite(data?.time) ? ` (${formatClock(data.time)})` : ''
-  byId('crash-text').textContent = `The server crashed${route}${rss}${budget}${when}: ${data?.reason ?? 'no reason given'}.${restartNote(data)}`
-  byId('crash-banner').hidden = false
-}
-
-/** How the supervisor brought the lab back, from the crash record's `restarts`, `backoffMs`, `requestCaused` and `restartMs`; '' for a record without `restarts`. */
-function restartNote (data) {
-  if (!Number.isFinite(data?.restarts)) return ''
-  const how = data.backoffMs > 0
-    ? `after a ${formatMs(data.backoffMs)} backoff (it had crashed with no request in flight)`
-    : `at once${data.requestCaused ? ' (a request caused the crash: no backoff)' : ''}`
-  const back = Number.isFinite(data.restartMs) ? `, back in ${formatMs(data.restartMs)}` : ''
-  return ` The lab restarted ${how}${back}; restart ${data.restarts} since it started.`
-}
-
-/**
- * What happened before this page opened, from the /metrics JSON snapshot: the last crash (the
- * worker this one replaced) and the latest experiment result, which a live stream never repeats.
- */
-async function loadOutcomes () {
-  let snapshot
-  try {
-    const res = await fetch('/metrics', { headers: { accept: 'application/json' } })
-    if (!res.ok) throw new Error(`${res.status}`)
-    snapshot = await res.json()
-  } catch {
-    // the stream's first event still tells of a crash; the results wait for the next run
-    outcomes = 'unavailable'
-    return
-  }
-  if (Number.isFinite(snapshot?.sample?.time)) clockOffset = snapshot.sample.time - Date.now()
-  if (snapshot?.lastCrash) showCrash(snapshot.lastCrash)
-  if (Array.isArray(snapshot?.lastResults)) panel.showEarlier(snapshot.lastResults[0])
-  outcomes = 'loaded'
-  dirty = true
-}
-
-byId('crash-dismiss').addEventListener('click', function dismissCrash () {
-  byId('crash-banner').hidden = true
-})
 
 function setFigure (key, main, sub) {
   byId(`figure-${key}`).textContent = main
@@ -358,26 +294,11 @@ heldScale.addEventListener('click', function toggleHeldScale () {
   heldChart.setScale(log ? 'logarithmic' : 'linear')
 })
 
-byId('reset-peak').addEventListener('click', async function resetPeak () {
-  const message = byId('reset-message')
-  try {
-    const res = await fetch('/metrics/peak/reset', { method: 'POST', headers: { accept: 'application/json' } })
-    const body = await res.json()
-    if (!res.ok) throw new Error(body?.error ? `${res.status} ${body.error.type}: ${body.error.message}` : `${res.status}`)
-    message.dataset.kind = 'info'
-    const which = body.source === 'VmHWM' ? 'Kernel peak' : 'Sampled peak'
-    message.textContent = body.reset
-      ? `${which} reset to ${formatMiB(body.peakRss)} at ${formatClock(Date.now())}.`
-      : `${which} could not be reset.`
-  } catch (err) {
-    message.dataset.kind = 'error'
-    message.textContent = `Could not reset the peak: ${err.message}`
-  }
-})
+resetPeakButton(byId('reset-peak'), byId('reset-message'))
 
 panel.load()
 browserExport.loadStatus()
-loadOutcomes()
+outcomesView.load().then(function loaded () { dirty = true })
 runsPanel.refresh()
 runsPanel.openFromQuery(query.get('run'), query.get('compare'))
 
@@ -403,7 +324,7 @@ const debug = {
   get dropped () { return dropped },
   get lastSample () { return lastSample === null ? null : structuredClone(lastSample) },
   get experiment () { return panel.current },
-  get outcomes () { return outcomes },
+  get outcomes () { return outcomesView.outcomes },
   get browserExport () { return browserExport.last },
   get projector () { return document.documentElement.classList.contains('projector') },
   /**
@@ -422,7 +343,9 @@ const debug = {
   /** A replay as drawn (`mode` live, run or overlay): its peaks, spans and bars, or two runs' lines and delta rows. */
   get replay () { return replay.state() },
   /** The Runs panel: the saved runs listed, the files from this computer, its message. */
-  get runs () { return runsPanel.state() }
+  get runs () { return runsPanel.state() },
+  /** "Which code holds it", live: each route's bars as drawn. */
+  get sites () { return sitesView.state() }
 }
 if (testHooks) {
   /**

@@ -4,10 +4,12 @@
  * lines solid and B's dashed, each run's requests shaded in their route's colour (B's outlined,
  * dashed, along the bottom); and the delta table of `npm run runs -- compare`, from the same
  * module (lib/runs/compare.js, which the lab serves to the page): each route's peak above idle,
- * throughput and p99 latency in A and B, B/A and B − A.
+ * throughput and p99 latency in A and B, B/A and B − A; and the sites that moved, as compare
+ * lists them (lib/runs/site-compare.js).
  */
 import { compareRecords } from '/lib/runs/compare.js'
-import { formatDifference, formatRatio, formatSpread, formatWithRange } from '/lib/runs/figure-text.js'
+import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '/lib/runs/figure-text.js'
+import { compareSites } from '/lib/runs/site-compare.js'
 import { OKABE_ITO, ROUTE_COLORS, backgroundPlugin, baseOptions, routeSpans, GRID, GRID_PROJECTOR } from './charts.js'
 import { make } from './dom.js'
 import { MiB } from './format.js'
@@ -140,6 +142,25 @@ function deltaTable (compared) {
   return table
 }
 
+/** Each route's sites that moved most: MiB allocated and held in A and B, as compare prints them. */
+function sitesTable (sites) {
+  const mib = function mib (v) { return v === null ? '–' : formatFigure('bytes', v) }
+  const table = make('table', { class: 'results deltas sites-moved' })
+  table.append(make('caption', {}, 'The sites that moved: MiB each line allocated over the run, and the most it held at once'))
+  table.append(make('thead', {}, make('tr', {}, ...['Route', 'Site', 'Kind', 'Allocated A', 'Allocated B', 'B − A', 'Held A', 'Held B', 'B − A'].map(function th (text) { return make('th', { scope: 'col' }, text) }))))
+  const body = make('tbody')
+  for (const { route, rows } of sites.routes) {
+    for (const r of rows) {
+      body.append(make('tr', { 'data-route': route },
+        make('th', { scope: 'row' }, `/${route}`), make('td', {}, make('code', {}, r.line)), make('td', {}, r.kinds),
+        make('td', {}, mib(r.allocated.a)), make('td', {}, mib(r.allocated.b)), make('td', {}, formatDifference('bytes', r.allocated.difference)),
+        make('td', {}, mib(r.held.a)), make('td', {}, mib(r.held.b)), make('td', {}, formatDifference('bytes', r.held.difference))))
+    }
+  }
+  table.append(body)
+  return table
+}
+
 /** "params differ: bytes 10000000 → 20000000": what differs between the runs, as compare prints it. */
 function differenceLine (label, differences) {
   if (differences.length === 0) return null
@@ -168,6 +189,7 @@ export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
   function show (a, b) {
     destroy()
     const compared = compareRecords(a, b)
+    const sites = compareSites(a, b)
     const memoryCanvas = make('canvas', { id: `${idPrefix}-memory-chart`, role: 'img', 'aria-label': 'Memory of run A (solid lines) and run B (dashed) in MiB, in seconds from each run\'s start, with each run\'s requests shaded by route' })
     const loopCanvas = make('canvas', { id: `${idPrefix}-loop-chart`, role: 'img', 'aria-label': 'Event-loop delay p99 of run A (solid) and run B (dashed), in seconds from each run\'s start' })
     const about = function about (label, record) {
@@ -190,12 +212,14 @@ export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
         make('div', { class: 'chart-box memory' }, memoryCanvas),
         make('div', { class: 'chart-box loop' }, loopCanvas)),
       routeKey(routes, [' · A solid, its requests shaded along the top; B dashed, its requests outlined along the bottom']),
-      compared.rows.length > 0 ? deltaTable(compared) : make('p', { class: 'help' }, 'No route has figures in both runs: nothing to set side by side.'))
+      compared.rows.length > 0 ? deltaTable(compared) : make('p', { class: 'help' }, 'No route has figures in both runs: nothing to set side by side.'),
+      ...(sites.routes.length > 0 ? [sitesTable(sites)] : []))
     const runs = [a, b]
     drawn = {
       a,
       b,
       compared,
+      sites,
       charts: [
         overlayChart(memoryCanvas, runs, MEMORY_LINES, { yTitle: 'MiB', unit: 'MiB', labels: true }),
         overlayChart(loopCanvas, runs, LOOP_LINES, { yTitle: 'ms', unit: 'ms', labels: false })
@@ -224,7 +248,8 @@ export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
       b: drawn.b.id,
       lines,
       rows: drawn.compared.rows.map(function row (r) { return { key: r.key, name: r.name, unit: r.unit, a: r.a?.value ?? null, b: r.b?.value ?? null, ratio: r.ratio, difference: r.difference } }),
-      params: drawn.compared.params.map(function name (d) { return d.name })
+      params: drawn.compared.params.map(function name (d) { return d.name }),
+      sites: drawn.sites.routes.map(function route (r) { return { route: r.route, lines: r.rows.map(function line (row) { return row.line }) } })
     }
   }
 

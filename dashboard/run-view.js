@@ -1,8 +1,8 @@
 /**
  * One recorded run drawn as the live view draws the server (docs/runs.md): the memory chart with
  * each request's span and the peak resets, where the bytes are, each route's largest requests as
- * bars by stage (from the spans' `held` and `heldPeak`), the event-loop delay, and the results
- * table, from the record alone: nothing is asked of the server. The dashboard's replay and the
+ * bars by stage (from the spans' `held` and `heldPeak`), the event-loop delay, the results
+ * table and which code held the bytes (sites-view.js), from the record alone: nothing is asked of the server. The dashboard's replay and the
  * exported page (run-page.js) both draw through here.
  *
  * A record is data from anywhere (a file dropped on the page, another machine): every string of
@@ -18,6 +18,7 @@ import { RequestHeld } from './request-held.js'
 import { renderResults, shortId } from './results-view.js'
 import { storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
+import { renderRecordSites } from './sites-view.js'
 
 /** The largest requests of each route drawn as bars: the live view keeps the last two that ended. */
 const BARS_PER_ROUTE = 2
@@ -150,6 +151,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
     }
     const logButton = make('button', { type: 'button', id: id('held-log'), 'aria-pressed': 'false', 'aria-controls': id('held-chart') }, 'Log scale')
     const results = make('section', { class: 'results-box', id: id('results') })
+    const sitesBox = make('section', { class: 'sites-box', id: id('sites') })
     if (record.timeline.samples.length === 0 && record.timeline.spans.length === 0) {
       // measured from outside (a bench of fresh labs, a grading): results alone, no empty charts
       container.replaceChildren(
@@ -169,11 +171,12 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
         make('div', { class: 'chart-box bytes' }, canvases.bytes),
         make('div', { class: 'chart-box loop' }, canvases.loop)),
       routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset ', make('span', { 'aria-hidden': 'true' }, '▲'), ' mark-compact (pale ticks: scavenges)']),
-      results)
+      results,
+      sitesBox)
     const charts = createCharts({ memoryCanvas: canvases.memory, loopCanvas: canvases.loop, store: stores.store, marks: stores.marks })
     const bytesChart = createBytesChart({ canvas: canvases.bytes, store: stores.store, marks: stores.marks, spaces: function spacesSeen () { return stores.spaces } })
     const heldChart = createHeldChart({ canvas: canvases.held, held: stores.held })
-    drawn = { record, stores, charts: [charts.memory, charts.loop, bytesChart.chart, heldChart.chart], parts: { charts, bytesChart, heldChart } }
+    drawn = { record, stores, charts: [charts.memory, charts.loop, bytesChart.chart, heldChart.chart], parts: { charts, bytesChart, heldChart }, sites: renderRecordSites(sitesBox, record) }
     logButton.addEventListener('click', function toggleHeldScale () {
       const log = logButton.getAttribute('aria-pressed') !== 'true'
       logButton.setAttribute('aria-pressed', String(log))
@@ -215,7 +218,8 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
       gcMarks: drawn.parts.charts.memory.$streamlabGc ?? null,
       range: [...drawn.stores.range],
       layers: drawn.parts.bytesChart.shown().map(function key (layer) { return layer.key }),
-      bars: drawn.parts.heldChart.state().bars.map(function bar (b) { return { route: b.route, id: b.id, total: b.total } })
+      bars: drawn.parts.heldChart.state().bars.map(function bar (b) { return { route: b.route, id: b.id, total: b.total } }),
+      sites: drawn.sites
     }
   }
 

@@ -22,6 +22,7 @@ import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from '../lib/runs/format.js'
 import { createRunStore, readRecordAs, runsDir } from '../lib/runs/store.js'
 import { createLessonRuns } from '../lib/runs/lessons.js'
 import { compareRecords, judgeFailIf, parseFailIf } from '../lib/runs/compare.js'
+import { SITE_ROWS, compareSites } from '../lib/runs/site-compare.js'
 import { runPage } from '../lib/runs/run-page.js'
 import { runPageName } from '../lib/runs/run-page-data.js'
 import { markdownTable } from '../lib/measure/table.js'
@@ -41,8 +42,11 @@ const USAGE = `Usage: npm run runs -- list [--dir DIR]
   compare A B      each route's peak above idle, throughput and p99 latency in runs A and B (ids,
                    unique id prefixes, paths of record files, or a lesson's run, lesson-zip-bomb):
                    both, B/A, B - A, and whether the difference is inside the spread of the
-                   repeats where the runs have repeats
-  --all            compare every figure the runs report, not only those three
+                   repeats where the runs have repeats; then each route's allocation sites
+                   that moved most (matched by file:line and function): MiB allocated over
+                   the run and the most held, in A, B and B - A
+  --all            compare every figure the runs report, not only those three, and list
+                   ${SITE_ROWS.all} sites a route, not ${SITE_ROWS.some}
   --fail-if RULE   exit 1 when RULE holds for B against A (repeatable): ROUTE.FIGURE, an operator
                    (> >= < <=) and a threshold: a change in percent ("good.peak>+10%"), a ratio
                    ("*.latency>1.5x", * for every route) or a difference ("bad.peak>+20MiB", "+50ms")
@@ -179,6 +183,7 @@ async function compare (args) {
   }
   if (compared.onlyA.length > 0) lines.push(`only in A: ${terminalText(compared.onlyA.join(', '))}`)
   if (compared.onlyB.length > 0) lines.push(`only in B: ${terminalText(compared.onlyB.join(', '))}`)
+  lines.push(...sitesMoved(compareSites(a, b, { all: args.all })))
   let failed = false
   for (const rule of args.rules) {
     let verdicts
@@ -194,6 +199,22 @@ async function compare (args) {
     }
   }
   return { text: lines.join('\n'), code: failed ? EXIT_FAILED : 0 }
+}
+
+/** The sites that moved, a table per route; a line for a run without sites. */
+function sitesMoved (sites) {
+  const lines = []
+  if (sites.routes.length > 0) lines.push('', 'Sites that moved (MiB allocated over the run, and the most held at once):')
+  const mib = function mib (v) { return v === null ? '–' : formatFigure('bytes', v) }
+  for (const { route, rows, more } of sites.routes) {
+    lines.push('', markdownTable(['route', 'site', 'kind', 'allocated A', 'allocated B', 'B − A', 'held A', 'held B', 'B − A'], rows.map(function row (r) {
+      return [terminalText(`/${route}`), terminalText(r.line), r.kinds, mib(r.allocated.a), mib(r.allocated.b), formatDifference('bytes', r.allocated.difference),
+        mib(r.held.a), mib(r.held.b), formatDifference('bytes', r.held.difference)]
+    })))
+    if (more > 0) lines.push(`${more} more site${more === 1 ? '' : 's'} of /${terminalText(route)}${rows.length < SITE_ROWS.all ? ' (--all lists more)' : ''}`)
+  }
+  for (const run of sites.without) lines.push(`no allocation sites in ${run}: a record from before the lab kept them, or sampling was off (--allocation-sampling)`)
+  return lines
 }
 
 async function exportRun (args) {

@@ -75,6 +75,32 @@ describe('allocation sites in the metrics', function () {
       assert.equal(sites.active, false, 'nobody listens: nothing is sampled')
     })
 
+    it('closes the window at the start of a new route\'s first request, at most once in 250 ms', async function () {
+      const sites = lab.app.locals.allocationSites
+      const events = lab.app.locals.events
+      const unsubscribe = lab.app.locals.sampler.subscribe(1000, function ignoreSample () {})
+      try {
+        await sites.collect()
+        events.emit('request', { phase: 'start', id: 'cut-1', route: 'bad', time: Date.now() })
+        await new Promise(function wait (resolve) { setTimeout(resolve, 300) })
+        const before = sites.take(null)
+        events.emit('request', { phase: 'start', id: 'cut-2', route: 'bad', time: Date.now() })
+        assert.equal(sites.take(null), before, 'the same route: the window goes on')
+        const start = Date.now() - 1
+        events.emit('request', { phase: 'end', id: 'cut-1', route: 'bad', time: start })
+        events.emit('request', { phase: 'start', id: 'cut-3', route: 'good', time: start })
+        const cut = await until(function closed () { return sites.take(null)?.at === start && sites.take(null) }, 2000, 'the window closed at /good\'s start')
+        assert.ok(cut.windowMs >= 250, `${cut.windowMs} ms`)
+        // the request's own time, not when the spec got here, says how long after the last window it is
+        events.emit('request', { phase: 'start', id: 'cut-4', route: 'express-json', time: start + 100 })
+        await new Promise(function wait (resolve) { setTimeout(resolve, 50) })
+        assert.equal(sites.take(null), cut, 'within 250 ms of the last window: no other')
+      } finally {
+        unsubscribe()
+        for (const id of ['cut-2', 'cut-3', 'cut-4']) events.emit('request', { phase: 'end', id, route: 'bad', time: Date.now() })
+      }
+    })
+
     it('puts the window in one sample of each stream interval', async function () {
       const stream = await openSamples(`${lab.url}/metrics?interval=50`)
       try {

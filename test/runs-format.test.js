@@ -205,6 +205,7 @@ describe('run records (lib/runs/format.js)', function () {
       assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxSpans} spans`))
       assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxMarks} marks`))
       assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxGcEvents} garbage collections`))
+      assert.ok(page.includes(`past ${TIMELINE_DEFAULTS.maxSiteWindows} site windows`))
       assert.ok(page.includes(`the last ${DEFAULTS.runs.keep} (\`runs.keep\``))
     })
 

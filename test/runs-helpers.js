@@ -73,14 +73,19 @@ export function routesResult (routes) {
 /**
  * A record made as the lab makes one.
  * @param {{ id?: string, experiment?: string, status?: string, source?: string, startedAt?: number, params?: object,
- *   results?: object|null, error?: object|null, samples?: object[], requests?: object[], marks?: Array<[number, string, string]> }} [what]
+ *   results?: object|null, error?: object|null, samples?: object[], requests?: object[], marks?: Array<[number, string, string]>,
+ *   bounds?: object }} [what] `bounds`: the timeline's (createTimeline)
  * @returns {{ record: object, text: string }}
  */
 export function makeTestRecord (what = {}) {
   const startedAt = what.startedAt ?? 1_790_000_000_000
-  const timeline = createTimeline({ interval: 100 })
-  for (const sample of what.samples ?? [fakeSample(startedAt + 100, 80 * MiB), fakeSample(startedAt + 200, 95 * MiB)]) timeline.addSample(sample)
-  for (const event of what.requests ?? []) timeline.addRequest(event)
+  const timeline = createTimeline({ interval: 100, ...what.bounds })
+  // in time order, as the recorder hears them: a site window goes to the routes in flight
+  const heard = [
+    ...(what.samples ?? [fakeSample(startedAt + 100, 80 * MiB), fakeSample(startedAt + 200, 95 * MiB)]).map(function sample (s) { return { time: s.time, add: function add () { timeline.addSample(s) } } }),
+    ...(what.requests ?? []).map(function request (e) { return { time: e.time, add: function add () { timeline.addRequest(e) } } })
+  ]
+  for (const event of heard.sort(function byTime (x, y) { return x.time - y.time })) event.add()
   for (const [time, kind, label] of what.marks ?? [[startedAt, 'peak-reset', 'peak reset']]) timeline.addMark(time, kind, label)
   const text = recordText(function build (bounds) {
     return makeRecord({
@@ -151,4 +156,46 @@ export function makeMarkupRecord () {
   record.timeline.marks.push({ time: record.run.startedAt + 200, kind: 'stage', label: MARKUP })
   record.results.tables[0].columns[0].label = `POST ${MARKUP}`
   return { record, text: JSON.stringify(record) }
+}
+
+/** A site as the sampler names one (lib/metrics/alloc-sites.js). */
+export function site (kind, where, functionName, allocatedMiB, heldMiB, thread = 'main') {
+  const [file, line] = where.split(/:(?=\d+$)/)
+  return { thread, functionName, file, line: Number(line), column: 3, kind, allocatedBytes: allocatedMiB * MiB, heldBytes: heldMiB === null ? null : heldMiB * MiB, samples: Math.ceil(allocatedMiB * 2) }
+}
+
+/** A sample's `allocationSites`: a 2 s window of these sites, closed with the sample unless `more.at` says when. */
+export function sitesWindow (sites, more = {}) {
+  return { intervalBytes: 524288, windowMs: 2000, threads: ['main', 'parse thread 1'], sites, totals: { heap: null, buffer: null, omitted: { count: 0, allocatedBytes: 0, heldBytes: 0 } }, heapErrors: {}, ...more }
+}
+
+/**
+ * An ingest run of /bad then /good with allocation sites: a window every 2 s, two during /bad's
+ * upload, one while /bad ended and /good began (it goes to neither route), one during /good's.
+ * @param {{ id?: string, functionName?: string, badScale?: number }} [what] `functionName`: /bad's
+ *   top site's; `badScale`: /bad's figures times this (a run after a fix)
+ */
+export function makeSitesRecord ({ id = 'sites-run', functionName = 'parseWhole', badScale = 1 } = {}) {
+  const startedAt = 1_790_000_000_000
+  const k = badScale
+  const windows = new Map([
+    [2000, [site('buffer', 'lib/ingest/read.js:41', 'readWhole', 30 * k, 30 * k), site('heap', 'lib/ingest/buffered.js:120', functionName, 10 * k, 10 * k)]],
+    [4000, [site('heap', 'lib/ingest/buffered.js:120', functionName, 150 * k, 160 * k), site('buffer', 'lib/ingest/gzip-framing.js:88', 'decodeWhole', 100 * k, 100 * k), site('buffer', 'lib/ingest/read.js:41', 'readWhole', 0, 30 * k)]],
+    [6000, [site('buffer', 'node:zlib:600', 'processCallback', 5, 0.25)]],
+    [8000, [site('buffer', 'node:zlib:600', 'processCallback', 40, 0.25), site('heap', 'lib/json/records.js:200', 'flush', 8, 1), site('heap', 'lib/parse/worker.js:30', 'parseBatch', 20, null, 'parse thread 1')]]
+  ])
+  const samples = Array.from({ length: 90 }, function sample (_, j) {
+    const time = startedAt + (j + 1) * 100
+    const s = fakeSample(time, (j < 42 ? 80 + j * 7 : 84) * MiB)
+    s.allocationSites = windows.has(time - startedAt) ? sitesWindow(windows.get(time - startedAt)) : null
+    return s
+  })
+  const requests = [
+    { phase: 'start', id: 1, route: 'bad', time: startedAt + 100 },
+    { phase: 'end', id: 1, route: 'bad', time: startedAt + 4100, status: 200, ms: 4000, heldPeak: 290 * MiB },
+    { phase: 'start', id: 2, route: 'good', time: startedAt + 4300 },
+    { phase: 'end', id: 2, route: 'good', time: startedAt + 8300, status: 200, ms: 4000, heldPeak: 2 * MiB }
+  ]
+  const results = routesResult({ bad: { peak: 300 * MiB * k, mbps: 25, p99: 4000 }, good: { peak: 4 * MiB, mbps: 25, p99: 4000 } })
+  return makeTestRecord({ id, startedAt, samples, requests, results, marks: [[startedAt, 'peak-reset', 'peak reset'], [startedAt + 4100, 'stage', 'load /bad'], [startedAt + 8300, 'stage', 'load /good']] })
 }

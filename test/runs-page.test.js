@@ -103,6 +103,8 @@ describe('a run record in the page', function () {
         '/lib/runs/figure-text.js',
         '/lib/runs/figures.js',
         '/lib/runs/run-page-data.js',
+        '/lib/runs/site-compare.js',
+        '/lib/runs/sites.js',
         '/lib/util/units.js',
         '/lib/util/wrap.js'
       ])

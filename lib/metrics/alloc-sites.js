@@ -8,6 +8,10 @@
  * mode allows it: 'experiment' (the default) while an experiment runs or a stream asks for
  * the sites (`want()`), 'always' whenever the sampler samples, 'off' never. Off, nothing is
  * wrapped, profiled or sent to the threads.
+ *
+ * A request of a route that no request since the last window had closes the window at once
+ * (`at`: its start), and the next starts from there: a run that takes its routes in turn
+ * gets windows of one route each, which a run record can give to that route (lib/runs/sites.js).
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 
@@ -26,6 +30,15 @@ const SITES_DEFAULTS = Object.freeze({
   /** Sites a window names, of all threads together. */
   top: 20
 })
+
+/**
+ * A new route closes the window only this long after the last one: a window given to a stream
+ * at 100 ms is given before the next replaces it, and a load of several routes at once does not
+ * close one per request.
+ */
+const ROUTE_CUT_MS = 250
+/** Requests in flight followed: more than any load the lab admits. */
+const MAX_IN_FLIGHT = 10_000
 
 /**
  * @param {{ mode?: string, events: import('node:events').EventEmitter, pool?: object|null,
@@ -71,6 +84,11 @@ export class SiteSampling {
   #seq = 0
   /** interval -> the seq of the window its samples last carried */
   #given = new Map()
+  /** request id -> route, in flight */
+  #inFlight = new Map()
+  /** routes with a request since the last window */
+  #routesSince = new Set()
+  #lastWindowAt = 0
 
   constructor (options, events, pool, sampler) {
     this.#options = options
@@ -78,7 +96,25 @@ export class SiteSampling {
     this.#pool = pool
     this.#sampler = sampler
     events.on('experiment', this.#onExperiment)
+    events.on('request', this.#onRequest)
   }
+
+  #onRequest = function onRequest (event) {
+    if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return
+    if (event.phase === 'end') {
+      this.#inFlight.delete(event.id)
+      return
+    }
+    if (event.phase !== 'start') return
+    const fresh = this.#routesSince.size > 0 && !this.#routesSince.has(event.route)
+    this.#inFlight.set(event.id, event.route)
+    if (this.#inFlight.size > MAX_IN_FLIGHT) this.#inFlight.delete(this.#inFlight.keys().next().value)
+    this.#routesSince.add(event.route)
+    const at = Number.isFinite(event.time) ? event.time : Date.now()
+    if (!fresh || !this.active || at - this.#lastWindowAt < ROUTE_CUT_MS) return
+    this.#startTimer()
+    this.collect(at).catch(reportFailure)
+  }.bind(this)
 
   #onExperiment = function onExperiment (event) {
     if (event?.phase === 'start') this.#runs.add(event.id)
@@ -139,16 +175,21 @@ export class SiteSampling {
     return latest.window
   }
 
-  /** The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait). */
-  async collect () {
+  /**
+   * The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait).
+   * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
+   */
+  async collect (at = Date.now()) {
     if (!this.active || this.#collecting) return this.#latest?.window ?? null
     this.#collecting = true
     try {
       const main = { thread: 'main', window: this.#sampler.window() }
+      this.#lastWindowAt = at
+      this.#routesSince = new Set(this.#inFlight.values())
       const threads = this.#pool === null ? [] : await this.#pool.allocationWindows()
       // stopped while the threads answered: their window is of no sampling
       if (!this.active) return null
-      this.#latest = { seq: ++this.#seq, window: Object.freeze(mergeWindows([main, ...threads], this.#options.top)) }
+      this.#latest = { seq: ++this.#seq, window: Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) }) }
       return this.#latest.window
     } finally {
       this.#collecting = false
@@ -157,8 +198,19 @@ export class SiteSampling {
 
   close () {
     this.#events.off('experiment', this.#onExperiment)
+    this.#events.off('request', this.#onRequest)
     this.#listening = false
     this.#update()
+  }
+
+  /** (Re)start the timer: the next window is `windowMs` from now. */
+  #startTimer () {
+    clearInterval(this.#timer)
+    const sites = this
+    this.#timer = setInterval(function collectSites () {
+      sites.collect().catch(reportFailure)
+    }, this.#options.windowMs)
+    this.#timer.unref()
   }
 
   #wanted () {
@@ -173,11 +225,9 @@ export class SiteSampling {
     if (wanted) {
       this.#sampler.start()
       this.#pool?.startAllocationSampling(this.#options.intervalBytes)
-      const sites = this
-      this.#timer = setInterval(function collectSites () {
-        sites.collect().catch(function reportSitesFailure (err) { console.warn(`streamlab: allocation sites: ${err.message}`) })
-      }, this.#options.windowMs)
-      this.#timer.unref()
+      this.#lastWindowAt = Date.now()
+      this.#routesSince = new Set(this.#inFlight.values())
+      this.#startTimer()
     } else {
       clearInterval(this.#timer)
       this.#timer = null
@@ -187,4 +237,8 @@ export class SiteSampling {
       this.#given.clear()
     }
   }
+}
+
+function reportFailure (err) {
+  console.warn(`streamlab: allocation sites: ${err.message}`)
 }

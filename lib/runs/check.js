@@ -6,6 +6,7 @@
  * Checking is all it does: nothing in a record is run, imported or evaluated.
  */
 import { validateResult } from '../experiments/result-contract.js'
+import { SITE_KINDS } from './sites.js'
 
 /** The format this lab writes and reads. A later lab that changes the shape writes 2. */
 export const RUN_FORMAT = 1
@@ -183,14 +184,69 @@ function checkGcEvent (event, field) {
   checkNumber(event.heapAfter, `${field}.heapAfter`, { nullable: true })
 }
 
+/** A site of code: `{ thread, functionName, file, line, column, kind, allocatedBytes, heldBytes, samples }` (sites.js). */
+function checkSite (site, field) {
+  need(isObject(site), field, 'is not an object')
+  checkString(site.thread, `${field}.thread`, { max: 200 })
+  checkString(site.functionName, `${field}.functionName`, { max: 1000 })
+  checkString(site.file, `${field}.file`, { nullable: true, max: 2000 })
+  checkNumber(site.line, `${field}.line`, { nullable: true })
+  checkNumber(site.column, `${field}.column`, { nullable: true })
+  need(SITE_KINDS.includes(site.kind), `${field}.kind`, `is not one of ${SITE_KINDS.join(', ')}`)
+  checkNumber(site.allocatedBytes, `${field}.allocatedBytes`)
+  checkNumber(site.heldBytes, `${field}.heldBytes`, { nullable: true })
+  checkNumber(site.samples, `${field}.samples`)
+}
+
+function checkSites (sites, field) {
+  checkArray(sites, field)
+  sites.forEach(function checkEach (s, k) { checkSite(s, `${field}[${k}]`) })
+}
+
+function checkRoutes (routes, field) {
+  checkArray(routes, field)
+  routes.forEach(function checkRoute (route, k) { checkString(route, `${field}[${k}]`, { max: 200 }) })
+}
+
+/** An allocation-site window: `{ time, windowMs, routes, sites, totals }`. */
+function checkSiteWindow (window, field) {
+  need(isObject(window), field, 'is not an object')
+  checkTime(window.time, `${field}.time`)
+  checkNumber(window.windowMs, `${field}.windowMs`)
+  checkRoutes(window.routes, `${field}.routes`)
+  checkSites(window.sites, `${field}.sites`)
+  need(isObject(window.totals), `${field}.totals`, 'is not an object')
+  for (const kind of SITE_KINDS) {
+    const totals = window.totals[kind]
+    if (totals === null || totals === undefined) continue
+    need(isObject(totals), `${field}.totals.${kind}`, 'is not an object or null')
+    checkNumber(totals.allocatedBytes, `${field}.totals.${kind}.allocatedBytes`)
+    checkNumber(totals.heldBytes, `${field}.totals.${kind}.heldBytes`, { nullable: true })
+  }
+}
+
+/** Each route's sites over the run: `{ routes: [{ route, windows, sites }], spanning, idle }`. */
+function checkSiteSummary (summary) {
+  need(isObject(summary), 'timeline.sites', 'is not an object')
+  checkArray(summary.routes, 'timeline.sites.routes')
+  summary.routes.forEach(function checkEach (entry, k) {
+    const at = `timeline.sites.routes[${k}]`
+    need(isObject(entry), at, 'is not an object')
+    checkString(entry.route, `${at}.route`, { max: 200 })
+    checkNumber(entry.windows, `${at}.windows`)
+    checkSites(entry.sites, `${at}.sites`)
+  })
+  checkNumber(summary.spanning, 'timeline.sites.spanning')
+  checkNumber(summary.idle, 'timeline.sites.idle')
+}
+
 function checkRun (run) {
   need(isObject(run), 'run', 'is not an object')
   checkString(run.experiment, 'run.experiment', { max: 200 })
   checkString(run.title, 'run.title', { nullable: true, max: 1000 })
   need(run.params === null || isObject(run.params), 'run.params', 'is not an object or null')
   checkNumber(run.seed, 'run.seed', { nullable: true })
-  checkArray(run.routes, 'run.routes')
-  run.routes.forEach(function checkRoute (route, k) { checkString(route, `run.routes[${k}]`, { max: 200 }) })
+  checkRoutes(run.routes, 'run.routes')
   need(RUN_STATUSES.includes(run.status), 'run.status', `is not one of ${RUN_STATUSES.join(', ')}`)
   need(RUN_SOURCES.includes(run.source), 'run.source', `is not one of ${RUN_SOURCES.join(', ')}`)
   checkTime(run.startedAt, 'run.startedAt')
@@ -218,11 +274,11 @@ function checkResults (results) {
   need(problems.length === 0, 'results', problems[0])
 }
 
-/** What the writer left out: `{ samples, spans, marks, gc }` each `{ seen, kept }` where thinned, and `requestsCut`. */
+/** What the writer left out: `{ samples, spans, marks, gc, siteWindows }` each `{ seen, kept }` where thinned, and `requestsCut`. */
 function checkThinned (thinned) {
   if (thinned === null) return
   need(isObject(thinned), 'timeline.thinned', 'is not an object or null')
-  for (const key of ['samples', 'spans', 'marks', 'gc']) {
+  for (const key of ['samples', 'spans', 'marks', 'gc', 'siteWindows']) {
     if (!Object.hasOwn(thinned, key)) continue
     need(isObject(thinned[key]), `timeline.thinned.${key}`, 'is not { seen, kept }')
     checkNumber(thinned[key].seen, `timeline.thinned.${key}.seen`)
@@ -246,6 +302,12 @@ function checkTimeline (timeline) {
     checkArray(timeline.gc, 'timeline.gc')
     timeline.gc.forEach(function checkEach (e, k) { checkGcEvent(e, `timeline.gc[${k}]`) })
   }
+  // nor its allocation sites
+  if (timeline.siteWindows !== undefined) {
+    checkArray(timeline.siteWindows, 'timeline.siteWindows')
+    timeline.siteWindows.forEach(function checkEach (w, k) { checkSiteWindow(w, `timeline.siteWindows[${k}]`) })
+  }
+  if (timeline.sites !== undefined) checkSiteSummary(timeline.sites)
   checkThinned(timeline.thinned)
 }
 

@@ -11,7 +11,8 @@
  *     where: { node, v8, platform, arch, cores, memoryBytes, lab: { name, version }, options, portable },
  *     results,          the run's result as the result contract has it (null: none)
  *     error,            the run's error, { status, type, message, ... } (null: none)
- *     timeline: { interval, samples, spans, marks, gc, thinned }   (gc: absent from older records)
+ *     timeline: { interval, samples, spans, marks, gc, siteWindows, sites, thinned }
+ *                       (gc, siteWindows and sites: absent from older records)
  *   }
  */
 import { runInvalid } from '../errors/index.js'

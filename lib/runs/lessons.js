@@ -17,6 +17,7 @@ import { RECORD_MAX_BYTES, readRunRecord } from './format.js'
 import { recordText } from './record.js'
 import { invalidEntry, namesIn, readRecordAs, summarise } from './store.js'
 import { thinGcEvents, thinSamples, thinSpans } from './timeline.js'
+import { thinWindows } from './sites.js'
 
 /** Where the lessons' runs are: beside the figures files they came from. */
 export const LESSON_RUNS_DIR = path.join(PROJECT_ROOT, 'docs', 'figures')
@@ -40,10 +41,12 @@ const SUFFIX = '.run.json'
  */
 export function lessonRecordText (record, name) {
   if (!FIGURES_NAME.test(name)) throw new TypeError(`a figures name is lower-case letters, digits and dashes, not "${name}"`)
-  const { samples, spans, gc } = record.timeline
+  const { samples, spans, gc, siteWindows } = record.timeline
   return recordText(function build (bounds) {
     const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)), spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
     if (gc !== undefined) kept.gc = thinGcEvents(gc, bounds.maxGcEvents ?? gc.length)
+    // the routes' summary (timeline.sites) is of every window the run saw: it stays as it is
+    if (siteWindows !== undefined) kept.siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows ?? siteWindows.length)
     const thinned = { ...record.timeline.thinned }
     for (const key of Object.keys(kept)) {
       if (kept[key].length < record.timeline[key].length) thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }

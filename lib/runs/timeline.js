@@ -11,10 +11,15 @@
  * - spans: past `maxSpans`, evenly spaced ones, and each route's slowest and largest;
  * - marks: the first `maxMarks`;
  * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past
- *   `maxGcEvents`, every mark-compact, then evenly spaced others, the young ones last.
+ *   `maxGcEvents`, every mark-compact, then evenly spaced others, the young ones last;
+ * - allocation-site windows (the samples' `allocationSites`, kept beside them too, each with the
+ *   routes that had requests in flight: sites.js): past `maxSiteWindows`, each route's heaviest,
+ *   then evenly spaced ones; each route's summary (`sites`) is added up from every window.
  *
  * While recording, each sample is kept as its JSON text: about half the heap of the object.
  */
+
+import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, readWindow, routesInWindow, thinWindows } from './sites.js'
 
 /** Defaults of `createTimeline`. */
 export const TIMELINE_DEFAULTS = Object.freeze({
@@ -27,7 +32,9 @@ export const TIMELINE_DEFAULTS = Object.freeze({
   /** Marks a record keeps. */
   maxMarks: 500,
   /** Garbage collections a record keeps. */
-  maxGcEvents: 2000
+  maxGcEvents: 2000,
+  /** Allocation-site windows a record keeps. */
+  maxSiteWindows: SITES_DEFAULTS.maxWindows
 })
 
 /** Members copied from a `request` event into its span: figures and short texts only. */
@@ -144,7 +151,8 @@ function spanFields (span, event) {
 
 /**
  * A timeline being recorded.
- * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number, maxGcEvents?: number }} settings
+ * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number, maxGcEvents?: number,
+ *   maxSiteWindows?: number }} settings
  */
 export function createTimeline (settings) {
   const { interval } = settings
@@ -166,16 +174,28 @@ export function createTimeline (settings) {
   let marksSeen = 0
   let gcEvents = []
   let gcSeen = 0
+  const routes = createRouteTracker()
+  const siteSummary = createSiteSummary()
+  let siteWindows = []
+  let siteWindowsSeen = 0
 
   return Object.freeze({
     /** A sample as the sampler gives it. */
     addSample: function addSample (sample) {
       samplesSeen++
-      const { gcEvents: collections, gcEventsOmitted, ...rest } = sample
+      const { gcEvents: collections, gcEventsOmitted, allocationSites, ...rest } = sample
       if (Array.isArray(collections)) {
         gcSeen += collections.length + (Number.isSafeInteger(gcEventsOmitted) ? gcEventsOmitted : 0)
         for (const e of collections) gcEvents.push(e)
         if (gcEvents.length > bounds.maxGcEvents * 1.25) gcEvents = thinGcEvents(gcEvents, bounds.maxGcEvents)
+      }
+      const window = readWindow(allocationSites, sample.time)
+      if (window !== null) {
+        window.routes = routesInWindow(routes, window)
+        siteWindowsSeen++
+        siteSummary.add(window)
+        siteWindows.push(window)
+        if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
       }
       let kept = rest
       if (Array.isArray(sample.requests) && sample.requests.length > bounds.maxRequests) {
@@ -199,6 +219,7 @@ export function createTimeline (settings) {
       // an event the record could not keep as it is would make the whole record unreadable: left out
       if (event === null || typeof event !== 'object' || typeof event.route !== 'string' || !Number.isFinite(event.time)) return
       if (typeof event.id !== 'number' && typeof event.id !== 'string') return
+      routes.onRequest(event)
       if (event.phase === 'start') {
         const span = { id: event.id, route: event.route.slice(0, 200), start: event.time, end: null }
         spanFields(span, event)
@@ -229,10 +250,10 @@ export function createTimeline (settings) {
 
     /**
      * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans
-     * to `maxSpans` and its collections to `maxGcEvents` (the writer asks for fewer when a record
-     * would be too large).
+     * to `maxSpans`, its collections to `maxGcEvents` and its site windows to `maxSiteWindows`
+     * (the writer asks for fewer when a record would be too large).
      */
-    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents } = {}) {
+    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents, maxSiteWindows = bounds.maxSiteWindows } = {}) {
       const keptSamples = thinSamples(samples, maxSamples)
       const keptSpans = thinSpans(spans, maxSpans)
       const thinned = {}
@@ -241,6 +262,8 @@ export function createTimeline (settings) {
       if (marks.length < marksSeen) thinned.marks = { seen: marksSeen, kept: marks.length }
       const keptGc = thinGcEvents(gcEvents, maxGcEvents)
       if (keptGc.length < gcSeen) thinned.gc = { seen: gcSeen, kept: keptGc.length }
+      const keptWindows = thinWindows(siteWindows, maxSiteWindows)
+      if (keptWindows.length < siteWindowsSeen) thinned.siteWindows = { seen: siteWindowsSeen, kept: keptWindows.length }
       if (requestsCut > 0) thinned.requestsCut = requestsCut
       return {
         interval,
@@ -248,6 +271,8 @@ export function createTimeline (settings) {
         spans: keptSpans.map(function copy (s) { return { ...s } }),
         marks: marks.map(function copy (m) { return { ...m } }),
         gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter } }),
+        siteWindows: keptWindows.map(function copy (w) { return structuredClone(w) }),
+        sites: siteSummary.toJSON(),
         thinned: Object.keys(thinned).length === 0 ? null : thinned
       }
     }

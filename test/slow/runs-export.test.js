@@ -2,7 +2,7 @@
  * A run exported as one page (`npm run runs -- export`, lib/runs/run-page.js), opened in
  * Chromium from a file:// URL with the network off and every request that is not the file
  * aborted: it draws the run as the dashboard replays it (the same peaks as the record, its
- * spans, its garbage collections, where the bytes were, the bars, the results table) with no error and no policy
+ * spans, its garbage collections, where the bytes were, the bars, the results table, which code held the bytes) with no error and no policy
  * violation; a record of markup is drawn as text and runs nothing; a page whose record was
  * edited into something else says what is wrong with it and draws nothing.
  */
@@ -15,7 +15,7 @@ import path from 'node:path'
 import { pathToFileURL, fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { chromiumMissing, launchChromium } from '../../lib/measure/browser.js'
-import { MARKUP, makeBusyRecord, makeMarkupRecord, makeTestRecord } from '../runs-helpers.js'
+import { MARKUP, makeBusyRecord, makeMarkupRecord, makeSitesRecord, makeTestRecord } from '../runs-helpers.js'
 
 const CLI = fileURLToPath(new URL('../../scripts/runs.js', import.meta.url))
 
@@ -93,6 +93,14 @@ describe('a run exported as one page, in Chromium from disk with the network off
     assert.deepEqual(aborted, [], 'the page asked the network for nothing')
     assert.ok(asked.every(function isFile (url) { return url.startsWith('file:') }), asked.join(', '))
     assert.deepEqual(browser.problems, [], 'no error, no policy violation')
+  })
+
+  it('draws which code held the bytes, /bad beside /good, from the record\'s sites', async function () {
+    const { text } = makeSitesRecord({ id: 'sites-export' })
+    const { run } = await openExport('sites', text)
+    assert.deepEqual(run.sites.routes.map(function route (r) { return [r.route, r.sites[0].line, r.sites[0].share] }), [['bad', 'lib/ingest/buffered.js:120 parseWhole', '53%'], ['good', 'node:zlib:600 processCallback', '6%']])
+    assert.match(await page.textContent('#run-sites li.site'), /parseWhole.*160\.0 MiB held · 53% of \/bad's growth/)
+    assert.deepEqual(browser.problems, [], 'no error, no policy violation (the bars\' widths too)')
   })
 
   it('shows a record measured from outside (a grading\'s, a bench of fresh labs) as its results alone, with no empty chart', async function () {
