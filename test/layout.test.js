@@ -13,7 +13,8 @@
  * - lib/ is folders by concern in layers (lib/README.md's table): a folder
  *   imports only the folders above it and the ones its README names, and
  *   lib/util/ nothing of the lab;
- * - every `path/to/file.js` README.md and docs/ mention exists.
+ * - every `path/to/file.js` README.md and docs/ mention exists;
+ * - no source file passes 400 lines.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -69,6 +70,21 @@ export function reachesAboveLib (ref) {
   return ref.kind === 'import' && !ref.target.includes('/')
 }
 
+/** The most lines a source file may have (the exercises and the specs aside: a class reads them whole). */
+const ROOM_LINES = 400
+/** Where the lab's own source is, every .js of it. */
+const SOURCE_FOLDERS = Object.freeze(['lib', 'routes', 'experiments', 'dashboard', 'grader', 'generators', 'scripts', 'bin', 'examples', 'app.js', 'worker.js', 'server.js'])
+
+/** The files over ROOM_LINES, as `file: N lines`. */
+function roomsOver (files, linesOf = function countLines (file) { return fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n').length - 1 }) {
+  const over = []
+  for (const file of files) {
+    const lines = linesOf(file)
+    if (lines > ROOM_LINES) over.push(`${file}: ${lines} lines`)
+  }
+  return over
+}
+
 function violations (entries, isForbidden) {
   const found = []
   for (const file of entries.flatMap(jsFiles)) {
@@ -95,6 +111,15 @@ describe('the layout (README.md, What is inside)', function () {
   it('nothing the server can load imports or forks a file under scripts/', function () {
     const found = violations(SERVER_SIDE, function inScripts (target) { return target === 'scripts' || target.startsWith('scripts/') })
     assert.deepEqual(found, [], 'scripts/ holds command-line tools only: move what the lab needs to lib/ or to its experiment\'s folder')
+  })
+
+  it(`no source file is over ${ROOM_LINES} lines: a room that grows past it is split by what it does`, function () {
+    assert.deepEqual(roomsOver(SOURCE_FOLDERS.flatMap(jsFiles)), [])
+  })
+
+  it('names a room over the limit, and only such a room', function () {
+    const planted = [{ file: 'lib/big.js', lines: ROOM_LINES + 1 }, { file: 'lib/small.js', lines: ROOM_LINES }]
+    assert.deepEqual(roomsOver(['lib/big.js', 'lib/small.js'], function count (file) { return planted.find(function named (p) { return p.file === file }).lines }), [`lib/big.js: ${ROOM_LINES + 1} lines`])
   })
 
   it('lib/ imports nothing above it: routes/, experiments/, grader/, scripts/ or the app', function () {
