@@ -94,7 +94,7 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
     const help = await runLine('npx streamlab --help', { cwd: project })
     assert.equal(help.code, 0, help.stderr)
     assert.match(help.stdout, /^ {2}grade {2}/m)
-    assert.match(help.stdout, new RegExp(`writes goes to ${path.join(project, 'test-data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))
+    assert.match(help.stdout, new RegExp(`The lab writes to ${path.join(project, 'test-data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))
     for (const [command, said] of [['start', /Usage: node server\.js/], ['grade', /Usage: npm run grade --/], ['bench', /Usage: npm run bench --/], ['demo', /Usage: node scripts\/demo\.js/], ['runs', /Usage: npm run runs --/]]) {
       const run = await runLine(`npx streamlab ${command} --help`, { cwd: project })
       assert.equal(run.code, 0, `${command}: ${run.stderr}`)

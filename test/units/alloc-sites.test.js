@@ -48,9 +48,12 @@ function siteNamed (window, functionName, kind) {
 async function collectUntil (check) {
   const gc = findCollector()
   assert.ok(gc, 'a full collection can be had')
-  for (let k = 0; k < 20 && !check(); k++) {
+  // a FinalizationRegistry's callbacks run in a task of their own after the collection: on a busy
+  // machine that task may wait behind others, so each try waits a little before looking again
+  for (let k = 0; k < 100 && !check(); k++) {
     gc()
     await nextTurn()
+    await new Promise(function later (resolve) { setTimeout(resolve, 20) })
   }
   return check()
 }
