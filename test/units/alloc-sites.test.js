@@ -186,7 +186,7 @@ describe('the parse pool\'s allocation sites', function () {
   it('brings a parse thread\'s sites back marked with its thread', async function () {
     pool = createParsePool(1)
     pool.startAllocationSampling(64 * KiB)
-    // one 4 MiB string to parse: the batch's text and the parsed string, 8 MiB in parseBatch
+    // one 4 MiB string to parse: the batch's text, and on Node 20 the parsed string too, in parseBatch
     const bytes = new TextEncoder().encode(JSON.stringify(['x'.repeat(4 * MiB)]))
     await pool.run({ kind: 'values', bytes })
     const windows = await pool.allocationWindows()
@@ -195,7 +195,7 @@ describe('the parse pool\'s allocation sites', function () {
     const parse = siteNamed(merged, 'parseBatch', 'heap')
     assert.ok(parse, JSON.stringify(merged.sites))
     assert.deepEqual([parse.thread, parse.file], ['parse thread 1', 'lib/parse/parse-batch.js'])
-    assert.ok(parse.allocatedBytes > 6 * MiB, `${parse.allocatedBytes}`)
+    assert.ok(parse.allocatedBytes > 3 * MiB, `${parse.allocatedBytes}`)
     // the thread samples what it allocates: what it holds is not known
     assert.equal(parse.heldBytes, null)
   })
