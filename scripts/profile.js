@@ -25,6 +25,7 @@ import { clinicRefusal, removeTraceLogs, runClinic } from './profile/clinic.js'
 import { runNodeProfilers, runSnapshots } from './profile/node-profilers.js'
 import { HOW_TO_OPEN, listResults } from './profile/results.js'
 import { summarizeProfileFile, summaryLines } from './profile/cpu-summary.js'
+import { runSiteSampler, siteLines } from './profile/sites.js'
 import { CLINIC_VERSION, INPUT_DIR, MODES, PROFILES_DIR, labDataDir, shown } from './profile/settings.js'
 
 const EXIT_USAGE = 2
@@ -33,7 +34,10 @@ const DEFAULT_OPTIONS = Object.freeze({ size: '10MB', connections: '10', duratio
 
 function usage () {
   const modes = Object.entries(MODES).map(function line ([name, mode]) {
-    const tool = mode.clinic ? `clinic ${mode.clinic}, else node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}` : 'node: v8.writeHeapSnapshot'
+    const node = `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+    const tool = mode.sampler
+      ? `the lab's allocation sampler; --clinic: clinic ${mode.clinic}; --fallback: ${node}`
+      : mode.clinic ? `clinic ${mode.clinic}, else ${node}` : 'node: v8.writeHeapSnapshot'
     return `  ${name.padEnd(9)} ${mode.what}\n            (${tool})`
   }).join('\n')
   const routes = Object.entries(ROUTES).map(function line ([name, route]) { return `  ${name.padEnd(14)} POST ${route.path}: ${route.what}` }).join('\n')
@@ -52,6 +56,7 @@ Options:
   --amount <n>         a number of requests instead of a duration
   --out <dir>          where results go (default test-data/profiles/<mode>-<route>-<timestamp>)
   --fallback           skip Clinic.js: Node's own --heap-prof / --cpu-prof
+  --clinic             heap: Clinic.js's heapprofiler instead of the lab's sampler
   -h, --help
 
 Clinic.js ${CLINIC_VERSION} runs through npx (about 700 packages, downloaded once to npm's cache).
@@ -75,7 +80,7 @@ function positiveInteger (name, text, min = 1) {
  * @param {string[]} argv what follows `npm run profile --`
  * @param {Date} [now] for the default output directory's name
  * @returns {{ help: true } | { mode: string, route: string, size: number, connections: number,
- *   duration: number, amount: number, out: string, fallback: boolean }}
+ *   duration: number, amount: number, out: string, fallback: boolean, clinic: boolean }}
  * @throws {TypeError} naming the bad mode, route or flag
  */
 export function readProfileArgs (argv, now = new Date()) {
@@ -89,6 +94,7 @@ export function readProfileArgs (argv, now = new Date()) {
       amount: { type: 'string' },
       out: { type: 'string' },
       fallback: { type: 'boolean', default: false },
+      clinic: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -99,6 +105,8 @@ export function readProfileArgs (argv, now = new Date()) {
   if (route === undefined) throw new TypeError(`a route is needed after "${mode}": try ${Object.keys(ROUTES).join(', ')}`)
   if (!ROUTES[route]) throw new TypeError(`unknown route "${route}": try ${Object.keys(ROUTES).join(', ')}`)
   if (extra.length > 0) throw new TypeError(`unexpected "${extra.join(' ')}" after the route`)
+  if (values.clinic && values.fallback) throw new TypeError('--clinic and --fallback: one or the other')
+  if (values.clinic && !MODES[mode].sampler) throw new TypeError(`--clinic is for heap: ${mode} runs Clinic.js already, unless --fallback`)
   const size = parseByteSize(values.size)
   if (size < 1) throw new TypeError('--size must be at least 1 byte')
   const stamp = now.toISOString().replace(/[:.]/g, '-')
@@ -110,7 +118,8 @@ export function readProfileArgs (argv, now = new Date()) {
     duration: positiveInteger('duration', values.duration),
     amount: values.amount === undefined ? 0 : positiveInteger('amount', values.amount),
     out: path.resolve(values.out ?? path.join(PROFILES_DIR, `${mode}-${route}-${stamp}`)),
-    fallback: values.fallback
+    fallback: values.fallback,
+    clinic: values.clinic
   }
 }
 
@@ -150,7 +159,14 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   let memory = null
   let clinicHtml = null
   const refusal = args.fallback ? 'skipped (--fallback)' : clinicRefusal(args.mode, process.versions.node)
-  if (mode.clinic && refusal === null) {
+  let sites = null
+  if (mode.sampler && !args.clinic && !args.fallback) {
+    sites = await runSiteSampler(args, body, log)
+    load = sites.load
+    memory = sites.memory
+    summary.tool = 'the lab\'s allocation sampler (lib/allocation/)'
+    summary.sites = { file: shown(sites.file), windows: sites.windows, top: sites.sites.slice(0, 10) }
+  } else if (mode.clinic && refusal === null) {
     const clinic = await runClinic(args, input.file, log)
     summary.clinic = { version: CLINIC_VERSION, tool: mode.clinic, ok: clinic.ok, reason: clinic.reason, seconds: clinic.seconds, html: clinic.html && shown(clinic.html), load: clinic.load }
     // doctor moves its trace log away when it succeeds; one left behind would stop the next run
@@ -207,6 +223,12 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   say(`Results in ${shown(args.out)}/:`)
   for (const r of results) say(`  ${shown(r.file)}  ${formatBytes(r.bytes)}${r.thread}`)
   say()
+  if (sites !== null) {
+    say(`Which lines allocated the bytes and which hold them, over the load (${sites.windows} windows of 2 s; ${shown(sites.file)}):`)
+    for (const line of siteLines(sites.sites)) say(line)
+    say('  the same view as the dashboard\'s "Which code holds it"; what the sampler cannot see: docs/metrics.md')
+    say()
+  }
   if (cpu.length > 0) {
     say('Where each thread\'s CPU went, by the first kind of work its stack names (scripts/profile/cpu-summary.js):')
     for (const t of cpu) for (const line of summaryLines(t.thread, t)) say(`  ${line}`)
@@ -217,7 +239,7 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   say('How to open them:')
   const kinds = [...new Set(results.map(function kind (r) { return r.kind }))]
   for (const kind of kinds) say(`  ${kind.padEnd(13)} ${HOW_TO_OPEN[kind]}`)
-  if (kinds.some(function inDevTools (k) { return k !== '.html' && k !== '.csv' })) {
+  if (kinds.some(function inDevTools (k) { return k !== '.html' && k !== '.csv' && k !== '.json' })) {
     say('  DevTools for files: open chrome://inspect, "Open dedicated DevTools for Node" (or any tab\'s DevTools).')
   }
   say(`  (summary: ${shown(path.join(args.out, 'profile.json'))})`)

@@ -16,13 +16,13 @@ import { HEAP_PROF_INTERVAL, MODES, SERVER, SNAPSHOT_TIMEOUT_MS, STOP_GRACE_MS, 
  * Start scripts/profile/server.js with Node flags, and wait until it listens. stop() sends SIGINT,
  * so the profilers write their files on the way out, and waits for them (SIGKILL after a minute).
  */
-async function startProfileServer (nodeFlags, serverFlags = []) {
+export async function startProfileServer (nodeFlags, serverFlags = []) {
   const lab = await startListeningProcess([...nodeFlags, SERVER, ...serverFlags], { ipc: true, stopSignal: 'SIGINT', graceMs: STOP_GRACE_MS })
   return { ...lab, pid: lab.child.pid }
 }
 
 /** Sample the server's RSS from /proc while the load runs: the fallback's own memory timeline. */
-function watchMemory (pid) {
+export function watchMemory (pid) {
   const idle = readProcMemory(pid)
   const peakReset = resetProcPeak(pid)
   const started = Date.now()
@@ -42,7 +42,7 @@ function watchMemory (pid) {
   }
 }
 
-function progressLogger (log) {
+export function progressLogger (log) {
   return function onProgress (p) {
     log(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`)
   }

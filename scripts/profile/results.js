@@ -11,7 +11,8 @@ export const HOW_TO_OPEN = Object.freeze({
     'More tools > JavaScript Profiler > Load, for the Chart, Heavy and Tree views',
   '.heapsnapshot': 'Chrome DevTools, Memory tab: "Load profile" (or "Load"), pick each file; select the ' +
     'later snapshot and choose "Comparison" against the earlier one to see what the load left behind',
-  '.csv': 'the server\'s RSS every 250 ms during the load, read from /proc (ms, rss, kernel peak)'
+  '.csv': 'the server\'s RSS every 250 ms during the load, read from /proc (ms, rss, kernel peak)',
+  '.json': 'allocation-sites.json: the lines that allocated and held the bytes, summed over the load, heaviest first (any editor)'
 })
 
 /** `Heap.20260101.120000.4242.0.001.heapprofile`: thread 0 is the main thread, others the parse threads. */
@@ -26,7 +27,8 @@ export async function listResults (dir) {
   const names = await fs.promises.readdir(dir).catch(function none () { return [] })
   for (const name of names.sort()) {
     const ext = path.extname(name)
-    if (!HOW_TO_OPEN[ext]) continue
+    // profile.json, the run's summary, is written after the results are listed
+    if (!HOW_TO_OPEN[ext] || name === 'profile.json') continue
     const stat = await fs.promises.stat(path.join(dir, name))
     results.push({ file: path.join(dir, name), bytes: stat.size, kind: ext, thread: threadOf(name) })
   }

@@ -28,7 +28,7 @@ export const SNAPSHOT_TIMEOUT_MS = 300_000
 
 export const MODES = Object.freeze({
   doctor: Object.freeze({ clinic: 'doctor', profilers: ['cpu', 'heap'], what: 'CPU, memory, event-loop delay and handles over time, with a diagnosis' }),
-  heap: Object.freeze({ clinic: 'heapprofiler', profilers: ['heap'], what: 'which functions allocated the memory not yet collected at the end (sampling heap profiler)' }),
+  heap: Object.freeze({ clinic: 'heapprofiler', profilers: ['heap'], sampler: true, what: 'which lines allocated the bytes and which hold them, V8 heap and Buffers (the lab\'s sampler)' }),
   flame: Object.freeze({ clinic: 'flame', profilers: ['cpu'], what: 'where CPU time goes, as a flame graph' }),
   snapshot: Object.freeze({ clinic: null, profilers: [], what: 'every object on the heap before, during and after the load' })
 })

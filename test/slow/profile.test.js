@@ -51,6 +51,28 @@ describe('npm run profile', function () {
     await fs.promises.rm(out, { recursive: true, force: true })
   })
 
+  it('runs the lab\'s allocation sampler with heap, and names the lines that buffer /bad\'s body', async function () {
+    const dir = path.join(out, 'sites')
+    const { stdout } = await run(process.execPath, [CLI, 'heap', 'bad', '--size', '5MB', '--amount', '6', '--connections', '2', '--out', dir])
+    assert.match(stdout, /heap bad: the lab's allocation sampler/)
+    assert.match(stdout, /Which lines allocated the bytes and which hold them/)
+    const written = JSON.parse(await fs.promises.readFile(path.join(dir, 'allocation-sites.json'), 'utf8'))
+    assert.equal(written.route, 'bad')
+    assert.ok(written.windows >= 1, `${written.windows} windows`)
+    // /bad keeps the inflated body whole: its join in the buffered inflate is among the Buffer sites, named by its line
+    const join = written.sites.find(function isJoin (s) { return s.kind === 'buffer' && s.file === 'lib/ingest/gzip-framing.js' })
+    assert.ok(join, JSON.stringify(written.sites.map(function line (s) { return `${s.file}:${s.line} ${s.functionName}` })))
+    assert.ok(join.allocatedBytes > 2 * 1024 * 1024, `${join.allocatedBytes}`)
+    assert.match(stdout, new RegExp(`lib/ingest/gzip-framing\\.js:${join.line} `))
+    const summary = JSON.parse(await fs.promises.readFile(path.join(dir, 'profile.json'), 'utf8'))
+    assert.equal(summary.sites.windows, written.windows)
+  })
+
+  it('refuses --clinic beside --fallback, and on a mode that is not heap', function () {
+    assert.throws(function both () { readProfileArgs(['heap', 'bad', '--clinic', '--fallback']) }, /one or the other/)
+    assert.throws(function flame () { readProfileArgs(['flame', 'bad', '--clinic']) }, /--clinic is for heap/)
+  })
+
   it('writes a .heapprofile of the lab itself (not the supervisor) with heap --fallback', async function () {
     const dir = path.join(out, 'heap')
     const { stdout } = await run(process.execPath, [CLI, 'heap', 'good', '--fallback', '--size', '200KB', '--amount', '20', '--connections', '2', '--out', dir])

@@ -1,0 +1,66 @@
+/**
+ * `npm run profile -- heap <route>` by default: the lab's own allocation sampler (lib/allocation/,
+ * docs/metrics.md "Allocation sites") while the load runs, read from the /metrics stream as the
+ * dashboard reads it, and what it shows written beside the other results: which lines allocated
+ * the bytes and which hold them, V8 heap and Buffers alike, summed over the load as a run
+ * record sums them (lib/runs/sites.js).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
+import { formatMiB } from '../../lib/util/units.js'
+import { openEventStream } from '../../lib/measure/event-stream.js'
+import { readWindow, siteLine, summariseWindows } from '../../lib/runs/sites.js'
+import { ROUTES, runLoad } from './load.js'
+import { startProfileServer, progressLogger, watchMemory } from './node-profilers.js'
+import { labDataDir } from './settings.js'
+
+/** The sampler closes a window every 2 s (lib/metrics/alloc-sites.js): one more after the load. */
+const LAST_WINDOW_MS = 2500
+/** The file the sites are written to, in the results' folder. */
+export const SITES_FILE = 'allocation-sites.json'
+
+/**
+ * Run the load with the sampler on, and write `allocation-sites.json`:
+ * `{ route, windows, sites }`, the sites heaviest first (allocated plus held).
+ * @returns {Promise<{ load: object, memory: object, sites: object[], windows: number, file: string }>}
+ */
+export async function runSiteSampler (args, body, log) {
+  log('starting: node scripts/profile/server.js, its allocation sampler asked for by a /metrics stream')
+  const lab = await startProfileServer([], ['--data-dir', labDataDir(args)])
+  log(`the lab listens on ${lab.url} (pid ${lab.pid})`)
+  const stream = await openEventStream(`${lab.url}/metrics?interval=1000&allocationSites=1`)
+  const stopWatching = watchMemory(lab.pid)
+  let load
+  let memory
+  try {
+    load = await runLoad({ url: lab.url, route: args.route, body, connections: args.connections, duration: args.duration, amount: args.amount, dataDir: labDataDir(args), onProgress: progressLogger(log) })
+    await delay(LAST_WINDOW_MS)
+  } finally {
+    memory = stopWatching()
+    stream.close()
+    await fs.promises.writeFile(path.join(args.out, 'memory.csv'), memory.csv)
+    await lab.stop()
+  }
+  const route = ROUTES[args.route].path.slice(1)
+  const windows = []
+  for (const event of stream.events) {
+    if (event.event !== 'sample' || !event.data?.allocationSites) continue
+    const window = readWindow(event.data.allocationSites, event.data.time)
+    if (window !== null) windows.push({ ...window, routes: [route] })
+  }
+  const summary = summariseWindows(windows)
+  const sites = summary.routes[0]?.sites ?? []
+  const file = path.join(args.out, SITES_FILE)
+  await fs.promises.writeFile(file, JSON.stringify({ route, windows: windows.length, sites }, null, 2) + '\n')
+  return { load, memory, sites, windows: windows.length, file }
+}
+
+/** The lines the profiler prints: the heaviest sites, each its line, kind, thread and MiB. */
+export function siteLines (sites, most = 10) {
+  if (sites.length === 0) return ['  no allocation sites were sampled: the load was too short for a window (2 s), or nothing allocated']
+  return sites.slice(0, most).map(function line (s) {
+    const held = s.heldBytes === null ? 'held not known' : `${formatMiB(s.heldBytes)} held`
+    return `  ${formatMiB(s.allocatedBytes).padStart(11)} allocated, ${held.padEnd(15)} ${s.kind.padEnd(6)} ${s.thread.padEnd(14)} ${siteLine(s)}`
+  })
+}
