@@ -13,7 +13,7 @@
  */
 import { Buffer } from 'node:buffer'
 import { isAnyArrayBuffer } from 'node:util/types'
-import { SiteTable } from './site-table.js'
+import { WrappingRecorder } from './site-table.js'
 import { anyPrefers, captureCallSites, siteOfCallSites } from './sites.js'
 
 /**
@@ -37,50 +37,14 @@ export function buffersWrapped () {
   return originals !== null
 }
 
-/** Samples this thread's Buffer allocations, by site, from `start()` to `stop()`. */
-export class BufferRecorder {
-  #table
-  #prefer
-
+/** Samples this thread's Buffer allocations, by site, from `start()` to `stop()`; each held until its ArrayBuffer is collected. */
+export class BufferRecorder extends WrappingRecorder {
   /**
    * @param {number} intervalBytes
    * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
    */
   constructor (intervalBytes, prefer = null) {
-    this.#table = new SiteTable(intervalBytes, { kind: 'buffer', held: true })
-    this.#prefer = prefer
-  }
-
-  get prefer () {
-    return this.#prefer
-  }
-
-  start () {
-    if (recorders.has(this)) return
-    this.#table.reset()
-    recorders.add(this)
-    if (originals === null) wrapAllocators()
-  }
-
-  stop () {
-    if (!recorders.delete(this)) return
-    // its pending finalizations go with it
-    this.#table.close()
-    if (recorders.size === 0) unwrapAllocators()
-  }
-
-  count (bytes) {
-    return this.#table.count(bytes)
-  }
-
-  /** Charge a sampled allocation of `bytes` to `site`, held until `arrayBuffer` is collected. */
-  record (site, bytes, arrayBuffer) {
-    this.#table.record(site, bytes, arrayBuffer)
-  }
-
-  /** See SiteTable.window. */
-  window () {
-    return this.#table.window()
+    super(intervalBytes, prefer, { kind: 'buffer', held: true, recorders, wrap: wrapAllocators, unwrap: unwrapAllocators })
   }
 }
 

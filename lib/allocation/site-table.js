@@ -110,3 +110,59 @@ export class SiteTable {
 function nextCountdown (interval) {
   return -Math.log(1 - Math.random()) * interval
 }
+
+/**
+ * A recorder of one kind of allocation by site, from `start()` to `stop()`, for a module that
+ * wraps the calls making it (buffers.js, strings.js): the module keeps its thread's recorders in
+ * `recorders`, and the calls stay wrapped while any of them records.
+ */
+export class WrappingRecorder {
+  #table
+  #prefer
+  #module
+
+  /**
+   * @param {number} intervalBytes
+   * @param {string[]|null} prefer folders whose frames make the site (sites.js preferredFolders)
+   * @param {{ kind: string, held: boolean, recorders: Set<WrappingRecorder>, wrap: () => void, unwrap: () => void }} module
+   */
+  constructor (intervalBytes, prefer, { kind, held, recorders, wrap, unwrap }) {
+    this.#table = new SiteTable(intervalBytes, { kind, held })
+    this.#prefer = prefer
+    this.#module = { recorders, wrap, unwrap }
+  }
+
+  get prefer () {
+    return this.#prefer
+  }
+
+  start () {
+    const { recorders, wrap } = this.#module
+    if (recorders.has(this)) return
+    this.#table.reset()
+    recorders.add(this)
+    if (recorders.size === 1) wrap()
+  }
+
+  stop () {
+    const { recorders, unwrap } = this.#module
+    if (!recorders.delete(this)) return
+    // its pending finalizations go with it
+    this.#table.close()
+    if (recorders.size === 0) unwrap()
+  }
+
+  count (bytes) {
+    return this.#table.count(bytes)
+  }
+
+  /** Charge a sampled allocation of `bytes` to `site`, held (where the kind is) until `holder` is collected. */
+  record (site, bytes, holder = null) {
+    this.#table.record(site, bytes, holder)
+  }
+
+  /** See SiteTable.window. */
+  window () {
+    return this.#table.window()
+  }
+}

@@ -13,7 +13,7 @@
  * counted where it is decoded or parsed.
  */
 import { Buffer } from 'node:buffer'
-import { SiteTable } from './site-table.js'
+import { WrappingRecorder } from './site-table.js'
 import { anyPrefers, captureCallSites, siteOfCallSites } from './sites.js'
 
 /** What is wrapped: an owner, a method's name, and what its call is weighed by. */
@@ -30,47 +30,14 @@ let originals = null
 /** Inside a wrapped call: the calls it makes are part of it (JSON.parse of a Buffer calls toString). */
 let inside = false
 
-/** Samples this thread's strings made from bytes, by site, from `start()` to `stop()`. */
-export class StringRecorder {
-  #table
-  #prefer
-
+/** Samples this thread's strings made from bytes, by site, from `start()` to `stop()`; what they hold is not known. */
+export class StringRecorder extends WrappingRecorder {
   /**
    * @param {number} intervalBytes
    * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
    */
   constructor (intervalBytes, prefer = null) {
-    this.#table = new SiteTable(intervalBytes, { kind: 'string', held: false })
-    this.#prefer = prefer
-  }
-
-  get prefer () {
-    return this.#prefer
-  }
-
-  start () {
-    if (recorders.has(this)) return
-    this.#table.reset()
-    recorders.add(this)
-    if (originals === null) wrapTargets()
-  }
-
-  stop () {
-    if (!recorders.delete(this)) return
-    if (recorders.size === 0) unwrapTargets()
-  }
-
-  count (bytes) {
-    return this.#table.count(bytes)
-  }
-
-  record (site, bytes) {
-    this.#table.record(site, bytes, null)
-  }
-
-  /** See SiteTable.window: heldBytes is null. */
-  window () {
-    return this.#table.window()
+    super(intervalBytes, prefer, { kind: 'string', held: false, recorders, wrap: wrapTargets, unwrap: unwrapTargets })
   }
 }
 
