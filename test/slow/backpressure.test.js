@@ -17,8 +17,9 @@ import { validateResult } from '../../lib/experiments/result-contract.js'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { procAvailable } from '../../lib/util/platform.js'
 import { processAlive } from '../../lib/util/process-alive.js'
+import { startLabProcess } from '../../lib/measure/lab-process.js'
 import { call, isEnd, runExperiment, watchRun } from '../experiment-helpers.js'
-import { generatedGzip, labInTempDir, labWithRoom, post, waitFor } from '../helpers.js'
+import { generatedGzip, labInTempDir, post, waitFor } from '../helpers.js'
 
 const BODY = '20MB'
 /** Past its bound a stream holds one chunk or batch more at most (experiments/backpressure/result.js). */
@@ -154,21 +155,30 @@ describe('backpressure experiment (runs)', function () {
 
 describe('backpressure experiment (runs) in a lab with little room', function () {
   this.timeout(120_000)
-  // made before the lab measures its room: the generator's garbage is not the upload's
-  const inputs = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-backpressure-input-'))
-  let input
-  before(async function generateTheBody () {
+  const ROOM = 48 * 1024 * 1024
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-backpressure-room-'))
+  const lab = { url: null }
+  let started = null
+  before(async function startLabWithRoom () {
     this.timeout(120_000)
-    input = await ensureInput({ bytes: 100_000_000, format: 'ndjson', dir: inputs })
+    // the body made first, where the lab reads it: the generator's garbage is not the upload's
+    await ensureInput({ bytes: 100_000_000, format: 'ndjson', dir: path.join(dataDir, 'bench') })
+    // a lab process of its own, its budget its idle worker's RSS and the room: whatever this
+    // suite's own process holds, the room is the lab's
+    const env = { ...process.env, STREAMLAB_DATA_DIR: dataDir }
+    const probe = await startLabProcess([], { env })
+    let idle
+    try {
+      idle = (await call(`${probe.url}/metrics?format=json`)).body.sample.rss
+    } finally {
+      await probe.stop()
+    }
+    started = await startLabProcess(['--memory-limit', `${Math.ceil((idle + ROOM) / 0.9 / 1048576)}MiB`], { env })
+    lab.url = started.url
   })
-  after(function removeTheBody () {
-    fs.rmSync(inputs, { recursive: true, force: true })
-  })
-  const lab = labWithRoom('backpressure-room', 48 * 1024 * 1024)
-  before(function copyTheBodyIn () {
-    const bench = path.join(lab.app.locals.options.dataDir, 'bench')
-    fs.mkdirSync(bench, { recursive: true })
-    fs.copyFileSync(input.file, path.join(bench, path.basename(input.file)))
+  after(async function stopLab () {
+    await started?.stop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
   it('behind "ignore", the lab\'s memory budget stops the consumer\'s growth where the cap would not', async function () {
@@ -181,7 +191,7 @@ describe('backpressure experiment (runs) in a lab with little room', function ()
     assert.equal(run.result.answer.status, run.result.stop.status)
     // it grew into its reservation, past every bound, and was stopped within the room it had
     assert.ok(cell.peakHeldBytes > 4 * BATCH_BYTES, `held ${cell.peakHeldBytes}`)
-    assert.ok(cell.peakHeldBytes < 48 * 1024 * 1024, `held ${cell.peakHeldBytes}`)
+    assert.ok(cell.peakHeldBytes < ROOM, `held ${cell.peakHeldBytes}`)
     assert.equal((await call(`${lab.url}/experiments`)).status, 200)
   })
 })
