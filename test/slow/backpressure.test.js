@@ -55,9 +55,10 @@ describe('backpressure experiment (runs)', function () {
       assert.ok(s.read.inflatedBytes - s.consumer.consumedBytes <= inflatedBounds, `at ${s.ms} ms: ${s.read.inflatedBytes} inflated, ${s.consumer.consumedBytes} consumed`)
       assert.ok(s.consumer.queuedBatches <= 3, `at ${s.ms} ms the consumer's queue held ${s.consumer.queuedBatches} batches`)
     }
-    // the 4 MB of gzip cannot all fit the streams: it waits in the kernels and in the client
-    assert.ok(samples.some(function clientWaits (s) { return s.client?.waitingBytes > 0 || s.kernel.clientSendQueue > 0 }), 'the client had bytes waiting')
     if (procAvailable()) {
+      // the 4 MB of gzip cannot all fit the streams: it waits in the kernels and in the client
+      // (where the kernel's queues cannot be read, most of the wait is in them, unseen)
+      assert.ok(samples.some(function clientWaits (s) { return s.client?.waitingBytes > 0 || s.kernel.clientSendQueue > 0 }), 'the client had bytes waiting')
       assert.ok(samples.some(function queued (s) { return s.kernel.serverReceiveQueue > 0 }), 'the server\'s receive queue held bytes')
     } else {
       assert.ok(samples.every(function unread (s) { return s.kernel.source === null && s.kernel.serverReceiveQueue === null }))
