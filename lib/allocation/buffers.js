@@ -54,7 +54,7 @@ function wrapAllocators () {
     const original = Buffer[name]
     if (typeof original !== 'function') continue
     originals.set(name, original)
-    Buffer[name] = name === 'from' ? sampledFrom(original) : sampledAllocator(original)
+    Buffer[name] = name === 'from' ? sampled(original, fromAllocates) : sampled(original)
   }
 }
 
@@ -63,7 +63,11 @@ function unwrapAllocators () {
   originals = null
 }
 
-function sampledAllocator (original) {
+/**
+ * `original` wrapped: its allocation noted, unless `allocates(args)` says this call makes none;
+ * calls it makes itself (concat's allocUnsafe) are part of it, not noted again.
+ */
+function sampled (original, allocates = function always () { return true }) {
   return function sampledAllocation () {
     if (inside) return original.apply(this, arguments)
     inside = true
@@ -73,25 +77,14 @@ function sampledAllocator (original) {
     } finally {
       inside = false
     }
-    noteAllocation(buffer, sampledAllocation)
+    if (allocates(arguments)) noteAllocation(buffer, sampledAllocation)
     return buffer
   }
 }
 
-function sampledFrom (original) {
-  return function sampledBufferFrom (value) {
-    if (inside) return original.apply(this, arguments)
-    inside = true
-    let buffer
-    try {
-      buffer = original.apply(this, arguments)
-    } finally {
-      inside = false
-    }
-    // a Buffer over an ArrayBuffer's memory allocates none
-    if (!isAnyArrayBuffer(value)) noteAllocation(buffer, sampledBufferFrom)
-    return buffer
-  }
+/** Buffer.from over an ArrayBuffer's memory allocates none. */
+function fromAllocates (args) {
+  return !isAnyArrayBuffer(args[0])
 }
 
 function noteAllocation (buffer, wrapper) {
