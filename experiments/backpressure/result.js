@@ -61,6 +61,7 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     kernelReceivePeakBytes: kernelRead ? peakOf(samples, function rx (s) { return s.kernel.serverReceiveQueue }) : null,
     clientSendQueuePeakBytes: kernelRead ? peakOf(samples, function tx (s) { return s.kernel.clientSendQueue }) : null,
     clientWaitingPeakBytes: peakOf(samples, function waiting (s) { return s.client?.waitingBytes }),
+    unreadPeakBytes: peakOf(samples, function unread (s) { return s.read.unreadBytes }),
     stagesAtBound: stages.filter(function sat (s) { return s.nearShare !== null && s.nearShare >= 0.5 }).map(function named (s) { return s.name }).join(', '),
     server
   }
@@ -128,9 +129,10 @@ function verdicts (cell, stages, samples, modes, kernelRead, seenEnd) {
     ]
   }
   const over = stages.filter(function past (s) { return s.peak !== null && s.bound !== null && s.peak > s.bound + STAGE_SLACK })
+  // the pause reached the client when its own buffer held bytes, or when the kernels held more
+  // than the server's socket would take in one read: nobody was reading them
   const reached = samples.some(function backedUp (s) {
-    const clientWaits = (s.client?.waitingBytes ?? 0) > 0 || (s.kernel.clientSendQueue ?? 0) > 0
-    return clientWaits && (!kernelRead || (s.kernel.serverReceiveQueue ?? 0) > 0)
+    return (s.client?.waitingBytes ?? 0) > 0 || (s.read.unreadBytes ?? 0) > s.stages[0].bound
   })
   const ratio = cell.arrivedInflatedMBps !== null && cell.consumerMBps ? cell.arrivedInflatedMBps / cell.consumerMBps : null
   const memory = cell.server?.peakAboveIdle ?? cell.peakRssAboveIdle
@@ -140,7 +142,7 @@ function verdicts (cell, stages, samples, modes, kernelRead, seenEnd) {
       : { verdict: 'unbounded', text: `${over.map(function named (s) { return `${s.name} (${formatMiB(s.peak)})` }).join(', ')} passed the bound and one chunk.`, ok: false },
     samples.length === 0
       ? { verdict: 'unsampled', text: 'The upload ended before the first sample: no queue was seen.', ok: null }
-      : { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: the client had bytes waiting${kernelRead ? ' and the server\'s receive queue was full' : ''} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
+      : { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: bytes the client wrote waited${kernelRead ? ` (the server's receive queue at most ${formatMiB(cell.kernelReceivePeakBytes)})` : ' in the kernels'} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
     ratio === null
       ? { verdict: 'rates unseen', text: 'The run was too short to compare the two sides\' rates.', ok: null }
       : { verdict: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN ? 'rates agree' : 'rates differ', text: `Over the second half the client's bytes reached the server at ${cell.arrivedInflatedMBps} MB/s (inflated), the consumer took ${cell.consumerMBps} MB/s.`, ok: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN },

@@ -122,7 +122,11 @@ export async function run (ctx) {
 export function composeSample (server, client, params, previous) {
   const sentBytes = client?.done ?? 0
   // what reached the server's end of the connection, read in one look: on loopback, what left the client's
-  const arrivedBytes = server.compressedBytes + server.stages[0].bytes + server.stages[1].bytes + (server.kernel.serverReceiveQueue ?? 0)
+  const readBytes = server.compressedBytes + server.stages[0].bytes + server.stages[1].bytes
+  const arrivedBytes = readBytes + (server.kernel.serverReceiveQueue ?? 0)
+  // left the client, not yet read by the server: in the two kernels' queues, seen on every platform
+  // (the client's report is older than the server's look, so this errs low)
+  const unreadBytes = client === null ? null : Math.max(0, sentBytes - readBytes)
   // the server's clock for both sides: the client's report is at most one of its intervals old
   const seconds = previous === null ? 0 : (server.ms - previous.ms) / 1000
   function perSecond (now, before) {
@@ -134,7 +138,7 @@ export function composeSample (server, client, params, previous) {
     stages: server.stages,
     held: server.held,
     consumer: server.consumer,
-    read: { arrivedBytes, compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
+    read: { arrivedBytes, unreadBytes, compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
     kernel: server.kernel,
     client: client === null ? null : { writtenBytes: client.writtenBytes, sentBytes, waitingBytes: client.waitingBytes, bound: client.bound },
     rss: server.rss,
