@@ -19,15 +19,18 @@ import { publishedTable } from './published.js'
 
 /**
  * @param {{ name: string, title: string, params: ReadonlyArray<object>, normalizeParams: Function }} experiment
- * @param {{ summary: string, table: (result: object) => string, labFlags?: string[], appOptions?: object }} settings
+ * @param {{ summary: string, table: (result: object) => string, labFlags?: string[], appOptions?: object,
+ *   warmUp?: (params: object) => object }} settings
  *   `table`: the markdown of a result (the published figures are added after it);
- *   `labFlags`: extra server.js flags for the fresh lab; `appOptions`: what the lab runs with (limits some params)
+ *   `labFlags`: extra server.js flags for the fresh lab; `appOptions`: what the lab runs with (limits some params);
+ *   `warmUp`: the params of a run made first on the same lab, its result dropped, where a fresh process's
+ *   one-time growth (code compiled, heap grown) would otherwise count as the measured run's
  * @returns {Readonly<{ name: string, summary: string, usage: string, options: object,
  *   normalize: (values: object) => object, run: (params: object, report: Function) => Promise<object> }>}
  */
 export function experimentBench (experiment, settings) {
   const { name } = experiment
-  const { summary, table, labFlags = [], appOptions = DEFAULTS } = settings
+  const { summary, table, labFlags = [], appOptions = DEFAULTS, warmUp = null } = settings
   if (typeof summary !== 'string' || typeof table !== 'function') throw new TypeError('experimentBench needs { summary, table }')
 
   /** Normalise parsed flags: the experiment's own check, a TypeError naming the flag. */
@@ -48,11 +51,18 @@ export function experimentBench (experiment, settings) {
     let state
     try {
       const client = createLabClient({ url: lab.url, hasExited: function hasExited () { return exited } }, new AbortController().signal)
-      state = await client.run(name, params, function relayProgress (current) {
-        const p = current.progress ?? {}
-        const label = [p.stage, p.route ? `/${p.route}` : '', p.cell].filter(Boolean).join(' · ')
-        report({ type: 'progress', done: p.done ?? 0, total: p.total ?? 0, label })
-      })
+      function relayProgress (prefix) {
+        return function relay (current) {
+          const p = current.progress ?? {}
+          const label = [prefix, p.stage, p.route ? `/${p.route}` : '', p.cell].filter(Boolean).join(' · ')
+          report({ type: 'progress', done: p.done ?? 0, total: p.total ?? 0, label })
+        }
+      }
+      if (warmUp !== null) {
+        const warm = await client.run(name, warmUp(params), relayProgress('warm-up'))
+        if (warm.status !== 'done') throw new Error(`the ${name} warm-up run ${warm.status}: ${warm.error ? describeServerError(warm.error.status, warm.error) : 'no error given'}`)
+      }
+      state = await client.run(name, params, relayProgress(''))
     } finally {
       await lab.stop()
     }
