@@ -26,6 +26,8 @@ export function createPipelineLive (box) {
   box.replaceChildren(make('h2', {}, 'The pipeline, client to consumer'), status, controls, message, viewBox)
   box.hidden = true
   const view = createPipelineView(viewBox)
+  // a change is sent as it is made: Enter in a field must not submit (and reload) the page
+  controls.addEventListener('submit', function stay (event) { event.preventDefault() })
   /** the run drawn: { id, name, running } */
   let current = null
   /** experiment name -> its schema's params (a promise, asked once) */

@@ -12,6 +12,8 @@ import { formatBytes } from './format.js'
 
 /** Room above a bound, so its line sits below the bar's top until a peak passes it. */
 const BOUND_ROOM = 1.25
+/** The highest a bound or peak mark is drawn (% of the tube), inside its frame. */
+const MARK_TOP = 97
 
 /**
  * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
@@ -148,10 +150,11 @@ function drawBar (d, b) {
   d.peak = Math.max(d.peak, b.bytes ?? 0)
   const scale = Math.max(1, d.peak, (b.bound ?? 0) * BOUND_ROOM)
   d.fill.style.height = `${percent(b.bytes ?? 0, scale)}%`
-  d.peakTick.style.bottom = `${percent(d.peak, scale)}%`
+  // a mark at the very top would sit on the tube's edge, out of sight
+  d.peakTick.style.bottom = `${Math.min(MARK_TOP, percent(d.peak, scale))}%`
   d.peakTick.hidden = d.peak === 0
   d.boundLine.hidden = b.bound === null
-  if (b.bound !== null) d.boundLine.style.bottom = `${percent(b.bound, scale)}%`
+  if (b.bound !== null) d.boundLine.style.bottom = `${Math.min(MARK_TOP, percent(b.bound, scale))}%`
   const over = b.bound !== null && b.bytes !== null && b.bytes > b.bound
   d.node.classList.toggle('over', over)
   d.node.classList.toggle('unknown', b.bytes === null)
@@ -163,7 +166,7 @@ function drawBar (d, b) {
 }
 
 function percent (bytes, scale) {
-  return Math.min(100, Math.max(0, (bytes / scale) * 100)).toFixed(1)
+  return Math.round(Math.min(100, Math.max(0, (bytes / scale) * 100)) * 10) / 10
 }
 
 /**
