@@ -33,6 +33,8 @@ export function createPipelineLive (box) {
   /** experiment name -> its schema's params (a promise, asked once) */
   const schemas = new Map()
   let pending = 0
+  /** param -> the value the server took, until a sample shows it applied (the run applies it at its next look) */
+  let wanted = new Map()
 
   /** A /metrics event: the `experiment` ones are this view's. */
   function onEvent (type, event) {
@@ -50,6 +52,7 @@ export function createPipelineLive (box) {
 
   function follow (event) {
     current = { id: event.id, name: event.name, running: true }
+    wanted = new Map()
     view.reset()
     box.hidden = false
     message.textContent = ''
@@ -76,7 +79,8 @@ export function createPipelineLive (box) {
     message.dataset.kind = 'info'
     message.textContent = `Sending ${param.name} ${given}…`
     try {
-      await requestJson('PATCH', `/experiments/${encodeURIComponent(run.id)}`, { params: { [param.name]: given } })
+      const answer = await requestJson('PATCH', `/experiments/${encodeURIComponent(run.id)}`, { params: { [param.name]: given } })
+      if (current === run) wanted.set(param.name, answer?.params?.[param.name])
       message.textContent = `${param.name} ${given} sent: the next samples show it applied.`
     } catch (err) {
       message.dataset.kind = 'error'
@@ -86,11 +90,14 @@ export function createPipelineLive (box) {
     }
   }
 
-  /** The samples' settings into the controls, unless one is being edited or a change is on its way. */
+  /** The samples' settings into the controls, unless one is being edited or a change is on its way (sent, or not yet applied). */
   function syncControls (settings) {
     if (settings === null || typeof settings !== 'object' || pending > 0) return
     for (const input of controls.querySelectorAll('[data-live]')) {
-      const value = settings[input.dataset.live]
+      const name = input.dataset.live
+      const value = settings[name]
+      if (wanted.has(name) && String(wanted.get(name)) !== String(value)) continue
+      wanted.delete(name)
       if (input !== document.activeElement && (typeof value === 'string' || Number.isFinite(value))) input.value = String(value)
     }
   }

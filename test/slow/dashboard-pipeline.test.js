@@ -112,6 +112,8 @@ describe('the backpressure pipeline, on the dashboard in Chromium', function () 
     }, { receive: RECEIVE, upstream: STAGES.slice(0, -1) })
     const after = (await page.evaluate(function read () { return window.pipelineRead() })).bars
     assert.match(after['stage:consumer'].text, /over its bound/)
+    // the switch shows the mode the samples show
+    assert.equal(await page.inputValue('#pipeline-mode'), 'ignore')
     // vermillion (#D55E00), not the sky blue of a bar within its bound
     assert.equal(after['stage:consumer'].colour, 'rgb(213, 94, 0)')
     assert.equal(after.client.colour, 'rgb(86, 180, 233)')
