@@ -7,7 +7,8 @@
  * A window (`window()`, the sites since the previous one):
  * `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites` are the `top` sites by
  * allocated plus held bytes, each
- * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string', allocatedBytes, heldBytes, samples }`
+ * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string'|'parsed', allocatedBytes, heldBytes, samples }`
+ * ('parsed': a text JSON.parse read, made elsewhere: strings.js)
  * (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings; else the most
  * held at the window's end or at a `notePeak` within it),
  * and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each kind's `{ allocatedBytes, heldBytes, samples }`

@@ -54,11 +54,14 @@ export class SiteTable {
     return this.#countdown <= 0
   }
 
-  /** Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until `holder` is collected. */
-  record (site, bytes, holder) {
+  /**
+   * Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until
+   * `holder` is collected; `kind`, where it is not the table's (strings.js: a text parsed).
+   */
+  record (site, bytes, holder, kind = this.#kind) {
     this.#countdown = nextCountdown(this.#interval)
     const weight = bytes / -Math.expm1(-bytes / this.#interval)
-    const entry = this.#siteFor(site)
+    const entry = this.#siteFor(site, kind)
     entry.allocatedBytes += weight
     entry.samples++
     this.#totals.allocatedBytes += weight
@@ -69,12 +72,12 @@ export class SiteTable {
     this.#registry.register(holder, { entry, weight })
   }
 
-  #siteFor (site) {
-    const key = siteKey(site, this.#kind)
+  #siteFor (site, kind) {
+    const key = siteKey(site, kind)
     let entry = this.#sites.get(key)
     if (entry === undefined) {
-      if (this.#sites.size >= MOST_SITES) return this.#siteFor(OTHER_SITES)
-      entry = { ...site, kind: this.#kind, allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0, peakHeld: 0 }
+      if (this.#sites.size >= MOST_SITES) return this.#siteFor(OTHER_SITES, kind)
+      entry = { ...site, kind, allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0, peakHeld: 0 }
       this.#sites.set(key, entry)
     }
     return entry
@@ -169,9 +172,9 @@ export class WrappingRecorder {
     return this.#table.count(bytes)
   }
 
-  /** Charge a sampled allocation of `bytes` to `site`, held (where the kind is) until `holder` is collected. */
-  record (site, bytes, holder = null) {
-    this.#table.record(site, bytes, holder)
+  /** See SiteTable.record. */
+  record (site, bytes, holder = null, kind = undefined) {
+    this.#table.record(site, bytes, holder, kind)
   }
 
   /** See SiteTable.notePeak. */
