@@ -28,7 +28,7 @@ function routeHead (route, entry, growth) {
   const known = Object.hasOwn(ROUTE_COLORS, route)
   const grew = growth === undefined
     ? 'growth not known yet'
-    : `grew ${formatMiB(growth.bytes)} (${growth.from === 'results' ? 'peak above idle' : 'its largest request\'s peak'})`
+    : `grew ${formatMiB(growth.bytes)} (${growth.from === 'results' ? 'peak above idle' : 'the most one request held'})`
   const windows = entry === null ? 'no window of its own' : `${entry.windows} window${entry.windows === 1 ? '' : 's'}`
   return make('h3', {},
     make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' }),
