@@ -11,7 +11,12 @@ export async function call (url, method = 'GET', body) {
     init.headers = { 'content-type': 'application/json' }
     init.body = JSON.stringify(body)
   }
-  const res = await fetch(url, init)
+  const res = await fetch(url, init).catch(function again (err) {
+    // a GET on a kept-alive connection the server closed as it was sent (a lab in this process,
+    // its loop held by /bad's parse, times the idle socket out late): idempotent, so asked again
+    if (method === 'GET' && err?.cause?.code === 'ECONNRESET') return fetch(url, init)
+    throw err
+  })
   return { status: res.status, headers: res.headers, body: await res.json() }
 }
 

@@ -89,7 +89,8 @@ export class SiteSampling {
   #runs = new Set()
   #asks = 0
   #timer = null
-  #collecting = false
+  /** The window being collected (a promise), or null */
+  #collecting = null
   #latest = null
   #seq = 0
   /** interval -> the seq of the window its samples last carried */
@@ -99,6 +100,8 @@ export class SiteSampling {
   /** routes with a request since the last window */
   #routesSince = new Set()
   #lastWindowAt = 0
+  /** As the latest run ended: the newest window, which intervals it was given at, and the last (a promise) */
+  #ending = null
   /** The highest request peak noted in this window */
   #peakNoted = 0
   #stopPeaks
@@ -144,8 +147,15 @@ export class SiteSampling {
 
   #onExperiment = function onExperiment (event) {
     if (event?.phase === 'start') this.#runs.add(event.id)
-    else if (['result', 'error', 'cancelled'].includes(event?.phase)) this.#runs.delete(event.id)
-    else return
+    else if (['result', 'error', 'cancelled'].includes(event?.phase)) {
+      this.#runs.delete(event.id)
+      // the run's last window, from the timer's last tick to its end, taken before sampling stops;
+      // and the newest, which no sample may have carried yet
+      const newest = this.#latest
+      const given = new Map(this.#given)
+      const last = this.active ? this.collect(Date.now(), { ending: true }).catch(reportFailure) : Promise.resolve(null)
+      this.#ending = last.then(function ended (window) { return { newest, given, last: window ?? null } })
+    } else return
     this.#update()
   }.bind(this)
 
@@ -202,26 +212,48 @@ export class SiteSampling {
   }
 
   /**
+   * The windows of the latest run that no sample at `interval` carried: the newest, if not
+   * given yet, and the one collected as the run ended. A run's record keeps them last
+   * (lib/runs/recorder.js), since its samples stop with the run.
+   * @param {number} interval the recorder's sample interval
+   * @returns {Promise<object[]>}
+   */
+  async endingWindows (interval) {
+    if (this.#ending === null) return []
+    const { newest, given, last } = await this.#ending
+    return [newest !== null && given.get(interval) !== newest.seq ? newest.window : null, last].filter(Boolean)
+  }
+
+  /**
    * The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait).
    * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
+   * @param {{ ending?: boolean }} [how] `ending`: a run's last window: the one being collected, if
+   *   one is, else a new one
    */
-  async collect (at = Date.now()) {
-    if (!this.active || this.#collecting) return this.#latest?.window ?? null
-    this.#collecting = true
+  async collect (at = Date.now(), { ending = false } = {}) {
+    // a window being collected (the timer's, late behind a parse that held the loop) is the run's last
+    if (this.#collecting !== null) return ending ? this.#collecting : this.#latest?.window ?? null
+    if (!this.active) return this.#latest?.window ?? null
+    this.#collecting = this.#closeWindow(at)
     try {
-      const main = { thread: 'main', window: this.#sampler.window() }
-      this.#peakNoted = 0
-      this.#lastWindowAt = at
-      this.#routesSince = new Set(this.#inFlight.values())
-      const threads = this.#pool === null ? [] : await this.#pool.allocationWindows()
-      // stopped while the threads answered: their window is of no sampling
-      if (!this.active) return null
-      this.#latest = { seq: ++this.#seq, window: Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) }) }
-      return this.#latest.window
+      return await this.#collecting
     } finally {
-      this.#collecting = false
+      this.#collecting = null
     }
   }
+
+  async #closeWindow (at) {
+    const main = { thread: 'main', window: this.#sampler.window() }
+    this.#peakNoted = 0
+    this.#lastWindowAt = at
+    this.#routesSince = new Set(this.#inFlight.values())
+    const threads = this.#pool === null ? [] : await this.#pool.allocationWindows()
+    const window = Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) })
+    // stopped while the threads answered: no sample takes it, though a run's record may
+    if (this.active) this.#latest = { seq: ++this.#seq, window }
+    return window
+  }
+
 
   close () {
     this.#events.off('experiment', this.#onExperiment)

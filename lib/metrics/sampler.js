@@ -136,6 +136,11 @@ export class Sampler extends EventEmitter {
     return this.#options.interval
   }
 
+  /** The allocation-site sampling the samples carry windows of (lib/metrics/alloc-sites.js), or null. */
+  get allocationSites () {
+    return this.#options.allocationSites
+  }
+
   /** Whether anything is being sampled (timers, histogram and GC observer running). */
   get active () {
     return this.#groups.size > 0

@@ -92,8 +92,13 @@ export function createRunRecorder (settings) {
       end: function end (final) {
         if (ended) return Promise.resolve()
         ended = true
+        // the run's last windows of allocation sites, which no sample carried: its samples stop with it
+        const lastSites = sampler.allocationSites?.endingWindows(interval) ?? []
         stopListening()
-        const done = write(final).catch(function reportUnwritten (err) {
+        const done = Promise.resolve(lastSites).then(function keepLastSites (windows) {
+          for (const window of windows) timeline.addSiteWindow(window)
+          return write(final)
+        }).catch(function reportUnwritten (err) {
           warn(`streamlab: the record of run ${run.id} was not written: ${err.message}`)
           events.emit('run-record', { id: run.id, name: run.name, time: Date.now(), error: { type: err.type ?? 'internal', message: err.message } })
         }).finally(function written () { writing.delete(done) })

@@ -179,7 +179,21 @@ export function createTimeline (settings) {
   let siteWindows = []
   let siteWindowsSeen = 0
 
+  function addSiteWindow (allocationSites, time) {
+    const window = readWindow(allocationSites, time)
+    if (window === null) return
+    window.routes = routesInWindow(routes, window)
+    siteWindowsSeen++
+    siteSummary.add(window)
+    siteWindows.push(window)
+    if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
+  }
+
   return Object.freeze({
+    /** A window of allocation sites no sample carried (a run's last, lib/metrics/alloc-sites.js). */
+    addSiteWindow: function addLastSiteWindow (allocationSites) {
+      addSiteWindow(allocationSites, allocationSites?.at ?? Date.now())
+    },
     /** A sample as the sampler gives it. */
     addSample: function addSample (sample) {
       samplesSeen++
@@ -189,14 +203,7 @@ export function createTimeline (settings) {
         for (const e of collections) gcEvents.push(e)
         if (gcEvents.length > bounds.maxGcEvents * 1.25) gcEvents = thinGcEvents(gcEvents, bounds.maxGcEvents)
       }
-      const window = readWindow(allocationSites, sample.time)
-      if (window !== null) {
-        window.routes = routesInWindow(routes, window)
-        siteWindowsSeen++
-        siteSummary.add(window)
-        siteWindows.push(window)
-        if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
-      }
+      addSiteWindow(allocationSites, sample.time)
       let kept = rest
       if (Array.isArray(sample.requests) && sample.requests.length > bounds.maxRequests) {
         const sorted = [...sample.requests].sort(function mostHeld (a, b) { return heldSum(b) - heldSum(a) })

@@ -58,3 +58,31 @@ describe('which code holds the bytes of a run through POST /experiments', functi
     for (const site of top) assert.match(site.file ?? '', CHUNK_PATH, siteLine(site))
   })
 })
+
+describe('which code holds the bytes of a run of /bad alone, its last window closed as the run ends', function () {
+  this.timeout(240_000)
+  let dataDir
+  let lab
+
+  before(async function startIt () {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-runs-sites-bad-'))
+    lab = await startLab({ dataDir })
+  })
+
+  after(async function stopLab () {
+    await lab?.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('keeps the window the run ended in: /bad\'s top site in its buffering code', async function () {
+    const run = await runExperiment(lab.url, 'ingest', { route: 'bad', bytes: '50MB' })
+    assert.equal(run.status, 'done', JSON.stringify(run.error))
+    await lab.app.locals.runRecorder.settled()
+    const record = await (await fetch(`${lab.url}/runs/${run.id}`)).json()
+    const [top] = sitesOf(record, 'bad')
+    assert.ok(top, `a /bad site in ${record.timeline.siteWindows?.length} windows`)
+    assert.deepEqual([top.file, top.functionName], ['lib/ingest/buffered.js', 'parseWhole'], sitesOf(record, 'bad').slice(0, 4).map(siteLine).join(', '))
+    // the last window closed when the run ended, after the timer's last tick
+    assert.ok(record.timeline.siteWindows.at(-1).time >= run.endedAt - 1000, `last window at ${record.timeline.siteWindows.at(-1).time}, run ended ${run.endedAt}`)
+  })
+})
