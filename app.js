@@ -164,7 +164,7 @@ function wireApp (app, opts, closers, closing) {
     app.use(opts.extraRoutes)
   }
   // allocation sites of the main thread and the parse threads, sampled only while the sampler samples and they are wanted
-  const allocationSites = createSiteSampling({ mode: normalizeHubOptions(opts.metrics).allocationSampling, events, pool: ingest.pool })
+  const allocationSites = createSiteSampling({ mode: normalizeHubOptions(opts.metrics).allocationSampling, events, pool: ingest.pool, held })
   app.locals.allocationSites = allocationSites
   closers.push(function closeAllocationSites () { allocationSites.close() })
   // samples only while something subscribes (/metrics clients, experiments)

@@ -23,6 +23,7 @@ import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
 import { connectMetrics } from './metrics-connection.js'
 import { createOutcomes, resetPeakButton } from './outcomes-view.js'
+import { createPipelineLive } from './pipeline-live.js'
 import { createReplay } from './replay.js'
 import { RequestHeld } from './request-held.js'
 import { createRunsPanel } from './runs-panel.js'
@@ -135,9 +136,11 @@ const replay = createReplay({
 const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
 const outcomesView = createOutcomes({ banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel })
 const sitesView = createLiveSites(byId('sites'))
+const pipelineLive = createPipelineLive(byId('pipeline'))
 
 function onEvent (type, data) {
   sitesView.onEvent(type, data)
+  pipelineLive.onEvent(type, data)
   if (type === 'sample') onSample(data)
   else if (type === 'request') {
     marks.onRequest(data)

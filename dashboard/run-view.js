@@ -14,6 +14,7 @@ import { make } from './dom.js'
 import { formatCount, formatMiB, formatMs, MiB } from './format.js'
 import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
+import { recordedPipeline, showRecordedPipeline } from './pipeline-view.js'
 import { RequestHeld } from './request-held.js'
 import { renderResults, shortId } from './results-view.js'
 import { storeSample } from './sample-parts.js'
@@ -135,6 +136,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
 
   function destroy () {
     if (drawn !== null) for (const chart of drawn.charts) chart.destroy()
+    drawn?.pipeline?.destroy()
     drawn = null
     container.replaceChildren()
   }
@@ -152,19 +154,23 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
     const logButton = make('button', { type: 'button', id: id('held-log'), 'aria-pressed': 'false', 'aria-controls': id('held-chart') }, 'Log scale')
     const results = make('section', { class: 'results-box', id: id('results') })
     const sitesBox = make('section', { class: 'sites-box', id: id('sites') })
+    const pipelineSamples = recordedPipeline(record.results)
+    const pipelineBox = make('section', { class: 'pipeline-box', id: id('pipeline'), 'aria-label': 'The recorded run\'s pipeline, client to consumer' })
     if (record.timeline.samples.length === 0 && record.timeline.spans.length === 0) {
       // measured from outside (a bench of fresh labs, a grading): results alone, no empty charts
       container.replaceChildren(
         make('h2', { class: 'replay-title' }, recordTitle(record)),
         ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }),
+        ...(pipelineSamples === null ? [] : [pipelineBox]),
         results)
-      drawn = { record, stores, charts: [], parts: null }
+      drawn = { record, stores, charts: [], parts: null, pipeline: pipelineSamples && showRecordedPipeline(pipelineBox, pipelineSamples, { idPrefix }) }
       showResults(results, record)
       return
     }
     container.replaceChildren(
       make('h2', { class: 'replay-title' }, recordTitle(record)),
       ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }),
+      ...(pipelineSamples === null ? [] : [pipelineBox]),
       make('div', { class: 'chart-grid' },
         make('div', { class: 'chart-box memory' }, canvases.memory),
         make('div', { class: 'held-box' }, make('div', { class: 'held-head' }, logButton), make('div', { class: 'chart-box held' }, canvases.held)),
@@ -176,7 +182,14 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
     const charts = createCharts({ memoryCanvas: canvases.memory, loopCanvas: canvases.loop, store: stores.store, marks: stores.marks })
     const bytesChart = createBytesChart({ canvas: canvases.bytes, store: stores.store, marks: stores.marks, spaces: function spacesSeen () { return stores.spaces } })
     const heldChart = createHeldChart({ canvas: canvases.held, held: stores.held })
-    drawn = { record, stores, charts: [charts.memory, charts.loop, bytesChart.chart, heldChart.chart], parts: { charts, bytesChart, heldChart }, sites: renderRecordSites(sitesBox, record) }
+    drawn = {
+      record,
+      stores,
+      charts: [charts.memory, charts.loop, bytesChart.chart, heldChart.chart],
+      parts: { charts, bytesChart, heldChart },
+      sites: renderRecordSites(sitesBox, record),
+      pipeline: pipelineSamples && showRecordedPipeline(pipelineBox, pipelineSamples, { idPrefix })
+    }
     logButton.addEventListener('click', function toggleHeldScale () {
       const log = logButton.getAttribute('aria-pressed') !== 'true'
       logButton.setAttribute('aria-pressed', String(log))
@@ -203,7 +216,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
   /** What is drawn, for the page's debug view: the peaks as the charts hold them (bytes), the spans, the bars. */
   function state () {
     if (drawn === null) return null
-    if (drawn.parts === null) return { id: drawn.record.id, title: drawn.record.run.title, routes: [...drawn.record.run.routes], samples: 0, spans: 0, charts: false }
+    if (drawn.parts === null) return { id: drawn.record.id, title: drawn.record.run.title, routes: [...drawn.record.run.routes], samples: 0, spans: 0, charts: false, pipeline: drawn.pipeline?.state() ?? null }
     const { store, marks } = drawn.stores
     const peak = function peakOf (key) { const max = store.maxOf(key); return max === null ? null : max * MiB }
     return {
@@ -219,7 +232,8 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
       range: [...drawn.stores.range],
       layers: drawn.parts.bytesChart.shown().map(function key (layer) { return layer.key }),
       bars: drawn.parts.heldChart.state().bars.map(function bar (b) { return { route: b.route, id: b.id, total: b.total } }),
-      sites: drawn.sites
+      sites: drawn.sites,
+      pipeline: drawn.pipeline?.state() ?? null
     }
   }
 

@@ -28,7 +28,7 @@ function routeHead (route, entry, growth) {
   const known = Object.hasOwn(ROUTE_COLORS, route)
   const grew = growth === undefined
     ? 'growth not known yet'
-    : `grew ${formatMiB(growth.bytes)} (${growth.from === 'results' ? 'peak above idle' : 'its largest request\'s peak'})`
+    : `grew ${formatMiB(growth.bytes)} (${growth.from === 'results' ? 'peak above idle' : 'the most one request held'})`
   const windows = entry === null ? 'no window of its own' : `${entry.windows} window${entry.windows === 1 ? '' : 's'}`
   return make('h3', {},
     make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' }),
@@ -117,7 +117,7 @@ export function renderRecordSites (box, record) {
 
 /**
  * The live view: fed every stream event (`onEvent`), it adds each sample's window to the run's
- * summary and draws it; a run's start begins a new one, its result gives each route's growth.
+ * summary and draws it; a run's start begins a new one, its result gives the growth of a route whose requests did not.
  * @param {HTMLElement} box
  * @returns {{ onEvent: (type: string, data: unknown) => void, state: () => object }}
  */
@@ -138,8 +138,8 @@ export function createLiveSites (box) {
     if (type === 'request') {
       tracker.onRequest(data)
       if (data.phase === 'start' && typeof data.route === 'string' && !routes.includes(data.route) && routes.length < 16) routes.push(data.route)
-      // until the run's result says it, a route's growth is its largest request's peak
-      if (data.phase === 'end' && Number.isFinite(data.heldPeak) && growth.get(data.route)?.from !== 'results' && data.heldPeak > (growth.get(data.route)?.bytes ?? -1)) {
+      // a route's growth is its largest request's peak (sites.js growthByRoute)
+      if (data.phase === 'end' && Number.isFinite(data.heldPeak) && data.heldPeak > 0 && (growth.get(data.route)?.from !== 'requests' || data.heldPeak > growth.get(data.route).bytes)) {
         growth.set(data.route, { bytes: data.heldPeak, from: 'requests' })
       }
     } else if (type === 'sample') {
@@ -164,7 +164,8 @@ export function createLiveSites (box) {
         } catch {
           // a result the contract's readers cannot read leaves the requests' peaks as the growth
         }
-        for (const [route, grew] of grown) growth.set(route, grew)
+        // the result's peak above idle only where no request said what it held
+        for (const [route, grew] of grown) if (!growth.has(route)) growth.set(route, grew)
         if (windows > 0) draw()
       }
     }

@@ -77,6 +77,22 @@ describe('where the bytes are', function () {
       assert.equal(holding.peak.total, 5050, 'and keeps its peak for its end event')
     })
 
+    it('tells its peak listeners when a stage set whole raises a request\'s peak, and only then', function () {
+      const ledger = createHeldLedger(INGEST_STAGES)
+      const told = []
+      const stop = ledger.onPeak(function heard (holding) { told.push([holding.id, holding.peak.total]) })
+      const holding = ledger.open(7, 'bad')
+      holding.set('read', 100)
+      holding.set('inflate', 400)
+      holding.set('read', 50)
+      holding.watch('parse', function reading () { return 1000 })
+      ledger.read()
+      assert.deepEqual(told, [[7, 100], [7, 500]], 'a lower sum, and a peak seen by a sample, tell nobody')
+      stop()
+      holding.set('tally', 2000)
+      assert.equal(told.length, 2)
+    })
+
     it('reads a stage that fails, or says nonsense, as holding nothing: a sample never throws', function () {
       const ledger = createHeldLedger(INGEST_STAGES)
       const holding = ledger.open(1, 'good')

@@ -108,9 +108,10 @@ function steadyRates (samples) {
   const to = steady.at(-1)
   if (!from || !to || to.ms - from.ms < 1000) return { clientSent: null, arrived: null, consumed: null }
   const seconds = (to.ms - from.ms) / 1000
+  // `arrived` counts the receive queue, which rises and falls by a megabyte: over a short half, noise below zero
   return {
     clientSent: from.client === null || to.client === null ? null : (to.client.sentBytes - from.client.sentBytes) / seconds,
-    arrived: (to.read.arrivedBytes - from.read.arrivedBytes) / seconds,
+    arrived: Math.max(0, to.read.arrivedBytes - from.read.arrivedBytes) / seconds,
     consumed: (to.consumer.consumedBytes - from.consumer.consumedBytes) / seconds
   }
 }

@@ -82,20 +82,25 @@ function notSampled (why) {
   return { sampled: false, growthMiB: null, note: `no line named: ${why}`, lines: [] }
 }
 
-/** The lines that allocated most (a line's kinds summed), with their code and what it does. */
+/**
+ * The lines that allocated most (a line's kinds summed), with their code and what it does. A line
+ * that made the bytes comes before one that only parsed a text made elsewhere (kind 'parsed',
+ * lib/allocation/strings.js): `body += chunk` holds the body, `JSON.parse(body)` reads it.
+ */
 function topLines (sites, growth) {
   const byLine = new Map()
   for (const site of sites) {
     const key = `${site.file}\u0000${site.line}`
-    const known = byLine.get(key) ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, heldBytes: null }
+    const known = byLine.get(key) ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, madeBytes: 0, heldBytes: null }
     if (!known.kinds.includes(site.kind)) known.kinds.push(site.kind)
     known.allocatedBytes += site.allocatedBytes
+    if (site.kind !== 'parsed') known.madeBytes += site.allocatedBytes
     if (site.heldBytes !== null) known.heldBytes = (known.heldBytes ?? 0) + site.heldBytes
     byLine.set(key, known)
   }
   return [...byLine.values()]
     .filter(function allocated (l) { return l.allocatedBytes >= MiB / 2 })
-    .sort(function most (a, b) { return b.allocatedBytes - a.allocatedBytes })
+    .sort(function madeMost (a, b) { return madeFirst(b) - madeFirst(a) || b.allocatedBytes - a.allocatedBytes })
     .slice(0, TOP_LINES)
     .map(function described (l) {
       const code = codeAt(l.file, l.line)
@@ -111,6 +116,11 @@ function topLines (sites, growth) {
         does: code === null ? null : whatItDoes(code)
       }
     })
+}
+
+/** 1 for a line that made at least half a MiB, 0 for one that (mostly) only parsed. */
+function madeFirst (line) {
+  return line.madeBytes >= MiB / 2 ? 1 : 0
 }
 
 /** The code of `line` in `file`, trimmed and cut short; null when it cannot be read. */

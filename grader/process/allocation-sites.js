@@ -12,7 +12,7 @@ const POLL_MS = 50
 /** Past this, a table is not read: a writer's own tables are a few hundred sites. */
 const MOST_BYTES = 4 * 1024 * 1024
 const MOST_SITES = 5000
-const KINDS = Object.freeze(['heap', 'buffer', 'string'])
+const KINDS = Object.freeze(['heap', 'buffer', 'string', 'parsed'])
 
 /**
  * The tables in `files()` written at or after `since` (the writers' clock is this machine's),

@@ -8,13 +8,19 @@
  *   allocated and collected within one window is not counted (V8 drops its sample at the
  *   collection), so this is what the window added to the heap, not all it allocated.
  *
+ * `notePeak()` reads the samples alive at a moment the window closes long after (a request's
+ * peak: /bad's string and parsed document live inside one synchronous call): a site's held is
+ * then the larger of the two moments', and allocated counts what either saw. Each read of the
+ * profile costs a mark-compact: V8's inspector always samples with `kSamplingForceGC`, and
+ * Node 20 has no other door to the profiler.
+ *
  * With `collected` the profiler keeps the samples of collected objects too
  * (`includeObjectsCollectedByMajorGC`, `...MinorGC`) and starts again at each window:
  * allocated is then all the window allocated, and held is unknown (null). A parse thread
  * samples so: what it holds is one batch by design, and dies before any window sees it.
  *
- * A heap site is the function that allocated (its first line and column: V8 samples by
- * function, not by line). The profiler sees objects and strings, not a Buffer's bytes, which
+ * A heap site is the function that allocated (its first line and column: a sample's node
+ * carries its function's position, no line within it). The profiler sees objects and strings, not a Buffer's bytes, which
  * are outside the heap (buffers.js counts those).
  */
 import { Session } from 'node:inspector'
@@ -32,6 +38,8 @@ export class HeapRecorder {
   #session = null
   /** The newest sample's ordinal at the last window: newer ones were allocated since. */
   #lastOrdinal = -1
+  /** Since the last window: the most the samples held at a `notePeak`, by site, and the new samples seen there. */
+  #peak = emptyPeak()
   error = null
 
   #collected
@@ -60,6 +68,7 @@ export class HeapRecorder {
     if (this.#session !== null) return
     this.error = null
     this.#lastOrdinal = -1
+    this.#peak = emptyPeak()
     if (owner !== null) {
       this.error = 'V8\'s sampling heap profiler of this thread is taken by another allocation sampler'
       return
@@ -90,54 +99,113 @@ export class HeapRecorder {
   }
 
   /**
-   * The sites now: what each holds, and what it allocated since the last window and still holds.
+   * What the samples hold now, kept when it is the most since the last window (held mode only;
+   * a read forces a mark-compact: see the module comment).
+   */
+  notePeak () {
+    if (this.#session === null || this.#collected) return
+    const samples = this.#samplesNow(post.bind(null, this.#session, 'HeapProfiler.getSamplingProfile'))
+    if (samples === null) return
+    const peak = this.#peak
+    const held = new Map()
+    let total = 0
+    for (const sample of samples) {
+      total += sample.size
+      const site = held.get(sample.key)
+      if (site === undefined) held.set(sample.key, { site: sample.site, bytes: sample.size })
+      else site.bytes += sample.size
+      if (sample.ordinal > this.#lastOrdinal) peak.fresh.set(sample.ordinal, sample)
+    }
+    if (total > peak.total) {
+      peak.total = total
+      peak.held = held
+    }
+  }
+
+  /**
+   * The sites now: what each holds, and what it allocated since the last window and still holds
+   * (or held at a `notePeak`, when that was more).
    * @returns {{ sites: object[], totals: { allocatedBytes: number, heldBytes: number, samples: number } } | null}
    *   null when the profiler is not running
    */
   window () {
     if (this.#session === null) return null
-    let profile
-    try {
-      if (this.#collected) {
-        // the samples of one window only: kept after collection, they would pile up
-        profile = post(this.#session, 'HeapProfiler.stopSampling').profile
-        this.#startSampling(this.#session)
-      } else {
-        profile = post(this.#session, 'HeapProfiler.getSamplingProfile').profile
-      }
-    } catch (err) {
-      this.error = `V8's sampling heap profiler: ${err.message}`
-      return null
-    }
-    const siteOfNode = attributeNodes(profile.head, this.#prefer)
+    const collected = this.#collected
+    const session = this.#session
+    const recorder = this
+    const samples = this.#samplesNow(function read () {
+      if (!collected) return post(session, 'HeapProfiler.getSamplingProfile')
+      // the samples of one window only: kept after collection, they would pile up
+      const answer = post(session, 'HeapProfiler.stopSampling')
+      recorder.#startSampling(session)
+      return answer
+    })
+    if (samples === null) return null
+    const peak = this.#peak
+    this.#peak = emptyPeak()
     const bySite = new Map()
-    const held = this.#collected ? null : 0
+    const held = collected ? null : 0
     const totals = { allocatedBytes: 0, heldBytes: held, samples: 0 }
-    let newest = this.#lastOrdinal
-    for (const sample of profile.samples) {
-      const site = siteOfNode.get(sample.nodeId)
-      if (site === undefined) continue
-      const key = siteKey(site, 'heap')
+    function entryOf (key, site) {
       let entry = bySite.get(key)
       if (entry === undefined) {
         entry = { ...site, kind: 'heap', allocatedBytes: 0, heldBytes: held, samples: 0 }
         bySite.set(key, entry)
       }
+      return entry
+    }
+    function allocated (entry, size) {
+      entry.allocatedBytes += size
+      entry.samples++
+      totals.allocatedBytes += size
+      totals.samples++
+    }
+    let newest = this.#lastOrdinal
+    for (const sample of samples) {
+      const entry = entryOf(sample.key, sample.site)
       if (held !== null) {
         entry.heldBytes += sample.size
         totals.heldBytes += sample.size
       }
-      if (this.#collected || sample.ordinal > this.#lastOrdinal) {
-        entry.allocatedBytes += sample.size
-        entry.samples++
-        totals.allocatedBytes += sample.size
-        totals.samples++
-      }
+      if (collected || sample.ordinal > this.#lastOrdinal) allocated(entry, sample.size)
+      peak.fresh.delete(sample.ordinal)
       if (sample.ordinal > newest) newest = sample.ordinal
     }
+    // what a peak saw allocated and the window's end did not: collected in between
+    for (const [ordinal, sample] of peak.fresh) {
+      allocated(entryOf(sample.key, sample.site), sample.size)
+      if (ordinal > newest) newest = ordinal
+    }
+    for (const [key, { site, bytes }] of peak.held) {
+      const entry = entryOf(key, site)
+      entry.heldBytes = Math.max(entry.heldBytes, bytes)
+    }
+    if (held !== null) totals.heldBytes = Math.max(totals.heldBytes, peak.total)
     this.#lastOrdinal = newest
     return { sites: [...bySite.values()], totals }
   }
+
+  /** The profile's samples, each with its site and key (`read` posts for the profile), or null: `error` says why. */
+  #samplesNow (read) {
+    let profile
+    try {
+      profile = read().profile
+    } catch (err) {
+      this.error = `V8's sampling heap profiler: ${err.message}`
+      return null
+    }
+    const siteOfNode = attributeNodes(profile.head, this.#prefer)
+    const samples = []
+    for (const sample of profile.samples) {
+      const site = siteOfNode.get(sample.nodeId)
+      if (site !== undefined) samples.push({ ordinal: sample.ordinal, size: sample.size, site, key: siteKey(site, 'heap') })
+    }
+    return samples
+  }
+}
+
+function emptyPeak () {
+  return { total: 0, held: new Map(), fresh: new Map() }
 }
 
 /** Inspector calls on the session's own thread answer at once. */

@@ -7,8 +7,10 @@
  * A window (`window()`, the sites since the previous one):
  * `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites` are the `top` sites by
  * allocated plus held bytes, each
- * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string', allocatedBytes, heldBytes, samples }`
- * (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings),
+ * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string'|'parsed', allocatedBytes, heldBytes, samples }`
+ * ('parsed': a text JSON.parse read, made elsewhere: strings.js)
+ * (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings; else the most
+ * held at the window's end or at a `notePeak` within it),
  * and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each kind's `{ allocatedBytes, heldBytes, samples }`
  * (heap null when V8's profiler could not be had: `heapError` says why), and the sites past the
  * top N in `omitted: { count, allocatedBytes, heldBytes }`.
@@ -117,6 +119,17 @@ export class AllocationSampler {
     this.#buffers?.stop()
     this.#strings?.stop()
     this.#heap?.stop()
+  }
+
+  /**
+   * Keep what each site holds now, where it is more than the window will see at its end: a
+   * request's peak, inside a synchronous call whose objects are garbage by then. With a heap
+   * sampled for what it holds, this forces a mark-compact (heap.js).
+   */
+  notePeak () {
+    if (!this.#active) return
+    this.#heap?.notePeak()
+    this.#buffers?.notePeak()
   }
 
   /**

@@ -20,6 +20,7 @@ export class SiteTable {
   #sites = new Map()
   #registry = null
   #totals = null
+  #peakHeld = 0
 
   /**
    * @param {number} intervalBytes mean bytes between two samples
@@ -35,6 +36,7 @@ export class SiteTable {
   /** Every figure from nothing, and the held samples' finalizations with them. */
   reset () {
     this.#sites = new Map()
+    this.#peakHeld = 0
     this.#totals = { allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0 }
     this.#countdown = nextCountdown(this.#interval)
     const table = this
@@ -52,11 +54,14 @@ export class SiteTable {
     return this.#countdown <= 0
   }
 
-  /** Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until `holder` is collected. */
-  record (site, bytes, holder) {
+  /**
+   * Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until
+   * `holder` is collected; `kind`, where it is not the table's (strings.js: a text parsed).
+   */
+  record (site, bytes, holder, kind = this.#kind) {
     this.#countdown = nextCountdown(this.#interval)
     const weight = bytes / -Math.expm1(-bytes / this.#interval)
-    const entry = this.#siteFor(site)
+    const entry = this.#siteFor(site, kind)
     entry.allocatedBytes += weight
     entry.samples++
     this.#totals.allocatedBytes += weight
@@ -67,12 +72,12 @@ export class SiteTable {
     this.#registry.register(holder, { entry, weight })
   }
 
-  #siteFor (site) {
-    const key = siteKey(site, this.#kind)
+  #siteFor (site, kind) {
+    const key = siteKey(site, kind)
     let entry = this.#sites.get(key)
     if (entry === undefined) {
-      if (this.#sites.size >= MOST_SITES) return this.#siteFor(OTHER_SITES)
-      entry = { ...site, kind: this.#kind, allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0 }
+      if (this.#sites.size >= MOST_SITES) return this.#siteFor(OTHER_SITES, kind)
+      entry = { ...site, kind, allocatedBytes: 0, heldBytes: this.#held ? 0 : null, samples: 0, peakHeld: 0 }
       this.#sites.set(key, entry)
     }
     return entry
@@ -83,9 +88,16 @@ export class SiteTable {
     this.#totals.heldBytes -= weight
   }
 
+  /** Each site's held now, kept where it is the most since the last window (a request's peak). */
+  notePeak () {
+    if (!this.#held) return
+    for (const entry of this.#sites.values()) entry.peakHeld = Math.max(entry.peakHeld, entry.heldBytes)
+    this.#peakHeld = Math.max(this.#peakHeld, this.#totals.heldBytes)
+  }
+
   /**
-   * The sites since the last window: what each allocated in it, what each holds now; a site
-   * that holds nothing and allocated nothing leaves the table.
+   * The sites since the last window: what each allocated in it, what each holds now (or held at
+   * a `notePeak`, when that was more); a site that holds nothing and allocated nothing leaves the table.
    * @returns {{ sites: object[], totals: { allocatedBytes: number, heldBytes: number|null, samples: number } }}
    */
   window () {
@@ -93,12 +105,16 @@ export class SiteTable {
     for (const [key, entry] of this.#sites) {
       // what is left of a float's sums once everything it added has been taken away
       if (entry.heldBytes !== null && entry.heldBytes < 1) entry.heldBytes = 0
-      if (entry.allocatedBytes > 0 || entry.heldBytes > 0) sites.push({ ...entry })
+      const { peakHeld, ...site } = entry
+      if (site.heldBytes !== null) site.heldBytes = Math.max(site.heldBytes, peakHeld)
+      if (site.allocatedBytes > 0 || site.heldBytes > 0) sites.push(site)
       if (!(entry.heldBytes > 0)) this.#sites.delete(key)
       entry.allocatedBytes = 0
       entry.samples = 0
+      entry.peakHeld = 0
     }
-    const held = this.#totals.heldBytes === null ? null : Math.max(0, this.#totals.heldBytes)
+    const held = this.#totals.heldBytes === null ? null : Math.max(0, this.#totals.heldBytes, this.#peakHeld)
+    this.#peakHeld = 0
     const totals = { ...this.#totals, heldBytes: held }
     this.#totals.allocatedBytes = 0
     this.#totals.samples = 0
@@ -156,9 +172,14 @@ export class WrappingRecorder {
     return this.#table.count(bytes)
   }
 
-  /** Charge a sampled allocation of `bytes` to `site`, held (where the kind is) until `holder` is collected. */
-  record (site, bytes, holder = null) {
-    this.#table.record(site, bytes, holder)
+  /** See SiteTable.record. */
+  record (site, bytes, holder = null, kind = undefined) {
+    this.#table.record(site, bytes, holder, kind)
+  }
+
+  /** See SiteTable.notePeak. */
+  notePeak () {
+    this.#table.notePeak()
   }
 
   /** See SiteTable.window. */

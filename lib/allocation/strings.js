@@ -6,7 +6,10 @@
  *
  * - `Buffer.prototype.toString` (and so `text += chunk`, which calls it on a Buffer chunk) and
  *   `TextDecoder.prototype.decode`: the string made;
- * - `JSON.parse`: the text parsed (the objects it makes are not weighed, and cost more).
+ * - `JSON.parse`: the text parsed (the objects it makes are not weighed, and cost more); of a
+ *   Buffer, as kind 'string' (it decodes one), of a string, as kind 'parsed': that text was made
+ *   elsewhere, and counted there when it was decoded (`text += chunk`), so a reader can tell the
+ *   line that holds the body from the line that parses it.
  *
  * A string cannot be watched for its collection: what a string site holds is not known (null).
  * A string joined from strings (`+=` on strings already decoded) allocates nothing here: it is
@@ -16,11 +19,11 @@ import { Buffer } from 'node:buffer'
 import { WrappingRecorder } from './site-table.js'
 import { anyPrefers, captureCallSites, siteOfCallSites } from './sites.js'
 
-/** What is wrapped: an owner, a method's name, and what its call is weighed by. */
+/** What is wrapped: an owner, a method's name, what its call is weighed by, and its kind. */
 const TARGETS = Object.freeze([
-  Object.freeze({ owner: Buffer.prototype, name: 'toString', weigh: resultLength }),
-  Object.freeze({ owner: TextDecoder.prototype, name: 'decode', weigh: resultLength }),
-  Object.freeze({ owner: JSON, name: 'parse', weigh: textLength })
+  Object.freeze({ owner: Buffer.prototype, name: 'toString', weigh: resultLength, kindOf: made }),
+  Object.freeze({ owner: TextDecoder.prototype, name: 'decode', weigh: resultLength, kindOf: made }),
+  Object.freeze({ owner: JSON, name: 'parse', weigh: textLength, kindOf: parsedOrMade })
 ])
 
 /** @type {Set<StringRecorder>} the recorders of this thread */
@@ -50,9 +53,9 @@ export function stringsWrapped () {
 }
 
 function wrapTargets () {
-  originals = TARGETS.map(function wrap ({ owner, name, weigh }) {
+  originals = TARGETS.map(function wrap ({ owner, name, weigh, kindOf }) {
     const original = owner[name]
-    owner[name] = sampledCall(original, weigh)
+    owner[name] = sampledCall(original, weigh, kindOf)
     return { owner, name, original }
   })
 }
@@ -62,7 +65,7 @@ function unwrapTargets () {
   originals = null
 }
 
-function sampledCall (original, weigh) {
+function sampledCall (original, weigh, kindOf) {
   return function sampledStringCall () {
     if (inside) return original.apply(this, arguments)
     inside = true
@@ -72,7 +75,7 @@ function sampledCall (original, weigh) {
     } finally {
       inside = false
     }
-    noteString(weigh(result, arguments), sampledStringCall)
+    noteString(weigh(result, arguments), kindOf(arguments), sampledStringCall)
     return result
   }
 }
@@ -81,17 +84,26 @@ function resultLength (result) {
   return typeof result === 'string' ? result.length : 0
 }
 
+function made () {
+  return 'string'
+}
+
+/** JSON.parse of a string reads a text made elsewhere; of bytes, it makes one. */
+function parsedOrMade (args) {
+  return typeof args[0] === 'string' ? 'parsed' : 'string'
+}
+
 function textLength (result, args) {
   const text = args[0]
   return typeof text === 'string' ? text.length : text?.byteLength ?? 0
 }
 
-function noteString (bytes, wrapper) {
+function noteString (bytes, kind, wrapper) {
   if (!(bytes > 0)) return
   let callSites = null
   for (const recorder of recorders) {
     if (!recorder.count(bytes)) continue
     callSites ??= captureCallSites(wrapper, anyPrefers(recorders))
-    recorder.record(siteOfCallSites(callSites, recorder.prefer), bytes)
+    recorder.record(siteOfCallSites(callSites, recorder.prefer), bytes, null, kind)
   }
 }

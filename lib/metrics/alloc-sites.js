@@ -12,6 +12,10 @@
  * A request of a route that no request since the last window had closes the window at once
  * (`at`: its start), and the next starts from there: a run that takes its routes in turn
  * gets windows of one route each, which a run record can give to that route (lib/runs/sites.js).
+ *
+ * Given the held ledger, a request whose stage takes a whole Buffer or string and so raises its
+ * peak past any the window has seen has the sampler note what each site holds then: /bad's
+ * string and parsed document are garbage by the window's end.
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 
@@ -39,23 +43,29 @@ const SITES_DEFAULTS = Object.freeze({
 const ROUTE_CUT_MS = 250
 /** Requests in flight followed: more than any load the lab admits. */
 const MAX_IN_FLIGHT = 10_000
+/**
+ * A request's peak is noted from this many sampling intervals on: fewer samples say little, and
+ * each note of the heap costs a mark-compact.
+ */
+const PEAK_INTERVALS = 8
 
 /**
  * @param {{ mode?: string, events: import('node:events').EventEmitter, pool?: object|null,
- *   windowMs?: number, intervalBytes?: number, top?: number }} options `pool`: the parse pool
- *   (lib/parse/pool.js), whose threads sample too
+ *   held?: import('./held.js').HeldLedger|null, windowMs?: number, intervalBytes?: number, top?: number }} options
+ *   `pool`: the parse pool (lib/parse/pool.js), whose threads sample too; `held`: the ledger whose peaks are noted
  * @returns {SiteSampling}
  */
 export function createSiteSampling (options) {
-  const { events, pool = null, ...rest } = options ?? {}
+  const { events, pool = null, held = null, ...rest } = options ?? {}
   if (events === null || typeof events?.on !== 'function') throw new TypeError('option events must be an EventEmitter')
   if (pool !== null && typeof pool?.allocationWindows !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
+  if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
   const out = { ...SITES_DEFAULTS, ...rest }
   checkMode(out.mode)
   if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
   // the sampler checks intervalBytes and top, and names them
   const sampler = createAllocationSampler({ intervalBytes: out.intervalBytes, top: out.top })
-  return new SiteSampling(Object.freeze(out), events, pool, sampler)
+  return new SiteSampling(Object.freeze(out), events, pool, sampler, held)
 }
 
 /**
@@ -89,15 +99,31 @@ export class SiteSampling {
   /** routes with a request since the last window */
   #routesSince = new Set()
   #lastWindowAt = 0
+  /** The highest request peak noted in this window */
+  #peakNoted = 0
+  #stopPeaks
 
-  constructor (options, events, pool, sampler) {
+  constructor (options, events, pool, sampler, held) {
     this.#options = options
     this.#events = events
     this.#pool = pool
     this.#sampler = sampler
     events.on('experiment', this.#onExperiment)
     events.on('request', this.#onRequest)
+    this.#stopPeaks = held?.onPeak(this.#onPeak) ?? function noLedger () {}
   }
+
+  #onPeak = function onPeak (holding) {
+    const total = holding.peak.total
+    if (!this.active || total <= this.#peakNoted || total < PEAK_INTERVALS * this.#options.intervalBytes) return
+    this.#peakNoted = total
+    try {
+      this.#sampler.notePeak()
+    } catch (err) {
+      // the request is not the sampler's to fail
+      reportFailure(err)
+    }
+  }.bind(this)
 
   #onRequest = function onRequest (event) {
     if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return
@@ -184,6 +210,7 @@ export class SiteSampling {
     this.#collecting = true
     try {
       const main = { thread: 'main', window: this.#sampler.window() }
+      this.#peakNoted = 0
       this.#lastWindowAt = at
       this.#routesSince = new Set(this.#inFlight.values())
       const threads = this.#pool === null ? [] : await this.#pool.allocationWindows()
@@ -199,6 +226,7 @@ export class SiteSampling {
   close () {
     this.#events.off('experiment', this.#onExperiment)
     this.#events.off('request', this.#onRequest)
+    this.#stopPeaks()
     this.#listening = false
     this.#update()
   }

@@ -12,7 +12,9 @@
  * all while nobody samples. A holding keeps the stage bytes at its peak
  * (the highest sum seen, at a sample or a stage's `set`), which the
  * request's end event reports: /bad's parse is synchronous, and no sample
- * lands inside it.
+ * lands inside it. A peak raised by `set` is told to the ledger's peak
+ * listener too, synchronously: the allocation sampler reads what each site
+ * holds at that moment (lib/metrics/alloc-sites.js), before it is garbage.
  */
 
 /** Stage readers and figures of one request. */
@@ -27,8 +29,11 @@ export class Holding {
   /** The stage bytes when their sum was highest so far, and that sum. */
   peak = { held: {}, total: 0 }
 
-  constructor (ledger, id, route, order) {
+  #onPeak
+
+  constructor (ledger, id, route, order, onPeak) {
     this.#ledger = ledger
+    this.#onPeak = onPeak
     this.#order = order
     this.id = id
     this.route = route
@@ -58,7 +63,7 @@ export class Holding {
   set (stage, bytes) {
     this.#readers.delete(stage)
     this.#fixed.set(stage, bytes)
-    if (!this.#closed) this.#notePeak(this.#readFixedOnly())
+    if (!this.#closed && this.#notePeak(this.#readFixedOnly())) this.#onPeak(this)
     return this
   }
 
@@ -90,10 +95,13 @@ export class Holding {
     return held
   }
 
+  /** Whether `held` is the highest sum so far: it is kept as the peak. */
   #notePeak (held) {
     let total = 0
     for (const stage in held) total += held[stage]
-    if (total > this.peak.total) this.peak = { held, total }
+    if (total <= this.peak.total) return false
+    this.peak = { held, total }
+    return true
   }
 
   /** The request is over: it leaves the ledger, its peak stays readable here. */
@@ -116,6 +124,8 @@ export class HeldLedger {
   /** @type {Map<number, Holding>} */
   #holdings = new Map()
   #stages
+  /** @type {Set<(holding: Holding) => void>} */
+  #peakListeners = new Set()
 
   constructor (stages) {
     if (!Array.isArray(stages) || stages.length === 0) throw new TypeError('stages must be a list of stage names')
@@ -138,9 +148,24 @@ export class HeldLedger {
    * @param {string} route
    */
   open (id, route) {
-    const holding = new Holding(this.#holdings, id, route, this.#stages)
+    const listeners = this.#peakListeners
+    const holding = new Holding(this.#holdings, id, route, this.#stages, function tellPeak (raised) {
+      for (const listener of listeners) listener(raised)
+    })
     this.#holdings.set(id, holding)
     return holding
+  }
+
+  /**
+   * Call `listener(holding)` whenever a stage's `set` raises a request's peak, synchronously
+   * (its whole Buffer or string is alive then), until the returned function is called.
+   * @param {(holding: Holding) => void} listener
+   * @returns {() => void}
+   */
+  onPeak (listener) {
+    const listeners = this.#peakListeners
+    listeners.add(listener)
+    return function stopListening () { listeners.delete(listener) }
   }
 
   /**

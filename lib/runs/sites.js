@@ -236,22 +236,22 @@ export function thinWindows (windows, max) {
 }
 
 /**
- * What each route grew by, bytes: its peak above idle where the results say it (a routes table's
- * or cell's `peakAboveIdle`) and it is above 0, else the most one of its requests held (its spans'
- * `heldPeak`). A route run after another may peak below the idle that one left: 0 shares nothing.
+ * What each route grew by, bytes, as a site's share reads it: the most one of its requests held at
+ * once (its spans' `heldPeak`: live bytes, as a site's held bytes are), else, for a route whose
+ * requests do not say, its peak above idle where the results say it and it is above 0. A peak of
+ * RSS also counts memory freed and still resident, which no site holds (docs/metrics.md).
  * @param {{ results: object|null, timeline?: { spans?: object[] } }} record
  * @returns {Map<string, { bytes: number, from: 'results'|'requests' }>}
  */
 export function growthByRoute (record) {
   const growth = new Map()
+  for (const span of record.timeline?.spans ?? []) {
+    if (Number.isFinite(span.heldPeak) && span.heldPeak > (growth.get(span.route)?.bytes ?? 0)) growth.set(span.route, { bytes: span.heldPeak, from: 'requests' })
+  }
   if (record.results !== null && record.results !== undefined) {
     for (const figure of figuresOf(record).values()) {
       if (figure.route !== null && figure.name === 'peakAboveIdle' && figure.value > 0 && !growth.has(figure.route)) growth.set(figure.route, { bytes: figure.value, from: 'results' })
     }
-  }
-  for (const span of record.timeline?.spans ?? []) {
-    if (growth.get(span.route)?.from === 'results' || !Number.isFinite(span.heldPeak)) continue
-    if (span.heldPeak > (growth.get(span.route)?.bytes ?? -1)) growth.set(span.route, { bytes: span.heldPeak, from: 'requests' })
   }
   return growth
 }

@@ -2,7 +2,8 @@
  * The card names the graded code's own line that allocated the bytes a failed memory check
  * measured (grader/checks/memory-sites.js): handlers that buffer in four ways (chunks joined by
  * Buffer.concat, a string +=, await new Response(…).text(), JSON.parse of the whole body) each
- * get their buffering line, with its number, in the card's text, JSON and JUnit; a streaming
+ * get their buffering line, with its number, in the card's text, JSON and JUnit (the += line
+ * before the JSON.parse that reads its string); a streaming
  * handler passes and names none; a Node service the grader starts gets its line through the
  * sampler it preloads; a Python one gets its RSS alone, and the card says so.
  *
@@ -103,6 +104,17 @@ describe('npm run grade: the card names the line that buffers', function () {
     assert.match(append.does, /appends each chunk to one string/)
     const concat = cardJson(cards.concat).memorySites.lines.find(function joined (l) { return l.line === bufferingLine(HANDLERS.concat) })
     assert.match(concat.does, /joins every chunk into one Buffer/)
+  })
+
+  it('puts the += line first, in the hint too, before the JSON.parse that reads the string it holds', function () {
+    const doc = cardJson(cards.append)
+    const [top] = doc.memorySites.lines
+    assert.equal(top.line, bufferingLine(HANDLERS.append), JSON.stringify(doc.memorySites.lines))
+    assert.deepEqual(top.kinds, ['string'])
+    const parse = doc.memorySites.lines.find(function parses (l) { return /JSON\.parse/.test(l.code ?? '') })
+    if (parse !== undefined) assert.deepEqual(parse.kinds, ['parsed'])
+    const failed = doc.checks.find(function failedMemory (c) { return c.area === 'memory' && !c.pass })
+    assert.match(failed.hint, /appends each chunk to one string/)
   })
 
   it('passes a streaming handler and names no line', function () {

@@ -64,6 +64,9 @@ describe('npm run profile', function () {
     assert.ok(join, JSON.stringify(written.sites.map(function line (s) { return `${s.file}:${s.line} ${s.functionName}` })))
     assert.ok(join.allocatedBytes > 2 * 1024 * 1024, `${join.allocatedBytes}`)
     assert.match(stdout, new RegExp(`lib/ingest/gzip-framing\\.js:${join.line} `))
+    // the heaviest site's share of what one /bad request held at most, the figure docs/metrics.md quotes
+    assert.match(stdout, /top site \S+ \S+ held [\d.]+ MiB: share \d\.\d\d of \/bad's growth \(the most one request held, [\d.]+ MiB\)/)
+    assert.ok(written.growth.bytes > 5_000_000, JSON.stringify(written.growth))
     const summary = JSON.parse(await fs.promises.readFile(path.join(dir, 'profile.json'), 'utf8'))
     assert.equal(summary.sites.windows, written.windows)
   })

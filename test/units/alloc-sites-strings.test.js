@@ -43,7 +43,7 @@ describe('createAllocationSampler: strings and preferFiles', function () {
     sampler = null
   })
 
-  it('names the line that appends Buffer chunks to a string, and the line that parses the text whole, as string sites', function () {
+  it('names the line that appends Buffer chunks to a string, and the line that parses bytes whole, as string sites; a string parsed, as parsed', function () {
     sampler = createAllocationSampler({ intervalBytes: 64 * KiB, heap: false, strings: true })
     sampler.start()
     let text = ''
@@ -52,6 +52,7 @@ describe('createAllocationSampler: strings and preferFiles', function () {
       text += chunk // the string site
       parsed.push(JSON.parse(chunk)) // the parse site
     }
+    for (const doc of parsed) JSON.parse(JSON.stringify(doc)) // the text parsed
     const window = sampler.window()
     assert.equal(text.length, 16 * MiB)
     for (const marker of ['// the string site', '// the parse site']) {
@@ -61,6 +62,11 @@ describe('createAllocationSampler: strings and preferFiles', function () {
       assert.equal(site.heldBytes, null)
       assert.ok(site.allocatedBytes > 10 * MiB && site.allocatedBytes < 24 * MiB, `${site.allocatedBytes}`)
     }
+    // its text was made by JSON.stringify, which is not wrapped: counted where it is read, as read
+    const [read] = sitesAt(window, lineOf('// the text parsed'))
+    assert.ok(read, JSON.stringify(window.sites))
+    assert.equal(read.kind, 'parsed')
+    assert.ok(read.allocatedBytes > 10 * MiB && read.allocatedBytes < 24 * MiB, `${read.allocatedBytes}`)
     assert.ok(window.totals.string.allocatedBytes > 20 * MiB, JSON.stringify(window.totals))
   })
 

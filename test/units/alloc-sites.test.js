@@ -78,6 +78,26 @@ describe('createAllocationSampler', function () {
     assert.equal(window.heapError, null)
   })
 
+  it('keeps what a function held at a peak noted inside it, though it is garbage when the window closes', function () {
+    sampler = createAllocationSampler({ intervalBytes: 64 * KiB })
+    sampler.start()
+    function parseAndDrop () {
+      const objects = allocateObjects()
+      sampler.notePeak()
+      return objects.length
+    }
+    assert.equal(parseAndDrop(), 400_000)
+    const window = sampler.window()
+    const heap = siteNamed(window, 'allocateObjects', 'heap')
+    assert.ok(heap, JSON.stringify(window.sites))
+    // some 30 MiB in hundreds of intervals: held at the peak, and allocated in this window
+    assert.ok(heap.heldBytes > 8 * MiB, `${heap.heldBytes}`)
+    assert.ok(heap.allocatedBytes > 8 * MiB, `${heap.allocatedBytes}`)
+    assert.ok(window.totals.heap.heldBytes >= heap.heldBytes)
+    const next = siteNamed(sampler.window(), 'allocateObjects', 'heap')
+    assert.ok(next === undefined || next.heldBytes < 1 * MiB, 'the next window holds only what lives at its end')
+  })
+
   it('lets go of the held bytes of Buffers once they are dropped and collected', async function () {
     // alone in a process of its own: no other sampler or lab of the suite shares its allocators or its collector
     const { stdout } = await runFile(process.execPath, ['--expose-gc', fileURLToPath(new URL('../fixtures/alloc/held-release.js', import.meta.url))])
