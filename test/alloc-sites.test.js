@@ -78,7 +78,7 @@ describe('allocation sites in the metrics', function () {
         const newest = snapshot.sample.allocationSites
         assert.ok(newest && newest.at >= window.at && windows.some(function same (w) { return w.at === newest.at }), 'the snapshot carries the newest window')
         assert.deepEqual(window.threads, ['main', 'parse thread 1'])
-        assert.equal(window.intervalBytes, 512 * 1024)
+        assert.equal(window.intervalBytes, 2 * 1024 * 1024)
         const site = window.sites.find(function lab (s) { return s.kind === 'buffer' && s.thread === 'main' && s.file.startsWith('lib/ingest/') })
         assert.ok(site, JSON.stringify(window.sites, null, 1))
         assert.ok(Number.isInteger(site.line) && site.allocatedBytes > 0)

@@ -29,8 +29,11 @@ const SITES_DEFAULTS = Object.freeze({
    * several, and a stream at 100 ms gets the sites in one sample of twenty, not in all.
    */
   windowMs: 2000,
-  /** Mean bytes between samples (lib/allocation/sampler.js). */
-  intervalBytes: ALLOCATION_SAMPLER_DEFAULTS.intervalBytes,
+  /**
+   * Mean bytes between samples (lib/allocation/sampler.js): four times the sampler's own, as
+   * /good keeps its throughput at this rate and not at that one (docs/metrics.md, "Allocation sites").
+   */
+  intervalBytes: 4 * ALLOCATION_SAMPLER_DEFAULTS.intervalBytes,
   /** Sites a window names, of all threads together. */
   top: 20
 })
