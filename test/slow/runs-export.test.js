@@ -103,6 +103,23 @@ describe('a run exported as one page, in Chromium from disk with the network off
     assert.deepEqual(browser.problems, [], 'no error, no policy violation (the bars\' widths too)')
   })
 
+  it('draws a backpressure run\'s pipeline from the file alone: the lesson\'s record, each buffer at its last sample, its peak the run\'s', async function () {
+    const text = fs.readFileSync(fileURLToPath(new URL('../../docs/figures/backpressure.run.json', import.meta.url)), 'utf8')
+    const record = JSON.parse(text)
+    const samples = record.results.samples
+    const drawn = await openExport('backpressure', text)
+    assert.equal(drawn.message, '')
+    const { pipeline } = drawn.run
+    assert.equal(pipeline.samples, samples.length)
+    assert.equal(pipeline.at, samples.length - 1)
+    const consumer = pipeline.bars.find(function named (b) { return b.key === 'stage:consumer' })
+    assert.equal(consumer.peak, Math.max(...samples.map(function held (s) { return s.stages.at(-1).bytes })))
+    assert.equal(consumer.bytes, samples.at(-1).stages.at(-1).bytes)
+    // case B: the consumer queued far past its bound, red
+    assert.equal(consumer.over, true, consumer.text)
+    assert.deepEqual(aborted, [])
+  })
+
   it('shows a record measured from outside (a grading\'s, a bench of fresh labs) as its results alone, with no empty chart', async function () {
     const { record, text } = makeTestRecord({ id: 'grading-run', source: 'grade', samples: [], marks: [] })
     const drawn = await openExport('grading', text)
