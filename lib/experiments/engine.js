@@ -93,8 +93,9 @@ export function createEngine (settings) {
    */
   function openWindow (run) {
     foldPeak(run)
-    const idleRss = process.memoryUsage.rss()
+    // the reset first: GC threads free pages at any time, so an idle read before it could top every later peak
     const peakReset = resetPeakRss()
+    const idleRss = process.memoryUsage.rss()
     events.emit('peak', { time: Date.now(), reset: true, supported: peakReset, peakRss: readPeakRss().bytes })
     return function closeWindow () {
       const peak = foldPeak(run)
@@ -246,8 +247,9 @@ export function createEngine (settings) {
     // before the peak reset below, so the record marks it
     run.recording = recorder?.begin({ id: run.id, name, title: mod.title, params, startedAt: run.startedAt }) ?? null
     // (holdPeak above) requests must not reset the peak while the run measures the whole process
-    run.idleRss = process.memoryUsage.rss()
+    // the reset first, as in measure() above
     run.peakReset = resetPeakRss()
+    run.idleRss = process.memoryUsage.rss()
     events.emit('peak', { time: Date.now(), reset: true, supported: run.peakReset, peakRss: readPeakRss().bytes })
     runs.set(run.id, run)
     running = run
