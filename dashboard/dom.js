@@ -20,7 +20,9 @@ const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placehold
  */
 export function make (tag, attributes = {}, ...children) {
   const node = document.createElement(tag)
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, SHOWN_ATTRIBUTES.includes(name) ? shownText(value) : value)
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, SHOWN_ATTRIBUTES.includes(name) ? shownText(value) : value)
+  }
   node.append(...children.map(function shown (child) { return typeof child === 'string' ? shownText(child) : child }))
   return node
 }

@@ -20,14 +20,17 @@ const HANDLER = 'export default function handler (req, res) { res.end() }\n'
 const OTHER = 'export default function handler (req, res) { req.resume(); req.on(\'end\', function done () { res.end() }) }\n'
 
 function cardFor (handler, text, { date = '2026-11-27T10:00:00.000Z', sites = undefined } = {}) {
-  const card = gradedCard({ handler, seed: SEED, labVersion: LAB, digest: createHash('sha256').update(text).digest('hex'), failing: ['growth against body size'] })
+  const digest = createHash('sha256').update(text).digest('hex')
+  const card = gradedCard({ handler, seed: SEED, labVersion: LAB, digest, failing: ['growth against body size'] })
   card.startedAt = date
   if (sites !== undefined) card.checks.find(function failed (c) { return !c.pass }).details.sites = sites
   return cardJson(card)
 }
 
 function sitesWith (line) {
-  return { sampled: true, growthMiB: 300, note: 'sampled', lines: [{ file: 'handler.js', line: 1, functionName: 'h', kinds: ['heap'], allocatedMiB: 150, heldMiB: 150, share: 0.5, code: null, does: null, ...line }] }
+  const honest = { file: 'handler.js', line: 1, functionName: 'h', kinds: ['heap'] }
+  Object.assign(honest, { allocatedMiB: 150, heldMiB: 150, share: 0.5, code: null, does: null })
+  return { sampled: true, growthMiB: 300, note: 'sampled', lines: [{ ...honest, ...line }] }
 }
 
 describe('--collect and copied or forged cards (grader/card/collect.js)', function () {
@@ -45,7 +48,9 @@ describe('--collect and copied or forged cards (grader/card/collect.js)', functi
     await collectClass(cards, { csv, html: path.join(dir, 'out', 'class.html'), seed: SEED, preset: 'quick', areas: null, labVersion: LAB })
     const [header, ...body] = parseCsv(fs.readFileSync(csv, 'utf8'))
     assert.deepEqual(header, COLUMNS)
-    return Object.fromEntries(body.map(function asRow (cells) { return [cells[0], Object.fromEntries(header.map(function pair (column, k) { return [column, cells[k]] }))] }))
+    return Object.fromEntries(body.map(function asRow (cells) {
+      return [cells[0], Object.fromEntries(header.map(function pair (column, k) { return [column, cells[k]] }))]
+    }))
   }
 
   beforeEach(function emptyFolder () {

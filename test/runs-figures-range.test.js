@@ -38,7 +38,8 @@ describe('a run record\'s figures in their range (lib/runs/check.js)', function 
     const text = forged(sites, function negative (r) { r.timeline.sites.routes[0].sites[0].allocatedBytes = -5e12 })
     assert.deepEqual(refusal(text), {
       status: 422,
-      message: 'forged.json is not a run record this lab reads: timeline.sites.routes[0].sites[0].allocatedBytes is -5000000000000: a size or count is not negative'
+      message: 'forged.json is not a run record this lab reads: ' +
+        'timeline.sites.routes[0].sites[0].allocatedBytes is -5000000000000: a size or count is not negative'
     })
   })
 
@@ -57,7 +58,9 @@ describe('a run record\'s figures in their range (lib/runs/check.js)', function 
   })
 
   it('refuses a figure that is no finite number: JSON has none, and a huge exponent reads as Infinity', function () {
-    const text = forged(sites, function huge (r) { r.timeline.sites.routes[0].sites[0].heldBytes = 1 }).replace('"heldBytes":1,', '"heldBytes":1e999,')
-    assert.deepEqual(checkRecordText(text).problem, { field: 'timeline.sites.routes[0].sites[0].heldBytes', problem: 'is not a number or null' })
+    const one = forged(sites, function one (r) { r.timeline.sites.routes[0].sites[0].heldBytes = 1 })
+    const text = one.replace('"heldBytes":1,', '"heldBytes":1e999,')
+    const field = 'timeline.sites.routes[0].sites[0].heldBytes'
+    assert.deepEqual(checkRecordText(text).problem, { field, problem: 'is not a number or null' })
   })
 })

@@ -185,7 +185,9 @@ function memorySitesProblems (sites) {
     const at = `memorySites.lines[${k}]`
     if (l === null || typeof l !== 'object' || Object.keys(l).sort().join() !== [...SITE_LINE_KEYS].sort().join()) return problems.push(`${at} must have keys ${SITE_LINE_KEYS.join(', ')}`)
     if (typeof l.file !== 'string' || !Number.isSafeInteger(l.line) || l.line < 1) problems.push(`${at} must name a file and a line from 1`)
-    if (!Number.isFinite(l.allocatedMiB) || (l.share !== null && !Number.isFinite(l.share))) return problems.push(`${at}.allocatedMiB and share must be numbers (share may be null)`)
+    if (!Number.isFinite(l.allocatedMiB) || (l.share !== null && !Number.isFinite(l.share))) {
+      return problems.push(`${at}.allocatedMiB and share must be numbers (share may be null)`)
+    }
     if (l.allocatedMiB < 0) problems.push(`${at}.allocatedMiB is ${l.allocatedMiB}: MiB allocated is not negative`)
     if (l.heldMiB !== null && !(Number.isFinite(l.heldMiB) && l.heldMiB >= 0)) problems.push(`${at}.heldMiB must be MiB from 0, or null`)
     const share = shareProblem(l, sites.growthMiB)
@@ -208,7 +210,8 @@ function shareProblem (line, growthMiB) {
   const least = Math.max(0, line.allocatedMiB - half) / (growthMiB + half) - half
   const most = growthMiB - half > 0 ? (line.allocatedMiB + half) / (growthMiB - half) + half : Infinity
   if (line.share < least || line.share > most) {
-    return `is ${line.share}, not allocatedMiB over growthMiB (${line.allocatedMiB} / ${growthMiB}): a share is what the line allocated of the growth`
+    const quotient = `${line.allocatedMiB} / ${growthMiB}`
+    return `is ${line.share}, not allocatedMiB over growthMiB (${quotient}): a share is what the line allocated of the growth`
   }
   return null
 }

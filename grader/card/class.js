@@ -86,7 +86,9 @@ export async function gradeClass (folder, options) {
         graded++
       }
       table.rows.push(row)
-      markDuplicates(table.rows.map(function keysOf (r) { return { row: r, keys: r.sha256 === '' || r.verdict === 'skipped' ? [] : [`sha256 ${r.sha256}`] } }))
+      markDuplicates(table.rows.map(function keysOf (r) {
+        return { row: r, keys: r.sha256 === '' || r.verdict === 'skipped' ? [] : [`sha256 ${r.sha256}`] }
+      }))
       try {
         await writeTable(table, csv, html)
       } catch (err) {

@@ -49,13 +49,17 @@ function sitesOf (name) {
     sampled: true,
     growthMiB: 300,
     note: 'sampled on the graded process',
-    lines: [{ file: `${name}.js`, line: 12, functionName: name, kinds: ['heap'], allocatedMiB: 160, heldMiB: 150, share: 0.5, code: `const x = '${name}'`, does: null }]
+    lines: [{
+      file: `${name}.js`, line: 12, functionName: name, kinds: ['heap'],
+      allocatedMiB: 160, heldMiB: 150, share: 0.5, code: `const x = '${name}'`, does: null
+    }]
   }
 }
 
 /** A card whose memory check failed, the student's name in its handler, its site's file, function and code, and its reason. */
 function hostileCard (name) {
-  const card = gradedCard({ areas: ['correctness', 'memory'], failing: ['growth against body size'], handler: `students/${name}/handler.js`, digest: 'ab'.repeat(32) })
+  const handler = `students/${name}/handler.js`
+  const card = gradedCard({ areas: ['correctness', 'memory'], failing: ['growth against body size'], handler, digest: 'ab'.repeat(32) })
   const memory = card.checks.find(function failed (c) { return c.area === 'memory' && !c.pass })
   memory.reason = `it answered ${name}`
   memory.details.sites = sitesOf(name)
@@ -100,7 +104,8 @@ describe('every format escapes what a submission names the same way (lib/util/es
       const card = hostileCard(name)
       const text = formatCard(card)
       assertNoneRaw(text, name, 'text card')
-      assert.equal(text.split('\n').filter(function forged (l) { return /^PASS {2}memory {2}forged|^PASS {2}18/.test(l) }).length, 0, `a forged PASS line from ${JSON.stringify(name)}`)
+      const forged = text.split('\n').filter(function forged (l) { return /^PASS {2}memory {2}forged|^PASS {2}18/.test(l) })
+      assert.deepEqual(forged, [], `a forged PASS line from ${JSON.stringify(name)}`)
       assert.match(text, new RegExp(`line: .*${escapeRegExp(shownText(name))}\\.js:12 in `))
     }
   })
@@ -122,8 +127,10 @@ describe('every format escapes what a submission names the same way (lib/util/es
       const root = readXml(xml)
       const [failure] = elementsNamed(root, 'failure')
       const lines = failure.text.split('\n')
-      assert.deepEqual(lines.map(function label (l) { return l.split(':')[0] }), ['figure', 'limit', 'why', 'line', 'sites', 'hint'], JSON.stringify(name))
-      assert.equal(lines[3], `line: ${shownText(name)}.js:12 in ${shownText(name)}: 160.0 MiB allocated (heap), ≈ 50 % of the +300.0 MiB growth (an estimate) · ${shownText(`const x = '${name}'`)}`)
+      const labels = lines.map(function label (l) { return l.split(':')[0] })
+      assert.deepEqual(labels, ['figure', 'limit', 'why', 'line', 'sites', 'hint'], JSON.stringify(name))
+      const figures = '160.0 MiB allocated (heap), ≈ 50 % of the +300.0 MiB growth (an estimate)'
+      assert.equal(lines[3], `line: ${shownText(name)}.js:12 in ${shownText(name)}: ${figures} · ${shownText(`const x = '${name}'`)}`)
       assertNoneRaw(failure.text, name, 'junit failure read back')
       assert.equal(elementsNamed(root, 'testcase').length, hostileCard(name).checks.length, 'no case forged by a name')
       assert.equal(root.attributes.name, `streamlab grade: ${shownText(`students/${name}/handler.js`)}`)
@@ -138,7 +145,8 @@ describe('every format escapes what a submission names the same way (lib/util/es
       card.loadError = `threw ${name}`
       return rowOf({ name, path: `class/${name}` }, card, 'ab'.repeat(32))
     })
-    const table = { folder: 'class', seed: 7, preset: 'quick', startedAt: '2026-11-27T10:00:00.000Z', labVersion: '0.1.0', command: null, rows }
+    const startedAt = '2026-11-27T10:00:00.000Z'
+    const table = { folder: 'class', seed: 7, preset: 'quick', startedAt, labVersion: '0.1.0', command: null, rows }
     await writeTable(table, path.join(dir, 'class.csv'), path.join(dir, 'class.html'))
     const csv = fs.readFileSync(path.join(dir, 'class.csv'), 'utf8')
     const read = parseCsv(csv)
