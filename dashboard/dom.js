@@ -1,10 +1,18 @@
 /**
  * The page's one DOM helper: elements are built with text nodes, never from
- * HTML strings, so nothing a server sends can become markup.
+ * HTML strings, so nothing a server or a record sends can become markup; and
+ * every string child, title and label goes through shownText (lib/util/escape.js),
+ * so that a site's name, a route or a record's text shows its control
+ * characters and bidi marks escaped, as the card and the terminal show them.
  */
+import { shownText } from '/lib/util/escape.js'
+
+/** The attributes a reader sees as text. */
+const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder'])
 
 /**
- * A small createElement: attributes, then children (strings become text).
+ * A small createElement: attributes, then children (strings become escaped text;
+ * a Node, such as a Text node of a multi-line JSON document, goes in as it is).
  * @param {string} tag
  * @param {Record<string, string>} [attributes]
  * @param {...(Node|string)} children
@@ -12,7 +20,9 @@
  */
 export function make (tag, attributes = {}, ...children) {
   const node = document.createElement(tag)
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value)
-  node.append(...children)
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, SHOWN_ATTRIBUTES.includes(name) ? shownText(value) : value)
+  }
+  node.append(...children.map(function shown (child) { return typeof child === 'string' ? shownText(child) : child }))
   return node
 }

@@ -3,6 +3,7 @@
  * (lib/experiments/result-contract.js, sent as GET /experiments/:id's `result`) alone:
  * the view knows no experiment.
  */
+import { jsonText } from '/lib/util/escape.js'
 import { make } from './dom.js'
 import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 
@@ -24,8 +25,9 @@ export function renderResults (box, run) {
     parts.push(make('p', { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }, String(v.text ?? '')))
   }
   if (parts.length === 1) {
-    const text = JSON.stringify(result, null, 1)
-    parts.push(make('pre', { class: 'result-json' }, text.length > 4000 ? `${text.slice(0, 4000)}…` : text))
+    // jsonText: its strings' control characters and bidi marks escaped, its own line breaks kept
+    const text = jsonText(result, 1)
+    parts.push(make('pre', { class: 'result-json' }, document.createTextNode(text.length > 4000 ? `${text.slice(0, 4000)}…` : text)))
   }
   box.replaceChildren()
   for (const part of parts) box.append(part)

@@ -17,10 +17,11 @@ import { formatMiB } from './format.js'
 /** Bars drawn per route. */
 const BARS = 8
 
-/** "53%", "<1%"; '' without a growth to share. */
+/** "53%", "<1%", ">100%" (a line that held more than the route grew: its heap was there at idle too); '' without a growth to share. */
 function shareText (held, growth) {
   if (held === null || growth === undefined || !(growth.bytes > 0)) return ''
   const share = held / growth.bytes * 100
+  if (share > 100) return '>100%'
   return share > 0 && share < 1 ? '<1%' : `${Math.round(share)}%`
 }
 

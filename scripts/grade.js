@@ -37,6 +37,7 @@ import {
   junitXml, labVersion, readBaseline, classLines, progressPrinter, verifyLine
 } from '../grader/index.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { jsonText } from '../lib/util/escape.js'
 import { EXIT_USAGE, USAGE, readGradeArgs } from './grade/args.js'
 
 const EXIT_FAILED = 1
@@ -74,7 +75,7 @@ async function gradeOneFile (args, command) {
   }
   if (args.json) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
-    await fs.promises.writeFile(args.json, JSON.stringify(cardJson(card), null, 2) + '\n')
+    await fs.promises.writeFile(args.json, jsonText(cardJson(card), 2) + '\n')
     files.push(args.json)
   }
   if (args.figures) {

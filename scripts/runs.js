@@ -29,7 +29,7 @@ import { markdownTable } from '../lib/measure/table.js'
 import { displayPath } from '../lib/util/atomic-file.js'
 import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '../lib/runs/figure-text.js'
 import { formatBytes, formatMemory } from '../lib/util/units.js'
-import { terminalText } from '../lib/util/terminal-text.js'
+import { terminalText } from '../lib/util/escape.js'
 
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2

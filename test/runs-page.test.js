@@ -105,6 +105,7 @@ describe('a run record in the page', function () {
         '/lib/runs/run-page-data.js',
         '/lib/runs/site-compare.js',
         '/lib/runs/sites.js',
+        '/lib/util/escape.js',
         '/lib/util/units.js',
         '/lib/util/wrap.js'
       ])

@@ -185,9 +185,35 @@ function memorySitesProblems (sites) {
     const at = `memorySites.lines[${k}]`
     if (l === null || typeof l !== 'object' || Object.keys(l).sort().join() !== [...SITE_LINE_KEYS].sort().join()) return problems.push(`${at} must have keys ${SITE_LINE_KEYS.join(', ')}`)
     if (typeof l.file !== 'string' || !Number.isSafeInteger(l.line) || l.line < 1) problems.push(`${at} must name a file and a line from 1`)
-    if (!Number.isFinite(l.allocatedMiB) || (l.share !== null && !Number.isFinite(l.share))) problems.push(`${at}.allocatedMiB and share must be numbers (share may be null)`)
+    if (!Number.isFinite(l.allocatedMiB) || (l.share !== null && !Number.isFinite(l.share))) {
+      return problems.push(`${at}.allocatedMiB and share must be numbers (share may be null)`)
+    }
+    if (l.allocatedMiB < 0) problems.push(`${at}.allocatedMiB is ${l.allocatedMiB}: MiB allocated is not negative`)
+    if (l.heldMiB !== null && !(Number.isFinite(l.heldMiB) && l.heldMiB >= 0)) problems.push(`${at}.heldMiB must be MiB from 0, or null`)
+    const share = shareProblem(l, sites.growthMiB)
+    if (share !== null) problems.push(`${at}.share ${share}`)
   })
   return problems
+}
+
+/**
+ * What is wrong with a site line's share of the growth: the grader writes allocatedMiB over
+ * growthMiB (grader/checks/memory-sites.js), each rounded to 0.01, so a share is that quotient
+ * within its rounding, null without a growth, and never negative.
+ * @returns {string|null}
+ */
+function shareProblem (line, growthMiB) {
+  if (line.share === null) return null
+  if (growthMiB === null) return 'must be null: the card has no growth to share'
+  if (line.share < 0) return `is ${line.share}: a share of the growth is not negative`
+  const half = 0.005
+  const least = Math.max(0, line.allocatedMiB - half) / (growthMiB + half) - half
+  const most = growthMiB - half > 0 ? (line.allocatedMiB + half) / (growthMiB - half) + half : Infinity
+  if (line.share < least || line.share > most) {
+    const quotient = `${line.allocatedMiB} / ${growthMiB}`
+    return `is ${line.share}, not allocatedMiB over growthMiB (${quotient}): a share is what the line allocated of the growth`
+  }
+  return null
 }
 
 /** What is wrong with a service card's `service`. */

@@ -9,14 +9,14 @@
 import { encodingsLine } from '../checks/encodings.js'
 import { AREAS } from '../checks/index.js'
 import { memorySitesOf, sitesLines } from './sites-lines.js'
-import { terminalText } from '../../lib/util/terminal-text.js'
+import { terminalText } from '../../lib/util/escape.js'
 
 /**
  * The card as text: a header, a line per check (PASS or FAIL, the area,
  * the check, the figure, the limit, what it means), under a memory check
  * the lab's own routes measured the same way (when they were), and under a
  * failed check its reason and hint; then the verdict per area. Every
- * control character in a line is shown escaped (lib/util/terminal-text.js).
+ * control character in a line is shown escaped (lib/util/escape.js).
  * @param {import('../run/run-checks.js').Card} card
  * @returns {string}
  */

@@ -10,12 +10,13 @@ import { areaVerdicts } from './card.js'
  * figures of the memory and speed checks (empty when the check did not give
  * one); `failed_checks` names the checks that failed, `;` between them;
  * `notes` what the grader says beside the grade (files left out of the
- * digest, a report it could not write), never a part of it.
+ * digest, a report it could not write), never a part of it; `duplicates` the other
+ * rows handed in the same (markDuplicates).
  */
 export const COLUMNS = Object.freeze([
   'name', 'verdict', ...AREAS, 'checks_passed', 'checks_total',
   'memory_size_slope_MiB_per_100MB', 'memory_concurrency_slope_MiB_per_upload', 'speed_MBps', 'speed_ratio',
-  'failed_checks', 'seed', 'duration_s', 'sha256', 'submission', 'report', 'error', 'notes'
+  'failed_checks', 'seed', 'duration_s', 'sha256', 'submission', 'report', 'error', 'duplicates', 'notes'
 ])
 
 /**
@@ -36,6 +37,24 @@ export function countVerdicts (rows) {
   const counts = Object.fromEntries(VERDICTS.map(function zero (verdict) { return [verdict, 0] }))
   for (const row of rows) counts[row.verdict]++
   return counts
+}
+
+/**
+ * Flag the rows that are one submission handed in twice: each row that shares a key with
+ * others (the same sha256; with --collect, the same card) gets their names in `duplicates`,
+ * `;` between them, so that both students of a pair are flagged, each naming the other.
+ * @param {Array<{ row: object, keys: string[] }>} entries a row's keys: 'sha256 …', 'card …'
+ */
+export function markDuplicates (entries) {
+  const byKey = new Map()
+  for (const { row, keys } of entries) {
+    for (const key of keys) byKey.set(key, [...(byKey.get(key) ?? []), row])
+  }
+  for (const { row, keys } of entries) {
+    const others = new Set()
+    for (const key of keys) for (const other of byKey.get(key)) if (other !== row) others.add(other.name)
+    row.duplicates = [...others].sort().join('; ')
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The class table as files: CSV (RFC 4180, a text field that a spreadsheet
  * would run as a formula kept as text) and an HTML page of its own beside
- * it, written again after each submission. Both are the grader's alone
+ * it, written again after each submission, every field escaped as every
+ * format escapes it (lib/util/escape.js). Both are the grader's alone
  * (mode 0600, a folder it makes 0700): a submission graded later, as a user
  * of its own, cannot read the grades of those before it.
  */
@@ -10,6 +11,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { AREAS } from '../checks/index.js'
 import { COLUMNS, countVerdicts, VERDICTS } from './class-rows.js'
+import { csvField, htmlText } from '../../lib/util/escape.js'
 
 /** The mode of what a class run writes: the grader's user reads it, no other. */
 export const PRIVATE_FILE_MODE = 0o600
@@ -55,11 +57,9 @@ export async function writePrivate (file, text) {
 }
 
 /**
- * The rows as CSV (RFC 4180: a header line, fields with a comma, a quote or
- * a line break quoted, quotes doubled, CRLF between records). A text field
- * that begins with =, +, - or @ gets a leading ' so that a spreadsheet
- * shows it rather than running it as a formula: a file name is the
- * student's choice.
+ * The rows as CSV (RFC 4180, CRLF between records), each field through
+ * csvField (lib/util/escape.js): a file name is the student's choice, so
+ * no field holds a raw line break or bidi mark, nor starts a formula.
  * @param {object[]} rows
  * @returns {string}
  */
@@ -69,27 +69,20 @@ function classCsv (rows) {
   return lines.join('\r\n') + '\r\n'
 }
 
-function csvField (value) {
-  if (typeof value === 'number') return String(value)
-  let text = String(value ?? '')
-  if (/^[=+\-@]/.test(text)) text = `'${text}`
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-}
-
 /**
  * The table as a page of its own (no script, no outside style): a caption
  * with the folder, seed, preset, date and lab version, then a row per
  * submission, pass and fail marked in words and colour.
  */
 function classHtml (table) {
-  const head = COLUMNS.map(function th (column) { return `<th scope="col">${escapeHtml(column)}</th>` }).join('')
+  const head = COLUMNS.map(function th (column) { return `<th scope="col">${htmlText(column)}</th>` }).join('')
   const body = table.rows.map(function tr (row) {
     const cells = COLUMNS.map(function td (column) {
       const value = row[column]
       const mark = [...VERDICTS, 'not run'].includes(value) && (column === 'verdict' || AREAS.includes(column))
         ? ` class="${value.replace(' ', '-')}"`
         : ''
-      return column === 'name' ? `<th scope="row">${escapeHtml(value)}</th>` : `<td${mark}>${escapeHtml(value)}</td>`
+      return column === 'name' ? `<th scope="row">${htmlText(value)}</th>` : `<td${mark}>${htmlText(value)}</td>`
     })
     return `<tr>${cells.join('')}</tr>`
   }).join('\n')
@@ -107,7 +100,7 @@ function classHtml (table) {
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>Grades: ${escapeHtml(table.folder)}</title>
+<title>Grades: ${htmlText(table.folder)}</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; }
 table { border-collapse: collapse; }
@@ -122,7 +115,7 @@ caption { text-align: left; margin-bottom: 0.5rem; }
 </head>
 <body>
 <table>
-<caption>${escapeHtml(about)}${table.command ? `<br><code>${escapeHtml(table.command)}</code>` : ''}</caption>
+<caption>${htmlText(about)}${table.command ? `<br><code>${htmlText(table.command)}</code>` : ''}</caption>
 <thead><tr>${head}</tr></thead>
 <tbody>
 ${body}
@@ -143,10 +136,4 @@ export function verdictSummary (rows) {
   const words = { pass: 'passed', fail: 'failed', refused: 'refused', error: 'the grader failed on', skipped: 'skipped (not a submission)' }
   return VERDICTS.filter(function shown (verdict) { return verdict === 'pass' || counts[verdict] > 0 })
     .map(function said (verdict) { return `${counts[verdict]} ${words[verdict]}` }).join(', ')
-}
-
-function escapeHtml (value) {
-  return String(value ?? '').replace(/[&<>"']/g, function entity (c) {
-    return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]
-  })
 }

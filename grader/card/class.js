@@ -23,7 +23,7 @@ import { LabCopy } from '../student/lab-copy.js'
 import { findSubmissions } from '../student/submission.js'
 import { submissionDigest } from '../student/digest.js'
 import { labVersion } from '../student/lab-version.js'
-import { errorRow, refusedRow, rowOf, skippedRow } from './class-rows.js'
+import { errorRow, markDuplicates, refusedRow, rowOf, skippedRow } from './class-rows.js'
 import { htmlBeside, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, writeTable } from './class-table.js'
 
 /** How many report folders one name may share before the grader gives up on a suffix. */
@@ -86,6 +86,9 @@ export async function gradeClass (folder, options) {
         graded++
       }
       table.rows.push(row)
+      markDuplicates(table.rows.map(function keysOf (r) {
+        return { row: r, keys: r.sha256 === '' || r.verdict === 'skipped' ? [] : [`sha256 ${r.sha256}`] }
+      }))
       try {
         await writeTable(table, csv, html)
       } catch (err) {

@@ -16,14 +16,16 @@
  * `refused` row with the reason; an entry that is no student's folder is
  * `skipped`. A card is what the student's CI said: the digest ties it to the
  * file, not to its figures; `verify` grades some of them again here and
- * refuses each card that disagrees (verify.js).
+ * refuses each card that disagrees (verify.js). Two students who hand in the same file or the
+ * same card are each flagged in `duplicates`, naming the other.
  */
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { AREAS } from '../checks/index.js'
 import { fileDigest } from '../student/digest.js'
 import { validateCardJson } from './card-json.js'
-import { refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
+import { markDuplicates, refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
 import { writeTable } from './class-table.js'
 import { verifyCards } from './verify.js'
 
@@ -58,6 +60,7 @@ export async function collectClass (dir, options) {
   if (!rows.some(function isStudent (row) { return row.verdict !== 'skipped' })) {
     throw new TypeError(`no students' folders in ${dir}: each student's is a folder with its ${CARD_FILE} beside the file it graded (docs/grading-a-class.md)`)
   }
+  markDuplicates(collected.map(function keysOf ({ row, doc }) { return { row, keys: [`sha256 ${doc.sha256}`, `card ${cardKey(doc)}`] } }))
   const verify = options.verify
     ? await verifyCards(collected, { ...options.verify, preset: options.preset, areas: options.areas ?? [...AREAS], onProgress })
     : null
@@ -105,6 +108,14 @@ async function collectOne (folder, name, options) {
   row.report = path.join(folder, CARD_FILE)
   row.notes = `collected: graded ${doc.date}`
   return { row, card: { doc, folder, file: file.path } }
+}
+
+/**
+ * What makes two cards one: all of the card but the path it names, so that a card copied beside
+ * a renamed file is the same card; the figures, durations and dates of two runs never all agree.
+ */
+function cardKey (doc) {
+  return createHash('sha256').update(JSON.stringify({ ...doc, handler: null })).digest('hex')
 }
 
 /** A card read as a regular file, no link followed, and held to the contract: `{ doc }` or `{ problem }`. */

@@ -5,7 +5,7 @@
  * terminalText: a submission's name and what it printed are in them, and a
  * name with a line break must not print a line of its own.
  */
-import { terminalText } from '../../lib/util/terminal-text.js'
+import { terminalText } from '../../lib/util/escape.js'
 
 /**
  * A progress event printer for `stream`.

@@ -12,7 +12,7 @@ import { writeReport } from '../../lib/measure/report.js'
 import { encodingsLine } from '../checks/encodings.js'
 import { REFERENCE_ROUTES } from '../checks/memory.js'
 import { formatCard } from './card.js'
-import { terminalText } from '../../lib/util/terminal-text.js'
+import { terminalText } from '../../lib/util/escape.js'
 
 /**
  * @param {string} dir test-data/grade/<timestamp>/

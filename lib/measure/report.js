@@ -7,17 +7,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { chartJsFile } from '../util/assets.js'
+import { htmlText } from '../util/escape.js'
 
 const CHART_JS = chartJsFile()
 
 // Okabe-Ito: distinguishable with the common colour-vision deficiencies
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#F0E442', '#000000']
-
-function escapeHtml (text) {
-  return String(text).replace(/[&<>"']/g, function escapeChar (c) {
-    return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]
-  })
-}
 
 /** @typedef {import('../experiments/result-contract.js').ChartSpec} ChartSpec the chart shape, defined by the result contract */
 
@@ -58,14 +53,14 @@ function renderHtml (report) {
   // </script> inside JSON would end the script element early
   const data = JSON.stringify(charts).replace(/</g, '\\u003c')
   const canvases = charts.map(function canvas (chart, k) {
-    return `<figure><canvas id="chart-${k}" role="img" aria-label="${escapeHtml(chart.title)}"></canvas><figcaption>${escapeHtml(chart.title)}</figcaption></figure>`
+    return `<figure><canvas id="chart-${k}" role="img" aria-label="${htmlText(chart.title)}"></canvas><figcaption>${htmlText(chart.title)}</figcaption></figure>`
   }).join('\n')
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(report.title)}</title>
+<title>${htmlText(report.title)}</title>
 <style>
   body { font: 16px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; padding: 0 1rem; color: #111; }
   .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(30rem, 1fr)); gap: 1.5rem; }
@@ -75,13 +70,13 @@ function renderHtml (report) {
 </style>
 </head>
 <body>
-<h1>${escapeHtml(report.title)}</h1>
-<p>${escapeHtml(report.meta.started)}, Node ${escapeHtml(report.meta.node)}: <code>${escapeHtml(report.command)}</code></p>
+<h1>${htmlText(report.title)}</h1>
+<p>${htmlText(report.meta.started)}, Node ${htmlText(report.meta.node)}: <code>${htmlText(report.command)}</code></p>
 <div class="charts">
 ${canvases}
 </div>
 <h2>Table</h2>
-<pre>${escapeHtml(report.markdown)}</pre>
+<pre>${report.markdown.split('\n').map(htmlText).join('\n')}</pre>
 <script src="chart.umd.js"></script>
 <script>
 const charts = ${data}
@@ -173,20 +168,20 @@ function renderSvg (chart, { width = 760, height = 440 } = {}) {
   function py (y) { return (margin.top + plotH - (y / (y1 || 1)) * plotH).toFixed(1) }
   const out = []
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`)
-  out.push(`<title>${escapeHtml(chart.title)}</title>`)
+  out.push(`<title>${htmlText(chart.title)}</title>`)
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
-  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600">${escapeHtml(chart.title)}</text>`)
+  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600">${htmlText(chart.title)}</text>`)
   for (const t of yTicks) {
     out.push(`<line x1="${margin.left}" x2="${margin.left + plotW}" y1="${py(t)}" y2="${py(t)}" stroke="#e4e4e4"/>`)
     out.push(`<text x="${margin.left - 8}" y="${py(t)}" text-anchor="end" dominant-baseline="middle">${tickText(t)}</text>`)
   }
   for (const t of xTicks) {
     out.push(`<line x1="${px(t)}" x2="${px(t)}" y1="${margin.top}" y2="${margin.top + plotH}" stroke="#e4e4e4"/>`)
-    out.push(`<text x="${px(t)}" y="${margin.top + plotH + 18}" text-anchor="middle">${escapeHtml(xLabel(t))}</text>`)
+    out.push(`<text x="${px(t)}" y="${margin.top + plotH + 18}" text-anchor="middle">${htmlText(xLabel(t))}</text>`)
   }
   out.push(`<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#888888"/>`)
-  out.push(`<text x="${margin.left + plotW / 2}" y="${height - 14}" text-anchor="middle">${escapeHtml(chart.x)}${chart.logX ? ' (log scale)' : ''}</text>`)
-  out.push(`<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeHtml(chart.y)}</text>`)
+  out.push(`<text x="${margin.left + plotW / 2}" y="${height - 14}" text-anchor="middle">${htmlText(chart.x)}${chart.logX ? ' (log scale)' : ''}</text>`)
+  out.push(`<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${htmlText(chart.y)}</text>`)
   for (const [k, s] of chart.series.entries()) {
     const colour = seriesColour(s, k)
     const drawn = s.points.filter(function drawable (p) { return Number.isFinite(p.x) && Number.isFinite(p.y) && (!chart.logX || p.x > 0) })
@@ -196,12 +191,12 @@ function renderSvg (chart, { width = 760, height = 440 } = {}) {
       out.push(`<polyline points="${line}" fill="none" stroke="${colour}" stroke-width="2"${dash}/>`)
     }
     if (!s.dashed) {
-      for (const p of drawn) out.push(`<circle cx="${px(p.x)}" cy="${py(p.y)}" r="3.5" fill="${colour}"><title>${escapeHtml(`${s.label}: ${xLabel(p.x)}, ${tickText(p.y)}`)}</title></circle>`)
+      for (const p of drawn) out.push(`<circle cx="${px(p.x)}" cy="${py(p.y)}" r="3.5" fill="${colour}"><title>${htmlText(`${s.label}: ${xLabel(p.x)}, ${tickText(p.y)}`)}</title></circle>`)
     }
     const ly = margin.top + 10 + k * 20
     const lx = margin.left + plotW + 16
     out.push(`<line x1="${lx}" x2="${lx + 24}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2"${dash}/>`)
-    out.push(`<text x="${lx + 30}" y="${ly}" dominant-baseline="middle">${escapeHtml(s.label)}</text>`)
+    out.push(`<text x="${lx + 30}" y="${ly}" dominant-baseline="middle">${htmlText(s.label)}</text>`)
   }
   out.push('</svg>')
   return out.join('\n') + '\n'

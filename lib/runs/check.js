@@ -65,6 +65,12 @@ function checkNumber (value, field, { nullable = false, optional = false } = {})
   need(isFiniteNumber(value), field, nullable ? 'is not a number or null' : 'is not a number')
 }
 
+/** A count of bytes, items or ms: a number from 0 (a negative one is no figure the lab measured). */
+function checkBytes (value, field, { nullable = false, optional = false } = {}) {
+  checkNumber(value, field, { nullable, optional })
+  if (typeof value === 'number') need(value >= 0, field, `is ${value}: a size or count is not negative`)
+}
+
 /** A time in ms since 1970 that a `Date` holds. */
 function checkTime (value, field, { nullable = false } = {}) {
   checkNumber(value, field, { nullable })
@@ -112,11 +118,11 @@ function checkBounds (record) {
   }
 }
 
-/** An object whose members are all numbers (a sample's heap spaces, a request's stage bytes). */
-function checkNumberMap (value, field, { optional = true } = {}) {
+/** An object whose members are all sizes or counts (a sample's heap spaces, a request's stage bytes). */
+function checkBytesMap (value, field, { optional = true } = {}) {
   if (optional && (value === undefined || value === null)) return
   need(isObject(value), field, 'is not an object')
-  for (const [key, n] of Object.entries(value)) need(isFiniteNumber(n), `${field}.${key}`, 'is not a number')
+  for (const [key, n] of Object.entries(value)) checkBytes(n, `${field}.${key}`)
 }
 
 function checkArray (value, field) {
@@ -130,10 +136,10 @@ function checkSample (sample, field, previousTime) {
   need(isObject(sample), field, 'is not an object')
   checkTime(sample.time, `${field}.time`)
   need(sample.time >= previousTime, `${field}.time`, 'is earlier than the sample before it')
-  checkNumber(sample.rss, `${field}.rss`)
-  for (const key of SAMPLE_NUMBERS) checkNumber(sample[key], `${field}.${key}`, { nullable: true, optional: true })
-  checkNumberMap(sample.heapSpaces, `${field}.heapSpaces`)
-  checkNumberMap(sample.requestsOmitted, `${field}.requestsOmitted`)
+  checkBytes(sample.rss, `${field}.rss`)
+  for (const key of SAMPLE_NUMBERS) checkBytes(sample[key], `${field}.${key}`, { nullable: true, optional: true })
+  checkBytesMap(sample.heapSpaces, `${field}.heapSpaces`)
+  checkBytesMap(sample.requestsOmitted, `${field}.requestsOmitted`)
   if (sample.eventLoop !== undefined) {
     need(isObject(sample.eventLoop), `${field}.eventLoop`, 'is not an object')
     for (const [key, n] of Object.entries(sample.eventLoop)) checkNumber(n, `${field}.eventLoop.${key}`, { nullable: true })
@@ -144,8 +150,8 @@ function checkSample (sample, field, previousTime) {
       const at = `${field}.requests[${k}]`
       need(isObject(r), at, 'is not an object')
       checkString(r.route, `${at}.route`, { max: 200 })
-      checkNumberMap(r.held, `${at}.held`)
-      checkNumberMap(r.bounds, `${at}.bounds`)
+      checkBytesMap(r.held, `${at}.held`)
+      checkBytesMap(r.bounds, `${at}.bounds`)
       if (r.unread !== undefined) {
         checkArray(r.unread, `${at}.unread`)
         r.unread.forEach(function checkPhrase (text, j) { checkString(text, `${at}.unread[${j}]`, { max: 1000 }) })
@@ -161,10 +167,10 @@ function checkSpan (span, field) {
   checkString(span.route, `${field}.route`, { max: 200 })
   checkTime(span.start, `${field}.start`)
   checkTime(span.end, `${field}.end`, { nullable: true })
-  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkNumber(span[key], `${field}.${key}`, { nullable: true, optional: true })
+  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkBytes(span[key], `${field}.${key}`, { nullable: true, optional: true })
   if (span.errorType !== undefined) checkString(span.errorType, `${field}.errorType`, { nullable: true, max: 200 })
-  checkNumberMap(span.held, `${field}.held`)
-  checkNumberMap(span.bounds, `${field}.bounds`)
+  checkBytesMap(span.held, `${field}.held`)
+  checkBytesMap(span.bounds, `${field}.bounds`)
 }
 
 function checkMark (mark, field) {
@@ -179,9 +185,9 @@ function checkGcEvent (event, field) {
   need(isObject(event), field, 'is not an object')
   checkTime(event.at, `${field}.at`)
   checkString(event.kind, `${field}.kind`, { max: 100 })
-  checkNumber(event.ms, `${field}.ms`)
-  checkNumber(event.heapBefore, `${field}.heapBefore`, { nullable: true })
-  checkNumber(event.heapAfter, `${field}.heapAfter`, { nullable: true })
+  checkBytes(event.ms, `${field}.ms`)
+  checkBytes(event.heapBefore, `${field}.heapBefore`, { nullable: true })
+  checkBytes(event.heapAfter, `${field}.heapAfter`, { nullable: true })
 }
 
 /** A site of code: `{ thread, functionName, file, line, column, kind, allocatedBytes, heldBytes, samples }` (sites.js). */
@@ -190,12 +196,12 @@ function checkSite (site, field) {
   checkString(site.thread, `${field}.thread`, { max: 200 })
   checkString(site.functionName, `${field}.functionName`, { max: 1000 })
   checkString(site.file, `${field}.file`, { nullable: true, max: 2000 })
-  checkNumber(site.line, `${field}.line`, { nullable: true })
-  checkNumber(site.column, `${field}.column`, { nullable: true })
+  checkBytes(site.line, `${field}.line`, { nullable: true })
+  checkBytes(site.column, `${field}.column`, { nullable: true })
   need(SITE_KINDS.includes(site.kind), `${field}.kind`, `is not one of ${SITE_KINDS.join(', ')}`)
-  checkNumber(site.allocatedBytes, `${field}.allocatedBytes`)
-  checkNumber(site.heldBytes, `${field}.heldBytes`, { nullable: true })
-  checkNumber(site.samples, `${field}.samples`)
+  checkBytes(site.allocatedBytes, `${field}.allocatedBytes`)
+  checkBytes(site.heldBytes, `${field}.heldBytes`, { nullable: true })
+  checkBytes(site.samples, `${field}.samples`)
 }
 
 function checkSites (sites, field) {
@@ -212,7 +218,7 @@ function checkRoutes (routes, field) {
 function checkSiteWindow (window, field) {
   need(isObject(window), field, 'is not an object')
   checkTime(window.time, `${field}.time`)
-  checkNumber(window.windowMs, `${field}.windowMs`)
+  checkBytes(window.windowMs, `${field}.windowMs`)
   checkRoutes(window.routes, `${field}.routes`)
   checkSites(window.sites, `${field}.sites`)
   need(isObject(window.totals), `${field}.totals`, 'is not an object')
@@ -220,8 +226,8 @@ function checkSiteWindow (window, field) {
     const totals = window.totals[kind]
     if (totals === null || totals === undefined) continue
     need(isObject(totals), `${field}.totals.${kind}`, 'is not an object or null')
-    checkNumber(totals.allocatedBytes, `${field}.totals.${kind}.allocatedBytes`)
-    checkNumber(totals.heldBytes, `${field}.totals.${kind}.heldBytes`, { nullable: true })
+    checkBytes(totals.allocatedBytes, `${field}.totals.${kind}.allocatedBytes`)
+    checkBytes(totals.heldBytes, `${field}.totals.${kind}.heldBytes`, { nullable: true })
   }
 }
 
@@ -233,11 +239,11 @@ function checkSiteSummary (summary) {
     const at = `timeline.sites.routes[${k}]`
     need(isObject(entry), at, 'is not an object')
     checkString(entry.route, `${at}.route`, { max: 200 })
-    checkNumber(entry.windows, `${at}.windows`)
+    checkBytes(entry.windows, `${at}.windows`)
     checkSites(entry.sites, `${at}.sites`)
   })
-  checkNumber(summary.spanning, 'timeline.sites.spanning')
-  checkNumber(summary.idle, 'timeline.sites.idle')
+  checkBytes(summary.spanning, 'timeline.sites.spanning')
+  checkBytes(summary.idle, 'timeline.sites.idle')
 }
 
 function checkRun (run) {
@@ -258,7 +264,7 @@ function checkWhere (where) {
   for (const key of ['node', 'platform', 'arch']) checkString(where[key], `where.${key}`, { max: 200 })
   checkString(where.v8, 'where.v8', { nullable: true, max: 200 })
   need(Number.isSafeInteger(where.cores) && where.cores > 0, 'where.cores', 'is not a positive integer')
-  checkNumber(where.memoryBytes, 'where.memoryBytes')
+  checkBytes(where.memoryBytes, 'where.memoryBytes')
   need(isObject(where.lab), 'where.lab', 'is not an object')
   checkString(where.lab.name, 'where.lab.name', { max: 200 })
   checkString(where.lab.version, 'where.lab.version', { max: 200 })
@@ -281,10 +287,10 @@ function checkThinned (thinned) {
   for (const key of ['samples', 'spans', 'marks', 'gc', 'siteWindows']) {
     if (!Object.hasOwn(thinned, key)) continue
     need(isObject(thinned[key]), `timeline.thinned.${key}`, 'is not { seen, kept }')
-    checkNumber(thinned[key].seen, `timeline.thinned.${key}.seen`)
-    checkNumber(thinned[key].kept, `timeline.thinned.${key}.kept`)
+    checkBytes(thinned[key].seen, `timeline.thinned.${key}.seen`)
+    checkBytes(thinned[key].kept, `timeline.thinned.${key}.kept`)
   }
-  checkNumber(thinned.requestsCut, 'timeline.thinned.requestsCut', { optional: true })
+  checkBytes(thinned.requestsCut, 'timeline.thinned.requestsCut', { optional: true })
 }
 
 function checkTimeline (timeline) {

@@ -5,6 +5,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { jsonText } from '../util/escape.js'
 import { procAvailable } from '../util/platform.js'
 import { PROJECT_ROOT } from '../util/project-root.js'
 import { RECORD_MAX_BYTES, RUN_FORMAT, RUN_KIND, recordProblem } from './format.js'
@@ -111,7 +112,7 @@ export function recordText (build, maxBytes = RECORD_MAX_BYTES) {
   let bounds = {}
   let record = build(bounds)
   for (;;) {
-    const text = JSON.stringify(record)
+    const text = jsonText(record)
     if (Buffer.byteLength(text) <= maxBytes) {
       const problem = recordProblem(JSON.parse(text))
       if (problem !== null) throw new Error(`the run record would not read back: ${problem.field} ${problem.problem}`)

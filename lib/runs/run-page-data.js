@@ -5,6 +5,7 @@
  * and the dashboard's Export button fill a page through here; the page reads the record back
  * with the same rules as the lab (lib/runs/check.js).
  */
+import { jsonText } from '../util/escape.js'
 
 /** The data element's tags, and what it holds in a page with no run yet (`null`: no record). */
 export const RECORD_ELEMENT_ID = 'run-record'
@@ -20,11 +21,12 @@ export function emptyRecordElement () {
 }
 
 /**
- * A record as the data element's text: its JSON with every `<` escaped (JSON reads `\u003c` back as `<`).
+ * A record as the data element's text: its JSON (jsonText: no raw bidi mark or control character in
+ * the page's source) with every `<` escaped (JSON reads `\u003c` back as `<`).
  * @param {object} record
  */
 export function recordElementText (record) {
-  return JSON.stringify(record).replace(/</g, '\\u003c')
+  return jsonText(record).replace(/</g, '\\u003c')
 }
 
 /**

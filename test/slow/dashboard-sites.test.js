@@ -1,7 +1,8 @@
 /**
  * "Which code holds it" on the dashboard, in Chromium (test/dashboard-session.js): a replayed
  * record's sites as ranked bars, /bad's column beside /good's, each bar naming its line, kind,
- * thread, MiB allocated and held and its share of the route's growth, every string as text; a
+ * thread, MiB allocated and held and its share of the route's growth, every string as text, its
+ * control characters and bidi marks escaped; a
  * record without sites says so; an overlay lists the sites that moved, as compare does; live
  * samples' windows drawn while a run runs, a window two routes shared in neither column. The record's sites themselves: test/runs-sites.test.js.
  */
@@ -87,6 +88,14 @@ describe('which code holds it, on the dashboard in Chromium', function () {
       return { first: box.querySelector('li.site .site-line').textContent, images: box.querySelectorAll('img').length, xss: window.__xss ?? null }
     })
     assert.deepEqual(seen, { first: `lib/ingest/buffered.js:120 ${MARKUP}`, images: 0, xss: null })
+    assert.deepEqual(session.problems, [])
+  })
+
+  it('draws a site named with bidi marks and control characters escaped, as the card shows it (lib/util/escape.js)', async function () {
+    const { record } = makeSitesRecord({ id: 'sites-bidi', functionName: 'f\u202egnp.exe\nPASS\u2066\x1b' })
+    await replay(record)
+    const first = await page.evaluate(function read () { return document.querySelector('#replay-sites li.site .site-line').textContent })
+    assert.equal(first, 'lib/ingest/buffered.js:120 f\\u202egnp.exe\\nPASS\\u2066\\x1b')
     assert.deepEqual(session.problems, [])
   })
 

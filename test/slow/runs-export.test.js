@@ -103,6 +103,14 @@ describe('a run exported as one page, in Chromium from disk with the network off
     assert.deepEqual(browser.problems, [], 'no error, no policy violation (the bars\' widths too)')
   })
 
+  it('draws a site named f\\u202egnp.exe with its bidi mark escaped, in the page and in its source', async function () {
+    const { text } = makeSitesRecord({ id: 'sites-bidi-export', functionName: 'f\u202egnp.exe' })
+    await openExport('sites-bidi', text)
+    assert.equal(await page.textContent('#run-sites li.site .site-line'), 'lib/ingest/buffered.js:120 f\\u202egnp.exe')
+    assert.ok(!fs.readFileSync(path.join(dir, 'sites-bidi.html'), 'utf8').includes('\u202e'), 'no raw U+202E in the page\'s source')
+    assert.deepEqual(browser.problems, [])
+  })
+
   it('draws a backpressure run\'s pipeline from the file alone: the lesson\'s record, each buffer at its last sample, its peak the run\'s', async function () {
     const text = fs.readFileSync(fileURLToPath(new URL('../../docs/figures/backpressure.run.json', import.meta.url)), 'utf8')
     const record = JSON.parse(text)

@@ -1,8 +1,8 @@
 /**
  * The card as JUnit XML (grader/card/junit.js, `--junit FILE`): a testsuite per
  * area and a testcase per check, a failure carrying the figure, the limit, why
- * and the hint; every value escaped, the characters XML 1.0 cannot hold written
- * as visible escapes; read back by a strict reader (test/xml.js). Nothing graded:
+ * and the hint; every value escaped, control characters, bidi marks and the characters
+ * XML 1.0 cannot hold written as visible escapes (lib/util/escape.js); read back by a strict reader (test/xml.js). Nothing graded:
  * the cards are made here.
  */
 import assert from 'node:assert/strict'
@@ -36,20 +36,20 @@ describe('grader/card/junit.js', function () {
       assert.equal(xmlText('a < b && c > "d" \'e\''), 'a &lt; b &amp;&amp; c &gt; &quot;d&quot; &apos;e&apos;')
     })
 
-    it('writes what XML 1.0 forbids as visible escapes: control characters, lone surrogates, U+FFFE, U+FFFF', function () {
-      assert.equal(xmlText('a\x00b\x1b[31mc\x7fd'), 'a\\x00b\\x1b[31mc\x7fd')
+    it('writes control characters, bidi marks and what XML 1.0 forbids as visible escapes, as the text card does', function () {
+      assert.equal(xmlText('a\x00b\x1b[31mc\x7fd'), 'a\\x00b\\x1b[31mc\\x7fd')
       assert.equal(xmlText('x\uD800y\uDFFFz'), 'x\\ud800y\\udfffz')
       assert.equal(xmlText('\uFFFE\uFFFF'), '\\ufffe\\uffff')
+      assert.equal(xmlText('a\tb\nc\rd \u202e'), 'a\\tb\\nc\\rd \\u202e')
     })
 
-    it('keeps what XML 1.0 allows: tabs and line breaks in text, characters past the BMP, U+FFFD', function () {
-      assert.equal(xmlText('a\tb\nc\rd 😀 \uFFFD é'), 'a\tb\nc\rd 😀 \uFFFD é')
+    it('keeps characters past the BMP, U+FFFD and letters of any script as they are', function () {
+      assert.equal(xmlText('d 😀 \uFFFD é 山田'), 'd 😀 \uFFFD é 山田')
     })
 
-    it('writes tabs and line breaks in an attribute as character references, so they read back as written', function () {
-      assert.equal(xmlText('a\tb\nc', { attribute: true }), 'a&#9;b&#10;c')
-      const root = readXml(`<a v="${xmlText('one\ntwo', { attribute: true })}"/>`)
-      assert.equal(root.attributes.v, 'one\ntwo')
+    it('gives an attribute one line that reads back as written', function () {
+      const root = readXml(`<a v="${xmlText('one\ntwo')}"/>`)
+      assert.equal(root.attributes.v, 'one\\ntwo')
     })
   })
 
@@ -88,7 +88,7 @@ describe('grader/card/junit.js', function () {
       assert.equal(failures[0].text, [
         'figure: +312.0 MiB per 100 MB (+15 / +160 / +470 MiB)',
         'limit: at most 25 MiB per 100 MB',
-        'why: it holds the body\nwhole',
+        'why: it holds the body\\nwhole',
         'hint: stream the body: <pipeline> & "no" buffering'
       ].join('\n'))
     })
@@ -107,9 +107,9 @@ describe('grader/card/junit.js', function () {
       const xml = junitXml(card)
       const root = readXml(xml)
       const failure = elementsNamed(root, 'failure')[0]
-      assert.match(failure.attributes.message, /^x" onload="1 <b>&amp;<\/b> \]\]> \\x1b\[2J \\x00 \\ud83d \u202e/)
+      assert.match(failure.attributes.message, /^x" onload="1 <b>&amp;<\/b> \]\]> \\x1b\[2J \\x00 \\ud83d \\u202e/)
       assert.equal(elementsNamed(root, 'testcase').length, 4, 'no case forged by a name')
-      assert.ok(!xml.includes('\x00') && !xml.includes('\x1b'), 'no raw control character')
+      assert.ok(!xml.includes('\x00') && !xml.includes('\x1b') && !xml.includes('\u202e'), 'no raw control character or bidi mark')
     })
 
     it('takes the --json card as well as the card grade() returns', function () {

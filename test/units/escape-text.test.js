@@ -1,11 +1,11 @@
 /**
  * Text a submission controls reaches the terminal with every control
- * character shown escaped (lib/util/terminal-text.js): C0, DEL, C1, the
+ * character shown escaped (lib/util/escape.js, its text form): C0, DEL, C1, the
  * bidi controls and the line separators; the card (formatCard) goes through it.
  */
 import assert from 'node:assert/strict'
 import { formatCard } from '../../grader/card/card.js'
-import { terminalText } from '../../lib/util/terminal-text.js'
+import { terminalText } from '../../lib/util/escape.js'
 
 function range (from, to) {
   const out = []
