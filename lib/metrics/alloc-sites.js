@@ -26,7 +26,7 @@ import { labRead } from './lab-gc.js'
 
 export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
 
-const SITES_DEFAULTS = Object.freeze({
+export const SITE_SAMPLING_DEFAULTS = Object.freeze({
   mode: 'experiment',
   /**
    * ms between windows. Each reads V8's live profile and asks every parse thread for its own;
@@ -70,7 +70,7 @@ export function createSiteSampling (options) {
   if (events === null || typeof events?.on !== 'function') throw new TypeError('option events must be an EventEmitter')
   if (pool !== null && typeof pool?.allocationWindows !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
   if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
-  const out = { ...SITES_DEFAULTS, ...rest }
+  const out = { ...SITE_SAMPLING_DEFAULTS, ...rest }
   checkMode(out.mode)
   if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
   // the sampler checks intervalBytes and top, and names them
