@@ -180,7 +180,7 @@ function byWeight (a, b) {
 }
 
 /**
- * What a window allocated in all, bytes sampled: its totals' heap and Buffer bytes, all threads,
+ * What a window allocated in all, bytes sampled: its totals' heap and buffer bytes, all threads,
  * or its sites' sum where the totals say less (a window read from a record the lab did not write).
  */
 export function windowAllocated (window) {
