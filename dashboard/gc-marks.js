@@ -34,7 +34,7 @@ export const GC_TERMS = Object.freeze({
   'weak-callbacks': 'callbacks for objects only weakly held (FinalizationRegistry, WeakRef), run after a collection'
 })
 /** What a collection marked as the lab's means. */
-export const LAB_CAUSE = 'the lab\'s: forced by reading the heap profile for allocation sites, not by the run'
+export const LAB_CAUSE = 'forced by the lab reading the heap profile for allocation sites, not by the run'
 
 /**
  * The key's GC items, each term with its line as a tooltip (`title`): made with `make` (dom.js).
