@@ -58,9 +58,34 @@ export async function runSiteSampler (args, body, log) {
   for (const e of stream.events) {
     if (e.event === 'request' && e.data?.phase === 'end' && e.data.route === route && Number.isFinite(e.data.heldPeak)) heldPeak = Math.max(heldPeak ?? 0, e.data.heldPeak)
   }
+  const collections = countCollections(stream.events)
   const file = path.join(args.out, SITES_FILE)
-  await fs.promises.writeFile(file, JSON.stringify({ route, windows: windows.length, allocatedBytes, sites, lab: summary.lab, heldPeak }, null, 2) + '\n')
-  return { load, memory, route, sites, windows: windows.length, allocatedBytes, heldPeak, file }
+  await fs.promises.writeFile(file, JSON.stringify({ route, windows: windows.length, allocatedBytes, sites, lab: summary.lab, heldPeak, collections }, null, 2) + '\n')
+  return { load, memory, route, sites, windows: windows.length, allocatedBytes, heldPeak, collections, file }
+}
+
+/**
+ * The main thread's mark-compacts the stream's samples carried while the sampler ran, and how many
+ * of them the lab forced by reading the heap profile (`cause: 'lab'`, lib/metrics/lab-gc.js).
+ */
+export function countCollections (events) {
+  const counted = { markCompacts: 0, labMarkCompacts: 0, omitted: 0 }
+  for (const event of events) {
+    if (event.event !== 'sample') continue
+    counted.omitted += event.data?.gcEventsOmitted ?? 0
+    for (const e of event.data?.gcEvents ?? []) {
+      if (e.kind !== 'mark-compact') continue
+      counted.markCompacts++
+      if (e.cause === 'lab') counted.labMarkCompacts++
+    }
+  }
+  return counted
+}
+
+/** The line the profiler prints of them. */
+export function collectionsLine ({ markCompacts, labMarkCompacts, omitted }) {
+  return `  the main thread's mark-compacts: ${markCompacts}, of them the lab's (each forced by a read of the heap profile): ${labMarkCompacts}` +
+    (omitted > 0 ? ` (${omitted} collections of the samples' windows left out)` : '')
 }
 
 /**
