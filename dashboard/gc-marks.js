@@ -4,7 +4,9 @@
  * generation's work (incremental marking, weak callbacks) as a grey tick, and the young
  * generation's collections (scavenges) as pale ticks, one per pixel however many fall in it,
  * taller where there are more: a 100 MB /good run scavenges thousands of times, and its line
- * must stay readable. The tooltip names what collected near the point under the mouse.
+ * must stay readable. A collection the lab forced by reading a heap profile (`cause: 'lab'`,
+ * lib/metrics/lab-gc.js) is drawn hollow and grey, not as the run's. The tooltip names what
+ * collected near the point under the mouse, whose it was, and what each term means (GC_TERMS).
  *
  * The log is bounded like the mark log (mark-log.js holds it): a collection that leaves the
  * window is forgotten, and at most `cap` old-generation events and `youngCap` young ones are
@@ -23,7 +25,39 @@ const NEAR_PX = 6
 /** Collections the tooltip names one by one; the rest are counted. */
 const NAMED = 4
 
+/** What each collection's name means, one line each: the tooltip and the key say it. */
+export const GC_TERMS = Object.freeze({
+  scavenge: 'the young generation collected: its few survivors copied out, the rest dropped at once',
+  'minor-mark-sweep': 'the young generation collected by marking its survivors instead of copying them',
+  'mark-compact': 'a full collection: the whole heap marked, the dead freed, the live moved together',
+  'incremental-marking': 'a step of marking the old generation, done between the program\'s work before a mark-compact',
+  'weak-callbacks': 'callbacks for objects only weakly held (FinalizationRegistry, WeakRef), run after a collection'
+})
+/** What a collection marked as the lab's means. */
+export const LAB_CAUSE = 'forced by the lab reading the heap profile for allocation sites, not by the run'
+
+/**
+ * The key's GC items, each term with its line as a tooltip (`title`): made with `make` (dom.js).
+ * @param {Function} make
+ */
+export function gcKeyItems (make) {
+  return [
+    make('span', { 'aria-hidden': 'true' }, '▲'), ' ', make('abbr', { title: GC_TERMS['mark-compact'] }, 'mark-compact'), ', ',
+    make('span', { 'aria-hidden': 'true' }, '△'), ' ', make('abbr', { title: LAB_CAUSE }, 'one the lab forced'),
+    ' (pale ticks: ', make('abbr', { title: GC_TERMS.scavenge }, 'scavenges'), ')'
+  ]
+}
+
+/** The page's static key: each `[data-gc-term]` gets its term's line as its tooltip. */
+export function explainGcTerms (root) {
+  for (const element of root.querySelectorAll('[data-gc-term]')) {
+    const term = element.getAttribute('data-gc-term')
+    element.title = term === 'lab' ? LAB_CAUSE : GC_TERMS[term] ?? ''
+  }
+}
+
 const MARK_COMPACT = '#000000'
+const LAB_MARK = '#8a8a8a'
 const OLD_TICK = 'rgba(80, 80, 80, 0.7)'
 const YOUNG_TICK = 'rgba(0, 114, 178, 0.35)'
 const TRIANGLE_PX = 7
@@ -34,7 +68,7 @@ export class GcLog {
   constructor (settings = {}) {
     this.cap = settings.cap ?? OLD_CAP
     this.youngCap = settings.youngCap ?? YOUNG_CAP
-    /** @type {Array<{ at: number, kind: string, ms: number|null, heapBefore: number|null, heapAfter: number|null }>} */
+    /** @type {Array<{ at: number, kind: string, ms: number|null, heapBefore: number|null, heapAfter: number|null, lab: boolean }>} */
     this.old = []
     /** @type {Array<{ at: number, kind: string, ms: number|null }>} */
     this.young = []
@@ -57,7 +91,7 @@ export class GcLog {
       if (YOUNG_KINDS.includes(kind)) {
         this.young.push({ at: e.at, kind, ms })
       } else {
-        this.old.push({ at: e.at, kind, ms, heapBefore: figure(e.heapBefore), heapAfter: figure(e.heapAfter) })
+        this.old.push({ at: e.at, kind, ms, heapBefore: figure(e.heapBefore), heapAfter: figure(e.heapAfter), lab: e.cause === 'lab' })
       }
     }
     if (this.old.length > this.cap) this.old.splice(0, this.old.length - this.cap)
@@ -76,6 +110,7 @@ export class GcLog {
   counts () {
     return {
       markCompacts: this.old.filter(isMarkCompact).length,
+      labMarkCompacts: this.old.filter(function labs (e) { return isMarkCompact(e) && e.lab }).length,
       otherOld: this.old.filter(function notMarkCompact (e) { return !isMarkCompact(e) }).length,
       young: this.young.length,
       omitted: this.omitted
@@ -102,7 +137,7 @@ export const gcPlugin = {
     if (!log) return
     const { ctx, chartArea: area } = chart
     const x = chart.scales.x
-    const drawn = { markCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 }
+    const drawn = { markCompacts: 0, labMarkCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 }
     ctx.save()
     ctx.beginPath()
     ctx.rect(area.left, area.top, area.width, area.height)
@@ -124,7 +159,18 @@ export const gcPlugin = {
     for (const e of log.old) {
       if (e.at < x.min || e.at > x.max) continue
       const px = Math.round(x.getPixelForValue(e.at)) + 0.5
-      if (isMarkCompact(e)) {
+      if (isMarkCompact(e) && e.lab) {
+        // the lab's: a hollow grey triangle, no line up the chart
+        ctx.strokeStyle = LAB_MARK
+        ctx.lineWidth = 1
+        ctx.beginPath()
+        ctx.moveTo(px, area.bottom - TRIANGLE_PX)
+        ctx.lineTo(px - TRIANGLE_PX / 2, area.bottom - 0.5)
+        ctx.lineTo(px + TRIANGLE_PX / 2, area.bottom - 0.5)
+        ctx.closePath()
+        ctx.stroke()
+        drawn.labMarkCompacts++
+      } else if (isMarkCompact(e)) {
         ctx.strokeStyle = MARK_COMPACT
         ctx.globalAlpha = 0.45
         ctx.lineWidth = 1
@@ -171,7 +217,7 @@ export function gcTooltipLines (items) {
   const young = log.young.filter(near)
   const lines = old.slice(0, NAMED).map(function describe (e) {
     const heap = e.heapBefore === null || e.heapAfter === null ? 'heap not read' : `heap ${formatMiB(e.heapBefore)} → ${formatMiB(e.heapAfter)}`
-    return `${e.kind} ${formatDuration(e.ms)}: ${heap}`
+    return `${e.kind}${e.lab ? ' (the lab\'s)' : ''} ${formatDuration(e.ms)}: ${heap}`
   })
   if (old.length > NAMED) lines.push(`and ${old.length - NAMED} more`)
   if (young.length > 0) {
@@ -179,6 +225,10 @@ export function gcTooltipLines (items) {
     const kinds = [...new Set(young.map(function kind (e) { return e.kind }))].join(', ')
     lines.push(`${young.length} × ${kinds}, ${formatDuration(ms)} in all`)
   }
+  // each term named, once, in a line
+  const named = [...new Set([...old.slice(0, NAMED), ...young].map(function kind (e) { return e.kind }))]
+  for (const kind of named) lines.push(`${kind}: ${GC_TERMS[kind] ?? 'a collection V8 names so'}`)
+  if (old.slice(0, NAMED).some(function labs (e) { return e.lab })) lines.push(`(the lab's): ${LAB_CAUSE}`)
   return lines
 }
 

@@ -19,6 +19,7 @@ import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
 import { createControlPanel } from './control-panel.js'
 import { downloadChartsPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
 import { formatClock, formatMiB, formatMs, MiB } from './format.js'
+import { explainGcTerms } from './gc-marks.js'
 import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
 import { connectMetrics } from './metrics-connection.js'
@@ -136,6 +137,7 @@ const replay = createReplay({
 const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
 const outcomesView = createOutcomes({ banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel })
 const sitesView = createLiveSites(byId('sites'))
+explainGcTerms(document)
 const pipelineLive = createPipelineLive(byId('pipeline'))
 
 function onEvent (type, data) {

@@ -62,9 +62,9 @@ export class MarkLog {
     }
   }
 
-  /** A `peak` event: only resets are marked. */
+  /** A `peak` event: only resets are marked, and not those the lab made for its own measurement (`by: 'lab'`). */
   onPeak (event) {
-    if (event?.reset !== true || !Number.isFinite(event.time)) return
+    if (event?.reset !== true || event.by === 'lab' || !Number.isFinite(event.time)) return
     this.peakResets.push(event.time)
     this.#cap(this.peakResets)
   }

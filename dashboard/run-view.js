@@ -11,6 +11,7 @@
 import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES, ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
+import { gcKeyItems } from './gc-marks.js'
 import { formatCount, formatMiB, formatMs, MiB } from './format.js'
 import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
@@ -98,6 +99,7 @@ export function replayStores (record) {
   // a start before an end at the same time: a request of 0 ms still opens before it closes
   events.sort(function byTime (a, b) { return a.time - b.time || (a.phase === 'start' ? -1 : 1) - (b.phase === 'start' ? -1 : 1) })
   for (const event of events) marks.onRequest(event)
+  // 'lab-peak-reset': one the lab made for its own measurement, not drawn
   for (const mark of recordMarks) if (mark.kind === 'peak-reset') marks.onPeak({ reset: true, time: mark.time })
   // absent from records written before the lab kept its collections
   marks.gc.add(record.timeline.gc ?? [])
@@ -176,7 +178,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
         make('div', { class: 'held-box' }, make('div', { class: 'held-head' }, logButton), make('div', { class: 'chart-box held' }, canvases.held)),
         make('div', { class: 'chart-box bytes' }, canvases.bytes),
         make('div', { class: 'chart-box loop' }, canvases.loop)),
-      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset ', make('span', { 'aria-hidden': 'true' }, '▲'), ' mark-compact (pale ticks: scavenges)']),
+      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset ', ...gcKeyItems(make)]),
       results,
       sitesBox)
     const charts = createCharts({ memoryCanvas: canvases.memory, loopCanvas: canvases.loop, store: stores.store, marks: stores.marks })

@@ -25,7 +25,7 @@ import { clinicRefusal, removeTraceLogs, runClinic } from './profile/clinic.js'
 import { runNodeProfilers, runSnapshots } from './profile/node-profilers.js'
 import { HOW_TO_OPEN, listResults } from './profile/results.js'
 import { summarizeProfileFile, summaryLines } from './profile/cpu-summary.js'
-import { runSiteSampler, siteLines, topShareLine } from './profile/sites.js'
+import { collectionsLine, runSiteSampler, siteLines, topShareLine } from './profile/sites.js'
 import { CLINIC_VERSION, INPUT_DIR, MODES, PROFILES_DIR, labDataDir, shown } from './profile/settings.js'
 
 const EXIT_USAGE = 2
@@ -165,7 +165,7 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
     load = sites.load
     memory = sites.memory
     summary.tool = 'the lab\'s allocation sampler (lib/allocation/)'
-    summary.sites = { file: shown(sites.file), windows: sites.windows, growth: sites.growth, top: sites.sites.slice(0, 10) }
+    summary.sites = { file: shown(sites.file), windows: sites.windows, allocatedBytes: sites.allocatedBytes, heldPeak: sites.heldPeak, collections: sites.collections, top: sites.sites.slice(0, 10) }
   } else if (mode.clinic && refusal === null) {
     const clinic = await runClinic(args, input.file, log)
     summary.clinic = { version: CLINIC_VERSION, tool: mode.clinic, ok: clinic.ok, reason: clinic.reason, seconds: clinic.seconds, html: clinic.html && shown(clinic.html), load: clinic.load }
@@ -226,7 +226,8 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   if (sites !== null) {
     say(`Which lines allocated the bytes and which hold them, over the load (${sites.windows} windows of 2 s; ${shown(sites.file)}):`)
     for (const line of siteLines(sites.sites)) say(line)
-    say(topShareLine(sites.route, sites.sites, sites.growth, memory))
+    say(topShareLine(sites.route, sites.sites, sites.allocatedBytes, sites.heldPeak))
+    say(collectionsLine(sites.collections))
     say('  the same view as the dashboard\'s "Which code holds it"; what the sampler cannot see: docs/metrics.md')
     say()
   }

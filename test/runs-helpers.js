@@ -166,7 +166,7 @@ export function site (kind, where, functionName, allocatedMiB, heldMiB, thread =
 
 /** A sample's `allocationSites`: a 2 s window of these sites, closed with the sample unless `more.at` says when. */
 export function sitesWindow (sites, more = {}) {
-  return { intervalBytes: 524288, windowMs: 2000, threads: ['main', 'parse thread 1'], sites, totals: { heap: null, buffer: null, omitted: { count: 0, allocatedBytes: 0, heldBytes: 0 } }, heapErrors: {}, ...more }
+  return { intervalBytes: 2 * 1024 * 1024, windowMs: 2000, threads: ['main', 'parse thread 1'], sites, totals: { heap: null, buffer: null, omitted: { count: 0, allocatedBytes: 0, heldBytes: 0 } }, heapErrors: {}, ...more }
 }
 
 /**

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { readRunRecord } from '../lib/runs/format.js'
 import { createTimeline } from '../lib/runs/timeline.js'
 import { makeRecord, recordText } from '../lib/runs/record.js'
-import { SITES_DEFAULTS, growthByRoute, siteLine } from '../lib/runs/sites.js'
+import { SITES_DEFAULTS, siteLine, siteShare } from '../lib/runs/sites.js'
 import { SITE_ROWS, compareSites } from '../lib/runs/site-compare.js'
 import { fakeSample, makeSitesRecord, makeTestRecord, site, sitesWindow } from './runs-helpers.js'
 
@@ -55,14 +55,12 @@ describe('allocation sites in run records', function () {
       assert.equal(sites.idle, 0)
     })
 
-    it('has each route\'s growth from its requests\' held peaks, else from the results\' peak above idle (none, or 0: none)', function () {
-      const { record } = makeSitesRecord()
-      assert.deepEqual([...growthByRoute(record)], [['bad', { bytes: 290 * MiB, from: 'requests' }], ['good', { bytes: 2 * MiB, from: 'requests' }]])
-      const noSpans = { ...record, timeline: { ...record.timeline, spans: [] } }
-      assert.deepEqual([...growthByRoute(noSpans)], [['bad', { bytes: 300 * MiB, from: 'results' }], ['good', { bytes: 4 * MiB, from: 'results' }]])
-      // /good peaked below the idle /bad left: its peak above idle is 0, and shares nothing
-      record.results.tables[0].rows.find(function peak (r) { return r.field === 'peakAboveIdle' }).values.good = 0
-      assert.equal(growthByRoute(noSpans).get('good'), undefined)
+    it('has each route\'s allocation over its windows, the whole its sites\' shares are of, so they sum to at most 100 %', function () {
+      const { sites } = makeSitesRecord().record.timeline
+      for (const entry of sites.routes) {
+        const sum = entry.sites.reduce(function add (total, s) { return total + siteShare(s, entry) }, 0)
+        assert.ok(sum > 0 && sum <= 1, `${entry.route}: ${sum}`)
+      }
     })
 
     it('keeps at most maxSiteWindows, each route\'s heaviest among them, and adds up its summary from every window', function () {

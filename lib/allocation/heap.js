@@ -40,6 +40,8 @@ export class HeapRecorder {
   #lastOrdinal = -1
   /** Since the last window: the most the samples held at a `notePeak`, by site, and the new samples seen there. */
   #peak = emptyPeak()
+  /** Samples up to this ordinal are no longer held by anyone's count (`newEpoch`). */
+  #epochOrdinal = -1
   error = null
 
   #collected
@@ -68,6 +70,7 @@ export class HeapRecorder {
     if (this.#session !== null) return
     this.error = null
     this.#lastOrdinal = -1
+    this.#epochOrdinal = -1
     this.#peak = emptyPeak()
     if (owner !== null) {
       this.error = 'V8\'s sampling heap profiler of this thread is taken by another allocation sampler'
@@ -110,6 +113,7 @@ export class HeapRecorder {
     const held = new Map()
     let total = 0
     for (const sample of samples) {
+      if (sample.ordinal <= this.#epochOrdinal) continue
       total += sample.size
       const site = held.get(sample.key)
       if (site === undefined) held.set(sample.key, { site: sample.site, bytes: sample.size })
@@ -162,6 +166,8 @@ export class HeapRecorder {
     }
     let newest = this.#lastOrdinal
     for (const sample of samples) {
+      // a sample from before the epoch: allocated in an earlier window, and no longer held by a count
+      if (!collected && sample.ordinal <= this.#epochOrdinal) continue
       const entry = entryOf(sample.key, sample.site)
       if (held !== null) {
         entry.heldBytes += sample.size
@@ -183,6 +189,14 @@ export class HeapRecorder {
     if (held !== null) totals.heldBytes = Math.max(totals.heldBytes, peak.total)
     this.#lastOrdinal = newest
     return { sites: [...bySite.values()], totals }
+  }
+
+  /**
+   * From now on a site holds only the samples taken from the last window on (held mode): what a
+   * route holds is what it allocated, never what the one before left. Call it after `window()`.
+   */
+  newEpoch () {
+    this.#epochOrdinal = this.#lastOrdinal
   }
 
   /** The profile's samples, each with its site and key (`read` posts for the profile), or null: `error` says why. */

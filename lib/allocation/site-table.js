@@ -21,6 +21,8 @@ export class SiteTable {
   #registry = null
   #totals = null
   #peakHeld = 0
+  /** Held counts the samples taken since the last `newEpoch()` only (a route's start: alloc-sites.js). */
+  #epoch = 0
 
   /**
    * @param {number} intervalBytes mean bytes between two samples
@@ -69,7 +71,22 @@ export class SiteTable {
     if (this.#registry === null || holder === null || typeof holder !== 'object') return
     entry.heldBytes += weight
     this.#totals.heldBytes += weight
-    this.#registry.register(holder, { entry, weight })
+    this.#registry.register(holder, { entry, weight, epoch: this.#epoch })
+  }
+
+  /**
+   * From now on a site holds only what it allocates from now on: the samples taken before are
+   * forgotten by held (what a route holds is what it allocated, never what the one before left).
+   */
+  newEpoch () {
+    if (!this.#held) return
+    this.#epoch++
+    for (const entry of this.#sites.values()) {
+      entry.heldBytes = 0
+      entry.peakHeld = 0
+    }
+    this.#totals.heldBytes = 0
+    this.#peakHeld = 0
   }
 
   #siteFor (site, kind) {
@@ -83,7 +100,8 @@ export class SiteTable {
     return entry
   }
 
-  #release ({ entry, weight }) {
+  #release ({ entry, weight, epoch }) {
+    if (epoch !== this.#epoch) return
     entry.heldBytes -= weight
     this.#totals.heldBytes -= weight
   }
@@ -185,5 +203,10 @@ export class WrappingRecorder {
   /** See SiteTable.window. */
   window () {
     return this.#table.window()
+  }
+
+  /** See SiteTable.newEpoch. */
+  newEpoch () {
+    this.#table.newEpoch()
   }
 }

@@ -13,7 +13,7 @@
  *   { id, name, phase: 'result', time, result }
  *   { id, name, phase: 'error', time, error }
  *   { id, name, phase: 'cancelled', time }
- * and 'peak' { time, reset: true, supported, peakRss } whenever it resets the kernel's peak.
+ * and 'peak' { time, reset: true, by: 'lab', supported, peakRss } whenever it resets the kernel's peak.
  *
  * Each run is issued a key from the app's keyring when it starts and the key is
  * revoked when the run ends (lib/limits/run-keys.js). The module runs inside the key's
@@ -96,7 +96,7 @@ export function createEngine (settings) {
     // the reset first: GC threads free pages at any time, so an idle read before it could top every later peak
     const peakReset = resetPeakRss()
     const idleRss = process.memoryUsage.rss()
-    events.emit('peak', { time: Date.now(), reset: true, supported: peakReset, peakRss: readPeakRss().bytes })
+    events.emit('peak', { time: Date.now(), reset: true, by: 'lab', supported: peakReset, peakRss: readPeakRss().bytes })
     return function closeWindow () {
       const peak = foldPeak(run)
       return memoryFigures(idleRss, peak.bytes, peak.source, peakReset)
@@ -250,7 +250,7 @@ export function createEngine (settings) {
     // the reset first, as in measure() above
     run.peakReset = resetPeakRss()
     run.idleRss = process.memoryUsage.rss()
-    events.emit('peak', { time: Date.now(), reset: true, supported: run.peakReset, peakRss: readPeakRss().bytes })
+    events.emit('peak', { time: Date.now(), reset: true, by: 'lab', supported: run.peakReset, peakRss: readPeakRss().bytes })
     runs.set(run.id, run)
     running = run
     prune()

@@ -12,16 +12,21 @@
  * A request of a route that no request since the last window had closes the window at once
  * (`at`: its start), and the next starts from there: a run that takes its routes in turn
  * gets windows of one route each, which a run record can give to that route (lib/runs/sites.js).
+ * That cut starts a new epoch too: from it on, a site holds only what it allocated since.
+ * Every window goes to each stream interval once, in order, the run's last one too, and a
+ * run's record takes the same ones (`take`, `endingWindows`): the live view shows what a record keeps.
+ * Each read of a heap profile runs as the lab's (lab-gc.js): its forced collection is marked so.
  *
  * Given the held ledger, a request whose stage takes a whole Buffer or string and so raises its
  * peak past any the window has seen has the sampler note what each site holds then: /bad's
  * string and parsed document are garbage by the window's end.
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
+import { labRead } from './lab-gc.js'
 
 export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
 
-const SITES_DEFAULTS = Object.freeze({
+export const SITE_SAMPLING_DEFAULTS = Object.freeze({
   mode: 'experiment',
   /**
    * ms between windows. Each reads V8's live profile and asks every parse thread for its own;
@@ -44,6 +49,8 @@ const SITES_DEFAULTS = Object.freeze({
  * close one per request.
  */
 const ROUTE_CUT_MS = 250
+/** Windows kept for the intervals that have not taken them yet. */
+const PENDING = 8
 /** Requests in flight followed: more than any load the lab admits. */
 const MAX_IN_FLIGHT = 10_000
 /**
@@ -63,7 +70,7 @@ export function createSiteSampling (options) {
   if (events === null || typeof events?.on !== 'function') throw new TypeError('option events must be an EventEmitter')
   if (pool !== null && typeof pool?.allocationWindows !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
   if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
-  const out = { ...SITES_DEFAULTS, ...rest }
+  const out = { ...SITE_SAMPLING_DEFAULTS, ...rest }
   checkMode(out.mode)
   if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
   // the sampler checks intervalBytes and top, and names them
@@ -94,7 +101,8 @@ export class SiteSampling {
   #timer = null
   /** The window being collected (a promise), or null */
   #collecting = null
-  #latest = null
+  /** The newest windows, oldest first, `{ seq, window }`: each taken once by each interval. */
+  #pending = []
   #seq = 0
   /** interval -> the seq of the window its samples last carried */
   #given = new Map()
@@ -103,7 +111,7 @@ export class SiteSampling {
   /** routes with a request since the last window */
   #routesSince = new Set()
   #lastWindowAt = 0
-  /** As the latest run ended: the newest window, which intervals it was given at, and the last (a promise) */
+  /** As the latest run ended: what each interval had taken by then (a promise, once its last window is in) */
   #ending = null
   /** The highest request peak noted in this window */
   #peakNoted = 0
@@ -124,7 +132,7 @@ export class SiteSampling {
     if (!this.active || total <= this.#peakNoted || total < PEAK_INTERVALS * this.#options.intervalBytes) return
     this.#peakNoted = total
     try {
-      this.#sampler.notePeak()
+      labRead(this.#sampler.notePeak.bind(this.#sampler))
     } catch (err) {
       // the request is not the sampler's to fail
       reportFailure(err)
@@ -138,14 +146,15 @@ export class SiteSampling {
       return
     }
     if (event.phase !== 'start') return
-    const fresh = this.#routesSince.size > 0 && !this.#routesSince.has(event.route)
+    // the first request after none is fresh too: the window before it was nobody's
+    const fresh = !this.#routesSince.has(event.route)
     this.#inFlight.set(event.id, event.route)
     if (this.#inFlight.size > MAX_IN_FLIGHT) this.#inFlight.delete(this.#inFlight.keys().next().value)
     this.#routesSince.add(event.route)
     const at = Number.isFinite(event.time) ? event.time : Date.now()
     if (!fresh || !this.active || at - this.#lastWindowAt < ROUTE_CUT_MS) return
     this.#startTimer()
-    this.collect(at).catch(reportFailure)
+    this.collect(at, { epoch: true }).catch(reportFailure)
   }.bind(this)
 
   #onExperiment = function onExperiment (event) {
@@ -153,11 +162,10 @@ export class SiteSampling {
     else if (['result', 'error', 'cancelled'].includes(event?.phase)) {
       this.#runs.delete(event.id)
       // the run's last window, from the timer's last tick to its end, taken before sampling stops;
-      // and the newest, which no sample may have carried yet
-      const newest = this.#latest
+      // what each interval had taken by then, for a record whose samples stop with the run
       const given = new Map(this.#given)
       const last = this.active ? this.collect(Date.now(), { ending: true }).catch(reportFailure) : Promise.resolve(null)
-      this.#ending = last.then(function ended (window) { return { newest, given, last: window ?? null } })
+      this.#ending = last.then(function ended () { return given })
     } else return
     this.#update()
   }.bind(this)
@@ -201,43 +209,49 @@ export class SiteSampling {
   }
 
   /**
-   * The newest window for a sample at `interval`: once per window for each interval, null
-   * between them and while nothing is sampled; every time for a snapshot (`interval` null).
+   * The window for a sample at `interval`: the oldest that interval has not taken, once each
+   * (the run's last ones too, after it ended), null when it has taken them all; the newest, every
+   * time, for a snapshot (`interval` null).
    * @param {number|null} interval
    */
   take (interval) {
-    const latest = this.#latest
-    if (latest === null) return null
-    if (interval === null) return latest.window
-    if (this.#given.get(interval) === latest.seq) return null
-    this.#given.set(interval, latest.seq)
-    return latest.window
+    if (interval === null) return this.#pending.at(-1)?.window ?? null
+    const next = this.#untaken(this.#given.get(interval))[0]
+    if (next === undefined) return null
+    this.#given.set(interval, next.seq)
+    return next.window
+  }
+
+  /** The pending windows after `seq` (undefined: all of them), oldest first: what `take` and `endingWindows` select. */
+  #untaken (seq) {
+    return this.#pending.filter(function after (p) { return seq === undefined || p.seq > seq })
   }
 
   /**
-   * The windows of the latest run that no sample at `interval` carried: the newest, if not
-   * given yet, and the one collected as the run ended. A run's record keeps them last
-   * (lib/runs/recorder.js), since its samples stop with the run.
+   * The windows of the latest run that no sample at `interval` had carried as it ended, the one
+   * collected then included: the windows the same interval's samples carry next. A run's record
+   * keeps them last (lib/runs/recorder.js), since its samples stop with the run.
    * @param {number} interval the recorder's sample interval
    * @returns {Promise<object[]>}
    */
   async endingWindows (interval) {
     if (this.#ending === null) return []
-    const { newest, given, last } = await this.#ending
-    return [newest !== null && given.get(interval) !== newest.seq ? newest.window : null, last].filter(Boolean)
+    const given = await this.#ending
+    return this.#untaken(given.get(interval)).map(function windowOf (p) { return p.window })
   }
 
   /**
    * The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait).
    * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
-   * @param {{ ending?: boolean }} [how] `ending`: a run's last window: the one being collected, if
-   *   one is, else a new one
+   * @param {{ ending?: boolean, epoch?: boolean }} [how] `ending`: a run's last window: the one being
+   *   collected, if one is, else a new one; `epoch`: a new route's start (sampler.js window)
    */
-  async collect (at = Date.now(), { ending = false } = {}) {
+  async collect (at = Date.now(), { ending = false, epoch = false } = {}) {
+    const newest = this.#pending.at(-1)?.window ?? null
     // a window being collected (the timer's, late behind a parse that held the loop) is the run's last
-    if (this.#collecting !== null) return ending ? this.#collecting : this.#latest?.window ?? null
-    if (!this.active) return this.#latest?.window ?? null
-    this.#collecting = this.#closeWindow(at)
+    if (this.#collecting !== null) return ending ? this.#collecting : newest
+    if (!this.active) return newest
+    this.#collecting = this.#closeWindow(at, epoch)
     try {
       return await this.#collecting
     } finally {
@@ -245,15 +259,17 @@ export class SiteSampling {
     }
   }
 
-  async #closeWindow (at) {
-    const main = { thread: 'main', window: this.#sampler.window() }
+  async #closeWindow (at, epoch) {
+    const sampler = this.#sampler
+    const main = { thread: 'main', window: labRead(function read () { return sampler.window({ epoch }) }) }
     this.#peakNoted = 0
     this.#lastWindowAt = at
     this.#routesSince = new Set(this.#inFlight.values())
-    const threads = this.#pool === null ? [] : await this.#pool.allocationWindows()
+    const threads = this.#pool === null ? [] : await this.#pool.allocationWindows({ epoch })
     const window = Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) })
-    // stopped while the threads answered: no sample takes it, though a run's record may
-    if (this.active) this.#latest = { seq: ++this.#seq, window }
+    // kept even if sampling stopped while the threads answered: a run's last window is carried after it
+    this.#pending.push({ seq: ++this.#seq, window })
+    if (this.#pending.length > PENDING) this.#pending.shift()
     return window
   }
 
@@ -286,6 +302,9 @@ export class SiteSampling {
     const wanted = this.#wanted()
     if (wanted === this.active) return
     if (wanted) {
+      // a new run's windows: the last run's, not taken by now, are not carried into it
+      this.#pending = []
+      this.#given.clear()
       this.#sampler.start()
       this.#pool?.startAllocationSampling(this.#options.intervalBytes)
       this.#lastWindowAt = Date.now()
@@ -296,8 +315,6 @@ export class SiteSampling {
       this.#timer = null
       this.#sampler.stop()
       this.#pool?.stopAllocationSampling()
-      this.#latest = null
-      this.#given.clear()
     }
   }
 }

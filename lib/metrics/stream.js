@@ -12,7 +12,7 @@
  *   there and is sent what it missed;
  * - bounded memory: a client whose `res.write()` returned false is sent
  *   nothing more until 'drain', so what the server buffers for it is one
- *   socket high-water mark (16 KiB) plus one frame, however slowly it reads.
+ *   socket high-water mark (Node's default for the version it runs) plus one frame, however slowly it reads.
  *   Events wait in the shared history, not in per-client queues.
  *
  * Drop policy: a `sample` produced while a client is congested is dropped

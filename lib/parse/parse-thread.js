@@ -34,7 +34,7 @@ function parseAll (tasks) {
 /** The thread's allocation sampler, made on the first 'start'. */
 let sampler = null
 
-function answerSites ({ sites: verb, id, intervalBytes }) {
+function answerSites ({ sites: verb, id, intervalBytes, epoch }) {
   if (verb === 'start') {
     if (sampler === null || sampler.options.intervalBytes !== intervalBytes) {
       sampler?.stop()
@@ -45,7 +45,7 @@ function answerSites ({ sites: verb, id, intervalBytes }) {
   } else if (verb === 'stop') {
     sampler?.stop()
   } else if (verb === 'window') {
-    parentPort.postMessage({ sites: id, window: sampler?.active ? sampler.window() : null })
+    parentPort.postMessage({ sites: id, window: sampler?.active ? sampler.window({ epoch: epoch === true }) : null })
   }
 }
 

@@ -121,9 +121,11 @@ class ParsePool {
   /**
    * Each thread's window of allocation sites since its last (lib/allocation/sampler.js), once
    * the thread is between tasks. A thread that is not sampling, or that dies first, is left out.
+   * `epoch`: held counts only what is sampled after it (a new route's start: sampler.js window).
+   * @param {{ epoch?: boolean }} [how]
    * @returns {Promise<Array<{ thread: string, window: object }>>}
    */
-  async allocationWindows () {
+  async allocationWindows ({ epoch = false } = {}) {
     if (this.sampling === null) return []
     const pool = this
     const answers = await Promise.all([...this.threads].map(function askWindow (worker) {
@@ -132,7 +134,7 @@ class ParsePool {
         pool.windowsAsked.set(id, { worker, resolve })
         worker.windowsAsked++
         worker.ref()
-        worker.postMessage({ sites: 'window', id })
+        worker.postMessage({ sites: 'window', id, epoch })
       })
     }))
     return answers.filter(function answered (a) { return a !== null })

@@ -180,7 +180,7 @@ function checkMark (mark, field) {
   checkString(mark.label, `${field}.label`, { max: 1000 })
 }
 
-/** A garbage collection: `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js). */
+/** A garbage collection: `{ at, kind, ms, heapBefore, heapAfter, cause }` (lib/metrics/gc-events.js; `cause` absent from older records). */
 function checkGcEvent (event, field) {
   need(isObject(event), field, 'is not an object')
   checkTime(event.at, `${field}.at`)
@@ -188,7 +188,11 @@ function checkGcEvent (event, field) {
   checkBytes(event.ms, `${field}.ms`)
   checkBytes(event.heapBefore, `${field}.heapBefore`, { nullable: true })
   checkBytes(event.heapAfter, `${field}.heapAfter`, { nullable: true })
+  if (event.cause !== undefined) need(GC_CAUSES.includes(event.cause), `${field}.cause`, `is not one of ${GC_CAUSES.join(', ')}`)
 }
+
+/** Who caused a collection: the lab, reading a heap profile, or the run. */
+export const GC_CAUSES = Object.freeze(['lab', 'run'])
 
 /** A site of code: `{ thread, functionName, file, line, column, kind, allocatedBytes, heldBytes, samples }` (sites.js). */
 function checkSite (site, field) {
@@ -231,7 +235,11 @@ function checkSiteWindow (window, field) {
   }
 }
 
-/** Each route's sites over the run: `{ routes: [{ route, windows, sites }], spanning, idle }`. */
+/**
+ * Each route's sites over the run: `{ routes: [{ route, windows, allocatedBytes, sites }], lab, spanning, idle, intervalBytes }`
+ * (`allocatedBytes`, `lab` and `intervalBytes` absent from records written before the lab kept them). A route's sites
+ * never allocated more than the route: their shares are of it.
+ */
 function checkSiteSummary (summary) {
   need(isObject(summary), 'timeline.sites', 'is not an object')
   checkArray(summary.routes, 'timeline.sites.routes')
@@ -241,9 +249,20 @@ function checkSiteSummary (summary) {
     checkString(entry.route, `${at}.route`, { max: 200 })
     checkBytes(entry.windows, `${at}.windows`)
     checkSites(entry.sites, `${at}.sites`)
+    checkBytes(entry.allocatedBytes, `${at}.allocatedBytes`, { optional: true })
+    if (entry.allocatedBytes === undefined) return
+    const sum = entry.sites.reduce(function add (total, site) { return total + site.allocatedBytes }, 0)
+    // a byte for the float sums of many windows
+    need(sum <= entry.allocatedBytes + 1, `${at}.allocatedBytes`, 'is less than its sites allocated')
   })
+  if (summary.lab !== undefined) {
+    need(isObject(summary.lab), 'timeline.sites.lab', 'is not an object')
+    checkBytes(summary.lab.allocatedBytes, 'timeline.sites.lab.allocatedBytes')
+    checkSites(summary.lab.sites, 'timeline.sites.lab.sites')
+  }
   checkBytes(summary.spanning, 'timeline.sites.spanning')
   checkBytes(summary.idle, 'timeline.sites.idle')
+  checkBytes(summary.intervalBytes, 'timeline.sites.intervalBytes', { nullable: true, optional: true })
 }
 
 function checkRun (run) {

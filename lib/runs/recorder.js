@@ -45,7 +45,10 @@ export function createRunRecorder (settings) {
     let lastStage = null
     function onRequest (event) { timeline.addRequest(event) }
     function onPeak (event) {
-      if (event?.reset === true) timeline.addMark(event.time ?? Date.now(), 'peak-reset', 'peak reset')
+      if (event?.reset !== true) return
+      // a reset the lab makes for its own measurement is kept apart: a chart does not draw it as the user's
+      if (event.by === 'lab') timeline.addMark(event.time ?? Date.now(), 'lab-peak-reset', 'peak reset by the lab')
+      else timeline.addMark(event.time ?? Date.now(), 'peak-reset', 'peak reset')
     }
     const unsubscribe = sampler.subscribe(interval, timeline.addSample)
     events.on('request', onRequest)

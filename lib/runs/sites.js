@@ -7,8 +7,12 @@
  * them to both would show one route's buffers in the other's column. The recorder
  * (timeline.js), the dashboard (live and replayed) and compare all read windows through here,
  * so nothing of Node's is in it.
+ *
+ * A site of the lab's own code (`LAB_CODE`: what measures, records or drives a run) is never a
+ * route's line: the summary lists it apart, in `lab`. A site's share is its allocated bytes
+ * against its route's, both sampled over the route's windows (docs/metrics.md, "A site's share").
  */
-import { figuresOf } from './figures.js'
+import { formatBytes } from '../util/units.js'
 
 export const SITES_DEFAULTS = Object.freeze({
   /** Windows a record keeps: five minutes of them at the sampler's 2 s. */
@@ -20,6 +24,33 @@ export const SITES_DEFAULTS = Object.freeze({
 })
 
 export const SITE_KINDS = Object.freeze(['heap', 'buffer'])
+
+/**
+ * The lab's own instruments, project-relative: the one list a site is classified by. Folders and
+ * files whose every frame is the lab's; in each experiment's folder, the files that drive and
+ * measure it (its routes.js, stages.js and the like are the route's); functions of a route's
+ * file that serve the lab (a parse thread's answer to the sampler).
+ */
+export const LAB_CODE = Object.freeze({
+  folders: Object.freeze(['lib/allocation/', 'lib/metrics/', 'lib/runs/', 'lib/experiments/', 'lib/measure/']),
+  files: Object.freeze(['routes/metrics.js', 'routes/runs.js', 'routes/experiments.js', 'routes/dashboard.js']),
+  experimentFiles: Object.freeze(['index.js', 'run.js', 'client.js', 'bench.js', 'figures.js', 'result.js', 'tcp-queues.js', 'measure.js', 'leftovers.js']),
+  functions: Object.freeze([Object.freeze({ file: 'lib/parse/parse-thread.js', functionName: 'answerSites' })])
+})
+
+/**
+ * Whether a site is the lab's own code (LAB_CODE).
+ * @param {{ file: string|null, functionName: string }} site
+ */
+export function isLabSite (site) {
+  const file = site.file
+  if (typeof file !== 'string') return false
+  if (LAB_CODE.folders.some(function under (folder) { return file.startsWith(folder) })) return true
+  if (LAB_CODE.files.includes(file)) return true
+  const parts = file.split('/')
+  if (parts.length === 3 && parts[0] === 'experiments' && LAB_CODE.experimentFiles.includes(parts[2])) return true
+  return LAB_CODE.functions.some(function named (f) { return f.file === file && f.functionName === site.functionName })
+}
 
 /** Sites read from one window: more than the sampler names (20). */
 const MAX_WINDOW_SITES = 50
@@ -91,6 +122,7 @@ export function readWindow (allocationSites, time) {
   return {
     time: Number.isFinite(allocationSites.at) ? allocationSites.at : time,
     windowMs: bytes(allocationSites.windowMs) ?? 0,
+    ...(bytes(allocationSites.intervalBytes) > 0 ? { intervalBytes: allocationSites.intervalBytes } : {}),
     routes: [],
     sites,
     totals: { heap: readTotals(totals.heap), buffer: readTotals(totals.buffer) }
@@ -148,54 +180,107 @@ function byWeight (a, b) {
 }
 
 /**
+ * What a window allocated in all, bytes sampled: its totals' heap and buffer bytes, all threads,
+ * or its sites' sum where the totals say less (a window read from a record the lab did not write).
+ */
+export function windowAllocated (window) {
+  let totals = 0
+  for (const kind of SITE_KINDS) totals += window.totals?.[kind]?.allocatedBytes ?? 0
+  let sites = 0
+  for (const site of window.sites) sites += site.allocatedBytes
+  return Math.max(totals, sites)
+}
+
+/** A site added into a map of sums by key: allocated and samples summed, the most held kept. */
+function addSite (map, site) {
+  const key = siteKey(site)
+  const sum = map.get(key)
+  if (sum === undefined) {
+    map.set(key, { ...site })
+    return
+  }
+  sum.allocatedBytes += site.allocatedBytes
+  sum.samples += site.samples
+  if (site.heldBytes !== null) sum.heldBytes = Math.max(sum.heldBytes ?? 0, site.heldBytes)
+}
+
+/** The heaviest `tracked` of a map grown past a quarter more. */
+function bounded (map, tracked) {
+  if (map.size <= tracked * 1.25) return map
+  return new Map([...map].sort(function heaviest (a, b) { return byWeight(a[1], b[1]) }).slice(0, tracked))
+}
+
+/**
  * Each route's sites over a run, added window by window (`add`), bounded: a route follows at
- * most `tracked` sites and names its `topSites`.
+ * most `tracked` sites and names its `topSites`. A route's `allocatedBytes` is what its windows
+ * allocated, less its lab sites: the whole its sites' shares are of, so they never sum past it.
+ * The lab's sites, from every window, are in `lab`.
  * @param {{ topSites?: number, tracked?: number }} [bounds]
  */
 export function createSiteSummary ({ topSites = SITES_DEFAULTS.topSites, tracked = SITES_DEFAULTS.tracked } = {}) {
-  /** route -> { windows, sites: Map<key, site> } */
+  /** route -> { windows, allocatedBytes, sites: Map<key, site> } */
   const routes = new Map()
+  const lab = { allocatedBytes: 0, sites: new Map() }
   let spanning = 0
   let idle = 0
+  let intervalBytes = null
 
-  function addTo (route, window) {
-    if (!routes.has(route)) routes.set(route, { windows: 0, sites: new Map() })
+  function addTo (route, window, labBytes) {
+    if (!routes.has(route)) routes.set(route, { windows: 0, allocatedBytes: 0, sites: new Map() })
     const entry = routes.get(route)
     entry.windows++
-    for (const site of window.sites) {
-      const key = siteKey(site)
-      const sum = entry.sites.get(key)
-      if (sum === undefined) {
-        entry.sites.set(key, { ...site })
-        continue
-      }
-      sum.allocatedBytes += site.allocatedBytes
-      sum.samples += site.samples
-      if (site.heldBytes !== null) sum.heldBytes = Math.max(sum.heldBytes ?? 0, site.heldBytes)
-    }
-    if (entry.sites.size > tracked * 1.25) {
-      entry.sites = new Map([...entry.sites].sort(function heaviest (a, b) { return byWeight(a[1], b[1]) }).slice(0, tracked))
-    }
+    entry.allocatedBytes += windowAllocated(window) - labBytes
+    for (const site of window.sites) if (!isLabSite(site)) addSite(entry.sites, site)
+    entry.sites = bounded(entry.sites, tracked)
+  }
+
+  function top (map) {
+    return [...map.values()].sort(byWeight).slice(0, topSites).map(function copy (site) { return { ...site } })
   }
 
   return {
     /** A window (readWindow) whose `routes` are filled in. */
     add: function add (window) {
+      intervalBytes ??= window.intervalBytes ?? null
+      let labBytes = 0
+      for (const site of window.sites) {
+        if (!isLabSite(site)) continue
+        labBytes += site.allocatedBytes
+        addSite(lab.sites, site)
+      }
+      lab.allocatedBytes += labBytes
+      lab.sites = bounded(lab.sites, tracked)
       if (window.routes.length === 0) idle++
       else if (window.routes.length > 1) spanning++
-      else addTo(window.routes[0], window)
+      else addTo(window.routes[0], window, labBytes)
     },
-    /** `{ routes: [{ route, windows, sites }], spanning, idle }`: each route's top sites, heaviest first. */
+    /**
+     * `{ routes: [{ route, windows, allocatedBytes, sites }], lab: { allocatedBytes, sites }, spanning, idle, intervalBytes }`:
+     * each route's top sites, heaviest first, and the lab's.
+     */
     toJSON: function toJSON () {
       return {
         routes: [...routes].map(function summary ([route, entry]) {
-          return { route, windows: entry.windows, sites: [...entry.sites.values()].sort(byWeight).slice(0, topSites).map(function copy (s) { return { ...s } }) }
+          return { route, windows: entry.windows, allocatedBytes: entry.allocatedBytes, sites: top(entry.sites) }
         }),
+        lab: { allocatedBytes: lab.allocatedBytes, sites: top(lab.sites) },
         spanning,
-        idle
+        idle,
+        intervalBytes
       }
     }
   }
+}
+
+/**
+ * A site's share of its route's sampled allocation, 0 to 1, or null where the route's is not
+ * known (a record written before the lab kept it).
+ * @param {{ allocatedBytes: number }} site
+ * @param {{ allocatedBytes?: number }} route its summary entry
+ */
+export function siteShare (site, route) {
+  if (!(route?.allocatedBytes > 0)) return null
+  return site.allocatedBytes / route.allocatedBytes
 }
 
 /** The summary of some windows at once (a record's, for a reader that has only them). */
@@ -235,25 +320,22 @@ export function thinWindows (windows, max) {
   return windows.filter(function kept (w) { return keep.has(w) })
 }
 
+/** A share as the page writes it: "53%", "<1%"; '' for none. */
+export function shareText (share) {
+  if (share === null || !Number.isFinite(share)) return ''
+  return share > 0 && share < 0.01 ? '<1%' : `${Math.round(share * 100)}%`
+}
+
 /**
- * What each route grew by, bytes, as a site's share reads it: the most one of its requests held at
- * once (its spans' `heldPeak`: live bytes, as a site's held bytes are), else, for a route whose
- * requests do not say, its peak above idle where the results say it and it is above 0. A peak of
- * RSS also counts memory freed and still resident, which no site holds (docs/metrics.md).
- * @param {{ results: object|null, timeline?: { spans?: object[] } }} record
- * @returns {Map<string, { bytes: number, from: 'results'|'requests' }>}
+ * What the sites view says it shows, the sampling interval in force quoted from the windows
+ * (`intervalBytes`: the lab's is lib/metrics/alloc-sites.js's), or none where no window said.
+ * @param {number|null} intervalBytes
  */
-export function growthByRoute (record) {
-  const growth = new Map()
-  for (const span of record.timeline?.spans ?? []) {
-    if (Number.isFinite(span.heldPeak) && span.heldPeak > (growth.get(span.route)?.bytes ?? 0)) growth.set(span.route, { bytes: span.heldPeak, from: 'requests' })
-  }
-  if (record.results !== null && record.results !== undefined) {
-    for (const figure of figuresOf(record).values()) {
-      if (figure.route !== null && figure.name === 'peakAboveIdle' && figure.value > 0 && !growth.has(figure.route)) growth.set(figure.route, { bytes: figure.value, from: 'results' })
-    }
-  }
-  return growth
+export function sitesHelp (intervalBytes) {
+  const every = intervalBytes > 0 ? `, sampled about every ${formatBytes(intervalBytes)} allocated` : ''
+  return `Each route's lines that allocated the most${every}: the bar is what the line allocated over the route's windows, ` +
+    'the darker part the most it held at once of that; the share is of all the route allocated in the same windows, ' +
+    'so a route\'s shares never sum past 100%. The lab\'s own code (its meters and recorders) is listed apart.'
 }
 
 /**

@@ -248,7 +248,7 @@ export function createTimeline (settings) {
       if (spans.length > bounds.maxSpans * 1.25) spans = thinSpans(spans, bounds.maxSpans)
     },
 
-    /** A mark: `kind` a word ('peak-reset', 'stage'), `label` what a chart writes beside it. */
+    /** A mark: `kind` a word ('peak-reset', 'lab-peak-reset': one the lab made for itself, 'stage'), `label` what a chart writes beside it. */
     addMark: function addMark (time, kind, label) {
       if (!Number.isFinite(time)) return
       marksSeen++
@@ -277,7 +277,7 @@ export function createTimeline (settings) {
         samples: keptSamples.map(function parsed (s) { return JSON.parse(s.text) }),
         spans: keptSpans.map(function copy (s) { return { ...s } }),
         marks: marks.map(function copy (m) { return { ...m } }),
-        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter } }),
+        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter, ...(e.cause === 'lab' || e.cause === 'run' ? { cause: e.cause } : {}) } }),
         siteWindows: keptWindows.map(function copy (w) { return structuredClone(w) }),
         sites: siteSummary.toJSON(),
         thinned: Object.keys(thinned).length === 0 ? null : thinned

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { formatMiB } from '../../lib/util/units.js'
 import { openEventStream } from '../../lib/measure/event-stream.js'
-import { growthByRoute, readWindow, siteLine, summariseWindows } from '../../lib/runs/sites.js'
+import { readWindow, siteLine, siteShare, summariseWindows } from '../../lib/runs/sites.js'
 import { ROUTES, runLoad } from './load.js'
 import { startProfileServer, progressLogger, watchMemory } from './node-profilers.js'
 import { labDataDir } from './settings.js'
@@ -22,9 +22,10 @@ export const SITES_FILE = 'allocation-sites.json'
 
 /**
  * Run the load with the sampler on, and write `allocation-sites.json`:
- * `{ route, windows, sites, growth }`, the sites heaviest first (allocated plus held), `growth` the
- * route's as a run record has it (lib/runs/sites.js growthByRoute), or null.
- * @returns {Promise<{ load: object, memory: object, sites: object[], windows: number, growth: object|null, file: string }>}
+ * `{ route, windows, allocatedBytes, sites, lab, heldPeak }`, the sites heaviest first (allocated plus
+ * held), `allocatedBytes` all the route allocated in its windows (the whole a site's share is of),
+ * `lab` the lab's own code's sites apart, `heldPeak` the most one request held (the ledger's), or null.
+ * @returns {Promise<{ load: object, memory: object, sites: object[], windows: number, allocatedBytes: number|null, heldPeak: number|null, file: string }>}
  */
 export async function runSiteSampler (args, body, log) {
   log('starting: node scripts/profile/server.js, its allocation sampler asked for by a /metrics stream')
@@ -52,24 +53,52 @@ export async function runSiteSampler (args, body, log) {
   }
   const summary = summariseWindows(windows)
   const sites = summary.routes[0]?.sites ?? []
-  const spans = stream.events.filter(function ended (e) { return e.event === 'request' && e.data?.phase === 'end' && e.data.route === route }).map(function span (e) { return e.data })
-  const growth = growthByRoute({ results: null, timeline: { spans } }).get(route) ?? null
+  const allocatedBytes = summary.routes[0]?.allocatedBytes ?? null
+  let heldPeak = null
+  for (const e of stream.events) {
+    if (e.event === 'request' && e.data?.phase === 'end' && e.data.route === route && Number.isFinite(e.data.heldPeak)) heldPeak = Math.max(heldPeak ?? 0, e.data.heldPeak)
+  }
+  const collections = countCollections(stream.events)
   const file = path.join(args.out, SITES_FILE)
-  await fs.promises.writeFile(file, JSON.stringify({ route, windows: windows.length, sites, growth }, null, 2) + '\n')
-  return { load, memory, route, sites, windows: windows.length, growth, file }
+  await fs.promises.writeFile(file, JSON.stringify({ route, windows: windows.length, allocatedBytes, sites, lab: summary.lab, heldPeak, collections }, null, 2) + '\n')
+  return { load, memory, route, sites, windows: windows.length, allocatedBytes, heldPeak, collections, file }
 }
 
 /**
- * The heaviest site's held bytes as a share of the route's growth (its largest request's held peak),
- * and of the server's peak RSS above idle where known: the figure docs/metrics.md quotes.
+ * The main thread's mark-compacts the stream's samples carried while the sampler ran, and how many
+ * of them the lab forced by reading the heap profile (`cause: 'lab'`, lib/metrics/lab-gc.js).
  */
-export function topShareLine (route, sites, growth, memory) {
+export function countCollections (events) {
+  const counted = { markCompacts: 0, labMarkCompacts: 0, omitted: 0 }
+  for (const event of events) {
+    if (event.event !== 'sample') continue
+    counted.omitted += event.data?.gcEventsOmitted ?? 0
+    for (const e of event.data?.gcEvents ?? []) {
+      if (e.kind !== 'mark-compact') continue
+      counted.markCompacts++
+      if (e.cause === 'lab') counted.labMarkCompacts++
+    }
+  }
+  return counted
+}
+
+/** The line the profiler prints of them. */
+export function collectionsLine ({ markCompacts, labMarkCompacts, omitted }) {
+  return `  the main thread's mark-compacts: ${markCompacts}, of them the lab's (each forced by a read of the heap profile): ${labMarkCompacts}` +
+    (omitted > 0 ? ` (${omitted} collections of the samples' windows left out)` : '')
+}
+
+/**
+ * The heaviest site's share of all the route allocated in its windows (docs/metrics.md, "A site's
+ * share"), and beside it, not as a ratio, the most one request held.
+ */
+export function topShareLine (route, sites, allocatedBytes, heldPeak) {
   const top = sites[0]
-  if (top === undefined || top.heldBytes === null || !(growth?.bytes > 0)) return `  /${route}'s top site's share of its growth: not known (no held site, or no request's held peak)`
-  const rss = memory?.peakRss && memory.idleRss ? memory.peakRss - memory.idleRss : null
-  const ofRss = rss > 0 ? `; ${formatShare(top.heldBytes / rss)} of the peak RSS above idle, ${formatMiB(rss)}` : ''
-  return `  top site ${siteLine(top)} held ${formatMiB(top.heldBytes)}: share ${formatShare(top.heldBytes / growth.bytes)} of /${route}'s growth ` +
-    `(the most one request held, ${formatMiB(growth.bytes)})${ofRss}`
+  const share = top === undefined ? null : siteShare(top, { allocatedBytes })
+  if (share === null) return `  /${route}'s top site's share of its allocation: not known (no site, or no window of the route)`
+  const held = heldPeak > 0 ? `; the most one request held: ${formatMiB(heldPeak)}` : ''
+  return `  top site ${siteLine(top)} allocated ${formatMiB(top.allocatedBytes)}: share ${formatShare(share)} of /${route}'s sampled allocation ` +
+    `(${formatMiB(allocatedBytes)})${held}`
 }
 
 function formatShare (ratio) {

@@ -1,7 +1,8 @@
 /**
  * Garbage collections on the dashboard's memory chart, in Chromium (test/dashboard-session.js):
  * a replayed record's mark-compact is a mark where it happened, whose tooltip names its kind, its
- * time and the heap before and after it, and its thousands of scavenges are ticks no more
+ * time and the heap before and after it, and what each term means; one the lab forced by reading
+ * a heap profile is drawn apart and named the lab's; its thousands of scavenges are ticks no more
  * numerous than the chart's pixels; a live sample's collections reach the same chart; a record
  * without collections draws none. The events themselves: test/units/gc-events.test.js.
  */
@@ -12,6 +13,7 @@ import { fakeSample, makeTestRecord } from '../runs-helpers.js'
 
 const START = 1_790_000_000_000
 const MARK_COMPACT_AT = START + 5_050
+const LAB_MARK_COMPACT_AT = START + 8_050
 
 /** A 10-second record: 100 samples, 3,000 scavenges, one mark-compact that freed 270 MiB. */
 function recordWithCollections ({ id, collections = true }) {
@@ -22,7 +24,10 @@ function recordWithCollections ({ id, collections = true }) {
       : []
     return s
   })
-  if (collections) samples[50].gcEvents.push({ at: MARK_COMPACT_AT, kind: 'mark-compact', ms: 42, heapBefore: 300 * MiB, heapAfter: 30 * MiB })
+  if (collections) {
+    samples[50].gcEvents.push({ at: MARK_COMPACT_AT, kind: 'mark-compact', ms: 42, heapBefore: 300 * MiB, heapAfter: 30 * MiB, cause: 'run' })
+    samples[80].gcEvents.push({ at: LAB_MARK_COMPACT_AT, kind: 'mark-compact', ms: 9, heapBefore: 40 * MiB, heapAfter: 30 * MiB, cause: 'lab' })
+  }
   return makeTestRecord({ id, samples, startedAt: START })
 }
 
@@ -61,9 +66,10 @@ describe('garbage collections on the memory chart, in Chromium', function () {
     const { record } = recordWithCollections({ id: 'gc-marks' })
     const run = await replay(record)
     assert.equal(run.gcMarks.markCompacts, 1)
-    // the record keeps 2,000 collections: the mark-compact, then scavenges evenly spaced
+    assert.equal(run.gcMarks.labMarkCompacts, 1, 'the lab\'s, drawn apart')
+    // the record keeps 2,000 collections: the mark-compacts, then scavenges evenly spaced
     assert.equal(record.timeline.gc.length, 2000)
-    assert.equal(run.gcMarks.young, 1999)
+    assert.equal(run.gcMarks.young, 1998)
     const point = await page.evaluate(pointOf, { canvas: 'replay-memory-chart', at: MARK_COMPACT_AT })
     // thousands of scavenges, a tick per pixel at most
     assert.ok(run.gcMarks.youngColumns > 0 && run.gcMarks.youngColumns <= Math.ceil(point.width) + 1, `${run.gcMarks.youngColumns} columns in ${point.width} px`)
@@ -73,7 +79,17 @@ describe('garbage collections on the memory chart, in Chromium', function () {
     })
     const footer = await page.evaluate(function read () { return Chart.getChart(document.getElementById('replay-memory-chart')).tooltip.footer })
     assert.equal(footer[0], 'mark-compact 42.0 ms: heap 300.0 MiB → 30.0 MiB')
-    assert.match(footer.at(-1), /^\d+ × scavenge, [\d.]+ ms in all$/)
+    assert.match(footer[1], /^\d+ × scavenge, [\d.]+ ms in all$/)
+    // every term named gets its line
+    assert.match(footer.join('\n'), /^mark-compact: a full collection/m)
+    assert.match(footer.join('\n'), /^scavenge: the young generation collected/m)
+    const lab = await page.evaluate(pointOf, { canvas: 'replay-memory-chart', at: LAB_MARK_COMPACT_AT })
+    await page.mouse.move(lab.x, lab.y)
+    await page.waitForFunction(function labNamed () {
+      return Chart.getChart(document.getElementById('replay-memory-chart')).tooltip.footer[0]?.startsWith('mark-compact (the lab\'s)')
+    })
+    const labFooter = await page.evaluate(function read () { return Chart.getChart(document.getElementById('replay-memory-chart')).tooltip.footer })
+    assert.match(labFooter.join('\n'), /^\(the lab's\): forced by the lab reading the heap profile/m)
     assert.deepEqual(session.problems, [])
   })
 
@@ -81,7 +97,7 @@ describe('garbage collections on the memory chart, in Chromium', function () {
     const { record } = recordWithCollections({ id: 'gc-none', collections: false })
     delete record.timeline.gc
     const run = await replay(record)
-    assert.deepEqual(run.gcMarks, { markCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 })
+    assert.deepEqual(run.gcMarks, { markCompacts: 0, labMarkCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 })
     assert.equal(run.samples, 100)
   })
 

@@ -1,10 +1,11 @@
 /**
  * "Which code holds it" on the dashboard, in Chromium (test/dashboard-session.js): a replayed
  * record's sites as ranked bars, /bad's column beside /good's, each bar naming its line, kind,
- * thread, MiB allocated and held and its share of the route's growth, every string as text, its
- * control characters and bidi marks escaped; a
- * record without sites says so; an overlay lists the sites that moved, as compare does; live
- * samples' windows drawn while a run runs, a window two routes shared in neither column. The record's sites themselves: test/runs-sites.test.js.
+ * thread, MiB allocated and held and its share of the route's allocation, every string as text,
+ * its control characters and bidi marks escaped, the lab's own code in a column apart; a record
+ * without sites says so; an overlay lists the sites that moved, as compare does; live samples'
+ * windows drawn while a run runs, a window two routes shared in neither column. The record's
+ * sites themselves: test/runs-sites.test.js.
  */
 /* global window, document, DataTransfer, DragEvent -- the functions given to page.evaluate run in the page */
 import assert from 'node:assert/strict'
@@ -55,25 +56,26 @@ describe('which code holds it, on the dashboard in Chromium', function () {
     return page.evaluate(function read () { return window.streamlab.replay.run })
   }
 
-  it('draws a replayed run\'s top sites as bars, /bad beside /good, each naming its line, kind, thread, MiB and share of the route\'s growth', async function () {
+  it('draws a replayed run\'s top sites as bars, /bad beside /good, each naming its line, kind, thread, MiB and share of the route\'s allocation', async function () {
     const { record } = makeSitesRecord({ id: 'sites-replay' })
     const run = await replay(record)
-    assert.deepEqual(run.sites.routes.map(function route (r) { return [r.route, r.growth, r.sites.length] }), [['bad', 290 * 1024 * 1024, 3], ['good', 2 * 1024 * 1024, 3]])
+    assert.deepEqual(run.sites.routes.map(function route (r) { return [r.route, r.allocated, r.sites.length] }), [['bad', 290 * 1024 * 1024, 3], ['good', 68 * 1024 * 1024, 3]])
     const [bad, good] = await page.evaluate(readColumns, '#replay-sites')
     assert.equal(bad.route, 'bad')
     assert.equal(good.route, 'good')
     assert.ok(good.left >= bad.right && Math.abs(good.top - bad.top) < 2, `side by side: ${JSON.stringify([bad, good].map(function place (c) { return [c.left, c.right, c.top] }))}`)
-    assert.equal(bad.head, ' /bad grew 290.0 MiB (the most one request held) · 2 windows')
+    assert.equal(bad.head, ' /bad allocated 290.0 MiB (sampled) · 2 windows')
     assert.deepEqual(bad.bars.map(function text (b) { return [b.line, b.figures] }), [
-      ['lib/ingest/buffered.js:120 parseWhole', 'heap · main · 160.0 MiB allocated · 160.0 MiB held · 55% of /bad\'s growth'],
-      ['lib/ingest/gzip-framing.js:88 decodeWhole', 'buffer · main · 100.0 MiB allocated · 100.0 MiB held · 34% of /bad\'s growth'],
-      ['lib/ingest/read.js:41 readWhole', 'buffer · main · 30.0 MiB allocated · 30.0 MiB held · 10% of /bad\'s growth']
+      ['lib/ingest/buffered.js:120 parseWhole', 'heap · main · 160.0 MiB allocated · 160.0 MiB held · 55% of /bad\'s allocation'],
+      ['lib/ingest/gzip-framing.js:88 decodeWhole', 'buffer · main · 100.0 MiB allocated · 100.0 MiB held · 34% of /bad\'s allocation'],
+      ['lib/ingest/read.js:41 readWhole', 'buffer · main · 30.0 MiB allocated · 30.0 MiB held · 10% of /bad\'s allocation']
     ])
     assert.deepEqual(good.bars.map(function text (b) { return [b.line, b.figures] }), [
-      ['node:zlib:600 processCallback', 'buffer · main · 40.0 MiB allocated · 0.3 MiB held · 13% of /good\'s growth'],
-      ['lib/parse/worker.js:30 parseBatch', 'heap · parse thread 1 · 20.0 MiB allocated · held not known'],
-      ['lib/json/records.js:200 flush', 'heap · main · 8.0 MiB allocated · 1.0 MiB held · 50% of /good\'s growth']
+      ['node:zlib:600 processCallback', 'buffer · main · 40.0 MiB allocated · 0.3 MiB held · 59% of /good\'s allocation'],
+      ['lib/parse/worker.js:30 parseBatch', 'heap · parse thread 1 · 20.0 MiB allocated · held not known · 29% of /good\'s allocation'],
+      ['lib/json/records.js:200 flush', 'heap · main · 8.0 MiB allocated · 1.0 MiB held · 12% of /good\'s allocation']
     ])
+    assert.match(await page.textContent('#replay-sites'), /sampled about every 2\.0 MiB allocated/)
     // one scale for both columns: /bad's largest is the widest bar of all
     assert.ok(bad.bars[0].width > good.bars[0].width * 3, `${bad.bars[0].width} against ${good.bars[0].width}`)
     assert.match(await page.textContent('#replay-sites'), /1 window in which two routes had requests in flight is in neither column/)
@@ -104,7 +106,7 @@ describe('which code holds it, on the dashboard in Chromium', function () {
     delete record.timeline.sites
     delete record.timeline.siteWindows
     const run = await replay(record)
-    assert.deepEqual(run.sites, { routes: [], spanning: 0 })
+    assert.deepEqual(run.sites, { routes: [], lab: null, spanning: 0 })
     assert.match(await page.textContent('#replay-sites'), /This record has no allocation sites/)
   })
 
@@ -121,7 +123,7 @@ describe('which code holds it, on the dashboard in Chromium', function () {
     assert.deepEqual(session.problems, [])
   })
 
-  it('draws the live samples\' windows while a run runs, each in the column of the route in flight', async function () {
+  it('draws the live samples\' windows while a run runs, each in the column of the route in flight, the lab\'s code apart', async function () {
     await page.goto(`${session.lab.url}/?test=1`)
     await page.waitForFunction(function live () { return window.streamlab?.state === 'live' && window.streamlab.replay.mode === 'live' })
     const base = Date.now()
@@ -142,19 +144,21 @@ describe('which code holds it, on the dashboard in Chromium', function () {
     }, {
       base,
       // windows of a second each: /bad's, one in which /bad ended and /good began, /good's
-      bad: sitesWindow([site('buffer', 'lib/ingest/gzip-framing.js:88', 'decodeWhole', 100, 100)], { at: base - 4000, windowMs: 1000 }),
+      bad: sitesWindow([site('buffer', 'lib/ingest/gzip-framing.js:88', 'decodeWhole', 100, 100), site('buffer', 'lib/metrics/peak.js:40', 'readPeakRss', 2, 2)], { at: base - 4000, windowMs: 1000 }),
       both: sitesWindow([site('buffer', 'node:zlib:600', 'processCallback', 7, 1)], { at: base - 3000, windowMs: 1000 }),
       good: sitesWindow([site('buffer', 'node:zlib:600', 'processCallback', 40, 0.25)], { at: base - 2000, windowMs: 1000 })
     })
     assert.equal(drawn.windows, 3)
     assert.equal(drawn.spanning, 1)
-    assert.deepEqual(drawn.routes.map(function route (r) { return [r.route, r.growth, r.sites.map(function line (x) { return [x.line, x.allocated / 1024 / 1024, x.share] })] }), [
-      ['bad', 200 * 1024 * 1024, [['lib/ingest/gzip-framing.js:88 decodeWhole', 100, '50%']]],
-      ['good', null, [['node:zlib:600 processCallback', 40, '']]]
+    assert.deepEqual(drawn.routes.map(function route (r) { return [r.route, r.allocated / 1024 / 1024, r.sites.map(function line (x) { return [x.line, x.allocated / 1024 / 1024, x.share] })] }), [
+      ['bad', 100, [['lib/ingest/gzip-framing.js:88 decodeWhole', 100, '100%']]],
+      ['good', 40, [['node:zlib:600 processCallback', 40, '100%']]]
     ])
-    const [bad, good] = await page.evaluate(readColumns, '#sites')
-    assert.equal(bad.bars[0].figures, 'buffer · main · 100.0 MiB allocated · 100.0 MiB held · 50% of /bad\'s growth')
-    assert.equal(good.head, ' /good growth not known yet · 1 window')
+    assert.deepEqual(drawn.lab.sites.map(function line (x) { return x.line }), ['lib/metrics/peak.js:40 readPeakRss'])
+    const [bad, good, lab] = await page.evaluate(readColumns, '#sites')
+    assert.equal(bad.bars[0].figures, 'buffer · main · 100.0 MiB allocated · 100.0 MiB held · 100% of /bad\'s allocation')
+    assert.equal(good.head, ' /good allocated 40.0 MiB (sampled) · 1 window')
+    assert.equal(lab.route, 'lab')
     assert.deepEqual(session.problems, [])
   })
 })

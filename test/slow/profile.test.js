@@ -64,9 +64,14 @@ describe('npm run profile', function () {
     assert.ok(join, JSON.stringify(written.sites.map(function line (s) { return `${s.file}:${s.line} ${s.functionName}` })))
     assert.ok(join.allocatedBytes > 2 * 1024 * 1024, `${join.allocatedBytes}`)
     assert.match(stdout, new RegExp(`lib/ingest/gzip-framing\\.js:${join.line} `))
-    // the heaviest site's share of what one /bad request held at most, the figure docs/metrics.md quotes
-    assert.match(stdout, /top site \S+ \S+ held [\d.]+ MiB: share \d\.\d\d of \/bad's growth \(the most one request held, [\d.]+ MiB\)/)
-    assert.ok(written.growth.bytes > 5_000_000, JSON.stringify(written.growth))
+    // the heaviest site's share of all /bad allocated in its windows, and the most one request held beside it
+    assert.match(stdout, /top site \S+ \S+ allocated [\d.]+ MiB: share (0\.\d\d|1\.00) of \/bad's sampled allocation \([\d.]+ MiB\); the most one request held: [\d.]+ MiB/)
+    assert.ok(written.heldPeak > 5_000_000, JSON.stringify(written.heldPeak))
+    // the mark-compacts the lab forced by reading the heap profile, counted apart
+    assert.match(stdout, /the main thread's mark-compacts: \d+, of them the lab's \(each forced by a read of the heap profile\): \d+/)
+    assert.ok(written.collections.labMarkCompacts >= 1 && written.collections.labMarkCompacts <= written.collections.markCompacts, JSON.stringify(written.collections))
+    const sum = written.sites.reduce(function add (total, s) { return total + s.allocatedBytes }, 0)
+    assert.ok(sum <= written.allocatedBytes + 1, `the lines allocated ${sum} of ${written.allocatedBytes}`)
     const summary = JSON.parse(await fs.promises.readFile(path.join(dir, 'profile.json'), 'utf8'))
     assert.equal(summary.sites.windows, written.windows)
   })
