@@ -1,0 +1,48 @@
+/**
+ * A lesson's answer is what the lab shows when its exercise is run as written: the answer's words
+ * held to the figures file that the exercise's command, with `--figures`, wrote
+ * (docs/figures/README.md). That each quoted figure equals its file is test/figures.test.js's.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { ROOT, readPage } from './markdown.js'
+
+/** The text of each `<details><summary>Answer</summary>` block of a lesson, in order. */
+function answersOf (lesson) {
+  return [...readPage(lesson).matchAll(/<details><summary>Answer<\/summary>\n([\s\S]*?)<\/details>/g)]
+    .map(function text (m) { return m[1].trim() })
+}
+
+function figures (name) {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/figures', `${name}.json`), 'utf8'))
+}
+
+/** The fenced shell lines of a lesson's exercise, each the command a figures file gives less its `--figures NAME`. */
+function exerciseCommands (lesson) {
+  const exercise = readPage(lesson).split('\n## Exercise')[1] ?? ''
+  return [...exercise.matchAll(/^npm run .+$/gm)].map(function line (m) { return m[0].trim() })
+}
+
+describe('the lessons\' answers, held to their figures files', function () {
+  describe('docs/lessons/ingest.md', function () {
+    const lesson = 'docs/lessons/ingest.md'
+
+    it('its exercise runs the commands the figures files were written by, less --figures', function () {
+      const written = ['ingest-50mb-json', 'ingest-50mb-ndjson'].map(function command (name) {
+        return figures(name).command.replace(` --figures ${name}`, '')
+      })
+      assert.deepEqual(exerciseCommands(lesson), written)
+    })
+
+    it('answers "Less" for NDJSON because /bad peaked less above idle on it than on JSON', function () {
+      const [ndjson, json] = ['ingest-50mb-ndjson', 'ingest-50mb-json'].map(function badPeak (name) {
+        return figures(name).cells.find(function bad (c) { return c.route === 'bad' }).peakAboveIdle
+      })
+      assert.ok(ndjson < json, `NDJSON ${ndjson} B, JSON ${json} B`)
+      const [answer] = answersOf(lesson)
+      assert.match(answer, /^Less: \[/)
+      for (const name of ['ingest-50mb-ndjson', 'ingest-50mb-json']) assert.ok(answer.includes(`../figures/${name}.json#cells/route=bad/peakAboveIdle`), name)
+    })
+  })
+})
