@@ -45,4 +45,30 @@ describe('the lessons\' answers, held to their figures files', function () {
       for (const name of ['ingest-50mb-ndjson', 'ingest-50mb-json']) assert.ok(answer.includes(`../figures/${name}.json#cells/route=bad/peakAboveIdle`), name)
     })
   })
+  describe('docs/lessons/tiny-writes.md', function () {
+    const lesson = 'docs/lessons/tiny-writes.md'
+    const cell = function only (name) { return figures(name).cells[0] }
+
+    it('its exercises run the commands the figures files were written by, less --figures', function () {
+      const written = ['tiny-writes-cork', 'tiny-writes-coalesce'].map(function command (name) {
+        return figures(name).command.replace(` --figures ${name}`, '')
+      })
+      assert.deepEqual(exerciseCommands(lesson), written)
+    })
+
+    it('answers "about 100, not 25" write system calls for cork: IOV_MAX pieces a writev, a byte a piece', function () {
+      const { syscalls, bytes } = cell('tiny-writes-cork')
+      assert.ok(syscalls >= Math.ceil(bytes / 1024) && syscalls <= Math.ceil(bytes / 1024) + 10, `${syscalls} system calls`)
+      assert.match(answersOf(lesson)[0], /^About 100, not 25: \[\d+\]\(\.\.\/figures\/tiny-writes-cork\.json#cells\/mode=cork\/syscalls\)/)
+    })
+
+    it('answers 2 write() calls and 2 (at times 3) system calls for coalesce', function () {
+      const { writeCalls, syscalls } = cell('tiny-writes-coalesce')
+      assert.equal(writeCalls, 2)
+      assert.ok(syscalls === 2 || syscalls === 3, `${syscalls} system calls`)
+      const answer = answersOf(lesson)[1]
+      assert.match(answer, /^\[2\]\(\.\.\/figures\/tiny-writes-coalesce\.json#cells\/mode=coalesce\/writeCalls\) `write\(\)` calls/)
+      assert.match(answer, /\[\d\]\(\.\.\/figures\/tiny-writes-coalesce\.json#cells\/mode=coalesce\/syscalls\) write system calls, at times 3/)
+    })
+  })
 })
