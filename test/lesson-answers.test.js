@@ -71,4 +71,25 @@ describe('the lessons\' answers, held to their figures files', function () {
       assert.match(answer, /\[\d\]\(\.\.\/figures\/tiny-writes-coalesce\.json#cells\/mode=coalesce\/syscalls\) write system calls, at times 3/)
     })
   })
+  describe('docs/lessons/upload.md', function () {
+    const lesson = 'docs/lessons/upload.md'
+    const name = 'upload-10x32mb'
+
+    it('its exercise names the command the figures file was written by, less --figures', function () {
+      const exercise = readPage(lesson).split('\n## Exercise')[1]
+      assert.ok(exercise.includes(`\`${figures(name).command.replace(` --figures ${name}`, '')}\``))
+    })
+
+    it('answers one to two bodies an upload buffered, and the bench measured the buffered route in that span', function () {
+      const data = figures(name)
+      const bodies = data.cells[0].concurrency * data.bytes
+      const above = function peak (route) { return data.cells.find(function of (c) { return c.route === route }).server.peakAboveIdle }
+      // a margin for the lab's own growth under ten uploads: the streamed route's peak
+      assert.ok(above('buffer') >= bodies - above('stream') && above('buffer') <= 2 * bodies + above('stream'), `${above('buffer')} B for ${bodies} B of bodies`)
+      assert.ok(above('stream') < bodies / 4, `streamed ${above('stream')} B`)
+      const [answer] = answersOf(lesson)
+      assert.match(answer, /between one and two bodies at the peak: ten of 32 MB, 305 to 610 MiB/)
+      for (const route of ['buffer', 'stream']) assert.ok(answer.includes(`../figures/${name}.json#cells/route=${route}/server/peakAboveIdle`), route)
+    })
+  })
 })
