@@ -4,8 +4,11 @@
  * (docs/figures/README.md). That each quoted figure equals its file is test/figures.test.js's.
  */
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
+import { ensureChunkFile } from '../experiments/chunk-size/server.js'
 import { ROOT, readPage } from './markdown.js'
 
 /** The text of each `<details><summary>Answer</summary>` block of a lesson, in order. */
@@ -90,6 +93,33 @@ describe('the lessons\' answers, held to their figures files', function () {
       const [answer] = answersOf(lesson)
       assert.match(answer, /between one and two bodies at the peak: ten of 32 MB, 305 to 610 MiB/)
       for (const route of ['buffer', 'stream']) assert.ok(answer.includes(`../figures/${name}.json#cells/route=${route}/server/peakAboveIdle`), route)
+    })
+  })
+  describe('docs/lessons/chunk-size.md', function () {
+    const lesson = 'docs/lessons/chunk-size.md'
+
+    it('answers the chunks and lengths its exercise\'s command prints on the lab\'s file (no figures file: the text is the same everywhere)', async function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lesson-chunk-size-'))
+      try {
+        await ensureChunkFile(path.join(dir, 'test-data'))
+        const exercise = readPage(lesson).split('\n## Exercise')[1]
+        const code = /```sh\nnode -e "\n([\s\S]*?)"\n```/.exec(exercise)[1]
+        const printed = execFileSync(process.execPath, ['-e', code], { cwd: dir, encoding: 'utf8' })
+        const runs = new Map(printed.trim().split('\n').map(function parse (line) {
+          const [hwm, mode, , chunks, , length] = line.split(' ')
+          return [`${hwm} ${mode}`, { chunks: Number(chunks), length: Number(length) }]
+        }))
+        const buffers = runs.get('4096 buffer')
+        const strings = runs.get('4096 utf8')
+        const n = function grouped (value) { return value.toLocaleString('en') }
+        const [answer] = answersOf(lesson)
+        assert.ok(answer.startsWith(`${buffers.chunks} chunks at 4 KiB, ${runs.get('1048576 buffer').chunks} chunk at 1 MiB`), answer)
+        assert.ok(answer.includes(`and ${strings.chunks} again`), answer)
+        assert.ok(answer.includes(`${n(buffers.length)} for Buffers, but ${n(strings.length)} for strings`), answer)
+        assert.ok(answer.includes(`takes ${n(2 * strings.length)} bytes of heap`), answer)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
     })
   })
 })
