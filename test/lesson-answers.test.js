@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ensureChunkFile } from '../experiments/chunk-size/server.js'
+import { labInTempDir } from './helpers.js'
 import { ROOT, readPage } from './markdown.js'
 
 /** The text of each `<details><summary>Answer</summary>` block of a lesson, in order. */
@@ -119,6 +120,25 @@ describe('the lessons\' answers, held to their figures files', function () {
         assert.ok(answer.includes(`takes ${n(2 * strings.length)} bytes of heap`), answer)
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  })
+  describe('docs/lessons/zip-bomb.md', function () {
+    const lesson = 'docs/lessons/zip-bomb.md'
+    const lab = labInTempDir('lesson-answers')
+
+    it('answers exercise 2 with what both routes send for the chained bomb one gzip short, as its curl sends it', async function () {
+      const exercise = readPage(lesson).split('**2. One layer short.**')[1]
+      const headers = Object.fromEntries([...exercise.split('```')[1].matchAll(/-H "([^:]+): ([^"]+)"/g)].map(function pair (m) { return [m[1], m[2]] }))
+      assert.deepEqual(headers, { 'Content-Type': 'application/gzip', 'Content-Encoding': 'gzip' })
+      const bomb = Buffer.from(await (await fetch(`${lab.url}/generate?kind=bomb&variant=chained`)).arrayBuffer())
+      const answer = answersOf(lesson)[1]
+      for (const route of ['good', 'bad']) {
+        const res = await fetch(`${lab.url}/${route}`, { method: 'POST', headers, body: bomb })
+        const { error } = await res.json()
+        assert.ok(answer.startsWith(`${res.status} \`${error.type}\` at byte ${error.offset}, \``), `/${route}: ${res.status} ${JSON.stringify(error)}`)
+        assert.match(error.message, /unexpected byte 0x1f/, route)
+        assert.ok(answer.includes('`unexpected byte 0x1f`, from both routes'), answer)
       }
     })
   })
