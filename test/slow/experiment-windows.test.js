@@ -37,7 +37,7 @@ describe('each route measured from its own start', function () {
   })
 
   describe('a module whose first window leaves garbage behind', function () {
-    /** Window 1 makes 256 MiB of garbage and drops it; window 2 holds 64 MiB and collects (as V8 would, any time). */
+    /** Window 1 makes 256 MiB of garbage and drops it; window 2 collects (as V8 would, any time), then holds 64 MiB. */
     function leavesGarbage (collect) {
       return async function twoWindows (ctx) {
         const first = ctx.measure()
@@ -47,8 +47,8 @@ describe('each route measured from its own start', function () {
         garbage = null
         await ctx.settle()
         const second = ctx.measure()
-        const held = Buffer.alloc(64 * MiB, 1)
         collect()
+        const held = Buffer.alloc(64 * MiB, 1)
         const two = second()
         return { one, two, held: held.length + (garbage?.length ?? 0) }
       }
