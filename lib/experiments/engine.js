@@ -13,7 +13,7 @@
  *   { id, name, phase: 'result', time, result }
  *   { id, name, phase: 'error', time, error }
  *   { id, name, phase: 'cancelled', time }
- * and 'peak' { time, reset: true, supported, peakRss } whenever it resets the kernel's peak.
+ * and 'peak' { time, reset: true, by: 'lab', supported, peakRss } whenever it resets the kernel's peak.
  *
  * Each run is issued a key from the app's keyring when it starts and the key is
  * revoked when the run ends (lib/limits/run-keys.js). The module runs inside the key's

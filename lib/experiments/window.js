@@ -44,13 +44,13 @@ export async function settleMemory (signal) {
 /**
  * Reset the kernel's peak and read the idle after it: GC threads free pages at any time, so an
  * idle read before the reset could top every later peak.
- * @param {import('node:events').EventEmitter} events told 'peak' { reset: true } as the window opens
+ * @param {import('node:events').EventEmitter} events told 'peak' { reset: true, by: 'lab' } as the window opens (the lab's reset)
  * @returns {{ idleRss: number, peakReset: boolean }}
  */
 export function resetAndReadIdle (events) {
   const peakReset = resetPeakRss()
   const idleRss = process.memoryUsage.rss()
-  events.emit('peak', { time: Date.now(), reset: true, supported: peakReset, peakRss: readPeakRss().bytes })
+  events.emit('peak', { time: Date.now(), reset: true, by: 'lab', supported: peakReset, peakRss: readPeakRss().bytes })
   return { idleRss, peakReset }
 }
 
