@@ -59,8 +59,9 @@ export function createRunsPanel (el, replay) {
   /** A lab run's record, fetched once while it is among the last few used. */
   async function labRecord (id) {
     if (cache.has(id)) return cache.get(id)
+    // `id` may be the short id the page shows: the lab answers with the record of the one id it begins
     const record = await fetchRun(id)
-    cache.set(id, record)
+    cache.set(record.id, record)
     if (cache.size > RECORDS_CACHED) cache.delete(cache.keys().next().value)
     return record
   }
@@ -68,7 +69,8 @@ export function createRunsPanel (el, replay) {
   /** What the replay is handed for an entry of the list. */
   async function shownOf (entry) {
     if (entry.kind === 'file') return { record: entry.record, label: `${entry.name} (a file from this computer)`, id: null }
-    return { record: await labRecord(entry.id), label: labRunLabel(entry.id), id: entry.id }
+    const record = await labRecord(entry.id)
+    return { record, label: labRunLabel(record.id), id: record.id }
   }
 
   function isShown (entry) {
@@ -184,7 +186,7 @@ export function createRunsPanel (el, replay) {
     await act('open', { kind: 'file', ...entry })
   }
 
-  /** `?run=<id>` opens a lab's run, `&compare=<id>` lays a second over it. */
+  /** `?run=<id>` opens a lab's run, `&compare=<id>` lays a second over it; a short id (a prefix of one) does too. */
   async function openFromQuery (run, compare) {
     if (run === null) return
     let fetching = run

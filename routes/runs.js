@@ -7,7 +7,8 @@
  *   GET /runs      { runs: [{ id, experiment, title, status, source, startedAt, date, node, platform, routes, bytes }], keep }
  *                  newest first, then the lessons' (`lesson: true`); a file that is no record this lab
  *                  reads is listed as { id, bytes, invalid }
- *   GET /runs/:id  the record, checked (422 run.invalid names the field at fault; 404 run.not.found)
+ *   GET /runs/:id  the record, checked (422 run.invalid names the field at fault; 404 run.not.found); a
+ *                  prefix that begins one id alone (the short id a page shows) serves that record, several: 409
  */
 import express from 'express'
 import { createLessonRuns } from '../lib/runs/lessons.js'

@@ -78,6 +78,7 @@ const EXAMPLES = {
   experimentBusy: [[{ id: 'abc', name: 'ingest' }]],
   experimentNotRunning: [['abc', 'done']],
   runNotFound: [['abc', 50]],
+  runIdAmbiguous: [['2f8', ['2f814b19-a', '2f8c0000-b']]],
   runInvalid: [['abc', 'format', 'is 2; this lab reads format 1'], ['run.json', '(json)', 'is not JSON']],
   workerCrashed: [[{ reason: 'memory-limit', rss: 600, budget: 512, route: 'bad' }], [{ reason: 'exit' }]],
   databaseUnavailable: [

@@ -78,4 +78,38 @@ describe('GET /runs', function () {
       assert.equal(error.type, 'run.not.found', id)
     }
   })
+
+  describe('GET /runs/:id with a short id (the prefix a page shows)', function () {
+    const one = '2f814b19-0c6e-4e53-9b1a-4d2f0a7c9e11'
+    const twins = ['abcd1234-0000-4000-8000-000000000001', 'abcd1234-0000-4000-8000-000000000002']
+
+    before(async function writeUuidRecords () {
+      const store = lab.app.locals.runRecorder.store
+      for (const id of [one, ...twins]) await store.save(id, makeTestRecord({ id }).text)
+    })
+
+    it('answers the record of the one id the prefix begins, with its whole id', async function () {
+      for (const prefix of ['2f814b19', '2f8', one.slice(0, 20)]) {
+        const res = await fetch(`${lab.url}/runs/${prefix}`)
+        assert.equal(res.status, 200, prefix)
+        assert.equal((await res.json()).id, one, prefix)
+      }
+    })
+
+    it('answers 409 run.id.ambiguous naming the ids when the prefix begins several', async function () {
+      const res = await fetch(`${lab.url}/runs/abcd1234`)
+      assert.equal(res.status, 409)
+      assert.match(res.headers.get('content-type'), /^application\/json/)
+      const { error } = await res.json()
+      assert.equal(error.type, 'run.id.ambiguous')
+      assert.equal(error.id, 'abcd1234')
+      assert.deepEqual(error.matches, twins)
+    })
+
+    it('answers 404 run.not.found when the prefix begins no id', async function () {
+      const res = await fetch(`${lab.url}/runs/2f814b1a`)
+      assert.equal(res.status, 404)
+      assert.equal((await res.json()).error.type, 'run.not.found')
+    })
+  })
 })

@@ -92,6 +92,8 @@ export async function run (ctx) {
   for (const hwm of hwms) {
     for (const mode of modes) {
       signal.throwIfAborted()
+      // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
+      await ctx.settle()
       const endMeasure = ctx.measure()
       let server = null
       const load = await runChildJob(GET_PROCESS, {

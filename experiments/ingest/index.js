@@ -6,9 +6,11 @@
  *
  * Unlike `npm run bench:ingest` (a fresh server process per measurement),
  * every route runs in the one server that is being watched: with route
- * "both", /good runs after /bad in a process that may still hold heap /bad
- * grew. The idle figure is taken again before each route for that reason,
- * and "peak above idle" is the figure to compare.
+ * "both", /good runs after /bad in a process that may still hold pages /bad
+ * grew. Each route is measured from its own baseline for that reason
+ * (lib/experiments/window.js): its peak RSS above an idle read after a
+ * collection has given /bad's garbage back, and the most one of its uploads held, from the held ledger,
+ * which pages reused from the route before cannot hide.
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -158,7 +160,7 @@ export async function run (ctx) {
     const url = `${baseUrl}/${route}`
     const headers = INGEST_ROUTES[route].headers
     await uploadFile(url, warm.file, headers)
-    signal.throwIfAborted()
+    await ctx.settle()
     const endMeasure = ctx.measure()
     let server = null
     const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }, {

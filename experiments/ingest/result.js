@@ -43,6 +43,12 @@ const ROWS = Object.freeze([
       return Number.isFinite(above) ? above : `n/a (peak ${formatMiB(r.server?.peakRss)})`
     }
   },
+  {
+    field: 'heldPeak',
+    label: 'Most one upload held (its stages)',
+    unit: 'MiB',
+    value: function heldValue (r) { return Number.isFinite(r.server?.heldPeak) ? r.server.heldPeak : null }
+  },
   { field: 'latency', label: 'Latency avg / p99', unit: 'ms', value: function latencyValue (r) { return [r.latencyMs?.avg ?? null, r.latencyMs?.p99 ?? null] } },
   { field: 'items', label: 'Items counted', unit: 'count', value: function itemsValue (r) { return r.summary?.items ?? null } },
   { field: 'sha256', label: 'sha256 of the body', unit: 'text', value: function shaValue (r) { return r.summary?.sha256 ? `${r.summary.sha256.slice(0, 16)}…` : null } },

@@ -120,6 +120,8 @@ export async function run (ctx) {
     for (const concurrency of levels) {
       signal.throwIfAborted()
       const before = new Set(await listUploads(options.dataDir))
+      // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
+      await ctx.settle()
       const endMeasure = ctx.measure()
       let server = null
       let load

@@ -128,6 +128,8 @@ export async function run (ctx) {
     // /bad without its guard is expected to take this process down: say so while it still can
     const fatal = route === 'bad' && options.unsafeBad === true
     ctx.progress({ done: index, total: routes.length, route, stage: fatal ? 'bomb (unsafe: the worker may be killed)' : 'bomb' })
+    // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
+    await ctx.settle()
     const endMeasure = ctx.measure()
     let server = null
     const load = await runLoad({ url, bomb: bombParams, bombCacheDir, requests: 1, concurrency: 1 }, {

@@ -5,7 +5,10 @@
 import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, encodingInvalid, encodingTruncated, encodingTrailingData, tooManyFrames, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
 import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy, decodersBusy, bufferCapExceeded } from './capacity.js'
 import { badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired, requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported, expectationFailed, fromParserError, internalError, requestInvalid, toLabError } from './http.js'
-import { uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded } from './services.js'
+import {
+  uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runIdAmbiguous,
+  runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded
+} from './services.js'
 
 /**
  * The catalogue: every type the lab sends, its status, and the factories that make it.
@@ -44,6 +47,7 @@ export const ERROR_CATALOGUE = catalogue([
   [408, 'request.too.slow', [bodyTooSlow]],
   [409, 'experiment.busy', [experimentBusy]],
   [409, 'experiment.not.running', [experimentNotRunning]],
+  [409, 'run.id.ambiguous', [runIdAmbiguous]],
   [413, 'entity.too.large', [compressedTooLarge, uploadTooLarge], 'express.json'],
   [413, 'inflated.too.large', [inflatedTooLarge]],
   [413, 'record.too.large', [recordTooLarge]],

@@ -38,6 +38,12 @@ export function runNotFound (id, keep) {
     { id: String(id).slice(0, 100), keep })
 }
 
+/** 409 run.id.ambiguous: an id prefix (the short id a page shows) that begins several run records' ids. */
+export function runIdAmbiguous (prefix, ids) {
+  return createError(409, 'run.id.ambiguous', `"${String(prefix).slice(0, 100)}" begins ${ids.length} run ids: give more of the id`,
+    { id: String(prefix).slice(0, 100), matches: ids.slice(0, 10) })
+}
+
 /**
  * 422 run.invalid: a file in the runs folder (or given to the CLI) is not a run record this lab
  * reads: too large, not JSON, another program's, a later format, or a member of the wrong kind.

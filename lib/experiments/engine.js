@@ -25,10 +25,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors/index.js'
-import { holdPeak, readPeakRss, resetPeakRss } from '../metrics/peak.js'
+import { holdPeak, readPeakRss } from '../metrics/peak.js'
 import { integerOptions } from '../config/integers.js'
 import { withRunKey } from '../limits/run-keys.js'
 import { changeLiveParams } from './params.js'
+import { settleMemory, followHeld, memoryFigures, resetAndReadIdle } from './window.js'
 
 const ENGINE_DEFAULTS = Object.freeze({
   /** Finished runs kept for GET /experiments/:id. */
@@ -87,19 +88,21 @@ export function createEngine (settings) {
   }
 
   /**
-   * Start a measurement window: idle RSS now, kernel peak reset. Returns the
-   * function that closes it. The run's own window stays open throughout, so
-   * the peak is folded into the run's maximum before every reset.
+   * Start a measurement window from its own baseline (lib/experiments/window.js): the kernel's
+   * peak reset, the idle RSS (after a collection when ctx.settle() ran just before), and the
+   * held ledger followed. Returns the function
+   * that closes it. The run's own window stays open throughout, so the peak is folded into the
+   * run's maximum before every reset.
    */
   function openWindow (run) {
     foldPeak(run)
-    // the reset first: GC threads free pages at any time, so an idle read before it could top every later peak
-    const peakReset = resetPeakRss()
-    const idleRss = process.memoryUsage.rss()
-    events.emit('peak', { time: Date.now(), reset: true, by: 'lab', supported: peakReset, peakRss: readPeakRss().bytes })
+    const start = { ...resetAndReadIdle(events), collected: run.rested }
+    run.rested = false
+    const stopFollowing = followHeld(events)
+    let figures = null
     return function closeWindow () {
-      const peak = foldPeak(run)
-      return memoryFigures(idleRss, peak.bytes, peak.source, peakReset)
+      figures ??= memoryFigures(start, foldPeak(run), stopFollowing())
+      return figures
     }
   }
 
@@ -118,7 +121,7 @@ export function createEngine (settings) {
   function finish (run, status, fields = {}) {
     if (run.status !== 'running') return
     const last = foldPeak(run)
-    const memory = memoryFigures(run.idleRss, run.maxPeak, last.source, run.peakReset)
+    const memory = memoryFigures(run.start, { bytes: run.maxPeak, source: last.source })
     run.status = status
     run.endedAt = Date.now()
     if (status === 'done') {
@@ -191,12 +194,20 @@ export function createEngine (settings) {
         }
       },
       /**
-       * A measurement window inside the run (one route of several, say):
-       * idle RSS and a kernel peak reset now; the returned function reads the
-       * peak. Windows must not overlap.
+       * A measurement window inside the run (one route of several, say), from its own
+       * baseline: a kernel peak reset and the idle RSS now, and the held peak of the
+       * requests that start from now; the returned function reads both (the same figures
+       * at every call). Windows must not overlap.
        */
       measure: function measure () {
         return openWindow(run)
+      },
+      /**
+       * Collect the garbage the run left so far and wait until its pages are given back:
+       * awaited just before measure(), the window's idle holds none of it.
+       */
+      settle: async function settle () {
+        run.rested = await settleMemory(run.controller.signal)
       },
       /** A child process the module started: its pid is shown in the run state, and it is killed if left behind. */
       trackProcess: function trackProcess (child) {
@@ -236,8 +247,8 @@ export function createEngine (settings) {
       controller: new AbortController(),
       lastProgressAt: 0,
       maxPeak: 0,
-      idleRss: 0,
-      peakReset: false,
+      start: null,
+      rested: false,
       releasePeak: holdPeak(),
       key: runKeys?.issue() ?? null,
       settled: null,
@@ -247,10 +258,7 @@ export function createEngine (settings) {
     // before the peak reset below, so the record marks it
     run.recording = recorder?.begin({ id: run.id, name, title: mod.title, params, startedAt: run.startedAt }) ?? null
     // (holdPeak above) requests must not reset the peak while the run measures the whole process
-    // the reset first, as in measure() above
-    run.peakReset = resetPeakRss()
-    run.idleRss = process.memoryUsage.rss()
-    events.emit('peak', { time: Date.now(), reset: true, by: 'lab', supported: run.peakReset, peakRss: readPeakRss().bytes })
+    run.start = { ...resetAndReadIdle(events), collected: false }
     runs.set(run.id, run)
     running = run
     prune()
@@ -364,17 +372,6 @@ export function createEngine (settings) {
       })
     }
   })
-}
-
-function memoryFigures (idleRss, peakRss, peakSource, peakReset) {
-  return {
-    idleRss,
-    peakRss,
-    // without a reset the kernel's peak is the process's lifetime high: no "above idle" to speak of
-    peakAboveIdle: peakReset ? Math.max(0, peakRss - idleRss) : null,
-    peakSource,
-    peakReset
-  }
 }
 
 function errorData (err) {

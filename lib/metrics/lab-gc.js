@@ -1,7 +1,8 @@
 /**
  * The collections the lab causes. Each read of V8's heap profile forces a mark-compact
  * (lib/allocation/heap.js: V8's inspector samples with `kSamplingForceGC`, and Node has no read
- * without it), so the lab runs each read through `labRead`, which notes when it ran on this
+ * without it), and an experiment's window collects before it reads its idle; the lab runs each
+ * through `labRead`, which notes when it ran on this
  * thread, and gc-events.js marks a collection that started inside such a span as the lab's.
  */
 import { performance } from 'node:perf_hooks'

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { runInvalid, runNotFound } from '../errors/index.js'
+import { runIdAmbiguous, runInvalid, runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from './format.js'
 
@@ -156,12 +156,30 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
   }
 
   /**
-   * Read and check a record.
+   * Read and check a record, named by its id or by a prefix that begins no other id (the short
+   * id a page shows): the record carries its whole id.
    * @param {string} id
    * @returns {Promise<object>}
-   * @throws {LabError} 404 run.not.found, 422 run.invalid
+   * @throws {LabError} 404 run.not.found, 409 run.id.ambiguous, 422 run.invalid
    */
   async function read (id) {
+    try {
+      return await readExactly(id)
+    } catch (err) {
+      if (err?.type !== 'run.not.found' || typeof id !== 'string' || !RUN_ID.test(id)) throw err
+      return readExactly(await uniqueIdFor(id))
+    }
+  }
+
+  /** The one record id `prefix` begins. */
+  async function uniqueIdFor (prefix) {
+    const ids = (await namesIn(folder)).map(idOf).filter(function begins (id) { return id !== null && id.startsWith(prefix) })
+    if (ids.length === 0) throw runNotFound(prefix, keep)
+    if (ids.length > 1) throw runIdAmbiguous(prefix, ids.sort())
+    return ids[0]
+  }
+
+  async function readExactly (id) {
     if (typeof id !== 'string' || !RUN_ID.test(id)) throw runNotFound(id, keep)
     const file = path.join(folder, `${id}.json`)
     let text
@@ -195,7 +213,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
       }
       let summary
       try {
-        summary = summarise(file.id, await read(file.id), file.size)
+        summary = summarise(file.id, await readExactly(file.id), file.size)
       } catch (err) {
         if (err?.type === 'run.not.found') continue
         summary = invalidEntry(file.id, file.size, err)

@@ -152,10 +152,15 @@ describe('recorded runs on the dashboard, in Chromium', function () {
     assert.equal(new URL(page.url()).searchParams.has('run'), false)
   })
 
-  it('opens ?run=<id>, a lesson\'s run and ?run=<a>&compare=<b> from the address, and says when a run is not there', async function () {
+  it('opens ?run=<id>, its short id, a lesson\'s run and ?run=<a>&compare=<b> from the address, and says when a run is not there', async function () {
     await page.goto(`${lab.url}/?test=1&run=${runs.b.id}`)
     await page.waitForFunction(function replaying () { return window.streamlab?.replay.mode === 'run' })
     assert.equal((await replayState()).run.id, runs.b.id)
+    // the short id the page shows opens the run, and the address then names it whole
+    await page.goto(`${lab.url}/?test=1&run=${runs.a.id.slice(0, 8)}`)
+    await page.waitForFunction(function replaying () { return window.streamlab?.replay.mode === 'run' })
+    assert.equal((await replayState()).run.id, runs.a.id)
+    assert.equal(new URL(page.url()).searchParams.get('run'), runs.a.id)
     await page.goto(`${lab.url}/?test=1&run=${runs.a.id}&compare=${runs.b.id}`)
     await page.waitForFunction(function overlaid () { return window.streamlab?.replay.mode === 'overlay' })
     assert.deepEqual([(await replayState()).overlay.a, (await replayState()).overlay.b], [runs.a.id, runs.b.id])
