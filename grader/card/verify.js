@@ -47,7 +47,9 @@ export function parseVerify (count, seed) {
  * @param {{ seed: number, bodySeed: number, chosen: string[], disagree: string[] }} result
  */
 export function verifyLine (result) {
-  const drawn = `--verify: graded again here ${result.chosen.length === 0 ? 'none (no card was collected)' : result.chosen.join(', ')}, drawn with --verify-seed ${result.seed} (give it again to draw the same), on bodies of seed ${result.bodySeed}, not the cards' (--seed ${result.bodySeed} grades one so again)`
+  const which = result.chosen.length === 0 ? 'none (no card was collected)' : result.chosen.join(', ')
+  const bodies = `on bodies of seed ${result.bodySeed}, not the cards' (--seed ${result.bodySeed} grades one so again)`
+  const drawn = `--verify: graded again here ${which}, drawn with --verify-seed ${result.seed} (give it again to draw the same), ${bodies}`
   return `${drawn}: ${result.disagree.length === 0 ? 'every card agrees' : `${result.disagree.length} disagree${result.disagree.length === 1 ? 's' : ''} (${result.disagree.join(', ')}), refused`}`
 }
 

@@ -18,7 +18,8 @@ import { newCard, runChecks, runSetup } from './run-checks.js'
  * @param {string} file the student's module
  * @param {{ preset?: 'full'|'quick', settings?: object, areas?: string[], port?: number, host?: string,
  *   inputDir?: string, dataDir?: string, keepOpenMs?: number, seed?: number, isolation?: { user?: boolean, network?: boolean },
- *   labCopy?: LabCopy, sources?: Map<string, Buffer>, contentType?: string, onProgress?: (event: object) => void }} [options]
+ *   labCopy?: LabCopy, sources?: Map<string, Buffer>, contentType?: string,
+ *   onProgress?: (event: object) => void }} [options]
  *   `settings`: overrides of the preset (grader/checks/settings.js); `areas`: only these areas' checks (all by
  *   default); `seed`: the seed every body of the run is drawn from (grader/checks/bodies.js; a new random one
  *   by default); `inputDir`: where generated documents are kept (by default a folder of the run's own
@@ -50,8 +51,9 @@ async function gradeWithLab (file, options, seed, labCopy) {
   // the digest before the module is loaded: the bytes graded, whatever happens to the file during the run
   // (null for a file that cannot be read: the load fails and says why); its modules' bytes are all
   // the grader reads of a line its process names
-  const read = options.sources === undefined ? await submissionDigest(file).catch(function unreadable () { return null }) : null
-  const digest = read !== null ? read.sha256 : options.sources === undefined ? null : await fileDigest(file).catch(function unreadable () { return null })
+  const unreadable = function unreadable () { return null }
+  const read = options.sources === undefined ? await submissionDigest(file).catch(unreadable) : null
+  const digest = read !== null ? read.sha256 : options.sources === undefined ? null : await fileDigest(file).catch(unreadable)
   const lab = new GradeLab({
     handler: file,
     port: options.port ?? 0,

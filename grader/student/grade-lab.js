@@ -118,7 +118,9 @@ export class GradeLab {
     const students = this.students
     return new FreshLabs({
       student: function freshStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy }) },
-      sampled: function sampledStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy, sampled: true, sources }) },
+      sampled: function sampledStudent () {
+        return new StudentProcess({ handler, host, budget, students, isolation, labCopy, sampled: true, sources })
+      },
       reference: function freshReference () { return new ReferenceLab({ port: 0, host, dataDir, budget }) }
     })
   }

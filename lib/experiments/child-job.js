@@ -36,7 +36,8 @@ setInterval(function parentGone () {
 `
 
 function exitWithParent () {
-  const watchdog = new Worker(WATCHDOG, { eval: true, workerData: { ppid: process.ppid, pollMs: PARENT_POLL_MS }, stdout: false, stderr: false })
+  const workerData = { ppid: process.ppid, pollMs: PARENT_POLL_MS }
+  const watchdog = new Worker(WATCHDOG, { eval: true, workerData, stdout: false, stderr: false })
   watchdog.unref()
 }
 

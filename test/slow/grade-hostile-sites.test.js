@@ -23,7 +23,8 @@ const CLASS_TIMEOUT_MS = 900_000
 
 function runCli (args) {
   return new Promise(function run (resolve) {
-    execFile(process.execPath, ['scripts/grade.js', ...args], { cwd: PROJECT_ROOT, timeout: CLASS_TIMEOUT_MS, killSignal: 'SIGKILL' }, function done (err, stdout, stderr) {
+    const options = { cwd: PROJECT_ROOT, timeout: CLASS_TIMEOUT_MS, killSignal: 'SIGKILL' }
+    execFile(process.execPath, ['scripts/grade.js', ...args], options, function done (err, stdout, stderr) {
       resolve({ code: err ? err.code : 0, killed: err?.killed === true, stdout, stderr })
     })
   })
@@ -91,7 +92,7 @@ describe('npm run grade: a submission\'s forged sites are names, never paths the
     assert.equal(socket?.code, null)
   })
 
-  it('prints no byte of a teacher\'s 0600 file a link names: not in the card\'s text, JSON or JUnit, the table or the reports', function () {
+  it('prints no byte of a teacher\'s 0600 file a link names: not in the card\'s text, JSON, JUnit, table or reports', function () {
     assert.equal(rowOf('leak').verdict, 'fail')
     const leak = cardJson(single).memorySites.lines.find(function named (l) { return l.file.endsWith('/single/leak.js') })
     assert.ok(leak, JSON.stringify(cardJson(single).memorySites))

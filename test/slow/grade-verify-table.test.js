@@ -43,7 +43,8 @@ describe('npm run grade -- --collect DIR --verify K: a table made for the class\
     const handler = path.join(folder, 'handler.js')
     const inputs = path.join(PROJECT_ROOT, 'test-data', 'grade-verify-table')
     fs.writeFileSync(handler, await seedTableHandler({ seed: CLASS_SEED, sizes: [...SMALL.sizes, SMALL.concurrencyBytes], dir: inputs }))
-    const card = cardJson(await grade(handler, { preset: 'quick', settings: SMALL, areas: AREAS, seed: CLASS_SEED, isolation: { submission: folder } }))
+    const graded = await grade(handler, { preset: 'quick', settings: SMALL, areas: AREAS, seed: CLASS_SEED, isolation: { submission: folder } })
+    const card = cardJson(graded)
     assert.equal(card.verdict, 'pass', `the table passes with its own seed: ${JSON.stringify(card.checks)}`)
     fs.writeFileSync(path.join(folder, 'card.json'), JSON.stringify({ ...card, handler: 'handler.js' }))
 
@@ -62,6 +63,7 @@ describe('npm run grade -- --collect DIR --verify K: a table made for the class\
     const [row] = result.rows
     assert.equal(row.verdict, 'refused')
     assert.match(row.error, /^not collected: the card disagrees with its submission graded here \(--verify\): memory: the card says pass, graded here fail/)
-    assert.match(verifyLine(result.verify), new RegExp(`on bodies of seed ${result.verify.bodySeed}, not the cards'.*1 disagrees \\(mallory\\), refused$`))
+    const line = new RegExp(`on bodies of seed ${result.verify.bodySeed}, not the cards'.*1 disagrees \\(mallory\\), refused$`)
+    assert.match(verifyLine(result.verify), line)
   })
 })

@@ -23,14 +23,18 @@ export function forgingHandler (names) {
   return `import fs from 'node:fs'
 import zlib from 'node:zlib'
 
-const FORGED = ${JSON.stringify(names)}.map(function fromHere (name) { return name.startsWith('/') ? name : new URL(name, import.meta.url).pathname })
+const FORGED = ${JSON.stringify(names)}.map(function fromHere (name) {
+  return name.startsWith('/') ? name : new URL(name, import.meta.url).pathname
+})
 const started = Date.now()
 const write = fs.writeFileSync
 fs.writeFileSync = function forgeSites (file, data, ...rest) {
   if (String(file).includes('allocation-sites') && typeof data === 'string') {
     const doc = JSON.parse(data)
     const bytes = (Date.now() - started + 1000) * 1e6
-    for (const file of FORGED) doc.sites.push({ kind: 'buffer', file, line: 1, column: 1, functionName: 'forged', allocatedBytes: bytes, heldBytes: null, samples: 1 })
+    for (const file of FORGED) {
+      doc.sites.push({ kind: 'buffer', file, line: 1, column: 1, functionName: 'forged', allocatedBytes: bytes, heldBytes: null, samples: 1 })
+    }
     data = JSON.stringify(doc)
   }
   return write.call(this, file, data, ...rest)

@@ -67,7 +67,7 @@ describe('a site\'s file is a name, not a path to open', function () {
   })
 
   describe('placeInSubmission', function () {
-    it('maps a name inside the submission as the process saw it to the grader\'s, and any other name to null, without asking the disk', function () {
+    it('maps a name inside the submission as the process saw it to the grader\'s, any other to null, asking no disk', function () {
       const place = placeInSubmission({ root: '/lab', seen: '/tmp/copy/sub', given: path.join(dir, 'sub') })
       assert.equal(place('/tmp/copy/sub/lib/helper.js'), path.join(dir, 'sub', 'lib', 'helper.js'))
       assert.equal(place('/tmp/copy/sub/../other-student/handler.js'), null)
@@ -90,7 +90,8 @@ describe('a site\'s file is a name, not a path to open', function () {
   describe('readSiteTables', function () {
     it('refuses a pipe or a link put where the process writes its table, at once', async function () {
       const started = Date.now()
-      const tables = await readSiteTables(function files () { return [path.join(dir, 'sub', 'pipe.js'), path.join(dir, 'sub', 'leak.js')] }, 0, 0)
+      const planted = [path.join(dir, 'sub', 'pipe.js'), path.join(dir, 'sub', 'leak.js')]
+      const tables = await readSiteTables(function files () { return planted }, 0, 0)
       assert.deepEqual(tables, [])
       assert.ok(Date.now() - started < 5000, 'nothing waited on the pipe')
     })
