@@ -163,13 +163,34 @@ describe('npm run grade -- --collect DIR: cards written by hand', function () {
       const csv = path.join(dir, 'verify', 'out', 'class.csv')
       const result = await collectClass(cards, { csv, html: path.join(dir, 'verify', 'out', 'class.html'), seed: SEED, preset: 'quick', labVersion: lab, verify: { count: 2, seed: 5, grade: gradeHere } })
       const [alice, malloryRow] = result.rows
-      assert.deepEqual(result.verify, { seed: 5, chosen: ['alice', 'mallory'], disagree: ['mallory'] })
+      const { bodySeed, ...drawn } = result.verify
+      assert.deepEqual(drawn, { seed: 5, chosen: ['alice', 'mallory'], disagree: ['mallory'] })
       assert.equal(alice.verdict, 'pass')
-      assert.match(alice.notes, /graded here \(--verify\): pass 19\/19, the card agrees$/)
+      assert.match(alice.notes, new RegExp(`graded here \\(--verify, seed ${bodySeed}\\): pass 19/19, the card agrees$`))
       assert.equal(malloryRow.verdict, 'refused')
       assert.match(malloryRow.error, /^not collected: the card disagrees with its submission graded here \(--verify\): memory: the card says pass, graded here fail; memory: growth against body size, slope 310 MiB per 100 MB, the card's 1\.2: worse than the card by 308\.8/)
       assert.match(fs.readFileSync(csv, 'utf8'), /mallory,refused,/)
-      assert.equal(verifyLine(result.verify), '--verify: graded again here alice, mallory, drawn with --verify-seed 5 (give it again to draw the same): 1 disagrees (mallory), refused')
+      assert.equal(verifyLine(result.verify), `--verify: graded again here alice, mallory, drawn with --verify-seed 5 (give it again to draw the same), on bodies of seed ${bodySeed}, not the cards' (--seed ${bodySeed} grades one so again): 1 disagrees (mallory), refused`)
+    })
+
+    it('grades again on the bodies of a fresh seed, never the cards\' seed every student knows, a new one each run', async function () {
+      const cards = path.join(dir, 'fresh', 'cards')
+      fs.mkdirSync(path.join(cards, 'alice'), { recursive: true })
+      fs.writeFileSync(path.join(cards, 'alice', 'handler.js'), STREAMS)
+      fs.writeFileSync(path.join(cards, 'alice', 'card.json'), JSON.stringify(honest))
+      const seeds = []
+      const recordSeed = function recordSeed (file, options) {
+        seeds.push(options.seed)
+        return gradeHere(file, options)
+      }
+      for (const run of ['one', 'two']) {
+        const out = path.join(dir, 'fresh', run)
+        const result = await collectClass(cards, { csv: path.join(out, 'class.csv'), html: path.join(out, 'class.html'), seed: SEED, preset: 'quick', labVersion: lab, verify: { count: 1, seed: 5, grade: recordSeed } })
+        assert.equal(result.verify.bodySeed, seeds.at(-1))
+        assert.match(verifyLine(result.verify), new RegExp(`on bodies of seed ${seeds.at(-1)}, not the cards'`))
+      }
+      assert.ok(seeds.every(function notTheCards (seed) { return seed !== SEED }), String(seeds))
+      assert.notEqual(seeds[0], seeds[1])
     })
 
     it('refuses a card whose figure is better than measured here by more than the tolerance, never one that is worse', async function () {
@@ -200,7 +221,7 @@ describe('npm run grade -- --collect DIR: cards written by hand', function () {
       // a class whose every card is refused: nothing to grade again, and the draw's seed printed all the same
       const none = await runCli(['--collect', path.join(dir, 'invented', 'cards'), '--seed', String(SEED), '--quick', '--verify', '3', '--csv', path.join(dir, 'cli', 'class.csv')])
       assert.equal(none.code, 1, none.stderr)
-      assert.match(none.stdout, /^--verify: graded again here none \(no card was collected\), drawn with --verify-seed \d+ \(give it again to draw the same\): every card agrees$/m)
+      assert.match(none.stdout, /^--verify: graded again here none \(no card was collected\), drawn with --verify-seed \d+ \(give it again to draw the same\), on bodies of seed \d+, not the cards' \(--seed \d+ grades one so again\): every card agrees$/m)
       const seedAlone = await runCli(['--collect', cards, '--seed', String(SEED), '--verify-seed', '5', '--csv', path.join(dir, 'cli', 'class.csv')])
       assert.equal(seedAlone.code, 2)
       assert.match(seedAlone.stderr, /--verify-seed goes with --verify/)

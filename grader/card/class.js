@@ -129,7 +129,7 @@ async function gradeOne (submission, options) {
   } catch (err) {
     if (err.code === 'NOT_GRADED') return refusedRow(submission, null, options.seed, elapsed(), err.reason)
     // unreadable to the grader (EACCES, say): the grading says why it does not load
-    read = { sha256: null, skipped: [] }
+    read = { sha256: null, skipped: [], sources: new Map() }
   }
   const notes = read.skipped.length === 0 ? [] : [`not read, not in the digest: ${read.skipped.join(', ')}`]
   let card
@@ -142,6 +142,8 @@ async function gradeOne (submission, options) {
       contentType: options.contentType,
       inputDir: options.inputDir,
       labCopy: options.labCopy,
+      // what the grader reads of a line the process names: the bytes read here, before it ran
+      sources: read.sources,
       // the process may read its own file or folder, not the other submissions beside it
       isolation: { ...options.isolation, submission: submission.path },
       onProgress: function forward (event) { options.onProgress({ ...event, submission: submission.name }) }

@@ -5,7 +5,9 @@
  * range) and still says what no grading said. So K of the collected cards,
  * drawn with a seed of their own (printed, `--verify-seed` to draw the same
  * again; never the class's --seed, which every student knows), have their
- * submission graded again here as the class grades it, and each card is held
+ * submission graded again here as the class grades it, on bodies of a fresh
+ * seed (printed, never the cards'): a handler that answers from a table made
+ * for the class's seed meets bodies it has never seen. Each card is held
  * to that grading: an area whose verdict differs, or a figure the card claims
  * better than measured here by more than a baseline's tolerance (baseline.js),
  * and the card is refused, the reasons and this grading's verdict in its row.
@@ -40,11 +42,14 @@ export function parseVerify (count, seed) {
 }
 
 /**
- * What --verify did, in a line: the cards graded again, the seed that drew them, which disagree.
- * @param {{ seed: number, chosen: string[], disagree: string[] }} result
+ * What --verify did, in a line: the cards graded again, the seed that drew them, the seed of the
+ * bodies they were graded on, which disagree.
+ * @param {{ seed: number, bodySeed: number, chosen: string[], disagree: string[] }} result
  */
 export function verifyLine (result) {
-  const drawn = `--verify: graded again here ${result.chosen.length === 0 ? 'none (no card was collected)' : result.chosen.join(', ')}, drawn with --verify-seed ${result.seed} (give it again to draw the same)`
+  const which = result.chosen.length === 0 ? 'none (no card was collected)' : result.chosen.join(', ')
+  const bodies = `on bodies of seed ${result.bodySeed}, not the cards' (--seed ${result.bodySeed} grades one so again)`
+  const drawn = `--verify: graded again here ${which}, drawn with --verify-seed ${result.seed} (give it again to draw the same), ${bodies}`
   return `${drawn}: ${result.disagree.length === 0 ? 'every card agrees' : `${result.disagree.length} disagree${result.disagree.length === 1 ? 's' : ''} (${result.disagree.join(', ')}), refused`}`
 }
 
@@ -94,14 +99,15 @@ export function disagreements (doc, here, tolerance) {
  * @param {Array<{ row: object, doc: object, folder: string, file: string }>} collected the cards
  *   taken, each with its row, its card, the student's folder and the file it graded
  * @param {{ count: number, seed?: number|null, tolerance?: number, preset: string, areas: string[],
- *   settings?: object, contentType?: string|null, isolation?: object, grade?: typeof grade,
- *   onProgress?: (event: object) => void }} options the class's preset and areas; `grade`: a
- *   spec's stand-in for grade()
- * @returns {Promise<{ seed: number, chosen: string[], disagree: string[] }>} each chosen row is
- *   changed in place: refused with the reasons when its card disagrees, noted when it agrees
+ *   bodySeed?: number, settings?: object, contentType?: string|null, isolation?: object, grade?: typeof grade,
+ *   onProgress?: (event: object) => void }} options the class's preset and areas; `bodySeed`: the
+ *   bodies' (a fresh one unlike every card's by default); `grade`: a spec's stand-in for grade()
+ * @returns {Promise<{ seed: number, bodySeed: number, chosen: string[], disagree: string[] }>} each chosen
+ *   row is changed in place: refused with the reasons when its card disagrees, noted when it agrees
  */
 export async function verifyCards (collected, options) {
   const seed = options.seed ?? newSeed()
+  const bodySeed = options.bodySeed ?? freshSeed(collected.map(function cardSeed (c) { return c.doc.seed }))
   const tolerance = options.tolerance ?? DEFAULT_TOLERANCE
   const gradeHere = options.grade ?? grade
   const onProgress = options.onProgress ?? function quiet () {}
@@ -113,13 +119,21 @@ export async function verifyCards (collected, options) {
     const etaMs = index === 0 ? null : Math.round((Date.now() - started) / index * (chosen.length - index))
     onProgress({ type: 'submission', index, total: chosen.length, name, etaMs })
     const began = Date.now()
-    const outcome = await gradeAgain(entry, options, gradeHere, onProgress)
-    const row = verifiedRow(entry, outcome, tolerance, Date.now() - began)
+    const outcome = await gradeAgain(entry, { ...options, bodySeed }, gradeHere, onProgress)
+    const row = verifiedRow(entry, outcome, tolerance, Date.now() - began, bodySeed)
     if (row.disagrees) disagree.push(name)
     Object.assign(entry.row, row.row)
     onProgress({ type: 'graded', index, total: chosen.length, row: entry.row })
   }
-  return { seed, chosen, disagree }
+  return { seed, bodySeed, chosen, disagree }
+}
+
+/** A new random seed none of `taken` is: a table made for a card's seed never meets its own bodies. */
+function freshSeed (taken) {
+  for (;;) {
+    const seed = newSeed()
+    if (!taken.includes(seed)) return seed
+  }
 }
 
 /** The submission graded here as the class grades it: `{ card }`, or `{ err }` when the grader would not or could not. */
@@ -129,7 +143,7 @@ async function gradeAgain (entry, options, gradeHere, onProgress) {
       preset: options.preset,
       settings: options.settings,
       areas: options.areas,
-      seed: entry.doc.seed,
+      seed: options.bodySeed,
       contentType: options.contentType ?? undefined,
       // the process may read the student's own folder, not the others beside it
       isolation: { ...options.isolation, submission: entry.folder },
@@ -142,7 +156,7 @@ async function gradeAgain (entry, options, gradeHere, onProgress) {
 }
 
 /** The row after its card was held to the grading here: `{ row, disagrees }`. */
-function verifiedRow (entry, outcome, tolerance, ms) {
+function verifiedRow (entry, outcome, tolerance, ms, bodySeed) {
   const { row, doc } = entry
   const submission = { name: row.name, path: row.submission }
   if (outcome.err !== null) {
@@ -155,7 +169,7 @@ function verifiedRow (entry, outcome, tolerance, ms) {
   const here = cardJson(outcome.card)
   const said = disagreements(doc, here, tolerance)
   const passed = here.checks.filter(function pass (c) { return c.pass }).length
-  const graded = `graded here (--verify): ${here.verdict} ${passed}/${here.checks.length}`
+  const graded = `graded here (--verify, seed ${bodySeed}): ${here.verdict} ${passed}/${here.checks.length}`
   if (said.length === 0) return { row: { notes: `${row.notes}; ${graded}, the card agrees` }, disagrees: false }
   const refused = refusedRow(submission, row.sha256, doc.seed, ms, `not collected: the card disagrees with its submission graded here (--verify): ${said.join('; ')}`)
   return { row: { ...refused, report: row.report, notes: `${row.notes}; ${graded}` }, disagrees: true }

@@ -7,15 +7,12 @@
  * by the first memory check that fails. The sampler runs in the graded process, which could
  * forge or hide its sites: a line named is a pointer, and the verdict never stands on it.
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { timeoutFor } from './settings.js'
 
 const MiB = 1024 * 1024
 /** Lines a card names. */
 const TOP_LINES = 3
-/** A submission's file larger than this is not read for its line's code. */
-const MOST_SOURCE_BYTES = 1024 * 1024
 const MOST_CODE_CHARS = 120
 
 export const SITES_TRUST = 'sampled inside the graded process by the lab (Buffers, and the strings made of them): a pointer to a line, which code in that process could hide or forge; the verdict stands on the RSS read from outside'
@@ -63,7 +60,7 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
   const sites = await lab.sites.since(mark)
   if (sites === null) return notSampled('the sampled process wrote no sites after its load (it died, or its code stopped the sampler)')
   const growth = m.growth > 0 ? m.growth : null
-  const lines = topLines(sites, growth)
+  const lines = topLines(sites, growth, function sourceOf (file) { return lab.sites.source(file) })
   return {
     sampled: true,
     growthMiB: growth === null ? null : round(growth / MiB),
@@ -83,11 +80,12 @@ function notSampled (why) {
 }
 
 /**
- * The lines that allocated most (a line's kinds summed), with their code and what it does. A line
- * that made the bytes comes before one that only parsed a text made elsewhere (kind 'parsed',
- * lib/allocation/strings.js): `body += chunk` holds the body, `JSON.parse(body)` reads it.
+ * The lines that allocated most (a line's kinds summed), with their code (from `sourceOf`, the
+ * bytes the grader holds) and what it does. A line that made the bytes comes before one that only
+ * parsed a text made elsewhere (kind 'parsed', lib/allocation/strings.js): `body += chunk` holds
+ * the body, `JSON.parse(body)` reads it.
  */
-function topLines (sites, growth) {
+function topLines (sites, growth, sourceOf) {
   const byLine = new Map()
   for (const site of sites) {
     const key = `${site.file}\u0000${site.line}`
@@ -103,7 +101,7 @@ function topLines (sites, growth) {
     .sort(function madeMost (a, b) { return madeFirst(b) - madeFirst(a) || b.allocatedBytes - a.allocatedBytes })
     .slice(0, TOP_LINES)
     .map(function described (l) {
-      const code = codeAt(l.file, l.line)
+      const code = codeAt(sourceOf(l.file), l.line)
       return {
         file: shown(l.file),
         line: l.line,
@@ -123,17 +121,18 @@ function madeFirst (line) {
   return line.madeBytes >= MiB / 2 ? 1 : 0
 }
 
-/** The code of `line` in `file`, trimmed and cut short; null when it cannot be read. */
-function codeAt (file, line) {
-  try {
-    if (fs.statSync(file).size > MOST_SOURCE_BYTES) return null
-    const text = fs.readFileSync(file, 'utf8').split('\n')[line - 1]
-    if (text === undefined) return null
-    const code = text.trim()
-    return code.length > MOST_CODE_CHARS ? `${code.slice(0, MOST_CODE_CHARS - 1)}…` : code
-  } catch {
-    return null
-  }
+/**
+ * The code of `line` in a file's bytes, trimmed and cut short; null when the grader holds no
+ * bytes of that file (the card then names the site alone) or it has no such line.
+ * @param {Buffer|null} bytes
+ * @param {number} line
+ */
+function codeAt (bytes, line) {
+  if (bytes === null) return null
+  const text = bytes.toString('utf8').split('\n')[line - 1]
+  if (text === undefined) return null
+  const code = text.trim()
+  return code.length > MOST_CODE_CHARS ? `${code.slice(0, MOST_CODE_CHARS - 1)}…` : code
 }
 
 /**

@@ -7,12 +7,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { readRegularSync } from './regular-file.js'
 
 const POLL_MS = 50
 /** Past this, a table is not read: a writer's own tables are a few hundred sites. */
 const MOST_BYTES = 4 * 1024 * 1024
 const MOST_SITES = 5000
 const KINDS = Object.freeze(['heap', 'buffer', 'string', 'parsed'])
+/** A file of the graded code larger than this is not kept for its lines' code. */
+export const MOST_SOURCE_BYTES = 1024 * 1024
 
 /**
  * The tables in `files()` written at or after `since` (the writers' clock is this machine's),
@@ -31,11 +34,13 @@ export async function readSiteTables (files, since, timeoutMs) {
   }
 }
 
+/** A table the process wrote, in a folder it may write: a pipe or a link put in its place is refused unread. */
 function readTable (file) {
+  const bytes = readRegularSync(file, MOST_BYTES)
+  if (bytes === null) return null
   let doc
   try {
-    if (fs.statSync(file).size > MOST_BYTES) return null
-    doc = JSON.parse(fs.readFileSync(file, 'utf8'))
+    doc = JSON.parse(bytes.toString('utf8'))
   } catch {
     return null
   }
@@ -85,19 +90,22 @@ function keyOf (pid, site) {
 
 /**
  * A `place` for sitesBetween: a site's file inside `seen` (the submission's file or folder as
- * the process saw it, project-relative files resolved from `root`) becomes the same file under
- * `given` (as the grader was given it); any other file is not the submission's.
+ * the process saw it, or its real path, project-relative files resolved from `root`) becomes the
+ * same file under `given` (as the grader was given it); any other file is not the submission's.
+ * A site's file is a name, compared as text: the file system is never asked about it.
  * @param {{ root: string, seen: string, given: string }} paths
  */
 export function placeInSubmission ({ root, seen, given }) {
-  const real = realOrSame(seen)
+  const bases = [...new Set([path.resolve(seen), realOrSame(seen)])]
   return function place (file) {
     if (file.startsWith('node:')) return null
-    const absolute = realOrSame(path.resolve(root, file))
-    const relative = path.relative(real, absolute)
-    if (relative === '') return given
-    if (relative.startsWith('..') || path.isAbsolute(relative)) return null
-    return path.join(given, relative)
+    const absolute = path.resolve(root, file)
+    for (const base of bases) {
+      const relative = path.relative(base, absolute)
+      if (relative === '') return given
+      if (!relative.startsWith('..') && !path.isAbsolute(relative)) return path.join(given, relative)
+    }
+    return null
   }
 }
 
@@ -117,6 +125,29 @@ export function placeInService (labRoot) {
   }
 }
 
+/**
+ * A `source` for a submission's sites: the bytes its digest kept (grader/student/digest.js
+ * `sources`), read once, as regular files inside it, before its process started. Any other name
+ * (a link, a pipe, a file outside it, one too large) has none.
+ * @param {Map<string, Buffer>} sources absolute path -> bytes
+ */
+export function sourceInSnapshot (sources) {
+  return function source (file) {
+    return sources.get(file) ?? null
+  }
+}
+
+/**
+ * A `source` for a service's sites: a service runs as the grader's user and reads what it
+ * likes, so its files are read from disk, as regular files alone (regular-file.js), at most `maxBytes`.
+ * @param {number} maxBytes
+ */
+export function sourceOnDisk (maxBytes) {
+  return function source (file) {
+    return readRegularSync(file, maxBytes)
+  }
+}
+
 /** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS is 200). */
 const READ_TIMEOUT_MS = 3000
 
@@ -126,14 +157,27 @@ const READ_TIMEOUT_MS = 3000
 export class SiteReader {
   #files
   #place
+  #source
 
   /**
-   * @param {{ files: () => string[], place: (file: string) => string|null }} options
-   *   `files`: where the process's tables are now; `place`: a site's file as the grader knows it, or null
+   * @param {{ files: () => string[], place: (file: string) => string|null, source: (file: string) => Buffer|null }} options
+   *   `files`: where the process's tables are now; `place`: a site's file as the grader knows it, or null;
+   *   `source`: the bytes the grader holds of a placed file, or null (sourceInSnapshot, sourceOnDisk)
    */
-  constructor ({ files, place }) {
+  constructor ({ files, place, source }) {
     this.#files = files
     this.#place = place
+    this.#source = source
+  }
+
+  /**
+   * The bytes of a site's file (as `since` placed it), from what the grader holds: never a read of
+   * a path the process chose, as the grader's user, that could block.
+   * @param {string} file
+   * @returns {Buffer|null}
+   */
+  source (file) {
+    return this.#source(file)
   }
 
   /**

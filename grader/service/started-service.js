@@ -13,7 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { PROJECT_ROOT } from '../../lib/util/project-root.js'
-import { placeInService, SiteReader } from '../process/allocation-sites.js'
+import { MOST_SOURCE_BYTES, placeInService, SiteReader, sourceOnDisk } from '../process/allocation-sites.js'
 import { countRequests } from '../checks/client.js'
 import { crashLine, keepTail, outputDrained } from '../process/output.js'
 import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
@@ -189,7 +189,8 @@ export class StartedService extends ServiceOnPid {
           return []
         }
       },
-      place: placeInService(PROJECT_ROOT)
+      place: placeInService(PROJECT_ROOT),
+      source: sourceOnDisk(MOST_SOURCE_BYTES)
     })
     const options = [process.env.NODE_OPTIONS, `--import=${JSON.stringify(SITES_PRELOAD)}`].filter(Boolean).join(' ')
     return { NODE_OPTIONS: options, STREAMLAB_SITES_DIR: dir }

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { MOST_SOURCE_BYTES } from '../process/allocation-sites.js'
+import { READ_FLAGS } from '../process/regular-file.js'
 import { notGradedError } from './isolation.js'
 
 /** Folders a folder's digest leaves out: installed packages and version control, not the submission's own code. */
@@ -26,10 +28,10 @@ export const MAX_FILES = 5000
 /** How long looking at an entry, or reading a submission, may take: a slow disk or a huge folder gets a refusal, not a hang. */
 export const READ_DEADLINE_MS = 15_000
 
-// O_NOFOLLOW: a link in the last place is an error (ELOOP), never followed; O_NONBLOCK: a pipe
-// with no writer opens at once (and is then refused) instead of waiting. Neither exists on Windows.
-export const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
+export { READ_FLAGS }
 const CHUNK = 64 * 1024
+/** The modules a submission's code runs from: what its allocation sites can name. */
+const SOURCE_FILE = /\.(?:js|mjs|cjs)$/
 
 /**
  * The sha256 of a regular file's bytes, as hex, read without following a link, at most
@@ -42,7 +44,7 @@ const CHUNK = 64 * 1024
  */
 export function fileDigest (file, options = {}) {
   const budget = newBudget(options.deadlineMs)
-  return withDeadline(digestRegular(file, path.basename(file), budget), budget.ms, `reading ${path.basename(file)}`)
+  return withDeadline(digestRegular(file, path.basename(file), budget, null), budget.ms, `reading ${path.basename(file)}`)
 }
 
 /**
@@ -51,9 +53,12 @@ export function fileDigest (file, options = {}) {
  * sha256sum(1) prints it, node_modules and .git left out. A folder's walk
  * follows no link and reads no pipe or device: those are left out and named
  * in `skipped`. At most MAX_SUBMISSION_BYTES and MAX_FILES, within READ_DEADLINE_MS.
+ * The bytes of its modules (.js, .mjs, .cjs, MOST_SOURCE_BYTES at most each) are kept as read,
+ * in `sources`: the one place the grader finds the code at a line its process names.
  * @param {string} target a file or a folder
  * @param {{ deadlineMs?: number }} [options]
- * @returns {Promise<{ sha256: string, skipped: string[] }>} `skipped`: "lib.js (a symbolic link)", …
+ * @returns {Promise<{ sha256: string, skipped: string[], sources: Map<string, Buffer> }>} `skipped`:
+ *   "lib.js (a symbolic link)", …; `sources`: each kept module's absolute path (as `target` is resolved) -> its bytes
  * @throws {Error} `code` 'NOT_GRADED' with its `reason`
  */
 export function submissionDigest (target, options = {}) {
@@ -62,14 +67,16 @@ export function submissionDigest (target, options = {}) {
 }
 
 async function digestTarget (target, budget) {
-  const stat = await fs.promises.lstat(target)
-  if (!stat.isDirectory()) return { sha256: await digestRegular(target, path.basename(target), budget), skipped: [] }
+  const top = path.resolve(target)
+  const stat = await fs.promises.lstat(top)
+  const sources = new Map()
+  if (!stat.isDirectory()) return { sha256: await digestRegular(top, path.basename(top), budget, sources), skipped: [], sources }
   const skipped = []
-  const files = await filesUnder(target, '', skipped, budget)
+  const files = await filesUnder(top, '', skipped, budget)
   files.sort()
   const lines = []
-  for (const file of files) lines.push(`${await digestRegular(path.join(target, file), file, budget)}  ${file}\n`)
-  return { sha256: createHash('sha256').update(lines.join('')).digest('hex'), skipped: skipped.sort() }
+  for (const file of files) lines.push(`${await digestRegular(path.join(top, file), file, budget, sources)}  ${file}\n`)
+  return { sha256: createHash('sha256').update(lines.join('')).digest('hex'), skipped: skipped.sort(), sources }
 }
 
 /** Every regular file under `dir`, as paths relative to it with forward slashes; links and special files go to `skipped`. */
@@ -91,8 +98,11 @@ async function filesUnder (dir, prefix, skipped, budget) {
   return out
 }
 
-/** Hash one regular file, counting its bytes against the submission's budget. */
-async function digestRegular (file, label, budget) {
+/**
+ * Hash one regular file, counting its bytes against the submission's budget; a module small
+ * enough is kept in `sources` (null: keep nothing) under `file`.
+ */
+async function digestRegular (file, label, budget, sources) {
   overDeadline(budget)
   let handle
   try {
@@ -106,6 +116,7 @@ async function digestRegular (file, label, budget) {
     if (!stat.isFile()) throw notGradedError(`not graded: ${label} is ${kindOf(stat)}, not a regular file`)
     const hash = createHash('sha256')
     const buffer = Buffer.allocUnsafe(CHUNK)
+    const kept = sources !== null && SOURCE_FILE.test(file) && stat.size <= MOST_SOURCE_BYTES ? [] : null
     let size = 0
     for (;;) {
       overDeadline(budget)
@@ -117,7 +128,10 @@ async function digestRegular (file, label, budget) {
       if (size > MAX_FILE_BYTES) throw notGradedError(tooLarge(label))
       if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${formatMiB(MAX_SUBMISSION_BYTES)} of files (node_modules and .git left out)`)
       hash.update(buffer.subarray(0, bytesRead))
+      kept?.push(Buffer.from(buffer.subarray(0, bytesRead)))
     }
+    // a module that grew past the bound while it was read is hashed, not kept
+    if (kept !== null && size <= MOST_SOURCE_BYTES) sources.set(file, Buffer.concat(kept))
     return hash.digest('hex')
   } finally {
     await handle.close()

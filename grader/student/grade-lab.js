@@ -14,9 +14,11 @@ export class GradeLab {
 
   /**
    * @param {{ handler: string, port?: number, host?: string, dataDir?: string, budget: number,
-   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy }} options
+   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy,
+   *   sources?: Map<string, Buffer> }} options
    *   `budget`: RSS in bytes past which either process is killed; `isolation`: layers to turn off; `labCopy`: the
-   *   run's copy of the lab its student processes read as root (lab-copy.js), the caller's to remove
+   *   run's copy of the lab its student processes read as root (lab-copy.js), the caller's to remove; `sources`:
+   *   the bytes of the submission's modules its digest kept, where a sampled process's sites find their code
    */
   constructor (options) {
     this.#options = { port: 0, host: '127.0.0.1', ...options }
@@ -112,11 +114,13 @@ export class GradeLab {
    * @returns {FreshLabs}
    */
   freshProcesses () {
-    const { handler, host, dataDir, budget, isolation, labCopy } = this.#options
+    const { handler, host, dataDir, budget, isolation, labCopy, sources } = this.#options
     const students = this.students
     return new FreshLabs({
       student: function freshStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy }) },
-      sampled: function sampledStudent () { return new StudentProcess({ handler, host, budget, students, isolation, labCopy, sampled: true }) },
+      sampled: function sampledStudent () {
+        return new StudentProcess({ handler, host, budget, students, isolation, labCopy, sampled: true, sources })
+      },
       reference: function freshReference () { return new ReferenceLab({ port: 0, host, dataDir, budget }) }
     })
   }

@@ -15,7 +15,7 @@ import { crashLine, keepTail, outputDrained } from '../process/output.js'
 import { PROBE_TIMEOUT_MS, probe, settle } from '../process/probe.js'
 import { cpuMs, heldConnections, signalTree, treeAlive, treePids, treeStopped } from '../process/process-tree.js'
 import { measureTree, watchWithinBudget } from '../process/tree-memory.js'
-import { placeInSubmission, SiteReader } from '../process/allocation-sites.js'
+import { placeInSubmission, SiteReader, sourceInSnapshot } from '../process/allocation-sites.js'
 import { launchStudent } from './student-launch.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
 
@@ -86,10 +86,12 @@ export class StudentProcess {
 
   /**
    * @param {{ handler: string, host?: string, budget: number, students?: StudentProcesses,
-   *   isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy, sampled?: boolean }} options
+   *   isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy, sampled?: boolean,
+   *   sources?: Map<string, Buffer> }} options
    *   `budget`: RSS in bytes past which the tree is killed; `students`: the grading's set, which this one joins
    *   while it runs; `labCopy`: the grading run's copy of the lab (lab-copy.js), else one of its own where needed;
-   *   `sampled`: the lab's allocation sampler runs in it (student-child.js), read through `sites`
+   *   `sampled`: the lab's allocation sampler runs in it (student-child.js), read through `sites`; `sources`: the
+   *   bytes of the submission's modules its digest kept, the code its sites are shown with (none by default)
    */
   constructor (options) {
     this.#options = { host: '127.0.0.1', ...options }
@@ -145,7 +147,7 @@ export class StudentProcess {
     this.port = launched.port
     this.url = launched.url
     this.#root = launched.root
-    this.sites = launched.sites === null ? null : siteReader(launched.sites)
+    this.sites = launched.sites === null ? null : siteReader(launched.sites, this.#options.sources ?? new Map())
     this.#options.students?.add(this)
     const student = this
     child.stdin.on('error', function ignore () {})
@@ -370,10 +372,11 @@ export class StudentProcess {
   }
 }
 
-/** The allocation sites a sampled child writes in its folder, its submission's files alone. */
-function siteReader ({ file, labRoot, scope, submission }) {
+/** The allocation sites a sampled child writes in its folder, its submission's files alone, their code from `sources`. */
+function siteReader ({ file, labRoot, scope, submission }, sources) {
   return new SiteReader({
     files: function tableFile () { return [file] },
-    place: placeInSubmission({ root: labRoot, seen: scope, given: submission })
+    place: placeInSubmission({ root: labRoot, seen: scope, given: submission }),
+    source: sourceInSnapshot(sources)
   })
 }

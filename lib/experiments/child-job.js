@@ -12,12 +12,34 @@
  *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
  *
  * and exits; a service (`serveChildService`) sends { type: 'ready', ...what it started }
- * once, and serves until its parent closes the channel. Either exits the moment its
- * parent goes away (the IPC channel closes), so a crashed server never leaves it
- * working for nobody.
+ * once, and serves until its parent closes the channel. Either exits when its parent goes
+ * away, so a crashed server never leaves it working for nobody: on 'disconnect' when its
+ * event loop is free, and within PARENT_POLL_MS inside a synchronous pass (a bound's stage),
+ * where a watchdog thread sees its parent gone (it was adopted: its ppid changed) and kills it.
  */
-
+import { Worker } from 'node:worker_threads'
 import { withRunKey } from '../limits/run-keys.js'
+
+/** How often the watchdog looks at the parent: a child outlives it by about this much. */
+export const PARENT_POLL_MS = 20
+
+/**
+ * A thread that kills this process once its parent is gone: the main thread may be inside a
+ * synchronous pass that no event can interrupt, and a signal from a thread can. Unref'ed, so
+ * that it never keeps the process alive.
+ */
+const WATCHDOG = `
+const { workerData } = require('node:worker_threads')
+setInterval(function parentGone () {
+  if (process.ppid !== workerData.ppid) process.kill(process.pid, 'SIGKILL')
+}, workerData.pollMs)
+`
+
+function exitWithParent () {
+  const workerData = { ppid: process.ppid, pollMs: PARENT_POLL_MS }
+  const watchdog = new Worker(WATCHDOG, { eval: true, workerData, stdout: false, stderr: false })
+  watchdog.unref()
+}
 
 /**
  * Serve one job in this process.
@@ -27,6 +49,7 @@ import { withRunKey } from '../limits/run-keys.js'
  */
 export function serveChildJob (scriptName, work) {
   if (!forkedByTheLab(scriptName)) return
+  exitWithParent()
   let started = false
   function onJob (job) {
     // one job per process: a second message is a parent's bug, not more work
@@ -59,6 +82,7 @@ export function serveChildJob (scriptName, work) {
  */
 export function serveChildService (scriptName, start) {
   if (!forkedByTheLab(scriptName)) return
+  exitWithParent()
   process.once('disconnect', function parentGone () {
     process.exit()
   })

@@ -48,9 +48,9 @@ export const USAGE = `Usage: npm run grade -- <handler.js> [options]
                    the file it graded; a card is refused unless its sha256 matches that file, its
                    seed (--seed, needed), preset (--quick), areas (--only) and lab version are the
                    class's, its checks are the grader's and each figure is in its range
-  --verify K       with --collect: grade K of the cards' submissions again here, drawn at random, and
-                   refuse each card that disagrees (an area's verdict, or a figure better than measured
-                   here by more than --tolerance)
+  --verify K       with --collect: grade K of the cards' submissions again here, drawn at random, on
+                   bodies of a fresh seed (printed), and refuse each card that disagrees (an area's
+                   verdict, or a figure better than measured here by more than --tolerance)
   --verify-seed S  with --verify: draw the same K cards again
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience

@@ -66,7 +66,7 @@ describe('npm run grade -- --collect DIR --verify K', function () {
     assert.ok(result.verify.disagree.includes('mallory'))
     assert.equal(malloryRow.verdict, 'refused')
     assert.match(malloryRow.error, /^not collected: the card disagrees with its submission graded here \(--verify\): memory: the card says pass, graded here fail/)
-    assert.match(malloryRow.notes, /graded here \(--verify\): fail \d+\/10$/)
+    assert.match(malloryRow.notes, new RegExp(`graded here \\(--verify, seed ${result.verify.bodySeed}\\): fail \\d+/10$`))
     // alice's verdicts agree; her figures are a busy machine's, held to the baseline's tolerance, so only the verdicts are asserted
     assert.doesNotMatch(aliceRow.error ?? '', /the card says/)
   })

@@ -216,7 +216,7 @@ describe('grader/student/submission.js', function () {
     it('digests a file as sha256sum does, and a folder as the sha256 of its sha256sum list', async function () {
       fs.writeFileSync(path.join(dir, 'a.js'), HANDLER)
       assert.equal(await fileDigest(path.join(dir, 'a.js')), sha256(HANDLER))
-      assert.deepEqual(await submissionDigest(path.join(dir, 'a.js')), { sha256: sha256(HANDLER), skipped: [] })
+      assert.deepEqual(await submissionDigest(path.join(dir, 'a.js')), { sha256: sha256(HANDLER), skipped: [], sources: new Map([[path.join(dir, 'a.js'), Buffer.from(HANDLER)]]) })
       const folder = path.join(dir, 'carol')
       fs.mkdirSync(path.join(folder, 'lib'), { recursive: true })
       fs.mkdirSync(path.join(folder, 'node_modules', 'x'), { recursive: true })
@@ -224,7 +224,8 @@ describe('grader/student/submission.js', function () {
       fs.writeFileSync(path.join(folder, 'lib', 'scan.js'), 'export const n = 1\n')
       fs.writeFileSync(path.join(folder, 'node_modules', 'x', 'index.js'), 'left out')
       const list = `${sha256(HANDLER)}  index.js\n${sha256('export const n = 1\n')}  lib/scan.js\n`
-      assert.deepEqual(await submissionDigest(folder), { sha256: sha256(list), skipped: [] })
+      const { sha256: digest, skipped } = await submissionDigest(folder)
+      assert.deepEqual({ sha256: digest, skipped }, { sha256: sha256(list), skipped: [] })
     })
 
     it('refuses to read a symbolic link or a named pipe, without waiting on the pipe', async function () {
