@@ -30,7 +30,7 @@ function cardFor (handler, text, { date = '2026-11-27T10:00:00.000Z', sites = un
 function sitesWith (line) {
   const honest = { file: 'handler.js', line: 1, functionName: 'h', kinds: ['heap'] }
   Object.assign(honest, { allocatedMiB: 150, heldMiB: 150, share: 0.5, code: null, does: null })
-  return { sampled: true, growthMiB: 300, note: 'sampled', lines: [{ ...honest, ...line }] }
+  return { sampled: true, growthMiB: 290, allocatedMiB: 300, note: 'sampled', lines: [{ ...honest, ...line }] }
 }
 
 describe('--collect and copied or forged cards (grader/card/collect.js)', function () {
@@ -83,15 +83,17 @@ describe('--collect and copied or forged cards (grader/card/collect.js)', functi
     assert.equal(rows.fay.duplicates, 'dan; eve')
   })
 
-  it('refuses a card whose site has negative MiB, or a share that is not its bytes over the growth, naming the field', async function () {
+  it("refuses a card whose site has negative MiB, or a share that is not its bytes over all its lines' bytes, naming the field", async function () {
     student('gil', 'handler.js', HANDLER, cardFor('handler.js', HANDLER, { sites: sitesWith({ allocatedMiB: -4768371.6, share: null }) }))
     student('hal', 'handler.js', OTHER, cardFor('handler.js', OTHER, { sites: sitesWith({ share: 12350.72 }) }))
     student('ida', 'handler.js', `${OTHER}\n`, cardFor('handler.js', `${OTHER}\n`, { sites: sitesWith({ heldMiB: -1 }) }))
+    student('jo', 'handler.js', `${OTHER}\n\n`, cardFor('handler.js', `${OTHER}\n\n`, { sites: sitesWith({ share: 0.9 }) }))
     const rows = await collect()
     assert.equal(rows.gil.verdict, 'refused')
     assert.match(rows.gil.error, /memorySites\.lines\[0\]\.allocatedMiB is -4768371\.6: MiB allocated is not negative/)
     assert.equal(rows.hal.verdict, 'refused')
-    assert.match(rows.hal.error, /memorySites\.lines\[0\]\.share is 12350\.72, not allocatedMiB over growthMiB \(150 \/ 300\)/)
+    assert.match(rows.hal.error, /memorySites\.lines\[0\]\.share is 12350\.72: a share of what the lines allocated is from 0 to 1/)
     assert.match(rows.ida.error, /memorySites\.lines\[0\]\.heldMiB must be MiB from 0, or null/)
+    assert.match(rows.jo.error, /memorySites\.lines\[0\]\.share is 0\.9, not allocatedMiB over memorySites\.allocatedMiB \(150 \/ 300\)/)
   })
 })

@@ -29,9 +29,10 @@
  *
  * `memorySites` names the graded code's own lines that allocated most when a
  * memory check failed (grader/checks/memory-sites.js): { sampled, growthMiB,
- * note, lines: [{ file, line, functionName, kinds, allocatedMiB, heldMiB,
- * share, code, does }] }, `share` the line's bytes over the peak growth read
- * from outside on the sampled run (an estimate); with `sampled` false, `note`
+ * allocatedMiB, note, lines: [{ file, line, functionName, kinds, allocatedMiB,
+ * heldMiB, share, code, does }] }, `share` the line's bytes over all its lines'
+ * (allocatedMiB), `growthMiB` the RSS growth read from outside on the sampled
+ * run; with `sampled` false, `note`
  * says why (RSS alone: a service in another language, --pid, --url). Null
  * when no memory check failed. Sampled inside the graded process: a pointer,
  * never a figure. A card written without it is read as null.
@@ -180,6 +181,7 @@ function memorySitesProblems (sites) {
   if (typeof sites.sampled !== 'boolean') problems.push('memorySites.sampled must be a boolean')
   if (typeof sites.note !== 'string' || sites.note === '') problems.push('memorySites.note must be a non-empty string')
   if (sites.growthMiB !== null && !(Number.isFinite(sites.growthMiB) && sites.growthMiB >= 0)) problems.push('memorySites.growthMiB must be MiB or null')
+  if (sites.allocatedMiB != null && !(Number.isFinite(sites.allocatedMiB) && sites.allocatedMiB >= 0)) problems.push('memorySites.allocatedMiB must be MiB or null')
   if (!Array.isArray(sites.lines) || sites.lines.length > 10) return [...problems, 'memorySites.lines must be an array of at most 10 lines']
   sites.lines.forEach(function lineProblems (l, k) {
     const at = `memorySites.lines[${k}]`
@@ -190,28 +192,28 @@ function memorySitesProblems (sites) {
     }
     if (l.allocatedMiB < 0) problems.push(`${at}.allocatedMiB is ${l.allocatedMiB}: MiB allocated is not negative`)
     if (l.heldMiB !== null && !(Number.isFinite(l.heldMiB) && l.heldMiB >= 0)) problems.push(`${at}.heldMiB must be MiB from 0, or null`)
-    const share = shareProblem(l, sites.growthMiB)
+    const share = shareProblem(l, sites.allocatedMiB)
     if (share !== null) problems.push(`${at}.share ${share}`)
   })
   return problems
 }
 
 /**
- * What is wrong with a site line's share of the growth: the grader writes allocatedMiB over
- * growthMiB (grader/checks/memory-sites.js), each rounded to 0.01, so a share is that quotient
- * within its rounding, null without a growth, and never negative.
+ * What is wrong with a site line's share: the grader writes the line's allocatedMiB over what all
+ * the code's lines allocated (memorySites.allocatedMiB, grader/checks/memory-sites.js), each
+ * rounded to 0.01, so a share is that quotient within its rounding: from 0 to 1, null without it.
  * @returns {string|null}
  */
-function shareProblem (line, growthMiB) {
+function shareProblem (line, allocatedMiB) {
   if (line.share === null) return null
-  if (growthMiB === null) return 'must be null: the card has no growth to share'
-  if (line.share < 0) return `is ${line.share}: a share of the growth is not negative`
+  if (allocatedMiB == null) return 'must be null: the card has no allocation to share'
+  if (line.share < 0 || line.share > 1) return `is ${line.share}: a share of what the lines allocated is from 0 to 1`
   const half = 0.005
-  const least = Math.max(0, line.allocatedMiB - half) / (growthMiB + half) - half
-  const most = growthMiB - half > 0 ? (line.allocatedMiB + half) / (growthMiB - half) + half : Infinity
+  const least = Math.max(0, line.allocatedMiB - half) / (allocatedMiB + half) - half
+  const most = allocatedMiB - half > 0 ? (line.allocatedMiB + half) / (allocatedMiB - half) + half : Infinity
   if (line.share < least || line.share > most) {
-    const quotient = `${line.allocatedMiB} / ${growthMiB}`
-    return `is ${line.share}, not allocatedMiB over growthMiB (${quotient}): a share is what the line allocated of the growth`
+    const quotient = `${line.allocatedMiB} / ${allocatedMiB}`
+    return `is ${line.share}, not allocatedMiB over memorySites.allocatedMiB (${quotient}): a share is what the line allocated of all its lines`
   }
   return null
 }

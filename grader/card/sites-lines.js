@@ -1,7 +1,8 @@
 /**
  * The memory area's allocation sites as the card's text and JUnit say them
  * (grader/checks/memory-sites.js takes them): a line per line of code named, its file and line,
- * function, MiB and share of the growth, or the one line that says why there are none.
+ * function, MiB and share of what the code's lines allocated, or the one line that says why there
+ * are none; the growth read from outside on the sites' line.
  */
 
 /**
@@ -24,12 +25,13 @@ export function memorySitesOf (card) {
 export function sitesLines (sites) {
   if (sites === null) return []
   if (sites.lines.length === 0) return [`line: none named. ${sites.note}`]
-  const growth = sites.growthMiB === null ? '' : ` of the +${sites.growthMiB.toFixed(1)} MiB growth`
+  const of = sites.allocatedMiB == null ? '' : ` of the ${sites.allocatedMiB.toFixed(1)} MiB its lines allocated`
+  const growth = sites.growthMiB === null ? '' : `the process grew +${sites.growthMiB.toFixed(1)} MiB (RSS, read from outside); `
   return [
     ...sites.lines.map(function described (l) {
-      const share = l.share === null ? '' : `, ≈ ${Math.round(l.share * 100)} %${growth} (an estimate)`
+      const share = l.share === null ? '' : `, ${Math.round(l.share * 100)} %${of}`
       return `line: ${l.file}:${l.line} in ${l.functionName}: ${l.allocatedMiB.toFixed(1)} MiB allocated (${l.kinds.join(', ')})${share}${l.code === null ? '' : ` · ${l.code}`}`
     }),
-    `sites: ${sites.note}`
+    `sites: ${growth}${sites.note}`
   ]
 }

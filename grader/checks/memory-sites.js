@@ -2,8 +2,9 @@
  * Which of the graded code's own lines allocated the bytes a failed memory check measured: one
  * more run, on a fresh process with the lab's allocation sampler in it (grader/student/
  * sites-writer.js), of the check's largest load; the lines in the submission's files (a
- * service's own files) that allocated most, each with its share of the peak growth read from
- * outside on that run; and the hint that follows from the top line's code. Taken once a grading,
+ * service's own files) that allocated most, each with its share of what all the code's lines
+ * allocated in that run (allocated against allocated, as docs/metrics.md defines a share; the
+ * growth read from outside stands beside them, a figure of its own); and the hint that follows from the top line's code. Taken once a grading,
  * by the first memory check that fails. The sampler runs in the graded process, which could
  * forge or hide its sites: a line named is a pointer, and the verdict never stands on it.
  */
@@ -37,7 +38,7 @@ const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a re
  * @param {{ warm: { file: string, inflatedBytes: number }, files: string[], timeoutMs: number }} load
  * @returns {Promise<MemorySites>}
  *
- * @typedef {{ sampled: boolean, growthMiB: number|null, note: string,
+ * @typedef {{ sampled: boolean, growthMiB: number|null, allocatedMiB: number|null, note: string,
  *   lines: Array<{ file: string, line: number, functionName: string, kinds: string[], allocatedMiB: number,
  *     heldMiB: number|null, share: number|null, code: string|null, does: string|null }> }} MemorySites
  */
@@ -60,10 +61,12 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
   const sites = await lab.sites.since(mark)
   if (sites === null) return notSampled('the sampled process wrote no sites after its load (it died, or its code stopped the sampler)')
   const growth = m.growth > 0 ? m.growth : null
-  const lines = topLines(sites, growth, function sourceOf (file) { return lab.sites.source(file) })
+  const allocated = sites.reduce(function add (total, site) { return total + site.allocatedBytes }, 0)
+  const lines = topLines(sites, allocated, function sourceOf (file) { return lab.sites.source(file) })
   return {
     sampled: true,
     growthMiB: growth === null ? null : round(growth / MiB),
+    allocatedMiB: round(allocated / MiB),
     note: lines.length > 0
       ? SITES_TRUST
       : `no line of its own allocated a sampled byte: what grows is allocated where the sampler does not see (C++, a library called with none of its frames on the stack); ${SITES_TRUST}`,
@@ -72,11 +75,11 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
 }
 
 function rssAlone (why) {
-  return { sampled: false, growthMiB: null, note: `RSS alone: ${why}`, lines: [] }
+  return { sampled: false, growthMiB: null, allocatedMiB: null, note: `RSS alone: ${why}`, lines: [] }
 }
 
 function notSampled (why) {
-  return { sampled: false, growthMiB: null, note: `no line named: ${why}`, lines: [] }
+  return { sampled: false, growthMiB: null, allocatedMiB: null, note: `no line named: ${why}`, lines: [] }
 }
 
 /**
@@ -85,7 +88,7 @@ function notSampled (why) {
  * parsed a text made elsewhere (kind 'parsed', lib/allocation/strings.js): `body += chunk` holds
  * the body, `JSON.parse(body)` reads it.
  */
-function topLines (sites, growth, sourceOf) {
+function topLines (sites, allocated, sourceOf) {
   const byLine = new Map()
   for (const site of sites) {
     const key = `${site.file}\u0000${site.line}`
@@ -109,7 +112,7 @@ function topLines (sites, growth, sourceOf) {
         kinds: l.kinds.sort(),
         allocatedMiB: round(l.allocatedBytes / MiB),
         heldMiB: l.heldBytes === null ? null : round(l.heldBytes / MiB),
-        share: growth === null ? null : round(l.allocatedBytes / growth),
+        share: allocated > 0 ? round(l.allocatedBytes / allocated) : null,
         code,
         does: code === null ? null : whatItDoes(code)
       }

@@ -48,6 +48,7 @@ function sitesOf (name) {
   return {
     sampled: true,
     growthMiB: 300,
+    allocatedMiB: 320,
     note: 'sampled on the graded process',
     lines: [{
       file: `${name}.js`, line: 12, functionName: name, kinds: ['heap'],
@@ -129,7 +130,7 @@ describe('every format escapes what a submission names the same way (lib/util/es
       const lines = failure.text.split('\n')
       const labels = lines.map(function label (l) { return l.split(':')[0] })
       assert.deepEqual(labels, ['figure', 'limit', 'why', 'line', 'sites', 'hint'], JSON.stringify(name))
-      const figures = '160.0 MiB allocated (heap), ≈ 50 % of the +300.0 MiB growth (an estimate)'
+      const figures = '160.0 MiB allocated (heap), 50 % of the 320.0 MiB its lines allocated'
       assert.equal(lines[3], `line: ${shownText(name)}.js:12 in ${shownText(name)}: ${figures} · ${shownText(`const x = '${name}'`)}`)
       assertNoneRaw(failure.text, name, 'junit failure read back')
       assert.equal(elementsNamed(root, 'testcase').length, hostileCard(name).checks.length, 'no case forged by a name')
