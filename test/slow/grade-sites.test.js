@@ -89,6 +89,8 @@ describe('npm run grade: the card names the line that buffers', function () {
       assert.ok(named, `line ${marked.join(' or ')} not named: ${JSON.stringify(doc.memorySites)}`)
       const line = named.line
       assert.ok(named.allocatedMiB > 4 && named.share > 0, JSON.stringify(named))
+      const shares = doc.memorySites.lines.reduce(function add (sum, l) { return sum + l.share }, 0)
+      assert.ok(shares <= 1.02, `the lines' shares of what they allocated sum to ${shares}`)
       assert.match(named.code, /the buffering line/)
       assert.ok(doc.memorySites.lines.every(function own (l) { return l.file.startsWith(`${BUFFERING}/`) }), 'only the submission\'s files are named')
       assert.match(formatCard(card), new RegExp(`line: ${file}:${line} in \\w+: [\\d.]+ MiB allocated`))
