@@ -35,6 +35,8 @@ const KEEP_ENDED = 8
 const INFLATE_BYTES = 64 * 1024
 /** The batcher's line not yet ended and its copy as a batch is cut, past which any stage may hold one batch. */
 const CUT_BYTES = 2 * (MAX_LINE + BATCH_BYTES)
+/** An upload that held this much at its peak is collected after at its end (docs/backpressure.md). */
+const COLLECT_FROM = 16 * 1024 * 1024
 const TOKEN = /^[A-Za-z0-9-]{8,64}$/
 
 /**
@@ -109,6 +111,8 @@ export function backpressureRoutes (opts, events, admission) {
       dropBuffers(streams)
       reservation.release()
       stopWatching()
+      // what it held is garbage now: collected once the handler has let go of its streams
+      if (upload.ended.peaks.held >= COLLECT_FROM) setImmediate(function collectWhatItHeld () { admission.collectNow() })
     }
     const status = failure === null ? 200 : failure.status
     events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status, errorType: failure?.type, ms: upload.endedMs })
