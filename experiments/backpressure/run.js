@@ -137,6 +137,8 @@ export function composeSample (server, client, params, previous) {
     settings: { mode: server.settings.mode, delayMs: server.settings.delayMs, rate: client?.rate ?? params.rate, highWaterMark: server.settings.highWaterMark, cap: server.settings.cap },
     stages: server.stages,
     held: server.held,
+    // the server's peaks, looked at after every batch: what a view keeps and the record's table shows
+    peaks: server.peaks,
     consumer: server.consumer,
     read: { arrivedBytes, unreadBytes, compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
     kernel: server.kernel,
