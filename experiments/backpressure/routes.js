@@ -12,9 +12,10 @@
  *
  * `token` is the run's name for its upload. The upload reserves its stages at
  * their bounds in the lab's memory budget before it reads, and grows the
- * reservation as the consumer's buffer grows: the budget (413
+ * reservation as any stage passes its bound: the budget (413
  * memory.budget.exceeded, 503 memory.busy) and the experiment's cap (413
  * buffer.cap.exceeded) stop the "ignore" mode before the lab's RSS runs away.
+ * An ended upload keeps its figures, never its streams.
  */
 import zlib from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
