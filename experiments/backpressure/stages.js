@@ -56,8 +56,8 @@ export function createBatcher ({ highWaterMark, batchBytes = BATCH_BYTES, maxLin
   const batcher = new Transform({
     writableHighWaterMark: highWaterMark,
     readableObjectMode: true,
-    // counted in batches here, never the tighter bound: the bytes are (see `out`)
-    readableHighWaterMark: highWaterMark,
+    // in batches, as many as the bound holds of full ones; the bytes are bounded in `out`
+    readableHighWaterMark: Math.max(1, Math.round(highWaterMark / batchBytes)),
     transform: function cutBatches (chunk, encoding, callback) {
       batcher.inflatedBytes += chunk.length
       parts.push(chunk)
