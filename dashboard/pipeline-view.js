@@ -94,8 +94,9 @@ export function pipelineFigures (sample) {
   const r = sample.rates ?? {}
   // one unit a line: a rate of a few KiB/s beside one of MiB/s must not read as the larger
   const rate = function perSecond (bytes) { return Number.isFinite(bytes) ? (bytes / MiB).toFixed(2) : '–' }
+  const pace = s.rate === 0 ? 'as fast as it can' : `${rate(s.rate)} MiB/s`
   return [
-    `mode ${s.mode ?? '–'} · delayMs ${s.delayMs ?? '–'} · rate ${s.rate === 0 ? 'as fast as it can' : `${rate(s.rate)} MiB/s`} · highWaterMark ${formatBytes(s.highWaterMark)}`,
+    `mode ${s.mode ?? '–'} · delayMs ${s.delayMs ?? '–'} · rate ${pace} · highWaterMark ${formatBytes(s.highWaterMark)}`,
     `RSS ${formatBytes(sample.rss)} · held ${formatBytes(sample.held)} · at ${Number.isFinite(sample.ms) ? (sample.ms / 1000).toFixed(1) : '–'} s`,
     `rates (MiB/s): client sent ${rate(r.clientSent)} · arrived ${rate(r.arrived)} (gzip) · consumed ${rate(r.consumed)} (inflated)`
   ]
@@ -109,7 +110,10 @@ export function pipelineFigures (sample) {
  * @returns {{ show: (sample: object) => void, reset: () => void, state: () => object }}
  */
 export function createPipelineView (container) {
-  const row = make('ol', { class: 'pipeline-row', 'aria-label': 'The pipeline, client to consumer: each buffer\'s bytes against its bound, on one scale' })
+  const row = make('ol', {
+    class: 'pipeline-row',
+    'aria-label': 'The pipeline, client to consumer: each buffer\'s bytes against its bound, on one scale'
+  })
   const figures = make('div', { class: 'pipeline-figures' })
   container.replaceChildren(row, figures)
   /** key -> { node, fill, boundLine, peakTick, value, note, bytes, bound } */
@@ -226,7 +230,8 @@ function drawBar (d, b, peak, top) {
   d.node.dataset.bytes = b.bytes === null ? '' : String(b.bytes)
   d.node.dataset.bound = b.bound === null ? '' : String(b.bound)
   d.node.dataset.peak = String(peak)
-  d.value.textContent = `${formatBytes(b.bytes)}${b.bound === null ? '' : ` of ${formatBytes(b.bound)}`}${over ? ' · past its bound' : ''} · peak ${formatBytes(peak)}`
+  const bound = b.bound === null ? '' : ` of ${formatBytes(b.bound)}`
+  d.value.textContent = `${formatBytes(b.bytes)}${bound}${over ? ' · past its bound' : ''} · peak ${formatBytes(peak)}`
   d.note.textContent = b.note
 }
 

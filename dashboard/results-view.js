@@ -71,7 +71,10 @@ function renderTable (spec, run) {
 
 /** Figures worth a column when a cell has them, beyond its own scalar members. */
 const CELL_EXTRAS = Object.freeze([
-  { label: 'server RSS above idle, peak', value: function peakAbove (c) { return Number.isFinite(c.server?.peakAboveIdle) ? formatMiB(c.server.peakAboveIdle) : null } },
+  {
+    label: 'server RSS above idle, peak',
+    value: function peakAbove (c) { return Number.isFinite(c.server?.peakAboveIdle) ? formatMiB(c.server.peakAboveIdle) : null }
+  },
   { label: 'latency avg', value: function latencyAvg (c) { return Number.isFinite(c.latencyMs?.avg) ? formatMs(c.latencyMs.avg) : null } }
 ])
 
@@ -89,7 +92,8 @@ function renderCells (cells, run, labels) {
   }
   const heading = function heading (key) { return isObject(labels) && typeof labels[key] === 'string' ? labels[key] : key }
   const columns = [...keys].map(function column (key) {
-    return { label: heading(key), value: function scalar (cell) { return formatCell(key, Object.hasOwn(cell, key) ? cell[key] : undefined) }, key }
+    const value = function scalar (cell) { return formatCell(key, Object.hasOwn(cell, key) ? cell[key] : undefined) }
+    return { label: heading(key), value, key }
   })
   const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
   for (const x of extras) columns.push({ label: x.label, value: function extra (cell) { return x.value(cell) ?? '–' }, key: null })
@@ -98,16 +102,20 @@ function renderCells (cells, run, labels) {
   const body = make('tbody')
   if (cells.length === 1) {
     table.append(make('thead', {}, make('tr', {}, make('th', { scope: 'col' }, 'Measure'), make('th', { scope: 'col' }, 'This run'))))
-    for (const c of columns) body.append(make('tr', {}, make('th', { scope: 'row' }, c.label), make('td', c.key ? { 'data-field': c.key } : {}, c.value(cells[0]))))
+    for (const c of columns) body.append(make('tr', {}, make('th', { scope: 'row' }, c.label), valueCell(c, cells[0])))
   } else {
     table.append(make('thead', {}, make('tr', {}, ...columns.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))))
     for (const cell of cells) {
-      body.append(make('tr', {}, ...columns.map(function value (c) { return make('td', c.key ? { 'data-field': c.key } : {}, c.value(cell)) })))
+      body.append(make('tr', {}, ...columns.map(function value (c) { return valueCell(c, cell) })))
     }
   }
   table.append(body)
   // many columns: the table scrolls sideways in its box rather than run under the side panel
   return make('div', { class: 'table-scroll' }, table)
+}
+
+function valueCell (column, cell) {
+  return make('td', column.key ? { 'data-field': column.key } : {}, column.value(cell))
 }
 
 function isObject (v) {

@@ -205,7 +205,9 @@ async function uploadState (upload) {
   const live = upload.live
   const figures = live === null ? upload.ended : null
   const { stages, held } = figures?.final ?? live.held.look()
-  const kernel = figures !== null ? { source: null, serverReceiveQueue: null, clientSendQueue: null } : await readConnectionQueues(upload.ports)
+  const kernel = figures !== null
+    ? { source: null, serverReceiveQueue: null, clientSendQueue: null }
+    : await readConnectionQueues(upload.ports)
   // the kernel's queues read, the upload may have ended meanwhile
   const now = upload.live === null ? upload.ended : null
   const tally = now?.tally ?? live.streams.consumer.tally

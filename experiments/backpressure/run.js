@@ -97,7 +97,8 @@ export async function run (ctx) {
     // the upload's end as the last sample: its peaks are the result's, which the views then show
     const last = final === null ? null : composeSample(final, clientState, ctx.params, samples.at(-1) ?? null)
     if (last !== null) samples.push(last)
-    ctx.progress({ done: Math.min(final?.consumer.consumedBytes ?? 0, inflatedBytes), total: inflatedBytes, stage: 'done', ...(last === null ? {} : { pipeline: last }) })
+    const done = Math.min(final?.consumer.consumedBytes ?? 0, inflatedBytes)
+    ctx.progress({ done, total: inflatedBytes, stage: 'done', ...(last === null ? {} : { pipeline: last }) })
     return summariseRun({
       params: ctx.params,
       input: { file: path.basename(input.file), bytes: inflatedBytes, compressedBytes: input.compressedBytes },

@@ -158,7 +158,8 @@ export function validateResult (result) {
       })
     }
   }
-  if (result.cellLabels !== undefined && (!isObject(result.cellLabels) || !Object.values(result.cellLabels).every(function text (l) { return typeof l === 'string' }))) {
+  const labels = result.cellLabels
+  if (labels !== undefined && (!isObject(labels) || !Object.values(labels).every(function text (l) { return typeof l === 'string' }))) {
     problems.push('cellLabels is not an object of strings')
   }
   if (result.tables !== undefined) {

@@ -50,7 +50,8 @@ describe('POST /backpressure/:token: 1 MB lines under --memory-limit 256MiB', fu
   })
   after(async function stopLab () { await lab?.stop() })
   afterEach(function sameWorker () {
-    assert.equal(lab.pid, workerPid, `the worker was restarted: ${lab.output().split('\n').filter(function killed (l) { return /killed/.test(l) }).join(' ')}`)
+    const killed = lab.output().split('\n').filter(function killed (l) { return /killed/.test(l) })
+    assert.equal(lab.pid, workerPid, `the worker was restarted: ${killed.join(' ')}`)
   })
 
   it('behind "pipeline", holds every stage within its bound and one batch, in bytes, and is never killed', async function () {
@@ -60,7 +61,8 @@ describe('POST /backpressure/:token: 1 MB lines under --memory-limit 256MiB', fu
     assert.ok(seen.length >= 4, `${seen.length} looks`)
     const last = seen.at(-1)
     for (const stage of last.stages) {
-      assert.ok(last.peaks.stages[stage.name] <= stage.bound + MAX_LINE + BATCH_BYTES, `${stage.name} peaked at ${last.peaks.stages[stage.name]} of ${stage.bound}`)
+      const peak = last.peaks.stages[stage.name]
+      assert.ok(peak <= stage.bound + MAX_LINE + BATCH_BYTES, `${stage.name} peaked at ${peak} of ${stage.bound}`)
     }
     assert.equal((await call(url, 'DELETE')).status, 200)
     const { status, body: stopped } = await answer
@@ -69,7 +71,8 @@ describe('POST /backpressure/:token: 1 MB lines under --memory-limit 256MiB', fu
   })
 
   it('behind "ignore", answers 413 or 503 from the budget as the consumer\'s buffer grows past its bound', async function () {
-    const { status, body: answer } = await upload(`${lab.url}/backpressure/long-lines-ignore?mode=ignore&delayMs=1000&highWaterMark=1MiB&cap=1GiB`, body)
+    const url = `${lab.url}/backpressure/long-lines-ignore?mode=ignore&delayMs=1000&highWaterMark=1MiB&cap=1GiB`
+    const { status, body: answer } = await upload(url, body)
     assert.ok(status === 413 || status === 503, `answered ${status}`)
     assert.ok(['memory.budget.exceeded', 'memory.busy'].includes(answer.error.type), answer.error.type)
     assert.ok(answer.error.projected > 64 * 1024 * 1024, `refused at ${answer.error.projected} bytes: grown into, not at the start`)

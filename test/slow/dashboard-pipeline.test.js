@@ -108,9 +108,13 @@ describe('the backpressure pipeline, on the dashboard in Chromium', function () 
       assert.ok(b.bytes <= b.bound + SLACK, `${name}: ${b.text}`)
     }
     // one scale for every bar: more bytes, a taller fill, whichever bar holds them
-    const byBytes = Object.values(bars).filter(function known (b) { return b.bytes !== null }).sort(function fewer (a, b) { return a.bytes - b.bytes })
-    for (let k = 1; k < byBytes.length; k++) assert.ok(byBytes[k].fill >= byBytes[k - 1].fill, `${byBytes[k].text} below ${byBytes[k - 1].text}`)
-    assert.match(await page.textContent('#pipeline .pipeline-figures'), /rates \(MiB\/s\): client sent [\d.–]+ · arrived [\d.–]+ \(gzip\) · consumed [\d.–]+ \(inflated\)/)
+    const byBytes = Object.values(bars).filter(function known (b) { return b.bytes !== null })
+    byBytes.sort(function fewer (a, b) { return a.bytes - b.bytes })
+    for (let k = 1; k < byBytes.length; k++) {
+      assert.ok(byBytes[k].fill >= byBytes[k - 1].fill, `${byBytes[k].text} below ${byBytes[k - 1].text}`)
+    }
+    const rates = /rates \(MiB\/s\): client sent [\d.–]+ · arrived [\d.–]+ \(gzip\) · consumed [\d.–]+ \(inflated\)/
+    assert.match(await page.textContent('#pipeline .pipeline-figures'), rates)
 
     // one spec, fill then drain: the session cancels a run a spec leaves running
     await page.fill('#pipeline-delayMs', '5000')
