@@ -44,9 +44,12 @@ describe('POST /backpressure/:token: 1 MB lines under --memory-limit 256MiB', fu
   let workerPid = 0
   const body = longLines()
 
+  let idleBuffers = 0
+
   before(async function startLab () {
     lab = await startLabProcess(['--memory-limit', '256MiB'])
     workerPid = lab.pid
+    idleBuffers = (await call(`${lab.url}/metrics?format=json`)).body.sample.arrayBuffers
   })
   after(async function stopLab () { await lab?.stop() })
   afterEach(function sameWorker () {
@@ -76,6 +79,16 @@ describe('POST /backpressure/:token: 1 MB lines under --memory-limit 256MiB', fu
     assert.ok(status === 413 || status === 503, `answered ${status}`)
     assert.ok(['memory.budget.exceeded', 'memory.busy'].includes(answer.error.type), answer.error.type)
     assert.ok(answer.error.projected > 64 * 1024 * 1024, `refused at ${answer.error.projected} bytes: grown into, not at the start`)
+  })
+
+  it('then gives its Buffers back within seconds, with no collection asked from outside', async function () {
+    const until = Date.now() + 10_000
+    let buffers = Infinity
+    while (buffers - idleBuffers > 8 * 1024 * 1024 && Date.now() < until) {
+      await new Promise(function later (resolve) { setTimeout(resolve, 250) })
+      buffers = (await call(`${lab.url}/metrics?format=json`)).body.sample.arrayBuffers
+    }
+    assert.ok(buffers - idleBuffers <= 8 * 1024 * 1024, `arrayBuffers ${buffers} against ${idleBuffers} idle`)
   })
 
   it('then takes a small upload: nothing it held is left reserved', async function () {
