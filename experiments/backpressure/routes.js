@@ -97,7 +97,9 @@ export function backpressureRoutes (opts, events, admission) {
     const stopWatching = admission.watchGarbage()
     // a client gone while the consumer drains what was read: nothing would notice but this
     res.once('close', function clientGone () {
-      if (!res.writableFinished && !consumer.destroyed) consumer.destroy(requestAborted(gunzip.bytesWritten))
+      if (res.writableFinished || consumer.destroyed || upload.live === null) return
+      upload.live.stoppedAt = upload.live.held.look()
+      consumer.destroy(requestAborted(gunzip.bytesWritten))
     })
     const feed = feedConsumer(batcher, consumer, settings, upload.live.held.check)
     let failure = null
@@ -150,7 +152,7 @@ function startUpload (token, settings, req, streams, held) {
     settings,
     started: performance.now(),
     ports: { serverPort: req.socket.localPort, clientPort: req.socket.remotePort },
-    live: { streams, held },
+    live: { streams, held, stoppedAt: null },
     ended: null,
     outcome: null,
     endedMs: null,
@@ -160,6 +162,8 @@ function startUpload (token, settings, req, streams, held) {
       if (upload.live === null) return
       const { body, gunzip, consumer } = upload.live.streams
       const stopped = requestAborted(gunzip.bytesWritten)
+      // what it held when stopped: destroyed, its streams let go of their buffers
+      upload.live.stoppedAt ??= upload.live.held.look()
       // the body, if it is still read; the consumer, which may hold a cap's worth to work through
       body.destroy(stopped)
       consumer.destroy(stopped)
@@ -173,7 +177,7 @@ function end (upload, failure) {
   const { streams, held } = upload.live
   upload.endedMs = msSince(upload.started)
   upload.ended = {
-    final: held.look(),
+    final: upload.live.stoppedAt ?? held.look(),
     peaks: held.peaks(),
     tally: { ...streams.consumer.tally },
     inflatedBytes: streams.batcher.inflatedBytes,
