@@ -44,6 +44,9 @@ export function createPipelineLive (box) {
       view.show(event.pipeline)
       syncControls(event.pipeline.settings)
     } else if (ENDED.has(event.phase) && current?.id === event.id && current.running) {
+      // the run's last sample is its upload's end, whose peaks are the result's: a throttled progress may not have carried it
+      const last = Array.isArray(event.result?.samples) ? event.result.samples.at(-1) : null
+      if (isPipelineSample(last)) view.show(last)
       current.running = false
       setDisabled(true)
       status.textContent = `Run ${shortId(event.id)} (${event.name}) ended: the bars hold its last sample, the ticks its peaks. Open its record in Runs to replay it.`

@@ -10,12 +10,15 @@
 import { make } from './dom.js'
 import { formatBytes } from './format.js'
 
-/** Room above a bound, so its line sits below the bar's top until a peak passes it. */
+/** The foot of the shared scale: a bar holding less sits at the bottom. */
+const SCALE_FLOOR = 1024
+/** Room above the largest bound, so its line sits below the tubes' top until a peak passes it. */
 const BOUND_ROOM = 1.25
 /** The highest a bound or peak mark is drawn (% of the tube), inside its frame. */
 const MARK_TOP = 97
-/** Past its bound a stream holds one chunk or batch more: two 64 KiB batches, as the experiment judges it (experiments/backpressure/result.js). */
-const OVER_SLACK = 2 * 64 * 1024
+/** The scale's marks: every factor of 16 from its foot (1 KiB, 16 KiB, 256 KiB, 4 MiB, 64 MiB, 1 GiB). */
+const TICK_FACTOR = 16
+const MiB = 1024 * 1024
 
 /**
  * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
@@ -42,13 +45,19 @@ export function recordedPipeline (results) {
  * (bytes null where unknown; bound null where there is none).
  * @param {object} sample a pipeline sample
  */
-export function pipelineBars (sample) {
+export function pipelineBars (sample, { kernelSeen = false } = {}) {
   const client = sample.client ?? null
   const kernel = sample.kernel ?? {}
   const bars = [
     bar('client', 'client: waiting to be written', client?.waitingBytes, client?.bound, client === null ? 'not reported yet' : 'its request\'s writableLength')
   ]
-  if (kernel.source === null || kernel.source === undefined) {
+  const unread = kernel.source === null || kernel.source === undefined
+  if (unread && kernelSeen) {
+    // read before in this run (an ended upload's queues are not read): the same bars, unknown for now
+    bars.push(
+      bar('clientSendQueue', 'client kernel: send queue', null, null, 'not read at this sample'),
+      bar('serverReceiveQueue', 'server kernel: receive queue', null, null, 'not read at this sample'))
+  } else if (unread) {
     // each kernel's queue is unreadable here, but what the client sent and the server has not read is known
     bars.push(bar('kernels', 'both kernels: sent, not read', sample.read?.unreadBytes, null, 'each kernel\'s queue cannot be read here', true))
   } else {
@@ -60,42 +69,67 @@ export function pipelineBars (sample) {
     const note = stage.name === 'consumer' && sample.consumer
       ? `${sample.consumer.queuedBatches} batches queued, ${sample.consumer.batches} taken`
       : ''
-    bars.push(bar(`stage:${stage.name}`, stage.name, stage.bytes, stage.bound, note))
+    const peak = sample.peaks?.stages?.[stage.name]
+    bars.push(bar(`stage:${stage.name}`, stage.name, stage.bytes, stage.bound, note, false, peak))
   }
   return bars
 }
 
-function bar (key, label, bytes, bound, note, unreadable = false) {
-  return { key, label, bytes: Number.isFinite(bytes) ? bytes : null, bound: Number.isFinite(bound) && bound > 0 ? bound : null, note, unreadable }
+/** `peak`: the server's own, looked at after every batch (the samples see less often). */
+function bar (key, label, bytes, bound, note, unreadable = false, peak = null) {
+  return {
+    key,
+    label,
+    bytes: Number.isFinite(bytes) ? bytes : null,
+    bound: Number.isFinite(bound) && bound > 0 ? bound : null,
+    peak: Number.isFinite(peak) ? peak : null,
+    note,
+    unreadable
+  }
 }
 
 /** The sample's settings, RSS and rates, as lines of text. */
 export function pipelineFigures (sample) {
   const s = sample.settings ?? {}
   const r = sample.rates ?? {}
-  const rate = function perSecond (bytes) { return Number.isFinite(bytes) ? `${formatBytes(bytes)}/s` : '–' }
+  // one unit a line: a rate of a few KiB/s beside one of MiB/s must not read as the larger
+  const rate = function perSecond (bytes) { return Number.isFinite(bytes) ? (bytes / MiB).toFixed(2) : '–' }
+  const pace = s.rate === 0 ? 'as fast as it can' : `${rate(s.rate)} MiB/s`
   return [
-    `mode ${s.mode ?? '–'} · delayMs ${s.delayMs ?? '–'} · rate ${s.rate === 0 ? 'as fast as it can' : rate(s.rate)} · highWaterMark ${formatBytes(s.highWaterMark)}`,
+    `mode ${s.mode ?? '–'} · delayMs ${s.delayMs ?? '–'} · rate ${pace} · highWaterMark ${formatBytes(s.highWaterMark)}`,
     `RSS ${formatBytes(sample.rss)} · held ${formatBytes(sample.held)} · at ${Number.isFinite(sample.ms) ? (sample.ms / 1000).toFixed(1) : '–'} s`,
-    `rates: client sent ${rate(r.clientSent)} · arrived ${rate(r.arrived)} (gzip) · consumed ${rate(r.consumed)}`
+    `rates (MiB/s): client sent ${rate(r.clientSent)} · arrived ${rate(r.arrived)} (gzip) · consumed ${rate(r.consumed)} (inflated)`
   ]
 }
 
 /**
- * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`).
+ * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every
+ * bar shares one scale of bytes, logarithmic, which only grows: a 4 MiB kernel queue stands taller
+ * than a 64 KiB stream, and a drain shows.
  * @param {HTMLElement} container
  * @returns {{ show: (sample: object) => void, reset: () => void, state: () => object }}
  */
 export function createPipelineView (container) {
-  const row = make('ol', { class: 'pipeline-row', 'aria-label': 'The pipeline, client to consumer: each buffer\'s bytes against its bound' })
+  const row = make('ol', {
+    class: 'pipeline-row',
+    'aria-label': 'The pipeline, client to consumer: each buffer\'s bytes against its bound, on one scale'
+  })
   const figures = make('div', { class: 'pipeline-figures' })
   container.replaceChildren(row, figures)
-  /** key -> { node, fill, boundLine, peakTick, value, note, peak, scale } */
+  /** key -> { node, fill, boundLine, peakTick, value, note, bytes, bound } */
   let drawn = new Map()
+  /** key -> the run's peak: kept when the row is rebuilt */
+  let peaks = new Map()
+  let top = SCALE_FLOOR
+  let kernelSeen = false
+  let axis = null
   let last = null
 
   function reset () {
     drawn = new Map()
+    peaks = new Map()
+    top = SCALE_FLOOR
+    kernelSeen = false
     last = null
     row.replaceChildren()
     figures.replaceChildren()
@@ -103,18 +137,24 @@ export function createPipelineView (container) {
 
   function show (sample) {
     if (!isPipelineSample(sample)) return
-    const bars = pipelineBars(sample)
+    const bars = pipelineBars(sample, { kernelSeen })
+    if (bars.some(function kernelBar (b) { return b.key === 'clientSendQueue' })) kernelSeen = true
+    for (const b of bars) peaks.set(b.key, Math.max(peaks.get(b.key) ?? 0, b.bytes ?? 0, b.peak ?? 0))
+    const grown = Math.max(top, ...bars.map(function highest (b) { return Math.max(peaks.get(b.key), (b.bound ?? 0) * BOUND_ROOM) }))
     // the set of bars changes only between runs (the kernel found or not): then start the row again
     if (bars.map(function key (b) { return b.key }).join() !== [...drawn.keys()].join()) {
       drawn = new Map()
-      row.replaceChildren()
+      axis = scaleNode()
+      row.replaceChildren(axis.node)
       for (const b of bars) {
         const parts = barNode(b)
-        drawn.set(b.key, { ...parts, peak: 0 })
+        drawn.set(b.key, parts)
         row.append(parts.node)
       }
     }
-    for (const b of bars) drawBar(drawn.get(b.key), b)
+    if (grown !== top || axis.top !== grown) drawScale(axis, grown)
+    top = grown
+    for (const b of bars) drawBar(drawn.get(b.key), b, peaks.get(b.key), top)
     figures.replaceChildren(...pipelineFigures(sample).map(function line (text) { return make('p', {}, text) }))
     last = sample
   }
@@ -123,8 +163,18 @@ export function createPipelineView (container) {
     return {
       ms: last?.ms ?? null,
       settings: last?.settings ? { ...last.settings } : null,
+      scaleTop: top,
       bars: [...drawn.entries()].map(function barState ([key, d]) {
-        return { key, bytes: d.bytes, bound: d.bound, peak: d.peak, over: d.node.classList.contains('over'), unreadable: d.unreadable, text: d.node.textContent }
+        return {
+          key,
+          bytes: d.bytes,
+          bound: d.bound,
+          peak: peaks.get(key) ?? 0,
+          height: Number.parseFloat(d.fill.style.height) || 0,
+          over: d.node.classList.contains('over'),
+          unreadable: d.unreadable,
+          text: d.node.textContent
+        }
       })
     }
   }
@@ -144,32 +194,52 @@ function barNode (b) {
   return { node, fill, boundLine, peakTick, value, note }
 }
 
-/** One bar's bytes against the larger of its bound (with room) and its peak so far: the scale only grows, so a drain shows. */
-function drawBar (d, b) {
+/** The shared scale, left of the tubes: a mark every factor of TICK_FACTOR. */
+function scaleNode () {
+  const marks = make('div', { class: 'pipeline-scale-marks' })
+  const node = make('li', { class: 'pipeline-scale', 'aria-hidden': 'true' }, marks, make('p', { class: 'pipeline-label' }, 'bytes (log)'))
+  return { node, marks, top: 0 }
+}
+
+function drawScale (axis, top) {
+  axis.top = top
+  const marks = []
+  for (let bytes = SCALE_FLOOR; bytes <= top; bytes *= TICK_FACTOR) {
+    const mark = make('span', { class: 'pipeline-scale-mark' }, formatBytes(bytes).replace('.0 ', ' '))
+    mark.style.bottom = `${Math.min(MARK_TOP, percent(bytes, top))}%`
+    marks.push(mark)
+  }
+  axis.marks.replaceChildren(...marks)
+}
+
+/** One bar on the shared scale: its bytes, its bound's line, its peak's tick; red while past its bound. */
+function drawBar (d, b, peak, top) {
   d.bytes = b.bytes
   d.bound = b.bound
   d.unreadable = b.unreadable
-  d.peak = Math.max(d.peak, b.bytes ?? 0)
-  const scale = Math.max(1, d.peak, (b.bound ?? 0) * BOUND_ROOM)
-  d.fill.style.height = `${percent(b.bytes ?? 0, scale)}%`
+  d.fill.style.height = `${percent(b.bytes ?? 0, top)}%`
   // a mark at the very top would sit on the tube's edge, out of sight
-  d.peakTick.style.bottom = `${Math.min(MARK_TOP, percent(d.peak, scale))}%`
-  d.peakTick.hidden = d.peak === 0
+  d.peakTick.style.bottom = `${Math.min(MARK_TOP, percent(peak, top))}%`
+  d.peakTick.hidden = peak === 0
   d.boundLine.hidden = b.bound === null
-  if (b.bound !== null) d.boundLine.style.bottom = `${Math.min(MARK_TOP, percent(b.bound, scale))}%`
-  // a stream says "stop" only after the write that filled it: red past the bound and that slack
-  const over = b.bound !== null && b.bytes !== null && b.bytes > b.bound + OVER_SLACK
+  if (b.bound !== null) d.boundLine.style.bottom = `${Math.min(MARK_TOP, percent(b.bound, top))}%`
+  const over = b.bound !== null && b.bytes !== null && b.bytes > b.bound
   d.node.classList.toggle('over', over)
+  d.node.classList.toggle('peak-over', b.bound !== null && peak > b.bound)
   d.node.classList.toggle('unknown', b.bytes === null)
   d.node.dataset.bytes = b.bytes === null ? '' : String(b.bytes)
   d.node.dataset.bound = b.bound === null ? '' : String(b.bound)
-  d.node.dataset.peak = String(d.peak)
-  d.value.textContent = `${formatBytes(b.bytes)}${b.bound === null ? '' : ` of ${formatBytes(b.bound)}`}${over ? ' · past its bound and a chunk' : ''} · peak ${formatBytes(d.peak)}`
+  d.node.dataset.peak = String(peak)
+  const bound = b.bound === null ? '' : ` of ${formatBytes(b.bound)}`
+  d.value.textContent = `${formatBytes(b.bytes)}${bound}${over ? ' · past its bound' : ''} · peak ${formatBytes(peak)}`
   d.note.textContent = b.note
 }
 
-function percent (bytes, scale) {
-  return Math.round(Math.min(100, Math.max(0, (bytes / scale) * 100)) * 10) / 10
+/** Where `bytes` stands on the shared log scale from SCALE_FLOOR to `top` (%). */
+function percent (bytes, top) {
+  if (!(bytes > SCALE_FLOOR)) return 0
+  const share = Math.log(bytes / SCALE_FLOOR) / Math.log(Math.max(top, SCALE_FLOOR * 2) / SCALE_FLOOR)
+  return Math.round(Math.min(100, Math.max(0, share * 100)) * 10) / 10
 }
 
 /**

@@ -19,7 +19,7 @@ export function renderResults (box, run) {
   const result = run.result ?? {}
   const parts = [make('h2', {}, 'Results')]
   for (const table of Array.isArray(result.tables) ? result.tables : []) parts.push(renderTable(table, run))
-  if (Array.isArray(result.cells) && result.cells.length > 0) parts.push(renderCells(result.cells, run))
+  if (Array.isArray(result.cells) && result.cells.length > 0) parts.push(renderCells(result.cells, run, result.cellLabels))
   if (Array.isArray(result.published) && result.published.length > 0) parts.push(renderPublished(result.published))
   for (const v of Array.isArray(result.verdicts) ? result.verdicts : []) {
     parts.push(make('p', { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }, String(v.text ?? '')))
@@ -73,35 +73,55 @@ function renderTable (spec, run) {
 
 /** Figures worth a column when a cell has them, beyond its own scalar members. */
 const CELL_EXTRAS = Object.freeze([
-  { label: 'peak above idle', value: function peakAbove (c) { return Number.isFinite(c.server?.peakAboveIdle) ? formatMiB(c.server.peakAboveIdle) : null } },
+  {
+    label: 'server RSS above idle, peak',
+    value: function peakAbove (c) { return Number.isFinite(c.server?.peakAboveIdle) ? formatMiB(c.server.peakAboveIdle) : null }
+  },
   { label: 'latency avg', value: function latencyAvg (c) { return Number.isFinite(c.latencyMs?.avg) ? formatMs(c.latencyMs.avg) : null } }
 ])
 
-/** The cells: a row each, a column per scalar member, and the figures worth a column beyond them. */
-function renderCells (cells, run) {
-  const columns = new Set()
+/**
+ * The cells: a row each, a column per scalar member (headed by `labels` where the result gives
+ * them), and the figures worth a column beyond them. One cell is drawn turned, a row per quantity,
+ * so that twenty of them fit the page.
+ */
+function renderCells (cells, run, labels) {
+  const keys = new Set()
   for (const cell of cells) {
     for (const [key, value] of Object.entries(cell)) {
-      if (value !== null && typeof value !== 'object') columns.add(key)
+      if (value !== null && typeof value !== 'object') keys.add(key)
     }
   }
+  const heading = function heading (key) { return isObject(labels) && typeof labels[key] === 'string' ? labels[key] : key }
+  const columns = [...keys].map(function column (key) {
+    const value = function scalar (cell) { return formatCell(key, Object.hasOwn(cell, key) ? cell[key] : undefined) }
+    return { label: heading(key), value, key }
+  })
   const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
-  const table = make('table', { class: 'results', 'data-run-id': run.id })
+  for (const x of extras) columns.push({ label: x.label, value: function extra (cell) { return x.value(cell) ?? '–' }, key: null })
+  const table = make('table', { class: cells.length === 1 ? 'results cell-turned' : 'results', 'data-run-id': run.id })
   table.append(make('caption', {}, describeRun(run)))
-  const head = make('tr')
-  for (const key of columns) head.append(make('th', { scope: 'col' }, key))
-  for (const x of extras) head.append(make('th', { scope: 'col' }, x.label))
-  table.append(make('thead', {}, head))
   const body = make('tbody')
-  for (const cell of cells) {
-    const tr = make('tr')
-    for (const key of columns) tr.append(make('td', { 'data-field': key }, formatCell(key, Object.hasOwn(cell, key) ? cell[key] : undefined)))
-    for (const x of extras) tr.append(make('td', {}, x.value(cell) ?? '–'))
-    body.append(tr)
+  if (cells.length === 1) {
+    table.append(make('thead', {}, make('tr', {}, make('th', { scope: 'col' }, 'Measure'), make('th', { scope: 'col' }, 'This run'))))
+    for (const c of columns) body.append(make('tr', {}, make('th', { scope: 'row' }, c.label), valueCell(c, cells[0])))
+  } else {
+    table.append(make('thead', {}, make('tr', {}, ...columns.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))))
+    for (const cell of cells) {
+      body.append(make('tr', {}, ...columns.map(function value (c) { return valueCell(c, cell) })))
+    }
   }
   table.append(body)
   // many columns: the table scrolls sideways in its box rather than run under the side panel
   return make('div', { class: 'table-scroll' }, table)
+}
+
+function valueCell (column, cell) {
+  return make('td', column.key ? { 'data-field': column.key } : {}, column.value(cell))
+}
+
+function isObject (v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
 /** The published figures beside what this run measured. */

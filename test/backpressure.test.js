@@ -38,8 +38,8 @@ async function throughStages (gzipped, { mode, delayMs, cap, highWaterMark = 64 
       { name: 'request', bytes: source.readableLength, bound: source.readableHighWaterMark },
       { name: 'gunzip.in', bytes: gunzip.writableLength, bound: gunzip.writableHighWaterMark },
       { name: 'gunzip.out', bytes: gunzip.readableLength, bound: gunzip.readableHighWaterMark },
-      { name: 'batcher.in', bytes: batcher.writableLength, bound: batcher.writableHighWaterMark },
-      { name: 'batcher.out', bytes: batcher.queuedBytes, bound: batcher.readableHighWaterMark * BATCH_BYTES },
+      { name: 'batcher.in', bytes: batcher.writableLength + batcher.pendingBytes, bound: batcher.writableHighWaterMark },
+      { name: 'batcher.out', bytes: batcher.queuedBytes, bound: batcher.readableBytesBound },
       { name: 'consumer', bytes: consumer.writableLength, bound: consumer.writableHighWaterMark }
     ]
   }
@@ -153,6 +153,45 @@ describe('backpressure experiment', function () {
       assert.equal(error.status, 413)
       assert.ok(peaks.stages.consumer > cap, `the consumer held ${peaks.stages.consumer}`)
       assert.ok(tally.batches < 4)
+    })
+  })
+
+  describe('the stages, counted in bytes', function () {
+    it('count a batch of one long line at its bytes: the batcher\'s readable side holds its bound and a batch', async function () {
+      // 30 lines of ~900 KB: each batch is one line, and 16 of them are what a bound in batches would let wait
+      const line = JSON.stringify({ s: 'x'.repeat(900_000) }) + '\n'
+      const gzipped = zlib.gzipSync(Buffer.from(line.repeat(30)), { level: 9 })
+      const highWaterMark = 1024 * 1024
+      const settings = { mode: 'pipeline', delayMs: 50, cap: 1024 * 1024 * 1024, highWaterMark }
+      const { error, peaks, tally } = await throughStages(gzipped, settings)
+      assert.equal(error, null)
+      assert.equal(tally.batches, 30)
+      assert.ok(peaks.stages['batcher.out'] <= highWaterMark + line.length, `batcher.out held ${peaks.stages['batcher.out']}`)
+      assert.ok(peaks.stages['batcher.in'] <= highWaterMark + line.length + BATCH_BYTES, `batcher.in held ${peaks.stages['batcher.in']}`)
+    })
+
+    it('let go of every batch queued behind a write the consumer was destroyed in', async function () {
+      const consumer = createConsumer({ highWaterMark: BATCH_BYTES, settings: { delayMs: 1000 } })
+      const told = []
+      function written (err) { told.push(err?.code ?? null) }
+      for (let k = 0; k < 5; k++) consumer.write(Buffer.alloc(BATCH_BYTES), written)
+      assert.equal(consumer.writableLength, 5 * BATCH_BYTES)
+      consumer.destroy()
+      await new Promise(function nextTick (resolve) { setImmediate(resolve) })
+      assert.equal(consumer.writableLength, 0)
+      assert.deepEqual(told, Array(5).fill('ERR_STREAM_DESTROYED'))
+    })
+
+    it('let go of the writes waiting on a batcher destroyed at its bound', async function () {
+      const batcher = createBatcher({ highWaterMark: BATCH_BYTES })
+      const line = Buffer.from('x'.repeat(BATCH_BYTES) + '\n')
+      for (let k = 0; k < 4; k++) batcher.write(line, function written () {})
+      // nobody reads: the first batch fills the readable side, the writes behind it wait
+      await new Promise(function nextTick (resolve) { setImmediate(resolve) })
+      assert.ok(batcher.writableLength >= 2 * line.length, `batcher.in holds ${batcher.writableLength}`)
+      batcher.destroy()
+      await new Promise(function nextTick (resolve) { setImmediate(resolve) })
+      assert.equal(batcher.writableLength, 0)
     })
   })
 

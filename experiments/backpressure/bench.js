@@ -100,10 +100,10 @@ function casesTable (results) {
   const mib = function mib (bytes) { return bytes === null || bytes === undefined ? 'n/a' : (bytes / 2 ** 20).toFixed(1) }
   const rows = results.map(function row ({ label, result }) {
     const c = result.cells[0]
-    return [label, c.stoppedBy, String(c.seconds), mib(c.server?.peakAboveIdle), mib(c.peakRssAboveIdle), mib(c.peakHeldBytes),
+    return [label, c.stoppedBy, String(c.seconds), mib(c.server?.peakAboveIdle), mib(c.peakHeldBytes),
       String(c.arrivedInflatedMBps ?? 'n/a'), String(c.consumerMBps ?? 'n/a'), mib(c.kernelReceivePeakBytes), mib(c.unreadPeakBytes), c.stagesAtBound || 'none']
   })
-  const table = markdownTable(['case', 'stopped by', 's', 'peak RSS above idle MiB', 'sampled RSS above idle MiB', 'peak held MiB',
+  const table = markdownTable(['case', 'stopped by', 's', 'peak RSS above idle MiB', 'peak held MiB',
     'client MB/s arriving (inflated)', 'consumer MB/s', 'kernel receive queue peak MiB', 'unread in the kernels peak MiB', 'streams at their bound'], rows)
   const notes = results.flatMap(function verdictLines ({ label, result }) {
     return result.verdicts.map(function line (v) { return `- ${label}: ${v.ok === true ? 'holds' : v.ok === false ? 'FAILS' : 'n/a'}, ${v.verdict}: ${v.text}` })

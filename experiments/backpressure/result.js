@@ -22,6 +22,31 @@ const RATE_MARGIN = 1.5
 const STREAMING_AIM = 64 * MiB
 const CHART_POINTS = 240
 
+/** The cell's members as the results table heads them: one quantity each, with its unit. */
+const CELL_LABELS = Object.freeze({
+  mode: 'mode',
+  delayMs: 'consumer delay per batch',
+  rate: 'client rate (B/s, 0: as fast as it can)',
+  highWaterMark: 'highWaterMark (bytes)',
+  cap: 'cap on the consumer (bytes)',
+  stoppedBy: 'stopped by',
+  seconds: 'seconds',
+  samples: 'samples',
+  sentBytes: 'client sent (gzip)',
+  consumedBytes: 'consumer took (inflated)',
+  clientSentMBps: 'client sent, MB/s (gzip)',
+  arrivedMBps: 'arrived at the server, MB/s (gzip)',
+  arrivedInflatedMBps: 'arrived, MB/s (inflated)',
+  consumerMBps: 'consumer took, MB/s',
+  peakHeldBytes: 'server streams held, peak',
+  heldBoundBytes: 'server streams, sum of bounds',
+  kernelReceivePeakBytes: 'server kernel receive queue, peak',
+  clientSendQueuePeakBytes: 'client kernel send queue, peak',
+  clientWaitingPeakBytes: 'client waiting to write, peak',
+  unreadPeakBytes: 'sent, not yet read (both kernels), peak',
+  stagesAtBound: 'streams at half their bound or more'
+})
+
 /**
  * @param {{ params: object, input: { file: string, bytes: number, compressedBytes: number }, samples: object[],
  *   client: object, final: object|null, server: object, idleRss: number, relay: { changes: number, failures: number } }} run
@@ -57,7 +82,6 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     consumerMBps: mbps(rates.consumed),
     peakHeldBytes: final?.peaks.held ?? null,
     heldBoundBytes: stages.reduce(function sum (t, s) { return t + s.bound }, 0),
-    peakRssAboveIdle: samples.length ? Math.max(0, ...samples.map(function rss (s) { return s.rss })) - idleRss : null,
     kernelReceivePeakBytes: kernelRead ? peakOf(samples, function rx (s) { return s.kernel.serverReceiveQueue }) : null,
     clientSendQueuePeakBytes: kernelRead ? peakOf(samples, function tx (s) { return s.kernel.clientSendQueue }) : null,
     clientWaitingPeakBytes: peakOf(samples, function waiting (s) { return s.client?.waitingBytes }),
@@ -74,6 +98,7 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     caption: `${formatMiB(input.bytes)} of NDJSON (${formatMiB(input.compressedBytes)} gzipped), ${cell.mode}, ${params.delayMs} ms a batch, ` +
       `client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, highWaterMark ${params.highWaterMark}`,
     cells: [cell],
+    cellLabels: CELL_LABELS,
     tables: [stagesTable(stages)],
     charts: charts(thin(samples), idleRss, ratio),
     // the live states, for a record's replay: a chart's worth at most
@@ -136,7 +161,7 @@ function verdicts (cell, stages, samples, modes, kernelRead, seenEnd) {
     return (s.client?.waitingBytes ?? 0) > 0 || (s.read.unreadBytes ?? 0) > s.stages[0].bound
   })
   const ratio = cell.arrivedInflatedMBps !== null && cell.consumerMBps ? cell.arrivedInflatedMBps / cell.consumerMBps : null
-  const memory = cell.server?.peakAboveIdle ?? cell.peakRssAboveIdle
+  const memory = cell.server?.peakAboveIdle ?? null
   return [
     over.length === 0
       ? { verdict: 'bounded', text: `Every stream stayed within its highWaterMark and one chunk: the consumer at most ${formatMiB(consumer.peak)}.`, ok: true }

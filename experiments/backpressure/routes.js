@@ -12,9 +12,10 @@
  *
  * `token` is the run's name for its upload. The upload reserves its stages at
  * their bounds in the lab's memory budget before it reads, and grows the
- * reservation as the consumer's buffer grows: the budget (413
+ * reservation as any stage passes its bound: the budget (413
  * memory.budget.exceeded, 503 memory.busy) and the experiment's cap (413
  * buffer.cap.exceeded) stop the "ignore" mode before the lab's RSS runs away.
+ * An ended upload keeps its figures, never its streams.
  */
 import zlib from 'node:zlib'
 import { pipeline } from 'node:stream/promises'
@@ -24,15 +25,19 @@ import { badParameter, fromZlibError, notFound, requestAborted, toLabError } fro
 import { requestBody } from '../../lib/ingest/read.js'
 import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
 import { changedUploadSettings, uploadSettings } from './settings.js'
-import { createBatcher, createConsumer, feedConsumer, readStages, watchHeld } from './stages.js'
+import { BATCH_BYTES, MAX_LINE, createBatcher, createConsumer, feedConsumer, readStages, watchHeld } from './stages.js'
 import { readConnectionQueues } from './tcp-queues.js'
 import { stopKind } from './result.js'
 
 const ROUTE = 'backpressure'
-/** Ended uploads kept for GET: a run reads its own final state once. */
+/** Ended uploads kept for GET, their figures only: a run reads its own final state once. */
 const KEEP_ENDED = 8
 /** zlib's inflate window and state, beside the stages' buffers. */
 const INFLATE_BYTES = 64 * 1024
+/** The batcher's line not yet ended and its copy as a batch is cut, past which any stage may hold one batch. */
+const CUT_BYTES = 2 * (MAX_LINE + BATCH_BYTES)
+/** An upload that held this much at its peak is collected after at its end (docs/backpressure.md). */
+const COLLECT_FROM = 16 * 1024 * 1024
 const TOKEN = /^[A-Za-z0-9-]{8,64}$/
 
 /**
@@ -67,11 +72,16 @@ export function backpressureRoutes (opts, events, admission) {
     const settings = uploadSettings(req.query)
     const hwm = settings.highWaterMark
     const body = requestBody(req, { highWaterMark: hwm })
-    const gunzip = zlib.createGunzip({ highWaterMark: hwm })
-    const batcher = createBatcher({ highWaterMark: hwm })
-    const consumer = createConsumer({ highWaterMark: hwm, settings })
-    const read = function readThisUpload () { return readStages({ req, body, gunzip, batcher, consumer }) }
-    const base = read().reduce(function sum (total, stage) { return total + stage.bound }, INFLATE_BYTES)
+    const streams = {
+      req,
+      body,
+      gunzip: zlib.createGunzip({ highWaterMark: hwm }),
+      batcher: createBatcher({ highWaterMark: hwm }),
+      consumer: createConsumer({ highWaterMark: hwm, settings })
+    }
+    const { gunzip, batcher, consumer } = streams
+    const read = function readThisUpload () { return readStages(streams) }
+    const base = read().reduce(function sum (total, stage) { return total + stage.bound }, INFLATE_BYTES + CUT_BYTES)
     let reservation
     try {
       reservation = admission.reserve(base, { route: ROUTE, what: 'the backpressure upload\'s buffers' })
@@ -79,28 +89,7 @@ export function backpressureRoutes (opts, events, admission) {
       body.destroy()
       throw err
     }
-    const held = watchHeld({ read, cap: settings.cap, route: ROUTE, reservation, base })
-    const upload = {
-      token,
-      settings,
-      started: performance.now(),
-      ports: { serverPort: req.socket.localPort, clientPort: req.socket.remotePort },
-      gunzip,
-      batcher,
-      consumer,
-      held,
-      outcome: null,
-      endedMs: null,
-      final: null,
-      // a socket the server does not read from does not see its client's reset: the run says so here
-      stop: function stopUpload () {
-        if (upload.outcome !== null) return
-        const stopped = requestAborted(gunzip.bytesWritten)
-        // the body, if it is still read; the consumer, which may hold a cap's worth to work through
-        body.destroy(stopped)
-        consumer.destroy(stopped)
-      }
-    }
+    const upload = startUpload(token, settings, req, streams, watchHeld({ read, cap: settings.cap, route: ROUTE, reservation, base }))
     uploads.set(token, upload)
     prune()
     const id = nextRequestId()
@@ -108,26 +97,30 @@ export function backpressureRoutes (opts, events, admission) {
     const stopWatching = admission.watchGarbage()
     // a client gone while the consumer drains what was read: nothing would notice but this
     res.once('close', function clientGone () {
-      if (!res.writableFinished && !consumer.destroyed) consumer.destroy(requestAborted(gunzip.bytesWritten))
+      if (res.writableFinished || consumer.destroyed || upload.live === null) return
+      upload.live.stoppedAt = upload.live.held.look()
+      consumer.destroy(requestAborted(gunzip.bytesWritten))
     })
-    const feed = feedConsumer(batcher, consumer, settings, held.check)
+    const feed = feedConsumer(batcher, consumer, settings, upload.live.held.check)
+    let failure = null
     try {
       await pipeline(body, gunzip, batcher, feed)
     } catch (err) {
       const cause = err?.name === 'AbortError' && feed.error !== null ? feed.error : err
-      const failure = cause?.code?.startsWith?.('Z_') ? fromZlibError(cause, gunzip.bytesWritten) : toLabError(cause)
-      // the last look first: destroying the consumer empties its buffer
-      end(upload, failure)
-      consumer.destroy()
-      events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status: failure.status, errorType: failure.type, ms: upload.endedMs })
-      throw failure
+      failure = cause?.code?.startsWith?.('Z_') ? fromZlibError(cause, gunzip.bytesWritten) : toLabError(cause)
     } finally {
+      // the figures first, then the buffers dropped: only then is the memory free to give back
+      end(upload, failure)
+      dropBuffers(streams)
       reservation.release()
       stopWatching()
+      // what it held is garbage now: collected once the handler has let go of its streams
+      if (upload.ended.peaks.held >= COLLECT_FROM) setImmediate(function collectWhatItHeld () { admission.collectNow() })
     }
-    end(upload, null)
-    events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status: 200, ms: upload.endedMs })
-    res.json({ token, consumedBytes: consumer.tally.consumedBytes, batches: consumer.tally.batches, ms: upload.endedMs })
+    const status = failure === null ? 200 : failure.status
+    events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status, errorType: failure?.type, ms: upload.endedMs })
+    if (failure !== null) throw failure
+    res.json({ token, consumedBytes: upload.ended.tally.consumedBytes, batches: upload.ended.tally.batches, ms: upload.endedMs })
   })
 
   router.get('/backpressure/:token', async function showUpload (req, res) {
@@ -149,13 +142,61 @@ export function backpressureRoutes (opts, events, admission) {
   return router
 }
 
-/** The upload is over: how, and when. The final look at its streams is kept for GET. */
+/**
+ * An upload while it runs: its streams and their watch in `live`, which its end
+ * replaces with `ended`, the figures GET shows from then on.
+ */
+function startUpload (token, settings, req, streams, held) {
+  const upload = {
+    token,
+    settings,
+    started: performance.now(),
+    ports: { serverPort: req.socket.localPort, clientPort: req.socket.remotePort },
+    live: { streams, held, stoppedAt: null },
+    ended: null,
+    outcome: null,
+    endedMs: null,
+    // a socket the server does not read from does not see its client's reset: the run says so here
+    // reads `live` only: a closure over the streams would keep them for as long as the upload is kept
+    stop: function stopUpload () {
+      if (upload.live === null) return
+      const { body, gunzip, consumer } = upload.live.streams
+      const stopped = requestAborted(gunzip.bytesWritten)
+      // what it held when stopped: destroyed, its streams let go of their buffers
+      upload.live.stoppedAt ??= upload.live.held.look()
+      // the body, if it is still read; the consumer, which may hold a cap's worth to work through
+      body.destroy(stopped)
+      consumer.destroy(stopped)
+    }
+  }
+  return upload
+}
+
+/** The upload is over: how, when, and its figures. Its streams are let go, so the memory they held can be. */
 function end (upload, failure) {
+  const { streams, held } = upload.live
   upload.endedMs = msSince(upload.started)
-  upload.final = upload.held.look()
+  upload.ended = {
+    final: upload.live.stoppedAt ?? held.look(),
+    peaks: held.peaks(),
+    tally: { ...streams.consumer.tally },
+    inflatedBytes: streams.batcher.inflatedBytes,
+    compressedBytes: streams.gunzip.bytesWritten
+  }
+  upload.live = null
   upload.outcome = failure === null
     ? { stoppedBy: 'end', error: null }
     : { stoppedBy: failure.type === 'request.aborted' ? 'client' : stopKind(failure.type), error: failure.toJSON().error }
+}
+
+/**
+ * Every stream of an ended upload destroyed: a Writable or Transform whose write is left
+ * waiting keeps its queue, which destroy() lets go of in ./stages.js.
+ */
+function dropBuffers ({ body, gunzip, batcher, consumer }) {
+  for (const stream of [body, gunzip, batcher, consumer]) {
+    if (!stream.destroyed) stream.destroy()
+  }
 }
 
 /**
@@ -165,22 +206,27 @@ function end (upload, failure) {
  * Once it has ended, `stages` and `held` are as the end found them, and `kernel` is not read.
  */
 async function uploadState (upload) {
-  const ended = upload.outcome !== null
-  const { stages, held } = ended ? upload.final : upload.held.look()
-  const kernel = ended ? { source: null, serverReceiveQueue: null, clientSendQueue: null } : await readConnectionQueues(upload.ports)
-  const tally = upload.consumer.tally
+  const live = upload.live
+  const figures = live === null ? upload.ended : null
+  const { stages, held } = figures?.final ?? live.held.look()
+  const kernel = figures !== null
+    ? { source: null, serverReceiveQueue: null, clientSendQueue: null }
+    : await readConnectionQueues(upload.ports)
+  // the kernel's queues read, the upload may have ended meanwhile
+  const now = upload.live === null ? upload.ended : null
+  const tally = now?.tally ?? live.streams.consumer.tally
   return {
     token: upload.token,
-    ms: ended ? upload.endedMs : msSince(upload.started),
+    ms: now !== null ? upload.endedMs : msSince(upload.started),
     settings: { ...upload.settings },
     stages,
     held,
     consumer: { batches: tally.batches, queuedBatches: tally.writtenBatches - tally.batches, consumedBytes: tally.consumedBytes },
-    inflatedBytes: upload.batcher.inflatedBytes,
-    compressedBytes: upload.gunzip.bytesWritten,
+    inflatedBytes: now?.inflatedBytes ?? live.streams.batcher.inflatedBytes,
+    compressedBytes: now?.compressedBytes ?? live.streams.gunzip.bytesWritten,
     kernel: { source: kernel.source, serverReceiveQueue: kernel.serverReceiveQueue, clientSendQueue: kernel.clientSendQueue },
     rss: process.memoryUsage.rss(),
-    peaks: upload.held.peaks(),
+    peaks: now?.peaks ?? live.held.peaks(),
     outcome: upload.outcome
   }
 }

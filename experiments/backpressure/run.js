@@ -94,7 +94,11 @@ export async function run (ctx) {
     if (client.stoppedBy !== 'answer') await stopUpload(uploadUrl)
     final = await finalState(uploadUrl, signal)
     const server = closeWindow()
-    ctx.progress({ done: Math.min(final?.consumer.consumedBytes ?? 0, inflatedBytes), total: inflatedBytes, stage: 'done' })
+    // the upload's end as the last sample: its peaks are the result's, which the views then show
+    const last = final === null ? null : composeSample(final, clientState, ctx.params, samples.at(-1) ?? null)
+    if (last !== null) samples.push(last)
+    const done = Math.min(final?.consumer.consumedBytes ?? 0, inflatedBytes)
+    ctx.progress({ done, total: inflatedBytes, stage: 'done', ...(last === null ? {} : { pipeline: last }) })
     return summariseRun({
       params: ctx.params,
       input: { file: path.basename(input.file), bytes: inflatedBytes, compressedBytes: input.compressedBytes },
@@ -137,6 +141,8 @@ export function composeSample (server, client, params, previous) {
     settings: { mode: server.settings.mode, delayMs: server.settings.delayMs, rate: client?.rate ?? params.rate, highWaterMark: server.settings.highWaterMark, cap: server.settings.cap },
     stages: server.stages,
     held: server.held,
+    // the server's peaks, looked at after every batch: what a view keeps and the record's table shows
+    peaks: server.peaks,
     consumer: server.consumer,
     read: { arrivedBytes, unreadBytes, compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
     kernel: server.kernel,

@@ -33,22 +33,30 @@ export const STAGE_NAMES = Object.freeze(['request', 'gunzip.in', 'gunzip.out', 
  * The batcher: inflated bytes in, batches of whole NDJSON lines out, each a
  * Buffer of its own so that a batch never keeps the chunk it came from alive.
  * Its readable side holds whole batches (object mode: a reader of a byte
- * stream gets everything buffered joined into one), as many as the
- * highWaterMark makes in batches, at least one; `queuedBytes` counts their bytes.
+ * stream gets everything buffered joined into one), bounded in bytes: once
+ * `queuedBytes` reaches the highWaterMark the write that cut the batch waits
+ * until the reader has `taken()` enough, so a batch of one 1 MiB line counts
+ * as 1 MiB. `pendingBytes` is the line not yet ended, at most `maxLine`.
  * @param {{ highWaterMark: number, batchBytes?: number, maxLine?: number }} settings
- * @returns {Transform & { inflatedBytes: number, queuedBytes: number }}
+ * @returns {Transform & { inflatedBytes: number, queuedBytes: number, pendingBytes: number,
+ *   readableBytesBound: number, taken: (bytes: number) => void }}
  */
 export function createBatcher ({ highWaterMark, batchBytes = BATCH_BYTES, maxLine = MAX_LINE }) {
   let parts = []
   let pending = 0
   let offset = 0
+  /** The write callback held while the readable side is at its bound. */
+  let waiting = null
   function out (batch, callback) {
     batcher.queuedBytes += batch.length
-    callback(null, batch)
+    batcher.push(batch)
+    if (batcher.queuedBytes < highWaterMark) return callback()
+    waiting = callback
   }
   const batcher = new Transform({
     writableHighWaterMark: highWaterMark,
     readableObjectMode: true,
+    // in batches, as many as the bound holds of full ones; the bytes are bounded in `out`
     readableHighWaterMark: Math.max(1, Math.round(highWaterMark / batchBytes)),
     transform: function cutBatches (chunk, encoding, callback) {
       batcher.inflatedBytes += chunk.length
@@ -70,11 +78,32 @@ export function createBatcher ({ highWaterMark, batchBytes = BATCH_BYTES, maxLin
     },
     flush: function lastBatch (callback) {
       if (pending === 0) return callback()
-      out(Buffer.concat(parts, pending), callback)
+      const last = Buffer.concat(parts, pending)
+      parts = []
+      pending = 0
+      out(last, callback)
+    },
+    destroy: function dropBatches (err, callback) {
+      parts = []
+      pending = 0
+      // the held write completes with the error, which lets the writable side drop its queue
+      const held = waiting
+      waiting = null
+      held?.(err ?? streamStopped())
+      callback(err)
     }
   })
   batcher.inflatedBytes = 0
   batcher.queuedBytes = 0
+  batcher.readableBytesBound = highWaterMark
+  Object.defineProperty(batcher, 'pendingBytes', { get: function pendingBytes () { return pending } })
+  batcher.taken = function taken (bytes) {
+    batcher.queuedBytes -= bytes
+    if (waiting === null || batcher.queuedBytes >= highWaterMark) return
+    const held = waiting
+    waiting = null
+    held()
+  }
   return batcher
 }
 
@@ -86,12 +115,15 @@ export function createBatcher ({ highWaterMark, batchBytes = BATCH_BYTES, maxLin
  */
 export function createConsumer ({ highWaterMark, settings }) {
   let timer = null
+  let inWrite = null
   const tally = { writtenBatches: 0, batches: 0, consumedBytes: 0 }
   const consumer = new Writable({
     highWaterMark,
     write: function consumeBatch (batch, encoding, callback) {
+      inWrite = callback
       timer = setTimeout(function consumed () {
         timer = null
+        inWrite = null
         tally.batches++
         tally.consumedBytes += batch.length
         callback()
@@ -100,6 +132,11 @@ export function createConsumer ({ highWaterMark, settings }) {
     destroy: function stopConsuming (err, callback) {
       clearTimeout(timer)
       timer = null
+      // a write left without its callback keeps the Writable's queue (every batch written
+      // after it) referenced: completed with the error, the queue is dropped
+      const unfinished = inWrite
+      inWrite = null
+      unfinished?.(err ?? streamStopped())
       callback(err)
     }
   })
@@ -125,7 +162,7 @@ export function feedConsumer (batcher, consumer, settings, afterWrite) {
   async function feed (batches, { signal }) {
     try {
       for await (const batch of batches) {
-        batcher.queuedBytes -= batch.length
+        batcher.taken(batch.length)
         if (consumer.destroyed) throw consumer.errored ?? requestAborted(null)
         consumer.tally.writtenBatches++
         const fits = consumer.write(batch)
@@ -146,6 +183,11 @@ export function feedConsumer (batcher, consumer, settings, afterWrite) {
   return feed
 }
 
+/** What a write cut short by destroy() completes with, when destroy() was given no error: Node's own code for it. */
+function streamStopped () {
+  return Object.assign(new Error('the stream was destroyed before this write completed'), { code: 'ERR_STREAM_DESTROYED' })
+}
+
 /**
  * Each stage's buffered bytes and the bound its highWaterMark sets, read from
  * the streams' own state. The request stage is Node's IncomingMessage and the
@@ -159,8 +201,8 @@ export function readStages ({ req, body, gunzip, batcher, consumer }) {
     { name: 'request', bytes: req.readableLength + body.readableLength, bound: req.readableHighWaterMark + body.readableHighWaterMark },
     { name: 'gunzip.in', bytes: gunzip.writableLength, bound: gunzip.writableHighWaterMark },
     { name: 'gunzip.out', bytes: gunzip.readableLength, bound: gunzip.readableHighWaterMark },
-    { name: 'batcher.in', bytes: batcher.writableLength, bound: batcher.writableHighWaterMark },
-    { name: 'batcher.out', bytes: batcher.queuedBytes, bound: batcher.readableHighWaterMark * BATCH_BYTES },
+    { name: 'batcher.in', bytes: batcher.writableLength + batcher.pendingBytes, bound: batcher.writableHighWaterMark },
+    { name: 'batcher.out', bytes: batcher.queuedBytes, bound: batcher.readableBytesBound },
     { name: 'consumer', bytes: consumer.writableLength, bound: consumer.writableHighWaterMark }
   ]
 }
@@ -168,8 +210,8 @@ export function readStages ({ req, body, gunzip, batcher, consumer }) {
 /**
  * Watch what the pipeline holds, after each write and at each look from outside:
  * the peak of every stage and of the whole, the experiment's cap on the consumer,
- * and the memory budget, which the upload's reservation grows into as the
- * consumer's buffer grows (a refusal stops the upload as the cap does).
+ * and the memory budget, which the upload's reservation grows into as any
+ * stage passes its bound (a refusal stops the upload as the cap does).
  * @param {{ read: () => Array<{ name: string, bytes: number, bound: number }>, cap: number, route: string,
  *   reservation: import('../../lib/limits/admission.js').Reservation|null, base: number, step?: number }} setup
  *   `base`: what the reservation already holds for the stages at their bounds; `step`: how much it grows by at a time
@@ -193,8 +235,11 @@ export function watchHeld ({ read, cap, route, reservation, base, step = 8 * 102
     const { stages } = look()
     const consumer = stages[stages.length - 1].bytes
     if (consumer > cap) return bufferCapExceeded({ route, limit: cap, held: consumer, stage: 'consumer' })
-    if (reservation === null || consumer + base <= reservation.bytes) return null
-    return reservation.tryGrow(Math.max(step, consumer + base - reservation.bytes), 'the consumer\'s buffer')
+    if (reservation === null) return null
+    // every stage's bytes past its bound, on top of the bounds `base` holds
+    const need = stages.reduce(function past (total, stage) { return total + Math.max(0, stage.bytes - stage.bound) }, base)
+    if (need <= reservation.bytes) return null
+    return reservation.tryGrow(Math.max(step, need - reservation.bytes), 'the stages\' buffers past their bounds')
   }
   return {
     check,

@@ -61,6 +61,7 @@ const UNITS = Object.freeze(['text', 'count', 'ms', 'MiB', 'MB', 'MB/s'])
  * @property {object[]} [cells] one flat object per measured cell: its scalar members are the
  *   generic table's columns (named so a renderer can tell ms, bytes and MiB apart: `...Ms`,
  *   `...Bytes`, `...Rss`, `...AboveIdle`); `server` and `latencyMs` objects where measured
+ * @property {Record<string, string>} [cellLabels] the cells' members as a table heads them (the member's name where none)
  * @property {ResultTable[]} [tables] tables to show as they are
  * @property {ChartSpec[]} [charts]
  * @property {PublishedFigure[]} [published]
@@ -156,6 +157,10 @@ export function validateResult (result) {
         else if (c.server !== undefined && c.server !== null && !isObject(c.server)) problems.push(`cells[${i}].server is not an object`)
       })
     }
+  }
+  const labels = result.cellLabels
+  if (labels !== undefined && (!isObject(labels) || !Object.values(labels).every(function text (l) { return typeof l === 'string' }))) {
+    problems.push('cellLabels is not an object of strings')
   }
   if (result.tables !== undefined) {
     if (!Array.isArray(result.tables)) problems.push('tables is not an array')
