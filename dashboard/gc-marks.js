@@ -5,7 +5,7 @@
  * generation's collections (scavenges) as pale ticks, one per pixel however many fall in it,
  * taller where there are more: a 100 MB /good run scavenges thousands of times, and its line
  * must stay readable. A collection the lab forced by reading a heap profile (`cause: 'lab'`,
- * lib/metrics/lab-gc.js) is drawn hollow and grey, not as the run's. The tooltip names what
+ * lib/util/lab-gc.js) is drawn hollow and grey, not as the run's. The tooltip names what
  * collected near the point under the mouse, whose it was, and what each term means (GC_TERMS).
  *
  * The log is bounded like the mark log (mark-log.js holds it): a collection that leaves the

@@ -13,7 +13,7 @@ import vm from 'node:vm'
 import { createAllocationSampler } from '../lib/allocation/sampler.js'
 import { SITE_SAMPLING_DEFAULTS, createSiteSampling } from '../lib/metrics/alloc-sites.js'
 import { watchGcEvents } from '../lib/metrics/gc-events.js'
-import { labRead } from '../lib/metrics/lab-gc.js'
+import { labRead } from '../lib/util/lab-gc.js'
 import { readRunRecord } from '../lib/runs/format.js'
 import { createSiteSummary, isLabSite, readWindow, siteShare, sitesHelp } from '../lib/runs/sites.js'
 import { formatBytes } from '../lib/util/units.js'
@@ -100,7 +100,7 @@ describe('a route\'s lines (lib/runs/sites.js)', function () {
   })
 })
 
-describe('the collections the lab causes (lib/metrics/lab-gc.js, gc-events.js)', function () {
+describe('the collections the lab causes (lib/util/lab-gc.js, gc-events.js)', function () {
   /** Node hands a collection's entry to its observers after the collection, on the loop. */
   function settle () { return new Promise(function later (resolve) { setTimeout(resolve, 50) }) }
 

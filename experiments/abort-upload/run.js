@@ -12,7 +12,7 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { findCollector } from '../../lib/util/collect-garbage.js'
+import { labCollector } from '../../lib/util/lab-gc.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 import { sweepLevels } from '../../lib/experiments/params.js'
@@ -50,7 +50,7 @@ export async function run (ctx) {
   const total = routes.length * levels.reduce(function add (sum, n) { return sum + n }, 0)
   const abortAfter = Math.floor(p.bytes * p.abortAt / 100)
   const lab = labClient(baseUrl)
-  const collect = findCollector()
+  const collect = labCollector()
   ctx.progress({ done: 0, total, stage: 'clean' })
   const earlier = await lab.cleanUp()
   try {

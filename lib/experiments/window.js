@@ -9,9 +9,8 @@
  *   what RSS cannot show when a route reuses pages a route before it freed (docs/experiments.md).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { findCollector } from '../util/collect-garbage.js'
 import { readPeakRss, resetPeakRss } from '../metrics/peak.js'
-import { labRead } from '../metrics/lab-gc.js'
+import { labCollector } from '../util/lab-gc.js'
 
 /** How often the RSS is read while it falls, the fall under which it has settled, and the longest wait. */
 const SETTLE_POLL_MS = 10
@@ -27,10 +26,9 @@ let collector
  * @returns {Promise<boolean>} whether a collection ran
  */
 export async function settleMemory (signal) {
-  collector ??= findCollector() ?? false
+  collector ??= labCollector() ?? false
   if (collector === false) return false
-  // the lab's own collection: the GC chart marks it as the lab's (lib/metrics/lab-gc.js)
-  labRead(collector)
+  collector()
   const started = performance.now()
   let last = process.memoryUsage.rss()
   let still = 0

@@ -15,7 +15,7 @@
  * keep their own books. It also paces the collection of the garbage that
  * streaming leaves (`watchGarbage`).
  */
-import { findCollector } from '../util/collect-garbage.js'
+import { labCollector } from '../util/lab-gc.js'
 import { budgetExceeded, memoryBusy } from '../errors/index.js'
 
 /** Budget fraction admitted requests may fill together. */
@@ -58,7 +58,7 @@ export class MemoryAdmission {
     this.reservations = 0
     // after a large /bad the RSS stays high with garbage until V8 next collects, and "busy" must
     // not mean "garbage nobody collected": without a collector, admission only waits
-    this.collect = collect === undefined ? findCollector() : collect
+    this.collect = collect === undefined ? labCollector() : collect
     this.lastCollect = 0
     this.watchers = 0
     this.garbageTimer = null

@@ -15,14 +15,14 @@
  * That cut starts a new epoch too: from it on, a site holds only what it allocated since.
  * Every window goes to each stream interval once, in order, the run's last one too, and a
  * run's record takes the same ones (`take`, `endingWindows`): the live view shows what a record keeps.
- * Each read of a heap profile runs as the lab's (lab-gc.js): its forced collection is marked so.
+ * Each read of a heap profile runs as the lab's (lib/util/lab-gc.js): its forced collection is marked so.
  *
  * Given the held ledger, a request whose stage takes a whole Buffer or string and so raises its
  * peak past any the window has seen has the sampler note what each site holds then: /bad's
  * string and parsed document are garbage by the window's end.
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
-import { labRead } from './lab-gc.js'
+import { labRead } from '../util/lab-gc.js'
 
 export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
 

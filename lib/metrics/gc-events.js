@@ -1,7 +1,7 @@
 /**
  * Each garbage collection as an event: `{ at, kind, ms, heapBefore, heapAfter, cause }`, handed to
  * the sampler's windows (lib/metrics/sampler.js), at most `perWindow` in each. `cause` is 'lab'
- * for one the lab forced by reading a heap profile (lab-gc.js), else 'run'.
+ * for one the lab forced by reading a heap profile (lib/util/lab-gc.js), else 'run'.
  *
  * Two of Node's sources, each with half of it. A 'gc' PerformanceObserver gives when a
  * collection started, its kind and its duration, but no heap figures; `v8.GCProfiler` gives
@@ -15,7 +15,7 @@
  */
 import { GCProfiler } from 'node:v8'
 import { performance, PerformanceObserver } from 'node:perf_hooks'
-import { causedByLab } from './lab-gc.js'
+import { causedByLab } from '../util/lab-gc.js'
 
 /** Events a sample holds; the rest are counted in its `gcEventsOmitted`. */
 export const GC_EVENTS_PER_WINDOW = 50

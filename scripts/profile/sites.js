@@ -66,7 +66,7 @@ export async function runSiteSampler (args, body, log) {
 
 /**
  * The main thread's mark-compacts the stream's samples carried while the sampler ran, and how many
- * of them the lab forced by reading the heap profile (`cause: 'lab'`, lib/metrics/lab-gc.js).
+ * of them the lab forced by reading the heap profile (`cause: 'lab'`, lib/util/lab-gc.js).
  */
 export function countCollections (events) {
   const counted = { markCompacts: 0, labMarkCompacts: 0, omitted: 0 }

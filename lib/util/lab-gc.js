@@ -1,11 +1,12 @@
 /**
  * The collections the lab causes. Each read of V8's heap profile forces a mark-compact
  * (lib/allocation/heap.js: V8's inspector samples with `kSamplingForceGC`, and Node has no read
- * without it), and an experiment's window collects before it reads its idle; the lab runs each
- * through `labRead`, which notes when it ran on this
- * thread, and gc-events.js marks a collection that started inside such a span as the lab's.
+ * without it), and the lab collects for itself (an experiment's window before it reads its idle,
+ * the memory budget before it refuses): each runs through `labRead`, which notes when it ran on
+ * this thread, and lib/metrics/gc-events.js marks a collection started inside one as the lab's.
  */
 import { performance } from 'node:perf_hooks'
+import { findCollector } from './collect-garbage.js'
 
 /** Spans kept: far more than the reads between two samples of the slowest stream. */
 const KEPT = 256
@@ -41,4 +42,15 @@ export function causedByLab (startTime) {
     if (to < startTime) return false
   }
   return false
+}
+
+/**
+ * A full collection as the lab's own (collect-garbage.js's, run through `labRead`), for the
+ * lab's measuring and pacing code; null where the runtime gives none.
+ * @returns {(() => void)|null}
+ */
+export function labCollector () {
+  const collect = findCollector()
+  if (collect === null) return null
+  return function labCollect () { labRead(collect) }
 }
