@@ -6,7 +6,8 @@
  * changes; the one it names, highWaterMark, is set when an upload starts, and its control says so.
  */
 import { make } from './dom.js'
-import { isPipelineSample, createPipelineView } from './pipeline-view.js'
+import { isPipelineSample } from './pipeline-bars.js'
+import { createPipelineView } from './pipeline-view.js'
 import { requestJson } from './request-json.js'
 import { shortId } from './results-view.js'
 

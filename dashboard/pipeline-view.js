@@ -9,6 +9,7 @@
  */
 import { make } from './dom.js'
 import { formatBytes } from './format.js'
+import { isPipelineSample, pipelineBars, pipelineFigures } from './pipeline-bars.js'
 
 /** The foot of the shared scale: a bar holding less sits at the bottom. */
 const SCALE_FLOOR = 1024
@@ -18,89 +19,6 @@ const BOUND_ROOM = 1.25
 const MARK_TOP = 97
 /** The scale's marks: every factor of 16 from its foot (1 KiB, 16 KiB, 256 KiB, 4 MiB, 64 MiB, 1 GiB). */
 const TICK_FACTOR = 16
-const MiB = 1024 * 1024
-
-/**
- * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
- * @param {unknown} sample
- */
-export function isPipelineSample (sample) {
-  return sample !== null && typeof sample === 'object' && Array.isArray(sample.stages) &&
-    sample.stages.every(function stageShape (s) { return s !== null && typeof s === 'object' && typeof s.name === 'string' })
-}
-
-/**
- * A record's pipeline samples (its results' `samples`), or null when it has none.
- * @param {object|null} results
- * @returns {object[]|null}
- */
-export function recordedPipeline (results) {
-  const samples = results?.samples
-  if (!Array.isArray(samples) || samples.length === 0 || !samples.every(isPipelineSample)) return null
-  return samples
-}
-
-/**
- * The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }`
- * (bytes null where unknown; bound null where there is none).
- * @param {object} sample a pipeline sample
- */
-export function pipelineBars (sample, { kernelSeen = false } = {}) {
-  const client = sample.client ?? null
-  const kernel = sample.kernel ?? {}
-  const bars = [
-    bar('client', 'client: waiting to be written', client?.waitingBytes, client?.bound, client === null ? 'not reported yet' : 'its request\'s writableLength')
-  ]
-  const unread = kernel.source === null || kernel.source === undefined
-  if (unread && kernelSeen) {
-    // read before in this run (an ended upload's queues are not read): the same bars, unknown for now
-    bars.push(
-      bar('clientSendQueue', 'client kernel: send queue', null, null, 'not read at this sample'),
-      bar('serverReceiveQueue', 'server kernel: receive queue', null, null, 'not read at this sample'))
-  } else if (unread) {
-    // each kernel's queue is unreadable here, but what the client sent and the server has not read is known
-    bars.push(bar('kernels', 'both kernels: sent, not read', sample.read?.unreadBytes, null, 'each kernel\'s queue cannot be read here', true))
-  } else {
-    bars.push(
-      bar('clientSendQueue', 'client kernel: send queue', kernel.clientSendQueue, null, `from ${kernel.source}`),
-      bar('serverReceiveQueue', 'server kernel: receive queue', kernel.serverReceiveQueue, null, `from ${kernel.source}`))
-  }
-  for (const stage of sample.stages) {
-    const note = stage.name === 'consumer' && sample.consumer
-      ? `${sample.consumer.queuedBatches} batches queued, ${sample.consumer.batches} taken`
-      : ''
-    const peak = sample.peaks?.stages?.[stage.name]
-    bars.push(bar(`stage:${stage.name}`, stage.name, stage.bytes, stage.bound, note, false, peak))
-  }
-  return bars
-}
-
-/** `peak`: the server's own, looked at after every batch (the samples see less often). */
-function bar (key, label, bytes, bound, note, unreadable = false, peak = null) {
-  return {
-    key,
-    label,
-    bytes: Number.isFinite(bytes) ? bytes : null,
-    bound: Number.isFinite(bound) && bound > 0 ? bound : null,
-    peak: Number.isFinite(peak) ? peak : null,
-    note,
-    unreadable
-  }
-}
-
-/** The sample's settings, RSS and rates, as lines of text. */
-export function pipelineFigures (sample) {
-  const s = sample.settings ?? {}
-  const r = sample.rates ?? {}
-  // one unit a line: a rate of a few KiB/s beside one of MiB/s must not read as the larger
-  const rate = function perSecond (bytes) { return Number.isFinite(bytes) ? (bytes / MiB).toFixed(2) : '–' }
-  const pace = s.rate === 0 ? 'as fast as it can' : `${rate(s.rate)} MiB/s`
-  return [
-    `mode ${s.mode ?? '–'} · delayMs ${s.delayMs ?? '–'} · rate ${pace} · highWaterMark ${formatBytes(s.highWaterMark)}`,
-    `RSS ${formatBytes(sample.rss)} · held ${formatBytes(sample.held)} · at ${Number.isFinite(sample.ms) ? (sample.ms / 1000).toFixed(1) : '–'} s`,
-    `rates (MiB/s): client sent ${rate(r.clientSent)} · arrived ${rate(r.arrived)} (gzip) · consumed ${rate(r.consumed)} (inflated)`
-  ]
-}
 
 /**
  * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every

@@ -1,10 +1,10 @@
 /**
- * The pipeline view's bars and figures from a sample (dashboard/pipeline-view.js), without a page:
+ * The pipeline view's bars and figures from a sample (dashboard/pipeline-bars.js), without a page:
  * the kernel's bars kept once seen, each stage's peak the server's, one unit on the rates line.
  * How they are drawn, in Chromium: test/slow/dashboard-pipeline.test.js.
  */
 import assert from 'node:assert/strict'
-import { pipelineBars, pipelineFigures } from '../../dashboard/pipeline-view.js'
+import { pipelineBars, pipelineFigures } from '../../dashboard/pipeline-bars.js'
 
 const KiB = 1024
 
