@@ -89,7 +89,7 @@ function renderCells (cells, run) {
   const table = make('table', { class: 'results', 'data-run-id': run.id })
   table.append(make('caption', {}, describeRun(run)))
   const head = make('tr')
-  for (const key of columns) head.append(make('th', { scope: 'col' }, key))
+  for (const key of columns) head.append(make('th', { scope: 'col', 'data-key': key }, fieldHeading(key)))
   for (const x of extras) head.append(make('th', { scope: 'col' }, x.label))
   table.append(make('thead', {}, head))
   const body = make('tbody')
@@ -136,7 +136,24 @@ function formatCell (key, value) {
 function describeRun (run) {
   if (typeof run.result?.caption === 'string') return `Run ${shortId(run.id)}: ${run.result.caption}`
   const given = Object.entries(run.params ?? {}).filter(function shown ([, v]) { return v !== null && v !== '' && typeof v !== 'object' })
-  return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${k} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
+  return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${fieldHeading(k)} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
+}
+
+/** Headings for a record's fields that words split at their capitals would not say well. */
+const HEADINGS = Object.freeze({
+  hwm: 'read size', mbPerSecond: 'throughput', mibPerSecond: 'throughput', wallMs: 'time', ms: 'time',
+  cpuUserMs: 'CPU, user', cpuSystemMs: 'CPU, kernel', sinkReads: 'reads by the receiver', rssAboveIdle: 'RSS above idle',
+  peakRss: 'peak RSS', peakRssAboveIdle: 'peak RSS above idle'
+})
+
+/**
+ * A field's name as a heading: "peakAboveIdle" reads "peak above idle", "latencyMs" "latency" (its
+ * values carry the unit, one per figure).
+ */
+export function fieldHeading (key) {
+  if (Object.hasOwn(HEADINGS, key)) return HEADINGS[key]
+  const words = String(key).replace(/Ms$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()
+  return words === '' ? String(key) : words
 }
 
 /** A run id as the page shows it: a random id by its first eight characters, a name (`lesson-zip-bomb`) whole. */
