@@ -32,7 +32,9 @@ const STEPS = Object.freeze({
  */
 export function describeStep (p) {
   const step = typeof p.stage === 'string' ? STEPS[p.stage] ?? { name: p.stage, why: '' } : { name: 'Running', why: '' }
-  const count = Number.isFinite(p.total) && p.total > 0 ? `${p.done} of ${p.total}${step.unit ? ` ${step.unit}` : ''}` : ''
+  // a count in the step's own unit; a step without one counts nothing the reader sees
+  const counted = step.unit !== undefined || !Object.hasOwn(STEPS, p.stage ?? '')
+  const count = counted && Number.isFinite(p.total) && p.total > 0 ? `${p.done} of ${p.total}${step.unit ? ` ${step.unit}` : ''}` : ''
   const where = [p.route ? `/${p.route}` : '', typeof p.cell === 'string' ? p.cell : '']
   const line = [step.name, count, ...where].filter(function shown (part) { return part !== '' }).join(' · ')
   return { line, why: step.why }

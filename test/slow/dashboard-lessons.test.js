@@ -44,7 +44,6 @@ describe('the lesson views at 1280x720', function () {
         assert.equal(await page.evaluate(function projectorOn () { return window.streamlab.projector }), true)
         assert.match(await page.textContent('.lesson-question'), new RegExp(escaped(lesson.question)))
         assert.equal(await page.getAttribute('.lesson-full', 'href'), '/')
-        if (process.env.PROBE) await page.screenshot({ path: `test-data/probe0-${name}.png` })
         const run = await page.locator('#run').boundingBox()
         assert.ok(run.y >= 0 && run.y + run.height <= SCREEN.height, `Run at y ${run.y}`)
         const smallest = await page.evaluate(smallestText)
@@ -57,7 +56,6 @@ describe('the lesson views at 1280x720', function () {
         const id = await runFromLesson(page, SMALL_RUNS[name])
         await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: 90_000 })
         // the view's panels, as the page lays them out after the run
-        if (process.env.PROBE) await page.screenshot({ path: `test-data/probe-${name}.png` })
         const boxes = await page.evaluate(shownBoxes, lesson.panels)
         const chart = boxes.find(function aChart (b) { return b.panel === lesson.panels[0] })
         for (const box of [chart, boxes.find(function results (b) { return b.panel === 'results' })]) {
