@@ -126,7 +126,9 @@ function renderPublished (published) {
 function formatCell (key, value) {
   if (value === undefined || value === null) return '–'
   if (typeof value !== 'number') return String(value)
-  if (/Ms$/.test(key)) return formatMs(value)
+  if (/(^ms|Ms)$/.test(key)) return formatMs(value)
+  if (/^mbPerSecond$/.test(key)) return `${value} MB/s`
+  if (/^mibPerSecond$/.test(key)) return `${value} MiB/s`
   if (/(Rss|AboveIdle)$/.test(key)) return formatMiB(value)
   if (/(^b|B)ytes$/.test(key)) return formatMB(value)
   return Number.isInteger(value) ? formatCount(value) : String(value)
