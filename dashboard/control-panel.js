@@ -44,7 +44,8 @@ export function createControlPanel (el, options = {}) {
       return
     }
     experiments = listing.experiments ?? []
-    const first = experiments.some(function isLessons (e) { return e.name === options.experiment }) ? options.experiment : experiments[0]?.name
+    const offered = experiments.some(function isLessons (e) { return e.name === options.experiment })
+    const first = offered ? options.experiment : experiments[0]?.name
     renderChooser(first)
     choose(first)
     if (listing.running) follow(listing.running)

@@ -27,7 +27,8 @@ export function createFigures ({ store, marks }) {
     // the uploads drawn on the chart, route by route (an experiment's warm-up is neither: warm-ups.js)
     const seen = Object.entries(marks.seen).filter(function any ([, n]) { return n > 0 })
       .map(function routeCount ([route, n]) { return `${n} to /${route}` })
-    setFigure('requests', String(marks.open.size), seen.length === 0 ? 'none since this page opened' : `since this page opened: ${seen.join(', ')}`)
+    const since = seen.length === 0 ? 'none since this page opened' : `since this page opened: ${seen.join(', ')}`
+    setFigure('requests', String(marks.open.size), since)
   }
 }
 

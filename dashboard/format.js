@@ -66,7 +66,8 @@ export function clockTicks (min, max, width, labelPx) {
   if (!Number.isFinite(min) || !Number.isFinite(max) || max < min || !(width > 0)) return []
   const fit = Math.max(1, Math.floor(width / labelPx))
   const seconds = (max - min) / 1000
-  const step = (CLOCK_STEPS.find(function fits (s) { return Math.floor(seconds / s) + 1 <= fit }) ?? Math.ceil(seconds / fit / 60) * 60) * 1000
+  const fitting = CLOCK_STEPS.find(function fits (s) { return Math.floor(seconds / s) + 1 <= fit })
+  const step = (fitting ?? Math.ceil(seconds / fit / 60) * 60) * 1000
   const ticks = []
   for (let t = Math.ceil(min / step) * step; t <= max; t += step) ticks.push(t)
   return ticks

@@ -28,7 +28,8 @@ export const LESSONS = Object.freeze({
     'How big should a read be, and what does it cost to pass each chunk on as a string instead of a Buffer?',
     ['memory']),
   'tiny-writes': lesson('tiny-writes', 'Many tiny writes vs coalesced writes',
-    'How much faster is it to gather the bytes into blocks first, and can cork() and uncork() do the same without changing the code that writes?',
+    'How much faster is it to gather the bytes into blocks first, ' +
+      'and can cork() and uncork() do the same without changing the code that writes?',
     ['loop']),
   'db-export': lesson('db-export', 'Database export, batch vs stream',
     'Which is faster in total, which shows the first row sooner, and what does each cost the server in memory?',

@@ -138,7 +138,8 @@ function formatCell (key, value) {
 function describeRun (run) {
   if (typeof run.result?.caption === 'string') return `Run ${shortId(run.id)}: ${run.result.caption}`
   const given = Object.entries(run.params ?? {}).filter(function shown ([, v]) { return v !== null && v !== '' && typeof v !== 'object' })
-  return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${fieldHeading(k)} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
+  const pairs = given.map(function pair ([k, v]) { return `${fieldHeading(k)} ${typeof v === 'number' ? formatCount(v) : v}` })
+  return `Run ${shortId(run.id)}: ${pairs.join(', ')}`
 }
 
 /** Headings for a record's fields that words split at their capitals would not say well. */

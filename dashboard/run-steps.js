@@ -13,10 +13,16 @@ const STEPS = Object.freeze({
     unit: 'passes',
     why: 'How fast this machine inflates and parses this body at best, one pass a stage: the ceiling each route is compared with.'
   },
-  'warm-up': { name: 'Warm-up', why: 'One small upload per route, not drawn and not counted, so no route pays its first-request costs in the measurement.' },
+  'warm-up': {
+    name: 'Warm-up',
+    why: 'One small upload per route, not drawn and not counted, so no route pays its first-request costs in the measurement.'
+  },
   load: { name: 'Uploads', unit: 'uploads', why: 'The measured uploads: the chart shows the memory, the bars what each upload holds.' },
   upload: { name: 'Uploads', why: 'The measured uploads, one cell of concurrent uploads after another.' },
-  bomb: { name: 'Sending the bomb', why: 'A small compressed body that inflates to far more: each route must stop it before it costs the server.' },
+  bomb: {
+    name: 'Sending the bomb',
+    why: 'A small compressed body that inflates to far more: each route must stop it before it costs the server.'
+  },
   send: { name: 'Sending the bytes', why: 'A client process writes the bytes over TCP to a reader process, one way after another.' },
   database: { name: 'Readying the database', why: 'The rows the export reads are seeded or checked first.' },
   export: { name: 'Exporting the rows', why: 'The rows leave the database in batches or as one stream; each is timed.' },

@@ -190,7 +190,9 @@ async function takeShot (shot, file, note) {
   const viewport = shot.viewport ?? VIEWPORT
   const lesson = Object.hasOwn(LESSONS, shot.name) ? shot.name : null
   // our own signal handler closes the browser, then the lab: playwright's would exit before the lab is stopped
-  const browser = await launchChromium({ viewport: lesson ? VIEW_VIEWPORT : viewport, deviceScaleFactor: 1, acceptDownloads: false, handleSignals: false })
+  const browser = await launchChromium({
+    viewport: lesson ? VIEW_VIEWPORT : viewport, deviceScaleFactor: 1, acceptDownloads: false, handleSignals: false
+  })
   onCleanup(browser.close)
   const { page } = browser
   // the widest window while the run lasts, so no sample of it is dropped; narrowed to fit afterwards
@@ -230,7 +232,9 @@ async function takeShot (shot, file, note) {
     view = { file: path.join(path.dirname(file), `view-${lesson}.png`) }
     await page.screenshot({ path: view.file })
     view.bytes = fs.statSync(view.file).size
-    if (view.bytes > MAX_VIEW_PNG_BYTES) warnings.push(`${path.basename(view.file)}: ${formatBytes(view.bytes)}, larger than ${formatBytes(MAX_VIEW_PNG_BYTES)}`)
+    if (view.bytes > MAX_VIEW_PNG_BYTES) {
+      warnings.push(`${path.basename(view.file)}: ${formatBytes(view.bytes)}, larger than ${formatBytes(MAX_VIEW_PNG_BYTES)}`)
+    }
     await showWholePage(page, viewport)
   }
   const overflow = await page.evaluate(function widestTable () {

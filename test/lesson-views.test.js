@@ -24,7 +24,8 @@ function questionSection (name) {
 }
 
 describe('the lesson views', function () {
-  const pages = fs.readdirSync(LESSON_DIR).filter(function isPage (f) { return f.endsWith('.md') }).map(function name (f) { return f.slice(0, -3) })
+  const pages = fs.readdirSync(LESSON_DIR).filter(function isPage (f) { return f.endsWith('.md') })
+    .map(function name (f) { return f.slice(0, -3) })
 
   it('has a view for every lesson page that runs an experiment, and no other', function () {
     assert.deepEqual(Object.keys(LESSONS).sort(), pages.filter(function runs (p) { return !NO_EXPERIMENT.includes(p) }).sort())

@@ -72,7 +72,8 @@ function answerWith (route, settings, events, admission) {
       saved = await receiveUpload(req, res, settings)
     } catch (err) {
       events.emit('request', {
-        phase: 'end', id, route, time: Date.now(), ...warmUpMark(req), status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
+        phase: 'end', id, route, time: Date.now(), ...warmUpMark(req),
+        status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
       })
       throw err
     } finally {

@@ -62,7 +62,8 @@ describe('the lesson views at 1280x720', function () {
           assert.ok(box, `${JSON.stringify(boxes)}`)
           assert.ok(box.top >= 0 && box.bottom <= SCREEN.height && box.height > 60, `${box.panel} from ${box.top} to ${box.bottom}`)
         }
-        assert.equal(await page.evaluate(function scrolled () { return document.scrollingElement.scrollHeight <= window.innerHeight }), true)
+        const fits = await page.evaluate(function unscrolled () { return document.scrollingElement.scrollHeight <= window.innerHeight })
+        assert.equal(fits, true, 'the page scrolls')
         const smallest = await page.evaluate(smallestText)
         assert.ok(smallest.px >= MIN_FONT_PX, `${smallest.px} px after the run: "${smallest.text}" (${smallest.tag})`)
         assert.deepEqual(await page.evaluate(rawFieldNames, API_NAMES), [])
@@ -76,7 +77,8 @@ describe('the lesson views at 1280x720', function () {
     const { page } = session
     await page.goto(`${session.lab.url}/?lesson=no-such-lesson`)
     await page.waitForFunction(function live () { return window.streamlab?.state === 'live' })
-    assert.match(await page.textContent('.lesson-unknown'), /There is no lesson "no-such-lesson": this is the full page\. The lessons with a view: ingest,/)
+    assert.match(await page.textContent('.lesson-unknown'),
+      /There is no lesson "no-such-lesson": this is the full page\. The lessons with a view: ingest,/)
     assert.equal(await page.evaluate(function view () { return window.streamlab.lesson }), null)
     assert.equal(await page.isVisible('.side .runs'), true)
     assert.equal(await page.isVisible('#sites') || await page.isVisible('.chart-box.bytes'), true)
@@ -96,7 +98,8 @@ async function openLesson (page, url, name) {
 async function runFromLesson (page, params) {
   for (const [key, value] of Object.entries(params)) {
     const selector = `#param-${key}`
-    if (await page.$eval(selector, function tagName (el) { return el.tagName }) === 'SELECT') await page.selectOption(selector, String(value))
+    const tag = await page.$eval(selector, function tagName (el) { return el.tagName })
+    if (tag === 'SELECT') await page.selectOption(selector, String(value))
     else await page.fill(selector, String(value))
   }
   const before = await page.getAttribute('#experiment-form', 'data-run-id')
@@ -142,7 +145,9 @@ function shownBoxes (panels) {
   for (const panel of [...panels, 'results']) {
     const el = panel === 'results' ? document.getElementById('results') : document.querySelector(`[data-panel="${panel}"]`)
     const box = el?.getBoundingClientRect()
-    if (box && box.height > 0) boxes.push({ panel, top: Math.round(box.top), bottom: Math.round(box.bottom), height: Math.round(box.height) })
+    if (box && box.height > 0) {
+      boxes.push({ panel, top: Math.round(box.top), bottom: Math.round(box.bottom), height: Math.round(box.height) })
+    }
   }
   return boxes
 }

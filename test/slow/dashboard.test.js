@@ -46,7 +46,8 @@ describe('the dashboard in Chromium', function () {
     assert.equal(view.points, Math.min(view.samples, view.maxPoints))
     // the four ingest routes are counted from the first sample on, before any request to them
     assert.deepEqual(Object.keys(view.requestsSeen).slice(0, 4), ['bad', 'good', 'express-json', 'streamparser-json'])
-    assert.match(await page.textContent('#figure-requests-sub'), /^(none since this page opened|since this page opened: \d+ to \/[a-z-]+(, \d+ to \/[a-z-]+)*)$/)
+    assert.match(await page.textContent('#figure-requests-sub'),
+      /^(none since this page opened|since this page opened: \d+ to \/[a-z-]+(, \d+ to \/[a-z-]+)*)$/)
     assert.deepEqual(problems, [])
   })
 
