@@ -4,10 +4,12 @@
  * "GitHub Classroom"; docs/grading-in-ci.md, "Points in GitHub Classroom"). A test per check;
  * each area is worth AREA_POINTS, shared by its checks, so a failed check costs its share only.
  * A failed test's message is its figure against the limit, the student's line (a memory check:
- * the card's top allocation site) and the fix in one sentence.
+ * the card's top allocation site) and the fix in one sentence. A check the grader itself failed on
+ * is a test in error, saying why: worth nothing, but not blamed on the handler.
  */
 import fs from 'node:fs'
 import { AREAS } from '../checks/index.js'
+import { GRADER_FAILED } from '../run/run-checks.js'
 import { memorySitesOf, sitesLines } from './sites-lines.js'
 import { shownText } from '../../lib/util/escape.js'
 
@@ -15,9 +17,9 @@ import { shownText } from '../../lib/util/escape.js'
 export const AREA_POINTS = 24
 
 /**
- * @typedef {{ name: string, status: 'pass'|'fail', score: number, max_score: number, message: string,
+ * @typedef {{ name: string, status: 'pass'|'fail'|'error', score: number, max_score: number, message: string,
  *   test_code: string, filename: string, line_no: number, duration: number }} ClassroomTest
- * @typedef {{ version: 1, status: 'pass'|'fail', max_score: number, tests: ClassroomTest[] }} ClassroomResults
+ * @typedef {{ version: 1, status: 'pass'|'fail'|'error', max_score: number, tests: ClassroomTest[] }} ClassroomResults
  */
 
 /**
@@ -37,9 +39,11 @@ export function classroomResults (card) {
     })
   }
   const failed = tests.some(function failing (t) { return t.status === 'fail' })
+  const errored = tests.some(function erred (t) { return t.status === 'error' })
   return {
     version: 1,
-    status: failed || card.passed === false ? 'fail' : 'pass',
+    // the reporter fails the step on either; 'fail' when the handler failed a check
+    status: failed || (card.passed === false && !errored) ? 'fail' : errored ? 'error' : 'pass',
     max_score: tests.reduce(function sum (n, t) { return n + t.max_score }, 0),
     tests
   }
@@ -79,12 +83,13 @@ export async function appendClassroomOutput (results, env) {
   return file
 }
 
-/** One check as a test: its share when it passed, none when it failed. */
+/** One check as a test: its share when it passed, none when it failed or the grader failed on it. */
 function testOf (check, share, site, siteLine) {
-  const message = shownText(check.pass ? figureAgainstLimit(check) : failureMessage(check, siteLine))
+  const graderFailed = !check.pass && check.figure === GRADER_FAILED
+  const message = shownText(check.pass ? figureAgainstLimit(check) : graderFailed ? graderFailure(check) : failureMessage(check, siteLine))
   return {
     name: shownText(`${check.area}: ${check.name}`),
-    status: check.pass ? 'pass' : 'fail',
+    status: check.pass ? 'pass' : graderFailed ? 'error' : 'fail',
     score: check.pass ? share : 0,
     max_score: share,
     message,
@@ -94,6 +99,12 @@ function testOf (check, share, site, siteLine) {
     line_no: site?.line ?? 0,
     duration: check.ms ?? 0
   }
+}
+
+/** Why the grader failed on a check, in its first line: grading again may pass. */
+function graderFailure (check) {
+  const why = String(check.reason ?? '').split('\n')[0].replace(/^Error: /, '')
+  return `The grader failed on this check, not your handler${why === '' ? '' : ` (${why})`}: push again to grade again.`
 }
 
 function figureAgainstLimit (check) {

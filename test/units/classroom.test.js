@@ -13,6 +13,7 @@ import {
   AREA_POINTS, appendClassroomOutput, classroomError, classroomResults, fixSentence, pointShares, pointsLine
 } from '../../grader/card/classroom.js'
 import { AREAS, checksOf } from '../../grader/checks/index.js'
+import { GRADER_FAILED } from '../../grader/run/run-checks.js'
 import { gradedCard } from '../card-fixtures.js'
 import { classroomTotals, parseRunnerResults, readStepOutputs } from '../classroom-reporter.js'
 
@@ -137,6 +138,22 @@ describe('grader/card/classroom.js: the card as GitHub Classroom\'s points', fun
       const test = classroomResults(card).tests.find(function failed (t) { return t.status === 'fail' })
       assert.ok(!/[\x00-\x1f]/.test(test.message), test.message) // eslint-disable-line no-control-regex
       assert.match(test.message, /evil\\x1b\[2K\\nPASS/)
+    })
+
+    it('a check the grader failed on is a test in error, worth nothing, and says it was not the handler', async function () {
+      const card = gradedCard({ failing: ['growth against concurrency'] })
+      Object.assign(card.checks.find(function concurrency (c) { return c.name === 'growth against concurrency' }), { figure: GRADER_FAILED, reason: 'Error: the lab did not start within 20 s\n    at start (lab.js:1:1)' })
+      const [decoded] = await asTheReporterReadsThem(classroomResults(card))
+      const test = decoded.results.tests.find(function errored (t) { return t.status !== 'pass' })
+      assert.deepEqual([test.status, test.score, test.message], ['error', 0, 'The grader failed on this check, not your handler (the lab did not start within 20 s): push again to grade again.'])
+      assert.equal(decoded.results.status, 'error')
+      assert.deepEqual(classroomTotals([decoded]), { totalPoints: 108, maxPoints: 120, text: 'Points 108/120', failed: true })
+    })
+
+    it('is "fail", not "error", when the handler failed a check beside one the grader failed on', function () {
+      const card = gradedCard({ failing: MEMORY })
+      card.checks.find(function concurrency (c) { return c.name === 'growth against concurrency' }).figure = GRADER_FAILED
+      assert.equal(classroomResults(card).status, 'fail')
     })
 
     it('a grading with no card is one test in error, worth every point asked for: Points 0/48', async function () {
