@@ -124,7 +124,7 @@ async function gradeTarget (args, options) {
 /** --classroom: the results appended to $GITHUB_OUTPUT for the reporter; null when it is not set. */
 async function writeClassroom (results) {
   const file = await appendClassroomOutput(results, process.env)
-  if (file === null) process.stderr.write('--classroom: GITHUB_OUTPUT is not set (GitHub Actions sets it), so the results were not written\n')
+  if (file === null) process.stderr.write('--classroom: GITHUB_OUTPUT is not set (GitHub Actions sets it): the results were not written\n')
   return file
 }
 

@@ -67,6 +67,7 @@ export function reporterStep (yaml) {
   const runners = /^\s*runners:\s*(\S+)\s*$/m.exec(yaml)
   if (uses === null || runners === null) throw new Error('no autograding-grading-reporter step with runners:')
   const env = {}
-  for (const m of yaml.matchAll(/^\s*([A-Za-z0-9_-]+_RESULTS):\s*"\$\{\{\s*steps\.([A-Za-z0-9_-]+)\.outputs\.result\s*\}\}"\s*$/gm)) env[m[1]] = m[2]
+  const results = /^\s*([A-Za-z0-9_-]+_RESULTS):\s*"\$\{\{\s*steps\.([A-Za-z0-9_-]+)\.outputs\.result\s*\}\}"\s*$/gm
+  for (const m of yaml.matchAll(results)) env[m[1]] = m[2]
   return { uses: uses[1], runners: runners[1], env }
 }

@@ -147,6 +147,8 @@ export function classroomError (message, areas = null) {
     version: 1,
     status: 'error',
     max_score: maxScore,
-    tests: [{ name: 'grading', status: 'error', score: 0, max_score: maxScore, message: text, test_code: text, filename: '', line_no: 0, duration: 0 }]
+    tests: [{
+      name: 'grading', status: 'error', score: 0, max_score: maxScore, message: text, test_code: text, filename: '', line_no: 0, duration: 0
+    }]
   }
 }

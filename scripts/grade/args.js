@@ -138,7 +138,10 @@ export function readGradeArgs (argv) {
   const common = readCommon(values)
   if (isFolder) {
     if (values.json !== undefined || values.figures !== undefined) throw new TypeError('--json and --figures write one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
-    if (values.junit !== undefined || values.baseline !== undefined || values.classroom) throw new TypeError('--junit, --classroom and --baseline are for one card: grade one handler or service with them (each student\'s CI, docs/grading-in-ci.md)')
+    if (values.junit !== undefined || values.baseline !== undefined || values.classroom) {
+      throw new TypeError('--junit, --classroom and --baseline are for one card: grade one handler or service with them ' +
+        '(each student\'s CI, docs/grading-in-ci.md)')
+    }
     if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
   } else if (values.csv !== undefined) {
     throw new TypeError('--csv writes a class\'s table: give a folder of submissions')

@@ -14,6 +14,7 @@ import {
 } from '../../grader/card/classroom.js'
 import { AREAS, checksOf } from '../../grader/checks/index.js'
 import { GRADER_FAILED } from '../../grader/run/run-checks.js'
+import { readGradeArgs } from '../../scripts/grade/args.js'
 import { gradedCard } from '../card-fixtures.js'
 import { classroomTotals, parseRunnerResults, readStepOutputs } from '../classroom-reporter.js'
 
@@ -115,6 +116,19 @@ describe('grader/card/classroom.js: the card as GitHub Classroom\'s points', fun
 
     it('says the points as GitHub Classroom does, and how many tests failed', function () {
       assert.equal(pointsLine(classroomResults(bufferingCard())), 'Points 96/120 (2 of 19 tests failed)')
+    })
+  })
+
+  describe('the flag (npm run grade -- FILE --classroom)', function () {
+    it('asks for the results with one handler or a service, and is off by default', function () {
+      assert.equal(readGradeArgs(['exercises/01-stream/starter.js', '--classroom']).classroom, true)
+      assert.equal(readGradeArgs(['--url', 'http://127.0.0.1:3100/ingest', '--classroom']).classroom, true)
+      assert.equal(readGradeArgs(['exercises/01-stream/starter.js']).classroom, false)
+    })
+
+    it('is refused with a folder and with --collect: one card, one student\'s CI', function () {
+      assert.throws(function folder () { readGradeArgs(['exercises/', '--classroom']) }, /--classroom .*are for one card/)
+      assert.throws(function collect () { readGradeArgs(['--collect', 'exercises/', '--seed', '1', '--classroom']) }, /--classroom grades one target/)
     })
   })
 
