@@ -12,7 +12,7 @@
  * themselves, Chart.js would hook their push and splice and do work for
  * every sample, and a paused chart would not stay still under the mouse.
  */
-import { formatClock } from './format.js'
+import { clockTicks, formatClock } from './format.js'
 import { gcPlugin, gcTooltipLines } from './gc-marks.js'
 
 const { Chart } = globalThis
@@ -218,6 +218,11 @@ export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
     scales: {
       x: {
         type: 'linear',
+        // whole seconds, minutes, as many as fit: labels never collide nor read the same twice
+        afterBuildTicks: function clockAxisTicks (axis) {
+          const labelPx = 8 * 0.62 * globalThis.Chart.defaults.font.size + 24
+          axis.ticks = clockTicks(axis.min, axis.max, axis.width, labelPx).map(function tick (value) { return { value } })
+        },
         ticks: {
           maxRotation: 0,
           autoSkipPadding: 24,

@@ -12,6 +12,7 @@
 import { make } from './dom.js'
 import { formatClock } from './format.js'
 import { requestJson } from './request-json.js'
+import { describeStep } from './run-steps.js'
 import { renderResults, shortId } from './results-view.js'
 
 const POLL_MS = 500
@@ -21,10 +22,11 @@ const POLL_MS = 500
  * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
  *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
  *   progressText: HTMLElement, results: HTMLElement }} el
+ * @param {{ experiment?: string }} [options] the experiment chosen first (a lesson's), else the server's first
  * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
  *   showEarlier: (entry: object) => void, readonly current: object }}
  */
-export function createControlPanel (el) {
+export function createControlPanel (el, options = {}) {
   let experiments = []
   let chosen = null
   /** the run being followed: { id, status, progress } */
@@ -42,12 +44,14 @@ export function createControlPanel (el) {
       return
     }
     experiments = listing.experiments ?? []
-    renderChooser()
-    choose(experiments[0]?.name)
+    const offered = experiments.some(function isLessons (e) { return e.name === options.experiment })
+    const first = offered ? options.experiment : experiments[0]?.name
+    renderChooser(first)
+    choose(first)
     if (listing.running) follow(listing.running)
   }
 
-  function renderChooser () {
+  function renderChooser (first) {
     el.chooser.replaceChildren()
     if (experiments.length < 2) {
       el.chooser.hidden = true
@@ -57,6 +61,7 @@ export function createControlPanel (el) {
     const label = make('label', { for: 'experiment-name' }, 'Experiment')
     const select = make('select', { id: 'experiment-name', name: 'experiment' })
     for (const e of experiments) select.append(make('option', { value: e.name }, e.title ?? e.name))
+    select.value = first
     select.addEventListener('change', function chooseExperiment () { choose(select.value) })
     el.chooser.append(label, select)
   }
@@ -200,7 +205,7 @@ export function createControlPanel (el) {
       el.progress.value = total === null ? (current?.status === 'done' ? 1 : 0) : p.done
     }
     el.progress.hidden = current === null
-    el.progressText.textContent = current === null ? '' : describeProgress(current)
+    el.progressText.replaceChildren(...(current === null ? [] : describeProgress(current)))
   }
 
   /**
@@ -234,6 +239,8 @@ export function createControlPanel (el) {
    */
   function showEarlier (entry) {
     if (shownResultFor !== null || typeof entry?.id !== 'string' || entry.result === null || typeof entry.result !== 'object') return
+    // a lesson's view shows its own experiment's runs only
+    if (options.experiment !== undefined && entry.name !== options.experiment) return
     shownResultFor = entry.id
     renderResults(el.results, entry)
     const when = Number.isFinite(entry.time) ? ` at ${formatClock(entry.time)}` : ''
@@ -298,21 +305,14 @@ function renderField (param) {
 }
 
 /**
- * "Run 1a2b3c4d: 3 of 8 done · load · /good": the page knows no experiment,
- * so it says what the progress event carries (stage, and the route, mode,
- * read size or export it is on), whatever the experiment.
+ * "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good", then what the step does (run-steps.js): the
+ * page knows no experiment, so it says what the progress event carries, whatever the experiment.
  */
 function describeProgress (run) {
-  const p = run.progress ?? {}
   const head = `Run ${shortId(run.id)}`
-  if (run.status !== 'running') return `${head}: ${run.status}`
-  if (p.stage === 'input') return `${head}: preparing the input file…`
-  // the contract's progress (lib/experiments/result-contract.js): what is happening, on which route, in which cell
-  const detail = [p.stage, p.route ? `/${p.route}` : '', p.cell]
-    .filter(function shown (part) { return typeof part === 'string' ? part !== '' : part !== undefined && part !== null })
-    .join(' · ')
-  const count = Number.isFinite(p.total) && p.total > 0 ? `${p.done} of ${p.total} done` : 'running…'
-  return `${head}: ${count}${detail ? ` · ${detail}` : ''}`
+  if (run.status !== 'running') return [make('span', {}, `${head}: ${run.status}`)]
+  const step = describeStep(run.progress ?? {})
+  return [make('span', {}, `${head}: ${step.line}. `), make('span', { class: 'step-why' }, step.why)]
 }
 
 function describeError (error) {

@@ -53,3 +53,22 @@ export function formatBytes (bytes) {
   if (Math.abs(bytes) < MiB) return `${(bytes / 1024).toFixed(1)} KiB`
   return `${(bytes / MiB).toFixed(1)} MiB`
 }
+
+/** Steps between clock ticks, in seconds: round ones a reader counts in. */
+const CLOCK_STEPS = Object.freeze([1, 2, 5, 10, 15, 30, 60, 120, 300, 600])
+
+/**
+ * Ticks for a clock axis from `min` to `max` (ms): at whole multiples of one step, as many as fit
+ * `width` px with labels of `labelPx` px, so no two labels collide or read the same.
+ * @returns {number[]} tick values (ms)
+ */
+export function clockTicks (min, max, width, labelPx) {
+  if (!Number.isFinite(min) || !Number.isFinite(max) || max < min || !(width > 0)) return []
+  const fit = Math.max(1, Math.floor(width / labelPx))
+  const seconds = (max - min) / 1000
+  const fitting = CLOCK_STEPS.find(function fits (s) { return Math.floor(seconds / s) + 1 <= fit })
+  const step = (fitting ?? Math.ceil(seconds / fit / 60) * 60) * 1000
+  const ticks = []
+  for (let t = Math.ceil(min / step) * step; t <= max; t += step) ticks.push(t)
+  return ticks
+}

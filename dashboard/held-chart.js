@@ -59,7 +59,13 @@ const heldMarksPlugin = {
       ctx.fillStyle = '#555555'
       ctx.textAlign = 'center'
       ctx.textBaseline = 'middle'
-      ctx.fillText('No ingest request in flight or recently ended', (area.left + area.right) / 2, (area.top + area.bottom) / 2)
+      // in lines that fit the canvas, centred on it: a narrow chart must not clip the words
+      const lines = fitLines(ctx, 'No ingest request in flight or recently ended', chart.width - 16)
+      const lineHeight = parseInt(ctx.font.match(/(\d+)px/)?.[1] ?? '12', 10) * 1.3
+      const middle = chart.width / 2
+      for (const [i, line] of lines.entries()) {
+        ctx.fillText(line, middle, (area.top + area.bottom) / 2 + (i - (lines.length - 1) / 2) * lineHeight)
+      }
     }
     const element = firstElements(chart)
     for (const [i, bar] of bars.entries()) {
@@ -304,6 +310,17 @@ export function createHeldChart ({ canvas, held }) {
       }
     }
   }
+}
+
+/** Words in lines no wider than `width` px in the context's font. */
+function fitLines (ctx, text, width) {
+  const lines = []
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1)
+    if (last !== undefined && ctx.measureText(`${last} ${word}`).width <= width) lines[lines.length - 1] = `${last} ${word}`
+    else lines.push(word)
+  }
+  return lines
 }
 
 /** A bar's label: its route and id, and whether it is in flight or the peak of one that ended. */

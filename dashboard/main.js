@@ -5,7 +5,7 @@
  *
  * Query parameters: `interval` (ms between samples, 10 to 5000, default
  * 100), `window` (minutes shown, 1 to 10, default 2), `projector=1` (large
- * type and high contrast, as the button), `run=<id>` (replay a saved run;
+ * type and high contrast, as the button), `lesson=<name>` (one lesson's view: lesson-view.js), `run=<id>` (replay a saved run;
  * `&compare=<id>` lays a second over it), `test=1` (adds
  * `streamlab.inject` and `streamlab.injectEvent`, which the browser tests use to simulate a long
  * session or a server that does not exist yet).
@@ -18,9 +18,11 @@ import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
 import { createControlPanel } from './control-panel.js'
 import { downloadChartsPng, downloadText, exportName, samplesToCsv, samplesToJson } from './exports.js'
-import { formatClock, formatMiB, formatMs, MiB } from './format.js'
+import { createFigures } from './figures-view.js'
+import { formatClock } from './format.js'
 import { explainGcTerms } from './gc-marks.js'
 import { createHeldChart } from './held-chart.js'
+import { applyLesson } from './lesson-view.js'
 import { MarkLog } from './mark-log.js'
 import { connectMetrics } from './metrics-connection.js'
 import { createOutcomes, resetPeakButton } from './outcomes-view.js'
@@ -31,6 +33,7 @@ import { createRunsPanel } from './runs-panel.js'
 import { heapKey, storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 import { createLiveSites } from './sites-view.js'
+import { WarmUps } from './warm-ups.js'
 
 const REDRAW_MS = 250
 const PROJECTOR_KEY = 'streamlab.projector'
@@ -39,6 +42,7 @@ const query = new URLSearchParams(location.search)
 const interval = readInteger(query.get('interval'), 10, 5000, 100)
 const windowMinutes = readInteger(query.get('window'), 1, 10, 2)
 const testHooks = query.get('test') === '1'
+const lesson = applyLesson(query.get('lesson'), { bar: byId('lesson-bar') })
 
 const store = new SeriesStore([...MEMORY_SERIES, ...LOOP_SERIES, ...EXTERNAL_LAYERS].map(function seriesKey (s) { return s.key }), {
   windowMs: windowMinutes * 60_000,
@@ -48,6 +52,8 @@ const store = new SeriesStore([...MEMORY_SERIES, ...LOOP_SERIES, ...EXTERNAL_LAY
 const heapSpaces = []
 const marks = new MarkLog()
 const held = new RequestHeld()
+const warmUps = new WarmUps()
+const renderFigures = createFigures({ store, marks })
 const charts = createCharts({
   memoryCanvas: byId('memory-chart'),
   loopCanvas: byId('loop-chart'),
@@ -81,6 +87,7 @@ function onSample (sample) {
       restarts++
       marks.serverRestarted()
       held.serverRestarted()
+      warmUps.clear()
       showStreamNote()
     }
     lastSeq = sample.seq
@@ -89,7 +96,7 @@ function onSample (sample) {
   lastSample = sample
   outcomesView.serverTime(sample.time)
   storeSample(store, heapSpaces, sample, marks)
-  held.onSample(sample.requests, sample.time, sample.requestsOmitted)
+  held.onSample(warmUps.without(sample.requests), sample.time, sample.requestsOmitted)
   dirty = true
 }
 
@@ -104,7 +111,7 @@ const panel = createControlPanel({
   progress: byId('run-progress'),
   progressText: byId('run-progress-text'),
   results: byId('results')
-})
+}, { experiment: lesson?.experiment })
 
 const browserExport = createBrowserExport({
   form: byId('browser-export-form'),
@@ -144,6 +151,7 @@ function onEvent (type, data) {
   sitesView.onEvent(type, data)
   pipelineLive.onEvent(type, data)
   if (type === 'sample') onSample(data)
+  else if (type === 'request' && warmUps.skip(data)) return
   else if (type === 'request') {
     marks.onRequest(data)
     held.onRequest(data)
@@ -187,31 +195,12 @@ function showStreamNote () {
   byId('stream-note').textContent = parts.join(' ')
 }
 
-function setFigure (key, main, sub) {
-  byId(`figure-${key}`).textContent = main
-  byId(`figure-${key}-sub`).textContent = sub
-}
-
-function renderFigures () {
-  const s = lastSample
-  if (s === null) return
-  setFigure('rss', formatMiB(s.rss), `max in window ${formatMiB(windowMax('rss'))}`)
-  setFigure('peakRss', formatMiB(s.peakRss), s.peakSource === 'VmHWM'
-    ? 'kernel peak, since the last reset'
-    : 'sampled peak (every 5 ms while a request or run is measured), since the last reset')
-  setFigure('heapUsed', formatMiB(s.heapUsed), `of ${formatMiB(s.heapTotal)} heap`)
-  setFigure('arrayBuffers', formatMiB(s.arrayBuffers), `external ${formatMiB(s.external)}`)
-  setFigure('loop', formatMs(s.eventLoop?.p99), `max ${formatMs(s.eventLoop?.max)} · in window ${formatMs(store.maxOf('loopMax'))}`)
-  const seen = Object.entries(marks.seen).map(function routeCount ([route, n]) { return `/${route} ${n}` })
-  setFigure('requests', String(marks.open.size), `seen: ${seen.join(' · ')}`)
-}
-
 /** The throttled redraw: everything visible changes here, never per sample. */
 function redraw (force = false) {
   if (!dirty && !force) return
   if (document.hidden && !force) return
   dirty = false
-  renderFigures()
+  renderFigures(lastSample)
   if ((paused || replay.mode !== 'live') && !force) return
   const latest = store.latest ?? Date.now()
   const from = latest - store.windowMs
@@ -224,6 +213,8 @@ function redraw (force = false) {
   charts.update()
   bytesChart.update()
   heldChart.update()
+  // a lesson's view folds the bars while there are none (dashboard.css)
+  byId('held-box').dataset.empty = String(held.inFlight.size === 0 && held.finished.length === 0)
   lastRedrawMs = performance.now() - started
   redraws++
   document.body.dataset.samples = String(received)
@@ -277,8 +268,8 @@ function setProjector (on) {
 projectorButton.addEventListener('click', function toggleProjector () {
   setProjector(projectorButton.getAttribute('aria-pressed') !== 'true')
 })
-// ?projector=1 (or 0) in a bookmark wins over what the browser remembers
-setProjector(query.has('projector') ? query.get('projector') === '1' : readProjector())
+// a lesson's view is for the projector; ?projector=1 (or 0) in a bookmark wins over what the browser remembers
+setProjector(lesson !== null || (query.has('projector') ? query.get('projector') === '1' : readProjector()))
 
 // exports and tools
 
@@ -332,6 +323,8 @@ const debug = {
   get outcomes () { return outcomesView.outcomes },
   get browserExport () { return browserExport.last },
   get projector () { return document.documentElement.classList.contains('projector') },
+  /** The lesson's view (`?lesson=`): its name, experiment and panels; null on the full page. */
+  get lesson () { return lesson },
   /**
    * "Where the bytes are" as drawn: the heap spaces named so far and each one's largest value in
    * the window, and the layers, bottom to top, with their points in the window (MiB).
@@ -371,15 +364,7 @@ if (testHooks) {
 }
 window.streamlab = Object.freeze(debug)
 
-/** The window's largest value of a MiB series, in bytes (null when empty). */
-function windowMax (key) {
-  const max = store.maxOf(key)
-  return max === null ? null : max * MiB
-}
-
-function byId (id) {
-  return document.getElementById(id)
-}
+function byId (id) { return document.getElementById(id) }
 
 function readInteger (text, min, max, fallback) {
   const n = text !== null && /^\d+$/.test(text) ? Number(text) : NaN

@@ -91,6 +91,7 @@ function requestsOf (record) {
 function overlayChart (canvas, runs, lines, { yTitle, unit, labels }) {
   const options = baseOptions({ yTitle, yFormat: function inUnit (y) { return Number.isFinite(y) ? `${y.toFixed(1)} ${unit}` : '–' }, marks: null, labels: false, legend: true })
   options.scales.x.ticks.callback = function seconds (value) { return `${value} s` }
+  delete options.scales.x.afterBuildTicks
   options.scales.x.title = { display: true, text: 'seconds from each run\'s start' }
   options.plugins.tooltip.callbacks.title = function atSecond (items) { return items.length ? `${items[0].parsed.x.toFixed(1)} s from the start` : '' }
   options.plugins.streamlabOverlaySpans = { runs: runs.map(function spans (record) { return { requests: requestsOf(record) } }), labels }

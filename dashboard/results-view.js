@@ -92,7 +92,7 @@ function renderCells (cells, run, labels) {
       if (value !== null && typeof value !== 'object') keys.add(key)
     }
   }
-  const heading = function heading (key) { return isObject(labels) && typeof labels[key] === 'string' ? labels[key] : key }
+  const heading = function heading (key) { return isObject(labels) && typeof labels[key] === 'string' ? labels[key] : fieldHeading(key) }
   const columns = [...keys].map(function column (key) {
     const value = function scalar (cell) { return formatCell(key, Object.hasOwn(cell, key) ? cell[key] : undefined) }
     return { label: heading(key), value, key }
@@ -106,7 +106,8 @@ function renderCells (cells, run, labels) {
     table.append(make('thead', {}, make('tr', {}, make('th', { scope: 'col' }, 'Measure'), make('th', { scope: 'col' }, 'This run'))))
     for (const c of columns) body.append(make('tr', {}, make('th', { scope: 'row' }, c.label), valueCell(c, cells[0])))
   } else {
-    table.append(make('thead', {}, make('tr', {}, ...columns.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))))
+    const head = columns.map(function head (c) { return make('th', c.key ? { scope: 'col', 'data-key': c.key } : { scope: 'col' }, c.label) })
+    table.append(make('thead', {}, make('tr', {}, ...head)))
     for (const cell of cells) {
       body.append(make('tr', {}, ...columns.map(function value (c) { return valueCell(c, cell) })))
     }
@@ -146,7 +147,9 @@ function renderPublished (published) {
 function formatCell (key, value) {
   if (value === undefined || value === null) return '–'
   if (typeof value !== 'number') return String(value)
-  if (/Ms$/.test(key)) return formatMs(value)
+  if (/(^ms|Ms)$/.test(key)) return formatMs(value)
+  if (/^mbPerSecond$/.test(key)) return `${value} MB/s`
+  if (/^mibPerSecond$/.test(key)) return `${value} MiB/s`
   if (/(Rss|AboveIdle)$/.test(key)) return formatMiB(value)
   if (/(^b|B)ytes$/.test(key)) return formatMB(value)
   return Number.isInteger(value) ? formatCount(value) : String(value)
@@ -156,7 +159,25 @@ function formatCell (key, value) {
 function describeRun (run) {
   if (typeof run.result?.caption === 'string') return `Run ${shortId(run.id)}: ${run.result.caption}`
   const given = Object.entries(run.params ?? {}).filter(function shown ([, v]) { return v !== null && v !== '' && typeof v !== 'object' })
-  return `Run ${shortId(run.id)}: ${given.map(function pair ([k, v]) { return `${k} ${typeof v === 'number' ? formatCount(v) : v}` }).join(', ')}`
+  const pairs = given.map(function pair ([k, v]) { return `${fieldHeading(k)} ${typeof v === 'number' ? formatCount(v) : v}` })
+  return `Run ${shortId(run.id)}: ${pairs.join(', ')}`
+}
+
+/** Headings for a record's fields that words split at their capitals would not say well. */
+const HEADINGS = Object.freeze({
+  hwm: 'read size', mbPerSecond: 'throughput', mibPerSecond: 'throughput', wallMs: 'time', ms: 'time',
+  cpuUserMs: 'CPU, user', cpuSystemMs: 'CPU, kernel', sinkReads: 'reads by the receiver', rssAboveIdle: 'RSS above idle',
+  peakRss: 'peak RSS', peakRssAboveIdle: 'peak RSS above idle'
+})
+
+/**
+ * A field's name as a heading: "peakAboveIdle" reads "peak above idle", "latencyMs" "latency" (its
+ * values carry the unit, one per figure).
+ */
+export function fieldHeading (key) {
+  if (Object.hasOwn(HEADINGS, key)) return HEADINGS[key]
+  const words = String(key).replace(/Ms$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()
+  return words === '' ? String(key) : words
 }
 
 /** A run id as the page shows it: a random id by its first eight characters, a name (`lesson-zip-bomb`) whole. */

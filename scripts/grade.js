@@ -6,7 +6,8 @@
  *   npm run grade -- path/to/folder/ --csv class.csv [--quick] [--seed N] [--only AREAS] [--out DIR]
  *   npm run grade -- --url http://127.0.0.1:PORT/ingest [--start "CMD" | --pid N] [--header "Name: value"]... [--allow-remote]
  *   ... [--content-type TYPE]: the media type the encodings are probed and bombed in
- *   ... [--junit FILE] [--baseline CARD.json [--tolerance 25%]]: for CI (grader/card/junit.js, baseline.js)
+ *   ... [--junit FILE] [--baseline CARD.json [--tolerance 25%]] [--classroom]: for CI (grader/card/junit.js,
+ *     baseline.js, classroom.js: GitHub Classroom's points, appended to $GITHUB_OUTPUT)
  *   npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE] [--verify K [--verify-seed S]]:
  *     a class's table from cards (grader/card/collect.js), K of them graded again here (verify.js)
  *
@@ -34,7 +35,8 @@ import { keepLessonRecord } from '../lib/runs/lessons.js'
 import {
   cardJson, cardTable, countVerdicts, formatCard, grade, gradeClass, gradeService, saveCardRecord, terminalText,
   verdictSummary, writeGradeReport, baselineLines, baselineRefusal, collectClass, compareWithBaseline, htmlBeside,
-  junitXml, labVersion, readBaseline, classLines, progressPrinter, verifyLine
+  junitXml, labVersion, readBaseline, classLines, progressPrinter, verifyLine, appendClassroomOutput, classroomError, classroomResults,
+  pointsLine
 } from '../grader/index.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { jsonText } from '../lib/util/escape.js'
@@ -60,7 +62,7 @@ async function gradeOneFile (args, command) {
     keepOpenMs: args.keepOpenMs,
     onProgress: progressPrinter(process.stderr)
   }
-  const card = args.service ? await gradeService({ ...options, ...args.service }) : await grade(args.handler, options)
+  const card = await gradeTarget(args, options)
   process.stdout.write('\n' + formatCard(card))
   // the gate: this run's figures against the baseline card's, each line naming the baseline
   const gate = args.baselineDoc ? compareWithBaseline(cardJson(card), args.baselineDoc, { file: args.baseline, tolerance: args.tolerance }) : null
@@ -72,6 +74,12 @@ async function gradeOneFile (args, command) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.junit)), { recursive: true })
     await fs.promises.writeFile(args.junit, junitXml(card, { baseline: gate }))
     files.push(args.junit)
+  }
+  if (args.classroom) {
+    const results = classroomResults(card)
+    process.stdout.write(`classroom: ${pointsLine(results)}\n`)
+    const file = await writeClassroom(results)
+    if (file !== null) files.push(file)
   }
   if (args.json) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
@@ -98,6 +106,26 @@ async function gradeOneFile (args, command) {
   process.stderr.write(`written: ${files.map(shown).join(', ')}\n`)
   if (!card.passed) return EXIT_FAILED
   return gate === null || gate.passed ? 0 : EXIT_BASELINE
+}
+
+/**
+ * The card of one handler or service. With --classroom, a grading that ends without one still
+ * leaves GitHub Classroom's reporter results, in error, saying why (grader/card/classroom.js).
+ */
+async function gradeTarget (args, options) {
+  try {
+    return args.service ? await gradeService({ ...options, ...args.service }) : await grade(args.handler, options)
+  } catch (err) {
+    if (args.classroom) await writeClassroom(classroomError(err?.reason ?? err?.message ?? String(err), args.areas))
+    throw err
+  }
+}
+
+/** --classroom: the results appended to $GITHUB_OUTPUT for the reporter; null when it is not set. */
+async function writeClassroom (results) {
+  const file = await appendClassroomOutput(results, process.env)
+  if (file === null) process.stderr.write('--classroom: GITHUB_OUTPUT is not set (GitHub Actions sets it): the results were not written\n')
+  return file
 }
 
 async function gradeFolder (args, command) {

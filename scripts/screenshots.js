@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * npm run docs:screenshots: the pictures of the lesson pages (docs/lessons/),
- * docs/img/lesson-<experiment>.png, one per experiment.
+ * docs/img/view-<lesson>.png (the lesson's view, `/?lesson=<name>`, at 1280x720, as the class sees
+ * it) and docs/img/lesson-<experiment>.png (the whole page), one of each per experiment.
  *
  * For each experiment: a fresh lab process (so nothing one run leaves in
- * the heap shows in the next picture), the dashboard in headless Chromium,
+ * the heap shows in the next picture), the lesson's view in headless Chromium,
  * the run started from the page's own control panel as a teacher would,
- * and, once its results table is shown, a picture of the whole page. The
+ * and, once its results table is shown, a picture of the view, then of the whole page. The
  * figures each run measured are printed at the end, read from the run's
  * result: a caption must say what its own picture measured.
  *
@@ -23,6 +24,7 @@ import { formatBytes, formatDuration } from '../lib/util/units.js'
 import { serverFigure } from '../lib/measure/figure-lines.js'
 import { loadFigures } from '../experiments/index.js'
 import { chromiumMissing, launchChromium } from '../lib/measure/browser.js'
+import { LESSONS } from '../dashboard/lessons.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 
 const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')
@@ -30,6 +32,9 @@ const DEFAULT_OUT = path.join(PROJECT_ROOT, 'docs', 'img')
 // a shot whose results table has many columns asks for more width, or the table runs under the panel
 const VIEWPORT = Object.freeze({ width: 1400, height: 900 })
 const MAX_PNG_BYTES = 400 * 1024
+// a lesson's view: the projector's screen, and a picture small enough for a lesson page's top
+const VIEW_VIEWPORT = Object.freeze({ width: 1280, height: 720 })
+const MAX_VIEW_PNG_BYTES = 300 * 1024
 // idle samples before the run and after it: the reader sees where the memory starts and where it settles
 const LEAD_IN_MS = 3000
 const TRAIL_MS = 3000
@@ -53,8 +58,9 @@ const SHOTS = Object.freeze(Object.values(await loadFigures())
 
 const USAGE = `Usage: node scripts/screenshots.js [options]   (npm run docs:screenshots -- [options])
 
-Runs each experiment from the dashboard of a fresh lab, in headless Chromium
-(CHROMIUM_PATH, else Chromium, Chrome or Edge where installed), and saves the page as <out>/lesson-<experiment>.png.
+Runs each experiment from its lesson's view of a fresh lab, in headless Chromium
+(CHROMIUM_PATH, else Chromium, Chrome or Edge where installed), and saves the view as
+<out>/view-<lesson>.png (1280x720) and the whole page as <out>/lesson-<experiment>.png.
 
 Options:
   --only NAMES   comma-separated experiments to redo (default: all of
@@ -136,6 +142,7 @@ async function main (argv = process.argv.slice(2), out = process.stdout) {
     try {
       const taken = await takeShot(shot, file, note)
       const seconds = (Date.now() - started) / 1000
+      if (taken.view) note(`wrote ${path.relative(process.cwd(), taken.view.file)} (${formatBytes(taken.view.bytes)})`)
       note(`wrote ${path.relative(process.cwd(), file)} (${formatBytes(taken.bytes)}) in ${formatDuration(seconds * 1000)}`)
       done.push({ shot, file, seconds, ...taken })
     } catch (err) {
@@ -181,12 +188,15 @@ async function takeShot (shot, file, note) {
   if (shot.prepare) await shot.prepare(lab.url, shot.params, note)
 
   const viewport = shot.viewport ?? VIEWPORT
+  const lesson = Object.hasOwn(LESSONS, shot.name) ? shot.name : null
   // our own signal handler closes the browser, then the lab: playwright's would exit before the lab is stopped
-  const browser = await launchChromium({ viewport, deviceScaleFactor: 1, acceptDownloads: false, handleSignals: false })
+  const browser = await launchChromium({
+    viewport: lesson ? VIEW_VIEWPORT : viewport, deviceScaleFactor: 1, acceptDownloads: false, handleSignals: false
+  })
   onCleanup(browser.close)
   const { page } = browser
   // the widest window while the run lasts, so no sample of it is dropped; narrowed to fit afterwards
-  await page.goto(`${lab.url}/?window=10`)
+  await page.goto(`${lab.url}/?window=10${lesson ? `&lesson=${lesson}` : ''}`)
   await page.waitForFunction(function liveAndReady () {
     const run = document.getElementById('run')
     return window.streamlab?.state === 'live' && window.streamlab.samples >= 10 &&
@@ -208,11 +218,25 @@ async function takeShot (shot, file, note) {
   const spanMs = await page.evaluate(function chartSpan () { return window.streamlab.latest - window.streamlab.oldest })
   const windowMinutes = Math.min(10, Math.max(1, Math.ceil(spanMs / 60_000)))
   if (spanMs > 10 * 60_000) warnings.push(`the run took longer than the widest window (10 min): its start is off the chart`)
-  await page.selectOption('#window-minutes', String(windowMinutes))
+  // the select as a reader would change it (a lesson's view does not show it)
+  await page.evaluate(function chooseWindow (minutes) {
+    const select = document.getElementById('window-minutes')
+    select.value = minutes
+    select.dispatchEvent(new Event('change'))
+  }, String(windowMinutes))
   // the focus ring would be in the picture; then one more redraw at the new window
   await page.evaluate(function blur () { document.activeElement?.blur() })
-  const redraws = await page.evaluate(function redrawCount () { return window.streamlab.redraws })
-  await page.waitForFunction(function redrawn (before) { return window.streamlab.redraws > before + 1 }, redraws)
+  await redrawn(page)
+  let view = null
+  if (lesson) {
+    view = { file: path.join(path.dirname(file), `view-${lesson}.png`) }
+    await page.screenshot({ path: view.file })
+    view.bytes = fs.statSync(view.file).size
+    if (view.bytes > MAX_VIEW_PNG_BYTES) {
+      warnings.push(`${path.basename(view.file)}: ${formatBytes(view.bytes)}, larger than ${formatBytes(MAX_VIEW_PNG_BYTES)}`)
+    }
+    await showWholePage(page, viewport)
+  }
   const overflow = await page.evaluate(function widestTable () {
     const box = document.getElementById('results')
     const widths = [...box.querySelectorAll('table')].map(function tableWidth (t) { return t.scrollWidth })
@@ -236,7 +260,25 @@ async function takeShot (shot, file, note) {
   for (const problem of browser.problems) warnings.push(`the page said: ${problem}`)
   await browser.close()
   await lab.stop()
-  return { run, preludes, bytes, viewport, windowMinutes, warnings }
+  return { run, preludes, bytes, viewport, windowMinutes, warnings, view }
+}
+
+/** Wait for two more redraws of the page's charts. */
+async function redrawn (page) {
+  const redraws = await page.evaluate(function redrawCount () { return window.streamlab.redraws })
+  await page.waitForFunction(function redrawnTwice (before) { return window.streamlab.redraws > before + 1 }, redraws)
+}
+
+/** From a lesson's view to the whole page, as it was run, out of projector mode, at the whole page's size. */
+async function showWholePage (page, viewport) {
+  await page.evaluate(function leaveLesson () {
+    delete document.documentElement.dataset.lesson
+    document.getElementById('lesson-bar').hidden = true
+  })
+  if (await page.getAttribute('#projector', 'aria-pressed') === 'true') await page.click('#projector')
+  await page.setViewportSize(viewport)
+  await page.evaluate(function blur () { document.activeElement?.blur() })
+  await redrawn(page)
 }
 
 /**
@@ -265,8 +307,8 @@ async function runFromPanel (page, url, shot, params, note) {
  * @throws {Error} when a control is missing or the server refused the run (its words)
  */
 async function startFromPanel (page, name, params) {
-  // with more than one experiment on the server the panel offers a choice; with one, it must be this one
-  if (await page.$('#experiment-name')) {
+  // with more than one experiment on the server the panel offers a choice (a lesson's view has made it)
+  if (await page.$('#experiment-name') && await page.inputValue('#experiment-name') !== name) {
     await page.selectOption('#experiment-name', name)
   }
   for (const [key, value] of Object.entries(params)) {

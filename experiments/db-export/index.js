@@ -51,7 +51,7 @@ export const params = deepFreeze([
   }),
   listEntry('highWaterMarks', {
     default: '500,100000',
-    label: 'Stream highWaterMarks (rows per cursor read)',
+    label: 'Stream highWaterMark, one or more (rows per cursor read)',
     help: 'Comma-separated. The article used 500, then 5,000,000: a larger one needs fewer round trips to the database.'
   }),
   integerEntry('sleepMs', {

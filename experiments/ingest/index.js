@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { latencyStats } from '../../lib/measure/stats.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
+import { WARM_UP_HEADER } from '../../lib/util/lab-events.js'
 import { FORMATS } from '../../lib/generate/items.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
@@ -159,7 +160,8 @@ export async function run (ctx) {
     signal.throwIfAborted()
     const url = `${baseUrl}/${route}`
     const headers = INGEST_ROUTES[route].headers
-    await uploadFile(url, warm.file, headers)
+    ctx.progress({ done: index * p.requests, total, route, stage: 'warm-up' })
+    await uploadFile(url, warm.file, { ...headers, [WARM_UP_HEADER]: '1' })
     await ctx.settle()
     const endMeasure = ctx.measure()
     let server = null

@@ -12,6 +12,7 @@ import path from 'node:path'
 import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
 import { latencyStats } from '../../lib/measure/stats.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
+import { WARM_UP_HEADER } from '../../lib/util/lab-events.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
@@ -110,7 +111,7 @@ export async function run (ctx) {
   const warm = await ensureBinaryInput({ bytes: WARM_BYTES, dir, signal })
   for (const route of routes) {
     // the first upload of each route pays for code that is not the experiment's
-    const answer = await uploadFile(`${baseUrl}/upload-${route}`, warm.file, HEADERS)
+    const answer = await uploadFile(`${baseUrl}/upload-${route}`, warm.file, { ...HEADERS, [WARM_UP_HEADER]: '1' })
     if (answer.status !== 200) throw new Error(`warm-up upload to /upload-${route} answered ${answer.status}`)
     await removeUploads(options.dataDir, [answer.body.file])
   }

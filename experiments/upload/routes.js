@@ -12,7 +12,7 @@
 import express from 'express'
 import { performance } from 'node:perf_hooks'
 import { badParameter, uploadNotFound } from '../../lib/errors/index.js'
-import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
+import { msSince, nextRequestId, warmUpMark } from '../../lib/util/lab-events.js'
 import { deleteUploads, isUploadName, normalizeUploadOptions, receiveUpload, uploadDir } from './server.js'
 
 /** Names listed in a delete's answer, at most: the count says how many went. */
@@ -66,20 +66,21 @@ function answerWith (route, settings, events, admission) {
     const id = nextRequestId()
     // reserved before a byte is read: refused (413 or 503) while the body still waits in the socket
     const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what: 'this upload, buffered whole,' }) : null
-    events.emit('request', { phase: 'start', id, route, time: Date.now() })
+    events.emit('request', { phase: 'start', id, route, time: Date.now(), ...warmUpMark(req) })
     let saved
     try {
       saved = await receiveUpload(req, res, settings)
     } catch (err) {
       events.emit('request', {
-        phase: 'end', id, route, time: Date.now(), status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
+        phase: 'end', id, route, time: Date.now(), ...warmUpMark(req),
+        status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
       })
       throw err
     } finally {
       reservation?.release()
     }
     const ms = msSince(started)
-    events.emit('request', { phase: 'end', id, route, time: Date.now(), status: 200, ms })
+    events.emit('request', { phase: 'end', id, route, time: Date.now(), status: 200, ms, ...warmUpMark(req) })
     res.json({ route, bytes: saved.bytes, ms, file: saved.file })
   }
 }

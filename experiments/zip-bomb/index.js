@@ -17,6 +17,7 @@
 import path from 'node:path'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { uploadFile } from '../../lib/experiments/upload-client.js'
+import { WARM_UP_HEADER } from '../../lib/util/lab-events.js'
 import {
   BOMB_CODECS, BOMB_DEFAULTS, BOMB_LIMITS, BOMB_VARIANTS, bombCodecProblem, maximumBytes, minimumBytes, prepareBomb
 } from '../../lib/generate/bombs.js'
@@ -123,7 +124,7 @@ export async function run (ctx) {
   for (const [index, route] of routes.entries()) {
     signal.throwIfAborted()
     const url = `${baseUrl}/${route}`
-    await uploadFile(url, warm.file, WARM_HEADERS)
+    await uploadFile(url, warm.file, { ...WARM_HEADERS, [WARM_UP_HEADER]: '1' })
     signal.throwIfAborted()
     // /bad without its guard is expected to take this process down: say so while it still can
     const fatal = route === 'bad' && options.unsafeBad === true

@@ -195,6 +195,9 @@ function probe (ctx, lab, card) {
   })
 }
 
+/** A check's figure when the grader itself failed on it (a throw): not the handler's failure. */
+export const GRADER_FAILED = 'the grader failed on this check'
+
 /**
  * Run one check. A death of the main lab, or one a check reports from a fresh
  * lab of its own (`outcome.died`), fails it with the reason; a throw is the
@@ -208,7 +211,7 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   try {
     outcome = await check.run(local)
   } catch (err) {
-    outcome = { pass: false, figure: 'the grader failed on this check', reason: err.stack ?? String(err) }
+    outcome = { pass: false, figure: GRADER_FAILED, reason: err.stack ?? String(err) }
   } finally {
     await ctx.fresh.releaseTaken()
   }

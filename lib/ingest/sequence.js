@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks'
 import { overloaded } from '../errors/index.js'
 import { watchRequestPeak } from '../metrics/peak.js'
-import { msSince, nextRequestId } from '../util/lab-events.js'
+import { msSince, nextRequestId, warmUpMark } from '../util/lab-events.js'
 
 /** The eight stages, in order, as samples name them (`requests[].held`, lib/metrics/held.js). */
 export const INGEST_STAGES = Object.freeze(['negotiate', 'admit', 'read', 'inflate', 'records', 'parse', 'tally', 'answer'])
@@ -63,6 +63,7 @@ export function ingestRoute (route, lab) {
       id,
       route: route.name,
       time: Date.now(),
+      ...warmUpMark(req),
       compressedBytes: Number.isFinite(contentLength) ? contentLength : null
     })
     const endPeak = watchRequestPeak(lab.opts.resetPeakPerRequest, lab.readPeak)
@@ -78,6 +79,7 @@ export function ingestRoute (route, lab) {
         id,
         route: route.name,
         time: Date.now(),
+        ...warmUpMark(req),
         status: err.status ?? 500,
         errorType: err.type ?? 'internal',
         ms: msSince(started),
@@ -93,6 +95,7 @@ export function ingestRoute (route, lab) {
       id,
       route: route.name,
       time: Date.now(),
+      ...warmUpMark(req),
       status: 200,
       compressedBytes: summary.compressedBytes,
       inflatedBytes: summary.inflatedBytes,

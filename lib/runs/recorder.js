@@ -43,7 +43,8 @@ export function createRunRecorder (settings) {
     if (store.keep === 0) return null
     const timeline = createTimeline({ interval, ...settings.timeline })
     let lastStage = null
-    function onRequest (event) { timeline.addRequest(event) }
+    // an experiment's warm-up upload is no part of the run: a replay draws what the live page drew
+    function onRequest (event) { if (event?.warmUp !== true) timeline.addRequest(event) }
     function onPeak (event) {
       if (event?.reset !== true) return
       // a reset the lab makes for its own measurement is kept apart: a chart does not draw it as the user's

@@ -5,8 +5,9 @@
  * transport.
  *
  * Events:
- * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType? }:
- *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (experiments/upload/routes.js)
+ * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType?, warmUp? }:
+ *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (experiments/upload/routes.js);
+ *   `warmUp: true` for an experiment's own warm-up upload (WARM_UP_HEADER), which the dashboard does not draw
  * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
  * - 'run-record' { id, name, time, file, bytes } or { id, name, time, error }: a finished run's record
@@ -27,6 +28,17 @@ export function createLabEvents () {
   // every SSE client subscribes: many listeners are expected, not a leak
   events.setMaxListeners(0)
   return events
+}
+
+/** The header an experiment's warm-up upload carries, so its request events say so. */
+export const WARM_UP_HEADER = 'x-streamlab-warm-up'
+
+/**
+ * `{ warmUp: true }` for a request that carries WARM_UP_HEADER, else nothing: spread into its events.
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function warmUpMark (req) {
+  return req.headers[WARM_UP_HEADER] === '1' ? { warmUp: true } : {}
 }
 
 let requestIds = 0

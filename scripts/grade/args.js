@@ -8,7 +8,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEFAULTS } from '../../lib/config/options.js'
 import {
-  AREAS, classifyUrl, classPlaceProblem, normalizeSeed, remoteRefusal, DEFAULT_TOLERANCE, parseTolerance, parseVerify
+  AREAS, AREA_POINTS, classifyUrl, classPlaceProblem, normalizeSeed, remoteRefusal, DEFAULT_TOLERANCE, parseTolerance, parseVerify
 } from '../../grader/index.js'
 import { checkFiguresName } from '../../lib/measure/figures.js'
 import { formatMemory, parseByteSize } from '../../lib/util/units.js'
@@ -39,6 +39,9 @@ export const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --figures NAME   also write docs/figures/NAME.json and NAME.md: the card as the docs quote it
   --junit FILE     also write the card as JUnit XML, for CI: a testsuite per area, a testcase per
                    check, a failure with the figure, the limit and the hint (not with a folder)
+  --classroom      also append the card as GitHub Classroom's autograding results (result=<base64 JSON>,
+                   a test per check, each area ${AREA_POINTS} points) to the file $GITHUB_OUTPUT names, for
+                   its reporter (docs/grading-in-ci.md), and print the points (not with a folder)
   --baseline CARD  hold this run to an earlier --json card: fail (exit 4) when a memory slope, a peak
                    or the speed ratio is worse than the baseline's by more than the tolerance; a
                    baseline of another preset is refused, another lab version or seed is said
@@ -108,6 +111,7 @@ export function readGradeArgs (argv) {
       'allow-remote': { type: 'boolean', default: false },
       'content-type': { type: 'string' },
       junit: { type: 'string' },
+      classroom: { type: 'boolean' },
       baseline: { type: 'string' },
       tolerance: { type: 'string' },
       collect: { type: 'string' },
@@ -134,7 +138,10 @@ export function readGradeArgs (argv) {
   const common = readCommon(values)
   if (isFolder) {
     if (values.json !== undefined || values.figures !== undefined) throw new TypeError('--json and --figures write one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
-    if (values.junit !== undefined || values.baseline !== undefined) throw new TypeError('--junit and --baseline are for one card: grade one handler or service with them (each student\'s CI, docs/grading-in-ci.md)')
+    if (values.junit !== undefined || values.baseline !== undefined || values.classroom) {
+      throw new TypeError('--junit, --classroom and --baseline are for one card: grade one handler or service with them ' +
+        '(each student\'s CI, docs/grading-in-ci.md)')
+    }
     if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
   } else if (values.csv !== undefined) {
     throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
@@ -201,7 +208,7 @@ function readServiceArgs (values, positionals) {
 function readCollectArgs (values, positionals) {
   if (positionals.length > 0) throw new TypeError(`--collect builds a table from cards: no handler or folder beside it (got ${positionals.join(', ')})`)
   const grades = values.verify === undefined ? ['content-type', 'memory-limit'] : []
-  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'baseline', ...grades]) {
+  for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'classroom', 'baseline', ...grades]) {
     if (values[flag] !== undefined) throw new TypeError(`--${flag} grades one target: --collect reads the cards students' CI wrote${values.verify === undefined ? '' : ' and --verify grades them as the class grades'}`)
   }
   if (values.seed === undefined) throw new TypeError('--collect needs the class\'s --seed: a card graded with other bodies is refused')
@@ -240,6 +247,7 @@ function readCommon (values) {
     seed,
     json: values.json ?? null,
     junit: values.junit ?? null,
+    classroom: values.classroom === true,
     baseline: values.baseline ?? null,
     tolerance: values.tolerance === undefined ? DEFAULT_TOLERANCE : parseTolerance(values.tolerance),
     figures: readFiguresName(values.figures),

@@ -4,10 +4,14 @@
  * a GitLab job's `script:`), run in order in a temporary project as the
  * runner's shell would run them, with the lab's packed tarball where the file
  * names the package (STREAMLAB_PACKAGE). Three things differ from a real run,
- * each to keep this spec to a minute: the grading gets `--only correctness`,
- * the URL's port is a free one, and npm reads its cache first. Then the
- * classroom's cards are collected as a teacher would (`streamlab grade
- * --collect`), a tampered submission among them refused.
+ * each to keep this spec to a minute: the grading gets `--only correctness`
+ * (the classroom's points: `--only correctness,memory`, a buffering and a
+ * streaming handler), the URL's port is a free one, and npm reads its cache
+ * first. The classroom's grading step's outputs are handed to GitHub
+ * Classroom's reporter as its step does, decoded and totalled as the reporter
+ * does (test/classroom-reporter.js). Then the classroom's cards are collected
+ * as a teacher would (`streamlab grade --collect`), a tampered submission
+ * among them refused.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -17,9 +21,12 @@ import { fileURLToPath } from 'node:url'
 import { parseCsv } from '../csv.js'
 import { elementsNamed, readXml } from '../xml.js'
 import { ciCommands, openTempDir, packLab, runLine, userEnv } from '../package-helpers.js'
+import { classroomTotals, parseRunnerResults, readStepOutputs, reporterStep } from '../classroom-reporter.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const CI = path.join(ROOT, 'docs', 'ci')
+/** The handlers the classroom's points are read for: exercise 1's starter buffers, its solution streams. */
+const HANDLERS = Object.freeze({ buffering: 'exercises/01-stream/starter.js', streaming: 'exercises/01-stream/solution-stream.js' })
 
 /** A port nothing listens on now. */
 function freePort () {
@@ -33,12 +40,12 @@ function freePort () {
   })
 }
 
-/** The file's commands as this spec runs them: the grading cut to correctness, on a free port. */
-async function commandsOf (file) {
+/** The file's commands as this spec runs them: the grading cut to `only` (correctness), on a free port. */
+async function commandsOf (file, only = 'correctness') {
   const port = await freePort()
   return ciCommands(fs.readFileSync(path.join(CI, file), 'utf8')).map(function forTheSpec (line) {
     if (!/\bstreamlab grade\b/.test(line)) return line
-    return `${line.replace(/127\.0\.0\.1:\d+/g, `127.0.0.1:${port}`)} --only correctness`
+    return `${line.replace(/127\.0\.0\.1:\d+/g, `127.0.0.1:${port}`)} --only ${only}`
   })
 }
 
@@ -49,6 +56,19 @@ async function runAll (commands, project, tarball, extraEnv = {}) {
     const run = await runLine(line, { cwd: project, env })
     assert.equal(run.code, 0, `${line}\n${run.stdout}\n${run.stderr}`)
   }
+}
+
+/**
+ * The points GitHub Classroom shows for a project graded by github-classroom.yml: its grading
+ * step's outputs (the file GITHUB_OUTPUT named) handed to the reporter as the workflow's reporter
+ * step hands them (its env: and runners:), decoded and totalled as the reporter does.
+ */
+function pointsOf (project) {
+  const step = reporterStep(fs.readFileSync(path.join(CI, 'github-classroom.yml'), 'utf8'))
+  const outputs = readStepOutputs(fs.readFileSync(path.join(project, 'github-output'), 'utf8'))
+  const env = Object.fromEntries(Object.entries(step.env).map(function fromStep ([name]) { return [name, outputs.result] }))
+  const decoded = parseRunnerResults(step.runners, env)
+  return { ...classroomTotals(decoded), results: decoded[0].results }
 }
 
 /** A project of its own: a package.json, and the lock `npm ci` needs. */
@@ -128,7 +148,7 @@ describe('the CI files in docs/ci/, their commands run', function () {
         fs.mkdirSync(path.join(project, 'src'))
         // a handler that imports an allowed package, hoisted to the project's node_modules
         fs.copyFileSync(path.join(ROOT, 'exercises', '01-stream', 'solution-library.js'), path.join(project, 'src', 'handler.mjs'))
-        await runAll(await commandsOf('github-classroom.yml'), project, tarball, { CLASS_SEED: seed })
+        await runAll(await commandsOf('github-classroom.yml'), project, tarball, { CLASS_SEED: seed, GITHUB_OUTPUT: path.join(project, 'github-output') })
         repos[student] = project
       }
     })
@@ -138,6 +158,7 @@ describe('the CI files in docs/ci/, their commands run', function () {
       assert.equal(card.handler, 'src/handler.mjs')
       assert.equal(String(card.seed), seed)
       assert.match(card.sha256, /^[0-9a-f]{64}$/)
+      assert.equal(pointsOf(repos.alice).text, 'Points 24/24', 'correctness only: its 24 points')
     })
 
     it('collects the cards into the class table, and refuses the one whose submission changed after grading', async function () {
@@ -156,6 +177,68 @@ describe('the CI files in docs/ci/, their commands run', function () {
       assert.equal(row('bob').verdict, 'refused')
       assert.match(row('bob').error, /^not collected: src\/handler\.mjs beside the card is not the file graded/)
       assert.match(run.stdout, /^2 entries collected for seed \d+: 1 passed, 1 refused$/m)
+    })
+  })
+
+  describe('github-classroom.yml: the points GitHub Classroom shows', function () {
+    const points = {}
+
+    before(async function gradeBufferingAndStreaming () {
+      // a deadline for a run that is stuck, not a speed target: beside other gradings on a 2-core
+      // machine one of these took over three minutes
+      this.timeout(900_000)
+      const text = fs.readFileSync(path.join(CI, 'github-classroom.yml'), 'utf8')
+      const seed = /CLASS_SEED: "(\d+)"/.exec(text)[1]
+      // memory graded too (the area a buffering handler fails), one after the other: side by side on
+      // a busy 2-core machine, the grader's own lab missed its start deadline
+      for (const [kind, file] of Object.entries(HANDLERS)) {
+        const project = newProject(dir, `classroom-${kind}`)
+        fs.mkdirSync(path.join(project, 'src'))
+        fs.copyFileSync(path.join(ROOT, file), path.join(project, 'src', 'handler.mjs'))
+        const env = userEnv({ STREAMLAB_PACKAGE: tarball, CLASS_SEED: seed, GITHUB_OUTPUT: path.join(project, 'github-output') })
+        for (const line of await commandsOf('github-classroom.yml', 'correctness,memory')) {
+          const run = await runLine(line, { cwd: project, env, timeoutMs: 600_000 })
+          const grading = /\bstreamlab grade\b/.test(line)
+          // a grading exits 1 when a check fails; its step goes on (continue-on-error) to the reporter's
+          assert.equal(run.code, grading && kind === 'buffering' ? 1 : 0, `${line}\n${run.stdout}\n${run.stderr}`)
+          if (grading) assert.match(run.stdout, /^classroom: Points \d+\/48 \(\d+ of 10 tests failed\)$/m, `${kind}: ${run.stderr}`)
+        }
+        points[kind] = pointsOf(project)
+      }
+      if (process.env.STREAMLAB_CLASSROOM_POINTS) console.log(Object.fromEntries(Object.entries(points).map(function said ([kind, p]) { return [kind, p.text] })))
+    })
+
+    it('hands the grading step\'s result to the reporter by the step\'s id, as the reporter\'s README shows', function () {
+      const text = fs.readFileSync(path.join(CI, 'github-classroom.yml'), 'utf8')
+      const step = reporterStep(text)
+      assert.match(step.uses, /^classroom-resources\/autograding-grading-reporter@v1$/)
+      assert.deepEqual(step.env, { GRADE_RESULTS: 'grade' })
+      assert.equal(step.runners, 'grade')
+      assert.match(text, /^ {6}- name: Grade the handler\n {8}id: grade\n {8}run: npx streamlab grade .* --classroom\n(?: {8}#.*\n)* {8}continue-on-error: true$/m)
+      assert.match(text, /^ {2}run-autograding-tests:$/m, 'the check run the reporter posts the points to')
+    })
+
+    it('a buffering handler (exercise 1\'s starter): partial credit, Points 24/48, each memory test failed at its line with the fix', function () {
+      const { text, failed, results } = points.buffering
+      assert.equal(text, 'Points 24/48')
+      assert.equal(failed, true)
+      assert.equal(results.status, 'fail')
+      const memory = results.tests.filter(function inMemory (t) { return t.name.startsWith('memory: ') })
+      assert.deepEqual(memory.map(function status (t) { return [t.status, t.score, t.max_score] }), [['fail', 0, 12], ['fail', 0, 12]])
+      for (const test of memory) {
+        assert.equal(test.filename, 'src/handler.mjs')
+        assert.ok(test.line_no > 0, JSON.stringify(test))
+        assert.match(test.message, new RegExp(`Your line: src/handler\\.mjs:${test.line_no} in \\S+: .* Fix: [^.]+`))
+      }
+      assert.ok(results.tests.filter(function inCorrectness (t) { return t.name.startsWith('correctness: ') }).every(function passed (t) { return t.status === 'pass' && t.score === 3 }))
+    })
+
+    it('a streaming handler (exercise 1\'s solution): full marks, Points 48/48', function () {
+      const { text, failed, results } = points.streaming
+      assert.equal(text, 'Points 48/48')
+      assert.equal(failed, false)
+      assert.equal(results.status, 'pass')
+      assert.equal(results.tests.length, 10)
     })
   })
 })

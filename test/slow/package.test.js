@@ -8,7 +8,9 @@
  * is read back with a strict reader (test/xml.js) and, where python3 is, with
  * Python's xml.etree: one testcase per check of the card, a failure with its
  * message for each check that failed. What the lab writes goes to test-data/
- * in the project, never into node_modules. On the Node that runs the specs:
+ * in the project, never into node_modules. With --classroom, GitHub Classroom's
+ * points, read from the GITHUB_OUTPUT file as its reporter reads them
+ * (test/classroom-reporter.js). On the Node that runs the specs:
  * CI runs them on Node 20 and on Node 24 (.ci/run).
  */
 import assert from 'node:assert/strict'
@@ -19,8 +21,15 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { elementsNamed, readXml } from '../xml.js'
 import { installTarball, openTempDir, packLab, runLine, userEnv } from '../package-helpers.js'
+import { classroomTotals, parseRunnerResults, readStepOutputs } from '../classroom-reporter.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** The points GitHub Classroom's reporter totals from a GITHUB_OUTPUT file --classroom wrote, and the results. */
+function classroomPoints (file) {
+  const decoded = parseRunnerResults('grade', { GRADE_RESULTS: readStepOutputs(fs.readFileSync(file, 'utf8')).result })
+  return { ...classroomTotals(decoded), results: decoded[0].results }
+}
 const PYTHON = spawnSync('python3', ['--version'], { stdio: 'ignore' }).status === 0 ? 'python3' : null
 const DEV_DEPENDENCIES = Object.keys(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies)
 
@@ -156,7 +165,8 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
     }
     fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'services', 'ingest_service.py'), path.join(project, 'ingest_service.py'))
     // safety too: its bombs are refused only past 256 MiB inflated, so the JUnit has failures to carry
-    const run = await runLine('npx streamlab grade --url http://127.0.0.1:3172/ingest --start "python3 ingest_service.py" --quick --only correctness,safety --json py.json --junit py.xml --out py-report', { cwd: project })
+    const output = path.join(project, 'py-github-output')
+    const run = await runLine('npx streamlab grade --url http://127.0.0.1:3172/ingest --start "python3 ingest_service.py" --quick --only correctness,safety --json py.json --junit py.xml --classroom --out py-report', { cwd: project, env: userEnv({ GITHUB_OUTPUT: output }) })
     assert.equal(run.code, 1, run.stdout + run.stderr)
     const card = JSON.parse(fs.readFileSync(path.join(project, 'py.json'), 'utf8'))
     assert.ok(card.checks.filter(function correctness (c) { return c.area === 'correctness' }).every(function passed (c) { return c.pass }), JSON.stringify(card.checks))
@@ -169,5 +179,10 @@ describe('the package: npm pack, installed in an empty folder, npx streamlab', f
       `suite correctness ${card.checks.length - safety.length} 0`,
       `suite safety ${safety.length} ${failed.length}`
     ])
+    // partial credit: correctness's 24 points, and safety's 24 less each failed check's share
+    const points = classroomPoints(output)
+    assert.equal(points.text, `Points ${48 - failed.length * (24 / safety.length)}/48`)
+    assert.deepEqual([points.results.status, points.failed], ['fail', true])
+    assert.match(run.stdout, new RegExp(`^classroom: ${points.text} \\(${failed.length} of ${card.checks.length} tests failed\\)$`, 'm'))
   })
 })
