@@ -114,12 +114,12 @@ describe('every codec', function () {
   })
 
   describe('a zstd layer of many frames', function () {
-    it('is limited where the docs say: docs/api.md and docs/errors.md quote the limit the code keeps', function () {
+    it('is limited where the docs say: docs/errors.md quotes the limit the code keeps, and no page quotes another', function () {
       for (const page of ['docs/api.md', 'docs/errors.md']) {
         const text = fs.readFileSync(new URL(`../${page}`, import.meta.url), 'utf8')
         const quoted = [...text.matchAll(/(?:frames back to back \(at most |frames in a zstd layer[^|]*\| |frame past the )(\d+)/g)].map(function limit (m) { return Number(m[1]) })
-        assert.ok(quoted.length > 0, `${page} quotes the frame limit`)
-        assert.deepEqual([...new Set(quoted)], [MAX_FRAMES], page)
+        if (page === 'docs/errors.md') assert.ok(quoted.length > 0, `${page} quotes the frame limit`)
+        assert.ok(quoted.every(function same (n) { return n === MAX_FRAMES }), `${page} quotes ${quoted.join(', ')}, not ${MAX_FRAMES}`)
       }
     })
 
