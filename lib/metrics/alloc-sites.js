@@ -111,6 +111,8 @@ export class SiteSampling {
   /** routes with a request since the last window */
   #routesSince = new Set()
   #lastWindowAt = 0
+  /** A new route came too soon after a window, or while one was collected: the next window starts its epoch */
+  #epochDue = false
   /** As the latest run ended: what each interval had taken by then (a promise, once its last window is in) */
   #ending = null
   /** The highest request peak noted in this window */
@@ -141,6 +143,8 @@ export class SiteSampling {
 
   #onRequest = function onRequest (event) {
     if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return
+    // an experiment's warm-up is no route's upload: the record and the page leave it out (lib/runs/sites.js)
+    if (event.warmUp === true) return
     if (event.phase === 'end') {
       this.#inFlight.delete(event.id)
       return
@@ -152,7 +156,11 @@ export class SiteSampling {
     if (this.#inFlight.size > MAX_IN_FLIGHT) this.#inFlight.delete(this.#inFlight.keys().next().value)
     this.#routesSince.add(event.route)
     const at = Number.isFinite(event.time) ? event.time : Date.now()
-    if (!fresh || !this.active || at - this.#lastWindowAt < ROUTE_CUT_MS) return
+    if (!fresh || !this.active) return
+    if (at - this.#lastWindowAt < ROUTE_CUT_MS || this.#collecting !== null) {
+      this.#epochDue = true
+      return
+    }
     this.#startTimer()
     this.collect(at, { epoch: true }).catch(reportFailure)
   }.bind(this)
@@ -259,7 +267,10 @@ export class SiteSampling {
     }
   }
 
-  async #closeWindow (at, epoch) {
+  async #closeWindow (at, epochAsked) {
+    // a cut put off (a route too soon after a window) starts at this window instead: held never counts from before it
+    const epoch = epochAsked || this.#epochDue
+    this.#epochDue = false
     const sampler = this.#sampler
     const main = { thread: 'main', window: labRead(function read () { return sampler.window({ epoch }) }) }
     this.#peakNoted = 0

@@ -141,6 +141,8 @@ export function createRouteTracker () {
   return {
     onRequest: function onRequest (event) {
       if (!isObject(event) || typeof event.route !== 'string' || !Number.isFinite(event.time)) return
+      // an experiment's warm-up upload is no part of the run: its window is nobody's, as on the page
+      if (event.warmUp === true) return
       if (typeof event.id !== 'number' && typeof event.id !== 'string') return
       const route = event.route.slice(0, 200)
       if (event.phase === 'start') {
