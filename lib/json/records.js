@@ -292,10 +292,11 @@ export class RecordScanner {
     this.flush(new Uint8Array(0), 0, this.lastValueEnd)
   }
 
-  scanChunk (chunk) {
+  // from index `from`; `handBack`: stop after the first record that ends (lib/json/cutter.js goes on)
+  scanChunk (chunk, from = 0, handBack = false) {
     const n = chunk.length
-    let i = 0
-    if (this.batchStart !== -1) this.batchChunkStart = 0
+    let i = from
+    if (from === 0 && this.batchStart !== -1) this.batchChunkStart = 0
     while (i < n) {
       const state = this.state
       if (state === S_VALUE) {
@@ -303,6 +304,7 @@ export class RecordScanner {
         if (end === -1) { i = n; break }
         i = end
         this.endValue(chunk, i)
+        if (handBack && this.state === S_AFTER_RECORD) return i
         continue
       }
       const c = chunk[i]

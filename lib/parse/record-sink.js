@@ -10,6 +10,7 @@
 import { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from '../json/records.js'
+import { CuttingScanner } from '../json/cutter.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
 import { parseBatch, parseDocument } from './parse-batch.js'
 import { jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense } from '../errors/index.js'
@@ -26,13 +27,15 @@ const GROUP_BATCHES = 4
 /**
  * A Writable that takes inflated bytes and ends with `found`.
  * @param {{ format: string|null, batchBytes: number, maxValueBytes: number, maxDepth: number, maxCost: number,
- *   smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
+ *   cutter?: 'simd'|'scanner', smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
  *   largeRecordGate: import('../util/semaphore.js').Semaphore }} options
  *   format null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app
  */
 export class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, smallBodies, pool, budget, largeRecordGate }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, cutter = 'simd', smallBodies, pool, budget, largeRecordGate }) {
     super({ highWaterMark: 0 })
+    /** How records are found: the SIMD cutter in front of the scanner, or the scanner alone (lib/json/cutter.js). */
+    this.cutter = cutter
     this.maxCost = maxCost
     /** The small-body rule: a body that ends within it is parsed here, not on a thread. */
     this.smallBodies = smallBodies
@@ -72,7 +75,8 @@ export class RecordSink extends Writable {
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
     const options = { batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect }
-    this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new RecordScanner(this.format, options)
+    const Scanner = this.cutter === 'simd' ? CuttingScanner : RecordScanner
+    this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new Scanner(this.format, options)
   }
 
   noteError (error) {
