@@ -8,8 +8,8 @@
 import fs from 'node:fs'
 
 const BINARY = new URL('./utf8.wasm', import.meta.url)
-/** Larger batches are decoded by Buffer#toString: the module's memory stays a few MiB. */
-const DECODE_MOST = 1024 * 1024
+/** Larger batches (a batch is 64 KiB but for one long record) are Buffer#toString's: the memory stays under 1 MiB. */
+const DECODE_MOST = 256 * 1024
 /** Smaller ones too: the copy in and out costs more than it saves. */
 const DECODE_LEAST = 256
 const ROOM = 3 * DECODE_MOST + 64
