@@ -16,15 +16,31 @@
   ;; events written by the last call
   (global $events (export "events") (mut i32) (i32.const 0))
 
-  ;; one bit per byte of the 64 at v0..v3 equal to the byte splatted in k
-  (func $eq64 (param $v0 v128) (param $v1 v128) (param $v2 v128) (param $v3 v128) (param $k v128) (result i64)
-    (i64.or
-      (i64.or
-        (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v0) (local.get $k))))
-        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (local.get $k)))) (i64.const 16)))
-      (i64.or
-        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (local.get $k)))) (i64.const 32))
-        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (local.get $k)))) (i64.const 48)))))
+  ;; the 64 bytes at p: one bit per quote, backslash, opening and closing bracket
+  ;; (c | 0x20 is '{' for '[' and '{', '}' for ']' and '}')
+  (func $classify (param $p i32) (result i64 i64 i64 i64)
+    (local $v v128) (local $w v128) (local $k i32) (local $shift i64)
+    (local $q i64) (local $bs i64) (local $op i64) (local $cl i64)
+    (local $quote v128) (local $backslash v128) (local $open v128) (local $close v128)
+    (local.set $quote (i8x16.splat (i32.const 0x22)))
+    (local.set $backslash (i8x16.splat (i32.const 0x5c)))
+    (local.set $open (i8x16.splat (i32.const 0x7b)))
+    (local.set $close (i8x16.splat (i32.const 0x7d)))
+    (loop $lane
+      (local.set $v (v128.load align=1 (i32.add (local.get $p) (local.get $k))))
+      (local.set $w (v128.or (local.get $v) (i8x16.splat (i32.const 0x20))))
+      (local.set $shift (i64.extend_i32_u (local.get $k)))
+      (local.set $q (i64.or (local.get $q)
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v) (local.get $quote)))) (local.get $shift))))
+      (local.set $bs (i64.or (local.get $bs)
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v) (local.get $backslash)))) (local.get $shift))))
+      (local.set $op (i64.or (local.get $op)
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $w) (local.get $open)))) (local.get $shift))))
+      (local.set $cl (i64.or (local.get $cl)
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $w) (local.get $close)))) (local.get $shift))))
+      (local.set $k (i32.add (local.get $k) (i32.const 16)))
+      (br_if $lane (i32.lt_u (local.get $k) (i32.const 64))))
+    (local.get $q) (local.get $bs) (local.get $op) (local.get $cl))
 
   ;; JSON's white space in 16 bytes: space, tab, line feed, carriage return
   (func $ws16 (param $v v128) (result i64)
@@ -47,11 +63,9 @@
     (param $out i32) (param $room i32) (result i32)
     (local $p i32) (local $end i32) (local $pos i32) (local $mode i32) (local $level i32) (local $last i32) (local $n i32)
     (local $gathering i32) (local $stop i32) (local $k i32) (local $c i32) (local $at i32)
-    (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128)
-    (local $w0 v128) (local $w1 v128) (local $w2 v128) (local $w3 v128)
     (local $q i64) (local $bs i64) (local $esc i64) (local $fol i64) (local $odd i64) (local $seq i64) (local $pesc i64)
     (local $x i64) (local $instr i64) (local $op i64) (local $cl i64) (local $inner i64) (local $lim i64) (local $bad i64)
-    (local $open i64) (local $close i64) (local $ev i64) (local $outside i64) (local $from i64)
+    (local $open i64) (local $close i64) (local $ev i64) (local $outside i64) (local $from i64) (local $upto i64)
     (local $strBase i32) (local $opBase i32) (local $lastStr i32) (local $lastOps i32)
     (local.set $p (local.get $ptr))
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
@@ -61,12 +75,8 @@
     (block $done
       (loop $word
         (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
-        (local.set $v0 (v128.load align=1 (local.get $p)))
-        (local.set $v1 (v128.load offset=16 align=1 (local.get $p)))
-        (local.set $v2 (v128.load offset=32 align=1 (local.get $p)))
-        (local.set $v3 (v128.load offset=48 align=1 (local.get $p)))
-        (local.set $q (call $eq64 (local.get $v0) (local.get $v1) (local.get $v2) (local.get $v3) (i8x16.splat (i32.const 0x22))))
-        (local.set $bs (call $eq64 (local.get $v0) (local.get $v1) (local.get $v2) (local.get $v3) (i8x16.splat (i32.const 0x5c))))
+        (call $classify (local.get $p))
+        (local.set $cl) (local.set $op) (local.set $bs) (local.set $q)
         ;; the escaped bytes: simdjson's find_escaped_branchless
         (if (i64.eqz (i64.or (local.get $bs) (local.get $pesc)))
           (then (local.set $esc (i64.const 0)))
@@ -96,15 +106,9 @@
             (local.set $lim (i64.and (local.get $lim)
               (i64.sub (i64.and (local.get $bad) (i64.sub (i64.const 0) (local.get $bad))) (i64.const 1))))
             (local.set $stop (i32.const 1))))
-        ;; brackets: (c | 0x20) is '{' for '[' and '{', '}' for ']' and '}'
-        (local.set $w0 (v128.or (local.get $v0) (i8x16.splat (i32.const 0x20))))
-        (local.set $w1 (v128.or (local.get $v1) (i8x16.splat (i32.const 0x20))))
-        (local.set $w2 (v128.or (local.get $v2) (i8x16.splat (i32.const 0x20))))
-        (local.set $w3 (v128.or (local.get $v3) (i8x16.splat (i32.const 0x20))))
-        (local.set $op (i64.and (call $eq64 (local.get $w0) (local.get $w1) (local.get $w2) (local.get $w3) (i8x16.splat (i32.const 0x7b)))
-          (i64.and (i64.xor (local.get $x) (i64.const -1)) (local.get $lim))))
-        (local.set $cl (i64.and (call $eq64 (local.get $w0) (local.get $w1) (local.get $w2) (local.get $w3) (i8x16.splat (i32.const 0x7d)))
-          (i64.and (i64.xor (local.get $x) (i64.const -1)) (local.get $lim))))
+        ;; brackets outside strings
+        (local.set $op (i64.and (local.get $op) (i64.and (i64.xor (local.get $x) (i64.const -1)) (local.get $lim))))
+        (local.set $cl (i64.and (local.get $cl) (i64.and (i64.xor (local.get $x) (i64.const -1)) (local.get $lim))))
         (local.set $inner (i64.and (i64.and (local.get $x) (i64.xor (local.get $q) (i64.const -1))) (local.get $lim)))
         (local.set $outside (i64.const 0))
         (local.set $pos (select (local.get $pos) (local.get $p) (i32.gt_u (local.get $pos) (local.get $p))))
@@ -112,7 +116,7 @@
         (block $wordDone
           (loop $step
             (br_if $wordDone (i32.ge_u (local.get $pos) (i32.add (local.get $p) (i32.const 64))))
-            (local.set $from (i64.xor (call $below (i32.sub (local.get $pos) (local.get $p))) (i64.const -1)))
+            (local.set $from (i64.shl (i64.const -1) (i64.extend_i32_u (i32.sub (local.get $pos) (local.get $p)))))
             (if (i32.eqz (local.get $mode))
               (then
                 (local.set $open (i64.and (local.get $op) (local.get $from)))
@@ -141,10 +145,11 @@
                     (br $bracket)))
                 ;; a record ended after byte k: the scanner would end its batch here once it reaches the size
                 (local.set $last (i32.add (local.get $p) (i32.add (local.get $k) (i32.const 1))))
+                (local.set $upto (i64.shr_u (i64.const -1) (i64.extend_i32_u (i32.sub (i32.const 63) (local.get $k)))))
                 (local.set $lastStr (i32.add (local.get $strBase)
-                  (i32.wrap_i64 (i64.popcnt (i64.and (local.get $inner) (call $below (i32.add (local.get $k) (i32.const 1))))))))
+                  (i32.wrap_i64 (i64.popcnt (i64.and (local.get $inner) (local.get $upto))))))
                 (local.set $lastOps (i32.add (local.get $opBase)
-                  (i32.wrap_i64 (i64.popcnt (i64.and (local.get $op) (call $below (i32.add (local.get $k) (i32.const 1))))))))
+                  (i32.wrap_i64 (i64.popcnt (i64.and (local.get $op) (local.get $upto))))))
                 (if (i32.and (local.get $gathering) (i32.ge_s (local.get $last) (local.get $target)))
                   (then
                     (local.set $at (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 4))))
@@ -163,8 +168,10 @@
                 (local.set $outside (i64.and
                   (i64.xor
                     (i64.or
-                      (i64.or (call $ws16 (local.get $v0)) (i64.shl (call $ws16 (local.get $v1)) (i64.const 16)))
-                      (i64.or (i64.shl (call $ws16 (local.get $v2)) (i64.const 32)) (i64.shl (call $ws16 (local.get $v3)) (i64.const 48))))
+                      (i64.or (call $ws16 (v128.load align=1 (local.get $p)))
+                              (i64.shl (call $ws16 (v128.load offset=16 align=1 (local.get $p))) (i64.const 16)))
+                      (i64.or (i64.shl (call $ws16 (v128.load offset=32 align=1 (local.get $p))) (i64.const 32))
+                              (i64.shl (call $ws16 (v128.load offset=48 align=1 (local.get $p))) (i64.const 48))))
                     (i64.const -1))
                   (local.get $lim)))))
             (local.set $ev (i64.and (local.get $outside) (local.get $from)))
