@@ -24,6 +24,10 @@ const SMALL_BATCH = 4 * 1024
 /** Most batches sent to a thread in one message (see takeGroup). */
 const GROUP_BATCHES = 4
 
+function heldBy (sum, batch) {
+  return sum + batch.bytes.buffer.byteLength
+}
+
 /**
  * A Writable that takes inflated bytes and ends with `found`.
  * @param {{ format: string|null, batchBytes: number, maxValueBytes: number, maxDepth: number, maxCost: number,
@@ -74,7 +78,9 @@ export class RecordSink extends Writable {
 
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
-    const options = { batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect }
+    const options = {
+      batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect, allocate: this.pool.spares?.take
+    }
     const Scanner = this.simd ? CuttingScanner : RecordScanner
     this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new Scanner(this.format, options)
   }
@@ -101,7 +107,8 @@ export class RecordSink extends Writable {
       // a request keeps every parse thread busy and one job ready, no more
       while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
       const group = this.takeGroup()
-      const size = group.bytes
+      // what the batches' buffers hold, spare room included
+      const size = group.batches.reduce(heldBy, 0)
       const wait = this.budget.acquire(size, this.gone.signal)
       if (wait) {
         try {
@@ -160,7 +167,8 @@ export class RecordSink extends Writable {
   /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, where it had one). */
   taskFor (batch) {
     const { kind, bytes, costBound = Infinity } = batch
-    return { kind, bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound, simd: this.simd }
+    // giveBack: the thread hands the buffer back for the next batches (lib/parse/pool.js, SpareBuffers)
+    return { kind, bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound, simd: this.simd, giveBack: true }
   }
 
   /** parseBatch on this thread, for one batch. */
