@@ -13,6 +13,7 @@ import { CuttingScanner, loadCutter, unloadCutter } from '../lib/json/cutter.js'
 import { cutterDocuments } from './cutter-documents.js'
 import zlib from 'node:zlib'
 import { startLab, post } from './helpers.js'
+import { CASES as FRAMING_CASES } from './gzip-framing-cases.js'
 
 function decide (buf, format, chunkSize, batchBytes) {
   return JSON.stringify(parseStreamed(buf, format, chunkSize, batchBytes))
@@ -217,6 +218,13 @@ describe('POST /good with WebAssembly SIMD and without', function () {
       const gz = zlib.gzipSync(doc.text)
       const [a, b] = await Promise.all([answer(simd, gz, doc.format), answer(plain, gz, doc.format)])
       assert.deepEqual(a, b, `${doc.name}, ${doc.text.length} bytes`)
+    }
+  })
+
+  it('answers alike on the gzip framing cases', async function () {
+    for (const [name, body] of FRAMING_CASES) {
+      const [a, b] = await Promise.all([answer(simd, body, 'json'), answer(plain, body, 'json')])
+      assert.deepEqual(a, b, name)
     }
   })
 })
