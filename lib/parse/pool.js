@@ -31,7 +31,7 @@ export function threadHeapMb (parseCost) {
 }
 
 /** Most bytes of batch buffers kept for reuse, per pool. */
-const SPARE_BYTES = 2 * 1024 * 1024
+const SPARE_BYTES = 1024 * 1024
 /** Batches up to this size get a buffer of their own: freed on the main thread, they cost little. */
 const SPARE_LEAST = 16 * 1024
 const SPARE_STEP = 16 * 1024
