@@ -1,24 +1,5 @@
-/**
- * The HTTP server around the app, with the timeouts, a cap on open
- * connections, and the answers to requests too broken to reach Express
- * (oversized headers, slow headers, garbage) or past the cap, given as JSON
- * like every other error.
- *
- * What bounds each kind of connection: one that sends nothing, or its
- * headers slowly, `headersTimeout`; one idle between requests,
- * `keepAliveTimeout`; one that sends its body slowly, the body deadline
- * (lib/limits/body-deadline.js) and `requestTimeout`; a /metrics stream, the hub's
- * `maxClients`; all of them together, `maxConnections`.
- *
- * What Node would answer on its own, and is answered here as JSON instead
- * (docs/errors.md): parser errors (`clientError`: 400 `request.malformed`,
- * 400 `body.length.invalid`, 408, 413, 431, 505), a request line in a version
- * other than 1.0 and 1.1 (505, which Node's parser lets through for HTTP/0.9
- * and HTTP/2.0), an `Expect` other than `100-continue` (417, where Node sends
- * an empty one), `CONNECT` (405, where Node closes the connection). A request
- * without Host goes on to the app, whose guard answers 400 `host.missing`
- * (lib/limits/request-guard.js), where Node would send an empty 400.
- */
+// The HTTP server around the app: timeouts, a cap on open connections, and JSON answers to requests
+// too broken to reach Express. What bounds each connection, and what Node would answer on its own: README.md.
 import http from 'node:http'
 import {
   tooManyConnections, fromParserError, expectationFailed, httpVersionUnsupported, methodNotAllowed
@@ -36,12 +17,7 @@ export const SERVER_DEFAULTS = Object.freeze({
   connectionsCheckingInterval: 1_000,
   /** Largest request head (Node's default); past it, 431. */
   maxHeaderSize: 16 * 1024,
-  /**
-   * Open connections. Past it a new one is answered 503 `server.busy` with
-   * Retry-After and closed: an answer, not a reset. Well under a default
-   * `ulimit -n` of 1024, and far above the 64 /metrics streams and the 8 /good
-   * pipelines, so that what is capped behind it answers for itself first.
-   */
+  /** Open connections; past it, 503 `server.busy` (an answer, not a reset). Why 512: README.md. */
   maxConnections: 512
 })
 
@@ -54,11 +30,7 @@ const SPOKEN_VERSIONS = Object.freeze(['1.0', '1.1'])
 
 const checkServerInteger = integerOptions('server option ')
 
-/**
- * Normalise server options: frozen defaults, a new object, a TypeError for a bad value.
- * @param {Partial<typeof SERVER_DEFAULTS>} [options]
- * @returns {typeof SERVER_DEFAULTS}
- */
+/** Frozen defaults with the given options over them; a TypeError for a bad value. */
 function normalizeServerOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('server options must be an object')
   const out = { ...SERVER_DEFAULTS }
@@ -72,13 +44,7 @@ function normalizeServerOptions (options = {}) {
   return Object.freeze(out)
 }
 
-/**
- * Build the server for an app.
- * @param {import('express').Express} app
- * @param {Partial<typeof SERVER_DEFAULTS>} [options]
- * @returns {http.Server & { readonly openConnections: number }} the connections admitted and still open
- * @throws {TypeError} for a bad option
- */
+/** The server for an app; `openConnections` counts the connections admitted and still open. */
 export function createLabServer (app, options = {}) {
   const settings = normalizeServerOptions(options)
   /** Per connection, the response to its latest request until it finishes: what a parse error must not cut into. */
@@ -110,12 +76,7 @@ export function createLabServer (app, options = {}) {
     discardRestOfBody(req)
   })
 
-  // No 'upgrade' listener, on purpose. Without one Node hands an `Upgrade:` request (WebSocket, h2c)
-  // to the app as an ordinary request, which RFC 9110 section 7.8 allows ("A server MAY ignore a received
-  // Upgrade header field"): the client gets the route's own answer (a 404 as JSON, or the data it
-  // asked for over HTTP/1.1) instead of 101, and a WebSocket client fails its handshake on that.
-  // An error here would be worse: 426 means the server *requires* an upgrade, and refusing every
-  // Upgrade would break `curl --http2 http://...`, which offers h2c and is happy with HTTP/1.1.
+  // No 'upgrade' listener, on purpose: an Upgrade request gets the route's own answer (README.md).
 
   // CONNECT asks for a tunnel; the lab is no proxy. Node would close the connection unanswered.
   server.on('connect', function refuseTunnel (req, socket) {
@@ -145,27 +106,15 @@ export function createLabServer (app, options = {}) {
       socket.destroy()
       return
     }
-    // Nothing is being answered, or the error is in the body of a request whose route has not answered
-    // yet. That route loses its connection when this answer closes it, as if its client had hung up
-    // (it records request.aborted). Not through its response: once that finished, Node would forget
-    // the request, and the route would wait for a body that never ends or aborts.
+    // Nothing answered yet: closing the socket aborts the route as a client hang-up would (request.aborted).
     answerAndClose(socket, error)
   })
   return server
 }
 
 /**
- * Close a connection in stages when its answer ends it (`Connection: close`,
- * HTTP/1.0) while the client is still sending the request body: RFC 9112
- * section 9.6. Node would close the socket as soon as the answer is flushed;
- * the client's next bytes then meet a closed socket, the kernel answers
- * with a reset, and the reset can destroy the answer in the client's buffer
- * before it reads it (EPIPE or ECONNRESET instead of the JSON error). So the
- * lab half-closes after the answer, reads and drops the rest of the body
- * within discardRestOfBody's bounds (64 MiB, 10 s, a 2 s pause), and closes
- * once the client hangs up, or `ANSWER_LINGER_MS` after the body ended.
- * @param {http.IncomingMessage} req
- * @param {http.ServerResponse} res
+ * Half-close after an answer that ends the connection while the client still sends its body, drain the
+ * rest, then close (RFC 9112 section 9.6): a close at once could reset the answer away. README.md.
  */
 function closeInStages (req, res) {
   res.once('prefinish', function lingerIfStillSending () {
@@ -196,10 +145,7 @@ function clientEndsConnection (req) {
   return connection.split(',').some(function isClose (token) { return token.trim() === 'close' })
 }
 
-/**
- * Remember the response to the latest request on a connection until it finishes.
- * @param {WeakMap<import('node:net').Socket, http.ServerResponse>} answering
- */
+/** Remember the response to the latest request on a connection until it finishes. */
 function trackResponse (answering, socket, res) {
   answering.set(socket, res)
   res.once('finish', function responseFinished () {
@@ -207,12 +153,7 @@ function trackResponse (answering, socket, res) {
   })
 }
 
-/**
- * The methods the app's routes answer (HEAD wherever GET is), as lib/limits/method-guard.js counts them
- * for one path: what a CONNECT's `Allow` names.
- * @param {import('express').Express} app
- * @returns {string[]}
- */
+/** The methods the app's routes answer (HEAD wherever GET is): what a CONNECT's `Allow` names. */
 function appMethods (app) {
   const found = new Set()
   function collect (stack) {
@@ -226,47 +167,32 @@ function appMethods (app) {
   return [...found].sort()
 }
 
-/**
- * Answer a LabError through a response the app never saw, as the app's error handler would.
- * @param {http.ServerResponse} res
- * @param {import('../errors/index.js').LabError} error
- */
-function sendError (res, error) {
+/** A LabError's JSON body and headers, as the app's error handler would send them. */
+function errorAnswer (error, extra) {
   const body = JSON.stringify(error.toJSON())
-  res.writeHead(error.status, {
-    ...error.headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body)
-  })
+  const type = 'application/json; charset=utf-8'
+  const headers = { ...error.headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra }
+  return { body, headers }
+}
+
+/** Answer a LabError through a response the app never saw. */
+function sendError (res, error) {
+  const { body, headers } = errorAnswer(error)
+  res.writeHead(error.status, headers)
   res.end(body)
 }
 
-/**
- * A whole HTTP answer for a LabError, as raw bytes for a socket that no
- * response object owns: JSON like every other error, and `Connection: close`.
- * @param {import('../errors/index.js').LabError} error
- * @returns {string}
- */
+/** A whole HTTP answer for a LabError, as raw bytes for a socket that no response object owns. */
 function rawErrorAnswer (error) {
-  const body = JSON.stringify(error.toJSON())
-  const headers = {
-    ...error.headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    Connection: 'close'
-  }
+  const { body, headers } = errorAnswer(error, { Connection: 'close' })
   let head = `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}\r\n`
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
   return `${head}\r\n${body}`
 }
 
 /**
- * Write the answer on the raw socket and close it; meanwhile read and drop
- * what the client still sends, for a moment: closing a socket with unread
- * bytes resets it, and a reset can destroy the answer before the client
- * reads it (a CONNECT's client may start its TLS handshake at once).
- * @param {import('node:net').Socket} socket
- * @param {import('../errors/index.js').LabError} error
+ * Write the answer on the raw socket and close it, reading and dropping what the client still sends for a
+ * moment: closing with unread bytes resets the socket, and a reset can destroy the answer unread.
  */
 function answerAndClose (socket, error) {
   function hangUp () { socket.destroy() }
@@ -287,13 +213,8 @@ function answerAndClose (socket, error) {
 }
 
 /**
- * Admit at most `limit` connections. Node's own `server.maxConnections`
- * closes the ones past it without a word; here they get a 503 written on
- * the raw socket. HTTP's own 'connection' listener is wrapped, so that a
- * refused socket never reaches the parser; it also sees the sockets the
- * supervisor hands the worker (worker.js emits 'connection').
- * @param {http.Server} server
- * @param {number} limit
+ * Admit at most `limit` connections; past it, a 503 on the raw socket (Node's own cap closes without a word).
+ * HTTP's 'connection' listener is wrapped, so it also sees the sockets the supervisor hands the worker.
  */
 function capConnections (server, limit) {
   const open = new Set()
@@ -315,11 +236,7 @@ function capConnections (server, limit) {
   })
 }
 
-/**
- * Answer 503 before the request is read, and close (answerAndClose reads
- * and drops what the client sends meanwhile). Refusals waiting to close are
- * capped too (at `limit`): past that, a flood is just closed.
- */
+/** Answer 503 before the request is read, and close; past `limit` refusals in flight, a flood is just closed. */
 function refuseConnection (socket, limit, refusing) {
   if (refusing.size >= limit) {
     socket.destroy()
