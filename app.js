@@ -76,7 +76,6 @@ export function createApp (options) {
    * processes, the metrics streams and the sampler's timers, the garbage pace, the
    * database, the peak reader, the parse threads. The server that serves the app is
    * its creator's to close. Resolves once all have stopped; safe to call twice.
-   * @returns {Promise<void>}
    */
   app.close = function closeApp () {
     if (closing.promise === null) closing.promise = closeAll(closers)

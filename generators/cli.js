@@ -74,7 +74,6 @@ const TICK_MS = 100
 /**
  * Run the generator CLI.
  * @param {string[]} [argv] arguments after `node generators/cli.js`
- * @param {{stdout?: NodeJS.WriteStream, stderr?: NodeJS.WriteStream}} [io]
  * @returns {Promise<number>} the exit code
  */
 async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr } = {}) {

@@ -48,8 +48,6 @@ const BAR_WIDTH = 24
 
 /**
  * Run the seed CLI.
- * @param {string[]} [argv]
- * @param {{ stdout?: NodeJS.WriteStream, stderr?: NodeJS.WriteStream, env?: object }} [io]
  * @returns {Promise<number>} the exit code
  */
 async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {

@@ -46,7 +46,6 @@ const SECURITY_HEADERS = Object.freeze({
  * The dashboard router. Mount it after the API routes: its static files
  * answer only what nothing else did.
  * @param {{ dir?: string, chartJs?: string }} [settings] where the page and Chart.js are (tests may point elsewhere)
- * @returns {import('express').Router}
  */
 export function dashboardRoutes (settings = {}) {
   const dir = settings.dir ?? DASHBOARD_DIR

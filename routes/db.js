@@ -32,9 +32,7 @@ const BATCH_ROW_BYTES = 1024
 
 /**
  * @param {{ maxRows: number, kind: 'embedded'|'postgres' }} dbOpts normalised database options
- * @param {ReturnType<typeof import('../lib/db/database.js').createDatabase>} database
  * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] a batch is reserved within the memory budget
- * @returns {import('express').Router}
  */
 export function databaseRoutes (dbOpts, database, admission) {
   const router = express.Router({ caseSensitive: true, strict: true })
@@ -231,7 +229,6 @@ function copy (record) {
 
 /**
  * A query that failed: the database went away (503), or something the lab did not expect (500).
- * @param {Error & { status?: number, code?: string }} err
  * @param {{ kind: 'embedded'|'postgres', publicText: (text: string) => string }} database the database,
  *   named in the 503 as lib/db/database.js names it, without the embedded one's socket, port or paths
  */

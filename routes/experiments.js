@@ -23,7 +23,6 @@ import { EXPERIMENTS } from '../experiments/index.js'
  *   registry: experiment modules by name (tests may bring their own); runKeys: the app's
  *   keyring, which issues each run the key its load is let in by; sampler and diskQuota: the
  *   app's, with which each run's record is kept in <dataDir>/runs/ (without a sampler, none is)
- * @returns {import('express').Router & { close: () => Promise<void>, recorder: object|null }}
  */
 export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota } = {}) {
   const recorder = sampler === undefined

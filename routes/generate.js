@@ -36,7 +36,6 @@ const MAX_GZIP_RATIO = 8
  * The generator route.
  * @param {ReturnType<typeof import('../lib/config/options.js').normalizeOptions>} opts normalised app options
  * @param {import('../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota: saves count against it
- * @returns {import('express').Router}
  */
 export function generateRoute (opts, quota) {
   if (quota === undefined) throw new TypeError('generateRoute needs the app\'s disk quota')
@@ -82,7 +81,6 @@ function writesToDisk (req) {
 /**
  * The app's bomb cache (lib/generate/bombs.js prepareBomb): requests for the same br or zstd
  * bomb while it is being made wait for that one making, not a second.
- * @param {string} cacheDir
  */
 function bombMaker (cacheDir) {
   const making = new Map()

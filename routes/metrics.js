@@ -25,11 +25,9 @@ const MEDIA_TYPES = Object.freeze({
  * @param {object} opts normalised app options (`opts.metrics`, if given, tunes the hub: see `HUB_DEFAULTS`;
  *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
  * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {import('../lib/metrics/sampler.js').Sampler} sampler
  * @param {{ admission?: object, diskQuota?: object, decoders?: object, allocationSites?: object }} [limits] what the JSON
  *   snapshot also shows: the memory budget and what is reserved in it, the disk quota and what is used of it, the decoder
  *   budget; `allocationSites` (lib/metrics/alloc-sites.js) is asked for the sites by a stream opened with `?allocationSites=1`
- * @returns {express.Router & { hub: import('../lib/metrics/stream.js').MetricsHub, close: () => void }}
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
   const hub = createMetricsHub({ ...opts.metrics, events, sampler })

@@ -16,7 +16,6 @@ import { createLessonRuns } from '../lib/runs/lessons.js'
 /**
  * @param {ReturnType<typeof import('../lib/runs/store.js').createRunStore>} store the app's runs folder
  * @param {ReturnType<typeof createLessonRuns>} [lessons] the lessons' runs (specs may point elsewhere)
- * @returns {import('express').Router}
  */
 export function runRoutes (store, lessons = createLessonRuns()) {
   const router = express.Router({ caseSensitive: true, strict: true })

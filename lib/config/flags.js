@@ -38,7 +38,6 @@ export const FLAG_GROUPS = Object.freeze([
 
 /**
  * A duration as the flags take one: `500ms`, `10s`, `2m`; a bare number is seconds.
- * @param {string} text
  * @param {string} flag named in the error
  * @returns {number} ms
  * @throws {TypeError} for anything else
@@ -181,10 +180,7 @@ export const FLAGS = Object.freeze([
   flag('upload-max-age', { arg: 'T', option: 'app.upload.maxAgeMs', kind: 'duration', group: 'plumbing', help: 'at start, remove uploads older than this: 60m, 90s; 0 keeps them' })
 ])
 
-/**
- * The `options` `parseArgs` takes for these flags.
- * @returns {Record<string, { type: 'string'|'boolean', short?: string }>}
- */
+/** The `options` `parseArgs` takes for these flags. */
 export function parseArgsOptions () {
   const options = {}
   for (const row of FLAGS) {
@@ -211,8 +207,6 @@ function setAt (tree, dotted, value) {
  * The options the given flags (and, where a flag has one, its environment variable) set: a
  * partial supervisor options object with the app's under `app`. A flag wins over its variable.
  * @param {Record<string, string|boolean|undefined>} values what `parseArgs` gave
- * @param {Record<string, string|undefined>} env
- * @returns {{ app: object } & Record<string, unknown>}
  * @throws {TypeError} for a value its flag cannot take
  */
 export function optionsFromFlags (values, env) {
@@ -245,7 +239,6 @@ function durationText (ms) {
  * `10s`), in words where it depends on the machine, or null where there is none to say (a switch).
  * @param {object} row one of FLAGS
  * @param {object} defaults the defaults tree (see the top of this file)
- * @returns {string|null}
  */
 function flagDefault (row, defaults) {
   if (row.option === null || row.kind === 'switch') return null
@@ -272,8 +265,6 @@ function flagLines (row, defaults) {
 /**
  * The usage: `--help` gives the everyday flags, `--help-all` every flag by group.
  * @param {object} defaults the defaults tree (see the top of this file)
- * @param {{ all?: boolean }} [how]
- * @returns {string}
  */
 export function usage (defaults, { all = false } = {}) {
   const lines = ['Usage: node server.js [options]']

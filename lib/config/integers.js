@@ -13,10 +13,7 @@ const DIGITS = /^\d{1,16}$/
  * number (a JSON body, or a caller that has one already). No sign, no decimals, no exponent.
  * @param {string} name the parameter as the client named it (`size`, `params.concurrency`)
  * @param {unknown} value what the client sent
- * @param {number} min
- * @param {number} max
  * @param {string} [allowed] what the error says is allowed
- * @returns {number}
  * @throws {import('../errors/index.js').LabError} 400 parameter.invalid naming `name`
  */
 export function integerParam (name, value, min, max, allowed = `an integer from ${min} to ${max}`) {
@@ -32,7 +29,6 @@ export function integerParam (name, value, min, max, allowed = `an integer from 
  * returns the value, or throws a TypeError naming it after `prefix` ("server option " +
  * "maxConnections must be an integer from 1 to 1000000, got 0").
  * @param {string} prefix e.g. `option `, `server option `, `option database.`
- * @returns {(name: string, value: unknown, min: number, max: number) => number}
  */
 export function integerOptions (prefix) {
   return function checkIntegerOption (name, value, min, max) {

@@ -149,11 +149,7 @@ function checkChoice (name, value, choices) {
 
 const checkInteger = integerOptions('option ')
 
-/**
- * Normalise app options.
- * @param {object} [options]
- * @returns {typeof DEFAULTS}
- */
+/** Normalise app options. */
 export function normalizeOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
   const limits = { ...DEFAULTS.limits, ...options.limits }

@@ -27,10 +27,7 @@ const EMBEDDED_GONE = new Set(['ECONNREFUSED', 'ENOENT'])
 const ABSOLUTE_PATH = /(?<![\w.:/\\>])(?:\/[^\s/'"`:,;()]+(?:\/[^\s/'"`:,;()]*)*|[A-Za-z]:\\[^\s'"`:,;()]*)/g
 const LOOPBACK_PORT = /\b127\.0\.0\.1:\d+/g
 
-/**
- * Build the handle.
- * @param {ReturnType<typeof import('./options.js').normalizeDatabaseOptions>} opts
- */
+/** Build the handle. */
 export function createDatabase (opts) {
   let state = 'stopped'
   let starting = null
@@ -177,7 +174,6 @@ export function createDatabase (opts) {
     /**
      * A connection of the pool, for one request: release it when done
      * (`client.release(err)` if the connection may be broken).
-     * @returns {Promise<import('pg').PoolClient>}
      * @throws {LabError} 503 database.unavailable, 503 database.busy, 503 database.not.seeded
      */
     acquire: async function acquire (retried = false) {
@@ -252,8 +248,6 @@ export function createDatabase (opts) {
     /**
      * A database error's text as a client may see it (routes/db.js: errors
      * during a query): no socket, port or path of the embedded database.
-     * @param {string} text
-     * @returns {string}
      */
     publicText,
 
@@ -261,7 +255,6 @@ export function createDatabase (opts) {
      * `pg` options for the running embedded database, password included, for
      * this process's own tools and specs: never for a client. Null until it
      * runs, and for a real server (its url is in the options).
-     * @returns {Readonly<{ host: string, port: number, user: string, password: string, database: string }>|null}
      */
     embeddedConnection: function embeddedConnection () {
       return embedded?.connection ?? null

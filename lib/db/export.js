@@ -38,9 +38,7 @@ const MAX_OFFSET = 2 ** 31 - 1
 /**
  * Check an export request's query string.
  * @param {Record<string, unknown>} query req.query
- * @param {{ maxRows: number }} limits
  * @param {{ stream?: boolean, accept?: string }} [how] stream: highWaterMark and format apply
- * @returns {{ offset: number, limit: number, sleep: number, highWaterMark: number|null, format: 'json'|'ndjson' }}
  * @throws {LabError} 400 parameter.invalid naming the parameter
  */
 export function normalizeExportQuery (query, { maxRows }, { stream = false, accept = '' } = {}) {
@@ -87,12 +85,7 @@ export async function pause (client, sleep) {
   if (sleep > 0) await client.query('SELECT pg_sleep($1)', [sleep])
 }
 
-/**
- * The batch: every row of the page in memory at once.
- * @param {import('pg').ClientBase} client
- * @param {{ offset: number, limit: number }} page
- * @returns {Promise<object[]>}
- */
+/** The batch: every row of the page in memory at once. */
 export async function fetchBatch (client, { offset, limit }) {
   const { rows } = await client.query(EXPORT_SQL, [limit, offset])
   return rows
@@ -101,8 +94,6 @@ export async function fetchBatch (client, { offset, limit }) {
 /**
  * The stream: a cursor that fetches `highWaterMark` rows per round trip, and
  * only when the stream's reader asks for more.
- * @param {import('pg').ClientBase} client
- * @param {{ offset: number, limit: number, highWaterMark: number }} page
  * @returns {QueryStream} an object-mode Readable of rows
  */
 export function openRowStream (client, { offset, limit, highWaterMark }) {
@@ -114,10 +105,8 @@ export function openRowStream (client, { offset, limit, highWaterMark }) {
  * or NDJSON. Rows are gathered into chunks of about `chunkBytes`: one write
  * per row would be one HTTP chunk and one syscall per row, the many-tiny-writes
  * cost of experiment 4.
- * @param {'json'|'ndjson'} format
  * @param {{ chunkBytes?: number, onChunk?: (encoder: Transform) => void }} [settings]
  *   onChunk: called after each chunk is pushed (to watch buffers)
- * @returns {Transform & { rows: number, bytes: number, pendingBytes: () => number }}
  */
 export function createRowEncoder (format, { chunkBytes = EXPORT_DEFAULTS.chunkBytes, onChunk } = {}) {
   if (!FORMATS.includes(format)) throw new TypeError(`format must be one of ${FORMATS.join(', ')}, got ${format}`)

@@ -97,11 +97,7 @@ export function normalizeDatabaseOptions (database = {}, app) {
   })
 }
 
-/**
- * A connection string fit to show: the password replaced.
- * @param {unknown} url
- * @returns {string}
- */
+/** A connection string fit to show: the password replaced. */
 export function redactUrl (url) {
   if (typeof url !== 'string') return String(url)
   try {

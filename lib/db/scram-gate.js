@@ -39,7 +39,6 @@ const AUTH_SASL_FINAL = 12
  * What the server keeps of the password: the stored and server keys of one
  * random salt (computed once: PBKDF2 is the slow part).
  * @param {string} password printable ASCII, at least 16 characters
- * @returns {Readonly<{ salt: Buffer, iterations: number, storedKey: Buffer, serverKey: Buffer }>}
  * @throws {TypeError} for a password that is not
  */
 export function createScramVerifier (password) {
@@ -63,10 +62,6 @@ export function createScramVerifier (password) {
  * the client sent after its proof) and hands the socket on. Rejects after
  * answering, and closing, a client that failed, stalled past `timeoutMs`,
  * or left.
- * @param {import('node:net').Socket} socket
- * @param {ReturnType<typeof createScramVerifier>} verifier
- * @param {{ timeoutMs: number }} options
- * @returns {Promise<{ replay: Buffer, user: string }>}
  */
 export function authenticate (socket, verifier, { timeoutMs }) {
   return new Promise(function exchange (resolve, reject) {

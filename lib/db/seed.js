@@ -53,10 +53,7 @@ FROM generate_series($1::integer, $2::integer) AS g`
 
 /**
  * Check seed sizes.
- * @param {{ desks: unknown, items: unknown }} sizes
  * @param {string} [prefix] for the message, e.g. 'database.seed.'
- * @returns {{ desks: number, items: number }}
- * @throws {TypeError}
  */
 export function normalizeSeedSizes (sizes, prefix = '') {
   const out = {}
@@ -73,7 +70,6 @@ export function normalizeSeedSizes (sizes, prefix = '') {
 
 /**
  * What is seeded, read from `streamlab_seed`.
- * @param {import('pg').ClientBase} client
  * @returns {Promise<{ desks: number, items: number, version: number, seededAt: string }|null>} null: nothing the lab made
  */
 export async function readSeed (client) {
@@ -89,9 +85,6 @@ export async function readSeed (client) {
  * Seed `desks` and `items` unless exactly these sizes are already there.
  * One transaction: interrupted, it leaves the previous data as it was.
  * @param {import('pg').ClientBase} client a connection of its own for the whole seed
- * @param {{ desks: number, items: number }} sizes
- * @param {{ onProgress?: (progress: { done: number, total: number, stage: string }) => void, signal?: AbortSignal }} [hooks]
- * @returns {Promise<{ changed: boolean, desks: number, items: number, ms: number }>}
  * @throws {Error} when `desks` or `items` exist but were not made by the lab
  */
 export async function seedDatabase (client, sizes, { onProgress, signal } = {}) {

@@ -102,8 +102,6 @@ export function requestAborted (received) {
 /**
  * Map a zlib error (from a whole decode or a decoding stream) to a LabError: gzip's own types for a
  * gzip layer, `encoding.*` naming the codec for the others.
- * @param {Error & {code?: string}} err
- * @param {number} compressedBytes
  * @param {string} [codec] the layer's codec, when known (gzip otherwise)
  */
 export function fromZlibError (err, compressedBytes, codec = 'gzip') {

@@ -57,10 +57,7 @@ const WAYS_AROUND_BUDGET = Object.freeze({
   default: 'run the lab with a larger --memory-limit'
 })
 
-/**
- * 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/limits/admission.js).
- * @param {{ route: string, budget: number, projected: number, available: number, what: string }} figures
- */
+/** 413 memory.budget.exceeded: this request alone would pass the memory budget (lib/limits/admission.js). */
 export function budgetExceeded ({ route, budget, projected, available, what }) {
   const hint = WAYS_AROUND_BUDGET[route] ?? WAYS_AROUND_BUDGET.default
   return createError(413, 'memory.budget.exceeded',
@@ -72,7 +69,6 @@ export function budgetExceeded ({ route, budget, projected, available, what }) {
 /**
  * 413 buffer.cap.exceeded: an experiment's pipeline held more than the cap it was given (the
  * backpressure experiment's "ignore" mode, whose consumer buffers what arrives).
- * @param {{ route: string, limit: number, held: number, stage: string }} figures
  */
 export function bufferCapExceeded ({ route, limit, held, stage }) {
   return createError(413, 'buffer.cap.exceeded',
@@ -80,10 +76,7 @@ export function bufferCapExceeded ({ route, limit, held, stage }) {
     { route, limit, held, stage })
 }
 
-/**
- * 503 memory.busy: the request fits the memory budget, but not beside what runs now.
- * @param {{ route: string, budget: number, projected: number, available: number, what: string, retryAfter: number }} figures
- */
+/** 503 memory.busy: the request fits the memory budget, but not beside what runs now. */
 export function memoryBusy ({ route, budget, projected, available, what, retryAfter }) {
   const error = createError(503, 'memory.busy',
     `${what} would need ${formatMiB(projected)} and only ${formatMiB(available)} of the memory budget (${formatMiB(budget)}) ` +

@@ -16,7 +16,6 @@ import {
  * (`toLabError`); such a type may have no factory here. `docs/errors.md` lists the same types
  * with the same statuses: test/errors-catalogue.test.js fails when the two drift apart, when an
  * exported factory is missing here, or when a factory makes a type other than its entry's.
- * @type {ReadonlyArray<Readonly<{ type: string, status: number, factories: ReadonlyArray<Function>, passedThrough: string|null }>>}
  */
 export const ERROR_CATALOGUE = catalogue([
   [400, 'parameter.invalid', [badParameter]],

@@ -138,8 +138,6 @@ const BODY_LENGTH_CODES = new Set([
  * Map an error of Node's HTTP parser or its timeouts (a server's 'clientError') to a LabError.
  * The parser's words (`reason`) tell a version it does not speak (`Invalid HTTP version`, a
  * well-formed `HTTP/d.d`) from a request line that is merely broken (`Expected CRLF after version`).
- * @param {Error & { code?: string, reason?: string, rawPacket?: Buffer }} err
- * @returns {LabError}
  */
 export function fromParserError (err) {
   const code = typeof err.code === 'string' ? err.code : null
@@ -175,8 +173,6 @@ export function requestInvalid (message, status = 400) {
  * (http-errors: a 4xx or 5xx `status`, often a `type`) with its status and type and nothing
  * else, `request.invalid` if it has no type; anything else is a 500 `internal`, its words kept
  * from the client.
- * @param {Error & { status?: number, type?: string }} err
- * @returns {LabError}
  */
 export function toLabError (err) {
   if (err instanceof LabError) return err

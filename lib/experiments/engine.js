@@ -164,7 +164,6 @@ export function createEngine (settings) {
       },
       /**
        * Be told when a client changes the run's live params (PATCH /experiments/:id).
-       * @param {(params: object, changed: string[]) => void} listener
        * @returns {() => void} stops telling it
        */
       onParams: function onParams (listener) {
@@ -301,7 +300,6 @@ export function createEngine (settings) {
 
   /**
    * Change a running run's live params; the run applies them as it can (its page says how soon).
-   * @param {string} id
    * @param {unknown} raw e.g. { delayMs: 50 }: only params whose schema entry is `live`
    * @throws {LabError} 404 experiment.not.found, 409 experiment.not.running, 400 parameter.invalid
    */

@@ -27,7 +27,6 @@ const STDERR_KEPT = 4096
  *   `fields`: members of each 200 answer to bring back (default ['summary'])
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
  *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks]
- * @returns {Promise<{ results: Array<{ status: number, ms: number, summary?: object, errorType?: string }>, wallMs: number }>}
  */
 export function runLoad (job, hooks) {
   return runChildJob(LOAD_PROCESS, job, hooks)
@@ -46,7 +45,6 @@ export function runLoad (job, hooks) {
  * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
  *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks] `onSpawn` may keep
  *   the child to send it messages of its own while it works (the job's script listens for them)
- * @returns {Promise<object>}
  */
 export async function runChildJob (script, job, { signal, onSpawn, onProgress } = {}) {
   signal?.throwIfAborted()
@@ -86,7 +84,6 @@ export async function runChildJob (script, job, { signal, onSpawn, onProgress } 
  * until it says it is ready with `{ type: 'ready', ...details }` over IPC.
  * Aborting `signal` kills it, whether it is ready yet or not.
  * @param {string} script a file of the project, never one a client named
- * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void }} [hooks]
  * @returns {Promise<{ details: object, pid: number, stop: () => Promise<void> }>}
  *   `details`: the ready message but its `type`; `stop` resolves once the helper has exited
  */

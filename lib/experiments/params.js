@@ -16,7 +16,6 @@ import { parseByteSize } from '../util/units.js'
 
 /**
  * Check raw params against a schema.
- * @param {ReadonlyArray<object>} schema
  * @param {unknown} raw what the client sent: an object, or nothing for all defaults; numbers may come as strings
  * @param {{ max?: Record<string, number> }} [overrides] tighter maxima than the schema's (from app options)
  * @returns {Record<string, string|number|null>} a new object, every schema name present
@@ -44,8 +43,6 @@ export function normalizeBySchema (schema, raw, { max = {} } = {}) {
 
 /**
  * The params a client sent, checked only for being an object of the schema's names.
- * @param {ReadonlyArray<{ name: string }>} schema
- * @param {unknown} raw
  * @returns {object} `raw` itself, or an empty object for nothing
  * @throws {LabError} 400 parameter.invalid naming params, or params.<name> for a name the schema lacks
  */
@@ -98,38 +95,22 @@ function enumParam (key, value, values) {
   return text
 }
 
-/**
- * A schema entry for one of `values`; the first is the default unless another is named.
- * @param {string} name
- * @param {{ values: string[], valueLabels: Record<string, string>, default?: string, label: string, help: string }} entry
- */
+/** A schema entry for one of `values`; the first is the default unless another is named. */
 export function choiceEntry (name, { values, valueLabels, default: fallback = values[0], label, help }) {
   return { name, type: 'enum', values: [...values], valueLabels, default: fallback, label, help }
 }
 
-/**
- * A schema entry for an integer from `min` (1 unless given: most are counts) to `max`.
- * @param {string} name
- * @param {{ default: number|null, min?: number, max: number, label: string, help: string }} entry
- */
+/** A schema entry for an integer from `min` (1 unless given: most are counts) to `max`. */
 export function integerEntry (name, { default: fallback, min = 1, max, label, help }) {
   return { name, type: 'integer', default: fallback, min, max, label, help }
 }
 
-/**
- * A schema entry for a byte size ("15MB", 1048576) from `min` (1 unless given) to `max` bytes.
- * @param {string} name
- * @param {{ default: string|number|null, min?: number, max: number, label: string, help: string }} entry
- */
+/** A schema entry for a byte size ("15MB", 1048576) from `min` (1 unless given) to `max` bytes. */
 export function sizeEntry (name, { default: fallback, min = 1, max, label, help }) {
   return { name, type: 'size', default: fallback, min, max, label, help }
 }
 
-/**
- * A schema entry for a comma-separated list, passed through by `normalizeBySchema` for its module to read.
- * @param {string} name
- * @param {{ default: string, label: string, help: string }} entry
- */
+/** A schema entry for a comma-separated list, passed through by `normalizeBySchema` for its module to read. */
 export function listEntry (name, { default: fallback, label, help }) {
   return { name, type: 'list', default: fallback, label, help }
 }
@@ -155,7 +136,6 @@ export function liveEntry (entry) {
 /**
  * A running run's params with the live ones a client changed: only entries marked `live`,
  * each checked by the module's own `normalizeParams` as at the start.
- * @param {{ name: string, params: ReadonlyArray<object>, normalizeParams: Function }} mod
  * @param {object} current the run's params now
  * @param {unknown} raw what the client sent, e.g. { delayMs: 50 }
  * @param {object} options normalised app options, as at the start
@@ -176,10 +156,7 @@ export function changeLiveParams (mod, current, raw, options) {
 
 /**
  * The levels a `sweep` param runs.
- * @param {'steps'|'single'} sweep
- * @param {number[]} steps
  * @param {number} top the highest, which every sweep ends on
- * @returns {number[]}
  */
 export function sweepLevels (sweep, steps, top) {
   return sweep === 'steps' ? stepsUpTo(steps, top) : [top]
@@ -188,8 +165,6 @@ export function sweepLevels (sweep, steps, top) {
 /**
  * The levels of a sweep: the steps up to `top`, and `top` itself, ascending.
  * @param {number[]} steps e.g. the article's concurrencies 1, 10, 50, 100, 200
- * @param {number} top
- * @returns {number[]}
  */
 export function stepsUpTo (steps, top) {
   const levels = steps.filter(function atMostTop (s) { return s < top })

@@ -77,9 +77,7 @@ const isNumberOrNull = function isNumberOrNull (v) { return v === null || (typeo
 
 /**
  * What is wrong with a chart.
- * @param {unknown} chart
  * @param {string} [where] how the problems name it
- * @returns {string[]}
  */
 function validateChart (chart, where = 'chart') {
   if (!isObject(chart)) return [`${where} is not an object`]
@@ -140,7 +138,6 @@ function validateTable (table, where) {
 
 /**
  * What is wrong with an experiment's result, as a list of sentences naming the member.
- * @param {unknown} result
  * @returns {string[]} empty when the result keeps the contract
  */
 export function validateResult (result) {
@@ -198,11 +195,7 @@ export function validateResult (result) {
   return problems
 }
 
-/**
- * What is wrong with a progress report.
- * @param {unknown} progress
- * @returns {string[]}
- */
+/** What is wrong with a progress report. */
 export function validateProgress (progress) {
   if (!isObject(progress)) return ['the progress is not an object']
   const problems = []

@@ -19,11 +19,7 @@ function flagName (param) {
   return param.name.replace(/[A-Z]/g, function kebab (c) { return `-${c.toLowerCase()}` })
 }
 
-/**
- * node:util parseArgs option specs, one per schema entry, with no default of their own.
- * @param {ReadonlyArray<{ name: string }>} schema
- * @returns {Readonly<Record<string, { type: 'string' }>>}
- */
+/** node:util parseArgs option specs, one per schema entry, with no default of their own. */
 export function optionsFromSchema (schema) {
   const options = {}
   for (const param of schema) options[flagName(param)] = Object.freeze({ type: 'string' })
@@ -33,8 +29,6 @@ export function optionsFromSchema (schema) {
 /**
  * The usage lines: each flag, what it takes, its label, default and range, from the schema.
  * @param {string} name the bench's name, for the heading
- * @param {ReadonlyArray<object>} schema
- * @returns {string}
  */
 export function usageFromSchema (name, schema) {
   const lines = schema.map(function usageLine (param) {
@@ -50,7 +44,6 @@ export function usageFromSchema (name, schema) {
 
 /**
  * The experiment's params from parsed flags, checked by the experiment itself.
- * @param {{ params: ReadonlyArray<object>, normalizeParams: (raw: object, options: object) => object }} experiment
  * @param {Record<string, string|undefined>} values what parseArgs gave
  * @param {object} appOptions the app options the lab will run with (limits some params)
  * @returns {object} the normalised params, as POST /experiments would have them
@@ -87,8 +80,6 @@ function paramNamed (schema, name) {
 /**
  * A parameter's default, for a bench whose flag means the same thing with a list of its own
  * (`--bytes` of the upload bench is the experiment's `bytes`): the schema says it once.
- * @param {ReadonlyArray<object>} schema
- * @param {string} name
  */
 export function schemaDefault (schema, name) {
   return paramNamed(schema, name).default
@@ -97,10 +88,7 @@ export function schemaDefault (schema, name) {
 /**
  * An enum parameter's values, less the ones that stand for several (`both`, `all`): the choices a
  * bench's list flag takes (`--modes buffer,string`).
- * @param {ReadonlyArray<object>} schema
- * @param {string} name
  * @param {{ without?: string[] }} [settings] the values to leave out (default both and all)
- * @returns {string[]}
  */
 export function schemaChoices (schema, name, { without = ['both', 'all'] } = {}) {
   const param = paramNamed(schema, name)

@@ -11,13 +11,7 @@ import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 import { runKeyHeaders } from '../limits/run-keys.js'
 
-/**
- * POST a file.
- * @param {string} url
- * @param {string} file
- * @param {object} [headers]
- * @returns {Promise<{ status: number, body: any, ms: number, error?: string }>}
- */
+/** POST a file. */
 export function uploadFile (url, file, headers = { 'content-type': 'application/gzip' }) {
   const started = performance.now()
   const size = fs.statSync(file).size
@@ -42,10 +36,7 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
  * POST a body made as it is sent: `streams` as for `pipeline` (a readable, then transforms),
  * e.g. a zip bomb's. Never in memory whole, and no Content-Length (chunked).
  * A connection that dies (the server process killed) resolves with status 0 and `error`.
- * @param {string} url
  * @param {import('node:stream').Stream[]} streams used once
- * @param {object} [headers]
- * @returns {Promise<{ status: number, body: any, ms: number, sentBytes: number, error?: string }>}
  */
 export function uploadStreams (url, streams, headers = { 'content-type': 'application/gzip' }) {
   const started = performance.now()
@@ -77,12 +68,9 @@ export function uploadStreams (url, streams, headers = { 'content-type': 'applic
 
 /**
  * Send `requests` uploads with at most `concurrency` in flight.
- * @param {string} url
- * @param {string} file
  * @param {{ concurrency: number, requests: number, headers?: object,
  *   onResult?: (result: object, done: number) => void }} options
  *   `onResult` is called as each upload ends, with the count ended so far
- * @returns {Promise<Array<{ status: number, body: any, ms: number, error?: string }>>}
  */
 export async function uploadMany (url, file, { concurrency, requests, headers, onResult }) {
   const results = []

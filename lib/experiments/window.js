@@ -22,7 +22,6 @@ let collector
 /**
  * One full collection, where the runtime lets the lab have one, then wait until the RSS stops
  * falling: V8 unmaps the pages a collection freed on a thread of its own, tens of ms after it.
- * @param {AbortSignal} [signal]
  * @returns {Promise<boolean>} whether a collection ran
  */
 export async function settleMemory (signal) {
@@ -45,7 +44,6 @@ export async function settleMemory (signal) {
  * Reset the kernel's peak and read the idle after it: GC threads free pages at any time, so an
  * idle read before the reset could top every later peak.
  * @param {import('node:events').EventEmitter} events told 'peak' { reset: true, by: 'lab' } as the window opens (the lab's reset)
- * @returns {{ idleRss: number, peakReset: boolean }}
  */
 export function resetAndReadIdle (events) {
   const peakReset = resetPeakRss()
@@ -78,12 +76,7 @@ export function followHeld (events) {
   }
 }
 
-/**
- * A window's memory figures.
- * @param {{ idleRss: number, peakReset: boolean, collected: boolean }} start
- * @param {{ bytes: number, source: string }} peak
- * @param {{ heldPeak: number|null, heldRequests: number }} [held]
- */
+/** A window's memory figures. */
 export function memoryFigures (start, peak, held) {
   return {
     idleRss: start.idleRss,

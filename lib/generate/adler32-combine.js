@@ -12,12 +12,7 @@ const BASE = 65521
 /** Bytes summed before reducing: zlib's NMAX, the most that cannot overflow 2^53 here by far. */
 const NMAX = 5552
 
-/**
- * The Adler-32 of `buffer`, continuing from `adler` (1 for a fresh checksum).
- * @param {Uint8Array} buffer
- * @param {number} [adler]
- * @returns {number}
- */
+/** The Adler-32 of `buffer`, continuing from `adler` (1 for a fresh checksum). */
 export function adler32 (buffer, adler = 1) {
   let a = adler & 0xFFFF
   let b = (adler >>> 16) & 0xFFFF
@@ -35,10 +30,7 @@ export function adler32 (buffer, adler = 1) {
 
 /**
  * The Adler-32 of A followed by B, from adler(A), adler(B) and B's length.
- * @param {number} adlerA
- * @param {number} adlerB
  * @param {number} lengthB bytes (any safe integer: a terabyte is fine)
- * @returns {number}
  */
 export function adler32Combine (adlerA, adlerB, lengthB) {
   const rem = lengthB % BASE

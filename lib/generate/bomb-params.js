@@ -99,12 +99,7 @@ export function bombCodecAvailable (codec) {
   return codec !== 'zstd' || typeof zlib.createZstdCompress === 'function'
 }
 
-/**
- * Why a variant cannot ride a codec here, as `allowed` text for parameter.invalid, or null when it can.
- * @param {string} variant
- * @param {string} codec
- * @returns {string|null}
- */
+/** Why a variant cannot ride a codec here, as `allowed` text for parameter.invalid, or null when it can. */
 export function bombCodecProblem (variant, codec) {
   if (!BOMB_CODECS.includes(codec)) return `one of ${BOMB_CODECS.join(', ')}`
   if (!bombCodecAvailable(codec)) {

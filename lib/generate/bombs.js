@@ -21,7 +21,6 @@ export {
 /**
  * The codings of a bomb, in the order applied: `layers` times its codec (chained), once otherwise.
  * @param {{codec: string, layers: number}} params normalised
- * @returns {string[]}
  */
 function bombCodings ({ codec, layers }) {
   return new Array(layers).fill(codec)
@@ -45,7 +44,6 @@ function bombUploadHeaders (params) {
  * The download name: `streamlab-bomb-ratio-10000000000B.json.gz`, one extension per layer
  * (`.gz`, `.zz` for the zlib format, `.br`, `.zst`).
  * @param {{variant: string, codec: string, bytes: number, layers: number}} params normalised
- * @returns {string}
  */
 function bombFileName ({ variant, codec, bytes, layers }) {
   return `streamlab-bomb-${variant}-${bytes}B.json${`.${CODECS[codec].extension}`.repeat(layers)}`
@@ -151,7 +149,6 @@ export function createBomb (params, { cacheDir = BOMB_CACHE_DIR } = {}) {
  * gzip and deflate as createBomb makes them. Two makers of the same bomb at once both write it,
  * and the same bytes win.
  * @param {object} [params] as for createBomb
- * @param {{ cacheDir?: string, signal?: AbortSignal }} [options]
  * @returns {Promise<ReturnType<typeof createBomb> & { madeMs: number|null }>} `madeMs`: how long the
  *   compressor took, null when nothing had to be made
  * @throws {import('../errors/index.js').LabError} `parameter.invalid` (400)

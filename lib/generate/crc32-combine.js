@@ -34,10 +34,7 @@ function appendZerosOperator (n) {
 
 /**
  * The CRC-32 of A followed by B, from crc(A), crc(B) and B's length.
- * @param {number} crcA
- * @param {number} crcB
  * @param {number} lengthB bytes
- * @returns {number}
  */
 export function crc32Combine (crcA, crcB, lengthB) {
   return (multModP(appendZerosOperator(lengthB), crcA) ^ crcB) >>> 0

@@ -95,10 +95,7 @@ function mulberry32 (seed) {
   }
 }
 
-/**
- * Check stream parameters given as numbers (normalizeGenerateParams makes them from strings).
- * @returns {{size: number|null, bytes: number|null, format: string, seed: number, level: number}}
- */
+/** Check stream parameters given as numbers (normalizeGenerateParams makes them from strings). */
 function checkStreamParams (params = {}) {
   if (params === null || typeof params !== 'object') throw new TypeError('params must be an object')
   const { format = 'json', seed = 1, level = 6 } = params
@@ -263,12 +260,10 @@ function writeNumber (buffer, offset, a, b, c) {
 /**
  * A readable stream of generated JSON text (Buffers of ~64 KiB), made only as it is read.
  * The stream counts what it has made: `stream.items` and `stream.bytes` (inflated UTF-8 bytes).
- * @param {object} [params]
  * @param {number|null} [params.size] number of items (default: the app's defaultSize)
  * @param {number|null} [params.bytes] approximate document size: stops after the item that reaches it
  * @param {'json'|'array'|'ndjson'} [params.format] default json
  * @param {number} [params.seed] integer 0..2^32-1, default 1
- * @returns {Readable & {items: number, bytes: number}}
  * @throws {TypeError} on a bad parameter
  */
 export function createJsonStream (params) {
@@ -279,7 +274,6 @@ export function createJsonStream (params) {
  * The generated JSON and a gzip stream to put after it, for `pipeline(json, gzip, destination)`.
  * `json.items` and `json.bytes` count items and inflated bytes as they are made.
  * @param {object} [params] as for createJsonStream, plus `level` (gzip 0..9, default 6)
- * @returns {{json: Readable & {items: number, bytes: number}, gzip: zlib.Gzip}}
  */
 export function createGzipStream (params) {
   const checked = checkStreamParams(params)
@@ -293,7 +287,6 @@ export function createGzipStream (params) {
  * The download name for a generated document: `streamlab-json-10000-seed1.json.gz`,
  * or with a byte target `streamlab-ndjson-500000000B-seed1.ndjson.gz`.
  * @param {{format: string, size: number|null, bytes: number|null, seed: number}} params normalised
- * @returns {string}
  */
 export function downloadFileName ({ format, size, bytes, seed }) {
   const amount = bytes === null || bytes === undefined ? String(size) : `${bytes}B`
@@ -304,7 +297,6 @@ export function downloadFileName ({ format, size, bytes, seed }) {
 /**
  * Validate generator parameters given as strings (an Express `req.query`, or CLI flags).
  * Unknown parameters are ignored; the caller's object is never changed.
- * @param {Record<string, unknown>} [query]
  * @param {{defaultSize: number, maxItems: number, maxBytes: number}} [limits] `opts.generate`
  * @returns {Readonly<{size: number|null, bytes: number|null, format: string, seed: number,
  *   level: number, save: boolean}>} exactly one of size and bytes is a number

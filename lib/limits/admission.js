@@ -1,20 +1,5 @@
-/**
- * Admission within the memory budget. Every route that holds a whole body
- * (or a whole result) in memory projects what it will hold before it
- * allocates, and reserves it here. What can never fit is refused with 413;
- * what fits only once other requests finish gets 503 and Retry-After. Both
- * name the budget and the projection, and say how to run it anyway.
- *
- * The rule: the memory the process holds now (its RSS, or what it held when
- * idle plus every reservation, whichever is more) plus the projection must
- * stay under `safety` of the budget. The supervisor kills the worker at the
- * budget itself; the margin absorbs what no projection sees (garbage the
- * collector has not returned yet, sockets, the metrics history).
- *
- * One admission per app (`createApp` makes it): two apps in one process
- * keep their own books. It also paces the collection of the garbage that
- * streaming leaves (`watchGarbage`).
- */
+// Admission within the memory budget: a route that holds a whole body projects it and reserves it here
+// before it allocates; 413 for what can never fit, 503 with Retry-After for what fits later. The rule: README.md.
 import { labCollector } from '../util/lab-gc.js'
 import { budgetExceeded, memoryBusy } from '../errors/index.js'
 
@@ -23,11 +8,7 @@ const ADMISSION_SAFETY = 0.9
 /** Seconds a client told "busy" is asked to wait. */
 const RETRY_AFTER_SECONDS = 2
 
-/**
- * @param {{ budget: number, safety?: number, readRss?: () => number, collect?: (() => void)|null }} options
- *   budget: bytes, 0 for none (every reservation is admitted); collect: a full GC (default: V8's, where it can be had)
- * @returns {MemoryAdmission}
- */
+/** One admission per app. budget: bytes, 0 for none; collect: a full GC (default: V8's, where it can be had). */
 export function createAdmission (options) {
   return new MemoryAdmission(options)
 }
@@ -69,16 +50,8 @@ export class MemoryAdmission {
   }
 
   /**
-   * Streaming allocates a new Buffer for every chunk a socket reads and
-   * zlib inflates, and each is garbage a moment later. V8 collects such
-   * garbage only once tens of MiB of it have piled up, which would be most
-   * of /good's "constant". While anyone streams (each holds a watch), the
-   * Buffer memory is looked at every PACE_EVERY_MS, and collected once it
-   * has grown GARBAGE_PACE since the last collection: by a scavenge of the
-   * young generation first, where such chunks die, and by a full collection
-   * only when that did not bring it down: a full collection at every pace
-   * costs the main thread far more (docs/limits.md).
-   * @returns {() => void} call when done streaming
+   * While anyone streams, collect the chunks' garbage once Buffer memory grew GARBAGE_PACE: a scavenge first,
+   * a full collection only when that did not bring it down (why: README.md). Returns the call to stop watching.
    */
   watchGarbage () {
     if (this.collect === null || this.closed) return function nothingWatched () {}
@@ -96,9 +69,7 @@ export class MemoryAdmission {
         }
         const now = Date.now()
         if (admission.scavengedAt === 0) {
-          // Chunks die young: a scavenge (a millisecond or two, where a full
-          // collection of the heap took 25) finds them, and V8 frees their
-          // memory just after, on another thread; the next looks tell.
+          // chunks die young: a scavenge finds them, and V8 frees them just after on another thread
           admission.collect({ type: 'minor' })
           admission.scavengedAt = now
           return
@@ -123,11 +94,7 @@ export class MemoryAdmission {
     }
   }
 
-  /**
-   * A full collection now, where one can be had: a request that let go of many MiB gives them back
-   * at its end rather than at V8's next collection, which an idle lab may not have for minutes.
-   * @returns {boolean} whether it collected
-   */
+  /** A full collection now, where one can be had: an idle lab may not collect for minutes. */
   collectNow () {
     if (this.collect === null || this.closed) return false
     this.lastCollect = Date.now()
@@ -162,10 +129,7 @@ export class MemoryAdmission {
     return Math.max(0, this.ceiling - this.committed())
   }
 
-  /**
-   * Check `more` bytes against the budget, on top of `held` already reserved by the same request.
-   * @returns {Error|null} the refusal, or null when it fits
-   */
+  /** The refusal of `more` bytes on top of `held` already reserved by the same request, or null. */
   check (more, held, route, what) {
     if (!this.enabled || more <= 0) return null
     const projected = held + more
@@ -183,23 +147,13 @@ export class MemoryAdmission {
     return more > free ? this.refusal(more, held, free, route, what) : null
   }
 
-  /**
-   * The refusal of `more` bytes on top of `held` when `free` is what the budget has free: 413 when
-   * nobody else holds a reservation (waiting would not help, this request is what does not fit),
-   * else 503, to try again.
-   */
+  /** 413 when nobody else holds a reservation (waiting would not help), else 503, to try again. */
   refusal (more, held, free, route, what) {
     const figures = { route, budget: this.budget, projected: held + more, available: Math.max(0, free + held), what }
     return this.reserved - held === 0 ? budgetExceeded(figures) : memoryBusy({ ...figures, retryAfter: RETRY_AFTER_SECONDS })
   }
 
-  /**
-   * Reserve bytes for one request.
-   * @param {number} bytes the projection
-   * @param {{ route: string, what: string }} who for the messages
-   * @returns {Reservation}
-   * @throws {LabError} 413 memory.budget.exceeded, 503 memory.busy
-   */
+  /** Reserve the projection for one request (`who` names it in messages); throws 413 or 503. */
   reserve (bytes, { route, what }) {
     const reservation = new Reservation(this, route, what)
     reservation.grow(bytes)
@@ -207,10 +161,7 @@ export class MemoryAdmission {
     return reservation
   }
 
-  /**
-   * Count `bytes` (negative: give them back) that another budget already bounds and waits for, as
-   * held: the decoders of the bodies that stream (lib/ingest/decoder-memory.js). No refusal here.
-   */
+  /** Count bytes another budget already bounds (the streaming decoders) as held; no refusal here. */
   count (bytes) {
     if (this.enabled) this.reserved += bytes
   }
@@ -231,12 +182,7 @@ export class Reservation {
     this.released = false
   }
 
-  /**
-   * Reserve `more` bytes on top of what is held.
-   * @param {number} more
-   * @param {string} [what] what the extra bytes are for, for the message
-   * @throws {LabError} 413 memory.budget.exceeded, 503 memory.busy
-   */
+  /** Reserve `more` bytes on top of what is held; throws 413 or 503. */
   grow (more, what = this.what) {
     const refusal = this.tryGrow(more, what)
     if (refusal) throw refusal
@@ -254,12 +200,7 @@ export class Reservation {
     return null
   }
 
-  /**
-   * The refusal of `more` bytes the request has already met the budget with (zlib stopped at the
-   * cap its room gave it): never null. grow() would collect garbage and look again, and the
-   * garbage can be the very bytes that did not fit.
-   * @returns {LabError} 413 memory.budget.exceeded, 503 memory.busy
-   */
+  /** The refusal of bytes already met (zlib stopped at its cap): grow() would collect the very bytes that did not fit. */
   refuse (more, what = this.what) {
     const free = Math.min(more - 1, this.admission.ceiling - this.admission.committed())
     return this.admission.refusal(more, this.bytes, free, this.route, what)

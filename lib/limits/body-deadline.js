@@ -34,7 +34,6 @@ const MAX_TICK_MS = 1000
 /**
  * The app-level middleware: arms the watch on every request with a body.
  * @param {{ bodyIdleMs: number, minBodyRate: number, bodyRateWindowMs: number }} limits normalised `limits`
- * @returns {import('express').RequestHandler}
  */
 export function bodyDeadline (limits) {
   const settings = Object.freeze({ idleMs: limits.bodyIdleMs, minRate: limits.minBodyRate, windowMs: limits.bodyRateWindowMs })
@@ -48,9 +47,7 @@ export function bodyDeadline (limits) {
  * Claim the request's watch for a reader of its body: on expiry `onExpire`
  * gets the 408 error (and the answer is marked `Connection: close`). With no
  * watch armed (no app middleware), one is armed with `settings`.
- * @param {import('node:http').IncomingMessage} req
  * @param {{ idleMs?: number, minRate?: number, windowMs?: number }} settings used only when no watch is armed
- * @param {(error: Error) => void} onExpire
  * @returns {() => void} gives the claim back (and stops a watch armed here)
  */
 export function guardBody (req, settings, onExpire) {

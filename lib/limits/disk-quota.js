@@ -46,19 +46,13 @@ const STAT_BATCH = 32
 /** Age of the last walk past which a new write starts another (without waiting for it). */
 const STALE_WALK_MS = 10_000
 
-/**
- * What a file of `bytes` bytes costs: rounded up to whole blocks, one at least.
- * @param {number} bytes
- * @returns {number}
- */
+/** What a file of `bytes` bytes costs: rounded up to whole blocks, one at least. */
 function diskCost (bytes) {
   return Math.max(1, Math.ceil(bytes / BLOCK_BYTES)) * BLOCK_BYTES
 }
 
 /**
  * Normalise the options of `createDiskQuota`.
- * @param {{ dir: string, quota?: number, maxEntries?: number }} options
- * @returns {Readonly<{ dir: string, quota: number, maxEntries: number }>}
  * @throws {TypeError} for a missing directory, or a quota or bound that is not a positive safe integer
  */
 function normalizeDiskQuotaOptions (options) {
@@ -77,7 +71,6 @@ function normalizeDiskQuotaOptions (options) {
  * @param {{ dir: string, quota?: number, maxEntries?: number, after?: Promise<unknown> }} options
  *   `dir`: the data directory; `after`: work to let finish before the first walk (the start-up
  *   clean-ups), so that the walk counts what they leave; its failure is its owner's to report
- * @returns {DiskQuota}
  */
 export function createDiskQuota (options) {
   const { dir, quota, maxEntries } = normalizeDiskQuotaOptions(options)
@@ -255,7 +248,6 @@ export function createDiskQuota (options) {
    * @param {number} projected bytes the write will take at least (0: not known)
    * @param {{ claims?: string[] }} [what] paths, or path prefixes, of the temporary
    *   files the write makes: a walk leaves them to the reservation, which counts them
-   * @returns {Promise<Reservation>}
    * @throws {LabError} 507 disk.quota.exceeded when even the projection does not fit
    */
   async function reserve (projected, { claims = [] } = {}) {
@@ -293,7 +285,6 @@ export function createDiskQuota (options) {
 
   /**
    * A file the lab removed: it no longer counts.
-   * @param {string} file
    * @returns {number} what it cost (0 if the quota did not know it)
    */
   function forget (file) {

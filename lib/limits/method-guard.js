@@ -16,10 +16,7 @@ function collectMethods (stack, path, found) {
   return found
 }
 
-/**
- * Middleware to place after every route and before the 404.
- * @param {import('express').Express} app
- */
+/** Middleware to place after every route and before the 404. */
 export function methodGuard (app) {
   return function rejectOtherMethods (req, res, next) {
     const allowed = collectMethods(app.router.stack, req.path, new Set())

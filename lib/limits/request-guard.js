@@ -1,34 +1,5 @@
-/**
- * Only the person at the keyboard drives the lab. Binding 127.0.0.1 keeps
- * other machines out, but not other web pages in the same browser: a page
- * on any origin can send no-cors requests (image loads, forms, `fetch` with
- * simple content types) to the lab, and a host name that an attacker's DNS
- * points at 127.0.0.1 (rebinding) makes the lab same-origin with their page.
- * The guard runs first, on every request:
- *
- * 1. **Host allowlist** (as Vite's `server.allowedHosts`): `localhost`,
- *    `*.localhost`, IP literals, the address the lab is bound to, and
- *    `--allowed-hosts`. Anything else is 403: a rebinding page names its
- *    own host name, never one of these. An HTTP/1.1 request without Host is
- *    400.
- * 2. **No cross-site requests but links**: a request the browser marks
- *    `Sec-Fetch-Site: cross-site` or `same-site` (another port of localhost
- *    is same-site) is refused unless it is a top-level navigation with a
- *    safe method (a link to the dashboard). curl and scripts send no
- *    fetch metadata and pass.
- * 3. **The write rules**, for every request that changes state: nothing from
- *    another web page (fetch metadata, or an `Origin` that is not the lab's own),
- *    and, with an access token (the lab bound to a classroom network), from
- *    another machine only with the token (`Authorization: Bearer`,
- *    `X-Streamlab-Token`, or the cookie that opening the printed `/?token=` URL
- *    sets) or with the live key of an experiment's run (lib/limits/run-keys.js).
- *
- * What changes state is decided by the method, here (every method but GET,
- * HEAD and OPTIONS), and, for a GET that writes, by the route itself: its
- * declaration carries `writes(when)`, which applies the write rules to exactly
- * the requests the router gives that route, whatever case or slash they were
- * spelled with. No rule here compares paths.
- */
+// Only the person at the keyboard drives the lab: the guard runs first on every request and checks the
+// Host, cross-site requests and the write rules. Why each, and what changes state: README.md.
 import { timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
 import { hostMissing, hostNotAllowed, crossSiteRefused, internalError, tokenRequired } from '../errors/index.js'
@@ -42,12 +13,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 const WRITE_RULES = Symbol('streamlab.writeRules')
 
 /**
- * Normalise the guard's options.
- * @param {{ allowedHosts?: string[], boundHost?: string|null, accessToken?: string|null, exemptLoopback?: boolean }} [options]
- *   allowedHosts: names (`lab.example`), or `.example` for a domain and its subdomains, or `all`;
- *   exemptLoopback: requests from this machine need no token (the experiments' load processes, the
- *   benches, the person at the keyboard); the Host and cross-site checks still apply to them
- * @returns {Readonly<{ allowedHosts: readonly string[], anyHost: boolean, boundHost: string|null, accessToken: string|null, exemptLoopback: boolean }>}
+ * The guard's options, frozen. allowedHosts: names, `.example` for a domain and its subdomains, or `all`;
+ * exemptLoopback: requests from this machine need no token (the Host and cross-site checks still apply).
  */
 export function normalizeGuardOptions ({ allowedHosts = [], boundHost = null, accessToken = null, exemptLoopback = true } = {}) {
   if (!Array.isArray(allowedHosts) || !allowedHosts.every(function isName (h) { return typeof h === 'string' && h.trim() !== '' })) {
@@ -68,12 +35,7 @@ export function normalizeGuardOptions ({ allowedHosts = [], boundHost = null, ac
   })
 }
 
-/**
- * The host name of a Host (or Origin authority) header, without its port:
- * `[::1]:3000` -> `::1`, `LocalHost.:80` -> `localhost`.
- * @param {string} authority
- * @returns {string|null} null when it cannot be read
- */
+/** The host name of a Host (or Origin authority) without its port (`[::1]:3000` -> `::1`); null if unreadable. */
 function hostName (authority) {
   const text = String(authority).trim().toLowerCase()
   if (text === '') return null
@@ -97,11 +59,6 @@ function hostName (authority) {
   return /^[a-z0-9.-]+$/.test(name) ? name : null
 }
 
-/**
- * Whether a host name may reach the lab.
- * @param {string} name from hostName()
- * @param {ReturnType<typeof normalizeGuardOptions>} guard
- */
 function hostAllowed (name, guard) {
   if (guard.anyHost) return true
   // an IP address cannot be rebound: a page that uses one is on that address
@@ -114,12 +71,7 @@ function hostAllowed (name, guard) {
   return false
 }
 
-/**
- * Whether a request changes state by its method: every method but GET, HEAD
- * and OPTIONS. A GET that writes (a save, a database export) says so on its
- * route, with `writes()`.
- * @param {import('express').Request} req
- */
+/** Every method but GET, HEAD and OPTIONS changes state; a GET that writes says so with `writes()`. */
 function changesState (req) {
   return !SAFE_METHODS.has(req.method)
 }
@@ -129,17 +81,9 @@ function everyRequest () {
 }
 
 /**
- * Route-level middleware that marks a route as changing state: put it first in
- * the route's declaration (`router.get('/db/batch', writes(), exportBatch)`). For
- * the requests `when` picks it applies the guard's write rules (no other web page,
- * the token beyond loopback) to exactly what the router gives this route, whatever
- * case or slash the client spelled its path with.
- *
- * It fails closed: a marked route served without the app-level guard before it
- * answers 500 rather than write unguarded.
- * @param {(req: import('express').Request) => boolean} [when] which of the route's
- *   requests write (`?save=1`, say); all of them by default
- * @returns {import('express').RequestHandler}
+ * Marks a route as changing state; put it first (`router.get('/db/batch', writes(), exportBatch)`). For the
+ * requests `when` picks it applies the write rules to what the router gives this route, however the path is
+ * spelled. It fails closed: without the app-level guard before it, 500 rather than an unguarded write.
  */
 export function writes (when = everyRequest) {
   if (typeof when !== 'function') throw new TypeError('writes(when): when must be a function of the request')
@@ -160,14 +104,7 @@ export function writes (when = everyRequest) {
   return guardWrite
 }
 
-/**
- * The path the token landing sends the browser to: the request's own path with
- * every leading slash and backslash collapsed to one `/`, so that it stays on this
- * lab. `//evil.example/` as a Location is another host to a browser, and so is
- * `/\evil.example` (browsers read a backslash as a slash).
- * @param {string} path `req.path`
- * @returns {string} `/` followed by anything but a slash or a backslash
- */
+/** The request's path with leading slashes and backslashes collapsed to one `/`: `//evil.example/` stays here. */
 function landingPath (path) {
   return `/${String(path).replace(/^[/\\]+/, '')}`
 }
@@ -210,11 +147,7 @@ function originAuthority (origin) {
   }
 }
 
-/**
- * Where the browser says the request comes from, for the refusal's figures:
- * `Sec-Fetch-Site`, else the Origin when it is not the lab's own.
- * @returns {{ site: string|null, origin: string|null, foreign: boolean }}
- */
+/** Where the browser says the request comes from: `Sec-Fetch-Site`, else an Origin not the lab's own. */
 function browserContext (req) {
   const site = typeof req.headers['sec-fetch-site'] === 'string' ? req.headers['sec-fetch-site'] : null
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null
@@ -225,18 +158,12 @@ function browserContext (req) {
 }
 
 /**
- * The guard as Express middleware; mount it first. It applies the write rules
- * itself to every request that changes state by its method, and leaves them on
- * the request for the `writes()` marker of a GET route that writes.
- * @param {ReturnType<typeof normalizeGuardOptions>} guard
- * @param {import('./run-keys.js').RunKeys|null} [runKeys] the app's keyring: a live
- *   run key opens the lab as the token does (the experiments' own load)
+ * The guard as Express middleware; mount it first. It applies the write rules to every request that changes
+ * state by its method and leaves them on the request for `writes()`. A live key of `runKeys` opens the lab
+ * as the token does (the experiments' own load).
  */
 export function requestGuard (guard, runKeys = null) {
-  /**
-   * Why this write may not happen, or null when it may.
-   * @returns {import('../errors/index.js').LabError|null}
-   */
+  /** Why this write may not happen (a LabError), or null when it may. */
   function refusedWrite (req) {
     const from = browserContext(req)
     if (from.foreign) return crossSiteRefused(req.method, req.path, from.site, from.origin)

@@ -34,10 +34,7 @@ const MAX_KEY_LENGTH = 128
  *   holds: (key: unknown) => boolean, readonly live: number }>} RunKeys
  */
 
-/**
- * An app's keyring: the engine issues and revokes, the guard asks.
- * @returns {RunKeys}
- */
+/** An app's keyring: the engine issues and revokes, the guard asks. */
 export function createRunKeys () {
   /** SHA-256 (hex) of every live key */
   const live = new Set()
@@ -74,8 +71,6 @@ const runScope = new AsyncLocalStorage()
  * Run `work` with `key` as the run key of everything it starts.
  * @template T
  * @param {string|null} key null: outside any run
- * @param {() => T} work
- * @returns {T}
  */
 export function withRunKey (key, work) {
   return runScope.run(typeof key === 'string' ? key : null, work)
@@ -89,7 +84,6 @@ export function currentRunKey () {
 /**
  * The headers that carry the current run's key to the lab: to add to every request
  * the run makes. Empty outside a run.
- * @returns {Record<string, string>}
  */
 export function runKeyHeaders () {
   const key = currentRunKey()

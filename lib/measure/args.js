@@ -24,8 +24,6 @@ const EXIT_USAGE = 2
  * prints the message and the usage (exit 2); `readOptions` returning null
  * (--help) prints the usage alone (exit 0); otherwise `run(options)` says the
  * exit code.
- * @param {string[]} argv
- * @param {{ usage: string, readOptions: (argv: string[]) => object|null, run: (options: object) => Promise<number> }} command
  * @returns {Promise<number>} the exit code
  */
 export async function runCommand (argv, { usage, readOptions, run }) {
@@ -46,7 +44,6 @@ export async function runCommand (argv, { usage, readOptions, run }) {
 /**
  * A measuring script's flags: `options` as parseArgs takes them, and the --figures NAME (its name
  * checked) and -h/--help every such script takes.
- * @param {string[]} argv
  * @param {object} options parseArgs options of the script's own flags
  * @returns {null|{ values: object, integer: (name: string, min: number, max: number) => number }} null
  *   for --help; `integer` reads flag `name` as an integer within [min, max]

@@ -12,11 +12,7 @@ import { BENCH_DIR } from './inputs.js'
 
 const PIECE = 1024 * 1024
 
-/**
- * The path of a file of exactly `bytes` random bytes in `dir`, made first if needed.
- * @param {{ bytes: number, dir?: string, signal?: AbortSignal }} params
- * @returns {Promise<{ file: string, bytes: number }>}
- */
+/** The path of a file of exactly `bytes` random bytes in `dir`, made first if needed. */
 export async function ensureBinaryInput ({ bytes, dir = BENCH_DIR, signal }) {
   if (!Number.isSafeInteger(bytes) || bytes < 1) throw new TypeError(`bytes must be a positive integer, got ${bytes}`)
   const name = `upload-${bytes}B.bin`

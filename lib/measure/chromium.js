@@ -13,8 +13,6 @@ const CHROMIUM_ENV = 'CHROMIUM_PATH'
 /**
  * The usual install locations, most likely first.
  * @param {string} platform process.platform
- * @param {NodeJS.ProcessEnv} env
- * @returns {string[]}
  */
 function chromiumCandidates (platform, env) {
   if (platform === 'darwin') {
@@ -39,7 +37,6 @@ function chromiumCandidates (platform, env) {
 }
 
 /**
- * @param {{ env?: NodeJS.ProcessEnv, platform?: string, exists?: (file: string) => boolean }} [options]
  * @returns {{ path: string|null, from: 'CHROMIUM_PATH'|'default'|null, tried: string[] }} `path` null
  *   when none is there; `tried` lists where it looked, in order
  */
@@ -58,8 +55,6 @@ export function findChromium ({ env = process.env, platform = process.platform, 
  * What to tell a user who has no browser: where the lab looked and how to
  * point it at one.
  * @param {{ tried: string[] }} lookup findChromium's answer
- * @param {string} [platform]
- * @returns {string}
  */
 export function chromiumMissingMessage (lookup, platform = process.platform) {
   const install = {

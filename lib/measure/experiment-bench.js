@@ -18,7 +18,6 @@ import { startLabProcess } from './lab-process.js'
 import { publishedTable } from './published.js'
 
 /**
- * @param {{ name: string, title: string, params: ReadonlyArray<object>, normalizeParams: Function }} experiment
  * @param {{ summary: string, table: (result: object) => string, labFlags?: string[], appOptions?: object,
  *   warmUp?: (params: object) => object }} settings
  *   `table`: the markdown of a result (the published figures are added after it);
@@ -42,7 +41,6 @@ export function experimentBench (experiment, settings) {
    * Run it on a fresh lab.
    * @param {object} params normalised by `normalize`
    * @param {(event: object) => void} report progress for the CLI
-   * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object, runId: string }>}
    */
   async function run (params, report) {
     const lab = await startLabProcess(labFlags)

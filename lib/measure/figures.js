@@ -37,7 +37,6 @@ export function figuresCommand (script, argv) {
 
 /**
  * Check a figures file's name (`--figures NAME`): lower-case letters, digits and dashes.
- * @param {string|undefined} name
  * @returns {string|undefined} the name, or undefined when none was given
  * @throws {TypeError} naming the flag and the name
  */
@@ -55,7 +54,6 @@ function round (x) {
 /**
  * Write docs/figures/NAME.json and NAME.md.
  * @param {string} name lower-case letters, digits and dashes
- * @param {{ title: string, command: string, meta: object, markdown: string, data: object }} run
  * @returns {Promise<string[]>} the files written
  */
 export async function writeFigures (name, run, dir = FIGURES_DIR) {

@@ -18,8 +18,6 @@ export const BENCH_DIR = path.join(DEFAULTS.dataDir, 'bench')
  * @param {{ bytes?: number|null, size?: number|null, format?: string, seed?: number, level?: number,
  *   dir?: string, signal?: AbortSignal }} params `dir` is where inputs live (default
  *   test-data/bench/); `signal` stops a generation under way, leaving no file behind
- * @param {(line: string) => void} [log]
- * @returns {Promise<{ file: string, compressedBytes: number }>}
  */
 export async function ensureInput ({ bytes = null, size = null, format = 'json', seed = 1, level = 6, dir = BENCH_DIR, signal } = {}, log = function quiet () {}) {
   const amount = size === null ? `${bytes}B` : `${size}items`

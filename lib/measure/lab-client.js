@@ -23,9 +23,7 @@ export class StepError extends Error {
 
 /**
  * "409 experiment.busy: experiment … is still running", as the dashboard shows refusals.
- * @param {number|null} status
  * @param {{ type?: string, message?: string }|null} error the `error` member of the lab's JSON
- * @returns {string}
  */
 export function describeServerError (status, error) {
   const type = error?.type ?? 'error'

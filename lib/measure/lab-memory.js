@@ -17,11 +17,7 @@ export async function askLab (url, path, method = 'GET') {
   return res.json()
 }
 
-/**
- * Read the lab's idle RSS and reset its peak: the start of a window.
- * @param {{ pid: number|null, url: string }} lab
- * @returns {Promise<{ idleRss: number|null, reset: boolean, kernel: boolean }>}
- */
+/** Read the lab's idle RSS and reset its peak: the start of a window. */
 export async function openPeakWindow ({ pid, url }) {
   if (pid && procAvailable()) {
     const idle = readProcMemory(pid)
@@ -37,8 +33,6 @@ export async function openPeakWindow ({ pid, url }) {
 
 /**
  * The peak since the window opened.
- * @param {{ idleRss: number|null, reset: boolean, kernel: boolean }} window
- * @param {{ pid: number|null, url: string }} lab
  * @returns {Promise<{ idleRss: number|null, peakRss: number|null, peakAboveIdle: number|null,
  *   peakSource: 'kernel peak'|'sampled peak'|null }>} nulls when it could not be measured
  */

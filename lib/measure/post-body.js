@@ -12,7 +12,6 @@ import { pipeline } from 'node:stream/promises'
 /**
  * @param {string} url the route's URL
  * @param {import('node:stream').Readable[]} streams piped in order into the request
- * @param {import('node:http').OutgoingHttpHeaders} headers
  * @returns {Promise<{ status: number, text: string, ms: number }>} `ms`: from the first byte sent to the answer's end
  */
 export function postBody (url, streams, headers) {

@@ -1,10 +1,6 @@
 /** The published figures beside the measured ones, as a Markdown table for the bench reports. */
 import { markdownTable } from './table.js'
 
-/**
- * @param {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>} published
- * @returns {string}
- */
 export function publishedTable (published) {
   const rows = published.map(function row (p) {
     return [p.label, `${p.value} ${p.unit}`, p.measured === null ? 'not run' : `${p.measured} ${p.unit}`]

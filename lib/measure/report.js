@@ -18,8 +18,6 @@ const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9
 
 /**
  * Write the report files: results.json, results.md, report.html, and an SVG per chart.
- * @param {string} dir
- * @param {{ title: string, command: string, meta: object, markdown: string, charts: ChartSpec[], data: object }} report
  * @returns {Promise<string[]>} the files written
  */
 export async function writeReport (dir, report) {
@@ -138,9 +136,6 @@ function tickText (value) {
 /**
  * One chart as a standalone SVG: axes with ticks (a logarithmic x when the spec says so),
  * a line and points per series, dashed reference lines, a legend. No script, no fonts to load.
- * @param {ChartSpec} chart
- * @param {{ width?: number, height?: number }} [size]
- * @returns {string}
  */
 function renderSvg (chart, { width = 760, height = 440 } = {}) {
   const margin = { left: 72, right: 190, top: 44, bottom: 58 }

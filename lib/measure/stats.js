@@ -5,11 +5,7 @@ function percentile (sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(p / 100 * sorted.length))]
 }
 
-/**
- * Latency figures in ms.
- * @param {number[]} values
- * @returns {{ min: number|null, avg: number|null, p50: number|null, p99: number|null, max: number|null }}
- */
+/** Latency figures in ms. */
 export function latencyStats (values) {
   const sorted = [...values].sort(function ascending (a, b) { return a - b })
   const sum = sorted.reduce(function add (a, b) { return a + b }, 0)
@@ -22,10 +18,7 @@ export function latencyStats (values) {
   }
 }
 
-/**
- * The median of the numbers among `values` (others are skipped); null when there are none.
- * @param {Array<number|null|undefined>} values
- */
+/** The median of the numbers among `values` (others are skipped); null when there are none. */
 export function median (values) {
   const sorted = values.filter(function present (v) { return typeof v === 'number' }).sort(function ascending (a, b) { return a - b })
   if (sorted.length === 0) return null
@@ -77,8 +70,6 @@ export async function repeatCells ({ cells, repeat, report, label, measure, comb
  * One cell out of repeated runs of it: the first run's fields, then `sums` added up over the runs,
  * `medians` (paths such as 'latencyMs.avg') the median, errors listed per run, the server's memory
  * by medianServer, and the runs themselves as `measurements`. The runs are not changed.
- * @param {object[]} runs
- * @param {{ sums?: string[], medians?: string[] }} fields
  */
 export function medianOfRuns (runs, { sums = [], medians = [] }) {
   const cell = {

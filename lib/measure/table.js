@@ -2,8 +2,6 @@
 import { formatMiB } from '../util/units.js'
 
 /**
- * @param {string[]} header
- * @param {Array<Array<string|number>>} rows
  * @returns {string} a Markdown table, aligned so it reads in a terminal too
  */
 export function markdownTable (header, rows) {

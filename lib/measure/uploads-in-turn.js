@@ -20,7 +20,6 @@ export async function uploadOnce (url, input) {
 /**
  * A /metrics stream that reads everything and counts what it got, until closed.
  * @param {string} url the stream's whole URL, query included
- * @returns {Promise<{ counts: { bytes: number, samples: number }, close: () => void }>}
  */
 export function openMetricsStream (url) {
   return new Promise(function connect (resolve, reject) {
@@ -48,9 +47,6 @@ export function openMetricsStream (url) {
  * turn off and on: `during(on)` sets the lab up for an upload (the thing measured on or off) and
  * resolves to what undoes it after, or null.
  * @param {string} url the lab
- * @param {{ file: string, compressedBytes: number }} input
- * @param {{ uploads: number, during: (on: boolean) => Promise<(() => void)|null> }} plan
- * @returns {Promise<Array<{ on: boolean, ms: number, inflatedBytes: number }>>}
  */
 export async function uploadsInTurn (url, input, { uploads, during }) {
   await uploadOnce(url, input)
@@ -79,7 +75,6 @@ function ratesOf (uploads, on) {
 /**
  * Medians of the inflated bytes a second, off and on, over every server, and their ratio per server.
  * @param {Array<Array<{ on: boolean, ms: number, inflatedBytes: number }>>} servers each server's uploads
- * @returns {{ off: number, on: number, ratio: number, ratios: number[] }}
  */
 export function throughputInTurn (servers) {
   const all = servers.flat()

@@ -15,8 +15,6 @@ const BUFFERING_ROUTES = Object.freeze(['bad', 'upload-buffer'])
  * `restartWindowMs` or more ends the run first, whatever killed it.
  * @param {number} streak crashes with no request in flight in the current run
  * @param {{ requestCaused: boolean, upMs: number }} crash `upMs`: how long the worker had been ready (0: never)
- * @param {{ restartBackoffMs: number, maxRestartBackoffMs: number, restartWindowMs: number }} options
- * @returns {{ streak: number, backoffMs: number }}
  */
 export function planRestart (streak, { requestCaused, upMs }, { restartBackoffMs, maxRestartBackoffMs, restartWindowMs }) {
   const current = upMs >= restartWindowMs ? 0 : streak
@@ -32,7 +30,6 @@ export function planRestart (streak, { requestCaused, upMs }, { restartBackoffMs
  * when one was in flight, else the latest request to start; null when none was in flight.
  * @param {Record<string, number>} inFlight requests in flight by route
  * @param {string[]} routes their routes, oldest first
- * @returns {string|null}
  */
 export function likelyCulprit (inFlight, routes) {
   for (const buffering of BUFFERING_ROUTES) if (inFlight[buffering]) return buffering
@@ -43,7 +40,6 @@ export function likelyCulprit (inFlight, routes) {
  * One line about a crash: "worker 123 killed: RSS 270.4 MiB passed the 256 MiB budget while
  * POST /bad was in flight".
  * @param {object} crash a crash record
- * @returns {string}
  */
 export function describeCrash (crash) {
   const during = crash.route === null ? 'with no ingest or upload request in flight' : `while POST /${crash.route} was in flight`

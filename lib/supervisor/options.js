@@ -54,11 +54,7 @@ const MIN_MEMORY_LIMIT = 64 * MiB
 
 const checkInteger = integerOptions('supervisor option ')
 
-/**
- * Normalise supervisor options: frozen defaults, a new object, a TypeError for a bad value.
- * @param {Partial<typeof SUPERVISOR_DEFAULTS>} [options]
- * @returns {Readonly<typeof SUPERVISOR_DEFAULTS>}
- */
+/** Normalise supervisor options: frozen defaults, a new object, a TypeError for a bad value. */
 export function normalizeSupervisorOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('supervisor options must be an object')
   const out = { ...SUPERVISOR_DEFAULTS }

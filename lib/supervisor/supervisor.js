@@ -51,7 +51,6 @@ import { LatestResults } from '../metrics/outcomes.js'
 /**
  * Create a supervisor; `start()` listens and runs the first worker.
  * @param {Partial<typeof import('./options.js').SUPERVISOR_DEFAULTS>} [options] see lib/supervisor/options.js
- * @returns {Supervisor}
  */
 export function createSupervisor (options) {
   return new Supervisor(normalizeSupervisorOptions(options))
@@ -92,7 +91,6 @@ class Supervisor extends EventEmitter {
 
   /**
    * Listen, start the first worker and wait until it is ready.
-   * @returns {Promise<{ address: string, port: number, pid: number }>}
    * @throws when the port cannot be bound or the first worker dies before it is ready
    */
   start () {
