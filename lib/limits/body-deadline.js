@@ -1,26 +1,6 @@
-/**
- * Every request body is bounded in time, whoever reads it: a body that
- * sends nothing for `limits.bodyIdleMs`, or less than `limits.minBodyRate`
- * bytes/s averaged over the last `limits.bodyRateWindowMs`, fails with 408.
- * An idle timer alone (nginx's client_body_timeout) lets a client that sends
- * one byte a second hold a request, and whatever the request holds (a /good
- * pipeline, an upload's file), for as long as the body lasts.
- *
- * One watch per request. The app arms it for every request that has a body
- * (`bodyDeadline`, mounted first by `app.js`); whoever reads the body
- * claims it (`guardBody`, which `requestBody()` in lib/ingest/read.js
- * calls), so that on expiry the reader's stream fails and the route answers
- * as it answers any body error. A body nobody claimed (`express.json` on
- * POST /experiments, a body Node drains after the answer) is answered here:
- * 408 JSON if nothing was sent yet, and the connection is closed either way.
- *
- * The clock only runs while the server is reading. A request whose buffer is
- * full (its reader is applying backpressure, or it waits unread for a /good
- * pipeline) is not the client's fault; neither is an event loop held up by
- * /bad parsing a large body, so one tick never counts more than twice its
- * length. Bytes are counted on the connection (`socket.bytesRead`): what
- * arrives with the headers is not counted, chunked framing is.
- */
+// Every request body is bounded in time, whoever reads it: idle past `bodyIdleMs`, or slower than
+// `minBodyRate` over `bodyRateWindowMs`, is 408. One watch per request; how it is armed, claimed and
+// clocked: README.md.
 import { bodyTimeout, bodyTooSlow } from '../errors/index.js'
 
 /** The watch of each request, so that its reader can claim it. */
@@ -31,10 +11,7 @@ const TICKS_PER_LIMIT = 5
 const MIN_TICK_MS = 10
 const MAX_TICK_MS = 1000
 
-/**
- * The app-level middleware: arms the watch on every request with a body.
- * @param {{ bodyIdleMs: number, minBodyRate: number, bodyRateWindowMs: number }} limits normalised `limits`
- */
+/** The app-level middleware: arms the watch on every request with a body (`limits` normalised). */
 export function bodyDeadline (limits) {
   const settings = Object.freeze({ idleMs: limits.bodyIdleMs, minRate: limits.minBodyRate, windowMs: limits.bodyRateWindowMs })
   return function watchRequestBody (req, res, next) {
@@ -44,11 +21,8 @@ export function bodyDeadline (limits) {
 }
 
 /**
- * Claim the request's watch for a reader of its body: on expiry `onExpire`
- * gets the 408 error (and the answer is marked `Connection: close`). With no
- * watch armed (no app middleware), one is armed with `settings`.
- * @param {{ idleMs?: number, minRate?: number, windowMs?: number }} settings used only when no watch is armed
- * @returns {() => void} gives the claim back (and stops a watch armed here)
+ * Claim the request's watch for a reader of its body: on expiry `onExpire` gets the 408 (the answer is marked
+ * `Connection: close`). With no watch armed, one is armed with `settings`. Returns the call that gives it back.
  */
 export function guardBody (req, settings, onExpire) {
   const armed = watches.get(req)
@@ -68,10 +42,7 @@ function hasBody (req) {
   return Number.isFinite(length) && length > 0
 }
 
-/**
- * Arm the watch on a request, once.
- * @returns {BodyWatch|null} null when every limit is 0
- */
+/** Arm the watch on a request, once; null when every limit is 0. */
 function armBodyWatch (req, res, { idleMs = 0, minRate = 0, windowMs = 0 }) {
   const known = watches.get(req)
   if (known !== undefined) return known

@@ -1,28 +1,5 @@
-/**
- * A disk quota for everything the lab writes under its data directory.
- *
- * One per app (`createApp` makes it): two apps in one process keep their
- * own accounts, even on the same directory. It knows two things:
- *
- * - the files on disk, path by path: learnt by a walk of the data directory
- *   in the background at start (bounded by `maxEntries`), then kept up to
- *   date by the lab's own writes (`commit`) and deletes (`forget`);
- * - the writes in flight: each holds a reservation, taken before its first
- *   byte (the projected size, when a Content-Length or a generator's target
- *   gives one) and grown chunk by chunk as the bytes arrive. A write whose
- *   next chunk would pass the quota fails with 507 before that chunk is written.
- *
- * Files also come and go behind its back (a `rm` in a shell, the upload
- * experiment deleting its files, the bench, another process): so before it
- * refuses anything it walks the directory again and decides on what is
- * really there. A refusal costs one bounded walk; refusals that arrive
- * together share it. A write that starts when the last walk is over 10 s old
- * also starts one, in the background, so what others add is seen soon.
- *
- * Sizes are counted in 4 KiB blocks, as the file system allocates them, and
- * every file costs at least one: an empty upload is not free, so the quota
- * bounds the number of files as well as their bytes.
- */
+// A disk quota for everything the lab writes under its data directory, one per app: the files on disk and
+// the writes in flight, each reserved before its first byte; 507 before a chunk that would pass it. README.md.
 import fs from 'node:fs'
 import path from 'node:path'
 import { Transform } from 'node:stream'
@@ -51,10 +28,6 @@ function diskCost (bytes) {
   return Math.max(1, Math.ceil(bytes / BLOCK_BYTES)) * BLOCK_BYTES
 }
 
-/**
- * Normalise the options of `createDiskQuota`.
- * @throws {TypeError} for a missing directory, or a quota or bound that is not a positive safe integer
- */
 function normalizeDiskQuotaOptions (options) {
   if (options === null || typeof options !== 'object') throw new TypeError('disk quota options must be an object')
   const { dir } = options
@@ -67,10 +40,8 @@ function normalizeDiskQuotaOptions (options) {
 }
 
 /**
- * The disk quota of one app.
- * @param {{ dir: string, quota?: number, maxEntries?: number, after?: Promise<unknown> }} options
- *   `dir`: the data directory; `after`: work to let finish before the first walk (the start-up
- *   clean-ups), so that the walk counts what they leave; its failure is its owner's to report
+ * The disk quota of one app. `after`: work to let finish before the first walk (the start-up clean-ups), so
+ * the walk counts what they leave; its failure is its owner's to report.
  */
 export function createDiskQuota (options) {
   const { dir, quota, maxEntries } = normalizeDiskQuotaOptions(options)

@@ -1,24 +1,5 @@
-/**
- * The lab's own load, recognised by a secret it holds. An experiment sends
- * its requests to the address the start request arrived on, from processes it
- * forks and from the server process itself. Beyond loopback those requests come
- * from the lab's network address and carry no access token, so the request guard
- * would refuse every write they make. Each run is issued a key instead: 32 random
- * bytes, live from the run's start to its end and then revoked. Everything the run
- * starts sends it in `X-Streamlab-Run-Key`, and the guard takes a live key in place
- * of the access token (lib/limits/request-guard.js).
- *
- * Nothing a client could guess or forge stands in for a key: not an address, not
- * a forwarding header, not a fixed value. The keyring keeps only each key's SHA-256,
- * so looking a presented key up compares digests, never the secret itself.
- *
- * How a key reaches the requests: the engine runs an experiment inside the run's
- * key scope (an AsyncLocalStorage); `runChildJob` hands the scope's key to the
- * process it forks, whose `serveChildJob` opens the same scope around the job;
- * the lab's HTTP clients (lib/experiments/upload-client.js, an experiment's own
- * `fetch`) add `runKeyHeaders()`. An experiment module needs no code of its own
- * for it, and outside a run (a bench, a spec) no header is sent.
- */
+// The lab's own load, recognised by a secret it holds: each run is issued a key that everything it starts
+// sends in `X-Streamlab-Run-Key`, and the guard takes a live key in place of the access token. README.md.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash, randomBytes } from 'node:crypto'
 
@@ -67,11 +48,7 @@ function digest (key) {
 /** The run key of the work in progress, if any: set by the engine, and by a forked job's process. */
 const runScope = new AsyncLocalStorage()
 
-/**
- * Run `work` with `key` as the run key of everything it starts.
- * @template T
- * @param {string|null} key null: outside any run
- */
+/** Run `work` with `key` (null: outside any run) as the run key of everything it starts. */
 export function withRunKey (key, work) {
   return runScope.run(typeof key === 'string' ? key : null, work)
 }
@@ -81,10 +58,7 @@ export function currentRunKey () {
   return runScope.getStore() ?? null
 }
 
-/**
- * The headers that carry the current run's key to the lab: to add to every request
- * the run makes. Empty outside a run.
- */
+/** The headers that carry the current run's key to the lab, for every request the run makes; empty outside a run. */
 export function runKeyHeaders () {
   const key = currentRunKey()
   return key === null ? {} : { [RUN_KEY_HEADER]: key }
