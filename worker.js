@@ -1,23 +1,5 @@
-/**
- * The lab's worker process, forked by the supervisor (`lib/supervisor/supervisor.js`).
- * It reads no flags and no environment: its options come over IPC with the
- * listening socket it serves.
- *
- *   in:  { type: 'listen', options, reportRssMs, results } + the listening socket; `results` are
- *        each experiment's latest result from the workers before this one (lib/metrics/outcomes.js)
- *        { type: 'connection', id } + a socket the supervisor accepted
- *        { type: 'crash', crash }   the record of the worker this one replaces
- *   out: { type: 'ready', pid }
- *        { type: 'connection-taken', id }
- *        { type: 'request', phase, id, route }        each ingest and upload request's start and end
- *        { type: 'experiment', phase, id, name, params, time, result? }   each run's start and end,
- *                                                     a finished run's result with it
- *        { type: 'rss', rss }                         only where the supervisor has no /proc
- *        { type: 'stopping', reason }                 before a clean exit on SIGINT/SIGTERM
- *
- * It exits when the supervisor goes away (the IPC channel closes), so a
- * killed supervisor never leaves a worker holding the port.
- */
+// The lab's worker process, forked by the supervisor: it reads no flags and no environment, its options come
+// over IPC with the listening socket. It exits when the IPC channel closes. Its messages: lib/supervisor/README.md.
 import { createApp } from './app.js'
 import { createLabServer } from './lib/http/server.js'
 

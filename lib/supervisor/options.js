@@ -1,7 +1,4 @@
-/**
- * The supervisor's options (lib/supervisor/supervisor.js): frozen defaults, and their
- * normalisation into a new object with a TypeError for a bad value.
- */
+// The supervisor's options: frozen defaults, normalised into a new object (a TypeError for a bad value).
 import path from 'node:path'
 import { defaultMemoryBudget } from '../limits/memory-budget.js'
 import { PROJECT_ROOT } from '../config/options.js'
@@ -14,18 +11,11 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   port: 3000,
   /** Options for the worker's `createApp` (JSON: they cross IPC). */
   app: Object.freeze({}),
-  /**
-   * RSS past which the worker is killed, in bytes; 0: no budget. Also handed to the worker's app
-   * as `app.memoryBudget` (unless `app` names one), so that it admits requests within it.
-   */
+  /** RSS past which the worker is killed (0: none); also the worker app's `memoryBudget` unless `app` names one. */
   memoryLimit: defaultMemoryBudget(),
   /** How often the worker's RSS is read: a bomb on /bad passes the line by what it grows in this time (docs/zip-bombs.md). */
   pollMs: 25,
-  /**
-   * Where the RSS comes from: 'proc' (/proc/<pid>/status, read from outside), 'ipc' (the worker
-   * reports its own), 'auto' (proc where there is one). 'ipc' cannot see a worker stuck in
-   * synchronous code, which is why it is only the fallback.
-   */
+  /** 'proc' (/proc/<pid>/status, from outside), 'ipc' (the worker's own: blind while it is stuck), 'auto'. */
   rssSource: 'auto',
   /** The delay before the second restart in a row with no request in flight (the first is at once); it doubles each time. */
   restartBackoffMs: 250,
@@ -37,12 +27,7 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   stopGraceMs: 3000,
   /** Connections held while no worker runs; past this they are closed. */
   maxHeldConnections: 1024,
-  /**
-   * glibc's malloc: allocations of at least this many bytes are mapped apart and unmapped when
-   * freed (MALLOC_MMAP_THRESHOLD_ in the worker's environment, unless that is set already); 0:
-   * glibc's own threshold, which rises to the largest block freed so far, so that after one
-   * brotli window (16 MiB) every thread's heap keeps what it frees (docs/limits.md, "Decoder memory").
-   */
+  /** glibc's MALLOC_MMAP_THRESHOLD_ for the worker (0: glibc's own, which rises): docs/limits.md, "Decoder memory". */
   mallocMmapThreshold: 4 * MiB,
   workerScript: path.join(PROJECT_ROOT, 'worker.js'),
   /** Node flags for the worker (default: the supervisor's own). */

@@ -1,45 +1,5 @@
-/**
- * The supervisor: a container's OOM killer, emulated. It owns the listening
- * socket and runs the lab in a worker process (`worker.js` at the root), reads
- * the worker's RSS from outside every few tens of ms, kills it (SIGKILL) the
- * moment it passes the memory budget, and starts a new one on the same
- * socket. The port never closes: while no worker runs, connections wait
- * (accepted and unread) and go to the next worker.
- *
- * How connections reach a worker: the listening socket is handed to each
- * worker (`child.send(msg, server)`, the way Node's cluster shares a handle),
- * so the worker accepts most connections itself. The supervisor keeps the
- * socket open too, so it also accepts some (both processes wait on it); it
- * never reads them (`pauseOnConnect`) and passes each one on over IPC. It
- * keeps its own copy until the worker confirms it took it: a connection
- * sent to a worker that died before taking it goes to the next worker
- * instead of hanging.
- *
- * It never gives up and never closes the port because a worker died: a
- * client that gets the worker killed over and over must not be able to take
- * the lab down for good (docs/hostile.md). A crash a request caused (one was
- * in flight) is restarted at once: clients can only reach a worker that got
- * ready, so these cannot loop faster than a worker starts. A crash with no
- * request in flight (a worker that dies at birth, or by itself) is what
- * could loop hot, so those restarts back off: at once, then
- * `restartBackoffMs`, doubling up to `maxRestartBackoffMs`; a worker that
- * stayed up (ready) for `restartWindowMs` starts the count again. While it
- * waits, connections are held (at most `maxHeldConnections`).
- *
- * The supervisor emits what happens; `server.js` prints it:
- *   'listening' { address, port, pid, memoryLimit, rssSource }   the first worker is ready
- *   'crash'     crash record (below), when a worker dies unasked; the restart is under way
- *   'restarted' crash record with `restartMs` and `newPid`, when its successor is ready
- *   'stopping'  { reason }: asked to stop (stop(), or the worker stopped by a signal)
- *
- * A crash record: { reason: 'memory-limit'|'exit'|'signal', pid, exitCode, signal, rss,
- * budget, route, inFlight, experiment, requestCaused, restarts, backoffMs, time, restartMs }.
- * The new worker emits it on its bus as 'crash', so /metrics sends it as `event: crash`.
- *
- * It also keeps each experiment's latest result, as the workers report them over IPC, and hands
- * them to every worker it starts (the 'listen' message's `results`): with the crash record, that
- * is what a dashboard opened after a restart shows (lib/metrics/outcomes.js).
- */
+// The supervisor, a container's OOM killer emulated: it owns the listening socket, runs the lab in a worker,
+// kills it past the memory budget and starts another on the same socket. Connections, restarts, events: README.md.
 import { fork } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import net from 'node:net'
@@ -48,15 +8,12 @@ import { planRestart, likelyCulprit } from './crash-record.js'
 import { watchWorkerRss } from './worker-rss.js'
 import { LatestResults } from '../metrics/outcomes.js'
 
-/**
- * Create a supervisor; `start()` listens and runs the first worker.
- * @param {Partial<typeof import('./options.js').SUPERVISOR_DEFAULTS>} [options] see lib/supervisor/options.js
- */
+/** A supervisor (options: lib/supervisor/options.js); `start()` listens and runs the first worker. */
 export function createSupervisor (options) {
   return new Supervisor(normalizeSupervisorOptions(options))
 }
 
-/** See the module comment. Made by `createSupervisor`. */
+/** Made by `createSupervisor`: README.md. */
 class Supervisor extends EventEmitter {
   #options
   #server = null
@@ -89,10 +46,7 @@ class Supervisor extends EventEmitter {
     return this.#worker?.child.pid ?? null
   }
 
-  /**
-   * Listen, start the first worker and wait until it is ready.
-   * @throws when the port cannot be bound or the first worker dies before it is ready
-   */
+  /** Listen, start the first worker, wait until it is ready; rejects if the port or the first worker fails. */
   start () {
     if (this.#started !== null) return this.#started
     const supervisor = this
@@ -118,11 +72,7 @@ class Supervisor extends EventEmitter {
     return this.#started
   }
 
-  /**
-   * Stop the worker (SIGTERM, then SIGKILL after `stopGraceMs`) and close the socket.
-   * @param {string} [reason] shown in the 'stopping' event
-   * @returns {Promise<void>} once the worker has exited and the socket is closed
-   */
+  /** Stop the worker (SIGTERM, then SIGKILL after `stopGraceMs`) and close the socket. */
   stop (reason = 'stop') {
     if (this.#stopping !== null) return this.#stopping
     this.emit('stopping', { reason })

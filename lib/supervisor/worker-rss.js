@@ -1,22 +1,9 @@
-/**
- * How the supervisor (lib/supervisor/supervisor.js) reads a worker's RSS: from outside,
- * /proc/<pid>/status every `pollMs` with one pread on a kept descriptor, so
- * that a worker stuck in synchronous code is still seen; where there is no
- * /proc (or in portable mode), the worker reports its own over IPC and this
- * watches nothing: its reports come from its event loop, so a worker stuck
- * in synchronous code is seen only once it comes out (a bomb inflating on
- * zlib's thread pool is seen as it grows).
- */
+// How the supervisor reads a worker's RSS: /proc/<pid>/status every `pollMs` with one pread on a kept
+// descriptor, so a worker stuck in synchronous code is still seen; without /proc, the worker's own IPC reports.
 import fs from 'node:fs'
 import { procAvailable } from '../util/platform.js'
 
-/**
- * @param {number} pid the worker's
- * @param {{ memoryLimit: number, pollMs: number, rssSource: 'auto'|'proc'|'ipc' }} options the supervisor's
- * @param {(rss: number) => void} onRss each reading, in bytes
- * @returns {{ source: 'proc'|'ipc', stop: () => void }} how the RSS comes, and the stop
- * @throws when `rssSource` is 'proc' and the worker's status cannot be opened
- */
+/** Call `onRss` with each reading in bytes; returns how the RSS comes ('proc'|'ipc') and the stop. */
 export function watchWorkerRss (pid, { memoryLimit, pollMs, rssSource }, onRss) {
   const ipc = { source: 'ipc', stop: function noWatch () {} }
   // portable mode (lib/util/platform.js) takes the path a Mac or a Windows laptop takes
