@@ -1,33 +1,12 @@
-/**
- * The child's side of `runChildJob` and `startChildService` (lib/experiments/load.js):
- * a script forked to do one job (a load, a sender) or to serve for a while (a sink the
- * senders write to) in a process of its own, so that its memory and CPU are never
- * counted as the server's. Over IPC, a job (`serveChildJob`):
- *
- *   in:  the job (one JSON message); within a run, with the run's key as `runKey`,
- *        which the job never sees: the job runs in the key's scope (lib/limits/run-keys.js),
- *        so the lab's HTTP clients send it on every request
- *   out: { type: 'progress', done, total, ...extra } (as the job reports it: `extra`, an object
- *        of its own figures, rides along),
- *        then { type: 'result', ...what the job resolved to } or { type: 'error', message }
- *
- * and exits; a service (`serveChildService`) sends { type: 'ready', ...what it started }
- * once, and serves until its parent closes the channel. Either exits when its parent goes
- * away, so a crashed server never leaves it working for nobody: on 'disconnect' when its
- * event loop is free, and within PARENT_POLL_MS inside a synchronous pass (a bound's stage),
- * where a watchdog thread sees its parent gone (it was adopted: its ppid changed) and kills it.
- */
+// The child's side of runChildJob and startChildService (load.js): a job or a service in a process of its own,
+// which exits when its parent goes away. The messages: README.md.
 import { Worker } from 'node:worker_threads'
 import { withRunKey } from '../limits/run-keys.js'
 
 /** How often the watchdog looks at the parent: a child outlives it by about this much. */
 export const PARENT_POLL_MS = 20
 
-/**
- * A thread that kills this process once its parent is gone: the main thread may be inside a
- * synchronous pass that no event can interrupt, and a signal from a thread can. Unref'ed, so
- * that it never keeps the process alive.
- */
+/** A thread kills this process once its parent is gone: a signal interrupts a synchronous pass. Unref'ed. */
 const WATCHDOG = `
 const { workerData } = require('node:worker_threads')
 setInterval(function parentGone () {
@@ -41,12 +20,7 @@ function exitWithParent () {
   watchdog.unref()
 }
 
-/**
- * Serve one job in this process.
- * @param {string} scriptName for the message printed when started by hand
- * @param {(job: object, progress: (done: number, total: number, extra?: object) => void) => Promise<object>} work
- *   resolves to the members of the result message
- */
+/** Serve one job in this process: `work` resolves to the members of the result message. */
 export function serveChildJob (scriptName, work) {
   if (!forkedByTheLab(scriptName)) return
   exitWithParent()
@@ -74,12 +48,7 @@ export function serveChildJob (scriptName, work) {
   })
 }
 
-/**
- * Serve in this process until the parent closes the IPC channel.
- * @param {string} scriptName for the messages printed when started by hand or when `start` fails
- * @param {() => Promise<object>} start sets the service up; resolves to the members of the
- *   ready message (a port, say)
- */
+/** Serve until the parent closes the IPC channel: `start` resolves to the ready message's members. */
 export function serveChildService (scriptName, start) {
   if (!forkedByTheLab(scriptName)) return
   exitWithParent()

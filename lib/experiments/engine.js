@@ -1,30 +1,9 @@
-/**
- * The experiment engine: runs one experiment at a time, keeps the last few
- * runs, and measures the server process's memory around each run. It knows
- * nothing about ingest: experiments are modules in a registry
- * (`experiments/index.js`), each with a parameter schema, a
- * `normalizeParams` and an async `run(ctx)`. Params whose schema entry is
- * `live` may change while a run runs (`change`): `ctx.params` then reads the
- * new ones, and the listeners the run gave `ctx.onParams` are told.
- *
- * Bus events ('experiment' on the lab's event bus):
- *   { id, name, phase: 'start', time, params }
- *   { id, name, phase: 'progress', time, done, total, ...extra }   at most every progressIntervalMs
- *   { id, name, phase: 'result', time, result }
- *   { id, name, phase: 'error', time, error }
- *   { id, name, phase: 'cancelled', time }
- * and 'peak' { time, reset: true, by: 'lab', supported, peakRss } whenever it resets the kernel's peak.
- *
- * Each run is issued a key from the app's keyring when it starts and the key is
- * revoked when the run ends (lib/limits/run-keys.js). The module runs inside the key's
- * scope, so the processes it forks and the lab's HTTP clients it uses send the key,
- * and the request guard lets the run's load in beyond loopback without the token.
- *
- * A recorder, when the engine is handed one (lib/runs/recorder.js), is told when each
- * run begins, what stage it reports, and how it ended, and keeps the run's record.
- */
+// The experiment engine: one run at a time, the last few kept, the server's memory measured around each.
+// Experiments are registry modules (schema, normalizeParams, run(ctx)); bus events and run keys: README.md.
 import { randomUUID } from 'node:crypto'
-import { experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed } from '../errors/index.js'
+import {
+  experimentBusy, experimentNotFound, experimentNotRunning, experimentUnknown, internalError, workerCrashed
+} from '../errors/index.js'
 import { holdPeak, readPeakRss } from '../metrics/peak.js'
 import { integerOptions } from '../config/integers.js'
 import { withRunKey } from '../limits/run-keys.js'
@@ -54,13 +33,8 @@ function checkRegistry (registry) {
 }
 
 /**
- * Build an engine.
- * @param {{ options: object, events: import('node:events').EventEmitter, registry: object,
- *   runKeys?: import('../limits/run-keys.js').RunKeys, recorder?: { begin: Function } | null,
- *   keep?: number, progressIntervalMs?: number, cancelGraceMs?: number }} settings
- *   `options` are the normalised app options, handed to every module; `runKeys` the app's
- *   keyring (without one, runs get no key: the lab must then let loopback in without a token);
- *   `recorder` keeps each run's record (without one, a run lives only in `keep` below)
+ * An engine. `options`: the normalised app options, handed to every module; `runKeys`: the app's keyring
+ * (without one, runs get no key); `recorder` keeps each run's record (without one, a run lives in `keep`).
  */
 export function createEngine (settings) {
   if (settings === null || typeof settings !== 'object') throw new TypeError('createEngine needs { options, events, registry }')
@@ -72,7 +46,7 @@ export function createEngine (settings) {
     throw new TypeError('runKeys must be a keyring from lib/limits/run-keys.js')
   }
   const recorder = settings.recorder ?? null
-  if (recorder !== null && typeof recorder.begin !== 'function') throw new TypeError('recorder must be a run recorder from lib/runs/recorder.js')
+  if (recorder !== null && typeof recorder.begin !== 'function') throw new TypeError('recorder must be a lib/runs/recorder.js recorder')
   const config = Object.freeze({
     keep: checkInteger('keep', settings.keep ?? ENGINE_DEFAULTS.keep, 1, 1000),
     progressIntervalMs: checkInteger('progressIntervalMs', settings.progressIntervalMs ?? ENGINE_DEFAULTS.progressIntervalMs, 0, 60_000),
@@ -88,11 +62,8 @@ export function createEngine (settings) {
   }
 
   /**
-   * Start a measurement window from its own baseline (lib/experiments/window.js): the kernel's
-   * peak reset, the idle RSS (after a collection when ctx.settle() ran just before), and the
-   * held ledger followed. Returns the function
-   * that closes it. The run's own window stays open throughout, so the peak is folded into the
-   * run's maximum before every reset.
+   * A measurement window from its own baseline (window.js); returns its close. The run's own window stays
+   * open throughout, so the peak is folded into the run's maximum before every reset.
    */
   function openWindow (run) {
     foldPeak(run)
@@ -162,10 +133,7 @@ export function createEngine (settings) {
       get params () {
         return run.params
       },
-      /**
-       * Be told when a client changes the run's live params (PATCH /experiments/:id).
-       * @returns {() => void} stops telling it
-       */
+      /** Be told when a client changes the run's live params; returns the call that stops it. */
       onParams: function onParams (listener) {
         run.paramListeners.add(listener)
         return function stopTelling () { run.paramListeners.delete(listener) }
@@ -173,10 +141,7 @@ export function createEngine (settings) {
       signal: run.controller.signal,
       baseUrl: run.baseUrl,
       options,
-      /**
-       * Report progress; `extra` members (route, stage ...) ride along.
-       * Throttled: the latest figures are always in get(id).
-       */
+      /** Report progress (`extra` members ride along); throttled, the latest always in get(id). */
       progress: function reportProgress (update) {
         if (run.status !== 'running') return
         const { done, total } = update ?? {}
@@ -193,18 +158,13 @@ export function createEngine (settings) {
         }
       },
       /**
-       * A measurement window inside the run (one route of several, say), from its own
-       * baseline: a kernel peak reset and the idle RSS now, and the held peak of the
-       * requests that start from now; the returned function reads both (the same figures
-       * at every call). Windows must not overlap.
+       * A window inside the run from its own baseline (peak reset, idle RSS, held peak from now); the returned
+       * function reads its figures, the same at every call. Windows must not overlap.
        */
       measure: function measure () {
         return openWindow(run)
       },
-      /**
-       * Collect the garbage the run left so far and wait until its pages are given back:
-       * awaited just before measure(), the window's idle holds none of it.
-       */
+      /** Collect the run's garbage and wait for its pages to go back: awaited before measure(). */
       settle: async function settle () {
         run.rested = await settleMemory(run.controller.signal)
       },
@@ -217,13 +177,7 @@ export function createEngine (settings) {
     })
   }
 
-  /**
-   * Start an experiment; answers at once while it runs.
-   * @param {string} name a registry key
-   * @param {object} [rawParams] checked by the module's normalizeParams (400 parameter.invalid)
-   * @param {{ baseUrl: string }} where the lab's own routes answer
-   * @throws {LabError} 400 experiment.unknown, 400 parameter.invalid, 409 experiment.busy
-   */
+  /** Start an experiment (answers at once): 400 experiment.unknown or parameter.invalid, 409 experiment.busy. */
   function start (name, rawParams, { baseUrl } = {}) {
     const mod = Object.hasOwn(registry, name) ? registry[name] : null
     if (mod === null) throw experimentUnknown(name, Object.keys(registry))
@@ -275,11 +229,7 @@ export function createEngine (settings) {
     return snapshot(run)
   }
 
-  /**
-   * Cancel a running experiment: abort its signal and wait (at most
-   * cancelGraceMs) for it to stop and its processes to be gone.
-   * @throws {LabError} 404 experiment.not.found, 409 experiment.not.running
-   */
+  /** Abort a running experiment and wait (at most cancelGraceMs) for it and its processes to be gone. */
   async function cancel (id) {
     const run = find(id)
     if (run.status !== 'running') throw experimentNotRunning(run.id, run.status)
@@ -298,11 +248,7 @@ export function createEngine (settings) {
     return snapshot(run)
   }
 
-  /**
-   * Change a running run's live params; the run applies them as it can (its page says how soon).
-   * @param {unknown} raw e.g. { delayMs: 50 }: only params whose schema entry is `live`
-   * @throws {LabError} 404 experiment.not.found, 409 experiment.not.running, 400 parameter.invalid
-   */
+  /** Change a running run's `live` params, e.g. { delayMs: 50 }; the run applies them as it can. */
   function change (id, raw) {
     const run = find(id)
     if (run.status !== 'running') throw experimentNotRunning(run.id, run.status)
@@ -321,10 +267,7 @@ export function createEngine (settings) {
       })
     },
     start,
-    /**
-     * A run's state.
-     * @throws {LabError} 404 experiment.not.found
-     */
+    /** A run's state; 404 experiment.not.found. */
     get: function get (id) {
       return snapshot(find(id))
     },
@@ -335,11 +278,8 @@ export function createEngine (settings) {
       return running?.id ?? null
     },
     /**
-     * A run that died with the worker process before this one (the supervisor killed it past
-     * its memory budget, or it crashed): recorded as failed, with the crash as its error, so
-     * GET /experiments/:id says what became of it instead of 404.
-     * @param {{ id: string, name: string, params?: object, startedAt?: number }} lost as the supervisor saw it start
-     * @param {{ reason: string, time: number, rss?: number, budget?: number, route?: string }} crash the supervisor's record
+     * A run that died with the worker before this one, recorded as failed with the supervisor's crash record
+     * as its error, so GET /experiments/:id says what became of it instead of 404.
      */
     recordLostRun: function recordLostRun (lost, crash) {
       if (typeof lost?.id !== 'string' || runs.has(lost.id)) return

@@ -1,17 +1,5 @@
-/**
- * The upload load generator in a process of its own, so that its memory
- * (sockets, answers, file streams) is never counted as the server's.
- * Started by `lib/experiments/load.js` with `child_process.fork`; it speaks
- * the protocol of `lib/experiments/child-job.js`:
- *
- *   in:  { url, file, concurrency, requests, headers, fields? }
- *        or { url, bomb: { variant, codec, bytes, ... }, bombCacheDir?, requests }: zip bombs made
- *        here as they are sent (lib/generate/bombs.js; a br or zstd one read from bombCacheDir,
- *        where the run made it first), one after the other, with the headers the variant needs
- *   out: { type: 'progress', done, total } (at most ~10/s, and once at the end)
- *        then { type: 'result', results: [{ status, ms, ...fields, errorType? }], wallMs }
- *        or { type: 'error', message }
- */
+// The upload load generator in a process of its own (its memory is never the server's), forked by load.js;
+// it speaks child-job.js's protocol. Its messages: README.md.
 import { performance } from 'node:perf_hooks'
 import { serveChildJob } from './child-job.js'
 import { createBomb } from '../generate/bombs.js'

@@ -1,12 +1,5 @@
-/**
- * The parent's side of the lab's child processes: fork one of the project's
- * scripts, hand it a job, relay its progress, and make sure it is gone before
- * answering. `forkChild` is the plumbing every such process shares (the fork,
- * its stderr, the kill on abort, the wait for its exit); `runChildJob` speaks
- * the job protocol of `lib/experiments/child-job.js` over it, and `runLoad`
- * runs `lib/experiments/load-process.js`, the upload load. A load runs in its
- * own process so that its memory is never counted as the server's.
- */
+// The parent's side of the lab's child processes: fork a project script, hand it a job, relay its progress,
+// and make sure it is gone before answering (a load's memory is never the server's). README.md.
 import { fork } from 'node:child_process'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../config/options.js'
@@ -19,32 +12,15 @@ const LOAD_PROCESS = path.join(PROJECT_ROOT, 'lib', 'experiments', 'load-process
 const EXIT_GRACE_MS = 2000
 const STDERR_KEPT = 4096
 
-/**
- * Run uploads in a forked load process.
- * Settles only after the process has exited (killed, on abort), so no
- * caller ever leaves one behind.
- * @param {{ url: string, file: string, concurrency: number, requests: number, headers?: object, fields?: string[] }} job
- *   `fields`: members of each 200 answer to bring back (default ['summary'])
- * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
- *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks]
- */
+/** Run uploads in a forked load process (`fields`: members of each 200 answer to bring back); settles once it exited. */
 export function runLoad (job, hooks) {
   return runChildJob(LOAD_PROCESS, job, hooks)
 }
 
 /**
- * Run one job in a forked script that speaks the protocol of
- * `lib/experiments/child-job.js`: the job in, `progress` messages (relayed with whatever
- * figures of its own the job sent beside `done` and `total`), then one `result`
- * (everything but its `type` is what this resolves to) or `error`.
- * Settles only after the process has exited (killed, on abort). Called within a
- * run, the job carries the run's key (`runKey`), over IPC, never in the environment
- * or the arguments another user's `ps` shows.
- * @param {string} script a file of the project, never one a client named
- * @param {object} job sent as JSON over IPC
- * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
- *   onProgress?: (progress: { done: number, total: number }) => void }} [hooks] `onSpawn` may keep
- *   the child to send it messages of its own while it works (the job's script listens for them)
+ * Run one job in a forked project script that speaks child-job.js's protocol; settles once it exited. Within a
+ * run the job carries the run's key over IPC, never in the environment or arguments `ps` shows. `onSpawn` may
+ * keep the child to send it messages of its own.
  */
 export async function runChildJob (script, job, { signal, onSpawn, onProgress } = {}) {
   signal?.throwIfAborted()
@@ -80,12 +56,8 @@ export async function runChildJob (script, job, { signal, onSpawn, onProgress } 
 }
 
 /**
- * Fork a long-lived helper (a server the measured clients talk to) and wait
- * until it says it is ready with `{ type: 'ready', ...details }` over IPC.
- * Aborting `signal` kills it, whether it is ready yet or not.
- * @param {string} script a file of the project, never one a client named
- * @returns {Promise<{ details: object, pid: number, stop: () => Promise<void> }>}
- *   `details`: the ready message but its `type`; `stop` resolves once the helper has exited
+ * Fork a long-lived helper and wait for its `{ type: 'ready', ...details }`; aborting `signal` kills it.
+ * `stop` resolves once it has exited.
  */
 export async function startChildService (script, { signal, onSpawn } = {}) {
   signal?.throwIfAborted()
@@ -110,19 +82,9 @@ export async function startChildService (script, { signal, onSpawn } = {}) {
 }
 
 /**
- * Fork one of the project's scripts with IPC and watch it until it exits: the
- * plumbing `runChildJob` and `startChildService` share. Its stderr is read to
- * the end (the last few KiB kept, for the message of an early exit), so a
- * full pipe never stalls it; every listener added here is removed when it exits.
- * @param {string} script a file of the project, never one a client named
- * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void,
- *   onMessage?: (message: unknown) => void }} [hooks]
- * @returns {{ child: import('node:child_process').ChildProcess,
- *   exited: Promise<{ code: number|null, killedBy: string|null, stderr: string, error: Error|null }>,
- *   killAfter: (ms: number) => void, stop: () => Promise<void> }}
- *   `exited` never rejects: `error` is what the child process emitted ('error'), if anything;
- *   `stop` closes the IPC channel (every script of the lab exits when it closes), kills it
- *   if it is still there after a grace period, and resolves once it has exited
+ * Fork a project script with IPC and watch it until it exits. Its stderr is read to the end (the last KiB kept
+ * for an early exit's message), so a full pipe never stalls it. `exited` never rejects; `stop` closes the IPC
+ * channel, kills it after a grace period, and resolves once it has exited.
  */
 function forkChild (script, { signal, onSpawn, onMessage } = {}) {
   const child = fork(script, [], {

@@ -1,25 +1,12 @@
-/**
- * Parameter checking shared by experiment modules: a module declares its
- * schema once (the same array GET /experiments shows a dashboard) and
- * `normalizeBySchema` reads a client's raw params against it, so the
- * controls and the checks cannot drift apart.
- *
- * Schema entries: { name, type: 'enum'|'integer'|'size'|'list', values?, valueLabels?, default, min?, max?, label, help, live? },
- * made by `choiceEntry`, `integerEntry`, `sizeEntry`, `listEntry` and `sweepEntry`, so a
- * module writes only what is its own and every entry has its members in the same order.
- * A `null` default means "the module decides" (from other params, say). `liveEntry` marks an
- * entry a client may change while a run runs (PATCH /experiments/:id, `changeLiveParams`).
- */
+// Parameter checking shared by experiment modules: a module declares its schema once (what GET /experiments
+// shows a dashboard) and normalizeBySchema reads a client's params against it. Schema entries: README.md.
 import { badParameter } from '../errors/index.js'
 import { integerParam as checkedInteger } from '../config/integers.js'
 import { parseByteSize } from '../util/units.js'
 
 /**
- * Check raw params against a schema.
- * @param {unknown} raw what the client sent: an object, or nothing for all defaults; numbers may come as strings
- * @param {{ max?: Record<string, number> }} [overrides] tighter maxima than the schema's (from app options)
- * @returns {Record<string, string|number|null>} a new object, every schema name present
- * @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency
+ * Check raw params (an object, or nothing for all defaults; numbers may come as strings) against a schema, with
+ * `max` tighter than the schema's; a new object with every schema name. 400 parameter.invalid names the field.
  */
 export function normalizeBySchema (schema, raw, { max = {} } = {}) {
   const given = givenParams(schema, raw)
@@ -41,11 +28,7 @@ export function normalizeBySchema (schema, raw, { max = {} } = {}) {
   return out
 }
 
-/**
- * The params a client sent, checked only for being an object of the schema's names.
- * @returns {object} `raw` itself, or an empty object for nothing
- * @throws {LabError} 400 parameter.invalid naming params, or params.<name> for a name the schema lacks
- */
+/** The params a client sent (`raw`, or {} for nothing), checked only for being an object of the schema's names. */
 export function givenParams (schema, raw) {
   const given = raw ?? {}
   if (typeof given !== 'object' || Array.isArray(given)) throw badParameter('params', JSON.stringify(raw), 'an object of parameters')
@@ -61,18 +44,12 @@ export function isPresent (value) {
   return value !== undefined && value !== null && value !== ''
 }
 
-/**
- * An integer from `min` to `max`, given as a number or a string of digits.
- * @throws {LabError} 400 parameter.invalid naming params.<key>
- */
+/** An integer from `min` to `max`, given as a number or a string of digits. */
 function integerParam (key, value, min, max) {
   return checkedInteger(`params.${key}`, value, min, max)
 }
 
-/**
- * A byte size ("15MB", "1.5GiB", 1048576) from `min` to `max` bytes.
- * @throws {LabError} 400 parameter.invalid naming params.<key>
- */
+/** A byte size ("15MB", "1.5GiB", 1048576) from `min` to `max` bytes. */
 export function sizeParam (key, value, min, max) {
   const allowed = `a byte size from ${min} to ${max} bytes, e.g. 15MB or 1.5GiB`
   let bytes
@@ -85,10 +62,7 @@ export function sizeParam (key, value, min, max) {
   return bytes
 }
 
-/**
- * One of `values` (compared as strings, so 65536 matches "65536").
- * @throws {LabError} 400 parameter.invalid naming params.<key>
- */
+/** One of `values` (compared as strings, so 65536 matches "65536"). */
 function enumParam (key, value, values) {
   const text = typeof value === 'number' ? String(value) : value
   if (!values.includes(text)) throw badParameter(`params.${key}`, value, `one of ${values.join(', ')}`)
@@ -115,38 +89,26 @@ export function listEntry (name, { default: fallback, label, help }) {
   return { name, type: 'list', default: fallback, label, help }
 }
 
-/**
- * The `sweep` entry: "steps" runs the steps below a highest value and then it (`sweepLevels`),
- * "single" only the highest.
- * @param {{ steps: string, single: string, label: string, help: string }} entry the two choices' labels, the entry's label and help
- */
+/** The `sweep` entry: "steps" runs the steps below a highest value and then it (`sweepLevels`), "single" only it. */
 export function sweepEntry ({ steps, single, label, help }) {
   return choiceEntry('sweep', { values: ['steps', 'single'], valueLabels: { steps, single }, label, help })
 }
 
-/**
- * Mark a schema entry as changeable while a run runs: the run is told (`ctx.onParams`) and
- * applies it; the dashboard may leave its control enabled.
- * @param {object} entry made by one of the entry functions above
- */
+/** Mark an entry as changeable while a run runs: the run is told (`ctx.onParams`) and applies it. */
 export function liveEntry (entry) {
   return { ...entry, live: true }
 }
 
 /**
- * A running run's params with the live ones a client changed: only entries marked `live`,
- * each checked by the module's own `normalizeParams` as at the start.
- * @param {object} current the run's params now
- * @param {unknown} raw what the client sent, e.g. { delayMs: 50 }
- * @param {object} options normalised app options, as at the start
- * @returns {object} the run's new params
- * @throws {LabError} 400 parameter.invalid naming params, or params.<name> for one that is not live
+ * A running run's params with the `live` ones a client changed, each checked by the module's own
+ * `normalizeParams` (with the app `options`) as at the start; 400 for a name that is not live.
  */
 export function changeLiveParams (mod, current, raw, options) {
   const live = mod.params.filter(function isLive (p) { return p.live === true }).map(function paramName (p) { return p.name })
   const given = givenParams(mod.params, raw)
   const names = Object.keys(given)
-  const changeable = live.length > 0 ? `only ${live.join(', ')} can change while a run runs` : `no parameter of ${mod.name} can change while a run runs`
+  const which = live.length > 0 ? `only ${live.join(', ')}` : `no parameter of ${mod.name}`
+  const changeable = `${which} can change while a run runs`
   if (names.length === 0) throw badParameter('params', JSON.stringify(raw ?? null), `an object of the parameters to change: ${changeable}`)
   for (const key of names) {
     if (!live.includes(key)) throw badParameter(`params.${key}`, given[key], `a parameter set when the run starts: ${changeable}`)
@@ -154,18 +116,12 @@ export function changeLiveParams (mod, current, raw, options) {
   return mod.normalizeParams({ ...current, ...given }, options)
 }
 
-/**
- * The levels a `sweep` param runs.
- * @param {number} top the highest, which every sweep ends on
- */
+/** The levels a `sweep` param runs, ending on `top`. */
 export function sweepLevels (sweep, steps, top) {
   return sweep === 'steps' ? stepsUpTo(steps, top) : [top]
 }
 
-/**
- * The levels of a sweep: the steps up to `top`, and `top` itself, ascending.
- * @param {number[]} steps e.g. the article's concurrencies 1, 10, 50, 100, 200
- */
+/** The steps up to `top` (e.g. the article's concurrencies 1, 10, 50, 100, 200), and `top`, ascending. */
 export function stepsUpTo (steps, top) {
   const levels = steps.filter(function atMostTop (s) { return s < top })
   levels.push(top)

@@ -1,15 +1,5 @@
-/**
- * The result contract: what an experiment's `run(ctx)` resolves to, as the
- * engine keeps it (GET /experiments/:id `result`), the dashboard, the bench
- * reports, the demo and the screenshots render it. Every consumer renders
- * from these members alone and never asks which experiment produced them;
- * anything an experiment wants shown goes in as data of this shape (a
- * `tables` entry, a verdict), not as a branch in a renderer.
- *
- * `validateResult(result)` lists what is wrong with a result (an empty list:
- * nothing); test/units/result-contract.test.js holds every registered
- * experiment to it.
- */
+// The result contract: what an experiment's run(ctx) resolves to, which every consumer renders from alone.
+// validateResult lists what is wrong with one; README.md says why.
 
 /**
  * A chart, as lib/measure/report.js draws it (Chart.js and SVG) and the dashboard could.
@@ -56,20 +46,9 @@ const UNITS = Object.freeze(['text', 'count', 'ms', 'MiB', 'MB', 'MB/s'])
  */
 
 /**
- * An experiment's result.
- * @typedef {object} ExperimentResult
- * @property {object[]} [cells] one flat object per measured cell: its scalar members are the
- *   generic table's columns (named so a renderer can tell ms, bytes and MiB apart: `...Ms`,
- *   `...Bytes`, `...Rss`, `...AboveIdle`); `server` and `latencyMs` objects where measured
- * @property {Record<string, string>} [cellLabels] the cells' members as a table heads them (the member's name where none)
- * @property {ResultTable[]} [tables] tables to show as they are
- * @property {ChartSpec[]} [charts]
- * @property {PublishedFigure[]} [published]
- * @property {Verdict[]} [verdicts]
- * @property {string} [caption] what the run was given, in a few words (a table without its own caption shows it)
- * @property {{ idleRss?: number|null, peakRss?: number|null, peakAboveIdle?: number|null }} [server]
- *   the whole run as the server process felt it: added by the engine
- * Every result has `cells` or `tables` (or both): something to show.
+ * An experiment's result: `cells` or `tables` (or both), something to show. What each member holds: README.md.
+ * @typedef {{ cells?: object[], cellLabels?: Record<string, string>, tables?: ResultTable[], charts?: ChartSpec[],
+ *   published?: PublishedFigure[], verdicts?: Verdict[], caption?: string, server?: object }} ExperimentResult
  */
 
 const isObject = function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -83,12 +62,15 @@ function validateChart (chart, where = 'chart') {
   if (!isObject(chart)) return [`${where} is not an object`]
   const problems = []
   for (const key of ['title', 'x', 'y']) if (typeof chart[key] !== 'string') problems.push(`${where}.${key} is not a string`)
-  if (chart.file !== undefined && (typeof chart.file !== 'string' || !/^[\w.-]+$/.test(chart.file))) problems.push(`${where}.file is not a plain file name`)
+  const plainName = typeof chart.file === 'string' && /^[\w.-]+$/.test(chart.file)
+  if (chart.file !== undefined && !plainName) problems.push(`${where}.file is not a plain file name`)
   if (chart.xTicks !== undefined) {
     if (!Array.isArray(chart.xTicks)) problems.push(`${where}.xTicks is not an array`)
     else {
       chart.xTicks.forEach(function checkTick (t, i) {
-        if (!isObject(t) || typeof t.x !== 'number' || typeof t.label !== 'string') problems.push(`${where}.xTicks[${i}] is not { x: number, label: string }`)
+        if (!isObject(t) || typeof t.x !== 'number' || typeof t.label !== 'string') {
+          problems.push(`${where}.xTicks[${i}] is not { x: number, label: string }`)
+        }
       })
     }
   }
@@ -101,7 +83,8 @@ function validateChart (chart, where = 'chart') {
     if (!isObject(s) || typeof s.label !== 'string') { problems.push(`${at}.label is not a string`); return }
     if (!Array.isArray(s.points)) { problems.push(`${at}.points is not an array`); return }
     s.points.forEach(function checkPoint (p, k) {
-      if (!isObject(p) || typeof p.x !== 'number' || !isNumberOrNull(p.y)) problems.push(`${at}.points[${k}] is not { x: number, y: number|null }`)
+      const point = isObject(p) && typeof p.x === 'number' && isNumberOrNull(p.y)
+      if (!point) problems.push(`${at}.points[${k}] is not { x: number, y: number|null }`)
     })
   })
   return problems
@@ -115,7 +98,8 @@ function validateTable (table, where) {
   if (!Array.isArray(table.columns) || table.columns.length === 0) return [...problems, `${where}.columns is not a non-empty array`]
   const keys = new Set()
   table.columns.forEach(function checkColumn (c, i) {
-    if (!isObject(c) || typeof c.key !== 'string' || typeof c.label !== 'string') problems.push(`${where}.columns[${i}] is not { key, label }`)
+    const column = isObject(c) && typeof c.key === 'string' && typeof c.label === 'string'
+    if (!column) problems.push(`${where}.columns[${i}] is not { key, label }`)
     else keys.add(c.key)
     if (c?.route !== undefined && typeof c.route !== 'string') problems.push(`${where}.columns[${i}].route is not a string`)
   })

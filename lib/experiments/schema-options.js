@@ -1,18 +1,5 @@
-/**
- * A bench's command-line options from its experiment's parameter schema
- * (the `params` array GET /experiments shows a dashboard), so a bench adapter
- * never repeats a name, a default or a range: the schema says them once, and
- * the experiment's own `normalizeParams` checks the flags as it checks a
- * POST /experiments body. Nothing here knows an experiment: any module with
- * `params` and `normalizeParams` will do.
- *
- *   export const options = optionsFromSchema(experiment.params)
- *   export const usage = usageFromSchema(experiment.name, experiment.params)
- *   export function normalize (values) { return paramsFromFlags(experiment, values, appOptions) }
- *
- * Flags are the parameters' names in kebab case (`waitSeconds` -> `--wait-seconds`),
- * all taken as strings; a flag not given is left out, so the experiment's default applies.
- */
+// A bench's command-line options from its experiment's parameter schema, checked by the experiment's own
+// normalizeParams: the schema says each name, default and range once. Usage: README.md.
 
 /** `abortAt` -> `abort-at`. */
 function flagName (param) {
@@ -26,14 +13,12 @@ export function optionsFromSchema (schema) {
   return Object.freeze(options)
 }
 
-/**
- * The usage lines: each flag, what it takes, its label, default and range, from the schema.
- * @param {string} name the bench's name, for the heading
- */
+/** The usage lines under the bench's `name`: each flag, what it takes, its label, default and range. */
 export function usageFromSchema (name, schema) {
   const lines = schema.map(function usageLine (param) {
     const flag = `  --${flagName(param)} ${placeholder(param)}`
-    const range = Number.isFinite(param.min) && Number.isFinite(param.max) ? `, ${param.min} to ${param.max}${param.type === 'size' ? ' bytes' : ''}` : ''
+    const bounded = Number.isFinite(param.min) && Number.isFinite(param.max)
+    const range = bounded ? `, ${param.min} to ${param.max}${param.type === 'size' ? ' bytes' : ''}` : ''
     const fallback = param.default === null || param.default === undefined ? 'set by the experiment' : String(param.default)
     return { flag, text: `${param.label ?? param.name} (default ${fallback}${range})` }
   })
@@ -42,13 +27,7 @@ export function usageFromSchema (name, schema) {
     lines.map(function padded (l) { return `${l.flag.padEnd(width)}${l.text}` }).join('\n')
 }
 
-/**
- * The experiment's params from parsed flags, checked by the experiment itself.
- * @param {Record<string, string|undefined>} values what parseArgs gave
- * @param {object} appOptions the app options the lab will run with (limits some params)
- * @returns {object} the normalised params, as POST /experiments would have them
- * @throws {TypeError} naming the flag, with what it takes
- */
+/** The params from parsed flags, as POST /experiments would have them; a TypeError names the flag. */
 export function paramsFromFlags (experiment, values, appOptions) {
   const raw = {}
   for (const param of experiment.params) {
@@ -85,11 +64,7 @@ export function schemaDefault (schema, name) {
   return paramNamed(schema, name).default
 }
 
-/**
- * An enum parameter's values, less the ones that stand for several (`both`, `all`): the choices a
- * bench's list flag takes (`--modes buffer,string`).
- * @param {{ without?: string[] }} [settings] the values to leave out (default both and all)
- */
+/** An enum parameter's values less the ones that stand for several (`both`, `all`): a bench's list flag. */
 export function schemaChoices (schema, name, { without = ['both', 'all'] } = {}) {
   const param = paramNamed(schema, name)
   if (param.type !== 'enum') throw new TypeError(`"${name}" is not an enum parameter`)

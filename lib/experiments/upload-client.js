@@ -1,9 +1,5 @@
-/**
- * The load generator's side of an upload: a file streamed from disk as a
- * request body (never read whole into memory), and the JSON answer. Within an
- * experiment's run every upload carries the run's key (lib/limits/run-keys.js), which
- * lets the lab's own load in where the guard asks other machines for a token.
- */
+// The load generator's side of an upload: a file streamed from disk as a request body, and the JSON answer;
+// within a run every upload carries the run's key (lib/limits/run-keys.js).
 import fs from 'node:fs'
 import http from 'node:http'
 import { Transform } from 'node:stream'
@@ -33,10 +29,8 @@ export function uploadFile (url, file, headers = { 'content-type': 'application/
 }
 
 /**
- * POST a body made as it is sent: `streams` as for `pipeline` (a readable, then transforms),
- * e.g. a zip bomb's. Never in memory whole, and no Content-Length (chunked).
- * A connection that dies (the server process killed) resolves with status 0 and `error`.
- * @param {import('node:stream').Stream[]} streams used once
+ * POST a body made as it is sent (`streams` as for `pipeline`), chunked and never whole in memory. A dead
+ * connection (the server killed) resolves with status 0 and `error`.
  */
 export function uploadStreams (url, streams, headers = { 'content-type': 'application/gzip' }) {
   const started = performance.now()
@@ -66,12 +60,7 @@ export function uploadStreams (url, streams, headers = { 'content-type': 'applic
   })
 }
 
-/**
- * Send `requests` uploads with at most `concurrency` in flight.
- * @param {{ concurrency: number, requests: number, headers?: object,
- *   onResult?: (result: object, done: number) => void }} options
- *   `onResult` is called as each upload ends, with the count ended so far
- */
+/** Send `requests` uploads, at most `concurrency` in flight; `onResult(result, done)` as each ends. */
 export async function uploadMany (url, file, { concurrency, requests, headers, onResult }) {
   const results = []
   let next = 0

@@ -1,13 +1,5 @@
-/**
- * A measurement window of the experiment engine (lib/experiments/engine.js): one route of a run
- * of several, measured from its own start. Two figures, each against a baseline taken for it:
- * - the server's RSS: `settleMemory` first (a full collection, then a wait while V8's background
- *   thread hands the freed pages back), so the idle holds none of the garbage a route before it
- *   left; then the kernel's peak reset, then the idle read;
- * - what the route's uploads held, from the held ledger (lib/metrics/held.js): the end events
- *   of the requests that start inside the window. It starts at zero by construction, and it is
- *   what RSS cannot show when a route reuses pages a route before it freed (docs/experiments.md).
- */
+// A measurement window of the engine: one route of a run measured from its own start, the server's RSS and
+// what the route's uploads held, each against a baseline taken for it (README.md).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readPeakRss, resetPeakRss } from '../metrics/peak.js'
 import { labCollector } from '../util/lab-gc.js'
@@ -19,11 +11,7 @@ const SETTLE_MAX_MS = 1000
 
 let collector
 
-/**
- * One full collection, where the runtime lets the lab have one, then wait until the RSS stops
- * falling: V8 unmaps the pages a collection freed on a thread of its own, tens of ms after it.
- * @returns {Promise<boolean>} whether a collection ran
- */
+/** One full collection where the runtime allows, then wait until V8's thread has unmapped the freed pages. */
 export async function settleMemory (signal) {
   collector ??= labCollector() ?? false
   if (collector === false) return false
@@ -40,11 +28,7 @@ export async function settleMemory (signal) {
   return true
 }
 
-/**
- * Reset the kernel's peak and read the idle after it: GC threads free pages at any time, so an
- * idle read before the reset could top every later peak.
- * @param {import('node:events').EventEmitter} events told 'peak' { reset: true, by: 'lab' } as the window opens (the lab's reset)
- */
+/** Reset the kernel's peak (telling `events`), then read the idle: an idle read first could top every later peak. */
 export function resetAndReadIdle (events) {
   const peakReset = resetPeakRss()
   const idleRss = process.memoryUsage.rss()
@@ -52,12 +36,7 @@ export function resetAndReadIdle (events) {
   return { idleRss, peakReset }
 }
 
-/**
- * Follow the ingest requests that start from now on: the most one of them held at once
- * (its end event's `heldPeak`), and how many ended.
- * @param {import('node:events').EventEmitter} events the lab's bus ('request' start and end)
- * @returns {() => { heldPeak: number|null, heldRequests: number }} stops following, and says
- */
+/** Follow the requests that start from now: the most one held at once, and how many ended; returns the stop. */
 export function followHeld (events) {
   const started = new Set()
   let heldPeak = null
