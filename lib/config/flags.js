@@ -1,16 +1,5 @@
-/**
- * server.js's flags as data: each flag's option, how its text is read, its group and its meaning.
- * `server.js` builds its `parseArgs` options, its options object and both help texts from this
- * table; test/server-flags.test.js holds docs/api.md's flag tables to it, and
- * test/docs-defaults.test.js reads the flag -> option map from it.
- *
- * No default is written here. A flag names its option by its path in the supervisor's options
- * (`port`, `restartBackoffMs`, and the app's under `app.`: `app.limits.record`), and the help
- * texts read each default from the defaults tree the caller hands in: the supervisor's
- * SUPERVISOR_DEFAULTS with the app's DEFAULTS under `app`, and beside them the groups the app hands on
- * (`server`, `metrics`, `upload`, `database`). Those live in folders this one may not import
- * (lib/README.md), so server.js puts the tree together.
- */
+// server.js's flags as data: each flag's option, how its text is read, its group and its meaning; server.js
+// builds its parseArgs options and help texts from it. No default is written here: README.md says why.
 import { formatMemory, parseByteSize } from '../util/units.js'
 import { wrapWords } from '../util/wrap.js'
 
@@ -36,12 +25,7 @@ export const FLAG_GROUPS = Object.freeze([
   Object.freeze({ key: 'plumbing', name: 'Measurement and housekeeping', about: 'for the benches and the experiments' })
 ])
 
-/**
- * A duration as the flags take one: `500ms`, `10s`, `2m`; a bare number is seconds.
- * @param {string} flag named in the error
- * @returns {number} ms
- * @throws {TypeError} for anything else
- */
+/** A duration in ms from `500ms`, `10s`, `2m`, or a bare number of seconds; a TypeError names `flag`. */
 function parseDuration (text, flag) {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(String(text).trim())
   if (match === null) throw new TypeError(`${flag} takes a duration like 60s, 2m or 500ms, got "${text}"`)
@@ -60,8 +44,8 @@ const READERS = Object.freeze({
   integer: function readInteger (text) { return Number(text) },
   /** a cap checked here: its normaliser runs in the worker, too late for a usage error */
   count: function readCount (text, flag, row) {
-    if (!/^[1-9]\d{0,8}$/.test(text) || Number(text) > row.max) throw new TypeError(`${flag} takes a whole number from 1 to ${row.max}, got "${text}"`)
-    return Number(text)
+    if (/^[1-9]\d{0,8}$/.test(text) && Number(text) <= row.max) return Number(text)
+    throw new TypeError(`${flag} takes a whole number from 1 to ${row.max}, got "${text}"`)
   },
   port: function readPort (text) {
     const port = Number(text)
@@ -74,110 +58,89 @@ const READERS = Object.freeze({
   list: function readList (text) { return text.split(',').map(function trim (h) { return h.trim() }).filter(Boolean) }
 })
 
-/** A flag's row; `sets` is what a switch gives its option. */
-function flag (name, row) {
-  return Object.freeze({ name, arg: null, env: null, short: null, ...row })
+/** The text a flag's argument is shown as, where its kind says it. */
+const ARG_OF = Object.freeze({ size: 'SZ', duration: 'T', count: 'N', integer: 'N', port: 'N' })
+
+/** A flag's row; `more` may name its `arg`, `env`, `short`, `max`, `said`, and `sets` (what a switch gives). */
+function flag (name, option, kind, help, more = {}) {
+  return { name, arg: ARG_OF[kind] ?? null, env: null, short: null, option, kind, help, ...more }
+}
+
+/** The rows of one group, in the order the help texts give them. */
+function inGroup (group, rows) {
+  return rows.map(function placed (row) { return Object.freeze({ ...row, group }) })
 }
 
 /**
- * Every flag server.js takes, by group. `option` is its path in the supervisor's options (null for
- * the help flags); `kind` how its text is read (a READERS name), or `switch` with the value it `sets`;
- * `said` gives a default that depends on the machine, or is not a figure, in words.
+ * Every flag server.js takes, by group: `option`, its path in the supervisor's options (null for help);
+ * `kind`, a READERS name or `switch`; `said`, a default that depends on the machine, in words.
  */
 export const FLAGS = Object.freeze([
-  flag('port', { arg: 'N', env: 'PORT', option: 'port', kind: 'port', group: 'everyday', help: 'port to listen on; 0: a free one' }),
-  flag('host', { arg: 'ADDRESS', env: 'HOST', option: 'host', kind: 'text', group: 'everyday', help: 'address to bind' }),
-  flag('memory-limit', {
-    arg: 'SZ',
-    option: 'memoryLimit',
-    kind: 'size',
-    group: 'everyday',
-    help: 'the worker\'s memory budget: past it the worker is killed and restarted, as a container\'s would be; 0: none',
-    said: function quarterOfMemory (value) { return `a quarter of this machine's memory, at least 1 GiB; here: ${formatMemory(value)}` }
-  }),
-  flag('unsafe-bad', { option: 'app.unsafeBad', kind: 'switch', sets: true, group: 'everyday', help: '/bad with no inflate limit, so a bomb kills the worker (needs a budget)' }),
-  flag('limit-compressed', { arg: 'SZ', option: 'app.limits.compressed', kind: 'size', group: 'everyday', help: 'largest compressed body of /bad, /good and /express-json' }),
-  flag('limit-inflated', { arg: 'SZ', option: 'app.limits.inflated', kind: 'size', group: 'everyday', help: 'largest inflated body of /bad, /good and /express-json' }),
-  flag('parse-threads', {
-    arg: 'N',
-    option: 'app.parseThreads',
-    kind: 'integer',
-    group: 'everyday',
-    help: 'threads that parse /good\'s batches',
-    said: function cores () { return 'the cores, at most 4' }
-  }),
-  flag('allowed-hosts', {
-    arg: 'LIST',
-    env: 'STREAMLAB_ALLOWED_HOSTS',
-    option: 'app.guard.allowedHosts',
-    kind: 'list',
-    group: 'everyday',
-    help: 'host names to answer besides localhost and IP addresses; .example.com for a domain, all for any'
-  }),
-  flag('access-token', {
-    arg: 'TOKEN',
-    env: 'STREAMLAB_TOKEN',
-    option: 'app.guard.accessToken',
-    kind: 'text',
-    group: 'everyday',
-    help: 'the token other machines need to make changes',
-    said: function randomBeyondLoopback () { return 'random beyond loopback, printed' }
-  }),
-  flag('database-url', {
-    arg: 'URL',
-    env: 'DATABASE_URL',
-    option: 'app.database.url',
-    kind: 'url',
-    group: 'everyday',
-    help: 'PostgreSQL for /db',
-    said: function embedded () { return 'the embedded PGlite' }
-  }),
-  flag('help', { short: 'h', option: null, kind: 'help', group: 'everyday', help: 'these everyday flags' }),
-  flag('help-all', { option: null, kind: 'help', group: 'everyday', help: 'every flag, by group' }),
-
-  flag('limit-record', { arg: 'SZ', option: 'app.limits.record', kind: 'size', group: 'limits', help: 'largest single record /good gathers for a parse thread' }),
-  flag('buffer-budget', { arg: 'SZ', option: 'app.ingest.bufferBudget', kind: 'size', group: 'limits', help: 'inflate and parse buffers /good may hold across all requests' }),
-  flag('decoder-budget', { arg: 'SZ', option: 'app.ingest.decoderBudget', kind: 'size', group: 'limits', help: 'decoder windows (brotli, zstd, zlib) the streaming routes may hold across all requests; the rest wait' }),
-  flag('parse-cost', { arg: 'SZ', option: 'app.ingest.parseCost', kind: 'size', group: 'limits', help: 'heap one parse of /good\'s may be projected to take; a denser record gets 413 record.too.dense' }),
-  flag('body-idle-timeout', { arg: 'T', option: 'app.limits.bodyIdleMs', kind: 'duration', group: 'limits', help: 'a body that sends nothing this long gets 408; 0: no limit' }),
-  flag('min-body-rate', { arg: 'SZ', option: 'app.limits.minBodyRate', kind: 'size', group: 'limits', help: 'bytes/s a body must average over 10 s of reading, else 408; 0: none' }),
-  flag('max-connections', { arg: 'N', option: 'app.server.maxConnections', kind: 'count', max: 1_000_000, group: 'limits', help: 'open connections; past it a new one gets 503 and is closed' }),
-  flag('max-metrics-streams', { arg: 'N', option: 'app.metrics.maxClients', kind: 'count', max: 100_000, group: 'limits', help: 'GET /metrics streams at once; past it, 503' }),
-  flag('disk-quota', { arg: 'SZ', option: 'app.diskQuota', kind: 'size', group: 'limits', help: 'bytes the lab may keep in test-data/ (uploads, saves); past it, 507' }),
-
-  flag('no-memory-limit', { option: 'memoryLimit', kind: 'switch', sets: 0, group: 'supervisor', help: 'no memory budget: the same as --memory-limit 0' }),
-  flag('restart-backoff', { arg: 'T', option: 'restartBackoffMs', kind: 'duration', group: 'supervisor', help: 'the first delay: 250ms, 2s; a bare number is seconds' }),
-  flag('max-restart-backoff', { arg: 'T', option: 'maxRestartBackoffMs', kind: 'duration', group: 'supervisor', help: 'the longest delay' }),
-  flag('restart-window', { arg: 'T', option: 'restartWindowMs', kind: 'duration', group: 'supervisor', help: 'a worker up this long starts the delays again' }),
-
-  flag('share-parse', {
-    arg: 'MODE',
-    option: 'app.ingest.shareParse',
-    kind: 'text',
-    group: 'design',
-    help: 'where /good parses a small body\'s document past 16 KiB: busy (on an idle parse thread while ' +
-      'requests wait for the main thread), always (on an idle one), never (on the main thread)'
-  }),
-  flag('queue-timeout', {
-    arg: 'T',
-    option: 'app.ingest.queueMs',
-    kind: 'duration',
-    group: 'design',
-    help: 'how long a queued /good request waits on a stuck queue (no pipeline free, none on course to ' +
-      'end within sixty of these) before 503'
-  }),
-
-  flag('malloc-mmap-threshold', { arg: 'SZ', option: 'mallocMmapThreshold', kind: 'size', group: 'plumbing', help: 'the worker\'s glibc mallocs this large are unmapped when freed; 0: glibc\'s rising threshold' }),
-  flag('no-request-peak', { option: 'app.resetPeakPerRequest', kind: 'switch', sets: false, group: 'plumbing', help: 'never reset the kernel\'s peak RSS per request (for external measurement)' }),
-  flag('allocation-sampling', {
-    arg: 'MODE',
-    option: 'app.metrics.allocationSampling',
-    kind: 'text',
-    group: 'plumbing',
-    help: 'when samples name the lines that allocate and hold memory: experiment (while one runs, or a stream asks), always (while anybody watches), off'
-  }),
-  flag('keep-runs', { arg: 'N', option: 'app.runs.keep', kind: 'integer', group: 'plumbing', help: 'run records kept in test-data/runs/, the oldest removed past it; 0: none written' }),
-  flag('upload-max-age', { arg: 'T', option: 'app.upload.maxAgeMs', kind: 'duration', group: 'plumbing', help: 'at start, remove uploads older than this: 60m, 90s; 0 keeps them' })
+  ...inGroup('everyday', [
+    flag('port', 'port', 'port', 'port to listen on; 0: a free one', { env: 'PORT' }),
+    flag('host', 'host', 'text', 'address to bind', { arg: 'ADDRESS', env: 'HOST' }),
+    flag('memory-limit', 'memoryLimit', 'size',
+      'the worker\'s memory budget: past it the worker is killed and restarted, as a container\'s would be; 0: none', {
+        said: function quarterOfMemory (value) { return `a quarter of this machine's memory, at least 1 GiB; here: ${formatMemory(value)}` }
+      }),
+    flag('unsafe-bad', 'app.unsafeBad', 'switch',
+      '/bad with no inflate limit, so a bomb kills the worker (needs a budget)', { sets: true }),
+    flag('limit-compressed', 'app.limits.compressed', 'size', 'largest compressed body of /bad, /good and /express-json'),
+    flag('limit-inflated', 'app.limits.inflated', 'size', 'largest inflated body of /bad, /good and /express-json'),
+    flag('parse-threads', 'app.parseThreads', 'integer',
+      'threads that parse /good\'s batches', { said: function cores () { return 'the cores, at most 4' } }),
+    flag('allowed-hosts', 'app.guard.allowedHosts', 'list',
+      'host names to answer besides localhost and IP addresses; .example.com for a domain, all for any', {
+        arg: 'LIST', env: 'STREAMLAB_ALLOWED_HOSTS'
+      }),
+    flag('access-token', 'app.guard.accessToken', 'text',
+      'the token other machines need to make changes', {
+        arg: 'TOKEN', env: 'STREAMLAB_TOKEN',
+        said: function randomBeyondLoopback () { return 'random beyond loopback, printed' }
+      }),
+    flag('database-url', 'app.database.url', 'url',
+      'PostgreSQL for /db', { arg: 'URL', env: 'DATABASE_URL', said: function embedded () { return 'the embedded PGlite' } }),
+    flag('help', null, 'help', 'these everyday flags', { short: 'h' }),
+    flag('help-all', null, 'help', 'every flag, by group')
+  ]),
+  ...inGroup('limits', [
+    flag('limit-record', 'app.limits.record', 'size', 'largest single record /good gathers for a parse thread'),
+    flag('buffer-budget', 'app.ingest.bufferBudget', 'size', 'inflate and parse buffers /good may hold across all requests'),
+    flag('decoder-budget', 'app.ingest.decoderBudget', 'size',
+      'decoder windows (brotli, zstd, zlib) the streaming routes may hold across all requests; the rest wait'),
+    flag('parse-cost', 'app.ingest.parseCost', 'size',
+      'heap one parse of /good\'s may be projected to take; a denser record gets 413 record.too.dense'),
+    flag('body-idle-timeout', 'app.limits.bodyIdleMs', 'duration', 'a body that sends nothing this long gets 408; 0: no limit'),
+    flag('min-body-rate', 'app.limits.minBodyRate', 'size', 'bytes/s a body must average over 10 s of reading, else 408; 0: none'),
+    flag('max-connections', 'app.server.maxConnections', 'count',
+      'open connections; past it a new one gets 503 and is closed', { max: 1_000_000 }),
+    flag('max-metrics-streams', 'app.metrics.maxClients', 'count', 'GET /metrics streams at once; past it, 503', { max: 100_000 }),
+    flag('disk-quota', 'app.diskQuota', 'size', 'bytes the lab may keep in test-data/ (uploads, saves); past it, 507')
+  ]),
+  ...inGroup('supervisor', [
+    flag('no-memory-limit', 'memoryLimit', 'switch', 'no memory budget: the same as --memory-limit 0', { sets: 0 }),
+    flag('restart-backoff', 'restartBackoffMs', 'duration', 'the first delay: 250ms, 2s; a bare number is seconds'),
+    flag('max-restart-backoff', 'maxRestartBackoffMs', 'duration', 'the longest delay'),
+    flag('restart-window', 'restartWindowMs', 'duration', 'a worker up this long starts the delays again')
+  ]),
+  ...inGroup('design', [
+    flag('share-parse', 'app.ingest.shareParse', 'text',
+      'where /good parses a small body\'s document past 16 KiB: busy (on an idle parse thread while requests ' +
+      'wait for the main thread), always (on an idle one), never (on the main thread)', { arg: 'MODE' }),
+    flag('queue-timeout', 'app.ingest.queueMs', 'duration',
+      'how long a queued /good request waits on a stuck queue (no pipeline free, none on course to end within sixty of these) before 503')
+  ]),
+  ...inGroup('plumbing', [
+    flag('malloc-mmap-threshold', 'mallocMmapThreshold', 'size',
+      'the worker\'s glibc mallocs this large are unmapped when freed; 0: glibc\'s rising threshold'),
+    flag('no-request-peak', 'app.resetPeakPerRequest', 'switch',
+      'never reset the kernel\'s peak RSS per request (for external measurement)', { sets: false }),
+    flag('allocation-sampling', 'app.metrics.allocationSampling', 'text',
+      'when samples name the lines that allocate and hold memory: experiment (while one runs, or a stream ' +
+      'asks), always (while anybody watches), off', { arg: 'MODE' }),
+    flag('keep-runs', 'app.runs.keep', 'integer', 'run records kept in test-data/runs/, the oldest removed past it; 0: none written'),
+    flag('upload-max-age', 'app.upload.maxAgeMs', 'duration', 'at start, remove uploads older than this: 60m, 90s; 0 keeps them')
+  ])
 ])
 
 /** The `options` `parseArgs` takes for these flags. */
@@ -204,10 +167,8 @@ function setAt (tree, dotted, value) {
 }
 
 /**
- * The options the given flags (and, where a flag has one, its environment variable) set: a
- * partial supervisor options object with the app's under `app`. A flag wins over its variable.
- * @param {Record<string, string|boolean|undefined>} values what `parseArgs` gave
- * @throws {TypeError} for a value its flag cannot take
+ * The partial supervisor options (the app's under `app`) that parseArgs' `values` and, where a flag has one,
+ * its environment variable set; a flag wins over its variable. A TypeError for a value its flag cannot take.
  */
 export function optionsFromFlags (values, env) {
   const options = { app: {} }
@@ -223,7 +184,9 @@ export function optionsFromFlags (values, env) {
 
 /** A size as a flag takes it: `512MiB`, `4KiB`, else bytes. */
 function sizeText (bytes) {
-  for (const [unit, size] of [['GiB', GiB], ['MiB', MiB], ['KiB', KiB]]) if (bytes !== 0 && bytes % size === 0) return `${bytes / size}${unit}`
+  for (const [unit, size] of [['GiB', GiB], ['MiB', MiB], ['KiB', KiB]]) {
+    if (bytes !== 0 && bytes % size === 0) return `${bytes / size}${unit}`
+  }
   return String(bytes)
 }
 
@@ -234,12 +197,7 @@ function durationText (ms) {
   return `${ms}ms`
 }
 
-/**
- * A flag's default as the help texts and docs/api.md say it: as the flag would take it (`512MiB`,
- * `10s`), in words where it depends on the machine, or null where there is none to say (a switch).
- * @param {object} row one of FLAGS
- * @param {object} defaults the defaults tree (see the top of this file)
- */
+/** A flag's default as the help says it (`512MiB`, `10s`, words where it depends on the machine), or null. */
 function flagDefault (row, defaults) {
   if (row.option === null || row.kind === 'switch') return null
   const value = valueAt(defaults, row.option)
@@ -262,10 +220,7 @@ function flagLines (row, defaults) {
   return [...first, ...lines.map(function indent (l) { return `${' '.repeat(MEANING_COLUMN)}${l}` })]
 }
 
-/**
- * The usage: `--help` gives the everyday flags, `--help-all` every flag by group.
- * @param {object} defaults the defaults tree (see the top of this file)
- */
+/** The usage: `--help` gives the everyday flags, `--help-all` every flag by group (`defaults`: README.md). */
 export function usage (defaults, { all = false } = {}) {
   const lines = ['Usage: node server.js [options]']
   for (const group of FLAG_GROUPS) {

@@ -1,9 +1,5 @@
-/**
- * Options for the lab: frozen defaults, normalised into a new object,
- * a TypeError for a bad value, the caller's object never changed.
- * Only `server.js` and the CLIs read env vars and flags; everything else receives options
- * (one exception: the data folder's STREAMLAB_DATA_DIR, read once here, lib/util/project-root.js).
- */
+// Options for the lab: frozen defaults, normalised into a new object (a TypeError for a bad value, the caller's
+// object never changed). Only server.js and the CLIs read env vars and flags; why each default: README.md.
 import os from 'node:os'
 import { defaultMemoryBudget } from '../limits/memory-budget.js'
 import { normalizeGuardOptions } from '../limits/request-guard.js'
@@ -16,47 +12,25 @@ const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 
 export const DEFAULTS = Object.freeze({
-  /**
-   * Where everything generated goes: test-data/ beside the code, or under the current folder
-   * when the lab runs from an installed package (lib/util/project-root.js, docs/install.md).
-   */
+  /** Where everything generated goes: test-data/ beside the code, or under the current folder when installed. */
   dataDir: defaultDataDir(),
-  /** Bytes the lab may keep under `dataDir` (uploads, saves): past it, 507 (lib/limits/disk-quota.js). */
+  /** Bytes the lab may keep under `dataDir` (uploads, saves): past it, 507. */
   diskQuota: 2 * GiB,
   limits: Object.freeze({
     /** Compressed request bytes, both routes. */
     compressed: 512 * MiB,
-    /**
-     * Inflated bytes, both routes. Kept below V8's largest string (~512 Mi chars)
-     * so /bad can always make its one big string, and the routes agree.
-     */
+    /** Inflated bytes, both routes: below V8's largest string, so /bad can always make its one string. */
     inflated: 500 * MiB,
-    /**
-     * Largest single JSON value (or NDJSON line) /good will gather for a
-     * parse thread: its memory is bounded by this, so keep it small (and
-     * `ingest.parseCost` bounds what parsing it may build).
-     */
+    /** Largest single JSON value (or NDJSON line) /good gathers for a parse thread. */
     record: 4 * MiB,
     /** /good: largest inflated/compressed ratio, checked once `ratioAfter` bytes are inflated. */
     ratio: 200,
     ratioAfter: 16 * MiB,
     /** /good: deepest nesting of arrays and objects. */
     depth: 1000,
-    /**
-     * ms without a body byte (while the server reads) before any body fails with 408
-     * (lib/limits/body-deadline.js). 0: no idle limit. nginx's client_body_timeout is 60 s,
-     * Apache's 20 s; 10 s is longer than the stalls of an honest upload (a few TCP
-     * retransmissions) and short enough that a silent client lets go soon.
-     */
+    /** ms without a body byte (while the server reads) before any body fails with 408; 0: no idle limit. */
     bodyIdleMs: 10_000,
-    /**
-     * Bytes/s a body must average over the last `bodyRateWindowMs` the server was
-     * reading, first judged once that much has passed; 0: no minimum. An idle timer
-     * alone lets one byte a second hold a request for as long as the body lasts.
-     * 4 KiB/s (32 kbit/s) is far under any Wi-Fi or 3G uplink, and under
-     * curl on loopback by five orders of magnitude; the 10 s window lets a link at twice
-     * the minimum stall for 5 s and pass (Apache's mod_reqtimeout asks 500 B/s).
-     */
+    /** Bytes/s a body must average over the last `bodyRateWindowMs` of reading; 0: no minimum. */
     minBodyRate: 4096,
     bodyRateWindowMs: 10_000,
     /** Ingest requests in flight, both routes; past it, 503 with Retry-After. */
@@ -65,71 +39,31 @@ export const DEFAULTS = Object.freeze({
     layers: 3
   }),
   ingest: Object.freeze({
-    /**
-     * Bytes of inflate chunks and parse batches /good may hold across all
-     * requests together: the "constant" in "streaming costs a constant".
-     */
+    /** Bytes of inflate chunks and parse batches /good may hold across all requests: the "constant". */
     bufferBudget: 16 * MiB,
-    /**
-     * Bytes the decoders of the bodies that stream (/good, /streamparser-json) may hold of their own
-     * across all requests: brotli's ring buffer, zstd's window, zlib's (lib/ingest/decoder-memory.js).
-     * One of the largest brotli decoders (a 16 MiB window and its tables) or two of zstd's; a
-     * request whose decoders do not fit waits, unread, as a request waits for a pipeline.
-     */
+    /** Bytes the streaming routes' decoders (brotli, zstd, zlib windows) may hold across all requests. */
     decoderBudget: 24 * MiB,
-    /**
-     * Heap one parse thread may be projected to use for one batch
-     * (lib/json/parse-cost.js): a denser record is refused with 413, never
-     * parsed. With the threads, the buffer budget and one large record
-     * being gathered, /good stays under 64 MiB above idle whatever the body.
-     */
+    /** Heap one parse thread may be projected to use for one batch: a denser record gets 413, unparsed. */
     parseCost: 12 * MiB,
-    /**
-     * /good: a body that ends within this many inflated bytes is parsed
-     * whole, with the same cost projection first, on the main thread or an
-     * idle parse thread (`shareParse`).
-     * It bounds how long one such parse holds the event loop (64 KiB: well
-     * under a millisecond for generated items, a few for the densest text
-     * the projection admits), and each pipeline holds at most this much
-     * before it knows. 0: every batch goes to a thread.
-     */
+    /** /good: a body that ends within this many inflated bytes is parsed whole; 0: every batch to a thread. */
     inlineParse: 64 * 1024,
-    /**
-     * Where a small body's document past 16 KiB is parsed (lib/ingest/streamed.js,
-     * shareTheParse): 'busy' on an idle parse thread while requests wait for the
-     * main thread, else on the main thread; 'always' on an idle parse thread;
-     * 'never' on the main thread.
-     */
+    /** Where a small body's document past 16 KiB is parsed: 'busy', 'always' or 'never' on a parse thread. */
     shareParse: 'busy',
-    /** ms a queued /good request waits on a stuck queue (no pipeline came free; the ones ahead at the body-rate floor, or none on course to end within sixty of these) before 503 with Retry-After. */
+    /** ms a queued /good request waits on a stuck queue before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
     activePipelines: 8
   }),
-  /**
-   * /bad without its `maxOutputLength` guard: a zip bomb then really takes
-   * the process down. Only with the supervisor's memory budget (server.js).
-   */
+  /** /bad without its `maxOutputLength` guard: a bomb takes the process down (only with a memory budget). */
   unsafeBad: false,
-  /**
-   * Bytes the process may hold: the supervisor kills the worker past it, and
-   * every route that buffers is admitted within it (lib/limits/admission.js). 0: none.
-   */
+  /** Bytes the process may hold: the supervisor kills the worker past it, and buffering routes are admitted within it. */
   memoryBudget: defaultMemoryBudget(),
-  /**
-   * Who may drive the lab (lib/limits/request-guard.js): `allowedHosts` beyond localhost and IP
-   * addresses, the address it is bound to, and the access token required from other machines.
-   */
+  /** Who may drive the lab (lib/limits/request-guard.js). */
   guard: Object.freeze({ allowedHosts: Object.freeze([]), boundHost: null, accessToken: null, exemptLoopback: true }),
   /** Reset the kernel's peak RSS when an ingest request starts alone. */
   resetPeakPerRequest: true,
-  runs: Object.freeze({
-    /**
-     * Run records kept in `dataDir/runs/` (lib/runs/, docs/runs.md): past it the oldest goes.
-     * A record is at most 4 MiB, most far less; 0: none written.
-     */
-    keep: 50
-  }),
+  /** Run records kept in `dataDir/runs/` (docs/runs.md): past it the oldest goes; 0: none written. */
+  runs: Object.freeze({ keep: 50 }),
   generate: Object.freeze({
     defaultSize: 10000,
     maxItems: 20_000_000,
