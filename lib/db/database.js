@@ -1,18 +1,5 @@
-/**
- * The lab's database handle: a `pg` Pool on a real PostgreSQL server
- * (`database.url`) or on the embedded PGlite, which it starts on demand in
- * a child process. Nothing starts until the first request needs it; a
- * database that is down, or a start that failed, answers 503 and is tried
- * again on the next request. Whoever creates the handle calls `close()`.
- *
- * On first use it seeds the tables when they are absent (`database.seed`),
- * and never otherwise: `npm run db:seed` decides sizes.
- *
- * What it tells clients (GET /db/status, the 503s) names the embedded
- * database only as "embedded PGlite (in memory)" or "(on disk)": never its
- * socket, port, password or a path on disk. The details go to the server's
- * log when it fails to start or dies.
- */
+// The lab's database handle: a pg Pool on a real PostgreSQL server or on the embedded PGlite, started on
+// demand; down or failed, 503 and tried again next request. What clients are told of it: README.md.
 import pg from 'pg'
 import { databaseBusy, databaseNotSeeded, databaseUnavailable } from '../errors/index.js'
 import { readProcMemory } from '../metrics/proc-memory.js'
@@ -43,11 +30,7 @@ export function createDatabase (opts) {
     return `embedded PGlite (${opts.pgliteDir === IN_MEMORY ? 'in memory' : 'on disk'})`
   }
 
-  /**
-   * Text fit for a client: for the embedded database, its socket, port and
-   * every path on disk replaced by a name (a real server's URL is the
-   * operator's own, and stays as the error says it).
-   */
+  /** Text fit for a client: the embedded database's socket, port and paths named, never shown. */
   function publicText (text) {
     let out = String(text)
     if (opts.kind !== 'embedded') return out
@@ -123,7 +106,8 @@ export function createDatabase (opts) {
     // crashed or killed: the next request starts a fresh one
     const lastWords = embedded?.stderr() ? `: ${embedded.stderr().trim().slice(-500)}` : ''
     lastError = `PGlite exited (${signal ?? code})${lastWords}`
-    console.warn(`streamlab: the embedded database (pid ${embedded?.pid}) exited (${signal ?? code})${lastWords}; the next /db request starts it again`)
+    console.warn(`streamlab: the embedded database (pid ${embedded?.pid}) exited (${signal ?? code})${lastWords}; ` +
+      'the next /db request starts it again')
     embedded = null
     state = 'failed'
     const old = pool
@@ -171,11 +155,7 @@ export function createDatabase (opts) {
     /** 'embedded' or 'postgres'. */
     kind: opts.kind,
 
-    /**
-     * A connection of the pool, for one request: release it when done
-     * (`client.release(err)` if the connection may be broken).
-     * @throws {LabError} 503 database.unavailable, 503 database.busy, 503 database.not.seeded
-     */
+    /** A pool connection for one request (`client.release(err)` if it may be broken); 503 when there is none. */
     acquire: async function acquire (retried = false) {
       const current = await ready()
       let client
@@ -183,10 +163,8 @@ export function createDatabase (opts) {
         client = await current.connect()
       } catch (err) {
         if (opts.kind === 'embedded' && EMBEDDED_GONE.has(err.code) && !retried) {
-          // PGlite died: nobody listens on its socket (ECONNREFUSED), or the socket's directory went
-          // with it (ENOENT). Start a fresh one now, once. If its 'exit' has not been heard yet (a busy
-          // machine delivers the refused connection first), this request puts the old one away; if it
-          // was heard while this connection was being refused, the pool is already gone or new
+          // PGlite died (ECONNREFUSED, or ENOENT: its socket's directory went with it): start a fresh one, once.
+          // Its 'exit' may come after the refusal on a busy machine: whichever is first puts the old one away
           if (current === pool) {
             lastError = `PGlite stopped answering: ${err.message}`
             state = 'failed'
@@ -216,10 +194,7 @@ export function createDatabase (opts) {
       return client
     },
 
-    /**
-     * What GET /db/status shows: no connection is made to answer it. For the
-     * embedded database: how it is reached (`transport`, `auth`), never where.
-     */
+    /** What GET /db/status shows, without a connection: how the embedded database is reached, never where. */
     status: function status () {
       const memory = embedded ? readProcMemory(embedded.pid) : null
       return {
@@ -245,17 +220,10 @@ export function createDatabase (opts) {
       }
     },
 
-    /**
-     * A database error's text as a client may see it (routes/db.js: errors
-     * during a query): no socket, port or path of the embedded database.
-     */
+    /** A database error's text as a client may see it (routes/db.js). */
     publicText,
 
-    /**
-     * `pg` options for the running embedded database, password included, for
-     * this process's own tools and specs: never for a client. Null until it
-     * runs, and for a real server (its url is in the options).
-     */
+    /** `pg` options for the running embedded database, password included: for this process's tools and specs only. */
     embeddedConnection: function embeddedConnection () {
       return embedded?.connection ?? null
     },

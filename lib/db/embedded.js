@@ -1,16 +1,5 @@
-/**
- * The parent's side of `lib/db/pglite-process.js`: fork it, wait until it
- * listens, and stop it. Whoever calls `startEmbedded` owns the process and
- * calls `stop()`; the process also ends by itself when its parent does.
- *
- * The door, made here for each start: a random password, and a private
- * directory (mode 0700, in the OS's temporary directory, removed when the
- * process ends) for its Unix socket, so that only this OS user can reach
- * it at all. On Windows, which has no such sockets for `pg`, it listens on a
- * loopback TCP port instead, and the password is the only lock: see
- * docs/db-export.md. The connection details stay in this process; nothing
- * here is meant for a client.
- */
+// The parent's side of pglite-process.js: fork it, wait until it listens, stop it. Its door (a random
+// password and a private socket directory) is made here for each start: README.md.
 import { fork } from 'node:child_process'
 import crypto from 'node:crypto'
 import path from 'node:path'
@@ -21,21 +10,14 @@ import { DEFAULTS } from '../config/options.js'
 
 const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'pglite-process.js')
 const PGLITE_VERSION = readPgliteVersion()
-/**
- * A fresh in-memory cluster, saved once and loaded on later starts (see
- * pglite-process.js). Under the project's data directory, not the app's: tests
- * give every app a temporary one, and the cache is for all of them.
- */
+/** A fresh in-memory cluster, saved once and loaded later; under the project's data dir, shared by every app. */
 const TEMPLATE = path.join(DEFAULTS.dataDir, `pglite-${PGLITE_VERSION}-initdb.tar.gz`)
 const STDERR_KEPT = 4096
 const STOP_GRACE_MS = 10_000
 /** The embedded server's only user and database. */
 const USER = 'postgres'
 const DATABASE = 'postgres'
-/**
- * `pg` reaches a Unix socket as `<host>/.s.PGSQL.<port>`, PostgreSQL's own
- * naming: the port only names the file.
- */
+/** `pg` reaches a Unix socket as `<host>/.s.PGSQL.<port>`: the port only names the file. */
 const SOCKET_PORT = 5432
 /** The shortest limit on a Unix socket's path (macOS: 104 bytes with the terminating NUL). */
 const MAX_SOCKET_PATH = 103
@@ -44,14 +26,8 @@ const MAX_SOCKET_PATH = 103
 const DEFAULT_TRANSPORT = process.platform === 'win32' ? 'tcp' : 'unix'
 
 /**
- * Start PGlite in a child process.
- * @param {{ dir: string, timeoutMs: number, transport?: 'unix'|'tcp' }} settings `dir`: a directory
- *   or 'memory://'; `transport`: DEFAULT_TRANSPORT unless given (the specs try both)
- * @returns {Promise<{ pid: number, transport: 'unix'|'tcp', child: import('node:child_process').ChildProcess,
- *   connection: Readonly<{ host: string, port: number, user: string, password: string, database: string }>,
- *   stderr: () => string, stop: () => Promise<void> }>} `connection`: options for `pg`, password
- *   included: never to be shown to a client
- * @throws {TypeError} for a transport that is neither
+ * Start PGlite in a child process (`dir`: a directory or 'memory://'). Its `connection` holds the `pg` options,
+ * password included: never to be shown to a client.
  */
 export function startEmbedded ({ dir, timeoutMs, transport = DEFAULT_TRANSPORT }) {
   if (transport !== 'unix' && transport !== 'tcp') throw new TypeError(`transport must be "unix" or "tcp", got ${transport}`)
@@ -134,10 +110,7 @@ export function startEmbedded ({ dir, timeoutMs, transport = DEFAULT_TRANSPORT }
   })
 }
 
-/**
- * A new directory that only this OS user may enter, for one socket; null
- * when its path would be too long for a socket (a very long TMPDIR).
- */
+/** A new directory only this OS user may enter, for one socket; null when its path is too long for one. */
 function makeSocketDir () {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-pglite-'))
   // mkdtemp makes it 0700 already; said again, whatever the platform's default

@@ -1,19 +1,11 @@
-/**
- * Exporting the desks x items join two ways: a batch (LIMIT/OFFSET, every
- * row in memory, then one JSON array) and a stream (a server-side cursor
- * read `highWaterMark` rows at a time, encoded as they come, with
- * backpressure from the client's socket all the way to the cursor).
- * The routes in `routes/db.js` only wire these to a request.
- */
+// Exporting the desks x items join two ways: a batch (LIMIT/OFFSET, every row in memory, one JSON array) and
+// a stream (a cursor read highWaterMark rows at a time, with backpressure to the cursor). routes/db.js wires them.
 import { Transform } from 'node:stream'
 import QueryStream from 'pg-query-stream'
 import { badParameter } from '../errors/index.js'
 import { integerParam } from '../config/integers.js'
 
-/**
- * The one query both modes run. ORDER BY a unique key, so that batches at
- * consecutive offsets tile the stream exactly: no row twice, none missed.
- */
+/** The one query both modes run, ordered by a unique key so that consecutive batches tile the stream exactly. */
 const EXPORT_SQL = `SELECT i.id, i.sku, i.name, i.quantity, i.price_cents, i.updated_at,
   d.id AS desk_id, d.name AS desk_name, d.building, d.floor
 FROM items AS i
@@ -35,12 +27,7 @@ const FORMATS = Object.freeze(['json', 'ndjson'])
 export const NDJSON_TYPE = 'application/x-ndjson'
 const MAX_OFFSET = 2 ** 31 - 1
 
-/**
- * Check an export request's query string.
- * @param {Record<string, unknown>} query req.query
- * @param {{ stream?: boolean, accept?: string }} [how] stream: highWaterMark and format apply
- * @throws {LabError} 400 parameter.invalid naming the parameter
- */
+/** Check an export's query string (highWaterMark and format apply to a stream); 400 names the parameter. */
 export function normalizeExportQuery (query, { maxRows }, { stream = false, accept = '' } = {}) {
   const offset = integer(query, 'offset', 0, 0, MAX_OFFSET)
   const limit = integer(query, 'limit', Math.min(EXPORT_DEFAULTS.limit, maxRows), 0, maxRows)
@@ -77,10 +64,7 @@ function seconds (query, name, max) {
   return value
 }
 
-/**
- * Stand-in for a slow query, as the reference's `pg_sleep(1)`: each request
- * pays it once, so many small batches pay it many times.
- */
+/** Stand-in for a slow query, as the reference's `pg_sleep(1)`: paid once per request. */
 export async function pause (client, sleep) {
   if (sleep > 0) await client.query('SELECT pg_sleep($1)', [sleep])
 }
@@ -91,22 +75,14 @@ export async function fetchBatch (client, { offset, limit }) {
   return rows
 }
 
-/**
- * The stream: a cursor that fetches `highWaterMark` rows per round trip, and
- * only when the stream's reader asks for more.
- * @returns {QueryStream} an object-mode Readable of rows
- */
+/** An object-mode stream of rows from a cursor that fetches `highWaterMark` rows when the reader asks. */
 export function openRowStream (client, { offset, limit, highWaterMark }) {
   return client.query(new QueryStream(EXPORT_SQL, [limit, offset], { highWaterMark }))
 }
 
 /**
- * Rows in, JSON text out: an array with one row per line (`[\n{..},\n{..}\n]`),
- * or NDJSON. Rows are gathered into chunks of about `chunkBytes`: one write
- * per row would be one HTTP chunk and one syscall per row, the many-tiny-writes
- * cost of experiment 4.
- * @param {{ chunkBytes?: number, onChunk?: (encoder: Transform) => void }} [settings]
- *   onChunk: called after each chunk is pushed (to watch buffers)
+ * Rows in, JSON text out (an array with a row per line, or NDJSON), in chunks of about `chunkBytes`: a write per
+ * row is the many-tiny-writes cost of experiment 4. `onChunk` is called after each chunk is pushed.
  */
 export function createRowEncoder (format, { chunkBytes = EXPORT_DEFAULTS.chunkBytes, onChunk } = {}) {
   if (!FORMATS.includes(format)) throw new TypeError(`format must be one of ${FORMATS.join(', ')}, got ${format}`)

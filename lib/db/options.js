@@ -1,9 +1,5 @@
-/**
- * The `database` member of the app options: frozen defaults, normalised into
- * a new object, a TypeError for a bad value, the caller's object never
- * changed. `createApp({ database: { url } })` talks to that PostgreSQL
- * server; without a url the lab starts an embedded one (PGlite) on demand.
- */
+// The app options' database member: frozen defaults, normalised into a new object. With a url the lab talks
+// to that PostgreSQL server; without one it starts an embedded one (PGlite) on demand.
 import path from 'node:path'
 import { SEED_DEFAULTS, normalizeSeedSizes } from './seed.js'
 import { integerOptions } from '../config/integers.js'
@@ -16,11 +12,7 @@ export const DATABASE_DEFAULTS = Object.freeze({
   url: null,
   /** Embedded only: where PGlite keeps its files (default `<dataDir>/pglite`), or 'memory://'. */
   pgliteDir: null,
-  /**
-   * Connections in the pool, real PostgreSQL only. The embedded database
-   * always gets 1: pglite-socket runs one session, and a second connection
-   * multiplexed onto it destroys the first one's cursor (docs/db-export.md).
-   */
+  /** Connections in the pool, real PostgreSQL only; the embedded one gets 1 (docs/db-export.md). */
   poolMax: 10,
   /** How long a request waits to connect, or for a pooled connection, before a 503. */
   connectTimeoutMs: 10_000,
@@ -43,19 +35,13 @@ function checkUrl (url) {
     parsed = null
   }
   if (parsed === null || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')) {
-    throw new TypeError(`option database.url must be a postgres:// or postgresql:// URL (or null for the embedded database), got ${JSON.stringify(redactUrl(url))}`)
+    const given = JSON.stringify(redactUrl(url))
+    throw new TypeError(`option database.url must be a postgres:// or postgresql:// URL (or null for the embedded database), got ${given}`)
   }
   return url
 }
 
-/**
- * Normalise `options.database`.
- * @param {object} [database] see DATABASE_DEFAULTS
- * @param {{ dataDir: string }} app the normalised app options (for the default PGlite directory)
- * @returns {Readonly<{ url: string|null, kind: 'embedded'|'postgres', pgliteDir: string|null, poolMax: number,
- *   connectTimeoutMs: number, startTimeoutMs: number, seed: Readonly<{ desks: number, items: number }>|false, maxRows: number }>}
- * @throws {TypeError} naming the bad member
- */
+/** Normalise `options.database` (the app's `dataDir` gives the default PGlite directory); a TypeError names the member. */
 export function normalizeDatabaseOptions (database = {}, app) {
   if (database === null || typeof database !== 'object' || Array.isArray(database)) {
     throw new TypeError('option database must be an object, e.g. { url: "postgres://..." }')

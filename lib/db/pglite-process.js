@@ -1,34 +1,5 @@
-/**
- * The embedded database in a process of its own: PGlite (PostgreSQL compiled
- * to WebAssembly) behind pglite-socket's PostgreSQL wire-protocol server,
- * with a password in front. Forked by `lib/db/embedded.js`; the lab then
- * talks to it with `pg`, exactly as to a real server.
- *
- * Why a process: PGlite runs a query synchronously on its JavaScript thread
- * (a one-second sort would freeze the lab's event loop), and its WebAssembly
- * memory (a few hundred MB) would be counted as the server's.
- *
- * The door: pglite-socket lets anyone who reaches its socket in as
- * superuser, whatever user name and password they give. So it listens on a
- * Unix socket in a directory only the lab's OS user may enter (made by the
- * parent), or, where there are none (Windows), on a loopback TCP port; and
- * either way every connection must first prove the parent's random password
- * (SCRAM-SHA-256, `lib/db/scram-gate.js`) before PGlite sees a byte of it.
- *
- * Over IPC:
- *   in:  { dir: '<directory>' | 'memory://', template?: '<file>', password: '<random>',
- *          socketPath?: '<private dir>/.s.PGSQL.5432' (absent: loopback TCP, a free port) }
- *   out: { type: 'ready', port: <TCP port> | null } or { type: 'error', message }
- * It stops (closing PGlite cleanly, so the files stay consistent) on
- * SIGTERM or SIGINT, or the moment its parent goes away.
- *
- * An in-memory database runs initdb on every start, which takes seconds; with
- * `template`, the first start saves the fresh cluster there (a gzipped tar)
- * and later starts load it instead, much faster (docs/db-export.md).
- *
- * PGlite takes no lock on its directory, and two processes writing one
- * directory corrupt it: `<dir>/owner.json` is the lock, holding this pid.
- */
+// The embedded database in a process of its own: PGlite behind pglite-socket's wire-protocol server, with a
+// SCRAM password in front; the lab talks to it with pg. Why a process, the door, its messages: README.md.
 import fs from 'node:fs'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -37,11 +8,7 @@ import { processAlive } from '../util/process-alive.js'
 import { authenticate, createScramVerifier } from './scram-gate.js'
 
 const IN_MEMORY = 'memory://'
-/**
- * One session is all PGlite has, and the lab's pool uses one connection; the
- * second slot only lets a replacement connect while the old one's close is
- * still being processed (pglite-socket turns away connections past the limit).
- */
+/** One session is all PGlite has; the second slot lets a replacement connect while the old one closes. */
 const MAX_CONNECTIONS = 2
 /** The lab's own client answers in milliseconds; anyone slower is holding a connection slot. */
 const AUTH_TIMEOUT_MS = 5000
@@ -52,12 +19,8 @@ if (typeof PGLiteSocketServer.prototype.handleConnection !== 'function') {
 }
 
 /**
- * pglite-socket's server with the password check in front. pglite-socket
- * 0.2.17 has no authentication and no hook for one: each accepted socket
- * goes to its (TypeScript-private) `handleConnection`, which starts
- * feeding PGlite at once. This subclass takes the socket there first; the
- * version is pinned exactly, and test/slow/db-door.test.js fails if a wrong
- * password ever gets through.
+ * pglite-socket's server with the password check in front of its private `handleConnection` (it has no hook):
+ * the version is pinned exactly, and test/slow/db-door.test.js fails if a wrong password gets through.
  */
 class GatedSocketServer extends PGLiteSocketServer {
   #verifier

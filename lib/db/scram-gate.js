@@ -1,24 +1,5 @@
-/**
- * The embedded database's password check: the server's half of PostgreSQL's
- * SCRAM-SHA-256 exchange (RFC 5802, RFC 7677), run on a fresh connection
- * before pglite-socket sees a byte of it.
- *
- * pglite-socket 0.2.17 has no authentication at all: it hands the startup
- * message to PGlite, which answers AuthenticationOk to any user name, as
- * superuser. So `lib/db/pglite-process.js` runs this first; only when the
- * client proves it knows the password does the connection reach PGlite,
- * which then gets the client's own startup message (the `replay`) and
- * answers it as before. A wrong password gets a FATAL 28P01 ErrorResponse,
- * as from a real server, and the connection is closed.
- *
- * SCRAM rather than a cleartext password: the password never crosses the
- * socket, and `pg` checks the server's signature at the end, so a process
- * that took over the socket after PGlite died learns nothing that would
- * open the next one (each start has a new password).
- *
- * No channel binding (there is no TLS), no SASLprep: the password is the
- * lab's own random ASCII string, on which SASLprep changes nothing.
- */
+// The embedded database's password check: the server's half of PostgreSQL's SCRAM-SHA-256 exchange
+// (RFC 5802, RFC 7677), run before pglite-socket sees a byte. Why it is needed, and why SCRAM: README.md.
 import crypto from 'node:crypto'
 
 export const MECHANISM = 'SCRAM-SHA-256'
@@ -35,12 +16,7 @@ const AUTH_SASL = 10
 const AUTH_SASL_CONTINUE = 11
 const AUTH_SASL_FINAL = 12
 
-/**
- * What the server keeps of the password: the stored and server keys of one
- * random salt (computed once: PBKDF2 is the slow part).
- * @param {string} password printable ASCII, at least 16 characters
- * @throws {TypeError} for a password that is not
- */
+/** What the server keeps of the password (printable ASCII, 16+): one salt's stored and server keys. */
 export function createScramVerifier (password) {
   if (typeof password !== 'string' || !/^[\x21-\x7e]{16,}$/.test(password)) {
     throw new TypeError('the embedded database\'s password must be at least 16 printable ASCII characters')
@@ -56,12 +32,9 @@ export function createScramVerifier (password) {
 }
 
 /**
- * Run the exchange on a socket nothing else reads yet. Resolves once the
- * client has proved the password, with the listener removed and the socket
- * paused: the caller unshifts `replay` (the startup message, and anything
- * the client sent after its proof) and hands the socket on. Rejects after
- * answering, and closing, a client that failed, stalled past `timeoutMs`,
- * or left.
+ * Run the exchange on a socket nothing else reads yet. Resolves once the client proved the password, the socket
+ * paused: the caller unshifts `replay` and hands it on. Rejects after answering and closing a client that failed,
+ * stalled past `timeoutMs`, or left.
  */
 export function authenticate (socket, verifier, { timeoutMs }) {
   return new Promise(function exchange (resolve, reject) {

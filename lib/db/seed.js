@@ -1,14 +1,5 @@
-/**
- * The export experiment's data: `desks` and `items` (each item on a desk),
- * made in SQL with generate_series, never row by row from JavaScript: a
- * million INSERTs over the wire would measure the network, not the export.
- *
- * Every value is a function of the row number, so any two databases seeded
- * with the same sizes hold the same rows (test/seeded-rows.js predicts them).
- * `streamlab_seed` records what was seeded: seeding again with the same
- * sizes does nothing, other sizes reseed. Tables named `desks` or `items`
- * that this module did not make are never dropped.
- */
+// The export experiment's data, desks and items, made in SQL with generate_series: every value is a function
+// of the row number, so two databases seeded with the same sizes hold the same rows. README.md.
 
 /** Bump when the generated rows change, so older data is reseeded. */
 const SEED_VERSION = 1
@@ -51,10 +42,7 @@ SELECT g,
   timestamptz '2026-01-01 00:00:00+00' + g * interval '1 second'
 FROM generate_series($1::integer, $2::integer) AS g`
 
-/**
- * Check seed sizes.
- * @param {string} [prefix] for the message, e.g. 'database.seed.'
- */
+/** Check seed sizes (`prefix` names them in the message, e.g. 'database.seed.'). */
 export function normalizeSeedSizes (sizes, prefix = '') {
   const out = {}
   for (const name of ['desks', 'items']) {
@@ -68,13 +56,11 @@ export function normalizeSeedSizes (sizes, prefix = '') {
   return out
 }
 
-/**
- * What is seeded, read from `streamlab_seed`.
- * @returns {Promise<{ desks: number, items: number, version: number, seededAt: string }|null>} null: nothing the lab made
- */
+/** What `streamlab_seed` says is seeded; null: nothing the lab made. */
 export async function readSeed (client) {
   const { rows: [tables] } = await client.query(
-    "SELECT to_regclass('streamlab_seed') IS NOT NULL AS meta, to_regclass('desks') IS NOT NULL AS desks, to_regclass('items') IS NOT NULL AS items")
+    "SELECT to_regclass('streamlab_seed') IS NOT NULL AS meta, to_regclass('desks') IS NOT NULL AS desks, " +
+    "to_regclass('items') IS NOT NULL AS items")
   if (!tables.meta) return null
   const { rows } = await client.query('SELECT desks, items, version, seeded_at FROM streamlab_seed LIMIT 1')
   if (rows.length === 0 || !tables.desks || !tables.items) return null
@@ -82,10 +68,8 @@ export async function readSeed (client) {
 }
 
 /**
- * Seed `desks` and `items` unless exactly these sizes are already there.
- * One transaction: interrupted, it leaves the previous data as it was.
- * @param {import('pg').ClientBase} client a connection of its own for the whole seed
- * @throws {Error} when `desks` or `items` exist but were not made by the lab
+ * Seed `desks` and `items` unless these sizes are there, in one transaction on a connection of its own; throws
+ * when tables of those names exist that the lab did not make.
  */
 export async function seedDatabase (client, sizes, { onProgress, signal } = {}) {
   const { desks, items } = normalizeSeedSizes(sizes)
@@ -126,7 +110,8 @@ export async function seedDatabase (client, sizes, { onProgress, signal } = {}) 
     await client.query('ALTER TABLE desks ADD PRIMARY KEY (id)')
     await client.query('ALTER TABLE items ADD PRIMARY KEY (id)')
     await client.query('ALTER TABLE items ADD FOREIGN KEY (desk_id) REFERENCES desks (id)')
-    await client.query('CREATE TABLE streamlab_seed (desks integer NOT NULL, items integer NOT NULL, version integer NOT NULL, seeded_at timestamptz NOT NULL)')
+    await client.query('CREATE TABLE streamlab_seed ' +
+      '(desks integer NOT NULL, items integer NOT NULL, version integer NOT NULL, seeded_at timestamptz NOT NULL)')
     await client.query('INSERT INTO streamlab_seed VALUES ($1, $2, $3, now())', [desks, items, SEED_VERSION])
     await client.query('COMMIT')
   } catch (err) {
@@ -147,7 +132,8 @@ async function refuseForeignTables (client) {
     "SELECT to_regclass('desks') IS NOT NULL AS desks, to_regclass('items') IS NOT NULL AS items")
   const names = ['desks', 'items'].filter(function exists (name) { return found[name] })
   if (names.length > 0) {
-    throw new Error(`table ${names.join(' and ')} already exist${names.length === 1 ? 's' : ''} and ${names.length === 1 ? 'was' : 'were'} not made by streamlab: ` +
+    const [exist, was] = names.length === 1 ? ['exists', 'was'] : ['exist', 'were']
+    throw new Error(`table ${names.join(' and ')} already ${exist} and ${was} not made by streamlab: ` +
       'give the lab a database of its own (it drops and recreates desks and items when it seeds)')
   }
 }
