@@ -1,10 +1,5 @@
-/**
- * Adler-32 without the bytes: what a zlib-format trailer (RFC 1950, the
- * `deflate` content coding) needs for a bomb of terabytes made of repeated
- * blocks (lib/generate/bombs.js), as crc32-combine.js is for gzip's. Node's
- * zlib computes no Adler-32 for us, so the bytes a bomb does hold (its
- * literal text, one run block) are summed here too.
- */
+// Adler-32 without the bytes, for a zlib-format (RFC 1950) bomb of repeated blocks; Node's zlib computes none,
+// so the bytes a bomb does hold are summed here too.
 // Adler-32 is two sums modulo 65521: a = 1 + the bytes, b = the sum of every a along the way.
 // Appending B to A: a = aA + aB - 1, b = bA + bB + |B| * (aA - 1), all mod 65521 (zlib's adler32_combine).
 

@@ -1,32 +1,5 @@
-/**
- * How a zip bomb is made (lib/generate/bombs.js is the door): small bodies that inflate to a huge, valid JSON
- * document, in each content coding the ingest routes decode (gzip, deflate,
- * br, zstd). A 10 GB gzip bomb costs about 10 MB to send and next to nothing
- * to make: neither 10 GB of memory nor of disk.
- *
- * Deflate encodes a long run of one byte at its best ratio (about 1030:1:
- * matches of 258 bytes at distance 1, two bits each). Compressing 10 GB of
- * spaces with a real gzip stream takes tens of seconds, so runs are made
- * from one block instead: 1 MiB of the byte is deflated once, sync-flushed
- * (so it ends byte-aligned and refers to nothing before it), and that same
- * compressed block is emitted as many times as needed inside one gzip
- * member. The member's CRC-32 is computed without the data, by combining the
- * block's CRC (the CRC of a concatenation follows from the CRCs of its parts
- * and the second part's length, by arithmetic on polynomials over GF(2)).
- * Repeating whole gzip members would also be legal gzip, but a different
- * document: that is the `members` variant.
- *
- * `deflate` (the zlib format, RFC 1950) is made from the same blocks, with an
- * Adler-32 combined the same way (adler32-combine.js). br and zstd cannot be
- * assembled from blocks here: their bombs are the document streamed through
- * zlib's own compressor, which reads every inflated byte (seconds per 10 GB:
- * docs/zip-bombs.md has the figures and the command), so `prepareBomb` makes
- * each once into a cache file named by its parameters and the compressor's
- * version, and `createBomb` reads it from there.
- *
- * Same parameters, same bytes (on the same zlib): nothing here is random and
- * the gzip header carries no time.
- */
+// How a zip bomb is made (bombs.js is the door): gzip and deflate runs repeat one precompressed block with a
+// checksum combined without the data; br and zstd go through zlib's compressor once into a cache. README.md.
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { adler32, adler32Combine, adler32Repeat } from './adler32-combine.js'
@@ -122,10 +95,7 @@ function repeatedBuffer (buffer) {
   return { buffer: Buffer.concat(new Array(copies).fill(buffer)), copies }
 }
 
-/**
- * The two framings around the same deflate blocks: gzip (RFC 1952: CRC-32 and the length, little-endian)
- * and zlib (RFC 1950, the `deflate` coding: Adler-32, big-endian). `sum` is the checksum of a run block.
- */
+/** gzip (RFC 1952: CRC-32 and length, little-endian) and zlib (RFC 1950: Adler-32, big-endian) around one block. */
 export const FRAMINGS = Object.freeze({
   gzip: Object.freeze({
     header: GZIP_HEADER,
@@ -189,10 +159,7 @@ function compileMember (segments, framing = FRAMINGS.gzip) {
   return { pieces, compressedBytes, inflatedBytes: length }
 }
 
-/**
- * The members of the outer gzip layer, run-length grouped: `{ member, times }`.
- * Equal slices compile once.
- */
+/** The members of the outer gzip layer, run-length grouped (`{ member, times }`): equal slices compile once. */
 export function planMembers (segments, count, framing = FRAMINGS.gzip) {
   const total = segments.reduce(function add (sum, s) { return sum + segmentLength(s) }, 0)
   const each = Math.floor(total / count)
@@ -250,10 +217,7 @@ export class BombStream extends Readable {
   }
 }
 
-/**
- * The inflated document itself, as a stream, for a compressor to read: literals as they are, runs as
- * slices of one shared MiB of the byte. Pushes on demand, so the compressor sets the pace.
- */
+/** The inflated document as a stream for a compressor: runs as slices of one shared MiB, pushed on demand. */
 export class DocumentStream extends Readable {
   #segments
   #index = 0

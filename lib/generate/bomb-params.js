@@ -1,8 +1,5 @@
-/**
- * A zip bomb's parameters and what they allow (lib/generate/bombs.js makes the bomb): the
- * variants, the codecs they ride and which this Node can make, the document's frame around its
- * run, and the check of parameters given as strings (a query, CLI flags) or numbers.
- */
+// A zip bomb's parameters and what they allow: variants, codecs (and which this Node can make), the
+// document's frame around its run, and the check of parameters given as strings or numbers.
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { badParameter } from '../errors/index.js'
@@ -34,10 +31,7 @@ export const BOMB_DEFAULTS = Object.freeze({
 export const BOMB_LIMITS = Object.freeze({
   /** 1 TB inflated is about 1 GB on the wire: enough for any lesson. */
   maxBytes: 1_000_000_000_000,
-  /**
-   * br and zstd: zlib's compressor reads every inflated byte, a few minutes per 100 GB on one
-   * core (docs/zip-bombs.md), so a request cannot ask for an hour of it.
-   */
+  /** br and zstd: zlib's compressor reads every inflated byte, so a request cannot ask for an hour of it. */
   maxCompressorBytes: 100_000_000_000,
   maxDepth: 10_000_000_000,
   minMembers: 2,
@@ -56,24 +50,32 @@ const VARIANT_PARAMS = Object.freeze({
 })
 
 /**
- * Each codec: how its bomb is made (`blocks`: assembled from deflate blocks; `compressor`: the
- * document through zlib's compressor, `compressor()` one layer of it), the file extension per
- * layer, the download's media type (application/zlib and application/zstd are registered; br has
- * none), and what a compressed layer's name says of the compressor (the cache key).
+ * Each codec: how its bomb is made (`blocks`, or `compressor`), its extension per layer, the download's media
+ * type (br has none registered), and what a compressed layer's name says of the compressor (the cache key).
  */
 export const CODECS = Object.freeze({
-  gzip: Object.freeze({ made: 'blocks', extension: 'gz', mediaType: 'application/gzip', layer: function gzipLayer () { return zlib.createGzip({ level: 9, chunkSize: 64 * 1024 }) } }),
-  deflate: Object.freeze({ made: 'blocks', extension: 'zz', mediaType: 'application/zlib', layer: function deflateLayer () { return zlib.createDeflate({ level: 9, chunkSize: 64 * 1024 }) } }),
+  gzip: Object.freeze({
+    made: 'blocks',
+    extension: 'gz',
+    mediaType: 'application/gzip',
+    layer: function gzipLayer () { return zlib.createGzip({ level: 9, chunkSize: 64 * 1024 }) }
+  }),
+  deflate: Object.freeze({
+    made: 'blocks',
+    extension: 'zz',
+    mediaType: 'application/zlib',
+    layer: function deflateLayer () { return zlib.createDeflate({ level: 9, chunkSize: 64 * 1024 }) }
+  }),
   br: Object.freeze({
     made: 'compressor',
     extension: 'br',
     mediaType: 'application/octet-stream',
     // quality 5 with a 16 MiB window: half the bytes of quality 4's 4 MiB window, in about the same time
-    // (the time for 10 GB is in docs/zip-bombs.md, with its command)
     layer: function brotliLayer () {
+      const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_LGWIN, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT } = zlib.constants
       return zlib.createBrotliCompress({
         chunkSize: 64 * 1024,
-        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT }
+        params: { [BROTLI_PARAM_QUALITY]: 5, [BROTLI_PARAM_LGWIN]: 24, [BROTLI_PARAM_MODE]: BROTLI_MODE_TEXT }
       })
     },
     compressor: `brotli${process.versions.brotli ?? ''}-q5w24`
@@ -103,7 +105,9 @@ export function bombCodecAvailable (codec) {
 export function bombCodecProblem (variant, codec) {
   if (!BOMB_CODECS.includes(codec)) return `one of ${BOMB_CODECS.join(', ')}`
   if (!bombCodecAvailable(codec)) {
-    return `one of ${BOMB_CODECS.filter(bombCodecAvailable).join(', ')}: zstd bombs need a Node whose zlib has zstd (${ZSTD_SINCE} and later), this is Node ${process.versions.node}`
+    const available = BOMB_CODECS.filter(bombCodecAvailable).join(', ')
+    const why = `zstd bombs need a Node whose zlib has zstd (${ZSTD_SINCE} and later), this is Node ${process.versions.node}`
+    return `one of ${available}: ${why}`
   }
   if (variant === 'members' && codec !== 'gzip') {
     return 'gzip: members are gzip\'s (a deflate or br body is one stream, nothing after it)'
@@ -131,10 +135,7 @@ export function minimumBytes (variant) {
   return frameBytes(variant) + (variant === 'depth' ? 2 : 1)
 }
 
-/**
- * The largest `bytes` a variant takes: 1 TB, or for depth the bytes of its deepest nesting; for a
- * codec whose bombs zlib's compressor makes (br, zstd), at most `maxCompressorBytes`.
- */
+/** The largest `bytes` a variant takes: 1 TB, depth's deepest nesting, at most `maxCompressorBytes` for br and zstd. */
 export function maximumBytes (variant, codec = BOMB_DEFAULTS.codec) {
   const most = variant === 'depth' ? frameBytes(variant) + 2 * BOMB_LIMITS.maxDepth : BOMB_LIMITS.maxBytes
   return CODECS[codec]?.made === 'compressor' ? Math.min(most, BOMB_LIMITS.maxCompressorBytes) : most
@@ -144,14 +145,9 @@ export function maximumBytes (variant, codec = BOMB_DEFAULTS.codec) {
 const NORMALIZED = new WeakSet()
 
 /**
- * Check bomb parameters given as strings (an Express `req.query`, or CLI flags) or numbers.
- * A parameter that does not belong to the variant (`size`, `depth` with `ratio` ...) is refused,
- * so nobody believes it was applied; so is a codec the variant cannot ride (members are gzip's),
- * or one this Node cannot make (zstd before 22.15).
- * @param {Record<string, unknown>} [query] `variant`, `codec`, `bytes`, `depth`, `members`, `layers`; `kind` is allowed
- * @returns {Readonly<{variant: string, codec: string, bytes: number, depth: number|null, members: number|null, layers: number}>}
- *   `bytes` is the inflated size of the JSON document in every variant
- * @throws {import('../errors/index.js').LabError} `parameter.invalid` (400) naming the parameter
+ * Check bomb parameters given as strings (`req.query`, CLI flags) or numbers. One that does not belong to the
+ * variant is refused, so nobody believes it applied; so is a codec the variant cannot ride or this Node cannot
+ * make. `bytes` is the inflated size of the JSON document. 400 parameter.invalid names the parameter.
  */
 export function normalizeBombParams (query = {}) {
   if (NORMALIZED.has(query)) return query

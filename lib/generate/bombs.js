@@ -1,10 +1,5 @@
-/**
- * Zip bombs for the lab, the one door to them: small bodies that inflate to a huge, valid JSON
- * document, in each content coding the ingest routes decode (gzip, deflate, br, zstd), with the
- * headers to send them with and the name to save them under. How the bytes are made, from one
- * precompressed block or through zlib's compressor, is lib/generate/bomb-blocks.js's; their
- * parameters are lib/generate/bomb-params.js's.
- */
+// Zip bombs for the lab, the one door to them: small bodies that inflate to a huge, valid JSON document in
+// each coding the ingest routes decode, with their upload headers and file name (bytes: bomb-blocks.js).
 import fs from 'node:fs'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -18,33 +13,24 @@ export {
   bombCodecAvailable, bombCodecProblem, maximumBytes, minimumBytes, normalizeBombParams
 } from './bomb-params.js'
 
-/**
- * The codings of a bomb, in the order applied: `layers` times its codec (chained), once otherwise.
- * @param {{codec: string, layers: number}} params normalised
- */
+/** The codings of a bomb, in the order applied: `layers` times its codec (chained), once otherwise. */
 function bombCodings ({ codec, layers }) {
   return new Array(layers).fill(codec)
 }
 
 /**
- * The headers a bomb must be uploaded with. gzip: `Content-Type: application/gzip` (one gzip
- * layer), plus `Content-Encoding: gzip` once for every further layer (the chained variant).
- * Another codec: `Content-Type: application/json` and the codec in `Content-Encoding` once per layer.
- * @param {{codec: string, layers: number}} params normalised
- * @returns {Readonly<Record<string, string>>} lower-case header names
+ * The headers to upload a bomb with: gzip, `Content-Type: application/gzip` and `Content-Encoding: gzip` for each
+ * further layer; another codec, `application/json` and the codec in `Content-Encoding` once per layer.
  */
 function bombUploadHeaders (params) {
-  if (params.codec !== 'gzip') return Object.freeze({ 'content-type': 'application/json', 'content-encoding': bombCodings(params).join(', ') })
-  const headers = { 'content-type': 'application/gzip' }
-  if (params.layers > 1) headers['content-encoding'] = new Array(params.layers - 1).fill('gzip').join(', ')
+  const gzip = params.codec === 'gzip'
+  const headers = { 'content-type': gzip ? 'application/gzip' : 'application/json' }
+  const encodings = gzip ? bombCodings(params).slice(1) : bombCodings(params)
+  if (encodings.length > 0) headers['content-encoding'] = encodings.join(', ')
   return Object.freeze(headers)
 }
 
-/**
- * The download name: `streamlab-bomb-ratio-10000000000B.json.gz`, one extension per layer
- * (`.gz`, `.zz` for the zlib format, `.br`, `.zst`).
- * @param {{variant: string, codec: string, bytes: number, layers: number}} params normalised
- */
+/** The download name, `streamlab-bomb-ratio-10000000000B.json.gz`: one extension (.gz .zz .br .zst) per layer. */
 function bombFileName ({ variant, codec, bytes, layers }) {
   return `streamlab-bomb-${variant}-${bytes}B.json${`.${CODECS[codec].extension}`.repeat(layers)}`
 }
@@ -64,10 +50,7 @@ function cachedSize (file) {
   }
 }
 
-/**
- * A cached bomb's bytes, opened only once read: a bomb made to know its size and then
- * destroyed (a HEAD, the experiment's description) opens no file.
- */
+/** A cached bomb's bytes, opened only once read: a bomb made to know its size (a HEAD) opens no file. */
 function cachedStream (file) {
   async function * chunks () {
     const handle = await fs.promises.open(file, 'r')
@@ -84,31 +67,15 @@ function cachedStream (file) {
   return Readable.from(chunks(), { objectMode: false })
 }
 
-/**
- * The compressor-made bomb's bytes, as streams: the document, then one compressor per layer.
- * Reads every inflated byte: for a cache file, or a one-off.
- */
+/** The compressor-made bomb's streams (the document, a compressor per layer): reads every inflated byte. */
 function compressorStreams (params, segments) {
   return [new DocumentStream(segments), ...bombCodings(params).map(function layer () { return CODECS[params.codec].layer() })]
 }
 
 /**
- * Make a bomb. gzip and deflate: nothing is deflated per byte of output (runs come from one
- * precompressed block), so a 10 GB bomb is ready in milliseconds and streams at the speed of
- * whoever reads it. br and zstd: read from `cacheDir` when prepareBomb has made it there, else
- * compressed as it is read, which takes seconds per GB (docs/zip-bombs.md).
- * @param {object} [params] raw or normalised, as for normalizeBombParams
- * @param {{ cacheDir?: string|null }} [options] where prepareBomb keeps br and zstd bombs (null: never read a cache)
- * @returns {{ params: object, inflatedBytes: number, compressedBytes: number|null, members: number,
- *   layers: number, codings: string[], uploadHeaders: Record<string, string>, mediaType: string,
- *   fileName: string, cacheFile: string|null, unmade: boolean, streams: import('node:stream').Stream[] }}
- *   `streams` is for `pipeline(...bomb.streams, destination)`: the bomb, then one encoder per
- *   further layer where the layers are made as they are read; use them once. `compressedBytes` is
- *   null when it is only known after the fact (chained, or a br or zstd bomb not cached);
- *   `codings` the Content-Encoding names in the order applied; `mediaType` the download's;
- *   `cacheFile` the file the bytes come from, or null; `unmade`: a br or zstd bomb not in the
- *   cache, whose streams compress as they are read (prepareBomb makes it once instead).
- * @throws {import('../errors/index.js').LabError} `parameter.invalid` (400)
+ * Make a bomb: gzip and deflate from one precompressed block (ready in milliseconds); br and zstd from
+ * `cacheDir` when prepareBomb made them there, else compressed as read (`unmade`). `streams` is for
+ * `pipeline(...bomb.streams, destination)`, once; `compressedBytes` is null when known only after the fact.
  */
 export function createBomb (params, { cacheDir = BOMB_CACHE_DIR } = {}) {
   const p = normalizeBombParams(params)
@@ -144,14 +111,8 @@ export function createBomb (params, { cacheDir = BOMB_CACHE_DIR } = {}) {
 }
 
 /**
- * A bomb ready to send: br and zstd bombs made once into `cacheDir` (atomically: a reader sees the
- * whole file or none) and read from there, so that sending one costs what sending gzip's does;
- * gzip and deflate as createBomb makes them. Two makers of the same bomb at once both write it,
- * and the same bytes win.
- * @param {object} [params] as for createBomb
- * @returns {Promise<ReturnType<typeof createBomb> & { madeMs: number|null }>} `madeMs`: how long the
- *   compressor took, null when nothing had to be made
- * @throws {import('../errors/index.js').LabError} `parameter.invalid` (400)
+ * A bomb ready to send: br and zstd made once into `cacheDir` (atomically; two makers write the same bytes) and
+ * read from there; gzip and deflate as createBomb makes them. `madeMs`: the compressor's time, or null.
  */
 export async function prepareBomb (params, { cacheDir = BOMB_CACHE_DIR, signal } = {}) {
   const p = normalizeBombParams(params)

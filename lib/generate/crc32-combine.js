@@ -1,8 +1,4 @@
-/**
- * CRC-32 without the bytes: what a gzip trailer needs for a bomb of
- * terabytes made of repeated blocks (lib/generate/bombs.js), from the CRCs of
- * the pieces and their lengths.
- */
+// CRC-32 without the bytes, for a gzip trailer of a bomb of repeated blocks, from the pieces' CRCs and lengths.
 // CRC-32 arithmetic. A CRC is a polynomial over GF(2) in reflected bit order
 // (bit 31 is x^0). Appending n zero bytes multiplies it by x^(8n) mod P, so
 // crc(A + B) = crc(A) * x^(8 |B|) mod P  xor  crc(B).

@@ -1,11 +1,5 @@
-/**
- * A deterministic, seeded generator of the lab's JSON documents, made lazily as they are read.
- *
- * Same parameters, same bytes, always: the only randomness is a seeded mulberry32, and
- * timestamps come from the item id, never from the clock. Items are written straight into
- * ~64 KiB Buffers (ready-made UTF-8 pieces, digits written in place) so the generator
- * outruns gzip and the network.
- */
+// A deterministic, seeded generator of the lab's JSON documents, made lazily as they are read: a seeded
+// mulberry32, timestamps from the item id, items written straight into ~64 KiB Buffers to outrun gzip.
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { badParameter } from '../errors/index.js'
@@ -80,11 +74,7 @@ function writeInteger (buffer, offset, value) {
   return writeDigits(buffer, offset, value, width)
 }
 
-/**
- * mulberry32: a tiny, fast 32-bit PRNG; good enough for test data, and the same everywhere.
- * @param {number} seed integer 0..2^32-1
- * @returns {() => number} next unsigned 32-bit integer
- */
+/** mulberry32: a tiny, fast 32-bit PRNG, the same everywhere; returns the next unsigned 32-bit integer. */
 function mulberry32 (seed) {
   let state = seed >>> 0
   return function nextUint32 () {
@@ -157,11 +147,7 @@ class ItemsJsonStream extends Readable {
     if (this.#finished) this.push(null)
   }
 
-  /**
-   * Fill a Buffer with items until it holds CHUNK_BYTES. Fixed text (keys, CJK data, notes)
-   * is copied as ready-made UTF-8 and only digits are written byte by byte: no strings are
-   * built or encoded per item, which is what lets the generator outrun gzip.
-   */
+  /** Fill a Buffer to CHUNK_BYTES: fixed text copied as ready-made UTF-8, only digits written byte by byte. */
   #nextChunk () {
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES + CHUNK_SLACK)
     const ndjson = this.#format === 'ndjson'
@@ -205,10 +191,7 @@ class ItemsJsonStream extends Readable {
     return this.items > 0 && bytesSoFar >= this.#target
   }
 
-  /**
-   * `,"timestamp":"2024-01-01T00:00:01.919Z",`: a fixed base epoch plus an id-dependent
-   * offset, strictly increasing and never the clock.
-   */
+  /** `,"timestamp":"2024-01-01T00:00:01.919Z",`: a fixed base plus an id-dependent offset, never the clock. */
   #writeTimestamp (buffer, offset, id) {
     const ms = BASE_EPOCH + id * 1000 + (id * 7919) % 1000
     const day = Math.floor(ms / DAY_MS)
@@ -237,9 +220,8 @@ class ItemsJsonStream extends Readable {
 }
 
 /**
- * Write a float like -523.1234567891 from three random words. Ten random fraction digits
- * are what bring gzip down to about 4.5:1 (short numbers made documents compress ~7:1).
- * Trailing zeros are dropped so most numbers read like a float's shortest form.
+ * Write a float like -523.1234567891 from three random words: ten random fraction digits give gzip the ratio of
+ * real data (docs/sources.md); trailing zeros are dropped, as in a float's shortest form.
  */
 function writeNumber (buffer, offset, a, b, c) {
   if (a & 1) buffer[offset++] = MINUS
@@ -258,23 +240,14 @@ function writeNumber (buffer, offset, a, b, c) {
 }
 
 /**
- * A readable stream of generated JSON text (Buffers of ~64 KiB), made only as it is read.
- * The stream counts what it has made: `stream.items` and `stream.bytes` (inflated UTF-8 bytes).
- * @param {number|null} [params.size] number of items (default: the app's defaultSize)
- * @param {number|null} [params.bytes] approximate document size: stops after the item that reaches it
- * @param {'json'|'array'|'ndjson'} [params.format] default json
- * @param {number} [params.seed] integer 0..2^32-1, default 1
- * @throws {TypeError} on a bad parameter
+ * A readable stream of generated JSON text (~64 KiB Buffers), made as it is read; `stream.items` and
+ * `stream.bytes` count what it made. `size` items, or about `bytes`; format json, array or ndjson; seed 1.
  */
 export function createJsonStream (params) {
   return new ItemsJsonStream(checkStreamParams(params))
 }
 
-/**
- * The generated JSON and a gzip stream to put after it, for `pipeline(json, gzip, destination)`.
- * `json.items` and `json.bytes` count items and inflated bytes as they are made.
- * @param {object} [params] as for createJsonStream, plus `level` (gzip 0..9, default 6)
- */
+/** The generated JSON and a gzip stream (`level`, default 6) for `pipeline(json, gzip, destination)`. */
 export function createGzipStream (params) {
   const checked = checkStreamParams(params)
   return {
@@ -283,11 +256,7 @@ export function createGzipStream (params) {
   }
 }
 
-/**
- * The download name for a generated document: `streamlab-json-10000-seed1.json.gz`,
- * or with a byte target `streamlab-ndjson-500000000B-seed1.ndjson.gz`.
- * @param {{format: string, size: number|null, bytes: number|null, seed: number}} params normalised
- */
+/** The download name: `streamlab-json-10000-seed1.json.gz`, or `streamlab-ndjson-500000000B-seed1.ndjson.gz`. */
 export function downloadFileName ({ format, size, bytes, seed }) {
   const amount = bytes === null || bytes === undefined ? String(size) : `${bytes}B`
   const extension = format === 'ndjson' ? 'ndjson.gz' : 'json.gz'
@@ -295,12 +264,8 @@ export function downloadFileName ({ format, size, bytes, seed }) {
 }
 
 /**
- * Validate generator parameters given as strings (an Express `req.query`, or CLI flags).
- * Unknown parameters are ignored; the caller's object is never changed.
- * @param {{defaultSize: number, maxItems: number, maxBytes: number}} [limits] `opts.generate`
- * @returns {Readonly<{size: number|null, bytes: number|null, format: string, seed: number,
- *   level: number, save: boolean}>} exactly one of size and bytes is a number
- * @throws {import('../errors/index.js').LabError} `parameter.invalid` (400) naming the parameter
+ * Generator parameters from strings (`req.query`, CLI flags) within `limits` (`opts.generate`): exactly one of
+ * size and bytes is a number. Unknown ones are ignored; 400 parameter.invalid names a bad one.
  */
 export function normalizeGenerateParams (query = {}, limits = DEFAULTS.generate) {
   const q = query ?? {}
