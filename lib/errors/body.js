@@ -1,8 +1,4 @@
-/**
- * Errors about a request's body: its size, compressed and inflated, its
- * media type and encoding, gzip framing, JSON, records and nesting, and
- * bodies that stall or drip. Import from lib/errors/index.js.
- */
+// Errors about a request's body: sizes, media type and encoding, framing, JSON, records, slow bodies.
 import { LabError, createError } from './lab-error.js'
 
 export function compressedTooLarge (limit, received) {
@@ -31,7 +27,8 @@ export function unsupportedEncoding (encoding, { decoded = ['gzip', 'deflate', '
   const why = since === null
     ? `the lab decodes ${decoded.join(', ')} (or identity for a gzip media type)`
     : `this Node (${process.version}) cannot decode it: Node ${since} and later can (the lab decodes ${decoded.join(', ')} here)`
-  return createError(415, 'encoding.unsupported', `unsupported Content-Encoding "${encoding}": ${why}`, { encoding, allowed: decoded, since })
+  const figures = { encoding, allowed: decoded, since }
+  return createError(415, 'encoding.unsupported', `unsupported Content-Encoding "${encoding}": ${why}`, figures)
 }
 
 export function gzipInvalid (cause, compressedBytes) {
@@ -66,7 +63,8 @@ export function encodingTrailingData (codec, offset, value) {
 /** 413 encoding.frames.too.many: a zstd layer with more frames than the lab decodes (lib/ingest/zstd-frame.js). */
 export function tooManyFrames (codec, limit, offset) {
   return createError(413, 'encoding.frames.too.many',
-    `the ${codec} layer starts frame ${limit + 1} at byte ${offset}: a layer may hold at most ${limit} frames (zlib decodes each in a write of its own)`,
+    `the ${codec} layer starts frame ${limit + 1} at byte ${offset}: ` +
+    `a layer may hold at most ${limit} frames (zlib decodes each in a write of its own)`,
     { codec, limit, offset })
 }
 
@@ -99,11 +97,7 @@ export function requestAborted (received) {
   return createError(400, 'request.aborted', 'client closed the connection before the body ended', { received })
 }
 
-/**
- * Map a zlib error (from a whole decode or a decoding stream) to a LabError: gzip's own types for a
- * gzip layer, `encoding.*` naming the codec for the others.
- * @param {string} [codec] the layer's codec, when known (gzip otherwise)
- */
+/** A zlib error as a LabError: gzip's own types for a gzip layer, `encoding.*` naming the codec for the others. */
 export function fromZlibError (err, compressedBytes, codec = 'gzip') {
   if (err instanceof LabError) return err
   const gzip = codec === 'gzip'
@@ -112,7 +106,8 @@ export function fromZlibError (err, compressedBytes, codec = 'gzip') {
   const corrupt = err.code === 'Z_DATA_ERROR' || err.code === 'Z_STREAM_ERROR' || err.code === 'Z_NEED_DICT' ||
     /^ERR__ERROR_|^ZSTD_error_/.test(err.code ?? '')
   if (err.code === 'ZSTD_error_frameParameter_windowTooLarge') {
-    return encodingInvalid(codec, `a frame's window is over 8 MiB, the most RFC 9659 lets the zstd content coding use (zstd: ${err.message})`, compressedBytes)
+    const why = `a frame's window is over 8 MiB, the most RFC 9659 lets the zstd content coding use (zstd: ${err.message})`
+    return encodingInvalid(codec, why, compressedBytes)
   }
   if (corrupt) return gzip ? gzipInvalid(err.message, compressedBytes) : encodingInvalid(codec, err.message, compressedBytes)
   return null
@@ -125,9 +120,12 @@ export function recordTooLarge (limit, received, offset) {
 }
 
 export function shapeInvalid (format, offset) {
-  return format === 'array'
-    ? createError(422, 'json.shape.invalid', 'format "array" needs a top-level JSON array (or send ?format=json or ?format=ndjson)', { format, offset })
-    : createError(422, 'json.items.missing', 'format "json" needs a top-level object with an "items" array (or send ?format=array or ?format=ndjson)', { format, offset })
+  if (format === 'array') {
+    return createError(422, 'json.shape.invalid',
+      'format "array" needs a top-level JSON array (or send ?format=json or ?format=ndjson)', { format, offset })
+  }
+  return createError(422, 'json.items.missing',
+    'format "json" needs a top-level object with an "items" array (or send ?format=array or ?format=ndjson)', { format, offset })
 }
 
 export function ratioTooLarge (limit, received, inflatedBytes, compressedBytes) {
@@ -188,7 +186,8 @@ export function expressJsonMediaUnsupported (contentType) {
 /** 415 encoding.unsupported on POST /express-json: one gzip layer or none, named as body-parser reads the header. */
 export function expressJsonEncodingUnsupported (encoding, allowed = ['gzip', 'deflate', 'br', 'identity']) {
   return createError(415, 'encoding.unsupported',
-    `unsupported Content-Encoding "${encoding}" on POST /express-json: send one of ${allowed.join(', ')} (one layer), as express.json reads them`,
+    `unsupported Content-Encoding "${encoding}" on POST /express-json: ` +
+    `send one of ${allowed.join(', ')} (one layer), as express.json reads them`,
     { encoding, allowed })
 }
 

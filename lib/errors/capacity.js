@@ -1,15 +1,16 @@
-/**
- * Errors that say the lab is full or going: too many requests, connections,
- * streams or pipelines, the memory budget, the disk quota, a closing app.
- * Import from lib/errors/index.js.
- */
+// Errors that say the lab is full or going: requests, connections, streams, pipelines, memory, disk, closing.
 import { formatMiB } from '../util/units.js'
 import { createError } from './lab-error.js'
 
-export function overloaded (limit, retryAfterSeconds) {
-  const error = createError(503, 'server.busy', `more than ${limit} ingest requests in flight: try again shortly`, { limit, retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
+/** A 503 that asks the client to come back in `retryAfter` seconds (figures and the Retry-After header). */
+function comeBack (type, message, figures, retryAfter) {
+  const error = createError(503, type, message, { ...figures, retryAfter })
+  error.headers['Retry-After'] = String(retryAfter)
   return error
+}
+
+export function overloaded (limit, retryAfterSeconds) {
+  return comeBack('server.busy', `more than ${limit} ingest requests in flight: try again shortly`, { limit }, retryAfterSeconds)
 }
 
 /**
@@ -25,30 +26,23 @@ export function diskQuotaExceeded (quota, used, asked) {
 
 /** 503 save.busy: one `GET /generate?save=1` at a time. */
 export function saveBusy (retryAfterSeconds) {
-  const error = createError(503, 'save.busy', `a save is already being written: one at a time, try again in ${retryAfterSeconds} s`, { retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
-  return error
+  return comeBack('save.busy', `a save is already being written: one at a time, try again in ${retryAfterSeconds} s`, {}, retryAfterSeconds)
 }
 
 /** 503 server.busy: a connection past `maxConnections`, answered on the raw socket by lib/http/server.js. */
 export function tooManyConnections (limit, retryAfterSeconds) {
-  const error = createError(503, 'server.busy', `more than ${limit} connections open: try again shortly`, { limit, retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
-  return error
+  return comeBack('server.busy', `more than ${limit} connections open: try again shortly`, { limit }, retryAfterSeconds)
 }
 
 /** 503 server.busy: a GET /metrics stream past the hub's `maxClients`. */
 export function tooManyStreams (limit, retryAfterSeconds) {
-  const error = createError(503, 'server.busy', `more than ${limit} GET /metrics streams open: try again later, or ask for ?format=json`, { limit, retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
-  return error
+  const message = `more than ${limit} GET /metrics streams open: try again later, or ask for ?format=json`
+  return comeBack('server.busy', message, { limit }, retryAfterSeconds)
 }
 
-/** 503 server.closing: a request that reached an app after its `close()` (the worker is stopping; its successor answers). */
+/** 503 server.closing: a request that reached an app after its `close()` (its successor answers). */
 export function serverClosing (retryAfterSeconds) {
-  const error = createError(503, 'server.closing', 'the lab is shutting down: try again shortly', { retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
-  return error
+  return comeBack('server.closing', 'the lab is shutting down: try again shortly', {}, retryAfterSeconds)
 }
 
 /** How to get past a memory refusal, by route: what the message says. */
@@ -66,43 +60,33 @@ export function budgetExceeded ({ route, budget, projected, available, what }) {
     { route, budget, projected, available, hint })
 }
 
-/**
- * 413 buffer.cap.exceeded: an experiment's pipeline held more than the cap it was given (the
- * backpressure experiment's "ignore" mode, whose consumer buffers what arrives).
- */
+/** 413 buffer.cap.exceeded: an experiment's pipeline (backpressure's "ignore" mode) held more than its cap. */
 export function bufferCapExceeded ({ route, limit, held, stage }) {
   return createError(413, 'buffer.cap.exceeded',
-    `the ${stage} held ${formatMiB(held)}, past the cap of ${formatMiB(limit)}: writes that ignore write()'s return buffer what arrives`,
+    `the ${stage} held ${formatMiB(held)}, past the cap of ${formatMiB(limit)}: ` +
+    'writes that ignore write()\'s return buffer what arrives',
     { route, limit, held, stage })
 }
 
 /** 503 memory.busy: the request fits the memory budget, but not beside what runs now. */
 export function memoryBusy ({ route, budget, projected, available, what, retryAfter }) {
-  const error = createError(503, 'memory.busy',
+  return comeBack('memory.busy',
     `${what} would need ${formatMiB(projected)} and only ${formatMiB(available)} of the memory budget (${formatMiB(budget)}) ` +
     'is free while other requests run: try again shortly',
-    { route, budget, projected, available, retryAfter })
-  error.headers['Retry-After'] = String(retryAfter)
-  return error
+    { route, budget, projected, available }, retryAfter)
 }
 
-/**
- * 503 server.busy: a streaming request waited for room for its decoders (lib/ingest/decoder-memory.js)
- * for `ingest.queueMs` while those holding it gave nothing back and decoded nothing.
- */
+/** 503 server.busy: a streaming request waited `ingest.queueMs` for its decoders' room while nobody decoded or gave any back. */
 export function decodersBusy (budget, stuckMs, waitedMs, retryAfterSeconds) {
-  const error = createError(503, 'server.busy',
-    `the decoders of the bodies streaming now hold the ${budget}-byte decoder budget, and none gave any back or decoded a byte for ${stuckMs} ms: try again shortly`,
-    { limit: budget, stuckMs, waitedMs, retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
-  return error
+  return comeBack('server.busy',
+    `the decoders of the bodies streaming now hold the ${budget}-byte decoder budget, ` +
+    `and none gave any back or decoded a byte for ${stuckMs} ms: try again shortly`,
+    { limit: budget, stuckMs, waitedMs }, retryAfterSeconds)
 }
 
-/** 503 server.busy: a /good request's queue was stuck for `ingest.queueMs`: no pipeline came free, none moved its body faster than the floor. */
+/** 503 server.busy: a /good request's queue was stuck for `ingest.queueMs` (no pipeline came free or moved). */
 export function pipelinesBusy (pipelines, stuckMs, waitedMs, retryAfterSeconds) {
-  const error = createError(503, 'server.busy',
+  return comeBack('server.busy',
     `none of the ${pipelines} streaming pipelines came free or moved its body for ${stuckMs} ms: try again shortly`,
-    { limit: pipelines, stuckMs, waitedMs, retryAfter: retryAfterSeconds })
-  error.headers['Retry-After'] = String(retryAfterSeconds)
-  return error
+    { limit: pipelines, stuckMs, waitedMs }, retryAfterSeconds)
 }

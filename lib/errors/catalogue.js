@@ -1,21 +1,27 @@
-/**
- * The error catalogue as data: every type the lab sends, its status and the
- * factories that make it. Import from lib/errors/index.js.
- */
-import { compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated, encodingInvalid, encodingTruncated, encodingTrailingData, tooManyFrames, jsonInvalid, tooManyLayers, requestAborted, fromZlibError, recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge, expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported } from './body.js'
-import { overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy, decodersBusy, bufferCapExceeded } from './capacity.js'
-import { badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired, requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported, expectationFailed, fromParserError, internalError, requestInvalid, toLabError } from './http.js'
+// The error catalogue as data: every type the lab sends, its status and the factories that make it.
+import {
+  compressedTooLarge, inflatedTooLarge, unsupportedMediaType, unsupportedEncoding, gzipInvalid, gzipTrailingData, gzipTruncated,
+  encodingInvalid, encodingTruncated, encodingTrailingData, tooManyFrames, jsonInvalid, tooManyLayers, requestAborted, fromZlibError,
+  recordTooLarge, shapeInvalid, ratioTooLarge, tooDeep, recordTooDense, bodyTimeout, bodyTooSlow, uploadTooLarge,
+  expressJsonMediaUnsupported, expressJsonEncodingUnsupported, charsetUnsupported
+} from './body.js'
+import {
+  overloaded, diskQuotaExceeded, saveBusy, tooManyConnections, tooManyStreams, serverClosing, budgetExceeded, memoryBusy, pipelinesBusy,
+  decodersBusy, bufferCapExceeded
+} from './capacity.js'
+import {
+  badParameter, notFound, methodNotAllowed, mediaNotAcceptable, hostMissing, hostNotAllowed, crossSiteRefused, tokenRequired,
+  requestMalformed, bodyLengthInvalid, chunkExtensionsTooLarge, headersTooLarge, requestTooLong, httpVersionUnsupported,
+  expectationFailed, fromParserError, internalError, requestInvalid, toLabError
+} from './http.js'
 import {
   uploadNotFound, experimentUnknown, experimentNotFound, experimentBusy, experimentNotRunning, workerCrashed, runNotFound, runIdAmbiguous,
   runInvalid, databaseUnavailable, databaseBusy, databaseNotSeeded
 } from './services.js'
 
 /**
- * The catalogue: every type the lab sends, its status, and the factories that make it.
- * `passedThrough` marks a type that Express's body-parser makes and the lab passes on as it is
- * (`toLabError`); such a type may have no factory here. `docs/errors.md` lists the same types
- * with the same statuses: test/errors-catalogue.test.js fails when the two drift apart, when an
- * exported factory is missing here, or when a factory makes a type other than its entry's.
+ * Every type the lab sends, its status and factories; `passedThrough`: a type body-parser makes and the lab passes
+ * on. test/errors-catalogue.test.js holds it to docs/errors.md and to the exported factories.
  */
 export const ERROR_CATALOGUE = catalogue([
   [400, 'parameter.invalid', [badParameter]],

@@ -1,9 +1,5 @@
-/**
- * Errors about the request as HTTP: parameters, routes and methods, content
- * negotiation, the guard (host, site, token), what Node's parser refuses,
- * and `toLabError`, which makes any error one the lab sends. Import from
- * lib/errors/index.js.
- */
+// Errors about the request as HTTP: parameters, routes, methods, negotiation, the guard, the parser, and
+// `toLabError`, which makes any error one the lab sends.
 import { LabError, createError } from './lab-error.js'
 
 /** A query parameter, or a member of a JSON body (`params.concurrency`), out of range or of the wrong kind. */
@@ -70,12 +66,7 @@ const SPOKEN_HTTP_VERSIONS = Object.freeze(['HTTP/1.0', 'HTTP/1.1'])
 /** Node refuses chunk extensions (`2;name=value`) longer than this, in bytes, for one chunk. */
 const CHUNK_EXTENSIONS_LIMIT = 16 * 1024
 
-/**
- * 400 request.malformed: bytes Node's HTTP parser refuses (not HTTP, an invalid
- * header character, a bare LF, a connection that ends mid-head ...).
- * @param {string|null} code Node's parser code (`HPE_INVALID_HEADER_TOKEN`)
- * @param {string|null} reason the parser's words (`Invalid header value char`)
- */
+/** 400 request.malformed: bytes Node's HTTP parser refuses, with its `code` and `reason` words. */
 export function requestMalformed (code, reason) {
   return createError(400, 'request.malformed',
     `the request could not be parsed as HTTP${reason ? `: ${reason}` : ''}`,
@@ -111,11 +102,7 @@ export function requestTooLong (code) {
   return createError(408, 'request.timeout', 'the request took too long to arrive', { code })
 }
 
-/**
- * 505 http.version.unsupported: a request line in a version other than HTTP/1.0 and HTTP/1.1
- * (HTTP/0.9, HTTP/2.0 as text, HTTP/9.9), or the HTTP/2 connection preface.
- * @param {string|null} version as the request gave it (`HTTP/9.9`), null when it could not be read
- */
+/** 505 http.version.unsupported: a version other than 1.0 and 1.1 (null if unreadable), or the HTTP/2 preface. */
 export function httpVersionUnsupported (version, code = null) {
   return createError(505, 'http.version.unsupported',
     `${version ?? 'this HTTP version'} is not spoken here: send ${SPOKEN_HTTP_VERSIONS.join(' or ')}`,
@@ -135,9 +122,8 @@ const BODY_LENGTH_CODES = new Set([
 ])
 
 /**
- * Map an error of Node's HTTP parser or its timeouts (a server's 'clientError') to a LabError.
- * The parser's words (`reason`) tell a version it does not speak (`Invalid HTTP version`, a
- * well-formed `HTTP/d.d`) from a request line that is merely broken (`Expected CRLF after version`).
+ * An error of Node's parser or its timeouts ('clientError') as a LabError. Its `reason` tells a version it does
+ * not speak (`Invalid HTTP version`) from a merely broken request line (`Expected CRLF after version`).
  */
 export function fromParserError (err) {
   const code = typeof err.code === 'string' ? err.code : null
@@ -169,10 +155,8 @@ export function requestInvalid (message, status = 400) {
 }
 
 /**
- * Any error as the lab sends it. A LabError as it is; one from Express or body-parser
- * (http-errors: a 4xx or 5xx `status`, often a `type`) with its status and type and nothing
- * else, `request.invalid` if it has no type; anything else is a 500 `internal`, its words kept
- * from the client.
+ * Any error as the lab sends it: a LabError as it is; an http-errors one with its status and type only
+ * (`request.invalid` without a type); anything else a 500 `internal`, its words kept from the client.
  */
 export function toLabError (err) {
   if (err instanceof LabError) return err

@@ -1,17 +1,9 @@
-/**
- * The one error class the lab sends, and `createError`, which only the
- * factories under lib/errors/ call (test/errors-catalogue.test.js fails on a
- * call anywhere else). Import from lib/errors/index.js.
- */
+// The one error class the lab sends, and `createError`, which only the factories under lib/errors/ call
+// (test/errors-catalogue.test.js fails on a call anywhere else).
 
 /** Error with an HTTP status, a dotted type and explanatory figures. */
 export class LabError extends Error {
-  /**
-   * @param {number} status HTTP status code
-   * @param {string} type dotted type, e.g. `entity.too.large`
-   * @param {string} message human-readable sentence
-   * @param {object} [details] figures that explain the error (limit, received, offset ...)
-   */
+  /** `details`: the figures that explain the error (limit, received, offset ...). */
   constructor (status, type, message, details = {}) {
     super(message)
     this.name = 'LabError'

@@ -1,7 +1,4 @@
-/**
- * Errors of the lab's services: uploads, experiment runs and their records, the database.
- * Import from lib/errors/index.js.
- */
+// Errors of the lab's services: uploads, experiment runs and their records, the database.
 import { createError } from './lab-error.js'
 
 /** 404 upload.not.found: DELETE /uploads/:file of a name the lab does not have (any more). */
@@ -45,22 +42,15 @@ export function runIdAmbiguous (prefix, ids) {
 }
 
 /**
- * 422 run.invalid: a file in the runs folder (or given to the CLI) is not a run record this lab
- * reads: too large, not JSON, another program's, a later format, or a member of the wrong kind.
- * @param {string} where the id or file read
- * @param {string} field the member at fault, as a path (`timeline.samples[3].rss`), or `(file)`, `(json)`
- * @param {string} problem what is wrong with it
+ * 422 run.invalid: a file in the runs folder (or given to the CLI) is no run record this lab reads. `field` is the
+ * member at fault as a path (`timeline.samples[3].rss`), or `(file)`, `(json)`.
  */
 export function runInvalid (where, field, problem) {
   return createError(422, 'run.invalid', `${where} is not a run record this lab reads: ${field} ${problem}`,
     { run: String(where).slice(0, 300), field, problem })
 }
 
-/**
- * 500 worker.crashed: not an answer but the error of an experiment run that was in flight when
- * the worker process died; the next worker records it under the run's id.
- * @param {{ reason: string, rss?: number, budget?: number, route?: string }} crash the supervisor's record
- */
+/** 500 worker.crashed: the error of a run in flight when the worker died, recorded by the next worker. */
 export function workerCrashed (crash) {
   return createError(500, 'worker.crashed',
     crash.reason === 'memory-limit'
@@ -81,11 +71,8 @@ const DATABASE_LOST = Object.freeze({
 const DATABASE_LOST_CAUSE = Object.freeze({ closed: 'closed', export: 'connection ended' })
 
 /**
- * 503 database.unavailable: the database could not be reached or started (`connect`), the lab is
- * shutting it down (`closed`), or its connection ended during an export or a query.
- * @param {{ database: 'embedded'|'postgres', when: 'connect'|'closed'|'export'|'query',
- *   cause?: string, detail?: string, target?: string }} figures `cause` the driver's code (or its words),
- *   `detail` its words fit for a client, `target` which database (a redacted URL, or the embedded one)
+ * 503 database.unavailable: not reached or started (`connect`), shutting down (`closed`), or its connection ended
+ * during an export or query. `cause`: the driver's code; `detail`: words fit for a client; `target`: redacted.
  */
 export function databaseUnavailable ({ database, when, cause, detail, target }) {
   if (!Object.hasOwn(DATABASE_LOST, when)) throw new TypeError(`databaseUnavailable: unknown when "${when}"`)
