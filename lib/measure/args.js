@@ -19,13 +19,7 @@ export function positiveInteger (name) {
 /** Exit code of a command given a flag it does not take, or a value it cannot read. */
 const EXIT_USAGE = 2
 
-/**
- * A measuring script's command line, read one way: a flag it cannot read
- * prints the message and the usage (exit 2); `readOptions` returning null
- * (--help) prints the usage alone (exit 0); otherwise `run(options)` says the
- * exit code.
- * @returns {Promise<number>} the exit code
- */
+/** Run a measuring script: a bad flag prints it and the usage (exit 2), --help the usage (0), else `run` says. */
 export async function runCommand (argv, { usage, readOptions, run }) {
   let options
   try {
@@ -42,12 +36,8 @@ export async function runCommand (argv, { usage, readOptions, run }) {
 }
 
 /**
- * A measuring script's flags: `options` as parseArgs takes them, and the --figures NAME (its name
- * checked) and -h/--help every such script takes.
- * @param {object} options parseArgs options of the script's own flags
- * @returns {null|{ values: object, integer: (name: string, min: number, max: number) => number }} null
- *   for --help; `integer` reads flag `name` as an integer within [min, max]
- * @throws {TypeError} naming the flag it cannot read
+ * A measuring script's flags with the --figures NAME and -h/--help every one takes: null for --help, else
+ * `values` and `integer(name, min, max)`. A TypeError names a flag it cannot read.
  */
 export function readScriptFlags (argv, options) {
   const { values } = parseArgs({ args: argv, options: { ...options, figures: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
@@ -57,8 +47,8 @@ export function readScriptFlags (argv, options) {
     values,
     integer: function integer (name, min, max) {
       const n = Number(values[name])
-      if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
-      return n
+      if (Number.isInteger(n) && n >= min && n <= max) return n
+      throw new TypeError(`--${name} takes an integer from ${min} to ${max}, got "${values[name]}"`)
     }
   }
 }

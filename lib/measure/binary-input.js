@@ -1,8 +1,5 @@
-/**
- * Upload bodies for the upload-to-disk experiment: a file of `bytes` random
- * bytes, made once per size and reused. Random, so that nothing on the way
- * (a filesystem, a proxy) can shrink it.
- */
+// Upload bodies for the upload-to-disk experiment: `bytes` random bytes (nothing on the way can shrink them),
+// made once per size and reused.
 import { randomFillSync } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'

@@ -1,9 +1,5 @@
-/**
- * Find a Chromium-family browser for the browser specs and the screenshots:
- * `CHROMIUM_PATH` first, then the places each platform's installers put
- * Chromium, Chrome or Edge. playwright-core drives any of them and brings no
- * browser of its own (its downloads need the internet).
- */
+// Find a Chromium-family browser: CHROMIUM_PATH, then where each platform's installers put Chromium, Chrome
+// or Edge. playwright-core drives any of them and brings none of its own.
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -51,11 +47,7 @@ export function findChromium ({ env = process.env, platform = process.platform, 
   return { path: found, from: found ? 'default' : null, tried }
 }
 
-/**
- * What to tell a user who has no browser: where the lab looked and how to
- * point it at one.
- * @param {{ tried: string[] }} lookup findChromium's answer
- */
+/** What to tell a user who has no browser: where the lab looked (findChromium's `tried`), how to point it at one. */
 export function chromiumMissingMessage (lookup, platform = process.platform) {
   const install = {
     linux: 'install one (Debian/Ubuntu: apt-get install chromium)',

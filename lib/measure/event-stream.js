@@ -1,19 +1,8 @@
-/**
- * A small Server-Sent Events client for scripts and tests: what an
- * EventSource gets from GET /metrics, kept as a list, with a way to wait for
- * one event and to reconnect with `Last-Event-ID` as EventSource does.
- */
+// A small Server-Sent Events client for scripts and tests: GET /metrics's events as a list, a wait for one,
+// and a reconnect with `Last-Event-ID` as EventSource does.
 import http from 'node:http'
 
-/**
- * Open an event stream.
- * @param {string} url e.g. http://127.0.0.1:3000/metrics?interval=1000
- * @param {{ lastEventId?: number|string|null }} [options] sent as the Last-Event-ID header
- * @returns {Promise<{ events: Array<{ id: number|null, event: string, data: any }>, lastId: () => number|null,
- *   waitFor: (test: (event: object) => boolean, timeoutMs?: number) => Promise<object>,
- *   ended: Promise<string|null>, close: () => void }>} `ended` settles with the connection's
- *   error code (null for a clean end) when the server goes away
- */
+/** Open an event stream; `ended` settles with the connection's error code (null: a clean end). */
 export function openEventStream (url, { lastEventId = null } = {}) {
   const headers = { accept: 'text/event-stream' }
   if (lastEventId !== null && lastEventId !== undefined) headers['last-event-id'] = String(lastEventId)

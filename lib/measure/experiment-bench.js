@@ -1,31 +1,21 @@
-/**
- * A bench made from an experiment alone: `npm run bench -- <name>` runs the
- * experiment on a fresh lab process, started through POST /experiments as
- * the dashboard and curl start it, so the server measured is nothing but
- * the lab. Its flags are the experiment's parameters
- * (lib/experiments/schema-options.js): no default or range is written in the
- * bench. An experiment folder's bench.js is then a few lines:
- *
- *   export const { name, summary, usage, options, normalize, run } =
- *     experimentBench(experiment, { summary: '...', table: myTable })
- *
- * Command-line side only: the server never loads this file.
- */
+// A bench made from an experiment alone, run on a fresh lab through POST /experiments; its flags are the
+// experiment's parameters. Command-line side only: the server never loads it. Usage: README.md.
 import { DEFAULTS } from '../config/options.js'
 import { optionsFromSchema, paramsFromFlags, usageFromSchema } from '../experiments/schema-options.js'
 import { createLabClient, describeServerError } from './lab-client.js'
 import { startLabProcess } from './lab-process.js'
 import { publishedTable } from './published.js'
 
+/** The error of a run that did not end `done`, with the server's words. */
+function runFailed (what, state) {
+  const why = state.error ? describeServerError(state.error.status, state.error) : 'no error given'
+  return new Error(`the ${what} run ${state.status}: ${why}`)
+}
+
 /**
- * @param {{ summary: string, table: (result: object) => string, labFlags?: string[], appOptions?: object,
- *   warmUp?: (params: object) => object }} settings
- *   `table`: the markdown of a result (the published figures are added after it);
- *   `labFlags`: extra server.js flags for the fresh lab; `appOptions`: what the lab runs with (limits some params);
- *   `warmUp`: the params of a run made first on the same lab, its result dropped, where a fresh process's
- *   one-time growth (code compiled, heap grown) would otherwise count as the measured run's
- * @returns {Readonly<{ name: string, summary: string, usage: string, options: object,
- *   normalize: (values: object) => object, run: (params: object, report: Function) => Promise<object> }>}
+ * `table`: a result's markdown (published figures follow it); `labFlags`: more server.js flags; `appOptions`: what
+ * the lab runs with; `warmUp`: params of a run made first and dropped, so a fresh process's one-time growth does
+ * not count as the measured run's.
  */
 export function experimentBench (experiment, settings) {
   const { name } = experiment
@@ -37,11 +27,7 @@ export function experimentBench (experiment, settings) {
     return paramsFromFlags(experiment, values, appOptions)
   }
 
-  /**
-   * Run it on a fresh lab.
-   * @param {object} params normalised by `normalize`
-   * @param {(event: object) => void} report progress for the CLI
-   */
+  /** Run it on a fresh lab (`params` normalised, `report` progress for the CLI). */
   async function run (params, report) {
     const lab = await startLabProcess(labFlags)
     let exited = false
@@ -58,13 +44,13 @@ export function experimentBench (experiment, settings) {
       }
       if (warmUp !== null) {
         const warm = await client.run(name, warmUp(params), relayProgress('warm-up'))
-        if (warm.status !== 'done') throw new Error(`the ${name} warm-up run ${warm.status}: ${warm.error ? describeServerError(warm.error.status, warm.error) : 'no error given'}`)
+        if (warm.status !== 'done') throw runFailed(`${name} warm-up`, warm)
       }
       state = await client.run(name, params, relayProgress(''))
     } finally {
       await lab.stop()
     }
-    if (state.status !== 'done') throw new Error(`the ${name} run ${state.status}: ${state.error ? describeServerError(state.error.status, state.error) : 'no error given'}`)
+    if (state.status !== 'done') throw runFailed(name, state)
     const result = state.result
     return {
       title: experiment.title,

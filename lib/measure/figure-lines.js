@@ -1,15 +1,12 @@
-/**
- * Pieces of the lines that caption a run's picture and end a demo step
- * (experiments/<name>/figures.js), read from the run's own result
- * (lib/experiments/result-contract.js). Formatting only.
- */
+// Pieces of the lines that caption a run's picture and end a demo step, read from the run's own result.
 import { formatMiB } from '../util/units.js'
 
 /** "published vs measured: <label>: <value> <unit> vs <measured>", a line per published figure. */
 export function publishedFigures (published) {
   return (published ?? []).map(function beside (p) {
     const unit = p.unit ? ` ${p.unit}` : ''
-    return `published vs measured: ${p.label}: ${p.value}${unit} vs ${p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`}`
+    const measured = p.measured === null || p.measured === undefined ? 'not run' : `${p.measured}${unit}`
+    return `published vs measured: ${p.label}: ${p.value}${unit} vs ${measured}`
   })
 }
 

@@ -1,9 +1,5 @@
-/**
- * The figures the docs quote: `npm run bench -- NAME ... --figures FILE`
- * writes docs/figures/FILE.json (the run's data, its command and its
- * machine) and docs/figures/FILE.md (its table). test/figures.test.js holds
- * every figure the docs quote to these files (docs/figures/README.md).
- */
+// The figures the docs quote: `--figures FILE` writes docs/figures/FILE.json (data, command, machine) and
+// FILE.md (its table); test/figures.test.js holds the docs to them (docs/figures/README.md).
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -35,11 +31,7 @@ export function figuresCommand (script, argv) {
   return `npm run ${script} -- ${kept.map(function quoted (a) { return /\s/.test(a) ? `"${a}"` : a }).join(' ')}`
 }
 
-/**
- * Check a figures file's name (`--figures NAME`): lower-case letters, digits and dashes.
- * @returns {string|undefined} the name, or undefined when none was given
- * @throws {TypeError} naming the flag and the name
- */
+/** A figures file's name (lower-case letters, digits, dashes), or undefined; a TypeError names a bad one. */
 export function checkFiguresName (name) {
   if (name !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(name)) {
     throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${name}"`)
@@ -51,11 +43,7 @@ function round (x) {
   return Math.round(x * 100) / 100
 }
 
-/**
- * Write docs/figures/NAME.json and NAME.md.
- * @param {string} name lower-case letters, digits and dashes
- * @returns {Promise<string[]>} the files written
- */
+/** Write docs/figures/NAME.json and NAME.md; resolves to the files written. */
 export async function writeFigures (name, run, dir = FIGURES_DIR) {
   await fs.promises.mkdir(dir, { recursive: true })
   const { loadBefore, started, ...rest } = run.meta
@@ -67,6 +55,9 @@ export async function writeFigures (name, run, dir = FIGURES_DIR) {
   const md = path.join(dir, `${name}.md`)
   await fs.promises.writeFile(json, JSON.stringify(record, null, 2) + '\n')
   const m = record.machine
-  await fs.promises.writeFile(md, `# ${run.title}\n\n\`${run.command}\`, ${date}: ${m.cpus} cores, ${m.memoryGiB} GiB, Node ${m.node.slice(1)}, ${m.platform}, load ${m.load.before} before and ${m.load.after} after. Data: [${name}.json](${name}.json).\n\n${run.markdown}`)
+  const load = `load ${m.load.before} before and ${m.load.after} after`
+  const onMachine = `${m.cpus} cores, ${m.memoryGiB} GiB, Node ${m.node.slice(1)}, ${m.platform}, ${load}`
+  const heading = `# ${run.title}\n\n\`${run.command}\`, ${date}: ${onMachine}. Data: [${name}.json](${name}.json).`
+  await fs.promises.writeFile(md, `${heading}\n\n${run.markdown}`)
   return [json, md]
 }

@@ -1,24 +1,12 @@
-/**
- * One measurement on a fresh lab server process: garbage left by one
- * measurement cannot inflate the next, and the load (run by the caller, in
- * this process or another) is never counted as the server's. The server's
- * peak RSS is reset after the warm-up and read after the load: the kernel's
- * (VmHWM, from outside through /proc) or the lab's sampled peak
- * (lib/measure/lab-memory.js).
- */
+// One measurement on a fresh lab server process: one measurement's garbage cannot inflate the next, and the
+// load is never counted as the server's. The peak: the kernel's or the lab's sampled one (lab-memory.js).
 import { performance } from 'node:perf_hooks'
 import { startLabProcess } from './lab-process.js'
 import { closePeakWindow, openPeakWindow } from './lab-memory.js'
 
 /**
- * Start a server, warm it up, record idle RSS, reset its peak, run the load,
- * read the peak, stop the server.
- * @template T
- * @param {{ serverFlags?: string[], url?: string|null, warmUp?: (url: string) => Promise<void>,
- *   load: (url: string) => Promise<T> }} measurement `url`: measure a running server instead
- *   (no peak figures then: its pid is not ours to read)
- * @returns {Promise<{ outcome: T, wallMs: number, idleRss: number|null, peakRss: number|null,
- *   peakAboveIdle: number|null, peakSource: 'kernel peak'|'sampled peak'|null }>} bytes and ms
+ * Start a server, warm it up, record idle RSS, reset its peak, run the load, read the peak, stop it. With `url`,
+ * measure a running server instead (no peak figures: its pid is not ours). Bytes and ms.
  */
 export async function measureOnFreshServer ({ serverFlags = [], url = null, warmUp, load }) {
   const lab = url

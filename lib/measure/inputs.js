@@ -1,8 +1,4 @@
-/**
- * Benchmark inputs: generated once into test-data/bench/ (or another
- * directory) and reused, since the generator is deterministic (same
- * parameters, same bytes).
- */
+// Benchmark inputs, generated once into test-data/bench/ (or `dir`) and reused: the generator is deterministic.
 import fs from 'node:fs'
 import path from 'node:path'
 import { createGzipStream } from '../generate/items.js'
@@ -12,14 +8,9 @@ import { formatBytes, formatDuration } from '../util/units.js'
 
 export const BENCH_DIR = path.join(DEFAULTS.dataDir, 'bench')
 
-/**
- * The path of a gzipped generated document of about `bytes` inflated bytes
- * (or of exactly `size` items), making it first if needed.
- * @param {{ bytes?: number|null, size?: number|null, format?: string, seed?: number, level?: number,
- *   dir?: string, signal?: AbortSignal }} params `dir` is where inputs live (default
- *   test-data/bench/); `signal` stops a generation under way, leaving no file behind
- */
-export async function ensureInput ({ bytes = null, size = null, format = 'json', seed = 1, level = 6, dir = BENCH_DIR, signal } = {}, log = function quiet () {}) {
+/** The path of a gzipped document of about `bytes` (or `size` items), made first if needed; `signal` leaves no file. */
+export async function ensureInput (params = {}, log = function quiet () {}) {
+  const { bytes = null, size = null, format = 'json', seed = 1, level = 6, dir = BENCH_DIR, signal } = params
   const amount = size === null ? `${bytes}B` : `${size}items`
   const name = `ingest-${format}-${amount}-seed${seed}-l${level}.json.gz`
   const file = path.join(dir, name)

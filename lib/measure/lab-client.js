@@ -1,8 +1,5 @@
-/**
- * The demo's side of the lab's HTTP API: start an experiment, follow it to
- * its end, read the server's RSS. Kept apart from scripts/demo.js so the
- * walkthrough reads as a lesson, not as HTTP plumbing.
- */
+// The demo's side of the lab's HTTP API (start an experiment, follow it, read the RSS), apart from
+// scripts/demo.js so the walkthrough reads as a lesson.
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** How often a run's state is read: the dashboard reads it every 500 ms. */
@@ -44,11 +41,7 @@ async function requestJson (url, init, signal) {
   return { status: res.status, body }
 }
 
-/**
- * A client for one running lab.
- * @param {{ url: string, hasExited: () => boolean }} lab the lab's base URL, and whether its process has gone
- * @param {AbortSignal} signal aborts every wait (Ctrl-C)
- */
+/** A client for one running lab; `signal` aborts every wait (Ctrl-C). */
 export function createLabClient (lab, signal) {
   /**
    * POST /experiments; the run as the lab accepted it.
@@ -83,11 +76,8 @@ export function createLabClient (lab, signal) {
   }
 
   /**
-   * Poll GET /experiments/:id until the run has ended; `onProgress(state, rss)` on every reading.
-   * A worker killed mid-run resets the connections it had: the supervisor holds new ones for the
-   * next worker, so failed readings are retried until the lab answers again or has gone.
-   * @returns {Promise<object>} the run's final state: status done, failed or cancelled
-   * @throws {StepError} when the lab stopped answering
+   * Poll GET /experiments/:id until the run ended, `onProgress(state, rss)` on every reading. A worker killed
+   * mid-run resets its connections, so failed readings are retried until the lab answers or has gone (StepError).
    */
   async function follow (run, onProgress) {
     let silentSince = null

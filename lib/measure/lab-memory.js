@@ -1,11 +1,5 @@
-/**
- * A lab process's peak over a load, read from outside: the kernel's where
- * /proc has it (`VmHWM` of the pid, reset through its `clear_refs`), else
- * the lab's own sampled peak, asked over HTTP (`POST /metrics/peak/reset`
- * before, `GET /metrics?format=json` after). The second is what a Mac or a
- * Windows laptop gets, and what portable mode (lib/util/platform.js) tests on
- * Linux. Every figure says its source.
- */
+// A lab process's peak over a load, from outside: the kernel's `VmHWM` where /proc has it, else the lab's own
+// sampled peak over HTTP (a Mac, Windows, portable mode). Every figure says its source.
 import { procAvailable } from '../util/platform.js'
 import { peakSourceLabel } from '../metrics/peak.js'
 import { readProcMemory, resetProcPeak } from '../metrics/proc-memory.js'
@@ -31,11 +25,7 @@ export async function openPeakWindow ({ pid, url }) {
   }
 }
 
-/**
- * The peak since the window opened.
- * @returns {Promise<{ idleRss: number|null, peakRss: number|null, peakAboveIdle: number|null,
- *   peakSource: 'kernel peak'|'sampled peak'|null }>} nulls when it could not be measured
- */
+/** The peak since the window opened, with its source; nulls when it could not be measured. */
 export async function closePeakWindow (window, { pid, url }) {
   let peak = null
   let source = null

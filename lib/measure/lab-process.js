@@ -1,8 +1,5 @@
-/**
- * A fresh lab server in its own process, so that garbage left by one
- * measurement cannot inflate the next, and the load generator's memory is
- * never counted as the server's.
- */
+// A fresh lab server in its own process: one measurement's garbage cannot inflate the next, and the load's
+// memory is never the server's.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../config/options.js'
@@ -12,16 +9,8 @@ const LISTENING = /streamlab listening on (http:\/\/\S+)/
 const WORKER_PID = /worker pid (\d+)/g
 
 /**
- * Start `server.js --port 0` with extra flags and wait until it listens.
- * server.js is a supervisor that runs the lab in a worker process: `pid` is the worker's (the
- * process whose memory is the lab's), the latest one if the supervisor restarted it.
- * Benches measure memory rather than enforce a budget, so unless `flags` name one
- * (`--memory-limit ...`), the lab runs without (`--memory-limit=0`): a buffered load that
- * passes 1 GiB on purpose must be measured, not killed.
- * @param {string[]} [flags] server.js flags
- * @param {{ env?: NodeJS.ProcessEnv }} [settings] the lab's environment (default: this process's)
- * @returns {Promise<{ pid: number, supervisorPid: number, url: string, stop: () => Promise<void>,
- *   output: () => string, exited: Promise<{ code: number|null, signal: string|null }> }>}
+ * Start `server.js --port 0` with `flags` and wait until it listens; `pid` is the (latest) worker's. Without a
+ * `--memory-limit` flag it runs with none: a bench measures a buffered load past 1 GiB rather than kill it.
  */
 export async function startLabProcess (flags = [], { env = process.env } = {}) {
   const budgetGiven = flags.some(function namesBudget (flag) { return /^--(no-)?memory-limit(=|$)/.test(flag) })
@@ -40,17 +29,11 @@ export async function startLabProcess (flags = [], { env = process.env } = {}) {
 }
 
 /**
- * Run `node ...args` and wait for its "streamlab listening on http://..." line: server.js,
- * or a single-process lab such as scripts/profile/server.js.
- * @param {string[]} args what follows `node`: Node's own flags, the script, its flags
- * @param {{ ipc?: boolean, stopSignal?: NodeJS.Signals, graceMs?: number, timeoutMs?: number, env?: NodeJS.ProcessEnv }} [settings] `ipc`:
- *   an IPC channel to the child; `stopSignal` (SIGTERM): what stop() sends first, SIGKILL after `graceMs`
- *   (3000); `timeoutMs`: a process not listening by then is killed and the promise rejects (0: no limit)
- * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, output: () => string,
- *   exited: Promise<{ code: number|null, signal: string|null }>,
- *   stop: () => Promise<{ code: number|null, signal: string|null, killed: boolean }> }>}
+ * Run `node ...args` and wait for its "streamlab listening on http://..." line. `stopSignal` is what stop() sends
+ * first, SIGKILL after `graceMs`; a process not listening by `timeoutMs` (0: no limit) is killed and it rejects.
  */
-export function startListeningProcess (args, { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000, timeoutMs = 0, env = process.env } = {}) {
+export function startListeningProcess (args, settings = {}) {
+  const { ipc = false, stopSignal = 'SIGTERM', graceMs = 3000, timeoutMs = 0, env = process.env } = settings
   const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
     env,

@@ -15,7 +15,10 @@ export function prng (seed) {
   }
 }
 
-const STRINGS = ['', 'plain', 'caf\u00e9', '中文字符', '😀 emoji', 'quote " and \\ backslash', 'line\nbreak\ttab', '\u0000\u001f control', '\\\\"', '\u2028']
+const STRINGS = [
+  '', 'plain', 'caf\u00e9', '中文字符', '😀 emoji', 'quote " and \\ backslash',
+  'line\nbreak\ttab', '\u0000\u001f control', '\\\\"', '\u2028'
+]
 
 function randomValue (rand, depth) {
   const r = rand()

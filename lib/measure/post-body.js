@@ -1,19 +1,10 @@
-/**
- * One POST of a body streamed from `streams` (a file, generated gzip, a
- * bomb), and the answer read whole: what the measuring tools send a lab's
- * route (scripts/stages.js, scripts/metrics-cpu.js). The lab may refuse and
- * close before the body is sent: the answer says why, so a sender that stops
- * early is not an error; a request that gets no answer is.
- */
+// One POST of a body streamed from `streams`, the answer read whole. The lab may refuse and close before the
+// body is sent: the answer says why, so that is no error; a request that gets no answer is.
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
 
-/**
- * @param {string} url the route's URL
- * @param {import('node:stream').Readable[]} streams piped in order into the request
- * @returns {Promise<{ status: number, text: string, ms: number }>} `ms`: from the first byte sent to the answer's end
- */
+/** `ms`: from the first byte sent to the answer's end. */
 export function postBody (url, streams, headers) {
   return new Promise(function send (resolve, reject) {
     const started = performance.now()

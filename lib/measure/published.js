@@ -6,5 +6,6 @@ export function publishedTable (published) {
     return [p.label, `${p.value} ${p.unit}`, p.measured === null ? 'not run' : `${p.measured} ${p.unit}`]
   })
   const sources = [...new Set(published.map(function source (p) { return p.source }))]
-  return `${markdownTable(['figure', 'published', 'measured here'], rows)}\n\n${sources.map(function note (s) { return `Published: ${s}.` }).join('\n')}\n`
+  const notes = sources.map(function note (s) { return `Published: ${s}.` }).join('\n')
+  return `${markdownTable(['figure', 'published', 'measured here'], rows)}\n\n${notes}\n`
 }

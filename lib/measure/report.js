@@ -1,9 +1,5 @@
-/**
- * Benchmark reports: results.json (everything), results.md (the table),
- * report.html (Chart.js charts) and each chart again as an SVG file, a
- * picture docs can show. The HTML works offline: Chart.js is copied
- * from node_modules beside it, never loaded from a CDN.
- */
+// Benchmark reports: results.json, results.md, report.html (Chart.js, copied beside it: it works offline)
+// and each chart as an SVG the docs can show.
 import fs from 'node:fs'
 import path from 'node:path'
 import { chartJsFile } from '../util/assets.js'
@@ -29,7 +25,8 @@ export async function writeReport (dir, report) {
     chart: path.join(dir, 'chart.umd.js')
   }
   await fs.promises.writeFile(files.json, JSON.stringify({ ...report.meta, command: report.command, ...report.data }, null, 2) + '\n')
-  await fs.promises.writeFile(files.md, `# ${report.title}\n\n${report.meta.started}, Node ${report.meta.node}, \`${report.command}\`\n\n${report.markdown}`)
+  const heading = `# ${report.title}\n\n${report.meta.started}, Node ${report.meta.node}, \`${report.command}\``
+  await fs.promises.writeFile(files.md, `${heading}\n\n${report.markdown}`)
   await fs.promises.copyFile(CHART_JS, files.chart)
   await fs.promises.writeFile(files.html, renderHtml(report))
   const svgs = []
@@ -51,7 +48,8 @@ function renderHtml (report) {
   // </script> inside JSON would end the script element early
   const data = JSON.stringify(charts).replace(/</g, '\\u003c')
   const canvases = charts.map(function canvas (chart, k) {
-    return `<figure><canvas id="chart-${k}" role="img" aria-label="${htmlText(chart.title)}"></canvas><figcaption>${htmlText(chart.title)}</figcaption></figure>`
+    const title = htmlText(chart.title)
+    return `<figure><canvas id="chart-${k}" role="img" aria-label="${title}"></canvas><figcaption>${title}</figcaption></figure>`
   }).join('\n')
   return `<!doctype html>
 <html lang="en">
@@ -83,7 +81,8 @@ charts.forEach(function draw (chart, k) {
     type: 'line',
     data: {
       datasets: chart.series.map(function dataset (s) {
-        return { label: s.label, data: s.points, borderColor: s.colour, backgroundColor: s.colour, pointRadius: s.dashed ? 0 : 4, borderDash: s.dashed ? [6, 4] : [], tension: 0 }
+        const dashed = { pointRadius: s.dashed ? 0 : 4, borderDash: s.dashed ? [6, 4] : [] }
+        return { label: s.label, data: s.points, borderColor: s.colour, backgroundColor: s.colour, ...dashed, tension: 0 }
       })
     },
     options: {
@@ -162,7 +161,8 @@ function renderSvg (chart, { width = 760, height = 440 } = {}) {
   }
   function py (y) { return (margin.top + plotH - (y / (y1 || 1)) * plotH).toFixed(1) }
   const out = []
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`)
+  const font = 'font-family="system-ui, sans-serif" font-size="12"'
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ${font}>`)
   out.push(`<title>${htmlText(chart.title)}</title>`)
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`)
   out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600">${htmlText(chart.title)}</text>`)
@@ -175,7 +175,8 @@ function renderSvg (chart, { width = 760, height = 440 } = {}) {
     out.push(`<text x="${px(t)}" y="${margin.top + plotH + 18}" text-anchor="middle">${htmlText(xLabel(t))}</text>`)
   }
   out.push(`<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#888888"/>`)
-  out.push(`<text x="${margin.left + plotW / 2}" y="${height - 14}" text-anchor="middle">${htmlText(chart.x)}${chart.logX ? ' (log scale)' : ''}</text>`)
+  const xTitle = `${htmlText(chart.x)}${chart.logX ? ' (log scale)' : ''}`
+  out.push(`<text x="${margin.left + plotW / 2}" y="${height - 14}" text-anchor="middle">${xTitle}</text>`)
   out.push(`<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${htmlText(chart.y)}</text>`)
   for (const [k, s] of chart.series.entries()) {
     const colour = seriesColour(s, k)
@@ -186,7 +187,10 @@ function renderSvg (chart, { width = 760, height = 440 } = {}) {
       out.push(`<polyline points="${line}" fill="none" stroke="${colour}" stroke-width="2"${dash}/>`)
     }
     if (!s.dashed) {
-      for (const p of drawn) out.push(`<circle cx="${px(p.x)}" cy="${py(p.y)}" r="3.5" fill="${colour}"><title>${htmlText(`${s.label}: ${xLabel(p.x)}, ${tickText(p.y)}`)}</title></circle>`)
+      for (const p of drawn) {
+        const title = htmlText(`${s.label}: ${xLabel(p.x)}, ${tickText(p.y)}`)
+        out.push(`<circle cx="${px(p.x)}" cy="${py(p.y)}" r="3.5" fill="${colour}"><title>${title}</title></circle>`)
+      }
     }
     const ly = margin.top + 10 + k * 20
     const lx = margin.left + plotW + 16

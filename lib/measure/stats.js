@@ -40,15 +40,7 @@ function medianServer (runs) {
   }
 }
 
-/**
- * Measure every cell `repeat` times, one after another, with progress:
- * the loop of the benches that sweep two settings (read size x mode,
- * concurrency x route). Each cell's runs become one cell through `combine`.
- * @template C, R
- * @param {{ cells: C[], repeat: number, report: (event: object) => void, label: (cell: C) => string,
- *   measure: (cell: C) => Promise<R>, combine: (runs: R[]) => object }} sweep
- * @returns {Promise<object[]>} the combined cells, in the order given
- */
+/** Measure every cell `repeat` times in turn, with progress; each cell's runs become one through `combine`. */
 export async function repeatCells ({ cells, repeat, report, label, measure, combine }) {
   const total = cells.length * repeat
   const out = []
@@ -67,9 +59,8 @@ export async function repeatCells ({ cells, repeat, report, label, measure, comb
 }
 
 /**
- * One cell out of repeated runs of it: the first run's fields, then `sums` added up over the runs,
- * `medians` (paths such as 'latencyMs.avg') the median, errors listed per run, the server's memory
- * by medianServer, and the runs themselves as `measurements`. The runs are not changed.
+ * One cell out of repeated runs: the first run's fields, `sums` added up, `medians` (paths: 'latencyMs.avg') the
+ * median, errors per run, the server's memory by medianServer, the runs as `measurements` (unchanged).
  */
 export function medianOfRuns (runs, { sums = [], medians = [] }) {
   const cell = {

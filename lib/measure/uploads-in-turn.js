@@ -1,9 +1,5 @@
-/**
- * /good's throughput on one body, uploaded in turn with and without something the lab pays for
- * (a dashboard watching, allocation sites sampled), on one server: off, on, on, off, ... so that a
- * drift in the machine falls on both. scripts/metrics-cpu.js and scripts/alloc-sites-cost.js read
- * their costs from it (docs/metrics.md).
- */
+// /good's throughput on one body, uploaded in turn with and without something the lab pays for (off, on,
+// on, off ...) on one server, so a drift in the machine falls on both (docs/metrics.md).
 import fs from 'node:fs'
 import http from 'node:http'
 import { postBody } from './post-body.js'
@@ -43,10 +39,8 @@ export function openMetricsStream (url) {
 }
 
 /**
- * The uploads on one server, after one not counted (it warms the parse threads and the JIT), in
- * turn off and on: `during(on)` sets the lab up for an upload (the thing measured on or off) and
- * resolves to what undoes it after, or null.
- * @param {string} url the lab
+ * The uploads after one not counted (it warms the threads and the JIT), in turn off and on: `during(on)` sets
+ * the lab up for an upload and resolves to what undoes it, or null.
  */
 export async function uploadsInTurn (url, input, { uploads, during }) {
   await uploadOnce(url, input)
