@@ -1,14 +1,5 @@
-/**
- * The app factory, above the layers it mounts: the routes (routes/) and the
- * experiments' routes (through the registry, experiments/index.js) over the
- * core (lib/). Tests build it with options and listen on port 0; the worker
- * (worker.js) serves it on the supervisor's socket. Whoever creates an app
- * calls `app.close()`: it stops everything the app started (parse threads,
- * the database, the sampler and the metrics streams, timers, a run in
- * flight and the writing of its record). Nothing an app holds lives at
- * module level: two apps in one process keep their own threads, budgets
- * and books.
- */
+// The app factory, above the layers it mounts: routes/ and the experiments (through experiments/index.js) over
+// lib/. Whoever creates an app calls app.close(); nothing it holds lives at module level. README: lib/http/README.md.
 import express from 'express'
 import { normalizeOptions } from './lib/config/options.js'
 import { notFound, serverClosing } from './lib/errors/index.js'
@@ -37,7 +28,9 @@ import { experimentRoutes } from './routes/experiments.js'
 import { runRoutes } from './routes/runs.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { databaseRoutes } from './routes/db.js'
-import { abortUploadRoutes, backpressureRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes } from './experiments/index.js'
+import {
+  abortUploadRoutes, backpressureRoutes, chunkSizeRoutes, normalizeUploadOptions, removeDeadParts, removeOldUploads, uploadRoutes
+} from './experiments/index.js'
 
 /** Seconds a request that reached a closing app is told to wait (the supervisor's next worker answers it). */
 const CLOSING_RETRY_AFTER_SECONDS = 1
@@ -71,12 +64,7 @@ export function createApp (options) {
     throw err
   }
 
-  /**
-   * Stop everything the app started, last started first: a run in flight and its
-   * processes, the metrics streams and the sampler's timers, the garbage pace, the
-   * database, the peak reader, the parse threads. The server that serves the app is
-   * its creator's to close. Resolves once all have stopped; safe to call twice.
-   */
+  /** Stop everything the app started, last started first (not the server: its creator's); safe to call twice. */
   app.close = function closeApp () {
     if (closing.promise === null) closing.promise = closeAll(closers)
     return closing.promise
@@ -98,10 +86,7 @@ async function closeAll (closers) {
   if (failures.length > 1) throw new AggregateError(failures, 'the app did not close cleanly')
 }
 
-/**
- * Start the app's parts and mount its routes; each part that must be stopped
- * leaves its closer in `closers`.
- */
+/** Start the app's parts and mount its routes; each part that must be stopped leaves its closer in `closers`. */
 function wireApp (app, opts, closers, closing) {
   const events = app.locals.events
   // the parse threads start now, so their memory counts as idle, not as the first request's
@@ -123,11 +108,13 @@ function wireApp (app, opts, closers, closing) {
     return []
   })
   // uploads of earlier runs go too; the quota's walk counts what the clean-ups leave
-  app.locals.oldUploadsRemoved = removeOldUploads(opts.dataDir, normalizeUploadOptions(opts.upload).maxAgeMs).catch(function reportOldUploadsLeft (err) {
+  const maxAgeMs = normalizeUploadOptions(opts.upload).maxAgeMs
+  app.locals.oldUploadsRemoved = removeOldUploads(opts.dataDir, maxAgeMs).catch(function reportOldUploadsLeft (err) {
     console.warn(`streamlab: could not remove the uploads of earlier runs: ${err.message}`)
     return []
   })
-  const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved]) })
+  const cleanUps = Promise.all([app.locals.partsRemoved, app.locals.oldUploadsRemoved])
+  const diskQuota = createDiskQuota({ dir: opts.dataDir, quota: opts.diskQuota, after: cleanUps })
   app.locals.diskQuota = diskQuota
   // the clean-ups' file operations, and the quota's first walk after them, end before close() resolves
   closers.push(function waitForStartUpWalks () { return diskQuota.ready })
@@ -163,7 +150,8 @@ function wireApp (app, opts, closers, closing) {
     app.use(opts.extraRoutes)
   }
   // allocation sites of the main thread and the parse threads, sampled only while the sampler samples and they are wanted
-  const allocationSites = createSiteSampling({ mode: normalizeHubOptions(opts.metrics).allocationSampling, events, pool: ingest.pool, held })
+  const mode = normalizeHubOptions(opts.metrics).allocationSampling
+  const allocationSites = createSiteSampling({ mode, events, pool: ingest.pool, held })
   app.locals.allocationSites = allocationSites
   closers.push(function closeAllocationSites () { allocationSites.close() })
   // samples only while something subscribes (/metrics clients, experiments)

@@ -1,10 +1,6 @@
 #!/usr/bin/env node
-/**
- * Entry point: the one place that reads the environment and flags. It runs
- * the supervisor (`lib/supervisor/supervisor.js`), which owns the listening socket and
- * runs the lab in a worker process under a memory budget, as a container's
- * OOM killer would.
- */
+// Entry point, the one place that reads the environment and flags: it runs the supervisor, which owns the
+// listening socket and runs the lab in a worker under a memory budget, as a container's OOM killer would.
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
@@ -20,11 +16,7 @@ import { formatMemory } from './lib/util/units.js'
 // the upload flags' defaults from their own file, not the registry: the supervisor loads no experiment
 import { UPLOAD_DEFAULTS } from './experiments/upload/server.js'
 
-/**
- * Every default a flag can change, as the options server.js builds nest them: the supervisor's,
- * with the app's under `app` and the groups the app hands on beside its own. The help texts
- * read the defaults they print from here (lib/config/flags.js).
- */
+/** Every default a flag can change, nested as the options are (the app's under `app`): the help prints these. */
 const LAB_DEFAULTS = Object.freeze({
   ...SUPERVISOR_DEFAULTS,
   app: Object.freeze({ ...DEFAULTS, server: SERVER_DEFAULTS, metrics: HUB_DEFAULTS, upload: UPLOAD_DEFAULTS, database: DATABASE_DEFAULTS })
@@ -39,7 +31,8 @@ function checkDatabaseUrl (database, app, source) {
     normalizeDatabaseOptions(database, app)
   } catch (err) {
     if (!(err instanceof TypeError)) throw err
-    throw new TypeError(`${source} must be a postgres:// or postgresql:// URL, got ${JSON.stringify(redactUrl(database.url))}`, { cause: err })
+    const given = JSON.stringify(redactUrl(database.url))
+    throw new TypeError(`${source} must be a postgres:// or postgresql:// URL, got ${given}`, { cause: err })
   }
 }
 
@@ -58,11 +51,7 @@ function reachableAddresses (host) {
   return found.length > 0 ? found : [host]
 }
 
-/**
- * The supervisor's options from the flags and the environment (lib/config/flags.js reads each
- * flag), with the rules that join several: the guard's token, the database URL, the budget.
- * @throws {TypeError} for a bad flag or value: a usage error
- */
+/** The supervisor's options from flags and environment, with the rules that join several; a TypeError is a usage error. */
 function readConfig (argv, env) {
   const { values } = parseArgs({ args: argv, options: parseArgsOptions() })
   if (values.help || values['help-all']) {

@@ -41,7 +41,8 @@ function listen ({ options, reportRssMs, results }, listeningSocket) {
   })
   events.on('experiment', function reportExperiment (event) {
     if (event.phase === 'progress') return
-    const report = { type: 'experiment', phase: event.phase, id: event.id, name: event.name, params: event.params ?? null, time: event.time }
+    const { phase, id, name, time } = event
+    const report = { type: 'experiment', phase, id, name, params: event.params ?? null, time }
     // the supervisor keeps each experiment's latest result for the workers after this one
     if (event.phase === 'result') report.result = event.result ?? null
     tell(report)

@@ -1,13 +1,9 @@
 /**
- * The handler most Express apps run, for the grader's card beside the
- * services of examples/services/: express.json() with a limit, reading the
- * whole body, inflated, into one object. The grader sends gzip as
- * application/octet-stream, so the handler tells express.json() what the body
- * is (gzip-encoded JSON, which it inflates itself) before handing it over.
- * The limit (64 MiB, inflated) refuses a zip bomb with a 413 after holding
- * up to the limit; below it, memory grows with every body: a limit is not
- * streaming. docs/lessons/grade.md, "Grade your own service", shows its card
- * beside Fastify's (examples/services/fastify.js):
+ * The handler most Express apps run, for the grader's card beside examples/services/: express.json() with a
+ * limit, reading the whole body, inflated, into one object. The grader sends gzip as application/octet-stream,
+ * so the handler tells express.json() the body is gzip-encoded JSON first. The limit refuses a zip bomb with a
+ * 413 after holding up to it; below it, memory grows with every body: a limit is not streaming.
+ * docs/lessons/grade.md, "Grade your own service", shows its card beside Fastify's:
  *
  *   npm run grade -- examples/express-json-handler.js --quick
  */

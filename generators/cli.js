@@ -71,11 +71,7 @@ const EXIT_USAGE = 2
 const EXIT_INTERRUPTED = 130
 const TICK_MS = 100
 
-/**
- * Run the generator CLI.
- * @param {string[]} [argv] arguments after `node generators/cli.js`
- * @returns {Promise<number>} the exit code
- */
+/** Run the generator CLI on the arguments after `node generators/cli.js`; resolves to the exit code. */
 async function main (argv = process.argv.slice(2), { stdout = process.stdout, stderr = process.stderr } = {}) {
   let values
   try {
@@ -149,9 +145,8 @@ function usageError (err, stderr) {
 }
 
 /**
- * `--bomb <variant>`: write a zip bomb atomically. A gzip or deflate one is made in milliseconds
- * per 10 GB (chained: the outer layers take a moment); a br or zstd one takes zlib's compressor
- * seconds per 10 GB, never read from the lab's cache, so the line's time is what making it costs.
+ * `--bomb <variant>`: write a zip bomb atomically. br and zstd are never read from the lab's cache, so the
+ * line's time is what making one costs (docs/zip-bombs.md).
  */
 async function writeBomb (values, { stdout, stderr }) {
   for (const flag of ['size', 'format', 'seed', 'level']) {
@@ -181,9 +176,10 @@ async function writeBomb (values, { stdout, stderr }) {
     const headers = Object.entries(bomb.uploadHeaders).map(function headerFlag ([name, value]) {
       return `-H '${name}: ${value}'`
     }).join(' ')
+    const layers = `${bomb.layers} ${bomb.params.codec} layer${bomb.layers > 1 ? 's' : ''}`
     stdout.write(`wrote ${displayPath(written.path)}: ${bomb.params.variant} bomb, ${formatBytes(bomb.inflatedBytes)} inflated ` +
-      `(${bomb.inflatedBytes} B), ${formatBytes(written.bytes)} compressed (${written.bytes} B, ${ratio}:1), ${bomb.layers} ${bomb.params.codec} ` +
-      `layer${bomb.layers > 1 ? 's' : ''}, ${formatDuration(seconds * 1000)}\n` +
+      `(${bomb.inflatedBytes} B), ${formatBytes(written.bytes)} compressed (${written.bytes} B, ${ratio}:1), ` +
+      `${layers}, ${formatDuration(seconds * 1000)}\n` +
       `send it with: curl -X POST ${headers} --data-binary @${displayPath(written.path)} http://localhost:3000/good\n`)
     return 0
   } catch (err) {

@@ -87,7 +87,9 @@ async function main (argv = process.argv.slice(2), { stdout = process.stdout, st
       client = new pg.Client({ connectionString: database.url })
     }
     await client.connect()
-    const where = database.kind === 'embedded' ? `the embedded PGlite in ${path.relative(process.cwd(), database.pgliteDir) || '.'}` : redactUrl(database.url)
+    const where = database.kind === 'embedded'
+      ? `the embedded PGlite in ${path.relative(process.cwd(), database.pgliteDir) || '.'}`
+      : redactUrl(database.url)
     const outcome = await seedDatabase(client, sizes, { onProgress: progress?.update, signal: interrupted.signal })
     progress?.end(outcome.changed)
     stdout.write(outcome.changed
@@ -128,7 +130,8 @@ function createProgress (stream) {
     update: function showProgress ({ done, total, stage }) {
       started ??= performance.now()
       const fraction = total === 0 ? 1 : done / total
-      const text = `${(fraction * 100).toFixed(1).padStart(5)}%  ${done}/${total} rows  ${stage}  ${formatDuration(performance.now() - started)}`
+      const percent = (fraction * 100).toFixed(1).padStart(5)
+      const text = `${percent}%  ${done}/${total} rows  ${stage}  ${formatDuration(performance.now() - started)}`
       if (tty) {
         const filled = Math.round(fraction * BAR_WIDTH)
         stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${text}\x1b[K`)

@@ -1,15 +1,7 @@
-/**
- * GET /: the dashboard, a static page (dashboard/) that draws GET /metrics
- * live and drives /experiments. Chart.js comes from node_modules at
- * /vendor/chart.umd.js: a classroom projector often has no internet, so
- * never from a CDN. The few lib/ modules the page shares with the lab (a run
- * record's rules, compare's figures) are served at /lib/…, only those its
- * imports reach (lib/runs/page-modules.js); GET /run-page.html is the page a
- * run is exported into, with no run in it (lib/runs/run-page.js).
- *
- * The page has no inline script or style, so its Content-Security-Policy
- * can allow 'self' and nothing else.
- */
+// GET /: the dashboard, a static page that draws GET /metrics live and drives /experiments. Chart.js is served
+// from node_modules (a classroom projector often has no internet); the lib/ modules the page imports at /lib/...
+// (lib/runs/page-modules.js); GET /run-page.html, the empty page a run is exported into. No inline script or
+// style, so the Content-Security-Policy allows 'self' alone.
 import path from 'node:path'
 import express from 'express'
 import { chartJsFile } from '../lib/util/assets.js'
@@ -42,11 +34,7 @@ const SECURITY_HEADERS = Object.freeze({
   'Cache-Control': 'no-cache'
 })
 
-/**
- * The dashboard router. Mount it after the API routes: its static files
- * answer only what nothing else did.
- * @param {{ dir?: string, chartJs?: string }} [settings] where the page and Chart.js are (tests may point elsewhere)
- */
+/** The dashboard router; mount it after the API routes (its static files answer only what nothing else did). */
 export function dashboardRoutes (settings = {}) {
   const dir = settings.dir ?? DASHBOARD_DIR
   const chartJs = settings.chartJs ?? chartJsFile()

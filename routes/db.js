@@ -22,18 +22,10 @@ const RECENT_KEPT = 10
 /** How long a cursor may take to close (the fetch in flight finishes first). */
 const CURSOR_CLOSE_MS = 10_000
 
-/**
- * Bytes one row of a batch holds at the peak, an estimate rounded up: the
- * row object pg builds (six fields, two strings and a Date, a few hundred
- * bytes), and its share of the JSON string and of the Buffer `res.send`
- * makes of it (about 150 bytes each).
- */
+/** Bytes one batch row holds at the peak, rounded up: pg's row object, its share of the JSON and the Buffer. */
 const BATCH_ROW_BYTES = 1024
 
-/**
- * @param {{ maxRows: number, kind: 'embedded'|'postgres' }} dbOpts normalised database options
- * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] a batch is reserved within the memory budget
- */
+/** The /db routes; a batch is reserved within the memory budget of `admission`. */
 export function databaseRoutes (dbOpts, database, admission) {
   const router = express.Router({ caseSensitive: true, strict: true })
   /** exports in flight, and the last few that ended: what a teacher watches in /db/status */
@@ -186,12 +178,7 @@ export function databaseRoutes (dbOpts, database, admission) {
   return router
 }
 
-/**
- * A promise that rejects (503 database.unavailable) when the client's
- * connection ends; `stop()` removes the listener.
- * @param {import('node:events').EventEmitter} client a pooled connection
- * @param {'embedded'|'postgres'} kind the database, named in the error as lib/db/database.js names it
- */
+/** A promise that rejects (503 database.unavailable, naming `kind`) when the connection ends; `stop()` forgets it. */
 function watchConnection (client, kind) {
   const watch = { error: null, promise: null, stop: null }
   let onEnd
@@ -227,11 +214,7 @@ function copy (record) {
   return { ...record }
 }
 
-/**
- * A query that failed: the database went away (503), or something the lab did not expect (500).
- * @param {{ kind: 'embedded'|'postgres', publicText: (text: string) => string }} database the database,
- *   named in the 503 as lib/db/database.js names it, without the embedded one's socket, port or paths
- */
+/** A failed query: the database went away (503, in words fit for a client), or something unexpected (500). */
 function queryFailed (err, database) {
   if (err.status) return err
   const connectionLost = /terminat|ECONNRESET|EPIPE|Connection terminated|closed/i.test(`${err.code} ${err.message}`)

@@ -16,13 +16,8 @@ import { runsDir } from '../lib/runs/store.js'
 import { EXPERIMENTS } from '../experiments/index.js'
 
 /**
- * @param {object} opts normalised app options
- * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {{ registry?: object, runKeys?: import('../lib/limits/run-keys.js').RunKeys,
- *   sampler?: import('../lib/metrics/sampler.js').Sampler, diskQuota?: import('../lib/limits/disk-quota.js').DiskQuota }} [parts]
- *   registry: experiment modules by name (tests may bring their own); runKeys: the app's
- *   keyring, which issues each run the key its load is let in by; sampler and diskQuota: the
- *   app's, with which each run's record is kept in <dataDir>/runs/ (without a sampler, none is)
+ * The /experiments routes. `registry`: experiment modules by name (tests bring their own); `runKeys`: the app's
+ * keyring; `sampler` and `diskQuota`: with them each run's record is kept in <dataDir>/runs/.
  */
 export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota } = {}) {
   const recorder = sampler === undefined
@@ -73,10 +68,7 @@ export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKey
     res.json(await engine.cancel(req.params.id))
   })
 
-  /**
-   * Cancel the run in flight, if any, and wait (within the engine's grace) for its
-   * processes to be gone; leave the bus. For the app's `close()`.
-   */
+  /** For the app's `close()`: cancel the run in flight and wait for its processes; leave the bus. */
   router.close = async function closeExperiments () {
     events.removeListener('crash', recordLostRun)
     const id = engine.runningId()
@@ -95,10 +87,7 @@ export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKey
   return router
 }
 
-/**
- * The load goes to the address this request arrived on: the server's own
- * socket, never the Host header a client (or proxy) chose.
- */
+/** The load goes to the address this request arrived on, never the Host header a client chose. */
 function ownBaseUrl (req) {
   let address = req.socket.localAddress
   // a dual-stack server sees IPv4 clients as ::ffff:a.b.c.d

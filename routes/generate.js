@@ -1,11 +1,6 @@
-/**
- * GET /generate: the seeded test document, gzipped as it is made and streamed with
- * backpressure, or (`?save=1`) written atomically into the data directory, one save at a
- * time and within the app's disk quota; or
- * (`?kind=bomb&variant=...&codec=...`) a zip bomb, streamed as it is made, or (br, zstd) made once
- * into the data directory's bomb cache and sent from there. HEAD makes nothing and writes nothing.
- * The mechanics live in `lib/generate/items.js`, `lib/generate/bombs.js` and `lib/util/atomic-file.js`.
- */
+// GET /generate: the seeded test document, gzipped and streamed as it is made, or (`?save=1`) written atomically
+// into the data directory within the disk quota; or (`?kind=bomb`) a zip bomb, streamed as made, or (br, zstd)
+// made once into the bomb cache. HEAD makes and writes nothing. The mechanics: lib/generate/.
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { pipeline } from 'node:stream/promises'
@@ -24,19 +19,11 @@ import { writes } from '../lib/limits/request-guard.js'
 const KINDS = Object.freeze(['items', 'bomb'])
 /** Seconds a second save is told to wait (Retry-After). */
 const SAVE_RETRY_AFTER_S = 1
-/**
- * What a save will write at least, to reserve before its first byte: an item is over 400
- * bytes inflated, and gzip makes the generator's JSON about 4.7 times smaller at most
- * (level 9); 8 leaves room. Too low only means the quota stops the save later, chunk by chunk.
- */
+/** What a save writes at least, reserved before its first byte: an item is over 400 bytes; gzip shrinks it under 8 times. */
 const MIN_ITEM_BYTES = 400
 const MAX_GZIP_RATIO = 8
 
-/**
- * The generator route.
- * @param {ReturnType<typeof import('../lib/config/options.js').normalizeOptions>} opts normalised app options
- * @param {import('../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota: saves count against it
- */
+/** The generator route; saves count against the app's disk `quota`. */
 export function generateRoute (opts, quota) {
   if (quota === undefined) throw new TypeError('generateRoute needs the app\'s disk quota')
   const router = express.Router({ caseSensitive: true, strict: true })
@@ -68,9 +55,8 @@ export function generateRoute (opts, quota) {
 }
 
 /**
- * Whether a request may write: a save (any `save` but an explicit no; a value the route
- * would refuse, 400, counts as one, so the guard judges it first), or a bomb of a codec
- * whose bombs are made into the cache (br, zstd: any codec but gzip and deflate, for the same reason).
+ * Whether a request may write, for the guard: a save (any `save` but an explicit no, so a value the route would
+ * refuse counts), or a bomb of a codec made into the cache (any but gzip and deflate, for the same reason).
  */
 function writesToDisk (req) {
   const save = req.query.save
@@ -78,10 +64,7 @@ function writesToDisk (req) {
   return req.query.kind === 'bomb' && req.query.codec !== undefined && req.query.codec !== 'gzip' && req.query.codec !== 'deflate'
 }
 
-/**
- * The app's bomb cache (lib/generate/bombs.js prepareBomb): requests for the same br or zstd
- * bomb while it is being made wait for that one making, not a second.
- */
+/** The app's bomb cache: requests for a br or zstd bomb being made wait for that making, not a second. */
 function bombMaker (cacheDir) {
   const making = new Map()
   return {
@@ -125,11 +108,9 @@ async function streamDocument (params, req, res) {
 }
 
 /**
- * A zip bomb, made as it is sent (gzip, deflate) or made once and sent from the cache (br, zstd:
- * the first request for one waits while zlib's compressor makes it). The answer names the
- * headers to upload it with (`X-Upload-Content-Type`, and `X-Upload-Content-Encoding` for
- * the chained variant and every codec but gzip) and what it inflates to; its own
- * Content-Type is the codec's file type, never a `Content-Encoding`, or the client would inflate it.
+ * A zip bomb, made as sent (gzip, deflate) or once into the cache (br, zstd). The answer names the headers to
+ * upload it with (`X-Upload-Content-*`) and what it inflates to; its Content-Type is the codec's file type,
+ * never a `Content-Encoding`, or the client would inflate it.
  */
 async function streamBomb (req, res, bombs) {
   const bomb = req.method === 'HEAD' ? bombs.now(req.query) : await bombs.ready(req.query)

@@ -14,14 +14,8 @@ import { expressJsonRoute } from '../lib/ingest/json-middleware.js'
 import { streamparser } from '../lib/ingest/streamparser.js'
 
 /**
- * @param {object} opts normalised app options
- * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {import('../lib/limits/admission.js').MemoryAdmission} [admission] the app's memory admission
- * @param {{ state: import('../lib/ingest/state.js').IngestState, readPeak?: () => { bytes: number },
- *   held?: import('../lib/metrics/held.js').HeldLedger, decoders?: import('../lib/ingest/decoder-memory.js').DecoderBudget }} ingest
- *   what the app holds for /good (its threads and budgets), how it reads the kernel's peak, the
- *   ledger of what each request holds by stage that the app's samples read, and the budget the
- *   streaming routes' decoders wait for room in (none: their decoders are counted nowhere)
+ * The ingest routes. `ingest`: what the app holds for /good (threads, budgets), how it reads the kernel's peak,
+ * the ledger of what each request holds by stage, and the budget the streaming decoders wait for (none: uncounted).
  */
 export function ingestRoutes (opts, events, admission, { state, readPeak, held = createHeldLedger(INGEST_STAGES), decoders = null } = {}) {
   const router = express.Router({ caseSensitive: true, strict: true })

@@ -22,12 +22,8 @@ const MEDIA_TYPES = Object.freeze({
 })
 
 /**
- * @param {object} opts normalised app options (`opts.metrics`, if given, tunes the hub: see `HUB_DEFAULTS`;
- *   `maxClients` caps the streams, past it the hub throws 503 `server.busy` and the error handler answers)
- * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {{ admission?: object, diskQuota?: object, decoders?: object, allocationSites?: object }} [limits] what the JSON
- *   snapshot also shows: the memory budget and what is reserved in it, the disk quota and what is used of it, the decoder
- *   budget; `allocationSites` (lib/metrics/alloc-sites.js) is asked for the sites by a stream opened with `?allocationSites=1`
+ * The /metrics routes; `opts.metrics` tunes the hub (HUB_DEFAULTS; past `maxClients`, 503). `limits`: what the
+ * JSON snapshot also shows (memory budget, disk quota, decoder budget); `allocationSites` serves `?allocationSites=1`.
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
   const hub = createMetricsHub({ ...opts.metrics, events, sampler })
@@ -90,11 +86,7 @@ function readSwitch (name, value) {
   throw badParameter(name, value, '1 or 0')
 }
 
-/**
- * EventSource resends the last id it saw as a header; `?lastEventId=` is for
- * clients that cannot set headers. A bad header is ignored (the stream
- * starts live), a bad query parameter is an error.
- */
+/** The Last-Event-ID header (a bad one is ignored: the stream starts live) or `?lastEventId=` (a bad one is 400). */
 function readLastEventId (req) {
   if (req.query.lastEventId !== undefined) {
     const value = req.query.lastEventId

@@ -13,10 +13,7 @@
 import express from 'express'
 import { createLessonRuns } from '../lib/runs/lessons.js'
 
-/**
- * @param {ReturnType<typeof import('../lib/runs/store.js').createRunStore>} store the app's runs folder
- * @param {ReturnType<typeof createLessonRuns>} [lessons] the lessons' runs (specs may point elsewhere)
- */
+/** The /runs routes over the app's runs folder, and the lessons' runs (specs may point elsewhere). */
 export function runRoutes (store, lessons = createLessonRuns()) {
   const router = express.Router({ caseSensitive: true, strict: true })
 

@@ -1,21 +1,12 @@
 /**
- * A gzip JSON ingest endpoint on Fastify, the way its documentation puts the
- * pieces together: a `preParsing` hook hands Fastify a gunzip stream in place
- * of the request (https://fastify.dev/docs/latest/Reference/Hooks/#preparsing),
- * Fastify's own JSON parser reads it, and `bodyLimit` caps the bytes that
- * parser gathers (the inflated bytes, and the compressed ones the hook counts).
- * The limit refuses a zip bomb, with a 413, after it has held up to the limit;
- * below the limit the parser holds the whole body, as express.json() does:
- * a limit is not streaming. Grade it beside express.json() (docs/lessons/grade.md,
- * "Grade your own service"):
+ * A gzip JSON ingest endpoint on Fastify, as its documentation puts it together: a `preParsing` hook hands
+ * Fastify a gunzip stream, its JSON parser (`application/json` only, hence the header) reads it, and `bodyLimit`
+ * caps what the parser gathers. The limit refuses a zip bomb with a 413 after holding up to it; below it the
+ * parser holds the whole body: a limit is not streaming. zlib's errors are the client's (400). Grade it beside
+ * express.json() (docs/lessons/grade.md):
  *
  *   npm run grade -- --url http://127.0.0.1:3103/ingest --start "node examples/services/fastify.js" \
  *     --header "Content-Type: application/json"
- *
- * Fastify's parser takes `application/json` only, hence the header. zlib's
- * errors (a corrupt or truncated body) are the client's: 400, not 500.
- *
- *   PORT=3103 node examples/services/fastify.js
  */
 import { pipeline } from 'node:stream'
 import zlib from 'node:zlib'

@@ -1,21 +1,12 @@
 /**
- * The same endpoint as buffering.js, streamed: the body goes through
- * gunzip and @streamparser/json a chunk at a time (`pipeline`), each
- * element of the top-level "items" array is counted and dropped, and the
- * limits are checked on every chunk, so memory stays flat whatever the
- * body's size and however many bodies are in flight. It passes every check
- * of the grader's card: `npm run grade -- --url http://127.0.0.1:3101/ingest
- * --start "node examples/services/streaming.js"` (docs/lessons/grade.md,
- * "Grade your own service").
- *
- * What it refuses, each with a JSON answer, and why:
- * - 413 past 512 MiB inflated, or past 100:1 inflated to compressed once a
- *   MiB has come out (honest JSON gzips about 4.5:1, a zip bomb 1000:1), or
- *   nested deeper than 64 (a million nested arrays is an attack);
- * - 400 for gzip or JSON that is broken or cut short;
- * - 408 when the body stalls for 10 s (a client that holds the connection open).
+ * The same endpoint as buffering.js, streamed: gunzip and @streamparser/json a chunk at a time (`pipeline`),
+ * each element of "items" counted and dropped, the limits checked on every chunk, so memory stays flat
+ * whatever the body's size and however many are in flight. It passes every check of the grader's card
+ * (docs/lessons/grade.md). It refuses, as JSON: 413 past 512 MiB inflated, past 100:1 inflated to compressed
+ * once a MiB came out, or nesting past 64; 400 for broken or cut-short gzip or JSON; 408 for a 10 s stall.
  *
  *   PORT=3101 node examples/services/streaming.js
+ *   npm run grade -- --url http://127.0.0.1:3101/ingest --start "node examples/services/streaming.js"
  */
 import http from 'node:http'
 import path from 'node:path'

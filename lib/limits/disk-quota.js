@@ -35,7 +35,9 @@ function normalizeDiskQuotaOptions (options) {
   const quota = options.quota ?? DISK_QUOTA_DEFAULTS.quota
   const maxEntries = options.maxEntries ?? DISK_QUOTA_DEFAULTS.maxEntries
   if (!Number.isSafeInteger(quota) || quota < 1) throw new TypeError(`disk quota must be a positive integer of bytes, got ${quota}`)
-  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new TypeError(`disk quota option maxEntries must be a positive integer, got ${maxEntries}`)
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+    throw new TypeError(`disk quota option maxEntries must be a positive integer, got ${maxEntries}`)
+  }
   return Object.freeze({ dir: path.resolve(dir), quota, maxEntries })
 }
 
@@ -147,7 +149,8 @@ export function createDiskQuota (options) {
     files.clear()
     for (const [file, cost] of next) files.set(file, cost)
     filesCost = total
-    Object.assign(scan, { walks: scan.walks + 1, complete: complete && !truncated, entries, ms: Math.round(performance.now() - started), at: Date.now() })
+    const ms = Math.round(performance.now() - started)
+    Object.assign(scan, { walks: scan.walks + 1, complete: complete && !truncated, entries, ms, at: Date.now() })
   }
 
   /**

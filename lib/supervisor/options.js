@@ -50,16 +50,20 @@ export function normalizeSupervisorOptions (options = {}) {
   if (out.app === null || typeof out.app !== 'object') throw new TypeError('supervisor option app must be an object')
   checkInteger('memoryLimit', out.memoryLimit, 0, Number.MAX_SAFE_INTEGER)
   if (out.memoryLimit !== 0 && out.memoryLimit < MIN_MEMORY_LIMIT) {
-    throw new TypeError(`the memory budget must be 0 (none) or at least ${formatMemory(MIN_MEMORY_LIMIT)}: an idle worker needs about 90 MiB`)
+    const least = formatMemory(MIN_MEMORY_LIMIT)
+    throw new TypeError(`the memory budget must be 0 (none) or at least ${least}: an idle worker needs about 90 MiB`)
   }
   checkInteger('pollMs', out.pollMs, 5, 10_000)
   checkInteger('mallocMmapThreshold', out.mallocMmapThreshold, 0, 2 ** 31)
-  if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
+  if (!['auto', 'proc', 'ipc'].includes(out.rssSource)) {
+    throw new TypeError(`supervisor option rssSource must be auto, proc or ipc, got ${out.rssSource}`)
+  }
   // at least 1 ms: a worker dying at birth must never be restarted in a hot loop
   checkInteger('restartBackoffMs', out.restartBackoffMs, 1, 3600_000)
   checkInteger('maxRestartBackoffMs', out.maxRestartBackoffMs, 1, 3600_000)
   if (out.maxRestartBackoffMs < out.restartBackoffMs) {
-    throw new TypeError(`supervisor option maxRestartBackoffMs (${out.maxRestartBackoffMs}) must be at least restartBackoffMs (${out.restartBackoffMs})`)
+    const { maxRestartBackoffMs: most, restartBackoffMs: first } = out
+    throw new TypeError(`supervisor option maxRestartBackoffMs (${most}) must be at least restartBackoffMs (${first})`)
   }
   checkInteger('restartWindowMs', out.restartWindowMs, 1, 24 * 3600_000)
   checkInteger('stopGraceMs', out.stopGraceMs, 0, 600_000)

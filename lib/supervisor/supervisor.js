@@ -213,7 +213,8 @@ class Supervisor extends EventEmitter {
       this.#everReady = true
       this.#firstStart?.resolve({ address, port, pid: worker.child.pid })
       this.#firstStart = null
-      this.emit('listening', { address, port, pid: worker.child.pid, memoryLimit: this.#options.memoryLimit, rssSource: worker.watch.source })
+      const { memoryLimit } = this.#options
+      this.emit('listening', { address, port, pid: worker.child.pid, memoryLimit, rssSource: worker.watch.source })
     }
     for (const socket of this.#held.splice(0)) this.#route(socket)
   }
