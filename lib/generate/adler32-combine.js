@@ -3,6 +3,8 @@
 // Adler-32 is two sums modulo 65521: a = 1 + the bytes, b = the sum of every a along the way.
 // Appending B to A: a = aA + aB - 1, b = bA + bB + |B| * (aA - 1), all mod 65521 (zlib's adler32_combine).
 
+import { repeatByDoubling } from './crc32-combine.js'
+
 const BASE = 65521
 /** Bytes summed before reducing: zlib's NMAX, the most that cannot overflow 2^53 here by far. */
 const NMAX = 5552
@@ -38,16 +40,7 @@ export function adler32Combine (adlerA, adlerB, lengthB) {
   return (b * 65536 + a) >>> 0
 }
 
-/** The Adler-32 of `times` copies of a block, by doubling: O(log times). */
+/** The Adler-32 of `times` copies of a block. */
 export function adler32Repeat (adler, length, times) {
-  let result = 1
-  let power = adler
-  let powerLength = length
-  while (times > 0) {
-    if (times % 2 === 1) result = adler32Combine(result, power, powerLength)
-    power = adler32Combine(power, power, powerLength)
-    powerLength *= 2
-    times = Math.floor(times / 2)
-  }
-  return result
+  return repeatByDoubling(adler32Combine, 1, adler, length, times)
 }

@@ -36,16 +36,21 @@ export function crc32Combine (crcA, crcB, lengthB) {
   return (multModP(appendZerosOperator(lengthB), crcA) ^ crcB) >>> 0
 }
 
-/** The CRC-32 of `times` copies of a block, by doubling: O(log times). */
-export function crc32Repeat (crc, length, times) {
-  let result = 0
-  let power = crc
+/** The checksum of `times` copies of a block, by doubling (O(log times)), from its `combine` and the empty sum. */
+export function repeatByDoubling (combine, empty, sum, length, times) {
+  let result = empty
+  let power = sum
   let powerLength = length
   while (times > 0) {
-    if (times % 2 === 1) result = crc32Combine(result, power, powerLength)
-    power = crc32Combine(power, power, powerLength)
+    if (times % 2 === 1) result = combine(result, power, powerLength)
+    power = combine(power, power, powerLength)
     powerLength *= 2
     times = Math.floor(times / 2)
   }
   return result
+}
+
+/** The CRC-32 of `times` copies of a block. */
+export function crc32Repeat (crc, length, times) {
+  return repeatByDoubling(crc32Combine, 0, crc, length, times)
 }
