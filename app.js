@@ -35,12 +35,7 @@ import {
 /** Seconds a request that reached a closing app is told to wait (the supervisor's next worker answers it). */
 const CLOSING_RETRY_AFTER_SECONDS = 1
 
-/**
- * Build the lab's Express app.
- * @param {object} [options] see `lib/config/options.js`
- * @returns {import('express').Express & { close: () => Promise<void> }} `close()` stops what the app
- *   started; requests that reach it after are answered 503 server.closing. Safe to call twice.
- */
+/** The lab's Express app (options: lib/config/options.js); its `close()` stops what it started, twice safely. */
 export function createApp (options) {
   const opts = normalizeOptions(options)
   const app = express()
@@ -182,12 +177,7 @@ function wireApp (app, opts, closers, closing) {
   app.use(sendError)
 }
 
-/**
- * Where the peak is sampled (lib/metrics/peak.js: no /proc, or portable mode), any
- * request in flight keeps the sampling thread sampling, whatever route it
- * is (a grading run's handler included), so a peak read from outside after
- * a load saw the load. Where the kernel keeps the peak, nothing to do.
- */
+/** Where the peak is sampled (no /proc, portable mode), any request in flight keeps the sampler sampling. */
 function samplePeakWhileServing (req, res, next) {
   const stopWatching = watchPeak()
   res.once('close', stopWatching)

@@ -116,10 +116,7 @@ function wholeNumber (name, text) {
   return Number(text)
 }
 
-/**
- * A bar redrawn in place on a terminal; on anything else (logs, CI) a plain
- * line every 10%.
- */
+/** A bar redrawn in place on a terminal; on anything else (logs, CI) a plain line every 10%. */
 function createProgress (stream) {
   const tty = Boolean(stream.isTTY)
   // from the first rows, not from the database's start

@@ -1,11 +1,5 @@
-/**
- * The one Express error handler, registered last: every error reaches the
- * client as the lab's JSON (lib/errors/index.js), with its status and headers. A
- * body refused before it was read is read and dropped, within bounds
- * (discardRestOfBody), so that the answer gets through. The lab's app uses
- * it, and so does the grader's student process, which answers errors as the
- * lab does.
- */
+// The one Express error handler, registered last: every error reaches the client as the lab's JSON, and a
+// body refused unread is drained within bounds so the answer gets through. The grader's student process uses it too.
 import { toLabError } from '../errors/index.js'
 import { discardRestOfBody } from '../ingest/read.js'
 

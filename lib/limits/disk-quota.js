@@ -84,11 +84,7 @@ export function createDiskQuota (options) {
     return false
   }
 
-  /**
-   * Walk the data directory and take what it finds as the truth about the
-   * files no write of the lab's touched meanwhile. Never rejects: a part it
-   * cannot read is left out, and the walk says it was incomplete.
-   */
+  /** Walk the data directory; what it finds is the truth for files no write touched meanwhile. Never rejects. */
   async function walkOnce () {
     const started = performance.now()
     touched = new Set()
@@ -153,11 +149,7 @@ export function createDiskQuota (options) {
     Object.assign(scan, { walks: scan.walks + 1, complete: complete && !truncated, entries, ms, at: Date.now() })
   }
 
-  /**
-   * A walk that starts after this call: one already running may have read a
-   * directory before the change the caller wants seen. Callers at the same
-   * time share one walk.
-   */
+  /** A walk that starts after this call (one running may have missed the change); callers at once share it. */
   function refresh () {
     if (walking === null) {
       walking = walkOnce().finally(function walked () { walking = null })
@@ -186,10 +178,7 @@ export function createDiskQuota (options) {
     return filesCost + reservedCost + extra <= quota
   }
 
-  /**
-   * Grow `reservation` to `cost`, walking the directory once more before a refusal.
-   * @throws {LabError} 507 disk.quota.exceeded
-   */
+  /** Grow `reservation` to `cost`, walking the directory once more before a 507. */
   async function admit (reservation, cost) {
     await ready
     if (tryGrow(reservation, cost)) return
@@ -218,11 +207,8 @@ export function createDiskQuota (options) {
   }
 
   /**
-   * Reserve room for a write before its first byte.
-   * @param {number} projected bytes the write will take at least (0: not known)
-   * @param {{ claims?: string[] }} [what] paths, or path prefixes, of the temporary
-   *   files the write makes: a walk leaves them to the reservation, which counts them
-   * @throws {LabError} 507 disk.quota.exceeded when even the projection does not fit
+   * Reserve room for a write before its first byte (`projected`, 0: not known); 507 if even that does not fit.
+   * `claims`: paths or prefixes of its temporary files, which a walk leaves to the reservation.
    */
   async function reserve (projected, { claims = [] } = {}) {
     if (!Number.isSafeInteger(projected) || projected < 0) throw new TypeError(`projected bytes must be an integer >= 0, got ${projected}`)
@@ -242,10 +228,7 @@ export function createDiskQuota (options) {
       tryCover: function tryCover (bytes) { return tryGrow(state, diskCost(bytes)) },
       /** As tryCover, but a refusal comes only after a fresh walk: 507 disk.quota.exceeded. */
       cover: function cover (bytes) { return admit(state, diskCost(bytes)) },
-      /**
-       * A Transform to put before the file in a pipeline: it covers each chunk before
-       * passing it on, so the chunk that would pass the quota is never written.
-       */
+      /** A Transform before the file in a pipeline: the chunk that would pass the quota is never written. */
       meter: function meter () { return reservationMeter(reservation) },
       /** The write is on disk at `file`, `bytes` long: the file now counts, the reservation ends. */
       commit: function commit (file, bytes) {
@@ -257,10 +240,7 @@ export function createDiskQuota (options) {
     return reservation
   }
 
-  /**
-   * A file the lab removed: it no longer counts.
-   * @returns {number} what it cost (0 if the quota did not know it)
-   */
+  /** A file the lab removed no longer counts; returns what it cost (0 if unknown). */
   function forget (file) {
     return deleteFile(path.resolve(file))
   }

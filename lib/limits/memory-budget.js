@@ -1,10 +1,5 @@
-/**
- * The lab's memory budget: how much RSS the lab's worker process may use
- * before the supervisor kills it (as a container's OOM killer would), and
- * what every route that buffers must fit inside. One function decides the
- * default so the supervisor (which enforces it) and the app (which admits
- * requests within it) agree.
- */
+// The lab's memory budget: the RSS past which the supervisor kills the worker, and what every buffering route
+// must fit in. One function decides the default, so the supervisor and the app agree.
 import os from 'node:os'
 
 const MiB = 1024 * 1024
@@ -14,11 +9,8 @@ const GiB = 1024 * MiB
 const MIN_DEFAULT_BUDGET = GiB
 
 /**
- * The default budget: a quarter of the machine's memory (or of the cgroup
- * limit where one is set), at least 1 GiB. A 16 GiB laptop gets 4 GiB,
- * enough for the reference's 500 MB /bad run (its peak: docs/ingest.md).
- * @param {{ totalmem?: number, constrained?: number }} [machine] for tests
- * @returns {number} bytes, a whole number of MiB
+ * The default budget in whole MiB: a quarter of the machine's memory (or of its cgroup limit), at least 1 GiB,
+ * enough for the reference's /bad run (its peak: docs/ingest.md). `machine` is for tests.
  */
 export function defaultMemoryBudget (machine = {}) {
   const total = machine.totalmem ?? os.totalmem()

@@ -18,10 +18,7 @@ function machine ({ loadBefore } = {}) {
   }
 }
 
-/**
- * The command a figures file records: `npm run NAME -- ARGS`, less where the reports went (--out),
- * which is no part of the figures.
- */
+/** The command a figures file records: `npm run NAME -- ARGS`, less where the reports went (--out), which is no part of the figures. */
 export function figuresCommand (script, argv) {
   const kept = []
   for (let k = 0; k < argv.length; k++) {

@@ -26,10 +26,7 @@ export function median (values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-/**
- * The median server-memory figures of repeated measurements, each shaped
- * `{ server: { idleRss, peakRss, peakAboveIdle, peakSource } }`.
- */
+/** The median server-memory figures of repeated measurements, each shaped `{ server: { idleRss, peakRss, peakAboveIdle, peakSource } }`. */
 function medianServer (runs) {
   function pick (get) { return median(runs.map(get)) }
   return {
