@@ -1,11 +1,4 @@
-/**
- * The abort-upload experiment's figures for the command-line tools that
- * show runs: the lesson screenshot (`scripts/screenshots.js` takes a shot
- * object: name, flags, params, viewport, timeoutMs, figures) and the
- * classroom demo (`scripts/demo.js`: plans, what to say, the progress line,
- * the lines after a run). Every figure comes from the run's own result.
- * Formatting only: nothing here runs or measures anything.
- */
+/** The abort-upload experiment's lesson screenshot and classroom demo step, from the run's own result (experiments/README.md#figures). */
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 import { ROUTE_LABELS, largestCells, signedMiB } from './result.js'
 

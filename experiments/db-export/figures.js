@@ -1,9 +1,4 @@
-/**
- * The db-export experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The db-export experiment's lesson screenshot, from the run's own result (experiments/README.md#figures). */
 import { formatMiB, formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 import { warmUpDatabase } from './measure.js'

@@ -1,10 +1,4 @@
-/**
- * The ingest experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * and the classroom demo's step (scripts/demo.js takes the `demo` object),
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The ingest experiment's lesson screenshot and classroom demo step, from the run's own result (experiments/README.md#figures). */
 import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/util/units.js'
 import { count, errorList, peakOf, times } from '../../lib/measure/figure-lines.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'

@@ -1,9 +1,4 @@
-/**
- * The tiny-writes experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The tiny-writes experiment's lesson screenshot, from the run's own result (experiments/README.md#figures). */
 import { formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 
