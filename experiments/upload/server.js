@@ -300,7 +300,8 @@ function removeQuietly (file, quota) {
   })
 }
 
-function closed (stream) {
+/** A stream's (or a response's) 'close', or now if it has closed already. */
+export function closed (stream) {
   return new Promise(function waitForClose (resolve) {
     if (stream.closed) resolve()
     else stream.once('close', resolve)
