@@ -22,16 +22,14 @@ function dbExportFigures ({ result }) {
   const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]
   for (const c of result.cells) {
     const what = c.mode === 'batch' ? `batch of ${count(c.batch)}` : `stream, highWaterMark ${count(c.highWaterMark)}`
-    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); total ${formatMs(c.totalMs)}, first row ${formatMs(c.firstRowMs)}; ` +
+    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); ` +
+      `total ${formatMs(c.totalMs)}, first row ${formatMs(c.firstRowMs)}; ` +
       `server peak above idle ${formatMiB(c.serverPeakAboveIdle)}, database process ${formatMiB(c.databasePeakAboveIdle)}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
 
-/**
- * The export needs a started (and seeded) database: done before the page
- * opens, so the picture is the export and not the database starting.
- */
+/** A started (and seeded) database before the page opens: the picture is the export, not the database starting. */
 async function prepareDatabase (url, params, note) {
   note('starting the embedded database (its first use seeds it, which takes a while)')
   const status = await warmUpDatabase(url)
