@@ -1,16 +1,7 @@
 /**
- * The tiny-writes client in a process of its own: connects to the sink,
- * sends N bytes one of three ways (experiments/tiny-writes/writes.js `sendBytes`), ends
- * the connection and waits for the sink's count. Started with
- * `runChildJob`; speaks the protocol of `lib/experiments/child-job.js`:
- *
- *   in:  { port, bytes, mode, batch, noDelay }
- *   out: { type: 'result', mode, batch, bytes, ms, sendMs, writeCalls, syscalls, cpuUserMs,
- *          cpuSystemMs, received, inOrder, sinkReads }
- *
- * `syscalls` counts this process's write system calls (write, writev) from
- * /proc/self/io `syscw`: nothing else writes while it sends. Null where
- * there is no /proc.
+ * The tiny-writes client, a child job (lib/experiments/child-job.js) in { port, bytes, mode, batch, noDelay }: sends
+ * N bytes to the sink one way (writes.js), ends and waits for the sink's count. `syscalls` are this process's write
+ * system calls from /proc/self/io `syscw` (nothing else writes meanwhile), null where there is no /proc.
  */
 import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
@@ -94,11 +85,7 @@ async function readReply (socket) {
   }
 }
 
-/**
- * Write system calls this process has made so far, or null without /proc
- * (macOS, Windows, portable mode): the writes it asked for are counted
- * everywhere, the system calls only where the kernel counts them.
- */
+/** Write system calls this process has made so far, or null without /proc (macOS, Windows, portable mode). */
 function writeSyscalls () {
   if (!procAvailable()) return null
   try {

@@ -18,8 +18,9 @@ export const screenshot = Object.freeze({
 function tinyWritesFigures ({ result }) {
   const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
   for (const c of result.cells) {
-    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
-      `(${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`}`)
+    const delivered = c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`
+    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ` +
+      `${count(c.syscalls)} write syscalls (${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${delivered}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
