@@ -6,6 +6,7 @@ import { experimentBench } from '../../lib/measure/experiment-bench.js'
 import { markdownTable } from '../../lib/measure/table.js'
 import { formatBytes, formatDecimalBytes, formatMiB, formatMs } from '../../lib/util/units.js'
 import * as experiment from './index.js'
+import { bombInWords } from './result.js'
 
 export const { name, summary, usage, options, normalize, run } = experimentBench(experiment, {
   summary: 'a zip bomb into /good and /bad: answer, time to refuse, bytes inflated, peak memory',
@@ -23,7 +24,6 @@ function zipBombTable (result) {
   const guard = result.unsafeBad ? '/bad unguarded (--unsafe-bad)' : `/bad guarded at ${formatBytes(result.limits.inflated)} inflated`
   const made = Number.isFinite(bomb.madeMs) ? `, made by zlib's compressor in ${formatMs(bomb.madeMs)}` : ''
   const heads = ['route', 'status', 'error', 'outcome', 'time to answer', 'inflated bytes reached', 'server peak above idle', 'peak RSS']
-  return `A ${bomb.variant} bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} ` +
-    `of ${bomb.codec ?? 'gzip'}${Number.isFinite(bomb.ratio) ? ` (${bomb.ratio}:1)` : ''}${made}; ${guard}.\n\n` +
+  return `A ${bomb.variant} bomb: ${bombInWords(bomb)}${Number.isFinite(bomb.ratio) ? ` (${bomb.ratio}:1)` : ''}${made}; ${guard}.\n\n` +
     `${markdownTable(heads, rows)}\n`
 }
