@@ -1,6 +1,7 @@
 /** The abort-upload result (lib/experiments/result-contract.js): cells, charts, the Node docs' claims beside the measures, verdicts. */
 import { round } from '../../lib/experiments/params.js'
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
+import { linesBy } from '../results.js'
 
 const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "the Writable destination is not closed automatically" ' +
   'and "it will be necessary to manually close each stream in order to prevent memory leaks"'
@@ -55,14 +56,7 @@ export function largestCells (cells) {
 /** Descriptors, bytes on disk and heap growth against the number of aborted uploads. */
 export function abortUploadCharts (cells) {
   function series (y) {
-    const out = []
-    for (const route of ['pipe', 'pipeline']) {
-      const points = cells.filter(function ofRoute (c) { return c.route === route })
-        .map(function point (c) { return { x: c.uploads, y: y(c) } })
-        .sort(function byX (a, b) { return a.x - b.x })
-      if (points.length) out.push({ label: ROUTE_LABELS[route], points })
-    }
-    return out
+    return linesBy(cells, 'route', Object.entries(ROUTE_LABELS), function uploads (c) { return c.uploads }, y)
   }
   return [
     {

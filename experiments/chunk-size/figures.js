@@ -16,8 +16,8 @@ export const screenshot = Object.freeze({
 function chunkSizeFigures ({ result }) {
   const lines = [`file: ${formatBytes(result.file.bytes)}`]
   for (const c of result.cells) {
-    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${formatMs(c.latencyMs?.avg)}; ` +
-      `server peak above idle ${formatMiB(c.server?.peakAboveIdle)}`)
+    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; ` +
+      `latency avg ${formatMs(c.latencyMs?.avg)}; server peak above idle ${formatMiB(c.server?.peakAboveIdle)}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }

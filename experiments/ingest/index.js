@@ -19,6 +19,7 @@ import {
   choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, round, sizeEntry, sizeParam
 } from '../../lib/experiments/params.js'
 import { answersVerdict, inputCaption, routesTable } from './result.js'
+import { errorsByType } from '../results.js'
 
 export const name = 'ingest'
 
@@ -196,10 +197,7 @@ async function measureBound (ctx, input, dir) {
 
 function summariseRoute (route, p, { results, wallMs }, server, bound) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
-  const errors = {}
-  for (const r of results) {
-    if (r.status !== 200) errors[r.errorType] = (errors[r.errorType] ?? 0) + 1
-  }
+  const errors = errorsByType(results)
   const answers = new Set(ok.map(function key (r) { return JSON.stringify(r.summary) }))
   const inflatedBytes = ok.reduce(function add (sum, r) { return sum + (r.summary?.inflatedBytes ?? 0) }, 0)
   const latency = latencyStats(results.map(function ms (r) { return r.ms }))

@@ -4,6 +4,7 @@
  */
 import { formatMiB } from '../../lib/util/units.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
+import { routesSideBySide } from '../results.js'
 
 /** A column's heading: the route and its label in the route table (a route not in it by name). */
 function routeHeading (route) {
@@ -46,16 +47,7 @@ const ROWS = Object.freeze([
 
 /** The routes side by side; `bound`: the machine's bound on the body's shape, each route's throughput a share of it. */
 export function routesTable (byRoute, bound = null) {
-  const routes = Object.values(byRoute)
-  return {
-    name: 'routes',
-    columns: routes.map(function column (r) { return { key: r.route, label: routeHeading(r.route), route: r.route } }),
-    rows: ROWS.map(function row (spec) {
-      const values = {}
-      for (const r of routes) values[r.route] = spec.value(r, bound)
-      return { field: spec.field, label: spec.label, unit: spec.unit, values }
-    })
-  }
+  return routesSideBySide('routes', Object.values(byRoute), ROWS, routeHeading, bound)
 }
 
 /** The verdict on the answers (`summariesAgree`): identical across every upload and route, or not. */

@@ -2,6 +2,7 @@
 import { runTinyWrites, tinyWritesCells } from './run.js'
 import { BATCH_STEPS, TINY_MODES } from './writes.js'
 import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { publishedWith } from '../results.js'
 
 export const name = 'tiny-writes'
 
@@ -131,12 +132,9 @@ export function publishedBeside (cells) {
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
   const coalesced = cells.filter(function isCoalesce (c) { return c.mode === 'coalesce' })
     .sort(function largestFirst (a, b) { return b.batch - a.batch })[0]
-  const measured = {
+  return publishedWith(PUBLISHED, {
     perByteSeconds: perByte ? round(perByte.ms / 1000, 1000) : null,
     coalescedSeconds: coalesced ? round(coalesced.ms / 1000, 1000) : null,
     speedUp: perByte && coalesced ? round(perByte.ms / coalesced.ms, 10) : null
-  }
-  return PUBLISHED.map(function withMeasured (pub) {
-    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: measured[pub.figure] }
   })
 }

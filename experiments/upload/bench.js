@@ -12,6 +12,7 @@ import { removeUploads } from './server.js'
 import { publishedBeside, summariseUploadCell, uploadCharts, uploadedNames } from './index.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
 import * as experiment from './index.js'
+import { serverFigures } from '../results.js'
 
 export const name = 'upload'
 export const summary = 'C uploads at once to /upload-buffer and /upload-stream'
@@ -103,9 +104,7 @@ async function measureUploads ({ route, concurrency, file, warmFile, bytes, serv
       return { status: r.status, ms: r.ms, bytes: r.body?.bytes, file: r.body?.file, errorType }
     })
     made.push(...uploadedNames(results))
-    const { idleRss, peakRss, peakAboveIdle, peakSource } = measured
-    const server = { idleRss, peakRss, peakAboveIdle, peakSource }
-    return summariseUploadCell({ route, concurrency, bytes, results, wallMs: measured.wallMs, server })
+    return summariseUploadCell({ route, concurrency, bytes, results, wallMs: measured.wallMs, server: serverFigures(measured) })
   } finally {
     await removeUploads(DEFAULTS.dataDir, made)
   }

@@ -11,6 +11,7 @@ import { badParameter } from '../../lib/errors/index.js'
 import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, round, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { errorsByType, linesBy } from '../results.js'
 
 export const name = 'upload'
 
@@ -160,10 +161,7 @@ async function removeNewUploads (dataDir, before) {
 /** One cell's figures; `server` holds the window's memory figures in bytes. */
 export function summariseUploadCell ({ route, concurrency, bytes, results, wallMs, server }) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
-  const errors = {}
-  for (const r of results) {
-    if (r.status !== 200) errors[r.errorType] = (errors[r.errorType] ?? 0) + 1
-  }
+  const errors = errorsByType(results)
   const written = ok.reduce(function add (sum, r) { return sum + (r.bytes ?? 0) }, 0)
   const latency = latencyStats(results.map(function ms (r) { return r.ms }))
   return {
@@ -184,14 +182,8 @@ export function summariseUploadCell ({ route, concurrency, bytes, results, wallM
 /** The article's two charts: server peak RSS and average latency against concurrency. */
 export function uploadCharts (cells) {
   function series (y) {
-    const out = []
-    for (const [route, label] of [['buffer', 'buffered (/upload-buffer)'], ['stream', 'streamed (/upload-stream)']]) {
-      const points = cells.filter(function ofRoute (c) { return c.route === route })
-        .map(function point (c) { return { x: c.concurrency, y: y(c) } })
-        .sort(function byX (a, b) { return a.x - b.x })
-      if (points.length) out.push({ label, points })
-    }
-    return out
+    const routes = [['buffer', 'buffered (/upload-buffer)'], ['stream', 'streamed (/upload-stream)']]
+    return linesBy(cells, 'route', routes, function concurrency (c) { return c.concurrency }, y)
   }
   return [
     {

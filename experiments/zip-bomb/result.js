@@ -1,5 +1,6 @@
 /** The zip-bomb result's presentation (lib/experiments/result-contract.js): each route's answer and cost, and the verdict. */
 import { formatDecimalBytes } from '../../lib/util/units.js'
+import { routesSideBySide } from '../results.js'
 /** Bytes in MB as the dashboard shows them (its formatMB): a small bomb's gzip stays in MB, to three places. */
 function megabytes (bytes) {
   if (!Number.isFinite(bytes)) return '–'
@@ -40,18 +41,9 @@ const ROWS = Object.freeze([
 
 /** The routes side by side, the bomb in the caption. */
 export function bombTable (bomb, byRoute) {
-  const routes = Object.values(byRoute)
   const ratio = Number.isFinite(bomb.ratio) ? ` (${Math.round(bomb.ratio).toLocaleString('en')}:1)` : ''
-  return {
-    name: 'bomb',
-    caption: `a ${bomb.variant} bomb, ${bombInWords(bomb, megabytes)}${ratio}`,
-    columns: routes.map(function column (r) { return { key: r.route, label: `POST /${r.route}`, route: r.route } }),
-    rows: ROWS.map(function row (spec) {
-      const values = {}
-      for (const r of routes) values[r.route] = spec.value(r)
-      return { field: spec.field, label: spec.label, unit: spec.unit, ...(spec.empty ? { empty: spec.empty } : {}), values }
-    })
-  }
+  const { columns, rows } = routesSideBySide('bomb', Object.values(byRoute), ROWS, function heading (route) { return `POST /${route}` })
+  return { name: 'bomb', caption: `a ${bomb.variant} bomb, ${bombInWords(bomb, megabytes)}${ratio}`, columns, rows }
 }
 
 /** Survived or not: every route refused the bomb, or which did not and how. */
