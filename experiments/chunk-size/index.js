@@ -5,6 +5,7 @@ import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round } from '../../lib/experiments/params.js'
 import { linesBy, publishedWith } from '../results.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'chunk-size'
 
@@ -79,19 +80,11 @@ export async function run (ctx) {
   for (const hwm of hwms) {
     for (const mode of modes) {
       signal.throwIfAborted()
-      await ctx.settle()
-      const endMeasure = ctx.measure()
-      let server = null
       const job = { url: chunkUrl(baseUrl, hwm, mode), concurrency: p.concurrency, requests: p.requests, expectBytes: file.bytes }
-      const load = await runChildJob(GET_PROCESS, job, {
-        signal,
-        onSpawn: ctx.trackProcess,
-        onProgress: function relayProgress (progress) {
-          if (progress.done === p.requests && server === null) server = endMeasure()
-          ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load', cell: `${mode} · read size ${hwm}` })
-        }
-      })
-      server ??= endMeasure()
+      function getAll (hooks) { return runChildJob(GET_PROCESS, job, hooks) }
+      const cell = `${mode} · read size ${hwm}`
+      function relay (progress) { ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load', cell }) }
+      const { load, server } = await loadInWindow(ctx, p.requests, getAll, relay)
       done += p.requests
       cells.push(summariseChunkCell({ hwm, mode, concurrency: p.concurrency, load, server }))
     }

@@ -20,6 +20,7 @@ import {
 } from '../../lib/experiments/params.js'
 import { answersVerdict, inputCaption, routesTable } from './result.js'
 import { errorsByType } from '../results.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'ingest'
 
@@ -142,19 +143,10 @@ export async function run (ctx) {
     const headers = INGEST_ROUTES[route].headers
     ctx.progress({ done: index * p.requests, total, route, stage: 'warm-up' })
     await uploadFile(url, warm.file, { ...headers, [WARM_UP_HEADER]: '1' })
-    await ctx.settle()
-    const endMeasure = ctx.measure()
-    let server = null
-    const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }, {
-      signal,
-      onSpawn: ctx.trackProcess,
-      onProgress: function relayProgress ({ done }) {
-        // the last upload has ended: read the peak before the results cross over IPC
-        if (done === p.requests && server === null) server = endMeasure()
-        ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' })
-      }
-    })
-    server ??= endMeasure()
+    const job = { url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }
+    function uploadAll (hooks) { return runLoad(job, hooks) }
+    function relay ({ done }) { ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' }) }
+    const { load, server } = await loadInWindow(ctx, p.requests, uploadAll, relay)
     byRoute[route] = summariseRoute(route, p, load, server, bound)
   }
   const summariesAgree = allAgree(Object.values(byRoute))

@@ -12,6 +12,7 @@ import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } 
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, round, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
 import { errorsByType, linesBy } from '../results.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'upload'
 
@@ -111,28 +112,17 @@ export async function run (ctx) {
     for (const concurrency of levels) {
       signal.throwIfAborted()
       const before = new Set(await listUploads(options.dataDir))
-      // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
-      await ctx.settle()
-      const endMeasure = ctx.measure()
-      let server = null
-      let load
+      const job = { url: `${baseUrl}/upload-${route}`, file: input.file, concurrency, requests: concurrency, headers: HEADERS }
+      function uploadAll (hooks) { return runLoad({ ...job, fields: ['file', 'bytes'] }, hooks) }
+      function relay (progress) { ctx.progress({ done: done + progress.done, total, route, concurrency, stage: 'load' }) }
+      let load, server
       try {
-        const url = `${baseUrl}/upload-${route}`
-        load = await runLoad({ url, file: input.file, concurrency, requests: concurrency, headers: HEADERS, fields: ['file', 'bytes'] }, {
-          signal,
-          onSpawn: ctx.trackProcess,
-          onProgress: function relayProgress (progress) {
-            // the last upload has ended: read the peak before the answers cross over IPC
-            if (progress.done === concurrency && server === null) server = endMeasure()
-            ctx.progress({ done: done + progress.done, total, route, concurrency, stage: 'load' })
-          }
-        })
+        ({ load, server } = await loadInWindow(ctx, concurrency, uploadAll, relay))
       } catch (err) {
         // the load process died with the names of finished uploads: remove what this cell made
         await removeNewUploads(options.dataDir, before)
         throw err
       }
-      server ??= endMeasure()
       await removeUploads(options.dataDir, uploadedNames(load.results))
       done += concurrency
       cells.push(summariseUploadCell({ route, concurrency, bytes: p.bytes, results: load.results, wallMs: load.wallMs, server }))

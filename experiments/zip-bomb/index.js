@@ -15,6 +15,7 @@ import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, normalizeBySchema, round, sizeEntry } from '../../lib/experiments/params.js'
 import { bombTable, bombVerdict } from './result.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'zip-bomb'
 
@@ -113,18 +114,8 @@ export async function run (ctx) {
     // /bad without its guard is expected to take this process down: say so while it still can
     const fatal = route === 'bad' && options.unsafeBad === true
     ctx.progress({ done: index, total: routes.length, route, stage: fatal ? 'bomb (unsafe: the worker may be killed)' : 'bomb' })
-    await ctx.settle()
-    const endMeasure = ctx.measure()
-    let server = null
-    const load = await runLoad({ url, bomb: bombParams, bombCacheDir, requests: 1, concurrency: 1 }, {
-      signal,
-      onSpawn: ctx.trackProcess,
-      onProgress: function readPeakFirst ({ done, total }) {
-        // the answer is in: read the peak before the result crosses over IPC
-        if (done === total && server === null) server = endMeasure()
-      }
-    })
-    server ??= endMeasure()
+    const job = { url, bomb: bombParams, bombCacheDir, requests: 1, concurrency: 1 }
+    const { load, server } = await loadInWindow(ctx, 1, function sendBomb (hooks) { return runLoad(job, hooks) })
     byRoute[route] = summariseRoute(route, load, server)
     ctx.progress({ done: index + 1, total: routes.length, route, stage: 'bomb' })
   }
