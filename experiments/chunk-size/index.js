@@ -89,12 +89,7 @@ export async function run (ctx) {
       cells.push(summariseChunkCell({ hwm, mode, concurrency: p.concurrency, load, server }))
     }
   }
-  return {
-    file: { bytes: file.bytes },
-    cells,
-    charts: chunkSizeCharts(cells),
-    published: publishedBeside(cells)
-  }
+  return { file: { bytes: file.bytes }, cells, charts: chunkSizeCharts(cells), published: publishedBeside(cells) }
 }
 
 export function chunkUrl (baseUrl, hwm, mode) {

@@ -102,11 +102,7 @@ async function makeIfMissing (dir, name, file) {
 
 /** The headers of the file's answer, the same for GET and HEAD (HEAD reads nothing). */
 export function setChunkFileHeaders (res, file) {
-  res.set({
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Content-Length': String(file.bytes),
-    'Cache-Control': 'no-store'
-  })
+  res.set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(file.bytes), 'Cache-Control': 'no-store' })
 }
 
 /** Serve the file in reads of `hwm` bytes, as Buffers or strings; rejects with ERR_STREAM_PREMATURE_CLOSE when the client hangs up. */

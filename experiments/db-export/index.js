@@ -56,12 +56,7 @@ export const params = deepFreeze([
     label: 'Slow query (ms of pg_sleep per request)',
     help: 'A fixed cost every request pays, as a slow query would: many small batches pay it many times, the stream once.'
   }),
-  integerEntry('repeat', {
-    default: 1,
-    max: 5,
-    label: 'Repeats',
-    help: 'Measurements of each export; medians reported.'
-  })
+  integerEntry('repeat', { default: 1, max: 5, label: 'Repeats', help: 'Measurements of each export; medians reported.' })
 ])
 
 /** @throws {LabError} 400 parameter.invalid naming the field */

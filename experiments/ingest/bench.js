@@ -29,11 +29,7 @@ const DEFAULTS = Object.freeze({
 })
 
 /** A run the spec can afford: small bodies, short time boxes, one upload per connection. */
-const QUICK = Object.freeze({
-  sizes: '1KB,64KB,1MB',
-  concurrency: '1,10',
-  duration: '1'
-})
+const QUICK = Object.freeze({ sizes: '1KB,64KB,1MB', concurrency: '1,10', duration: '1' })
 
 /** /good's req/s over the fastest other route run in the cell, from an inflated body size on. */
 const SPEED_TARGETS = Object.freeze([

@@ -81,13 +81,7 @@ export async function run (ctx) {
     }
   })
   const rounded = results.map(roundTinyCell)
-  return {
-    bytes: p.bytes,
-    nagle: p.nagle,
-    cells: rounded,
-    charts: tinyWritesCharts(rounded),
-    published: publishedBeside(rounded)
-  }
+  return { bytes: p.bytes, nagle: p.nagle, cells: rounded, charts: tinyWritesCharts(rounded), published: publishedBeside(rounded) }
 }
 
 /** What the lab shows of a cell, in order, with the scale each figure is rounded to (0: as it is). */

@@ -18,10 +18,7 @@ const MiB = 1024 * 1024
 const HOUR_MS = 60 * 60 * 1000
 
 /** Defaults of the `upload` app option: the largest upload in bytes; the age in ms past which a lab's start removes one (0: never). */
-export const UPLOAD_DEFAULTS = Object.freeze({
-  limit: 256 * MiB,
-  maxAgeMs: HOUR_MS
-})
+export const UPLOAD_DEFAULTS = Object.freeze({ limit: 256 * MiB, maxAgeMs: HOUR_MS })
 
 const UPLOAD_DIR_NAME = 'uploads'
 const UPLOAD_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
@@ -195,10 +192,7 @@ function abortWhenClosed (req) {
   const socket = req.socket
   if (socket.destroyed) controller.abort(requestAborted(0))
   else socket.once('close', onClose)
-  return {
-    signal: controller.signal,
-    release: function release () { socket.removeListener('close', onClose) }
-  }
+  return { signal: controller.signal, release: function release () { socket.removeListener('close', onClose) } }
 }
 
 /** Delete uploads by name (as the routes answered them); how many were removed. */
