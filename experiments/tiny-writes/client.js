@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
 import net from 'node:net'
+import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { TINY_MODES, readToEnd, sendBytes } from './writes.js'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
@@ -55,22 +56,13 @@ function checkJob (job) {
   if (!Number.isSafeInteger(job.batch) || job.batch < 1) throw new TypeError(`job.batch must be a positive integer, got ${job.batch}`)
 }
 
-function connect (port, noDelay) {
-  return new Promise(function connecting (resolve, reject) {
-    const socket = net.connect({ host: '127.0.0.1', port })
-    function onConnect () {
-      socket.removeListener('error', onError)
-      // Node leaves Nagle's algorithm on for net sockets unless told: say which, every time
-      socket.setNoDelay(Boolean(noDelay))
-      resolve(socket)
-    }
-    function onError (err) {
-      socket.removeListener('connect', onConnect)
-      reject(err)
-    }
-    socket.once('connect', onConnect)
-    socket.once('error', onError)
-  })
+/** A connected socket; `once` rejects on 'error' and leaves no listener behind. */
+async function connect (port, noDelay) {
+  const socket = net.connect({ host: '127.0.0.1', port })
+  await once(socket, 'connect')
+  // Node leaves Nagle's algorithm on for net sockets unless told: say which, every time
+  socket.setNoDelay(Boolean(noDelay))
+  return socket
 }
 
 /** The sink's one JSON line, once the connection closes. */

@@ -75,26 +75,13 @@ export async function sendBytes (socket, { bytes, mode, batch }) {
 /** Resolves on 'drain'; rejects if the socket fails or closes first. Leaves no listener behind. */
 function drained (socket) {
   return new Promise(function waitForDrain (resolve, reject) {
-    function onDrain () {
-      cleanup()
-      resolve()
+    function settle (err) {
+      socket.off('drain', settle).off('error', settle).off('close', onClose)
+      if (err) reject(err)
+      else resolve()
     }
-    function onError (err) {
-      cleanup()
-      reject(err)
-    }
-    function onClose () {
-      cleanup()
-      reject(new Error('the socket closed before it drained'))
-    }
-    function cleanup () {
-      socket.removeListener('drain', onDrain)
-      socket.removeListener('error', onError)
-      socket.removeListener('close', onClose)
-    }
-    socket.on('drain', onDrain)
-    socket.on('error', onError)
-    socket.on('close', onClose)
+    function onClose () { settle(new Error('the socket closed before it drained')) }
+    socket.on('drain', settle).on('error', settle).on('close', onClose)
   })
 }
 
@@ -131,22 +118,12 @@ export async function suckBytes (socket) {
 /** Read a socket to its end, each chunk to `onChunk`, `atEnd()` in the 'end' event itself; leaves no listener behind. */
 export function readToEnd (socket, onChunk, atEnd = function nothing () {}) {
   return new Promise(function untilEnd (resolve, reject) {
-    function onEnd () {
-      cleanup()
+    function settle (err) {
+      socket.off('data', onChunk).off('end', settle).off('error', settle)
+      if (err) return reject(err)
       atEnd()
       resolve()
     }
-    function onError (err) {
-      cleanup()
-      reject(err)
-    }
-    function cleanup () {
-      socket.removeListener('data', onChunk)
-      socket.removeListener('end', onEnd)
-      socket.removeListener('error', onError)
-    }
-    socket.on('data', onChunk)
-    socket.on('end', onEnd)
-    socket.on('error', onError)
+    socket.on('data', onChunk).on('end', settle).on('error', settle)
   })
 }
