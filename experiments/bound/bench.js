@@ -33,7 +33,6 @@ export const options = Object.freeze({
   cores: { type: 'string' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (given) {
   const values = { ...DEFAULTS }
   for (const [key, value] of Object.entries(given)) if (value !== undefined) values[key] = value

@@ -31,7 +31,6 @@ export const options = Object.freeze({
   'server-flag': { type: 'string', multiple: true, default: [] }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   return {
     hwm: list(values.hwm, function readSize (text) {

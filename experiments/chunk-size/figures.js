@@ -2,7 +2,6 @@
 import { formatBytes, formatMiB, formatMs } from '../../lib/util/units.js'
 import { publishedFigures } from '../../lib/measure/figure-lines.js'
 
-/** The lesson picture (docs/img/lesson-chunk-size.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'chunk-size',
   flags: [],
@@ -12,7 +11,6 @@ export const screenshot = Object.freeze({
   figures: chunkSizeFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function chunkSizeFigures ({ result }) {
   const lines = [`file: ${formatBytes(result.file.bytes)}`]
   for (const c of result.cells) {

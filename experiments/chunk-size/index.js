@@ -33,7 +33,6 @@ const HWM_LABELS = Object.freeze({
   1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)'
 })
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('hwm', {
     values: ['all', ...HWM_STEPS.map(String)],

@@ -31,7 +31,6 @@ export const options = Object.freeze({
   'database-url': { type: 'string' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   const sleep = Number(values.sleep)
   if (!/^\d+(\.\d+)?$/.test(values.sleep) || sleep > 10) throw new TypeError(`--sleep takes seconds from 0 to 10, got "${values.sleep}"`)

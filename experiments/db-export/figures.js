@@ -3,7 +3,6 @@ import { formatMiB, formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 import { warmUpDatabase } from './measure.js'
 
-/** The lesson picture (docs/img/lesson-db-export.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'db-export',
   flags: [],
@@ -16,7 +15,6 @@ export const screenshot = Object.freeze({
   figures: dbExportFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function dbExportFigures ({ result }) {
   const seed = result.database?.seed
   const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]

@@ -24,7 +24,6 @@ const MAX_ROWS = 10_000_000
 const MAX_REQUESTS = 20_000
 const MAX_LIST = 12
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('mode', {
     values: MODES,

@@ -83,7 +83,6 @@ export const options = Object.freeze({
   bound: { type: 'string' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (given) {
   const values = { ...DEFAULTS, ...(given.quick ? QUICK : {}) }
   for (const [key, value] of Object.entries(given)) if (value !== undefined) values[key] = value

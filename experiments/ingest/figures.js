@@ -3,7 +3,6 @@ import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize 
 import { count, errorList, peakOf, times } from '../../lib/measure/figure-lines.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 
-/** The lesson picture (docs/img/lesson-ingest.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'ingest',
   flags: [],
@@ -15,7 +14,6 @@ export const screenshot = Object.freeze({
   figures: ingestFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function ingestFigures ({ params, result }) {
   const input = result.input
   const body = input.bytes !== null ? `${formatDecimalBytes(input.bytes)} of JSON` : `${count(input.size)} items`

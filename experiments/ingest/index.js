@@ -46,7 +46,6 @@ const BOUND_PROCESS = fileURLToPath(new URL('./bound-process.js', import.meta.ur
 const BOUND_GZIP_MAX = 16 * 1024 * 1024
 const BOUND_BYTES = 64_000_000
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('route', {
     values: ROUTES,

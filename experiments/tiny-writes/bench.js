@@ -28,7 +28,6 @@ export const options = Object.freeze({
   repeat: { type: 'string', default: '3' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   return {
     bytes: positiveInteger('bytes')(values.bytes),

@@ -2,7 +2,6 @@
 import { formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 
-/** The lesson picture (docs/img/lesson-tiny-writes.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'tiny-writes',
   flags: [],
@@ -14,7 +13,6 @@ export const screenshot = Object.freeze({
   figures: tinyWritesFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function tinyWritesFigures ({ result }) {
   const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
   for (const c of result.cells) {

@@ -22,7 +22,6 @@ export const PUBLISHED = deepFreeze([
   { label: 'Buffered speed-up', value: 5, unit: 'x', source: SOURCE, figure: 'speedUp' }
 ])
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('mode', {
     values: ['all', ...TINY_MODES],

@@ -37,7 +37,6 @@ export const options = Object.freeze({
 
 const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   const routes = list(values.routes, function route (r) {
     if (!ROUTES.includes(r)) throw new TypeError(`--routes takes ${ROUTES.join(' and ')}, got "${r}"`)

@@ -2,7 +2,6 @@
 import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/util/units.js'
 import { errorList, peakOf, publishedFigures, times } from '../../lib/measure/figure-lines.js'
 
-/** The lesson picture (docs/img/lesson-upload.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'upload',
   flags: [],
@@ -12,7 +11,6 @@ export const screenshot = Object.freeze({
   figures: uploadFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function uploadFigures ({ result }) {
   const lines = [`file: ${formatDecimalBytes(result.input.bytes)}`]
   for (const c of result.cells) {

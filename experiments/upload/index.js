@@ -48,7 +48,6 @@ export const PUBLISHED = deepFreeze([
   atTwoHundred('Streamed', 4.0, 's', 'stream', 'avgSeconds')
 ])
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('route', {
     values: ROUTES,

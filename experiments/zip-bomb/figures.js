@@ -3,7 +3,6 @@ import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } 
 import { count, peakOf } from '../../lib/measure/figure-lines.js'
 import { bombInWords } from './result.js'
 
-/** The lesson picture (docs/img/lesson-zip-bomb.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'zip-bomb',
   flags: [],
@@ -13,7 +12,6 @@ export const screenshot = Object.freeze({
   figures: zipBombFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function zipBombFigures ({ result }) {
   const b = result.bomb
   const guard = result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`

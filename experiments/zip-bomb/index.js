@@ -31,7 +31,6 @@ export const description = 'Streams a zip bomb (a few MB of gzip, or a few KB of
 const ROUTES = Object.freeze(['both', 'good', 'bad'])
 const WARM_HEADERS = Object.freeze({ 'content-type': 'application/gzip' })
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('variant', {
     values: BOMB_VARIANTS,
