@@ -6,9 +6,7 @@ import { normalizeWithinUploadLimit } from '../upload/server.js'
 export { run, UPLOAD_STEPS } from './run.js'
 
 export const name = 'abort-upload'
-
 export const title = 'pipe() vs pipeline() on a client that aborts mid-upload'
-
 export const description = 'Sends N uploads to POST /abort-upload/pipe (req.pipe(fs.createWriteStream(file))) and ' +
   'POST /abort-upload/pipeline (await pipeline(req, fs.createWriteStream(file))), each aborted by its client after part ' +
   'of the body, and counts on the server what each route leaves behind: file descriptors still open, half-written files ' +

@@ -8,9 +8,7 @@ import { linesBy, publishedWith } from '../results.js'
 import { loadInWindow } from '../window.js'
 
 export const name = 'chunk-size'
-
 export const title = 'Read chunk size, Buffer vs string'
-
 export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.createReadStream at read sizes ' +
   '(highWaterMark) from 1 KiB to 1 MiB, as Buffers or decoded to strings, under concurrent keep-alive load from a ' +
   'separate process, and reports MiB/s and the server\'s peak memory for each setting.'

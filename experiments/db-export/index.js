@@ -10,9 +10,7 @@ import {
 import { choiceEntry, deepFreeze, integerEntry, listEntry, normalizeBySchema } from '../../lib/experiments/params.js'
 
 export const name = 'db-export'
-
 export const title = 'Database export: batch vs stream'
-
 export const description = 'Exports the same rows of a desks x items join from PostgreSQL (the embedded PGlite, ' +
   'or the server in database.url) as LIMIT/OFFSET batches, each answer a whole JSON array, and as one ' +
   'cursor stream read highWaterMark rows at a time, timed by a separate client process that fetches and ' +

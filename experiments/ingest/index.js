@@ -23,9 +23,7 @@ import { errorsByType } from '../results.js'
 import { loadInWindow } from '../window.js'
 
 export const name = 'ingest'
-
 export const title = 'Buffered vs streamed gzip ingest'
-
 export const description = 'Uploads the same generated gzip JSON document to POST /bad (buffers the whole ' +
   'body, inflates it, parses it as one string) and to POST /good (streams it through gunzip and a record ' +
   'scanner), from a separate load process, and reports each route\'s throughput, latency and the server\'s ' +

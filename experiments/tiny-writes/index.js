@@ -5,9 +5,7 @@ import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round, sweepE
 import { publishedWith } from '../results.js'
 
 export const name = 'tiny-writes'
-
 export const title = 'Many tiny writes vs coalesced writes'
-
 export const description = 'Sends N bytes over a local TCP connection to a "byte sucker" process, one socket.write() ' +
   'per byte, then with cork()/uncork() every few KiB, then through a buffer written when full, each from a fresh ' +
   'client process, and reports the time, socket.write() calls and write system calls of each.'

@@ -15,9 +15,7 @@ import { errorsByType, linesBy } from '../results.js'
 import { loadInWindow } from '../window.js'
 
 export const name = 'upload'
-
 export const title = 'Buffered vs streamed upload to disk'
-
 export const description = 'Sends C uploads of the same file at once to POST /upload-buffer (keeps every ' +
   'chunk, Buffer.concat, one writeFile at the end) and POST /upload-stream (pipeline from the request to a ' +
   'file), for C = 1, 10, 50, 100, 200, from a separate load process, and reports each cell\'s latency and the ' +

@@ -240,20 +240,15 @@ export async function removeDeadParts (dataDir) {
  */
 export async function removeOldUploads (dataDir, maxAgeMs, now = Date.now()) {
   if (maxAgeMs === 0) return []
-  const dir = uploadDir(dataDir)
-  const removed = []
+  const old = []
   for (const name of (await listUploads(dataDir)).filter(isUploadName)) {
-    const file = path.join(dir, name)
-    try {
-      if (now - (await fs.promises.lstat(file)).mtimeMs <= maxAgeMs) continue
-      await fs.promises.unlink(file)
-      removed.push(name)
-    } catch (err) {
-      // removed meanwhile by someone else: what we wanted
-      if (err.code !== 'ENOENT') throw err
-    }
+    const stat = await fs.promises.lstat(path.join(uploadDir(dataDir), name)).catch(function removedMeanwhile (err) {
+      if (err.code === 'ENOENT') return null
+      throw err
+    })
+    if (stat !== null && now - stat.mtimeMs > maxAgeMs) old.push(name)
   }
-  return removed
+  return (await deleteUploads(dataDir, null, old)).removed
 }
 
 /**

@@ -18,9 +18,7 @@ import { bombTable, bombVerdict } from './result.js'
 import { loadInWindow } from '../window.js'
 
 export const name = 'zip-bomb'
-
 export const title = 'Zip bombs against /good and /bad'
-
 export const description = 'Streams a zip bomb (a few MB of gzip, or a few KB of br, that inflate to gigabytes of valid JSON) ' +
   'into POST /good and POST /bad from a separate load process, and reports how each route met it: the status ' +
   'and error type, the time to refusal, how many inflated bytes the server let through before refusing, and ' +
