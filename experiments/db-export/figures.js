@@ -6,7 +6,7 @@ import { warmUpDatabase } from './measure.js'
 export const screenshot = Object.freeze({
   name: 'db-export',
   flags: [],
-  // 100,000 rows: one big batch builds its whole JSON array in the server, the stream holds a few KiB
+  // one big batch builds its whole JSON array in the server; the stream holds one cursor read
   params: { mode: 'both', rows: 100_000, batchSizes: '100000,25000,10000,5000', highWaterMarks: '500,100000', sleepMs: 0, repeat: 1 },
   // fourteen columns, memory in bytes
   viewport: { width: 2000, height: 900 },

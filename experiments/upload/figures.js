@@ -5,7 +5,7 @@ import { errorList, peakOf, publishedFigures, times } from '../../lib/measure/fi
 export const screenshot = Object.freeze({
   name: 'upload',
   flags: [],
-  // the sweep 1, 10, 50 per route: streamed stays flat, buffered climbs a step per cell (50 x 15 MB held at once)
+  // the sweep per route: streamed stays flat, buffered climbs a step per cell (every upload of a cell held at once)
   params: { route: 'both', concurrency: 50, sweep: 'steps', bytes: '15MB' },
   timeoutMs: 10 * 60_000,
   figures: uploadFigures

@@ -55,7 +55,7 @@ export const params = deepFreeze([
       '"Both" runs the streamed cells first, then the buffered ones.'
   }),
   integerEntry('concurrency', {
-    // 25 buffered uploads of 15 MB stay under the lab's default 1 GiB memory budget; 50 pass it
+    // the default's buffered uploads stay under the lab's smallest default memory budget (docs/limits.md); twice as many pass it
     default: 25,
     max: MAX_CONCURRENCY,
     label: 'Concurrent uploads (highest)',
