@@ -1,19 +1,9 @@
-/**
- * `npm run bench -- abort-upload`: the experiment on a fresh lab process,
- * started through POST /experiments as the dashboard and curl start it, so
- * the server measured is nothing but the lab (lib/measure/experiment-bench.js).
- * Its flags are the experiment's parameters (lib/experiments/schema-options.js):
- * no default or range is written here.
- *
- *   npm run bench -- abort-upload --uploads 100 --bytes 1MB --abort-at 50
- *
- * Command-line side only: the server never loads this file.
- */
+/** `npm run bench -- abort-upload --uploads 100 --bytes 1MB --abort-at 50`: the experiment on a fresh lab (experiments/README.md#bench). */
 import { experimentBench } from '../../lib/measure/experiment-bench.js'
 import { markdownTable } from '../../lib/measure/table.js'
 import { formatDecimalBytes } from '../../lib/util/units.js'
 import * as experiment from './index.js'
-import { ROUTE_LABELS, signedMiB } from './result.js'
+import { ROUTE_LABELS, announcedThenAborted, signedMiB } from './result.js'
 
 export const { name, summary, usage, options, normalize, run } = experimentBench(experiment, {
   summary: 'pipe() vs pipeline() on aborted uploads: descriptors, files and memory left',
@@ -23,15 +13,17 @@ export const { name, summary, usage, options, normalize, run } = experimentBench
 /** The table: a row per cell, what the descriptors were counted from, then the verdicts. */
 function abortUploadTable (result) {
   const rows = result.cells.map(function row (c) {
-    return [ROUTE_LABELS[c.route], c.uploads, c.aborted, c.fdsLeft, c.fdsLeftLater, c.fdsOrphaned, c.filesLeft, c.leftBytes === 0 ? '0' : formatDecimalBytes(c.leftBytes),
+    const left = c.leftBytes === 0 ? '0' : formatDecimalBytes(c.leftBytes)
+    return [ROUTE_LABELS[c.route], c.uploads, c.aborted, c.fdsLeft, c.fdsLeftLater, c.fdsOrphaned, c.filesLeft, left,
       signedMiB(c.heapGrowthBytes), signedMiB(c.rssGrowthBytes), c.fdsClosedByCleanUp, c.cleanedUp ? 'yes' : 'NO']
   })
   const table = markdownTable(['route', 'uploads', 'aborted', 'fds left', 'after GC + wait', 'stream collected', 'files left',
     'bytes left', 'heap', 'RSS', 'closed by clean-up', 'clean after'], rows)
   const { input } = result
   const notes = [
-    `Each upload announced ${formatDecimalBytes(input.bytes)} and was aborted after ${formatDecimalBytes(input.abortAtBytes)} (${input.abortAt} %). ` +
-      `Descriptors counted from ${result.cells[0]?.fdSource ?? 'n/a'}; heap and RSS after a ${result.gc ? 'forced GC' : 'wait (no GC to force)'}, against the cell's start.`,
+    `Each upload announced ${announcedThenAborted(input)}. ` +
+      `Descriptors counted from ${result.cells[0]?.fdSource ?? 'n/a'}; ` +
+      `heap and RSS after a ${result.gc ? 'forced GC' : 'wait (no GC to force)'}, against the cell's start.`,
     '',
     ...result.verdicts.map(function line (v) { return `- ${v.verdict === 'leaks' ? 'LEAKS' : 'clean'}: ${v.text}` })
   ]

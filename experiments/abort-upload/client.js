@@ -1,18 +1,8 @@
 /**
- * The client that aborts: N uploads to one of the abort-upload routes, each
- * announcing the whole body (Content-Length) and hanging up after part of it,
- * in a process of its own so that its sockets and buffers are never counted
- * as the server's. Forked by the experiment (`runChildJob`), over IPC:
- *
- *   in:  { url, uploads, bytes, abortAfter, inFlight, settleMs }
- *   out: { type: 'progress', done, total }, then
- *        { type: 'result', results: [{ sent, status, aborted, ms }], wallMs }
- *
- * Each upload writes `abortAfter` bytes, waits until they have left for the
- * kernel and `settleMs` more, then destroys its socket (a FIN: nothing
- * unread on it, so the server reads every byte sent before it sees the end).
- * `status` is 0 for an upload the server never answered (aborted mid-body),
- * else the early answer it got (a refusal).
+ * The client that aborts, a child job (in its own process: its sockets are never the server's): in { url, uploads,
+ * bytes, abortAfter, inFlight, settleMs }, out { results: [{ sent, status, aborted, ms }], wallMs }. Each upload
+ * announces `bytes`, writes `abortAfter`, waits until they left for the kernel and `settleMs` more, then destroys
+ * its socket (a FIN: the server reads every byte sent first). `status` 0: never answered, else the early refusal.
  */
 import http from 'node:http'
 import { randomBytes } from 'node:crypto'
@@ -48,7 +38,6 @@ serveChildJob('experiments/abort-upload/client.js', async function abortUploads 
   return { results, wallMs: performance.now() - begun }
 })
 
-/** One upload that hangs up after `abortAfter` of its `bytes`. */
 function abortOne ({ url, bytes, abortAfter, settleMs }, chunk) {
   const started = performance.now()
   return new Promise(function uploadAndAbort (resolve) {
@@ -98,5 +87,5 @@ function checkJob (job) {
   for (const key of ['uploads', 'bytes', 'abortAfter', 'inFlight', 'settleMs']) {
     if (!Number.isSafeInteger(job[key]) || job[key] < 0) throw new TypeError(`job.${key} must be an integer >= 0, got ${job[key]}`)
   }
-  if (job.abortAfter >= job.bytes && job.bytes > 0) throw new TypeError('job.abortAfter must be less than job.bytes: the upload is to be aborted mid-body')
+  if (job.abortAfter >= job.bytes && job.bytes > 0) throw new TypeError('job.abortAfter must be under job.bytes: it aborts mid-body')
 }

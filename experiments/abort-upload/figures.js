@@ -1,32 +1,23 @@
-/**
- * The abort-upload experiment's figures for the command-line tools that
- * show runs: the lesson screenshot (`scripts/screenshots.js` takes a shot
- * object: name, flags, params, viewport, timeoutMs, figures) and the
- * classroom demo (`scripts/demo.js`: plans, what to say, the progress line,
- * the lines after a run). Every figure comes from the run's own result.
- * Formatting only: nothing here runs or measures anything.
- */
+/** The abort-upload experiment's lesson screenshot and classroom demo step, from the run's own result (experiments/README.md#figures). */
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
-import { ROUTE_LABELS, largestCells, signedMiB } from './result.js'
+import { ROUTE_LABELS, announcedThenAborted, largestCells, signedMiB } from './result.js'
 
 /** The lines that caption the picture (and end the demo's step), from a run as GET /experiments/:id gives it. */
 function abortUploadFigures ({ result }) {
   const { input } = result
-  const lines = [`each upload announced ${formatDecimalBytes(input.bytes)} and was aborted after ${formatDecimalBytes(input.abortAtBytes)} (${input.abortAt} %); ` +
+  const lines = [`each upload announced ${announcedThenAborted(input)}; ` +
     `descriptors from ${result.cells[0]?.fdSource ?? 'n/a'}; memory after ${result.gc ? 'a forced GC' : 'a wait (no GC)'}`]
   for (const c of result.cells) {
-    lines.push(`${ROUTE_LABELS[c.route]}, ${c.uploads} aborted: ${c.fdsLeft} descriptors open, ${c.fdsLeftLater} after the wait (${c.fdsOrphaned} of them ` +
-      `with their stream collected); ${c.filesLeft} files, ${formatDecimalBytes(c.leftBytes)} left; heap ${signedMiB(c.heapGrowthBytes)}, RSS ${signedMiB(c.rssGrowthBytes)}; ` +
+    lines.push(`${ROUTE_LABELS[c.route]}, ${c.uploads} aborted: ${c.fdsLeft} descriptors open, ${c.fdsLeftLater} after the wait ` +
+      `(${c.fdsOrphaned} of them with their stream collected); ${c.filesLeft} files, ${formatDecimalBytes(c.leftBytes)} left; ` +
+      `heap ${signedMiB(c.heapGrowthBytes)}, RSS ${signedMiB(c.rssGrowthBytes)}; ` +
       `server peak above idle ${formatMiB(c.server?.peakAboveIdle)}; clean-up closed ${c.fdsClosedByCleanUp}, clean after: ${c.cleanedUp}`)
   }
   for (const v of result.verdicts ?? []) lines.push(`verdict: ${v.verdict}: ${v.text}`)
   return lines
 }
 
-/**
- * The lesson picture: the sweep 10, 50, 100 on each route, run from the dashboard's panel.
- * Thirteen columns of figures per cell: a wide page.
- */
+/** The lesson picture: the sweep on each route, run from the dashboard's panel; thirteen columns a cell want a wide page. */
 export const screenshot = Object.freeze({
   name: 'abort-upload',
   flags: Object.freeze([]),
@@ -43,7 +34,6 @@ export const demo = Object.freeze({
     full: Object.freeze({ route: 'both', uploads: 100, sweep: 'steps', bytes: '1MB', abortAt: 50, waitSeconds: 3 }),
     quick: Object.freeze({ route: 'both', uploads: 10, sweep: 'single', bytes: '100KB', abortAt: 50, waitSeconds: 0 })
   }),
-  /** What the teacher reads out before the run. */
   intro: function demoIntro (params) {
     return [
       `${params.uploads} uploads to each route, every client hanging up halfway through its body.`,
@@ -53,24 +43,24 @@ export const demo = Object.freeze({
     ]
   },
   question: 'when a client hangs up mid-upload, what does each route leave behind, and does a garbage collection give it back?',
-  /** The progress line while it runs. */
   progress: function demoProgress (state) {
     const p = state.progress ?? {}
     if (p.stage === 'warm-up') return `warming up ${p.route ? `/${p.route}` : ''}`
     if (!p.route) return 'getting ready (the folder is cleaned first)'
     return `/${p.route}: ${p.cell ?? p.stage}`
   },
-  /** The table rows after the run: route, aborted, descriptors left (after the wait), files and bytes left, heap. */
   rows: function demoRows (result) {
     return result.cells.map(function row (c) {
-      return [ROUTE_LABELS[c.route], c.uploads, `${c.fdsLeft} (${c.fdsLeftLater})`, c.filesLeft, formatDecimalBytes(c.leftBytes), signedMiB(c.heapGrowthBytes)]
+      const fds = `${c.fdsLeft} (${c.fdsLeftLater})`
+      return [ROUTE_LABELS[c.route], c.uploads, fds, c.filesLeft, formatDecimalBytes(c.leftBytes), signedMiB(c.heapGrowthBytes)]
     })
   },
   header: Object.freeze(['route', 'aborted', 'fds open (after GC + wait)', 'files left', 'bytes left', 'heap after GC']),
   /** One line for the demo's closing list of what was measured. */
   summary: function demoSummary (result) {
     return largestCells(result.cells).map(function line (c) {
-      return `${ROUTE_LABELS[c.route]}: ${c.uploads} aborted uploads left ${c.fdsLeftLater} descriptors open and ${formatDecimalBytes(c.leftBytes)} on disk`
+      const left = `${c.fdsLeftLater} descriptors open and ${formatDecimalBytes(c.leftBytes)} on disk`
+      return `${ROUTE_LABELS[c.route]}: ${c.uploads} aborted uploads left ${left}`
     }).join('; ')
   }
 })

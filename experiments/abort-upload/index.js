@@ -1,13 +1,4 @@
-/**
- * The abort-upload experiment: `pipe()` vs `pipeline()` on a client that
- * aborts mid-upload. N uploads to POST /abort-upload/pipe and to POST
- * /abort-upload/pipeline, each aborted by its client after part of the body,
- * from a separate process; then, on the server, the file descriptors still
- * open on the experiment's folder, the files and bytes left in it and the
- * memory grown, right after and again after a GC and a wait; then the
- * clean-up. The registry's entry (`experiments/index.js`); the folder
- * also holds the routes, the client, the bench adapter and the figures.
- */
+/** The abort-upload experiment's registry entry: `pipe()` vs `pipeline()` on a client that aborts mid-upload (run.js runs it). */
 import { badParameter } from '../../lib/errors/index.js'
 import { choiceEntry, deepFreeze, integerEntry, sizeEntry, sweepEntry } from '../../lib/experiments/params.js'
 import { normalizeWithinUploadLimit } from '../upload/server.js'
@@ -15,13 +6,12 @@ import { normalizeWithinUploadLimit } from '../upload/server.js'
 export { run, UPLOAD_STEPS } from './run.js'
 
 export const name = 'abort-upload'
-
 export const title = 'pipe() vs pipeline() on a client that aborts mid-upload'
-
 export const description = 'Sends N uploads to POST /abort-upload/pipe (req.pipe(fs.createWriteStream(file))) and ' +
   'POST /abort-upload/pipeline (await pipeline(req, fs.createWriteStream(file))), each aborted by its client after part ' +
   'of the body, and counts on the server what each route leaves behind: file descriptors still open, half-written files ' +
-  'and their bytes, and memory grown, right after and again after a GC and a wait. Everything left is closed and deleted at the end of each cell.'
+  'and their bytes, and memory grown, right after and again after a GC and a wait. Everything left is closed and deleted at the end ' +
+  'of each cell.'
 
 const ROUTES = Object.freeze(['both', 'pipe', 'pipeline'])
 const MAX_UPLOADS = 500
@@ -33,9 +23,10 @@ const MAX_CELL_BYTES = 1024 * 1024 * 1024
 export const params = deepFreeze([
   choiceEntry('route', {
     values: ROUTES,
-    valueLabels: { both: 'Both: pipeline(), then pipe()', pipe: '/abort-upload/pipe (req.pipe)', pipeline: '/abort-upload/pipeline (pipeline)' },
+    valueLabels: { both: 'Both: pipeline(), then pipe()', pipe: '/abort-upload/pipe (req.pipe)', pipeline: '/abort-upload/pipeline' },
     label: 'Route',
-    help: 'pipe() leaves the file stream open when the request errors; pipeline() destroys both streams and the route removes the half-written file. "Both" runs pipeline() first.'
+    help: 'pipe() leaves the file stream open when the request errors; pipeline() destroys both streams and the route removes the ' +
+      'half-written file. "Both" runs pipeline() first.'
   }),
   integerEntry('uploads', {
     default: 100,
@@ -67,23 +58,18 @@ export const params = deepFreeze([
     min: 0,
     max: 60,
     label: 'Wait before looking again (s)',
-    help: 'After the first count, a garbage collection and this many seconds, then the descriptors are counted again: are they released later?'
+    help: 'After the first count, a garbage collection and this many seconds, then the descriptors are counted again: ' +
+      'are they released later?'
   })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { uploads: 50, bytes: '1MB', abortAt: 50 }; numbers may come as strings
- * @param {object} options normalised app options (`upload.limit` caps `bytes`; `diskQuota` the cell's total)
- * @returns {Readonly<{ route: string, uploads: number, sweep: string, bytes: number, abortAt: number, waitSeconds: number }>}
- * @throws {LabError} 400 parameter.invalid naming the field
- */
+/** `upload.limit` caps `bytes`, the disk quota a cell's total. @throws {LabError} 400 parameter.invalid naming the field */
 export function normalizeParams (raw, options) {
   const p = normalizeWithinUploadLimit(params, raw, options)
   const room = Math.min(MAX_CELL_BYTES, Math.floor((options?.diskQuota ?? MAX_CELL_BYTES * 2) / 2))
   if (p.uploads * p.bytes > room) {
     throw badParameter('params.bytes', p.bytes,
-      `at most ${Math.floor(room / p.uploads)} bytes at ${p.uploads} uploads: each reserves its whole body on disk, and a cell may reserve ${room} bytes in all`)
+      `at most ${Math.floor(room / p.uploads)} bytes at ${p.uploads} uploads: each reserves its body on disk, a cell ${room} bytes in all`)
   }
   return Object.freeze(p)
 }

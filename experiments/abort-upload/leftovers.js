@@ -1,36 +1,16 @@
 /**
- * What an aborted upload leaves behind in the experiment's folder
- * (`<dataDir>/abort-upload/`): file descriptors still open on its files,
- * the half-written files themselves and their bytes, and the clean-up.
- *
- * Descriptors are counted from `/proc/self/fd` where there is one (Linux):
- * every descriptor of the process whose target lies in the folder, whoever
- * opened it. Elsewhere the only count available is this module's own records
- * of the pipe route's write streams: `process.getActiveResourcesInfo()` does
- * not see them (a descriptor nobody reads or writes has no request in
- * flight, so neither 'FSReqCallback' nor 'FileHandle' counts it; checked on
- * Node 20 and 24), and the answer says which source it used.
- *
- * The records keep the descriptor's number, the file's device and inode and a
- * WeakRef to the stream, never the stream itself: what the classic pipe route
- * would leave to the garbage collector is left to it here too, so the memory
- * figures are the classic code's. The clean-up can still close a descriptor
- * whose stream was collected, and checks (fstat) that the number still names
- * the same file before it closes it.
+ * What an aborted upload leaves in `<dataDir>/abort-upload/`: descriptors still open on its files, the half-written
+ * files and their bytes, and the clean-up. Why descriptors are counted from /proc/self/fd (else from this module's
+ * records) and why a record holds a WeakRef to its stream: experiments/README.md#abort-upload.
  */
 import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
 import path from 'node:path'
 import { processAlive } from '../../lib/util/process-alive.js'
 
-/** The experiment's folder, under the data directory. */
 const DIR_NAME = 'abort-upload'
 
-/**
- * Descriptors the pipe route's leaks may hold at once. Past it the oldest is
- * closed (and counted as `evicted`): a real server would run on until
- * EMFILE, and this lab must not. Far above what one run leaves (500 per cell).
- */
+/** Leaked descriptors held at once, far above what one run leaves; past it the oldest is closed (`evicted`): no EMFILE here. */
 const MAX_HELD = 2000
 
 /** `<uuid>.<pid>.<route>`: the process that wrote it, so a successor removes what a dead one left. */
@@ -39,7 +19,6 @@ const PROC_FD = '/proc/self/fd'
 /** File names listed in an answer, at most: the counts say how many there are. */
 const LISTED = 100
 
-/** The experiment's folder of a data directory. */
 export function leftoverDir (dataDir) {
   return path.join(dataDir, DIR_NAME)
 }
@@ -49,11 +28,7 @@ export function leftoverName (id, route) {
   return `${id}.${process.pid}.${route}`
 }
 
-/**
- * Descriptors of this process open on files under `dir`, from /proc/self/fd.
- * @param {string} dir
- * @returns {number|null} null where there is no /proc/self/fd
- */
+/** Descriptors of this process open on files under `dir`, from /proc/self/fd; null where there is none. */
 function procFdsUnder (dir) {
   if (!procAvailable()) return null
   let fds
@@ -77,13 +52,11 @@ function procFdsUnder (dir) {
 
 /** Requests of file kinds in flight, as getActiveResourcesInfo() names them. */
 function activeFsRequests () {
-  return process.getActiveResourcesInfo().filter(function isFs (name) { return name === 'FSReqCallback' || name === 'FileHandle' }).length
+  return process.getActiveResourcesInfo().filter(function isFs (name) { return name === 'FSReqCallback' || name === 'FileHandle' })
+    .length
 }
 
-/**
- * The files in `dir` that the routes wrote, with their sizes.
- * @returns {Promise<Array<{ name: string, route: string, pid: number, bytes: number }>>}
- */
+/** The files in `dir` that the routes wrote: { name, route, pid, bytes }. */
 async function listLeftoverFiles (dir) {
   let names
   try {
@@ -107,11 +80,7 @@ async function listLeftoverFiles (dir) {
   return files
 }
 
-/**
- * Remove the files of processes that are gone: a worker killed with the pipe
- * route's leftovers open cannot remove them, its successor does.
- * @returns {Promise<string[]>} the names removed
- */
+/** Remove the files of processes that are gone: a worker killed with leftovers open cannot, its successor does. */
 export async function removeDeadLeftovers (dir) {
   const removed = []
   for (const file of await listLeftoverFiles(dir)) {
@@ -122,11 +91,7 @@ export async function removeDeadLeftovers (dir) {
   return removed
 }
 
-/**
- * The records of one app's routes: descriptors the pipe route's streams
- * hold, files of uploads in flight, requests started and settled per route.
- * @param {string} dir the experiment's folder
- */
+/** The records of one app's routes: descriptors the pipe route's streams hold, files of uploads in flight, requests per route. */
 export function createLeftovers (dir) {
   /** fd -> { fd, file, dev, ino, stream: WeakRef } for pipe streams not closed */
   const held = new Map()
@@ -135,10 +100,7 @@ export function createLeftovers (dir) {
   const requests = { pipe: { started: 0, settled: 0 }, pipeline: { started: 0, settled: 0 } }
   let evicted = 0
 
-  /**
-   * Remember the descriptor a stream opens, until the stream closes it.
-   * Nothing here ends or destroys the stream: that is the route's business.
-   */
+  /** Remember the descriptor a stream opens, until the stream closes it (ending the stream is the route's business). */
   function watch (stream, file) {
     stream.once('open', function remember (fd) {
       let stat
@@ -184,12 +146,7 @@ export function createLeftovers (dir) {
     return [...held.values()].filter(function over (record) { return !inFlight.has(record.file) })
   }
 
-  /**
-   * What is left now.
-   * @returns {Promise<{ fds: { open: number, source: string }, held: number, orphaned: number, evicted: number, files: number,
-   *   bytes: number, byRoute: object, names: string[], requests: object, inFlight: number, writing: { files: number, bytes: number },
-   *   activeFsRequests: number }>}
-   */
+  /** What is left now. */
   async function inspect () {
     const all = await listLeftoverFiles(dir)
     const files = all.filter(function over (f) { return !inFlight.has(path.join(dir, f.name)) })
@@ -205,7 +162,7 @@ export function createLeftovers (dir) {
         ? { open: leaked().filter(stillOurs).length, source: 'the pipe route\'s records' }
         : { open: fromProc, source: PROC_FD },
       held: leaked().length,
-      // the stream object is gone (garbage-collected) and its descriptor is not: in the classic code nobody could close it now
+      // the stream was garbage-collected, its descriptor was not: in the classic code nobody could close it now
       orphaned: leaked().filter(function collected (record) { return record.stream.deref() === undefined }).length,
       evicted,
       files: files.length,
@@ -220,12 +177,7 @@ export function createLeftovers (dir) {
     }
   }
 
-  /**
-   * Close the descriptors the pipe route left open, then remove the files of
-   * uploads that are over (and forget them in the disk quota).
-   * @param {{ forget: (file: string) => number }} quota
-   * @returns {Promise<{ closed: number, notOurs: number, removed: number, bytes: number }>}
-   */
+  /** Close the descriptors the pipe route left open, then remove (and forget in the quota) the files of uploads that are over. */
   async function cleanUp (quota) {
     let closed = 0
     let notOurs = 0
@@ -263,10 +215,8 @@ export function createLeftovers (dir) {
 }
 
 /**
- * Close one leaked descriptor: through its stream while the stream lives
- * (it must not close the number again later), else by number once fstat
- * says the number still names the file it opened.
- * @returns {Promise<boolean>} false when the number names another file now (left alone)
+ * Close one leaked descriptor: through its stream while it lives (it must not close the number again later), else by
+ * number once fstat says the number still names its file; false when it names another now (left alone).
  */
 async function closeRecord (record) {
   const stream = record.stream.deref()

@@ -1,33 +1,27 @@
-/**
- * The abort-upload result, in the shape every experiment returns: `cells`
- * (one per route and number of uploads, scalar members the dashboard shows
- * as columns), `charts` (ChartSpec, lib/experiments/result-contract.js), `published` (the Node
- * docs' claims beside what was measured) and `verdicts` (one per route, its
- * largest cell).
- */
+/** The abort-upload result (lib/experiments/result-contract.js): cells, charts, the Node docs' claims beside the measures, verdicts. */
 import { round } from '../../lib/experiments/params.js'
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
+import { linesBy } from '../results.js'
 
 const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "the Writable destination is not closed automatically" ' +
   'and "it will be necessary to manually close each stream in order to prevent memory leaks"'
-const PIPELINE_SOURCE = 'Node.js docs, stream.pipeline(): pipes "forwarding errors and properly cleaning up", destroying the streams when one fails'
+const PIPELINE_SOURCE = 'Node.js docs, stream.pipeline(): pipes "forwarding errors and properly cleaning up", ' +
+  'destroying the streams when one fails'
 
 /** What the docs say each way leaves per aborted upload, matched against each route's largest cell. */
 const PUBLISHED = Object.freeze([
-  Object.freeze({ label: 'pipe(): descriptors left open per aborted upload (the destination is not closed)', value: 1, unit: 'per upload', source: PIPE_SOURCE, route: 'pipe' }),
-  Object.freeze({ label: 'pipeline(): descriptors left open per aborted upload (both streams destroyed)', value: 0, unit: 'per upload', source: PIPELINE_SOURCE, route: 'pipeline' })
+  Object.freeze({ label: 'pipe(): descriptors left open per aborted upload (the destination is not closed)', value: 1, unit: 'per upload',
+    source: PIPE_SOURCE, route: 'pipe' }),
+  Object.freeze({ label: 'pipeline(): descriptors left open per aborted upload (both streams destroyed)', value: 0, unit: 'per upload',
+    source: PIPELINE_SOURCE, route: 'pipeline' })
 ])
 
 /** How each route is named in tables, charts and verdicts. */
 export const ROUTE_LABELS = Object.freeze({ pipe: 'req.pipe(file)', pipeline: 'pipeline(req, file)' })
 
 /**
- * One cell's figures from what the server showed before, right after and later.
- * @param {{ route: string, uploads: number, results: Array<{ status: number, aborted: boolean }>,
- *   before: object, right: object, later: object, cleaned: object, after: object,
- *   memoryBefore: { heapUsed: number, rss: number }, memoryLater: { heapUsed: number, rss: number }, server: object }} cell
- *   `before`, `right` (once every upload settled), `later` (after a GC and the wait), `after` (the clean-up): GET /abort-upload
- *   answers; `cleaned`: DELETE /abort-upload's; memory after a GC, before the cell and after the wait
+ * One cell's figures from GET /abort-upload's answers `before`, `right` (every upload settled), `later` (after a GC and
+ * the wait) and `after` (the clean-up, whose DELETE answered `cleaned`); memory after a GC, before and after the wait.
  */
 export function summariseCell ({ route, uploads, results, before, right, later, cleaned, after, memoryBefore, memoryLater, server }) {
   return {
@@ -59,20 +53,10 @@ export function largestCells (cells) {
   return out
 }
 
-/**
- * Descriptors, bytes on disk and heap growth against the number of aborted uploads.
- * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
- */
+/** Descriptors, bytes on disk and heap growth against the number of aborted uploads. */
 export function abortUploadCharts (cells) {
   function series (y) {
-    const out = []
-    for (const route of ['pipe', 'pipeline']) {
-      const points = cells.filter(function ofRoute (c) { return c.route === route })
-        .map(function point (c) { return { x: c.uploads, y: y(c) } })
-        .sort(function byX (a, b) { return a.x - b.x })
-      if (points.length) out.push({ label: ROUTE_LABELS[route], points })
-    }
-    return out
+    return linesBy(cells, 'route', Object.entries(ROUTE_LABELS), function uploads (c) { return c.uploads }, y)
   }
   return [
     {
@@ -99,37 +83,38 @@ export function abortUploadCharts (cells) {
   ]
 }
 
-/**
- * The docs' figures, each with the measured one beside it (null when that route was not run).
- * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
- */
+/** The docs' figures, each with the measured one beside it (null when that route was not run). */
 export function publishedBeside (cells) {
   const largest = largestCells(cells)
   return PUBLISHED.map(function withMeasured (pub) {
     const cell = largest.find(function same (c) { return c.route === pub.route })
-    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: cell ? round(cell.fdsLeftLater / cell.uploads, 100) : null }
+    const measured = cell ? round(cell.fdsLeftLater / cell.uploads, 100) : null
+    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured }
   })
 }
 
-/**
- * Per route, its largest cell in a sentence: 'leaks' when descriptors or files outlived the wait.
- * @returns {Array<{ route: string, uploads: number, verdict: 'leaks'|'clean', ok: boolean, text: string }>}
- *   `ok`: nothing left behind (the result contract's verdict, lib/experiments/result-contract.js)
- */
+/** Per route, its largest cell in a sentence: 'leaks' when descriptors or files outlived the wait (`ok`: nothing left). */
 export function abortUploadVerdicts (cells) {
   return largestCells(cells).map(function judge (c) {
     const leaks = c.fdsLeftLater > 0 || c.filesLeft > 0
     const what = leaks
-      ? `left ${c.fdsLeft} descriptors open (${c.fdsLeftLater} after a GC and the wait), ${c.filesLeft} files and ${formatDecimalBytes(c.leftBytes)} on disk`
+      ? `left ${c.fdsLeft} descriptors open (${c.fdsLeftLater} after a GC and the wait), ` +
+        `${c.filesLeft} files and ${formatDecimalBytes(c.leftBytes)} on disk`
       : `left no descriptor and no file (${c.fdsLeft} descriptors right after, ${c.fdsLeftLater} after the wait)`
     return {
       route: c.route,
       uploads: c.uploads,
       verdict: leaks ? 'leaks' : 'clean',
       ok: !leaks,
-      text: `${ROUTE_LABELS[c.route]}: ${c.aborted} of ${c.uploads} uploads aborted mid-body ${what}; heap ${signedMiB(c.heapGrowthBytes)} after a GC`
+      text: `${ROUTE_LABELS[c.route]}: ${c.aborted} of ${c.uploads} uploads aborted mid-body ${what}; ` +
+        `heap ${signedMiB(c.heapGrowthBytes)} after a GC`
     }
   })
+}
+
+/** What each upload did, after "each upload announced". */
+export function announcedThenAborted (input) {
+  return `${formatDecimalBytes(input.bytes)} and was aborted after ${formatDecimalBytes(input.abortAtBytes)} (${input.abortAt} %)`
 }
 
 /** A growth in MiB with its sign: "+1.2 MiB", "-0.3 MiB". */

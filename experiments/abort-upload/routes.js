@@ -1,18 +1,8 @@
 /**
- * The abort-upload experiment's routes: the same upload saved to a file two
- * ways, and what they leave behind when the client aborts mid-body.
- *
- *   POST   /abort-upload/pipe      req.pipe(fs.createWriteStream(file)): the classic way
- *   POST   /abort-upload/pipeline  await pipeline(req, fs.createWriteStream(file))
- *   GET    /abort-upload           what is left: open descriptors, files, bytes, requests per route
- *   DELETE /abort-upload           close what the pipe route left open, remove the files
- *
- * Both uploads answer { route, bytes, file } once the whole body is on disk.
- * Files go to `<dataDir>/abort-upload/` under server-chosen names. Each
- * upload needs a Content-Length up to the lab's upload limit, and the whole
- * body's room is reserved in the disk quota before a byte is read (the
- * classic pipe() has no place for a per-chunk meter, and the Content-Length
- * bounds what the HTTP parser lets through).
+ * The abort-upload routes: POST /abort-upload/pipe (the classic req.pipe) and /abort-upload/pipeline answer
+ * { route, bytes, file } once the body is on disk; GET /abort-upload shows what is left, DELETE /abort-upload
+ * cleans it up. A Content-Length is required: the classic pipe() has no place for a per-chunk quota meter,
+ * so the whole body's room is reserved first (the HTTP parser lets no more through).
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -22,15 +12,10 @@ import { performance } from 'node:perf_hooks'
 import express from 'express'
 import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors/index.js'
 import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
-import { normalizeUploadOptions } from '../upload/server.js'
+import { closed, normalizeUploadOptions } from '../upload/server.js'
 import { createLeftovers, leftoverDir, leftoverName, removeDeadLeftovers } from './leftovers.js'
 
-/**
- * @param {object} opts normalised app options (`dataDir`, `upload.limit`)
- * @param {import('node:events').EventEmitter} events the lab's event bus: each upload is a 'request'
- * @param {import('../../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota
- * @returns {import('express').Router} with `close()`, which closes every descriptor the pipe route holds
- */
+/** The router; its `close()` closes every descriptor the pipe route holds. */
 export function abortUploadRoutes (opts, events, quota) {
   if (quota === undefined) throw new TypeError('abortUploadRoutes needs the app\'s disk quota')
   const dir = leftoverDir(opts.dataDir)
@@ -65,10 +50,7 @@ export function abortUploadRoutes (opts, events, quota) {
       file,
       length,
       reservation,
-      /**
-       * The request is over for the route: it answered, or failed (`err`), or the client is gone
-       * and the route has done all it does about it.
-       */
+      /** The request is over: answered, failed (`err`), or the client is gone and the route has done all it does about it. */
       end: function endUpload (err) {
         settle()
         const answered = err === undefined && res.writableFinished
@@ -103,7 +85,7 @@ export function abortUploadRoutes (opts, events, quota) {
       upload.reservation.release()
       if (!res.headersSent) next(err)
     })
-    whenClosed(res).then(function pipeOver () {
+    closed(res).then(function pipeOver () {
       // the file stays on disk, whatever was written: it counts against the quota until DELETE /abort-upload
       if (!res.writableFinished) upload.reservation.commit(upload.file, upload.length)
       upload.end()
@@ -122,14 +104,15 @@ export function abortUploadRoutes (opts, events, quota) {
       await closed(out)
       if (err.code !== 'EEXIST') await fs.promises.rm(upload.file, { force: true })
       // a client gone before the pipeline began shows as a premature close, not a reset
-      const failure = err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE' ? requestAborted(out.bytesWritten) : err
+      const gone = err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE'
+      const failure = gone ? requestAborted(out.bytesWritten) : err
       upload.end(failure)
       throw failure
     }
     upload.reservation.commit(upload.file, out.bytesWritten)
     res.json({ route: 'pipeline', bytes: out.bytesWritten, file: path.basename(upload.file) })
     // once the answer is out: until then it is not known to have reached the client
-    whenClosed(res).then(function pipelineOver () { upload.end() })
+    closed(res).then(function pipelineOver () { upload.end() })
   })
 
   router.get('/abort-upload', async function showLeftovers (req, res) {
@@ -144,31 +127,13 @@ export function abortUploadRoutes (opts, events, quota) {
   return router
 }
 
-/**
- * The body's length: required, and within the upload limit.
- * @throws {LabError} 400 parameter.invalid naming content-length, 413 entity.too.large
- */
+/** @throws {LabError} 400 parameter.invalid naming content-length, 413 entity.too.large */
 function contentLength (req, limit) {
   const text = req.headers['content-length']
   const length = Number(text)
   if (text === undefined || !/^\d{1,16}$/.test(text) || !Number.isSafeInteger(length)) {
-    throw badParameter('content-length', text, `a Content-Length header (0 to ${limit} bytes): the route reserves the body's room on disk before reading it`)
+    throw badParameter('content-length', text, `a Content-Length header (0 to ${limit} bytes): the route reserves the body's room first`)
   }
   if (length > limit) throw uploadTooLarge(limit, length)
   return length
-}
-
-/** The response's 'close', or now if it has closed already (the client left while the route awaited). */
-function whenClosed (res) {
-  return new Promise(function waitForResponseClose (resolve) {
-    if (res.closed) resolve()
-    else res.once('close', resolve)
-  })
-}
-
-function closed (stream) {
-  return new Promise(function waitForClose (resolve) {
-    if (stream.closed) resolve()
-    else stream.once('close', resolve)
-  })
 }

@@ -33,7 +33,6 @@ export const options = Object.freeze({
   cores: { type: 'string' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (given) {
   const values = { ...DEFAULTS }
   for (const [key, value] of Object.entries(given)) if (value !== undefined) values[key] = value
@@ -54,28 +53,23 @@ export function normalize (given) {
   }
 }
 
-/**
- * Run it.
- * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
- */
 export async function run (opts, report) {
   const input = await ensureInput({ bytes: opts.bytes, format: opts.format }, function log (line) { report({ type: 'log', line }) })
   const data = await measureBoundOfFile(input.file, opts, report)
   return boundReport({ ...data, body: { ...data.body, size: opts.size } })
 }
 
-/**
- * The report of a bound's measurement: the stages' table, the bound, the model.
- * @param {{ body: object, repeat: number, cells: object[], cores: number, bound: number, singleCore: number, model: string }} data
- */
+/** The report of a bound's measurement (lib/measure/bound.js): the stages' table, the bound, the model. */
 export function boundReport (data) {
   const rows = data.cells.map(function row (c) { return [c.stage, fixed(c.mbPerSecond), fixed(c.secondsPerGB, 2)] })
   rows.push(['all four, 1 core', fixed(data.singleCore), fixed(1000 / data.singleCore, 2)])
   rows.push([`bound, ${data.cores} core${data.cores === 1 ? '' : 's'}`, fixed(data.bound), fixed(1000 / data.bound, 2)])
   const { body } = data
   const notes = [
-    `- body: ${body.size ?? `${body.bytes} B`} ${body.format} as the ingest bench sends it, ${fixed(body.bytes / 1e6)} MB inflated from ${fixed(body.compressedBytes / 1e6)} MB of gzip, held in memory`,
-    `- each stage alone on one core: the median of ${data.repeat} timed pass${data.repeat === 1 ? '' : 'es'} after a warm-up (a small body's sample repeats the pass for at least 20 ms)`,
+    `- body: ${body.size ?? `${body.bytes} B`} ${body.format} as the ingest bench sends it, ${fixed(body.bytes / 1e6)} MB inflated ` +
+      `from ${fixed(body.compressedBytes / 1e6)} MB of gzip, held in memory`,
+    `- each stage alone on one core: the median of ${data.repeat} timed pass${data.repeat === 1 ? '' : 'es'} after a warm-up ` +
+      '(a small body\'s sample repeats the pass for at least 20 ms)',
     `- the model: ${data.model}, every stage spread perfectly over the cores; a route's MB/s stays under it`
   ]
   return {

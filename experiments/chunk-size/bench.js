@@ -1,8 +1,4 @@
-/**
- * `npm run bench -- chunk-size`: GET /files/chunk (a 1 MiB file) under
- * concurrent keep-alive load at each read size and mode, each measurement
- * on a fresh server.
- */
+/** `npm run bench -- chunk-size`: GET /files/chunk under keep-alive load at each read size and mode, each on a fresh server. */
 import { measureOnFreshServer } from '../../lib/measure/fresh-server.js'
 import { getMany } from './get-many.js'
 import { medianOfRuns, repeatCells } from '../../lib/measure/stats.js'
@@ -14,6 +10,7 @@ import { chunkSizeCharts, chunkUrl, publishedBeside, summariseChunkCell } from '
 import { formatBytes, parseByteSize } from '../../lib/util/units.js'
 import { schemaDefault } from '../../lib/experiments/schema-options.js'
 import * as experiment from './index.js'
+import { serverFigures } from '../results.js'
 
 export const name = 'chunk-size'
 export const summary = 'GET a 1 MiB file read in chunks of 1 KiB to 1 MiB, as Buffers and as strings'
@@ -34,7 +31,6 @@ export const options = Object.freeze({
   'server-flag': { type: 'string', multiple: true, default: [] }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   return {
     hwm: list(values.hwm, function readSize (text) {
@@ -53,13 +49,11 @@ export function normalize (values) {
   }
 }
 
-/**
- * Run it.
- * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
- */
 export async function run (opts, report) {
   const cells = await repeatCells({
-    cells: opts.hwm.flatMap(function modesOf (hwm) { return opts.modes.map(function cell (mode) { return { hwm, mode } }) }),
+    cells: opts.hwm.flatMap(function modesOf (hwm) {
+      return opts.modes.map(function cell (mode) { return { hwm, mode } })
+    }),
     repeat: opts.repeat,
     report,
     label: function label ({ hwm, mode }) { return `${mode} ${formatBytes(hwm)}` },
@@ -71,11 +65,11 @@ export async function run (opts, report) {
           return getMany(chunkUrl(url, hwm, mode), { concurrency: 1, requests: 2, expectBytes: CHUNK_FILE_BYTES })
         },
         load: function download (url) {
-          return getMany(chunkUrl(url, hwm, mode), { concurrency: opts.concurrency, requests: opts.requests, expectBytes: CHUNK_FILE_BYTES })
+          const { concurrency, requests } = opts
+          return getMany(chunkUrl(url, hwm, mode), { concurrency, requests, expectBytes: CHUNK_FILE_BYTES })
         }
       })
-      const server = { idleRss: measured.idleRss, peakRss: measured.peakRss, peakAboveIdle: measured.peakAboveIdle, peakSource: measured.peakSource }
-      return summariseChunkCell({ hwm, mode, concurrency: opts.concurrency, load: measured.outcome, server })
+      return summariseChunkCell({ hwm, mode, concurrency: opts.concurrency, load: measured.outcome, server: serverFigures(measured) })
     },
     combine: function medianCell (runs) {
       return medianOfRuns(runs, {
@@ -103,7 +97,8 @@ function chunkSizeTable (cells) {
   const notes = []
   for (const buffer of cells.filter(function isBuffer (c) { return c.mode === 'buffer' })) {
     const string = cells.find(function twin (c) { return c.mode === 'string' && c.hwm === buffer.hwm })
-    if (string) notes.push(`- ${formatBytes(buffer.hwm)}: Buffers ${fixed(buffer.mibPerSecond / string.mibPerSecond, 2)}x the MiB/s of strings`)
+    if (!string) continue
+    notes.push(`- ${formatBytes(buffer.hwm)}: Buffers ${fixed(buffer.mibPerSecond / string.mibPerSecond, 2)}x the MiB/s of strings`)
   }
   for (const mode of CHUNK_MODES) {
     const ofMode = cells.filter(function same (c) { return c.mode === mode })

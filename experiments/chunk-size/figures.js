@@ -1,13 +1,7 @@
-/**
- * The chunk-size experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The chunk-size experiment's lesson screenshot, from the run's own result (experiments/README.md#figures). */
 import { formatBytes, formatMiB, formatMs } from '../../lib/util/units.js'
 import { publishedFigures } from '../../lib/measure/figure-lines.js'
 
-/** The lesson picture (docs/img/lesson-chunk-size.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'chunk-size',
   flags: [],
@@ -17,12 +11,11 @@ export const screenshot = Object.freeze({
   figures: chunkSizeFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function chunkSizeFigures ({ result }) {
   const lines = [`file: ${formatBytes(result.file.bytes)}`]
   for (const c of result.cells) {
-    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; latency avg ${formatMs(c.latencyMs?.avg)}; ` +
-      `server peak above idle ${formatMiB(c.server?.peakAboveIdle)}`)
+    lines.push(`${formatBytes(c.hwm)} reads, ${c.mode}: ${c.mibPerSecond} MiB/s; ${c.ok}/${c.requests} ok; ` +
+      `latency avg ${formatMs(c.latencyMs?.avg)}; server peak above idle ${formatMiB(c.server?.peakAboveIdle)}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }

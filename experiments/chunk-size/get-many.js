@@ -1,21 +1,9 @@
-/**
- * The load generator's side of a download: many GETs over a pool of
- * keep-alive connections (as `ab -c 100 -n 1000 -k` would), each answer
- * counted and dropped, never kept.
- */
+/** The load generator's side of a download: many GETs over keep-alive connections (as `ab -k` would), each answer counted, never kept. */
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { latencyStats } from '../../lib/measure/stats.js'
 
-/**
- * GET `url` `requests` times with at most `concurrency` in flight.
- * @param {string} url
- * @param {{ concurrency: number, requests: number, expectBytes?: number,
- *   onResult?: (result: { status: number, bytes: number, ms: number }, done: number) => void }} options
- *   an answer that is not a 200 of exactly `expectBytes` bytes counts as an error
- * @returns {Promise<{ requests: number, ok: number, errors: Record<string, number>, bytes: number,
- *   wallMs: number, latencyMs: ReturnType<typeof latencyStats> }>} `bytes`: body bytes received in all
- */
+/** GET `url` `requests` times, `concurrency` in flight; an answer that is not a 200 of `expectBytes` bytes is an error. */
 export async function getMany (url, { concurrency, requests, expectBytes, onResult }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const latencies = []

@@ -1,12 +1,4 @@
-/**
- * The download load generator in a process of its own, so that its sockets
- * and CPU are never counted as the server's. Started with `runChildJob`
- * (lib/experiments/load.js); speaks the protocol of `lib/experiments/child-job.js`:
- *
- *   in:  { url, concurrency, requests, expectBytes? }
- *   out: progress (at most ~10/s, and once at the end), then
- *        { type: 'result', requests, ok, errors, bytes, wallMs, latencyMs }
- */
+/** The download load in its own process (never the server's): a child job, in { url, concurrency, requests, expectBytes? }. */
 import { performance } from 'node:perf_hooks'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
 import { getMany } from './get-many.js'

@@ -1,25 +1,19 @@
-/**
- * The read-chunk-size experiment: GET /files/chunk of this very server
- * (a 1 MiB file read `hwm` bytes at a time, as Buffers or as strings) under
- * concurrent keep-alive load from a process of its own, for each read size
- * and mode, with throughput and the server's peak RSS per setting.
- */
+/** The read-chunk-size experiment: this server's GET /files/chunk under keep-alive load from another process, per read size and mode. */
 import path from 'node:path'
 import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { linesBy, publishedWith } from '../results.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'chunk-size'
-
 export const title = 'Read chunk size, Buffer vs string'
-
 export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.createReadStream at read sizes ' +
   '(highWaterMark) from 1 KiB to 1 MiB, as Buffers or decoded to strings, under concurrent keep-alive load from a ' +
   'separate process, and reports MiB/s and the server\'s peak memory for each setting.'
 
 const KiB = 1024
-/** The download load, forked per setting: its sockets and CPU are not the server's. */
 const GET_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'chunk-size', 'get-process.js')
 const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: docs/sources.md#chunk-size'
 const RELATED = 'A related post on read sizes: docs/sources.md#chunk-size'
@@ -33,9 +27,10 @@ export const PUBLISHED = deepFreeze([
   { label: '4 KiB reads against whole-file reads (+: faster)', value: 44, unit: '%', source: RELATED, figure: 'smallOverWhole' }
 ])
 
-const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)' })
+const HWM_LABELS = Object.freeze({
+  1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)'
+})
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('hwm', {
     values: ['all', ...HWM_STEPS.map(String)],
@@ -63,22 +58,12 @@ export const params = deepFreeze([
   })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { hwm: '65536', mode: 'both', concurrency: 100 }
- * @returns {Readonly<{ hwm: string, mode: string, concurrency: number, requests: number }>}
- * @throws {LabError} 400 parameter.invalid naming the field
- */
+/** @throws {LabError} 400 parameter.invalid naming the field */
 export function normalizeParams (raw) {
   return Object.freeze(normalizeBySchema(params, raw))
 }
 
-/**
- * Run it: the file, a warm-up download per mode, then per setting a
- * measurement window and the downloads, in a separate process.
- * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
- *   progress: Function, measure: Function, trackProcess: Function }} ctx
- */
+/** The file, a warm-up download per mode, then per setting a measurement window and the downloads in their own process. */
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
   const modes = p.mode === 'both' ? [...CHUNK_MODES] : [p.mode]
@@ -92,34 +77,18 @@ export async function run (ctx) {
   for (const hwm of hwms) {
     for (const mode of modes) {
       signal.throwIfAborted()
-      // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
-      await ctx.settle()
-      const endMeasure = ctx.measure()
-      let server = null
-      const load = await runChildJob(GET_PROCESS, {
-        url: chunkUrl(baseUrl, hwm, mode), concurrency: p.concurrency, requests: p.requests, expectBytes: file.bytes
-      }, {
-        signal,
-        onSpawn: ctx.trackProcess,
-        onProgress: function relayProgress (progress) {
-          if (progress.done === p.requests && server === null) server = endMeasure()
-          ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load', cell: `${mode} · read size ${hwm}` })
-        }
-      })
-      server ??= endMeasure()
+      const job = { url: chunkUrl(baseUrl, hwm, mode), concurrency: p.concurrency, requests: p.requests, expectBytes: file.bytes }
+      function getAll (hooks) { return runChildJob(GET_PROCESS, job, hooks) }
+      const cell = `${mode} · read size ${hwm}`
+      function relay (progress) { ctx.progress({ done: done + progress.done, total, hwm, mode, stage: 'load', cell }) }
+      const { load, server } = await loadInWindow(ctx, p.requests, getAll, relay)
       done += p.requests
       cells.push(summariseChunkCell({ hwm, mode, concurrency: p.concurrency, load, server }))
     }
   }
-  return {
-    file: { bytes: file.bytes },
-    cells,
-    charts: chunkSizeCharts(cells),
-    published: publishedBeside(cells)
-  }
+  return { file: { bytes: file.bytes }, cells, charts: chunkSizeCharts(cells), published: publishedBeside(cells) }
 }
 
-/** The URL of one setting. */
 export function chunkUrl (baseUrl, hwm, mode) {
   return `${baseUrl}/files/chunk?hwm=${hwm}&mode=${mode}`
 }
@@ -127,14 +96,10 @@ export function chunkUrl (baseUrl, hwm, mode) {
 async function warmUp (baseUrl, mode, bytes) {
   const res = await fetch(chunkUrl(baseUrl, 65536, mode))
   const body = await res.arrayBuffer()
-  if (res.status !== 200 || body.byteLength !== bytes) throw new Error(`warm-up GET /files/chunk answered ${res.status} with ${body.byteLength} bytes`)
+  if (res.status !== 200 || body.byteLength !== bytes) throw new Error(`warm-up GET /files/chunk: ${res.status}, ${body.byteLength} bytes`)
 }
 
-/**
- * One setting's figures.
- * @param {{ hwm: number, mode: string, concurrency: number, load: Awaited<ReturnType<typeof import('./get-many.js').getMany>>,
- *   server: { peakRss: number, peakAboveIdle: number|null } }} cell
- */
+/** One setting's figures from get-many.js's load. */
 export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
   return {
     hwm,
@@ -146,28 +111,19 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
     bytes: load.bytes,
     wallMs: round(load.wallMs, 10),
     mibPerSecond: round(load.bytes / 1048576 / (load.wallMs / 1000), 10),
-    latencyMs: { min: round(load.latencyMs.min, 10), avg: round(load.latencyMs.avg, 10), p99: round(load.latencyMs.p99, 10), max: round(load.latencyMs.max, 10) },
+    latencyMs: Object.fromEntries(['min', 'avg', 'p99', 'max'].map(function rounded (k) { return [k, round(load.latencyMs[k], 10)] })),
     server
   }
 }
 
-/**
- * MiB/s against read size, one line per mode; and the server's peak above idle.
- * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
- */
+/** MiB/s against read size, one line per mode; and the server's peak above idle. */
 export function chunkSizeCharts (cells) {
+  function mibPerSecond (c) { return c.mibPerSecond }
   function series (y) {
-    const out = []
-    for (const [mode, label] of [['buffer', 'Buffer chunks'], ['string', 'strings (utf8)']]) {
-      const points = cells.filter(function ofMode (c) { return c.mode === mode })
-        .map(function point (c) { return { x: c.hwm / KiB, y: y(c) } })
-        .sort(function byX (a, b) { return a.x - b.x })
-      if (points.length) out.push({ label, points })
-    }
-    return out
+    return linesBy(cells, 'mode', [['buffer', 'Buffer chunks'], ['string', 'strings (utf8)']], function kib (c) { return c.hwm / KiB }, y)
   }
   return [
-    { title: 'Throughput vs read size (highWaterMark)', x: 'highWaterMark (KiB)', y: 'MiB/s', logX: true, series: series(function speed (c) { return c.mibPerSecond }) },
+    { title: 'Throughput vs read size (highWaterMark)', x: 'highWaterMark (KiB)', y: 'MiB/s', logX: true, series: series(mibPerSecond) },
     {
       title: 'Server peak RSS above idle vs read size',
       x: 'highWaterMark (KiB)',
@@ -178,10 +134,7 @@ export function chunkSizeCharts (cells) {
   ]
 }
 
-/**
- * The published figures, each with the measured one beside it (null when the cells to compute it were not run).
- * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
- */
+/** The published figures, each with the measured one beside it (null when the cells to compute it were not run). */
 export function publishedBeside (cells) {
   function speed (mode, hwm) {
     return cells.find(function same (c) { return c.mode === mode && c.hwm === hwm })?.mibPerSecond ?? null
@@ -190,15 +143,12 @@ export function publishedBeside (cells) {
   const best = buffers.length > 1
     ? buffers.reduce(function faster (a, b) { return b.mibPerSecond > a.mibPerSecond ? b : a })
     : null
-  const measured = {
+  return publishedWith(PUBLISHED, {
     buffer64: speed('buffer', 64 * KiB),
     string64: speed('string', 64 * KiB),
     bufferOverString: ratio(speed('buffer', 64 * KiB), speed('string', 64 * KiB)),
     bestHwm: best ? best.hwm / KiB : null,
     smallOverWhole: percentFaster(speed('buffer', 4 * KiB), speed('buffer', 1024 * KiB))
-  }
-  return PUBLISHED.map(function withMeasured (pub) {
-    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: measured[pub.figure] }
   })
 }
 

@@ -1,15 +1,7 @@
-/**
- * GET /files/chunk?hwm=65536&mode=buffer|string: one generated 1 MiB file,
- * read `hwm` bytes at a time, as Buffers or as strings. The mechanics live
- * in experiments/chunk-size/server.js; here a request meets them.
- */
+/** GET /files/chunk?hwm=65536&mode=buffer|string: the generated file read `hwm` bytes at a time (server.js has the mechanics). */
 import express from 'express'
 import { ensureChunkFile, normalizeChunkQuery, serveChunkFile, setChunkFileHeaders } from './server.js'
 
-/**
- * @param {object} opts normalised app options (`dataDir`: where the file is made)
- * @returns {import('express').Router}
- */
 export function chunkSizeRoutes (opts) {
   const router = express.Router({ caseSensitive: true, strict: true })
   router.get('/files/chunk', async function serveChunk (req, res) {

@@ -1,9 +1,6 @@
 /**
- * Read chunk size and Buffer vs string: one generated file served with
- * `fs.createReadStream(file, { highWaterMark, encoding })` through
- * `pipeline` to the response. `highWaterMark` is the size of each read (and
- * of each Buffer handed on); `encoding: 'utf8'` makes the stream decode
- * every chunk into a string, which the response then encodes back to bytes.
+ * One generated file served with `fs.createReadStream(file, { highWaterMark, encoding })` through `pipeline`:
+ * `highWaterMark` is the size of each read; `encoding: 'utf8'` decodes each chunk to a string the response encodes again.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -29,15 +26,9 @@ export const CHUNK_MODES = Object.freeze(['buffer', 'string'])
 export const HWM_MIN = KiB
 export const HWM_MAX = 4 * MiB
 
-/** The directory under the data directory where the file lives. */
 const CHUNK_DIR_NAME = 'chunk-size'
 
-/**
- * Check GET /files/chunk's query.
- * @param {object} query `hwm` (bytes per read, default 65536) and `mode` (buffer|string, default buffer)
- * @returns {{ hwm: number, mode: 'buffer'|'string' }}
- * @throws {LabError} 400 parameter.invalid naming hwm or mode
- */
+/** GET /files/chunk's query: `hwm` (default 65536) and `mode` (default buffer). @throws {LabError} 400 naming hwm or mode */
 export function normalizeChunkQuery (query) {
   const { hwm = '65536', mode = 'buffer' } = query ?? {}
   const bytes = integerParam('hwm', hwm, HWM_MIN, HWM_MAX, `an integer number of bytes from ${HWM_MIN} to ${HWM_MAX}`)
@@ -46,15 +37,12 @@ export function normalizeChunkQuery (query) {
 }
 
 /**
- * The file's bytes: deterministic UTF-8 text with two-, three- and
- * four-byte characters, and a four-byte one across every 1 KiB boundary,
- * so that reads of any size from 1 KiB up cut characters in two and string
- * mode has real decoding to do (and must still serve the same bytes).
- * @param {number} bytes exact length
- * @returns {Buffer}
+ * The file's bytes: deterministic UTF-8 text with two-, three- and four-byte characters, and a four-byte one across
+ * every 1 KiB boundary, so that any read size cuts characters in two and string mode has real decoding to do.
  */
 function chunkFileContent (bytes) {
-  const words = ['stream', 'buffer', 'chunk', 'pipeline', 'café', 'naïve', 'Größe', '数据流', '内存', 'ストリーム', '🚀', '📦', '\n']
+  const words = ['stream', 'buffer', 'chunk', 'pipeline', 'café', 'naïve', 'Größe',
+    '数据流', '内存', 'ストリーム', '🚀', '📦', '\n']
     .map(function encode (w) { return Buffer.from(w, 'utf8') })
   const straddle = Buffer.from('🐢', 'utf8')
   const out = Buffer.alloc(bytes, '.')
@@ -86,11 +74,7 @@ function chunkFileContent (bytes) {
 
 const pending = new Map()
 
-/**
- * The served file, made on first use and reused (concurrent first requests share one making).
- * @param {string} dataDir
- * @returns {Promise<{ path: string, bytes: number }>}
- */
+/** The served file { path, bytes }, made on first use and reused (concurrent first requests share one making). */
 export function ensureChunkFile (dataDir) {
   const dir = path.join(dataDir, CHUNK_DIR_NAME)
   const name = `text-${CHUNK_FILE_BYTES}B.txt`
@@ -116,25 +100,12 @@ async function makeIfMissing (dir, name, file) {
   return { path: file, bytes: written.bytes }
 }
 
-/**
- * The headers of the file's answer, the same for GET and HEAD (HEAD reads nothing).
- * @param {import('express').Response} res
- * @param {{ bytes: number }} file from ensureChunkFile
- */
+/** The headers of the file's answer, the same for GET and HEAD (HEAD reads nothing). */
 export function setChunkFileHeaders (res, file) {
-  res.set({
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Content-Length': String(file.bytes),
-    'Cache-Control': 'no-store'
-  })
+  res.set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(file.bytes), 'Cache-Control': 'no-store' })
 }
 
-/**
- * Serve the file in reads of `hwm` bytes, as Buffers or as strings.
- * @param {import('node:http').ServerResponse} res
- * @param {{ file: { path: string, bytes: number }, hwm: number, mode: 'buffer'|'string' }} how
- * @returns {Promise<void>} rejects with ERR_STREAM_PREMATURE_CLOSE when the client hangs up
- */
+/** Serve the file in reads of `hwm` bytes, as Buffers or strings; rejects with ERR_STREAM_PREMATURE_CLOSE when the client hangs up. */
 export async function serveChunkFile (res, { file, hwm, mode }) {
   setChunkFileHeaders(res, file)
   const source = fs.createReadStream(file.path, { highWaterMark: hwm, encoding: mode === 'string' ? 'utf8' : undefined })

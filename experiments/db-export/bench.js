@@ -1,19 +1,12 @@
-/**
- * `npm run bench -- db-export`: the desks x items join exported as
- * LIMIT/OFFSET batches and as a cursor stream, batch sizes x highWaterMarks,
- * each measurement on a fresh server (and a fresh embedded database process),
- * timed by a client process that fetches and parses like a page.
- */
+/** `npm run bench -- db-export`: batch sizes x highWaterMarks, each measurement on a fresh server (and embedded database). */
 import {
-  describeCell, exportCharts, exportTable, measureCell, planCells, procWindow, publishedBeside,
-  startDbLab, summariseRuns, warmUpDatabase
+  describeCell, exportCharts, exportTable, measureCell, measureRounds, planCells, procWindow, publishedBeside, startDbLab, warmUpDatabase
 } from './measure.js'
 import { publishedTable } from '../../lib/measure/published.js'
 import { list, positiveInteger } from '../../lib/measure/args.js'
 import { schemaChoices } from '../../lib/experiments/schema-options.js'
 import * as experiment from './index.js'
 
-/** The experiment's modes (its schema), never written again here. */
 const MODES = schemaChoices(experiment.params, 'mode')
 
 export const name = 'db-export'
@@ -38,7 +31,6 @@ export const options = Object.freeze({
   'database-url': { type: 'string' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   const sleep = Number(values.sleep)
   if (!/^\d+(\.\d+)?$/.test(values.sleep) || sleep > 10) throw new TypeError(`--sleep takes seconds from 0 to 10, got "${values.sleep}"`)
@@ -58,10 +50,6 @@ export function normalize (values) {
   }
 }
 
-/**
- * Run it.
- * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
- */
 export async function run (opts, report) {
   const appOptions = { database: { url: opts.databaseUrl } }
   const where = opts.databaseUrl ? 'PostgreSQL at DATABASE_URL' : 'the embedded PGlite'
@@ -74,33 +62,23 @@ export async function run (opts, report) {
     await first.stop()
   }
   if (opts.rows > (status.seed?.items ?? 0)) {
-    throw new TypeError(`--rows ${opts.rows} is more than the ${status.seed?.items ?? 0} items seeded: npm run db:seed -- --items ${opts.rows}`)
+    throw new TypeError(`--rows ${opts.rows} is more than the ${status.seed?.items ?? 0} items seeded: npm run db:seed -- --items N`)
   }
   report({ type: 'log', line: `database: ${status.target}, ${status.seed.desks} desks, ${status.seed.items} items` })
   const cells = planCells(opts)
   const total = cells.length * opts.repeat
-  const measured = cells.map(function none () { return [] })
-  let done = 0
-  for (let r = 0; r < opts.repeat; r++) {
-    for (const [index, cell] of cells.entries()) {
-      report({ type: 'progress', done, total, label: `${describeCell(cell)} run ${r + 1}/${opts.repeat}` })
-      const lab = await startDbLab(appOptions)
-      try {
-        const labStatus = await warmUpDatabase(lab.url)
-        measured[index].push(await measureCell({
-          baseUrl: lab.url,
-          cell,
-          measureServer: function measureLab () { return procWindow(lab.pid) },
-          dbPid: labStatus.embedded?.pid ?? null
-        }))
-      } finally {
-        await lab.stop()
-      }
-      done++
+  const summaries = await measureRounds(cells, opts.repeat, async function onFreshLab (cell, round, done) {
+    report({ type: 'progress', done, total, label: `${describeCell(cell)} run ${round + 1}/${opts.repeat}` })
+    const lab = await startDbLab(appOptions)
+    try {
+      const labStatus = await warmUpDatabase(lab.url)
+      const measureServer = function measureLab () { return procWindow(lab.pid) }
+      return await measureCell({ baseUrl: lab.url, cell, measureServer, dbPid: labStatus.embedded?.pid ?? null })
+    } finally {
+      await lab.stop()
     }
-  }
-  report({ type: 'progress', done, total, label: 'done' })
-  const summaries = measured.map(summariseRuns)
+  })
+  report({ type: 'progress', done: total, total, label: 'done' })
   const published = publishedBeside(summaries, status.seed)
   return {
     title: 'Database export: batch vs stream',

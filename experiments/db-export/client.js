@@ -1,12 +1,6 @@
 /**
- * The database export's client in a process of its own, so that the rows it
- * receives and parses are never counted as the server's memory. It runs the
- * very code the dashboard runs in the browser (`dashboard/db-export-browser.js`).
- * Started by `experiments/db-export/measure.js` through `runChildJob`; speaks the protocol
- * of `lib/experiments/child-job.js`:
- *
- *   in:  { baseUrl, mode, rows, batch?, highWaterMark?, sleep? }
- *   out: { type: 'result', timing } or { type: 'error', message }
+ * The db-export client, a child job (lib/experiments/child-job.js) in its own process, so the rows it parses are never
+ * the server's memory; it runs the dashboard's browser code. In { baseUrl, mode, rows, batch?, highWaterMark?, sleep? }, out { timing }.
  */
 import { timeInBrowser } from '../../dashboard/db-export-browser.js'
 import { serveChildJob } from '../../lib/experiments/child-job.js'

@@ -1,18 +1,12 @@
-/**
- * The db-export experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The db-export experiment's lesson screenshot, from the run's own result (experiments/README.md#figures). */
 import { formatMiB, formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 import { warmUpDatabase } from './measure.js'
 
-/** The lesson picture (docs/img/lesson-db-export.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'db-export',
   flags: [],
-  // 100,000 rows: one big batch builds its whole JSON array in the server, the stream holds a few KiB
+  // one big batch builds its whole JSON array in the server; the stream holds one cursor read
   params: { mode: 'both', rows: 100_000, batchSizes: '100000,25000,10000,5000', highWaterMarks: '500,100000', sleepMs: 0, repeat: 1 },
   // fourteen columns, memory in bytes
   viewport: { width: 2000, height: 900 },
@@ -21,22 +15,19 @@ export const screenshot = Object.freeze({
   figures: dbExportFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function dbExportFigures ({ result }) {
   const seed = result.database?.seed
   const lines = [`database: ${result.database?.kind}${seed ? `, ${count(seed.desks)} desks, ${count(seed.items)} items seeded` : ''}`]
   for (const c of result.cells) {
     const what = c.mode === 'batch' ? `batch of ${count(c.batch)}` : `stream, highWaterMark ${count(c.highWaterMark)}`
-    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); total ${formatMs(c.totalMs)}, first row ${formatMs(c.firstRowMs)}; ` +
+    lines.push(`${what}: ${count(c.rows)} rows in ${count(c.requests)} request(s); ` +
+      `total ${formatMs(c.totalMs)}, first row ${formatMs(c.firstRowMs)}; ` +
       `server peak above idle ${formatMiB(c.serverPeakAboveIdle)}, database process ${formatMiB(c.databasePeakAboveIdle)}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
 
-/**
- * The export needs a started (and seeded) database: done before the page
- * opens, so the picture is the export and not the database starting.
- */
+/** A started (and seeded) database before the page opens: the picture is the export, not the database starting. */
 async function prepareDatabase (url, params, note) {
   note('starting the embedded database (its first use seeds it, which takes a while)')
   const status = await warmUpDatabase(url)

@@ -1,23 +1,16 @@
 /**
- * The database export experiment: the same rows of the desks x items join,
- * fetched from this server as LIMIT/OFFSET batches (GET /db/batch) and as a
- * cursor stream (GET /db/stream), timed by a client process that fetches and
- * parses like a page, with the server's peak memory (and the embedded
- * database process's) per export.
- *
- * Runs in the server being watched, one export after another: compare "peak
- * above idle", as a big batch leaves heap behind for the next export.
+ * The db-export experiment: the desks x items join from this server as LIMIT/OFFSET batches (GET /db/batch) and as a
+ * cursor stream (GET /db/stream), one export after another in the watched server: compare "peak above idle", as a
+ * big batch leaves heap behind for the next export.
  */
 import { badParameter } from '../../lib/errors/index.js'
 import {
-  describeCell, exportCharts, measureCell, planCells, publishedBeside, requestsOf, summariseRuns, warmUpDatabase
+  describeCell, exportCharts, measureCell, measureRounds, planCells, publishedBeside, requestsOf, warmUpDatabase
 } from './measure.js'
 import { choiceEntry, deepFreeze, integerEntry, listEntry, normalizeBySchema } from '../../lib/experiments/params.js'
 
 export const name = 'db-export'
-
 export const title = 'Database export: batch vs stream'
-
 export const description = 'Exports the same rows of a desks x items join from PostgreSQL (the embedded PGlite, ' +
   'or the server in database.url) as LIMIT/OFFSET batches, each answer a whole JSON array, and as one ' +
   'cursor stream read highWaterMark rows at a time, timed by a separate client process that fetches and ' +
@@ -29,7 +22,6 @@ const MAX_ROWS = 10_000_000
 const MAX_REQUESTS = 20_000
 const MAX_LIST = 12
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('mode', {
     values: MODES,
@@ -44,7 +36,7 @@ export const params = deepFreeze([
     help: 'Items exported, each joined to its desk. At most the seeded items (GET /db/status; npm run db:seed -- --items N for more).'
   }),
   listEntry('batchSizes', {
-    // 1, 4, 10 and 20 requests: around the article's crossover at 10, and quick (each LIMIT/OFFSET query rescans)
+    // 1, 4, 10 and 20 requests: around the article's crossover, and quick (each LIMIT/OFFSET query rescans)
     default: '100000,25000,10000,5000',
     label: 'Batch sizes (rows per request)',
     help: 'Comma-separated. Each size is one export of all the rows in rows / size requests, one after another.'
@@ -61,20 +53,10 @@ export const params = deepFreeze([
     label: 'Slow query (ms of pg_sleep per request)',
     help: 'A fixed cost every request pays, as a slow query would: many small batches pay it many times, the stream once.'
   }),
-  integerEntry('repeat', {
-    default: 1,
-    max: 5,
-    label: 'Repeats',
-    help: 'Measurements of each export; medians reported.'
-  })
+  integerEntry('repeat', { default: 1, max: 5, label: 'Repeats', help: 'Measurements of each export; medians reported.' })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { rows: 100000, batchSizes: '100000,1000', highWaterMarks: '500' }
- * @returns {Readonly<{ mode: string, rows: number, batchSizes: number[], highWaterMarks: number[], sleepMs: number, repeat: number }>}
- * @throws {LabError} 400 parameter.invalid naming the field
- */
+/** @throws {LabError} 400 parameter.invalid naming the field */
 export function normalizeParams (raw) {
   const p = normalizeBySchema(params, raw)
   const out = {
@@ -115,11 +97,7 @@ function plan (p) {
   }
 }
 
-/**
- * Run it: start (and if need be seed) the database with a warm-up, then each
- * export in turn in its own measurement window.
- * @param {{ params: object, signal: AbortSignal, baseUrl: string, progress: Function, measure: Function, trackProcess: Function }} ctx
- */
+/** Start (and if need be seed) the database with a warm-up, then each export in turn in its own measurement window. */
 export async function run (ctx) {
   const { params: p, signal, baseUrl } = ctx
   const cells = planCells(plan(p))
@@ -130,25 +108,13 @@ export async function run (ctx) {
   if (p.rows > seeded) {
     throw badParameter('params.rows', p.rows, `at most ${seeded}, the items seeded (npm run db:seed -- --items N seeds more)`)
   }
-  const measured = cells.map(function none () { return [] })
-  let done = 0
-  for (let r = 0; r < p.repeat; r++) {
-    for (const [index, cell] of cells.entries()) {
-      signal.throwIfAborted()
-      ctx.progress({ done, total, stage: 'export', cell: describeCell(cell) })
-      measured[index].push(await measureCell({
-        baseUrl,
-        cell,
-        measureServer: ctx.measure,
-        dbPid: status.embedded?.pid ?? null,
-        signal,
-        onSpawn: ctx.trackProcess
-      }))
-      done++
-    }
-  }
-  ctx.progress({ done, total, stage: 'done' })
-  const summaries = measured.map(summariseRuns)
+  const dbPid = status.embedded?.pid ?? null
+  const summaries = await measureRounds(cells, p.repeat, function exportOnce (cell, round, done) {
+    signal.throwIfAborted()
+    ctx.progress({ done, total, stage: 'export', cell: describeCell(cell) })
+    return measureCell({ baseUrl, cell, measureServer: ctx.measure, dbPid, signal, onSpawn: ctx.trackProcess })
+  })
+  ctx.progress({ done: total, total, stage: 'done' })
   return {
     database: { kind: status.kind, target: status.target, seed: status.seed },
     cells: summaries,

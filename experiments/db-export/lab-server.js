@@ -1,11 +1,7 @@
 #!/usr/bin/env node
 /**
- * A lab server for `npm run bench -- db-export`: the app with the options
- * given as JSON in argv[2] (the database's among them), on 127.0.0.1, a free
- * port. server.js takes its database from the environment; the bench needs
- * to hand each fresh server its options without one.
- *
- *   node experiments/db-export/lab-server.js '{"database":{"url":null}}'
+ * A lab server for the db-export bench: the app with the options given as JSON in argv[2] (server.js takes its
+ * database from the environment), on a free port: `node experiments/db-export/lab-server.js '{"database":{"url":null}}'`
  */
 import { createApp } from '../../app.js'
 

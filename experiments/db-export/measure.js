@@ -1,46 +1,45 @@
 /**
- * The database export experiment's measurements, shared by the engine module
- * (`experiments/db-export/index.js`, against the running lab) and the bench
- * (`npm run bench -- db-export`, a fresh server per measurement).
- *
- * One cell is one export: batch (rows / batch requests, one after another)
- * or stream (one request, a cursor read highWaterMark rows at a time),
- * timed by a client process that fetches and parses like a page does, with
- * the server's peak RSS, and the embedded database process's, measured around it.
+ * The db-export measurements, shared by the experiment (against the running lab) and the bench (a fresh server each).
+ * A cell is one export, batch (rows / batch requests in turn) or stream (one request, a cursor read highWaterMark
+ * rows at a time), timed by a client process that fetches and parses like a page, the server's and database's peaks around it.
  */
-import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { median } from '../../lib/measure/stats.js'
+import { startListeningProcess } from '../../lib/measure/lab-process.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 
 const CLIENT = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'client.js')
 const LAB_SERVER = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'lab-server.js')
-const LISTENING = /streamlab listening on (http:\/\/\S+)/
 
 const SOURCE = 'An article: Fastify, pg-query-stream and a React page, timed in the browser: docs/sources.md#db-export'
 
 /** What the article found: shown beside the lab's own figures (`measured`: null where not run). */
 const PUBLISHED = Object.freeze([
   Object.freeze({ key: 'crossover', label: 'Fewest batches from which the stream was faster', value: 10, unit: 'batches', source: SOURCE }),
-  Object.freeze({ key: 'hwmRatio', label: 'Stream time with the larger highWaterMark, over the smaller\'s', value: 0.5, unit: 'x', source: SOURCE }),
+  Object.freeze({ key: 'hwmRatio', label: 'Stream time with the larger highWaterMark, over the smaller\'s', value: 0.5, unit: 'x',
+    source: SOURCE }),
   Object.freeze({ key: 'hwmHigh', label: 'Larger highWaterMark', value: 5_000_000, unit: 'rows', source: SOURCE }),
   Object.freeze({ key: 'rows', label: 'Items exported (each joined to its desk)', value: 10_000_000, unit: 'rows', source: SOURCE }),
   Object.freeze({ key: 'desks', label: 'Desks', value: 200_000, unit: 'desks', source: SOURCE })
 ])
 
-/**
- * The published figures with the measured ones beside them.
- * @param {object[]} cells summarised cells (summariseRuns)
- * @param {{ desks?: number }|null} [seed] what the database holds
- * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
- */
+/** Batch cells by requests, stream cells by highWaterMark. */
+function byMode (cells) {
+  return {
+    batches: cells.filter(function isBatch (c) { return c.mode === 'batch' })
+      .sort(function byRequests (a, b) { return a.requests - b.requests }),
+    streams: cells.filter(function isStream (c) { return c.mode === 'stream' })
+      .sort(function byHwm (a, b) { return a.highWaterMark - b.highWaterMark })
+  }
+}
+
+/** The published figures with the measured ones beside them (`seed`: what the database holds). */
 export function publishedBeside (cells, seed = null) {
-  const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })
-  const streams = cells.filter(function isStream (c) { return c.mode === 'stream' }).sort(function byHwm (a, b) { return a.highWaterMark - b.highWaterMark })
+  const { batches, streams } = byMode(cells)
   const fastestStream = streams.length ? Math.min(...streams.map(function ms (c) { return c.totalMs })) : null
   let crossover = null
   if (fastestStream !== null) {
@@ -60,11 +59,7 @@ export function publishedBeside (cells, seed = null) {
   })
 }
 
-/**
- * The cells of a sweep: every batch size, then every highWaterMark.
- * @param {{ modes: string[], rows: number, batchSizes: number[], highWaterMarks: number[], sleep: number }} plan
- * @returns {Array<{ mode: 'batch'|'stream', rows: number, batch?: number, highWaterMark?: number, sleep: number }>}
- */
+/** The cells of a sweep: every batch size, then every highWaterMark. */
 export function planCells ({ modes, rows, batchSizes, highWaterMarks, sleep }) {
   const cells = []
   if (modes.includes('batch')) {
@@ -76,18 +71,11 @@ export function planCells ({ modes, rows, batchSizes, highWaterMarks, sleep }) {
   return cells
 }
 
-/** Requests a cell makes. */
 export function requestsOf (cell) {
   return cell.mode === 'batch' ? Math.max(1, Math.ceil(cell.rows / cell.batch)) : 1
 }
 
-/**
- * A measurement window on another process: idle RSS now and its kernel peak
- * reset; the returned function reads the peak. The same figures as the
- * engine's `ctx.measure()`.
- * @param {number} pid
- * @returns {() => { idleRss: number|null, peakRss: number|null, peakAboveIdle: number|null, peakSource: string|null, peakReset: boolean }}
- */
+/** A window on another process (idle RSS now, its kernel peak reset); the function returned reads the peak, as `ctx.measure()`. */
 export function procWindow (pid) {
   const idle = readProcMemory(pid)
   const peakReset = idle !== null && resetProcPeak(pid)
@@ -103,12 +91,7 @@ export function procWindow (pid) {
   }
 }
 
-/**
- * Start the database and everything a first request pays for, outside any measurement.
- * @param {string} baseUrl
- * @param {AbortSignal} [signal]
- * @returns {Promise<object>} GET /db/status afterwards
- */
+/** Start the database and everything a first request pays for, outside any measurement; GET /db/status's answer. */
 export async function warmUpDatabase (baseUrl, signal) {
   for (const route of ['/db/batch?limit=1', '/db/stream?limit=1']) {
     // an export is a write to the guard: beyond loopback it needs the run's key
@@ -127,14 +110,7 @@ export async function warmUpDatabase (baseUrl, signal) {
   return (await fetch(`${baseUrl}/db/status`, { signal })).json()
 }
 
-/**
- * Measure one cell: the client in its own process, the server's memory
- * (and the embedded database's) around it.
- * @param {{ baseUrl: string, cell: object, measureServer: () => () => object, dbPid?: number|null,
- *   signal?: AbortSignal, onSpawn?: Function }} settings
- * @returns {Promise<object>} the cell with requests, times in ms, bytes, and memory figures
- * @throws {Error} when the client did not get every row, in order
- */
+/** One cell: the client in its own process, the server's (and database's) memory around it; throws unless every row came in order. */
 export async function measureCell ({ baseUrl, cell, measureServer, dbPid = null, signal, onSpawn }) {
   const closeDatabase = dbPid ? procWindow(dbPid) : null
   const closeServer = measureServer()
@@ -142,7 +118,8 @@ export async function measureCell ({ baseUrl, cell, measureServer, dbPid = null,
   const server = closeServer()
   const database = closeDatabase ? closeDatabase() : null
   if (timing.received !== cell.rows || !timing.inOrder) {
-    throw new Error(`${describeCell(cell)}: the client got ${timing.received} of ${cell.rows} rows${timing.inOrder ? '' : ', out of order'}`)
+    const order = timing.inOrder ? '' : ', out of order'
+    throw new Error(`${describeCell(cell)}: the client got ${timing.received} of ${cell.rows} rows${order}`)
   }
   return {
     ...cell,
@@ -161,10 +138,18 @@ export function describeCell (cell) {
   return cell.mode === 'batch' ? `batch ${cell.batch} x${requestsOf(cell)}` : `stream hwm ${cell.highWaterMark}`
 }
 
-/**
- * Medians of repeated measurements of one cell.
- * @param {object[]} runs measureCell results of the same cell
- */
+/** Every cell `repeat` times, round by round; `measure(cell, round, done)` takes one measurement. The cells' medians. */
+export async function measureRounds (cells, repeat, measure) {
+  const measured = cells.map(function none () { return [] })
+  for (let r = 0; r < repeat; r++) {
+    for (const [index, cell] of cells.entries()) {
+      measured[index].push(await measure(cell, r, r * cells.length + index))
+    }
+  }
+  return measured.map(summariseRuns)
+}
+
+/** Medians of repeated measurements of one cell. */
 export function summariseRuns (runs) {
   function pick (get) { return median(runs.map(get)) }
   const first = runs[0]
@@ -193,35 +178,31 @@ export function exportTable (cells) {
     return [c.mode, c.mode === 'batch' ? c.batch : '', c.mode === 'stream' ? c.highWaterMark : '', c.requests,
       fixed(c.totalMs, 0), fixed(c.firstRowMs, 0), mib(c.serverPeakAboveIdle), mib(c.databasePeakAboveIdle)]
   })
-  const table = markdownTable(['mode', 'batch', 'hwm', 'requests', 'total ms', 'first row ms', 'server peak above idle MiB', 'db process peak above idle MiB'], rows)
+  const heads = ['mode', 'batch', 'hwm', 'requests', 'total ms', 'first row ms', 'server peak above idle MiB',
+    'db process peak above idle MiB']
+  const table = markdownTable(heads, rows)
   const notes = []
-  const streams = cells.filter(function isStream (c) { return c.mode === 'stream' })
-  const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })
+  const { batches, streams } = byMode(cells)
   const bestStream = streams.reduce(function faster (best, c) { return best === null || c.totalMs < best.totalMs ? c : best }, null)
   if (bestStream && batches.length) {
     const beaten = batches.filter(function slower (b) { return b.totalMs > bestStream.totalMs })
-    notes.push(beaten.length
-      ? `- the stream (hwm ${bestStream.highWaterMark}, ${fixed(bestStream.totalMs, 0)} ms) beat batches of ${beaten.map(function count (b) { return `${b.requests} request${b.requests === 1 ? '' : 's'}` }).join(', ')}`
-      : `- every batch size beat the stream (best: hwm ${bestStream.highWaterMark}, ${fixed(bestStream.totalMs, 0)} ms)`)
+    const best = `hwm ${bestStream.highWaterMark}, ${fixed(bestStream.totalMs, 0)} ms`
+    const counts = beaten.map(function count (b) { return `${b.requests} request${b.requests === 1 ? '' : 's'}` }).join(', ')
+    notes.push(beaten.length ? `- the stream (${best}) beat batches of ${counts}` : `- every batch size beat the stream (best: ${best})`)
   }
   if (streams.length >= 2) {
-    const sorted = [...streams].sort(function byHwm (a, b) { return a.highWaterMark - b.highWaterMark })
-    const low = sorted[0]
-    const high = sorted[sorted.length - 1]
-    notes.push(`- stream hwm ${high.highWaterMark} took ${fixed(high.totalMs / low.totalMs, 2)}x the time of hwm ${low.highWaterMark} (the article: 0.5x)`)
+    const low = streams[0]
+    const high = streams.at(-1)
+    const article = PUBLISHED.find(function ratio (p) { return p.key === 'hwmRatio' }).value
+    notes.push(`- stream hwm ${high.highWaterMark} took ${fixed(high.totalMs / low.totalMs, 2)}x the time of hwm ${low.highWaterMark} ` +
+      `(the article: ${article}x)`)
   }
   return `${table}\n\n${notes.join('\n')}\n`
 }
 
-/**
- * Charts of a sweep (ChartSpec, lib/experiments/result-contract.js): time against the number of
- * batch requests, with each stream as a level line to cross; the stream
- * against its highWaterMark; the server's memory.
- * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
- */
+/** Time and memory against batch requests, each stream a level line to cross; the stream against its highWaterMark. */
 export function exportCharts (cells) {
-  const batches = cells.filter(function isBatch (c) { return c.mode === 'batch' }).sort(function byRequests (a, b) { return a.requests - b.requests })
-  const streams = cells.filter(function isStream (c) { return c.mode === 'stream' }).sort(function byHwm (a, b) { return a.highWaterMark - b.highWaterMark })
+  const { batches, streams } = byMode(cells)
   const xs = batches.length ? [...new Set(batches.map(function requests (c) { return c.requests }))] : [1]
   function levelSeries (label, value) {
     return { label, points: xs.map(function level (x) { return { x, y: value } }) }
@@ -232,7 +213,7 @@ export function exportCharts (cells) {
     for (const s of streams) series.push(levelSeries(`stream, highWaterMark ${s.highWaterMark}`, get(s)))
     return { title, x: 'batch requests (rows / batch size)', y, logX: true, series }
   }
-  function toMiB (bytes) { return bytes === null || bytes === undefined ? null : bytes / 1048576 }
+  function toMiB (bytes) { return bytes == null ? null : bytes / 1048576 }
   const charts = [
     versusRequests('Total time (fetch and parse) vs number of batches', 'ms', function total (c) { return c.totalMs }),
     versusRequests('Server peak RSS above idle vs number of batches', 'MiB', function peak (c) { return toMiB(c.serverPeakAboveIdle) })
@@ -249,62 +230,17 @@ export function exportCharts (cells) {
       ]
     })
   }
-  if (cells.some(function hasDatabase (c) { return c.databasePeakAboveIdle !== null && c.databasePeakAboveIdle !== undefined })) {
-    charts.push(versusRequests('Embedded database process peak RSS above idle', 'MiB', function dbPeak (c) { return toMiB(c.databasePeakAboveIdle) }))
+  if (cells.some(function hasDatabase (c) { return c.databasePeakAboveIdle != null })) {
+    const title = 'Embedded database process peak RSS above idle'
+    charts.push(versusRequests(title, 'MiB', function dbPeak (c) { return toMiB(c.databasePeakAboveIdle) }))
   }
   return charts
 }
 
-/**
- * A lab server process with these app options (its own entry point,
- * `experiments/db-export/lab-server.js`, so the database options need no server.js flags).
- * @param {object} appOptions JSON-serialisable createApp options
- * @returns {Promise<{ pid: number, url: string, stop: () => Promise<void> }>}
- */
-export function startDbLab (appOptions) {
-  const child = spawn(process.execPath, [LAB_SERVER, JSON.stringify(appOptions)], {
-    cwd: PROJECT_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let output = ''
-  return new Promise(function waitForListening (resolve, reject) {
-    function onOutput (chunk) {
-      output += chunk
-      const match = LISTENING.exec(output)
-      if (!match) return
-      cleanup()
-      resolve({ pid: child.pid, url: match[1], stop: function stopLab () { return stopChild(child) } })
-    }
-    function onExit (code, signal) {
-      cleanup()
-      reject(new Error(`lab server exited (${signal ?? code}) before listening:\n${output}`))
-    }
-    function cleanup () {
-      child.stdout.off('data', onOutput)
-      child.stderr.off('data', onOutput)
-      child.off('exit', onExit)
-      // still read, so that a chatty server never blocks on a full pipe
-      child.stdout.resume()
-      child.stderr.resume()
-    }
-    child.stdout.setEncoding('utf8')
-    child.stderr.setEncoding('utf8')
-    child.stdout.on('data', onOutput)
-    child.stderr.on('data', onOutput)
-    child.on('exit', onExit)
-  })
-}
-
-function stopChild (child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise(function waitForExit (resolve) {
-    const timer = setTimeout(function forceKill () { child.kill('SIGKILL') }, 15_000)
-    child.once('exit', function exited () {
-      clearTimeout(timer)
-      resolve()
-    })
-    child.kill('SIGTERM')
-  })
+/** A lab server process with these app options: lab-server.js, so the database options need no server.js flags. */
+export async function startDbLab (appOptions) {
+  const lab = await startListeningProcess([LAB_SERVER, JSON.stringify(appOptions)], { graceMs: 15_000 })
+  return { pid: lab.child.pid, url: lab.url, stop: lab.stop }
 }
 
 function round (value, scale) {

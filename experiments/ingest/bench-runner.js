@@ -1,21 +1,7 @@
 /**
- * The ingest experiment as a bench: the same generated body sent to /bad, /good,
- * /express-json and /streamparser-json (each as its route takes it: lib/ingest/contenders.js),
- * sizes x concurrency x routes, each measurement
- * on a fresh lab process, with its peak RSS read from outside (lib/measure/lab-memory.js:
- * the kernel's VmHWM after clear_refs, or the lab's sampled peak where there is no /proc).
- *
- * A cell is loaded one of two ways:
- * - **timed** (bodies up to `timedUpTo`): autocannon keeps `concurrency` keep-alive
- *   connections busy with the body, held in memory, for `durationS` seconds, as a load
- *   test of small requests runs;
- * - **counted** (larger bodies): a fixed number of uploads, each streamed from disk on a
- *   connection of its own, `concurrency` in flight. A time box would close before one
- *   500 MB upload ends, so a cell is as many uploads as it takes (`countedRequests`).
- *
- * Either way the figures are those of the 200 answers: req/s, MB/s of inflated bytes
- * answered, latency. Refusals (413, 503: the memory budget, /good's queue) are counted
- * apart, a finding rather than a failure.
+ * The ingest experiment as a bench: one generated body sent to every ingest route, sizes x concurrency x routes,
+ * each measurement on a fresh lab process with its peak RSS read from outside (lib/measure/lab-memory.js).
+ * Timed and counted cells, and why refusals are counted apart: experiments/README.md#ingest.
  */
 import os from 'node:os'
 import fs from 'node:fs'
@@ -40,24 +26,14 @@ const REFUSALS = new Set([413, 503])
 const TIMED_REQUEST_TIMEOUT_S = 60
 
 /**
- * The rule for a counted cell: at least `concurrency` uploads (every connection sends one),
- * and enough to offer about `COUNTED_OFFER` inflated bytes, but at least `COUNTED_MIN` and,
- * beyond the concurrency, never more than `COUNTED_MAX`. 10 MB: 20 uploads (100 at x100);
- * 100 MB: 2 (10, 100); 500 MB: 2 (10, 100). What /bad and /express-json cannot hold at once
- * their budget refuses; /good queues what its 8 pipelines cannot take and serves it in turn
- * (refusing only when its queue stops moving), so at 100 x 500 MB a cell costs /good every
- * upload (minutes) and /bad two or three.
+ * A counted cell: at least `concurrency` uploads (every connection sends one), and enough to offer about
+ * `COUNTED_OFFER` inflated bytes, but at least `COUNTED_MIN` and, beyond the concurrency, never more than `COUNTED_MAX`.
  */
 export const COUNTED_OFFER = 200e6
 export const COUNTED_MIN = 2
 export const COUNTED_MAX = 100
 
-/**
- * Uploads in a counted cell.
- * @param {number} bytes inflated body
- * @param {number} concurrency
- * @param {number|null} [fixed] a count the caller chose (`--requests`)
- */
+/** Uploads in a counted cell of `bytes` inflated; `fixed`: a count the caller chose (`--requests`). */
 export function countedRequests (bytes, concurrency, fixed = null) {
   if (fixed !== null) return fixed
   const offered = Math.min(COUNTED_MAX, Math.max(COUNTED_MIN, Math.ceil(COUNTED_OFFER / bytes)))
@@ -73,9 +49,8 @@ async function warmUp (url) {
 }
 
 /**
- * Keeps what a load's answers say: latencies of the 200s, refusals and errors by type,
- * and the distinct summaries (all of the first answers, then a sample, so that parsing
- * the answers of a fast route never competes with it for the CPU).
+ * What a load's answers say: latencies of the 200s, refusals and errors by type, and the distinct summaries
+ * (of the first answers, then a sample, so that parsing a fast route's answers never competes with it for the CPU).
  */
 class Answers {
   constructor () {
@@ -89,7 +64,6 @@ class Answers {
     this.inflatedBytes = 0
   }
 
-  /** An answer's status, time, and (where known) its parsed body. */
   add (status, ms, body) {
     if (status === 200) {
       this.ok++
@@ -131,10 +105,7 @@ function parseAnswer (text) {
   }
 }
 
-/**
- * A time box: autocannon's connections send the body again and again.
- * @returns {Promise<{ answers: Answers, seconds: number }>}
- */
+/** A time box: autocannon's connections send the body again and again. */
 async function timedLoad (url, route, body, { concurrency, durationS }) {
   const answers = new Answers()
   let seen = 0
@@ -169,10 +140,7 @@ async function timedLoad (url, route, body, { concurrency, durationS }) {
   return { answers, seconds: result.duration }
 }
 
-/**
- * A fixed count of uploads streamed from disk, `concurrency` in flight.
- * @returns {Promise<{ answers: Answers, seconds: number }>}
- */
+/** A fixed count of uploads streamed from disk, `concurrency` in flight. */
 async function countedLoad (url, route, file, { concurrency, requests }) {
   const answers = new Answers()
   const started = performance.now()
@@ -185,12 +153,7 @@ async function countedLoad (url, route, file, { concurrency, requests }) {
   return { answers, seconds }
 }
 
-/**
- * One measurement: a fresh lab process, warm-up, idle RSS, peak reset, the load, the peak.
- * @param {{ route: string, file: string, body?: Buffer|null, mode: 'timed'|'counted', concurrency: number,
- *   requests?: number, durationS?: number, serverFlags: string[], url?: string|null }} cell
- *   `body`: the gzip file's bytes, for a timed cell
- */
+/** One measurement: a fresh lab process, warm-up, idle RSS, peak reset, the load, the peak; `body` feeds a timed cell. */
 async function measureIngest (cell) {
   const lab = cell.url
     ? { url: cell.url, pid: null, stop: async function keepRunning () {} }
@@ -206,7 +169,9 @@ async function measureIngest (cell) {
       : await countedLoad(lab.url, cell.route, cell.file, cell)
     // a worker killed by the supervisor and restarted has another pid: its peak is not this load's
     const restarted = pid !== null && lab.pid !== pid
-    const memory = restarted ? { idleRss: window.idleRss, peakRss: null, peakAboveIdle: null, peakSource: null } : await closePeakWindow(window, { pid, url: lab.url })
+    const memory = restarted
+      ? { idleRss: window.idleRss, peakRss: null, peakAboveIdle: null, peakSource: null }
+      : await closePeakWindow(window, { pid, url: lab.url })
     return {
       route: cell.route,
       mode: cell.mode,
@@ -233,14 +198,8 @@ async function measureIngest (cell) {
 }
 
 /**
- * The sweep: sizes x concurrency x routes, `repeat` times each (medians reported). Each cell
- * carries the bound its MB/s is held to: the one given (`bound`, from a bound bench's figures
- * file) or one measured quickly on its size's body.
- * @param {{ sizes: number[], sizeLabels?: string[], concurrency: number[], routes: string[], format: string,
- *   repeat: number, requests: number|null, durationS: number, timedUpTo: number, memoryLimit: number,
- *   quick?: boolean, serverFlags: string[], url: string|null, bound?: { mbPerSecond: number, cores: number, source: string }|null }} options
- *   normalised bench options
- * @param {(event: object) => void} report progress callback
+ * The sweep: sizes x concurrency x routes, `repeat` times each (medians reported). Each cell carries the bound its
+ * MB/s is held to: the one given (`bound`, from a bound bench's figures file) or one measured quickly on its body.
  */
 export async function runIngestBench (options, report) {
   const cells = []
@@ -274,21 +233,14 @@ export async function runIngestBench (options, report) {
           const load = mode === 'timed' ? `${options.durationS} s` : `${requests} uploads`
           report({ type: 'progress', done, total, label: `${route} ${size} x${concurrency} (${load}) run ${r + 1}/${options.repeat}` })
           runs.get(route).push(await measureIngest({
-            route,
-            file: input.file,
-            body,
-            mode,
-            concurrency,
-            requests,
-            durationS: options.durationS,
-            serverFlags,
-            url: options.url
+            route, file: input.file, body, mode, concurrency, requests, durationS: options.durationS, serverFlags, url: options.url
           }))
           done++
         }
       }
       for (const route of options.routes) {
-        cells.push(summariseRuns({ route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode, bound }, runs.get(route)))
+        const key = { route, size, bytes, format: options.format, compressedBytes: input.compressedBytes, concurrency, mode, bound }
+        cells.push(summariseRuns(key, runs.get(route)))
         report({ type: 'cell', cell: cells[cells.length - 1] })
       }
     }
@@ -297,11 +249,7 @@ export async function runIngestBench (options, report) {
   return cells
 }
 
-/**
- * The machine's bound on this body, measured quickly, before any lab starts (one timed pass a
- * stage after a warm-up: lib/measure/bound.js); `npm run bench -- bound` measures it with care.
- * @returns {Promise<{ mbPerSecond: number, cores: number, source: 'measured' }>}
- */
+/** The machine's bound on this body, one timed pass a stage before any lab starts; `npm run bench -- bound` takes care. */
 async function quickBound (file, format, report) {
   report({ type: 'log', line: 'measuring the machine\'s bound on this body (one pass a stage) ...' })
   const measured = await measureBoundOfFile(file, { format, repeat: 1 })

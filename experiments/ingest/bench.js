@@ -1,9 +1,6 @@
 /**
- * `npm run bench -- ingest`: the same generated body POSTed to /bad, /good,
- * /express-json and /streamparser-json, sizes x concurrency x routes, each
- * measurement on a fresh server; per cell req/s, MB/s, p99 latency, peak growth
- * and refusals, and /good's speed against the fastest of the other routes run,
- * judged against the speed targets (SPEED_TARGETS below).
+ * `npm run bench -- ingest`: one generated body POSTed to every ingest route, sizes x concurrency x routes, each
+ * measurement on a fresh server; /good's speed is judged against the fastest other route by SPEED_TARGETS.
  */
 import { parseByteSize } from '../../lib/util/units.js'
 import { defaultMemoryBudget } from '../../lib/limits/memory-budget.js'
@@ -18,7 +15,6 @@ import * as experiment from './index.js'
 export const name = 'ingest'
 export const summary = 'POST the same generated body to /bad, /good, /express-json and /streamparser-json: speed, latency, memory'
 
-/** The routes that read one JSON document, not NDJSON: the usage says which. */
 const NO_NDJSON = routesRefusing(INGEST_ROUTE_NAMES, 'ndjson')
 
 /** What every flag is when not given; --quick changes some of them (QUICK). */
@@ -33,25 +29,15 @@ const DEFAULTS = Object.freeze({
 })
 
 /** A run the spec can afford: small bodies, short time boxes, one upload per connection. */
-const QUICK = Object.freeze({
-  sizes: '1KB,64KB,1MB',
-  concurrency: '1,10',
-  duration: '1'
-})
+const QUICK = Object.freeze({ sizes: '1KB,64KB,1MB', concurrency: '1,10', duration: '1' })
 
-/**
- * The speed targets: /good's req/s over the fastest other route of the cell
- * (of /bad, /express-json and /streamparser-json, those run), by inflated body
- * size: up to 64 KB and at 1 MB at least as fast, 10 MB 1.2x, 100 MB and more
- * 1.5x (sizes between take the target below them).
- */
+/** /good's req/s over the fastest other route run in the cell, from an inflated body size on. */
 const SPEED_TARGETS = Object.freeze([
   Object.freeze({ from: 100e6, ratio: 1.5 }),
   Object.freeze({ from: 10e6, ratio: 1.2 }),
   Object.freeze({ from: 0, ratio: 1.0 })
 ])
 
-/** The target ratio for a body of `bytes` inflated bytes. */
 function speedTarget (bytes) {
   return SPEED_TARGETS.find(function applies (t) { return bytes >= t.from }).ratio
 }
@@ -79,7 +65,7 @@ export const usage = `Options (ingest):
                       on each size's body before its labs start
   Per cell: req/s and MB/s of 200 answers, their p99 latency, the server's peak RSS above idle, refusals;
   per size and concurrency: /good's req/s over the fastest other route, against the speed target
-  (${SPEED_TARGETS.slice().reverse().map(function shown (t) { return `${t.ratio}x from ${t.from / 1e6} MB` }).join(', ')}).`
+  (${SPEED_TARGETS.toReversed().map(function shown (t) { return `${t.ratio}x from ${t.from / 1e6} MB` }).join(', ')}).`
 
 export const options = Object.freeze({
   sizes: { type: 'string' },
@@ -97,7 +83,6 @@ export const options = Object.freeze({
   bound: { type: 'string' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (given) {
   const values = { ...DEFAULTS, ...(given.quick ? QUICK : {}) }
   for (const [key, value] of Object.entries(given)) if (value !== undefined) values[key] = value
@@ -106,9 +91,10 @@ export function normalize (given) {
     return r
   })
   const formats = schemaChoices(experiment.params, 'format')
-  if (!formats.includes(values.format)) throw new TypeError(`--format takes ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}, got "${values.format}"`)
+  if (!formats.includes(values.format)) throw new TypeError(`--format takes ${formats.join(', ')}, got "${values.format}"`)
   const refusing = routesRefusing(routes, values.format)
-  if (refusing.length > 0) throw new TypeError(`--format ${values.format}: /${refusing.join(', /')} reads only ${INGEST_ROUTES[refusing[0]].formats.join(' or ')}`)
+  const reads = INGEST_ROUTES[refusing[0]]?.formats.join(' or ')
+  if (refusing.length > 0) throw new TypeError(`--format ${values.format}: /${refusing.join(', /')} reads only ${reads}`)
   const durationS = Number(values.duration)
   if (!(durationS > 0 && durationS <= 3600)) throw new TypeError(`--duration takes seconds from 0 to 3600, got "${values.duration}"`)
   const memoryLimit = values['memory-limit'] === undefined ? defaultMemoryBudget() : parseByteSize(values['memory-limit'])
@@ -140,20 +126,11 @@ export function normalize (given) {
   }
 }
 
-/**
- * Run it.
- * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
- */
 export async function run (opts, report) {
   return ingestReport(await runIngestBench(opts, report))
 }
 
-/**
- * The report of an ingest run from its cells: the tables, the charts, and the data with
- * /good's verdict against the target of each size and concurrency that /good and another route ran.
- * @param {object[]} cells as the run measured them
- * @returns {{ title: string, markdown: string, charts: object[], data: { cells: object[], verdicts: object[], targets: object[] } }}
- */
+/** The report of an ingest run from its cells: tables, charts, and data with /good's verdicts against the targets. */
 export function ingestReport (cells) {
   const verdicts = speedVerdicts(cells)
   return {
@@ -168,12 +145,7 @@ function sameCell (a, b) {
   return a.bytes === b.bytes && a.concurrency === b.concurrency
 }
 
-/**
- * For each size and concurrency that /good and another route ran: /good's req/s over the
- * fastest of the others (`other`; `rivals` are all of them), and the verdict against the target.
- * @returns {Array<{ size: string, bytes: number, concurrency: number, good: number, other: string, rivals: string[],
- *   otherReqPerSecond: number, ratio: number|null, target: number, verdict: 'meets'|'short'|'loses'|'n/a' }>}
- */
+/** For each size and concurrency /good and another route ran: /good's req/s over the fastest other's (`other`), and the verdict. */
 function speedVerdicts (cells) {
   const out = []
   for (const good of cells.filter(function isGood (c) { return c.route === 'good' })) {
@@ -187,7 +159,9 @@ function speedVerdicts (cells) {
     let verdict = 'n/a'
     if (ratio !== null) verdict = ratio >= target ? 'meets' : ratio >= 1 ? 'short' : 'loses'
     const rivals = others.map(function route (c) { return c.route })
-    out.push({ size: good.size, bytes: good.bytes, concurrency: good.concurrency, good: good.reqPerSecond, other: best.route, rivals, otherReqPerSecond: best.reqPerSecond, ratio, target, verdict })
+    const { size, bytes, concurrency } = good
+    const other = { other: best.route, rivals, otherReqPerSecond: best.reqPerSecond }
+    out.push({ size, bytes, concurrency, good: good.reqPerSecond, ...other, ratio, target, verdict })
   }
   return out
 }
@@ -221,15 +195,22 @@ function ofBoundText (c) {
 
 /** Where each size's bound came from: a bound bench's figures file, or measured at the start. */
 function boundNote (cells) {
-  const bounds = [...new Map(cells.filter(function hasBound (c) { return c.bound }).map(function bound (c) { return [c.size, c.bound] })).entries()]
+  const bounds = [...new Map(cells.filter(function hasBound (c) { return c.bound })
+    .map(function bound (c) { return [c.size, c.bound] })).entries()]
   if (bounds.length === 0) return []
   const given = bounds[0][1]
   if (given.source === 'file') {
     const body = given.body ? `, measured on ${fixed(given.body.bytes / 1e6)} MB of ${given.body.format}` : ''
-    return [`- of bound: MB/s over the machine's bound, ${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}, from ${given.file} (npm run bench -- bound)`]
+    const bound = `${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}`
+    return [`- of bound: MB/s over the machine's bound, ${bound}, from ${given.file} (npm run bench -- bound)`]
   }
   const each = bounds.map(function shown ([size, b]) { return `${size} ${fixed(b.mbPerSecond)}` }).join(', ')
-  return [`- of bound: MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body (MB/s: ${each}); npm run bench -- bound measures it with care`]
+  return [`- of bound: MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body ` +
+    `(MB/s: ${each}); npm run bench -- bound measures it with care`]
+}
+
+function reqPerSecondText (n) {
+  return fixed(n, n < 10 ? 2 : 0)
 }
 
 function loadText (c) {
@@ -240,13 +221,14 @@ function loadText (c) {
 function ingestTable (cells, verdicts = speedVerdicts(cells)) {
   const rows = cells.map(function row (c) {
     const v = c.route === 'good' ? verdicts.find(function mine (x) { return sameCell(x, c) }) : null
-    return [c.size, c.concurrency, c.route, loadText(c), fixed(c.reqPerSecond, c.reqPerSecond < 10 ? 2 : 0), fixed(c.mbPerSecond),
+    return [c.size, c.concurrency, c.route, loadText(c), reqPerSecondText(c.reqPerSecond), fixed(c.mbPerSecond),
       ofBoundText(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
       v ? ratioText(v.ratio) : '', v ? VERDICT_TEXT[v.verdict] : '']
   })
-  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
+  const heads = ['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound', 'p99 ms', 'peak above idle MiB', '200s', 'refused']
+  const table = markdownTable([...heads, '/good vs best', 'verdict'], rows)
   const verdictRows = verdicts.map(function row (v) {
-    return [v.size, v.concurrency, fixed(v.good, v.good < 10 ? 2 : 0), `/${v.other}`, fixed(v.otherReqPerSecond, v.otherReqPerSecond < 10 ? 2 : 0),
+    return [v.size, v.concurrency, reqPerSecondText(v.good), `/${v.other}`, reqPerSecondText(v.otherReqPerSecond),
       ratioText(v.ratio), `${v.target}x`, VERDICT_TEXT[v.verdict]]
   })
   const verdictTable = verdictRows.length
@@ -259,9 +241,12 @@ function ingestNotes (cells, verdicts) {
   const notes = []
   const losing = verdicts.filter(function loses (v) { return v.verdict === 'loses' })
   const short = verdicts.filter(function isShort (v) { return v.verdict === 'short' })
-  function where (list) { return list.map(function at (v) { return `${v.size} x${v.concurrency} (${ratioText(v.ratio)} of /${v.other})` }).join(', ') }
+  function where (list) {
+    return list.map(function at (v) { return `${v.size} x${v.concurrency} (${ratioText(v.ratio)} of /${v.other})` }).join(', ')
+  }
   if (verdicts.length) {
-    notes.push(`- /good meets its target in ${verdicts.filter(function ok (v) { return v.verdict === 'meets' }).length} of ${verdicts.length} cells.` +
+    const meets = verdicts.filter(function ok (v) { return v.verdict === 'meets' }).length
+    notes.push(`- /good meets its target in ${meets} of ${verdicts.length} cells.` +
       (losing.length ? ` It LOSES at ${where(losing)}.` : ' It loses nowhere.') +
       (short.length ? ` Faster but short of the target at ${where(short)}.` : ''))
   }
@@ -272,20 +257,26 @@ function ingestNotes (cells, verdicts) {
     return answers.size > 1 || group.some(function disagrees (c) { return !c.summariesAgree })
   })
   const routes = [...new Set(cells.map(function route (c) { return c.route }))]
+  const from = routes.map(function slash (r) { return '/' + r }).join(', ')
   notes.push(differing.length === 0
-    ? `- answers identical: every 200 answer checked, from ${routes.map(function slash (r) { return '/' + r }).join(', ')}, gave the same summary for the same body`
+    ? `- answers identical: every 200 answer checked, from ${from}, gave the same summary for the same body`
     : `- answers DIFFER at ${differing.join('; ')} (bytes, concurrency)`)
   const refused = cells.filter(function hasRefusals (c) { return c.refused > 0 || c.failed > 0 })
   for (const c of refused) {
     const types = {}
     for (const errs of c.errors) for (const [type, n] of Object.entries(errs)) types[type] = (types[type] ?? 0) + n
-    notes.push(`- ${c.size} x${c.concurrency} /${c.route}: ${refusedText(c)} (${Object.entries(types).map(function shown ([t, n]) { return `${n} ${t}` }).join(', ')})`)
+    const shown = Object.entries(types).map(function shown ([t, n]) { return `${n} ${t}` }).join(', ')
+    notes.push(`- ${c.size} x${c.concurrency} /${c.route}: ${refusedText(c)} (${shown})`)
   }
   for (const c of cells.filter(function restarted (c) { return c.workerRestarts > 0 })) {
-    notes.push(`- ${c.size} x${c.concurrency} /${c.route}: the worker was killed and restarted in ${c.workerRestarts} run(s); no peak figure from those`)
+    const restarts = `the worker was killed and restarted in ${c.workerRestarts} run(s)`
+    notes.push(`- ${c.size} x${c.concurrency} /${c.route}: ${restarts}; no peak figure from those`)
   }
   const loads = cells.map(function load (c) { return c.loadAverage }).filter(function present (l) { return typeof l === 'number' })
-  if (loads.length) notes.push(`- the machine's 1-minute load average at the start of each measurement: ${fixed(Math.min(...loads), 2)} to ${fixed(Math.max(...loads), 2)}`)
+  if (loads.length) {
+    const range = `${fixed(Math.min(...loads), 2)} to ${fixed(Math.max(...loads), 2)}`
+    notes.push(`- the machine's 1-minute load average at the start of each measurement: ${range}`)
+  }
   const timed = cells.find(function isTimed (c) { return c.mode === 'timed' })
   const counted = cells.find(function isCounted (c) { return c.mode === 'counted' })
   if (timed || counted) {
@@ -307,7 +298,9 @@ function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
     for (const route of routes) {
       for (const size of groupBySize ? sizes : [null]) {
         const points = cells
-          .filter(function inGroup (c) { return c.route === route && (size === null || c.size === size) && (groupBySize || c.concurrency === concurrencies[0]) })
+          .filter(function inGroup (c) {
+            return c.route === route && (size === null || c.size === size) && (groupBySize || c.concurrency === concurrencies[0])
+          })
           .map(function point (c) { return { x: x(c), y: y(c) } })
           .sort(function byX (a, b) { return a.x - b.x })
         if (points.length) out.push({ label: groupBySize && sizes.length > 1 ? `/${route} ${size}` : `/${route}`, points })
@@ -316,20 +309,27 @@ function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
     return out
   }
   function toMiB (bytes) { return bytes === null ? null : bytes / 1048576 }
+  function conc (c) { return c.concurrency }
+  function peakMiB (c) { return toMiB(c.peakAboveIdle) }
+  function p99 (c) { return c.latencyP99Ms }
   const charts = [
-    { title: 'Server peak RSS above idle vs concurrency', x: 'concurrent uploads', y: 'MiB', series: series(function conc (c) { return c.concurrency }, function peak (c) { return toMiB(c.peakAboveIdle) }, true) },
-    { title: 'p99 latency vs concurrency', x: 'concurrent uploads', y: 'ms', series: series(function conc (c) { return c.concurrency }, function latency (c) { return c.latencyP99Ms }, true) },
-    { title: `Throughput vs body size (concurrency ${concurrencies[0]})`, x: 'inflated MB', y: 'MB/s', logX: true, series: series(function mb (c) { return c.bytes / 1e6 }, function speed (c) { return c.mbPerSecond }, false) }
+    { title: 'Server peak RSS above idle vs concurrency', x: 'concurrent uploads', y: 'MiB', series: series(conc, peakMiB, true) },
+    { title: 'p99 latency vs concurrency', x: 'concurrent uploads', y: 'ms', series: series(conc, p99, true) },
+    {
+      title: `Throughput vs body size (concurrency ${concurrencies[0]})`,
+      x: 'inflated MB',
+      y: 'MB/s',
+      logX: true,
+      series: series(function mb (c) { return c.bytes / 1e6 }, function speed (c) { return c.mbPerSecond }, false)
+    }
   ]
   if (verdicts.length) charts.push(speedRatioChart(verdicts))
   return charts
 }
 
 /**
- * /good's req/s over the fastest other route against body size, one line per concurrency,
- * and the target as a dashed line. The routes are rivals, not lines: each point is /good
- * against whichever of them was fastest in that cell, and the title names them all.
- * A cell where only /good answered has no finite ratio: left out.
+ * /good's req/s over the fastest other route against body size, a line per concurrency, the target dashed. The
+ * rivals are named in the title, not drawn; a cell where only /good answered has no finite ratio and is left out.
  */
 function speedRatioChart (verdicts) {
   const concurrencies = [...new Set(verdicts.map(function conc (v) { return v.concurrency }))]
@@ -357,8 +357,9 @@ function speedRatioChart (verdicts) {
     .filter(function named (r) { return typeof r === 'string' })
     .map(function slash (r) { return `/${r}` })
   let against = 'the fastest other route'
+  const fastest = rivals.length === 2 ? 'faster' : 'fastest'
   if (rivals.length === 1) against = rivals[0]
-  else if (rivals.length > 1) against = `the ${rivals.length === 2 ? 'faster' : 'fastest'} of ${rivals.slice(0, -1).join(', ')} and ${rivals.at(-1)}`
+  else if (rivals.length > 1) against = `the ${fastest} of ${rivals.slice(0, -1).join(', ')} and ${rivals.at(-1)}`
   return {
     title: `/good's speed vs ${against}`,
     file: 'speed-ratio',

@@ -1,12 +1,7 @@
 /**
- * The machine's bound (lib/measure/bound.js) measured for the ingest experiment in a process of
- * its own: the body it holds and the cores it keeps busy are never the server's, and the server's
- * event loop is never blocked by it. Forked by experiments/ingest/index.js; it speaks the protocol
- * of lib/experiments/child-job.js:
- *
- *   in:  { file, format } a gzip input of the ingest bench (lib/measure/inputs.js)
- *   out: { type: 'progress', done, total } per stage pass,
- *        then { type: 'result', mbPerSecond, cores, body } or { type: 'error', message }
+ * The machine's bound (lib/measure/bound.js) for the ingest experiment, in a process of its own so that the body it
+ * holds and the cores it keeps busy are never the server's. A child job (lib/experiments/child-job.js):
+ * in { file, format }; out progress per stage pass, then { mbPerSecond, cores, body }.
  */
 import { serveChildJob } from '../../lib/experiments/child-job.js'
 import { measureBoundOfFile } from '../../lib/measure/bound.js'

@@ -1,36 +1,29 @@
-/**
- * The ingest experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * and the classroom demo's step (scripts/demo.js takes the `demo` object),
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The ingest experiment's lesson screenshot and classroom demo step, from the run's own result (experiments/README.md#figures). */
 import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/util/units.js'
 import { count, errorList, peakOf, times } from '../../lib/measure/figure-lines.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 
-/** The lesson picture (docs/img/lesson-ingest.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'ingest',
   flags: [],
-  // 100 MB inflated: /bad holds over half a GiB per upload, /good a few MiB; two uploads per route
-  // one after the other. "Both" runs /bad first, and /good then runs in a process that keeps what
-  // /bad grew (it allocates too little on the main thread for a GC to hand it back), so a /good-only
-  // run comes first: the chart shows /good flat at idle, then /bad's climb, then the table of both
+  // a /good-only run comes first: after "both" runs /bad, /good runs in pages /bad grew (it allocates too little
+  // on the main thread for a GC to hand them back); the chart shows /good flat at idle, then /bad's climb
   prelude: [{ route: 'good', bytes: '100MB', size: '', format: 'json', concurrency: 1, requests: 2 }],
   params: { route: 'both', bytes: '100MB', size: '', format: 'json', concurrency: 1, requests: 2 },
   timeoutMs: 10 * 60_000,
   figures: ingestFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function ingestFigures ({ params, result }) {
   const input = result.input
   const body = input.bytes !== null ? `${formatDecimalBytes(input.bytes)} of JSON` : `${count(input.size)} items`
-  const lines = [`input: ${body} (${input.format}), ${formatDecimalBytes(input.compressedBytes)} gzipped; concurrency ${params.concurrency}, ${params.requests} upload(s) per route`]
+  const load = `concurrency ${params.concurrency}, ${params.requests} upload(s) per route`
+  const lines = [`input: ${body} (${input.format}), ${formatDecimalBytes(input.compressedBytes)} gzipped; ${load}`]
   for (const r of Object.values(result.routes)) {
-    lines.push(`/${r.route}: ${r.ok}/${r.requests} answered 200${errorList(r.errors)}; server peak above idle ${formatMiB(r.server?.peakAboveIdle)} ` +
-      `(idle ${formatMiB(r.server?.idleRss)}, peak RSS ${formatMiB(r.server?.peakRss)}); ${r.mbPerSecond} MB/s; latency avg ${formatMs(r.latencyMs?.avg)}, p99 ${formatMs(r.latencyMs?.p99)}`)
+    lines.push(`/${r.route}: ${r.ok}/${r.requests} answered 200${errorList(r.errors)}; ` +
+      `server peak above idle ${formatMiB(r.server?.peakAboveIdle)} ` +
+      `(idle ${formatMiB(r.server?.idleRss)}, peak RSS ${formatMiB(r.server?.peakRss)}); ${r.mbPerSecond} MB/s; ` +
+      `latency avg ${formatMs(r.latencyMs?.avg)}, p99 ${formatMs(r.latencyMs?.p99)}`)
   }
   const items = Object.values(result.routes)[0]?.summary?.items
   lines.push(`answers identical: ${result.summariesAgree}${Number.isFinite(items) ? ` (${count(items)} items each)` : ''}`)
@@ -42,11 +35,7 @@ function routeName (route) {
   return Object.hasOwn(INGEST_ROUTES, route) ? `/${route} (${INGEST_ROUTES[route].label})` : route
 }
 
-/**
- * The demo's step (scripts/demo.js): what it sends, says, shows while it runs and after.
- * 5 MB bodies, 10 at once, over ten waves of uploads, which keep each route on the chart for a while:
- * /bad's peak stays well under the demo's 512 MiB budget (its figure: docs/demo.md).
- */
+/** The demo's step: ten waves of 10 uploads keep each route on the chart a while, /bad well under the demo's budget (docs/demo.md). */
 export const demo = Object.freeze({
   title: 'Buffered vs streamed ingest',
   plans: Object.freeze({
@@ -55,8 +44,8 @@ export const demo = Object.freeze({
   }),
   intro: function demoIntro (params) {
     return [
-      `The same gzipped JSON document, ${formatDecimalBytes(parseByteSize(params.bytes))} inflated, uploaded ${params.requests} times to each route, ` +
-        `${params.concurrency} at a time.`,
+      `The same gzipped JSON document, ${formatDecimalBytes(parseByteSize(params.bytes))} inflated, ` +
+        `uploaded ${params.requests} times to each route, ${params.concurrency} at a time.`,
       'POST /bad buffers the whole body, inflates it, then parses it as one string.',
       'POST /good streams it: gunzip, a record scanner, small batches parsed as they come.',
       '/bad runs first, then /good. Both must give the same answer.'
@@ -92,21 +81,24 @@ function demoReport (state, kit) {
     ]
   })
   let verdict
-  if (summariesAgree === true) verdict = kit.good('✔ Answers identical: every upload to both routes gave the same summary, byte for byte.')
+  const identical = '✔ Answers identical: every upload to both routes gave the same summary, byte for byte.'
+  if (summariesAgree === true) verdict = kit.good(identical)
   else if (summariesAgree === false) verdict = kit.warn('✘ Answers differ between the routes (or between uploads).')
   else verdict = kit.warn('? No answer to compare: no upload was answered 200.')
   const bad = peakOf(routes.bad?.server)
   const good = peakOf(routes.good?.server)
+  const size = formatDecimalBytes(input.bytes)
+  const speeds = `/bad ${routes.bad?.mbPerSecond?.toFixed(1)} MB/s, /good ${routes.good?.mbPerSecond?.toFixed(1)} MB/s`
   return {
     lines: [
       '',
-      `Measured (${formatDecimalBytes(input.bytes)} JSON, ${formatDecimalBytes(input.compressedBytes)} gzipped, ${params.concurrency} uploads at a time):`,
+      `Measured (${size} JSON, ${formatDecimalBytes(input.compressedBytes)} gzipped, ${params.concurrency} uploads at a time):`,
       ...kit.table(['route', 'answered 200', 'server peak above idle', 'MB/s inflated', 'latency avg / p99', 'answer'], rows),
       verdict,
       `/bad needed ${times(bad.bytes, good.bytes)} the memory of /good (${bad.text} vs ${good.text}), ` +
         `and /good's throughput was ${times(routes.good?.mbPerSecond, routes.bad?.mbPerSecond)} /bad's.`
     ],
-    figures: [`Ingest, ${params.concurrency} x ${formatDecimalBytes(input.bytes)} at once: /bad ${bad.text}, /good ${good.text} above idle; ` +
-      `/bad ${routes.bad?.mbPerSecond?.toFixed(1)} MB/s, /good ${routes.good?.mbPerSecond?.toFixed(1)} MB/s; answers ${summariesAgree === true ? 'identical' : 'NOT identical'}.`]
+    figures: [`Ingest, ${params.concurrency} x ${size} at once: /bad ${bad.text}, /good ${good.text} above idle; ` +
+      `${speeds}; answers ${summariesAgree === true ? 'identical' : 'NOT identical'}.`]
   }
 }

@@ -1,16 +1,7 @@
 /**
- * The ingest experiment: the same generated gzip document uploaded to POST
- * /bad and POST /good (and, with route "all", POST /express-json and POST
- * /streamparser-json) of this very server, by a load generator in a process of its own, with the
- * server's peak RSS measured per route.
- *
- * Unlike `npm run bench:ingest` (a fresh server process per measurement),
- * every route runs in the one server that is being watched: with route
- * "both", /good runs after /bad in a process that may still hold pages /bad
- * grew. Each route is measured from its own baseline for that reason
- * (lib/experiments/window.js): its peak RSS above an idle read after a
- * collection has given /bad's garbage back, and the most one of its uploads held, from the held ledger,
- * which pages reused from the route before cannot hide.
+ * The ingest experiment: one generated gzip document uploaded to this server's ingest routes from a load process,
+ * with peak RSS per route. Every route runs in the one watched server, so each is measured from its own baseline
+ * (lib/experiments/window.js): /good may run in pages /bad grew. More: experiments/README.md#ingest.
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,11 +19,11 @@ import {
   choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, round, sizeEntry, sizeParam
 } from '../../lib/experiments/params.js'
 import { answersVerdict, inputCaption, routesTable } from './result.js'
+import { errorsByType } from '../results.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'ingest'
-
 export const title = 'Buffered vs streamed gzip ingest'
-
 export const description = 'Uploads the same generated gzip JSON document to POST /bad (buffers the whole ' +
   'body, inflates it, parses it as one string) and to POST /good (streams it through gunzip and a record ' +
   'scanner), from a separate load process, and reports each route\'s throughput, latency and the server\'s ' +
@@ -48,17 +39,11 @@ const MAX_REQUESTS = 10_000
 const MAX_ITEMS = DEFAULTS.generate.maxItems
 const MAX_BYTES = DEFAULTS.generate.maxBytes
 const DEFAULT_BYTES = '10MB'
-/** Measures the machine's bound apart from the server (experiments/ingest/bound-process.js). */
 const BOUND_PROCESS = fileURLToPath(new URL('./bound-process.js', import.meta.url))
-/**
- * The bound is measured on the run's body while its gzip is at most this, else on a 64 MB body of
- * the same format: the measuring process holds the body inflated, and the bound depends on the
- * body's shape, not its size.
- */
+/** The bound's body: the run's up to this gzip size, else one of BOUND_BYTES (the process holds it inflated; shape, not size, matters). */
 const BOUND_GZIP_MAX = 16 * 1024 * 1024
 const BOUND_BYTES = 64_000_000
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('route', {
     values: ROUTES,
@@ -71,15 +56,16 @@ export const params = deepFreeze([
       'streamparser-json': '/streamparser-json (@streamparser/json)'
     },
     label: 'Route',
-    help: '/bad buffers the whole body in memory; /good streams it; /express-json is express.json(), buffered with a limit on inflated bytes; ' +
-      '/streamparser-json streams it through the library @streamparser/json, as its README shows. "Both" runs /bad first, then /good, ' +
-      'on the same input, so the two can be compared; "All four" adds /express-json and /streamparser-json.'
+    help: '/bad buffers the whole body in memory; /good streams it; /express-json is express.json(), buffered with a limit on ' +
+      'inflated bytes; /streamparser-json streams it through the library @streamparser/json, as its README shows. "Both" runs /bad ' +
+      'first, then /good, on the same input, so the two can be compared; "All four" adds /express-json and /streamparser-json.'
   }),
   sizeEntry('bytes', {
     default: DEFAULT_BYTES,
     max: MAX_BYTES,
     label: 'Body size (inflated)',
-    help: 'Size of the JSON document before gzip, e.g. 10MB, 500MB or 1.5GiB. Generated once into the data directory and reused. Leave empty when giving a number of items.'
+    help: 'Size of the JSON document before gzip, e.g. 10MB, 500MB or 1.5GiB. Generated once into the data directory and reused. ' +
+      'Leave empty when giving a number of items.'
   }),
   integerEntry('size', {
     default: null,
@@ -93,7 +79,8 @@ export const params = deepFreeze([
     valueLabels: { json: '{"items": [...]}', array: '[...] (top-level array)', ndjson: 'NDJSON (one item per line)' },
     default: 'json',
     label: 'Document format',
-    help: 'Shape of the generated document. /bad and /good accept all three; /express-json and /streamparser-json one JSON document, not NDJSON.'
+    help: 'Shape of the generated document. /bad and /good accept all three; /express-json and /streamparser-json one JSON document, ' +
+      'not NDJSON.'
   }),
   integerEntry('concurrency', {
     default: 1,
@@ -109,13 +96,7 @@ export const params = deepFreeze([
   })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { route: 'both', bytes: '10MB', concurrency: 4 }; numbers may come as strings
- * @param {object} options normalised app options (generate.maxItems, generate.maxBytes)
- * @returns {Readonly<{ route: string, size: number|null, bytes: number|null, format: string, concurrency: number, requests: number }>}
- * @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency
- */
+/** @throws {LabError} 400 parameter.invalid naming the field, e.g. params.concurrency */
 export function normalizeParams (raw, options) {
   const given = givenParams(params, raw)
   const hasSize = isPresent(given.size)
@@ -126,7 +107,9 @@ export function normalizeParams (raw, options) {
   const p = normalizeBySchema(params, given, { max: { size: maxItems, bytes: maxBytes } })
   const refusing = routesRefusing(RUNS[p.route] ?? [p.route], p.format)
   if (refusing.length > 0) {
-    throw badParameter('params.format', p.format, `a format every route of "${p.route}" reads: /${refusing.join(', /')} takes ${INGEST_ROUTES[refusing[0]].formats.join(' or ')} (${INGEST_ROUTES[refusing[0]].label} parses one JSON document)`)
+    const first = INGEST_ROUTES[refusing[0]]
+    const why = `/${refusing.join(', /')} takes ${first.formats.join(' or ')} (${first.label} parses one JSON document)`
+    throw badParameter('params.format', p.format, `a format every route of "${p.route}" reads: ${why}`)
   }
   return Object.freeze({
     route: p.route,
@@ -139,12 +122,7 @@ export function normalizeParams (raw, options) {
   })
 }
 
-/**
- * Run it: make (or reuse) the input, then for each route a warm-up upload,
- * a fresh measurement window and the load, in a separate process.
- * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
- *   progress: Function, measure: Function, trackProcess: Function }} ctx
- */
+/** Make (or reuse) the input, then for each route a warm-up upload, a fresh measurement window and the load in its own process. */
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
   const routes = RUNS[p.route] ?? [p.route]
@@ -162,23 +140,15 @@ export async function run (ctx) {
     const headers = INGEST_ROUTES[route].headers
     ctx.progress({ done: index * p.requests, total, route, stage: 'warm-up' })
     await uploadFile(url, warm.file, { ...headers, [WARM_UP_HEADER]: '1' })
-    await ctx.settle()
-    const endMeasure = ctx.measure()
-    let server = null
-    const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }, {
-      signal,
-      onSpawn: ctx.trackProcess,
-      onProgress: function relayProgress ({ done }) {
-        // the last upload has ended: read the peak before the results cross over IPC
-        if (done === p.requests && server === null) server = endMeasure()
-        ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' })
-      }
-    })
-    server ??= endMeasure()
+    const job = { url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }
+    function uploadAll (hooks) { return runLoad(job, hooks) }
+    function relay ({ done }) { ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' }) }
+    const { load, server } = await loadInWindow(ctx, p.requests, uploadAll, relay)
     byRoute[route] = summariseRoute(route, p, load, server, bound)
   }
   const summariesAgree = allAgree(Object.values(byRoute))
-  const described = { file: path.basename(input.file), format: p.format, bytes: p.bytes, size: p.size, compressedBytes: input.compressedBytes }
+  const { format, bytes, size } = p
+  const described = { file: path.basename(input.file), format, bytes, size, compressedBytes: input.compressedBytes }
   return {
     input: described,
     bound,
@@ -192,16 +162,16 @@ export async function run (ctx) {
 }
 
 /**
- * The machine's bound on this body's shape (lib/measure/bound.js), one pass a stage, in a process
- * of its own before any route runs; null, with the reason, when it could not be measured: the
- * routes still run.
- * @returns {Promise<{ mbPerSecond: number, cores: number, body: object }|{ mbPerSecond: null, reason: string }>}
+ * The machine's bound on this body's shape (lib/measure/bound.js), one pass a stage in a process of its own
+ * (bound-process.js) before any route runs; `mbPerSecond: null` with the reason when it could not be measured.
  */
 async function measureBound (ctx, input, dir) {
   const { params: p, signal } = ctx
   ctx.progress({ done: 0, total: 1, stage: 'bound' })
   try {
-    const measured = input.compressedBytes <= BOUND_GZIP_MAX ? input : await ensureInput({ bytes: BOUND_BYTES, format: p.format, dir, signal })
+    const measured = input.compressedBytes <= BOUND_GZIP_MAX
+      ? input
+      : await ensureInput({ bytes: BOUND_BYTES, format: p.format, dir, signal })
     const job = { file: measured.file, format: p.format }
     return await runChildJob(BOUND_PROCESS, job, {
       signal,
@@ -216,10 +186,7 @@ async function measureBound (ctx, input, dir) {
 
 function summariseRoute (route, p, { results, wallMs }, server, bound) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
-  const errors = {}
-  for (const r of results) {
-    if (r.status !== 200) errors[r.errorType] = (errors[r.errorType] ?? 0) + 1
-  }
+  const errors = errorsByType(results)
   const answers = new Set(ok.map(function key (r) { return JSON.stringify(r.summary) }))
   const inflatedBytes = ok.reduce(function add (sum, r) { return sum + (r.summary?.inflatedBytes ?? 0) }, 0)
   const latency = latencyStats(results.map(function ms (r) { return r.ms }))

@@ -1,8 +1,4 @@
-/**
- * `npm run bench -- tiny-writes`: N bytes to a TCP byte sucker, one
- * socket.write() per byte, with cork()/uncork() batches and through a
- * coalescing buffer; a client process per measurement.
- */
+/** `npm run bench -- tiny-writes`: N bytes to a TCP byte sucker three ways, a client process per measurement. */
 import { batchSteps, runTinyWrites, tinyWritesCells } from './run.js'
 import { publishedTable } from '../../lib/measure/published.js'
 import { markdownTable, fixed } from '../../lib/measure/table.js'
@@ -12,7 +8,6 @@ import { publishedBeside, roundTinyCell, tinyWritesCharts } from './index.js'
 import { schemaDefault } from '../../lib/experiments/schema-options.js'
 import * as experiment from './index.js'
 
-/** The experiment's own defaults (its schema), never written again here. */
 const BYTES = schemaDefault(experiment.params, 'bytes')
 const BATCH = schemaDefault(experiment.params, 'batch')
 
@@ -33,7 +28,6 @@ export const options = Object.freeze({
   repeat: { type: 'string', default: '3' }
 })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   return {
     bytes: positiveInteger('bytes')(values.bytes),
@@ -47,15 +41,12 @@ export function normalize (values) {
   }
 }
 
-/**
- * Run it.
- * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
- */
 export async function run (opts, report) {
   const cells = tinyWritesCells({ modes: opts.modes, batches: opts.batch })
   const results = await runTinyWrites({ bytes: opts.bytes, cells, noDelay: opts.noDelay, repeat: opts.repeat }, {
     onMeasurement: function relayProgress (done, total, cell) {
-      report({ type: 'progress', done, total, label: cell ? `${cell.mode}${cell.mode === 'per-byte' ? '' : ` ${cell.batch} B`}` : 'done' })
+      const label = cell ? `${cell.mode}${cell.mode === 'per-byte' ? '' : ` ${cell.batch} B`}` : 'done'
+      report({ type: 'progress', done, total, label })
     }
   })
   const rounded = results.map(roundTinyCell)
@@ -75,7 +66,8 @@ function tinyWritesTable (cells, opts) {
       c.syscalls === null ? 'n/a' : String(c.syscalls), fixed(c.bytesPerSyscall), fixed(c.cpuUserMs, 0), fixed(c.cpuSystemMs, 0),
       String(c.sinkReads), c.delivered ? 'yes' : 'NO']
   })
-  const table = markdownTable(['mode', 'batch B', 'ms', 'write() calls', 'B/write', 'write syscalls', 'B/syscall', 'CPU user ms', 'CPU sys ms', 'sink reads', 'all bytes, in order'], rows)
+  const heads = ['mode', 'batch B', 'ms', 'write() calls', 'B/write', 'write syscalls', 'B/syscall', 'CPU user ms', 'CPU sys ms']
+  const table = markdownTable([...heads, 'sink reads', 'all bytes, in order'], rows)
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
   const notes = [`${opts.bytes} bytes per transfer, Nagle's algorithm ${opts.noDelay ? 'off' : 'on'}.`, '']
   if (perByte) {

@@ -1,20 +1,12 @@
 /**
- * The tiny-writes client in a process of its own: connects to the sink,
- * sends N bytes one of three ways (experiments/tiny-writes/writes.js `sendBytes`), ends
- * the connection and waits for the sink's count. Started with
- * `runChildJob`; speaks the protocol of `lib/experiments/child-job.js`:
- *
- *   in:  { port, bytes, mode, batch, noDelay }
- *   out: { type: 'result', mode, batch, bytes, ms, sendMs, writeCalls, syscalls, cpuUserMs,
- *          cpuSystemMs, received, inOrder, sinkReads }
- *
- * `syscalls` counts this process's write system calls (write, writev) from
- * /proc/self/io `syscw`: nothing else writes while it sends. Null where
- * there is no /proc.
+ * The tiny-writes client, a child job (lib/experiments/child-job.js) in { port, bytes, mode, batch, noDelay }: sends
+ * N bytes to the sink one way (writes.js), ends and waits for the sink's count. `syscalls` are this process's write
+ * system calls from /proc/self/io `syscw` (nothing else writes meanwhile), null where there is no /proc.
  */
 import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
 import net from 'node:net'
+import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { TINY_MODES, readToEnd, sendBytes } from './writes.js'
 import { serveChildJob } from '../../lib/experiments/child-job.js'
@@ -64,22 +56,13 @@ function checkJob (job) {
   if (!Number.isSafeInteger(job.batch) || job.batch < 1) throw new TypeError(`job.batch must be a positive integer, got ${job.batch}`)
 }
 
-function connect (port, noDelay) {
-  return new Promise(function connecting (resolve, reject) {
-    const socket = net.connect({ host: '127.0.0.1', port })
-    function onConnect () {
-      socket.removeListener('error', onError)
-      // Node leaves Nagle's algorithm on for net sockets unless told: say which, every time
-      socket.setNoDelay(Boolean(noDelay))
-      resolve(socket)
-    }
-    function onError (err) {
-      socket.removeListener('connect', onConnect)
-      reject(err)
-    }
-    socket.once('connect', onConnect)
-    socket.once('error', onError)
-  })
+/** A connected socket; `once` rejects on 'error' and leaves no listener behind. */
+async function connect (port, noDelay) {
+  const socket = net.connect({ host: '127.0.0.1', port })
+  await once(socket, 'connect')
+  // Node leaves Nagle's algorithm on for net sockets unless told: say which, every time
+  socket.setNoDelay(Boolean(noDelay))
+  return socket
 }
 
 /** The sink's one JSON line, once the connection closes. */
@@ -94,11 +77,7 @@ async function readReply (socket) {
   }
 }
 
-/**
- * Write system calls this process has made so far, or null without /proc
- * (macOS, Windows, portable mode): the writes it asked for are counted
- * everywhere, the system calls only where the kernel counts them.
- */
+/** Write system calls this process has made so far, or null without /proc (macOS, Windows, portable mode). */
 function writeSyscalls () {
   if (!procAvailable()) return null
   try {

@@ -1,13 +1,7 @@
-/**
- * The tiny-writes experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The tiny-writes experiment's lesson screenshot, from the run's own result (experiments/README.md#figures). */
 import { formatMs } from '../../lib/util/units.js'
 import { count, publishedFigures } from '../../lib/measure/figure-lines.js'
 
-/** The lesson picture (docs/img/lesson-tiny-writes.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'tiny-writes',
   flags: [],
@@ -19,12 +13,12 @@ export const screenshot = Object.freeze({
   figures: tinyWritesFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function tinyWritesFigures ({ result }) {
   const lines = [`${count(result.bytes)} bytes per cell, Nagle ${result.nagle}`]
   for (const c of result.cells) {
-    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ${count(c.syscalls)} write syscalls ` +
-      `(${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`}`)
+    const delivered = c.delivered === true ? 'every byte delivered' : `delivered: ${c.delivered}`
+    lines.push(`${c.mode}, batch ${count(c.batch)}: ${formatMs(c.ms)}; ${count(c.writeCalls)} write() calls, ` +
+      `${count(c.syscalls)} write syscalls (${c.bytesPerSyscall} B each); ${c.mbPerSecond} MB/s; ${delivered}`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }

@@ -1,23 +1,17 @@
-/**
- * The tiny-writes experiment: a client process sends N bytes to a byte
- * sucker in another process over 127.0.0.1, one `socket.write` per byte,
- * with cork()/uncork() batches, and through a coalescing buffer, and
- * reports time, write calls and write system calls for each. The lab's
- * server only starts the two processes: none of this is its memory.
- */
+/** The tiny-writes experiment: the lab's server only starts the sink and client processes, none of this is its memory. */
 import { runTinyWrites, tinyWritesCells } from './run.js'
 import { BATCH_STEPS, TINY_MODES } from './writes.js'
 import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { publishedWith } from '../results.js'
 
 export const name = 'tiny-writes'
-
 export const title = 'Many tiny writes vs coalesced writes'
-
 export const description = 'Sends N bytes over a local TCP connection to a "byte sucker" process, one socket.write() ' +
   'per byte, then with cork()/uncork() every few KiB, then through a buffer written when full, each from a fresh ' +
   'client process, and reports the time, socket.write() calls and write system calls of each.'
 
-const SOURCE = 'A .NET demo: 1,000,000 single bytes to a TCP byte sucker, straight to the socket stream vs through a buffering stream: docs/sources.md#tiny-writes'
+const SOURCE = 'A .NET demo: 1,000,000 single bytes to a TCP byte sucker, straight to the socket stream vs through a buffering stream: ' +
+  'docs/sources.md#tiny-writes'
 
 /** The published figures, with where each is matched in `cells`. */
 export const PUBLISHED = deepFreeze([
@@ -26,13 +20,16 @@ export const PUBLISHED = deepFreeze([
   { label: 'Buffered speed-up', value: 5, unit: 'x', source: SOURCE, figure: 'speedUp' }
 ])
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('mode', {
     values: ['all', ...TINY_MODES],
-    valueLabels: { all: 'All three', 'per-byte': 'One socket.write() per byte', cork: 'cork() / uncork() every batch', coalesce: 'A buffer written when full' },
+    valueLabels: {
+      all: 'All three', 'per-byte': 'One socket.write() per byte', cork: 'cork() / uncork() every batch',
+      coalesce: 'A buffer written when full'
+    },
     label: 'How to send',
-    help: 'per-byte: every byte its own socket.write(). cork: still one write() per byte, but sent in one writev per batch. coalesce: bytes gathered in a Buffer, one write() per batch.'
+    help: 'per-byte: every byte its own socket.write(). cork: still one write() per byte, but sent in one writev per batch. ' +
+      'coalesce: bytes gathered in a Buffer, one write() per batch.'
   }),
   integerEntry('bytes', {
     default: 1_000_000,
@@ -62,20 +59,12 @@ export const params = deepFreeze([
   })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { mode: 'all', bytes: 1000000 }
- * @returns {Readonly<{ mode: string, bytes: number, batch: number, sweep: string, nagle: string }>}
- * @throws {LabError} 400 parameter.invalid naming the field
- */
+/** @throws {LabError} 400 parameter.invalid naming the field */
 export function normalizeParams (raw) {
   return Object.freeze(normalizeBySchema(params, raw))
 }
 
-/**
- * Run it: a sink process for the run, a client process per cell.
- * @param {{ params: object, signal: AbortSignal, progress: Function, trackProcess: Function }} ctx
- */
+/** A sink process for the run, a client process per cell. */
 export async function run (ctx) {
   const { params: p, signal } = ctx
   const modes = p.mode === 'all' ? [...TINY_MODES] : [p.mode]
@@ -84,44 +73,28 @@ export async function run (ctx) {
     signal,
     onSpawn: ctx.trackProcess,
     onMeasurement: function relayProgress (done, total, cell) {
-      ctx.progress({ done, total, mode: cell?.mode ?? null, batch: cell?.batch ?? null, stage: 'send', cell: cell ? `${cell.mode}${cell.batch ? ` · batch ${cell.batch}` : ''}` : undefined })
+      const shown = cell ? `${cell.mode}${cell.batch ? ` · batch ${cell.batch}` : ''}` : undefined
+      ctx.progress({ done, total, mode: cell?.mode ?? null, batch: cell?.batch ?? null, stage: 'send', cell: shown })
     }
   })
   const rounded = results.map(roundTinyCell)
-  return {
-    bytes: p.bytes,
-    nagle: p.nagle,
-    cells: rounded,
-    charts: tinyWritesCharts(rounded),
-    published: publishedBeside(rounded)
-  }
+  return { bytes: p.bytes, nagle: p.nagle, cells: rounded, charts: tinyWritesCharts(rounded), published: publishedBeside(rounded) }
 }
+
+/** What the lab shows of a cell, in order, with the scale each figure is rounded to (0: as it is). */
+const SHOWN = Object.freeze({
+  mode: 0, batch: 0, bytes: 0, runs: 0, ms: 10, writeCalls: 0, bytesPerWrite: 10, syscalls: 0, bytesPerSyscall: 10,
+  cpuUserMs: 10, cpuSystemMs: 10, sinkReads: 0, mbPerSecond: 100, delivered: 0
+})
 
 /** A cell as the lab shows it: figures rounded, the raw measurements left out. */
 export function roundTinyCell (cell) {
-  return {
-    mode: cell.mode,
-    batch: cell.batch,
-    bytes: cell.bytes,
-    runs: cell.runs,
-    ms: round(cell.ms, 10),
-    writeCalls: cell.writeCalls,
-    bytesPerWrite: round(cell.bytesPerWrite, 10),
-    syscalls: cell.syscalls,
-    bytesPerSyscall: round(cell.bytesPerSyscall, 10),
-    cpuUserMs: round(cell.cpuUserMs, 10),
-    cpuSystemMs: round(cell.cpuSystemMs, 10),
-    sinkReads: cell.sinkReads,
-    mbPerSecond: round(cell.mbPerSecond, 100),
-    delivered: cell.delivered
-  }
+  return Object.fromEntries(Object.entries(SHOWN).map(function shown ([key, scale]) {
+    return [key, scale ? round(cell[key], scale) : cell[key]]
+  }))
 }
 
-/**
- * Time and write system calls against bytes per batch. One write per byte
- * is where both batched lines start (a batch of 1).
- * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
- */
+/** Time and write system calls against bytes per batch; one write per byte is where both batched lines start (a batch of 1). */
 export function tinyWritesCharts (cells) {
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
   function series (y) {
@@ -136,27 +109,23 @@ export function tinyWritesCharts (cells) {
     if (perByte && out.length === 0) out.push({ label: 'one write per byte', points: [{ x: 1, y: y(perByte) }] })
     return out
   }
+  const x = 'bytes per batch (1: one write per byte)'
+  function time (c) { return c.ms }
+  function calls (c) { return c.syscalls }
   return [
-    { title: 'Time to deliver N bytes vs bytes per batch', x: 'bytes per batch (1: one write per byte)', y: 'ms', logX: true, series: series(function time (c) { return c.ms }) },
-    { title: 'Write system calls vs bytes per batch', x: 'bytes per batch (1: one write per byte)', y: 'write syscalls', logX: true, series: series(function calls (c) { return c.syscalls }) }
+    { title: 'Time to deliver N bytes vs bytes per batch', x, y: 'ms', logX: true, series: series(time) },
+    { title: 'Write system calls vs bytes per batch', x, y: 'write syscalls', logX: true, series: series(calls) }
   ]
 }
 
-/**
- * The published figures, each with the measured one beside it: per-byte, the
- * largest coalescing batch, and their ratio.
- * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
- */
+/** The published figures, each with the measured one beside it: per-byte, the largest coalescing batch, and their ratio. */
 export function publishedBeside (cells) {
   const perByte = cells.find(function isPerByte (c) { return c.mode === 'per-byte' })
   const coalesced = cells.filter(function isCoalesce (c) { return c.mode === 'coalesce' })
     .sort(function largestFirst (a, b) { return b.batch - a.batch })[0]
-  const measured = {
+  return publishedWith(PUBLISHED, {
     perByteSeconds: perByte ? round(perByte.ms / 1000, 1000) : null,
     coalescedSeconds: coalesced ? round(coalesced.ms / 1000, 1000) : null,
     speedUp: perByte && coalesced ? round(perByte.ms / coalesced.ms, 10) : null
-  }
-  return PUBLISHED.map(function withMeasured (pub) {
-    return { label: pub.label, value: pub.value, unit: pub.unit, source: pub.source, measured: measured[pub.figure] }
   })
 }

@@ -1,9 +1,4 @@
-/**
- * The tiny-writes experiment's runner, shared by the bench and the lab's
- * experiment: a byte sucker in one process (experiments/tiny-writes/sink.js) and,
- * per measurement, a client in another (experiments/tiny-writes/client.js), both
- * on 127.0.0.1, so neither's work is counted as the other's.
- */
+/** The tiny-writes runner, for the bench and the experiment: a byte sucker (sink.js) and a client a measurement (client.js), apart. */
 import path from 'node:path'
 import { runChildJob, startChildService } from '../../lib/experiments/load.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
@@ -11,26 +6,16 @@ import { BATCH_STEPS } from './writes.js'
 import { median } from '../../lib/measure/stats.js'
 import { stepsUpTo } from '../../lib/experiments/params.js'
 
-/** The byte sucker's script, forked once per run. */
 const SINK_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'sink.js')
-/** The sender's script, forked once per measurement. */
 const CLIENT_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'tiny-writes', 'client.js')
 
-/**
- * Fork the sink and wait until it listens. Aborting `signal` kills it.
- * @param {{ signal?: AbortSignal, onSpawn?: (child: import('node:child_process').ChildProcess) => void }} [hooks]
- * @returns {Promise<{ port: number, pid: number, stop: () => Promise<void> }>} `stop` resolves once it has exited
- */
+/** Fork the sink and wait until it listens; aborting `signal` kills it. */
 async function startSink (hooks) {
   const { details, pid, stop } = await startChildService(SINK_PROCESS, hooks)
   return { port: details.port, pid, stop }
 }
 
-/**
- * The cells of a run: per-byte once, then cork and coalesce at each batch size.
- * @param {{ modes: string[], batches: number[] }} plan
- * @returns {Array<{ mode: string, batch: number }>}
- */
+/** The cells of a run: per-byte once, then cork and coalesce at each batch size. */
 export function tinyWritesCells ({ modes, batches }) {
   const cells = []
   if (modes.includes('per-byte')) cells.push({ mode: 'per-byte', batch: 1 })
@@ -46,12 +31,7 @@ export function batchSteps (top) {
   return stepsUpTo(BATCH_STEPS, top)
 }
 
-/**
- * Send `bytes` bytes for each cell, `repeat` times, each from a fresh client process.
- * @param {{ bytes: number, cells: Array<{ mode: string, batch: number }>, noDelay?: boolean, repeat?: number }} plan
- * @param {{ signal?: AbortSignal, onSpawn?: Function, onMeasurement?: (done: number, total: number, cell: object) => void }} [hooks]
- * @returns {Promise<object[]>} one summary per cell (medians over the repeats), see `summariseTinyCell`
- */
+/** Send `bytes` bytes for each cell, `repeat` times, each from a fresh client process; a summary per cell. */
 export async function runTinyWrites ({ bytes, cells, noDelay = false, repeat = 1 }, { signal, onSpawn, onMeasurement } = {}) {
   const sink = await startSink({ signal, onSpawn })
   const total = cells.length * repeat
@@ -63,7 +43,8 @@ export async function runTinyWrites ({ bytes, cells, noDelay = false, repeat = 1
       for (let r = 0; r < repeat; r++) {
         signal?.throwIfAborted()
         onMeasurement?.(done, total, cell)
-        runs.push(await runChildJob(CLIENT_PROCESS, { port: sink.port, bytes, mode: cell.mode, batch: cell.batch, noDelay }, { signal, onSpawn }))
+        const job = { port: sink.port, bytes, mode: cell.mode, batch: cell.batch, noDelay }
+        runs.push(await runChildJob(CLIENT_PROCESS, job, { signal, onSpawn }))
         done++
       }
       summaries.push(summariseTinyCell(runs))
@@ -75,10 +56,7 @@ export async function runTinyWrites ({ bytes, cells, noDelay = false, repeat = 1
   }
 }
 
-/**
- * One cell's figures: medians over its runs, and whether every run delivered every byte in order.
- * @param {object[]} runs the clients' results
- */
+/** One cell's figures: medians over its runs, and whether every run delivered every byte in order. */
 function summariseTinyCell (runs) {
   function pick (get) { return median(runs.map(get)) }
   const first = runs[0]

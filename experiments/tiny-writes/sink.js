@@ -1,11 +1,4 @@
-/**
- * The byte sucker: a TCP server on 127.0.0.1 in a process of its own that
- * reads each connection until the client ends it and answers how many
- * bytes arrived (experiments/tiny-writes/writes.js `suckBytes`). Started by
- * `startSink()` (experiments/tiny-writes/run.js) with `startChildService`; it
- * speaks the service protocol of `lib/experiments/child-job.js`: it sends
- * { type: 'ready', port } once, and exits when its parent closes the channel.
- */
+/** The byte sucker, a child service (lib/experiments/child-job.js) ready with { port }: each connection read by `suckBytes`. */
 import net from 'node:net'
 import { once } from 'node:events'
 import { suckBytes } from './writes.js'

@@ -1,20 +1,9 @@
 /**
- * Many tiny writes vs coalesced ones, on a TCP socket. Three ways to send
- * N bytes, each honouring backpressure ('drain'):
- *
- * - `per-byte`: one `socket.write()` per byte. Each may be its own system
- *   call (Node tries to write at once when nothing is queued).
- * - `cork`: still one `socket.write()` per byte, but between `cork()` and
- *   `uncork()` every `batch` bytes: the queued chunks leave in one go
- *   through the socket's `writev`.
- * - `coalesce`: bytes go into a `batch`-byte Buffer that is written when full
- *   (what .NET's BufferedStream does): N / batch writes.
- *
- * Byte k of a transfer is k mod 256, so the sink can check that every byte
- * arrived, in order, without keeping any.
+ * Many tiny writes vs coalesced ones on a TCP socket, each way honouring 'drain': `per-byte` (a write per byte, each
+ * maybe its own system call), `cork` (the same writes, uncorked every `batch` bytes into one writev) and `coalesce`
+ * (a `batch`-byte Buffer written when full, as .NET's BufferedStream). Byte k is k mod 256: the sink checks order.
  */
 
-/** The ways to send. */
 export const TINY_MODES = Object.freeze(['per-byte', 'cork', 'coalesce'])
 
 /** Batch sizes a sweep visits below the chosen one. */
@@ -24,37 +13,23 @@ const PATTERN = Buffer.from(Array.from({ length: 256 }, function byteAt (_, k) {
 // one-byte views made once: the per-byte mode measures writes, not allocations
 const ONE_BYTE = Array.from({ length: 256 }, function view (_, k) { return PATTERN.subarray(k, k + 1) })
 
-/**
- * A fixed-size Buffer in front of a socket, written only when full (or
- * flushed): N single-byte writes become N / size socket writes.
- */
+/** A fixed-size Buffer in front of a socket, written only when full (or flushed): N byte writes become N / size socket writes. */
 class CoalescingWriter {
-  /**
-   * @param {import('node:net').Socket} socket
-   * @param {number} size bytes gathered per socket write
-   */
   constructor (socket, size) {
     this.socket = socket
     this.size = size
     this.buffer = Buffer.allocUnsafe(size)
     this.used = 0
-    /** socket.write() calls made */
     this.writes = 0
   }
 
-  /**
-   * Add one byte.
-   * @returns {boolean} false when the socket asks the caller to wait for 'drain'
-   */
+  /** Add one byte; false when the socket asks the caller to wait for 'drain'. */
   writeByte (value) {
     this.buffer[this.used++] = value
     return this.used === this.size ? this.flush() : true
   }
 
-  /**
-   * Write what has been gathered.
-   * @returns {boolean} false when the socket asks the caller to wait for 'drain'
-   */
+  /** Write what has been gathered; false when the socket asks the caller to wait for 'drain'. */
   flush () {
     if (this.used === 0) return true
     const chunk = this.used === this.size ? this.buffer : this.buffer.subarray(0, this.used)
@@ -66,14 +41,7 @@ class CoalescingWriter {
   }
 }
 
-/**
- * Send `bytes` bytes (k mod 256) on a connected socket, one of three ways.
- * Does not end the socket.
- * @param {import('node:net').Socket} socket
- * @param {{ bytes: number, mode: 'per-byte'|'cork'|'coalesce', batch: number }} how
- *   `batch`: bytes per uncork() (cork) or per write (coalesce); ignored by per-byte
- * @returns {Promise<{ writeCalls: number }>} socket.write() calls made
- */
+/** Send `bytes` bytes (k mod 256) on a connected socket, one of three ways, without ending it; the socket.write() calls made. */
 export async function sendBytes (socket, { bytes, mode, batch }) {
   if (mode === 'per-byte') {
     for (let k = 0; k < bytes; k++) {
@@ -107,36 +75,17 @@ export async function sendBytes (socket, { bytes, mode, batch }) {
 /** Resolves on 'drain'; rejects if the socket fails or closes first. Leaves no listener behind. */
 function drained (socket) {
   return new Promise(function waitForDrain (resolve, reject) {
-    function onDrain () {
-      cleanup()
-      resolve()
+    function settle (err) {
+      socket.off('drain', settle).off('error', settle).off('close', onClose)
+      if (err) reject(err)
+      else resolve()
     }
-    function onError (err) {
-      cleanup()
-      reject(err)
-    }
-    function onClose () {
-      cleanup()
-      reject(new Error('the socket closed before it drained'))
-    }
-    function cleanup () {
-      socket.removeListener('drain', onDrain)
-      socket.removeListener('error', onError)
-      socket.removeListener('close', onClose)
-    }
-    socket.on('drain', onDrain)
-    socket.on('error', onError)
-    socket.on('close', onClose)
+    function onClose () { settle(new Error('the socket closed before it drained')) }
+    socket.on('drain', settle).on('error', settle).on('close', onClose)
   })
 }
 
-/**
- * The byte sucker's side of one connection: read until the client ends,
- * counting bytes and checking their order (none is kept), then answer one
- * JSON line `{ bytes, inOrder, reads }` and close.
- * @param {import('node:net').Socket} socket
- * @returns {Promise<{ bytes: number, inOrder: boolean, reads: number }>} once answered
- */
+/** The byte sucker's side of one connection: count bytes to the end, checking their order, then answer `{ bytes, inOrder, reads }`. */
 export async function suckBytes (socket) {
   let bytes = 0
   let reads = 0
@@ -166,32 +115,15 @@ export async function suckBytes (socket) {
   return tally
 }
 
-/**
- * Read a socket to its end, each chunk to `onChunk`: resolves at 'end', after `atEnd()` ran in
- * it, rejects with the socket's error, and leaves none of its listeners behind either way.
- * @param {import('node:net').Socket} socket
- * @param {(chunk: Buffer|string) => void} onChunk
- * @param {() => void} [atEnd] run in the 'end' event itself
- * @returns {Promise<void>}
- */
+/** Read a socket to its end, each chunk to `onChunk`, `atEnd()` in the 'end' event itself; leaves no listener behind. */
 export function readToEnd (socket, onChunk, atEnd = function nothing () {}) {
   return new Promise(function untilEnd (resolve, reject) {
-    function onEnd () {
-      cleanup()
+    function settle (err) {
+      socket.off('data', onChunk).off('end', settle).off('error', settle)
+      if (err) return reject(err)
       atEnd()
       resolve()
     }
-    function onError (err) {
-      cleanup()
-      reject(err)
-    }
-    function cleanup () {
-      socket.removeListener('data', onChunk)
-      socket.removeListener('end', onEnd)
-      socket.removeListener('error', onError)
-    }
-    socket.on('data', onChunk)
-    socket.on('end', onEnd)
-    socket.on('error', onError)
+    socket.on('data', onChunk).on('end', settle).on('error', settle)
   })
 }

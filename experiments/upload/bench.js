@@ -1,8 +1,4 @@
-/**
- * `npm run bench -- upload`: C uploads of the same file at once to
- * /upload-buffer and /upload-stream, for each C, each measurement on a
- * fresh server; the uploaded files are deleted after each.
- */
+/** `npm run bench -- upload`: C uploads at once to /upload-buffer and /upload-stream, each measurement on a fresh server. */
 import { measureOnFreshServer } from '../../lib/measure/fresh-server.js'
 import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
 import { medianOfRuns, repeatCells } from '../../lib/measure/stats.js'
@@ -16,6 +12,7 @@ import { removeUploads } from './server.js'
 import { publishedBeside, summariseUploadCell, uploadCharts, uploadedNames } from './index.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
 import * as experiment from './index.js'
+import { serverFigures } from '../results.js'
 
 export const name = 'upload'
 export const summary = 'C uploads at once to /upload-buffer and /upload-stream'
@@ -40,7 +37,6 @@ export const options = Object.freeze({
 
 const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
 
-/** Normalise parsed flags; a TypeError names the bad flag. */
 export function normalize (values) {
   const routes = list(values.routes, function route (r) {
     if (!ROUTES.includes(r)) throw new TypeError(`--routes takes ${ROUTES.join(' and ')}, got "${r}"`)
@@ -55,15 +51,13 @@ export function normalize (values) {
   }
 }
 
-/**
- * Run it.
- * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
- */
 export async function run (opts, report) {
   const input = await ensureBinaryInput({ bytes: opts.bytes })
   const warm = await ensureBinaryInput({ bytes: 1024 })
   const cells = await repeatCells({
-    cells: opts.concurrency.flatMap(function routesOf (concurrency) { return opts.routes.map(function cell (route) { return { route, concurrency } }) }),
+    cells: opts.concurrency.flatMap(function routesOf (concurrency) {
+      return opts.routes.map(function cell (route) { return { route, concurrency } })
+    }),
     repeat: opts.repeat,
     report,
     label: function label ({ route, concurrency }) { return `/upload-${route} x${concurrency}` },
@@ -105,11 +99,11 @@ async function measureUploads ({ route, concurrency, file, warmFile, bytes, serv
       }
     })
     const results = measured.outcome.map(function slim (r) {
-      return { status: r.status, ms: r.ms, bytes: r.body?.bytes, file: r.body?.file, errorType: r.body?.error?.type ?? r.error ?? `status ${r.status}` }
+      const errorType = r.body?.error?.type ?? r.error ?? `status ${r.status}`
+      return { status: r.status, ms: r.ms, bytes: r.body?.bytes, file: r.body?.file, errorType }
     })
     made.push(...uploadedNames(results))
-    const server = { idleRss: measured.idleRss, peakRss: measured.peakRss, peakAboveIdle: measured.peakAboveIdle, peakSource: measured.peakSource }
-    return summariseUploadCell({ route, concurrency, bytes, results, wallMs: measured.wallMs, server })
+    return summariseUploadCell({ route, concurrency, bytes, results, wallMs: measured.wallMs, server: serverFigures(measured) })
   } finally {
     await removeUploads(DEFAULTS.dataDir, made)
   }
@@ -118,8 +112,9 @@ async function measureUploads ({ route, concurrency, file, warmFile, bytes, serv
 /** The table: latency and server memory per route and concurrency, then the ratios the lesson is about. */
 function uploadTable (cells) {
   const rows = cells.map(function row (c) {
-    return [`/upload-${c.route}`, c.concurrency, `${c.ok}/${c.requests}`, fixed(c.latencyMs.min / 1000, 2), fixed(c.latencyMs.avg / 1000, 2),
-      fixed(c.latencyMs.max / 1000, 2), fixed(c.mbPerSecond), mib(c.server.peakRss), mib(c.server.peakAboveIdle)]
+    const seconds = [c.latencyMs.min, c.latencyMs.avg, c.latencyMs.max].map(function inSeconds (ms) { return fixed(ms / 1000, 2) })
+    const memory = [mib(c.server.peakRss), mib(c.server.peakAboveIdle)]
+    return [`/upload-${c.route}`, c.concurrency, `${c.ok}/${c.requests}`, ...seconds, fixed(c.mbPerSecond), ...memory]
   })
   const table = markdownTable(['route', 'conc', 'ok', 'min s', 'avg s', 'max s', 'MB/s', 'peak RSS MiB', 'above idle MiB'], rows)
   const notes = []

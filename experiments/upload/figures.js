@@ -1,42 +1,31 @@
-/**
- * The upload experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * and the classroom demo's step (scripts/demo.js takes the `demo` object),
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The upload experiment's lesson screenshot and classroom demo step, from the run's own result (experiments/README.md#figures). */
 import { formatDecimalBytes, formatDuration, formatMiB, formatMs, parseByteSize } from '../../lib/util/units.js'
 import { errorList, peakOf, publishedFigures, times } from '../../lib/measure/figure-lines.js'
 
-/** The lesson picture (docs/img/lesson-upload.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'upload',
   flags: [],
-  // the sweep 1, 10, 50 per route: streamed stays flat, buffered climbs a step per cell (50 x 15 MB held at once)
+  // the sweep per route: streamed stays flat, buffered climbs a step per cell (every upload of a cell held at once)
   params: { route: 'both', concurrency: 50, sweep: 'steps', bytes: '15MB' },
   timeoutMs: 10 * 60_000,
   figures: uploadFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function uploadFigures ({ result }) {
   const lines = [`file: ${formatDecimalBytes(result.input.bytes)}`]
   for (const c of result.cells) {
-    lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; server peak RSS ${formatMiB(c.server?.peakRss)}, ` +
-      `above idle ${formatMiB(c.server?.peakAboveIdle)}; latency avg ${formatMs(c.latencyMs?.avg)}, max ${formatMs(c.latencyMs?.max)}; ${c.mbPerSecond} MB/s`)
+    lines.push(`${c.route} C=${c.concurrency}: ${c.ok}/${c.requests} ok${errorList(c.errors)}; ` +
+      `server peak RSS ${formatMiB(c.server?.peakRss)}, above idle ${formatMiB(c.server?.peakAboveIdle)}; ` +
+      `latency avg ${formatMs(c.latencyMs?.avg)}, max ${formatMs(c.latencyMs?.max)}; ${c.mbPerSecond} MB/s`)
   }
   return [...lines, ...publishedFigures(result.published)]
 }
 
-/** How the demo names a route. */
 function routeName (route) {
   return { buffer: '/upload-buffer (buffered)', stream: '/upload-stream (streamed)' }[route] ?? route
 }
 
-/**
- * The demo's step (scripts/demo.js): 10 x 15 MB buffered, whose peak stays well under the demo's
- * 512 MiB budget (its figure: docs/demo.md).
- */
+/** The demo's step: 10 x 15 MB buffered stays well under the demo's memory budget (docs/demo.md). */
 export const demo = Object.freeze({
   title: 'Buffered vs streamed upload to disk',
   plans: Object.freeze({
@@ -67,7 +56,8 @@ function demoReport (state, kit) {
   const { cells } = state.result
   const rows = cells.map(function row (c) {
     const errors = Object.entries(c.errors).map(function err ([type, n]) { return `${n} ${type}` }).join(', ')
-    return [routeName(c.route), c.concurrency, `${c.ok}/${c.requests}${errors ? ` (${errors})` : ''}`, peakOf(c.server).text, formatDuration(c.latencyMs.avg), c.mbPerSecond.toFixed(1)]
+    const answered = `${c.ok}/${c.requests}${errors ? ` (${errors})` : ''}`
+    return [routeName(c.route), c.concurrency, answered, peakOf(c.server).text, formatDuration(c.latencyMs.avg), c.mbPerSecond.toFixed(1)]
   })
   const lines = [
     '',
@@ -82,7 +72,8 @@ function demoReport (state, kit) {
     const b = peakOf(buffered.server)
     const s = peakOf(streamed.server)
     lines.push(`At ${top} at once, buffered needed ${times(b.bytes, s.bytes)} the memory of streamed (${b.text} vs ${s.text}).`)
-    figures.push(`Upload, ${top} x ${formatDecimalBytes(state.result.input.bytes)} at once: buffered ${b.text}, streamed ${s.text} above idle; ` +
+    const size = formatDecimalBytes(state.result.input.bytes)
+    figures.push(`Upload, ${top} x ${size} at once: buffered ${b.text}, streamed ${s.text} above idle; ` +
       `latency ${formatDuration(buffered.latencyMs.avg)} vs ${formatDuration(streamed.latencyMs.avg)}.`)
   }
   return { lines, figures }

@@ -1,12 +1,6 @@
 /**
- * The upload-to-disk experiment: C uploads of the same file at once to
- * POST /upload-stream and POST /upload-buffer of this very server, from a
- * load process of its own, for C in the article's steps (1, 10, 50, 100,
- * 200), with the server's peak RSS and the uploads' latency per cell.
- *
- * Streamed cells run first: the buffered ones leave the process with heap
- * and freed pages it may keep, which would hide the streamed cells' cost.
- * `npm run bench -- upload` gives every cell a fresh server instead.
+ * The upload-to-disk experiment: C uploads at once to this server's POST /upload-stream and /upload-buffer
+ * from a load process, with peak RSS and latency per cell. Streamed cells first: experiments/README.md#upload.
  */
 import path from 'node:path'
 import { ensureBinaryInput } from '../../lib/measure/binary-input.js'
@@ -17,17 +11,16 @@ import { badParameter } from '../../lib/errors/index.js'
 import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, round, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { errorsByType, linesBy } from '../results.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'upload'
-
 export const title = 'Buffered vs streamed upload to disk'
-
 export const description = 'Sends C uploads of the same file at once to POST /upload-buffer (keeps every ' +
   'chunk, Buffer.concat, one writeFile at the end) and POST /upload-stream (pipeline from the request to a ' +
   'file), for C = 1, 10, 50, 100, 200, from a separate load process, and reports each cell\'s latency and the ' +
   'server\'s peak memory. Buffered memory grows with C; streamed memory stays flat. The files are deleted after each cell.'
 
-/** The article's concurrency steps. */
 const CONCURRENCY_STEPS = Object.freeze([1, 10, 50, 100, 200])
 
 const ROUTES = Object.freeze(['both', 'buffer', 'stream'])
@@ -37,26 +30,32 @@ const MAX_BYTES = 256 * 1024 * 1024
 const MAX_BUFFERED_TOTAL = 4 * 1024 * 1024 * 1024
 const HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' })
 const WARM_BYTES = 1024
-const SOURCE = 'An article on buffered vs streamed uploads to disk (plain node:http, a ~15 MB file, C parallel uploads): docs/sources.md#upload'
+const SOURCE = 'An article on buffered vs streamed uploads to disk (plain node:http, a ~15 MB file, C parallel uploads): ' +
+  'docs/sources.md#upload'
+
+function atTwoHundred (label, value, unit, route, figure) {
+  const what = figure === 'peakRssMB' ? 'server peak RSS' : 'average latency'
+  return { label: `${label}, 200 uploads: ${what}`, value, unit, source: SOURCE, route, concurrency: 200, figure }
+}
 
 /** The article's figures at C=200, with where each is matched in `cells`. */
 export const PUBLISHED = deepFreeze([
-  { label: 'Buffered, 200 uploads: server peak RSS', value: 2890, unit: 'MB', source: SOURCE, route: 'buffer', concurrency: 200, figure: 'peakRssMB' },
-  { label: 'Buffered, 200 uploads: average latency', value: 13.1, unit: 's', source: SOURCE, route: 'buffer', concurrency: 200, figure: 'avgSeconds' },
-  { label: 'Streamed, 200 uploads: server peak RSS', value: 276, unit: 'MB', source: SOURCE, route: 'stream', concurrency: 200, figure: 'peakRssMB' },
-  { label: 'Streamed, 200 uploads: average latency', value: 4.0, unit: 's', source: SOURCE, route: 'stream', concurrency: 200, figure: 'avgSeconds' }
+  atTwoHundred('Buffered', 2890, 'MB', 'buffer', 'peakRssMB'),
+  atTwoHundred('Buffered', 13.1, 's', 'buffer', 'avgSeconds'),
+  atTwoHundred('Streamed', 276, 'MB', 'stream', 'peakRssMB'),
+  atTwoHundred('Streamed', 4.0, 's', 'stream', 'avgSeconds')
 ])
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('route', {
     values: ROUTES,
     valueLabels: { both: 'Both: streamed, then buffered', buffer: '/upload-buffer (buffered)', stream: '/upload-stream (streamed)' },
     label: 'Route',
-    help: '/upload-buffer keeps the whole body in memory before writing it; /upload-stream writes each chunk as it arrives. "Both" runs the streamed cells first, then the buffered ones.'
+    help: '/upload-buffer keeps the whole body in memory before writing it; /upload-stream writes each chunk as it arrives. ' +
+      '"Both" runs the streamed cells first, then the buffered ones.'
   }),
   integerEntry('concurrency', {
-    // 25 buffered uploads of 15 MB stay under the lab's default 1 GiB memory budget; 50 pass it
+    // the default's buffered uploads stay under the lab's smallest default memory budget (docs/limits.md); twice as many pass it
     default: 25,
     max: MAX_CONCURRENCY,
     label: 'Concurrent uploads (highest)',
@@ -76,29 +75,18 @@ export const params = deepFreeze([
   })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { concurrency: 200, bytes: '15MB' }; numbers may come as strings
- * @param {object} options normalised app options (`upload.limit` caps `bytes`)
- * @returns {Readonly<{ route: string, concurrency: number, sweep: string, bytes: number }>}
- * @throws {LabError} 400 parameter.invalid naming the field
- */
+/** @throws {LabError} 400 parameter.invalid naming the field (`upload.limit` caps `bytes`) */
 export function normalizeParams (raw, options) {
   const p = normalizeWithinUploadLimit(params, raw, options)
   if (p.route !== 'stream' && p.bytes * p.concurrency > MAX_BUFFERED_TOTAL) {
+    const most = Math.floor(MAX_BUFFERED_TOTAL / p.concurrency)
     throw badParameter('params.bytes', p.bytes,
-      `at most ${Math.floor(MAX_BUFFERED_TOTAL / p.concurrency)} bytes at concurrency ${p.concurrency}: buffered, the server holds every upload at once (${MAX_BUFFERED_TOTAL} bytes in all)`)
+      `at most ${most} bytes at concurrency ${p.concurrency}: buffered, the server holds all uploads at once (${MAX_BUFFERED_TOTAL} bytes)`)
   }
   return Object.freeze(p)
 }
 
-/**
- * Run it: the input file, a warm-up upload per route, then per route and
- * concurrency a measurement window and the load in a separate process; the
- * uploaded files are deleted after each cell.
- * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
- *   progress: Function, measure: Function, trackProcess: Function }} ctx
- */
+/** The input file, a warm-up upload per route, then per cell a window and the load in its own process; each cell's files are deleted. */
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
   const routes = p.route === 'both' ? ['stream', 'buffer'] : [p.route]
@@ -121,29 +109,17 @@ export async function run (ctx) {
     for (const concurrency of levels) {
       signal.throwIfAborted()
       const before = new Set(await listUploads(options.dataDir))
-      // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
-      await ctx.settle()
-      const endMeasure = ctx.measure()
-      let server = null
-      let load
+      const job = { url: `${baseUrl}/upload-${route}`, file: input.file, concurrency, requests: concurrency, headers: HEADERS }
+      function uploadAll (hooks) { return runLoad({ ...job, fields: ['file', 'bytes'] }, hooks) }
+      function relay (progress) { ctx.progress({ done: done + progress.done, total, route, concurrency, stage: 'load' }) }
+      let load, server
       try {
-        load = await runLoad({
-          url: `${baseUrl}/upload-${route}`, file: input.file, concurrency, requests: concurrency, headers: HEADERS, fields: ['file', 'bytes']
-        }, {
-          signal,
-          onSpawn: ctx.trackProcess,
-          onProgress: function relayProgress (progress) {
-            // the last upload has ended: read the peak before the answers cross over IPC
-            if (progress.done === concurrency && server === null) server = endMeasure()
-            ctx.progress({ done: done + progress.done, total, route, concurrency, stage: 'load' })
-          }
-        })
+        ({ load, server } = await loadInWindow(ctx, concurrency, uploadAll, relay))
       } catch (err) {
         // the load process died with the names of finished uploads: remove what this cell made
         await removeNewUploads(options.dataDir, before)
         throw err
       }
-      server ??= endMeasure()
       await removeUploads(options.dataDir, uploadedNames(load.results))
       done += concurrency
       cells.push(summariseUploadCell({ route, concurrency, bytes: p.bytes, results: load.results, wallMs: load.wallMs, server }))
@@ -159,7 +135,8 @@ export async function run (ctx) {
 
 /** The names of the files that the answered uploads made. */
 export function uploadedNames (results) {
-  return results.filter(function made (r) { return r.status === 200 && typeof r.file === 'string' }).map(function fileName (r) { return r.file })
+  return results.filter(function made (r) { return r.status === 200 && typeof r.file === 'string' })
+    .map(function fileName (r) { return r.file })
 }
 
 async function removeNewUploads (dataDir, before) {
@@ -168,18 +145,10 @@ async function removeNewUploads (dataDir, before) {
   await removeUploads(dataDir, now.filter(function isNewUpload (n) { return !before.has(n) && isUploadName(n) }))
 }
 
-/**
- * One cell's figures.
- * @param {{ route: string, concurrency: number, bytes: number, results: Array<{ status: number, ms: number,
- *   bytes?: number, errorType?: string }>, wallMs: number, server: object }} cell
- *   `server`: memory figures { idleRss, peakRss, peakAboveIdle, ... } in bytes
- */
+/** One cell's figures; `server` holds the window's memory figures in bytes. */
 export function summariseUploadCell ({ route, concurrency, bytes, results, wallMs, server }) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
-  const errors = {}
-  for (const r of results) {
-    if (r.status !== 200) errors[r.errorType] = (errors[r.errorType] ?? 0) + 1
-  }
+  const errors = errorsByType(results)
   const written = ok.reduce(function add (sum, r) { return sum + (r.bytes ?? 0) }, 0)
   const latency = latencyStats(results.map(function ms (r) { return r.ms }))
   return {
@@ -197,21 +166,11 @@ export function summariseUploadCell ({ route, concurrency, bytes, results, wallM
   }
 }
 
-/**
- * The article's two charts: server peak RSS and average latency against concurrency.
- * @param {Array<ReturnType<typeof summariseUploadCell>>} cells
- * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
- */
+/** The article's two charts: server peak RSS and average latency against concurrency. */
 export function uploadCharts (cells) {
   function series (y) {
-    const out = []
-    for (const [route, label] of [['buffer', 'buffered (/upload-buffer)'], ['stream', 'streamed (/upload-stream)']]) {
-      const points = cells.filter(function ofRoute (c) { return c.route === route })
-        .map(function point (c) { return { x: c.concurrency, y: y(c) } })
-        .sort(function byX (a, b) { return a.x - b.x })
-      if (points.length) out.push({ label, points })
-    }
-    return out
+    const routes = [['buffer', 'buffered (/upload-buffer)'], ['stream', 'streamed (/upload-stream)']]
+    return linesBy(cells, 'route', routes, function concurrency (c) { return c.concurrency }, y)
   }
   return [
     {
@@ -229,10 +188,7 @@ export function uploadCharts (cells) {
   ]
 }
 
-/**
- * The published figures, each with the measured one beside it (null when that cell was not run).
- * @returns {Array<{ label: string, value: number, unit: string, source: string, measured: number|null }>}
- */
+/** The published figures, each with the measured one beside it (null when that cell was not run). */
 export function publishedBeside (cells) {
   return PUBLISHED.map(function withMeasured (pub) {
     const cell = cells.find(function same (c) { return c.route === pub.route && c.concurrency === pub.concurrency })

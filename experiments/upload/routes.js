@@ -1,13 +1,6 @@
 /**
- * POST /upload-buffer and POST /upload-stream: the same upload saved to
- * disk by buffering it whole and by streaming it. The mechanics live in
- * experiments/upload/server.js; here a request meets them.
- *
- * Both answer { route, bytes, ms, file }: `file` is the server-chosen name
- * in <dataDir>/uploads/, for whoever ran the upload to delete with
- * DELETE /uploads/:file (or all of them with DELETE /uploads), which answer
- * { removed, files, bytes, disk }: how many were removed, their names (the
- * first 1000), their bytes, and the disk quota's figures after.
+ * POST /upload-buffer and /upload-stream (the mechanics are server.js's) answer { route, bytes, ms, file }; `file` is
+ * for DELETE /uploads/:file (or DELETE /uploads, all), which answer { removed, files, bytes, disk }.
  */
 import express from 'express'
 import { performance } from 'node:perf_hooks'
@@ -18,12 +11,6 @@ import { deleteUploads, isUploadName, normalizeUploadOptions, receiveUpload, upl
 /** Names listed in a delete's answer, at most: the count says how many went. */
 const LISTED_NAMES = 1000
 
-/**
- * @param {object} opts normalised app options (`dataDir`, `limits.bodyIdleMs`, and `upload: { limit }`)
- * @param {import('node:events').EventEmitter} events the lab's event bus
- * @param {import('../../lib/limits/disk-quota.js').DiskQuota} quota the app's disk quota: every upload counts against it
- * @returns {import('express').Router}
- */
 export function uploadRoutes (opts, events, quota, admission) {
   if (quota === undefined) throw new TypeError('uploadRoutes needs the app\'s disk quota')
   const settings = normalizeUploadOptions(opts.upload)
@@ -50,11 +37,7 @@ function deleted ({ removed, bytes }, quota) {
   return { removed: removed.length, files: removed.slice(0, LISTED_NAMES), bytes, disk: { used, quota: limit } }
 }
 
-/**
- * What a buffered upload holds at its peak: every chunk and their
- * Buffer.concat, twice the body (its Content-Length, or the upload limit for
- * a chunked body, which could be that long).
- */
+/** A buffered upload's peak: its chunks and their Buffer.concat, twice the body (Content-Length, or the limit when chunked). */
 function bufferedCost (req, limit) {
   const length = Number(req.headers['content-length'])
   return 2 * (Number.isSafeInteger(length) && length >= 0 && length <= limit ? length : limit)
@@ -65,7 +48,8 @@ function answerWith (route, settings, events, admission) {
     const started = performance.now()
     const id = nextRequestId()
     // reserved before a byte is read: refused (413 or 503) while the body still waits in the socket
-    const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what: 'this upload, buffered whole,' }) : null
+    const cost = admission?.enabled ? bufferedCost(req, settings.limit) : 0
+    const reservation = admission?.enabled ? admission.reserve(cost, { route, what: 'this upload, buffered whole,' }) : null
     events.emit('request', { phase: 'start', id, route, time: Date.now(), ...warmUpMark(req) })
     let saved
     try {

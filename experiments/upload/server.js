@@ -1,20 +1,8 @@
 /**
- * Uploads to disk, two ways: buffered (every chunk kept, `Buffer.concat`,
- * one `writeFile` at the end) and streamed (`pipeline` from the request to
- * a file). Files get server-chosen names (`<uuid>.upload`) in
- * `<dataDir>/uploads/`; no byte of the request ever becomes part of a path.
- *
- * Either way, a failed or abandoned upload leaves no file behind: a client
- * that hangs up mid-body, a body over the limit, or a client that is gone
- * before it could learn the file's name (nobody could ever delete it).
- * An upload is written as `<uuid>.<pid>.part` and renamed once complete, so
- * a process killed mid-write (the memory budget does that on purpose) leaves
- * only parts named after a dead process, which the next lab removes.
- *
- * Every byte counts against the app's disk quota (`lib/limits/disk-quota.js`): the
- * Content-Length is reserved before the body is read, and each chunk is
- * covered before it is kept or written. Uploads older than `upload.maxAgeMs`
- * are removed when a lab starts; `deleteUploads` removes them on request.
+ * Uploads to disk, buffered (every chunk kept, `Buffer.concat`, one `writeFile`) and streamed
+ * (`pipeline` to a file), under server-chosen names in `<dataDir>/uploads/`. A failed or abandoned
+ * upload leaves no file; a process killed mid-write leaves only `<uuid>.<pid>.part` files that the
+ * next lab removes. Every byte counts against the disk quota. Design: experiments/README.md#upload.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -29,44 +17,27 @@ import { processAlive } from '../../lib/util/process-alive.js'
 const MiB = 1024 * 1024
 const HOUR_MS = 60 * 60 * 1000
 
-/** Defaults of the `upload` app option. */
-export const UPLOAD_DEFAULTS = Object.freeze({
-  /** Largest upload either route accepts, in bytes. */
-  limit: 256 * MiB,
-  /** Uploads older than this are removed when a lab starts, in ms (0: kept however old). */
-  maxAgeMs: HOUR_MS
-})
+/** Defaults of the `upload` app option: the largest upload in bytes; the age in ms past which a lab's start removes one (0: never). */
+export const UPLOAD_DEFAULTS = Object.freeze({ limit: 256 * MiB, maxAgeMs: HOUR_MS })
 
-/** Where uploads go, under the data directory. */
 const UPLOAD_DIR_NAME = 'uploads'
-
 const UPLOAD_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.upload$/
 /** An upload being written, by the process in its name. */
 const PART_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(\d+)\.part$/
 
-/**
- * Normalise the `upload` app options.
- * @param {{ limit?: number, maxAgeMs?: number }} [options]
- * @returns {Readonly<{ limit: number, maxAgeMs: number }>}
- * @throws {TypeError} for a limit that is not a positive safe integer, or an age that is not one >= 0
- */
+/** @throws {TypeError} for a limit that is not a positive safe integer, or an age that is not one >= 0 */
 export function normalizeUploadOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('option upload must be an object')
   const limit = options.limit ?? UPLOAD_DEFAULTS.limit
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`option upload.limit must be a positive integer of bytes, got ${limit}`)
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`option upload.limit: a positive integer of bytes, got ${limit}`)
   const maxAgeMs = options.maxAgeMs ?? UPLOAD_DEFAULTS.maxAgeMs
-  if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0) throw new TypeError(`option upload.maxAgeMs must be an integer of ms >= 0, got ${maxAgeMs}`)
+  if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0) throw new TypeError(`option upload.maxAgeMs: an integer of ms >= 0, got ${maxAgeMs}`)
   return Object.freeze({ limit, maxAgeMs })
 }
 
 /**
- * An upload experiment's params, with `bytes` held to this server's upload limit,
- * its default too: a server started with a smaller limit would answer every upload 413.
- * @param {ReadonlyArray<object>} schema the experiment's, with a `bytes` entry
- * @param {unknown} raw what the client sent
- * @param {object} [options] normalised app options (`upload.limit`)
- * @returns {Record<string, string|number|null>} a new object, as `normalizeBySchema` makes it
- * @throws {LabError} 400 parameter.invalid naming the field
+ * An upload experiment's params, with `bytes` (and its default) held to this server's upload limit:
+ * a server started with a smaller limit would answer every upload 413.
  */
 export function normalizeWithinUploadLimit (schema, raw, options) {
   const limit = normalizeUploadOptions(options?.upload).limit
@@ -75,7 +46,6 @@ export function normalizeWithinUploadLimit (schema, raw, options) {
   return p
 }
 
-/** The uploads directory of a data directory. */
 export function uploadDir (dataDir) {
   return path.join(dataDir, UPLOAD_DIR_NAME)
 }
@@ -86,11 +56,7 @@ export function isUploadName (name) {
 }
 
 /**
- * Receive one upload into a new file.
- * @param {import('node:http').IncomingMessage} req
- * @param {import('node:http').ServerResponse} res watched so that a file whose name never reached the client is removed
- * @param {{ mode: 'buffer'|'stream', dir: string, limit: number, quota: import('../../lib/limits/disk-quota.js').DiskQuota, idleMs?: number }} settings
- *   `quota`: the app's disk quota; `idleMs`: a body that sends no byte for this long fails with 408 (0: never)
+ * Receive one upload into a new file; `res` is watched so that a file whose name never reached the client is removed.
  * @returns {Promise<{ file: string, bytes: number }>} the file's name (not its path) and size
  * @throws {LabError} 413 entity.too.large, 507 disk.quota.exceeded, 400 request.aborted, 408 request.timeout
  */
@@ -143,11 +109,7 @@ export async function receiveUpload (req, res, { mode, dir, limit, quota, idleMs
   }
 }
 
-/**
- * The article's buffered upload, wasteful on purpose: every chunk is kept
- * until the body ends, copied once more into one Buffer by `Buffer.concat`,
- * and only then written. Memory grows with body size times uploads in flight.
- */
+/** The article's buffered upload, wasteful on purpose: memory grows with body size times uploads in flight. */
 async function saveBuffered (req, source, file, limit, reservation) {
   const body = await readWholeBody(source, limit, reservation)
   const gone = abortWhenClosed(req)
@@ -165,11 +127,8 @@ async function saveBuffered (req, source, file, limit, reservation) {
 }
 
 /**
- * The whole body in one Buffer. The chunks become garbage when this
- * returns: kept through the (asynchronous) write, they would double what
- * the article's synchronous write held. Each chunk is covered by the disk
- * quota as it is kept: the room is taken before the write, and a body too
- * big for the disk is refused before all of it is held.
+ * The whole body in one Buffer; the chunks become garbage on return (kept through the asynchronous
+ * write, they would double what the article's synchronous write held). The quota covers each chunk as it is kept.
  */
 async function readWholeBody (source, limit, reservation) {
   const chunks = []
@@ -200,18 +159,13 @@ async function saveStreamed (source, file, limit, reservation) {
     // wait for the descriptor to close, or a late open could recreate the file after rm
     out.destroy()
     await closed(out)
-    // EEXIST: the file is not ours to remove
     if (err.code !== 'EEXIST') await fs.promises.rm(file, { force: true })
     throw asAborted(err, counter.bytes)
   }
   return counter.bytes
 }
 
-/**
- * A connection reset that arrives after the last body byte (the body was
- * complete, its 'end' not yet read) is still a client that went away: 400
- * request.aborted, not a 500.
- */
+/** A reset after the last body byte (its 'end' not yet read) is still a client that went away: 400, not 500. */
 function asAborted (err, received) {
   return err?.code === 'ECONNRESET' ? requestAborted(received) : err
 }
@@ -238,71 +192,39 @@ function abortWhenClosed (req) {
   const socket = req.socket
   if (socket.destroyed) controller.abort(requestAborted(0))
   else socket.once('close', onClose)
-  return {
-    signal: controller.signal,
-    release: function release () { socket.removeListener('close', onClose) }
-  }
+  return { signal: controller.signal, release: function release () { socket.removeListener('close', onClose) } }
 }
 
-/**
- * Delete uploads by name. Names that the upload routes could not have
- * chosen are refused, not resolved: the caller's list came over the network.
- * @param {string} dataDir
- * @param {string[]} names as the routes answered them (`file`)
- * @returns {Promise<number>} how many were removed
- * @throws {TypeError} for a name that is not an upload's
- */
+/** Delete uploads by name (as the routes answered them); how many were removed. */
 export async function removeUploads (dataDir, names) {
-  for (const name of names) {
-    if (!isUploadName(name)) throw new TypeError(`not an upload's name: ${String(name).slice(0, 100)}`)
-  }
-  const dir = uploadDir(dataDir)
-  let removed = 0
-  for (const name of names) {
-    try {
-      await fs.promises.unlink(path.join(dir, name))
-      removed++
-    } catch (err) {
-      if (err.code !== 'ENOENT') throw err
-    }
-  }
-  return removed
+  return (await deleteUploads(dataDir, null, names)).removed.length
 }
 
-/**
- * The uploads now in a data directory: files the routes made and nobody removed yet, and
- * parts still being written (or left by a process that died writing them).
- * @returns {Promise<string[]>} names
- */
-export async function listUploads (dataDir) {
+/** The names in the uploads directory, none when it does not exist yet. */
+async function readUploadDir (dataDir) {
   try {
-    return (await fs.promises.readdir(uploadDir(dataDir))).filter(function isUploadFile (name) {
-      return isUploadName(name) || PART_NAME.test(name)
-    })
+    return await fs.promises.readdir(uploadDir(dataDir))
   } catch (err) {
     if (err.code === 'ENOENT') return []
     throw err
   }
 }
 
+/** Files the routes made and nobody removed yet, and parts being written (or left by a process that died writing them). */
+export async function listUploads (dataDir) {
+  return (await readUploadDir(dataDir)).filter(function isUploadFile (name) {
+    return isUploadName(name) || PART_NAME.test(name)
+  })
+}
+
 /**
- * Remove the parts of uploads whose process is gone: a worker killed
- * mid-upload (by the memory budget, on purpose) cannot remove its own.
- * Parts of a live process, this one or another lab's on the same data
- * directory, are left alone.
- * @param {string} dataDir
+ * Remove the parts of uploads whose process is gone (a worker the memory budget killed mid-upload
+ * cannot remove its own). Parts of a live process, this lab's or another's, are left alone.
  * @returns {Promise<string[]>} the names removed
  */
 export async function removeDeadParts (dataDir) {
-  let names
-  try {
-    names = await fs.promises.readdir(uploadDir(dataDir))
-  } catch (err) {
-    if (err.code === 'ENOENT') return []
-    throw err
-  }
   const removed = []
-  for (const name of names) {
+  for (const name of await readUploadDir(dataDir)) {
     const match = PART_NAME.exec(name)
     if (match === null || processAlive(Number(match[1]))) continue
     await fs.promises.rm(path.join(uploadDir(dataDir), name), { force: true })
@@ -312,38 +234,26 @@ export async function removeDeadParts (dataDir) {
 }
 
 /**
- * Remove the uploads of earlier runs: files the upload routes made more than
- * `maxAgeMs` ago (by their modification time). Parts are left to
+ * Remove finished uploads modified more than `maxAgeMs` ago (0: none). Parts are left to
  * `removeDeadParts`: one a live process is still writing is not old.
- * @param {string} dataDir
- * @param {number} maxAgeMs 0: remove none
- * @param {number} [now] ms since the epoch
  * @returns {Promise<string[]>} the names removed
  */
 export async function removeOldUploads (dataDir, maxAgeMs, now = Date.now()) {
   if (maxAgeMs === 0) return []
-  const dir = uploadDir(dataDir)
-  const removed = []
+  const old = []
   for (const name of (await listUploads(dataDir)).filter(isUploadName)) {
-    const file = path.join(dir, name)
-    try {
-      if (now - (await fs.promises.lstat(file)).mtimeMs <= maxAgeMs) continue
-      await fs.promises.unlink(file)
-      removed.push(name)
-    } catch (err) {
-      // removed meanwhile by someone else: what we wanted
-      if (err.code !== 'ENOENT') throw err
-    }
+    const stat = await fs.promises.lstat(path.join(uploadDir(dataDir), name)).catch(function removedMeanwhile (err) {
+      if (err.code === 'ENOENT') return null
+      throw err
+    })
+    if (stat !== null && now - stat.mtimeMs > maxAgeMs) old.push(name)
   }
-  return removed
+  return (await deleteUploads(dataDir, null, old)).removed
 }
 
 /**
- * Delete uploads and give their room back to the disk quota: the named
- * ones, or every finished upload (parts being written are left alone).
- * @param {string} dataDir
- * @param {import('../../lib/limits/disk-quota.js').DiskQuota} quota
- * @param {string[]|null} [names] as the routes answered them; null: all
+ * Delete the named uploads, or every finished one (null), and give their room back to the quota (when one is given).
+ * Names the routes could not have chosen are refused, not resolved: the list came over the network.
  * @returns {Promise<{ removed: string[], bytes: number }>} the names removed and their bytes
  * @throws {TypeError} for a name that is not an upload's
  */
@@ -366,7 +276,7 @@ export async function deleteUploads (dataDir, quota, names = null) {
       if (err.code !== 'ENOENT') throw err
     }
     // gone either way: if someone else removed it, the quota must stop counting it too
-    quota.forget(file)
+    quota?.forget(file)
   }
   return { removed, bytes }
 }
@@ -379,7 +289,8 @@ function removeQuietly (file, quota) {
   })
 }
 
-function closed (stream) {
+/** A stream's (or a response's) 'close', or now if it has closed already. */
+export function closed (stream) {
   return new Promise(function waitForClose (resolve) {
     if (stream.closed) resolve()
     else stream.once('close', resolve)

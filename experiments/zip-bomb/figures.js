@@ -1,44 +1,34 @@
-/**
- * The zip-bomb experiment's figures for the command-line tools that show runs:
- * the lesson screenshot (scripts/screenshots.js takes the `screenshot` object:
- * name, flags, params, viewport, timeoutMs, figures) and its caption lines,
- * and the classroom demo's step (scripts/demo.js takes the `demo` object),
- * read from the run's own result. Formatting only: nothing here measures.
- */
+/** The zip-bomb experiment's lesson screenshot and classroom demo step, from the run's own result (experiments/README.md#figures). */
 import { formatBytes, formatDecimalBytes, formatDuration, formatMiB, formatMs } from '../../lib/util/units.js'
 import { count, peakOf } from '../../lib/measure/figure-lines.js'
+import { bombInWords } from './result.js'
 
-/** The lesson picture (docs/img/lesson-zip-bomb.png), run from the dashboard's panel. */
 export const screenshot = Object.freeze({
   name: 'zip-bomb',
   flags: [],
-  // guarded /bad: it pays its whole inflate limit and answers 413, so the run ends with both
-  // routes' figures in the table (an --unsafe-bad kill loses the run with the worker)
+  // guarded /bad pays its whole inflate limit and answers 413: the run ends with both routes' figures
   params: { variant: 'ratio', route: 'both', bytes: '10GB' },
   timeoutMs: 5 * 60_000,
   figures: zipBombFigures
 })
 
-/** The lines that caption the picture, from a run as GET /experiments/:id gives it. */
 function zipBombFigures ({ result }) {
   const b = result.bomb
-  const lines = [`bomb: ${b.variant}, ${formatDecimalBytes(b.inflatedBytes)} of JSON in ${formatDecimalBytes(b.compressedBytes)} of ${b.codec ?? 'gzip'} (${count(b.ratio)}:1); ` +
-    `/bad ${result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`}`]
+  const guard = result.unsafeBad ? 'unguarded (--unsafe-bad)' : `guarded at ${formatBytes(result.limits.inflated)} inflated`
+  const lines = [`bomb: ${b.variant}, ${bombInWords(b)} (${count(b.ratio)}:1); /bad ${guard}`]
   for (const r of Object.values(result.routes)) {
-    lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${formatMs(r.ms)}; inflated bytes reached ` +
-      `${r.inflatedBytesReached === null ? 'not reported' : formatDecimalBytes(r.inflatedBytesReached)}; server peak above idle ${formatMiB(r.server?.peakAboveIdle)} (peak RSS ${formatMiB(r.server?.peakRss)})`)
+    const reached = r.inflatedBytesReached === null ? 'not reported' : formatDecimalBytes(r.inflatedBytesReached)
+    lines.push(`/${r.route}: ${r.status} ${r.errorType ?? ''} (${r.outcome}) in ${formatMs(r.ms)}; inflated bytes reached ${reached}; ` +
+      `server peak above idle ${formatMiB(r.server?.peakAboveIdle)} (peak RSS ${formatMiB(r.server?.peakRss)})`)
   }
   return lines
 }
 
-/**
- * The demo's step (scripts/demo.js): the bomb into /good, then into an unguarded /bad (the demo's lab runs
- * with --unsafe-bad under a memory budget), whose worker the supervisor kills: that run is lost, and said so.
- */
+/** The demo's step: the bomb into /good, then into an unguarded /bad (--unsafe-bad) whose worker is killed: that run is lost. */
 export const demo = Object.freeze({
   title: 'The zip bomb',
   plans: Object.freeze({
-    // the lab's default bomb: 10 GB of JSON in about 10 MB of gzip
+    // the lab's default bomb (lib/generate/bombs.js)
     full: Object.freeze({ variant: 'ratio' }),
     quick: Object.freeze({ variant: 'ratio' })
   }),
@@ -61,7 +51,7 @@ export const demo = Object.freeze({
     const p = state.progress ?? {}
     if (!p.route) return 'warming up'
     if (p.done > 0) return `/${p.route} has answered`
-    return p.stage?.includes('unsafe') ? `the bomb is going into /${p.route} (no inflate limit: watch RSS)` : `the bomb is going into /${p.route}`
+    return `the bomb is going into /${p.route}${p.stage?.includes('unsafe') ? ' (no inflate limit: watch RSS)' : ''}`
   }
 })
 
@@ -71,12 +61,12 @@ function goodReport (state) {
   const refused = g.status === 200 ? 'ACCEPTED it (200)' : `refused it: ${g.status} ${g.errorType}`
   return {
     lines: [
-      `The bomb: ${formatDecimalBytes(bomb.inflatedBytes)} of JSON in ${formatDecimalBytes(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'} (${bomb.ratio}:1).`,
+      `The bomb: ${bombInWords(bomb)} (${bomb.ratio}:1).`,
       `/good ${refused} after ${formatDecimalBytes(g.inflatedBytesReached)} inflated, in ${formatDuration(g.ms)}; ` +
         `server peak ${peakOf(g.server).text} above idle.`
     ],
-    figures: [`Zip bomb (${formatDecimalBytes(bomb.inflatedBytes)} in ${formatDecimalBytes(bomb.compressedBytes)}): /good ${refused} after ${formatDecimalBytes(g.inflatedBytesReached)}, ` +
-      `${formatDuration(g.ms)}, ${peakOf(g.server).text}.`]
+    figures: [`Zip bomb (${formatDecimalBytes(bomb.inflatedBytes)} in ${formatDecimalBytes(bomb.compressedBytes)}): ` +
+      `/good ${refused} after ${formatDecimalBytes(g.inflatedBytesReached)}, ${formatDuration(g.ms)}, ${peakOf(g.server).text}.`]
   }
 }
 
@@ -84,7 +74,8 @@ async function badReport (state, kit) {
   if (state.status === 'done') {
     const b = state.result.routes.bad
     return {
-      lines: [`/bad answered ${b.status} ${b.errorType ?? ''} in ${formatDuration(b.ms)}; server peak ${peakOf(b.server).text} above idle.`],
+      lines: [`/bad answered ${b.status} ${b.errorType ?? ''} in ${formatDuration(b.ms)}; ` +
+        `server peak ${peakOf(b.server).text} above idle.`],
       figures: [`Zip bomb: /bad answered ${b.status} ${b.errorType ?? ''} (not killed), ${peakOf(b.server).text}.`]
     }
   }

@@ -1,18 +1,8 @@
 /**
- * The zip-bomb experiment: a bomb (lib/generate/bombs.js) in any codec the
- * routes decode, made (br and zstd: into the data directory's bomb cache,
- * before anything is measured) and streamed into POST /good and/or POST /bad
- * of this very server by a load process of its own, with how each route met it: its answer, the error's type, the
- * time to refusal, how many inflated bytes the server let through (the
- * error's `received`) and the server's peak memory above idle.
- *
- * /good runs first: it refuses a bomb early and cheaply. /bad inflates before
- * it looks. Its guard (`maxOutputLength`) stops it at the inflate limit,
- * after holding that much in memory; with `unsafeBad` (server.js
- * `--unsafe-bad`) it has no guard, and the bomb takes the worker process
- * past the supervisor's memory budget. The supervisor kills it and this run
- * dies with it: the new worker emits `event: crash` naming the run, and
- * records it as failed (`worker.crashed`) under the same id.
+ * The zip-bomb experiment: a bomb (lib/generate/bombs.js) streamed into this server's /good and /bad from a load
+ * process. /good runs first: it refuses early and cheaply. /bad's guard stops it at the inflate limit after holding
+ * that much; unguarded (`--unsafe-bad`) the bomb takes the worker past its budget, and the new worker records this
+ * run as failed (`worker.crashed`) with `event: crash`.
  */
 import path from 'node:path'
 import { ensureInput } from '../../lib/measure/inputs.js'
@@ -25,11 +15,10 @@ import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, normalizeBySchema, round, sizeEntry } from '../../lib/experiments/params.js'
 import { bombTable, bombVerdict } from './result.js'
+import { loadInWindow } from '../window.js'
 
 export const name = 'zip-bomb'
-
 export const title = 'Zip bombs against /good and /bad'
-
 export const description = 'Streams a zip bomb (a few MB of gzip, or a few KB of br, that inflate to gigabytes of valid JSON) ' +
   'into POST /good and POST /bad from a separate load process, and reports how each route met it: the status ' +
   'and error type, the time to refusal, how many inflated bytes the server let through before refusing, and ' +
@@ -40,7 +29,6 @@ export const description = 'Streams a zip bomb (a few MB of gzip, or a few KB of
 const ROUTES = Object.freeze(['both', 'good', 'bad'])
 const WARM_HEADERS = Object.freeze({ 'content-type': 'application/gzip' })
 
-/** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
   choiceEntry('variant', {
     values: BOMB_VARIANTS,
@@ -65,28 +53,26 @@ export const params = deepFreeze([
     },
     default: BOMB_DEFAULTS.codec,
     label: 'Codec',
-    help: 'The content coding the bomb rides. Members are gzip\'s; br and zstd bombs are made once by zlib\'s compressor (seconds per 10 GB) and kept in the data directory.'
+    help: 'The content coding the bomb rides. Members are gzip\'s; br and zstd bombs are made once by zlib\'s compressor ' +
+      '(seconds per 10 GB) and kept in the data directory.'
   }),
   choiceEntry('route', {
     values: ROUTES,
     valueLabels: { both: 'Both: /good, then /bad', good: '/good (streamed)', bad: '/bad (buffered)' },
     label: 'Route',
-    help: '/good counts what it inflates and refuses early; /bad inflates first. "Both" runs /good first, so its figure survives if /bad (unsafe) takes the worker down.'
+    help: '/good counts what it inflates and refuses early; /bad inflates first. "Both" runs /good first, so its figure survives ' +
+      'if /bad (unsafe) takes the worker down.'
   }),
   sizeEntry('bytes', {
     default: null,
     max: BOMB_LIMITS.maxBytes,
     label: 'Inflated size',
-    help: `What the bomb inflates to, e.g. 2GB or 10GB. Empty: ${BOMB_DEFAULTS.bytes / 1e9}GB (depth: ${BOMB_DEFAULTS.depth.toLocaleString('en')} levels).`
+    help: `What the bomb inflates to, e.g. 2GB or 10GB. Empty: ${BOMB_DEFAULTS.bytes / 1e9}GB ` +
+      `(depth: ${BOMB_DEFAULTS.depth.toLocaleString('en')} levels).`
   })
 ])
 
-/**
- * Check and complete the parameters a client sent.
- * @param {object} [raw] e.g. { variant: 'ratio', codec: 'br', route: 'both', bytes: '2GB' }
- * @returns {Readonly<{ variant: string, codec: string, route: string, bytes: number|null }>}
- * @throws {LabError} 400 parameter.invalid naming the field
- */
+/** @throws {LabError} 400 parameter.invalid naming the field */
 export function normalizeParams (raw) {
   const p = normalizeBySchema(params, raw)
   // zstd where this Node has none, members in another codec: refused before the run starts
@@ -97,24 +83,20 @@ export function normalizeParams (raw) {
   }
   // checked here, not when the run makes the bomb: the depth bomb's bytes set its depth, which has its own maximum
   if (p.bytes !== null && p.bytes > maximumBytes(p.variant, p.codec)) {
-    throw badParameter('params.bytes', raw.bytes, `at most ${maximumBytes(p.variant, p.codec)} bytes for the ${p.variant} bomb in ${p.codec}`)
+    const most = maximumBytes(p.variant, p.codec)
+    throw badParameter('params.bytes', raw.bytes, `at most ${most} bytes for the ${p.variant} bomb in ${p.codec}`)
   }
   return Object.freeze(p)
 }
 
-/**
- * Run it: the bomb made first where it must be (br, zstd: zlib's compressor, once, into the
- * cache), then for each route a warm-up upload of a tiny document, a fresh measurement window
- * and one bomb from the load process.
- * @param {{ params: object, signal: AbortSignal, baseUrl: string, options: object,
- *   progress: Function, measure: Function, trackProcess: Function }} ctx
- */
+/** The bomb made first where it must be (br, zstd: once, into the cache), then per route a warm-up, a fresh window and one bomb. */
 export async function run (ctx) {
   const { params: p, signal, baseUrl, options } = ctx
   const routes = p.route === 'both' ? ['good', 'bad'] : [p.route]
   const bombParams = { variant: p.variant, codec: p.codec, bytes: p.bytes }
   const bombCacheDir = path.join(options.dataDir, 'bombs')
-  ctx.progress({ done: 0, total: routes.length, stage: p.codec === 'br' || p.codec === 'zstd' ? `making the ${p.codec} bomb` : 'warm-up' })
+  const made = p.codec === 'br' || p.codec === 'zstd'
+  ctx.progress({ done: 0, total: routes.length, stage: made ? `making the ${p.codec} bomb` : 'warm-up' })
   // the same bomb the load process will read: sizes and headers, nothing sent yet
   const bomb = await prepareBomb(bombParams, { cacheDir: bombCacheDir, signal })
   for (const stream of bomb.streams) stream.destroy()
@@ -129,19 +111,8 @@ export async function run (ctx) {
     // /bad without its guard is expected to take this process down: say so while it still can
     const fatal = route === 'bad' && options.unsafeBad === true
     ctx.progress({ done: index, total: routes.length, route, stage: fatal ? 'bomb (unsafe: the worker may be killed)' : 'bomb' })
-    // each cell from its own baseline: none of the garbage the cell before left (lib/experiments/window.js)
-    await ctx.settle()
-    const endMeasure = ctx.measure()
-    let server = null
-    const load = await runLoad({ url, bomb: bombParams, bombCacheDir, requests: 1, concurrency: 1 }, {
-      signal,
-      onSpawn: ctx.trackProcess,
-      onProgress: function readPeakFirst ({ done, total }) {
-        // the answer is in: read the peak before the result crosses over IPC
-        if (done === total && server === null) server = endMeasure()
-      }
-    })
-    server ??= endMeasure()
+    const job = { url, bomb: bombParams, bombCacheDir, requests: 1, concurrency: 1 }
+    const { load, server } = await loadInWindow(ctx, 1, function sendBomb (hooks) { return runLoad(job, hooks) })
     byRoute[route] = summariseRoute(route, load, server)
     ctx.progress({ done: index + 1, total: routes.length, route, stage: 'bomb' })
   }
@@ -192,10 +163,8 @@ function summariseRoute (route, { results }, server) {
 }
 
 /**
- * Inflated bytes the server had let through when it answered. `received` means inflated bytes
- * only for inflated.too.large (for ratio.too.large it is the ratio, for record.too.large the
- * record's size); where the error has `inflatedBytes` or an `offset` into the inflated body,
- * that is the figure.
+ * Inflated bytes the server had let through when it answered: the error's `inflatedBytes` or `offset`, or `received`
+ * for inflated.too.large only (for ratio.too.large it is the ratio, for record.too.large the record's size).
  */
 function inflatedReached (r) {
   if (Number.isFinite(r.inflatedBytes)) return r.inflatedBytes

@@ -1,14 +1,16 @@
-/**
- * The zip-bomb result's presentation, as the result contract
- * (lib/experiments/result-contract.js) carries it: what each route answered, how fast,
- * how much it inflated and what it cost, and whether the server survived.
- */
-
+/** The zip-bomb result's presentation (lib/experiments/result-contract.js): each route's answer and cost, and the verdict. */
+import { formatDecimalBytes } from '../../lib/util/units.js'
+import { routesSideBySide } from '../results.js'
 /** Bytes in MB as the dashboard shows them (its formatMB): a small bomb's gzip stays in MB, to three places. */
 function megabytes (bytes) {
   if (!Number.isFinite(bytes)) return '–'
   if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
   return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
+}
+
+/** "10 GB of JSON in 10.2 MB of gzip", sizes by `format`. */
+export function bombInWords (bomb, format = formatDecimalBytes) {
+  return `${format(bomb.inflatedBytes)} of JSON in ${format(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'}`
 }
 
 const ROWS = Object.freeze([
@@ -22,44 +24,39 @@ const ROWS = Object.freeze([
     }
   },
   { field: 'ms', label: 'Time to answer', unit: 'ms', value: function msValue (r) { return r.ms } },
-  { field: 'inflated', label: 'Inflated before the answer', unit: 'MB', empty: 'not reported', value: function inflatedValue (r) { return Number.isFinite(r.inflatedBytesReached) ? r.inflatedBytesReached : null } },
-  { field: 'peakAboveIdle', label: 'Server peak above idle', unit: 'MiB', value: function peakValue (r) { return r.server?.peakAboveIdle ?? r.server?.peakRss ?? null } }
+  {
+    field: 'inflated',
+    label: 'Inflated before the answer',
+    unit: 'MB',
+    empty: 'not reported',
+    value: function inflatedValue (r) { return Number.isFinite(r.inflatedBytesReached) ? r.inflatedBytesReached : null }
+  },
+  {
+    field: 'peakAboveIdle',
+    label: 'Server peak above idle',
+    unit: 'MiB',
+    value: function peakValue (r) { return r.server?.peakAboveIdle ?? r.server?.peakRss ?? null }
+  }
 ])
 
-/**
- * The routes side by side, the bomb in the caption.
- * @param {object} bomb the result's `bomb`
- * @param {Record<string, object>} byRoute the result's `routes`
- * @returns {import('../../lib/experiments/result-contract.js').ResultTable}
- */
+/** The routes side by side, the bomb in the caption. */
 export function bombTable (bomb, byRoute) {
-  const routes = Object.values(byRoute)
   const ratio = Number.isFinite(bomb.ratio) ? ` (${Math.round(bomb.ratio).toLocaleString('en')}:1)` : ''
-  return {
-    name: 'bomb',
-    caption: `a ${bomb.variant} bomb, ${megabytes(bomb.inflatedBytes)} of JSON in ${megabytes(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'}${ratio}`,
-    columns: routes.map(function column (r) { return { key: r.route, label: `POST /${r.route}`, route: r.route } }),
-    rows: ROWS.map(function row (spec) {
-      const values = {}
-      for (const r of routes) values[r.route] = spec.value(r)
-      return { field: spec.field, label: spec.label, unit: spec.unit, ...(spec.empty ? { empty: spec.empty } : {}), values }
-    })
-  }
+  const { columns, rows } = routesSideBySide('bomb', Object.values(byRoute), ROWS, function heading (route) { return `POST /${route}` })
+  return { name: 'bomb', caption: `a ${bomb.variant} bomb, ${bombInWords(bomb, megabytes)}${ratio}`, columns, rows }
 }
 
-/**
- * Survived or not: every route refused the bomb, or which did not and how.
- * @param {Record<string, object>} byRoute
- * @returns {import('../../lib/experiments/result-contract.js').Verdict}
- */
+/** Survived or not: every route refused the bomb, or which did not and how. */
 export function bombVerdict (byRoute) {
   const routes = Object.values(byRoute)
   const refused = routes.filter(function wasRefused (r) { return r.outcome === 'refused' })
   if (refused.length === routes.length) {
-    return { verdict: 'refused', ok: true, text: `✔ Refused by ${routes.map(function name (r) { return `/${r.route}` }).join(' and ')}: the server survived the bomb.` }
+    const by = routes.map(function name (r) { return `/${r.route}` }).join(' and ')
+    return { verdict: 'refused', ok: true, text: `✔ Refused by ${by}: the server survived the bomb.` }
   }
   const text = routes.filter(function notRefused (r) { return r.outcome !== 'refused' }).map(function why (r) {
-    return r.outcome === 'accepted' ? `✘ /${r.route} accepted the bomb.` : `✘ /${r.route} never answered: the worker was killed (see the banner on the chart).`
+    if (r.outcome === 'accepted') return `✘ /${r.route} accepted the bomb.`
+    return `✘ /${r.route} never answered: the worker was killed (see the banner on the chart).`
   }).join(' ')
   return { verdict: 'not refused', ok: false, text }
 }
