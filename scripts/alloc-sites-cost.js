@@ -10,7 +10,8 @@
  * falls on both; with several servers, the medians over all and the ratio per server.
  */
 import os from 'node:os'
-import { readScriptFlags, runCommand } from '../lib/measure/args.js'
+import { readScriptFlags } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { openMetricsStream, rateOf, throughputInTurn, uploadsInTurn } from '../lib/measure/uploads-in-turn.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
@@ -91,7 +92,4 @@ async function measure (options) {
   return 0
 }
 
-runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('alloc-sites-cost', { usage: USAGE, readOptions, run: measure })

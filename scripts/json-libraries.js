@@ -39,7 +39,8 @@ import { readPeakRss, resetPeakRss, watchPeak } from '../lib/metrics/peak.js'
 import { parseByteSize } from '../lib/util/units.js'
 import { markdownTable, fixed, mib } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { positiveInteger, runCommand } from '../lib/measure/args.js'
+import { positiveInteger } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 
 /** How to bring stream-json in without making it a dependency. */
 const STREAM_JSON_INSTALL = 'npm install --no-save stream-json@3.8.0'
@@ -319,4 +320,4 @@ async function measure (options) {
   return 0
 }
 
-process.exitCode = await runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure })
+await runScript('json-libraries', { usage: USAGE, readOptions, run: measure })

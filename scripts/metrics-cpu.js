@@ -15,7 +15,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
-import { readScriptFlags, runCommand } from '../lib/measure/args.js'
+import { readScriptFlags } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { openMetricsStream, throughputInTurn, uploadsInTurn } from '../lib/measure/uploads-in-turn.js'
 import { procAvailable } from '../lib/util/platform.js'
@@ -35,7 +36,6 @@ const USAGE = `Usage: npm run metrics-cpu -- [options]
   --uploads N    uploads of it on each server, half with one client watching, in turn (default 6; 0: none)
   --figures NAME also write docs/figures/NAME.json and NAME.md
   -h, --help`
-
 
 function readOptions (argv) {
   const flags = readScriptFlags(argv, {
@@ -184,7 +184,4 @@ async function measureOnce (options, ticksPerSecond, run, input) {
   }
 }
 
-runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('metrics-cpu', { usage: USAGE, readOptions, run: measure })

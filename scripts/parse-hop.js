@@ -21,14 +21,14 @@ import { parseByteSize } from '../lib/util/units.js'
 import { projectParseCost } from '../lib/json/parse-cost.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { list, positiveInteger, runCommand } from '../lib/measure/args.js'
+import { list, positiveInteger } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 
 const USAGE = `Usage: node scripts/parse-hop.js [options]
   --sizes LIST   inflated document sizes (default 1KB,4KB,8KB,16KB,32KB,64KB)
   --count N      parses per measurement (default 1000)
   --repeat N     measurements per size; medians reported (default 3)
   -h, --help`
-
 
 function readOptions (argv) {
   const { values } = parseArgs({
@@ -125,4 +125,4 @@ async function measure (options) {
   return 0
 }
 
-process.exitCode = await runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure })
+await runScript('parse-hop', { usage: USAGE, readOptions, run: measure })

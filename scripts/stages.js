@@ -11,7 +11,8 @@
  */
 import fs from 'node:fs'
 import os from 'node:os'
-import { list, readScriptFlags, runCommand } from '../lib/measure/args.js'
+import { list, readScriptFlags } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { postBody } from '../lib/measure/post-body.js'
 import { openEventStream } from '../lib/measure/event-stream.js'
@@ -188,7 +189,4 @@ async function measure (options) {
   return cells.every(function answered (c) { return c.status !== 500 }) ? 0 : 1
 }
 
-runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('stages', { usage: USAGE, readOptions, run: measure })
