@@ -8,13 +8,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { performance } from 'node:perf_hooks'
-import { createBomb, prepareBomb } from '../../lib/generate/bombs.js'
+import { createBomb } from '../../lib/generate/bombs.js'
 import { createGzipStream } from '../../lib/generate/items.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { formatBytes } from '../../lib/util/units.js'
 import { ATTACK_GROUPS } from './params.js'
 import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
-import { prepareWideBodies, prepareWindowBombs, wideWindows, windowBombs } from './window-attacks.js'
+import { prepareRatioBombs, prepareWideBodies, prepareWindowBombs, wideWindows, windowBombs } from './window-attacks.js'
 import { boundedPool, brief, countLabels, countsText, outcomeLabel, pause } from './outcomes.js'
 
 export { outcomeLabel } from './outcomes.js'
@@ -98,12 +98,9 @@ async function abandonUploads (ctx) {
   }
 }
 
-/** 3a. Its bodies: the br and zstd bombs, made once by zlib's compressor into the bench's scratch directory. */
-async function prepareRatioBombs (params, scratch) {
-  for (const codec of params.bombCodecs) {
-    await prepareBomb({ variant: 'ratio', codec, bytes: String(params.bombBytes) }, { cacheDir: scratch })
-  }
-  return { cacheDir: scratch }
+/** 3a. Its bodies: the bombs of --bomb-codecs. */
+function prepareBombs (params, scratch) {
+  return prepareRatioBombs(params.bombCodecs, params.bombBytes, scratch)
 }
 
 /**
@@ -328,7 +325,7 @@ const ATTACKS = Object.freeze(Object.fromEntries([
   onIngest('dense-arrays', 'dense records, tiny arrays', 'good', { run: denseAttack('arrays') }),
   onIngest('dense-numbers', 'dense records, numbers', 'good', { run: denseAttack('numbers') }),
   onIngest('abandoned-uploads', 'abandoned uploads', 'good', { prepare: prepareAbandoned, run: abandonUploads }),
-  onIngest('ratio-bombs', 'ratio bombs in a row, in each codec', 'bad', { prepare: prepareRatioBombs, run: ratioBombs }),
+  onIngest('ratio-bombs', 'ratio bombs in a row, in each codec', 'bad', { prepare: prepareBombs, run: ratioBombs }),
   onIngest('big-bad-body', 'large seed-style body', 'bad', { run: bigBadBody }),
   { id: 'buffered-uploads', title: 'large buffered uploads', target: 'POST /upload-buffer', judged: false, run: bufferedUploads },
   { id: 'batch-export', title: 'large batch export', target: 'GET /db/batch', judged: false, run: batchExport },

@@ -1,8 +1,4 @@
-/**
- * The hostile bench's parameters: every size, count and time bound in one
- * place, frozen, with a `--quick` set beside the full one. Flags override
- * whichever set is chosen; a bad value is a TypeError naming its flag.
- */
+/** The hostile bench's parameters, full and `--quick`, frozen; flags override the set chosen, a bad value a TypeError naming it. */
 import { BOMB_CODECS, bombCodecAvailable } from '../../lib/generate/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { parseByteSize } from '../../lib/util/units.js'
@@ -161,12 +157,8 @@ function shown (value, kind) {
 }
 
 /**
- * Normalise parsed flags into a new frozen object; the caller's is never changed.
- * @param {Record<string, string|boolean|string[]|undefined>} values from node:util parseArgs
- * @returns {Readonly<typeof FULL & { quick: boolean, attacks: string[], routes: string[]|null, bombCodecs: string[], serverFlags: string[] }>}
- *   `routes`: the ingest routes the attacks on them go to; null when not given (each attack's own and the textbook route);
- *   `bombCodecs`: the codecs of the ratio bombs (every one this Node makes and decodes unless given)
- * @throws {TypeError} naming the bad flag
+ * parseArgs' values as a new frozen set: `routes` the ingest routes attacks go to (null: each attack's
+ * own and the textbook route), `bombCodecs` (every one this Node makes and decodes unless given).
  */
 export function normalizeHostileOptions (values = {}) {
   const quick = values.quick === true
@@ -174,15 +166,16 @@ export function normalizeHostileOptions (values = {}) {
   for (const [flag, [key, kind]] of Object.entries(FLAGS)) {
     if (values[flag] !== undefined) out[key] = parseFlag(flag, kind, values[flag])
   }
-  if (out.sseIntervalMs < 10 || out.sseIntervalMs > 60_000) throw new TypeError(`--sse-interval takes 10 to 60000 ms, got ${out.sseIntervalMs}`)
+  const sse = out.sseIntervalMs
+  if (!(sse >= 10 && sse <= 60_000)) throw new TypeError(`--sse-interval takes 10 to 60000 ms, got ${sse}`)
   if (out.recordBytes < 16) throw new TypeError(`--record-bytes must be at least 16 bytes, got ${out.recordBytes}`)
   out.attacks = readAttacks(values.attacks ?? 'all')
   out.routes = values.routes === undefined ? null : readRoutes(values.routes)
   out.bombCodecs = readBombCodecs(values['bomb-codecs'] ?? BOMB_CODECS.filter(bombCodecAvailable).join(','))
   const serverFlags = values['server-flag'] ?? []
   for (const flag of serverFlags) {
-    if (typeof flag !== 'string' || !flag.startsWith('--')) throw new TypeError(`--server-flag takes server.js flags such as --memory-limit=512MiB, got "${flag}"`)
-    if (/^--(port|host)(=|$)/.test(flag)) throw new TypeError(`--server-flag ${flag}: the bench chooses the port and binds 127.0.0.1 itself`)
+    if (!String(flag).startsWith('--')) throw new TypeError(`--server-flag takes server.js flags (--memory-limit=512MiB), got "${flag}"`)
+    if (/^--(port|host)(=|$)/.test(flag)) throw new TypeError(`--server-flag ${flag}: the bench chooses the port and host itself`)
   }
   out.serverFlags = [...serverFlags]
   return Object.freeze(out)
@@ -226,7 +219,9 @@ function readBombCodecs (text) {
   const wanted = String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)
   for (const codec of wanted) {
     if (!BOMB_CODECS.includes(codec)) throw new TypeError(`--bomb-codecs takes ${BOMB_CODECS.join(', ')}; got "${codec}"`)
-    if (!bombCodecAvailable(codec)) throw new TypeError(`--bomb-codecs ${codec}: this Node (${process.versions.node}) has no ${codec} in zlib (Node 22.15 and later)`)
+    if (!bombCodecAvailable(codec)) {
+      throw new TypeError(`--bomb-codecs ${codec}: this Node (${process.versions.node}) has no ${codec} in zlib (Node 22.15 and later)`)
+    }
   }
   if (wanted.length === 0) throw new TypeError('--bomb-codecs names no codec')
   return BOMB_CODECS.filter(function chosen (codec) { return wanted.includes(codec) })
