@@ -18,116 +18,57 @@ export const ATTACK_GROUPS = Object.freeze({
 
 const ATTACK_IDS = Object.freeze(Object.values(ATTACK_GROUPS).flat())
 
-/**
- * Flag -> [parameter, kind, what it sets (the attack's number first)]. Kinds: count (positive integer), bytes (500MB, 15.5MiB),
- * ms (60s, 500ms, 2m; a bare number is seconds, as server.js reads durations).
- */
-const FLAGS = Object.freeze({
-  records: ['records', 'count', '1: records in each dense body'],
-  'record-bytes': ['recordBytes', 'bytes', '1: bytes of each dense record'],
-  'abandon-clients': ['abandonClients', 'count', '2: uploads that give up'],
-  'abandon-concurrency': ['abandonConcurrency', 'count', '2: of them at once'],
-  'abandon-bytes': ['abandonBytes', 'bytes', '2: the gzip body each declares'],
-  'abandon-after': ['abandonAfterMs', 'ms', '2: when each hangs up'],
-  bombs: ['bombs', 'count', '3: ratio bombs to /bad in a row, in each of --bomb-codecs'],
-  'bomb-bytes': ['bombBytes', 'bytes', '3: what each inflates to (450MB: 445 KB sent)'],
-  'bad-bytes': ['badBytes', 'bytes', '3: the generated document sent through /bad'],
-  uploads: ['uploads', 'count', '4: uploads to /upload-buffer at once'],
-  'upload-bytes': ['uploadBytes', 'bytes', '4: each'],
-  'batch-limit': ['batchLimit', 'count', '5: rows asked of GET /db/batch'],
-  'batch-timeout': ['batchTimeoutMs', 'ms', '5: client timeout'],
-  drips: ['drips', 'count', '6: clients sending a byte at a time'],
-  'drip-every': ['dripEveryMs', 'ms', '6: between bytes'],
-  'drip-for': ['dripForMs', 'ms', '6: then they hang up'],
-  'sse-clients': ['sseClients', 'count', '7: /metrics streams held open'],
-  'sse-interval': ['sseIntervalMs', 'count', '7: their ?interval= in ms'],
-  'sse-hold': ['sseHoldMs', 'ms', '7: how long they are held'],
-  'fill-for': ['fillForMs', 'ms', '8: how long the uploads loop and the save run'],
-  'fill-bytes': ['fillBytes', 'bytes', '8: each upload to /upload-stream'],
-  'fill-concurrency': ['fillConcurrency', 'count', '8: uploads at once'],
-  'fill-uploads': ['fillUploads', 'count', '8: uploads at most'],
-  'fill-generate': ['fillGenerateBytes', 'bytes', '8: GET /generate?save=1&level=0&bytes='],
-  'window-uploads': ['windowUploads', 'count', '9: valid uploads at once in each of br and zstd (of --bomb-codecs)'],
-  'window-bytes': ['windowBytes', 'bytes', '9: the document each inflates to'],
-  'window-bombs': ['windowBombs', 'count', '9: ratio bombs at once in each of br and zstd (--bomb-bytes each)'],
-  'probe-items': ['probeItems', 'count', 'items in the normal /good request'],
-  'probe-timeout': ['probeTimeoutMs', 'ms', 'its client timeout'],
-  'attack-timeout': ['attackTimeoutMs', 'ms', 'the most any attack may take'],
-  settle: ['settleMs', 'ms', 'how long to wait for requests in flight to reach 0'],
-  'growth-bound': ['growthBound', 'bytes', 'growth allowed on attacks to /good']
-})
-
 const MiB = 1024 * 1024
 
-/** The full run: a few minutes on two cores, most of it the drip's minute. */
-const FULL = Object.freeze({
-  records: 8,
-  recordBytes: Math.round(15.5 * MiB),
-  abandonClients: 200,
-  abandonConcurrency: 20,
-  abandonBytes: 20_000_000,
-  abandonAfterMs: 50,
-  bombs: 6,
-  // a ratio bomb of 450 MB inflated is 445,568 bytes on the wire
-  bombBytes: 450_000_000,
-  badBytes: 300_000_000,
-  uploads: 3,
-  uploadBytes: 200_000_000,
-  batchLimit: 2_000_000,
-  batchTimeoutMs: 60_000,
-  drips: 8,
-  dripEveryMs: 10_000,
-  dripForMs: 60_000,
-  sseClients: 3000,
-  sseIntervalMs: 100,
-  sseHoldMs: 10_000,
-  fillForMs: 10_000,
-  fillBytes: 4_000_000,
-  fillConcurrency: 4,
-  fillUploads: 2000,
-  fillGenerateBytes: 8_000_000_000,
-  windowUploads: 16,
-  windowBytes: 40_000_000,
-  windowBombs: 16,
-  probeItems: 1000,
-  probeTimeoutMs: 30_000,
-  attackTimeoutMs: 180_000,
-  settleMs: 5000,
-  growthBound: 64 * MiB
+/**
+ * Flag -> [parameter, kind, the full run's value, --quick's, what it sets (the attack's number first)].
+ * Kinds: count (positive integer), bytes (500MB, 15.5MiB), ms (60s, 500ms, 2m; a bare number is seconds,
+ * as server.js reads durations). The full run takes a few minutes on two cores, most of it the drip's
+ * minute; --quick, the same attacks small enough to see every row in well under a minute.
+ */
+const FLAGS = Object.freeze({
+  records: ['records', 'count', 8, 2, '1: records in each dense body'],
+  'record-bytes': ['recordBytes', 'bytes', Math.round(15.5 * MiB), MiB, '1: bytes of each dense record'],
+  'abandon-clients': ['abandonClients', 'count', 200, 20, '2: uploads that give up'],
+  'abandon-concurrency': ['abandonConcurrency', 'count', 20, 10, '2: of them at once'],
+  'abandon-bytes': ['abandonBytes', 'bytes', 20_000_000, 2_000_000, '2: the gzip body each declares'],
+  'abandon-after': ['abandonAfterMs', 'ms', 50, 50, '2: when each hangs up'],
+  bombs: ['bombs', 'count', 6, 2, '3: ratio bombs to /bad in a row, in each of --bomb-codecs'],
+  'bomb-bytes': ['bombBytes', 'bytes', 450_000_000, 50_000_000, '3: what each inflates to (450MB: 445 KB sent)'],
+  'bad-bytes': ['badBytes', 'bytes', 300_000_000, 20_000_000, '3: the generated document sent through /bad'],
+  uploads: ['uploads', 'count', 3, 3, '4: uploads to /upload-buffer at once'],
+  'upload-bytes': ['uploadBytes', 'bytes', 200_000_000, 10_000_000, '4: each'],
+  'batch-limit': ['batchLimit', 'count', 2_000_000, 1000, '5: rows asked of GET /db/batch'],
+  'batch-timeout': ['batchTimeoutMs', 'ms', 60_000, 15_000, '5: client timeout'],
+  drips: ['drips', 'count', 8, 2, '6: clients sending a byte at a time'],
+  'drip-every': ['dripEveryMs', 'ms', 10_000, 1000, '6: between bytes'],
+  'drip-for': ['dripForMs', 'ms', 60_000, 3000, '6: then they hang up'],
+  'sse-clients': ['sseClients', 'count', 3000, 50, '7: /metrics streams held open'],
+  'sse-interval': ['sseIntervalMs', 'count', 100, 100, '7: their ?interval= in ms'],
+  'sse-hold': ['sseHoldMs', 'ms', 10_000, 2000, '7: how long they are held'],
+  'fill-for': ['fillForMs', 'ms', 10_000, 2000, '8: how long the uploads loop and the save run'],
+  'fill-bytes': ['fillBytes', 'bytes', 4_000_000, 1_000_000, '8: each upload to /upload-stream'],
+  'fill-concurrency': ['fillConcurrency', 'count', 4, 2, '8: uploads at once'],
+  'fill-uploads': ['fillUploads', 'count', 2000, 50, '8: uploads at most'],
+  'fill-generate': ['fillGenerateBytes', 'bytes', 8_000_000_000, 100_000_000, '8: GET /generate?save=1&level=0&bytes='],
+  'window-uploads': ['windowUploads', 'count', 16, 4, '9: valid uploads at once in each of br and zstd (of --bomb-codecs)'],
+  'window-bytes': ['windowBytes', 'bytes', 40_000_000, 4_000_000, '9: the document each inflates to'],
+  'window-bombs': ['windowBombs', 'count', 16, 4, '9: ratio bombs at once in each of br and zstd (--bomb-bytes each)'],
+  'probe-items': ['probeItems', 'count', 1000, 100, 'items in the normal /good request'],
+  'probe-timeout': ['probeTimeoutMs', 'ms', 30_000, 10_000, 'its client timeout'],
+  'attack-timeout': ['attackTimeoutMs', 'ms', 180_000, 60_000, 'the most any attack may take'],
+  settle: ['settleMs', 'ms', 5000, 3000, 'how long to wait for requests in flight to reach 0'],
+  'growth-bound': ['growthBound', 'bytes', 64 * MiB, 64 * MiB, 'growth allowed on attacks to /good']
 })
 
-/** `--quick`: the same attacks, small enough to see every row in well under a minute. */
-const QUICK = Object.freeze({
-  ...FULL,
-  records: 2,
-  recordBytes: MiB,
-  abandonClients: 20,
-  abandonConcurrency: 10,
-  abandonBytes: 2_000_000,
-  bombs: 2,
-  bombBytes: 50_000_000,
-  badBytes: 20_000_000,
-  uploadBytes: 10_000_000,
-  batchLimit: 1000,
-  batchTimeoutMs: 15_000,
-  drips: 2,
-  dripEveryMs: 1000,
-  dripForMs: 3000,
-  sseClients: 50,
-  sseHoldMs: 2000,
-  fillForMs: 2000,
-  fillBytes: 1_000_000,
-  fillConcurrency: 2,
-  fillUploads: 50,
-  fillGenerateBytes: 100_000_000,
-  windowUploads: 4,
-  windowBytes: 4_000_000,
-  windowBombs: 4,
-  probeItems: 100,
-  probeTimeoutMs: 10_000,
-  attackTimeoutMs: 60_000,
-  settleMs: 3000
-})
+/** The full set and the quick one, by parameter. */
+const FULL = valuesAt(2)
+const QUICK = valuesAt(3)
+
+function valuesAt (column) {
+  return Object.freeze(Object.fromEntries(Object.values(FLAGS).map(function value (row) { return [row[0], row[column]] })))
+}
+
 
 /** The parseArgs specs (no defaults: a flag not given leaves the chosen set's value). */
 export const FLAG_SPECS = Object.freeze(Object.fromEntries([
@@ -141,8 +82,8 @@ export const FLAG_SPECS = Object.freeze(Object.fromEntries([
 
 /** The flag text of usage(): one line per flag, with the full and quick values. */
 export function flagLines () {
-  return Object.entries(FLAGS).map(function line ([flag, [key, kind, text]]) {
-    return `  --${flag.padEnd(20)} ${text} (default ${shown(FULL[key], kind)}, quick ${shown(QUICK[key], kind)})`
+  return Object.entries(FLAGS).map(function line ([flag, [, kind, full, quick, text]]) {
+    return `  --${flag.padEnd(20)} ${text} (default ${shown(full, kind)}, quick ${shown(quick, kind)})`
   }).join('\n')
 }
 
