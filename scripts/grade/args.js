@@ -22,37 +22,26 @@ export const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE] [--verify K]
        (installed as a package: npx streamlab grade … takes the same arguments)
 
-  <handler.js>     an ES module (.js, .mjs) whose default export is an Express handler (req, res),
-                   sync or async, or an express.Router() with a post('/') route; or CommonJS (.cjs)
-  <folder>         a class: every .js, .mjs and .cjs file in it, and every folder in it with a
-                   package.json naming its module (exports ".", main) or an index.js, .mjs or .cjs,
-                   graded one at a time; one row each in the CSV and in an HTML table beside it;
-                   anything else is a row "skipped", with the reason
-  --quick          smaller bodies and bombs: about a minute a handler, the full run two to three
-                   (measured on a 2-core machine: docs/lessons/grade.md, "Run it")
-  --seed N         draw the bodies from seed N (0 to 4294967295): the card names the seed of every
-                   run, and --seed with it sends the same bodies again; by default a new random seed
-  --json FILE      also write the card as JSON: { handler, verdict, preset, seed, date, durationMs,
-                   labVersion, sha256, areas, encodings, checks: [{ area, name, pass, figure, limit, hint }],
-                   measures: [{ area, check, name, value, unit, better }] }
+  <handler.js>     an ES module (.js, .mjs) whose default export is an Express handler (req, res), sync or
+                   async, or an express.Router() with a post('/') route; or CommonJS (.cjs)
+  <folder>         a class: every .js, .mjs and .cjs file in it, and every folder with a package.json naming
+                   its module or an index.js, graded in turn: a row each in the CSV and the HTML table beside it
+  --quick          smaller bodies and bombs: about a minute a handler (docs/lessons/grade.md, "Run it")
+  --seed N         draw the bodies from seed N (0 to 4294967295): the card names its seed; default random
+  --json FILE      also write the card as JSON (handler, verdict, seed, checks, measures: docs/grading-in-ci.md)
   --figures NAME   also write docs/figures/NAME.json and NAME.md: the card as the docs quote it
-  --junit FILE     also write the card as JUnit XML, for CI: a testsuite per area, a testcase per
-                   check, a failure with the figure, the limit and the hint (not with a folder)
-  --classroom      also append the card as GitHub Classroom's autograding results (result=<base64 JSON>,
-                   a test per check, each area ${AREA_POINTS} points) to the file $GITHUB_OUTPUT names, for
-                   its reporter (docs/grading-in-ci.md), and print the points (not with a folder)
-  --baseline CARD  hold this run to an earlier --json card: fail (exit 4) when a memory slope, a peak
-                   or the speed ratio is worse than the baseline's by more than the tolerance; a
-                   baseline of another preset is refused, another lab version or seed is said
-  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent of the card's
-                   figure (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
-  --collect DIR    build the class table from cards graded elsewhere: DIR/<student>/card.json beside
-                   the file it graded; a card is refused unless its sha256 matches that file, its
-                   seed (--seed, needed), preset (--quick), areas (--only) and lab version are the
-                   class's, its checks are the grader's and each figure is in its range
-  --verify K       with --collect: grade K of the cards' submissions again here, drawn at random, on
-                   bodies of a fresh seed (printed), and refuse each card that disagrees (an area's
-                   verdict, or a figure better than measured here by more than --tolerance)
+  --junit FILE     also write the card as JUnit XML: a testsuite per area, a testcase per check (not a folder)
+  --classroom      also append GitHub Classroom's autograding results (each area ${AREA_POINTS} points) to the
+                   file $GITHUB_OUTPUT names, and print the points (not with a folder)
+  --baseline CARD  fail (exit 4) when a memory slope, a peak or the speed ratio is worse than this earlier
+                   --json card's by more than the tolerance; a card of another preset is refused
+  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent
+                   (default ${DEFAULT_TOLERANCE * 100}%; under each measure's noise floor never fails)
+  --collect DIR    the class table from cards graded elsewhere, DIR/<student>/card.json beside the file it
+                   graded; a card is refused unless its sha256, seed (--seed, needed), preset, areas, lab
+                   version, checks and figures' ranges are the class's
+  --verify K       with --collect: grade K of the cards' submissions again here, on a fresh seed, and refuse
+                   each card that disagrees (a verdict, or a figure better by more than --tolerance)
   --verify-seed S  with --verify: draw the same K cards again
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
@@ -64,10 +53,9 @@ export const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --pid N          or watches one already running (never signalled); with neither, memory is not judged
                    and fails: add --only correctness,speed,safety,resilience
   --header "N: V"  sent with every body (repeat it): a token, Content-Type: application/json
-  --content-type T before the safety checks a small document goes in each encoding (gzip, deflate,
-                   br, zstd where Node has it, identity) and each one taken gets its bombs: in media
-                   type T (default: a Content-Type --header gives, else application/json, else
-                   application/octet-stream, the first it accepts one in); a handler or a service
+  --content-type T the media type the safety checks probe each encoding in and send its bombs in (default:
+                   a Content-Type --header gives, else the first of application/json, application/octet-stream
+                   taken)
   --allow-remote   aim at a URL that is not loopback (the card says so; its memory cannot be read)
   --memory-limit S the grader's memory budget (default a quarter of the machine, 1 to 4 GiB; at least
                    256MiB): a handler or a started service past it is killed, from its first byte

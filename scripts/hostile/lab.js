@@ -41,43 +41,20 @@ export async function startHostileLab ({ flags = [], dataDir = null } = {}) {
   const args = [SERVER, '--port', '0', '--host', '127.0.0.1', ...(dataDir ? ['--data-dir', dataDir] : []), ...flags]
   // its output is kept for the whole run: crashes and restarts are told there
   const lab = await startListeningProcess(args, { timeoutMs: START_TIMEOUT_MS, graceMs: STOP_GRACE_MS })
-  return new HostileLab(lab.child, lab.url, lab.exited, lab.output)
-}
-
-/** A running lab, made by startHostileLab. */
-class HostileLab {
-  constructor (child, url, exited, output) {
-    this.child = child
-    this.url = url
-    this.exited = exited
-    this.output = output
+  function workerPids () {
+    return [...lab.output().matchAll(WORKER_PID)].map(function pid (m) { return Number(m[1]) })
   }
-
-  /** Every worker pid the supervisor has named, first to latest. */
-  workerPids () {
-    return [...this.output().matchAll(WORKER_PID)].map(function pid (m) { return Number(m[1]) })
-  }
-
-  /** The worker now serving (the latest named). */
-  workerPid () {
-    const pids = this.workerPids()
-    return pids.length > 0 ? pids[pids.length - 1] : null
-  }
-
-  /** Whether the supervisor still runs (it gives up after too many crashes). */
-  alive () {
-    return this.child.exitCode === null && this.child.signalCode === null
-  }
-
-  /** SIGTERM (the supervisor stops its worker), SIGKILL if it hangs. */
-  async stop () {
-    if (!this.alive()) return this.exited
-    const child = this.child
-    const timer = setTimeout(function forceKill () { child.kill('SIGKILL') }, STOP_GRACE_MS)
-    child.kill('SIGTERM')
-    const ended = await this.exited
-    clearTimeout(timer)
-    return ended
+  return {
+    url: lab.url,
+    output: lab.output,
+    /** SIGTERM (the supervisor stops its worker), SIGKILL if it hangs. */
+    stop: lab.stop,
+    /** Every worker pid the supervisor has named, first to latest. */
+    workerPids,
+    /** The worker now serving (the latest named). */
+    workerPid: function workerPid () { return workerPids().at(-1) ?? null },
+    /** Whether the supervisor still runs. */
+    alive: function alive () { return lab.child.exitCode === null && lab.child.signalCode === null }
   }
 }
 
