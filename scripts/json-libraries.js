@@ -216,7 +216,6 @@ async function measureHere (name, bytes) {
   }
 }
 
-/** One measurement in a fresh process. */
 async function measureInChild (name, bytes) {
   const { stdout } = await run(process.execPath, ['--expose-gc', SCRIPT, '--measure', name, '--bytes', String(bytes)], {
     maxBuffer: 1024 * 1024
@@ -224,7 +223,6 @@ async function measureInChild (name, bytes) {
   return JSON.parse(stdout)
 }
 
-/** Each library's measurements, round by round. */
 async function measureRounds (bytes, repeat) {
   const runs = Object.fromEntries(Object.keys(LIBRARIES).map(function none (name) { return [name, []] }))
   for (let round = 1; round <= repeat; round++) {
@@ -238,7 +236,6 @@ async function measureRounds (bytes, repeat) {
   return runs
 }
 
-/** The table's row for one library. */
 function tableRow (name, measurements) {
   const { label } = LIBRARIES[name]
   if (measurements.some(function absent (m) { return m.missing })) {

@@ -45,7 +45,6 @@ const USAGE = `Usage: npm run runs -- list [--dir DIR]
 
 Exit codes: 0; 1 when a --fail-if rule holds; 2 for a usage error, or runs that cannot be read.`
 
-/** A usage error: exit 2 with its message. */
 class UsageError extends Error {}
 
 function readArgs (argv) {

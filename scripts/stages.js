@@ -46,7 +46,6 @@ function readOptions (argv) {
   return { bytes: parseByteSize(values.size), routes, bomb: values.bomb, interval, figures: values.figures }
 }
 
-/** POST a body (a file, or streams) and read the JSON answer. */
 async function post (url, route, body, headers) {
   const { status, text } = await postBody(`${url}/${route}`, body, headers)
   return { status, answer: parseOrNull(text) }

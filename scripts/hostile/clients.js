@@ -129,7 +129,6 @@ export function createClientSet () {
   }
 }
 
-/** Counts what passes on to the socket. */
 function countingPassThrough (count) {
   return new Transform({
     transform: function countSent (chunk, encoding, callback) {

@@ -2,6 +2,7 @@
 import { BOMB_CODECS, bombCodecAvailable } from '../../lib/generate/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { parseByteSize } from '../../lib/util/units.js'
+import { list } from '../../lib/measure/args.js'
 
 /** The attacks in the order they run, in the numbered groups of docs/hostile.md. */
 export const ATTACK_GROUPS = Object.freeze({
@@ -61,7 +62,6 @@ const FLAGS = Object.freeze({
   'growth-bound': ['growthBound', 'bytes', 64 * MiB, 64 * MiB, 'growth allowed on attacks to /good']
 })
 
-/** The full set and the quick one, by parameter. */
 const FULL = valuesAt(2)
 const QUICK = valuesAt(3)
 
@@ -145,33 +145,37 @@ function parseDuration (flag, text) {
   return ms
 }
 
-/** Ingest route names, comma-separated (bad, good, express-json, streamparser-json), in the order tables show them. */
-function readRoutes (text) {
-  const wanted = String(text).split(',').map(function trim (s) { return s.trim().replace(/^\//, '') }).filter(Boolean)
-  for (const route of wanted) {
-    if (!INGEST_ROUTE_NAMES.includes(route)) throw new TypeError(`--routes takes ${INGEST_ROUTE_NAMES.join(', ')}; got "${route}"`)
-  }
-  if (wanted.length === 0) throw new TypeError('--routes names no route')
-  return INGEST_ROUTE_NAMES.filter(function chosen (route) { return wanted.includes(route) })
+/** The names comma-separated `text` chooses of `known` (a route's leading / dropped), in known's order. */
+function chosen (flag, text, known, what) {
+  const wanted = list(String(text), function name (s) {
+    const named = s.replace(/^\//, '')
+    if (!known.includes(named)) throw new TypeError(`--${flag} takes ${known.join(', ')}; got "${named}"`)
+    return named
+  })
+  if (wanted.length === 0) throw new TypeError(`--${flag} names no ${what}`)
+  return known.filter(function kept (name) { return wanted.includes(name) })
 }
 
-/** Codecs, comma-separated, in BOMB_CODECS's order: zstd only on a Node whose zlib has it. */
+/** Ingest routes, in the order tables show them. */
+function readRoutes (text) {
+  return chosen('routes', text, INGEST_ROUTE_NAMES, 'route')
+}
+
+/** Codecs, in BOMB_CODECS's order: zstd only on a Node whose zlib has it. */
 function readBombCodecs (text) {
-  const wanted = String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)
-  for (const codec of wanted) {
-    if (!BOMB_CODECS.includes(codec)) throw new TypeError(`--bomb-codecs takes ${BOMB_CODECS.join(', ')}; got "${codec}"`)
+  const codecs = chosen('bomb-codecs', text, BOMB_CODECS, 'codec')
+  for (const codec of codecs) {
     if (!bombCodecAvailable(codec)) {
       throw new TypeError(`--bomb-codecs ${codec}: this Node (${process.versions.node}) has no ${codec} in zlib (Node 22.15 and later)`)
     }
   }
-  if (wanted.length === 0) throw new TypeError('--bomb-codecs names no codec')
-  return BOMB_CODECS.filter(function chosen (codec) { return wanted.includes(codec) })
+  return codecs
 }
 
 /** `all`, attack ids, or group numbers (1 to 9), comma-separated; run in the registry's order. */
 function readAttacks (text) {
   const wanted = new Set()
-  for (const item of String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)) {
+  for (const item of list(String(text), String)) {
     if (item === 'all') for (const id of ATTACK_IDS) wanted.add(id)
     else if (ATTACK_GROUPS[item]) for (const id of ATTACK_GROUPS[item]) wanted.add(id)
     else if (ATTACK_IDS.includes(item)) wanted.add(item)

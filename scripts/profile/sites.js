@@ -78,7 +78,6 @@ export function countCollections (events) {
   return counted
 }
 
-/** The line the profiler prints of them. */
 export function collectionsLine ({ markCompacts, labMarkCompacts, omitted }) {
   return `  the main thread's mark-compacts: ${markCompacts}, ` +
     `of them the lab's (each forced by a read of the heap profile): ${labMarkCompacts}` +
