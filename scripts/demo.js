@@ -58,20 +58,12 @@ function parseDemoArgs (argv) {
     throw new TypeError(`--port takes a port from 0 to 65535, got "${values.port}"`)
   }
   if (values['no-pause'] && values.pause !== undefined) throw new TypeError('give --pause N or --no-pause, not both')
-  let pause = { mode: 'enter', seconds: 0 }
-  if (values['no-pause']) pause = { mode: 'none', seconds: 0 }
-  if (values.pause !== undefined) {
-    if (!/^\d+(\.\d+)?$/.test(values.pause) || Number(values.pause) > 600) {
-      throw new TypeError(`--pause takes a number of seconds from 0 to 600, got "${values.pause}"`)
-    }
-    pause = { mode: 'timed', seconds: Number(values.pause) }
+  if (values.pause !== undefined && (!/^\d+(\.\d+)?$/.test(values.pause) || Number(values.pause) > 600)) {
+    throw new TypeError(`--pause takes a number of seconds from 0 to 600, got "${values.pause}"`)
   }
-  return {
-    port: Number(portText),
-    open: values.open === true,
-    quick: values.quick === true,
-    pause
-  }
+  const untimed = { mode: values['no-pause'] ? 'none' : 'enter', seconds: 0 }
+  const pause = values.pause === undefined ? untimed : { mode: 'timed', seconds: Number(values.pause) }
+  return { port: Number(portText), open: values.open === true, quick: values.quick === true, pause }
 }
 
 /** The walkthrough: 0, 1 (a step failed or the lab died), 130 (interrupted). */
@@ -132,15 +124,11 @@ async function main (options) {
     term.say('  Open the dashboard on the projector before step 1: every run below shows on it live,')
     term.say('  with /bad\'s requests shaded vermillion and /good\'s green.')
 
-    const steps = demos.map(function stepOf ({ name, demo }, index) {
-      const params = options.quick ? demo.plans.quick : demo.plans.full
-      return function step () { return runStep(ctx, index + 1, name, demo, params, index === demos.length - 1) }
-    })
     let answer = await ctx.pause('start step 1 once the dashboard is up')
-    for (const step of steps) {
+    for (const [index, { name, demo }] of demos.entries()) {
       if (answer !== 'go') break
       try {
-        answer = await step()
+        answer = await runStep(ctx, index + 1, name, demo, options.quick ? demo.plans.quick : demo.plans.full, index === demos.length - 1)
       } catch (err) {
         if (!(err instanceof StepError)) throw err
         term.clearProgress()

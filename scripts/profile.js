@@ -106,8 +106,6 @@ export function readProfileArgs (argv, now = new Date()) {
   }
 }
 
-
-
 /** One profile: 1 when no profile was written or the load saw errors. */
 async function main (args) {
   function log (line) { process.stderr.write(`profile: ${line}\n`) }

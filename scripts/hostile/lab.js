@@ -191,13 +191,13 @@ export async function settleBytes (dir, settleMs) {
 export async function guardDataDir (dataDir) {
   const uploadsBefore = new Set(await listUploads(dataDir))
   const pglite = path.join(dataDir, 'pglite')
-  const pgliteExisted = await exists(pglite)
+  const pgliteExisted = fs.existsSync(pglite)
   const saved = []
   for (const name of Object.values(SAVE_FILE_NAMES)) {
     const file = path.join(dataDir, name)
     const backup = file + BACKUP_SUFFIX
     let kept = false
-    if (await exists(file)) {
+    if (fs.existsSync(file)) {
       await fs.promises.rm(backup, { force: true })
       await fs.promises.link(file, backup)
       kept = true
@@ -214,13 +214,13 @@ export async function guardDataDir (dataDir) {
       removed.push(...(await removeDeadParts(dataDir)).map(function shown (name) { return path.join('uploads', name) }))
       for (const { file, backup, kept } of saved) {
         if (kept) await fs.promises.rename(backup, file)
-        else if (await exists(file)) {
+        else if (fs.existsSync(file)) {
           await fs.promises.rm(file, { force: true })
           removed.push(path.basename(file))
         }
       }
       removed.push(...await removeWorkerTempFiles(dataDir, workerPids))
-      if (!pgliteExisted && await exists(pglite)) {
+      if (!pgliteExisted && fs.existsSync(pglite)) {
         await fs.promises.rm(pglite, { recursive: true, force: true })
         removed.push('pglite/')
       }
@@ -232,12 +232,7 @@ export async function guardDataDir (dataDir) {
 /** Temp files of saves our workers did not finish (lib/util/atomic-file.js names them `.<name>.<pid>.<hex>.tmp`). */
 async function removeWorkerTempFiles (dataDir, workerPids) {
   const removed = []
-  let names = []
-  try {
-    names = await fs.promises.readdir(dataDir)
-  } catch (err) {
-    if (err.code !== 'ENOENT') throw err
-  }
+  const names = fs.existsSync(dataDir) ? await fs.promises.readdir(dataDir) : []
   for (const name of names) {
     const match = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name)
     if (match === null || !workerPids.includes(Number(match[1]))) continue
@@ -245,14 +240,4 @@ async function removeWorkerTempFiles (dataDir, workerPids) {
     removed.push(name)
   }
   return removed
-}
-
-async function exists (file) {
-  try {
-    await fs.promises.lstat(file)
-    return true
-  } catch (err) {
-    if (err.code === 'ENOENT') return false
-    throw err
-  }
 }

@@ -69,7 +69,6 @@ function valuesAt (column) {
   return Object.freeze(Object.fromEntries(Object.values(FLAGS).map(function value (row) { return [row[0], row[column]] })))
 }
 
-
 /** The parseArgs specs (no defaults: a flag not given leaves the chosen set's value). */
 export const FLAG_SPECS = Object.freeze(Object.fromEntries([
   ['attacks', { type: 'string' }],
