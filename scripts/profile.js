@@ -22,9 +22,14 @@ import { isMain, runScript, stamp } from './cli.js'
 
 const DEFAULT_OPTIONS = Object.freeze({ size: '10MB', connections: '10', duration: '20' })
 
+/** `node --heap-prof --cpu-prof`: a mode's fallback, as the output names it. */
+function nodeProfilers (mode) {
+  return `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+}
+
 function usage () {
   const modes = Object.entries(MODES).map(function line ([name, mode]) {
-    const node = `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+    const node = nodeProfilers(mode)
     const tool = mode.sampler
       ? `the lab's allocation sampler; --clinic: clinic ${mode.clinic}; --fallback: ${node}`
       : mode.clinic ? `clinic ${mode.clinic}, else ${node}` : 'node: v8.writeHeapSnapshot'
@@ -159,9 +164,7 @@ async function main (args) {
     const run = args.mode === 'snapshot' ? await runSnapshots(args, body, log) : await runNodeProfilers(args, body, log)
     load = run.load
     memory = run.memory
-    summary.tool = args.mode === 'snapshot'
-      ? 'node v8.writeHeapSnapshot'
-      : `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+    summary.tool = args.mode === 'snapshot' ? 'node v8.writeHeapSnapshot' : nodeProfilers(mode)
   }
 
   await fs.promises.rm(labDataDir(args), { recursive: true, force: true })

@@ -63,16 +63,12 @@ function readArgs (argv) {
   const [command, ...rest] = positionals
   const dir = path.resolve(values.dir ?? runsDir(DEFAULTS.dataDir))
   if (values.out !== undefined && command !== 'export') throw new UsageError('--out goes with export')
-  if (command === 'export') {
-    if (rest.length !== 1) throw new UsageError(`export takes one run, got ${rest.length}`)
-    if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
-    return { command, dir, run: rest[0], out: values.out ?? null }
-  }
-  if (command === 'list') {
-    if (rest.length > 0) throw new UsageError(`list takes no arguments, got ${rest.join(' ')}`)
-    if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
-    return { command, dir }
-  }
+  if (command === 'export' && rest.length !== 1) throw new UsageError(`export takes one run, got ${rest.length}`)
+  if (command === 'list' && rest.length > 0) throw new UsageError(`list takes no arguments, got ${rest.join(' ')}`)
+  const compareOnly = values.all || values['fail-if']
+  if (compareOnly && (command === 'export' || command === 'list')) throw new UsageError('--all and --fail-if go with compare')
+  if (command === 'export') return { command, dir, run: rest[0], out: values.out ?? null }
+  if (command === 'list') return { command, dir }
   if (command === 'compare') {
     if (rest.length !== 2) throw new UsageError(`compare takes two runs, got ${rest.length}`)
     return { command, dir, runs: rest, all: values.all === true, rules: (values['fail-if'] ?? []).map(parseFailIf) }
