@@ -1,22 +1,16 @@
 #!/usr/bin/env node
 /**
- * What sampling allocation sites costs /good: one body uploaded in turn with the sites sampled
- * and not, on the same fresh server, a stream open throughout (at 1 s, asking for the sites or
- * not), so that the sampling is the only difference (docs/metrics.md, "Allocation sites").
- *
- *   npm run alloc-sites-cost -- [--size 100MB] [--uploads 6] [--repeat 3] [--figures NAME]
- *
- * Order per server: off, on, on, off, ... after one upload not counted, so a drift in the machine
- * falls on both; with several servers, the medians over all and the ratio per server.
+ * What sampling allocation sites costs /good (docs/metrics.md, "Allocation sites"): one body uploaded
+ * in turn with the sites sampled and not (off, on, on, off, …), a stream open throughout, on fresh servers.
  */
 import os from 'node:os'
-import { readScriptFlags, runCommand } from '../lib/measure/args.js'
+import { readScriptFlags } from '../lib/measure/args.js'
+import { keepFigures, log, measureStart, runScript } from './cli.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { openMetricsStream, rateOf, throughputInTurn, uploadsInTurn } from '../lib/measure/uploads-in-turn.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { parseByteSize, formatBytes } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run alloc-sites-cost -- [options]
@@ -61,12 +55,11 @@ function medianRate (uploads, on) {
 }
 
 async function measure (options) {
-  const started = new Date().toISOString()
-  const loadBefore = os.loadavg()[0]
-  const input = await ensureInput({ bytes: options.bytes }, function log (line) { process.stderr.write(`${line}\n`) })
+  const meta = measureStart()
+  const input = await ensureInput({ bytes: options.bytes }, log)
   const servers = []
   for (let run = 1; run <= options.repeat; run++) {
-    process.stderr.write(`server ${run}/${options.repeat}: /good on ${formatBytes(options.bytes)}, ${options.uploads} uploads, half sampled\n`)
+    log(`server ${run}/${options.repeat}: /good on ${formatBytes(options.bytes)}, ${options.uploads} uploads, half sampled`)
     servers.push(await measureServer(input, options))
   }
   const throughput = throughputInTurn(servers)
@@ -75,23 +68,17 @@ async function measure (options) {
     return [`server ${k + 1}`, fixed(medianRate(uploads, false) / MB, 1), fixed(medianRate(uploads, true) / MB, 1), fixed(ratios[k], 3)]
   })
   let markdown = markdownTable(['server', 'MB/s not sampled', 'MB/s sampled', 'sampled/not'], rows) + '\n'
-  markdown += `\n/good on ${formatBytes(options.bytes)}: ${fixed(off / MB, 1)} MB/s without allocation sites, ${fixed(on / MB, 1)} MB/s with them ` +
-    `(medians); sampled/not ${fixed(throughput.ratio, 3)}; load average ${fixed(loadBefore, 2)} before, ${fixed(os.loadavg()[0], 2)} after.\n`
+  markdown += `\n/good on ${formatBytes(options.bytes)}: ${fixed(off / MB, 1)} MB/s without allocation sites, ` +
+    `${fixed(on / MB, 1)} MB/s with them (medians); sampled/not ${fixed(throughput.ratio, 3)}; ` +
+    `load average ${fixed(meta.loadBefore, 2)} before, ${fixed(os.loadavg()[0], 2)} after.\n`
   process.stdout.write(`\n${markdown}`)
-  if (options.figures !== undefined) {
-    const files = await writeFigures(options.figures, {
-      title: 'What sampling allocation sites costs /good: throughput with the sites sampled and not',
-      command: figuresCommand('alloc-sites-cost', process.argv.slice(2)),
-      meta: { started, loadBefore },
-      markdown,
-      data: { options: { ...options, figures: undefined }, throughput, servers }
-    })
-    process.stderr.write(`wrote ${files.join(', ')}\n`)
-  }
+  await keepFigures('alloc-sites-cost', options.figures, {
+    title: 'What sampling allocation sites costs /good: throughput with the sites sampled and not',
+    meta,
+    markdown,
+    data: { options: { ...options, figures: undefined }, throughput, servers }
+  })
   return 0
 }
 
-runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('alloc-sites-cost', { usage: USAGE, readOptions, run: measure })

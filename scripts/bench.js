@@ -1,17 +1,9 @@
 #!/usr/bin/env node
 /**
- * The benchmark runner:
- *
- *   npm run bench -- <name> [options]
- *   npm run bench -- ingest --sizes 1KB,64KB,1MB,10MB,100MB,500MB --concurrency 1,10,100 --routes bad,good,express-json,streamparser-json
- *   npm run bench -- ingest --quick                     # the same on small bodies, in a minute
- *   npm run bench -- ingest --sizes 500MB --routes bad,good --repeat 3
- *
- * Prints progress and a table, and writes reports/<timestamp>/results.json,
- * results.md, report.html (charts) and each chart as SVG, and the run's record to
- * test-data/runs/ (docs/runs.md): by the lab it ran in for a bench made from an experiment,
- * else here. Each experiment's bench is its folder's
- * bench.js (experiments/<name>/bench.js, found through the registry); hostile is scripts/hostile/.
+ * npm run bench -- <name> [options]: an experiment's bench (experiments/<name>/bench.js, through the
+ * registry) or the hostile suite (scripts/hostile/). Prints progress and a table; writes the report
+ * (reports/<timestamp>/: results.json, results.md, report.html and SVG charts) and the run's record
+ * (docs/runs.md), kept by the lab it ran in, else here.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -25,13 +17,12 @@ import { runsDir } from '../lib/runs/store.js'
 import { displayPath } from '../lib/util/atomic-file.js'
 import { outputRoot } from '../lib/util/project-root.js'
 import { writeReport } from '../lib/measure/report.js'
-import { checkFiguresName, writeFigures, figuresCommand } from '../lib/measure/figures.js'
+import { checkFiguresName } from '../lib/measure/figures.js'
 import { loadBenches } from '../experiments/index.js'
 import * as hostile from './hostile/bench.js'
+import { keepFigures, measureStart, runScript, stamp } from './cli.js'
 
-const EXIT_USAGE = 2
-
-/** Every experiment's bench, from the registry, and the hostile suite, a bench with no experiment of its own. */
+/** Every experiment's bench, from the registry, and the hostile suite. */
 const BENCHES = Object.freeze({ ...await loadBenches(), [hostile.name]: hostile })
 
 function usage () {
@@ -51,13 +42,10 @@ Options (all):
 ${details}`
 }
 
-/**
- * Read the command line: the bench and its normalised options.
- * @throws {TypeError} naming the bad flag or bench
- */
+/** The bench and its normalised options; null for --help. */
 function readBenchArgs (argv) {
   const name = argv[0]
-  if (name === undefined || name === '-h' || name === '--help') return { help: true }
+  if (name === undefined || name === '-h' || name === '--help') return null
   const bench = BENCHES[name]
   if (!bench) throw new TypeError(`unknown experiment "${name}": try ${Object.keys(BENCHES).join(', ')}`)
   const { values } = parseArgs({
@@ -69,12 +57,12 @@ function readBenchArgs (argv) {
       help: { type: 'boolean', short: 'h' }
     }
   })
-  if (values.help) return { help: true }
+  if (values.help) return null
   checkFiguresName(values.figures)
   return {
     bench,
     figures: values.figures,
-    out: values.out ?? path.join(outputRoot(), 'reports', new Date().toISOString().replace(/[:.]/g, '-')),
+    out: values.out ?? path.join(outputRoot(), 'reports', stamp()),
     options: bench.normalize(values)
   }
 }
@@ -102,40 +90,32 @@ function progressPrinter (stream) {
   }
 }
 
-async function main () {
-  let args
-  try {
-    args = readBenchArgs(process.argv.slice(2))
-  } catch (err) {
-    process.stderr.write(`bench: ${err.message}\n\n${usage()}\n`)
-    return EXIT_USAGE
-  }
-  if (args.help) {
-    process.stdout.write(usage() + '\n')
-    return 0
-  }
+async function main (args) {
   const started = new Date()
-  const loadBefore = os.loadavg()[0]
+  const { loadBefore } = measureStart()
   const result = await args.bench.run(args.options, progressPrinter(process.stderr))
   process.stdout.write('\n' + result.markdown)
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`
-  const meta = { experiment: args.bench.name, started: started.toISOString(), node: process.version, cpus: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 2 ** 30), loadBefore, options: args.options }
-  const files = await writeReport(args.out, {
-    title: result.title,
-    command,
-    meta,
-    markdown: result.markdown,
-    charts: result.charts,
-    data: result.data
-  })
-  if (args.figures) files.push(...await writeFigures(args.figures, { title: result.title, command: figuresCommand('bench', process.argv.slice(2)), meta, markdown: result.markdown, data: result.data }))
+  const meta = {
+    experiment: args.bench.name,
+    started: started.toISOString(),
+    node: process.version,
+    cpus: os.availableParallelism(),
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    loadBefore,
+    options: args.options
+  }
+  const { title, markdown, charts, data } = result
+  const files = await writeReport(args.out, { title, command, meta, markdown, charts, data })
+  files.push(...await keepFigures('bench', args.figures, { title, meta, markdown, data }))
   process.stderr.write(`reports written: ${files.map(displayPath).join(', ')}\n`)
   const kept = await keepRecord(args, result, started)
   process.stderr.write(`${kept.line}\n`)
   if (args.figures && kept.file !== null) {
     // the run the figures came from, beside them: the lesson that quotes them links its replay
     try {
-      process.stderr.write(`lesson run: ${displayPath(await keepLessonRecord(kept.file, args.figures))} (/?run=${LESSON_PREFIX}${args.figures})\n`)
+      const lesson = await keepLessonRecord(kept.file, args.figures)
+      process.stderr.write(`lesson run: ${displayPath(lesson)} (/?run=${LESSON_PREFIX}${args.figures})\n`)
     } catch (err) {
       process.stderr.write(`lesson run not kept: ${err.message}\n`)
     }
@@ -144,10 +124,8 @@ async function main () {
 }
 
 /**
- * The run's record: written by the lab the experiment ran in (its id is in the result), or here
- * for a bench of fresh labs, within the lab's default disk quota. A record that cannot be
- * written costs the bench nothing: the reports are written.
- * @returns {Promise<{ line: string, file: string|null }>} a line saying where it is, and the file
+ * The run's record, written by the lab the experiment ran in (its id is in the result), or here within
+ * the lab's disk quota; one that cannot be written costs the bench nothing. A line saying where, and the file.
  */
 async function keepRecord (args, result, started) {
   if (typeof result.runId === 'string') {
@@ -168,13 +146,11 @@ async function keepRecord (args, result, started) {
       charts: result.charts,
       data: result.data
     })
-    return saved === null ? { line: 'run record: none kept', file: null } : { line: `run record: ${displayPath(saved.path)}`, file: saved.path }
+    if (saved === null) return { line: 'run record: none kept', file: null }
+    return { line: `run record: ${displayPath(saved.path)}`, file: saved.path }
   } catch (err) {
     return { line: `run record not written: ${err.message}`, file: null }
   }
 }
 
-main().then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('bench', { usage: usage(), readOptions: readBenchArgs, run: main })

@@ -1,34 +1,31 @@
 #!/usr/bin/env node
 /**
- * Differential fuzzing over HTTP:
- *
- *   npm run fuzz -- --iterations 10000 [--seed 1] [--replay test-data/fuzz/<file>]
- *
- * Mutates valid gzip and JSON bodies (bit flips, truncations, insertions,
- * splices), sends each to /bad and /good in random-sized writes, and checks:
- * no 5xx, no dropped connection, the same accept/reject decision, and the
- * same summary when both accept. A failing input is saved under
- * test-data/fuzz/ for replay.
+ * Differential fuzzing over HTTP: mutated gzip and JSON bodies (bit flips, truncations, insertions,
+ * splices) to /bad and /good in random-sized writes; no 5xx, no dropped connection, the same
+ * decision and summary. A failing input is saved under test-data/fuzz/ for --replay.
  */
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { parseArgs } from 'node:util'
-import { fileURLToPath } from 'node:url'
 import { createApp } from '../app.js'
 import { createLabServer } from '../lib/http/server.js'
 import { DEFAULTS } from '../lib/config/options.js'
 import { prng, randomRecords, serialise, mutate, mutateGzip } from '../lib/measure/mutate.js'
 import { formatDuration } from '../lib/util/units.js'
+import { isMain, runScript } from './cli.js'
 
 const FUZZ_DIR = path.join(DEFAULTS.dataDir, 'fuzz')
 const FORMATS = ['json', 'array', 'ndjson']
+const USAGE = 'Usage: npm run fuzz -- [--iterations N] [--seed S] [--replay FILE]'
 
 /** POST `body` in writes of random sizes; resolve with status and JSON. */
 function send (port, route, body, rand) {
   return new Promise(function exchange (resolve) {
-    const req = http.request({ host: '127.0.0.1', port, path: `/${route}`, method: 'POST', agent: false, headers: { 'content-type': 'application/gzip', 'content-length': body.length } }, function onResponse (res) {
+    const headers = { 'content-type': 'application/gzip', 'content-length': body.length }
+    const options = { host: '127.0.0.1', port, path: `/${route}`, method: 'POST', agent: false, headers }
+    const req = http.request(options, function onResponse (res) {
       const parts = []
       res.on('data', function keep (c) { parts.push(c) })
       res.on('end', function done () {
@@ -63,7 +60,9 @@ export function judge (bad, good) {
   }
   const badOk = bad.status === 200
   const goodOk = good.status === 200
-  if (badOk !== goodOk) return `accept/reject differ: /bad ${bad.status} ${bad.json.error?.type ?? ''}, /good ${good.status} ${good.json.error?.type ?? ''}`
+  if (badOk !== goodOk) {
+    return `accept/reject differ: /bad ${bad.status} ${bad.json.error?.type ?? ''}, /good ${good.status} ${good.json.error?.type ?? ''}`
+  }
   if (badOk && JSON.stringify(bad.json.summary) !== JSON.stringify(good.json.summary)) return 'summaries differ'
   return null
 }
@@ -79,18 +78,25 @@ function makeInput (rand) {
   return mutateGzip(rand, zlib.gzipSync(text), other)
 }
 
-/**
- * Run `iterations` inputs against a lab started in this process.
- * @returns {Promise<{ iterations: number, accepted: number, rejected: number, failures: Array<{ k: number, why: string, file: string }> }>}
- */
-export async function fuzz ({ iterations, seed, save = true, log = function quiet () {} }) {
+/** A lab in this process for `use(port)`, closed after. */
+async function withLab (use) {
   const app = createApp()
   const server = createLabServer(app)
   await new Promise(function listening (resolve) { server.listen(0, '127.0.0.1', resolve) })
-  const { port } = server.address()
+  try {
+    return await use(server.address().port)
+  } finally {
+    server.closeAllConnections()
+    await new Promise(function closed (resolve) { server.close(resolve) })
+    await app.close()
+  }
+}
+
+/** `iterations` inputs against a lab in this process: counts, and the failures ({ k, why, file }). */
+export async function fuzz ({ iterations, seed, save = true, log = function quiet () {} }) {
   const rand = prng(seed)
   const result = { iterations, accepted: 0, rejected: 0, failures: [] }
-  try {
+  await withLab(async function inputs (port) {
     for (let k = 0; k < iterations; k++) {
       const body = makeInput(rand)
       const bad = await send(port, 'bad', body, rand)
@@ -108,53 +114,43 @@ export async function fuzz ({ iterations, seed, save = true, log = function quie
         result.failures.push({ k, why, file })
         log(`FAIL ${k}: ${why}${file ? ` (saved ${path.relative(process.cwd(), file)})` : ''}`)
       }
-      if ((k + 1) % Math.max(1, Math.floor(iterations / 10)) === 0) log(`${k + 1}/${iterations}: ${result.accepted} accepted, ${result.rejected} rejected, ${result.failures.length} failures`)
+      const progress = `${result.accepted} accepted, ${result.rejected} rejected, ${result.failures.length} failures`
+      if ((k + 1) % Math.max(1, Math.floor(iterations / 10)) === 0) log(`${k + 1}/${iterations}: ${progress}`)
     }
-  } finally {
-    server.closeAllConnections()
-    await new Promise(function closed (resolve) { server.close(resolve) })
-    await app.close()
-  }
+  })
   return result
 }
 
 async function replay (file) {
-  const app = createApp()
-  const server = createLabServer(app)
-  await new Promise(function listening (resolve) { server.listen(0, '127.0.0.1', resolve) })
   const body = await fs.promises.readFile(file)
-  const rand = prng(1)
-  const bad = await send(server.address().port, 'bad', body, rand)
-  const good = await send(server.address().port, 'good', body, rand)
-  console.log(JSON.stringify({ bad, good, verdict: judge(bad, good) ?? 'agree' }, null, 2))
-  server.closeAllConnections()
-  await new Promise(function closed (resolve) { server.close(resolve) })
-  await app.close()
+  await withLab(async function both (port) {
+    const rand = prng(1)
+    const bad = await send(port, 'bad', body, rand)
+    const good = await send(port, 'good', body, rand)
+    console.log(JSON.stringify({ bad, good, verdict: judge(bad, good) ?? 'agree' }, null, 2))
+  })
+  return 0
 }
 
-async function main () {
-  const { values } = parseArgs({
-    options: {
-      iterations: { type: 'string', default: '1000' },
-      seed: { type: 'string', default: '1' },
-      replay: { type: 'string' },
-      help: { type: 'boolean', short: 'h' }
-    }
-  })
-  if (values.help) {
-    console.log('Usage: npm run fuzz -- [--iterations N] [--seed S] [--replay FILE]')
-    return 0
+function readOptions (argv) {
+  const options = {
+    iterations: { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '1' },
+    replay: { type: 'string' },
+    help: { type: 'boolean', short: 'h' }
   }
-  if (values.replay) {
-    await replay(values.replay)
-    return 0
-  }
+  const { values } = parseArgs({ args: argv, options })
+  if (values.help) return null
   const iterations = Number(values.iterations)
   const seed = Number(values.seed)
   if (!Number.isInteger(iterations) || iterations < 1 || !Number.isInteger(seed)) {
-    console.error('fuzz: --iterations takes a positive integer and --seed an integer')
-    return 2
+    throw new TypeError('--iterations takes a positive integer and --seed an integer')
   }
+  return { iterations, seed, replay: values.replay }
+}
+
+async function main ({ iterations, seed, replay: file }) {
+  if (file) return replay(file)
   const started = Date.now()
   const result = await fuzz({ iterations, seed, log: function print (line) { process.stderr.write(line + '\n') } })
   console.log(`${result.iterations} inputs in ${formatDuration(Date.now() - started)}: ` +
@@ -162,11 +158,4 @@ async function main () {
   return result.failures.length === 0 ? 0 : 1
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  main().then(function exit (code) {
-    process.exitCode = code
-  }, function crash (err) {
-    console.error(err)
-    process.exitCode = 1
-  })
-}
+if (isMain(import.meta.url)) runScript('fuzz', { usage: USAGE, readOptions, run: main })

@@ -1,34 +1,12 @@
 #!/usr/bin/env node
 /**
- * Grade your own handler, or a whole class:
- *
- *   npm run grade -- path/to/handler.js [--quick] [--seed N] [--json FILE] [--only AREAS] [--out DIR] [--port N] [--keep-open S]
- *   npm run grade -- path/to/folder/ --csv class.csv [--quick] [--seed N] [--only AREAS] [--out DIR]
- *   npm run grade -- --url http://127.0.0.1:PORT/ingest [--start "CMD" | --pid N] [--header "Name: value"]... [--allow-remote]
- *   ... [--content-type TYPE]: the media type the encodings are probed and bombed in
- *   ... [--junit FILE] [--baseline CARD.json [--tolerance 25%]] [--classroom]: for CI (grader/card/junit.js,
- *     baseline.js, classroom.js: GitHub Classroom's points, appended to $GITHUB_OUTPUT)
- *   npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE] [--verify K [--verify-seed S]]:
- *     a class's table from cards (grader/card/collect.js), K of them graded again here (verify.js)
- *
- * One handler: starts a lab with it at POST /student, runs the checks
- * (correctness, memory, speed, safety, resilience: grader/), prints the
- * grade card, writes results.json, results.md and report.html under
- * test-data/grade/<timestamp>/, and exits 0 only when every check passes
- * (1 when one fails, 2 for a usage error). A folder: grades each
- * submission in it in turn (grader/card/class.js), writes the table as CSV and
- * as HTML beside it, and each card's report in a folder of its own; exits
- * 0 only when every submission passes, 3 when the grader failed on one or
- * could not write a report or the table. A service (--url): the same checks
- * aimed at a running endpoint in any language, started by the grader
- * (--start, so it reads its memory), watched (--pid) or reached only over
- * HTTP (memory not judged: the card fails unless --only leaves memory out);
- * grader/service/. docs/lessons/grade.md reads the card with you.
+ * npm run grade: one handler, a class's folder, a running service (--url), or a class's cards
+ * collected (--collect); the flags and exit codes are USAGE (scripts/grade/args.js), the checks
+ * grader/, and docs/lessons/grade.md reads the card with you.
  */
 import os from 'node:os'
 import fs from 'node:fs'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { DEFAULTS } from '../lib/config/options.js'
 import { createDiskQuota } from '../lib/limits/disk-quota.js'
 import { keepLessonRecord } from '../lib/runs/lessons.js'
@@ -40,14 +18,13 @@ import {
 } from '../grader/index.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { jsonText } from '../lib/util/escape.js'
-import { EXIT_USAGE, USAGE, readGradeArgs } from './grade/args.js'
+import { USAGE, readGradeArgs } from './grade/args.js'
+import { EXIT_USAGE, isMain, runScript } from './cli.js'
 
+// what each exit code means: USAGE
 const EXIT_FAILED = 1
-/** A class the grader itself failed on somewhere: a row it could not grade, a report or the table it could not write. */
 const EXIT_GRADER = 3
-/** Every check passed, but a figure is worse than the baseline card's by more than the tolerance (--baseline). */
 const EXIT_BASELINE = 4
-/** --collect --verify: a card disagrees with its submission graded here. */
 const EXIT_DISAGREES = 5
 
 async function gradeOneFile (args, command) {
@@ -64,28 +41,20 @@ async function gradeOneFile (args, command) {
   }
   const card = await gradeTarget(args, options)
   process.stdout.write('\n' + formatCard(card))
-  // the gate: this run's figures against the baseline card's, each line naming the baseline
-  const gate = args.baselineDoc ? compareWithBaseline(cardJson(card), args.baselineDoc, { file: args.baseline, tolerance: args.tolerance }) : null
+  const baseline = { file: args.baseline, tolerance: args.tolerance }
+  const gate = args.baselineDoc ? compareWithBaseline(cardJson(card), args.baselineDoc, baseline) : null
   if (gate !== null) process.stdout.write('\n' + baselineLines(gate).map(terminalText).join('\n') + '\n')
   const files = await writeGradeReport(args.out, card, command)
   const record = await keepCardRecord(card)
   if (record !== null) files.push(record)
-  if (args.junit) {
-    await fs.promises.mkdir(path.dirname(path.resolve(args.junit)), { recursive: true })
-    await fs.promises.writeFile(args.junit, junitXml(card, { baseline: gate }))
-    files.push(args.junit)
-  }
+  if (args.junit) files.push(await writeFile(args.junit, junitXml(card, { baseline: gate })))
   if (args.classroom) {
     const results = classroomResults(card)
     process.stdout.write(`classroom: ${pointsLine(results)}\n`)
     const file = await writeClassroom(results)
     if (file !== null) files.push(file)
   }
-  if (args.json) {
-    await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true })
-    await fs.promises.writeFile(args.json, jsonText(cardJson(card), 2) + '\n')
-    files.push(args.json)
-  }
+  if (args.json) files.push(await writeFile(args.json, jsonText(cardJson(card), 2) + '\n'))
   if (args.figures) {
     files.push(...await writeFigures(args.figures, {
       title: `Grade card of ${card.handler}`,
@@ -108,10 +77,7 @@ async function gradeOneFile (args, command) {
   return gate === null || gate.passed ? 0 : EXIT_BASELINE
 }
 
-/**
- * The card of one handler or service. With --classroom, a grading that ends without one still
- * leaves GitHub Classroom's reporter results, in error, saying why (grader/card/classroom.js).
- */
+/** The card of one handler or service; with --classroom, a grading that ends without one leaves results in error saying why. */
 async function gradeTarget (args, options) {
   try {
     return args.service ? await gradeService({ ...options, ...args.service }) : await grade(args.handler, options)
@@ -144,8 +110,10 @@ async function gradeFolder (args, command) {
   const counts = countVerdicts(result.rows)
   // the grader's own failures: not a student's row, and the exit code says so
   const problems = result.problems.map(function said (problem) { return terminalText(`grader: ${problem}`) })
-  process.stdout.write('\n' + [classLines(`${result.rows.length - counts.skipped} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`, result.rows), ...problems].join('\n') + '\n')
-  process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}`) + '\n')
+  const graded = `${result.rows.length - counts.skipped} submissions graded with seed ${result.seed}: ${verdictSummary(result.rows)}`
+  process.stdout.write('\n' + [classLines(graded, result.rows), ...problems].join('\n') + '\n')
+  const written = `written: ${[result.csv, result.html].map(shown).join(', ')}, and a report folder per submission under ${shown(args.out)}`
+  process.stderr.write(terminalText(written) + '\n')
   if (result.problems.length > 0 || counts.error > 0) return EXIT_GRADER
   return counts.pass === result.rows.length - counts.skipped ? 0 : EXIT_FAILED
 }
@@ -164,7 +132,8 @@ async function collectCards (args, command) {
     onProgress: progressPrinter(process.stderr)
   })
   const counts = countVerdicts(result.rows)
-  process.stdout.write('\n' + classLines(`${result.rows.length} entries collected for seed ${args.seed}: ${verdictSummary(result.rows)}`, result.rows) + '\n')
+  const collected = `${result.rows.length} entries collected for seed ${args.seed}: ${verdictSummary(result.rows)}`
+  process.stdout.write('\n' + classLines(collected, result.rows) + '\n')
   if (result.verify !== null) process.stdout.write(terminalText(verifyLine(result.verify)) + '\n')
   process.stderr.write(terminalText(`written: ${[result.csv, result.html].map(shown).join(', ')}`) + '\n')
   if (result.verify !== null && result.verify.disagree.length > 0) return EXIT_DISAGREES
@@ -173,12 +142,9 @@ async function collectCards (args, command) {
 }
 
 /**
- * The card as a run record in the lab's runs folder (grader/card/card-record.js), within the lab's
- * disk quota: `npm run runs` lists and compares it, the dashboard's Runs panel shows it. One file
- * graded only: a class's cards stay in its reports, readable by the grader's user alone
- * (docs/grading-a-class.md). A record that cannot be written costs the grading nothing: the
- * reports are written, and the line says why.
- * @returns {Promise<string|null>} the record's path, null when none was written
+ * One file's card as a run record (grader/card/card-record.js), within the lab's disk quota; a
+ * class's cards stay in its reports (docs/grading-a-class.md). A record that cannot be written
+ * costs the grading nothing. Returns its path, or null.
  */
 async function keepCardRecord (card) {
   try {
@@ -196,11 +162,14 @@ function shown (file) {
   return path.relative(process.cwd(), path.resolve(file)) || '.'
 }
 
-/**
- * The --baseline card, read before anything is graded: a file that is no card, or a card of
- * another preset, is a usage error at once rather than after minutes of grading.
- * @returns {Promise<string|null>} the problem, or null (the card is then `args.baselineDoc`)
- */
+/** Write a file the command line named, its folder made; returns its name. */
+async function writeFile (file, text) {
+  await fs.promises.mkdir(path.dirname(path.resolve(file)), { recursive: true })
+  await fs.promises.writeFile(file, text)
+  return file
+}
+
+/** The --baseline card, read before minutes of grading: the problem, or null with the card in `args.baselineDoc`. */
 async function loadBaseline (args) {
   const { doc, problem } = await readBaseline(args.baseline)
   if (problem !== null) return problem
@@ -210,18 +179,7 @@ async function loadBaseline (args) {
   return null
 }
 
-async function main () {
-  let args
-  try {
-    args = readGradeArgs(process.argv.slice(2))
-  } catch (err) {
-    process.stderr.write(`grade: ${err.message}\n\n${USAGE}\n`)
-    return EXIT_USAGE
-  }
-  if (args.help) {
-    process.stdout.write(USAGE + '\n')
-    return 0
-  }
+async function run (args) {
   if (args.baseline) {
     const problem = await loadBaseline(args)
     if (problem !== null) {
@@ -230,16 +188,15 @@ async function main () {
     }
   }
   const command = `npm run grade -- ${process.argv.slice(2).join(' ')}`
-  if (args.collect) return collectCards(args, command)
-  return args.folder === null ? gradeOneFile(args, command) : gradeFolder(args, command)
+  try {
+    if (args.collect) return await collectCards(args, command)
+    return args.folder === null ? await gradeOneFile(args, command) : await gradeFolder(args, command)
+  } catch (err) {
+    // a handler the grader will not run (it would run as root, say) is the handler's outcome, not a crash
+    if (err?.code !== 'NOT_GRADED') throw err
+    process.stderr.write(terminalText(`grade: ${err.reason ?? err.message}`) + '\n')
+    return EXIT_FAILED
+  }
 }
 
-// run as a command only: a module that imports this file starts nothing
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().then(function exit (code) { process.exitCode = code }, function crash (err) {
-    // a handler the grader will not run (it would run as root, say) is the handler's outcome, not a crash
-    const text = err?.code === 'NOT_GRADED' ? `grade: ${err.reason ?? err.message}` : String(err?.stack ?? err)
-    process.stderr.write(text.split('\n').map(terminalText).join('\n') + '\n')
-    process.exitCode = EXIT_FAILED
-  })
-}
+if (isMain(import.meta.url)) runScript('grade', { usage: USAGE, readOptions: readGradeArgs, run })

@@ -1,28 +1,8 @@
 #!/usr/bin/env node
 /**
- * Which streaming JSON library the textbook route (POST /streamparser-json,
- * lib/ingest/streamparser.js) is built on: the candidates' parse speed and
- * memory, in this process's Node, on the lab's generated JSON
- * (lib/generate/items.js). Each library reads the same document, held in
- * memory as the generator's ~64 KiB chunks and fed through a stream, and
- * counts the records of its `items` array, as the route does:
- * - @streamparser/json, the route's dependency: `JSONParser` with
- *   `paths: ['$.items.*']` and `keepStack: false`, as its README shows;
- * - stream-json, not a dependency: `chain([parser(), pick({ filter:
- *   'items' }), streamArray()])`, as its README shows. Loaded when present;
- *   `npm install --no-save stream-json@3.8.0` brings it without changing
- *   package.json or the lockfile;
- * - JSON.parse per record, the ceiling: the same items as NDJSON, each line
- *   decoded and parsed, its bounds found before the clock starts (no
- *   library finds records for free; /good's scanner comes closest).
- * Every measurement runs in a fresh process (this script again, with
- * --measure), so that what one library left to the allocator does not
- * lower the next one's growth; round by round, every library once a round;
- * medians. MB/s are inflated megabytes (10^6 bytes) a second; RSS growth is
- * the peak (the kernel's, or sampled where there is no /proc) above the RSS
- * just before the parse, after a full collection.
- *
- *   node scripts/json-libraries.js [--bytes 100MB] [--repeat 3]
+ * Which streaming JSON library the textbook route (POST /streamparser-json) is built on: each
+ * candidate's parse speed (inflated MB/s) and RSS growth on the lab's generated JSON, each in a
+ * fresh process (the method: scripts/README.md).
  */
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
@@ -39,7 +19,8 @@ import { readPeakRss, resetPeakRss, watchPeak } from '../lib/metrics/peak.js'
 import { parseByteSize } from '../lib/util/units.js'
 import { markdownTable, fixed, mib } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { positiveInteger, runCommand } from '../lib/measure/args.js'
+import { positiveInteger } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 
 /** How to bring stream-json in without making it a dependency. */
 const STREAM_JSON_INSTALL = 'npm install --no-save stream-json@3.8.0'
@@ -235,7 +216,6 @@ async function measureHere (name, bytes) {
   }
 }
 
-/** One measurement in a fresh process. */
 async function measureInChild (name, bytes) {
   const { stdout } = await run(process.execPath, ['--expose-gc', SCRIPT, '--measure', name, '--bytes', String(bytes)], {
     maxBuffer: 1024 * 1024
@@ -243,7 +223,6 @@ async function measureInChild (name, bytes) {
   return JSON.parse(stdout)
 }
 
-/** Each library's measurements, round by round. */
 async function measureRounds (bytes, repeat) {
   const runs = Object.fromEntries(Object.keys(LIBRARIES).map(function none (name) { return [name, []] }))
   for (let round = 1; round <= repeat; round++) {
@@ -257,7 +236,6 @@ async function measureRounds (bytes, repeat) {
   return runs
 }
 
-/** The table's row for one library. */
 function tableRow (name, measurements) {
   const { label } = LIBRARIES[name]
   if (measurements.some(function absent (m) { return m.missing })) {
@@ -305,10 +283,12 @@ async function measure (options) {
       `medians of ${options.repeat} round(s), every library once a round, each in a fresh process; ` +
       `RSS growth: the ${first.peakSource === 'VmHWM' ? 'kernel\'s' : 'sampled'} peak above the RSS before the parse; ` +
       `1-minute load average ${fixed(loadBefore, 2)} at the start, ${fixed(loadAfter, 2)} at the end (${os.cpus().length} cores).`,
-    'JSON.parse per record reads the same items as NDJSON, each line\'s bounds found before the clock starts: a ceiling, not a route (its version is V8\'s).'
+    'JSON.parse per record reads the same items as NDJSON, each line\'s bounds found before the clock starts: ' +
+      'a ceiling, not a route (its version is V8\'s).'
   ]
   if (runs['stream-json'].some(function absent (m) { return m.missing })) {
-    lines.push(`stream-json is not a dependency of the lab: \`${STREAM_JSON_INSTALL}\` installs it without changing package.json or the lockfile (the next \`npm ci\` removes it); then run this again.`)
+    lines.push(`stream-json is not a dependency of the lab: \`${STREAM_JSON_INSTALL}\` installs it without changing package.json ` +
+      'or the lockfile (the next `npm ci` removes it); then run this again.')
   }
   process.stdout.write(lines.join('\n') + '\n')
   const wrong = miscounts(runs)
@@ -319,4 +299,4 @@ async function measure (options) {
   return 0
 }
 
-process.exitCode = await runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure })
+await runScript('json-libraries', { usage: USAGE, readOptions, run: measure })

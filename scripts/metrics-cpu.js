@@ -1,28 +1,21 @@
 #!/usr/bin/env node
 /**
- * What watching costs: the lab server's CPU time with no /metrics clients,
- * then with N SSE clients, read from the kernel (/proc/<pid>/stat, utime +
- * stime, all threads) so the bench's own work is never counted; then /good's
- * throughput on one body, uploaded in turn without and with one client, on
- * the same server (docs/metrics.md, "What watching costs").
- *
- *   npm run metrics-cpu -- [--seconds 20] [--clients 1] [--interval 100] [--repeat 3] [--size 100MB] [--uploads 6] [--figures NAME]
- *
- * Each repeat is a fresh server: both phases, then the difference; with more than one, the median.
+ * What watching costs (docs/metrics.md): the lab's CPU time idle, then with N /metrics clients, read
+ * from the kernel; then /good's throughput without and with one client, in turn on the same server.
+ * Each repeat is a fresh server; with more than one, medians.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
-import { readScriptFlags, runCommand } from '../lib/measure/args.js'
+import { readScriptFlags } from '../lib/measure/args.js'
+import { keepFigures, log, measureStart, runScript } from './cli.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { openMetricsStream, throughputInTurn, uploadsInTurn } from '../lib/measure/uploads-in-turn.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { parseByteSize, formatBytes } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run metrics-cpu -- [options]
@@ -35,7 +28,6 @@ const USAGE = `Usage: npm run metrics-cpu -- [options]
   --uploads N    uploads of it on each server, half with one client watching, in turn (default 6; 0: none)
   --figures NAME also write docs/figures/NAME.json and NAME.md
   -h, --help`
-
 
 function readOptions (argv) {
   const flags = readScriptFlags(argv, {
@@ -61,6 +53,11 @@ function readOptions (argv) {
     uploads,
     figures: values.figures
   }
+}
+
+/** CPU seconds, wall seconds and percent of a core, as the table shows them. */
+function cpuCells (phase) {
+  return [fixed(phase.cpuSeconds, 2), fixed(phase.elapsed, 1), fixed(phase.percent, 2)]
 }
 
 /** Clock ticks per second, the unit of /proc/<pid>/stat's times. */
@@ -93,24 +90,21 @@ async function measureCpu (pid, seconds, ticksPerSecond) {
 
 async function measure (options) {
   if (!procAvailable()) {
-    process.stderr.write('metrics-cpu: needs /proc (Linux, outside portable mode): it reads the server\'s CPU time from the kernel (docs/install.md)\n')
+    log('metrics-cpu: needs /proc (Linux, outside portable mode): it reads the server\'s CPU time from the kernel (docs/install.md)')
     return 1
   }
-  const started = new Date().toISOString()
-  const loadBefore = os.loadavg()[0]
+  const meta = measureStart()
   const ticksPerSecond = clockTicks()
-  const input = options.uploads > 0 ? await ensureInput({ bytes: options.bytes }, function log (line) { process.stderr.write(`${line}\n`) }) : null
+  const input = options.uploads > 0 ? await ensureInput({ bytes: options.bytes }, log) : null
   const rows = []
   const runs = []
   for (let run = 1; run <= options.repeat; run++) {
     const measured = await measureOnce(options, ticksPerSecond, run, input)
     const { idle, watched, samples, bytes } = measured
     const tag = options.repeat > 1 ? `run ${run}: ` : ''
-    rows.push(
-      [`${tag}0 clients`, fixed(idle.cpuSeconds, 2), fixed(idle.elapsed, 1), fixed(idle.percent, 2), '', ''],
-      [`${tag}${options.clients} clients @ ${options.interval} ms`, fixed(watched.cpuSeconds, 2), fixed(watched.elapsed, 1), fixed(watched.percent, 2),
-        fixed(samples / watched.elapsed, 0), fixed(bytes / watched.elapsed / 1024, 1)]
-    )
+    const received = [fixed(samples / watched.elapsed, 0), fixed(bytes / watched.elapsed / 1024, 1)]
+    rows.push([`${tag}0 clients`, ...cpuCells(idle), '', ''])
+    rows.push([`${tag}${options.clients} clients @ ${options.interval} ms`, ...cpuCells(watched), ...received])
     runs.push({ ...measured, difference: watched.percent - idle.percent })
   }
   const differences = runs.map(function difference (r) { return r.difference })
@@ -121,26 +115,24 @@ async function measure (options) {
     `(clock ticks of 1/${ticksPerSecond} s: ±${fixed(100 / ticksPerSecond / options.seconds, 2)} points per figure).\n`
   const throughput = input === null ? null : watchedThroughput(runs)
   if (throughput !== null) {
+    const perServer = throughput.ratios.map(function shown (r) { return fixed(r, 3) }).join(', ')
     markdown += `\n/good on ${formatBytes(options.bytes)}, ${options.uploads} uploads per server in turn: ` +
-      `${fixed(throughput.unwatched / MB, 1)} MB/s unwatched, ${fixed(throughput.watched / MB, 1)} MB/s with one client at ${options.interval} ms (medians); ` +
-      `watched/unwatched ${fixed(throughput.ratio, 3)} (per server: ${throughput.ratios.map(function shown (r) { return fixed(r, 3) }).join(', ')}).\n`
+      `${fixed(throughput.unwatched / MB, 1)} MB/s unwatched, ` +
+      `${fixed(throughput.watched / MB, 1)} MB/s with one client at ${options.interval} ms (medians); ` +
+      `watched/unwatched ${fixed(throughput.ratio, 3)} (per server: ${perServer}).\n`
   }
   process.stdout.write(`\n${markdown}`)
-  if (options.figures !== undefined) {
-    const files = await writeFigures(options.figures, {
-      title: 'What watching costs: CPU with a dashboard attached, and /good with and without one',
-      command: figuresCommand('metrics-cpu', process.argv.slice(2)),
-      meta: { started, loadBefore },
-      markdown,
-      data: {
-        options: { ...options, figures: undefined },
-        cpu: { medianDifference: median(differences), differences, ticksPerSecond },
-        throughput,
-        runs
-      }
-    })
-    process.stderr.write(`wrote ${files.join(', ')}\n`)
-  }
+  await keepFigures('metrics-cpu', options.figures, {
+    title: 'What watching costs: CPU with a dashboard attached, and /good with and without one',
+    meta,
+    markdown,
+    data: {
+      options: { ...options, figures: undefined },
+      cpu: { medianDifference: median(differences), differences, ticksPerSecond },
+      throughput,
+      runs
+    }
+  })
   return 0
 }
 
@@ -157,13 +149,14 @@ async function measureOnce (options, ticksPerSecond, run, input) {
   const lab = await startLabProcess()
   const clients = []
   try {
-    process.stderr.write(`${options.repeat > 1 ? `run ${run}/${options.repeat}: ` : ''}server pid ${lab.pid} at ${lab.url}; ${options.warmup} s to settle, then ${options.seconds} s idle\n`)
+    const tag = options.repeat > 1 ? `run ${run}/${options.repeat}: ` : ''
+    log(`${tag}server pid ${lab.pid} at ${lab.url}; ${options.warmup} s to settle, then ${options.seconds} s idle`)
     await delay(options.warmup * 1000)
     const idle = await measureCpu(lab.pid, options.seconds, ticksPerSecond)
 
     const url = `${lab.url}/metrics?interval=${options.interval}`
     for (let i = 0; i < options.clients; i++) clients.push(await openMetricsStream(url))
-    process.stderr.write(`${options.clients} SSE clients at interval=${options.interval}; ${options.warmup} s to settle, then ${options.seconds} s\n`)
+    log(`${options.clients} SSE clients at interval=${options.interval}; ${options.warmup} s to settle, then ${options.seconds} s`)
     await delay(options.warmup * 1000)
     const before = clients.map(function copy (c) { return { ...c.counts } })
     const watched = await measureCpu(lab.pid, options.seconds, ticksPerSecond)
@@ -184,7 +177,4 @@ async function measureOnce (options, ticksPerSecond, run, input) {
   }
 }
 
-runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('metrics-cpu', { usage: USAGE, readOptions, run: measure })

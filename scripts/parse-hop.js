@@ -1,15 +1,8 @@
 #!/usr/bin/env node
 /**
- * What a hop to a parse thread costs, against parsing on the main thread:
- * for generated documents of a few sizes, parseDocument here, and the same
- * document sent to one of the lab's parse threads and answered. The first is
- * the main thread's time; for the second, the answer's time (wall) and the
- * main thread's share of it (event-loop utilisation); and how much of the
- * first is the projection of the parse's cost, which /bad does not make. /good sends a small
- * body's document to an idle thread only past the size where the round trip
- * takes no longer than parsing here (HOP_WORTH in lib/parse/small-body.js).
- *
- *   node scripts/parse-hop.js [--count 1000] [--sizes 1KB,4KB,8KB,16KB,32KB,64KB] [--repeat 3]
+ * What a hop to a parse thread costs against parsing on the main thread, for generated documents of a
+ * few sizes: parseDocument here (and its cost projection's share, which /bad does not make), then a
+ * parse thread's round trip and the main thread's share of it (HOP_WORTH in lib/parse/small-body.js).
  */
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
@@ -21,14 +14,14 @@ import { parseByteSize } from '../lib/util/units.js'
 import { projectParseCost } from '../lib/json/parse-cost.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
-import { list, positiveInteger, runCommand } from '../lib/measure/args.js'
+import { list, positiveInteger } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 
 const USAGE = `Usage: node scripts/parse-hop.js [options]
   --sizes LIST   inflated document sizes (default 1KB,4KB,8KB,16KB,32KB,64KB)
   --count N      parses per measurement (default 1000)
   --repeat N     measurements per size; medians reported (default 3)
   -h, --help`
-
 
 function readOptions (argv) {
   const { values } = parseArgs({
@@ -57,7 +50,8 @@ async function generatedDocument (bytes) {
 
 /** The task parseDocument takes, with the lab's default limits. */
 function documentTask (bytes) {
-  return { kind: 'document', bytes, format: 'json', maxDepth: DEFAULTS.limits.depth, maxCost: DEFAULTS.ingest.parseCost, maxValueBytes: DEFAULTS.limits.record }
+  const { limits, ingest } = DEFAULTS
+  return { kind: 'document', bytes, format: 'json', maxDepth: limits.depth, maxCost: ingest.parseCost, maxValueBytes: limits.record }
 }
 
 /** Microseconds per parse on this thread. */
@@ -125,4 +119,4 @@ async function measure (options) {
   return 0
 }
 
-process.exitCode = await runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure })
+await runScript('parse-hop', { usage: USAGE, readOptions, run: measure })

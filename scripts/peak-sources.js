@@ -1,16 +1,9 @@
 #!/usr/bin/env node
 /**
- * How close the sampled peak comes to the kernel's (docs/metrics.md): one upload to
- * /bad or /good on a lab in portable mode (STREAMLAB_PORTABLE=1 for the lab
- * only), its two peaks over the same request read side by side: the lab's
- * sampled peak (POST /metrics/peak/reset before, GET /metrics after, as
- * macOS and Windows get it) and the kernel's VmHWM of the same process, read
- * from outside through /proc by this script. Linux only.
- *
- *   npm run peaks -- [--sizes 10MB,100MB] [--routes bad,good] [--repeat 3]
- *
- * Each measurement is a fresh lab, warmed up with a 10 kB body, with both
- * peaks reset after the warm-up; medians of the repeats.
+ * How close the sampled peak comes to the kernel's (docs/metrics.md): one upload to a fresh lab in
+ * portable mode, warmed up with a 10 kB body (after a large one the process keeps what it freed),
+ * its sampled peak (as macOS and Windows get it) beside the kernel's VmHWM of the same process,
+ * both reset after the warm-up. Linux only.
  */
 import { parseArgs } from 'node:util'
 import { startLabProcess } from '../lib/measure/lab-process.js'
@@ -22,6 +15,8 @@ import { markdownTable } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { procAvailable } from '../lib/util/platform.js'
 import { formatBytes, formatMiB, parseByteSize } from '../lib/util/units.js'
+import { list } from '../lib/measure/args.js'
+import { runScript } from './cli.js'
 
 const USAGE = `Usage: npm run peaks -- [options]
   --sizes LIST    inflated body sizes (default 10MB,100MB)
@@ -30,48 +25,33 @@ const USAGE = `Usage: npm run peaks -- [options]
   -h, --help
 Linux only: it reads the kernel's peak (VmHWM) beside the lab's sampled one.`
 
-const EXIT_USAGE = 2
-
-function usageError (message) {
-  process.stderr.write(`peaks: ${message}\n\n${USAGE}\n`)
-  process.exit(EXIT_USAGE)
-}
-
-function readOptions () {
-  let values
-  try {
-    ({ values } = parseArgs({
-      options: {
-        sizes: { type: 'string', default: '10MB,100MB' },
-        routes: { type: 'string', default: 'bad,good' },
-        repeat: { type: 'string', default: '3' },
-        help: { type: 'boolean', short: 'h' }
-      }
-    }))
-  } catch (err) {
-    usageError(err.message)
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`)
-    process.exit(0)
-  }
-  const sizes = values.sizes.split(',').map(function size (text) {
-    const bytes = parseByteSize(text.trim())
-    if (!Number.isSafeInteger(bytes) || bytes < 1) usageError(`--sizes: ${text} is not a size`)
+function readOptions (argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      sizes: { type: 'string', default: '10MB,100MB' },
+      routes: { type: 'string', default: 'bad,good' },
+      repeat: { type: 'string', default: '3' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help) return null
+  const sizes = list(values.sizes, function size (text) {
+    const bytes = parseByteSize(text)
+    if (!Number.isSafeInteger(bytes) || bytes < 1) throw new TypeError(`--sizes: ${text} is not a size`)
     return bytes
   })
-  const routes = values.routes.split(',').map(function route (r) { return r.trim() })
-  for (const route of routes) if (!['bad', 'good'].includes(route)) usageError(`--routes: ${route} is not bad or good`)
+  const routes = list(values.routes, function route (r) {
+    if (!['bad', 'good'].includes(r)) throw new TypeError(`--routes: ${r} is not bad or good`)
+    return r
+  })
   const repeat = Number(values.repeat)
-  if (!Number.isSafeInteger(repeat) || repeat < 1 || repeat > 20) usageError('--repeat must be 1 to 20')
+  if (!Number.isSafeInteger(repeat) || repeat < 1 || repeat > 20) throw new TypeError('--repeat must be 1 to 20')
+  if (!procAvailable()) throw new TypeError('it compares with the kernel\'s peak, which needs Linux\'s /proc (not STREAMLAB_PORTABLE)')
   return { sizes, routes, repeat }
 }
 
-/**
- * One upload on a fresh portable lab: both peaks above the idle RSS. The
- * warm-up is a small body: after a large one the process would keep the
- * memory it freed, and the next large body would seem to cost nothing.
- */
+/** One upload on a fresh portable lab: both peaks above the idle RSS. */
 async function measureOnce (route, file, warmUpFile) {
   const lab = await startLabProcess(['--no-request-peak'], { env: { ...process.env, STREAMLAB_PORTABLE: '1' } })
   try {
@@ -92,9 +72,7 @@ async function measureOnce (route, file, warmUpFile) {
   }
 }
 
-async function main () {
-  const { sizes, routes, repeat } = readOptions()
-  if (!procAvailable()) usageError('this compares with the kernel\'s peak, which needs Linux\'s /proc (and no STREAMLAB_PORTABLE here)')
+async function main ({ sizes, routes, repeat }) {
   const rows = []
   const { file: warmUpFile } = await ensureInput({ bytes: 10_000 })
   for (const bytes of sizes) {
@@ -113,11 +91,10 @@ async function main () {
         ratios.map(function pct (r) { return `${(100 * r).toFixed(1)} %` }).join(', ')])
     }
   }
-  process.stdout.write(`\nPeak above idle for one upload, kernel (VmHWM) vs sampled (every 5 ms), the same request; medians of ${repeat}\n\n`)
+  process.stdout.write('\nPeak above idle for one upload, kernel (VmHWM) vs sampled (every 5 ms), ' +
+    `the same request; medians of ${repeat}\n\n`)
   process.stdout.write(markdownTable(['route', 'body', 'kernel peak', 'sampled peak', 'sampled / kernel', 'runs'], rows) + '\n')
+  return 0
 }
 
-main().catch(function fail (err) {
-  process.stderr.write(`peaks: ${err.stack ?? err}\n`)
-  process.exitCode = 1
-})
+runScript('peaks', { usage: USAGE, readOptions, run: main })

@@ -1,21 +1,12 @@
 #!/usr/bin/env node
 /**
- * npm run profile -- <doctor|heap|flame|snapshot> <route> [options]
- *
- * Profiles the lab (one process: scripts/profile/server.js) under a load of one
- * generated gzip body sent by autocannon's API (scripts/profile/load.js).
- * doctor, heap and flame run Clinic.js at a pinned version through npx: it is
- * unmaintained and pulls hundreds of packages (TensorFlow among them), so it
- * stays out of the project's install. Where Clinic cannot run (doctor on
- * Node >= 21.7) or fails, the same run falls back to Node's own profilers:
- * --heap-prof, --cpu-prof, and heap snapshots. `snapshot` is Node's alone.
- * Everything lands in test-data/profiles/<mode>-<route>-<timestamp>/, and the
- * end of the output says how to open each file. The parts: scripts/profile/
- * (settings.js, clinic.js, node-profilers.js, results.js, and the lab and load it forks).
+ * npm run profile -- <doctor|heap|flame|snapshot> <route>: the lab (scripts/profile/server.js) under
+ * a load of one generated gzip body (scripts/profile/load.js), profiled by Clinic.js at a pinned
+ * version through npx (unmaintained, hundreds of packages: kept out of the install), or by Node's
+ * own profilers where Clinic cannot run or fails. Results: test-data/profiles/<mode>-<route>-<time>/.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { PROJECT_ROOT } from '../lib/config/options.js'
 import { formatBytes, formatDuration, parseByteSize } from '../lib/util/units.js'
@@ -27,20 +18,26 @@ import { HOW_TO_OPEN, listResults } from './profile/results.js'
 import { summarizeProfileFile, summaryLines } from './profile/cpu-summary.js'
 import { collectionsLine, runSiteSampler, siteLines, topShareLine } from './profile/sites.js'
 import { CLINIC_VERSION, INPUT_DIR, MODES, PROFILES_DIR, labDataDir, shown } from './profile/settings.js'
-
-const EXIT_USAGE = 2
+import { isMain, runScript, stamp } from './cli.js'
 
 const DEFAULT_OPTIONS = Object.freeze({ size: '10MB', connections: '10', duration: '20' })
 
+/** `node --heap-prof --cpu-prof`: a mode's fallback, as the output names it. */
+function nodeProfilers (mode) {
+  return `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+}
+
 function usage () {
   const modes = Object.entries(MODES).map(function line ([name, mode]) {
-    const node = `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+    const node = nodeProfilers(mode)
     const tool = mode.sampler
       ? `the lab's allocation sampler; --clinic: clinic ${mode.clinic}; --fallback: ${node}`
       : mode.clinic ? `clinic ${mode.clinic}, else ${node}` : 'node: v8.writeHeapSnapshot'
     return `  ${name.padEnd(9)} ${mode.what}\n            (${tool})`
   }).join('\n')
-  const routes = Object.entries(ROUTES).map(function line ([name, route]) { return `  ${name.padEnd(14)} POST ${route.path}: ${route.what}` }).join('\n')
+  const routes = Object.entries(ROUTES).map(function line ([name, route]) {
+    return `  ${name.padEnd(14)} POST ${route.path}: ${route.what}`
+  }).join('\n')
   return `Usage: npm run profile -- <mode> <route> [options]
 
 Modes:
@@ -63,8 +60,7 @@ Clinic.js ${CLINIC_VERSION} runs through npx (about 700 packages, downloaded onc
 Examples:
   npm run profile -- heap bad
   npm run profile -- flame good --fallback --duration 10
-  npm run profile -- snapshot bad --size 50MB --connections 4 --amount 20
-`
+  npm run profile -- snapshot bad --size 50MB --connections 4 --amount 20`
 }
 
 function positiveInteger (name, text, min = 1) {
@@ -75,14 +71,7 @@ function positiveInteger (name, text, min = 1) {
   return value
 }
 
-/**
- * Read the command line.
- * @param {string[]} argv what follows `npm run profile --`
- * @param {Date} [now] for the default output directory's name
- * @returns {{ help: true } | { mode: string, route: string, size: number, connections: number,
- *   duration: number, amount: number, out: string, fallback: boolean, clinic: boolean }}
- * @throws {TypeError} naming the bad mode, route or flag
- */
+/** The command line (null for --help); `now` names the default output folder. */
 export function readProfileArgs (argv, now = new Date()) {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -98,7 +87,7 @@ export function readProfileArgs (argv, now = new Date()) {
       help: { type: 'boolean', short: 'h' }
     }
   })
-  if (values.help) return { help: true }
+  if (values.help) return null
   const [mode, route, ...extra] = positionals
   if (mode === undefined) throw new TypeError('a mode and a route are needed, e.g. `npm run profile -- heap good`')
   if (!MODES[mode]) throw new TypeError(`unknown mode "${mode}": try ${Object.keys(MODES).join(', ')}`)
@@ -109,7 +98,6 @@ export function readProfileArgs (argv, now = new Date()) {
   if (values.clinic && !MODES[mode].sampler) throw new TypeError(`--clinic is for heap: ${mode} runs Clinic.js already, unless --fallback`)
   const size = parseByteSize(values.size)
   if (size < 1) throw new TypeError('--size must be at least 1 byte')
-  const stamp = now.toISOString().replace(/[:.]/g, '-')
   return {
     mode,
     route,
@@ -117,34 +105,16 @@ export function readProfileArgs (argv, now = new Date()) {
     connections: positiveInteger('connections', values.connections),
     duration: positiveInteger('duration', values.duration),
     amount: values.amount === undefined ? 0 : positiveInteger('amount', values.amount),
-    out: path.resolve(values.out ?? path.join(PROFILES_DIR, `${mode}-${route}-${stamp}`)),
+    out: path.resolve(values.out ?? path.join(PROFILES_DIR, `${mode}-${route}-${stamp(now)}`)),
     fallback: values.fallback,
     clinic: values.clinic
   }
 }
 
-
-
-/**
- * Run one profile.
- * @param {string[]} argv
- * @param {{ out?: NodeJS.WritableStream, err?: NodeJS.WritableStream }} [streams]
- * @returns {Promise<number>} the exit code
- */
-async function main (argv, { out = process.stdout, err = process.stderr } = {}) {
-  let args
-  try {
-    args = readProfileArgs(argv)
-  } catch (error) {
-    err.write(`profile: ${error.message}\n\n${usage()}`)
-    return EXIT_USAGE
-  }
-  if (args.help) {
-    out.write(usage())
-    return 0
-  }
-  function log (line) { err.write(`profile: ${line}\n`) }
-  function say (line = '') { out.write(line + '\n') }
+/** One profile: 1 when no profile was written or the load saw errors. */
+async function main (args) {
+  function log (line) { process.stderr.write(`profile: ${line}\n`) }
+  function say (line = '') { process.stdout.write(line + '\n') }
 
   await fs.promises.mkdir(args.out, { recursive: true })
   const stale = await removeTraceLogs([PROJECT_ROOT, args.out])
@@ -165,10 +135,13 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
     load = sites.load
     memory = sites.memory
     summary.tool = 'the lab\'s allocation sampler (lib/allocation/)'
-    summary.sites = { file: shown(sites.file), windows: sites.windows, allocatedBytes: sites.allocatedBytes, heldPeak: sites.heldPeak, collections: sites.collections, top: sites.sites.slice(0, 10) }
+    const { windows, allocatedBytes, heldPeak, collections } = sites
+    summary.sites = { file: shown(sites.file), windows, allocatedBytes, heldPeak, collections, top: sites.sites.slice(0, 10) }
   } else if (mode.clinic && refusal === null) {
     const clinic = await runClinic(args, input.file, log)
-    summary.clinic = { version: CLINIC_VERSION, tool: mode.clinic, ok: clinic.ok, reason: clinic.reason, seconds: clinic.seconds, html: clinic.html && shown(clinic.html), load: clinic.load }
+    const { ok, reason, seconds } = clinic
+    summary.clinic = { version: CLINIC_VERSION, tool: mode.clinic, ok, reason, seconds, html: clinic.html && shown(clinic.html) }
+    summary.clinic.load = clinic.load
     // doctor moves its trace log away when it succeeds; one left behind would stop the next run
     const leftover = await removeTraceLogs([PROJECT_ROOT])
     if (leftover.length > 0) log(`removed ${leftover.length} node_trace.*.log file(s) clinic left in the project root`)
@@ -191,9 +164,7 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
     const run = args.mode === 'snapshot' ? await runSnapshots(args, body, log) : await runNodeProfilers(args, body, log)
     load = run.load
     memory = run.memory
-    summary.tool = args.mode === 'snapshot'
-      ? 'node v8.writeHeapSnapshot'
-      : `node ${mode.profilers.map(function flag (p) { return `--${p}-prof` }).join(' ')}`
+    summary.tool = args.mode === 'snapshot' ? 'node v8.writeHeapSnapshot' : nodeProfilers(mode)
   }
 
   await fs.promises.rm(labDataDir(args), { recursive: true, force: true })
@@ -256,12 +227,4 @@ async function main (argv, { out = process.stdout, err = process.stderr } = {}) 
   return 0
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).then(function setExitCode (code) {
-    process.exitCode = code
-  }, function failed (error) {
-    console.error(`profile: ${error.stack ?? error.message}`)
-    process.exitCode = 1
-  })
-}
-
+if (isMain(import.meta.url)) runScript('profile', { usage: usage(), readOptions: readProfileArgs, run: main })

@@ -1,18 +1,5 @@
 #!/usr/bin/env node
-/**
- * The run records kept in test-data/runs/ (docs/runs.md):
- *
- *   npm run runs -- list
- *   npm run runs -- compare <a> <b> [--all] [--fail-if "good.peak>+10%"]...
- *   npm run runs -- export <run> [--out run.html]
- *
- * `compare` lines up each route's figures in two runs (ids, unique id prefixes or file paths):
- * both values, the ratio, the difference, and whether it is inside the spread of the repeats.
- * `export` writes one HTML page that draws the run as the dashboard replays it and opens from
- * disk with no lab and no network (lib/runs/run-page.js).
- * Exit codes: 0; 1 when a --fail-if rule holds; 2 for a usage error or runs that cannot be read
- * (a file that is no run record this lab reads: the message names the field at fault).
- */
+/** npm run runs: list, compare and export the run records kept in test-data/runs/ (docs/runs.md; commands and exit codes: USAGE). */
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -30,9 +17,9 @@ import { displayPath } from '../lib/util/atomic-file.js'
 import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '../lib/runs/figure-text.js'
 import { formatBytes, formatMemory } from '../lib/util/units.js'
 import { terminalText } from '../lib/util/escape.js'
+import { EXIT_USAGE, runScript } from './cli.js'
 
 const EXIT_FAILED = 1
-const EXIT_USAGE = 2
 
 const USAGE = `Usage: npm run runs -- list [--dir DIR]
        npm run runs -- compare <a> <b> [--all] [--fail-if RULE]... [--dir DIR]
@@ -58,59 +45,38 @@ const USAGE = `Usage: npm run runs -- list [--dir DIR]
 
 Exit codes: 0; 1 when a --fail-if rule holds; 2 for a usage error, or runs that cannot be read.`
 
-/** A usage error: exit 2 with its message. */
 class UsageError extends Error {}
 
 function readArgs (argv) {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        all: { type: 'boolean' },
-        'fail-if': { type: 'string', multiple: true },
-        dir: { type: 'string' },
-        out: { type: 'string' },
-        help: { type: 'boolean', short: 'h' }
-      }
-    })
-  } catch (err) {
-    throw new UsageError(err.message)
-  }
-  const { values, positionals } = parsed
-  if (values.help || positionals.length === 0) return { help: true }
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      all: { type: 'boolean' },
+      'fail-if': { type: 'string', multiple: true },
+      dir: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help || positionals.length === 0) return null
   const [command, ...rest] = positionals
   const dir = path.resolve(values.dir ?? runsDir(DEFAULTS.dataDir))
   if (values.out !== undefined && command !== 'export') throw new UsageError('--out goes with export')
-  if (command === 'export') {
-    if (rest.length !== 1) throw new UsageError(`export takes one run, got ${rest.length}`)
-    if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
-    return { command, dir, run: rest[0], out: values.out ?? null }
-  }
-  if (command === 'list') {
-    if (rest.length > 0) throw new UsageError(`list takes no arguments, got ${rest.join(' ')}`)
-    if (values.all || values['fail-if']) throw new UsageError('--all and --fail-if go with compare')
-    return { command, dir }
-  }
+  if (command === 'export' && rest.length !== 1) throw new UsageError(`export takes one run, got ${rest.length}`)
+  if (command === 'list' && rest.length > 0) throw new UsageError(`list takes no arguments, got ${rest.join(' ')}`)
+  const compareOnly = values.all || values['fail-if']
+  if (compareOnly && (command === 'export' || command === 'list')) throw new UsageError('--all and --fail-if go with compare')
+  if (command === 'export') return { command, dir, run: rest[0], out: values.out ?? null }
+  if (command === 'list') return { command, dir }
   if (command === 'compare') {
     if (rest.length !== 2) throw new UsageError(`compare takes two runs, got ${rest.length}`)
-    let rules
-    try {
-      rules = (values['fail-if'] ?? []).map(parseFailIf)
-    } catch (err) {
-      throw new UsageError(err.message)
-    }
-    return { command, dir, runs: rest, all: values.all === true, rules }
+    return { command, dir, runs: rest, all: values.all === true, rules: (values['fail-if'] ?? []).map(parseFailIf) }
   }
   throw new UsageError(`unknown command "${command}": list, compare or export`)
 }
 
-/**
- * A run named on the command line: a record file's path, an id in the folder, or a prefix of one id.
- * @throws {UsageError} when it names nothing, or more than one
- * @throws {LabError} run.invalid for a file that is no record
- */
+/** A run named by a record file's path, an id in the folder or a prefix of one: UsageError when it names none or several. */
 async function loadRun (named, dir) {
   const lessons = createLessonRuns()
   if (lessons.has(named)) return lessons.read(named)
@@ -122,7 +88,8 @@ async function loadRun (named, dir) {
     if (!fs.existsSync(file)) throw new UsageError(`no file ${named}`)
   } else {
     if (!RUN_ID.test(named)) throw new UsageError(`"${named}" is neither a run id nor a file`)
-    const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter(function isRecord (n) { return n.endsWith('.json') && !n.startsWith('.') }) : []
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir) : []
+    const names = files.filter(function isRecord (n) { return n.endsWith('.json') && !n.startsWith('.') })
     const matches = names.includes(`${named}.json`) ? [`${named}.json`] : names.filter(function prefixed (n) { return n.startsWith(named) })
     if (matches.length === 0) throw new UsageError(`no run "${named}" in ${displayPath(dir)} (npm run runs -- list)`)
     if (matches.length > 1) throw new UsageError(`"${named}" names ${matches.length} runs in ${displayPath(dir)}: give more of the id`)
@@ -138,9 +105,11 @@ async function loadRun (named, dir) {
 }
 
 function describeRun (label, id, record) {
-  const w = record.where
-  return `${label}: ${id}  ${terminalText(record.run.experiment)} (${record.run.status}, ${record.run.source})  ${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')}  ` +
-    `Node ${terminalText(w.node.replace(/^v/, ''))}, ${terminalText(`${w.platform}-${w.arch}`)}, ${w.cores} cores, ${formatMemory(w.memoryBytes)}${w.portable ? ', portable' : ''}`
+  const { where: w, run } = record
+  const date = new Date(run.startedAt).toISOString().slice(0, 16).replace('T', ' ')
+  return `${label}: ${id}  ${terminalText(run.experiment)} (${run.status}, ${run.source})  ${date}  ` +
+    `Node ${terminalText(w.node.replace(/^v/, ''))}, ${terminalText(`${w.platform}-${w.arch}`)}, ${w.cores} cores, ` +
+    `${formatMemory(w.memoryBytes)}${w.portable ? ', portable' : ''}`
 }
 
 function shownValue (value) {
@@ -157,7 +126,8 @@ async function list (dir) {
     if (r.invalid) return [r.id, 'NOT A RECORD', '', '', '', formatBytes(r.bytes), r.invalid.slice(r.invalid.indexOf(': ') + 2)]
     return [r.id, r.experiment, r.status, r.date.slice(0, 16).replace('T', ' '), r.node, formatBytes(r.bytes), r.routes.join(', ')]
   }).map(function escaped (cells) { return cells.map(terminalText) })
-  return `${markdownTable(['id', 'experiment', 'status', 'date (UTC)', 'node', 'size', 'routes'], rows)}\n\n${runs.length} in ${displayPath(dir)}`
+  const table = markdownTable(['id', 'experiment', 'status', 'date (UTC)', 'node', 'size', 'routes'], rows)
+  return `${table}\n\n${runs.length} in ${displayPath(dir)}`
 }
 
 async function compare (args) {
@@ -165,15 +135,16 @@ async function compare (args) {
   const compared = compareRecords(a, b, { all: args.all })
   const lines = [describeRun('A', args.runs[0], a), describeRun('B', args.runs[1], b)]
   if (a.run.experiment !== b.run.experiment) lines.push(`! different experiments: ${a.run.experiment} and ${b.run.experiment}`)
-  if (compared.params.length > 0) lines.push(`params differ: ${compared.params.map(function shown (d) { return `${terminalText(d.name)} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
-  if (compared.where.length > 0) lines.push(`machines differ: ${compared.where.map(function shown (d) { return `${terminalText(d.name)} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')}`)
+  if (compared.params.length > 0) lines.push(`params differ: ${differences(compared.params)}`)
+  if (compared.where.length > 0) lines.push(`machines differ: ${differences(compared.where)}`)
   lines.push('')
   if (compared.rows.length === 0) {
     lines.push('No route or cell has figures in both runs.')
   } else {
     const repeats = compared.rows.some(function hasSpread (r) { return r.spread !== null })
     const rows = compared.rows.map(function row (r) {
-      const cells = [terminalText(r.key), terminalText(r.label), formatWithRange(r.a), formatWithRange(r.b), formatRatio(r.ratio), formatDifference(r.unit, r.difference)]
+      const cells = [terminalText(r.key), terminalText(r.label), formatWithRange(r.a), formatWithRange(r.b), formatRatio(r.ratio)]
+      cells.push(formatDifference(r.unit, r.difference))
       if (repeats) cells.push(formatSpread(r.spread))
       return cells
     })
@@ -194,11 +165,23 @@ async function compare (args) {
     }
     for (const v of verdicts) {
       failed ||= v.failed
-      const change = v.value === null ? 'n/a' : rule.kind === 'percent' ? `${v.value >= 0 ? '+' : ''}${v.value.toFixed(1)}%` : rule.kind === 'ratio' ? `${v.value.toFixed(2)}x` : formatDifference(v.a.unit, v.value)
-      lines.push(`${v.failed ? 'FAIL' : 'pass'} ${rule.text} on ${terminalText(v.key)}: ${change} (${formatFigure(v.a.unit, v.a.value)} → ${formatFigure(v.b.unit, v.b.value)})`)
+      const figures = `${formatFigure(v.a.unit, v.a.value)} → ${formatFigure(v.b.unit, v.b.value)}`
+      lines.push(`${v.failed ? 'FAIL' : 'pass'} ${rule.text} on ${terminalText(v.key)}: ${ruleChange(rule, v)} (${figures})`)
     }
   }
   return { text: lines.join('\n'), code: failed ? EXIT_FAILED : 0 }
+}
+
+/** Each difference a params or machine line names, `name a → b`. */
+function differences (list) {
+  return list.map(function shown (d) { return `${terminalText(d.name)} ${shownValue(d.a)} → ${shownValue(d.b)}` }).join('; ')
+}
+
+/** How B moved from A in a --fail-if rule's own terms. */
+function ruleChange (rule, v) {
+  if (v.value === null) return 'n/a'
+  if (rule.kind === 'percent') return `${v.value >= 0 ? '+' : ''}${v.value.toFixed(1)}%`
+  return rule.kind === 'ratio' ? `${v.value.toFixed(2)}x` : formatDifference(v.a.unit, v.value)
 }
 
 /** The sites that moved, a table per route; a line for a run without sites. */
@@ -207,13 +190,17 @@ function sitesMoved (sites) {
   if (sites.routes.length > 0) lines.push('', 'Sites that moved (MiB allocated over the run, and the most held at once):')
   const mib = function mib (v) { return v === null ? '–' : formatFigure('bytes', v) }
   for (const { route, rows, more } of sites.routes) {
-    lines.push('', markdownTable(['route', 'site', 'kind', 'allocated A', 'allocated B', 'B − A', 'held A', 'held B', 'B − A'], rows.map(function row (r) {
-      return [terminalText(`/${route}`), terminalText(r.line), r.kinds, mib(r.allocated.a), mib(r.allocated.b), formatDifference('bytes', r.allocated.difference),
-        mib(r.held.a), mib(r.held.b), formatDifference('bytes', r.held.difference)]
+    const header = ['route', 'site', 'kind', 'allocated A', 'allocated B', 'B − A', 'held A', 'held B', 'B − A']
+    lines.push('', markdownTable(header, rows.map(function row (r) {
+      return [terminalText(`/${route}`), terminalText(r.line), r.kinds, mib(r.allocated.a), mib(r.allocated.b),
+        formatDifference('bytes', r.allocated.difference), mib(r.held.a), mib(r.held.b), formatDifference('bytes', r.held.difference)]
     })))
-    if (more > 0) lines.push(`${more} more site${more === 1 ? '' : 's'} of /${terminalText(route)}${rows.length < SITE_ROWS.all ? ' (--all lists more)' : ''}`)
+    const listsMore = rows.length < SITE_ROWS.all ? ' (--all lists more)' : ''
+    if (more > 0) lines.push(`${more} more site${more === 1 ? '' : 's'} of /${terminalText(route)}${listsMore}`)
   }
-  for (const run of sites.without) lines.push(`no allocation sites in ${run}: a record from before the lab kept them, or sampling was off (--allocation-sampling)`)
+  for (const run of sites.without) {
+    lines.push(`no allocation sites in ${run}: a record from before the lab kept them, or sampling was off (--allocation-sampling)`)
+  }
   return lines
 }
 
@@ -222,21 +209,11 @@ async function exportRun (args) {
   const out = path.resolve(args.out ?? runPageName(record))
   const html = runPage(record)
   await fs.promises.writeFile(out, html)
-  return `Wrote ${displayPath(out)} (${formatBytes(Buffer.byteLength(html))}): run ${record.id}, ${terminalText(record.run.experiment)}, as one page that opens from disk, with no lab and no network.`
+  return `Wrote ${displayPath(out)} (${formatBytes(Buffer.byteLength(html))}): run ${record.id}, ` +
+    `${terminalText(record.run.experiment)}, as one page that opens from disk, with no lab and no network.`
 }
 
-async function main () {
-  let args
-  try {
-    args = readArgs(process.argv.slice(2))
-  } catch (err) {
-    process.stderr.write(`runs: ${err.message}\n\n${USAGE}\n`)
-    return EXIT_USAGE
-  }
-  if (args.help) {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
+async function main (args) {
   try {
     if (args.command === 'list') {
       say(process.stdout, await list(args.dir))
@@ -266,8 +243,5 @@ function say (stream, text) {
   stream.write(`${text.split('\n').map(terminalText).join('\n')}\n`)
 }
 
-main().then(function exit (code) { process.exitCode = code }, function crash (err) {
-  // not 1: that says a --fail-if rule held
-  console.error(err)
-  process.exitCode = EXIT_USAGE
-})
+// a crash exits 2, not 1: that says a --fail-if rule held
+runScript('runs', { usage: USAGE, readOptions: readArgs, run: main, crashCode: EXIT_USAGE })

@@ -1,16 +1,10 @@
 #!/usr/bin/env node
 /**
- * A soak: mixed traffic against a fresh lab for a while, watching its RSS.
- *
- *   npm run soak -- --minutes 10
- *
- * Traffic: /good and /bad uploads, /generate downloads, uploads aborted at
- * random points, and /metrics clients that come and go. The RSS baseline
- * is the median RSS of the minute after the first (or of the second sixth
- * of a shorter run), once heaps and pools have grown to their working
- * size; drift is the median of the last such window against it (medians:
- * single samples catch a GC's passing peak). Fails (exit 1) on any unexpected error or a drift of
- * 10 % or more.
+ * A soak: /good and /bad uploads, /generate downloads, uploads aborted at random points and /metrics
+ * clients that come and go, against a fresh lab, watching its RSS. The baseline is the median RSS of
+ * the minute after the first (of the second sixth of a shorter run), once heaps and pools have grown;
+ * drift is the median of the last such window against it (medians: one sample may catch a GC's
+ * passing peak). Fails (exit 1) on any unexpected error or a drift of 10 % or more.
  */
 import http from 'node:http'
 import zlib from 'node:zlib'
@@ -19,10 +13,17 @@ import { startLabProcess } from '../lib/measure/lab-process.js'
 import { readProcMemory } from '../lib/metrics/proc-memory.js'
 import { prng, randomRecords, serialise } from '../lib/measure/mutate.js'
 import { formatMiB } from '../lib/util/units.js'
+import { runScript } from './cli.js'
+
+const USAGE = `Usage: npm run soak -- [--minutes N] [--concurrency N]
+  --minutes N       how long the mixed load runs (default 10)
+  --concurrency N   requests in flight (default 4)`
+const GZIP = { 'content-type': 'application/gzip' }
 
 function request (port, { method = 'GET', path, headers = {}, body = null, abortAfter = null }) {
   return new Promise(function exchange (resolve) {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: body ? { ...headers, 'content-length': body.length } : headers, agent: false }, function onResponse (res) {
+    const sent = body ? { ...headers, 'content-length': body.length } : headers
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers: sent, agent: false }, function onResponse (res) {
       res.on('data', function discard () {})
       res.on('end', function done () { resolve({ status: res.statusCode }) })
       res.on('error', function failed (err) { resolve({ status: 0, error: err.code }) })
@@ -49,18 +50,19 @@ function metricsClient (port, ms) {
   })
 }
 
-async function main () {
-  const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' } } })
-  if (values.help) {
-    console.log('Usage: npm run soak -- [--minutes N] [--concurrency N]\n  --minutes N       how long the mixed load runs (default 10)\n  --concurrency N   requests in flight (default 4)')
-    return 0
-  }
+function readOptions (argv) {
+  const minutesAndClients = { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' } }
+  const { values } = parseArgs({ args: argv, options: { ...minutesAndClients, help: { type: 'boolean', short: 'h' } } })
+  if (values.help) return null
   const minutes = Number(values.minutes)
   const concurrency = Number(values.concurrency)
   if (!(minutes > 0) || !Number.isInteger(concurrency) || concurrency < 1) {
-    console.error('soak: --minutes takes a positive number, --concurrency a positive integer')
-    return 2
+    throw new TypeError('--minutes takes a positive number, --concurrency a positive integer')
   }
+  return { minutes, concurrency }
+}
+
+async function main ({ minutes, concurrency }) {
   const rand = prng(42)
   const bodies = Array.from({ length: 8 }, function makeBody () {
     const records = []
@@ -80,7 +82,8 @@ async function main () {
     const memory = readProcMemory(lab.pid)
     if (!memory) return
     samples.push({ time: Date.now(), rss: memory.rss })
-    process.stderr.write(`${new Date().toISOString()} rss ${formatMiB(memory.rss)}, ${counts.requests} requests, ${counts.aborted} aborted, ${counts.unexpected} unexpected\n`)
+    const traffic = `${counts.requests} requests, ${counts.aborted} aborted, ${counts.unexpected} unexpected`
+    process.stderr.write(`${new Date().toISOString()} rss ${formatMiB(memory.rss)}, ${traffic}\n`)
   }, 5000)
 
   async function worker () {
@@ -89,12 +92,13 @@ async function main () {
       const pick = rand()
       let res
       let expectAbort = false
-      if (pick < 0.35) res = await request(port, { method: 'POST', path: '/good', headers: { 'content-type': 'application/gzip' }, body })
-      else if (pick < 0.6) res = await request(port, { method: 'POST', path: '/bad', headers: { 'content-type': 'application/gzip' }, body })
+      if (pick < 0.35) res = await request(port, { method: 'POST', path: '/good', headers: GZIP, body })
+      else if (pick < 0.6) res = await request(port, { method: 'POST', path: '/bad', headers: GZIP, body })
       else if (pick < 0.8) res = await request(port, { path: `/generate?size=${100 + Math.floor(rand() * 2000)}` })
       else {
         expectAbort = true
-        res = await request(port, { method: 'POST', path: rand() < 0.5 ? '/good' : '/bad', headers: { 'content-type': 'application/gzip' }, body, abortAfter: Math.floor(rand() * body.length) })
+        const path = rand() < 0.5 ? '/good' : '/bad'
+        res = await request(port, { method: 'POST', path, headers: GZIP, body, abortAfter: Math.floor(rand() * body.length) })
       }
       counts.requests++
       if (res.status === 'aborted') counts.aborted++
@@ -123,20 +127,22 @@ async function main () {
   clearInterval(sampler)
   await lab.stop()
   function medianRss (from, to) {
-    const values = samples.filter(function inWindow (s) { return s.time >= from && s.time < to }).map(function rss (s) { return s.rss }).sort(function ascending (a, b) { return a - b })
+    const inWindow = samples.filter(function inWindow (s) { return s.time >= from && s.time < to })
+    const values = inWindow.map(function rss (s) { return s.rss }).sort(function ascending (a, b) { return a - b })
     return values.length ? values[values.length >> 1] : null
   }
   const baseline = medianRss(baselineFrom, baselineFrom + window)
   const final = medianRss(until - window, Infinity)
   const drift = baseline && final ? (final - baseline) / baseline : null
   const max = Math.max(...samples.map(function rss (s) { return s.rss }))
-  console.log(`soak: ${((Date.now() - started) / 60_000).toFixed(1)} min, ${counts.requests} requests (${counts.aborted} aborted on purpose), ${counts.metricsClients} /metrics clients`)
-  console.log(`RSS: median ${formatMiB(baseline)} after warm-up, median ${formatMiB(final)} at the end, max ${formatMiB(max)}, drift ${drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'}`)
+  const took = ((Date.now() - started) / 60_000).toFixed(1)
+  console.log(`soak: ${took} min, ${counts.requests} requests (${counts.aborted} aborted on purpose), ` +
+    `${counts.metricsClients} /metrics clients`)
+  const drifted = drift === null ? 'n/a' : (drift * 100).toFixed(1) + ' %'
+  console.log(`RSS: median ${formatMiB(baseline)} after warm-up, median ${formatMiB(final)} at the end, ` +
+    `max ${formatMiB(max)}, drift ${drifted}`)
   console.log(`unexpected errors: ${counts.unexpected}${counts.unexpected ? ' ' + JSON.stringify(unexpected) : ''}`)
   return counts.unexpected === 0 && drift !== null && drift < 0.1 ? 0 : 1
 }
 
-main().then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('soak', { usage: USAGE, readOptions, run: main })

@@ -1,23 +1,17 @@
 #!/usr/bin/env node
 /**
- * Where the bytes are, measured: one body into each route, each on a fresh
- * lab process watched through GET /metrics, and what each stage held at the
- * request's peak (its end event), the most each stage held at any sample
- * against its bound, and how far V8's heap spaces and the array buffers rose.
- *
- *   npm run stages -- [--size 100MB] [--routes bad,good] [--bomb] [--interval 20] [--figures NAME]
- *
- * docs/metrics.md ("Where the bytes are") and the ingest and zip-bomb lessons quote its figures.
+ * Where the bytes are (docs/metrics.md): one body into each route, each on a fresh lab watched through
+ * GET /metrics: what each stage held at the request's peak, the most at any sample against its bound,
+ * and how far V8's heap spaces and the array buffers rose.
  */
 import fs from 'node:fs'
-import os from 'node:os'
-import { list, readScriptFlags, runCommand } from '../lib/measure/args.js'
+import { list, readScriptFlags } from '../lib/measure/args.js'
+import { keepFigures, log, measureStart, runScript } from './cli.js'
 import { startLabProcess } from '../lib/measure/lab-process.js'
 import { postBody } from '../lib/measure/post-body.js'
 import { openEventStream } from '../lib/measure/event-stream.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { markdownTable } from '../lib/measure/table.js'
-import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
 import { createBomb } from '../lib/generate/bombs.js'
 import { parseByteSize, formatMiB, formatBytes } from '../lib/util/units.js'
 
@@ -52,7 +46,6 @@ function readOptions (argv) {
   return { bytes: parseByteSize(values.size), routes, bomb: values.bomb, interval, figures: values.figures }
 }
 
-/** POST a body (a file, or streams) and read the JSON answer. */
 async function post (url, route, body, headers) {
   const { status, text } = await postBody(`${url}/${route}`, body, headers)
   return { status, answer: parseOrNull(text) }
@@ -101,18 +94,20 @@ async function measureOne (route, body, interval, log) {
   let stream = null
   try {
     stream = await openEventStream(`${lab.url}/metrics?interval=${interval}`)
-    const first = await stream.waitFor(function isSample (e) { return e.event === 'sample' }, 10_000)
+    const first = await stream.waitFor(isSample, 10_000)
     // settle: the last sample before the request is the baseline
     await new Promise(function settle (resolve) { setTimeout(resolve, 10 * interval) })
     const from = stream.events.length
-    const baseline = stream.events.findLast(function isSample (e) { return e.event === 'sample' })?.data ?? first.data
+    const baseline = stream.events.findLast(isSample)?.data ?? first.data
     log(`/${route}: ${body.label} ...`)
     const { status, answer } = await post(lab.url, route, body.streams(), body.headers)
-    const end = await stream.waitFor(function ended (e) { return e.event === 'request' && e.data.phase === 'end' && e.data.route === route }, 60_000)
+    const end = await stream.waitFor(function ended (e) {
+      return e.event === 'request' && e.data.phase === 'end' && e.data.route === route
+    }, 60_000)
     // what a buffering route made is garbage after its answer, but V8 holds it until its next
     // collection: the heap spaces are read for a second after the answer too
     await new Promise(function linger (resolve) { setTimeout(resolve, AFTER_MS) })
-    const samples = stream.events.slice(from).filter(function isSample (e) { return e.event === 'sample' }).map(function data (e) { return e.data })
+    const samples = stream.events.slice(from).filter(isSample).map(function data (e) { return e.data })
     const sampled = sampledStages(samples, end.data.id)
     return {
       route,
@@ -134,24 +129,29 @@ async function measureOne (route, body, interval, log) {
   }
 }
 
+function isSample (event) {
+  return event.event === 'sample'
+}
+
 function stagesText (bytes) {
   return Object.entries(bytes).map(function part ([stage, n]) { return `${stage} ${formatMiB(n)}` }).join(', ')
 }
 
 function table (cells) {
   const rows = cells.map(function row (c) {
-    return [`/${c.route}`, c.body, c.status, c.errorType ?? '', stagesText(c.held), formatMiB(c.heldPeak),
-      c.withinBounds ? 'yes' : 'NO', formatMiB(c.rise.heapSpaces.large_object_space ?? 0), formatMiB(c.rise.arrayBuffers), formatMiB(c.rise.rss)]
+    const rose = [formatMiB(c.rise.heapSpaces.large_object_space ?? 0), formatMiB(c.rise.arrayBuffers), formatMiB(c.rise.rss)]
+    const held = [stagesText(c.held), formatMiB(c.heldPeak), c.withinBounds ? 'yes' : 'NO']
+    return [`/${c.route}`, c.body, c.status, c.errorType ?? '', ...held, ...rose]
   })
   return markdownTable(['route', 'body', 'status', 'error', 'held at the peak, by stage', 'in all', 'within bounds',
     'large-object space rose', 'array buffers rose', 'RSS rose'], rows) +
-    `\nHeld: each stage at the moment their sum was highest (the request's end event). Within bounds: every sample of /good's stages under their bounds. Rises: the most above the sample before the request, until ${AFTER_MS / 1000} s after its answer.\n`
+    '\nHeld: each stage at the moment their sum was highest (the request\'s end event). ' +
+    'Within bounds: every sample of /good\'s stages under their bounds. ' +
+    `Rises: the most above the sample before the request, until ${AFTER_MS / 1000} s after its answer.\n`
 }
 
 async function measure (options) {
-  const started = new Date().toISOString()
-  const loadBefore = os.loadavg()[0]
-  function log (line) { process.stderr.write(`${line}\n`) }
+  const meta = measureStart()
   const input = await ensureInput({ bytes: options.bytes }, log)
   const bodies = [{
     kind: 'items',
@@ -175,20 +175,13 @@ async function measure (options) {
   const markdown = `${formatBytes(options.bytes)} of generated JSON (${formatBytes(input.compressedBytes)} gzip)` +
     `${options.bomb ? ' and the ratio bomb' : ''}, each into a fresh lab, sampled every ${options.interval} ms.\n\n${table(cells)}\n`
   process.stdout.write(`\n${markdown}`)
-  if (options.figures !== undefined) {
-    const files = await writeFigures(options.figures, {
-      title: 'Where the bytes are: each stage of each route at its peak',
-      command: figuresCommand('stages', process.argv.slice(2)),
-      meta: { started, loadBefore },
-      markdown,
-      data: { options: { ...options, figures: undefined }, input: { bytes: options.bytes, compressedBytes: input.compressedBytes }, cells }
-    })
-    log(`wrote ${files.join(', ')}`)
-  }
+  await keepFigures('stages', options.figures, {
+    title: 'Where the bytes are: each stage of each route at its peak',
+    meta,
+    markdown,
+    data: { options: { ...options, figures: undefined }, input: { bytes: options.bytes, compressedBytes: input.compressedBytes }, cells }
+  })
   return cells.every(function answered (c) { return c.status !== 500 }) ? 0 : 1
 }
 
-runCommand(process.argv.slice(2), { usage: USAGE, readOptions, run: measure }).then(function exit (code) { process.exitCode = code }, function crash (err) {
-  console.error(err)
-  process.exitCode = 1
-})
+runScript('stages', { usage: USAGE, readOptions, run: measure })

@@ -1,21 +1,16 @@
-/**
- * The demo's lab: started as a container would run it (a memory budget, /bad's
- * inflate limit taken away), stopped with a check that nothing it started is
- * left, the supervisor's restart line, and the browser opened on its dashboard.
- */
+/** The demos' lab: started, stopped with a check that nothing it started is left, its restart line, and a browser on it. */
 import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startLabProcess } from '../../lib/measure/lab-process.js'
 import { processAlive } from '../../lib/util/process-alive.js'
 
 /**
- * The lab runs as a container would, under a memory budget, with /bad's inflate limit taken
- * away (--unsafe-bad), so that the zip bomb really kills a worker and the dashboard shows the
- * crash. The other steps are sized to stay well under this budget (their plans, in each
- * experiment's figures.js).
+ * The lab runs as a container would, under a memory budget, with /bad's inflate limit taken away
+ * (--unsafe-bad), so that a zip bomb really kills a worker; the other steps stay well under it.
  */
 export const BUDGET = '512MiB'
 
+/** The lab on `port`; a port taken is said on `term`, and the lab takes a free one. */
 export async function startLab (port, term) {
   const flags = ['--unsafe-bad', '--memory-limit', BUDGET]
   try {
@@ -23,7 +18,7 @@ export async function startLab (port, term) {
   } catch (err) {
     if (port === 0 || !/EADDRINUSE/.test(err.message)) throw err
     term.say(term.warn(`Port ${port} is taken (is \`npm start\` or another demo running?): the demo runs its own lab on a free port. ` +
-      'A dashboard open on the other lab shows nothing of it: open the address below, or stop the other lab (Ctrl-C) and start the demo again.'))
+      'A dashboard open on the other lab shows nothing of it: open the address below, or stop the other lab and start the demo again.'))
     return startLabProcess(['--port', '0', ...flags])
   }
 }
@@ -33,10 +28,7 @@ function workerPids (lab) {
   return [...new Set([...lab.output().matchAll(/worker pid (\d+)/g)].map(function pid (m) { return Number(m[1]) }))]
 }
 
-/**
- * Stop the lab and check that nothing it started is left: the supervisor, its workers and the
- * experiments' load processes. Anything still there after a grace period is killed, by pid.
- */
+/** Stop the lab; its supervisor, workers and load processes still there after a grace period are killed, by pid. */
 export async function stopLab (lab, pids, term) {
   await lab.stop()
   const all = [lab.supervisorPid, ...workerPids(lab), ...pids]
@@ -90,13 +82,13 @@ export function openBrowser (url) {
   })
 }
 
-/** The supervisor's own line about the restart: how long it took and the pids. */
+/** The supervisor's own line about the restart of `oldPid`: what it said, how long it took and the pids; null after 5 s. */
 export async function restartLine (lab, oldPid) {
   const deadline = Date.now() + 5000
   for (;;) {
-    const lines = [...lab.output().matchAll(/streamlab: worker (\d+) killed: .*?; restarted in (\d+) ms \(worker pid (\d+)\)/g)]
-    const line = lines.find(function ofThisWorker (m) { return Number(m[1]) === oldPid })
-    if (line) return { oldPid, ms: Number(line[2]), newPid: Number(line[3]) }
+    const lines = [...lab.output().matchAll(/streamlab: (worker (\d+) killed: .*?); restarted in (\d+) ms \(worker pid (\d+)\)/g)]
+    const line = lines.find(function ofThisWorker (m) { return Number(m[2]) === oldPid })
+    if (line) return { said: line[1], oldPid, ms: Number(line[3]), newPid: Number(line[4]) }
     if (Date.now() > deadline) return null
     await sleep(50)
   }

@@ -1,16 +1,13 @@
 /**
- * A step of the demo, from an experiment's `demo` (experiments/<name>/figures.js):
- * its heading, what the teacher says, a question for the class, a pause, its
- * runs through the lab's experiment API (followed live on the terminal), and
- * what each run measured, in the words its `report` gives. Nothing here knows
- * an experiment.
+ * A step of the demo from an experiment's `demo` (experiments/<name>/figures.js): heading, intro,
+ * a question, a pause, its runs through the lab's experiment API, and what each measured, in the
+ * words its `report` gives. Nothing here knows an experiment.
  *
  *   demo = { title, plans: { full, quick }, intro(params, lab) -> lines, question(params) | text,
  *            prompt, progress(state) -> text,
  *            runs(params) -> [{ params, report(state, kit) -> { lines, figures }, mayBeLost? }] }
  *
- * An experiment without `runs` gets one run, reported as the table of its
- * `header` and `rows(result)` and the closing line `summary(result)`.
+ * Without `runs`: one run, reported as the table of `header` and `rows(result)`, then `summary(result)`.
  */
 import { formatMiB } from '../../lib/util/units.js'
 import { StepError, describeServerError } from '../../lib/measure/lab-client.js'
@@ -18,7 +15,8 @@ import { markdownTable } from '../../lib/measure/table.js'
 import { restartLine } from './lab.js'
 
 function failedRun (state) {
-  return new StepError(`the ${state.name} run ${state.status}: ${state.error ? describeServerError(state.error.status, state.error) : 'no error given'}`)
+  const why = state.error ? describeServerError(state.error.status, state.error) : 'no error given'
+  return new StepError(`the ${state.name} run ${state.status}: ${why}`)
 }
 
 /** Follow a run on the terminal; the final state. */
@@ -39,22 +37,14 @@ function tableRuns (demo) {
     return [{
       params,
       report: function tableReport (state, kit) {
-        return { lines: ['', ...kit.table([...demo.header], demo.rows(state.result))], figures: demo.summary ? [demo.summary(state.result)] : [] }
+        const figures = demo.summary ? [demo.summary(state.result)] : []
+        return { lines: ['', ...kit.table([...demo.header], demo.rows(state.result))], figures }
       }
     }]
   }
 }
 
-/**
- * Run one step.
- * @param {object} ctx the demo's: term, client, lab, pids, figures, pause, budget, steps (how many)
- * @param {number} number the step's place
- * @param {string} name the experiment
- * @param {object} demo its `demo`
- * @param {object} params the plan's parameters
- * @param {boolean} last the last step (no pause after it: the closing list comes)
- * @returns {Promise<'go'|'quit'|'interrupt'>}
- */
+/** Step `number` (experiment `name`) with ctx = the demo's term, client, lab, pids, figures, pause, budget, steps. */
 export async function runStep (ctx, number, name, demo, params, last) {
   const { term } = ctx
   term.say()

@@ -1,14 +1,7 @@
-/**
- * The demo's terminal: lines, a progress line that keeps changing at a
- * terminal (and is thinned out in a log), colour when it is a terminal, and
- * the pauses for the class (Enter, a number of seconds, or none).
- */
+/** The demo's terminal: lines, colour and a live progress line at a terminal (thinned out in a log), and the pauses. */
 import readline from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-/**
- * @param {{ stdout: NodeJS.WriteStream, stdin: NodeJS.ReadStream, pause: { mode: 'enter'|'timed'|'none', seconds: number } }} io
- */
 export function createTerminal ({ stdout, stdin, pause }) {
   const tty = stdout.isTTY === true
   const colour = tty && !process.env.NO_COLOR
@@ -33,10 +26,7 @@ export function createTerminal ({ stdout, stdin, pause }) {
     good: function good (text) { return style('1;32', text) },
     warn: function warn (text) { return style('1;31', text) },
     clearProgress,
-    /**
-     * One line that keeps changing at a terminal; in a log, a line when the
-     * step changes or every few seconds, so a file does not fill with them.
-     */
+    // in a log, a line when the step changes or every few seconds, so a file does not fill with them
     progress: function progress (text, extra = '') {
       if (tty) {
         stdout.write(`\r\x1b[2K  ${style('2', `… ${text}${extra}`)}`)
@@ -49,10 +39,7 @@ export function createTerminal ({ stdout, stdin, pause }) {
       lastLineAt = now
       stdout.write(`  … ${text}${extra}\n`)
     },
-    /**
-     * Wait for the teacher: Enter (q quits), a number of seconds, or not at all.
-     * @returns {Promise<'go'|'quit'|'interrupt'>}
-     */
+    /** Wait for the teacher: Enter (q quits), a number of seconds, or not at all; 'go', 'quit' or 'interrupt'. */
     pause: async function pauseForClass (next, signal) {
       clearProgress()
       if (pause.mode === 'none') return 'go'

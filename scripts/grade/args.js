@@ -1,8 +1,4 @@
-/**
- * npm run grade's command line: its usage, and its arguments read into what scripts/grade.js
- * runs (one handler, a folder, a service, or a class's cards collected), each flag checked and
- * a bad one refused with a TypeError that names it.
- */
+/** npm run grade's usage, and its command line read: each flag checked, a bad one refused with a TypeError naming it. */
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -13,9 +9,12 @@ import {
 import { checkFiguresName } from '../../lib/measure/figures.js'
 import { formatMemory, parseByteSize } from '../../lib/util/units.js'
 
+/** An HTTP token (RFC 9110), lower case: a header's name, each half of a media type. */
+const TOKEN = "[!#$%&'*+.^_`|~0-9a-z-]+"
+const HEADER_NAME = new RegExp(`^${TOKEN}$`)
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}$`)
 /** The least --memory-limit: the lab's own process, serving the handler, must fit in it. */
 const MIN_MEMORY_LIMIT = 256 * 1024 * 1024
-export const EXIT_USAGE = 2
 
 export const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- <folder> --csv class.csv [options]
@@ -23,37 +22,26 @@ export const USAGE = `Usage: npm run grade -- <handler.js> [options]
        npm run grade -- --collect DIR --seed N [--quick] [--only AREAS] [--csv FILE] [--verify K]
        (installed as a package: npx streamlab grade … takes the same arguments)
 
-  <handler.js>     an ES module (.js, .mjs) whose default export is an Express handler (req, res),
-                   sync or async, or an express.Router() with a post('/') route; or CommonJS (.cjs)
-  <folder>         a class: every .js, .mjs and .cjs file in it, and every folder in it with a
-                   package.json naming its module (exports ".", main) or an index.js, .mjs or .cjs,
-                   graded one at a time; one row each in the CSV and in an HTML table beside it;
-                   anything else is a row "skipped", with the reason
-  --quick          smaller bodies and bombs: about a minute a handler, the full run two to three
-                   (measured on a 2-core machine: docs/lessons/grade.md, "Run it")
-  --seed N         draw the bodies from seed N (0 to 4294967295): the card names the seed of every
-                   run, and --seed with it sends the same bodies again; by default a new random seed
-  --json FILE      also write the card as JSON: { handler, verdict, preset, seed, date, durationMs,
-                   labVersion, sha256, areas, encodings, checks: [{ area, name, pass, figure, limit, hint }],
-                   measures: [{ area, check, name, value, unit, better }] }
+  <handler.js>     an ES module (.js, .mjs) whose default export is an Express handler (req, res), sync or
+                   async, or an express.Router() with a post('/') route; or CommonJS (.cjs)
+  <folder>         a class: every .js, .mjs and .cjs file in it, and every folder with a package.json naming
+                   its module or an index.js, graded in turn: a row each in the CSV and the HTML table beside it
+  --quick          smaller bodies and bombs: about a minute a handler (docs/lessons/grade.md, "Run it")
+  --seed N         draw the bodies from seed N (0 to 4294967295): the card names its seed; default random
+  --json FILE      also write the card as JSON (handler, verdict, seed, checks, measures: docs/grading-in-ci.md)
   --figures NAME   also write docs/figures/NAME.json and NAME.md: the card as the docs quote it
-  --junit FILE     also write the card as JUnit XML, for CI: a testsuite per area, a testcase per
-                   check, a failure with the figure, the limit and the hint (not with a folder)
-  --classroom      also append the card as GitHub Classroom's autograding results (result=<base64 JSON>,
-                   a test per check, each area ${AREA_POINTS} points) to the file $GITHUB_OUTPUT names, for
-                   its reporter (docs/grading-in-ci.md), and print the points (not with a folder)
-  --baseline CARD  hold this run to an earlier --json card: fail (exit 4) when a memory slope, a peak
-                   or the speed ratio is worse than the baseline's by more than the tolerance; a
-                   baseline of another preset is refused, another lab version or seed is said
-  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent of the card's
-                   figure (default ${DEFAULT_TOLERANCE * 100}%; a difference under each measure's noise floor never fails)
-  --collect DIR    build the class table from cards graded elsewhere: DIR/<student>/card.json beside
-                   the file it graded; a card is refused unless its sha256 matches that file, its
-                   seed (--seed, needed), preset (--quick), areas (--only) and lab version are the
-                   class's, its checks are the grader's and each figure is in its range
-  --verify K       with --collect: grade K of the cards' submissions again here, drawn at random, on
-                   bodies of a fresh seed (printed), and refuse each card that disagrees (an area's
-                   verdict, or a figure better than measured here by more than --tolerance)
+  --junit FILE     also write the card as JUnit XML: a testsuite per area, a testcase per check (not a folder)
+  --classroom      also append GitHub Classroom's autograding results (each area ${AREA_POINTS} points) to the
+                   file $GITHUB_OUTPUT names, and print the points (not with a folder)
+  --baseline CARD  fail (exit 4) when a memory slope, a peak or the speed ratio is worse than this earlier
+                   --json card's by more than the tolerance; a card of another preset is refused
+  --tolerance P    with --baseline or --verify: how much worse is allowed, in percent
+                   (default ${DEFAULT_TOLERANCE * 100}%; under each measure's noise floor never fails)
+  --collect DIR    the class table from cards graded elsewhere, DIR/<student>/card.json beside the file it
+                   graded; a card is refused unless its sha256, seed (--seed, needed), preset, areas, lab
+                   version, checks and figures' ranges are the class's
+  --verify K       with --collect: grade K of the cards' submissions again here, on a fresh seed, and refuse
+                   each card that disagrees (a verdict, or a figure better by more than --tolerance)
   --verify-seed S  with --verify: draw the same K cards again
   --csv FILE       with a folder: the table's file (default <out>/class.csv); the HTML table goes beside it
   --only AREAS     only these areas, comma-separated: correctness, memory, speed, safety, resilience
@@ -65,10 +53,9 @@ export const USAGE = `Usage: npm run grade -- <handler.js> [options]
   --pid N          or watches one already running (never signalled); with neither, memory is not judged
                    and fails: add --only correctness,speed,safety,resilience
   --header "N: V"  sent with every body (repeat it): a token, Content-Type: application/json
-  --content-type T before the safety checks a small document goes in each encoding (gzip, deflate,
-                   br, zstd where Node has it, identity) and each one taken gets its bombs: in media
-                   type T (default: a Content-Type --header gives, else application/json, else
-                   application/octet-stream, the first it accepts one in); a handler or a service
+  --content-type T the media type the safety checks probe each encoding in and send its bombs in (default:
+                   a Content-Type --header gives, else the first of application/json, application/octet-stream
+                   taken)
   --allow-remote   aim at a URL that is not loopback (the card says so; its memory cannot be read)
   --memory-limit S the grader's memory budget (default a quarter of the machine, 1 to 4 GiB; at least
                    256MiB): a handler or a started service past it is killed, from its first byte
@@ -82,14 +69,7 @@ check passed but a figure is worse than the --baseline card's (docs/grading-in-c
 disagrees with its submission graded again (--verify).
 The checks and how to read the card: docs/lessons/grade.md`
 
-/**
- * Read the command line.
- * @param {string[]} argv
- * @returns {{ help: true } | { handler: string|null, folder: string|null, service: object|null, areas: string[]|null,
- *   preset: string, seed: number|null, json: string|null, csv: string|null, out: string, port: number, keepOpenMs: number }}
- *   one of `handler`, `folder` and `service` (readServiceArgs); `csv` is set for a folder
- * @throws {TypeError} naming the bad flag
- */
+/** The command line: null for --help, else one of `handler`, `folder`, `service` and `collect` set, with the common flags. */
 export function readGradeArgs (argv) {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -108,7 +88,7 @@ export function readGradeArgs (argv) {
       start: { type: 'string' },
       pid: { type: 'string' },
       header: { type: 'string', multiple: true },
-      'allow-remote': { type: 'boolean', default: false },
+      'allow-remote': { type: 'boolean' },
       'content-type': { type: 'string' },
       junit: { type: 'string' },
       classroom: { type: 'boolean' },
@@ -121,28 +101,28 @@ export function readGradeArgs (argv) {
       help: { type: 'boolean', short: 'h' }
     }
   })
-  if (values.help) return { help: true }
-  if (values.tolerance !== undefined && values.baseline === undefined && values.verify === undefined) throw new TypeError('--tolerance goes with --baseline or --verify: the card a grading is held to')
-  if (values.collect === undefined && values.verify !== undefined) throw new TypeError('--verify goes with --collect: the cards to grade again')
-  if (values['verify-seed'] !== undefined && values.verify === undefined) throw new TypeError('--verify-seed goes with --verify: it draws the cards to grade again')
+  if (values.help) return null
+  goesWith(values, 'tolerance', ['baseline', 'verify'], 'the card a grading is held to')
+  goesWith(values, 'verify', ['collect'], 'the cards to grade again')
+  goesWith(values, 'verify-seed', ['verify'], 'it draws the cards to grade again')
   if (values.collect !== undefined) return readCollectArgs(values, positionals)
   if (values.url !== undefined) return readServiceArgs(values, positionals)
-  for (const flag of ['start', 'pid', 'header']) {
-    if (values[flag] !== undefined) throw new TypeError(`--${flag} goes with --url: the service to grade`)
-  }
-  if (values['allow-remote']) throw new TypeError('--allow-remote goes with --url: the service to grade')
-  if (positionals.length !== 1) throw new TypeError(positionals.length === 0 ? 'give the handler to grade, or a folder of them' : `one handler or folder at a time, got ${positionals.join(', ')}`)
+  for (const flag of ['start', 'pid', 'header', 'allow-remote']) goesWith(values, flag, ['url'], 'the service to grade')
+  if (positionals.length === 0) throw new TypeError('give the handler to grade, or a folder of them')
+  if (positionals.length > 1) throw new TypeError(`one handler or folder at a time, got ${positionals.join(', ')}`)
   const target = positionals[0]
   if (!fs.existsSync(target)) throw new TypeError(`no such file or folder: ${target}`)
   const isFolder = fs.statSync(target).isDirectory()
   const common = readCommon(values)
   if (isFolder) {
-    if (values.json !== undefined || values.figures !== undefined) throw new TypeError('--json and --figures write one card: with a folder, each card is in its report folder (results.json), and the table in --csv')
+    if (values.json !== undefined || values.figures !== undefined) {
+      throw new TypeError('--json and --figures write one card: a class writes each card in its report folder, the table in --csv')
+    }
     if (values.junit !== undefined || values.baseline !== undefined || values.classroom) {
       throw new TypeError('--junit, --classroom and --baseline are for one card: grade one handler or service with them ' +
         '(each student\'s CI, docs/grading-in-ci.md)')
     }
-    if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade the submission on its own to watch it')
+    if (common.port !== 0 || common.keepOpenMs !== 0) throw new TypeError('--port and --keep-open watch one handler: grade it alone')
   } else if (values.csv !== undefined) {
     throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
   }
@@ -160,33 +140,28 @@ export function readGradeArgs (argv) {
   }
 }
 
-/**
- * The command line of a service grading (--url): the URL checked (a remote
- * one refused without --allow-remote), --start or --pid, the headers.
- * @returns {{ service: { url: string, command: string|null, pid: number|null, headers: Record<string, string>,
- *   allowRemote: boolean }, areas: string[]|null, preset: string, seed: number|null, json: string|null, out: string,
- *   port: number, keepOpenMs: number, handler: null, folder: null }}
- * @throws {TypeError} naming the bad flag
- */
+/** A service grading (--url): the URL checked (a remote one refused without --allow-remote), --start or --pid, the headers. */
 function readServiceArgs (values, positionals) {
   if (positionals.length > 0) throw new TypeError(`--url grades a service: no handler or folder beside it (got ${positionals.join(', ')})`)
   if (values.csv !== undefined) throw new TypeError('--csv writes a class\'s table: give a folder of submissions')
   const target = classifyUrl(values.url)
   if (!target.ok) throw new TypeError(`--url: ${target.problem}`)
   if (!target.loopback && !values['allow-remote']) throw new TypeError(remoteRefusal(target.url))
-  if (values.start !== undefined && values.pid !== undefined) throw new TypeError('give --start or --pid, not both: the lab either starts the service or watches one that runs')
+  if (values.start !== undefined && values.pid !== undefined) throw new TypeError('give --start or --pid, not both')
   if (values.start !== undefined && values.start.trim() === '') throw new TypeError('--start needs a command')
   let pid = null
   if (values.pid !== undefined) {
     pid = Number(values.pid)
     if (!Number.isSafeInteger(pid) || pid < 1) throw new TypeError(`--pid takes a process id, got ${values.pid}`)
   }
-  if ((values.start !== undefined || pid !== null) && !target.loopback) throw new TypeError('--start and --pid are for a service on this machine: its URL must be a loopback one')
+  if ((values.start !== undefined || pid !== null) && !target.loopback) {
+    throw new TypeError('--start and --pid are for a service on this machine: its URL must be a loopback one')
+  }
   const headers = {}
   for (const line of values.header ?? []) {
     const colon = line.indexOf(':')
     const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : ''
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new TypeError(`--header takes "Name: value", got ${JSON.stringify(line)}`)
+    if (!HEADER_NAME.test(name)) throw new TypeError(`--header takes "Name: value", got ${JSON.stringify(line)}`)
     headers[name] = line.slice(colon + 1).trim()
   }
   const common = readCommon(values)
@@ -194,31 +169,34 @@ function readServiceArgs (values, positionals) {
     ...common,
     handler: null,
     folder: null,
-    service: { url: target.url.href, command: values.start ?? null, pid, headers, allowRemote: values['allow-remote'] }
+    service: { url: target.url.href, command: values.start ?? null, pid, headers, allowRemote: values['allow-remote'] === true }
   }
 }
 
-/**
- * The command line of a class built from cards (--collect DIR): the teacher's seed (needed: a
- * card of other bodies is refused), preset and areas; the table's place, outside DIR.
- * @returns {{ collect: string, seed: number, preset: string, areas: string[]|null, csv: string, out: string,
- *   handler: null, folder: null, service: null }}
- * @throws {TypeError} naming the bad flag
- */
+/** A class built from cards (--collect DIR): the seed is needed (a card of other bodies is refused); the table goes outside DIR. */
 function readCollectArgs (values, positionals) {
-  if (positionals.length > 0) throw new TypeError(`--collect builds a table from cards: no handler or folder beside it (got ${positionals.join(', ')})`)
+  if (positionals.length > 0) throw new TypeError(`--collect reads cards: no handler or folder beside it (got ${positionals.join(', ')})`)
   const grades = values.verify === undefined ? ['content-type', 'memory-limit'] : []
+  const verifying = values.verify === undefined ? '' : ' and --verify grades them as the class grades'
+  const why = `--collect reads the cards students' CI wrote${verifying}`
   for (const flag of ['url', 'start', 'pid', 'header', 'json', 'figures', 'junit', 'classroom', 'baseline', ...grades]) {
-    if (values[flag] !== undefined) throw new TypeError(`--${flag} grades one target: --collect reads the cards students' CI wrote${values.verify === undefined ? '' : ' and --verify grades them as the class grades'}`)
+    if (values[flag] !== undefined) throw new TypeError(`--${flag} grades one target: ${why}`)
   }
   if (values.seed === undefined) throw new TypeError('--collect needs the class\'s --seed: a card graded with other bodies is refused')
   const dir = values.collect
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new TypeError(`--collect takes a folder of students' folders, got ${dir}`)
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new TypeError(`--collect takes a folder of students', got ${dir}`)
   const common = readCommon(values)
   const csv = values.csv ?? path.join(common.out, 'class.csv')
   const misplaced = classPlaceProblem(dir, { csv, reportDir: common.out })
   if (misplaced !== null) throw new TypeError(misplaced)
-  return { ...common, collect: dir, csv, verify: values.verify === undefined ? null : parseVerify(values.verify, values['verify-seed']), handler: null, folder: null, service: null }
+  const verify = values.verify === undefined ? null : parseVerify(values.verify, values['verify-seed'])
+  return { ...common, collect: dir, csv, verify, handler: null, folder: null, service: null }
+}
+
+/** Refuse `flag` given without any of `partners`. */
+function goesWith (values, flag, partners, why) {
+  if (values[flag] === undefined || partners.some(function given (p) { return values[p] !== undefined })) return
+  throw new TypeError(`--${flag} goes with ${partners.map(function named (p) { return `--${p}` }).join(' or ')}: ${why}`)
 }
 
 /** The flags a handler and a service share. */
@@ -226,7 +204,7 @@ function readCommon (values) {
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port takes 0 to 65535, got ${values.port}`)
   const keepOpen = Number(values['keep-open'])
-  if (!Number.isFinite(keepOpen) || keepOpen < 0 || keepOpen > 3600) throw new TypeError(`--keep-open takes 0 to 3600 seconds, got ${values['keep-open']}`)
+  if (!(keepOpen >= 0 && keepOpen <= 3600)) throw new TypeError(`--keep-open takes 0 to 3600 seconds, got ${values['keep-open']}`)
   let seed = null
   if (values.seed !== undefined) {
     try {
@@ -274,7 +252,7 @@ function readMemoryLimit (text) {
 function readContentType (text) {
   if (text === undefined) return null
   const type = text.trim().toLowerCase()
-  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/.test(type)) throw new TypeError(`--content-type takes a media type such as application/json, got ${JSON.stringify(text)}`)
+  if (!MEDIA_TYPE.test(type)) throw new TypeError(`--content-type takes a media type such as application/json, got ${JSON.stringify(text)}`)
   return type
 }
 

@@ -1,37 +1,29 @@
 /**
- * The attacks on the bounded-memory promise (docs/hostile.md), one function each. An attack gets a context
- * (the lab's url, the parameters, its own client set, a way to time the
- * normal /good request at a moment it chooses, an abort signal, and for an
- * attack on the ingest routes the route it goes to) and answers what its
- * own requests got. Every loop here is bounded in count and in time, and
- * every request goes to the lab on 127.0.0.1.
- *
- * An attack on the ingest routes is replayed on each route it lists: its
- * own (/good or /bad) and the textbook streaming route, /streamparser-json,
- * each row on a fresh lab. A route that does not read the format the attack
- * sends (lib/ingest/contenders.js: /express-json and /streamparser-json read one
- * JSON document, not NDJSON) gets a row that says so instead of a run.
+ * The attacks on the bounded-memory promise (docs/hostile.md), one function each: given a context
+ * (AttackContext), each answers what its own requests got. Every loop is bounded in count and time,
+ * every request goes to the lab on 127.0.0.1. An attack on the ingest routes is replayed on each
+ * route it lists, a fresh lab a row; a route that does not read what it sends gets a row saying so.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { performance } from 'node:perf_hooks'
-import { createBomb, prepareBomb } from '../../lib/generate/bombs.js'
+import { createBomb } from '../../lib/generate/bombs.js'
 import { createGzipStream } from '../../lib/generate/items.js'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { formatBytes } from '../../lib/util/units.js'
 import { ATTACK_GROUPS } from './params.js'
 import { denseDocument, repeatedBytes, tinyGoodBody, writeGzipPrefix } from './bodies.js'
-import { prepareWideBodies, prepareWindowBombs, wideWindows, windowBombs } from './window-attacks.js'
+import { prepareRatioBombs, prepareWideBodies, prepareWindowBombs, wideWindows, windowBombs } from './window-attacks.js'
 import { boundedPool, brief, countLabels, countsText, outcomeLabel, pause } from './outcomes.js'
 
 export { outcomeLabel } from './outcomes.js'
 
 /**
- * @typedef {{ url: string, params: object, input: any, clients: ReturnType<typeof import('./clients.js').createClientSet>,
- *   probeAfter: (ms: number) => Promise<object>, signal: AbortSignal, timeLeft: () => number, route: string|null }} AttackContext
- *   `input`: what the attack's `prepare` made, or null; `probeAfter(ms)`: the normal /good request,
- *   sent once, `ms` after the first call; `route`: the ingest route an attack on them goes to (null for the others)
+ * @typedef {{ url: string, params: object, input: any, clients: object, probeAfter: (ms: number) => Promise<object>,
+ *   signal: AbortSignal, timeLeft: () => number, route: string|null }} AttackContext
+ *   `input`: what `prepare` made, or null; `probeAfter(ms)`: the normal /good request, sent once, `ms` after
+ *   the first call; `route`: the ingest route an attack on them goes to, else null
  */
 
 /** The routes that stream: the worker's growth bound is judged on attacks to them. */
@@ -62,8 +54,9 @@ function denseAttack (kind) {
     })
     await probe
     return {
-      summary: `${records} records of ${document.elementsPerRecord.toLocaleString('en')} ${kind} (${formatBytes(document.inflatedBytes)} inflated, ` +
-        `${formatBytes(answer.sentBytes)} sent): ${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
+      summary: `${records} records of ${document.elementsPerRecord.toLocaleString('en')} ${kind} ` +
+        `(${formatBytes(document.inflatedBytes)} inflated, ${formatBytes(answer.sentBytes)} sent): ` +
+        `${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
       inflatedBytes: document.inflatedBytes,
       elementsPerRecord: document.elementsPerRecord,
       answer: brief(answer)
@@ -96,7 +89,8 @@ async function abandonUploads (ctx) {
   const sent = outcomes.reduce(function add (sum, o) { return sum + o.sentBytes }, 0)
   return {
     summary: `${outcomes.length} uploads of a ${formatBytes(bytes)} gzip body, each abandoned after ${abandonAfterMs} ms ` +
-      `(${formatBytes(sent / Math.max(1, outcomes.length))} sent on average): ${countsText(counts)}; then the normal /good: ${outcomeLabel(probe)}`,
+      `(${formatBytes(sent / Math.max(1, outcomes.length))} sent on average): ${countsText(counts)}; ` +
+      `then the normal /good: ${outcomeLabel(probe)}`,
     clients: outcomes.length,
     bodyBytes: bytes,
     sentBytes: sent,
@@ -104,10 +98,9 @@ async function abandonUploads (ctx) {
   }
 }
 
-/** 3a. Its bodies: the br and zstd bombs, made once by zlib's compressor into the bench's scratch directory. */
-async function prepareRatioBombs (params, scratch) {
-  for (const codec of params.bombCodecs) await prepareBomb({ variant: 'ratio', codec, bytes: String(params.bombBytes) }, { cacheDir: scratch })
-  return { cacheDir: scratch }
+/** 3a. Its bodies: the bombs of --bomb-codecs. */
+function prepareBombs (params, scratch) {
+  return prepareRatioBombs(params.bombCodecs, params.bombBytes, scratch)
 }
 
 /**
@@ -159,7 +152,8 @@ async function bigBadBody (ctx) {
   })
   await probe
   return {
-    summary: `a ${formatBytes(badBytes)} generated document (${formatBytes(answer.sentBytes)} gzipped) to /${ctx.route}: ${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
+    summary: `a ${formatBytes(badBytes)} generated document (${formatBytes(answer.sentBytes)} gzipped) to /${ctx.route}: ` +
+      `${outcomeLabel(answer)} in ${Math.round(answer.ms)} ms`,
     answer: brief(answer)
   }
 }
@@ -194,7 +188,8 @@ async function batchExport (ctx) {
   await probe
   const detail = answer.status >= 400 && answer.body?.error?.message ? ` (${String(answer.body.error.message).slice(0, 160)})` : ''
   return {
-    summary: `GET /db/batch?limit=${batchLimit}: ${outcomeLabel(answer)}${detail} after ${Math.round(answer.ms)} ms, ${formatBytes(answer.receivedBytes ?? 0)} received`,
+    summary: `GET /db/batch?limit=${batchLimit}: ${outcomeLabel(answer)}${detail} after ${Math.round(answer.ms)} ms, ` +
+      `${formatBytes(answer.receivedBytes ?? 0)} received`,
     answer: brief(answer)
   }
 }
@@ -267,8 +262,8 @@ async function metricsFlood (ctx) {
   // the streams the lab kept open through the hold (it may end some: a stalled one, say)
   const stillOpen = ctx.clients.open()
   return {
-    summary: `${opened.length} GET /metrics?interval=${sseIntervalMs} streams opened in ${Math.round(openMs)} ms (${countsText(counts)}), ` +
-      `held ${sseHoldMs / 1000} s, ${stillOpen} of them still open at the end of the hold`,
+    summary: `${opened.length} GET /metrics?interval=${sseIntervalMs} streams opened in ${Math.round(openMs)} ms ` +
+      `(${countsText(counts)}), held ${sseHoldMs / 1000} s, ${stillOpen} of them still open at the end of the hold`,
     streams: counts,
     stillOpen
   }
@@ -305,7 +300,8 @@ async function diskFill (ctx) {
   const counts = countLabels(uploads)
   const written = uploads.reduce(function add (sum, o) { return sum + (o.status === 200 ? o.body?.bytes ?? 0 : 0) }, 0)
   return {
-    summary: `${uploads.length} x ${formatBytes(fillBytes)} to /upload-stream (${countsText(counts)}; ${formatBytes(written)} acknowledged), ` +
+    summary: `${uploads.length} x ${formatBytes(fillBytes)} to /upload-stream ` +
+      `(${countsText(counts)}; ${formatBytes(written)} acknowledged), ` +
       `and GET /generate?save=1&bytes=${formatBytes(fillGenerateBytes)}&level=0: ${outcomeLabel(saved)} after ${Math.round(saved.ms)} ms`,
     uploads: counts,
     acknowledgedBytes: written,
@@ -313,41 +309,42 @@ async function diskFill (ctx) {
   }
 }
 
+/** An attack on the ingest routes: JSON to route `own`, then replayed on the textbook route. */
+function onIngest (id, title, own, fields) {
+  return { id, title, routes: [own, TEXTBOOK_ROUTE], sends: 'json', ...fields }
+}
+
 /**
- * The attacks by id: `run(ctx)`, `prepare(params, scratchDir)` for inputs made before the lab
- * starts (given to `run` as `ctx.input`), and how to show it. An attack on the ingest routes lists
- * `routes` (its own first, then the textbook route it is replayed on) and the format it `sends`;
- * its target and whether it is `judged` come with each route (`attackRows`). `judged`: the 64 MiB
- * bound on the worker's growth applies (the attack goes to a route whose memory is meant to be
- * constant: /good, /streamparser-json).
+ * The attacks by id: `run(ctx)`, `prepare(params, scratchDir)` for inputs made before the lab starts
+ * (`ctx.input`), and how to show it. An attack on the ingest routes lists `routes` (its own first)
+ * and the format it `sends`; its target, and whether the bound on the worker's growth is `judged`
+ * (a route meant to hold constant memory), come with each route (`attackRows`).
  */
 const ATTACKS = Object.freeze(Object.fromEntries([
-  { id: 'dense-objects', title: 'dense records, tiny objects', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('objects') },
-  { id: 'dense-arrays', title: 'dense records, tiny arrays', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('arrays') },
-  { id: 'dense-numbers', title: 'dense records, numbers', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: denseAttack('numbers') },
-  { id: 'abandoned-uploads', title: 'abandoned uploads', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareAbandoned, run: abandonUploads },
-  { id: 'ratio-bombs', title: 'ratio bombs in a row, in each codec', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareRatioBombs, run: ratioBombs },
-  { id: 'big-bad-body', title: 'large seed-style body', routes: ['bad', TEXTBOOK_ROUTE], sends: 'json', run: bigBadBody },
+  onIngest('dense-objects', 'dense records, tiny objects', 'good', { run: denseAttack('objects') }),
+  onIngest('dense-arrays', 'dense records, tiny arrays', 'good', { run: denseAttack('arrays') }),
+  onIngest('dense-numbers', 'dense records, numbers', 'good', { run: denseAttack('numbers') }),
+  onIngest('abandoned-uploads', 'abandoned uploads', 'good', { prepare: prepareAbandoned, run: abandonUploads }),
+  onIngest('ratio-bombs', 'ratio bombs in a row, in each codec', 'bad', { prepare: prepareBombs, run: ratioBombs }),
+  onIngest('big-bad-body', 'large seed-style body', 'bad', { run: bigBadBody }),
   { id: 'buffered-uploads', title: 'large buffered uploads', target: 'POST /upload-buffer', judged: false, run: bufferedUploads },
   { id: 'batch-export', title: 'large batch export', target: 'GET /db/batch', judged: false, run: batchExport },
-  { id: 'drip-clients', title: 'drip clients', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', run: dripClients },
+  onIngest('drip-clients', 'drip clients', 'good', { run: dripClients }),
   { id: 'metrics-flood', title: '/metrics flood', target: 'GET /metrics (SSE)', judged: false, run: metricsFlood },
   { id: 'disk-fill', title: 'disk fill', target: 'POST /upload-stream, GET /generate?save=1', judged: false, run: diskFill },
-  { id: 'wide-windows', title: 'valid bodies in the widest windows, at once', routes: ['good'], sends: 'json', prepare: prepareWideBodies, run: wideWindows },
-  { id: 'window-bombs', title: 'ratio bombs in windowed codecs, at once', routes: ['good', TEXTBOOK_ROUTE], sends: 'json', prepare: prepareWindowBombs, run: windowBombs }
+  onIngest('wide-windows', 'valid bodies in the widest windows, at once', 'good', {
+    prepare: prepareWideBodies, run: wideWindows, routes: ['good']
+  }),
+  onIngest('window-bombs', 'ratio bombs in windowed codecs, at once', 'good', { prepare: prepareWindowBombs, run: windowBombs })
 ].map(function withGroup (attack) {
   const group = Number(Object.keys(ATTACK_GROUPS).find(function holds (g) { return ATTACK_GROUPS[g].includes(attack.id) }))
   return [attack.id, Object.freeze({ ...attack, group })]
 })))
 
 /**
- * The rows a run measures, in order: one per attack, and for an attack on the ingest routes one
- * per route it lists that `routes` lets through (all when null), each beside the attack's own.
- * A route that does not read what the attack sends gets a row with `skip`, the reason, and is not run.
- * @param {string[]} ids attack ids, in the order they run
- * @param {string[]|null} [routes] the ingest routes to replay attacks on; null: every route each lists
- * @param {Record<string, object>} [attacks] the registry (a spec passes its own)
- * @returns {Array<{ attack: object, route: string|null, label: string, target: string, judged: boolean, skip: string|null }>}
+ * The rows a run measures, in order: one per attack, and for an attack on the ingest routes one per
+ * route it lists that `routes` lets through (null: all). A route that does not read what the attack
+ * sends gets `skip`, the reason, and is not run. `attacks`: the registry (a spec passes its own).
  */
 export function attackRows (ids, routes = null, attacks = ATTACKS) {
   const rows = []

@@ -30,7 +30,8 @@ export const options = FLAG_SPECS
 export function normalize (values) {
   const opts = normalizeHostileOptions(values)
   if (attackRows(opts.attacks, opts.routes).length === 0) {
-    throw new TypeError(`--routes ${opts.routes.join(',')} leaves none of ${opts.attacks.join(', ')} to run: each goes to its own route or streamparser-json`)
+    throw new TypeError(`--routes ${opts.routes.join(',')} leaves none of ${opts.attacks.join(', ')} to run: ` +
+      'each goes to its own route or streamparser-json')
   }
   return opts
 }
@@ -45,6 +46,8 @@ export async function run (opts, report) {
     title: 'Hostile clients: does the lab hold?',
     markdown: `${hostileTable(result.rows)}\n\n${hostileNotes(result, opts, SAMPLE_MS)}`,
     charts: hostileCharts(result.rows),
-    data: { dataDir: result.dataDir, ownDataDirs: result.ownDataDirs, sampleMs: SAMPLE_MS, growthBound: opts.growthBound, attacks: result.rows }
+    data: {
+      dataDir: result.dataDir, ownDataDirs: result.ownDataDirs, sampleMs: SAMPLE_MS, growthBound: opts.growthBound, attacks: result.rows
+    }
   }
 }

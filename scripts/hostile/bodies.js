@@ -1,8 +1,4 @@
-/**
- * Request bodies for the hostile bench, made as they are sent: a few
- * reused 64 KiB pieces, never a whole body in memory (a dense record is
- * 15.5 MiB, an upload 200 MB).
- */
+/** Request bodies for the hostile bench, made as they are sent from a few reused 64 KiB pieces, never whole in memory. */
 import { randomFillSync } from 'node:crypto'
 import fs from 'node:fs'
 import { Readable, Writable } from 'node:stream'
@@ -40,12 +36,9 @@ function seededDigits (seed) {
 }
 
 /**
- * A valid `{"items":[...]}` document of `records` records, each one JSON array of about
- * `recordBytes` bytes of tiny elements: `[{"k":3},{"k":7},...]`, `[[3],[7],...]` or `[3,7,...]`.
- * The digits are seeded and a 64 KiB run never repeats within deflate's 32 KiB window, so it
- * compresses about 5:1, far from any ratio limit: it is the parse, not the inflate, that it tests.
- * @param {{ kind: keyof DENSE_KINDS, records: number, recordBytes: number, seed?: number }} params
- * @returns {{ stream: Readable, inflatedBytes: number, elementsPerRecord: number }}
+ * A valid `{"items":[...]}` document of `records` records, each a JSON array of about `recordBytes`
+ * bytes of tiny elements (`[{"k":3},...]`, `[[3],...]` or `[3,...]`). Seeded digits in 64 KiB runs
+ * never repeat within deflate's window, so it compresses far from any ratio limit: it tests the parse.
  */
 export function denseDocument ({ kind, records, recordBytes, seed = 13 }) {
   const element = DENSE_KINDS[kind]
@@ -79,12 +72,7 @@ export function denseDocument ({ kind, records, recordBytes, seed = 13 }) {
   }
 }
 
-/**
- * Exactly `bytes` bytes of one random 64 KiB piece, repeated: an upload body that costs the
- * sender nothing. Random, so that no filesystem or proxy on the way could shrink it.
- * @param {number} bytes
- * @returns {Readable}
- */
+/** Exactly `bytes` bytes of one random 64 KiB piece, repeated: costs the sender nothing, and nothing on the way can shrink it. */
 export function repeatedBytes (bytes) {
   const piece = randomFillSync(Buffer.allocUnsafe(PIECE))
   function * pieces () {
@@ -94,12 +82,8 @@ export function repeatedBytes (bytes) {
 }
 
 /**
- * Write the first `bytes` bytes of a gzipped generated document to `file`: an abandoned upload's
- * body is the start of a bigger document, cut where its declared Content-Length says it ends.
- * Made once before the attack, so that 200 clients cost the bench a file read each, not a gzip.
- * @param {string} file
- * @param {number} bytes
- * @returns {Promise<number>} bytes written (fewer only if the document ends first)
+ * Write the first `bytes` bytes of a gzipped generated document to `file` (an abandoned upload's body),
+ * once before the attack, so that each client costs a file read, not a gzip; answers the bytes written.
  */
 export async function writeGzipPrefix (file, bytes) {
   const handle = await fs.promises.open(file, 'w')
@@ -127,12 +111,7 @@ export async function writeGzipPrefix (file, bytes) {
   return written
 }
 
-/**
- * A generated document of `items` items, gzipped, whole: the normal request timed during each
- * attack is small (1,000 items is about 90 KB), so it is made once and sent from memory.
- * @param {number} items
- * @returns {Promise<Buffer>}
- */
+/** A generated document of `items` items, gzipped, whole: the normal request is small, made once and sent from memory. */
 export async function smallGoodBody (items) {
   const { json, gzip } = createGzipStream({ size: items })
   const collected = buffer(gzip)

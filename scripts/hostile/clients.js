@@ -1,9 +1,7 @@
 /**
- * The hostile bench's HTTP clients. Every request belongs to a client set;
- * each has a time limit, and `destroyAll()` ends whatever is still open, so
- * an attack can never leave a socket (or the bench) hanging. Nothing here
- * keeps a whole answer: bodies are counted, and only their first bytes kept
- * to read an error's JSON.
+ * The hostile bench's HTTP clients: every request belongs to a client set and has a time limit, and
+ * `destroyAll()` ends whatever is open, so no attack leaves a socket hanging. Answers are counted,
+ * only their first bytes kept to read an error's JSON.
  */
 import http from 'node:http'
 import { Transform } from 'node:stream'
@@ -19,23 +17,15 @@ const KEPT = 16 * 1024
  *   `status` 0 with `error` ('timeout', 'abandoned', 'destroyed', ECONNREFUSED ...) when no answer came
  */
 
-/**
- * A set of requests that can all be ended at once.
- * @returns {{ request: typeof request, openStream: typeof openStream, destroyAll: () => number, open: () => number }}
- */
+/** A set of requests that can all be ended at once. */
 export function createClientSet () {
   const open = new Set()
   let closed = false
 
   /**
-   * Send one request and read its whole answer (counted, the first 16 KiB kept).
-   * @param {string} url
-   * @param {{ method?: string, headers?: object, body?: Buffer|null, streams?: import('node:stream').Stream[]|null,
-   *   send?: ((req: http.ClientRequest, count: (n: number) => void) => () => void)|null,
-   *   timeoutMs: number, abandonAfterMs?: number|null }} options
-   *   the body is a Buffer, or `streams` for pipeline (a readable, then transforms), or `send`,
-   *   which writes it itself and returns its cleanup; `abandonAfterMs`: hang up after this long
-   * @returns {Promise<Outcome>}
+   * One request, its whole answer read (counted, the first KEPT bytes kept). The body is `body`, or
+   * `streams` for pipeline, or `send(req, count)`, which writes it and returns its cleanup;
+   * `abandonAfterMs`: hang up after this long.
    */
   function request (url, { method = 'GET', headers = {}, body = null, streams = null, send = null, timeoutMs, abandonAfterMs = null }) {
     const started = performance.now()
@@ -88,14 +78,7 @@ export function createClientSet () {
     })
   }
 
-  /**
-   * Open a long-lived GET (an SSE stream) and keep reading and dropping what it sends.
-   * Resolves when the answer's head arrives (or the attempt fails); the stream stays open
-   * until `destroyAll()`.
-   * @param {string} url
-   * @param {{ headers?: object, timeoutMs: number }} options time limit for the head
-   * @returns {Promise<{ status: number, error: string|null }>}
-   */
+  /** A long-lived GET (an SSE stream), read and dropped until destroyAll(); resolves on the answer's head (timeoutMs) or failure. */
   function openStream (url, { headers = {}, timeoutMs }) {
     return new Promise(function connect (resolve) {
       let answered = false
@@ -146,7 +129,6 @@ export function createClientSet () {
   }
 }
 
-/** Counts what passes on to the socket. */
 function countingPassThrough (count) {
   return new Transform({
     transform: function countSent (chunk, encoding, callback) {

@@ -1,9 +1,7 @@
 /**
- * The lab as a user starts it, watched from outside: `node server.js` with
- * its default flags (memory budget included) on a free port of 127.0.0.1;
- * its worker's RSS read from /proc; its crashes read from the supervisor's
- * own lines; its requests in flight from GET /metrics; its data directory
- * weighed and, when it is the shared default one, put back as it was.
+ * The lab as a user starts it (`node server.js`, default flags), watched from outside: its worker's
+ * RSS from /proc, crashes from the supervisor's lines, requests in flight from GET /metrics, its
+ * data directory weighed and, when it is the shared default one, put back as it was.
  */
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
@@ -21,18 +19,14 @@ const SERVER = path.join(PROJECT_ROOT, 'server.js')
 const WORKER_PID = /worker pid (\d+)/g
 /** What server.js prints about a crash (worker N killed: ... / died of ... / exited with ...). */
 const CRASH_LINE = /streamlab: worker (\d+) (killed|died of|exited with)[^\n]*/g
-/** Older supervisors gave up after too many crashes; newer ones never do. */
+/** A supervisor that stops restarting its worker says so. */
 const GAVE_UP = /giving up/
 const START_TIMEOUT_MS = 30_000
 const STOP_GRACE_MS = 3000
 /** Backups of the lab's saved documents, beside them; never counted as the lab's bytes. */
 const BACKUP_SUFFIX = '.hostile-backup'
 
-/**
- * Whether this server.js takes `--data-dir` (it is being worked on): then each attack gets a
- * temporary data directory; otherwise the lab writes to its default one, test-data/.
- * @returns {Promise<boolean>}
- */
+/** Whether server.js takes `--data-dir`: then each attack gets a temporary data directory, else the lab writes to test-data/. */
 export async function serverTakesDataDir () {
   try {
     const { stdout } = await promisify(execFile)(process.execPath, [SERVER, '--help-all'], { cwd: PROJECT_ROOT, timeout: 10_000 })
@@ -42,63 +36,32 @@ export async function serverTakesDataDir () {
   }
 }
 
-/**
- * Start `node server.js --port 0 --host 127.0.0.1 [--data-dir DIR] ...flags`.
- * @param {{ flags?: string[], dataDir?: string|null }} settings `dataDir` only where the server takes one
- * @returns {Promise<HostileLab>}
- * @throws when it exits, or does not listen within 30 s (it is killed then)
- */
+/** `node server.js --port 0 --host 127.0.0.1 [--data-dir DIR] ...flags`, listening; throws when it exits or does not listen in time. */
 export async function startHostileLab ({ flags = [], dataDir = null } = {}) {
   const args = [SERVER, '--port', '0', '--host', '127.0.0.1', ...(dataDir ? ['--data-dir', dataDir] : []), ...flags]
   // its output is kept for the whole run: crashes and restarts are told there
   const lab = await startListeningProcess(args, { timeoutMs: START_TIMEOUT_MS, graceMs: STOP_GRACE_MS })
-  return new HostileLab(lab.child, lab.url, lab.exited, lab.output)
-}
-
-/** A running lab. Made by startHostileLab. */
-class HostileLab {
-  constructor (child, url, exited, output) {
-    this.child = child
-    this.url = url
-    this.exited = exited
-    this.output = output
+  function workerPids () {
+    return [...lab.output().matchAll(WORKER_PID)].map(function pid (m) { return Number(m[1]) })
   }
-
-  /** Every worker pid the supervisor has named, first to latest. */
-  workerPids () {
-    return [...this.output().matchAll(WORKER_PID)].map(function pid (m) { return Number(m[1]) })
-  }
-
-  /** The worker now serving (the latest named). */
-  workerPid () {
-    const pids = this.workerPids()
-    return pids.length > 0 ? pids[pids.length - 1] : null
-  }
-
-  /** Whether the supervisor still runs (it gives up after too many crashes). */
-  alive () {
-    return this.child.exitCode === null && this.child.signalCode === null
-  }
-
-  /** SIGTERM (the supervisor stops its worker), SIGKILL if it hangs. */
-  async stop () {
-    if (!this.alive()) return this.exited
-    const child = this.child
-    const timer = setTimeout(function forceKill () { child.kill('SIGKILL') }, STOP_GRACE_MS)
-    child.kill('SIGTERM')
-    const ended = await this.exited
-    clearTimeout(timer)
-    return ended
+  return {
+    url: lab.url,
+    output: lab.output,
+    /** SIGTERM (the supervisor stops its worker), SIGKILL if it hangs. */
+    stop: lab.stop,
+    /** Every worker pid the supervisor has named, first to latest. */
+    workerPids,
+    /** The worker now serving (the latest named). */
+    workerPid: function workerPid () { return workerPids().at(-1) ?? null },
+    /** Whether the supervisor still runs. */
+    alive: function alive () { return lab.child.exitCode === null && lab.child.signalCode === null }
   }
 }
 
 /**
- * The crashes in a stretch of the supervisor's output. server.js may tell one crash twice
- * ("...; restarting at once", then "...; restarted in 80 ms (worker pid N)"), so a crash is a
- * worker pid named in a crash line; a new worker pid named in the stretch counts too, in case
- * the wording of crash lines changes.
- * @param {string} output
- * @returns {{ kills: number, lines: string[], crashedPids: number[], newPids: number[], gaveUp: boolean }}
+ * The crashes in a stretch of the supervisor's output. server.js may tell one crash twice, so a
+ * crash is a worker pid named in a crash line; a new worker pid in the stretch counts too, in case
+ * the crash lines' wording changes.
  */
 export function readCrashes (output) {
   const matches = [...output.matchAll(CRASH_LINE)]
@@ -113,21 +76,12 @@ export function readCrashes (output) {
   }
 }
 
-/**
- * The memory budget the supervisor announced ("memory budget 5.88 GiB", "no memory budget").
- * @param {string} output
- * @returns {string|null}
- */
+/** The memory budget the supervisor announced ("memory budget 5.88 GiB", "no memory budget"), or null. */
 export function readBudget (output) {
   return /\(worker pid \d+, ([^)]*budget[^)]*)\)/.exec(output)?.[1] ?? null
 }
 
-/**
- * The worker's RSS now: the median of a few reads 50 ms apart, so one read during a
- * collection does not set the baseline.
- * @param {HostileLab} lab
- * @returns {Promise<number|null>} bytes
- */
+/** The worker's RSS now: the median of a few reads 50 ms apart, so one read during a collection does not set the baseline. */
 export async function idleRss (lab) {
   const reads = []
   for (let k = 0; k < 5; k++) {
@@ -140,13 +94,9 @@ export async function idleRss (lab) {
 }
 
 /**
- * Read the serving worker's VmRSS and VmHWM from /proc every `everyMs` until stopped. The
- * kernel's peak is reset first (and for each new worker), so a peak shorter than a sampling
- * gap is still seen, unless the lab resets it itself in between (it does per lone request).
- * @param {HostileLab} lab
- * @param {number} everyMs
- * @returns {{ stop: () => { peakRss: number|null, maxRss: number|null, maxHwm: number|null, samples: number,
- *   points: Array<{ s: number, rss: number }> } }}
+ * The serving worker's VmRSS and VmHWM from /proc every `everyMs` until stop(). The kernel's peak is
+ * reset first (and for each new worker), so a peak shorter than a sampling gap is still seen, unless
+ * the lab resets it itself in between (it does per lone request).
  */
 export function sampleRss (lab, everyMs) {
   const started = performance.now()
@@ -180,13 +130,7 @@ export function sampleRss (lab, everyMs) {
   }
 }
 
-/**
- * Ask GET /metrics (JSON) for `requestsInFlight` until it is 0 or `settleMs` has passed.
- * @param {ReturnType<typeof import('./clients.js').createClientSet>} clients
- * @param {string} url the lab
- * @param {number} settleMs
- * @returns {Promise<{ requestsInFlight: number|null, waitedMs: number, error: string|null }>}
- */
+/** Ask GET /metrics (JSON) for `requestsInFlight` until it is 0 or `settleMs` has passed. */
 export async function settleInFlight (clients, url, settleMs) {
   const started = performance.now()
   for (;;) {
@@ -201,12 +145,7 @@ export async function settleInFlight (clients, url, settleMs) {
   }
 }
 
-/**
- * Bytes of the files under `dir` (their sizes, not their blocks), our backups left out.
- * Files that vanish while it walks are skipped.
- * @param {string} dir
- * @returns {Promise<number>}
- */
+/** Bytes of the files under `dir` (sizes, not blocks), our backups left out, files that vanish meanwhile skipped. */
 export async function bytesUnder (dir) {
   let entries
   try {
@@ -230,13 +169,7 @@ export async function bytesUnder (dir) {
   return total
 }
 
-/**
- * The bytes under `dir` once they stop changing: read every 500 ms until two reads agree or
- * `settleMs` has passed (a lab that cancels a save removes its temp file a moment later).
- * @param {string} dir
- * @param {number} settleMs
- * @returns {Promise<{ bytes: number, waitedMs: number }>}
- */
+/** The bytes under `dir` once two reads 500 ms apart agree, or `settleMs` has passed (a cancelled save's temp file goes a moment later). */
 export async function settleBytes (dir, settleMs) {
   const started = performance.now()
   let bytes = await bytesUnder(dir)
@@ -251,22 +184,20 @@ export async function settleBytes (dir, settleMs) {
 }
 
 /**
- * Note what is in the shared data directory before an attack, so that what the lab adds can be
- * removed afterwards: new uploads, parts and temp files of our workers, a PGlite directory it
- * created, a saved document it replaced (kept meanwhile as a hard link beside it).
- * @param {string} dataDir
- * @returns {Promise<{ restore: (workerPids: number[]) => Promise<string[]> }>} restore answers what it removed
+ * What is in the shared data directory before an attack, so that restore(workerPids) can remove what
+ * the lab adds (new uploads, our workers' parts and temp files, a PGlite directory, a saved document
+ * it replaced, kept meanwhile as a hard link) and answer what it removed.
  */
 export async function guardDataDir (dataDir) {
   const uploadsBefore = new Set(await listUploads(dataDir))
   const pglite = path.join(dataDir, 'pglite')
-  const pgliteExisted = await exists(pglite)
+  const pgliteExisted = fs.existsSync(pglite)
   const saved = []
   for (const name of Object.values(SAVE_FILE_NAMES)) {
     const file = path.join(dataDir, name)
     const backup = file + BACKUP_SUFFIX
     let kept = false
-    if (await exists(file)) {
+    if (fs.existsSync(file)) {
       await fs.promises.rm(backup, { force: true })
       await fs.promises.link(file, backup)
       kept = true
@@ -283,13 +214,13 @@ export async function guardDataDir (dataDir) {
       removed.push(...(await removeDeadParts(dataDir)).map(function shown (name) { return path.join('uploads', name) }))
       for (const { file, backup, kept } of saved) {
         if (kept) await fs.promises.rename(backup, file)
-        else if (await exists(file)) {
+        else if (fs.existsSync(file)) {
           await fs.promises.rm(file, { force: true })
           removed.push(path.basename(file))
         }
       }
       removed.push(...await removeWorkerTempFiles(dataDir, workerPids))
-      if (!pgliteExisted && await exists(pglite)) {
+      if (!pgliteExisted && fs.existsSync(pglite)) {
         await fs.promises.rm(pglite, { recursive: true, force: true })
         removed.push('pglite/')
       }
@@ -301,12 +232,7 @@ export async function guardDataDir (dataDir) {
 /** Temp files of saves our workers did not finish (lib/util/atomic-file.js names them `.<name>.<pid>.<hex>.tmp`). */
 async function removeWorkerTempFiles (dataDir, workerPids) {
   const removed = []
-  let names = []
-  try {
-    names = await fs.promises.readdir(dataDir)
-  } catch (err) {
-    if (err.code !== 'ENOENT') throw err
-  }
+  const names = fs.existsSync(dataDir) ? await fs.promises.readdir(dataDir) : []
   for (const name of names) {
     const match = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name)
     if (match === null || !workerPids.includes(Number(match[1]))) continue
@@ -314,14 +240,4 @@ async function removeWorkerTempFiles (dataDir, workerPids) {
     removed.push(name)
   }
   return removed
-}
-
-async function exists (file) {
-  try {
-    await fs.promises.lstat(file)
-    return true
-  } catch (err) {
-    if (err.code === 'ENOENT') return false
-    throw err
-  }
 }

@@ -1,11 +1,8 @@
-/**
- * The hostile bench's parameters: every size, count and time bound in one
- * place, frozen, with a `--quick` set beside the full one. Flags override
- * whichever set is chosen; a bad value is a TypeError naming its flag.
- */
+/** The hostile bench's parameters, full and `--quick`, frozen; flags override the set chosen, a bad value a TypeError naming it. */
 import { BOMB_CODECS, bombCodecAvailable } from '../../lib/generate/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { parseByteSize } from '../../lib/util/units.js'
+import { list } from '../../lib/measure/args.js'
 
 /** The attacks in the order they run, in the numbered groups of docs/hostile.md. */
 export const ATTACK_GROUPS = Object.freeze({
@@ -22,116 +19,55 @@ export const ATTACK_GROUPS = Object.freeze({
 
 const ATTACK_IDS = Object.freeze(Object.values(ATTACK_GROUPS).flat())
 
-/**
- * Flag -> [parameter, kind, what it sets (the attack's number first)]. Kinds: count (positive integer), bytes (500MB, 15.5MiB),
- * ms (60s, 500ms, 2m; a bare number is seconds, as server.js reads durations).
- */
-const FLAGS = Object.freeze({
-  records: ['records', 'count', '1: records in each dense body'],
-  'record-bytes': ['recordBytes', 'bytes', '1: bytes of each dense record'],
-  'abandon-clients': ['abandonClients', 'count', '2: uploads that give up'],
-  'abandon-concurrency': ['abandonConcurrency', 'count', '2: of them at once'],
-  'abandon-bytes': ['abandonBytes', 'bytes', '2: the gzip body each declares'],
-  'abandon-after': ['abandonAfterMs', 'ms', '2: when each hangs up'],
-  bombs: ['bombs', 'count', '3: ratio bombs to /bad in a row, in each of --bomb-codecs'],
-  'bomb-bytes': ['bombBytes', 'bytes', '3: what each inflates to (450MB: 445 KB sent)'],
-  'bad-bytes': ['badBytes', 'bytes', '3: the generated document sent through /bad'],
-  uploads: ['uploads', 'count', '4: uploads to /upload-buffer at once'],
-  'upload-bytes': ['uploadBytes', 'bytes', '4: each'],
-  'batch-limit': ['batchLimit', 'count', '5: rows asked of GET /db/batch'],
-  'batch-timeout': ['batchTimeoutMs', 'ms', '5: client timeout'],
-  drips: ['drips', 'count', '6: clients sending a byte at a time'],
-  'drip-every': ['dripEveryMs', 'ms', '6: between bytes'],
-  'drip-for': ['dripForMs', 'ms', '6: then they hang up'],
-  'sse-clients': ['sseClients', 'count', '7: /metrics streams held open'],
-  'sse-interval': ['sseIntervalMs', 'count', '7: their ?interval= in ms'],
-  'sse-hold': ['sseHoldMs', 'ms', '7: how long they are held'],
-  'fill-for': ['fillForMs', 'ms', '8: how long the uploads loop and the save run'],
-  'fill-bytes': ['fillBytes', 'bytes', '8: each upload to /upload-stream'],
-  'fill-concurrency': ['fillConcurrency', 'count', '8: uploads at once'],
-  'fill-uploads': ['fillUploads', 'count', '8: uploads at most'],
-  'fill-generate': ['fillGenerateBytes', 'bytes', '8: GET /generate?save=1&level=0&bytes='],
-  'window-uploads': ['windowUploads', 'count', '9: valid uploads at once in each of br and zstd (of --bomb-codecs)'],
-  'window-bytes': ['windowBytes', 'bytes', '9: the document each inflates to'],
-  'window-bombs': ['windowBombs', 'count', '9: ratio bombs at once in each of br and zstd (--bomb-bytes each)'],
-  'probe-items': ['probeItems', 'count', 'items in the normal /good request'],
-  'probe-timeout': ['probeTimeoutMs', 'ms', 'its client timeout'],
-  'attack-timeout': ['attackTimeoutMs', 'ms', 'the most any attack may take'],
-  settle: ['settleMs', 'ms', 'how long to wait for requests in flight to reach 0'],
-  'growth-bound': ['growthBound', 'bytes', 'growth allowed on attacks to /good']
-})
-
 const MiB = 1024 * 1024
 
-/** The full run: a few minutes on two cores, most of it the drip's minute. */
-const FULL = Object.freeze({
-  records: 8,
-  recordBytes: Math.round(15.5 * MiB),
-  abandonClients: 200,
-  abandonConcurrency: 20,
-  abandonBytes: 20_000_000,
-  abandonAfterMs: 50,
-  bombs: 6,
-  // a ratio bomb of 450 MB inflated is 445,568 bytes on the wire
-  bombBytes: 450_000_000,
-  badBytes: 300_000_000,
-  uploads: 3,
-  uploadBytes: 200_000_000,
-  batchLimit: 2_000_000,
-  batchTimeoutMs: 60_000,
-  drips: 8,
-  dripEveryMs: 10_000,
-  dripForMs: 60_000,
-  sseClients: 3000,
-  sseIntervalMs: 100,
-  sseHoldMs: 10_000,
-  fillForMs: 10_000,
-  fillBytes: 4_000_000,
-  fillConcurrency: 4,
-  fillUploads: 2000,
-  fillGenerateBytes: 8_000_000_000,
-  windowUploads: 16,
-  windowBytes: 40_000_000,
-  windowBombs: 16,
-  probeItems: 1000,
-  probeTimeoutMs: 30_000,
-  attackTimeoutMs: 180_000,
-  settleMs: 5000,
-  growthBound: 64 * MiB
+/**
+ * Flag -> [parameter, kind, the full run's value, --quick's, what it sets (the attack's number first)].
+ * Kinds: count (positive integer), bytes (500MB, 15.5MiB), ms (60s, 500ms, 2m; a bare number is seconds,
+ * as server.js reads durations). The full run takes a few minutes on two cores, most of it the drip's
+ * minute; --quick, the same attacks small enough to see every row in well under a minute.
+ */
+const FLAGS = Object.freeze({
+  records: ['records', 'count', 8, 2, '1: records in each dense body'],
+  'record-bytes': ['recordBytes', 'bytes', Math.round(15.5 * MiB), MiB, '1: bytes of each dense record'],
+  'abandon-clients': ['abandonClients', 'count', 200, 20, '2: uploads that give up'],
+  'abandon-concurrency': ['abandonConcurrency', 'count', 20, 10, '2: of them at once'],
+  'abandon-bytes': ['abandonBytes', 'bytes', 20_000_000, 2_000_000, '2: the gzip body each declares'],
+  'abandon-after': ['abandonAfterMs', 'ms', 50, 50, '2: when each hangs up'],
+  bombs: ['bombs', 'count', 6, 2, '3: ratio bombs to /bad in a row, in each of --bomb-codecs'],
+  'bomb-bytes': ['bombBytes', 'bytes', 450_000_000, 50_000_000, '3: what each inflates to (450MB: 445 KB sent)'],
+  'bad-bytes': ['badBytes', 'bytes', 300_000_000, 20_000_000, '3: the generated document sent through /bad'],
+  uploads: ['uploads', 'count', 3, 3, '4: uploads to /upload-buffer at once'],
+  'upload-bytes': ['uploadBytes', 'bytes', 200_000_000, 10_000_000, '4: each'],
+  'batch-limit': ['batchLimit', 'count', 2_000_000, 1000, '5: rows asked of GET /db/batch'],
+  'batch-timeout': ['batchTimeoutMs', 'ms', 60_000, 15_000, '5: client timeout'],
+  drips: ['drips', 'count', 8, 2, '6: clients sending a byte at a time'],
+  'drip-every': ['dripEveryMs', 'ms', 10_000, 1000, '6: between bytes'],
+  'drip-for': ['dripForMs', 'ms', 60_000, 3000, '6: then they hang up'],
+  'sse-clients': ['sseClients', 'count', 3000, 50, '7: /metrics streams held open'],
+  'sse-interval': ['sseIntervalMs', 'count', 100, 100, '7: their ?interval= in ms'],
+  'sse-hold': ['sseHoldMs', 'ms', 10_000, 2000, '7: how long they are held'],
+  'fill-for': ['fillForMs', 'ms', 10_000, 2000, '8: how long the uploads loop and the save run'],
+  'fill-bytes': ['fillBytes', 'bytes', 4_000_000, 1_000_000, '8: each upload to /upload-stream'],
+  'fill-concurrency': ['fillConcurrency', 'count', 4, 2, '8: uploads at once'],
+  'fill-uploads': ['fillUploads', 'count', 2000, 50, '8: uploads at most'],
+  'fill-generate': ['fillGenerateBytes', 'bytes', 8_000_000_000, 100_000_000, '8: GET /generate?save=1&level=0&bytes='],
+  'window-uploads': ['windowUploads', 'count', 16, 4, '9: valid uploads at once in each of br and zstd (of --bomb-codecs)'],
+  'window-bytes': ['windowBytes', 'bytes', 40_000_000, 4_000_000, '9: the document each inflates to'],
+  'window-bombs': ['windowBombs', 'count', 16, 4, '9: ratio bombs at once in each of br and zstd (--bomb-bytes each)'],
+  'probe-items': ['probeItems', 'count', 1000, 100, 'items in the normal /good request'],
+  'probe-timeout': ['probeTimeoutMs', 'ms', 30_000, 10_000, 'its client timeout'],
+  'attack-timeout': ['attackTimeoutMs', 'ms', 180_000, 60_000, 'the most any attack may take'],
+  settle: ['settleMs', 'ms', 5000, 3000, 'how long to wait for requests in flight to reach 0'],
+  'growth-bound': ['growthBound', 'bytes', 64 * MiB, 64 * MiB, 'growth allowed on attacks to /good']
 })
 
-/** `--quick`: the same attacks, small enough to see every row in well under a minute. */
-const QUICK = Object.freeze({
-  ...FULL,
-  records: 2,
-  recordBytes: MiB,
-  abandonClients: 20,
-  abandonConcurrency: 10,
-  abandonBytes: 2_000_000,
-  bombs: 2,
-  bombBytes: 50_000_000,
-  badBytes: 20_000_000,
-  uploadBytes: 10_000_000,
-  batchLimit: 1000,
-  batchTimeoutMs: 15_000,
-  drips: 2,
-  dripEveryMs: 1000,
-  dripForMs: 3000,
-  sseClients: 50,
-  sseHoldMs: 2000,
-  fillForMs: 2000,
-  fillBytes: 1_000_000,
-  fillConcurrency: 2,
-  fillUploads: 50,
-  fillGenerateBytes: 100_000_000,
-  windowUploads: 4,
-  windowBytes: 4_000_000,
-  windowBombs: 4,
-  probeItems: 100,
-  probeTimeoutMs: 10_000,
-  attackTimeoutMs: 60_000,
-  settleMs: 3000
-})
+const FULL = valuesAt(2)
+const QUICK = valuesAt(3)
+
+function valuesAt (column) {
+  return Object.freeze(Object.fromEntries(Object.values(FLAGS).map(function value (row) { return [row[0], row[column]] })))
+}
 
 /** The parseArgs specs (no defaults: a flag not given leaves the chosen set's value). */
 export const FLAG_SPECS = Object.freeze(Object.fromEntries([
@@ -145,8 +81,8 @@ export const FLAG_SPECS = Object.freeze(Object.fromEntries([
 
 /** The flag text of usage(): one line per flag, with the full and quick values. */
 export function flagLines () {
-  return Object.entries(FLAGS).map(function line ([flag, [key, kind, text]]) {
-    return `  --${flag.padEnd(20)} ${text} (default ${shown(FULL[key], kind)}, quick ${shown(QUICK[key], kind)})`
+  return Object.entries(FLAGS).map(function line ([flag, [, kind, full, quick, text]]) {
+    return `  --${flag.padEnd(20)} ${text} (default ${shown(full, kind)}, quick ${shown(quick, kind)})`
   }).join('\n')
 }
 
@@ -161,12 +97,8 @@ function shown (value, kind) {
 }
 
 /**
- * Normalise parsed flags into a new frozen object; the caller's is never changed.
- * @param {Record<string, string|boolean|string[]|undefined>} values from node:util parseArgs
- * @returns {Readonly<typeof FULL & { quick: boolean, attacks: string[], routes: string[]|null, bombCodecs: string[], serverFlags: string[] }>}
- *   `routes`: the ingest routes the attacks on them go to; null when not given (each attack's own and the textbook route);
- *   `bombCodecs`: the codecs of the ratio bombs (every one this Node makes and decodes unless given)
- * @throws {TypeError} naming the bad flag
+ * parseArgs' values as a new frozen set: `routes` the ingest routes attacks go to (null: each attack's
+ * own and the textbook route), `bombCodecs` (every one this Node makes and decodes unless given).
  */
 export function normalizeHostileOptions (values = {}) {
   const quick = values.quick === true
@@ -174,15 +106,16 @@ export function normalizeHostileOptions (values = {}) {
   for (const [flag, [key, kind]] of Object.entries(FLAGS)) {
     if (values[flag] !== undefined) out[key] = parseFlag(flag, kind, values[flag])
   }
-  if (out.sseIntervalMs < 10 || out.sseIntervalMs > 60_000) throw new TypeError(`--sse-interval takes 10 to 60000 ms, got ${out.sseIntervalMs}`)
+  const sse = out.sseIntervalMs
+  if (!(sse >= 10 && sse <= 60_000)) throw new TypeError(`--sse-interval takes 10 to 60000 ms, got ${sse}`)
   if (out.recordBytes < 16) throw new TypeError(`--record-bytes must be at least 16 bytes, got ${out.recordBytes}`)
   out.attacks = readAttacks(values.attacks ?? 'all')
   out.routes = values.routes === undefined ? null : readRoutes(values.routes)
   out.bombCodecs = readBombCodecs(values['bomb-codecs'] ?? BOMB_CODECS.filter(bombCodecAvailable).join(','))
   const serverFlags = values['server-flag'] ?? []
   for (const flag of serverFlags) {
-    if (typeof flag !== 'string' || !flag.startsWith('--')) throw new TypeError(`--server-flag takes server.js flags such as --memory-limit=512MiB, got "${flag}"`)
-    if (/^--(port|host)(=|$)/.test(flag)) throw new TypeError(`--server-flag ${flag}: the bench chooses the port and binds 127.0.0.1 itself`)
+    if (!String(flag).startsWith('--')) throw new TypeError(`--server-flag takes server.js flags (--memory-limit=512MiB), got "${flag}"`)
+    if (/^--(port|host)(=|$)/.test(flag)) throw new TypeError(`--server-flag ${flag}: the bench chooses the port and host itself`)
   }
   out.serverFlags = [...serverFlags]
   return Object.freeze(out)
@@ -211,31 +144,37 @@ function parseDuration (flag, text) {
   return ms
 }
 
-/** Ingest route names, comma-separated (bad, good, express-json, streamparser-json), in the order tables show them. */
-function readRoutes (text) {
-  const wanted = String(text).split(',').map(function trim (s) { return s.trim().replace(/^\//, '') }).filter(Boolean)
-  for (const route of wanted) {
-    if (!INGEST_ROUTE_NAMES.includes(route)) throw new TypeError(`--routes takes ${INGEST_ROUTE_NAMES.join(', ')}; got "${route}"`)
-  }
-  if (wanted.length === 0) throw new TypeError('--routes names no route')
-  return INGEST_ROUTE_NAMES.filter(function chosen (route) { return wanted.includes(route) })
+/** The names comma-separated `text` chooses of `known` (a route's leading / dropped), in known's order. */
+function chosen (flag, text, known, what) {
+  const wanted = list(String(text), function name (s) {
+    const named = s.replace(/^\//, '')
+    if (!known.includes(named)) throw new TypeError(`--${flag} takes ${known.join(', ')}; got "${named}"`)
+    return named
+  })
+  if (wanted.length === 0) throw new TypeError(`--${flag} names no ${what}`)
+  return known.filter(function kept (name) { return wanted.includes(name) })
 }
 
-/** Codecs, comma-separated, in BOMB_CODECS's order: zstd only on a Node whose zlib has it. */
+/** Ingest routes, in the order tables show them. */
+function readRoutes (text) {
+  return chosen('routes', text, INGEST_ROUTE_NAMES, 'route')
+}
+
+/** Codecs, in BOMB_CODECS's order: zstd only on a Node whose zlib has it. */
 function readBombCodecs (text) {
-  const wanted = String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)
-  for (const codec of wanted) {
-    if (!BOMB_CODECS.includes(codec)) throw new TypeError(`--bomb-codecs takes ${BOMB_CODECS.join(', ')}; got "${codec}"`)
-    if (!bombCodecAvailable(codec)) throw new TypeError(`--bomb-codecs ${codec}: this Node (${process.versions.node}) has no ${codec} in zlib (Node 22.15 and later)`)
+  const codecs = chosen('bomb-codecs', text, BOMB_CODECS, 'codec')
+  for (const codec of codecs) {
+    if (!bombCodecAvailable(codec)) {
+      throw new TypeError(`--bomb-codecs ${codec}: this Node (${process.versions.node}) has no ${codec} in zlib (Node 22.15 and later)`)
+    }
   }
-  if (wanted.length === 0) throw new TypeError('--bomb-codecs names no codec')
-  return BOMB_CODECS.filter(function chosen (codec) { return wanted.includes(codec) })
+  return codecs
 }
 
 /** `all`, attack ids, or group numbers (1 to 9), comma-separated; run in the registry's order. */
 function readAttacks (text) {
   const wanted = new Set()
-  for (const item of String(text).split(',').map(function trim (s) { return s.trim() }).filter(Boolean)) {
+  for (const item of list(String(text), String)) {
     if (item === 'all') for (const id of ATTACK_IDS) wanted.add(id)
     else if (ATTACK_GROUPS[item]) for (const id of ATTACK_GROUPS[item]) wanted.add(id)
     else if (ATTACK_IDS.includes(item)) wanted.add(item)

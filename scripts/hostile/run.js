@@ -1,13 +1,8 @@
 /**
- * The hostile bench's runner: each attack on a fresh lab, measured the same
- * way. Before: a warm-up request, the worker's idle RSS, the data
- * directory's bytes. During: the worker's RSS every 20 ms, and the normal
- * /good request when the attack says. After: every client gone, the lab's
- * requests in flight polled until they settle, the bytes on disk, the
- * supervisor's crash lines; then the lab stopped and what it wrote removed.
- * An attack on the ingest routes is one row per route (attacks.js
- * `attackRows`); a row whose route does not read the attack's body is
- * reported with the reason, and no lab is started for it.
+ * The hostile bench's runner: each row (attacks.js `attackRows`) on a fresh lab, measured alike.
+ * Before: a warm-up request, the worker's idle RSS, the data directory's bytes. During: the RSS every
+ * SAMPLE_MS, the normal /good request when the attack says. After: clients gone, requests in flight
+ * settled, bytes on disk, crash lines; then the lab stopped and what it wrote removed.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -28,12 +23,7 @@ export const SAMPLE_MS = 20
 /** What an attack that overran its time gets to wind down once its clients are destroyed. */
 const WIND_DOWN_MS = 5000
 
-/**
- * Run the chosen attacks, one fresh lab per row.
- * @param {ReturnType<typeof import('./params.js').normalizeHostileOptions>} opts
- * @param {(event: object) => void} report progress and log lines, as scripts/bench.js prints them
- * @returns {Promise<{ dataDir: string, rows: object[] }>}
- */
+/** Run the chosen attacks (normalizeHostileOptions), one fresh lab a row; `report` takes progress and log events. */
 export async function runHostile (opts, report) {
   const probeBody = await smallGoodBody(opts.probeItems)
   const ownDataDirs = await serverTakesDataDir()
@@ -46,11 +36,8 @@ export async function runHostile (opts, report) {
     rows.push(row)
   }
   report({ type: 'progress', done: planned.length, total: planned.length, label: 'done' })
-  return {
-    dataDir: ownDataDirs ? 'a temporary directory per attack (server.js --data-dir)' : path.relative(process.cwd(), DEFAULTS.dataDir) || DEFAULTS.dataDir,
-    ownDataDirs,
-    rows
-  }
+  const shared = path.relative(process.cwd(), DEFAULTS.dataDir) || DEFAULTS.dataDir
+  return { dataDir: ownDataDirs ? 'a temporary directory per attack (server.js --data-dir)' : shared, ownDataDirs, rows }
 }
 
 /** The normal request: a small valid gzipped body to /good, timed. */
@@ -66,7 +53,8 @@ function probeGood (clients, url, body, timeoutMs) {
 /** The first fields of a row: which attack, where it went, and whether the growth bound applies. */
 function rowHead (plan) {
   const { attack } = plan
-  return { id: attack.id, label: plan.label, route: plan.route, group: attack.group, title: attack.title, target: plan.target, judged: plan.judged }
+  const { label, route, target, judged } = plan
+  return { id: attack.id, label, route, group: attack.group, title: attack.title, target, judged }
 }
 
 /** A row not run: its route does not read what the attack sends. */
@@ -105,7 +93,8 @@ async function measureAttack (plan, opts, { probeBody, ownDataDirs }) {
     if (lab !== null) {
       await lab.stop()
       row.workerPids = lab.workerPids()
-      row.serverOutput = lab.output().split('\n').filter(function worthKeeping (line) { return /streamlab: /.test(line) }).slice(-20)
+      const said = lab.output().split('\n').filter(function worthKeeping (line) { return /streamlab: /.test(line) })
+      row.serverOutput = said.slice(-20)
     }
     try {
       row.removedAfter = ownDataDirs ? [] : await guard.restore(row.workerPids ?? [])
@@ -151,7 +140,7 @@ async function attackAndWatch (attack, lab, opts, { probeBody, input, measuring,
     }, opts.attackTimeoutMs)
   })
   // settled either way, so an attack that fails after the deadline rejects nothing unheard
-  const running = attack.run(ctx).then(function finished (d) { return { details: d } }, function failed (err) { return { error: err } })
+  const running = attack.run(ctx).then(function finished (details) { return { details } }, function failed (error) { return { error } })
   const ended = await Promise.race([running, overran])
   clearTimeout(timer)
   const timedOut = ended.timedOut === true

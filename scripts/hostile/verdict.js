@@ -1,8 +1,4 @@
-/**
- * The hostile bench's result: each row judged ("held" or "BROKEN" with its
- * reasons, or "skipped" with the reason it was not run), the table, the
- * notes that say how each figure was measured, and the chart.
- */
+/** The hostile bench's result: each row judged (held, BROKEN with reasons, or skipped), the table, the notes, the chart. */
 import { formatBytes, formatDuration } from '../../lib/util/units.js'
 import { markdownTable, mib } from '../../lib/measure/table.js'
 
@@ -17,13 +13,7 @@ function probeAnswered (probe) {
   return probe?.status === 200 || (probe?.status === 503 && typeof probe.errorType === 'string')
 }
 
-/**
- * Judge one measured row.
- * @param {object} row as the runner measured it; `skipped`: why it was not run
- * @param {number} growthBound bytes the worker may grow by on attacks to the streaming routes
- * @returns {{ kills: number|null, growth: number|null, probe: object|null, inFlight: object|null,
- *   diskAdded: number|null, verdict: string, reasons: string[] }}
- */
+/** Judge one measured row; `growthBound`: bytes the worker may grow by on attacks to the streaming routes. */
 export function judge (row, growthBound) {
   if (row.skipped) {
     return { kills: null, growth: null, probe: null, inFlight: null, diskAdded: null, verdict: `skipped: ${row.skipped}`, reasons: [] }
@@ -63,11 +53,7 @@ function probeCell (probe) {
   return `${probe.label} (${probe.ms} ms)`
 }
 
-/**
- * The table: one row per attack.
- * @param {object[]} rows judged rows
- * @returns {string} Markdown
- */
+/** The table, in Markdown: one row per attack. */
 export function hostileTable (rows) {
   return markdownTable([...TABLE_HEADER], rows.map(function cells (row) {
     return [
@@ -82,38 +68,38 @@ export function hostileTable (rows) {
   }))
 }
 
-/**
- * How each figure was measured, and what each attack's own requests got.
- * @param {{ rows: object[], dataDir: string, ownDataDirs: boolean }} result
- * @param {ReturnType<typeof import('./params.js').normalizeHostileOptions>} opts
- * @param {number} sampleMs
- * @returns {string} Markdown
- */
+/** How each figure was measured, and what each attack's own requests got, in Markdown. */
 export function hostileNotes ({ rows, dataDir, ownDataDirs }, opts, sampleMs) {
   const flags = opts.serverFlags.length > 0 ? ` plus \`${opts.serverFlags.join(' ')}\`` : ' and nothing else'
   const budgets = [...new Set(rows.map(function budget (r) { return r.memoryBudget }).filter(Boolean))]
   const held = rows.filter(function isHeld (r) { return r.verdict === 'held' }).length
   const skipped = rows.filter(function isSkipped (r) { return r.skipped }).length
+  const skips = skipped > 0 ? ` (${skipped} skipped: the route does not read the body)` : ''
   const lines = [
-    `${held} of ${rows.length - skipped} attacks held${skipped > 0 ? ` (${skipped} skipped: the route does not read the body)` : ''}${opts.quick ? ' (--quick sizes)' : ''}.`,
+    `${held} of ${rows.length - skipped} attacks held${skips}${opts.quick ? ' (--quick sizes)' : ''}.`,
     '',
     `Each attack ran on a fresh lab: \`node server.js --port 0 --host 127.0.0.1\`${flags} ` +
       `(as the supervisor announced it: ${budgets.join(', ') || 'budget not announced'}); data directory: ${dataDir}.`,
     '',
     '- worker kills: workers the supervisor reported dead ("worker N killed: ...", "died of", "exited with") or replaced ' +
       '("worker pid N"), from the attack\'s start until it settled.',
-    `- worker peak growth: the worker's highest RSS while the attack ran, read by the bench from /proc/<worker pid>/status every ${sampleMs} ms ` +
-      '(VmRSS, and VmHWM reset at the start), minus its idle VmRSS after one warm-up request. ' +
-      `The ${mib(opts.growthBound)} MiB bound is judged only on attacks to the streaming routes (/good, /streamparser-json); elsewhere it is shown "(not judged)".`,
+    '- worker peak growth: the worker\'s highest RSS while the attack ran, read by the bench from /proc/<worker pid>/status ' +
+      `every ${sampleMs} ms (VmRSS, and VmHWM reset at the start), minus its idle VmRSS after one warm-up request. ` +
+      `The ${mib(opts.growthBound)} MiB bound is judged only on attacks to the streaming routes (/good, /streamparser-json); ` +
+      'elsewhere it is shown "(not judged)".',
     `- normal /good answer: ${opts.probeItems} generated items, gzipped, timed from the bench during the attack ` +
-      `(after it, for abandoned uploads); client timeout ${opts.probeTimeoutMs / 1000} s. A 200, or a 503 with the lab's JSON error, counts as answered.`,
-    `- left in flight: \`requestsInFlight\` of GET /metrics (Accept: application/json) once the attack's clients were destroyed, polled for up to ${opts.settleMs / 1000} s until 0.`,
-    `- bytes on disk: what the attack added to the data directory (file sizes), weighed before the lab stopped${ownDataDirs ? '' : '; the bench then removed what the lab added'}.`,
+      `(after it, for abandoned uploads); client timeout ${opts.probeTimeoutMs / 1000} s. ` +
+      'A 200, or a 503 with the lab\'s JSON error, counts as answered.',
+    '- left in flight: `requestsInFlight` of GET /metrics (Accept: application/json) once the attack\'s clients were destroyed, ' +
+      `polled for up to ${opts.settleMs / 1000} s until 0.`,
+    '- bytes on disk: what the attack added to the data directory (file sizes), weighed before the lab stopped' +
+      `${ownDataDirs ? '' : '; the bench then removed what the lab added'}.`,
     '',
     'What the attacks\' own requests got:',
     '',
     ...rows.map(function attackLine (row) {
-      const said = row.details?.summary ?? (row.skipped ? `not run: ${row.skipped}` : row.error ? `not run: ${row.error.split('\n')[0]}` : 'no summary')
+      const notRun = row.skipped ?? row.error?.split('\n')[0]
+      const said = row.details?.summary ?? (notRun ? `not run: ${notRun}` : 'no summary')
       const overran = row.timedOut ? ` (stopped at the ${opts.attackTimeoutMs / 1000} s attack limit)` : ''
       return `- ${row.id} (${row.target}): ${said}${overran}`
     })

@@ -1,8 +1,4 @@
-/**
- * Clinic.js for the profiler: whether it can run here, its stale trace logs
- * cleared, and `clinic <tool>` run around the profiled lab with the load as
- * its --on-port command. Pinned and fetched through npx: never installed.
- */
+/** Clinic.js for the profiler, pinned and fetched through npx: whether it can run here, and `clinic <tool>` around the lab. */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -10,12 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { CLINIC_VERSION, DOCTOR_LAST_WORKING, LOAD, MODES, SERVER, labDataDir, shown } from './settings.js'
 
-/**
- * Why Clinic should not even be tried for this mode on this Node, or null.
- * @param {string} mode
- * @param {string} nodeVersion e.g. process.versions.node
- * @returns {string|null}
- */
+/** Why Clinic should not even be tried for this mode on this Node (process.versions.node), or null. */
 export function clinicRefusal (mode, nodeVersion) {
   if (MODES[mode].clinic === null) return `${mode} is Node's own`
   const [major, minor] = nodeVersion.split('.').map(Number)
@@ -51,11 +42,7 @@ function shellQuote (text) {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${String(text).replace(/'/g, "'\\''")}'`
 }
 
-/**
- * Run `clinic <tool>` around scripts/profile/server.js, with the load as its --on-port command.
- * @returns {Promise<{ ok: boolean, reason: string|null, html: string|null, seconds: number, load: object|null }>}
- *   `html` is kept even when not `ok` (a report of an unhealthy load is still worth a look)
- */
+/** `clinic <tool>` around scripts/profile/server.js, the load its --on-port command; `html` is kept even when not `ok`. */
 export async function runClinic (args, bodyFile, log) {
   const tool = MODES[args.mode].clinic
   const loadResult = path.join(args.out, 'load.json')
@@ -94,7 +81,8 @@ export async function runClinic (args, bodyFile, log) {
   })
   const seconds = (Date.now() - started) / 1000
   const text = Buffer.concat(output).toString('utf8')
-  await fs.promises.writeFile(path.join(args.out, 'clinic.log'), text)
+  const logFile = path.join(args.out, 'clinic.log')
+  await fs.promises.writeFile(logFile, text)
   const load = await fs.promises.readFile(loadResult, 'utf8').then(JSON.parse, function noResult () { return null })
   const match = /Generated HTML file is (.+)$/m.exec(text)
   // doctor prints a file:// URL, the others a path relative to the working directory
@@ -102,10 +90,10 @@ export async function runClinic (args, bodyFile, log) {
   const html = printed ? (printed.startsWith('file:') ? fileURLToPath(printed) : path.resolve(PROJECT_ROOT, printed)) : null
   let reason = null
   if (spawnError) reason = `npx could not start: ${spawnError.message}`
-  else if (code !== 0) reason = `clinic ${tool} exited with ${signal ?? `code ${code}`} (its output is in ${shown(path.join(args.out, 'clinic.log'))})`
+  else if (code !== 0) reason = `clinic ${tool} exited with ${signal ?? `code ${code}`} (its output: ${shown(logFile)})`
   else if (html === null || !fs.existsSync(html)) reason = `clinic ${tool} exited 0 but wrote no HTML report`
   else if (load === null) reason = 'the load under clinic did not finish'
   // a report of a lab answering 500 profiles the failure, not the route
-  else if (load.non2xx > 0 || load.errors > 0) reason = `the load under clinic was not healthy: ${load.non2xx} non-2xx answers, ${load.errors} errors`
+  else if (load.non2xx > 0 || load.errors > 0) reason = `the load under clinic: ${load.non2xx} non-2xx answers, ${load.errors} errors`
   return { ok: reason === null, reason, html: html && fs.existsSync(html) ? html : null, seconds, load }
 }

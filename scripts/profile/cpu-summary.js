@@ -5,27 +5,36 @@
  */
 import fs from 'node:fs'
 
+/** A test of a frame: its function is `name`, or its url matches one of `urls`. */
+function frame (name, ...urls) {
+  return function test (f) { return f.functionName === name || urls.some(function matches (u) { return u.test(f.url) }) }
+}
+
+const NODE_MESSAGES = /^node:internal\/(worker|per_context\/messageport|event_target)/
+const NODE_READS = /^node:(net|internal\/stream_base_commons|_http_server|_http_common|internal\/http)/
+const NODE_START = /^node:internal\/(modules|bootstrap)\//
+
 /**
- * The kinds of work, in the order they are tried on each frame; the first that matches a frame of
- * the stack, leaf first, takes the sample. `(idle)`, `(garbage collector)` and `(program)` are V8's.
+ * The kinds of work, tried in order on each frame of the stack, leaf first: the first to match takes
+ * the sample. `(idle)`, `(garbage collector)` and `(program)` are V8's.
  */
 export const KINDS = Object.freeze([
-  { kind: 'idle', test: function isIdle (f) { return f.functionName === '(idle)' } },
-  { kind: 'collections', test: function isGc (f) { return f.functionName === '(garbage collector)' } },
-  { kind: 'native, unattributed', test: function isProgram (f) { return f.functionName === '(program)' } },
-  { kind: 'decode', test: function isDecode (f) { return /^node:buffer$/.test(f.url) && /slice|toString/i.test(f.functionName) } },
-  { kind: 'parse', test: function isParse (f) { return /\/lib\/parse\/parse-batch\.js$|\/lib\/json\/(parse-cost|validate)\.js$/.test(f.url) } },
-  { kind: 'tally', test: function isTally (f) { return /\/lib\/parse\/tally\.js$/.test(f.url) } },
-  { kind: 'find records', test: function isFind (f) { return /\/lib\/json\/(records|line-batcher|bytes|format)\.js$/.test(f.url) } },
-  { kind: 'digest', test: function isDigest (f) { return /^node:internal\/crypto\/hash$/.test(f.url) } },
-  { kind: 'inflate calls', test: function isInflate (f) { return /^node:zlib$/.test(f.url) || /\/lib\/ingest\/(gzip-framing|decoder-memory|zstd-frame)\.js$/.test(f.url) } },
-  { kind: 'messages', test: function isMessage (f) { return f.functionName === 'postMessage' || /\/lib\/parse\/(pool|parse-thread)\.js$|^node:internal\/(worker|per_context\/messageport|event_target)/.test(f.url) } },
-  { kind: 'counters', test: function isCounter (f) { return /\/lib\/ingest\/count\.js$/.test(f.url) } },
-  { kind: 'record sink', test: function isSink (f) { return /\/lib\/parse\/record-sink\.js$/.test(f.url) } },
-  { kind: 'reads', test: function isRead (f) { return /^node:(net|internal\/stream_base_commons|_http_server|_http_common|internal\/http)/.test(f.url) || /\/lib\/ingest\/read\.js$/.test(f.url) } },
-  { kind: 'streams', test: function isStream (f) { return /^node:internal\/streams\//.test(f.url) } },
-  { kind: 'metrics', test: function isMetrics (f) { return f.functionName === 'memoryUsage' || /\/lib\/(metrics|limits)\//.test(f.url) } },
-  { kind: 'start-up', test: function isStartUp (f) { return /^node:internal\/(modules|bootstrap)\//.test(f.url) || /^compile/.test(f.functionName) } }
+  { kind: 'idle', test: frame('(idle)') },
+  { kind: 'collections', test: frame('(garbage collector)') },
+  { kind: 'native, unattributed', test: frame('(program)') },
+  { kind: 'decode', test: function isDecode (f) { return f.url === 'node:buffer' && /slice|toString/i.test(f.functionName) } },
+  { kind: 'parse', test: frame(null, /\/lib\/parse\/parse-batch\.js$|\/lib\/json\/(parse-cost|validate)\.js$/) },
+  { kind: 'tally', test: frame(null, /\/lib\/parse\/tally\.js$/) },
+  { kind: 'find records', test: frame(null, /\/lib\/json\/(records|line-batcher|bytes|format)\.js$/) },
+  { kind: 'digest', test: frame(null, /^node:internal\/crypto\/hash$/) },
+  { kind: 'inflate calls', test: frame(null, /^node:zlib$/, /\/lib\/ingest\/(gzip-framing|decoder-memory|zstd-frame)\.js$/) },
+  { kind: 'messages', test: frame('postMessage', /\/lib\/parse\/(pool|parse-thread)\.js$/, NODE_MESSAGES) },
+  { kind: 'counters', test: frame(null, /\/lib\/ingest\/count\.js$/) },
+  { kind: 'record sink', test: frame(null, /\/lib\/parse\/record-sink\.js$/) },
+  { kind: 'reads', test: frame(null, NODE_READS, /\/lib\/ingest\/read\.js$/) },
+  { kind: 'streams', test: frame(null, /^node:internal\/streams\//) },
+  { kind: 'metrics', test: frame('memoryUsage', /\/lib\/(metrics|limits)\//) },
+  { kind: 'start-up', test: function isStartUp (f) { return NODE_START.test(f.url) || f.functionName.startsWith('compile') } }
 ])
 
 function kindOf (node, byId) {
@@ -35,12 +44,7 @@ function kindOf (node, byId) {
   return 'other'
 }
 
-/**
- * One profile's time by kind of work.
- * @param {{ nodes: object[], samples: number[], timeDeltas: number[] }} profile a parsed .cpuprofile
- * @returns {{ ms: number, busyMs: number, kinds: Array<{ kind: string, ms: number }> }} kinds by time,
- *   idle included; busyMs leaves idle out
- */
+/** A parsed .cpuprofile's time by kind of work, most first, idle included; busyMs leaves idle out. */
 export function summarizeProfile (profile) {
   if (!Array.isArray(profile?.nodes) || !Array.isArray(profile.samples) || !Array.isArray(profile.timeDeltas)) {
     throw new TypeError('a .cpuprofile has nodes, samples and timeDeltas')
@@ -69,11 +73,7 @@ export async function summarizeProfileFile (file) {
   return summarizeProfile(JSON.parse(await fs.promises.readFile(file, 'utf8')))
 }
 
-/**
- * The lines the profiler prints for one thread: its busy time, then each kind of work over 1 % of it.
- * @param {string} thread e.g. 'main thread'
- * @param {{ ms: number, busyMs: number, kinds: object[] }} summary
- */
+/** The lines the profiler prints for one thread: its busy time, then each kind of work over 1 % of it. */
 export function summaryLines (thread, summary) {
   const share = function pct (t) { return `${(100 * t / Math.max(summary.busyMs, 1e-9)).toFixed(0)} %` }
   const lines = [`${thread}: busy ${(summary.busyMs / 1000).toFixed(2)} s of ${(summary.ms / 1000).toFixed(2)} s profiled`]

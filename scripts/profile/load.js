@@ -1,23 +1,17 @@
 #!/usr/bin/env node
 /**
- * The load for `npm run profile`: one generated gzip body, sent again and
- * again to one route by autocannon's programmatic API. Its CLI reads a body
- * file (`-i`) as UTF-8 text and so corrupts gzip; the API sends a Buffer as is.
- *
- * As a module, `runLoad()` is what the fallback profilers call. As a script,
- * it is the command clinic runs once the lab listens (`--on-port`):
- *
- *   node scripts/profile/load.js --port 3000 --route good --body test-data/profiles/inputs/x.json.gz \
- *     --connections 10 --duration 20 --result test-data/profiles/doctor-good-.../load.json
+ * The load for `npm run profile`: one generated gzip body, again and again to one route, by
+ * autocannon's API (its CLI reads a body file as UTF-8 text, corrupting gzip). A module for the
+ * fallback profilers; a script for clinic's --on-port.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { DEFAULTS } from '../../lib/config/options.js'
 import { isUploadName, uploadDir } from '../../experiments/upload/server.js'
 import { formatDuration } from '../../lib/util/units.js'
+import { isMain, runScript } from '../cli.js'
 
 /** The routes a profile can load: the ingest pair, and the upload pair (bodies saved, then deleted). */
 export const ROUTES = Object.freeze({
@@ -27,12 +21,7 @@ export const ROUTES = Object.freeze({
   'upload-stream': Object.freeze({ path: '/upload-stream', upload: true, what: 'pipes the upload to a file' })
 })
 
-/**
- * Delete the file an upload route's answer names (`{ file }` in `<dataDir>/uploads/`).
- * @param {string} text the answer's body
- * @param {string} [dataDir]
- * @returns {Promise<boolean>} whether a file was deleted
- */
+/** Delete the file an upload route's answer names (`{ file }` in `<dataDir>/uploads/`): whether one was. */
 export async function deleteUploadAnswered (text, dataDir = DEFAULTS.dataDir) {
   let file
   try {
@@ -54,17 +43,11 @@ export async function deleteUploadAnswered (text, dataDir = DEFAULTS.dataDir) {
 const REQUEST_TIMEOUT_S = 120
 
 /**
- * Send `body` to `url` + the route's path until the duration passes or `amount` answers arrived.
- * @param {{ url: string, route: string, body: Buffer, connections?: number, duration?: number,
- *   amount?: number, dataDir?: string, onProgress?: (p: { answered: number, non2xx: number, elapsedS: number }) => void,
- *   onMidway?: () => void }} options `amount` > 0 wins over `duration` (seconds); upload routes'
- *   files are deleted from `<dataDir>/uploads/` as their answers arrive; `onMidway` is called
- *   once, half-way through (by time or by answers)
- * @returns {Promise<{ requests: number, ok: number, non2xx: number, statusCodes: Record<string, number>,
- *   errors: number, timeouts: number, latencyMs: { average: number, p50: number, p99: number, max: number },
- *   requestsPerSecond: number, durationS: number, bodyBytes: number }>}
+ * Send `body` to the route until `duration` seconds pass or `amount` (> 0 wins) answers arrived; an
+ * upload route's files are deleted as their answers arrive; `onMidway` is called once, half-way.
  */
-export async function runLoad ({ url, route, body, connections = 10, duration = 20, amount = 0, dataDir = DEFAULTS.dataDir, onProgress, onMidway }) {
+export async function runLoad (options) {
+  const { url, route, body, connections = 10, duration = 20, amount = 0, dataDir = DEFAULTS.dataDir, onProgress, onMidway } = options
   const spec = ROUTES[route]
   if (!spec) throw new TypeError(`unknown route "${route}": try ${Object.keys(ROUTES).join(', ')}`)
   if (!Buffer.isBuffer(body)) throw new TypeError('body must be a Buffer')
@@ -126,18 +109,16 @@ export async function runLoad ({ url, route, body, connections = 10, duration = 
   }
 }
 
-/**
- * One line that says how the load went, non-2xx answers and errors first when there were any.
- * @param {Awaited<ReturnType<typeof runLoad>>} load
- * @returns {string}
- */
+/** One line that says how the load went, with a warning when answers were not 2xx or failed. */
 export function describeLoad (load) {
-  const codes = Object.entries(load.statusCodes).map(function shown ([code, count]) { return `${count} x ${code}` }).join(', ') || 'no answers'
+  const codes = Object.entries(load.statusCodes).map(function shown ([code, count]) { return `${count} x ${code}` }).join(', ')
   const trouble = load.non2xx > 0 || load.errors > 0
-    ? ` WARNING: ${load.non2xx} non-2xx answers, ${load.errors} errors (${load.timeouts} timeouts): the profile is not of a healthy load`
+    ? ` WARNING: ${load.non2xx} non-2xx answers, ${load.errors} errors (${load.timeouts} timeouts): not a healthy load`
     : ''
-  return `load: ${load.ok} answers 2xx of ${load.requests} requests (${codes}) in ${formatDuration(load.durationS * 1000)}, ` +
-    `${load.requestsPerSecond.toFixed(1)} req/s, latency avg ${Math.round(load.latencyMs.average)} ms, p99 ${Math.round(load.latencyMs.p99)} ms${trouble}`
+  const { average, p99 } = load.latencyMs
+  const took = formatDuration(load.durationS * 1000)
+  return `load: ${load.ok} answers 2xx of ${load.requests} requests (${codes || 'no answers'}) in ${took}, ` +
+    `${load.requestsPerSecond.toFixed(1)} req/s, latency avg ${Math.round(average)} ms, p99 ${Math.round(p99)} ms${trouble}`
 }
 
 const USAGE = `Usage: node scripts/profile/load.js --port <n> --route <${Object.keys(ROUTES).join('|')}> --body <file.gz> [options]
@@ -148,11 +129,18 @@ The load \`npm run profile\` hands clinic (--on-port). Options:
   --duration <s>      default 20
   --amount <n>        a number of requests instead of a duration
   --result <file>     write the outcome as JSON there
-  --data-dir <dir>    the server's data directory: upload routes' files are deleted from its uploads/
-`
+  --data-dir <dir>    the server's data directory: upload routes' files are deleted from its uploads/`
 
-async function main () {
+/** A progress line every few seconds: the time, the answers, those not 2xx. */
+export function progressLogger (log) {
+  return function onProgress (p) {
+    log(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`)
+  }
+}
+
+function readOptions (argv) {
   const { values } = parseArgs({
+    args: argv,
     options: {
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string' },
@@ -166,38 +154,27 @@ async function main () {
       help: { type: 'boolean', short: 'h' }
     }
   })
-  if (values.help) {
-    process.stdout.write(USAGE)
-    return 0
-  }
+  if (values.help) return null
   const port = Number(values.port)
-  if (!Number.isInteger(port) || port < 1 || !ROUTES[values.route] || !values.body) {
-    process.stderr.write(`profile-load: --port, --route and --body are needed\n\n${USAGE}`)
-    return 2
-  }
+  if (!(Number.isInteger(port) && port > 0 && ROUTES[values.route] && values.body)) throw new TypeError('--port, --route and --body needed')
+  return { ...values, port }
+}
+
+async function main (values) {
   const body = await fs.promises.readFile(values.body)
   const load = await runLoad({
-    url: `http://${values.host}:${port}`,
+    url: `http://${values.host}:${values.port}`,
     route: values.route,
     body,
     connections: Number(values.connections),
     duration: Number(values.duration),
     amount: Number(values.amount),
     dataDir: values['data-dir'],
-    onProgress: function printProgress (p) {
-      process.stderr.write(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}\n`)
-    }
+    onProgress: progressLogger(function print (line) { process.stderr.write(`${line}\n`) })
   })
   process.stderr.write(describeLoad(load) + '\n')
   if (values.result) await fs.promises.writeFile(values.result, JSON.stringify(load, null, 2) + '\n')
   return 0
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then(function setExitCode (code) {
-    process.exitCode = code
-  }, function failed (err) {
-    console.error(`profile-load: ${err.stack ?? err.message}`)
-    process.exitCode = 1
-  })
-}
+if (isMain(import.meta.url)) runScript('profile-load', { usage: USAGE, readOptions, run: main })

@@ -1,23 +1,17 @@
-/**
- * Node's own profilers, the profiler's fallback and its `snapshot` mode: the
- * profiled lab started with --heap-prof or --cpu-prof (or asked for heap
- * snapshots over IPC), the load run against it, its RSS sampled from /proc.
- */
+/** Node's own profilers (the fallback, and `snapshot` over IPC) around the lab, the load, its RSS from /proc. */
 import fs from 'node:fs'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { formatDuration } from '../../lib/util/units.js'
 import { startListeningProcess } from '../../lib/measure/lab-process.js'
 import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
-import { ROUTES, deleteUploadAnswered, runLoad } from './load.js'
+import { ROUTES, deleteUploadAnswered, progressLogger, runLoad } from './load.js'
 import { HEAP_PROF_INTERVAL, MODES, SERVER, SNAPSHOT_TIMEOUT_MS, STOP_GRACE_MS, describePlan, labDataDir, shown } from './settings.js'
 
-/**
- * Start scripts/profile/server.js with Node flags, and wait until it listens. stop() sends SIGINT,
- * so the profilers write their files on the way out, and waits for them (SIGKILL after a minute).
- */
+/** scripts/profile/server.js with Node flags, listening; stop() sends SIGINT, so the profilers write their files on the way out. */
 export async function startProfileServer (nodeFlags, serverFlags = []) {
-  const lab = await startListeningProcess([...nodeFlags, SERVER, ...serverFlags], { ipc: true, stopSignal: 'SIGINT', graceMs: STOP_GRACE_MS })
+  const options = { ipc: true, stopSignal: 'SIGINT', graceMs: STOP_GRACE_MS }
+  const lab = await startListeningProcess([...nodeFlags, SERVER, ...serverFlags], options)
   return { ...lab, pid: lab.child.pid }
 }
 
@@ -42,19 +36,14 @@ export function watchMemory (pid) {
   }
 }
 
-export function progressLogger (log) {
-  return function onProgress (p) {
-    log(`  ${formatDuration(p.elapsedS * 1000)}: ${p.answered} answers${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`)
-  }
-}
-
 /** Node's own profilers around the lab: --heap-prof and/or --cpu-prof, written when it exits. */
 export async function runNodeProfilers (args, body, log) {
   const profilers = MODES[args.mode].profilers
   const nodeFlags = []
   if (profilers.includes('heap')) nodeFlags.push('--heap-prof', `--heap-prof-dir=${args.out}`, `--heap-prof-interval=${HEAP_PROF_INTERVAL}`)
   if (profilers.includes('cpu')) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${args.out}`)
-  log(`starting: node ${nodeFlags.map(function relative (flag) { return flag.replace(PROJECT_ROOT + path.sep, '') }).join(' ')} scripts/profile/server.js`)
+  const flags = nodeFlags.map(function relative (flag) { return flag.replace(PROJECT_ROOT + path.sep, '') })
+  log(`starting: node ${flags.join(' ')} scripts/profile/server.js`)
   const lab = await startProfileServer(nodeFlags, ['--data-dir', labDataDir(args)])
   log(`the lab listens on ${lab.url} (pid ${lab.pid}); load: ${describePlan(args, body)}`)
   const stopWatching = watchMemory(lab.pid)
@@ -137,7 +126,9 @@ export async function runSnapshots (args, body, log) {
   return { load, memory }
 }
 
-function loadOptions (args, url, body) {
-  return { url, route: args.route, body, connections: args.connections, duration: args.duration, amount: args.amount, dataDir: labDataDir(args) }
+/** runLoad's options from the command line's. */
+export function loadOptions (args, url, body) {
+  const { route, connections, duration, amount } = args
+  return { url, route, body, connections, duration, amount, dataDir: labDataDir(args) }
 }
 

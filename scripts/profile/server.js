@@ -1,20 +1,10 @@
 #!/usr/bin/env node
 /**
- * The lab in one process, for profilers. `node server.js` is a supervisor
- * that forks the lab into a worker, so a profiler wrapped around it would
- * profile the supervisor. This is the app itself, listening in the process
- * the profiler starts:
- *
- *   node scripts/profile/server.js [--port 0] [--host 127.0.0.1] [--data-dir DIR] [--snapshot-dir DIR]
- *
- * It prints "streamlab listening on http://HOST:PORT" and exits cleanly (exit
- * code 0) on SIGINT or SIGTERM, which is when `--heap-prof` and `--cpu-prof`
- * write their files. Forked with an IPC channel and a `--snapshot-dir`, it
- * writes a heap snapshot there for each `{ type: 'snapshot', label, idleWaitMs }`
- * message (first waiting up to `idleWaitMs` for the requests in flight to end)
- * and answers `{ type: 'snapshot-written', label, file, ms, inFlight }` (or
- * `{ type: 'snapshot-failed', label, message }`), so snapshots need no HTTP
- * endpoint and land where the caller said.
+ * The lab in one process, for profilers (`node server.js` is a supervisor that forks the lab, so a
+ * profiler around it would profile the supervisor). It exits 0 on SIGINT or SIGTERM, when --heap-prof
+ * and --cpu-prof write their files. With IPC and --snapshot-dir, each `{ type: 'snapshot', label,
+ * idleWaitMs }` message writes a heap snapshot there (after up to idleWaitMs for the requests in
+ * flight) and is answered `snapshot-written` { label, file, ms, inFlight } or `snapshot-failed`.
  */
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'

@@ -1,9 +1,4 @@
-/**
- * What the profiler's parts share: the pinned Clinic.js, where results and
- * inputs go, the profiled lab and its load (scripts/profile/server.js and
- * load.js, forked by the profile CLI only), the modes, and how a plan and a
- * path are shown.
- */
+/** What the profiler's parts share: the pinned Clinic.js, where results go, the lab and load it forks, the modes. */
 import path from 'node:path'
 import { DEFAULTS, PROJECT_ROOT } from '../../lib/config/options.js'
 import { formatBytes } from '../../lib/util/units.js'
@@ -19,16 +14,20 @@ export const INPUT_DIR = path.join(PROFILES_DIR, 'inputs')
 export const SERVER = path.join(PROJECT_ROOT, 'scripts', 'profile', 'server.js')
 export const LOAD = path.join(PROJECT_ROOT, 'scripts', 'profile', 'load.js')
 export const STOP_GRACE_MS = 60_000
-/**
- * Bytes between heap samples. Node's default, 512 KiB, leaves a few dozen samples for a short
- * load of small bodies; 32 KiB gives hundreds, so the lab's own frames show up.
- */
+/** Bytes between heap samples: Node's default (512 KiB) leaves a short load of small bodies a few dozen; the lab's frames need hundreds. */
 export const HEAP_PROF_INTERVAL = 32 * 1024
 export const SNAPSHOT_TIMEOUT_MS = 300_000
 
 export const MODES = Object.freeze({
-  doctor: Object.freeze({ clinic: 'doctor', profilers: ['cpu', 'heap'], what: 'CPU, memory, event-loop delay and handles over time, with a diagnosis' }),
-  heap: Object.freeze({ clinic: 'heapprofiler', profilers: ['heap'], sampler: true, what: 'which lines allocated the bytes and which hold them, V8 heap and Buffers (the lab\'s sampler)' }),
+  doctor: Object.freeze({
+    clinic: 'doctor', profilers: ['cpu', 'heap'], what: 'CPU, memory, event-loop delay and handles over time, with a diagnosis'
+  }),
+  heap: Object.freeze({
+    clinic: 'heapprofiler',
+    profilers: ['heap'],
+    sampler: true,
+    what: 'which lines allocated the bytes and which hold them, V8 heap and Buffers (the lab\'s sampler)'
+  }),
   flame: Object.freeze({ clinic: 'flame', profilers: ['cpu'], what: 'where CPU time goes, as a flame graph' }),
   snapshot: Object.freeze({ clinic: null, profilers: [], what: 'every object on the heap before, during and after the load' })
 })
@@ -38,11 +37,7 @@ export function shown (file) {
   return path.relative(PROJECT_ROOT, file) || '.'
 }
 
-/**
- * The profiled lab's data directory: its uploads land here, not in the test-data/uploads/ that
- * tests and other labs share, and it goes once the lab has stopped (an upload answered as the
- * load stops is never seen by the load, so never deleted by it).
- */
+/** The profiled lab's own data directory, removed once it stops: an upload answered as the load stops is never deleted by the load. */
 export function labDataDir (args) {
   return path.join(args.out, 'lab-data')
 }
