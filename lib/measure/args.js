@@ -16,25 +16,6 @@ export function positiveInteger (name) {
   }
 }
 
-/** Exit code of a command given a flag it does not take, or a value it cannot read. */
-const EXIT_USAGE = 2
-
-/** Run a measuring script: a bad flag prints it and the usage (exit 2), --help the usage (0), else `run` says. */
-export async function runCommand (argv, { usage, readOptions, run }) {
-  let options
-  try {
-    options = readOptions(argv)
-  } catch (err) {
-    process.stderr.write(`${err.message}\n${usage}\n`)
-    return EXIT_USAGE
-  }
-  if (options === null) {
-    process.stdout.write(`${usage}\n`)
-    return 0
-  }
-  return run(options)
-}
-
 /**
  * A measuring script's flags with the --figures NAME and -h/--help every one takes: null for --help, else
  * `values` and `integer(name, min, max)`. A TypeError names a flag it cannot read.
