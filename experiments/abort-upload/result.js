@@ -5,7 +5,7 @@
  * docs' claims beside what was measured) and `verdicts` (one per route, its
  * largest cell).
  */
-import { round } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 
 const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "the Writable destination is not closed automatically" ' +

@@ -15,7 +15,7 @@
  * Command-line side only: the server never loads this file.
  */
 import { experimentBench } from '../../lib/measure/experiment-bench.js'
-import { markdownTable } from '../../lib/measure/table.js'
+import { markdownTable, mib } from '../../lib/measure/table.js'
 import { list } from '../../lib/measure/args.js'
 import * as experiment from './index.js'
 
@@ -97,7 +97,6 @@ export async function run (opts, report) {
 
 /** A row per case, then each case's verdicts. */
 function casesTable (results) {
-  const mib = function mib (bytes) { return bytes === null || bytes === undefined ? 'n/a' : (bytes / 2 ** 20).toFixed(1) }
   const rows = results.map(function row ({ label, result }) {
     const c = result.cells[0]
     return [label, c.stoppedBy, String(c.seconds), mib(c.server?.peakAboveIdle), mib(c.peakHeldBytes),

@@ -8,7 +8,8 @@ import path from 'node:path'
 import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
-import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 
 export const name = 'chunk-size'
 

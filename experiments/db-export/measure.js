@@ -15,6 +15,7 @@ import { runChildJob } from '../../lib/experiments/load.js'
 import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { median } from '../../lib/measure/stats.js'
+import { round } from '../../lib/util/units.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 
 const CLIENT = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'client.js')
@@ -305,8 +306,4 @@ function stopChild (child) {
     })
     child.kill('SIGTERM')
   })
-}
-
-function round (value, scale) {
-  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
 }

@@ -7,7 +7,8 @@
  */
 import { runTinyWrites, tinyWritesCells } from './run.js'
 import { BATCH_STEPS, TINY_MODES } from './writes.js'
-import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 
 export const name = 'tiny-writes'
 

@@ -16,7 +16,8 @@ import { WARM_UP_HEADER } from '../../lib/util/lab-events.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
-import { choiceEntry, deepFreeze, integerEntry, round, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 
 export const name = 'upload'
 

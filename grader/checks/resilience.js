@@ -8,7 +8,7 @@
  */
 import { generatedBuffer, generatedDocument } from './bodies.js'
 import { abortUpload } from './client.js'
-import { round } from './figures.js'
+import { round } from '../../lib/util/units.js'
 import { PENDING_WAIT, pendingWait, timeoutFor } from './settings.js'
 
 const AREA = 'resilience'
@@ -51,7 +51,7 @@ export const checks = Object.freeze([
         await Promise.all(cuts.slice(k, k + BATCH).map(function cutOff (bytes) { return abortUpload(ctx.url('student'), upload.gzip, bytes, ctx.headers) }))
       }
       const res = await ctx.post('student', { file: normal.file })
-      const details = { aborted: cuts.length, cutAt: cuts, receivedBytes, MBps: MBps === null ? null : round(MBps) }
+      const details = { aborted: cuts.length, cutAt: cuts, receivedBytes, MBps: MBps === null ? null : round(MBps, 10) }
       if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s after ${cuts.length} aborted uploads`, details }
       const verdict = ctx.contract.answer(res, normal.reference)
       return {

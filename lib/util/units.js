@@ -1,12 +1,12 @@
 /**
- * Byte sizes as people type them ("500MB", "1.5GiB"), and bytes and durations as the lab prints
- * them: the one set of formatters for the server and the command-line tools (the dashboard, in
- * the browser, keeps its own copy in dashboard/format.js).
+ * Byte sizes as people type them ("500MB", "1.5GiB"), the byte units, rounding, and bytes and
+ * durations as the lab prints them: the one set for the server, the command-line tools, the grader
+ * and the page (served as /lib/util/units.js), so it uses nothing of Node.
  */
 
-const KiB = 1024
-const MiB = 1024 * KiB
-const GiB = 1024 * MiB
+export const KiB = 1024
+export const MiB = 1024 * KiB
+export const GiB = 1024 * MiB
 
 /** What a formatter writes for a figure that is missing (null, undefined, NaN). */
 const NOT_A_FIGURE = 'n/a'
@@ -43,6 +43,17 @@ export function parseByteSize (text) {
   const bytes = Math.round(Number(number) * multiplier)
   if (!Number.isSafeInteger(bytes)) throw new TypeError(`"${text}" is too large a byte size`)
   return bytes
+}
+
+/**
+ * A number rounded to 1/scale (scale 10: tenths, 100: hundredths); null for anything that is not a
+ * finite number, so a missing figure stays missing in JSON.
+ * @param {unknown} value
+ * @param {number} [scale]
+ * @returns {number|null}
+ */
+export function round (value, scale = 1) {
+  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
- * lib/util/units.js: byte sizes as people type them, and the one set of formatters the server and the
- * command-line tools print bytes and durations with (the dashboard keeps a browser copy).
+ * lib/util/units.js: byte sizes as people type them, rounding, and the one set of formatters the server,
+ * the command-line tools, the grader and the page print bytes and durations with.
  */
 import assert from 'node:assert/strict'
 import {
-  formatBytes, formatDecimalBytes, formatDuration, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize
+  formatBytes, formatDecimalBytes, formatDuration, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize, round
 } from '../../lib/util/units.js'
 
 const KiB = 1024
@@ -26,6 +26,16 @@ describe('lib/util/units.js', function () {
         assert.throws(function parse () { parseByteSize(text) }, TypeError, text)
       }
       assert.throws(function parse () { parseByteSize(1024) }, /must be a string/)
+    })
+  })
+
+  describe('round', function () {
+    it('rounds to 1/scale, to a whole number unless told', function () {
+      assert.deepEqual([round(2.5), round(1.2345, 100), round(0.00049, 1000), round(-1.25, 10)], [3, 1.23, 0, -1.2])
+    })
+
+    it('keeps a missing figure missing: null for null, NaN, Infinity or a string', function () {
+      assert.deepEqual([round(null, 10), round(NaN), round(Infinity, 10), round('1.5', 10)], [null, null, null, null])
     })
   })
 
