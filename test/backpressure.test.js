@@ -8,10 +8,9 @@
  */
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { readConnectionQueues, connectionQueues, parseTcpTable } from '../experiments/backpressure/tcp-queues.js'
-import { BATCH_BYTES, createBatcher, createConsumer, feedConsumer, watchHeld } from '../experiments/backpressure/stages.js'
+import { BATCH_BYTES, createBatcher, createConsumer, runPipeline, watchHeld } from '../experiments/backpressure/stages.js'
 import { normalizeParams, params } from '../experiments/backpressure/settings.js'
 import * as bench from '../experiments/backpressure/bench.js'
 import { call } from './experiment-helpers.js'
@@ -44,14 +43,8 @@ async function throughStages (gzipped, { mode, delayMs, cap, highWaterMark = 64 
     ]
   }
   const held = watchHeld({ read, cap, route: 'backpressure', reservation: null, base: 0 })
-  const feed = feedConsumer(batcher, consumer, settings, held.check)
-  let error = null
-  try {
-    await pipeline(source, gunzip, batcher, feed)
-  } catch (err) {
-    error = feed.error ?? err
-    consumer.destroy()
-  }
+  const error = await runPipeline({ body: source, gunzip, batcher, consumer }, settings, held.check)
+  if (error !== null) consumer.destroy()
   return { error, batches, peaks: held.peaks(), tally: consumer.tally }
 }
 

@@ -41,6 +41,33 @@ export function warmUpMark (req) {
   return req.headers[WARM_UP_HEADER] === '1' ? { warmUp: true } : {}
 }
 
+/**
+ * One request on the bus: its id, and its 'request' events with the envelope every route's share
+ * (phase, id, route, time, the warm-up mark). `start(figures)` emits the start; `end(figures)` the end,
+ * with `ms` since the request began unless the figures give their own; `failed(err, figures)` an end
+ * that names the error's status and type.
+ * @param {import('node:events').EventEmitter} events the lab's bus
+ * @param {string} route
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function requestEvents (events, route, req) {
+  const id = nextRequestId()
+  const started = performance.now()
+  const mark = warmUpMark(req)
+  function emit (phase, figures) {
+    events.emit('request', { phase, id, route, time: Date.now(), ...mark, ...figures })
+  }
+  return {
+    id,
+    started,
+    start: function emitStart (figures = {}) { emit('start', figures) },
+    end: function emitEnd (figures) { emit('end', { ms: msSince(started), ...figures }) },
+    failed: function emitFailure (err, figures = {}) {
+      emit('end', { ms: msSince(started), status: err?.status ?? 500, errorType: err?.type ?? 'internal', ...figures })
+    }
+  }
+}
+
 let requestIds = 0
 
 /**
