@@ -4,8 +4,7 @@
  * (test/units/pipeline-view.test.js).
  */
 import { formatBytes } from './format.js'
-
-const MiB = 1024 * 1024
+import { MiB } from '../lib/util/units.js'
 
 /**
  * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
