@@ -17,7 +17,7 @@ import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
-import { parseByteSize, formatBytes } from '../lib/util/units.js'
+import { MB, formatBytes, parseByteSize } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run alloc-sites-cost -- [options]
   --size SIZE    inflated size of the body uploaded to /good (default 100MB)
@@ -25,8 +25,6 @@ const USAGE = `Usage: npm run alloc-sites-cost -- [options]
   --repeat N     fresh servers (default 3)
   --figures NAME also write docs/figures/NAME.json and NAME.md
   -h, --help`
-
-const MB = 1e6
 
 function readOptions (argv) {
   const flags = readScriptFlags(argv, {

@@ -23,7 +23,7 @@ import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
 import { writeFigures, figuresCommand } from '../lib/measure/figures.js'
-import { parseByteSize, formatBytes } from '../lib/util/units.js'
+import { MB, formatBytes, parseByteSize } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run metrics-cpu -- [options]
   --seconds N    length of each measurement (default 20)
@@ -35,7 +35,6 @@ const USAGE = `Usage: npm run metrics-cpu -- [options]
   --uploads N    uploads of it on each server, half with one client watching, in turn (default 6; 0: none)
   --figures NAME also write docs/figures/NAME.json and NAME.md
   -h, --help`
-
 
 function readOptions (argv) {
   const flags = readScriptFlags(argv, {
@@ -143,8 +142,6 @@ async function measure (options) {
   }
   return 0
 }
-
-const MB = 1e6
 
 /** /good's throughput unwatched and watched (the uploads in turn: on is watched), in the figures' words. */
 function watchedThroughput (runs) {

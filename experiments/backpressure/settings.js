@@ -8,9 +8,8 @@
 import { badParameter } from '../../lib/errors/index.js'
 import { choiceEntry, deepFreeze, givenParams, integerEntry, liveEntry, normalizeBySchema, sizeEntry } from '../../lib/experiments/params.js'
 import { MODES } from './stages.js'
+import { KiB, MiB } from '../../lib/util/units.js'
 
-const KiB = 1024
-const MiB = 1024 * KiB
 /** The slowest paced client: below it the lab's body-rate floor (4 KiB/s, docs/limits.md) would stop the upload. */
 export const MIN_RATE = 16 * KiB
 /** The longest wait per batch: a consumer of 64 KiB a second. */

@@ -9,7 +9,7 @@ import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema } from '../../lib/experiments/params.js'
-import { round } from '../../lib/util/units.js'
+import { KiB, round } from '../../lib/util/units.js'
 
 export const name = 'chunk-size'
 
@@ -19,7 +19,6 @@ export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.
   '(highWaterMark) from 1 KiB to 1 MiB, as Buffers or decoded to strings, under concurrent keep-alive load from a ' +
   'separate process, and reports MiB/s and the server\'s peak memory for each setting.'
 
-const KiB = 1024
 /** The download load, forked per setting: its sockets and CPU are not the server's. */
 const GET_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'chunk-size', 'get-process.js')
 const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: docs/sources.md#chunk-size'

@@ -10,12 +10,10 @@ import { generatedDocument } from './bodies.js'
 import { locateSites, sitesHint } from './memory-sites.js'
 import { describeFailure } from './reference.js'
 import { leastSquaresSlope } from './figures.js'
-import { round } from '../../lib/util/units.js'
+import { MB, MiB, round } from '../../lib/util/units.js'
 import { LIMITS, timeoutFor } from './settings.js'
 
 const AREA = 'memory'
-const MiB = 1024 * 1024
-const MB = 1e6
 
 /** The lab's routes measured beside the handler when the settings ask for `reference`, in the order charts and cards show them. */
 export const REFERENCE_ROUTES = Object.freeze(['good', 'streamparser-json', 'bad'])

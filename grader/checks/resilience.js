@@ -8,13 +8,12 @@
  */
 import { generatedBuffer, generatedDocument } from './bodies.js'
 import { abortUpload } from './client.js'
-import { round } from '../../lib/util/units.js'
+import { MB, round } from '../../lib/util/units.js'
 import { PENDING_WAIT, pendingWait, timeoutFor } from './settings.js'
 
 const AREA = 'resilience'
 /** Uploads cut off at once, so the handler meets several vanishing clients together. */
 const BATCH = 5
-const MB = 1e6
 const POLL_MS = 100
 /**
  * Idle: the process used at most IDLE_CPU_MS of CPU over the last

@@ -8,10 +8,8 @@
  */
 import { median } from '../../lib/measure/stats.js'
 import { generatedDocument } from './bodies.js'
-import { round } from '../../lib/util/units.js'
+import { MB, round } from '../../lib/util/units.js'
 import { LIMITS, timeoutFor } from './settings.js'
-
-const MB = 1e6
 
 /** The route the handler is judged against, and the ceiling shown beside it. */
 const TEXTBOOK_ROUTE = 'streamparser-json'

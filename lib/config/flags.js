@@ -11,12 +11,8 @@
  * (`server`, `metrics`, `upload`, `database`). Those live in folders this one may not import
  * (lib/README.md), so server.js puts the tree together.
  */
-import { formatMemory, parseByteSize } from '../util/units.js'
+import { GiB, KiB, MiB, formatMemory, parseByteSize } from '../util/units.js'
 import { wrapWords } from '../util/wrap.js'
-
-const KiB = 1024
-const MiB = 1024 * KiB
-const GiB = 1024 * MiB
 
 /** The width `--help` and `--help-all` fit in, and the column their meanings start at. */
 const HELP_WIDTH = 100

@@ -7,6 +7,8 @@
 export const KiB = 1024
 export const MiB = 1024 * KiB
 export const GiB = 1024 * MiB
+/** A decimal megabyte, as body sizes and rates are given ("100MB", MB/s). */
+export const MB = 1e6
 
 /** What a formatter writes for a figure that is missing (null, undefined, NaN). */
 const NOT_A_FIGURE = 'n/a'
@@ -14,7 +16,7 @@ const NOT_A_FIGURE = 'n/a'
 const MULTIPLIERS = Object.freeze({
   b: 1,
   kb: 1e3,
-  mb: 1e6,
+  mb: MB,
   gb: 1e9,
   kib: KiB,
   mib: MiB,

@@ -5,7 +5,7 @@
  */
 import { BOMB_CODECS, bombCodecAvailable } from '../../lib/generate/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
-import { parseByteSize } from '../../lib/util/units.js'
+import { MiB, parseByteSize } from '../../lib/util/units.js'
 
 /** The attacks in the order they run, in the numbered groups of docs/hostile.md. */
 export const ATTACK_GROUPS = Object.freeze({
@@ -60,8 +60,6 @@ const FLAGS = Object.freeze({
   settle: ['settleMs', 'ms', 'how long to wait for requests in flight to reach 0'],
   'growth-bound': ['growthBound', 'bytes', 'growth allowed on attacks to /good']
 })
-
-const MiB = 1024 * 1024
 
 /** The full run: a few minutes on two cores, most of it the drip's minute. */
 const FULL = Object.freeze({

@@ -3,10 +3,8 @@
  * reasons, or "skipped" with the reason it was not run), the table, the
  * notes that say how each figure was measured, and the chart.
  */
-import { formatBytes, formatDuration } from '../../lib/util/units.js'
+import { MiB, formatBytes, formatDuration } from '../../lib/util/units.js'
 import { markdownTable, mib } from '../../lib/measure/table.js'
-
-const MiB = 1024 * 1024
 
 const TABLE_HEADER = Object.freeze([
   'attack', 'worker kills', 'worker peak growth MiB', 'normal /good answer (ms or status)', 'left in flight', 'bytes on disk', 'verdict'
