@@ -5,7 +5,7 @@
  * docs' claims beside what was measured) and `verdicts` (one per route, its
  * largest cell).
  */
-import { round } from '../../lib/util/units.js'
+import { MiB, round } from '../../lib/util/units.js'
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 
 const PIPE_SOURCE = 'Node.js docs, readable.pipe(): when the Readable errors, "the Writable destination is not closed automatically" ' +
@@ -94,7 +94,7 @@ export function abortUploadCharts (cells) {
       file: 'abort-upload-heap',
       x: 'aborted uploads',
       y: 'MiB',
-      series: series(function heapMiB (c) { return round(c.heapGrowthBytes / 1048576, 100) })
+      series: series(function heapMiB (c) { return round(c.heapGrowthBytes / MiB, 100) })
     }
   ]
 }

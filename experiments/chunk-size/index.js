@@ -9,7 +9,7 @@ import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema } from '../../lib/experiments/params.js'
-import { KiB, round } from '../../lib/util/units.js'
+import { KiB, MiB, round } from '../../lib/util/units.js'
 
 export const name = 'chunk-size'
 
@@ -33,7 +33,7 @@ export const PUBLISHED = deepFreeze([
   { label: '4 KiB reads against whole-file reads (+: faster)', value: 44, unit: '%', source: RELATED, figure: 'smallOverWhole' }
 ])
 
-const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)' })
+const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', MiB: '1 MiB (whole file)' })
 
 /** The schema a dashboard builds its controls from (GET /experiments). */
 export const params = deepFreeze([
@@ -145,7 +145,7 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
     errors: load.errors,
     bytes: load.bytes,
     wallMs: round(load.wallMs, 10),
-    mibPerSecond: round(load.bytes / 1048576 / (load.wallMs / 1000), 10),
+    mibPerSecond: round(load.bytes / MiB / (load.wallMs / 1000), 10),
     latencyMs: { min: round(load.latencyMs.min, 10), avg: round(load.latencyMs.avg, 10), p99: round(load.latencyMs.p99, 10), max: round(load.latencyMs.max, 10) },
     server
   }
@@ -173,7 +173,7 @@ export function chunkSizeCharts (cells) {
       x: 'highWaterMark (KiB)',
       y: 'MiB',
       logX: true,
-      series: series(function peak (c) { return c.server.peakAboveIdle === null ? null : round(c.server.peakAboveIdle / 1048576, 10) })
+      series: series(function peak (c) { return c.server.peakAboveIdle === null ? null : round(c.server.peakAboveIdle / MiB, 10) })
     }
   ]
 }

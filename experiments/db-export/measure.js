@@ -15,7 +15,7 @@ import { runChildJob } from '../../lib/experiments/load.js'
 import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { median } from '../../lib/measure/stats.js'
-import { round } from '../../lib/util/units.js'
+import { MiB, round } from '../../lib/util/units.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 
 const CLIENT = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'client.js')
@@ -233,7 +233,7 @@ export function exportCharts (cells) {
     for (const s of streams) series.push(levelSeries(`stream, highWaterMark ${s.highWaterMark}`, get(s)))
     return { title, x: 'batch requests (rows / batch size)', y, logX: true, series }
   }
-  function toMiB (bytes) { return bytes === null || bytes === undefined ? null : bytes / 1048576 }
+  function toMiB (bytes) { return bytes === null || bytes === undefined ? null : bytes / MiB }
   const charts = [
     versusRequests('Total time (fetch and parse) vs number of batches', 'ms', function total (c) { return c.totalMs }),
     versusRequests('Server peak RSS above idle vs number of batches', 'MiB', function peak (c) { return toMiB(c.serverPeakAboveIdle) })

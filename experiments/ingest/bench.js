@@ -5,7 +5,7 @@
  * and refusals, and /good's speed against the fastest of the other routes run,
  * judged against the speed targets (SPEED_TARGETS below).
  */
-import { parseByteSize } from '../../lib/util/units.js'
+import { MiB, parseByteSize } from '../../lib/util/units.js'
 import { defaultMemoryBudget } from '../../lib/limits/memory-budget.js'
 import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from './bench-runner.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
@@ -315,7 +315,7 @@ function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
     }
     return out
   }
-  function toMiB (bytes) { return bytes === null ? null : bytes / 1048576 }
+  function toMiB (bytes) { return bytes === null ? null : bytes / MiB }
   const charts = [
     { title: 'Server peak RSS above idle vs concurrency', x: 'concurrent uploads', y: 'MiB', series: series(function conc (c) { return c.concurrency }, function peak (c) { return toMiB(c.peakAboveIdle) }, true) },
     { title: 'p99 latency vs concurrency', x: 'concurrent uploads', y: 'ms', series: series(function conc (c) { return c.concurrency }, function latency (c) { return c.latencyP99Ms }, true) },

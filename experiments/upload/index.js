@@ -17,7 +17,7 @@ import { badParameter } from '../../lib/errors/index.js'
 import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
 import { choiceEntry, deepFreeze, integerEntry, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
-import { round } from '../../lib/util/units.js'
+import { MiB, round } from '../../lib/util/units.js'
 
 export const name = 'upload'
 
@@ -219,7 +219,7 @@ export function uploadCharts (cells) {
       title: 'Server peak RSS vs concurrent uploads',
       x: 'concurrent uploads',
       y: 'MiB',
-      series: series(function peakMiB (c) { return round(c.server.peakRss / 1048576, 10) })
+      series: series(function peakMiB (c) { return round(c.server.peakRss / MiB, 10) })
     },
     {
       title: 'Average upload latency vs concurrent uploads',
