@@ -6,8 +6,8 @@
  *
  * Events:
  * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType?, warmUp? }:
- *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (experiments/upload/routes.js);
- *   `warmUp: true` for an experiment's own warm-up upload (WARM_UP_HEADER), which the dashboard does not draw
+ *   each ingest route and each experiment's upload, through `requestEvents`; `warmUp: true` for an
+ *   experiment's own warm-up upload (WARM_UP_HEADER), which the dashboard does not draw
  * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
  * - 'run-record' { id, name, time, file, bytes } or { id, name, time, error }: a finished run's record
