@@ -6,7 +6,7 @@
  * it, what stopped the upload), a table of the stages, three charts and the
  * verdicts (./verdicts.js).
  */
-import { MiB, formatBytes, round } from '../../lib/util/units.js'
+import { MB, MiB, formatBytes, round } from '../../lib/util/units.js'
 import { STAGE_NAMES } from './stages.js'
 import { judgeRun } from './verdicts.js'
 
@@ -80,7 +80,7 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     clientSendQueuePeakBytes: kernelRead ? peakOf(samples, function tx (s) { return s.kernel.clientSendQueue }) : null,
     clientWaitingPeakBytes: peakOf(samples, function waiting (s) { return s.client?.waitingBytes }),
     unreadPeakBytes: peakOf(samples, function unread (s) { return s.read.unreadBytes }),
-    stagesAtBound: stages.filter(function sat (s) { return s.nearShare !== null && s.nearShare >= NEAR_BOUND }).map(function named (s) { return s.name }).join(', '),
+    stagesAtBound: stages.filter(atBound).map(function named (s) { return s.name }).join(', '),
     server
   }
   return {
@@ -89,8 +89,9 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     stop: stop ?? (client.error ? { type: 'client', message: client.error } : null),
     answer: { status: client.status, body: client.answer },
     relay,
-    caption: `${formatBytes(input.bytes)} of NDJSON (${formatBytes(input.compressedBytes)} gzipped), ${cell.mode}, ${params.delayMs} ms a batch, ` +
-      `client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, highWaterMark ${params.highWaterMark}`,
+    caption: `${formatBytes(input.bytes)} of NDJSON (${formatBytes(input.compressedBytes)} gzipped), ${cell.mode}, ` +
+      `${params.delayMs} ms a batch, client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, ` +
+      `highWaterMark ${params.highWaterMark}`,
     cells: [cell],
     cellLabels: CELL_LABELS,
     tables: [stagesTable(stages)],
@@ -108,8 +109,14 @@ function stageFigures (samples, final) {
   return STAGE_NAMES.map(function figures (name, k) {
     const bound = last[k]?.bound ?? null
     const near = steady.filter(function isNear (s) { return bound !== null && s.stages[k].bytes >= bound * NEAR_BOUND }).length
-    return { name, bound, peak: final?.peaks.stages[name] ?? peakOf(samples, function bytes (s) { return s.stages[k].bytes }), nearShare: steady.length ? near / steady.length : null }
+    const peak = final?.peaks.stages[name] ?? peakOf(samples, function bytes (s) { return s.stages[k].bytes })
+    return { name, bound, peak, nearShare: steady.length ? near / steady.length : null }
   })
+}
+
+/** A stage that sat at half its bound or more in most of the run's second half. */
+function atBound (stage) {
+  return stage.nearShare !== null && stage.nearShare >= NEAR_BOUND
 }
 
 function steadySamples (samples) {
@@ -142,12 +149,15 @@ function stagesTable (stages) {
   }
   return {
     name: 'stages',
-    caption: 'Each stream\'s buffer: its bound (highWaterMark), its peak, and how often it sat at half its bound or more in the run\'s second half',
+    caption: 'Each stream\'s buffer: its bound (highWaterMark), its peak, and how often it sat at half its bound or more ' +
+      'in the run\'s second half',
     columns,
     rows: [
       row('bound', 'bound (bytes)', 'count', function bound (s) { return s.bound }),
       row('peak', 'peak (bytes)', 'count', function peak (s) { return s.peak }),
-      row('nearShare', 'samples near the bound (%)', 'count', function near (s) { return s.nearShare === null ? null : Math.round(s.nearShare * 100) })
+      row('nearShare', 'samples near the bound (%)', 'count', function near (s) {
+        return s.nearShare === null ? null : Math.round(s.nearShare * 100)
+      })
     ]
   }
 }
@@ -181,11 +191,16 @@ function charts (kept, idleRss, ratio) {
       x: 'seconds',
       y: 'MB/s',
       series: [
-        series('client, arriving at the server', function arrived (s) { return s.rates.arrived === null ? null : round(s.rates.arrived * ratio / 1e6, 100) }),
-        series('consumer took', function took (s) { return s.rates.consumed === null ? null : round(s.rates.consumed / 1e6, 100) })
+        series('client, arriving at the server', function arrived (s) { return mbps(s.rates.arrived && s.rates.arrived * ratio) }),
+        series('consumer took', function took (s) { return mbps(s.rates.consumed) })
       ]
     },
-    { title: 'Server RSS above idle', x: 'seconds', y: 'MiB', series: [series('RSS above idle', function rss (s) { return mib(s.rss - idleRss) })] }
+    {
+      title: 'Server RSS above idle',
+      x: 'seconds',
+      y: 'MiB',
+      series: [series('RSS above idle', function rss (s) { return mib(s.rss - idleRss) })]
+    }
   ]
 }
 
@@ -206,5 +221,5 @@ function peakOf (samples, get) {
 }
 
 function mbps (bytesPerSecond) {
-  return bytesPerSecond === null ? null : round(bytesPerSecond / 1e6, 100)
+  return bytesPerSecond === null ? null : round(bytesPerSecond / MB, 100)
 }

@@ -244,6 +244,8 @@ async function uploadState (upload) {
 }
 
 function checkToken (token) {
-  if (typeof token !== 'string' || !TOKEN.test(token)) throw badParameter('token', String(token).slice(0, 100), '8 to 64 letters, digits or hyphens')
+  if (typeof token !== 'string' || !TOKEN.test(token)) {
+    throw badParameter('token', String(token).slice(0, 100), '8 to 64 letters, digits or hyphens')
+  }
   return token
 }
