@@ -5,7 +5,7 @@
  */
 import { fileStamp } from './format.js'
 import { MiB } from '../lib/util/units.js'
-import { INGEST_STAGES } from './request-held.js'
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 
 /** The CSV columns, in bytes (what the server sent) and ms. */
 const MEMORY_KEYS = Object.freeze(['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers', 'peakRss'])

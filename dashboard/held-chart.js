@@ -15,7 +15,7 @@ import { ROUTE_COLORS, OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin } from 
 import { withAlpha } from './bytes-chart.js'
 import { formatBytes } from './format.js'
 import { GiB, KiB, MiB } from '../lib/util/units.js'
-import { INGEST_STAGES } from './request-held.js'
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 import { wrapWords } from '/lib/util/wrap.js'
 
 /** One colour per stage, the same on every bar and in the legend. */

@@ -7,9 +7,6 @@ import { overloaded } from '../errors/index.js'
 import { watchRequestPeak } from '../metrics/peak.js'
 import { msSince, requestEvents } from '../util/lab-events.js'
 
-/** The eight stages, in order, as samples name them (`requests[].held`, lib/metrics/held.js). */
-export const INGEST_STAGES = Object.freeze(['negotiate', 'admit', 'read', 'inflate', 'records', 'parse', 'tally', 'answer'])
-
 /**
  * @typedef {object} IngestRoute
  * @property {string} name the route's path without its slash, as events and answers name it
