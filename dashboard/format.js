@@ -2,7 +2,7 @@
  * How figures read on the page: bytes as the lab writes them (lib/util/units.js, imported by a relative
  * path so Node's specs load this file too), a dash for no value, times as the server's wall clock.
  */
-import { formatBytes as bytesText, formatMiB as mibText } from '../lib/util/units.js'
+import { formatBytes as bytesText, formatMB as mbText, formatMiB as mibText } from '../lib/util/units.js'
 
 /** What the page shows for a figure it does not have. */
 const NO_VALUE = '–'
@@ -22,11 +22,9 @@ export function formatBytes (bytes) {
   return Number.isFinite(bytes) ? bytesText(bytes) : NO_VALUE
 }
 
-/** Bytes in decimal units, as the lab writes body sizes ("26.2 MB", "10.0 GB"); a dash for no value. */
+/** Bytes in decimal units, as the lab writes body sizes ("0.042 MB", "26.2 MB", "10.0 GB"). */
 export function formatMB (bytes) {
-  if (!Number.isFinite(bytes)) return NO_VALUE
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
-  return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
+  return Number.isFinite(bytes) ? mbText(bytes) : NO_VALUE
 }
 
 /** ms since the epoch as HH:MM:SS, local time. */

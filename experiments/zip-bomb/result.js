@@ -3,13 +3,7 @@
  * (lib/experiments/result-contract.js) carries it: what each route answered, how fast,
  * how much it inflated and what it cost, and whether the server survived.
  */
-
-/** Bytes in MB as the dashboard shows them (its formatMB): a small bomb's gzip stays in MB, to three places. */
-function megabytes (bytes) {
-  if (!Number.isFinite(bytes)) return '–'
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
-  return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
-}
+import { formatMB } from '../../lib/util/units.js'
 
 const ROWS = Object.freeze([
   {
@@ -37,7 +31,7 @@ export function bombTable (bomb, byRoute) {
   const ratio = Number.isFinite(bomb.ratio) ? ` (${Math.round(bomb.ratio).toLocaleString('en')}:1)` : ''
   return {
     name: 'bomb',
-    caption: `a ${bomb.variant} bomb, ${megabytes(bomb.inflatedBytes)} of JSON in ${megabytes(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'}${ratio}`,
+    caption: `a ${bomb.variant} bomb, ${formatMB(bomb.inflatedBytes)} of JSON in ${formatMB(bomb.compressedBytes)} of ${bomb.codec ?? 'gzip'}${ratio}`,
     columns: routes.map(function column (r) { return { key: r.route, label: `POST /${r.route}`, route: r.route } }),
     rows: ROWS.map(function row (spec) {
       const values = {}

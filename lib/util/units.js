@@ -111,6 +111,18 @@ export function formatDecimalBytes (bytes) {
 }
 
 /**
+ * A body size in decimal MB, as the page's tables give it: three decimals under 0.1 MB, so a small
+ * bomb's gzip still reads ("0.042 MB"), one from there ("26.2 MB"), GB from 1e9; "n/a" for no count.
+ * @param {number} bytes
+ * @returns {string}
+ */
+export function formatMB (bytes) {
+  if (!Number.isFinite(bytes)) return NOT_A_FIGURE
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
+  return `${(bytes / MB).toFixed(bytes < 1e5 ? 3 : 1)} MB`
+}
+
+/**
  * A time taken, as people read it: whole ms under a second ("850 ms"), seconds with one
  * decimal from there ("1.5 s", "125.3 s"); "n/a" for no time.
  * @param {number} ms

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import {
-  formatBytes, formatDecimalBytes, formatDuration, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize, round
+  formatBytes, formatDecimalBytes, formatDuration, formatMB, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize, round
 } from '../../lib/util/units.js'
 
 const KiB = 1024
@@ -78,6 +78,12 @@ describe('lib/util/units.js', function () {
     })
   })
 
+  describe('formatMB', function () {
+    it('keeps a small body in MB with three decimals, one from 0.1 MB, GB from 1e9', function () {
+      assert.deepEqual([formatMB(42_000), formatMB(26.2e6), formatMB(10e9)], ['0.042 MB', '26.2 MB', '10.0 GB'])
+    })
+  })
+
   describe('formatDuration', function () {
     it('writes whole ms under a second and seconds with a decimal from there', function () {
       assert.equal(formatDuration(0), '0 ms')
@@ -107,7 +113,7 @@ describe('lib/util/units.js', function () {
   })
 
   it('writes n/a for a figure that is missing, in every formatter', function () {
-    for (const format of [formatBytes, formatMiB, formatMemory, formatDecimalBytes, formatDuration, formatMs, formatStopwatch]) {
+    for (const format of [formatBytes, formatMiB, formatMemory, formatDecimalBytes, formatMB, formatDuration, formatMs, formatStopwatch]) {
       for (const missing of [null, undefined, NaN, Infinity]) assert.equal(format(missing), 'n/a', `${format.name}(${missing})`)
     }
   })
