@@ -69,7 +69,8 @@ export function abortUploadRoutes (opts, events, quota) {
       end: function endUpload (err) {
         settle()
         const answered = err === undefined && res.writableFinished
-        request.end({ status: answered ? res.statusCode : err?.status ?? 400, ...(answered ? {} : { errorType: err?.type ?? 'request.aborted' }) })
+        if (answered) request.end({ status: res.statusCode })
+        else request.end({ status: err?.status ?? 400, errorType: err?.type ?? 'request.aborted' })
       }
     }
   }

@@ -42,7 +42,8 @@ describe('requestEvents', function () {
     const one = requestEvents(events, 'bad', request())
     one.failed(Object.assign(new Error('too large'), { status: 413, type: 'body.too.large' }), { held: 3 })
     one.failed(new Error('a bug'))
-    assert.deepEqual(seen.map(function figures (e) { return [e.phase, e.status, e.errorType] }), [['end', 413, 'body.too.large'], ['end', 500, 'internal']])
+    const ends = seen.map(function figures (e) { return [e.phase, e.status, e.errorType] })
+    assert.deepEqual(ends, [['end', 413, 'body.too.large'], ['end', 500, 'internal']])
     assert.equal(seen[0].held, 3)
   })
 
