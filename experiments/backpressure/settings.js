@@ -10,7 +10,7 @@ import {
   choiceEntry, deepFreeze, givenParams, integerEntry, liveEntry, normalizeBySchema, sizeEntry
 } from '../../lib/experiments/params.js'
 import { GiB, KiB, MiB } from '../../lib/util/units.js'
-import { MODES } from './stages.js'
+import { BATCH_BYTES, MODES } from './stages.js'
 
 /** The slowest paced client: below it the lab's body-rate floor (4 KiB/s, docs/limits.md) would stop the upload. */
 export const MIN_RATE = 16 * KiB
@@ -42,7 +42,7 @@ export const params = deepFreeze([
     default: 5,
     min: 0,
     max: MAX_DELAY_MS,
-    label: 'Consumer delay per 64 KiB batch (ms)',
+    label: `Consumer delay per ${BATCH_BYTES / KiB} KiB batch (ms)`,
     help: 'What each batch costs the consumer, a stand-in for a database write: 50 ms is about 1.3 MB/s. Changes from the next batch.'
   })),
   sizeEntry('highWaterMark', {
