@@ -42,7 +42,7 @@ export function warmUpMark (req) {
 }
 
 /**
- * One request on the bus: its id, and its 'request' events with the envelope every route's share
+ * One request on the bus: its id, and its 'request' events in the envelope every route's events share
  * (phase, id, route, time, the warm-up mark). `start(figures)` emits the start; `end(figures)` the end,
  * with `ms` since the request began unless the figures give their own; `failed(err, figures)` an end
  * that names the error's status and type.
