@@ -24,5 +24,5 @@ export const title = 'Backpressure: a slow consumer, seen from the socket'
 export const description = 'Sends one gzipped NDJSON body from a client process to POST /backpressure/:token, which streams it ' +
   `through gunzip and a line batcher to a consumer that waits a set time per ${BATCH_BYTES / KiB} KiB batch, and shows every buffer ` +
   `on the way every ${SAMPLE_MS} ms: the client's unsent bytes, the kernel's queues, each stream against its highWaterMark, ` +
-  'the server\'s RSS and each side\'s rate. The switch writes to the consumer honouring write()\'s return (pipeline) or not (ignore); it, the rate ' +
-  'and the delay change while the run runs.'
+  'the server\'s RSS and each side\'s rate. The switch writes to the consumer honouring write()\'s return (pipeline) or not ' +
+  '(ignore); it, the rate and the delay change while the run runs.'
