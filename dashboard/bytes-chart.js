@@ -18,7 +18,7 @@
  * (each pixel's lowest and highest total, and highest RSS).
  */
 import { OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin, baseOptions, markPlugin } from './charts.js'
-import { formatClock } from './format.js'
+import { formatClock, formatMiBValue } from './format.js'
 import { heapKey } from './sample-parts.js'
 
 /** How a layer looks, by V8 space name; a space not named here is a pale grey. */
@@ -220,8 +220,4 @@ function keptIndices (series, layers, width, hidden) {
 export function withAlpha (hex, alpha) {
   const n = Number.parseInt(hex.slice(1), 16)
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`
-}
-
-function formatMiBValue (y) {
-  return Number.isFinite(y) ? `${y.toFixed(1)} MiB` : '–'
 }

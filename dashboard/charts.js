@@ -12,7 +12,7 @@
  * themselves, Chart.js would hook their push and splice and do work for
  * every sample, and a paused chart would not stay still under the mouse.
  */
-import { clockTicks, formatClock } from './format.js'
+import { clockTicks, formatClock, formatMiBValue } from './format.js'
 import { gcPlugin, gcTooltipLines } from './gc-marks.js'
 
 const { Chart } = globalThis
@@ -310,10 +310,6 @@ export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
 
 function copyData (chart, series, store) {
   for (const [i, s] of series.entries()) chart.data.datasets[i].data = store.series(s.key)
-}
-
-function formatMiBValue (y) {
-  return Number.isFinite(y) ? `${y.toFixed(1)} MiB` : '–'
 }
 
 function formatMsValue (y) {

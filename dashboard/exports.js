@@ -3,8 +3,9 @@
  * CSV or JSON, the charts as one PNG. Nothing goes back to the server, so an
  * export works while the lab is down, too.
  */
-import { MiB, fileStamp } from './format.js'
-import { INGEST_STAGES } from './request-held.js'
+import { fileStamp } from './format.js'
+import { MiB } from '../lib/util/units.js'
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 
 /** The CSV columns, in bytes (what the server sent) and ms. */
 const MEMORY_KEYS = Object.freeze(['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers', 'peakRss'])

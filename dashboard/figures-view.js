@@ -2,7 +2,8 @@
  * The big numbers beside the charts (RSS now, peak RSS, heap, array buffers, loop delay,
  * uploads in flight), from the latest sample, the stores' window and the mark log.
  */
-import { formatMiB, formatMs, MiB } from './format.js'
+import { formatMiB, formatMs } from './format.js'
+import { MiB } from '../lib/util/units.js'
 
 /**
  * @param {{ store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts

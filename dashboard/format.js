@@ -1,22 +1,30 @@
 /**
- * How figures read on the page: memory in MiB (what `top` and the lab's
- * docs use), times as the server's wall clock.
+ * How figures read on the page: bytes as the lab writes them (lib/util/units.js, imported by a relative
+ * path so Node's specs load this file too), a dash for no value, times as the server's wall clock.
  */
+import { formatBytes as bytesText, formatMB as mbText, formatMiB as mibText } from '../lib/util/units.js'
 
-export const MiB = 1024 * 1024
+/** What the page shows for a figure it does not have. */
+const NO_VALUE = '–'
 
-/** Bytes as MiB with one decimal, e.g. "123.4 MiB"; a dash for no value. */
-export function formatMiB (bytes, unit = true) {
-  if (!Number.isFinite(bytes)) return '–'
-  const text = (bytes / MiB).toFixed(1)
-  return unit ? `${text} MiB` : text
+/** Bytes as MiB with one decimal, e.g. "123.4 MiB". */
+export function formatMiB (bytes) {
+  return Number.isFinite(bytes) ? mibText(bytes) : NO_VALUE
 }
 
-/** Bytes in decimal units, as the lab writes body sizes ("26.2 MB", "10.0 GB"); a dash for no value. */
+/** A figure already in MiB, as a chart's axis and tooltip write it: "123.4 MiB". */
+export function formatMiBValue (mib) {
+  return Number.isFinite(mib) ? `${mib.toFixed(1)} MiB` : NO_VALUE
+}
+
+/** Bytes in binary units, e.g. "512 B", "212.0 KiB", "301.4 MiB". */
+export function formatBytes (bytes) {
+  return Number.isFinite(bytes) ? bytesText(bytes) : NO_VALUE
+}
+
+/** Bytes in decimal units, as the lab writes body sizes ("0.042 MB", "26.2 MB", "10.0 GB"). */
 export function formatMB (bytes) {
-  if (!Number.isFinite(bytes)) return '–'
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
-  return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
+  return Number.isFinite(bytes) ? mbText(bytes) : NO_VALUE
 }
 
 /** ms since the epoch as HH:MM:SS, local time. */
@@ -30,13 +38,13 @@ export function formatClock (time) {
 
 /** Milliseconds with at most one decimal. */
 export function formatMs (ms) {
-  if (!Number.isFinite(ms)) return '–'
+  if (!Number.isFinite(ms)) return NO_VALUE
   return `${ms >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10} ms`
 }
 
 /** A number with thousands separators. */
 export function formatCount (n) {
-  if (n === null || n === undefined || n === '') return '–'
+  if (n === null || n === undefined || n === '') return NO_VALUE
   const value = typeof n === 'number' ? n : Number(n)
   if (!Number.isFinite(value)) return String(n)
   return value.toLocaleString('en-US')
@@ -45,13 +53,6 @@ export function formatCount (n) {
 /** A time stamp usable in a file name: 2026-11-22T10-15-00. */
 export function fileStamp (time = Date.now()) {
   return new Date(time).toISOString().slice(0, 19).replaceAll(':', '-')
-}
-
-/** Bytes in binary units, KiB under a MiB and MiB above, e.g. "212.0 KiB", "301.4 MiB"; a dash for no value. */
-export function formatBytes (bytes) {
-  if (!Number.isFinite(bytes)) return '–'
-  if (Math.abs(bytes) < MiB) return `${(bytes / 1024).toFixed(1)} KiB`
-  return `${(bytes / MiB).toFixed(1)} MiB`
 }
 
 /** Steps between clock ticks, in seconds: round ones a reader counts in. */

@@ -14,9 +14,8 @@
  * anything that is not a collection with a time is left out, and a kind is drawn as text.
  */
 import { formatMiB } from './format.js'
+import { MINOR_KINDS } from '../lib/metrics/gc-kinds.js'
 
-/** The young generation's collections, by V8's names (lib/metrics/gc-events.js). */
-const YOUNG_KINDS = Object.freeze(['scavenge', 'minor-mark-sweep'])
 const OLD_CAP = 2000
 const YOUNG_CAP = 20_000
 const KIND_MAX = 40
@@ -88,7 +87,7 @@ export class GcLog {
       if (e === null || typeof e !== 'object' || !Number.isFinite(e.at) || typeof e.kind !== 'string') continue
       const kind = e.kind.slice(0, KIND_MAX)
       const ms = Number.isFinite(e.ms) ? e.ms : null
-      if (YOUNG_KINDS.includes(kind)) {
+      if (MINOR_KINDS.includes(kind)) {
         this.young.push({ at: e.at, kind, ms })
       } else {
         this.old.push({ at: e.at, kind, ms, heapBefore: figure(e.heapBefore), heapAfter: figure(e.heapAfter), lab: e.cause === 'lab' })

@@ -14,7 +14,8 @@
 import { ROUTE_COLORS, OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin } from './charts.js'
 import { withAlpha } from './bytes-chart.js'
 import { formatBytes } from './format.js'
-import { INGEST_STAGES } from './request-held.js'
+import { GiB, KiB, MiB } from '../lib/util/units.js'
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 import { wrapWords } from '/lib/util/wrap.js'
 
 /** One colour per stage, the same on every bar and in the legend. */
@@ -31,9 +32,6 @@ export const STAGE_COLORS = Object.freeze({
 
 const PEAK_ALPHA = 0.4
 const SEGMENT_EDGE = '#333333'
-const KiB = 1024
-const MiB = KiB * KiB
-const GiB = KiB * MiB
 /** The log axis's ticks are powers of this, from 16 B up. */
 const LOG_STEP = 4
 const LOG_FLOOR = 16

@@ -12,7 +12,7 @@ import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRa
 import { compareSites } from '/lib/runs/site-compare.js'
 import { OKABE_ITO, ROUTE_COLORS, backgroundPlugin, baseOptions, routeSpans, GRID, GRID_PROJECTOR } from './charts.js'
 import { make } from './dom.js'
-import { MiB } from './format.js'
+import { MiB } from '../lib/util/units.js'
 import { describeRecord, recordTitle, routeKey } from './run-view.js'
 
 /** What each chart draws of both runs: the same colour in A and B, B dashed. */

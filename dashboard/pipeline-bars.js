@@ -4,8 +4,7 @@
  * (test/units/pipeline-view.test.js).
  */
 import { formatBytes } from './format.js'
-
-const MiB = 1024 * 1024
+import { MiB } from '../lib/util/units.js'
 
 /**
  * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
@@ -36,7 +35,8 @@ export function pipelineBars (sample, { kernelSeen = false } = {}) {
   const client = sample.client ?? null
   const kernel = sample.kernel ?? {}
   const bars = [
-    bar('client', 'client: waiting to be written', client?.waitingBytes, client?.bound, client === null ? 'not reported yet' : 'its request\'s writableLength')
+    bar('client', 'client: waiting to be written', client?.waitingBytes, client?.bound,
+      client === null ? 'not reported yet' : 'its request\'s writableLength')
   ]
   const unread = kernel.source === null || kernel.source === undefined
   if (unread && kernelSeen) {
@@ -46,7 +46,8 @@ export function pipelineBars (sample, { kernelSeen = false } = {}) {
       bar('serverReceiveQueue', 'server kernel: receive queue', null, null, 'not read at this sample'))
   } else if (unread) {
     // each kernel's queue is unreadable here, but what the client sent and the server has not read is known
-    bars.push(bar('kernels', 'both kernels: sent, not read', sample.read?.unreadBytes, null, 'each kernel\'s queue cannot be read here', true))
+    const note = 'each kernel\'s queue cannot be read here'
+    bars.push(bar('kernels', 'both kernels: sent, not read', sample.read?.unreadBytes, null, note, true))
   } else {
     bars.push(
       bar('clientSendQueue', 'client kernel: send queue', kernel.clientSendQueue, null, `from ${kernel.source}`),
@@ -82,9 +83,10 @@ export function pipelineFigures (sample) {
   // one unit a line: a rate of a few KiB/s beside one of MiB/s must not read as the larger
   const rate = function perSecond (bytes) { return Number.isFinite(bytes) ? (bytes / MiB).toFixed(2) : '–' }
   const pace = s.rate === 0 ? 'as fast as it can' : `${rate(s.rate)} MiB/s`
+  const seconds = Number.isFinite(sample.ms) ? (sample.ms / 1000).toFixed(1) : '–'
   return [
     `mode ${s.mode ?? '–'} · delayMs ${s.delayMs ?? '–'} · rate ${pace} · highWaterMark ${formatBytes(s.highWaterMark)}`,
-    `RSS ${formatBytes(sample.rss)} · held ${formatBytes(sample.held)} · at ${Number.isFinite(sample.ms) ? (sample.ms / 1000).toFixed(1) : '–'} s`,
+    `RSS ${formatBytes(sample.rss)} · held ${formatBytes(sample.held)} · at ${seconds} s`,
     `rates (MiB/s): client sent ${rate(r.clientSent)} · arrived ${rate(r.arrived)} (gzip) · consumed ${rate(r.consumed)} (inflated)`
   ]
 }

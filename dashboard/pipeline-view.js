@@ -19,6 +19,8 @@ const BOUND_ROOM = 1.25
 const MARK_TOP = 97
 /** The scale's marks: every factor of 16 from its foot (1 KiB, 16 KiB, 256 KiB, 4 MiB, 64 MiB, 1 GiB). */
 const TICK_FACTOR = 16
+/** The longest a replay plays: a long run's record plays faster than it was recorded. */
+const REPLAY_MAX_MS = 60_000
 
 /**
  * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every
@@ -153,6 +155,16 @@ function drawBar (d, b, peak, top) {
   d.note.textContent = b.note
 }
 
+/**
+ * The time between two samples in a replay: as they were recorded (the samples' own `ms`, so the page
+ * restates no sampling period of the server's), shorter when the whole would take past REPLAY_MAX_MS.
+ */
+function replayStep (samples) {
+  const span = samples.at(-1).ms - samples[0].ms
+  const recorded = Number.isFinite(span) && span > 0 ? span / (samples.length - 1) : Infinity
+  return Math.min(recorded, REPLAY_MAX_MS / samples.length)
+}
+
 /** Where `bytes` stands on the shared log scale from SCALE_FLOOR to `top` (%). */
 function percent (bytes, top) {
   if (!(bytes > SCALE_FLOOR)) return 0
@@ -170,7 +182,8 @@ function percent (bytes, top) {
  */
 export function showRecordedPipeline (container, samples, { idPrefix = 'replay' } = {}) {
   const sliderId = `${idPrefix}-pipeline-at`
-  const slider = make('input', { type: 'range', id: sliderId, min: '0', max: String(samples.length - 1), step: '1', value: String(samples.length - 1) })
+  const last = String(samples.length - 1)
+  const slider = make('input', { type: 'range', id: sliderId, min: '0', max: last, step: '1', value: last })
   const play = make('button', { type: 'button', class: 'pipeline-play' }, 'Play')
   const viewBox = make('div', { class: 'pipeline-view' })
   container.replaceChildren(
@@ -201,17 +214,18 @@ export function showRecordedPipeline (container, samples, { idPrefix = 'replay' 
     if (timer !== null) return stop()
     if (Number(slider.value) >= samples.length - 1) showAt(0)
     play.textContent = 'Pause'
-    // as fast as recorded, at most: a thinned record's samples stand further apart
     timer = setInterval(function nextSample () {
       const next = Number(slider.value) + 1
       if (next >= samples.length) return stop()
       showAt(next)
-    }, 250)
+    }, replayStep(samples))
   })
   showAt(samples.length - 1)
 
   return {
     destroy: stop,
-    state: function recordedState () { return { samples: samples.length, at: Number(slider.value), playing: timer !== null, ...view.state() } }
+    state: function recordedState () {
+      return { samples: samples.length, at: Number(slider.value), playing: timer !== null, ...view.state() }
+    }
   }
 }

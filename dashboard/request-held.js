@@ -9,12 +9,7 @@
  * requests kept (the latest few of each route), whatever the server sends;
  * an ended request is forgotten once it leaves the chart's window.
  */
-
-/**
- * The ingest stages, in their order (lib/ingest/sequence.js exports them as INGEST_STAGES; the
- * page keeps its own copy, as it imports nothing from the server's code).
- */
-export const INGEST_STAGES = Object.freeze(['negotiate', 'admit', 'read', 'inflate', 'records', 'parse', 'tally', 'answer'])
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 
 const MAX_BARS = 8
 const MAX_FINISHED = 8

@@ -12,7 +12,8 @@ import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES, ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { gcKeyItems } from './gc-marks.js'
-import { formatCount, formatMiB, formatMs, MiB } from './format.js'
+import { formatCount, formatMiB, formatMs } from './format.js'
+import { MiB } from '../lib/util/units.js'
 import { createHeldChart } from './held-chart.js'
 import { MarkLog } from './mark-log.js'
 import { recordedPipeline } from './pipeline-bars.js'
@@ -25,7 +26,7 @@ import { renderRecordSites } from './sites-view.js'
 
 /** The largest requests of each route drawn as bars: the live view keeps the last two that ended. */
 const BARS_PER_ROUTE = 2
-/** Points a replay keeps per series: a record holds at most 2,400 samples (lib/runs/timeline.js). */
+/** Points a replay keeps per series: more than a record holds (lib/runs/timeline.js `maxSamples`). */
 const REPLAY_POINTS = 6000
 
 /** Who wrote a record (lib/runs/check.js RUN_SOURCES), as the page says it. */

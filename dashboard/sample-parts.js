@@ -5,7 +5,7 @@
  * sends, the page keeps a bounded number of names and requests. And a
  * sample as the charts' points, the same for a live sample and a recorded one.
  */
-import { MiB } from './format.js'
+import { MiB } from '../lib/util/units.js'
 
 /** Heap spaces read per sample: more than any Node has. */
 const MAX_SPACES = 24

@@ -6,7 +6,8 @@
  * (lib/ingest/README.md); each route names its own.
  */
 import express from 'express'
-import { ingestRoute, INGEST_STAGES } from '../lib/ingest/sequence.js'
+import { ingestRoute } from '../lib/ingest/sequence.js'
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 import { createHeldLedger } from '../lib/metrics/held.js'
 import { buffered } from '../lib/ingest/buffered.js'
 import { streamed } from '../lib/ingest/streamed.js'

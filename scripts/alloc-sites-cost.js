@@ -11,7 +11,7 @@ import { openMetricsStream, rateOf, throughputInTurn, uploadsInTurn } from '../l
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { parseByteSize, formatBytes } from '../lib/util/units.js'
+import { MB, formatBytes, parseByteSize } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run alloc-sites-cost -- [options]
   --size SIZE    inflated size of the body uploaded to /good (default 100MB)
@@ -19,8 +19,6 @@ const USAGE = `Usage: npm run alloc-sites-cost -- [options]
   --repeat N     fresh servers (default 3)
   --figures NAME also write docs/figures/NAME.json and NAME.md
   -h, --help`
-
-const MB = 1e6
 
 function readOptions (argv) {
   const flags = readScriptFlags(argv, {

@@ -16,7 +16,7 @@ import { parseArgs, promisify } from 'node:util'
 import { createJsonStream } from '../lib/generate/items.js'
 import { findCollector } from '../lib/util/collect-garbage.js'
 import { readPeakRss, resetPeakRss, watchPeak } from '../lib/metrics/peak.js'
-import { parseByteSize } from '../lib/util/units.js'
+import { MB, parseByteSize } from '../lib/util/units.js'
 import { markdownTable, fixed, mib } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { positiveInteger } from '../lib/measure/args.js'
@@ -35,7 +35,6 @@ stream-json is not a dependency: after \`${STREAM_JSON_INSTALL}\` it is measured
 const EXIT_MISMATCH = 1
 const SCRIPT = fileURLToPath(import.meta.url)
 const run = promisify(execFile)
-const MB = 1e6
 /** The generator's seed: every library reads the same items. */
 const SEED = 1
 

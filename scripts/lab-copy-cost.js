@@ -8,12 +8,13 @@
  *   node scripts/lab-copy-cost.js
  */
 import { LabCopy } from '../grader/student/lab-copy.js'
+import { formatMiB } from '../lib/util/units.js'
 
 const copy = new LabCopy()
 try {
   copy.root()
   const { files, bytes, ms } = copy.cost
-  console.log(`the lab's copy for the student's user: ${files} files, ${(bytes / 2 ** 20).toFixed(1)} MiB, made in ${ms.toFixed(0)} ms`)
+  console.log(`the lab's copy for the student's user: ${files} files, ${formatMiB(bytes)}, made in ${ms.toFixed(0)} ms`)
 } finally {
   copy.close()
 }

@@ -16,7 +16,7 @@ import { procAvailable } from '../lib/util/platform.js'
 import { markdownTable, fixed } from '../lib/measure/table.js'
 import { median } from '../lib/measure/stats.js'
 import { ensureInput } from '../lib/measure/inputs.js'
-import { parseByteSize, formatBytes } from '../lib/util/units.js'
+import { MB, formatBytes, parseByteSize } from '../lib/util/units.js'
 
 const USAGE = `Usage: npm run metrics-cpu -- [options]
   --seconds N    length of each measurement (default 20)
@@ -135,8 +135,6 @@ async function measure (options) {
   })
   return 0
 }
-
-const MB = 1e6
 
 /** /good's throughput unwatched and watched (the uploads in turn: on is watched), in the figures' words. */
 function watchedThroughput (runs) {

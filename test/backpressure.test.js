@@ -8,10 +8,9 @@
  */
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { readConnectionQueues, connectionQueues, parseTcpTable } from '../experiments/backpressure/tcp-queues.js'
-import { BATCH_BYTES, createBatcher, createConsumer, feedConsumer, watchHeld } from '../experiments/backpressure/stages.js'
+import { BATCH_BYTES, createBatcher, createConsumer, runPipeline, watchHeld } from '../experiments/backpressure/stages.js'
 import { normalizeParams, params } from '../experiments/backpressure/settings.js'
 import * as bench from '../experiments/backpressure/bench.js'
 import { call } from './experiment-helpers.js'
@@ -44,43 +43,44 @@ async function throughStages (gzipped, { mode, delayMs, cap, highWaterMark = 64 
     ]
   }
   const held = watchHeld({ read, cap, route: 'backpressure', reservation: null, base: 0 })
-  const feed = feedConsumer(batcher, consumer, settings, held.check)
-  let error = null
-  try {
-    await pipeline(source, gunzip, batcher, feed)
-  } catch (err) {
-    error = feed.error ?? err
-    consumer.destroy()
-  }
+  const error = await runPipeline({ body: source, gunzip, batcher, consumer }, settings, held.check)
+  if (error !== null) consumer.destroy()
   return { error, batches, peaks: held.peaks(), tally: consumer.tally }
 }
 
 describe('backpressure experiment', function () {
   describe('the schema', function () {
     it('fills in the defaults: pipeline, full speed, 5 ms a batch, 64 KiB, 200 MB, a 128 MiB cap, 30 s', function () {
-      assert.deepEqual({ ...normalizeParams({}) }, { mode: 'pipeline', rate: 0, delayMs: 5, highWaterMark: 65536, bytes: 200_000_000, cap: 128 * 1024 * 1024, seconds: 30 })
+      const defaults = { mode: 'pipeline', rate: 0, delayMs: 5, highWaterMark: 65536, bytes: 200e6, cap: 128 * 1024 * 1024, seconds: 30 }
+      assert.deepEqual({ ...normalizeParams({}) }, defaults)
     })
 
     it('marks the switch, the rate and the delay live, and nothing else', function () {
-      assert.deepEqual(params.filter(function isLive (p) { return p.live }).map(function name (p) { return p.name }), ['mode', 'rate', 'delayMs'])
+      const live = params.filter(function isLive (p) { return p.live }).map(function name (p) { return p.name })
+      assert.deepEqual(live, ['mode', 'rate', 'delayMs'])
     })
 
     it('answers 400 naming the field', function () {
-      for (const [raw, field] of [[{ mode: 'drop' }, 'params.mode'], [{ delayMs: 1001 }, 'params.delayMs'], [{ rate: 1000 }, 'params.rate'],
-        [{ highWaterMark: '512B' }, 'params.highWaterMark'], [{ cap: '2GiB' }, 'params.cap'], [{ seconds: 0 }, 'params.seconds'], [{ speed: 1 }, 'params.speed']]) {
-        assert.throws(function refused () { normalizeParams(raw) }, function names (err) { return err.status === 400 && err.details.parameter === field }, JSON.stringify(raw))
+      const refusals = [[{ mode: 'drop' }, 'params.mode'], [{ delayMs: 1001 }, 'params.delayMs'], [{ rate: 1000 }, 'params.rate'],
+        [{ highWaterMark: '512B' }, 'params.highWaterMark'], [{ cap: '2GiB' }, 'params.cap'], [{ seconds: 0 }, 'params.seconds'],
+        [{ speed: 1 }, 'params.speed']]
+      for (const [raw, field] of refusals) {
+        function names (err) { return err.status === 400 && err.details.parameter === field }
+        assert.throws(function refused () { normalizeParams(raw) }, names, JSON.stringify(raw))
       }
     })
 
     it('holds the body to the lab\'s largest generated document', function () {
-      assert.throws(function tooLarge () { normalizeParams({ bytes: '2GB' }, { generate: { maxBytes: 1e9 } }) }, function names (err) { return err.details.parameter === 'params.bytes' })
+      function names (err) { return err.details.parameter === 'params.bytes' }
+      assert.throws(function tooLarge () { normalizeParams({ bytes: '2GB' }, { generate: { maxBytes: 1e9 } }) }, names)
     })
   })
 
   describe('the bench', function () {
     it('runs cases a and b by default, a slow consumer behind each way', function () {
       const { runs } = bench.normalize({ cases: 'a,b' })
-      assert.deepEqual(runs.map(function settings (r) { return [r.case, r.params.mode, r.params.delayMs, r.params.rate] }), [['a', 'pipeline', 50, 0], ['b', 'ignore', 50, 0]])
+      const settings = runs.map(function settings (r) { return [r.case, r.params.mode, r.params.delayMs, r.params.rate] })
+      assert.deepEqual(settings, [['a', 'pipeline', 50, 0], ['b', 'ignore', 50, 0]])
     })
 
     it('refuses a flag a case sets, and an unknown case', function () {
@@ -108,7 +108,8 @@ describe('backpressure experiment', function () {
 
     it('reads tcp6 too (an IPv4 client of a dual-stack server), and nulls for a connection not there', async function () {
       const found = await readConnectionQueues({ serverPort: 8080, clientPort: 40000 }, { tables: [TCP, TCP6], available: true })
-      assert.deepEqual(found, { source: '/proc/net/tcp', serverReceiveQueue: 65535, serverSendQueue: 0, clientSendQueue: 65536, clientReceiveQueue: 0 })
+      const queues = { serverReceiveQueue: 65535, serverSendQueue: 0, clientSendQueue: 65536, clientReceiveQueue: 0 }
+      assert.deepEqual(found, { source: '/proc/net/tcp', ...queues })
       const gone = await readConnectionQueues({ serverPort: 8080, clientPort: 1 }, { tables: [TCP, TCP6], available: true })
       assert.equal(gone.serverReceiveQueue, null)
     })
@@ -134,7 +135,10 @@ describe('backpressure experiment', function () {
       assert.equal(batches.join(''), inflated.toString('utf8'))
       for (const batch of batches) assert.ok(batch.endsWith('\n'), 'a batch ends at a line\'s end')
       // cut at the last line end once 64 KiB have gathered: a line short of it, an inflated chunk past it at most
-      for (const batch of batches.slice(0, -1)) assert.ok(Buffer.byteLength(batch) > BATCH_BYTES - 4096 && Buffer.byteLength(batch) < BATCH_BYTES + 32 * 1024, `a batch of ${Buffer.byteLength(batch)} bytes`)
+      for (const batch of batches.slice(0, -1)) {
+        const bytes = Buffer.byteLength(batch)
+        assert.ok(bytes > BATCH_BYTES - 4096 && bytes < BATCH_BYTES + 32 * 1024, `a batch of ${bytes} bytes`)
+      }
       assert.equal(tally.consumedBytes, inflated.length)
     })
 
@@ -207,7 +211,8 @@ describe('backpressure experiment', function () {
       const state = await call(`${lab.url}/backpressure/small-body-1`)
       assert.equal(state.status, 200)
       assert.deepEqual(state.body.outcome, { stoppedBy: 'end', error: null })
-      assert.deepEqual(state.body.stages.map(function name (s) { return s.name }), ['request', 'gunzip.in', 'gunzip.out', 'batcher.in', 'batcher.out', 'consumer'])
+      const names = state.body.stages.map(function name (s) { return s.name })
+      assert.deepEqual(names, ['request', 'gunzip.in', 'gunzip.out', 'batcher.in', 'batcher.out', 'consumer'])
       assert.equal(state.body.consumer.consumedBytes, res.body.consumedBytes)
     })
 

@@ -9,7 +9,7 @@ import http from 'node:http'
 import { getHeapSpaceStatistics } from 'node:v8'
 import { PassThrough, Readable, Writable } from 'node:stream'
 import { createHeldLedger, bufferedIn, boundOf } from '../lib/metrics/held.js'
-import { INGEST_STAGES } from '../lib/ingest/sequence.js'
+import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 import { startMetricsLab, until } from './metrics-helpers.js'
 import { generatedGzip, getJson } from './helpers.js'
 

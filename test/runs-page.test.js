@@ -98,6 +98,8 @@ describe('a run record in the page', function () {
       const shared = sharedModules(['/main.js', '/run-page.js'])
       assert.deepEqual([...shared.keys()].sort(), [
         '/lib/experiments/result-contract.js',
+        '/lib/ingest/stage-names.js',
+        '/lib/metrics/gc-kinds.js',
         '/lib/runs/check.js',
         '/lib/runs/compare.js',
         '/lib/runs/figure-text.js',

@@ -1,5 +1,5 @@
 /** The abort-upload result (lib/experiments/result-contract.js): cells, charts, the Node docs' claims beside the measures, verdicts. */
-import { round } from '../../lib/experiments/params.js'
+import { MiB, round } from '../../lib/util/units.js'
 import { formatDecimalBytes, formatMiB } from '../../lib/util/units.js'
 import { linesBy } from '../results.js'
 
@@ -78,7 +78,7 @@ export function abortUploadCharts (cells) {
       file: 'abort-upload-heap',
       x: 'aborted uploads',
       y: 'MiB',
-      series: series(function heapMiB (c) { return round(c.heapGrowthBytes / 1048576, 100) })
+      series: series(function heapMiB (c) { return round(c.heapGrowthBytes / MiB, 100) })
     }
   ]
 }

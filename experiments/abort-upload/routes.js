@@ -8,10 +8,9 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { performance } from 'node:perf_hooks'
 import express from 'express'
 import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors/index.js'
-import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
+import { requestEvents } from '../../lib/util/lab-events.js'
 import { closed, normalizeUploadOptions } from '../upload/server.js'
 import { createLeftovers, leftoverDir, leftoverName, removeDeadLeftovers } from './leftovers.js'
 
@@ -41,10 +40,8 @@ export function abortUploadRoutes (opts, events, quota) {
       reservation.release()
       throw made.reason
     }
-    const id = nextRequestId()
-    const started = performance.now()
-    const fullRoute = `abort-upload/${route}`
-    events.emit('request', { phase: 'start', id, route: fullRoute, time: Date.now() })
+    const request = requestEvents(events, `abort-upload/${route}`, req)
+    request.start()
     const settle = leftovers.begin(route, file)
     return {
       file,
@@ -54,15 +51,8 @@ export function abortUploadRoutes (opts, events, quota) {
       end: function endUpload (err) {
         settle()
         const answered = err === undefined && res.writableFinished
-        events.emit('request', {
-          phase: 'end',
-          id,
-          route: fullRoute,
-          time: Date.now(),
-          status: answered ? res.statusCode : err?.status ?? 400,
-          ...(answered ? {} : { errorType: err?.type ?? 'request.aborted' }),
-          ms: msSince(started)
-        })
+        if (answered) request.end({ status: res.statusCode })
+        else request.end({ status: err?.status ?? 400, errorType: err?.type ?? 'request.aborted' })
       }
     }
   }

@@ -15,7 +15,7 @@
  * Command-line side only: the server never loads this file.
  */
 import { experimentBench } from '../../lib/measure/experiment-bench.js'
-import { markdownTable } from '../../lib/measure/table.js'
+import { markdownTable, mib } from '../../lib/measure/table.js'
 import { list } from '../../lib/measure/args.js'
 import * as experiment from './index.js'
 
@@ -89,24 +89,33 @@ export async function run (opts, report) {
     charts: results.flatMap(function chartsOf (r) {
       return (r.result.charts ?? []).map(function labelled (chart) { return { ...chart, title: `${r.label}: ${chart.title}` } })
     }),
-    data: { cases: results.map(function figures (r) { return { case: r.case, label: r.label, params: r.params, cell: r.result.cells[0], stages: r.result.tables[0], verdicts: r.result.verdicts, stop: r.result.stop, kernel: r.result.kernel, server: r.result.server } }) },
+    data: { cases: results.map(caseFigures) },
     // the record kept is the last case's (lib/runs/recorder.js)
     runId: results.at(-1)?.runId
   }
 }
 
+/** One case as the figures file keeps it. */
+function caseFigures ({ case: name, label, params, result }) {
+  const { cells, tables, verdicts, stop, kernel, server } = result
+  return { case: name, label, params, cell: cells[0], stages: tables[0], verdicts, stop, kernel, server }
+}
+
+/** How a verdict's `ok` reads in the bench's notes. */
+const OK_WORDS = Object.freeze({ true: 'holds', false: 'FAILS', null: 'n/a' })
+
 /** A row per case, then each case's verdicts. */
 function casesTable (results) {
-  const mib = function mib (bytes) { return bytes === null || bytes === undefined ? 'n/a' : (bytes / 2 ** 20).toFixed(1) }
   const rows = results.map(function row ({ label, result }) {
     const c = result.cells[0]
     return [label, c.stoppedBy, String(c.seconds), mib(c.server?.peakAboveIdle), mib(c.peakHeldBytes),
-      String(c.arrivedInflatedMBps ?? 'n/a'), String(c.consumerMBps ?? 'n/a'), mib(c.kernelReceivePeakBytes), mib(c.unreadPeakBytes), c.stagesAtBound || 'none']
+      String(c.arrivedInflatedMBps ?? 'n/a'), String(c.consumerMBps ?? 'n/a'), mib(c.kernelReceivePeakBytes), mib(c.unreadPeakBytes),
+      c.stagesAtBound || 'none']
   })
-  const table = markdownTable(['case', 'stopped by', 's', 'peak RSS above idle MiB', 'peak held MiB',
-    'client MB/s arriving (inflated)', 'consumer MB/s', 'kernel receive queue peak MiB', 'unread in the kernels peak MiB', 'streams at their bound'], rows)
+  const table = markdownTable(['case', 'stopped by', 's', 'peak RSS above idle MiB', 'peak held MiB', 'client MB/s arriving (inflated)',
+    'consumer MB/s', 'kernel receive queue peak MiB', 'unread in the kernels peak MiB', 'streams at their bound'], rows)
   const notes = results.flatMap(function verdictLines ({ label, result }) {
-    return result.verdicts.map(function line (v) { return `- ${label}: ${v.ok === true ? 'holds' : v.ok === false ? 'FAILS' : 'n/a'}, ${v.verdict}: ${v.text}` })
+    return result.verdicts.map(function line (v) { return `- ${label}: ${OK_WORDS[v.ok]}, ${v.verdict}: ${v.text}` })
   })
   return `${table}\n\n${notes.join('\n')}\n`
 }

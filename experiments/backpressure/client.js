@@ -52,7 +52,8 @@ serveChildJob('experiments/backpressure/client.js', async function sendBody (job
   }
   const sampler = setInterval(function reportState () {
     const now = figures()
-    progress(Math.min(now.sentBytes, size), size, { writtenBytes: now.writtenBytes, waitingBytes: now.waitingBytes, bound: req.writableHighWaterMark, rate: settings.rate })
+    const state = { writtenBytes: now.writtenBytes, waitingBytes: now.waitingBytes, bound: req.writableHighWaterMark, rate: settings.rate }
+    progress(Math.min(now.sentBytes, size), size, state)
   }, job.sampleMs)
   let timeBox = null
   try {
@@ -144,7 +145,7 @@ async function readAnswer (res) {
 function checkJob (job) {
   if (job === null || typeof job !== 'object') throw new TypeError('job must be an object')
   if (typeof job.url !== 'string' || typeof job.file !== 'string') throw new TypeError('job.url and job.file must be strings')
-  if (!Number.isSafeInteger(job.rate) || job.rate < 0) throw new TypeError(`job.rate must be bytes a second (0: as fast as it can), got ${job.rate}`)
-  if (!Number.isSafeInteger(job.seconds) || job.seconds < 1) throw new TypeError(`job.seconds must be a positive integer, got ${job.seconds}`)
+  if (!Number.isSafeInteger(job.rate) || job.rate < 0) throw new TypeError(`job.rate must be bytes a second (0: fastest), got ${job.rate}`)
+  if (!Number.isSafeInteger(job.seconds) || job.seconds < 1) throw new TypeError(`job.seconds must be 1 or more, got ${job.seconds}`)
   if (!Number.isSafeInteger(job.sampleMs) || job.sampleMs < 10) throw new TypeError(`job.sampleMs must be at least 10, got ${job.sampleMs}`)
 }

@@ -11,8 +11,9 @@ function backpressureFigures ({ result }) {
   const c = result.cells[0]
   const lines = [
     result.caption,
-    `stopped by ${c.stoppedBy} after ${c.seconds} s; server peak above idle ${formatMiB(c.server?.peakAboveIdle)}; held at most ${formatMiB(c.peakHeldBytes)}; ` +
-      `unread in the kernels at most ${formatMiB(c.unreadPeakBytes)}; arriving ${c.arrivedInflatedMBps} MB/s (inflated), consumer ${c.consumerMBps} MB/s`
+    `stopped by ${c.stoppedBy} after ${c.seconds} s; server peak above idle ${formatMiB(c.server?.peakAboveIdle)}; ` +
+      `held at most ${formatMiB(c.peakHeldBytes)}; unread in the kernels at most ${formatMiB(c.unreadPeakBytes)}; ` +
+      `arriving ${c.arrivedInflatedMBps} MB/s (inflated), consumer ${c.consumerMBps} MB/s`
   ]
   for (const v of result.verdicts ?? []) lines.push(`verdict: ${v.verdict}: ${v.text}`)
   return lines

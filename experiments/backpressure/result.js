@@ -4,22 +4,16 @@
  * one cell with the figures the judgements need (peak RSS above idle, the two
  * sides' rates, each stream's peak against its bound, how often it sat near
  * it, what stopped the upload), a table of the stages, three charts and the
- * verdicts.
+ * verdicts (./verdicts.js).
  */
-import { round } from '../../lib/experiments/params.js'
-import { BATCH_BYTES, STAGE_NAMES } from './stages.js'
+import { MB, MiB, formatBytes, round } from '../../lib/util/units.js'
+import { STAGE_NAMES } from './stages.js'
+import { judgeRun } from './verdicts.js'
 
-const MiB = 1024 * 1024
-/** Past its bound a stream may hold one chunk or batch more: write() says "stop" only after it. */
-const STAGE_SLACK = 2 * BATCH_BYTES
 /** A stage is "at its bound" in a sample when it holds at least this share of it. */
 const NEAR_BOUND = 0.5
 /** Rates are compared over the run's second half, once the buffers have filled. */
 const STEADY_FROM = 0.5
-/** The two sides' rates agree when within this factor of each other. */
-const RATE_MARGIN = 1.5
-/** The aim the lab holds streaming to: less than this above idle (docs/limits.md). */
-const STREAMING_AIM = 64 * MiB
 const CHART_POINTS = 240
 
 /** The cell's members as the results table heads them: one quantity each, with its unit. */
@@ -86,7 +80,7 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     clientSendQueuePeakBytes: kernelRead ? peakOf(samples, function tx (s) { return s.kernel.clientSendQueue }) : null,
     clientWaitingPeakBytes: peakOf(samples, function waiting (s) { return s.client?.waitingBytes }),
     unreadPeakBytes: peakOf(samples, function unread (s) { return s.read.unreadBytes }),
-    stagesAtBound: stages.filter(function sat (s) { return s.nearShare !== null && s.nearShare >= 0.5 }).map(function named (s) { return s.name }).join(', '),
+    stagesAtBound: stages.filter(atBound).map(function named (s) { return s.name }).join(', '),
     server
   }
   return {
@@ -95,15 +89,16 @@ export function summariseRun ({ params, input, samples, client, final, server, i
     stop: stop ?? (client.error ? { type: 'client', message: client.error } : null),
     answer: { status: client.status, body: client.answer },
     relay,
-    caption: `${formatMiB(input.bytes)} of NDJSON (${formatMiB(input.compressedBytes)} gzipped), ${cell.mode}, ${params.delayMs} ms a batch, ` +
-      `client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, highWaterMark ${params.highWaterMark}`,
+    caption: `${formatBytes(input.bytes)} of NDJSON (${formatBytes(input.compressedBytes)} gzipped), ${cell.mode}, ` +
+      `${params.delayMs} ms a batch, client ${params.rate === 0 ? 'as fast as it can' : `at ${params.rate} B/s`}, ` +
+      `highWaterMark ${params.highWaterMark}`,
     cells: [cell],
     cellLabels: CELL_LABELS,
     tables: [stagesTable(stages)],
     charts: charts(thin(samples), idleRss, ratio),
     // the live states, for a record's replay: a chart's worth at most
     samples: thin(samples),
-    verdicts: verdicts(cell, stages, samples, modes, kernelRead, final !== null)
+    verdicts: judgeRun({ cell, stages, samples, modes, kernelRead, seenEnd: final !== null })
   }
 }
 
@@ -114,8 +109,14 @@ function stageFigures (samples, final) {
   return STAGE_NAMES.map(function figures (name, k) {
     const bound = last[k]?.bound ?? null
     const near = steady.filter(function isNear (s) { return bound !== null && s.stages[k].bytes >= bound * NEAR_BOUND }).length
-    return { name, bound, peak: final?.peaks.stages[name] ?? peakOf(samples, function bytes (s) { return s.stages[k].bytes }), nearShare: steady.length ? near / steady.length : null }
+    const peak = final?.peaks.stages[name] ?? peakOf(samples, function bytes (s) { return s.stages[k].bytes })
+    return { name, bound, peak, nearShare: steady.length ? near / steady.length : null }
   })
+}
+
+/** A stage that sat at half its bound or more in most of the run's second half. */
+function atBound (stage) {
+  return stage.nearShare !== null && stage.nearShare >= NEAR_BOUND
 }
 
 function steadySamples (samples) {
@@ -141,41 +142,6 @@ function steadyRates (samples) {
   }
 }
 
-function verdicts (cell, stages, samples, modes, kernelRead, seenEnd) {
-  if (!seenEnd) return [{ verdict: 'unseen', text: 'The server never showed the upload: nothing to judge.', ok: null }]
-  if (modes.length > 1) return [{ verdict: 'switched', text: `The switch flipped during the run (${cell.mode}): the charts show each part; no verdict on the whole.`, ok: null }]
-  const consumer = stages.at(-1)
-  if (modes[0] === 'ignore') {
-    const grew = consumer.peak > consumer.bound * 4
-    return [
-      { verdict: grew ? 'grew' : 'stayed', text: `The consumer's buffer reached ${formatMiB(consumer.peak)}, ${round(consumer.peak / consumer.bound, 1)} times its highWaterMark of ${formatMiB(consumer.bound)}: nothing told the batcher to wait.`, ok: grew },
-      cell.stoppedBy === 'cap' || cell.stoppedBy === 'budget'
-        ? { verdict: 'stopped', text: `The ${cell.stoppedBy === 'cap' ? `cap (${formatMiB(cell.cap)})` : 'lab\'s memory budget'} stopped the upload; the lab answered and runs on.`, ok: true }
-        : { verdict: 'not stopped', text: `Nothing stopped it before it ended (${cell.stoppedBy}): a larger body or a smaller cap shows the stop.`, ok: null }
-    ]
-  }
-  const over = stages.filter(function past (s) { return s.peak !== null && s.bound !== null && s.peak > s.bound + STAGE_SLACK })
-  // the pause reached the client when its own buffer held bytes, or when the kernels held more
-  // than the server's socket would take in one read: nobody was reading them
-  const reached = samples.some(function backedUp (s) {
-    return (s.client?.waitingBytes ?? 0) > 0 || (s.read.unreadBytes ?? 0) > s.stages[0].bound
-  })
-  const ratio = cell.arrivedInflatedMBps !== null && cell.consumerMBps ? cell.arrivedInflatedMBps / cell.consumerMBps : null
-  const memory = cell.server?.peakAboveIdle ?? null
-  return [
-    over.length === 0
-      ? { verdict: 'bounded', text: `Every stream stayed within its highWaterMark and one chunk: the consumer at most ${formatMiB(consumer.peak)}.`, ok: true }
-      : { verdict: 'unbounded', text: `${over.map(function named (s) { return `${s.name} (${formatMiB(s.peak)})` }).join(', ')} passed the bound and one chunk.`, ok: false },
-    samples.length === 0
-      ? { verdict: 'unsampled', text: 'The upload ended before the first sample: no queue was seen.', ok: null }
-      : { verdict: reached ? 'reached the client' : 'did not reach the client', text: reached ? `The pause travelled back: bytes the client wrote waited${kernelRead ? ` (the server's receive queue at most ${formatMiB(cell.kernelReceivePeakBytes)})` : ' in the kernels'} while the consumer worked.` : 'The client never had to wait: the consumer kept up, so nothing pushed back.', ok: reached },
-    ratio === null
-      ? { verdict: 'rates unseen', text: 'The run was too short to compare the two sides\' rates.', ok: null }
-      : { verdict: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN ? 'rates agree' : 'rates differ', text: `Over the second half the client's bytes reached the server at ${cell.arrivedInflatedMBps} MB/s (inflated), the consumer took ${cell.consumerMBps} MB/s.`, ok: ratio <= RATE_MARGIN && ratio >= 1 / RATE_MARGIN },
-    { verdict: memory !== null && memory < STREAMING_AIM ? 'flat' : 'grew', text: `The server's RSS peaked ${memory === null ? 'at an unknown height' : `${formatMiB(memory)}`} above idle.`, ok: memory === null ? null : memory < STREAMING_AIM }
-  ]
-}
-
 function stagesTable (stages) {
   const columns = stages.map(function column (s) { return { key: s.name, label: s.name } })
   function row (field, label, unit, value) {
@@ -183,12 +149,15 @@ function stagesTable (stages) {
   }
   return {
     name: 'stages',
-    caption: 'Each stream\'s buffer: its bound (highWaterMark), its peak, and how often it sat at half its bound or more in the run\'s second half',
+    caption: 'Each stream\'s buffer: its bound (highWaterMark), its peak, and how often it sat at half its bound or more ' +
+      'in the run\'s second half',
     columns,
     rows: [
       row('bound', 'bound (bytes)', 'count', function bound (s) { return s.bound }),
       row('peak', 'peak (bytes)', 'count', function peak (s) { return s.peak }),
-      row('nearShare', 'samples near the bound (%)', 'count', function near (s) { return s.nearShare === null ? null : Math.round(s.nearShare * 100) })
+      row('nearShare', 'samples near the bound (%)', 'count', function near (s) {
+        return s.nearShare === null ? null : Math.round(s.nearShare * 100)
+      })
     ]
   }
 }
@@ -222,11 +191,16 @@ function charts (kept, idleRss, ratio) {
       x: 'seconds',
       y: 'MB/s',
       series: [
-        series('client, arriving at the server', function arrived (s) { return s.rates.arrived === null ? null : round(s.rates.arrived * ratio / 1e6, 100) }),
-        series('consumer took', function took (s) { return s.rates.consumed === null ? null : round(s.rates.consumed / 1e6, 100) })
+        series('client, arriving at the server', function arrived (s) { return mbps(s.rates.arrived && s.rates.arrived * ratio) }),
+        series('consumer took', function took (s) { return mbps(s.rates.consumed) })
       ]
     },
-    { title: 'Server RSS above idle', x: 'seconds', y: 'MiB', series: [series('RSS above idle', function rss (s) { return mib(s.rss - idleRss) })] }
+    {
+      title: 'Server RSS above idle',
+      x: 'seconds',
+      y: 'MiB',
+      series: [series('RSS above idle', function rss (s) { return mib(s.rss - idleRss) })]
+    }
   ]
 }
 
@@ -247,9 +221,5 @@ function peakOf (samples, get) {
 }
 
 function mbps (bytesPerSecond) {
-  return bytesPerSecond === null ? null : round(bytesPerSecond / 1e6, 100)
-}
-
-function formatMiB (bytes) {
-  return `${round(bytes / MiB, bytes < 10 * MiB ? 100 : 10)} MiB`
+  return bytesPerSecond === null ? null : round(bytesPerSecond / MB, 100)
 }

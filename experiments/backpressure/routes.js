@@ -18,14 +18,13 @@
  * An ended upload keeps its figures, never its streams.
  */
 import zlib from 'node:zlib'
-import { pipeline } from 'node:stream/promises'
 import { performance } from 'node:perf_hooks'
 import express from 'express'
 import { badParameter, fromZlibError, notFound, requestAborted, toLabError } from '../../lib/errors/index.js'
 import { requestBody } from '../../lib/ingest/read.js'
-import { msSince, nextRequestId } from '../../lib/util/lab-events.js'
+import { msSince, requestEvents } from '../../lib/util/lab-events.js'
 import { changedUploadSettings, uploadSettings } from './settings.js'
-import { BATCH_BYTES, MAX_LINE, createBatcher, createConsumer, feedConsumer, readStages, watchHeld } from './stages.js'
+import { BATCH_BYTES, MAX_LINE, createBatcher, createConsumer, readStages, runPipeline, watchHeld } from './stages.js'
 import { readConnectionQueues } from './tcp-queues.js'
 import { stopKind } from './result.js'
 
@@ -69,56 +68,13 @@ export function backpressureRoutes (opts, events, admission) {
   router.post('/backpressure/:token', async function streamUpload (req, res) {
     const token = checkToken(req.params.token)
     if (uploads.has(token)) throw badParameter('token', token, 'a token no upload has used yet')
-    const settings = uploadSettings(req.query)
-    const hwm = settings.highWaterMark
-    const body = requestBody(req, { highWaterMark: hwm })
-    const streams = {
-      req,
-      body,
-      gunzip: zlib.createGunzip({ highWaterMark: hwm }),
-      batcher: createBatcher({ highWaterMark: hwm }),
-      consumer: createConsumer({ highWaterMark: hwm, settings })
-    }
-    const { gunzip, batcher, consumer } = streams
-    const read = function readThisUpload () { return readStages(streams) }
-    const base = read().reduce(function sum (total, stage) { return total + stage.bound }, INFLATE_BYTES + CUT_BYTES)
-    let reservation
-    try {
-      reservation = admission.reserve(base, { route: ROUTE, what: 'the backpressure upload\'s buffers' })
-    } catch (err) {
-      body.destroy()
-      throw err
-    }
-    const upload = startUpload(token, settings, req, streams, watchHeld({ read, cap: settings.cap, route: ROUTE, reservation, base }))
+    const upload = openUpload(token, uploadSettings(req.query), req, admission)
     uploads.set(token, upload)
     prune()
-    const id = nextRequestId()
-    events.emit('request', { phase: 'start', id, route: ROUTE, time: Date.now() })
-    const stopWatching = admission.watchGarbage()
-    // a client gone while the consumer drains what was read: nothing would notice but this
-    res.once('close', function clientGone () {
-      if (res.writableFinished || consumer.destroyed || upload.live === null) return
-      upload.live.stoppedAt = upload.live.held.look()
-      consumer.destroy(requestAborted(gunzip.bytesWritten))
-    })
-    const feed = feedConsumer(batcher, consumer, settings, upload.live.held.check)
-    let failure = null
-    try {
-      await pipeline(body, gunzip, batcher, feed)
-    } catch (err) {
-      const cause = err?.name === 'AbortError' && feed.error !== null ? feed.error : err
-      failure = cause?.code?.startsWith?.('Z_') ? fromZlibError(cause, gunzip.bytesWritten) : toLabError(cause)
-    } finally {
-      // the figures first, then the buffers dropped: only then is the memory free to give back
-      end(upload, failure)
-      dropBuffers(streams)
-      reservation.release()
-      stopWatching()
-      // what it held is garbage now: collected once the handler has let go of its streams
-      if (upload.ended.peaks.held >= COLLECT_FROM) setImmediate(function collectWhatItHeld () { admission.collectNow() })
-    }
-    const status = failure === null ? 200 : failure.status
-    events.emit('request', { phase: 'end', id, route: ROUTE, time: Date.now(), status, errorType: failure?.type, ms: upload.endedMs })
+    const request = requestEvents(events, ROUTE, req)
+    request.start()
+    const failure = await runUpload(upload, res, admission)
+    request.end({ status: failure?.status ?? 200, errorType: failure?.type, ms: upload.endedMs })
     if (failure !== null) throw failure
     res.json({ token, consumedBytes: upload.ended.tally.consumedBytes, batches: upload.ended.tally.batches, ms: upload.endedMs })
   })
@@ -143,16 +99,72 @@ export function backpressureRoutes (opts, events, admission) {
 }
 
 /**
- * An upload while it runs: its streams and their watch in `live`, which its end
+ * A new upload's streams, their bounds reserved in the lab's memory budget before a byte is read, and
+ * their watch. A refused reservation lets the body go and is thrown (413 or 503).
+ */
+function openUpload (token, settings, req, admission) {
+  const hwm = settings.highWaterMark
+  const streams = {
+    req,
+    body: requestBody(req, { highWaterMark: hwm }),
+    gunzip: zlib.createGunzip({ highWaterMark: hwm }),
+    batcher: createBatcher({ highWaterMark: hwm }),
+    consumer: createConsumer({ highWaterMark: hwm, settings })
+  }
+  const read = function readThisUpload () { return readStages(streams) }
+  const base = read().reduce(function sum (total, stage) { return total + stage.bound }, INFLATE_BYTES + CUT_BYTES)
+  let reservation
+  try {
+    reservation = admission.reserve(base, { route: ROUTE, what: 'the backpressure upload\'s buffers' })
+  } catch (err) {
+    streams.body.destroy()
+    throw err
+  }
+  const held = watchHeld({ read, cap: settings.cap, route: ROUTE, reservation, base })
+  return startUpload(token, settings, req, { streams, held, reservation, stoppedAt: null })
+}
+
+/**
+ * The upload's streams run to their end, its figures kept and its buffers let go: null, or the lab
+ * error that stopped it (a client gone, the cap, the budget, a bad body).
+ */
+async function runUpload (upload, res, admission) {
+  const { streams, held, reservation } = upload.live
+  const stopWatching = admission.watchGarbage()
+  // a client gone while the consumer drains what was read: nothing would notice but this
+  res.once('close', function clientGone () {
+    if (res.writableFinished || streams.consumer.destroyed || upload.live === null) return
+    upload.live.stoppedAt = upload.live.held.look()
+    streams.consumer.destroy(requestAborted(streams.gunzip.bytesWritten))
+  })
+  const cause = await runPipeline(streams, upload.settings, held.check)
+  const failure = cause === null ? null : labFailure(cause, streams.gunzip.bytesWritten)
+  // the figures first, then the buffers dropped: only then is the memory free to give back
+  end(upload, failure)
+  dropBuffers(streams)
+  reservation.release()
+  stopWatching()
+  // what it held is garbage now: collected once the handler has let go of its streams
+  if (upload.ended.peaks.held >= COLLECT_FROM) setImmediate(function collectWhatItHeld () { admission.collectNow() })
+  return failure
+}
+
+/** What stopped the pipeline as the lab's error: zlib's codes named as a bad body, anything else as it maps. */
+function labFailure (cause, compressedBytes) {
+  return cause?.code?.startsWith?.('Z_') ? fromZlibError(cause, compressedBytes) : toLabError(cause)
+}
+
+/**
+ * An upload while it runs: its streams, their watch and reservation in `live`, which its end
  * replaces with `ended`, the figures GET shows from then on.
  */
-function startUpload (token, settings, req, streams, held) {
+function startUpload (token, settings, req, live) {
   const upload = {
     token,
     settings,
     started: performance.now(),
     ports: { serverPort: req.socket.localPort, clientPort: req.socket.remotePort },
-    live: { streams, held, stoppedAt: null },
+    live,
     ended: null,
     outcome: null,
     endedMs: null,
@@ -232,6 +244,8 @@ async function uploadState (upload) {
 }
 
 function checkToken (token) {
-  if (typeof token !== 'string' || !TOKEN.test(token)) throw badParameter('token', String(token).slice(0, 100), '8 to 64 letters, digits or hyphens')
+  if (typeof token !== 'string' || !TOKEN.test(token)) {
+    throw badParameter('token', String(token).slice(0, 100), '8 to 64 letters, digits or hyphens')
+  }
   return token
 }

@@ -46,7 +46,8 @@ export async function run (ctx) {
   /** Bring the upload and the client to the run's params, where they differ. */
   function reconcile () {
     const p = ctx.params
-    if (lastServer !== null && lastServer.outcome === null && (lastServer.settings.mode !== p.mode || lastServer.settings.delayMs !== p.delayMs)) {
+    const live = lastServer !== null && lastServer.outcome === null
+    if (live && (lastServer.settings.mode !== p.mode || lastServer.settings.delayMs !== p.delayMs)) {
       patchUpload(uploadUrl, { mode: p.mode, delayMs: p.delayMs }, signal).then(function applied (state) {
         if (state !== null) lastServer = state
       }, function notApplied () { relay.failures++ })
@@ -62,7 +63,8 @@ export async function run (ctx) {
   const closeWindow = ctx.measure()
   const idleRss = process.memoryUsage.rss()
   let over = false
-  const job = runChildJob(CLIENT_PROCESS, { url: `${uploadUrl}?${query}`, file: input.file, rate: first.rate, seconds: first.seconds, sampleMs: SAMPLE_MS }, {
+  const clientJob = { url: `${uploadUrl}?${query}`, file: input.file, rate: first.rate, seconds: first.seconds, sampleMs: SAMPLE_MS }
+  const job = runChildJob(CLIENT_PROCESS, clientJob, {
     signal,
     onSpawn: function keepClient (spawned) {
       ctx.trackProcess(spawned)
@@ -87,7 +89,8 @@ export async function run (ctx) {
       const sample = composeSample(server, clientState, ctx.params, previous)
       samples.push(sample)
       previous = sample
-      ctx.progress({ done: Math.min(server.consumer.consumedBytes, inflatedBytes), total: inflatedBytes, stage: 'upload', pipeline: sample })
+      const done = Math.min(server.consumer.consumedBytes, inflatedBytes)
+      ctx.progress({ done, total: inflatedBytes, stage: 'upload', pipeline: sample })
     }
     const client = await job
     // past the time box the client reset its connection, which a server that is not reading does not see
@@ -138,7 +141,7 @@ export function composeSample (server, client, params, previous) {
   }
   return {
     ms: server.ms,
-    settings: { mode: server.settings.mode, delayMs: server.settings.delayMs, rate: client?.rate ?? params.rate, highWaterMark: server.settings.highWaterMark, cap: server.settings.cap },
+    settings: { ...server.settings, rate: client?.rate ?? params.rate },
     stages: server.stages,
     held: server.held,
     // the server's peaks, looked at after every batch: what a view keeps and the record's table shows
@@ -146,7 +149,9 @@ export function composeSample (server, client, params, previous) {
     consumer: server.consumer,
     read: { arrivedBytes, unreadBytes, compressedBytes: server.compressedBytes, inflatedBytes: server.inflatedBytes },
     kernel: server.kernel,
-    client: client === null ? null : { writtenBytes: client.writtenBytes, sentBytes, waitingBytes: client.waitingBytes, bound: client.bound },
+    client: client === null
+      ? null
+      : { writtenBytes: client.writtenBytes, sentBytes, waitingBytes: client.waitingBytes, bound: client.bound },
     rss: server.rss,
     rates: {
       clientSent: previous === null ? null : perSecond(sentBytes, previous.client?.sentBytes ?? 0),

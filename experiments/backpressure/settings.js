@@ -6,11 +6,12 @@
  * query. No module here starts anything.
  */
 import { badParameter } from '../../lib/errors/index.js'
-import { choiceEntry, deepFreeze, givenParams, integerEntry, liveEntry, normalizeBySchema, sizeEntry } from '../../lib/experiments/params.js'
-import { MODES } from './stages.js'
+import {
+  choiceEntry, deepFreeze, givenParams, integerEntry, liveEntry, normalizeBySchema, sizeEntry
+} from '../../lib/experiments/params.js'
+import { GiB, KiB, MiB } from '../../lib/util/units.js'
+import { BATCH_BYTES, MODES } from './stages.js'
 
-const KiB = 1024
-const MiB = 1024 * KiB
 /** The slowest paced client: below it the lab's body-rate floor (4 KiB/s, docs/limits.md) would stop the upload. */
 export const MIN_RATE = 16 * KiB
 /** The longest wait per batch: a consumer of 64 KiB a second. */
@@ -20,22 +21,28 @@ export const MAX_DELAY_MS = 1000
 export const params = deepFreeze([
   liveEntry(choiceEntry('mode', {
     values: [...MODES],
-    valueLabels: { pipeline: 'Honour write()\'s return and wait for \'drain\' (what pipeline() does)', ignore: 'Ignore write()\'s return (the classic mistake)' },
+    valueLabels: {
+      pipeline: 'Honour write()\'s return and wait for \'drain\' (what pipeline() does)',
+      ignore: 'Ignore write()\'s return (the classic mistake)'
+    },
     label: 'How the batcher writes to the consumer',
-    help: 'pipeline: the consumer\'s buffer stays at its highWaterMark and the pause travels back to the client. ignore: every batch is written as it comes, and the consumer\'s buffer grows with the body until the cap stops it. Changes while it runs.'
+    help: 'pipeline: the consumer\'s buffer stays at its highWaterMark and the pause travels back to the client. ' +
+      'ignore: every batch is written as it comes, and the consumer\'s buffer grows with the body until the cap stops it. ' +
+      'Changes while it runs.'
   })),
   liveEntry(sizeEntry('rate', {
     default: 0,
     min: 0,
-    max: 1024 * MiB,
+    max: GiB,
     label: 'Client rate (bytes/s of gzip, 0: as fast as it can)',
-    help: `The client paces its writes to this rate, from ${MIN_RATE} bytes/s, or sends as fast as the connection takes them (0). Changes while it runs.`
+    help: `The client paces its writes to this rate, from ${MIN_RATE} bytes/s, or sends as fast as the connection takes them (0). ` +
+      'Changes while it runs.'
   })),
   liveEntry(integerEntry('delayMs', {
     default: 5,
     min: 0,
     max: MAX_DELAY_MS,
-    label: 'Consumer delay per 64 KiB batch (ms)',
+    label: `Consumer delay per ${BATCH_BYTES / KiB} KiB batch (ms)`,
     help: 'What each batch costs the consumer, a stand-in for a database write: 50 ms is about 1.3 MB/s. Changes from the next batch.'
   })),
   sizeEntry('highWaterMark', {
@@ -43,21 +50,23 @@ export const params = deepFreeze([
     min: KiB,
     max: 16 * MiB,
     label: 'highWaterMark of each stream',
-    help: 'The bound of gunzip\'s two sides, the batcher\'s and the consumer\'s buffer. Set when the upload starts: a change applies to the next run.'
+    help: 'The bound of gunzip\'s two sides, the batcher\'s and the consumer\'s buffer. ' +
+      'Set when the upload starts: a change applies to the next run.'
   }),
   sizeEntry('bytes', {
     default: '200MB',
     min: MiB,
-    max: 8 * 1024 * MiB,
+    max: 8 * GiB,
     label: 'Body (inflated NDJSON)',
     help: 'The generated NDJSON body\'s inflated size; it is sent gzipped (about a fifth of it).'
   }),
   sizeEntry('cap', {
     default: '128MiB',
     min: MiB,
-    max: 1024 * MiB,
+    max: GiB,
     label: 'Cap on the consumer\'s buffer',
-    help: 'Past it the upload is stopped (413 buffer.cap.exceeded). The upload also reserves what it holds in the lab\'s memory budget as it grows.'
+    help: 'Past it the upload is stopped (413 buffer.cap.exceeded). ' +
+      'The upload also reserves what it holds in the lab\'s memory budget as it grows.'
   }),
   integerEntry('seconds', {
     default: 30,
@@ -81,7 +90,8 @@ export function normalizeParams (raw, options) {
   const maxBytes = options?.generate?.maxBytes
   const p = normalizeBySchema(params, raw, { max: maxBytes === undefined ? {} : { bytes: maxBytes } })
   if (p.rate !== 0 && p.rate < MIN_RATE) {
-    throw badParameter('params.rate', p.rate, `0 (as fast as it can) or at least ${MIN_RATE} bytes/s: slower bodies meet the lab's body-rate floor`)
+    const expected = `0 (as fast as it can) or at least ${MIN_RATE} bytes/s: slower bodies meet the lab's body-rate floor`
+    throw badParameter('params.rate', p.rate, expected)
   }
   return Object.freeze(p)
 }

@@ -17,7 +17,7 @@
  */
 import { once } from 'node:events'
 import { Transform, Writable } from 'node:stream'
-import { finished } from 'node:stream/promises'
+import { finished, pipeline } from 'node:stream/promises'
 import { bufferCapExceeded, recordTooLarge, requestAborted } from '../../lib/errors/index.js'
 
 /** The two ways the batcher writes to the consumer. */
@@ -148,18 +148,18 @@ export function createConsumer ({ highWaterMark, settings }) {
 }
 
 /**
- * The last step of the upload's `pipeline()`: the hand-written link from the
- * batcher to the consumer, honouring write()'s return or not as `settings.mode`
- * says at each batch; the consumer is ended and waited for at the end.
- * @param {Transform & { queuedBytes: number }} batcher from `createBatcher`, whose batches these are
- * @param {Writable & { tally: object }} consumer from `createConsumer`
+ * The upload's streams run to their end with `pipeline()`, the request's body to the consumer: null, or
+ * what stopped them (errors as data, never thrown). The last step is the hand-written link from the
+ * batcher to the consumer, honouring write()'s return or not as `settings.mode` says at each batch.
+ * @param {{ body: import('node:stream').Readable, gunzip: import('node:zlib').Gunzip,
+ *   batcher: Transform & { queuedBytes: number }, consumer: Writable & { tally: object } }} streams
  * @param {{ mode: string }} settings the upload's live settings
  * @param {() => Error|null} afterWrite what the pipeline holds, looked at after each write: an error stops it
- * @returns {((batches: AsyncIterable<Buffer>, options: { signal: AbortSignal }) => Promise<void>) & { error: Error|null }}
- *   `error`: what stopped it, if it stopped itself
+ * @returns {Promise<Error|null>}
  */
-export function feedConsumer (batcher, consumer, settings, afterWrite) {
-  async function feed (batches, { signal }) {
+export async function runPipeline ({ body, gunzip, batcher, consumer }, settings, afterWrite) {
+  let cause = null
+  async function feedConsumer (batches, { signal }) {
     try {
       for await (const batch of batches) {
         batcher.taken(batch.length)
@@ -173,14 +173,18 @@ export function feedConsumer (batcher, consumer, settings, afterWrite) {
       consumer.end()
       await finished(consumer)
     } catch (err) {
-      // Node 20's pipeline() rejects with its own AbortError when its last step throws: keep the
-      // cause (an AbortError here is pipeline() stopping this step for another's failure)
-      if (err?.name !== 'AbortError') feed.error ??= err
+      // an AbortError here is pipeline() stopping this step for another's failure: not a cause
+      if (err?.name !== 'AbortError') cause ??= err
       throw err
     }
   }
-  feed.error = null
-  return feed
+  try {
+    await pipeline(body, gunzip, batcher, feedConsumer)
+    return null
+  } catch (err) {
+    // Node 20's pipeline() rejects with its own AbortError when its last step throws: the step's cause then
+    return err?.name === 'AbortError' && cause !== null ? cause : err
+  }
 }
 
 /** What a write cut short by destroy() completes with, when destroy() was given no error: Node's own code for it. */

@@ -13,7 +13,17 @@ import { procAvailable } from '../../lib/util/platform.js'
 const TABLES = Object.freeze(['/proc/net/tcp', '/proc/net/tcp6'])
 
 /** The states /proc/net/tcp numbers (include/net/tcp_states.h), those a connection shows. */
-const STATES = Object.freeze({ '01': 'established', '04': 'fin-wait-1', '05': 'fin-wait-2', '06': 'time-wait', '07': 'close', '08': 'close-wait', '09': 'last-ack', '0A': 'listen', '0B': 'closing' })
+const STATES = Object.freeze({
+  '01': 'established',
+  '04': 'fin-wait-1',
+  '05': 'fin-wait-2',
+  '06': 'time-wait',
+  '07': 'close',
+  '08': 'close-wait',
+  '09': 'last-ack',
+  '0A': 'listen',
+  '0B': 'closing'
+})
 
 /**
  * The sockets of a /proc/net/tcp or /proc/net/tcp6 text.
@@ -46,8 +56,8 @@ export function parseTcpTable (text) {
  * The two ends' queues of the connection between `serverPort` and `clientPort`, from tables' text.
  * @param {string} text one or more tables' text
  * @param {{ serverPort: number, clientPort: number }} ports
- * @returns {{ serverReceiveQueue: number|null, serverSendQueue: number|null, clientSendQueue: number|null, clientReceiveQueue: number|null }}
- *   null for an end the tables do not show (closed, or on another machine)
+ * @returns {{ serverReceiveQueue: number|null, serverSendQueue: number|null, clientSendQueue: number|null,
+ *   clientReceiveQueue: number|null }} null for an end the tables do not show (closed, or on another machine)
  */
 export function connectionQueues (text, { serverPort, clientPort }) {
   let server = null

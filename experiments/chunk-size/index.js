@@ -3,7 +3,8 @@ import path from 'node:path'
 import { CHUNK_MODES, HWM_STEPS, ensureChunkFile } from './server.js'
 import { PROJECT_ROOT } from '../../lib/config/options.js'
 import { runChildJob } from '../../lib/experiments/load.js'
-import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema } from '../../lib/experiments/params.js'
+import { KiB, MiB, round } from '../../lib/util/units.js'
 import { linesBy, publishedWith } from '../results.js'
 import { loadInWindow } from '../window.js'
 
@@ -13,7 +14,6 @@ export const description = 'Serves one 1 MiB file from GET /files/chunk with fs.
   '(highWaterMark) from 1 KiB to 1 MiB, as Buffers or decoded to strings, under concurrent keep-alive load from a ' +
   'separate process, and reports MiB/s and the server\'s peak memory for each setting.'
 
-const KiB = 1024
 const GET_PROCESS = path.join(PROJECT_ROOT, 'experiments', 'chunk-size', 'get-process.js')
 const SOURCE = 'A fork of a static file server serving a 1 MiB file under ab -c 100 -n 1000: docs/sources.md#chunk-size'
 const RELATED = 'A related post on read sizes: docs/sources.md#chunk-size'
@@ -27,9 +27,7 @@ export const PUBLISHED = deepFreeze([
   { label: '4 KiB reads against whole-file reads (+: faster)', value: 44, unit: '%', source: RELATED, figure: 'smallOverWhole' }
 ])
 
-const HWM_LABELS = Object.freeze({
-  1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', 1048576: '1 MiB (whole file)'
-})
+const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', [MiB]: '1 MiB (whole file)' })
 
 export const params = deepFreeze([
   choiceEntry('hwm', {
@@ -110,7 +108,7 @@ export function summariseChunkCell ({ hwm, mode, concurrency, load, server }) {
     errors: load.errors,
     bytes: load.bytes,
     wallMs: round(load.wallMs, 10),
-    mibPerSecond: round(load.bytes / 1048576 / (load.wallMs / 1000), 10),
+    mibPerSecond: round(load.bytes / MiB / (load.wallMs / 1000), 10),
     latencyMs: Object.fromEntries(['min', 'avg', 'p99', 'max'].map(function rounded (k) { return [k, round(load.latencyMs[k], 10)] })),
     server
   }
@@ -129,7 +127,7 @@ export function chunkSizeCharts (cells) {
       x: 'highWaterMark (KiB)',
       y: 'MiB',
       logX: true,
-      series: series(function peak (c) { return c.server.peakAboveIdle === null ? null : round(c.server.peakAboveIdle / 1048576, 10) })
+      series: series(function peak (c) { return c.server.peakAboveIdle === null ? null : round(c.server.peakAboveIdle / MiB, 10) })
     }
   ]
 }

@@ -9,9 +9,7 @@ import { pipeline } from 'node:stream/promises'
 import { writeAtomically } from '../../lib/util/atomic-file.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { integerParam } from '../../lib/config/integers.js'
-
-const KiB = 1024
-const MiB = 1024 * KiB
+import { KiB, MiB } from '../../lib/util/units.js'
 
 /** The served file's size: the static-file-server benchmark served a 1 MiB file. */
 export const CHUNK_FILE_BYTES = MiB

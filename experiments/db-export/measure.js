@@ -10,6 +10,7 @@ import { runKeyHeaders } from '../../lib/limits/run-keys.js'
 import { readProcMemory, resetProcPeak } from '../../lib/metrics/proc-memory.js'
 import { median } from '../../lib/measure/stats.js'
 import { startListeningProcess } from '../../lib/measure/lab-process.js'
+import { MiB, round } from '../../lib/util/units.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
 
 const CLIENT = path.join(PROJECT_ROOT, 'experiments', 'db-export', 'client.js')
@@ -213,7 +214,7 @@ export function exportCharts (cells) {
     for (const s of streams) series.push(levelSeries(`stream, highWaterMark ${s.highWaterMark}`, get(s)))
     return { title, x: 'batch requests (rows / batch size)', y, logX: true, series }
   }
-  function toMiB (bytes) { return bytes == null ? null : bytes / 1048576 }
+  function toMiB (bytes) { return bytes === null || bytes === undefined ? null : bytes / MiB }
   const charts = [
     versusRequests('Total time (fetch and parse) vs number of batches', 'ms', function total (c) { return c.totalMs }),
     versusRequests('Server peak RSS above idle vs number of batches', 'MiB', function peak (c) { return toMiB(c.serverPeakAboveIdle) })
@@ -241,8 +242,4 @@ export function exportCharts (cells) {
 export async function startDbLab (appOptions) {
   const lab = await startListeningProcess([LAB_SERVER, JSON.stringify(appOptions)], { graceMs: 15_000 })
   return { pid: lab.child.pid, url: lab.url, stop: lab.stop }
-}
-
-function round (value, scale) {
-  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
 }

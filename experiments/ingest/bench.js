@@ -2,7 +2,7 @@
  * `npm run bench -- ingest`: one generated body POSTed to every ingest route, sizes x concurrency x routes, each
  * measurement on a fresh server; /good's speed is judged against the fastest other route by SPEED_TARGETS.
  */
-import { parseByteSize } from '../../lib/util/units.js'
+import { MiB, parseByteSize } from '../../lib/util/units.js'
 import { defaultMemoryBudget } from '../../lib/limits/memory-budget.js'
 import { COUNTED_MAX, COUNTED_MIN, COUNTED_OFFER, runIngestBench } from './bench-runner.js'
 import { markdownTable, mib, fixed } from '../../lib/measure/table.js'
@@ -308,7 +308,7 @@ function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
     }
     return out
   }
-  function toMiB (bytes) { return bytes === null ? null : bytes / 1048576 }
+  function toMiB (bytes) { return bytes === null ? null : bytes / MiB }
   function conc (c) { return c.concurrency }
   function peakMiB (c) { return toMiB(c.peakAboveIdle) }
   function p99 (c) { return c.latencyP99Ms }

@@ -16,8 +16,9 @@ import { DEFAULTS } from '../../lib/config/options.js'
 import { runChildJob, runLoad } from '../../lib/experiments/load.js'
 import { boundFraction } from '../../lib/measure/bound.js'
 import {
-  choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, round, sizeEntry, sizeParam
+  choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, sizeEntry, sizeParam
 } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 import { answersVerdict, inputCaption, routesTable } from './result.js'
 import { errorsByType } from '../results.js'
 import { loadInWindow } from '../window.js'

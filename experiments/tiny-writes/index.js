@@ -1,7 +1,8 @@
 /** The tiny-writes experiment: the lab's server only starts the sink and client processes, none of this is its memory. */
 import { runTinyWrites, tinyWritesCells } from './run.js'
 import { BATCH_STEPS, TINY_MODES } from './writes.js'
-import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, round, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, normalizeBySchema, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 import { publishedWith } from '../results.js'
 
 export const name = 'tiny-writes'

@@ -10,7 +10,8 @@ import { WARM_UP_HEADER } from '../../lib/util/lab-events.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { isUploadName, listUploads, normalizeWithinUploadLimit, removeUploads } from './server.js'
 import { runLoad } from '../../lib/experiments/load.js'
-import { choiceEntry, deepFreeze, integerEntry, round, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, integerEntry, sizeEntry, sweepEntry, sweepLevels } from '../../lib/experiments/params.js'
+import { MiB, round } from '../../lib/util/units.js'
 import { errorsByType, linesBy } from '../results.js'
 import { loadInWindow } from '../window.js'
 
@@ -177,7 +178,7 @@ export function uploadCharts (cells) {
       title: 'Server peak RSS vs concurrent uploads',
       x: 'concurrent uploads',
       y: 'MiB',
-      series: series(function peakMiB (c) { return round(c.server.peakRss / 1048576, 10) })
+      series: series(function peakMiB (c) { return round(c.server.peakRss / MiB, 10) })
     },
     {
       title: 'Average upload latency vs concurrent uploads',

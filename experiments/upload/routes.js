@@ -3,9 +3,8 @@
  * for DELETE /uploads/:file (or DELETE /uploads, all), which answer { removed, files, bytes, disk }.
  */
 import express from 'express'
-import { performance } from 'node:perf_hooks'
 import { badParameter, uploadNotFound } from '../../lib/errors/index.js'
-import { msSince, nextRequestId, warmUpMark } from '../../lib/util/lab-events.js'
+import { msSince, requestEvents } from '../../lib/util/lab-events.js'
 import { deleteUploads, isUploadName, normalizeUploadOptions, receiveUpload, uploadDir } from './server.js'
 
 /** Names listed in a delete's answer, at most: the count says how many went. */
@@ -45,26 +44,21 @@ function bufferedCost (req, limit) {
 
 function answerWith (route, settings, events, admission) {
   return async function answerUpload (req, res) {
-    const started = performance.now()
-    const id = nextRequestId()
+    const request = requestEvents(events, route, req)
     // reserved before a byte is read: refused (413 or 503) while the body still waits in the socket
-    const cost = admission?.enabled ? bufferedCost(req, settings.limit) : 0
-    const reservation = admission?.enabled ? admission.reserve(cost, { route, what: 'this upload, buffered whole,' }) : null
-    events.emit('request', { phase: 'start', id, route, time: Date.now(), ...warmUpMark(req) })
+    const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what: 'this upload, buffered whole,' }) : null
+    request.start()
     let saved
     try {
       saved = await receiveUpload(req, res, settings)
     } catch (err) {
-      events.emit('request', {
-        phase: 'end', id, route, time: Date.now(), ...warmUpMark(req),
-        status: err.status ?? 500, errorType: err.type ?? 'internal', ms: msSince(started)
-      })
+      request.failed(err)
       throw err
     } finally {
       reservation?.release()
     }
-    const ms = msSince(started)
-    events.emit('request', { phase: 'end', id, route, time: Date.now(), status: 200, ms, ...warmUpMark(req) })
+    const ms = msSince(request.started)
+    request.end({ status: 200, ms })
     res.json({ route, bytes: saved.bytes, ms, file: saved.file })
   }
 }

@@ -13,8 +13,8 @@ import { badParameter, requestAborted, uploadTooLarge } from '../../lib/errors/i
 import { normalizeBySchema } from '../../lib/experiments/params.js'
 import { requestBody } from '../../lib/ingest/read.js'
 import { processAlive } from '../../lib/util/process-alive.js'
+import { MiB } from '../../lib/util/units.js'
 
-const MiB = 1024 * 1024
 const HOUR_MS = 60 * 60 * 1000
 
 /** Defaults of the `upload` app option: the largest upload in bytes; the age in ms past which a lab's start removes one (0: never). */

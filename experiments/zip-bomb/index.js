@@ -13,7 +13,8 @@ import {
 } from '../../lib/generate/bombs.js'
 import { badParameter } from '../../lib/errors/index.js'
 import { runLoad } from '../../lib/experiments/load.js'
-import { choiceEntry, deepFreeze, normalizeBySchema, round, sizeEntry } from '../../lib/experiments/params.js'
+import { choiceEntry, deepFreeze, normalizeBySchema, sizeEntry } from '../../lib/experiments/params.js'
+import { round } from '../../lib/util/units.js'
 import { bombTable, bombVerdict } from './result.js'
 import { loadInWindow } from '../window.js'
 

@@ -1,12 +1,6 @@
 /** The zip-bomb result's presentation (lib/experiments/result-contract.js): each route's answer and cost, and the verdict. */
-import { formatDecimalBytes } from '../../lib/util/units.js'
+import { formatDecimalBytes, formatMB } from '../../lib/util/units.js'
 import { routesSideBySide } from '../results.js'
-/** Bytes in MB as the dashboard shows them (its formatMB): a small bomb's gzip stays in MB, to three places. */
-function megabytes (bytes) {
-  if (!Number.isFinite(bytes)) return '–'
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
-  return `${(bytes / 1e6).toFixed(bytes < 1e5 ? 3 : 1)} MB`
-}
 
 /** "10 GB of JSON in 10.2 MB of gzip", sizes by `format`. */
 export function bombInWords (bomb, format = formatDecimalBytes) {
@@ -43,7 +37,7 @@ const ROWS = Object.freeze([
 export function bombTable (bomb, byRoute) {
   const ratio = Number.isFinite(bomb.ratio) ? ` (${Math.round(bomb.ratio).toLocaleString('en')}:1)` : ''
   const { columns, rows } = routesSideBySide('bomb', Object.values(byRoute), ROWS, function heading (route) { return `POST /${route}` })
-  return { name: 'bomb', caption: `a ${bomb.variant} bomb, ${bombInWords(bomb, megabytes)}${ratio}`, columns, rows }
+  return { name: 'bomb', caption: `a ${bomb.variant} bomb, ${bombInWords(bomb, formatMB)}${ratio}`, columns, rows }
 }
 
 /** Survived or not: every route refused the bomb, or which did not and how. */

@@ -13,8 +13,7 @@ import { saveOutsideRecord } from '../../lib/runs/bench.js'
 import { AREAS } from '../checks/index.js'
 import { cardJson } from './card-json.js'
 import { gradeCharts } from './report.js'
-
-const MiB = 1024 * 1024
+import { MiB } from '../../lib/util/units.js'
 
 /** What the graded target is called in cells: the handler at POST /student, or the service. */
 function gradedRoute (card) {

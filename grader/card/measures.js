@@ -17,6 +17,7 @@
 import { CURVES } from '../checks/memory.js'
 import { steepestSlope } from '../checks/figures.js'
 import { normalizeSettings, PRESET_NAMES } from '../checks/settings.js'
+import { round } from '../../lib/util/units.js'
 
 const KEYS = Object.freeze(['area', 'check', 'name', 'value', 'unit', 'better'])
 
@@ -126,12 +127,8 @@ function measureProblems (known, m, at, preset) {
   if (m.better !== known.better) problems.push(`${at}.better must be ${known.better}: a ${m.name} is better ${known.better}`)
   if (!PRESET_NAMES.includes(preset) || typeof m.value !== 'number' || !Number.isFinite(m.value)) return problems
   const [least, most] = known.range(preset, m.check)
-  if (m.value < least || m.value > most) problems.push(`${at}.value ${m.value} is out of a ${m.name}'s range, ${round(least)} to ${round(most)}${unit === '' ? '' : ` ${unit}`}`)
+  if (m.value < least || m.value > most) problems.push(`${at}.value ${m.value} is out of a ${m.name}'s range, ${round(least, 100)} to ${round(most, 100)}${unit === '' ? '' : ` ${unit}`}`)
   return problems
-}
-
-function round (value) {
-  return Math.round(value * 100) / 100
 }
 
 /**

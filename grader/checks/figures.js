@@ -1,15 +1,7 @@
 /**
- * The arithmetic the checks' figures share: a tenth as the card rounds to,
- * and the least-squares slope the memory verdicts stand on.
+ * The least-squares slope the memory verdicts stand on (the checks round their figures to a
+ * tenth, as the card does, with lib/util/units.js `round`).
  */
-
-/**
- * @param {number} value
- * @returns {number} rounded to a tenth
- */
-export function round (value) {
-  return Math.round(value * 10) / 10
-}
 
 /**
  * The least-squares slope of y against x; 0 when every x is the same.

@@ -10,8 +10,8 @@
  */
 import path from 'node:path'
 import { timeoutFor } from './settings.js'
+import { MiB, round } from '../../lib/util/units.js'
 
-const MiB = 1024 * 1024
 /** Lines a card names. */
 const TOP_LINES = 3
 const MOST_CODE_CHARS = 120
@@ -65,8 +65,8 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
   const lines = topLines(sites, allocated, function sourceOf (file) { return lab.sites.source(file) })
   return {
     sampled: true,
-    growthMiB: growth === null ? null : round(growth / MiB),
-    allocatedMiB: round(allocated / MiB),
+    growthMiB: growth === null ? null : round(growth / MiB, 100),
+    allocatedMiB: round(allocated / MiB, 100),
     note: lines.length > 0
       ? SITES_TRUST
       : `no line of its own allocated a sampled byte: what grows is allocated where the sampler does not see (C++, a library called with none of its frames on the stack); ${SITES_TRUST}`,
@@ -110,9 +110,9 @@ function topLines (sites, allocated, sourceOf) {
         line: l.line,
         functionName: l.functionName,
         kinds: l.kinds.sort(),
-        allocatedMiB: round(l.allocatedBytes / MiB),
-        heldMiB: l.heldBytes === null ? null : round(l.heldBytes / MiB),
-        share: allocated > 0 ? round(l.allocatedBytes / allocated) : null,
+        allocatedMiB: round(l.allocatedBytes / MiB, 100),
+        heldMiB: l.heldBytes === null ? null : round(l.heldBytes / MiB, 100),
+        share: allocated > 0 ? round(l.allocatedBytes / allocated, 100) : null,
         code,
         does: code === null ? null : whatItDoes(code)
       }
@@ -163,8 +163,4 @@ export function sitesHint (sites) {
 function shown (file) {
   const relative = path.relative(process.cwd(), file)
   return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative.split(path.sep).join('/')
-}
-
-function round (x) {
-  return Math.round(x * 100) / 100
 }

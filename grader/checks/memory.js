@@ -9,12 +9,11 @@
 import { generatedDocument } from './bodies.js'
 import { locateSites, sitesHint } from './memory-sites.js'
 import { describeFailure } from './reference.js'
-import { leastSquaresSlope, round } from './figures.js'
+import { leastSquaresSlope } from './figures.js'
+import { MB, MiB, round } from '../../lib/util/units.js'
 import { LIMITS, timeoutFor } from './settings.js'
 
 const AREA = 'memory'
-const MiB = 1024 * 1024
-const MB = 1e6
 
 /** The lab's routes measured beside the handler when the settings ask for `reference`, in the order charts and cards show them. */
 export const REFERENCE_ROUTES = Object.freeze(['good', 'streamparser-json', 'bad'])
@@ -102,7 +101,7 @@ function newCurve (ctx, length) {
           const failed = await failure(ctx, m, where)
           if (failed) return { ...failed, details: { points: curve.points, reference: curve.reference } }
           // the idle figure too: memory held before the window counts as idle (docs/grading-isolation.md)
-          curve.points.push({ x, growthMiB: toMiB(m.growth), idleMiB: toMiB(m.idleRss), ms: round(m.ms) })
+          curve.points.push({ x, growthMiB: toMiB(m.growth), idleMiB: toMiB(m.idleRss), ms: round(m.ms, 10) })
         } else {
           // a reference route: a figure for the charts and the card, never the handler's fault if it fails
           const ok = m.died === null && m.failedWarmUp === undefined && m.outcome.every(function answered (res) { return res.status === 200 })
@@ -199,7 +198,7 @@ function judgeSlope (points, limit, per, unit, reference, extra = {}) {
     pass,
     figure: `${slope >= 0 ? '+' : ''}${slope.toFixed(1)} ${unit} (${curve} MiB)`,
     reason: pass && slope > limit ? `the slope is noise: the whole curve rises ${rise.toFixed(1)} MiB` : null,
-    details: { points, slope: round(slope), riseMiB: round(rise), unit, reference, referenceSlopes: referenceSlopes(reference, per), ...extra }
+    details: { points, slope: round(slope, 10), riseMiB: round(rise, 10), unit, reference, referenceSlopes: referenceSlopes(reference, per), ...extra }
   }
 }
 
@@ -208,12 +207,12 @@ function referenceSlopes (reference, per) {
   if (reference === null) return null
   return Object.fromEntries(Object.entries(reference).map(function slopeOf ([route, points]) {
     const complete = points.length > 1 && points.every(function measured (p) { return p.growthMiB !== null })
-    return [route, complete ? round(leastSquaresSlope(points.map(function xy (p) { return [p.x / per, p.growthMiB] }))) : null]
+    return [route, complete ? round(leastSquaresSlope(points.map(function xy (p) { return [p.x / per, p.growthMiB] })), 10) : null]
   }))
 }
 
 function toMiB (bytes) {
-  return bytes === null ? null : round(bytes / MiB)
+  return bytes === null ? null : round(bytes / MiB, 10)
 }
 
 function formatMB (bytes) {

@@ -8,13 +8,12 @@
  */
 import { generatedBuffer, generatedDocument } from './bodies.js'
 import { abortUpload } from './client.js'
-import { round } from './figures.js'
+import { MB, round } from '../../lib/util/units.js'
 import { PENDING_WAIT, pendingWait, timeoutFor } from './settings.js'
 
 const AREA = 'resilience'
 /** Uploads cut off at once, so the handler meets several vanishing clients together. */
 const BATCH = 5
-const MB = 1e6
 const POLL_MS = 100
 /**
  * Idle: the process used at most IDLE_CPU_MS of CPU over the last
@@ -51,7 +50,7 @@ export const checks = Object.freeze([
         await Promise.all(cuts.slice(k, k + BATCH).map(function cutOff (bytes) { return abortUpload(ctx.url('student'), upload.gzip, bytes, ctx.headers) }))
       }
       const res = await ctx.post('student', { file: normal.file })
-      const details = { aborted: cuts.length, cutAt: cuts, receivedBytes, MBps: MBps === null ? null : round(MBps) }
+      const details = { aborted: cuts.length, cutAt: cuts, receivedBytes, MBps: MBps === null ? null : round(MBps, 10) }
       if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s after ${cuts.length} aborted uploads`, details }
       const verdict = ctx.contract.answer(res, normal.reference)
       return {

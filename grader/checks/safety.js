@@ -14,9 +14,9 @@ import { bombParams, corrupt, FRAMING_LABELS, framed, lookalikeStrings, truncate
 import { codingsTaken, encodedHeaders } from './encodings.js'
 import { FRAMING_REASON, goodBodyAnswered } from './framing.js'
 import { LIMITS } from './settings.js'
+import { MiB } from '../../lib/util/units.js'
 
 const AREA = 'safety'
-const MiB = 1024 * 1024
 /** The bombs go chunked first (a stream of unknown length, the usual attack), then with their Content-Length. */
 const BOMB_FRAMINGS = Object.freeze(['chunked', 'length'])
 

@@ -6,10 +6,7 @@
  */
 import { randomInt } from 'node:crypto'
 import os from 'node:os'
-
-const MB = 1e6
-const MiB = 1024 * 1024
-const GiB = 1024 * MiB
+import { GiB, MB } from '../../lib/util/units.js'
 
 /**
  * The stated limits. The memory limits are slopes: what a route costs per

@@ -8,10 +8,8 @@
  */
 import { median } from '../../lib/measure/stats.js'
 import { generatedDocument } from './bodies.js'
-import { round } from './figures.js'
+import { MB, round } from '../../lib/util/units.js'
 import { LIMITS, timeoutFor } from './settings.js'
-
-const MB = 1e6
 
 /** The route the handler is judged against, and the ceiling shown beside it. */
 const TEXTBOOK_ROUTE = 'streamparser-json'
@@ -53,9 +51,9 @@ export const checks = Object.freeze([
       const details = {
         runs,
         bytes: doc.inflatedBytes,
-        studentMBps: round(student),
-        textbookMBps: textbook === null ? null : round(textbook),
-        goodMBps: ceiling === null ? null : round(ceiling)
+        studentMBps: round(student, 10),
+        textbookMBps: textbook === null ? null : round(textbook, 10),
+        goodMBps: ceiling === null ? null : round(ceiling, 10)
       }
       if (textbook === null) {
         return {

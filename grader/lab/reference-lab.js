@@ -13,13 +13,13 @@ import { performance } from 'node:perf_hooks'
 import { readProcMemory } from '../../lib/metrics/proc-memory.js'
 import { closePeakWindow, openPeakWindow } from '../../lib/measure/lab-memory.js'
 import { crashLine, keepTail } from '../process/output.js'
+import { MiB } from '../../lib/util/units.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lab-child.js')
 const WATCH_MS = 25
 const START_TIMEOUT_MS = 20_000
 const REPLY_TIMEOUT_MS = 10_000
 const STOP_GRACE_MS = 2000
-const MiB = 1024 * 1024
 
 /** The reference lab, from the grader's side. */
 export class ReferenceLab {

@@ -7,13 +7,13 @@
  */
 import { execFile, execFileSync } from 'node:child_process'
 import { promisify } from 'node:util'
+import { KiB } from '../../lib/util/units.js'
 
 const run = promisify(execFile)
 
 /** Between two samples: each `ps` call costs CPU of its own. */
 const SAMPLE_MS = 50
 
-const KiB = 1024
 let available = null
 
 /** Whether `ps -A -o pid=,ppid=,rss=` answers here (asked once). */

@@ -10,8 +10,7 @@ import { ReferenceLab } from '../lab/reference-lab.js'
 import { StartedService } from './started-service.js'
 import { UnwatchedService } from './unwatched-service.js'
 import { WatchedService } from './watched-service.js'
-
-const MiB = 1024 * 1024
+import { MiB } from '../../lib/util/units.js'
 
 /**
  * The reference lab, and the service as it runs now (`current`: started

@@ -20,8 +20,8 @@ import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
 import { signalTree, treeAlive, treeStopped } from '../process/process-tree.js'
 import { watchWithinBudget } from '../process/tree-memory.js'
 import { ServiceOnPid, startFailed } from './service-on-pid.js'
+import { MiB } from '../../lib/util/units.js'
 
-const MiB = 1024 * 1024
 /** How long a started service may take to answer its first request. */
 const SERVICE_START_MS = 30_000
 const PROBE_PAUSE_MS = 100

@@ -9,10 +9,10 @@ import path from 'node:path'
 import { MOST_SOURCE_BYTES } from '../process/allocation-sites.js'
 import { READ_FLAGS } from '../process/regular-file.js'
 import { notGradedError } from './isolation.js'
+import { MiB, formatMemory } from '../../lib/util/units.js'
 
 /** Folders a folder's digest leaves out: installed packages and version control, not the submission's own code. */
 const NOT_HASHED = Object.freeze(['node_modules', '.git'])
-const MiB = 2 ** 20
 
 /**
  * The most bytes of a submission the grader reads. A handler and its own modules are kilobytes;
@@ -126,7 +126,7 @@ async function digestRegular (file, label, budget, sources) {
       budget.bytes += bytesRead
       // counted as read, not from the stat: a file that grows while it is read stops here too
       if (size > MAX_FILE_BYTES) throw notGradedError(tooLarge(label))
-      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${formatMiB(MAX_SUBMISSION_BYTES)} of files (node_modules and .git left out)`)
+      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${formatMemory(MAX_SUBMISSION_BYTES)} of files (node_modules and .git left out)`)
       hash.update(buffer.subarray(0, bytesRead))
       kept?.push(Buffer.from(buffer.subarray(0, bytesRead)))
     }
@@ -172,9 +172,5 @@ export function kindOf (entry) {
 }
 
 export function tooLarge (label) {
-  return `not graded: ${label} is more than ${formatMiB(MAX_FILE_BYTES)}, the most a file may be`
-}
-
-export function formatMiB (bytes) {
-  return `${Math.round(bytes / MiB * 10) / 10} MiB`
+  return `not graded: ${label} is more than ${formatMemory(MAX_FILE_BYTES)}, the most a file may be`
 }

@@ -18,6 +18,7 @@ import { measureTree, watchWithinBudget } from '../process/tree-memory.js'
 import { placeInSubmission, SiteReader, sourceInSnapshot } from '../process/allocation-sites.js'
 import { launchStudent } from './student-launch.js'
 import { EXIT_LOAD_FAILED, LOAD_FAILED_MARK } from './student-route.js'
+import { MiB } from '../../lib/util/units.js'
 
 const START_TIMEOUT_MS = 20_000
 const PROBE_PAUSE_MS = 50
@@ -26,7 +27,6 @@ const GC_PAUSE_MS = 100
 const GONE_TIMEOUT_MS = 5000
 /** A stopped process shows as stopped in /proc within a scheduler tick or two. */
 const PAUSE_TIMEOUT_MS = 1000
-const MiB = 1024 * 1024
 
 /**
  * A grading's student processes: paused together while a reference route is

@@ -15,10 +15,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-
-import { MAX_FILE_BYTES, READ_DEADLINE_MS, READ_FLAGS, formatMiB, kindOf, tooLarge, withDeadline } from './digest.js'
-
-const MiB = 2 ** 20
+import { MiB, formatMemory } from '../../lib/util/units.js'
+import { MAX_FILE_BYTES, READ_DEADLINE_MS, READ_FLAGS, kindOf, tooLarge, withDeadline } from './digest.js'
 
 /** The files a submission may be: an ES module or a CommonJS one, as Node tells them apart by name. */
 export const SUBMISSION_EXTENSIONS = Object.freeze(['.js', '.mjs', '.cjs'])
@@ -137,7 +135,7 @@ async function readPackageJson (folder) {
   try {
     const stat = await handle.stat()
     if (!stat.isFile()) return { pkg: null, problem: `package.json is ${kindOf(stat)}, not a regular file` }
-    if (stat.size > PACKAGE_JSON_MAX_BYTES) return { pkg: null, problem: `package.json is more than ${formatMiB(PACKAGE_JSON_MAX_BYTES)}` }
+    if (stat.size > PACKAGE_JSON_MAX_BYTES) return { pkg: null, problem: `package.json is more than ${formatMemory(PACKAGE_JSON_MAX_BYTES)}` }
     const buffer = Buffer.alloc(stat.size)
     const { bytesRead } = await handle.read(buffer, 0, stat.size, 0)
     let pkg

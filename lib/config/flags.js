@@ -1,11 +1,7 @@
 // server.js's flags as data: each flag's option, how its text is read, its group and its meaning; server.js
 // builds its parseArgs options and help texts from it. No default is written here: README.md says why.
-import { formatMemory, parseByteSize } from '../util/units.js'
+import { GiB, KiB, MiB, formatMemory, parseByteSize } from '../util/units.js'
 import { wrapWords } from '../util/wrap.js'
-
-const KiB = 1024
-const MiB = 1024 * KiB
-const GiB = 1024 * MiB
 
 /** The width `--help` and `--help-all` fit in, and the column their meanings start at. */
 const HELP_WIDTH = 100

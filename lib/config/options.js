@@ -5,11 +5,9 @@ import { defaultMemoryBudget } from '../limits/memory-budget.js'
 import { normalizeGuardOptions } from '../limits/request-guard.js'
 import { integerOptions } from './integers.js'
 import { PROJECT_ROOT, defaultDataDir } from '../util/project-root.js'
+import { GiB, MiB } from '../util/units.js'
 
 export { PROJECT_ROOT }
-
-const MiB = 1024 * 1024
-const GiB = 1024 * MiB
 
 export const DEFAULTS = Object.freeze({
   /** Where everything generated goes: test-data/ beside the code, or under the current folder when installed. */

@@ -1,5 +1,6 @@
 // Errors about a request's body: sizes, media type and encoding, framing, JSON, records, slow bodies.
 import { LabError, createError } from './lab-error.js'
+import { MiB } from '../util/units.js'
 
 export function compressedTooLarge (limit, received) {
   return createError(413, 'entity.too.large',
@@ -142,10 +143,10 @@ export function tooDeep (limit, offset) {
 
 /** 413 record.too.dense: JSON.parse of one record (or batch) is projected past what a parse thread may hold. */
 export function recordTooDense (limit, projected, bytes, offset) {
-  const cost = projected === null ? 'ran its parse thread out of heap' : `would take about ${Math.ceil(projected / 1048576)} MiB to parse`
+  const cost = projected === null ? 'ran its parse thread out of heap' : `would take about ${Math.ceil(projected / MiB)} MiB to parse`
   return createError(413, 'record.too.dense',
     `one record of ${bytes} bytes ${cost}, more than the ` +
-    `${Math.round(limit / 1048576)} MiB a parse thread may hold (many tiny values cost far more than their text): ` +
+    `${Math.round(limit / MiB)} MiB a parse thread may hold (many tiny values cost far more than their text): ` +
     'split it into smaller records',
     { limit, projected, bytes, offset })
 }

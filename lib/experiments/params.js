@@ -128,11 +128,6 @@ export function stepsUpTo (steps, top) {
   return levels
 }
 
-/** Round to 1/scale, keeping null for anything that is not a finite number. */
-export function round (value, scale) {
-  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
-}
-
 /** Freeze an object and everything in it (schemas are shared with every client). */
 export function deepFreeze (value) {
   if (value !== null && typeof value === 'object') {

@@ -18,9 +18,7 @@
 import { decodersBusy } from '../errors/index.js'
 import { ByteBudget } from '../parse/pool.js'
 import { ZSTD_WINDOW_LOG_MAX } from './zstd-frame.js'
-
-const KiB = 1024
-const MiB = 1024 * KiB
+import { KiB, MiB } from '../util/units.js'
 
 /** zlib's inflate (gzip, deflate): its state (about 7 KiB) and its 32 KiB window (windowBits 15), rounded up. */
 export const INFLATE_BYTES = 48 * KiB

@@ -3,13 +3,9 @@
  * stages tabled in lib/ingest/README.md. A route is a plain object naming
  * its stages (IngestRoute); this file runs them and answers.
  */
-import { performance } from 'node:perf_hooks'
 import { overloaded } from '../errors/index.js'
 import { watchRequestPeak } from '../metrics/peak.js'
-import { msSince, nextRequestId, warmUpMark } from '../util/lab-events.js'
-
-/** The eight stages, in order, as samples name them (`requests[].held`, lib/metrics/held.js). */
-export const INGEST_STAGES = Object.freeze(['negotiate', 'admit', 'read', 'inflate', 'records', 'parse', 'tally', 'answer'])
+import { msSince, requestEvents } from '../util/lab-events.js'
 
 /**
  * @typedef {object} IngestRoute
@@ -55,47 +51,24 @@ export function ingestRoute (route, lab) {
     if (lab.inflight >= lab.opts.limits.inflight) throw overloaded(lab.opts.limits.inflight, 1)
     lab.inflight++
     res.once('close', function leave () { lab.inflight-- })
-    const started = performance.now()
-    const id = nextRequestId()
+    const request = requestEvents(lab.events, route.name, req)
     const contentLength = Number(req.headers['content-length'])
-    lab.events.emit('request', {
-      phase: 'start',
-      id,
-      route: route.name,
-      time: Date.now(),
-      ...warmUpMark(req),
-      compressedBytes: Number.isFinite(contentLength) ? contentLength : null
-    })
+    request.start({ compressedBytes: Number.isFinite(contentLength) ? contentLength : null })
     const endPeak = watchRequestPeak(lab.opts.resetPeakPerRequest, lab.readPeak)
-    const holding = lab.held.open(id, route.name)
+    const holding = lab.held.open(request.id, route.name)
     let summary
     try {
       summary = await ingest(req, route, lab, holding)
     } catch (err) {
       holding.close()
       res.locals.memory = endPeak()
-      lab.events.emit('request', {
-        phase: 'end',
-        id,
-        route: route.name,
-        time: Date.now(),
-        ...warmUpMark(req),
-        status: err.status ?? 500,
-        errorType: err.type ?? 'internal',
-        ms: msSince(started),
-        ...heldAtPeak(holding)
-      })
+      request.failed(err, heldAtPeak(holding))
       throw err
     }
     holding.close()
     res.locals.memory = endPeak()
-    const ms = msSince(started)
-    lab.events.emit('request', {
-      phase: 'end',
-      id,
-      route: route.name,
-      time: Date.now(),
-      ...warmUpMark(req),
+    const ms = msSince(request.started)
+    request.end({
       status: 200,
       compressedBytes: summary.compressedBytes,
       inflatedBytes: summary.inflatedBytes,

@@ -4,8 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Transform } from 'node:stream'
 import { diskQuotaExceeded } from '../errors/index.js'
-
-const GiB = 1024 * 1024 * 1024
+import { GiB } from '../util/units.js'
 
 /** What a file costs at least, and the unit sizes are rounded up to. */
 const BLOCK_BYTES = 4096

@@ -1,9 +1,7 @@
 // The lab's memory budget: the RSS past which the supervisor kills the worker, and what every buffering route
 // must fit in. One function decides the default, so the supervisor and the app agree.
 import os from 'node:os'
-
-const MiB = 1024 * 1024
-const GiB = 1024 * MiB
+import { GiB, MiB } from '../util/units.js'
 
 /** The budget is never set below this by default: the lessons need room for /bad's 500 MB runs on a small scale. */
 const MIN_DEFAULT_BUDGET = GiB

@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../config/options.js'
+import { round } from '../util/units.js'
 
 const FIGURES_DIR = path.join(PROJECT_ROOT, 'docs', 'figures')
 
@@ -14,7 +15,7 @@ function machine ({ loadBefore } = {}) {
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
     platform: `${process.platform}-${process.arch}`,
-    load: { before: round(loadBefore ?? os.loadavg()[0]), after: round(os.loadavg()[0]) }
+    load: { before: round(loadBefore ?? os.loadavg()[0], 100), after: round(os.loadavg()[0], 100) }
   }
 }
 
@@ -34,10 +35,6 @@ export function checkFiguresName (name) {
     throw new TypeError(`--figures takes a name of lower-case letters, digits and dashes, not "${name}"`)
   }
   return name
-}
-
-function round (x) {
-  return Math.round(x * 100) / 100
 }
 
 /** Write docs/figures/NAME.json and NAME.md; resolves to the files written. */

@@ -16,6 +16,7 @@
 import { GCProfiler } from 'node:v8'
 import { performance, PerformanceObserver } from 'node:perf_hooks'
 import { causedByLab } from '../util/lab-gc.js'
+import { MINOR_KINDS } from './gc-kinds.js'
 
 /** Events a sample holds; the rest are counted in its `gcEventsOmitted`. */
 export const GC_EVENTS_PER_WINDOW = 50
@@ -31,9 +32,6 @@ const KIND_BY_NAME = Object.freeze({
   IncrementalMarking: 'incremental-marking',
   ProcessWeakCallbacks: 'weak-callbacks'
 })
-
-/** Young-generation collections: many and short, the first left out of a full window. */
-export const MINOR_KINDS = Object.freeze(['scavenge', 'minor-mark-sweep'])
 
 /** How far on a record of the entry's kind is looked for, when the two sources disagree. */
 const LOOK_AHEAD = 4

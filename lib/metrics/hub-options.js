@@ -4,9 +4,7 @@
  */
 import { integerOptions } from '../config/integers.js'
 import { checkMode } from './alloc-sites.js'
-
-const KiB = 1024
-const MiB = 1024 * KiB
+import { MiB } from '../util/units.js'
 
 /** The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again). */
 export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash', 'run-record'])

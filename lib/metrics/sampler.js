@@ -16,6 +16,7 @@ import { getHeapSpaceStatistics } from 'node:v8'
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks'
 import { createPeakReader, readPeakRss } from './peak.js'
 import { watchGcEvents } from './gc-events.js'
+import { round } from '../util/units.js'
 
 export const INTERVAL_MIN = 10
 export const INTERVAL_MAX = 5000
@@ -256,7 +257,7 @@ export class Sampler extends EventEmitter {
     const eventLoop = readWindow(group.window, this.#options.resolution, lateMs)
     const sample = this.#build(group.interval, eventLoop, {
       count: group.window.gcCount,
-      pauseMs: round(group.window.gcPauseMs, 3)
+      pauseMs: round(group.window.gcPauseMs, 1000)
     }, this.#gcEvents.take(group.gcWindow))
     resetWindow(group.window)
     this.#last = sample
@@ -335,16 +336,11 @@ function readWindow (window, resolution, lateMs) {
   const utilization = performance.eventLoopUtilization(window.eluNow, window.elu).utilization
   const h = window.delay
   const expected = resolution * NS_PER_MS
-  function delayMs (ns) { return round(Math.max(0, ns - expected) / NS_PER_MS, 3) }
+  function delayMs (ns) { return round(Math.max(0, ns - expected) / NS_PER_MS, 1000) }
   return Object.freeze({
     p50: h.count === 0 ? null : delayMs(h.percentile(50)),
     p99: h.count === 0 ? null : delayMs(h.percentile(99)),
-    max: h.count === 0 ? round(lateMs, 3) : Math.max(delayMs(h.max), round(lateMs, 3)),
-    utilization: round(utilization, 4)
+    max: h.count === 0 ? round(lateMs, 1000) : Math.max(delayMs(h.max), round(lateMs, 1000)),
+    utilization: round(utilization, 10000)
   })
-}
-
-function round (value, digits) {
-  const scale = 10 ** digits
-  return Math.round(value * scale) / scale
 }

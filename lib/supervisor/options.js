@@ -2,10 +2,9 @@
 import path from 'node:path'
 import { defaultMemoryBudget } from '../limits/memory-budget.js'
 import { PROJECT_ROOT } from '../config/options.js'
-import { formatMemory } from '../util/units.js'
+import { MiB, formatMemory } from '../util/units.js'
 import { integerOptions } from '../config/integers.js'
 
-const MiB = 1024 * 1024
 export const SUPERVISOR_DEFAULTS = Object.freeze({
   host: '127.0.0.1',
   port: 3000,

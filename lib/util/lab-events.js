@@ -6,8 +6,8 @@
  *
  * Events:
  * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType?, warmUp? }:
- *   POST /bad and /good (routes/ingest.js), and the uploads, /upload-buffer and /upload-stream (experiments/upload/routes.js);
- *   `warmUp: true` for an experiment's own warm-up upload (WARM_UP_HEADER), which the dashboard does not draw
+ *   each ingest route and each experiment's upload, through `requestEvents`; `warmUp: true` for an
+ *   experiment's own warm-up upload (WARM_UP_HEADER), which the dashboard does not draw
  * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
  * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
  * - 'run-record' { id, name, time, file, bytes } or { id, name, time, error }: a finished run's record
@@ -39,6 +39,33 @@ export const WARM_UP_HEADER = 'x-streamlab-warm-up'
  */
 export function warmUpMark (req) {
   return req.headers[WARM_UP_HEADER] === '1' ? { warmUp: true } : {}
+}
+
+/**
+ * One request on the bus: its id, and its 'request' events in the envelope every route's events share
+ * (phase, id, route, time, the warm-up mark). `start(figures)` emits the start; `end(figures)` the end,
+ * with `ms` since the request began unless the figures give their own; `failed(err, figures)` an end
+ * that names the error's status and type.
+ * @param {import('node:events').EventEmitter} events the lab's bus
+ * @param {string} route
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function requestEvents (events, route, req) {
+  const id = nextRequestId()
+  const started = performance.now()
+  const mark = warmUpMark(req)
+  function emit (phase, figures) {
+    events.emit('request', { phase, id, route, time: Date.now(), ...mark, ...figures })
+  }
+  return {
+    id,
+    started,
+    start: function emitStart (figures = {}) { emit('start', figures) },
+    end: function emitEnd (figures) { emit('end', { ms: msSince(started), ...figures }) },
+    failed: function emitFailure (err, figures = {}) {
+      emit('end', { ms: msSince(started), status: err?.status ?? 500, errorType: err?.type ?? 'internal', ...figures })
+    }
+  }
 }
 
 let requestIds = 0

@@ -1,12 +1,14 @@
 /**
- * Byte sizes as people type them ("500MB", "1.5GiB"), and bytes and durations as the lab prints
- * them: the one set of formatters for the server and the command-line tools (the dashboard, in
- * the browser, keeps its own copy in dashboard/format.js).
+ * Byte sizes as people type them ("500MB", "1.5GiB"), the byte units, rounding, and bytes and
+ * durations as the lab prints them: the one set for the server, the command-line tools, the grader
+ * and the page (served as /lib/util/units.js), so it uses nothing of Node.
  */
 
-const KiB = 1024
-const MiB = 1024 * KiB
-const GiB = 1024 * MiB
+export const KiB = 1024
+export const MiB = 1024 * KiB
+export const GiB = 1024 * MiB
+/** A decimal megabyte, as body sizes and rates are given ("100MB", MB/s). */
+export const MB = 1e6
 
 /** What a formatter writes for a figure that is missing (null, undefined, NaN). */
 const NOT_A_FIGURE = 'n/a'
@@ -14,7 +16,7 @@ const NOT_A_FIGURE = 'n/a'
 const MULTIPLIERS = Object.freeze({
   b: 1,
   kb: 1e3,
-  mb: 1e6,
+  mb: MB,
   gb: 1e9,
   kib: KiB,
   mib: MiB,
@@ -43,6 +45,17 @@ export function parseByteSize (text) {
   const bytes = Math.round(Number(number) * multiplier)
   if (!Number.isSafeInteger(bytes)) throw new TypeError(`"${text}" is too large a byte size`)
   return bytes
+}
+
+/**
+ * A number rounded to 1/scale (scale 10: tenths, 100: hundredths); null for anything that is not a
+ * finite number, so a missing figure stays missing in JSON.
+ * @param {unknown} value
+ * @param {number} [scale]
+ * @returns {number|null}
+ */
+export function round (value, scale = 1) {
+  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
 }
 
 /**
@@ -95,6 +108,18 @@ export function formatDecimalBytes (bytes) {
   if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
   if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`
   return `${(bytes / 1e3).toFixed(1)} KB`
+}
+
+/**
+ * A body size in decimal MB, as the page's tables give it: three decimals under 0.1 MB, so a small
+ * bomb's gzip still reads ("0.042 MB"), one from there ("26.2 MB"), GB from 1e9; "n/a" for no count.
+ * @param {number} bytes
+ * @returns {string}
+ */
+export function formatMB (bytes) {
+  if (!Number.isFinite(bytes)) return NOT_A_FIGURE
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`
+  return `${(bytes / MB).toFixed(bytes < 1e5 ? 3 : 1)} MB`
 }
 
 /**

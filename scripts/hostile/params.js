@@ -1,7 +1,7 @@
 /** The hostile bench's parameters, full and `--quick`, frozen; flags override the set chosen, a bad value a TypeError naming it. */
 import { BOMB_CODECS, bombCodecAvailable } from '../../lib/generate/bombs.js'
 import { INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
-import { parseByteSize } from '../../lib/util/units.js'
+import { MiB, parseByteSize } from '../../lib/util/units.js'
 import { list } from '../../lib/measure/args.js'
 
 /** The attacks in the order they run, in the numbered groups of docs/hostile.md. */
@@ -18,8 +18,6 @@ export const ATTACK_GROUPS = Object.freeze({
 })
 
 const ATTACK_IDS = Object.freeze(Object.values(ATTACK_GROUPS).flat())
-
-const MiB = 1024 * 1024
 
 /**
  * Flag -> [parameter, kind, the full run's value, --quick's, what it sets (the attack's number first)].

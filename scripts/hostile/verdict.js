@@ -1,8 +1,6 @@
 /** The hostile bench's result: each row judged (held, BROKEN with reasons, or skipped), the table, the notes, the chart. */
-import { formatBytes, formatDuration } from '../../lib/util/units.js'
+import { MiB, formatBytes, formatDuration } from '../../lib/util/units.js'
 import { markdownTable, mib } from '../../lib/measure/table.js'
-
-const MiB = 1024 * 1024
 
 const TABLE_HEADER = Object.freeze([
   'attack', 'worker kills', 'worker peak growth MiB', 'normal /good answer (ms or status)', 'left in flight', 'bytes on disk', 'verdict'

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { refusal } from '../helpers.js'
 import {
   choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, listEntry, normalizeBySchema,
-  round, sizeEntry, sizeParam, stepsUpTo, sweepEntry, sweepLevels
+  sizeEntry, sizeParam, stepsUpTo, sweepEntry, sweepLevels
 } from '../../lib/experiments/params.js'
 
 const SCHEMA = deepFreeze([
@@ -151,12 +151,6 @@ describe('the helpers experiments share', function () {
     assert.deepEqual(stepsUpTo([1, 10, 50, 100, 200], 75), [1, 10, 50, 75])
     assert.deepEqual(stepsUpTo([1, 10, 50], 10), [1, 10])
     assert.deepEqual(stepsUpTo([10, 50], 1), [1])
-  })
-
-  it('round rounds to 1/scale and keeps null for what is not a finite number', function () {
-    assert.equal(round(1.2345, 100), 1.23)
-    assert.equal(round(2.5, 1), 3)
-    for (const value of [null, undefined, NaN, Infinity, '1.5']) assert.equal(round(value, 10), null)
   })
 
   it('deepFreeze freezes an object and everything in it, and returns it', function () {

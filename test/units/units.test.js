@@ -1,10 +1,10 @@
 /**
- * lib/util/units.js: byte sizes as people type them, and the one set of formatters the server and the
- * command-line tools print bytes and durations with (the dashboard keeps a browser copy).
+ * lib/util/units.js: byte sizes as people type them, rounding, and the one set of formatters the server,
+ * the command-line tools, the grader and the page print bytes and durations with.
  */
 import assert from 'node:assert/strict'
 import {
-  formatBytes, formatDecimalBytes, formatDuration, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize
+  formatBytes, formatDecimalBytes, formatDuration, formatMB, formatMemory, formatMiB, formatMs, formatStopwatch, parseByteSize, round
 } from '../../lib/util/units.js'
 
 const KiB = 1024
@@ -26,6 +26,16 @@ describe('lib/util/units.js', function () {
         assert.throws(function parse () { parseByteSize(text) }, TypeError, text)
       }
       assert.throws(function parse () { parseByteSize(1024) }, /must be a string/)
+    })
+  })
+
+  describe('round', function () {
+    it('rounds to 1/scale, to a whole number unless told', function () {
+      assert.deepEqual([round(2.5), round(1.2345, 100), round(0.00049, 1000), round(-1.25, 10)], [3, 1.23, 0, -1.2])
+    })
+
+    it('keeps a missing figure missing: null for null, NaN, Infinity or a string', function () {
+      assert.deepEqual([round(null, 10), round(NaN), round(Infinity, 10), round('1.5', 10)], [null, null, null, null])
     })
   })
 
@@ -68,6 +78,12 @@ describe('lib/util/units.js', function () {
     })
   })
 
+  describe('formatMB', function () {
+    it('keeps a small body in MB with three decimals, one from 0.1 MB, GB from 1e9', function () {
+      assert.deepEqual([formatMB(42_000), formatMB(26.2e6), formatMB(10e9)], ['0.042 MB', '26.2 MB', '10.0 GB'])
+    })
+  })
+
   describe('formatDuration', function () {
     it('writes whole ms under a second and seconds with a decimal from there', function () {
       assert.equal(formatDuration(0), '0 ms')
@@ -97,7 +113,7 @@ describe('lib/util/units.js', function () {
   })
 
   it('writes n/a for a figure that is missing, in every formatter', function () {
-    for (const format of [formatBytes, formatMiB, formatMemory, formatDecimalBytes, formatDuration, formatMs, formatStopwatch]) {
+    for (const format of [formatBytes, formatMiB, formatMemory, formatDecimalBytes, formatMB, formatDuration, formatMs, formatStopwatch]) {
       for (const missing of [null, undefined, NaN, Infinity]) assert.equal(format(missing), 'n/a', `${format.name}(${missing})`)
     }
   })
