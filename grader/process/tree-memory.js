@@ -1,8 +1,6 @@
 /**
- * A process tree's memory over a load, read from outside, and the watch that
- * follows its RSS while it runs: the kernel's peak (VmHWM, reset through
- * clear_refs) where /proc is, a peak sampled with `ps` where not, and null
- * figures that say so where neither is. The process is never asked.
+ * A tree's memory over a load, read from outside, and the budget watch: the kernel's peak (VmHWM, reset
+ * through clear_refs) where /proc is, a `ps`-sampled peak where not, null figures where neither is.
  */
 import { performance } from 'node:perf_hooks'
 import { procAvailable } from '../../lib/util/platform.js'
@@ -21,13 +19,8 @@ const PS_WATCH_MS = 200
  */
 
 /**
- * Measure the tree's peak over `load`: idle RSS read and the peaks reset
- * first, the peaks read as soon as `load` resolves.
- * @template T
- * @param {{ root: import('./process-tree.js').TreeRoot, alive: () => boolean, killedPeak: () => number|null }} tree
- *   `alive`: whether the root still runs; `killedPeak`: the RSS the watch killed it at during the load, if it did
- * @param {() => Promise<T>} load
- * @returns {Promise<TreeMeasure>}
+ * The tree's peak over `load` (idle RSS read and peaks reset first); `tree.killedPeak()` is the RSS the
+ * watch killed it at during the load, if it did.
  */
 export async function measureTree (tree, load) {
   const readable = procAvailable()
@@ -78,15 +71,7 @@ async function measureWithPs (pid, load) {
   }
 }
 
-/**
- * Follow the tree's RSS every WATCH_MS from /proc (its members found again
- * every TREE_SCAN_MS), handing each reading to `onMemory`. Where /proc is
- * missing, from `ps` every PS_WATCH_MS (each call is a process of its own);
- * where neither is, nothing is read and the budget is not watched.
- * @param {import('./process-tree.js').TreeRoot} root
- * @param {(memory: { rss: number, peak: number, processes: number|null }) => void} onMemory
- * @returns {{ stop: () => void }}
- */
+/** Hand `onMemory` the tree's RSS every WATCH_MS from /proc, or PS_WATCH_MS from `ps`; without either, nothing. */
 export function watchTree (root, onMemory) {
   if (!procAvailable()) return psAvailable() ? watchWithPs(root.pid, onMemory) : { stop: function nothingWatched () {} }
   let pids = treePids(root)
@@ -126,15 +111,8 @@ function watchWithPs (pid, onMemory) {
 }
 
 /**
- * The budget watch of a process tree the grader owns (a student's process,
- * a service it started): the highest RSS kept in `target.maxRss`, and past
- * `budget` the tree killed and its death recorded in `target.lastDeath`
- * (reason 'memory', the pid, the RSS, and the message `say` makes of them).
- * @param {{ maxRss: number, alive: boolean, lastDeath: object|null }} target
- * @param {{ pid: number, pgid?: number|null }} root
- * @param {number} budget bytes; 0: no budget, only the highest RSS kept
- * @param {(rss: number, budget: number) => string} say
- * @returns {{ stop: () => void }}
+ * The budget watch of a tree the grader owns: the highest RSS kept in `target.maxRss`; past `budget` bytes
+ * (0: none) the tree is killed and `target.lastDeath` records reason 'memory', pid, RSS and `say(rss, budget)`.
  */
 export function watchWithinBudget (target, root, budget, say) {
   const pid = root.pid
