@@ -35,7 +35,7 @@ export const checks = Object.freeze([
     limit: `at most ${LIMITS.sizeSlopeMiBPer100MB} MiB more per 100 MB of body (or a rise under ${LIMITS.noiseMiB} MiB in all)`,
     hint: 'Your route holds the whole body: stream it instead. Pipe the request into a PassThrough and pipeline(body, ' +
       'zlib.createGunzip(), your record scanner) (exercise 01, step 4: hand pipeline() a stream it may destroy, not req), and keep only ' +
-        'the record being read and the running totals.',
+      'the record being read and the running totals.',
     trips: true,
     run: async function growthBySize (ctx) {
       const { settings } = ctx

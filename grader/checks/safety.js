@@ -18,7 +18,7 @@ const BOMB_FRAMINGS = Object.freeze(['chunked', 'length'])
 
 const BOMB_HINT = 'Count what you inflate and stop at once: refuse (413) when the inflated bytes pass a limit (say 256 MiB), or when ' +
   'inflated/compressed passes a ratio (say 100) once a MiB has come out, and when records nest deeper than you need (say 64). Check on ' +
-    'every chunk, then destroy the pipeline. Judge the bytes, not the framing: a bomb may come with or without a Content-Length.'
+  'every chunk, then destroy the pipeline. Judge the bytes, not the framing: a bomb may come with or without a Content-Length.'
 
 function bombCheck (variant, meaning) {
   return {
@@ -60,7 +60,7 @@ const codingBombs = {
     `body sent the same way answered`,
   hint: 'One counter for every coding: count the bytes each decoder gives out, whichever it is, and refuse at the same limits (inflated ' +
     'bytes, ratio, layers). A framework that inflates gzip with a limit may inflate br whole: decode them all as streams, or refuse the ' +
-      'ones you do not bound (415).',
+    'ones you do not bound (415).',
   trips: false,
   run: async function bombEachCoding (ctx) {
     const encodings = ctx.encodings
@@ -199,7 +199,7 @@ export const checks = Object.freeze([
     limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
     hint: 'zlib reports a body cut short as an error ("unexpected end of file") when the stream ends, and a JSON document cut short ' +
       'leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline rejects; a bare .pipe() ' +
-        'does not).',
+      'does not).',
     trips: true,
     run: function truncatedBodies (ctx) {
       return refuseAll(ctx, truncated(lookalikeStrings(ctx.seed), ctx.seed))

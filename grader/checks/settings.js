@@ -126,7 +126,7 @@ export function pendingWait (m) {
     ms,
     basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at ` +
       `the handler's measured ${m.MBps.toFixed(1)} MB/s, so the grader waits up to ${(ms / 1000).toFixed(1)} s (${MARGIN}× that, ` +
-        `${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
+      `${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
   }
 }
 
