@@ -1,7 +1,4 @@
-/**
- * The memory gate for CI (`--baseline CARD.json`): a slope, peak or speed ratio worse than the baseline card's
- * by more than the tolerance fails, above a per-measure noise floor. Its rules: grader/card/README.md.
- */
+/** The CI memory gate (`--baseline CARD.json`): a measure worse than the baseline's past tolerance fails (card/README.md). */
 import fs from 'node:fs'
 import { LIMITS } from '../checks/settings.js'
 import { validateCardJson } from './card-json.js'
@@ -82,10 +79,7 @@ export function baselineRefusal (baseline, preset) {
  * @typedef {{ file: string, tolerance: number, lines: BaselineLine[], notes: string[], passed: boolean }} BaselineResult
  */
 
-/**
- * Compare two --json cards measure by measure (COMPARED), matched by area, check and name. `file` names the
- * baseline in the header, `against` on each line ("the baseline"; --verify's "the card").
- */
+/** Compare two --json cards measure by measure (COMPARED); `file` names the baseline, `against` it on each line. */
 export function compareWithBaseline (run, baseline, options = {}) {
   const tolerance = options.tolerance ?? DEFAULT_TOLERANCE
   const file = options.file ?? 'the baseline'

@@ -1,7 +1,4 @@
-/**
- * A card as a run record (docs/runs.md) in test-data/runs/, listed and compared as any run is: the checks as a
- * table, a verdict per area, the memory charts, and as cells each memory point's peak and each route's MB/s.
- */
+/** A card as a run record (docs/runs.md): checks, verdicts, memory charts, and each point's peak and MB/s as cells. */
 import { saveOutsideRecord } from '../../lib/runs/bench.js'
 import { AREAS } from '../checks/index.js'
 import { cardJson } from './card-json.js'

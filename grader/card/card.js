@@ -1,7 +1,4 @@
-/**
- * The card as text: a line per check, the lab's routes beside a memory line, a failure's reason and hint,
- * the verdict per area; a service's card first says how it was reached and judged.
- */
+/** The card as text: a line per check, reference routes, a failure's reason and hint, the verdict per area. */
 import { encodingsLine } from '../checks/encodings.js'
 import { AREAS } from '../checks/index.js'
 import { memorySitesOf, sitesLines } from './sites-lines.js'

@@ -2,20 +2,14 @@
 import { AREAS } from '../checks/index.js'
 import { areaVerdicts } from './card.js'
 
-/**
- * `*_slope`, `speed_*`: the memory and speed checks' key figures; `failed_checks`: `;`-joined; `notes`: what the
- * grader says beside the grade; `duplicates`: the rows handed in the same (markDuplicates).
- */
+// `*_slope`, `speed_*`: key figures; `notes`: beside the grade, never part of it; `duplicates`: see markDuplicates
 export const COLUMNS = Object.freeze([
   'name', 'verdict', ...AREAS, 'checks_passed', 'checks_total',
   'memory_size_slope_MiB_per_100MB', 'memory_concurrency_slope_MiB_per_upload', 'speed_MBps', 'speed_ratio',
   'failed_checks', 'seed', 'duration_s', 'sha256', 'submission', 'report', 'error', 'duplicates', 'notes'
 ])
 
-/**
- * `pass`/`fail` are the grade; `refused`: the grader would not run it (a link, a pipe, too large or slow to read,
- * root), `error`: the grader's own failure, `skipped`: not a submission (notes.txt); the reason in `error`.
- */
+/** `pass`/`fail` are the grade; `refused` (not run), `error` (the grader's failure), `skipped` (no submission): the reason in `error`. */
 export const VERDICTS = Object.freeze(['pass', 'fail', 'refused', 'error', 'skipped'])
 
 export function countVerdicts (rows) {

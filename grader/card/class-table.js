@@ -1,7 +1,4 @@
-/**
- * The class table as CSV and an HTML page beside it, rewritten after each submission, every field escaped
- * (lib/util/escape.js), mode 0600: a submission graded later cannot read the grades before it.
- */
+/** The class table as CSV and HTML, rewritten after each submission, every field escaped, mode 0600 (the grader's alone). */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'

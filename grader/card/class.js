@@ -1,7 +1,4 @@
-/**
- * A class graded: each submission in a folder in turn, as `npm run grade -- FILE` grades one, on one seed's
- * bodies, the table written again after each. Every entry gets a row: grader/card/README.md says which.
- */
+/** A class graded: each submission in turn on one seed's bodies, the table written again after each (card/README.md). */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,10 +15,7 @@ import { htmlBeside, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, writeTable } from '
 /** How many report folders one name may share before the grader gives up on a suffix. */
 const MAX_SUFFIX = 1000
 
-/**
- * Grade every submission in `folder`, one at a time, and write the table; options in grader/card/README.md.
- * TypeError before anything is graded: no submissions, or the table or reports inside the class's folder.
- */
+/** Grade every submission in `folder` and write the table (options: card/README.md); TypeError before grading a bad setup. */
 export async function gradeClass (folder, options) {
   const csv = options.csv
   const html = options.html ?? htmlBeside(csv)
@@ -89,10 +83,7 @@ function noSubmissions (folder, entries) {
   return `no submissions in ${folder}: ${what}; skipped: ${skipped}${entries.length > 5 ? `, and ${entries.length - 5} more` : ''}`
 }
 
-/**
- * One submission as a row, whatever happens: refused (unreadable, or grade() will not run it), graded, or
- * `error` when grading throws; a report that cannot be written is one of the grader's problems.
- */
+/** One submission as a row, whatever happens: refused, graded, or `error` when grading throws. */
 async function gradeOne (submission, options) {
   const started = Date.now()
   const elapsed = function elapsed () { return Date.now() - started }

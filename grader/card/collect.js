@@ -1,7 +1,4 @@
-/**
- * A class's table from cards graded elsewhere (`--collect DIR`): a folder per student, its CI's card.json beside
- * the file graded. Which cards count: grader/card/README.md.
- */
+/** A class's table from cards graded elsewhere (`--collect DIR`): which cards count is in card/README.md. */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'

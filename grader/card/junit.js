@@ -1,7 +1,4 @@
-/**
- * The card as JUnit XML (`--junit FILE`): a <testsuite> per area, a <testcase> per check, a <failure> with
- * figure, limit, reason and hint; a `baseline` suite with `--baseline`. Every value goes through xmlText.
- */
+/** The card as JUnit XML (`--junit FILE`): a suite per area, a case per check, a `baseline` suite; every value via xmlText. */
 import { AREAS } from '../checks/index.js'
 import { memorySitesOf, sitesLines } from './sites-lines.js'
 import { xmlText } from '../../lib/util/escape.js'

@@ -1,7 +1,4 @@
-/**
- * A card's figures as numbers (the --json card's `measures`), for baseline.js and collect.js; MEASURES says
- * once which way each is better and its range. The names: grader/card/README.md.
- */
+/** A card's figures as numbers (`measures`) for baseline.js and collect.js; MEASURES holds each one's direction and range. */
 import { CURVES } from '../checks/memory.js'
 import { steepestSlope } from '../checks/figures.js'
 import { normalizeSettings, PRESET_NAMES } from '../checks/settings.js'

@@ -1,7 +1,4 @@
-/**
- * The grading's report, as the benches write theirs (lib/measure/report.js): results.json, results.md and
- * report.html with the memory charts, the handler beside /good, /streamparser-json and /bad.
- */
+/** The grading's report as the benches write theirs (lib/measure/report.js), its charts beside the lab's routes. */
 import os from 'node:os'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { writeReport } from '../../lib/measure/report.js'

@@ -1,7 +1,4 @@
-/**
- * Cards checked against the teacher's grading (`--collect DIR --verify K`): K cards, drawn by a seed of their
- * own, graded again here on a fresh seed's bodies; a card that disagrees is refused. Why: grader/card/README.md.
- */
+/** `--collect DIR --verify K`: K cards graded again here on fresh bodies; one that disagrees is refused (card/README.md). */
 import { newSeed, normalizeSeed } from '../checks/settings.js'
 import { grade } from '../run/grade-handler.js'
 import { prng } from '../../lib/measure/mutate.js'
@@ -61,10 +58,7 @@ export function disagreements (doc, here, tolerance) {
   return said
 }
 
-/**
- * Grade `count` collected cards' submissions again and hold each card to it, changing chosen rows in place.
- * `bodySeed`: a fresh one unlike every card's by default; `grade`: a spec's stand-in.
- */
+/** Grade `count` cards' submissions again and hold each card to it, changing the chosen rows in place. */
 export async function verifyCards (collected, options) {
   const seed = options.seed ?? newSeed()
   const bodySeed = options.bodySeed ?? freshSeed(collected.map(function cardSeed (c) { return c.doc.seed }))

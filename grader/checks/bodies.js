@@ -1,7 +1,4 @@
-/**
- * The bodies the checks send, each tricky one a trap a hand-written streaming handler falls into. Each is
- * drawn from the run's seed (`withSeed`): no handler can table them, and `--seed N` sends them again.
- */
+/** The bodies the checks send, each drawn from the run's seed (`withSeed`): no handler can table them; `--seed N` repeats them. */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -53,10 +50,7 @@ function body (name, json, level = 6) {
   return Object.freeze({ name, json: bytes, gzip: gzip(bytes, level), reference: referenceOf(bytes) })
 }
 
-/**
- * A body as client.js `send` takes it: whole with its Content-Length, or chunked. `writes` sends pieces of
- * `min` to `max` bytes a macrotask apart (raw writes, or one chunk per piece).
- */
+/** A body as client.js `send` takes it: whole with its Content-Length, or chunked; `writes` sends it in pieces. */
 export function framed (buffer, framing, writes = null) {
   if (framing === 'length') return writes === null ? { buffer } : { buffer, writes }
   const source = writes === null ? [buffer] : inPieces(buffer, writes)
@@ -100,10 +94,7 @@ export function lookalikeStrings (seed = currentSeed()) {
   return body('strings that look like records', JSON.stringify({ meta: { about: 'lookalikes' }, items: records }))
 }
 
-/**
- * Escapes: `\\"` and a string ending in a backslash, unicode escapes of structure (`\u0022`, `\u007b`), a
- * surrogate pair, a key spelled with an escape (`"i\u0064"` is "id"). 40 to 56 records.
- */
+/** Escapes: `\\"`, a trailing backslash, `\u0022`, `\u007b`, a surrogate pair, the key `"i\u0064"`. 40 to 56 records. */
 export function escapes (seed = currentSeed()) {
   const draw = seededDraws(seed, 'escapes')
   const count = draw(40, 56)
@@ -125,10 +116,7 @@ export function escapes (seed = currentSeed()) {
   return body('escapes', `{"items":[${records.join(',')}]}`)
 }
 
-/**
- * Multi-byte UTF-8 (2, 3 and 4 bytes) in values and keys, so gunzip's 16 KiB chunk ends fall inside
- * characters: a draw leaving fewer than two such ends is drawn again. About 100 KB.
- */
+/** Multi-byte UTF-8 in values and keys, drawn so at least two gunzip chunk ends fall inside characters. About 100 KB. */
 export function multiByte (seed = currentSeed()) {
   const draw = seededDraws(seed, 'multi-byte')
   const pieces = ['é', '東京', '😀', 'ß', '한국어', '🚀🎉', 'ü']
@@ -243,10 +231,7 @@ export function generatedSizes (seed = currentSeed()) {
   return [0, draw(800, 1200), draw(15000, 25000)]
 }
 
-/**
- * A zip bomb's parameters (lib/generate/bombs.js createBomb), drawn from the seed: the preset's inflated size
- * less up to a tenth, 800-1200 members or 900k-1.1M levels. Make a bomb per send: its streams read once.
- */
+/** A zip bomb's parameters (lib/generate/bombs.js createBomb), drawn from the seed; make a bomb per send (its streams read once). */
 export function bombParams (variant, bombBytes, seed = currentSeed()) {
   const draw = seededDraws(seed, `bomb ${variant}`)
   if (variant === 'depth') return { variant, depth: draw(900_000, 1_100_000) }
@@ -256,10 +241,7 @@ export function bombParams (variant, bombBytes, seed = currentSeed()) {
 
 const generatedReferences = new Map()
 
-/**
- * A generated document (lib/generate/items.js) gzipped into `dir` once, with its reference (ids 1..N) and
- * inflated size. Its seed is the run's unless named: record count and compressed size vary with it.
- */
+/** A generated document (lib/generate/items.js) gzipped into `dir` once, with its reference (ids 1..N); the run's seed unless named. */
 export async function generatedDocument ({ bytes = null, size = null, seed = currentSeed(), dir }) {
   const input = await ensureInput({ bytes, size, seed, format: 'json', dir })
   let known = generatedReferences.get(input.file)

@@ -1,7 +1,4 @@
-/**
- * The grader's side of a request: a body sent as a check needs it, with a deadline, the answer read as JSON.
- * A reset, refusal or deadline is `{ status: 0, error }`, never a throw; countRequests tallies what is pending.
- */
+/** The grader's side of a request: sent with a deadline, read as JSON; a reset or timeout is `{ status: 0, error }`, never a throw. */
 import fs from 'node:fs'
 import http from 'node:http'
 import { Readable, Transform } from 'node:stream'
@@ -50,10 +47,7 @@ function countStart (url) {
   }
 }
 
-/**
- * POST one of `buffer` (whole, or in writes of `min`..`max` bytes), `file` (streamed) or `streams` (made as
- * read; chunked). `status` is 0 when no answer came: `error` is 'timeout' or the socket's error code.
- */
+/** POST `buffer` (whole or in writes), `file` or `streams`; `status` 0 and `error` ('timeout' or the socket's code) without an answer. */
 export function send (url, body) {
   const started = performance.now()
   const headers = { ...BODY_HEADERS, ...body.headers }

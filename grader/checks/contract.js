@@ -1,7 +1,4 @@
-/**
- * The contract answers are judged by: a handler keeps the lab's (docs/lessons/grade.md); a service keeps the
- * summary contract if its answer to a small valid document carries the summary fields, else the status one.
- */
+/** The contract answers are judged by: the lab's for a handler (docs/lessons/grade.md); summary or status for a service. */
 import { framed, lookalikeStrings } from './bodies.js'
 import { describeFailure, describeStatus, judgeAnswer, judgeRefusal, readFigures } from './reference.js'
 
@@ -54,10 +51,7 @@ function isSuccess (res) {
   return res.status >= 200 && res.status < 300
 }
 
-/**
- * Which contract a service keeps: a 2xx JSON answer with `items` to a small valid document is the summary
- * contract, else the status one. `probe` says what came back (a 401 or 415 usually means: --header).
- */
+/** A service keeps the summary contract when a small document's 2xx JSON answer has `items`, else the status one. */
 export async function detectContract (post, seed) {
   const doc = lookalikeStrings(seed)
   const res = await post(framed(doc.gzip, 'length'))

@@ -1,7 +1,4 @@
-/**
- * Correctness: the reference's `items` (and `idSum` when given) on generated and tricky documents, a 4xx for a
- * record that does not parse; every body sent with its Content-Length and chunked, as /good answers both.
- */
+/** Correctness: the reference's `items` (and `idSum`) on generated and tricky documents, a 4xx for a broken record; both framings. */
 import {
   brokenRecord, escapes, everyTrap, FRAMINGS, FRAMING_LABELS, framed, framedFile, generatedDocument, generatedSizes,
   layout, lookalikeStrings, multiByte, multiMember, stored

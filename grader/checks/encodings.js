@@ -1,7 +1,4 @@
-/**
- * The content codings an endpoint takes: a small document in each coding Node makes and as identity, in the
- * media type asked for, else application/json, else octet-stream. Safety bombs each coding taken (safety.js).
- */
+/** The content codings an endpoint takes, probed with a small document in each; safety.js bombs each coding taken. */
 import zlib from 'node:zlib'
 import { framed, lookalikeStrings } from './bodies.js'
 
@@ -50,10 +47,7 @@ export function codingsTaken (encodings) {
 
 async function nothingSeen () { return null }
 
-/**
- * Send the small document in each coding, in the media type asked for, else the first of JSON and
- * octet-stream it accepts any coding in. `afterEach(res)` may name what happened instead (a death).
- */
+/** Send the small document in each coding, in the media type asked for, else the first of JSON and octet-stream taking any. */
 export async function probeEncodings ({ post, seed, contract, mediaType = null, afterEach = nothingSeen }) {
   const doc = lookalikeStrings(seed)
   const answers = []

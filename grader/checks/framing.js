@@ -1,7 +1,4 @@
-/**
- * A refusal counts as one of what the body holds only if a good body framed the same way is answered:
- * 411 to every chunked body refuses a chunked bomb too, unread.
- */
+/** A refusal counts only if a good body framed the same way is answered: a 411 to all chunked bodies refuses bombs unread. */
 import { framed, FRAMING_LABELS, lookalikeStrings } from './bodies.js'
 import { encodeBody, encodedHeaders } from './encodings.js'
 

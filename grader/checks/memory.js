@@ -1,7 +1,4 @@
-/**
- * Memory: peak growth above idle against body size and uploads in flight, read from outside, each point on a
- * fresh process warmed by one upload (lib/measure/fresh-server.js says why), the lab's routes beside it.
- */
+/** Memory: peak growth against body size and uploads in flight, each point on a fresh process (lib/measure/fresh-server.js). */
 import { generatedDocument } from './bodies.js'
 import { locateSites, sitesHint } from './memory-sites.js'
 import { describeFailure } from './reference.js'
@@ -114,10 +111,7 @@ function newCurve (ctx, length) {
   return curve
 }
 
-/**
- * On a fresh process: one upload of `warm` so first-request costs (compiling, the young generation growing)
- * are not growth, then the window around all `files` at once. `next`: the route whose process starts now.
- */
+/** On a fresh process: one upload of `warm` (first-request costs are not growth), then the window around all `files` at once. */
 async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   const lab = await ctx.freshLab(next, route)
   const warmUp = await ctx.postTo(lab, route, { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })

@@ -1,7 +1,4 @@
-/**
- * The reference answer, computed apart from the lab's routes: `items` (the top-level array's length) and `idSum`
- * (the exact sum of top-level integer ids); a handler's answer read at the top or under `summary`.
- */
+/** The reference answer, computed apart from the lab's routes: `items` and the exact `idSum` of top-level integer ids. */
 
 export function referenceOf (json) {
   const doc = JSON.parse(Buffer.isBuffer(json) ? json.toString('utf8') : json)

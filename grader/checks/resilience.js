@@ -1,7 +1,4 @@
-/**
- * Resilience: after clients hang up mid-upload a normal request is answered and the work ends, read from
- * outside (CPU time, held connections, unanswered requests) after settings.js pendingWait.
- */
+/** Resilience: after clients hang up mid-upload the next request is answered and the work ends, read from outside. */
 import { generatedBuffer, generatedDocument } from './bodies.js'
 import { abortUpload } from './client.js'
 import { round } from './figures.js'
@@ -114,10 +111,7 @@ export const checks = Object.freeze([
   }
 ])
 
-/**
- * Busy while CPU rose past IDLE_CPU_MS in the last window (unknown without /proc or before a window has
- * passed); settled when idle, holding no /student connection, nothing unanswered.
- */
+/** Busy while CPU rose past IDLE_CPU_MS in the last window; settled when idle, with no connection held and nothing unanswered. */
 function leftOver (stats, samples) {
   if (stats === null) return { settled: false, busy: false }
   const last = samples[samples.length - 1]

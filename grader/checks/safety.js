@@ -1,7 +1,4 @@
-/**
- * Safety: zip bombs (gzip, then each coding the endpoint took) and truncated or corrupt bodies refused with a
- * 4xx, no crash or hang; each framed both ways, a refusal counting only if a good body is answered (framing.js).
- */
+/** Safety: zip bombs, truncated and corrupt bodies refused with a 4xx, no crash or hang, both framings (framing.js). */
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -139,10 +136,7 @@ async function bombBody (ctx, kind, framing) {
   return { bomb: { ...bomb, compressedBytes: buffer.length }, body: { buffer, headers } }
 }
 
-/**
- * One bomb on a lab of its own (an earlier check's free lists would hide growth); after a refusal, a good
- * body framed the same way to the same lab.
- */
+/** One bomb on a lab of its own (free lists left by an earlier check would hide growth), then a good body the same way. */
 async function sendBomb (ctx, kind, framing, another) {
   const { bomb, body } = await bombBody(ctx, kind, framing)
   const lab = await ctx.freshLab(another)

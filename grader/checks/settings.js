@@ -6,10 +6,7 @@ const MB = 1e6
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 
-/**
- * The stated limits. Memory limits are slopes (per 100 MB more body, per request more in flight); a rise
- * under `noiseMiB` across a curve is flat whatever its slope: a busy machine's peak moves that much alone.
- */
+/** The stated limits: slopes per 100 MB of body or per upload in flight; a rise under `noiseMiB` is flat whatever its slope. */
 export const LIMITS = Object.freeze({
   /** MiB of peak growth per 100 MB more of inflated body. */
   sizeSlopeMiBPer100MB: 25,
@@ -23,10 +20,7 @@ export const LIMITS = Object.freeze({
   bombGrowthMiB: 64
 })
 
-/**
- * Sizes are inflated bytes of generated documents (lib/generate/items.js); `reference` measures the lab's
- * routes beside the handler; a large body may take `requestMs` plus a second per `slowestMBps` MB.
- */
+/** Sizes are inflated bytes of generated documents; a large body may take `requestMs` plus a second per `slowestMBps` MB. */
 const PRESETS = Object.freeze({
   full: Object.freeze({
     sizes: Object.freeze([10 * MB, 50 * MB, 200 * MB]),
@@ -111,10 +105,7 @@ export function timeoutFor (settings, bytes) {
 /** pendingWait's margin over the handler's own speed, its floor, and its ceiling, so that a run ends. */
 export const PENDING_WAIT = Object.freeze({ MARGIN: 3, FLOOR_MS: 5000, CEILING_MS: 120_000 })
 
-/**
- * How long "nothing left pending" waits, and why: MARGIN times what the handler's measured speed needs for the
- * bytes the aborted uploads delivered, within floor and ceiling (the ceiling when speed was not measured).
- */
+/** How long "nothing left pending" waits: MARGIN times the handler's measured time for the bytes delivered, bounded. */
 export function pendingWait (m) {
   const { MARGIN, FLOOR_MS, CEILING_MS } = PENDING_WAIT
   if (m === undefined || m.MBps === null || !(m.MBps > 0)) {

@@ -1,7 +1,4 @@
-/**
- * Speed: the handler's MB/s, upload included, against /streamparser-json (/good the ceiling), each in its own
- * process with students paused; routes take turns a round (order reversed every other) and medians are kept.
- */
+/** Speed: MB/s against /streamparser-json (/good the ceiling), routes taking turns, students paused, medians kept. */
 import { median } from '../../lib/measure/stats.js'
 import { generatedDocument } from './bodies.js'
 import { round } from './figures.js'

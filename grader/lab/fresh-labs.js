@@ -1,7 +1,4 @@
-/**
- * Fresh processes for memory figures: each measurement gets one that served only its warm-up (as the benches
- * measure, lib/measure/fresh-server.js); the next starts while this one is measured.
- */
+/** Fresh processes for memory figures (lib/measure/fresh-server.js): the next starts while this one is measured. */
 
 /** @typedef {{ start: () => Promise<void>, stop: () => Promise<void> }} Process a student's process or a reference lab */
 

@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * The reference lab's process: the lab's own app and the dashboard that follows the run, forked by
- * reference-lab.js; no student module is loaded here. Its IPC messages: grader/lab/README.md.
- */
+/** The reference lab's process: the lab's app and dashboard, no student code; its IPC messages are in lab/README.md. */
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import express from 'express'

@@ -1,7 +1,4 @@
-/**
- * The reference lab (lab-child.js) in a process the grader forks: no student code runs in it, so its IPC word
- * is the lab's. The grader watches its RSS from outside, kills it past the budget, measures its kernel peak.
- */
+/** The reference lab (lab-child.js) from the grader's side: forked, watched from outside, killed past the budget. */
 import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

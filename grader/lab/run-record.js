@@ -1,7 +1,4 @@
-/**
- * A grading run as the dashboard sees an experiment: each step is an `experiment` event named `grade` on the
- * lab's bus, and GET/DELETE /experiments/:id answer for it; ids it does not know go on to the lab's engine.
- */
+/** A grading run as the dashboard sees an experiment: `grade` events on the bus, GET/DELETE /experiments/:id for it. */
 import express from 'express'
 
 const RUN_NAME = 'grade'

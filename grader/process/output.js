@@ -11,10 +11,7 @@ export function keepTail (output, chunk) {
   return kept.length > OUTPUT_MAX ? kept.slice(-OUTPUT_KEPT) : kept
 }
 
-/**
- * The last "TypeError: …" line of a crash or logged error, with its first frame that is not Node's or a
- * package's (the handler's own file and line); else the last line written.
- */
+/** The last "TypeError: …" line with its first frame outside Node and packages (the handler's line); else the last line. */
 export function crashLine (output) {
   const lines = output.slice(-20_000).split('\n').map(function trim (line) { return line.trim() }).filter(Boolean)
   for (let k = lines.length - 1; k >= 0; k--) {
@@ -31,10 +28,7 @@ export function crashLine (output) {
 /** How long a process's pipes may stay open after its exit before it is judged without the rest. */
 const DRAIN_MS = 1000
 
-/**
- * Resolves once the child's stdout and stderr have ended, or after `ms`: on a busy machine 'exit' can come
- * before the last chunks of a crash's stack, and a death is told by them.
- */
+/** Resolves once stdout and stderr have ended, or after `ms`: 'exit' can beat a crash's last stack lines, which tell the death. */
 export function outputDrained (child, ms = DRAIN_MS) {
   const pipes = [child.stdout, child.stderr].filter(Boolean).map(function ended (stream) {
     return finished(stream).catch(function ignore () {})

@@ -1,7 +1,4 @@
-/**
- * A process tree as /proc shows it (the spawned process, its group, its descendants, every process of the
- * tree's own user): memory, held connections, CPU time, signals. Without /proc readers answer null.
- */
+/** A process tree as /proc shows it: members, memory, held connections, CPU time, signals; null readers without /proc. */
 import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
 import { readProcMemory } from '../../lib/metrics/proc-memory.js'
@@ -80,10 +77,7 @@ export function resetTreePeaks (pids) {
   return all
 }
 
-/**
- * The tree's descriptors of sockets the kernel lists as connections on `port` (in the grader's namespace),
- * or lists nowhere any more (closed on the wire, the descriptor still open); null where /proc is missing.
- */
+/** Descriptors of sockets listed as connections on `port` or listed nowhere (closed on the wire); null without /proc. */
 export function heldConnections (pids, port) {
   if (!procAvailable()) return null
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0')

@@ -1,7 +1,4 @@
-/**
- * A tree's memory without /proc (macOS, portable mode): RSS summed from one `ps` table, the peak the largest
- * sample during the load (it can miss a shorter spike). Without `ps`, nothing is read.
- */
+/** A tree's memory without /proc: RSS from `ps`, the peak the largest sample (it can miss a shorter spike). */
 import { execFile, execFileSync } from 'node:child_process'
 import { promisify } from 'node:util'
 

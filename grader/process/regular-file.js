@@ -1,7 +1,4 @@
-/**
- * A file a measured process named or wrote: read only if regular, no link followed, no pipe waited on, at
- * most so many bytes, so nothing a graded process points at can block the grader.
- */
+/** Reading a file a measured process named: regular files only, no link followed, no pipe waited on, bounded. */
 import fs from 'node:fs'
 
 // O_NOFOLLOW: a link in the last place is an error (ELOOP), never followed; O_NONBLOCK: a pipe

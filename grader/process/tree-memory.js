@@ -1,7 +1,4 @@
-/**
- * A tree's memory over a load, read from outside, and the budget watch: the kernel's peak (VmHWM, reset
- * through clear_refs) where /proc is, a `ps`-sampled peak where not, null figures where neither is.
- */
+/** A tree's memory over a load, read from outside (VmHWM, else sampled with `ps`), and the budget watch. */
 import { performance } from 'node:perf_hooks'
 import { procAvailable } from '../../lib/util/platform.js'
 import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
@@ -18,10 +15,7 @@ const PS_WATCH_MS = 200
  *   peakSource: 'kernel peak'|'sampled peak'|null, unreadable: boolean }} TreeMeasure
  */
 
-/**
- * The tree's peak over `load` (idle RSS read and peaks reset first); `tree.killedPeak()` is the RSS the
- * watch killed it at during the load, if it did.
- */
+/** The tree's peak over `load`, idle read and peaks reset first; `tree.killedPeak()`: the RSS the watch killed it at. */
 export async function measureTree (tree, load) {
   const readable = procAvailable()
   if (!readable && psAvailable()) return measureWithPs(tree.root.pid, load)
@@ -110,10 +104,7 @@ function watchWithPs (pid, onMemory) {
   }
 }
 
-/**
- * The budget watch of a tree the grader owns: the highest RSS kept in `target.maxRss`; past `budget` bytes
- * (0: none) the tree is killed and `target.lastDeath` records reason 'memory', pid, RSS and `say(rss, budget)`.
- */
+/** The budget watch: the highest RSS in `target.maxRss`; past `budget` (0: none) the tree is killed, `lastDeath` says why. */
 export function watchWithinBudget (target, root, budget, say) {
   const pid = root.pid
   return watchTree(root, function judgeMemory (memory) {

@@ -1,7 +1,4 @@
-/**
- * What a check works with (`ctx`): where each route is served, how to post to it, fresh processes, the
- * settings, seed and contract; per check, a progress note and the reason a 5xx came with.
- */
+/** What a check works with (`ctx`): routes, posting, fresh processes, settings, seed, contract, notes and 5xx reasons. */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { send } from '../checks/client.js'
 import { HANDLER_CONTRACT } from '../checks/contract.js'

@@ -1,7 +1,4 @@
-/**
- * Grade a handler: the student's module at POST /student in a process of its own, isolated and measured from
- * outside (grader/student/), beside a reference lab; answers judged by the lab's contract for a handler.
- */
+/** Grade a handler: the student's module at POST /student, isolated and measured from outside, beside a reference lab. */
 import path from 'node:path'
 import { withSeed } from '../checks/bodies.js'
 import { HANDLER_CONTRACT } from '../checks/contract.js'

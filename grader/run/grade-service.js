@@ -1,7 +1,4 @@
-/**
- * Grade a service where it runs (grader/service/): started (`command`), watched (`pid`) or reached over HTTP.
- * Memory is judged only with a pid (else "not judged", failed); answers by the contract it keeps.
- */
+/** Grade a service where it runs: started, watched by pid, or over HTTP only (memory then "not judged", failed). */
 import { withSeed } from '../checks/bodies.js'
 import { detectContract } from '../checks/contract.js'
 import { newSeed, normalizeSeed } from '../checks/settings.js'

@@ -1,7 +1,6 @@
 /**
- * The runner both gradings share: start the target beside the reference lab, run the checks, fill the card.
- * A check that kills or hangs the target fails with the reason, the target starts again and the rest of that
- * area is not run; a throw in a check is the grader's own failure.
+ * The runner both gradings share. A check that kills or hangs the target fails, the target starts again and the rest
+ * of its area is not run; a throw in a check is the grader's own failure.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -68,10 +67,7 @@ export async function newCard ({ handler, preset, areas, settings, seed, digest,
   }
 }
 
-/**
- * Start the lab, run the checks in order, stop everything. `startFailure`: the error code of a target that
- * did not start; `findContract(ctx)`: how answers are judged.
- */
+/** Start the lab, run the checks in order, stop everything; `findContract(ctx)`: how answers are judged. */
 export async function runChecks ({ card, lab, checks, run, options, params, startFailure, findContract }) {
   const onProgress = options.onProgress ?? function quiet () {}
   try {
@@ -161,10 +157,7 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
   return card
 }
 
-/**
- * The content codings the target takes (checks/encodings.js), before safety bombs them; a target that dies on
- * one is started again (where it may be) and the death is that coding's answer.
- */
+/** The codings the target takes, before safety bombs them; a death on one is that coding's answer (restarted where allowed). */
 function probe (ctx, lab, card) {
   const asked = ctx.contentType ?? ctx.headers['content-type'] ?? null
   return probeEncodings({

@@ -1,7 +1,4 @@
-/**
- * The pair a service's grading runs on, as GradeLab is a handler's: the reference lab and the service as it
- * runs now. A service has one port, so a fresh process is the service started again, not a second one.
- */
+/** A service's grading pair (as GradeLab): the reference lab and the service; a fresh process is the service restarted. */
 import { FreshLabs } from '../lab/fresh-labs.js'
 import { ReferenceLab } from '../lab/reference-lab.js'
 import { StartedService } from './started-service.js'
@@ -74,10 +71,7 @@ export class ServiceLab {
     if (!this.reference.alive) await this.reference.restart()
   }
 
-  /**
-   * The service as a process that served nothing yet: started again when the lab started it, else a new watch
-   * on the same process (its figure then stands on a process that served before).
-   */
+  /** The service as a process that served nothing yet: started again if the lab started it, else watched anew. */
   async renew ({ sampled = false } = {}) {
     const old = this.current
     await old.stop()

@@ -1,7 +1,4 @@
-/**
- * A service the grader starts (`--start "CMD"`) and owns as a student's process: its own process group with
- * `PORT` set, ready once it answers HTTP, measured from outside, killed past the budget, taken along at exit.
- */
+/** A service the grader starts (`--start "CMD"`) and owns: its own group with `PORT` set, measured, killed past the budget. */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -52,10 +49,7 @@ process.once('exit', function stopStartedServices () {
 
 let setprivFound = null
 
-/**
- * The command under `setpriv --pdeathsig SIGKILL` where Linux has it (it execs in place): a killed grader
- * takes the service along. A shell's children are not covered; the exit handler above is.
- */
+/** The command under `setpriv --pdeathsig SIGKILL` where Linux has it: a killed grader takes the service along. */
 function dyingWithTheGrader (line) {
   if (process.platform !== 'linux') return line
   if (setprivFound === null) {

@@ -1,7 +1,4 @@
-/**
- * A running service given by its pid (`--pid N`): read from outside as a started one, never signalled (the card
- * says when it passed the budget), not started again once it exits.
- */
+/** A running service given by `--pid N`: read from outside, never signalled, not started again once it exits. */
 import { countRequests } from '../checks/client.js'
 import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
 import { processRuns } from '../process/process-tree.js'

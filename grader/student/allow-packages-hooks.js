@@ -9,10 +9,7 @@ export function initialize (data) {
   allowed = data.allowed
 }
 
-/**
- * An allowed package resolves from the lab's package.json (the lab's copy, as root: a copy hoisted in the
- * submission's project is not its user's to read); any other specifier the usual way.
- */
+/** An allowed package resolves from the lab's package.json (the copy a submission's project hoists may be unreadable to it). */
 export async function resolve (specifier, context, nextResolve) {
   // a package's own imports keep the versions it was installed with
   if (!allowed.includes(packageName(specifier)) || insidePackages(context.parentURL)) return nextResolve(specifier, context)

@@ -1,7 +1,4 @@
-/**
- * Imported first (`node --import`) by a process that loads a submission outside the lab: the allowed
- * packages resolve from the lab's package.json whatever the submission's folder holds. Why: student/README.md.
- */
+/** Imported first (`node --import`): the allowed packages resolve from the lab's package.json (student/README.md). */
 import Module, { createRequire, register } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

@@ -10,10 +10,7 @@ import { notGradedError } from './isolation.js'
 const NOT_HASHED = Object.freeze(['node_modules', '.git'])
 const MiB = 2 ** 20
 
-/**
- * The most bytes of a submission the grader reads (a handler is kilobytes: room for a vendored module while a
- * folder of videos is refused at once); it also bounds the copy for the student's user (isolation.js).
- */
+/** The most bytes of a submission the grader reads: room for a vendored module, a folder of videos refused at once. */
 export const MAX_SUBMISSION_BYTES = 64 * MiB
 /** The most bytes of one file of it: a bundled module is a few MiB. */
 export const MAX_FILE_BYTES = 16 * MiB
@@ -27,19 +24,15 @@ const CHUNK = 64 * 1024
 /** The modules a submission's code runs from: what its allocation sites can name. */
 const SOURCE_FILE = /\.(?:js|mjs|cjs)$/
 
-/**
- * The hex sha256 of a regular file, no link followed, at most MAX_FILE_BYTES, within READ_DEADLINE_MS; `code`
- * 'NOT_GRADED' with a `reason` (a link, a pipe, too large, too slow), else the open's own error.
- */
+/** The hex sha256 of a regular file, bounded in size and time; `code` 'NOT_GRADED' with a `reason`, else the open's error. */
 export function fileDigest (file, options = {}) {
   const budget = newBudget(options.deadlineMs)
   return withDeadline(digestRegular(file, path.basename(file), budget, null), budget.ms, `reading ${path.basename(file)}`)
 }
 
 /**
- * A file's sha256; a folder's is that of `<sha256>  <path>` lines in path order (sha256sum(1)), node_modules
- * and .git left out, links and special files named in `skipped`, at most MAX_SUBMISSION_BYTES and MAX_FILES.
- * Its modules' bytes (.js, .mjs, .cjs, MOST_SOURCE_BYTES each) are kept in `sources`: absolute path -> bytes.
+ * A file's sha256; a folder's is that of its `<sha256>  <path>` lines (sha256sum(1)), node_modules and .git left out,
+ * links and special files in `skipped`. Its modules' bytes are kept in `sources`: absolute path -> bytes.
  */
 export function submissionDigest (target, options = {}) {
   const budget = newBudget(options.deadlineMs)

@@ -1,7 +1,4 @@
-/**
- * The pair a handler's grading runs on: the student's process (/student) beside the reference lab (the lab's
- * routes, the dashboard). Deaths, hangs and restarts are the student's process's.
- */
+/** A handler's grading pair: the student's process (/student) beside the reference lab; deaths and restarts are the student's. */
 import { FreshLabs } from '../lab/fresh-labs.js'
 import { ReferenceLab } from '../lab/reference-lab.js'
 import { StudentProcess, StudentProcesses } from './student-process.js'

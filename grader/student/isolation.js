@@ -1,8 +1,4 @@
-/**
- * How the student's process is started apart: the command line wrapping student-child.js in the isolation
- * this machine has, and the facts the card states. The layers and why: student/README.md and
- * docs/grading-isolation.md. The machine's facts are probed once per process.
- */
+/** How the student's process is started apart, and the facts the card states (student/README.md, docs/grading-isolation.md). */
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import fs from 'node:fs'
@@ -16,10 +12,7 @@ const UID_FIRST = 1_500_000_000
 const UID_COUNT = 100_000_000
 const PROBE_TIMEOUT_MS = 5000
 
-/**
- * What the student's process may read of the lab's code beside node_modules (not .git, the data folder, a
- * class's tables): what its child imports, and the exercises and generators a handler may import.
- */
+/** What the student's process may read of the lab beside node_modules: what its child imports, the exercises, the generators. */
 export const LAB_PARTS = Object.freeze(['package.json', 'lib', 'grader/student', 'exercises', 'generators'])
 /** CPU seconds the student's process may use in all (RLIMIT_CPU): only a process that spins meets it. */
 export const CPU_SECONDS = 900
@@ -37,10 +30,7 @@ const probes = new Map()
  *   `permission`: the flag that turned Node's permission model on; `copied`: the submission ran from a copy
  */
 
-/**
- * The isolation to use, from what the machine offers and the caller allows (`user`, `network`: false turns a
- * layer off). `scope`: what of the submission it may read; `notGraded`: why it must not run (as root).
- */
+/** The isolation to use from what the machine offers and the caller allows; `notGraded`: why it must not run (as root). */
 export function chooseIsolation ({ handler, submission, user = true, network = true }) {
   const notes = []
   const permission = permissionFlag()
@@ -101,10 +91,7 @@ export function notGradedError (reason) {
   return err
 }
 
-/**
- * The command line: wrappers (unshare, setpriv) that exec in place, so the pid is node's, then node with the
- * permission flags; `preload`: modules imported first; `lab`: the lab's code it may read.
- */
+/** The command line: wrappers that exec in place (so the pid is node's), then node with the permission flags. */
 export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, nodeFlags, preload = [], lab = projectReads() }) {
   const imports = preload.flatMap(function importFirst (file) { return ['--import', file] })
   const permissions = permissionArgs(facts.permission, [...lab, scope, tmpDir], tmpDir, preload.length > 0)
@@ -135,10 +122,7 @@ function permissionArgs (flag, reads, tmpDir, hooks) {
   return args
 }
 
-/**
- * The checkout's code the process may read: LAB_PARTS and node_modules, and where express and the allowed
- * packages really resolve (hoisted to the installing project's node_modules: docs/install.md).
- */
+/** The checkout's code the process may read: LAB_PARTS, node_modules, and where the packages really resolve (docs/install.md). */
 function projectReads () {
   const paths = [...LAB_PARTS, 'node_modules'].map(inProject)
   for (const name of ['express', ...ALLOWED_PACKAGES]) {

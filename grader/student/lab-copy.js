@@ -1,8 +1,4 @@
-/**
- * The lab's code as the student's user reads it when the grader runs as root: a copy in a fresh temporary
- * folder all may read and the grader alone may write, made once per run on first use. What it holds and
- * why: student/README.md.
- */
+/** The lab's code as the student's user reads it when the grader runs as root: a run's copy (student/README.md). */
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -47,10 +43,7 @@ export class LabCopy {
     return [...LAB_PARTS, 'node_modules'].map(function inCopy (part) { return path.join(root, part) })
   }
 
-  /**
-   * Where a submission inside the lab sits in the copy (copied there on first call, as copySubmission copies);
-   * null for one outside the lab; `code` 'NOT_GRADED' when too large to copy.
-   */
+  /** Where a submission inside the lab sits in the copy (copied on first call); null outside the lab; NOT_GRADED when too large. */
   place (scope, handler) {
     const relative = insideLab(scope)
     if (relative === null) return null
@@ -102,10 +95,7 @@ function notLoaded (file, entry) {
   return entry.isFile() && !LOADED.test(file)
 }
 
-/**
- * LAB_PACKAGES and every package they depend on, found as Node finds them, by name: name -> folder. Two of one
- * name in different places cannot share the copy's node_modules, and are refused.
- */
+/** LAB_PACKAGES and their dependencies as Node finds them: name -> folder; two of one name in different places are refused. */
 function packagesToCopy () {
   const found = new Map()
   const queue = LAB_PACKAGES.map(function fromLab (name) { return packageFolder(PROJECT_ROOT, name) })

@@ -1,7 +1,4 @@
-/**
- * Copies the student's user may read, not write: regular files and folders only (no link followed), 0755 and
- * 0644 whatever the umask. A submission its user cannot read runs from one; lab-copy.js is one.
- */
+/** Copies the student's user may read, not write: regular files and folders only, 0755 and 0644 whatever the umask. */
 import fs from 'node:fs'
 import path from 'node:path'
 import { NOT_COPIED, notGradedError } from './isolation.js'

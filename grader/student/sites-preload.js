@@ -1,7 +1,4 @@
-/**
- * sites-writer.js's sampler, loaded first (NODE_OPTIONS=--import) by a Node service started for its sites: each
- * process writes STREAMLAB_SITES_DIR/<pid>.json; one without that variable samples nothing.
- */
+/** sites-writer.js's sampler for a started Node service (NODE_OPTIONS=--import): each process writes STREAMLAB_SITES_DIR/<pid>.json. */
 import path from 'node:path'
 import { startSiteWriter } from './sites-writer.js'
 

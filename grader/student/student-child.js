@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * The student's process: a small server with the student's module at POST /student and nothing else of the
- * lab, spawned by student-process.js and judged from outside. Its command line and signals: student/README.md.
- */
+/** The student's process: the module at POST /student and nothing else of the lab; command line in student/README.md. */
 import { parseArgs } from 'node:util'
 import express from 'express'
 import { DEFAULTS } from '../../lib/config/options.js'

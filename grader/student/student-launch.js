@@ -1,7 +1,4 @@
-/**
- * How the student's process is launched: a temporary folder of its own, a listening socket handed over as fd 3
- * (else a free port named), the isolated command line, an environment with nothing of the grader's.
- */
+/** How the student's process is launched: its own folder, a socket handed over as fd 3, the isolated command, a bare environment. */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -18,9 +15,8 @@ import { copySubmission } from './readable-copy.js'
 const CHILD = fileURLToPath(new URL('./student-child.js', import.meta.url))
 
 /**
- * Spawn the student's process in a process group of its own. `sampled`: the lab's sampler runs in it. The caller
- * removes `tmpDir`, `copyDir` and `ownLabCopy` (a lab copy made when none was given); `sites` says where a
- * sampled child writes. `code` 'NOT_GRADED' when it would run as root.
+ * Spawn the student's process in a process group of its own; the caller removes `tmpDir`, `copyDir` and `ownLabCopy`.
+ * `code` 'NOT_GRADED' when it would run as root.
  */
 export async function launchStudent ({ handler, host, isolation: layers, labCopy = null, sampled = false }) {
   const isolation = chooseIsolation({ handler, ...layers })

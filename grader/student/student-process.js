@@ -1,8 +1,4 @@
-/**
- * The grader's side of the student's process (student-child.js): started apart (isolation.js) and judged from
- * outside. The grader opens the socket and spawns it in its own group, so it knows where and which pid;
- * memory, CPU and connections are the kernel's; stopping kills the whole tree.
- */
+/** The grader's side of the student's process: spawned in its own group on a socket it opens, judged from outside only. */
 import { setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -68,10 +64,7 @@ export class StudentProcess {
   #exited = null
   #exitedPromise = null
 
-  /**
-   * `budget`: RSS bytes past which the tree is killed; `students`: the set it joins while it runs; `labCopy`: the
-   * run's lab copy, else its own; `sampled`: the lab's sampler runs in it; `sources`: code its sites are shown with.
-   */
+  /** `budget`: RSS bytes past which the tree is killed; `students`: the set it joins; `sources`: code its sites are shown with. */
   constructor (options) {
     this.#options = { host: '127.0.0.1', ...options }
     /** Deaths (crashed, or killed past the budget) since the first start. */
@@ -228,10 +221,7 @@ export class StudentProcess {
     return settle(this, this.url, timeoutMs)
   }
 
-  /**
-   * What is left after the requests: `open`/`pending`, connections on its port it still holds (the kernel's socket
-   * table, null without /proc); `calls`, `answered`, `unanswered` from the grader's clients. Null when it is gone.
-   */
+  /** What is left after the requests: connections it holds (null without /proc), the grader's calls; null when it is gone. */
   async stats () {
     if (!this.alive) return null
     const held = heldConnections(treePids(this.#root), this.port)

@@ -1,7 +1,4 @@
-/**
- * The student's module at POST /student: loaded, checked, mounted (contract: docs/lessons/grade.md). Nothing here
- * counts; a call of an async handler keeps its connection's descriptor open until it settles, so the kernel shows it.
- */
+/** The module at POST /student (docs/lessons/grade.md); an async call keeps its connection's descriptor open until it settles. */
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import express from 'express'
@@ -71,10 +68,7 @@ export function studentRoutes (student) {
 /** handle -> { calls, close, deferred }: the connections whose descriptor a call keeps open */
 const holds = new WeakMap()
 
-/**
- * Keep a connection's descriptor open until the returned function is called (once): the handle's close() is
- * wrapped so Node sees it close at once while the descriptor closes when the last call lets go.
- */
+/** Keep a connection's descriptor open until the returned function is called: Node sees the close, the kernel the descriptor. */
 function holdDescriptor (socket) {
   const handle = socket?._handle
   if (handle === null || handle === undefined || typeof handle.close !== 'function') return function nothingHeld () {}

@@ -1,8 +1,4 @@
-/**
- * What a submission is: a .js, .mjs or .cjs file, or a folder with a package.json naming its module or an
- * index.*, read as regular files only, bounded in size and time (lstat, then O_NOFOLLOW | O_NONBLOCK and the
- * descriptor checked again). Why: student/README.md.
- */
+/** What a submission is: a .js, .mjs or .cjs file, or a folder naming its module; read as regular files only (student/README.md). */
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -23,10 +19,7 @@ const NO_ENTRY = 'a folder with no module to grade: no package.json naming one (
 /** What a skipped entry's reason ends with: what the grader would have taken. */
 const SUBMISSION_IS = 'a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js'
 
-/**
- * Every entry of a class's folder in name order: a submission (`handler` the module graded, `refused` why it
- * will not be), or `skipped` with why it is none; hidden entries and node_modules not looked at. Nothing is run.
- */
+/** Every entry of a class's folder in name order: a submission (`refused` why not graded), or `skipped` with why. Nothing runs. */
 export async function findSubmissions (folder, options = {}) {
   const deadlineMs = options.deadlineMs ?? READ_DEADLINE_MS
   const names = await withDeadline(fs.promises.readdir(folder), deadlineMs, `listing ${folder}`)
@@ -72,10 +65,7 @@ async function lookAt (name, full) {
   return { ...entry, refused }
 }
 
-/**
- * A folder's module as Node imports the folder: `exports` ".", else `main`, else index.js/.mjs/.cjs, inside the
- * folder, a regular file reached through no link.
- */
+/** A folder's module as Node imports it (`exports` ".", `main`, index.*): inside the folder, regular, through no link. */
 async function folderEntry (folder) {
   const manifest = await readPackageJson(folder)
   if (manifest.problem !== null) return { handler: path.join(folder, 'package.json'), refused: `not graded: ${manifest.problem}` }
