@@ -110,7 +110,6 @@ function registryProblems (checks, areas) {
   return []
 }
 
-/** What is wrong with a card's `encodings`. */
 function encodingsProblems (encodings) {
   if (encodings === null || typeof encodings !== 'object' || Array.isArray(encodings)) return ['encodings must be an object or null']
   const problems = []
@@ -141,7 +140,6 @@ function isMiB (value) {
   return Number.isFinite(value) && value >= 0
 }
 
-/** What is wrong with a card's `memorySites`. */
 function memorySitesProblems (sites) {
   if (typeof sites !== 'object' || Array.isArray(sites)) return ['memorySites must be an object or null']
   const problems = []
@@ -182,7 +180,6 @@ function shareProblem (line, allocatedMiB) {
   return null
 }
 
-/** What is wrong with a service card's `service`. */
 function serviceProblems (service) {
   if (service === null || typeof service !== 'object' || Array.isArray(service)) return ['service must be an object']
   const problems = []

@@ -60,7 +60,6 @@ function checksTable (card) {
   }
 }
 
-/** A verdict per area graded. */
 function areaVerdicts (card) {
   const graded = AREAS.filter(function graded (area) { return card.checks.some(function inArea (c) { return c.area === area }) })
   return graded.map(function verdict (area) {

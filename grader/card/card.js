@@ -91,7 +91,6 @@ export function areaVerdicts (card) {
   return verdicts
 }
 
-/** The areas a card has checks in, in the usual order. */
 function areasOf (card) {
   return AREAS.filter(function present (area) { return card.checks.some(function inArea (c) { return c.area === area }) })
 }

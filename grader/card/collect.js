@@ -9,7 +9,6 @@ import { markDuplicates, refusedRow, rowOfCardJson, skippedRow } from './class-r
 import { writeTable } from './class-table.js'
 import { verifyCards } from './verify.js'
 
-/** The card's name in a student's folder. */
 export const CARD_FILE = 'card.json'
 /** A card is a few KiB: past this it is not one. */
 const MAX_CARD_BYTES = 4 * 2 ** 20

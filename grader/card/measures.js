@@ -64,7 +64,6 @@ export function cardMeasures (card) {
   return measures
 }
 
-/** The largest finite number of `values`, or null. */
 function highest (values) {
   const numbers = values.filter(function finite (v) { return typeof v === 'number' && Number.isFinite(v) })
   return numbers.length === 0 ? null : Math.max(...numbers)
@@ -111,7 +110,6 @@ function round (value) {
   return Math.round(value * 100) / 100
 }
 
-/** One measure of a --json card, or undefined. */
 export function findMeasure (doc, area, check, name) {
   return (doc.measures ?? []).find(function named (m) { return m.area === area && m.check === check && m.name === name })
 }

@@ -1,7 +1,6 @@
 /** What `npm run grade` prints as it works, and a class's rows: each line through terminalText. */
 import { terminalText } from '../../lib/util/escape.js'
 
-/** A `(event) => void` that prints progress events to `stream`. */
 export function progressPrinter (stream) {
   return function report (event) {
     const line = progressLine(event)

@@ -9,7 +9,6 @@ export function memorySitesOf (card) {
   return null
 }
 
-/** The lines, without indent, of a card's memorySites. */
 export function sitesLines (sites) {
   if (sites === null) return []
   if (sites.lines.length === 0) return [`line: none named. ${sites.note}`]

@@ -26,7 +26,6 @@ export function withSeed (seed, fn) {
   return runSeed.run(seed, fn)
 }
 
-/** The seed of the run under way (withSeed), or SEED_OUTSIDE_A_RUN. */
 function currentSeed () {
   return runSeed.getStore() ?? SEED_OUTSIDE_A_RUN
 }
@@ -44,7 +43,6 @@ function gzip (text, level = 6) {
   return zlib.gzipSync(Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8'), { level })
 }
 
-/** A body: the JSON, its gzip and its reference answer. */
 function body (name, json, level = 6) {
   const bytes = Buffer.from(json, 'utf8')
   return Object.freeze({ name, json: bytes, gzip: gzip(bytes, level), reference: referenceOf(bytes) })

@@ -8,7 +8,6 @@ import { describeFailure, describeStatus, judgeAnswer, judgeRefusal, readFigures
  *   refusal: (res: object) => { ok: boolean, why: string } }} Contract
  */
 
-/** @type {Contract} */
 export const HANDLER_CONTRACT = Object.freeze({
   name: 'handler',
   describe: 'answers 200 with the summary fields, compared with the reference; refusals are a 4xx with a JSON body',
@@ -17,7 +16,6 @@ export const HANDLER_CONTRACT = Object.freeze({
   refusal: judgeRefusal
 })
 
-/** @type {Contract} */
 const SUMMARY_CONTRACT = Object.freeze({
   name: 'summary',
   describe: 'the answers carry the lab\'s summary fields (items, idSum): each 2xx answer is compared with the reference; refusals are a ' +
@@ -30,7 +28,6 @@ const SUMMARY_CONTRACT = Object.freeze({
   refusal: judgeRefusal
 })
 
-/** @type {Contract} */
 const STATUS_CONTRACT = Object.freeze({
   name: 'status',
   describe: 'the answers carry no summary fields: a valid document must get a 2xx and a broken one a 4xx; what is in the body is not ' +

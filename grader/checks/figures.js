@@ -1,6 +1,5 @@
 /** The arithmetic the checks' figures share: the card's tenth and the least-squares slope. */
 
-/** `value` rounded to a tenth. */
 export function round (value) {
   return Math.round(value * 10) / 10
 }

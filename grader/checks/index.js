@@ -5,10 +5,8 @@ import { checks as speed } from './speed.js'
 import { checks as safety } from './safety.js'
 import { checks as resilience } from './resilience.js'
 
-/** The areas, in the order they run and the card lists them. */
 export const AREAS = Object.freeze(['correctness', 'memory', 'speed', 'safety', 'resilience'])
 
-/** Every check, in the order they run. */
 export const CHECKS = Object.freeze([...correctness, ...memory, ...speed, ...safety, ...resilience])
 
 /** The checks of `areas` (all when not given), in order: what a card of those areas holds; TypeError for an unknown area. */

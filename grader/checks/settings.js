@@ -52,7 +52,6 @@ const PRESETS = Object.freeze({
 
 const KNOWN = Object.freeze([...Object.keys(PRESETS.full), 'memoryBudget'])
 
-/** The presets' names: a card names one of them. */
 export const PRESET_NAMES = Object.freeze(Object.keys(PRESETS))
 
 /** The RSS the lab child is killed past: a quarter of the machine within 1-4 GiB (room for /bad at 200 MB). */
@@ -97,7 +96,6 @@ export function normalizeSeed (value) {
   return seed
 }
 
-/** The time a body of `bytes` inflated bytes may take to be answered. */
 export function timeoutFor (settings, bytes) {
   return settings.requestMs + Math.ceil(bytes / MB / settings.slowestMBps) * 1000
 }

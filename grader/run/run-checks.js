@@ -45,7 +45,6 @@ function newRun () {
   return run
 }
 
-/** A card with no check on it yet. */
 export async function newCard ({ handler, preset, areas, settings, seed, digest, started }) {
   return {
     handler,

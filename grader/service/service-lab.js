@@ -121,7 +121,6 @@ export class ServiceLab {
     }
   }
 
-  /** Fresh processes for the memory figures and the bombs (ServiceFresh). */
   freshProcesses () {
     const { host, dataDir, budget } = this.#options
     return new ServiceFresh(this, { host, dataDir, budget })

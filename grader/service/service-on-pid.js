@@ -15,7 +15,6 @@ export class ServiceOnPid {
     this.deaths = 0
     this.lastDeath = null
     this.maxRss = 0
-    /** Its memory can be read from outside. */
     this.measurable = true
     this.label = 'the service'
   }
@@ -50,7 +49,6 @@ export class ServiceOnPid {
     }, load)
   }
 
-  /** The RSS the grader killed process `pid` at, or null. */
   killedPeak () {
     return null
   }

@@ -18,7 +18,6 @@ const MiB = 1024 * 1024
 /** How long a started service may take to answer its first request. */
 const SERVICE_START_MS = 30_000
 const PROBE_PAUSE_MS = 100
-/** After SIGTERM, before SIGKILL. */
 const STOP_GRACE_MS = 2000
 const GONE_TIMEOUT_MS = 5000
 const PAUSE_TIMEOUT_MS = 1000
@@ -63,7 +62,6 @@ function dyingWithTheGrader (line) {
   return setprivFound ? { file: 'setpriv', args: ['--pdeathsig', 'SIGKILL', '--', line.file, ...line.args] } : line
 }
 
-/** A service the grader started, and owns. */
 export class StartedService extends ServiceOnPid {
   #options
   #child = null
@@ -208,7 +206,6 @@ export class StartedService extends ServiceOnPid {
     while (this.alive && treeStopped(this.tree) === false && Date.now() < until) await sleep(1)
   }
 
-  /** The RSS the memory watch killed process `pid` at, or null. */
   killedPeak (pid) {
     return this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null
   }

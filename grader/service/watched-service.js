@@ -51,7 +51,6 @@ export class WatchedService extends ServiceOnPid {
     })
   }
 
-  /** Stop watching; the process goes on. */
   async stop () {
     this.#watch?.stop()
     this.#watch = null

@@ -192,7 +192,6 @@ export class StudentProcess {
     this.#ownLabCopy = null
   }
 
-  /** Send a signal to the whole tree. */
   signal (signal) {
     if (this.alive && this.#root.pid !== undefined) signalTree(this.#root, signal)
   }
