@@ -32,45 +32,24 @@ export const checks = Object.freeze([
       return compareAll(ctx, cases)
     }
   },
-  {
-    area: AREA,
+  trapCheck({
     name: 'strings that look like records',
     meaning: 'strings holding "id":, },{ and ]}, and objects with ids nested inside records, are not records',
-    limit: MATCH,
     hint: 'Strings can hold anything: find records by their structure (track strings and nesting depth, then JSON.parse each record), ' +
-      'never by searching the text for "id": or },{.',
-    trips: true,
-    run: function lookalikes (ctx) {
-      const doc = lookalikeStrings(ctx.seed)
-      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
-    }
-  },
-  {
-    area: AREA,
+      'never by searching the text for "id": or },{.'
+  }, lookalikeStrings),
+  trapCheck({
     name: 'escapes',
     meaning: 'escaped quotes and backslashes, a string ending in a backslash, \\u escapes of quotes and braces, a key spelled "i\\u0064"',
-    limit: MATCH,
     hint: 'Inside a string a backslash escapes the next character: \\\\" ends the string, \\" does not. Let JSON.parse read the escapes ' +
-      '("i\\u0064" is the key id).',
-    trips: true,
-    run: function escaped (ctx) {
-      const doc = escapes(ctx.seed)
-      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
-    }
-  },
-  {
-    area: AREA,
+      '("i\\u0064" is the key id).'
+  }, escapes),
+  trapCheck({
     name: 'multi-byte characters split across chunks',
     meaning: 'UTF-8 characters of 2, 3 and 4 bytes straddling the 16 KiB chunks gunzip hands out, and in keys',
-    limit: MATCH,
     hint: 'Never decode a chunk on its own: a character can straddle two chunks. Keep Buffers and decode a whole record (Buffer.concat, ' +
-      'then toString), or use a StringDecoder.',
-    trips: true,
-    run: function multiByteCharacters (ctx) {
-      const doc = multiByte(ctx.seed)
-      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
-    }
-  },
+      'then toString), or use a StringDecoder.'
+  }, multiByte),
   {
     area: AREA,
     name: 'multi-member gzip',
@@ -97,19 +76,12 @@ export const checks = Object.freeze([
       return compareAll(ctx, [{ label: 'every trap, 1 to 7 bytes per write', buffer: doc.gzip, writes: TINY, reference: doc.reference }])
     }
   },
-  {
-    area: AREA,
+  trapCheck({
     name: 'layout: whitespace, other keys and arrays around items',
     meaning: 'pretty-printed with tabs and CRLF, an "items" array inside "meta" before the real one, arrays of ids under other keys',
-    limit: MATCH,
     hint: 'Only the elements of the top-level "items" array are records: track the nesting depth and the key at depth 1, and allow ' +
-      'whitespace between any two tokens.',
-    trips: true,
-    run: function layoutCheck (ctx) {
-      const doc = layout(ctx.seed)
-      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
-    }
-  },
+      'whitespace between any two tokens.'
+  }, layout),
   {
     area: AREA,
     name: 'a record that does not parse',
@@ -139,6 +111,22 @@ export const checks = Object.freeze([
     }
   }
 ])
+
+/** A check of one tricky document of bodies.js, `make(seed)`, counted as the reference counts it. */
+function trapCheck ({ name, meaning, hint }, make) {
+  return {
+    area: AREA,
+    name,
+    meaning,
+    limit: MATCH,
+    hint,
+    trips: true,
+    run: function oneDocument (ctx) {
+      const doc = make(ctx.seed)
+      return compareAll(ctx, [{ label: doc.name, buffer: doc.gzip, reference: doc.reference }])
+    }
+  }
+}
 
 /** Send each case both ways and judge each answer; a timeout stops at once (the runner starts the lab again). */
 async function compareAll (ctx, cases) {
