@@ -118,15 +118,8 @@ function compareOne (now, before, tolerance, against) {
       `(${number(allowed)})`
     : `within ${against}'s tolerance (${percent(tolerance)}, at least ${number(floor)})`
   return {
-    area: before.area,
-    check: before.check,
-    name: before.name,
-    unit: before.unit,
-    better,
-    value: now.value,
-    baseline: before.value,
-    allowed,
-    worse,
+    area: before.area, check: before.check, name: before.name, unit: before.unit, better, value: now.value,
+    baseline: before.value, allowed, worse,
     text: `${label(before)} ${number(now.value)}${unit}, ${against}'s ${number(before.value)}: ${verdict}`
   }
 }

@@ -21,14 +21,8 @@ export function cardJson (card) {
     ? {}
     : { service: Object.fromEntries(SERVICE_KEYS.map(function pick (key) { return [key, card.service[key] ?? null] })) }
   return {
-    handler: card.handler,
-    verdict: card.passed ? 'pass' : 'fail',
-    preset: card.preset,
-    seed: card.seed,
-    date: card.startedAt,
-    durationMs: Math.round(card.ms),
-    labVersion: card.labVersion,
-    sha256: card.digest ?? null,
+    handler: card.handler, verdict: card.passed ? 'pass' : 'fail', preset: card.preset, seed: card.seed,
+    date: card.startedAt, durationMs: Math.round(card.ms), labVersion: card.labVersion, sha256: card.digest ?? null,
     areas,
     encodings: card.encodings ? Object.fromEntries(ENCODINGS_KEYS.map(function pick (key) { return [key, card.encodings[key]] })) : null,
     checks: card.checks.map(function pick (c) {

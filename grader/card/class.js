@@ -27,13 +27,8 @@ export async function gradeClass (folder, options) {
   const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
   const onProgress = options.onProgress ?? function quiet () {}
   const table = {
-    folder,
-    seed,
-    preset: options.preset ?? 'full',
-    startedAt: new Date().toISOString(),
-    labVersion: await labVersion(),
-    command: options.command ?? null,
-    rows: []
+    folder, seed, preset: options.preset ?? 'full', startedAt: new Date().toISOString(), labVersion: await labVersion(),
+    command: options.command ?? null, rows: []
   }
   const problems = new Set()
   const reportFolder = options.reportDir ? reportFolders(options.reportDir, [csv, html]) : null
@@ -100,13 +95,8 @@ async function gradeOne (submission, options) {
   let card
   try {
     card = await options.grade(submission.handler, {
-      preset: options.preset,
-      settings: options.settings,
-      areas: options.areas,
-      seed: options.seed,
-      contentType: options.contentType,
-      inputDir: options.inputDir,
-      labCopy: options.labCopy,
+      preset: options.preset, settings: options.settings, areas: options.areas, seed: options.seed,
+      contentType: options.contentType, inputDir: options.inputDir, labCopy: options.labCopy,
       // what the grader reads of a line the process names: the bytes read here, before it ran
       sources: read.sources,
       // the process may read its own file or folder, not the other submissions beside it

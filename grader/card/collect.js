@@ -37,13 +37,8 @@ export async function collectClass (dir, options) {
     ? await verifyCards(collected, { ...options.verify, preset: options.preset, areas: options.areas ?? [...AREAS], onProgress })
     : null
   const table = {
-    folder: dir,
-    seed: options.seed,
-    preset: options.preset,
-    startedAt: new Date().toISOString(),
-    labVersion: options.labVersion,
-    command: options.command ?? null,
-    rows
+    folder: dir, seed: options.seed, preset: options.preset, startedAt: new Date().toISOString(),
+    labVersion: options.labVersion, command: options.command ?? null, rows
   }
   await writeTable(table, options.csv, options.html)
   return { rows, csv: options.csv, html: options.html, verify }

@@ -30,12 +30,8 @@ export async function measureTree (tree, load) {
   const peak = after?.peak ?? tree.killedPeak()
   const measured = reset && idle !== null && peak !== null
   return {
-    outcome,
-    ms,
-    idleRss: idle?.rss ?? null,
-    peakRss: measured ? peak : null,
-    growth: measured ? Math.max(0, peak - idle.rss) : null,
-    peakSource: measured ? 'kernel peak' : null,
+    outcome, ms, idleRss: idle?.rss ?? null, peakRss: measured ? peak : null,
+    growth: measured ? Math.max(0, peak - idle.rss) : null, peakSource: measured ? 'kernel peak' : null,
     unreadable: !readable
   }
 }
@@ -55,13 +51,8 @@ async function measureWithPs (pid, load) {
   const ms = performance.now() - started
   const measured = idle !== null && peak !== null
   return {
-    outcome,
-    ms,
-    idleRss: idle,
-    peakRss: measured ? peak : null,
-    growth: measured ? Math.max(0, peak - idle) : null,
-    peakSource: measured ? 'sampled peak' : null,
-    unreadable: !measured
+    outcome, ms, idleRss: idle, peakRss: measured ? peak : null, growth: measured ? Math.max(0, peak - idle) : null,
+    peakSource: measured ? 'sampled peak' : null, unreadable: !measured
   }
 }
 

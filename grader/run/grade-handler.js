@@ -32,15 +32,8 @@ async function gradeWithLab (file, options, seed, labCopy) {
   const read = options.sources === undefined ? await submissionDigest(file).catch(unreadable) : null
   const digest = read !== null ? read.sha256 : options.sources === undefined ? null : await fileDigest(file).catch(unreadable)
   const lab = new GradeLab({
-    handler: file,
-    port: options.port ?? 0,
-    host,
-    dataDir: labDir,
-    budget: settings.memoryBudget,
-    isolation: options.isolation,
-    labCopy,
-    sources: options.sources ?? read?.sources ?? new Map(),
-    onCancel: run.cancel
+    handler: file, port: options.port ?? 0, host, dataDir: labDir, budget: settings.memoryBudget,
+    isolation: options.isolation, labCopy, sources: options.sources ?? read?.sources ?? new Map(), onCancel: run.cancel
   })
   const card = await newCard({ handler: file, preset, areas: options.areas, settings, seed, digest, started: run.started })
   return runChecks({

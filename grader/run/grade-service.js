@@ -25,27 +25,14 @@ async function serviceRun (target, options, seed) {
   const { preset, settings, checks, run, labDir, host } = runSetup(options)
   const mode = options.command ? 'started' : options.pid !== undefined && options.pid !== null ? 'watched' : 'unwatched'
   const lab = new ServiceLab({
-    mode,
-    url: target.url,
-    command: options.command,
-    pid: options.pid,
-    budget: settings.memoryBudget,
-    port: options.port ?? 0,
-    host,
-    dataDir: labDir,
-    startMs: options.startMs,
-    onCancel: run.cancel
+    mode, url: target.url, command: options.command, pid: options.pid, budget: settings.memoryBudget,
+    port: options.port ?? 0, host, dataDir: labDir, startMs: options.startMs, onCancel: run.cancel
   })
   const headers = { ...options.headers }
   const card = await newCard({ handler: target.url.href, preset, areas: options.areas, settings, seed, digest: null, started: run.started })
   card.service = {
-    url: target.url.href,
-    mode,
-    command: options.command ?? null,
-    pid: mode === 'watched' ? options.pid : null,
-    remote: !target.loopback,
-    contract: null,
-    contractProbe: null,
+    url: target.url.href, mode, command: options.command ?? null, pid: mode === 'watched' ? options.pid : null,
+    remote: !target.loopback, contract: null, contractProbe: null,
     // the names only: a header's value may be a token
     headers: Object.keys(headers),
     notes: []

@@ -47,21 +47,9 @@ function newRun () {
 
 export async function newCard ({ handler, preset, areas, settings, seed, digest, started }) {
   return {
-    handler,
-    preset,
-    areas: areas ?? [...AREAS],
-    settings,
-    seed,
-    digest,
-    labVersion: await labVersion(),
-    startedAt: new Date(started).toISOString(),
-    ms: 0,
-    url: null,
-    checks: [],
-    passed: false,
-    loadError: null,
-    isolation: null,
-    encodings: null,
+    handler, preset, areas: areas ?? [...AREAS], settings, seed, digest, labVersion: await labVersion(),
+    startedAt: new Date(started).toISOString(), ms: 0, url: null, checks: [], passed: false, loadError: null,
+    isolation: null, encodings: null,
     lab: { restarts: 0, deaths: 0 }
   }
 }
@@ -205,13 +193,8 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
     if (tripped) outcome = { ...outcome, reason: 'it does not answer a small body either' }
   }
   const record = {
-    area: check.area,
-    name: check.name,
-    pass: died ? false : outcome.pass === true,
-    figure: outcome.figure,
-    limit: outcome.limit ?? check.limit,
-    meaning: check.meaning,
-    hint: null,
+    area: check.area, name: check.name, pass: died ? false : outcome.pass === true, figure: outcome.figure,
+    limit: outcome.limit ?? check.limit, meaning: check.meaning, hint: null,
     reason: mainDied ? lab.lastDeath.message : outcome.reason ?? null,
     ms: Date.now() - startedAt,
     details: outcome.details ?? null
@@ -242,16 +225,8 @@ async function restart (lab, card) {
 
 function notRun (check, reason) {
   return {
-    area: check.area,
-    name: check.name,
-    pass: false,
-    figure: 'not run',
-    limit: check.limit,
-    meaning: check.meaning,
-    hint: check.hint,
-    reason,
-    ms: 0,
-    details: null
+    area: check.area, name: check.name, pass: false, figure: 'not run', limit: check.limit, meaning: check.meaning,
+    hint: check.hint, reason, ms: 0, details: null
   }
 }
 
