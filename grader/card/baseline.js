@@ -89,8 +89,8 @@ export function compareWithBaseline (run, baseline, options = {}) {
   if (baseline.labVersion !== run.labVersion) notes.push(`the baseline was graded by lab ${baseline.labVersion}, this run by ` +
     `${run.labVersion}: a check may have changed between them`)
   if (baseline.handler !== run.handler) notes.push(`the baseline graded ${baseline.handler}, this run ${run.handler}`)
-  if (baseline.seed !== run.seed) notes.push(`the baseline's seed was ${baseline.seed}, this run's ${run.seed}: bodies of the same ` +
-    `sizes, drawn differently`)
+  if (baseline.seed !== run.seed) notes.push(`the baseline's seed was ${baseline.seed}, this run's ${run.seed}: ` +
+    `bodies of the same sizes, drawn differently`)
   const lines = []
   for (const before of baseline.measures) {
     if (!COMPARED.includes(before.name)) continue
@@ -114,8 +114,8 @@ function compareOne (now, before, tolerance, against) {
   const worse = better === 'lower' ? change > allowed : -change > allowed
   const unit = before.unit === '' ? '' : ` ${before.unit}`
   const verdict = worse
-    ? `worse than ${against} by ${number(Math.abs(change))}${unit}, more than the ${percent(tolerance)} tolerance allows ` +
-      `(${number(allowed)})`
+    ? `worse than ${against} by ${number(Math.abs(change))}${unit}, more than the ${percent(tolerance)} tolerance ` +
+      `allows (${number(allowed)})`
     : `within ${against}'s tolerance (${percent(tolerance)}, at least ${number(floor)})`
   return {
     area: before.area, check: before.check, name: before.name, unit: before.unit, better, value: now.value,

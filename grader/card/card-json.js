@@ -93,8 +93,8 @@ function registryProblems (checks, areas) {
   if (graded.length === 0) return ['areas must name the areas graded']
   const expected = checksOf(graded)
   const said = function said (c) { return `${c?.area}: ${c?.name}` }
-  const count = `checks has ${checks.length} check${checks.length === 1 ? '' : 's'}, the grader's of ${graded.join(', ')} are ` +
-    `${expected.length}`
+  const count = `checks has ${checks.length} check${checks.length === 1 ? '' : 's'}, the grader's of ` +
+    `${graded.join(', ')} are ${expected.length}`
   for (const [k, check] of expected.entries()) {
     if (k >= checks.length) return [`${count}: checks[${k}] must be "${said(check)}"`]
     if (checks[k]?.area !== check.area || checks[k]?.name !== check.name) return [`checks[${k}] is "${said(checks[k])}", the grader's ` +
@@ -168,8 +168,8 @@ function shareProblem (line, allocatedMiB) {
   const most = allocatedMiB - half > 0 ? (line.allocatedMiB + half) / (allocatedMiB - half) + half : Infinity
   if (line.share < least || line.share > most) {
     const quotient = `${line.allocatedMiB} / ${allocatedMiB}`
-    return `is ${line.share}, not allocatedMiB over memorySites.allocatedMiB (${quotient}): a share is what the line allocated of all ` +
-      `its lines`
+    return `is ${line.share}, not allocatedMiB over memorySites.allocatedMiB (${quotient}): a share is what the ` +
+      `line allocated of all its lines`
   }
   return null
 }

@@ -8,8 +8,8 @@ import { terminalText } from '../../lib/util/escape.js'
 export function formatCard (card) {
   const seed = card.seed === undefined ? '' : `, seed ${card.seed}`
   const what = card.service ? `service ${card.handler}` : card.handler
-  const lines = [`Grade card: ${what} (${card.preset === 'quick' ? '--quick' : `${card.preset} run`}, ${(card.ms / 1000).toFixed(1)} ` +
-    `s${seed})`]
+  const lines = [`Grade card: ${what} (${card.preset === 'quick' ? '--quick' : `${card.preset} run`}, ` +
+    `${(card.ms / 1000).toFixed(1)} s${seed})`]
   if (card.service) lines.push(...serviceLines(card.service))
   if (card.loadError) lines.push(`  ${card.service ? 'The service did not start' : 'The module did not load'}: ${card.loadError}`)
   if (card.encodings) lines.push(`  encodings: ${encodingsLine(card.encodings)}`)
@@ -17,8 +17,8 @@ export function formatCard (card) {
   // the lines of code the memory area's sites name, under its first failed check
   let sites = sitesLines(memorySitesOf(card))
   for (const c of card.checks) {
-    lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  [limit: ${c.limit}]  ` +
-      `${c.meaning}`)
+    lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  ` +
+      `[limit: ${c.limit}]  ${c.meaning}`)
     const beside = besideLine(c)
     if (beside !== null) lines.push(`      beside: ${beside}`)
     if (!c.pass) {
@@ -38,8 +38,8 @@ export function formatCard (card) {
   }).join(' · '))
   const passed = card.checks.filter(function passed (c) { return c.pass }).length
   lines.push(`${passed}/${card.checks.length} checks passed: ${card.passed ? 'PASS' : 'FAIL'}`)
-  if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} time${card.lab.restarts === 1 ? '' : 's'} ` +
-    `during the run)`)
+  if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} ` +
+    `time${card.lab.restarts === 1 ? '' : 's'} during the run)`)
   if (card.seed !== undefined) {
     const digest = card.service ? '' : ` · sha256 ${card.digest ?? 'not read'}`
     lines.push(`seed ${card.seed} (--seed ${card.seed} sends the same bodies again)${digest} · lab ${card.labVersion}`)

@@ -128,8 +128,8 @@ async function gradeOne (submission, options) {
 /** Why the table or reports may not go there (inside the class's folder, or CSV and HTML one file), or null. */
 export function classPlaceProblem (folder, { csv, html = htmlBeside(csv), reportDir }) {
   const classFolder = resolvedPath(folder)
-  if (resolvedPath(csv) === resolvedPath(html)) return `the table's CSV and its HTML page would be one file (${csv}): give --csv a name ` +
-    `ending in .csv`
+  if (resolvedPath(csv) === resolvedPath(html)) return `the table's CSV and its HTML page would be one file ` +
+    `(${csv}): give --csv a name ending in .csv`
   const places = [['the table (--csv)', csv], ['its HTML page', html], ['the reports (--out)', reportDir]]
   for (const [what, place] of places) {
     if (place && isInside(classFolder, resolvedPath(place))) return `${what} would be written inside the class's folder ${folder}, ` +

@@ -119,8 +119,8 @@ function gradedOtherwise (doc, { seed, preset, areas = null, labVersion }) {
   if (doc.seed !== seed) return `graded with seed ${doc.seed}, not the class's ${seed} (--seed): other bodies`
   if (doc.preset !== preset) return `graded with the ${doc.preset} preset, not the class's ` +
     `${preset}${preset === 'quick' ? ' (--quick)' : ''}`
-  if (doc.labVersion !== labVersion) return `graded by lab ${doc.labVersion}, not the class's ${labVersion}: grade with the same ` +
-    `streamlab package`
+  if (doc.labVersion !== labVersion) return `graded by lab ${doc.labVersion}, not the class's ${labVersion}: ` +
+    `grade with the same streamlab package`
   const classAreas = areas ?? AREAS
   const graded = Object.keys(doc.areas).sort().join(',')
   if (graded !== [...classAreas].sort().join(',')) return `graded the areas ${Object.keys(doc.areas).join(', ')}, not the class's ` +

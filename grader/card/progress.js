@@ -10,8 +10,8 @@ export function progressPrinter (stream) {
 
 function progressLine (event) {
   const indent = event.submission === undefined ? '' : '  '
-  if (event.type === 'lab' && event.kind === 'service') return `lab at ${event.url}/ (the dashboard); the service answers, its first ` +
-    `check under way`
+  if (event.type === 'lab' && event.kind === 'service') return `lab at ${event.url}/ (the dashboard); the service ` +
+    `answers, its first check under way`
   if (event.type === 'lab') return `${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})`
   if (event.type === 'check') return `${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}`
   if (event.type === 'keep-open') return `the lab stays up ${event.ms / 1000} s: ${event.url}/`

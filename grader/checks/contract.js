@@ -18,8 +18,8 @@ export const HANDLER_CONTRACT = Object.freeze({
 
 const SUMMARY_CONTRACT = Object.freeze({
   name: 'summary',
-  describe: 'the answers carry the lab\'s summary fields (items, idSum): each 2xx answer is compared with the reference; refusals are a ' +
-    '4xx with a JSON body',
+  describe: 'the answers carry the lab\'s summary fields (items, idSum): each 2xx answer is compared with the ' +
+    'reference; refusals are a 4xx with a JSON body',
   answered: isSuccess,
   answer: function judgeSummary (res, reference) {
     // a 2xx is an answer: its figures are judged as a handler's 200 is
@@ -30,8 +30,8 @@ const SUMMARY_CONTRACT = Object.freeze({
 
 const STATUS_CONTRACT = Object.freeze({
   name: 'status',
-  describe: 'the answers carry no summary fields: a valid document must get a 2xx and a broken one a 4xx; what is in the body is not ' +
-    'compared',
+  describe: 'the answers carry no summary fields: a valid document must get a 2xx and a broken one a 4xx; what is ' +
+    'in the body is not compared',
   answered: isSuccess,
   answer: function judgeStatus (res) {
     if (isSuccess(res)) return { ok: true, why: `${res.status} accepted`, idSumGiven: false }

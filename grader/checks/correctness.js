@@ -20,8 +20,8 @@ export const checks = Object.freeze([
     meaning: 'documents from the lab\'s generator (none, about 1,000 and about 20,000 records, drawn from the run\'s seed) counted as ' +
       'the reference counts them',
     limit: MATCH,
-    hint: 'Count every element of the top-level "items" array, and add up each record\'s top-level integer "id" exactly (a BigInt, ' +
-      'answered as a string).',
+    hint: 'Count every element of the top-level "items" array, and add up each record\'s top-level integer "id" ' +
+      'exactly (a BigInt, answered as a string).',
     trips: true,
     run: async function generatedDocuments (ctx) {
       const cases = []
@@ -88,8 +88,8 @@ export const checks = Object.freeze([
     meaning: 'good gzip around JSON with a broken record (which one, and how, drawn from the seed) must be refused with a 4xx JSON ' +
       'answer, not counted, with and without Content-Length',
     limit: '4xx with a JSON body, each way, and a good body sent the same way answered',
-    hint: 'Parse every record (JSON.parse) and answer 400 with a JSON error when one does not parse: a count of text that is not JSON ' +
-      'is not an answer.',
+    hint: 'Parse every record (JSON.parse) and answer 400 with a JSON error when one does not parse: a count of ' +
+      'text that is not JSON is not an answer.',
     trips: true,
     run: async function brokenRecordCheck (ctx) {
       const doc = brokenRecord(ctx.seed)

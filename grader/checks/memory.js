@@ -153,8 +153,8 @@ async function failure (ctx, m, where) {
   if (!ctx.contract.answered(res)) return { pass: false, figure: `${describeFailure(res)} ${place}`, reason: await ctx.explain(res, m.lab) }
   if (m.growth === null) {
     return m.unreadable
-      ? { pass: false, figure: 'not measured: memory could not be read from outside (no /proc here); the student\'s process is not ' +
-        'asked for its own' }
+      ? { pass: false, figure: 'not measured: memory could not be read from outside (no /proc here); the ' +
+        'student\'s process is not asked for its own' }
       : { pass: false, figure: 'not measured: the kernel\'s peak could not be read or reset' }
   }
   return null

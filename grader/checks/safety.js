@@ -22,8 +22,8 @@ function bombCheck (variant, meaning) {
     area: AREA,
     name: `zip bomb: ${variant}`,
     meaning,
-    limit: `4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} MiB; a good body sent ` +
-      `the same way answered`,
+    limit: `4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} ` +
+      `MiB; a good body sent the same way answered`,
     hint: BOMB_HINT,
     // a slow refusal is this check's failure, not a sign that the handler hangs on everything
     trips: false,
@@ -155,8 +155,8 @@ async function sendBomb (ctx, kind, framing, another) {
   const growthMiB = growth === null ? null : Math.round(growth * 10) / 10
   Object.assign(details, { sentBytes: res.sentBytes, status: res.status, ms: res.ms, growthMiB })
   if (res.error === 'timeout') {
-    return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s${grew}: still ` +
-      `inflating`, details }
+    return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} ` +
+      `s${grew}: still inflating`, details }
   }
   const verdict = ctx.contract.refusal(res)
   // a service the grader has no pid of is judged by its refusal alone, and the figure says so
@@ -192,8 +192,8 @@ export const checks = Object.freeze([
     meaning: 'gzip cut short, and whole gzip around JSON cut short inside a record',
     limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
     hint: 'zlib reports a body cut short as an error ("unexpected end of file") when the stream ends, and a JSON document cut short ' +
-      'leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline rejects; a bare .pipe() ' +
-      'does not).',
+      'leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline ' +
+        'rejects; a bare .pipe() does not).',
     trips: true,
     run: function truncatedBodies (ctx) {
       return refuseAll(ctx, truncated(lookalikeStrings(ctx.seed), ctx.seed))

@@ -19,8 +19,8 @@ export const checks = Object.freeze([
     limit: `at least ${LIMITS.speedRatio}× /${TEXTBOOK_ROUTE}`,
     hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/ingest/streamparser.js; ` +
       `exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, ` +
-      `slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that hands on a byte or a ` +
-      `record at a time.`,
+      `slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that ` +
+        `hands on a byte or a record at a time.`,
     trips: true,
     run: async function throughput (ctx) {
       const { settings } = ctx
@@ -67,8 +67,8 @@ export const checks = Object.freeze([
       const ratio = student / textbook
       return {
         pass: ratio >= LIMITS.speedRatio,
-        figure: `${student.toFixed(1)} MB/s, ${ratio.toFixed(2)}× /${TEXTBOOK_ROUTE} (${textbook.toFixed(1)} MB/s); ` +
-          `${ceilingText} (${on})`,
+        figure: `${student.toFixed(1)} MB/s, ${ratio.toFixed(2)}× /${TEXTBOOK_ROUTE} (${textbook.toFixed(1)} ` +
+          `MB/s); ${ceilingText} (${on})`,
         details: { ...details, ratio: Math.round(ratio * 100) / 100 }
       }
     }

@@ -95,8 +95,8 @@ export class StartedService extends ServiceOnPid {
   /** Run the command and wait until it answers HTTP; `code` 'START_FAILED' when it exits first or never answers. */
   async start () {
     if (await probe(this.origin, PROBE_TIMEOUT_MS)) {
-      throw startFailed(`something already answers at ${this.origin}: the lab starts the service itself there. Stop what is running, or ` +
-        `grade it with --pid`)
+      throw startFailed(`something already answers at ${this.origin}: the lab starts the service itself there. ` +
+        `Stop what is running, or grade it with --pid`)
     }
     const { file, args } = dyingWithTheGrader(commandLine(this.#options.command))
     const child = spawn(file, args, {

@@ -62,8 +62,8 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
     notes.push('no network namespace of its own: the grader does not run as root')
   }
   const cpuSeconds = linux && hasTool('prlimit') ? CPU_SECONDS : null
-  if (cpuSeconds === null) notes.push('no CPU-time limit: prlimit(1) is missing (only the budget and the timeouts hold a process that ' +
-    'spins)')
+  if (cpuSeconds === null) notes.push('no CPU-time limit: prlimit(1) is missing (only the budget and the timeouts ' +
+    'hold a process that spins)')
   return {
     uid,
     scope,

@@ -34,8 +34,8 @@ function copyFile (from, to, size, copied, { maxFiles, maxBytes }) {
   copied.files++
   copied.bytes += size ?? fs.statSync(from).size
   if (copied.files > maxFiles || copied.bytes > maxBytes) {
-    throw notGradedError(`not graded: the submission is too large to copy for its user (over ${maxFiles} files or ${maxBytes / 2 ** 20} ` +
-      `MiB)`)
+    throw notGradedError(`not graded: the submission is too large to copy for its user (over ${maxFiles} files or ` +
+      `${maxBytes / 2 ** 20} MiB)`)
   }
   // a clone where the file system has them: no bytes written
   fs.copyFileSync(from, to, fs.constants.COPYFILE_FICLONE)

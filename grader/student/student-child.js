@@ -22,8 +22,8 @@ async function main () {
     }
   })
   if (positionals.length !== 1 || (values['listen-fd'] === undefined) === (values.port === undefined)) {
-    process.stderr.write('grader/student/student-child.js is started by the grader (npm run grade -- handler.js): one handler, and ' +
-      '--listen-fd or --port\n')
+    process.stderr.write('grader/student/student-child.js is started by the grader (npm run grade -- handler.js): ' +
+      'one handler, and --listen-fd or --port\n')
     process.exitCode = 2
     return
   }

@@ -269,8 +269,8 @@ export class StudentProcess {
         `grader's budget of ${(this.#options.budget / MiB).toFixed(0)} MiB` }
     }
     if (signal === 'SIGXCPU') {
-      return { ok: false, message: `the student's process used up its CPU-time limit of ${this.isolation.cpuSeconds} s while loading ` +
-        `(SIGXCPU)` }
+      return { ok: false, message: `the student's process used up its CPU-time limit of ` +
+        `${this.isolation.cpuSeconds} s while loading (SIGXCPU)` }
     }
     const marked = this.#output.split('\n').find(function reason (line) { return line.startsWith(LOAD_FAILED_MARK) })
     if (code === EXIT_LOAD_FAILED && marked) return { ok: false, message: marked.slice(LOAD_FAILED_MARK.length) }

@@ -14,8 +14,8 @@ const INDEX_FILES = Object.freeze(SUBMISSION_EXTENSIONS.map(function index (ext)
 const PACKAGE_JSON_MAX_BYTES = MiB
 /** The export conditions a package's "." entry is read with: Node's for import(), then CommonJS's. */
 const CONDITIONS = Object.freeze(['node', 'import', 'default', 'require'])
-const NO_ENTRY = 'a folder with no module to grade: no package.json naming one ("main", or "exports" ".") and no index.js, index.mjs or ' +
-  'index.cjs'
+const NO_ENTRY = 'a folder with no module to grade: no package.json naming one ("main", or "exports" ".") and no ' +
+  'index.js, index.mjs or index.cjs'
 /** What a skipped entry's reason ends with: what the grader would have taken. */
 const SUBMISSION_IS = 'a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js'
 
