@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { AREAS } from '../checks/index.js'
-import { fileDigest } from '../student/digest.js'
+import { fileDigest, READ_FLAGS } from '../student/digest.js'
 import { validateCardJson } from './card-json.js'
 import { markDuplicates, refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
 import { writeTable } from './class-table.js'
@@ -12,8 +12,6 @@ import { verifyCards } from './verify.js'
 export const CARD_FILE = 'card.json'
 /** A card is a few KiB: past this it is not one. */
 const MAX_CARD_BYTES = 4 * 2 ** 20
-// a link in the last place is an error, never followed; a pipe opens at once and is then refused
-const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
 
 /** Build the class table from `dir`'s students' folders; options in grader/card/README.md; TypeError if there are none. */
 export async function collectClass (dir, options) {

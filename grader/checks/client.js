@@ -116,7 +116,6 @@ export function abortUpload (url, buffer, bytes, headers = {}) {
     const req = http.request(url, { method: 'POST', agent: false, headers: all })
     let status = 0
     req.on('error', function expected () {
-      // we are the ones hanging up
     })
     req.on('close', function gone () {
       countEnd(status)
