@@ -193,7 +193,7 @@ export const checks = Object.freeze([
     limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
     hint: 'zlib reports a body cut short as an error ("unexpected end of file") when the stream ends, and a JSON document cut short ' +
       'leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline ' +
-        'rejects; a bare .pipe() does not).',
+      'rejects; a bare .pipe() does not).',
     trips: true,
     run: function truncatedBodies (ctx) {
       return refuseAll(ctx, truncated(lookalikeStrings(ctx.seed), ctx.seed))

@@ -20,7 +20,7 @@ export const checks = Object.freeze([
     hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/ingest/streamparser.js; ` +
       `exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, ` +
       `slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that ` +
-        `hands on a byte or a record at a time.`,
+      `hands on a byte or a record at a time.`,
     trips: true,
     run: async function throughput (ctx) {
       const { settings } = ctx
