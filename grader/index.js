@@ -1,9 +1,4 @@
-/**
- * The grader's public door, what `npm run grade` (scripts/grade.js) uses:
- * grade a handler, a service or a class, read the card as text, JSON or
- * JUnit, hold it to a baseline card, build a class's table from cards (and
- * grade some of them again), and write its report. grader/README.md lists the folders behind it.
- */
+/** The grader's door for `npm run grade` (scripts/grade.js); grader/README.md lists the folders behind it. */
 export { AREAS } from './checks/index.js'
 export { normalizeSeed } from './checks/settings.js'
 export { grade } from './run/grade-handler.js'

@@ -1,16 +1,4 @@
-/**
- * A memory gate for CI (`--baseline CARD.json`): this run's measures held to
- * a previous --json card's. A memory slope, a peak or the speed ratio that is
- * worse than the baseline's by more than the tolerance fails the gate, each
- * line naming the baseline. The tolerance is relative (`--tolerance`, 25% by
- * default) with a floor per measure, so that a figure near zero does not fail
- * on noise: a difference under the floor never fails, whatever the percentage.
- * A baseline of another preset is refused (other bodies: nothing to compare),
- * and so is one that holds no card's contract (card-json.js: the grader's
- * checks, each figure in its range and direction) or has no figure to compare;
- * another lab version, seed or target is compared and said. Which way is
- * better is the lab's (measures.js MEASURES), never the file's.
- */
+/** The CI memory gate (`--baseline CARD.json`): a measure worse than the baseline's past tolerance fails (card/README.md). */
 import fs from 'node:fs'
 import { LIMITS } from '../checks/settings.js'
 import { validateCardJson } from './card-json.js'
@@ -25,12 +13,7 @@ const COMPARED = Object.freeze(['slope', 'peak', 'ratio'])
 /** A baseline card is a few KiB: past this it is not one. */
 const MAX_CARD_BYTES = 4 * 2 ** 20
 
-/**
- * A difference under these is noise, never a regression: half the rise the memory checks call
- * noise for a peak, a fifth of the check's own limit for a slope and for the speed ratio.
- * @param {{ name: string, unit: string }} measure
- * @returns {number}
- */
+/** Differences under these are noise: half the memory checks' noise for a peak, a fifth of the check's limit else. */
 export function noiseFloor (measure) {
   if (measure.name === 'peak') return LIMITS.noiseMiB / 2
   if (measure.name === 'ratio') return LIMITS.speedRatio / 5
@@ -39,30 +22,23 @@ export function noiseFloor (measure) {
   return 0
 }
 
-/**
- * Read `--tolerance`: a percentage, "25%" or "25".
- * @param {string} text
- * @returns {number} a fraction (0.25)
- * @throws {TypeError} naming the flag
- */
+/** `--tolerance` ("25%" or "25") as a fraction; TypeError naming the flag. */
 export function parseTolerance (text) {
   const match = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(String(text))
   const fraction = match ? Number(match[1]) / 100 : NaN
-  if (!Number.isFinite(fraction) || fraction > MAX_TOLERANCE) throw new TypeError(`--tolerance takes a percentage from 0% to ${MAX_TOLERANCE * 100}%, got ${JSON.stringify(text)}`)
+  if (!Number.isFinite(fraction) || fraction > MAX_TOLERANCE) throw new TypeError(`--tolerance takes a percentage from 0% to ` +
+    `${MAX_TOLERANCE * 100}%, got ${JSON.stringify(text)}`)
   return fraction
 }
 
-/**
- * Read a baseline card: errors as data.
- * @param {string} file
- * @returns {Promise<{ doc: object, problem: null } | { doc: null, problem: string }>}
- */
+/** Read a baseline card: `{ doc, problem: null }` or `{ doc: null, problem }`. */
 export async function readBaseline (file) {
   let text
   try {
     const stat = await fs.promises.stat(file)
     if (!stat.isFile()) return { doc: null, problem: `the baseline ${file} is not a file` }
-    if (stat.size > MAX_CARD_BYTES) return { doc: null, problem: `the baseline ${file} is larger than a card is (${MAX_CARD_BYTES / 2 ** 20} MiB)` }
+    if (stat.size > MAX_CARD_BYTES) return { doc: null, problem: `the baseline ${file} is larger than a card is ` +
+      `(${MAX_CARD_BYTES / 2 ** 20} MiB)` }
     text = await fs.promises.readFile(file, 'utf8')
   } catch (err) {
     return { doc: null, problem: `the baseline ${file} cannot be read (${err.code ?? err.message})` }
@@ -74,27 +50,27 @@ export async function readBaseline (file) {
     return { doc: null, problem: `the baseline ${file} is not JSON (${err.message})` }
   }
   // a card from before measures were kept: all of a card but them
-  const olderCard = doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.checks) && typeof doc.handler === 'string'
+  const isObject = doc !== null && typeof doc === 'object' && !Array.isArray(doc)
+  const olderCard = isObject && Array.isArray(doc.checks) && typeof doc.handler === 'string'
   if (olderCard && !Object.hasOwn(doc, 'measures')) {
-    return { doc: null, problem: `the baseline ${file} has no measures: it was written before cards kept their figures as numbers; write it again with --json` }
+    return { doc: null, problem: `the baseline ${file} has no measures: it was written before cards kept their figures as numbers; ` +
+      `write it again with --json` }
   }
   const problems = validateCardJson(doc)
   if (problems.length > 0) return { doc: null, problem: `the baseline ${file} is not a --json card: ${problems.slice(0, 3).join('; ')}` }
   if (!doc.measures.some(function compared (m) { return COMPARED.includes(m.name) })) {
-    return { doc: null, problem: `the baseline ${file} has no figure to hold a run to (its measures have no ${COMPARED.join(', ')}): write it again with --json from a run whose memory, speed or safety checks gave figures` }
+    return { doc: null, problem: `the baseline ${file} has no figure to hold a run to (its measures have no ${COMPARED.join(', ')}): ` +
+      `write it again with --json from a run whose memory, speed or safety checks gave figures` }
   }
   return { doc, problem: null }
 }
 
-/**
- * Why a baseline cannot be compared with a run of `preset` at all, or null: its bodies were another preset's.
- * @param {{ preset: string }} baseline
- * @param {string} preset
- */
+/** Why a baseline cannot be compared with a run of `preset` at all (another preset's bodies), or null. */
 export function baselineRefusal (baseline, preset) {
   if (baseline.preset === preset) return null
   const flag = function flag (p) { return p === 'quick' ? '--quick' : `the ${p} run` }
-  return `the baseline is a card of ${flag(baseline.preset)}, this run is ${flag(preset)}: their bodies differ, so their figures cannot be compared (grade with the baseline's preset, or write a new baseline)`
+  return `the baseline is a card of ${flag(baseline.preset)}, this run is ${flag(preset)}: their bodies differ, so their figures cannot ` +
+    `be compared (grade with the baseline's preset, or write a new baseline)`
 }
 
 /**
@@ -103,24 +79,18 @@ export function baselineRefusal (baseline, preset) {
  * @typedef {{ file: string, tolerance: number, lines: BaselineLine[], notes: string[], passed: boolean }} BaselineResult
  */
 
-/**
- * Compare a run's card with the baseline's, measure by measure (COMPARED), matched by area,
- * check and name.
- * @param {{ handler: string, preset: string, seed: number, labVersion: string, measures: object[] }} run the --json card of this run
- * @param {{ handler: string, preset: string, seed: number, labVersion: string, measures: object[] }} baseline a --json card
- * @param {{ file?: string, tolerance?: number, against?: string }} [options] `file`: how the header names
- *   the baseline; `against`: how each line does ("the baseline"; --verify's: "the card")
- * @returns {BaselineResult} `passed` false when one line is worse; `notes`: what differs beside the figures
- */
+/** Compare two --json cards measure by measure (COMPARED); `file` names the baseline, `against` it on each line. */
 export function compareWithBaseline (run, baseline, options = {}) {
   const tolerance = options.tolerance ?? DEFAULT_TOLERANCE
   const file = options.file ?? 'the baseline'
   const notes = []
   const refusal = baselineRefusal(baseline, run.preset)
   if (refusal !== null) return { file, tolerance, lines: [], notes: [refusal], passed: false }
-  if (baseline.labVersion !== run.labVersion) notes.push(`the baseline was graded by lab ${baseline.labVersion}, this run by ${run.labVersion}: a check may have changed between them`)
+  if (baseline.labVersion !== run.labVersion) notes.push(`the baseline was graded by lab ${baseline.labVersion}, this run by ` +
+    `${run.labVersion}: a check may have changed between them`)
   if (baseline.handler !== run.handler) notes.push(`the baseline graded ${baseline.handler}, this run ${run.handler}`)
-  if (baseline.seed !== run.seed) notes.push(`the baseline's seed was ${baseline.seed}, this run's ${run.seed}: bodies of the same sizes, drawn differently`)
+  if (baseline.seed !== run.seed) notes.push(`the baseline's seed was ${baseline.seed}, this run's ${run.seed}: ` +
+    `bodies of the same sizes, drawn differently`)
   const lines = []
   for (const before of baseline.measures) {
     if (!COMPARED.includes(before.name)) continue
@@ -144,32 +114,23 @@ function compareOne (now, before, tolerance, against) {
   const worse = better === 'lower' ? change > allowed : -change > allowed
   const unit = before.unit === '' ? '' : ` ${before.unit}`
   const verdict = worse
-    ? `worse than ${against} by ${number(Math.abs(change))}${unit}, more than the ${percent(tolerance)} tolerance allows (${number(allowed)})`
+    ? `worse than ${against} by ${number(Math.abs(change))}${unit}, more than the ${percent(tolerance)} tolerance ` +
+      `allows (${number(allowed)})`
     : `within ${against}'s tolerance (${percent(tolerance)}, at least ${number(floor)})`
   return {
-    area: before.area,
-    check: before.check,
-    name: before.name,
-    unit: before.unit,
-    better,
-    value: now.value,
-    baseline: before.value,
-    allowed,
-    worse,
+    area: before.area, check: before.check, name: before.name, unit: before.unit, better, value: now.value,
+    baseline: before.value, allowed, worse,
     text: `${label(before)} ${number(now.value)}${unit}, ${against}'s ${number(before.value)}: ${verdict}`
   }
 }
 
-/**
- * The comparison as the terminal's lines: a header naming the baseline, a line per measure, the notes.
- * @param {BaselineResult} result
- * @returns {string[]}
- */
+/** The comparison as terminal lines: a header naming the baseline, a line per measure, the notes. */
 export function baselineLines (result) {
   const worse = result.lines.filter(function isWorse (l) { return l.worse }).length
   const head = result.lines.length === 0 && !result.passed
     ? `baseline ${result.file}: not compared`
-    : `baseline ${result.file}: ${worse === 0 ? 'PASS' : `FAIL (${worse} of ${result.lines.length} worse)`}, tolerance ${percent(result.tolerance)}`
+    : `baseline ${result.file}: ${worse === 0 ? 'PASS' : `FAIL (${worse} of ${result.lines.length} worse)`}, tolerance ` +
+      `${percent(result.tolerance)}`
   return [
     head,
     ...result.lines.map(function line (l) { return `${l.worse ? 'FAIL' : 'PASS'}  baseline  ${l.text}` }),

@@ -1,14 +1,4 @@
-/**
- * A card as a run record (docs/runs.md): what `npm run grade` keeps in
- * test-data/runs/ beside the lab's runs, so a grading is listed, shown,
- * exported and compared as any run is (`npm run runs -- compare` of a
- * handler before and after a fix). Its results keep the result contract
- * (lib/experiments/result-contract.js): the checks as a table, a verdict
- * per area, the memory charts, and as cells the figures a compare lines up:
- * each memory point's peak above idle, by route and body size or uploads in
- * flight, and each route's MB/s. No timeline: each point is a fresh process
- * measured from outside.
- */
+/** A card as a run record (docs/runs.md): checks, verdicts, memory charts, and each point's peak and MB/s as cells. */
 import { saveOutsideRecord } from '../../lib/runs/bench.js'
 import { AREAS } from '../checks/index.js'
 import { cardJson } from './card-json.js'
@@ -42,7 +32,7 @@ function memoryCells (card) {
   return cells
 }
 
-/** A body size in MB as cells name it, rounded so that two gradings of one preset name their sizes alike. */
+/** A body size in MB as cells name it, rounded so two gradings of one preset name their sizes alike. */
 function sizeLabel (mb) {
   return `${mb >= 10 ? Math.round(mb) : Math.round(mb * 10) / 10} MB`
 }
@@ -63,28 +53,26 @@ function checksTable (card) {
     caption: `${card.checks.filter(function passed (c) { return c.pass }).length}/${card.checks.length} checks passed`,
     columns: [{ key: 'verdict', label: 'verdict' }, { key: 'figure', label: 'figure' }, { key: 'limit', label: 'limit' }],
     rows: card.checks.map(function row (c) {
-      return { field: `${c.area}: ${c.name}`, label: `${c.area}: ${c.name}`, unit: 'text', values: { verdict: c.pass ? 'pass' : 'FAIL', figure: c.figure, limit: c.limit } }
+      const values = { verdict: c.pass ? 'pass' : 'FAIL', figure: c.figure, limit: c.limit }
+      return { field: `${c.area}: ${c.name}`, label: `${c.area}: ${c.name}`, unit: 'text', values }
     })
   }
 }
 
-/** A verdict per area graded. */
 function areaVerdicts (card) {
-  return AREAS.filter(function graded (area) { return card.checks.some(function inArea (c) { return c.area === area }) }).map(function verdict (area) {
+  const graded = AREAS.filter(function graded (area) { return card.checks.some(function inArea (c) { return c.area === area }) })
+  return graded.map(function verdict (area) {
     const checks = card.checks.filter(function inArea (c) { return c.area === area })
     const failed = checks.filter(function failed (c) { return !c.pass })
     return {
       verdict: `${area}: ${failed.length === 0 ? 'pass' : 'fail'}`,
-      text: `${area}: ${checks.length - failed.length}/${checks.length} checks passed${failed.length === 0 ? '' : `; failed: ${failed.map(function name (c) { return c.name }).join(', ')}`}`,
+      text: `${area}: ${checks.length - failed.length}/${checks.length} checks ` +
+        `passed${failed.length === 0 ? '' : `; failed: ${failed.map(function name (c) { return c.name }).join(', ')}`}`,
       ok: failed.length === 0
     }
   })
 }
 
-/**
- * A card's results, as the result contract has them.
- * @param {import('../run/run-checks.js').Card} card
- */
 export function cardResults (card) {
   const target = card.service ? card.service.url : card.handler
   const passed = card.checks.filter(function passed (c) { return c.pass }).length
@@ -99,19 +87,16 @@ export function cardResults (card) {
   }
 }
 
-/**
- * Keep a card as a run record in `<dataDir>/runs/`.
- * @param {import('../run/run-checks.js').Card} card
- * @param {{ dataDir: string, keep: number, diskQuota?: object|null }} where the lab's runs folder and what it keeps
- * @returns {Promise<{ id: string, path: string, bytes: number } | null>} null when no records are kept
- */
+/** Keep a card as a run record in `<dataDir>/runs/`; null when no records are kept. */
 export function saveCardRecord (card, where) {
   const startedAt = Date.parse(card.startedAt)
   return saveOutsideRecord({
     ...where,
     experiment: 'grade',
     title: `Grade card: ${card.service ? card.service.url : card.handler}`,
-    params: { target: card.service ? card.service.url : card.handler, preset: card.preset, seed: card.seed, areas: card.areas, sha256: card.digest },
+    params: {
+      target: card.service ? card.service.url : card.handler, preset: card.preset, seed: card.seed, areas: card.areas, sha256: card.digest
+    },
     source: 'grade',
     startedAt,
     endedAt: startedAt + card.ms,

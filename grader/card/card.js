@@ -1,29 +1,15 @@
-/**
- * The card as text: a header, a line per check (PASS or FAIL, the area, the
- * check, the figure, the limit, what it means), the lab's own routes beside
- * a memory line when they were measured, a failed check's reason and hint,
- * and the verdict per area. A service's card says first how the grader knew
- * the service and what its answers were judged by; a card with safety checks,
- * which encodings the target accepted and refused.
- */
+/** The card as text: a line per check, reference routes, a failure's reason and hint, the verdict per area. */
 import { encodingsLine } from '../checks/encodings.js'
 import { AREAS } from '../checks/index.js'
 import { memorySitesOf, sitesLines } from './sites-lines.js'
 import { terminalText } from '../../lib/util/escape.js'
 
-/**
- * The card as text: a header, a line per check (PASS or FAIL, the area,
- * the check, the figure, the limit, what it means), under a memory check
- * the lab's own routes measured the same way (when they were), and under a
- * failed check its reason and hint; then the verdict per area. Every
- * control character in a line is shown escaped (lib/util/escape.js).
- * @param {import('../run/run-checks.js').Card} card
- * @returns {string}
- */
+/** The card as text, every control character in a line shown escaped (lib/util/escape.js). */
 export function formatCard (card) {
   const seed = card.seed === undefined ? '' : `, seed ${card.seed}`
   const what = card.service ? `service ${card.handler}` : card.handler
-  const lines = [`Grade card: ${what} (${card.preset === 'quick' ? '--quick' : `${card.preset} run`}, ${(card.ms / 1000).toFixed(1)} s${seed})`]
+  const lines = [`Grade card: ${what} (${card.preset === 'quick' ? '--quick' : `${card.preset} run`}, ` +
+    `${(card.ms / 1000).toFixed(1)} s${seed})`]
   if (card.service) lines.push(...serviceLines(card.service))
   if (card.loadError) lines.push(`  ${card.service ? 'The service did not start' : 'The module did not load'}: ${card.loadError}`)
   if (card.encodings) lines.push(`  encodings: ${encodingsLine(card.encodings)}`)
@@ -31,7 +17,8 @@ export function formatCard (card) {
   // the lines of code the memory area's sites name, under its first failed check
   let sites = sitesLines(memorySitesOf(card))
   for (const c of card.checks) {
-    lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  [limit: ${c.limit}]  ${c.meaning}`)
+    lines.push(`${c.pass ? 'PASS' : 'FAIL'}  ${c.area.padEnd(11)}  ${c.name.padEnd(nameWidth)}  ${c.figure}  ` +
+      `[limit: ${c.limit}]  ${c.meaning}`)
     const beside = besideLine(c)
     if (beside !== null) lines.push(`      beside: ${beside}`)
     if (!c.pass) {
@@ -51,7 +38,8 @@ export function formatCard (card) {
   }).join(' · '))
   const passed = card.checks.filter(function passed (c) { return c.pass }).length
   lines.push(`${passed}/${card.checks.length} checks passed: ${card.passed ? 'PASS' : 'FAIL'}`)
-  if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} time${card.lab.restarts === 1 ? '' : 's'} during the run)`)
+  if (card.lab.restarts > 0) lines.push(`(the lab was started again ${card.lab.restarts} ` +
+    `time${card.lab.restarts === 1 ? '' : 's'} during the run)`)
   if (card.seed !== undefined) {
     const digest = card.service ? '' : ` · sha256 ${card.digest ?? 'not read'}`
     lines.push(`seed ${card.seed} (--seed ${card.seed} sends the same bodies again)${digest} · lab ${card.labVersion}`)
@@ -60,14 +48,11 @@ export function formatCard (card) {
   return lines.map(terminalText).join('\n') + '\n'
 }
 
-/**
- * What a service's card says before its checks: how the grader knew the
- * service (and so what it could measure), the contract its answers were
- * judged by, a remote target, and the notes of the run.
- */
+/** What a service's card says first: how the grader knew it, the contract it was judged by, remote, notes. */
 function serviceLines (service) {
   const how = {
-    started: `started by the lab: ${service.command}${service.pid === null ? '' : ` (last pid ${service.pid})`}; memory read from outside, the process tree's`,
+    started: `started by the lab: ${service.command}${service.pid === null ? '' : ` (last pid ${service.pid})`}; memory read from ` +
+      `outside, the process tree's`,
     watched: `watched: pid ${service.pid}; memory read from outside, the process tree's; never signalled, not started again`,
     unwatched: 'no pid (neither --start nor --pid): memory could not be judged, and the memory lines say so'
   }[service.mode]
@@ -78,7 +63,8 @@ function serviceLines (service) {
       ? 'summary (the answers carry items and idSum: each is compared with the reference)'
       : 'status (the answers carry no summary fields: valid documents must get 2xx, broken ones 4xx; nothing is counted)'
     const probe = service.contractProbe
-    const missing = probe !== null && probe.status >= 400 && probe.status < 500 ? ' (a 4xx to a valid document: a header it needs may be missing, --header)' : ''
+    const missing = probe !== null && probe.status >= 400 && probe.status < 500 ? ' (a 4xx to a valid document: a header it needs may ' +
+      'be missing, --header)' : ''
     lines.push(`  contract: ${contract}; a small valid document got ${probe?.why ?? 'no answer'}${missing}`)
   }
   if (service.headers.length > 0) lines.push(`  headers sent with every body: ${service.headers.join(', ')}`)
@@ -86,10 +72,7 @@ function serviceLines (service) {
   return lines
 }
 
-/**
- * The reference routes' slopes under a memory check, measured as the handler's was:
- * "/good +0.4 · /streamparser-json +1.1 · /bad +431.2 (MiB per 100 MB: …)". Null when they were not measured.
- */
+/** The reference slopes under a memory check: "/good +0.4 · /bad +431.2 (MiB per 100 MB: …)"; null if not measured. */
 function besideLine (check) {
   const slopes = check.details?.referenceSlopes
   if (!slopes) return null
@@ -99,10 +82,7 @@ function besideLine (check) {
   return `${parts.join(' · ')} (${check.details.unit}: the lab's routes on the same bodies)`
 }
 
-/**
- * Per area the card covers, pass or fail: { correctness: true, memory: false, … }.
- * @param {{ checks: Array<{ area: string, pass: boolean }> }} card
- */
+/** Per area the card covers, pass or fail: { correctness: true, memory: false, … }. */
 export function areaVerdicts (card) {
   const verdicts = {}
   for (const area of areasOf(card)) {
@@ -111,7 +91,6 @@ export function areaVerdicts (card) {
   return verdicts
 }
 
-/** The areas a card has checks in, in the usual order. */
 function areasOf (card) {
   return AREAS.filter(function present (area) { return card.checks.some(function inArea (c) { return c.area === area }) })
 }

@@ -1,11 +1,4 @@
-/**
- * The class table as files: CSV (RFC 4180, a text field that a spreadsheet
- * would run as a formula kept as text) and an HTML page of its own beside
- * it, written again after each submission, every field escaped as every
- * format escapes it (lib/util/escape.js). Both are the grader's alone
- * (mode 0600, a folder it makes 0700): a submission graded later, as a user
- * of its own, cannot read the grades of those before it.
- */
+/** The class table as CSV and HTML, rewritten after each submission, every field escaped, mode 0600 (the grader's alone). */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -23,26 +16,12 @@ export function htmlBeside (csv) {
   return (ext === '' ? csv : csv.slice(0, -ext.length)) + '.html'
 }
 
-/**
- * Write the table's CSV and HTML files.
- * @param {{ folder: string, seed: number, preset: string, startedAt: string, labVersion: string,
- *   command: string|null, rows: object[] }} table
- * @param {string} csv
- * @param {string} html
- */
 export async function writeTable (table, csv, html) {
   await writePrivate(csv, classCsv(table.rows))
   await writePrivate(html, classHtml(table))
 }
 
-/**
- * Write `file` readable by the grader's user only: a new file of mode 0600
- * beside it, renamed over it, so that the mode holds whatever was there
- * before (a file of mode 0644 from an earlier run, a link: replaced, not
- * followed), and a reader never sees half a table. Folders it makes are 0700.
- * @param {string} file
- * @param {string} text
- */
+/** Write `file` for the grader's user only: a new 0600 file renamed over it (a link replaced, never followed). */
 export async function writePrivate (file, text) {
   await fs.promises.mkdir(path.dirname(path.resolve(file)), { recursive: true, mode: PRIVATE_FOLDER_MODE })
   const temporary = `${file}.${randomUUID().slice(0, 8)}.tmp`
@@ -56,24 +35,14 @@ export async function writePrivate (file, text) {
   }
 }
 
-/**
- * The rows as CSV (RFC 4180, CRLF between records), each field through
- * csvField (lib/util/escape.js): a file name is the student's choice, so
- * no field holds a raw line break or bidi mark, nor starts a formula.
- * @param {object[]} rows
- * @returns {string}
- */
+/** The rows as CSV (RFC 4180, CRLF), each field through csvField: no raw line break, bidi mark or formula. */
 function classCsv (rows) {
   const lines = [COLUMNS.join(',')]
   for (const row of rows) lines.push(COLUMNS.map(function cell (column) { return csvField(row[column]) }).join(','))
   return lines.join('\r\n') + '\r\n'
 }
 
-/**
- * The table as a page of its own (no script, no outside style): a caption
- * with the folder, seed, preset, date and lab version, then a row per
- * submission, pass and fail marked in words and colour.
- */
+/** The table as a page of its own (no script or outside style): a caption, then a row per submission. */
 function classHtml (table) {
   const head = COLUMNS.map(function th (column) { return `<th scope="col">${htmlText(column)}</th>` }).join('')
   const body = table.rows.map(function tr (row) {
@@ -126,11 +95,7 @@ ${body}
 `
 }
 
-/**
- * The verdicts counted in words: "2 passed, 1 failed, 1 refused, 1 the grader failed on, 1 skipped (not a submission)",
- * a verdict no row has left out (but "0 passed").
- * @param {Array<{ verdict: string }>} rows
- */
+/** "2 passed, 1 failed, 1 refused, 1 the grader failed on, 1 skipped (not a submission)": absent verdicts left out but "0 passed". */
 export function verdictSummary (rows) {
   const counts = countVerdicts(rows)
   const words = { pass: 'passed', fail: 'failed', refused: 'refused', error: 'the grader failed on', skipped: 'skipped (not a submission)' }

@@ -1,18 +1,4 @@
-/**
- * A class graded: every submission in a folder (grader/student/submission.js) in
- * turn, each as `npm run grade -- FILE` grades one, its row added to the
- * table and the table written again, so a run cut short keeps the rows it
- * had. Every submission meets the same bodies: one seed for the class, and
- * its documents generated once into a folder of the run's own.
- *
- * Whatever a submission is or does, it gets a row and the run goes on: one
- * the grader will not run (a link, a pipe, one that would run as root) is
- * `refused` with the reason; the grader's own failure on one is `error`; an
- * entry that is no submission (notes.txt) is a `skipped` row with the reason. A
- * name is data: each submission's report goes to a folder of its own, never
- * the table's files, never inside the class's folder. What the grader could
- * not write is its own failure (`problems`), not the student's row.
- */
+/** A class graded: each submission in turn on one seed's bodies, the table written again after each (card/README.md). */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -29,23 +15,7 @@ import { htmlBeside, PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, writeTable } from '
 /** How many report folders one name may share before the grader gives up on a suffix. */
 const MAX_SUFFIX = 1000
 
-/**
- * Grade every submission in `folder`, one at a time, and write the table.
- * @param {string} folder
- * @param {{ csv: string, html?: string, preset?: string, settings?: object, areas?: string[], seed?: number,
- *   contentType?: string, reportDir?: string, command?: string, isolation?: object, onProgress?: (event: object) => void,
- *   writeReport?: (dir: string, card: object) => Promise<string[]>, grade?: typeof grade }} options
- *   `csv`: the table's file; `html`: beside it by default (class.csv -> class.html); `reportDir`: where each
- *   submission's report goes (a folder per submission, written by `writeReport`); `isolation`: as grade()
- *   takes it (each submission may read only its own file or folder); `grade`: grade() itself unless a
- *   spec gives a stand-in (the class run's rows without a grading); `onProgress` gets
- *   { type: 'submission', index, total, name, etaMs } before each one graded (counted among those graded),
- *   { type: 'graded', index, total, row } after each entry, skipped ones too (counted among all entries),
- *   and each grading's own events with `submission` added
- * @returns {Promise<{ seed: number, rows: object[], csv: string, html: string, problems: string[] }>}
- *   `problems`: what the grader failed to write (a report, the table), each once
- * @throws {TypeError} before anything is graded: no submissions, or the table or the reports inside the class's folder
- */
+/** Grade every submission in `folder` and write the table (options: card/README.md); TypeError before grading a bad setup. */
 export async function gradeClass (folder, options) {
   const csv = options.csv
   const html = options.html ?? htmlBeside(csv)
@@ -57,13 +27,8 @@ export async function gradeClass (folder, options) {
   const seed = options.seed === undefined || options.seed === null ? newSeed() : normalizeSeed(options.seed)
   const onProgress = options.onProgress ?? function quiet () {}
   const table = {
-    folder,
-    seed,
-    preset: options.preset ?? 'full',
-    startedAt: new Date().toISOString(),
-    labVersion: await labVersion(),
-    command: options.command ?? null,
-    rows: []
+    folder, seed, preset: options.preset ?? 'full', startedAt: new Date().toISOString(), labVersion: await labVersion(),
+    command: options.command ?? null, rows: []
   }
   const problems = new Set()
   const reportFolder = options.reportDir ? reportFolders(options.reportDir, [csv, html]) : null
@@ -81,7 +46,8 @@ export async function gradeClass (folder, options) {
       } else {
         const etaMs = graded === 0 ? null : Math.round((Date.now() - started) / graded * (gradable - graded))
         onProgress({ type: 'submission', index: graded, total: gradable, name: submission.name, etaMs })
-        row = await gradeOne(submission, { ...options, grade: options.grade ?? grade, seed, inputDir, labCopy, onProgress, reportFolder, problems })
+        const each = { ...options, grade: options.grade ?? grade, seed, inputDir, labCopy, onProgress, reportFolder, problems }
+        row = await gradeOne(submission, each)
           .catch(function graderFailed (err) { return errorRow(submission, null, seed, 0, `the grader failed: ${err?.message ?? err}`) })
         graded++
       }
@@ -112,13 +78,7 @@ function noSubmissions (folder, entries) {
   return `no submissions in ${folder}: ${what}; skipped: ${skipped}${entries.length > 5 ? `, and ${entries.length - 5} more` : ''}`
 }
 
-/**
- * One submission as a row, whatever happens: refused before anything reads it (findSubmissions)
- * or when reading it is refused; refused when grade() will not run it (`NOT_GRADED`); graded;
- * `error` when grading throws anything else (the grader's own failure, not the handler's).
- * Its report is written beside: a report that cannot be written is noted and counted among the
- * grader's problems, and the row keeps its grade.
- */
+/** One submission as a row, whatever happens: refused, graded, or `error` when grading throws. */
 async function gradeOne (submission, options) {
   const started = Date.now()
   const elapsed = function elapsed () { return Date.now() - started }
@@ -135,13 +95,8 @@ async function gradeOne (submission, options) {
   let card
   try {
     card = await options.grade(submission.handler, {
-      preset: options.preset,
-      settings: options.settings,
-      areas: options.areas,
-      seed: options.seed,
-      contentType: options.contentType,
-      inputDir: options.inputDir,
-      labCopy: options.labCopy,
+      preset: options.preset, settings: options.settings, areas: options.areas, seed: options.seed,
+      contentType: options.contentType, inputDir: options.inputDir, labCopy: options.labCopy,
       // what the grader reads of a line the process names: the bytes read here, before it ran
       sources: read.sources,
       // the process may read its own file or folder, not the other submissions beside it
@@ -149,8 +104,10 @@ async function gradeOne (submission, options) {
       onProgress: function forward (event) { options.onProgress({ ...event, submission: submission.name }) }
     })
   } catch (err) {
-    if (err?.code === 'NOT_GRADED') return { ...refusedRow(submission, read.sha256, options.seed, elapsed(), err.reason ?? err.message), notes: notes.join('; ') }
-    return { ...errorRow(submission, read.sha256, options.seed, elapsed(), `the grader failed: ${err?.message ?? err}`), notes: notes.join('; ') }
+    const row = err?.code === 'NOT_GRADED'
+      ? refusedRow(submission, read.sha256, options.seed, elapsed(), err.reason ?? err.message)
+      : errorRow(submission, read.sha256, options.seed, elapsed(), `the grader failed: ${err?.message ?? err}`)
+    return { ...row, notes: notes.join('; ') }
   }
   const row = rowOf(submission, card, read.sha256)
   if (options.reportFolder !== null && options.writeReport) {
@@ -168,32 +125,20 @@ async function gradeOne (submission, options) {
   return row
 }
 
-/**
- * Where the table and the reports may not go: inside the class's folder (a submission
- * could read them, and they would be submissions of the next run), or the CSV and the HTML
- * one file. Paths compared as the file system resolves them (links in the folders followed).
- * @param {string} folder the class's
- * @param {{ csv: string, html?: string, reportDir?: string }} places
- * @returns {string|null} what is wrong, or null
- */
+/** Why the table or reports may not go there (inside the class's folder, or CSV and HTML one file), or null. */
 export function classPlaceProblem (folder, { csv, html = htmlBeside(csv), reportDir }) {
   const classFolder = resolvedPath(folder)
-  if (resolvedPath(csv) === resolvedPath(html)) return `the table's CSV and its HTML page would be one file (${csv}): give --csv a name ending in .csv`
+  if (resolvedPath(csv) === resolvedPath(html)) return `the table's CSV and its HTML page would be one file ` +
+    `(${csv}): give --csv a name ending in .csv`
   const places = [['the table (--csv)', csv], ['its HTML page', html], ['the reports (--out)', reportDir]]
   for (const [what, place] of places) {
-    if (place && isInside(classFolder, resolvedPath(place))) return `${what} would be written inside the class's folder ${folder}, beside the submissions: choose a place outside it`
+    if (place && isInside(classFolder, resolvedPath(place))) return `${what} would be written inside the class's folder ${folder}, ` +
+      `beside the submissions: choose a place outside it`
   }
   return null
 }
 
-/**
- * A report folder per submission, each distinct: the name made safe for a folder, then `-2`,
- * `-3` … after one already taken in this run, by the table's own files, or on disk. Compared
- * without case, as a case-insensitive disk would. Each folder is made here, mode 0700.
- * @param {string} reportDir
- * @param {string[]} tableFiles the CSV and the HTML: never a report's folder
- * @returns {(name: string) => Promise<string>}
- */
+/** A distinct report folder (mode 0700) per name: safe characters, then `-2`, `-3` … compared without case. */
 export function reportFolders (reportDir, tableFiles) {
   const taken = new Set()
   for (const file of tableFiles) {

@@ -1,54 +1,23 @@
-/**
- * A class's table from cards graded elsewhere (`streamlab grade --collect DIR`):
- * each student's repository grades its own submission in its CI and keeps the
- * --json card as an artifact; the teacher downloads them into one folder, a
- * folder per student, and gets the table a class run writes (class-table.js),
- * without grading anything again:
- *
- *   DIR/alice/card.json      the card, as the student's CI wrote it (--json card.json)
- *   DIR/alice/handler.mjs    the file it graded, at the path the card's `handler` names
- *
- * A card counts only when it holds the contract (card-json.js: the grader's
- * own checks, each figure in its range and direction), the file beside it
- * has the sha256 the card names (the bytes graded are the bytes handed in),
- * and it was graded as the teacher grades: the same seed, the same preset and
- * areas (all of them unless --only), the same lab version. Anything else is a
- * `refused` row with the reason; an entry that is no student's folder is
- * `skipped`. A card is what the student's CI said: the digest ties it to the
- * file, not to its figures; `verify` grades some of them again here and
- * refuses each card that disagrees (verify.js). Two students who hand in the same file or the
- * same card are each flagged in `duplicates`, naming the other.
- */
+/** A class's table from cards graded elsewhere (`--collect DIR`): which cards count is in card/README.md. */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { AREAS } from '../checks/index.js'
-import { fileDigest } from '../student/digest.js'
+import { fileDigest, READ_FLAGS } from '../student/digest.js'
 import { validateCardJson } from './card-json.js'
 import { markDuplicates, refusedRow, rowOfCardJson, skippedRow } from './class-rows.js'
 import { writeTable } from './class-table.js'
 import { verifyCards } from './verify.js'
 
-/** The card's name in a student's folder. */
 export const CARD_FILE = 'card.json'
 /** A card is a few KiB: past this it is not one. */
 const MAX_CARD_BYTES = 4 * 2 ** 20
-// a link in the last place is an error, never followed; a pipe opens at once and is then refused
-const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
 
-/**
- * Build the class table from a folder of students' folders, each with its card beside the file it graded.
- * @param {string} dir
- * @param {{ csv: string, html: string, seed: number, preset: 'full'|'quick', areas?: string[]|null, labVersion: string,
- *   command?: string|null, verify?: object|null, onProgress?: (event: object) => void }} options the teacher's: a card
- *   graded otherwise is refused; `areas`: all of them when null; `verify`: verify.js's verifyCards options
- *   (`count`, `seed`, `tolerance`, `settings`, …) to grade that many cards' submissions again
- * @returns {Promise<{ rows: object[], csv: string, html: string, verify: { seed: number, chosen: string[], disagree: string[] }|null }>}
- * @throws {TypeError} when `dir` holds no student's folder at all
- */
+/** Build the class table from `dir`'s students' folders; options in grader/card/README.md; TypeError if there are none. */
 export async function collectClass (dir, options) {
   const onProgress = options.onProgress ?? function quiet () {}
-  const names = (await fs.promises.readdir(dir)).filter(function shown (name) { return !name.startsWith('.') && name !== 'node_modules' }).sort()
+  const entries = await fs.promises.readdir(dir)
+  const names = entries.filter(function shown (name) { return !name.startsWith('.') && name !== 'node_modules' }).sort()
   const rows = []
   const collected = []
   for (const [index, name] of names.entries()) {
@@ -58,35 +27,30 @@ export async function collectClass (dir, options) {
     onProgress({ type: 'graded', index, total: names.length, row })
   }
   if (!rows.some(function isStudent (row) { return row.verdict !== 'skipped' })) {
-    throw new TypeError(`no students' folders in ${dir}: each student's is a folder with its ${CARD_FILE} beside the file it graded (docs/grading-a-class.md)`)
+    throw new TypeError(`no students' folders in ${dir}: each student's is a folder with its ${CARD_FILE} beside the file it graded ` +
+      `(docs/grading-a-class.md)`)
   }
   markDuplicates(collected.map(function keysOf ({ row, doc }) { return { row, keys: [`sha256 ${doc.sha256}`, `card ${cardKey(doc)}`] } }))
   const verify = options.verify
     ? await verifyCards(collected, { ...options.verify, preset: options.preset, areas: options.areas ?? [...AREAS], onProgress })
     : null
   const table = {
-    folder: dir,
-    seed: options.seed,
-    preset: options.preset,
-    startedAt: new Date().toISOString(),
-    labVersion: options.labVersion,
-    command: options.command ?? null,
-    rows
+    folder: dir, seed: options.seed, preset: options.preset, startedAt: new Date().toISOString(),
+    labVersion: options.labVersion, command: options.command ?? null, rows
   }
   await writeTable(table, options.csv, options.html)
   return { rows, csv: options.csv, html: options.html, verify }
 }
 
-/**
- * One entry of the folder as a row: collected, refused with the reason, or skipped; with a
- * collected row, its card, the student's folder and the file graded (`card`, else null).
- */
+/** One entry as a row (collected, refused or skipped) and, when collected, its card, folder and file. */
 async function collectOne (folder, name, options) {
   const notTaken = function notTaken (row) { return { row, card: null } }
   const entry = { name, path: folder }
   const stat = await fs.promises.lstat(folder)
-  if (stat.isSymbolicLink()) return notTaken(refusedRow(entry, null, options.seed, 0, 'not collected: a symbolic link (a student\'s folder is a folder)'))
-  if (!stat.isDirectory()) return notTaken(skippedRow({ ...entry, skipped: `not a student's folder: each is a folder with its ${CARD_FILE} beside the file it graded` }, options.seed))
+  if (stat.isSymbolicLink()) return notTaken(refusedRow(entry, null, options.seed, 0, 'not collected: a symbolic link (a student\'s ' +
+    'folder is a folder)'))
+  if (!stat.isDirectory()) return notTaken(skippedRow({ ...entry, skipped: `not a student's folder: each is a folder with its ` +
+    `${CARD_FILE} beside the file it graded` }, options.seed))
   const card = await readCard(path.join(folder, CARD_FILE))
   if (card.problem !== null) return notTaken(refusedRow(entry, null, options.seed, 0, `not collected: ${card.problem}`))
   const doc = card.doc
@@ -98,11 +62,13 @@ async function collectOne (folder, name, options) {
   try {
     digest = await fileDigest(file.path)
   } catch (err) {
-    const why = err.code === 'ENOENT' ? `the card graded ${doc.handler}, which is not beside it` : err.reason ?? `${doc.handler} cannot be read (${err.code ?? err.message})`
+    const why = err.code === 'ENOENT' ? `the card graded ${doc.handler}, which is not beside ` +
+      `it` : err.reason ?? `${doc.handler} cannot be read (${err.code ?? err.message})`
     return notTaken(refusedRow(entry, null, doc.seed, 0, `not collected: ${why}`))
   }
   if (digest !== doc.sha256) {
-    return notTaken(refusedRow(entry, digest, doc.seed, 0, `not collected: ${doc.handler} beside the card is not the file graded: its sha256 is ${digest}, the card's ${doc.sha256}`))
+    return notTaken(refusedRow(entry, digest, doc.seed, 0, `not collected: ${doc.handler} beside the card is not the file graded: its ` +
+      `sha256 is ${digest}, the card's ${doc.sha256}`))
   }
   const row = rowOfCardJson({ name, path: file.path }, doc, digest)
   row.report = path.join(folder, CARD_FILE)
@@ -110,10 +76,7 @@ async function collectOne (folder, name, options) {
   return { row, card: { doc, folder, file: file.path } }
 }
 
-/**
- * What makes two cards one: all of the card but the path it names, so that a card copied beside
- * a renamed file is the same card; the figures, durations and dates of two runs never all agree.
- */
+/** What makes two cards one: all but the path it names (a card copied beside a renamed file is the same card). */
 function cardKey (doc) {
   return createHash('sha256').update(JSON.stringify({ ...doc, handler: null })).digest('hex')
 }
@@ -152,23 +115,23 @@ async function readCard (file) {
 /** Why a card was not graded as the teacher grades (seed, preset, areas, lab version), or null. */
 function gradedOtherwise (doc, { seed, preset, areas = null, labVersion }) {
   if (doc.seed !== seed) return `graded with seed ${doc.seed}, not the class's ${seed} (--seed): other bodies`
-  if (doc.preset !== preset) return `graded with the ${doc.preset} preset, not the class's ${preset}${preset === 'quick' ? ' (--quick)' : ''}`
-  if (doc.labVersion !== labVersion) return `graded by lab ${doc.labVersion}, not the class's ${labVersion}: grade with the same streamlab package`
+  if (doc.preset !== preset) return `graded with the ${doc.preset} preset, not the class's ` +
+    `${preset}${preset === 'quick' ? ' (--quick)' : ''}`
+  if (doc.labVersion !== labVersion) return `graded by lab ${doc.labVersion}, not the class's ${labVersion}: ` +
+    `grade with the same streamlab package`
   const classAreas = areas ?? AREAS
   const graded = Object.keys(doc.areas).sort().join(',')
-  if (graded !== [...classAreas].sort().join(',')) return `graded the areas ${Object.keys(doc.areas).join(', ')}, not the class's ${classAreas.join(', ')}${areas === null ? ' (all of them: --only for fewer)' : ' (--only)'}`
+  if (graded !== [...classAreas].sort().join(',')) return `graded the areas ${Object.keys(doc.areas).join(', ')}, not the class's ` +
+    `${classAreas.join(', ')}${areas === null ? ' (all of them: --only for fewer)' : ' (--only)'}`
   return null
 }
 
-/**
- * The file a card graded, in the student's folder: the card's `handler` as a path relative to
- * the folder, refused when it is absolute, leaves the folder or passes through a symbolic link.
- * @returns {{ path: string, problem: null } | { path: null, problem: string }}
- */
+/** The file a card graded, inside the student's folder: not absolute, not leaving it, through no link. */
 function submissionBeside (folder, handler) {
   const rel = path.normalize(handler)
   if (path.isAbsolute(handler) || rel === '..' || rel.startsWith(`..${path.sep}`) || rel === '.') {
-    return { path: null, problem: `the card graded ${handler}: a path inside the student's folder is needed (grade the file by a relative path, from the repository's root)` }
+    return { path: null, problem: `the card graded ${handler}: a path inside the student's folder is needed (grade the file by a ` +
+      `relative path, from the repository's root)` }
   }
   const parts = rel.split(path.sep)
   let at = folder

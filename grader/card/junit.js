@@ -1,29 +1,11 @@
-/**
- * The card as JUnit XML (`--junit FILE`), the report GitHub, GitLab and
- * Jenkins show per test: one <testsuite> per area, one <testcase> per check,
- * a failed check's <failure> carrying its figure, its limit, why and the
- * hint; with `--baseline`, a suite `baseline` with a case per figure compared.
- *
- * Everything is text the target controls in part (a URL, a site's function,
- * a reason quoting what the service answered), so every value goes through
- * xmlText (lib/util/escape.js): control characters, bidi marks and what XML
- * 1.0 cannot hold are visible escapes (`\n`, `\u202e`), as the text card
- * shows them; the only line breaks in a <failure> are the writer's own.
- */
+/** The card as JUnit XML (`--junit FILE`): a suite per area, a case per check, a `baseline` suite; every value via xmlText. */
 import { AREAS } from '../checks/index.js'
 import { memorySitesOf, sitesLines } from './sites-lines.js'
 import { xmlText } from '../../lib/util/escape.js'
 
 export { xmlText }
 
-/**
- * @param {{ handler: string, preset: string, seed: number, labVersion: string, sha256?: string|null, digest?: string|null,
- *   startedAt?: string, date?: string, ms?: number, durationMs?: number,
- *   checks: Array<{ area: string, name: string, pass: boolean, figure: string, limit: string, hint: string|null,
- *     reason?: string|null, meaning?: string, ms?: number }> }} card as grade() returns it, or its --json document
- * @param {{ baseline?: import('./baseline.js').BaselineResult|null }} [options]
- * @returns {string} the XML document
- */
+/** The XML document of a card (as grade() returns it, or its --json document), with the baseline's suite if given. */
 export function junitXml (card, { baseline = null } = {}) {
   const date = card.startedAt ?? card.date ?? new Date(0).toISOString()
   const suites = AREAS
@@ -36,7 +18,8 @@ export function junitXml (card, { baseline = null } = {}) {
   const seconds = (card.ms ?? card.durationMs ?? 0) / 1000
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${xmlText(`streamlab grade: ${card.handler}`)}" tests="${tests}" failures="${failures}" errors="0" time="${seconds.toFixed(3)}">`,
+    `<testsuites name="${xmlText(`streamlab grade: ${card.handler}`)}" tests="${tests}" failures="${failures}" errors="0" ` +
+      `time="${seconds.toFixed(3)}">`,
     ...suites.map(function text (s) { return s.xml }),
     '</testsuites>',
     ''
@@ -55,7 +38,8 @@ function areaSuite (card, area, checks, date) {
     ['sha256', card.sha256 ?? card.digest ?? '']
   ].map(function property ([name, value]) { return `      <property name="${name}" value="${xmlText(value)}"/>` })
   const cases = checks.map(function testcase (c) {
-    const open = `    <testcase classname="${xmlText(`streamlab.${area}`)}" name="${xmlText(c.name)}" time="${((c.ms ?? 0) / 1000).toFixed(3)}"`
+    const open = `    <testcase classname="${xmlText(`streamlab.${area}`)}" name="${xmlText(c.name)}" ` +
+      `time="${((c.ms ?? 0) / 1000).toFixed(3)}"`
     if (c.pass) return `${open}/>`
     const body = [
       `figure: ${c.figure}`,
@@ -74,7 +58,8 @@ function areaSuite (card, area, checks, date) {
     tests: checks.length,
     failures,
     xml: [
-      `  <testsuite name="${xmlText(area)}" tests="${checks.length}" failures="${failures}" errors="0" skipped="0" time="${time.toFixed(3)}" timestamp="${xmlText(date)}">`,
+      `  <testsuite name="${xmlText(area)}" tests="${checks.length}" failures="${failures}" errors="0" skipped="0" ` +
+        `time="${time.toFixed(3)}" timestamp="${xmlText(date)}">`,
       '    <properties>',
       ...properties,
       '    </properties>',
@@ -86,22 +71,27 @@ function areaSuite (card, area, checks, date) {
 
 /** The baseline gate as a suite: a case per figure compared, a failure for each one worse; the notes as its output. */
 function baselineSuite (baseline, date) {
-  const failures = baseline.lines.filter(function worse (l) { return l.worse }).length + (baseline.lines.length === 0 && !baseline.passed ? 1 : 0)
+  const refused = baseline.lines.length === 0 && !baseline.passed
+  const failures = baseline.lines.filter(function worse (l) { return l.worse }).length + (refused ? 1 : 0)
   const cases = baseline.lines.map(function testcase (l) {
     const open = `    <testcase classname="streamlab.baseline" name="${xmlText(`${l.area}: ${l.check}, ${l.name}`)}" time="0.000"`
     if (!l.worse) return `${open}/>`
-    return `${open}>\n      <failure type="streamlab.baseline" message="${xmlText(l.text)}">${xmlText(l.text)}\n${xmlText(`baseline: ${baseline.file}`)}</failure>\n    </testcase>`
+    return `${open}>\n      <failure type="streamlab.baseline" ` +
+      `message="${xmlText(l.text)}">${xmlText(l.text)}\n${xmlText(`baseline: ${baseline.file}`)}</failure>\n    </testcase>`
   })
   if (baseline.lines.length === 0 && !baseline.passed) {
     // refused (another preset): one failing case says why, so that the report does not show a green gate
-    cases.push(`    <testcase classname="streamlab.baseline" name="baseline compared" time="0.000">\n      <failure type="streamlab.baseline" message="${xmlText(baseline.notes[0] ?? 'not compared')}">${baseline.notes.map(xmlText).join('\n')}</failure>\n    </testcase>`)
+    const message = xmlText(baseline.notes[0] ?? 'not compared')
+    cases.push(`    <testcase classname="streamlab.baseline" name="baseline compared" time="0.000">\n      <failure ` +
+      `type="streamlab.baseline" message="${message}">${baseline.notes.map(xmlText).join('\n')}</failure>\n    </testcase>`)
   }
   const tests = cases.length
   return {
     tests,
     failures,
     xml: [
-      `  <testsuite name="baseline" tests="${tests}" failures="${failures}" errors="0" skipped="0" time="0.000" timestamp="${xmlText(date)}">`,
+      `  <testsuite name="baseline" tests="${tests}" failures="${failures}" errors="0" skipped="0" time="0.000" ` +
+        `timestamp="${xmlText(date)}">`,
       '    <properties>',
       `      <property name="baseline" value="${xmlText(baseline.file)}"/>`,
       `      <property name="tolerance" value="${xmlText(`${baseline.tolerance * 100}%`)}"/>`,

@@ -1,17 +1,6 @@
-/**
- * What `npm run grade` prints while it works and when a class is done: a line
- * per event (the lab up, each check, each submission and its row), and a
- * class's rows as the terminal shows them. Each line goes through
- * terminalText: a submission's name and what it printed are in them, and a
- * name with a line break must not print a line of its own.
- */
+/** What `npm run grade` prints as it works, and a class's rows: each line through terminalText. */
 import { terminalText } from '../../lib/util/escape.js'
 
-/**
- * A progress event printer for `stream`.
- * @param {NodeJS.WritableStream} stream
- * @returns {(event: object) => void}
- */
 export function progressPrinter (stream) {
   return function report (event) {
     const line = progressLine(event)
@@ -21,11 +10,13 @@ export function progressPrinter (stream) {
 
 function progressLine (event) {
   const indent = event.submission === undefined ? '' : '  '
-  if (event.type === 'lab' && event.kind === 'service') return `lab at ${event.url}/ (the dashboard); the service answers, its first check under way`
+  if (event.type === 'lab' && event.kind === 'service') return `lab at ${event.url}/ (the dashboard); the service ` +
+    `answers, its first check under way`
   if (event.type === 'lab') return `${indent}lab at ${event.url}/ (the dashboard), the handler at POST /student (${event.kind})`
   if (event.type === 'check') return `${indent}[${event.done + 1}/${event.total}] ${event.area}: ${event.check}`
   if (event.type === 'keep-open') return `the lab stays up ${event.ms / 1000} s: ${event.url}/`
-  if (event.type === 'submission') return `[submission ${event.index + 1}/${event.total}] ${event.name}: grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}`
+  if (event.type === 'submission') return `[submission ${event.index + 1}/${event.total}] ${event.name}: ` +
+    `grading${event.etaMs === null ? ' (the time left is estimated after the first)' : `, about ${formatMinutes(event.etaMs)} left`}`
   if (event.type === 'graded') return `  ${event.row.name}: ${rowSummary(event.row)} in ${event.row.duration_s} s`
   return null
 }
@@ -43,13 +34,7 @@ function formatMinutes (ms) {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`
 }
 
-/**
- * A class's rows as the terminal's lines after `head`: the verdict, the name, the checks
- * passed of a graded row and the first line of a refusal's or an error's reason.
- * @param {string} head
- * @param {object[]} rows
- * @returns {string} the lines, each through terminalText
- */
+/** A class's rows as terminal lines after `head`: verdict, name, checks passed, a reason's first line. */
 export function classLines (head, rows) {
   const lines = [head]
   for (const row of rows) {

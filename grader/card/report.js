@@ -1,11 +1,4 @@
-/**
- * The grading run's report, as the benches write theirs (lib/measure/report.js):
- * results.json (the whole card, figures included), results.md and
- * report.html with the charts: peak growth against body size and against
- * uploads in flight, the handler beside the lab's routes: /good (engineered
- * streaming), /streamparser-json (the textbook streaming route) and /bad
- * (buffered).
- */
+/** The grading's report as the benches write theirs (lib/measure/report.js), its charts beside the lab's routes. */
 import os from 'node:os'
 import { INGEST_ROUTES } from '../../lib/ingest/contenders.js'
 import { writeReport } from '../../lib/measure/report.js'
@@ -14,32 +7,28 @@ import { REFERENCE_ROUTES } from '../checks/memory.js'
 import { formatCard } from './card.js'
 import { terminalText } from '../../lib/util/escape.js'
 
-/**
- * @param {string} dir test-data/grade/<timestamp>/
- * @param {import('../run/run-checks.js').Card} card
- * @param {string} command as typed
- * @returns {Promise<string[]>} the files written
- */
+/** Write the report into `dir` (test-data/grade/<timestamp>/); resolves to the files written. */
 export function writeGradeReport (dir, card, command) {
   return writeReport(dir, {
     title: `Grade card: ${terminalText(card.handler)}`,
     command,
-    meta: { experiment: 'grade', started: card.startedAt, seed: card.seed, sha256: card.digest, labVersion: card.labVersion, node: process.version, cpus: os.availableParallelism(), options: card.settings },
+    meta: {
+      experiment: 'grade', started: card.startedAt, seed: card.seed, sha256: card.digest, labVersion: card.labVersion,
+      node: process.version, cpus: os.availableParallelism(), options: card.settings
+    },
     markdown: markdownCard(card),
     charts: gradeCharts(card),
     data: { card }
   })
 }
 
-/**
- * The charts of a card: the memory checks' points, the handler's and the
- * reference routes' (when they were measured).
- * @returns {import('../../lib/experiments/result-contract.js').ChartSpec[]}
- */
+/** The memory checks' charts: the handler's points and the reference routes' (when measured). */
 export function gradeCharts (card) {
   const charts = []
   const bySize = card.checks.find(function sizeCheck (c) { return c.area === 'memory' && c.name === 'growth against body size' })
-  const byConcurrency = card.checks.find(function concurrencyCheck (c) { return c.area === 'memory' && c.name === 'growth against concurrency' })
+  const byConcurrency = card.checks.find(function concurrencyCheck (c) {
+    return c.area === 'memory' && c.name === 'growth against concurrency'
+  })
   if (bySize?.details) {
     charts.push({
       title: 'Peak memory above idle against body size',
@@ -79,7 +68,8 @@ function point (p) {
 
 function markdownCard (card) {
   const rows = card.checks.map(function row (c) {
-    const cells = [c.pass ? 'pass' : '**FAIL**', c.area, c.name, c.figure, c.limit, c.pass ? '' : [c.reason, c.hint].filter(Boolean).join(' — ')]
+    const why = c.pass ? '' : [c.reason, c.hint].filter(Boolean).join(' — ')
+    const cells = [c.pass ? 'pass' : '**FAIL**', c.area, c.name, c.figure, c.limit, why]
     return `| ${cells.map(escapeCell).join(' | ')} |`
   })
   // what the target took, before the safety checks bombed it (grader/checks/encodings.js)

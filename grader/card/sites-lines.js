@@ -1,15 +1,6 @@
-/**
- * The memory area's allocation sites as the card's text and JUnit say them
- * (grader/checks/memory-sites.js takes them): a line per line of code named, its file and line,
- * function, MiB and share of what the code's lines allocated, or the one line that says why there
- * are none; the growth read from outside on the sites' line.
- */
+/** The memory area's allocation sites as the card's text and JUnit say them: a line per line of code, or why none. */
 
-/**
- * The card's `memorySites`: a --json document's own, or the first memory check's that took them.
- * @param {object} card as grade() returns it, or its --json document
- * @returns {object|null}
- */
+/** The card's `memorySites`: a --json document's own, or the first memory check's that took them; else null. */
 export function memorySitesOf (card) {
   if (card.memorySites !== undefined) return card.memorySites
   for (const check of card.checks) {
@@ -18,10 +9,6 @@ export function memorySitesOf (card) {
   return null
 }
 
-/**
- * @param {object|null} sites a card's memorySites
- * @returns {string[]} lines without indent
- */
 export function sitesLines (sites) {
   if (sites === null) return []
   if (sites.lines.length === 0) return [`line: none named. ${sites.note}`]
@@ -30,7 +17,8 @@ export function sitesLines (sites) {
   return [
     ...sites.lines.map(function described (l) {
       const share = l.share === null ? '' : `, ${Math.round(l.share * 100)} %${of}`
-      return `line: ${l.file}:${l.line} in ${l.functionName}: ${l.allocatedMiB.toFixed(1)} MiB allocated (${l.kinds.join(', ')})${share}${l.code === null ? '' : ` · ${l.code}`}`
+      return `line: ${l.file}:${l.line} in ${l.functionName}: ${l.allocatedMiB.toFixed(1)} MiB allocated ` +
+        `(${l.kinds.join(', ')})${share}${l.code === null ? '' : ` · ${l.code}`}`
     }),
     `sites: ${growth}${sites.note}`
   ]

@@ -1,18 +1,4 @@
-/**
- * Cards checked against the teacher's own grading (`--collect DIR --verify K`).
- * A card's sha256 ties it to the file beside it, not to its figures: a card
- * forged by hand holds the contract (the grader's checks, every figure in its
- * range) and still says what no grading said. So K of the collected cards,
- * drawn with a seed of their own (printed, `--verify-seed` to draw the same
- * again; never the class's --seed, which every student knows), have their
- * submission graded again here as the class grades it, on bodies of a fresh
- * seed (printed, never the cards'): a handler that answers from a table made
- * for the class's seed meets bodies it has never seen. Each card is held
- * to that grading: an area whose verdict differs, or a figure the card claims
- * better than measured here by more than a baseline's tolerance (baseline.js),
- * and the card is refused, the reasons and this grading's verdict in its row.
- * A figure the card says is worse than measured here is no forgery: not flagged.
- */
+/** `--collect DIR --verify K`: K cards graded again here on fresh bodies; one that disagrees is refused (card/README.md). */
 import { newSeed, normalizeSeed } from '../checks/settings.js'
 import { grade } from '../run/grade-handler.js'
 import { prng } from '../../lib/measure/mutate.js'
@@ -23,16 +9,11 @@ import { errorRow, refusedRow } from './class-rows.js'
 /** The most cards --verify grades again: a class is graded here one at a time, minutes each. */
 const MAX_VERIFY = 1000
 
-/**
- * Read `--verify K` and `--verify-seed S`.
- * @param {string} count
- * @param {string} [seed] a new random one when not given
- * @returns {{ count: number, seed: number }}
- * @throws {TypeError} naming the flag
- */
+/** Read `--verify K` and `--verify-seed S` (a new random seed when not given); TypeError naming the flag. */
 export function parseVerify (count, seed) {
   const k = /^\s*\d+\s*$/.test(String(count)) ? Number(count) : NaN
-  if (!Number.isSafeInteger(k) || k < 1 || k > MAX_VERIFY) throw new TypeError(`--verify takes how many cards to grade again, 1 to ${MAX_VERIFY}, got ${JSON.stringify(count)}`)
+  if (!Number.isSafeInteger(k) || k < 1 || k > MAX_VERIFY) throw new TypeError(`--verify takes how many cards to grade again, 1 to ` +
+    `${MAX_VERIFY}, got ${JSON.stringify(count)}`)
   if (seed === undefined) return { count: k, seed: newSeed() }
   try {
     return { count: k, seed: normalizeSeed(seed) }
@@ -41,26 +22,16 @@ export function parseVerify (count, seed) {
   }
 }
 
-/**
- * What --verify did, in a line: the cards graded again, the seed that drew them, the seed of the
- * bodies they were graded on, which disagree.
- * @param {{ seed: number, bodySeed: number, chosen: string[], disagree: string[] }} result
- */
+/** What --verify did, in a line: the cards graded again, both seeds, which disagree. */
 export function verifyLine (result) {
   const which = result.chosen.length === 0 ? 'none (no card was collected)' : result.chosen.join(', ')
   const bodies = `on bodies of seed ${result.bodySeed}, not the cards' (--seed ${result.bodySeed} grades one so again)`
   const drawn = `--verify: graded again here ${which}, drawn with --verify-seed ${result.seed} (give it again to draw the same), ${bodies}`
-  return `${drawn}: ${result.disagree.length === 0 ? 'every card agrees' : `${result.disagree.length} disagree${result.disagree.length === 1 ? 's' : ''} (${result.disagree.join(', ')}), refused`}`
+  const n = result.disagree.length
+  return `${drawn}: ${n === 0 ? 'every card agrees' : `${n} disagree${n === 1 ? 's' : ''} (${result.disagree.join(', ')}), refused`}`
 }
 
-/**
- * Which of the collected cards to grade again: `count` of them, drawn from `seed`
- * (a shuffle of the names in order), returned in name order.
- * @param {string[]} names the collected cards' rows' names
- * @param {number} count
- * @param {number} seed
- * @returns {string[]}
- */
+/** `count` of the collected cards' names, drawn from `seed` (a shuffle), in name order. */
 export function chooseCards (names, count, seed) {
   const random = prng(seed)
   const order = [...names].sort()
@@ -71,14 +42,7 @@ export function chooseCards (names, count, seed) {
   return order.slice(0, count).sort()
 }
 
-/**
- * Where a card and the grading here disagree: each area's verdict, the file's digest, and
- * each figure the card claims better than this grading's by more than the tolerance.
- * @param {object} doc the --json card collected
- * @param {object} here the --json card of the grading here
- * @param {number} tolerance as --baseline takes it
- * @returns {string[]} empty when they agree
- */
+/** Where a card and the grading here disagree: an area's verdict, the digest, a figure it claims better past `tolerance`. */
 export function disagreements (doc, here, tolerance) {
   const said = []
   if (here.sha256 !== doc.sha256) said.push(`the file graded here has sha256 ${here.sha256}, the card's ${doc.sha256}`)
@@ -94,17 +58,7 @@ export function disagreements (doc, here, tolerance) {
   return said
 }
 
-/**
- * Grade `count` of the collected cards' submissions again and hold each card to it.
- * @param {Array<{ row: object, doc: object, folder: string, file: string }>} collected the cards
- *   taken, each with its row, its card, the student's folder and the file it graded
- * @param {{ count: number, seed?: number|null, tolerance?: number, preset: string, areas: string[],
- *   bodySeed?: number, settings?: object, contentType?: string|null, isolation?: object, grade?: typeof grade,
- *   onProgress?: (event: object) => void }} options the class's preset and areas; `bodySeed`: the
- *   bodies' (a fresh one unlike every card's by default); `grade`: a spec's stand-in for grade()
- * @returns {Promise<{ seed: number, bodySeed: number, chosen: string[], disagree: string[] }>} each chosen
- *   row is changed in place: refused with the reasons when its card disagrees, noted when it agrees
- */
+/** Grade `count` cards' submissions again and hold each card to it, changing the chosen rows in place. */
 export async function verifyCards (collected, options) {
   const seed = options.seed ?? newSeed()
   const bodySeed = options.bodySeed ?? freshSeed(collected.map(function cardSeed (c) { return c.doc.seed }))
@@ -171,6 +125,7 @@ function verifiedRow (entry, outcome, tolerance, ms, bodySeed) {
   const passed = here.checks.filter(function pass (c) { return c.pass }).length
   const graded = `graded here (--verify, seed ${bodySeed}): ${here.verdict} ${passed}/${here.checks.length}`
   if (said.length === 0) return { row: { notes: `${row.notes}; ${graded}, the card agrees` }, disagrees: false }
-  const refused = refusedRow(submission, row.sha256, doc.seed, ms, `not collected: the card disagrees with its submission graded here (--verify): ${said.join('; ')}`)
+  const refused = refusedRow(submission, row.sha256, doc.seed, ms, `not collected: the card disagrees with its submission graded here ` +
+    `(--verify): ${said.join('; ')}`)
   return { row: { ...refused, report: row.report, notes: `${row.notes}; ${graded}` }, disagrees: true }
 }

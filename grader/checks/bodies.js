@@ -1,11 +1,4 @@
-/**
- * The bodies the checks send, made here (small) or by the lab's generators
- * (generated documents, zip bombs), each tricky one a trap a hand-written
- * streaming handler tends to fall into. Every body is drawn from the run's
- * seed (`withSeed`), so a handler cannot keep a table of what it will be
- * sent and `--seed N` sends the same bodies again; each goes whole with its
- * Content-Length or chunked without one (`framed`), and the checks send both.
- */
+/** The bodies the checks send, each drawn from the run's seed (`withSeed`): no handler can table them; `--seed N` repeats them. */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -28,31 +21,16 @@ export const FRAMING_LABELS = Object.freeze({ length: 'with Content-Length', chu
 
 const runSeed = new AsyncLocalStorage()
 
-/**
- * Run `fn` as a grading run with `seed`: documents made inside it (this
- * module's bodies, generatedDocument) are drawn from that seed, however far
- * down the call they are asked for. Two runs in one process keep their own.
- * @template T
- * @param {number} seed
- * @param {() => T} fn
- * @returns {T}
- */
+/** Run `fn` with `seed`: documents made anywhere below it draw from that seed; two runs in one process keep their own. */
 export function withSeed (seed, fn) {
   return runSeed.run(seed, fn)
 }
 
-/** The seed of the run under way (withSeed), or SEED_OUTSIDE_A_RUN. */
 function currentSeed () {
   return runSeed.getStore() ?? SEED_OUTSIDE_A_RUN
 }
 
-/**
- * Whole numbers drawn from a seed: the same seed and label give the same
- * numbers in the same order, another label another sequence.
- * @param {number} seed
- * @param {string} label what the numbers are for
- * @returns {(min: number, max: number) => number} the next number from min to max, both included
- */
+/** A `(min, max) => whole number` draw: the same seed and label give the same sequence. */
 function seededDraws (seed, label) {
   let counter = 0
   return function draw (min, max) {
@@ -65,23 +43,12 @@ function gzip (text, level = 6) {
   return zlib.gzipSync(Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8'), { level })
 }
 
-/** A body: the JSON, its gzip and its reference answer. */
 function body (name, json, level = 6) {
   const bytes = Buffer.from(json, 'utf8')
   return Object.freeze({ name, json: bytes, gzip: gzip(bytes, level), reference: referenceOf(bytes) })
 }
 
-/**
- * A body as the client sends it (client.js `send`): whole with its
- * Content-Length, or chunked without one. `writes` sends it in pieces of
- * `min` to `max` bytes, a macrotask apart: with a Content-Length as raw
- * writes, chunked as one chunk per piece (the kernel may join pieces that
- * go out together; the handler still reads most of them one by one).
- * @param {Buffer} buffer
- * @param {'length'|'chunked'} framing
- * @param {{ min: number, max: number }|null} [writes]
- * @returns {object} the body argument of send()
- */
+/** A body as client.js `send` takes it: whole with its Content-Length, or chunked; `writes` sends it in pieces. */
 export function framed (buffer, framing, writes = null) {
   if (framing === 'length') return writes === null ? { buffer } : { buffer, writes }
   const source = writes === null ? [buffer] : inPieces(buffer, writes)
@@ -105,11 +72,7 @@ async function * inPieces (buffer, { min, max }) {
   }
 }
 
-/**
- * Strings and nested objects that look like records: `"id":` inside strings,
- * `},{` and `]}` inside strings, ids of nested objects (not records), and
- * "items" keys below the top level. 50 to 70 records.
- */
+/** Record look-alikes: `"id":`, `},{`, `]}` inside strings, nested ids, "items" below the top. 50 to 70 records. */
 export function lookalikeStrings (seed = currentSeed()) {
   const draw = seededDraws(seed, 'lookalikes')
   const count = draw(50, 70)
@@ -129,12 +92,7 @@ export function lookalikeStrings (seed = currentSeed()) {
   return body('strings that look like records', JSON.stringify({ meta: { about: 'lookalikes' }, items: records }))
 }
 
-/**
- * Escapes: quotes and backslashes inside strings (a string that ends in a
- * backslash, `\\"`), unicode escapes of structure (`\u0022`, `\u007b`),
- * a surrogate pair, and a key spelled with an escape (`"i\u0064"` is "id").
- * 40 to 56 records.
- */
+/** Escapes: `\\"`, a trailing backslash, `\u0022`, `\u007b`, a surrogate pair, the key `"i\u0064"`. 40 to 56 records. */
 export function escapes (seed = currentSeed()) {
   const draw = seededDraws(seed, 'escapes')
   const count = draw(40, 56)
@@ -156,12 +114,7 @@ export function escapes (seed = currentSeed()) {
   return body('escapes', `{"items":[${records.join(',')}]}`)
 }
 
-/**
- * Multi-byte characters (2, 3 and 4 bytes of UTF-8) throughout, so that
- * chunk ends of gunzip's 16 KiB chunks fall inside characters, and in keys.
- * About 100 KB; the lengths of the runs are drawn from the seed, and a draw
- * that leaves fewer than two chunk ends inside a character is drawn again.
- */
+/** Multi-byte UTF-8 in values and keys, drawn so at least two gunzip chunk ends fall inside characters. About 100 KB. */
 export function multiByte (seed = currentSeed()) {
   const draw = seededDraws(seed, 'multi-byte')
   const pieces = ['é', '東京', '😀', 'ß', '한국어', '🚀🎉', 'ü']
@@ -184,11 +137,7 @@ export function multiByte (seed = currentSeed()) {
   throw new Error(`multiByte: seed ${seed} drew no document with two chunk ends inside a character in 20 attempts`)
 }
 
-/**
- * Whitespace and layout: pretty-printed with tabs and CRLF, keys before and
- * after `items`, arrays of id-bearing objects under other keys, and an
- * "items" array inside `meta`, before the real one. 30 to 50 records.
- */
+/** Layout: tabs and CRLF, keys around `items`, id-bearing arrays elsewhere, an "items" in `meta` first. 30 to 50 records. */
 export function layout (seed = currentSeed()) {
   const draw = seededDraws(seed, 'layout')
   const count = draw(30, 50)
@@ -233,10 +182,7 @@ export function multiMember (source, parts = 4) {
   return Object.freeze({ ...source, name: `${source.name}, in ${parts} gzip members`, gzip: Buffer.concat(members) })
 }
 
-/**
- * A document whose gzip is stored, not compressed (level 0): sent in tiny
- * writes, the handler's inflated chunks are as tiny as the writes.
- */
+/** Stored gzip (level 0): sent in tiny writes, the handler's inflated chunks are as tiny as the writes. */
 export function stored (source) {
   return Object.freeze({ ...source, gzip: gzip(source.json, 0) })
 }
@@ -277,23 +223,13 @@ export function corrupt (source, seed = currentSeed()) {
   ]
 }
 
-/**
- * The numbers of records of the generated documents the correctness check
- * sends: none, about a thousand, about twenty thousand.
- */
+/** The record counts of the generated documents the correctness check sends: none, ~1,000, ~20,000. */
 export function generatedSizes (seed = currentSeed()) {
   const draw = seededDraws(seed, 'generated sizes')
   return [0, draw(800, 1200), draw(15000, 25000)]
 }
 
-/**
- * A zip bomb's parameters (lib/generate/bombs.js createBomb): the preset's
- * inflated size less up to a tenth, and for the members variant 800 to 1200
- * members, for the depth variant 900,000 to 1,100,000 levels, drawn from
- * the seed. Make a bomb from them per send: its streams are read once.
- * @param {'ratio'|'members'|'depth'} variant
- * @param {number} bombBytes the preset's size (settings.bombBytes)
- */
+/** A zip bomb's parameters (lib/generate/bombs.js createBomb), drawn from the seed; make a bomb per send (its streams read once). */
 export function bombParams (variant, bombBytes, seed = currentSeed()) {
   const draw = seededDraws(seed, `bomb ${variant}`)
   if (variant === 'depth') return { variant, depth: draw(900_000, 1_100_000) }
@@ -303,15 +239,7 @@ export function bombParams (variant, bombBytes, seed = currentSeed()) {
 
 const generatedReferences = new Map()
 
-/**
- * A generated document (lib/generate/items.js), gzipped into `dir` once and
- * reused, with its reference (its ids run from 1 to N) and its inflated size.
- * Its seed is the run's (withSeed) unless the caller names one: at a given
- * `bytes` the number of records and the compressed size differ from seed to seed.
- * @param {{ bytes?: number, size?: number, seed?: number, dir: string }} params
- * @returns {Promise<{ file: string, compressedBytes: number, inflatedBytes: number, seed: number,
- *   reference: { items: number, idSum: string } }>}
- */
+/** A generated document (lib/generate/items.js) gzipped into `dir` once, with its reference (ids 1..N); the run's seed unless named. */
 export async function generatedDocument ({ bytes = null, size = null, seed = currentSeed(), dir }) {
   const input = await ensureInput({ bytes, size, seed, format: 'json', dir })
   let known = generatedReferences.get(input.file)

@@ -1,11 +1,4 @@
-/**
- * The grader's side of a request: a body sent the way a check needs it
- * (whole, from a file, in tiny writes, made as it is sent, or cut off
- * mid-upload) with a deadline, and the answer read as JSON. A reset, a
- * refusal or a deadline is an outcome, `{ status: 0, error }`, never a
- * throw. What the grader sent to an origin and had answered is counted for
- * whoever asks (countRequests): its side of "what is left pending".
- */
+/** The grader's side of a request: sent with a deadline, read as JSON; a reset or timeout is `{ status: 0, error }`, never a throw. */
 import fs from 'node:fs'
 import http from 'node:http'
 import { Readable, Transform } from 'node:stream'
@@ -18,13 +11,7 @@ const BODY_HEADERS = Object.freeze({ 'content-type': 'application/octet-stream' 
 /** origin -> the tallies counting the requests sent there */
 const tallies = new Map()
 
-/**
- * Count the requests the grader's clients send to `origin` from now on,
- * until `stop()`.
- * @param {string} origin `http://127.0.0.1:40001`
- * @returns {{ sent: number, answered: number, open: number, stop: () => void }}
- *   `open`: sent and not yet answered, cut off or given up
- */
+/** Count the requests sent to `origin` until `stop()`; `open`: sent and not yet answered, cut off or given up. */
 export function countRequests (origin) {
   const tally = {
     sent: 0,
@@ -60,16 +47,7 @@ function countStart (url) {
   }
 }
 
-/**
- * POST a body and read the answer.
- * @param {string} url
- * @param {{ buffer?: Buffer, file?: string, streams?: import('node:stream').Stream[],
- *   writes?: { min: number, max: number }, timeoutMs: number, headers?: object }} body
- *   one of `buffer` (sent whole, or in writes of `min` to `max` bytes with a pause between), `file`
- *   (streamed from disk) or `streams` (a readable and transforms, made as they are read; chunked)
- * @returns {Promise<{ status: number, json: any, text: string, ms: number, sentBytes: number, error: string|null }>}
- *   `status` 0 when no answer came: `error` is 'timeout' or the socket's error code
- */
+/** POST `buffer` (whole or in writes), `file` or `streams`; `status` 0 and `error` ('timeout' or the socket's code) without an answer. */
 export function send (url, body) {
   const started = performance.now()
   const headers = { ...BODY_HEADERS, ...body.headers }
@@ -130,22 +108,14 @@ export function send (url, body) {
   })
 }
 
-/**
- * Start an upload and cut it off: headers, `bytes` of the body, then the
- * socket is destroyed. Resolves once it is gone.
- * @param {string} url
- * @param {Buffer} buffer the whole body (its length is announced)
- * @param {number} bytes how much of it to send first
- * @param {object} [headers] sent beside the body's own (a service's token, say)
- * @returns {Promise<void>}
- */
+/** Send the headers and `bytes` of `buffer` (its whole length announced), then destroy the socket; resolves once gone. */
 export function abortUpload (url, buffer, bytes, headers = {}) {
   const countEnd = countStart(url)
   return new Promise(function startAndCut (resolve) {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { ...BODY_HEADERS, ...headers, 'content-length': buffer.length } })
+    const all = { ...BODY_HEADERS, ...headers, 'content-length': buffer.length }
+    const req = http.request(url, { method: 'POST', agent: false, headers: all })
     let status = 0
     req.on('error', function expected () {
-      // we are the ones hanging up
     })
     req.on('close', function gone () {
       countEnd(status)

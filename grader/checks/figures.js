@@ -1,13 +1,6 @@
-/**
- * The least-squares slope the memory verdicts stand on (the checks round their figures to a
- * tenth, as the card does, with lib/util/units.js `round`).
- */
+/** The least-squares slope the memory verdicts stand on (the checks round with lib/util/units.js `round`). */
 
-/**
- * The least-squares slope of y against x; 0 when every x is the same.
- * @param {Array<[number, number]>} xy
- * @returns {number}
- */
+/** The least-squares slope of y against x; 0 when every x is the same. */
 export function leastSquaresSlope (xy) {
   const n = xy.length
   const mx = xy.reduce(function sum (s, [x]) { return s + x }, 0) / n
@@ -21,15 +14,7 @@ export function leastSquaresSlope (xy) {
   return den === 0 ? 0 : num / den
 }
 
-/**
- * The steepest least-squares slope (either way) of points at `xs`, each y between 0 and
- * `maxY`: y at the top where x is above its mean, at 0 below, so half the x's spread over
- * their variance, times `maxY`.
- * @param {number[]} xs at least two different
- * @param {number} per x is taken per this many units, as the slope is
- * @param {number} maxY
- * @returns {number}
- */
+/** The steepest slope (either way) of points at `xs` (two or more distinct) with y in 0..`maxY`, per `per` units. */
 export function steepestSlope (xs, per, maxY) {
   const x = xs.map(function scaled (v) { return v / per })
   const mean = x.reduce(function sum (s, v) { return s + v }, 0) / x.length

@@ -1,11 +1,4 @@
-/**
- * Memory: the graded target's peak growth above idle, read from outside,
- * against body size and against uploads in flight. A route that streams
- * costs about the same whatever the size and a little per request; one that
- * buffers costs a multiple of the body, per request. Every point is measured
- * on a fresh process warmed up with one upload (lib/measure/fresh-server.js
- * says why), and with `reference` the lab's routes beside it, the same way.
- */
+/** Memory: peak growth against body size and uploads in flight, each point on a fresh process (lib/measure/fresh-server.js). */
 import { generatedDocument } from './bodies.js'
 import { locateSites, sitesHint } from './memory-sites.js'
 import { describeFailure } from './reference.js'
@@ -15,16 +8,17 @@ import { LIMITS, timeoutFor } from './settings.js'
 
 const AREA = 'memory'
 
-/** The lab's routes measured beside the handler when the settings ask for `reference`, in the order charts and cards show them. */
+/** The lab's routes measured beside the handler with `reference`, in chart order. */
 export const REFERENCE_ROUTES = Object.freeze(['good', 'streamparser-json', 'bad'])
 
-/**
- * Each curve's slope: its unit, and its points' x per unit (`xs`: MB of body, `per` 100 of them;
- * uploads in flight, one each), from the settings. A card's slope is bounded by them (card/measures.js).
- */
+/** Each curve's unit and its points' x per unit, from the settings; card/measures.js bounds a slope by them. */
 export const CURVES = Object.freeze({
-  'growth against body size': Object.freeze({ unit: 'MiB per 100 MB', per: 100, xs: function bodyMB (settings) { return settings.sizes.map(function mb (bytes) { return bytes / MB }) } }),
-  'growth against concurrency': Object.freeze({ unit: 'MiB per upload in flight', per: 1, xs: function uploads (settings) { return settings.concurrency } })
+  'growth against body size': Object.freeze({
+    unit: 'MiB per 100 MB', per: 100, xs: function bodyMB (settings) { return settings.sizes.map(function mb (b) { return b / MB }) }
+  }),
+  'growth against concurrency': Object.freeze({
+    unit: 'MiB per upload in flight', per: 1, xs: function uploads (settings) { return settings.concurrency }
+  })
 })
 const BY_SIZE = CURVES['growth against body size']
 const BY_CONCURRENCY = CURVES['growth against concurrency']
@@ -35,7 +29,9 @@ export const checks = Object.freeze([
     name: 'growth against body size',
     meaning: 'peak memory above idle for one upload of each size: flat when the route streams, a multiple of the body when it buffers',
     limit: `at most ${LIMITS.sizeSlopeMiBPer100MB} MiB more per 100 MB of body (or a rise under ${LIMITS.noiseMiB} MiB in all)`,
-    hint: 'Your route holds the whole body: stream it instead. Pipe the request into a PassThrough and pipeline(body, zlib.createGunzip(), your record scanner) (exercise 01, step 4: hand pipeline() a stream it may destroy, not req), and keep only the record being read and the running totals.',
+    hint: 'Your route holds the whole body: stream it instead. Pipe the request into a PassThrough and pipeline(body, ' +
+      'zlib.createGunzip(), your record scanner) (exercise 01, step 4: hand pipeline() a stream it may destroy, not req), and keep only ' +
+      'the record being read and the running totals.',
     trips: true,
     run: async function growthBySize (ctx) {
       const { settings } = ctx
@@ -58,7 +54,8 @@ export const checks = Object.freeze([
     name: 'growth against concurrency',
     meaning: 'peak memory above idle with 1 to n uploads of the same body in flight at once: what each request in flight costs',
     limit: `at most ${LIMITS.concurrencySlopeMiBPerRequest} MiB more per upload in flight (or a rise under ${LIMITS.noiseMiB} MiB in all)`,
-    hint: 'Each request in flight holds its whole body (or a large part of it): stream each one, with a fixed budget per request, so that n uploads cost n small buffers.',
+    hint: 'Each request in flight holds its whole body (or a large part of it): stream each one, with a fixed budget per request, so ' +
+      'that n uploads cost n small buffers.',
     trips: true,
     run: async function growthByConcurrency (ctx) {
       const { settings } = ctx
@@ -73,17 +70,15 @@ export const checks = Object.freeze([
         const failed = await curve.point(n, doc, new Array(n).fill(doc.file), timeoutMs, `with ${n} at once`)
         if (failed) return failed.killed ? withSites(ctx, failed, load) : failed
       }
-      return withSites(ctx, judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, BY_CONCURRENCY.per, BY_CONCURRENCY.unit, curve.reference, { bodyBytes: doc.inflatedBytes }), load)
+      const { per, unit } = BY_CONCURRENCY
+      const extra = { bodyBytes: doc.inflatedBytes }
+      const verdict = judgeSlope(curve.points, LIMITS.concurrencySlopeMiBPerRequest, per, unit, curve.reference, extra)
+      return withSites(ctx, verdict, load)
     }
   }
 ])
 
-/**
- * A curve of the handler's growth, with the reference routes' beside it when
- * the settings ask for them: each point on a fresh process (grader/lab/fresh-labs.js).
- * `point()` answers the check's failure when the handler's upload failed, else null.
- * `reference` is null when they were not measured.
- */
+/** A curve of the handler's growth (the reference routes' beside it when asked), each point on a fresh process. */
 function newCurve (ctx, length) {
   const reference = ctx.settings.reference ? REFERENCE_ROUTES : []
   const routes = ['student', ...reference]
@@ -104,7 +99,8 @@ function newCurve (ctx, length) {
           curve.points.push({ x, growthMiB: toMiB(m.growth), idleMiB: toMiB(m.idleRss), ms: round(m.ms, 10) })
         } else {
           // a reference route: a figure for the charts and the card, never the handler's fault if it fails
-          const ok = m.died === null && m.failedWarmUp === undefined && m.outcome.every(function answered (res) { return res.status === 200 })
+          const ok = m.died === null && m.failedWarmUp === undefined &&
+            m.outcome.every(function answered (res) { return res.status === 200 })
           curve.reference[route].push({ x, growthMiB: ok ? toMiB(m.growth) : null })
         }
       }
@@ -114,16 +110,7 @@ function newCurve (ctx, length) {
   return curve
 }
 
-/**
- * On a fresh process: one upload of `warm` (the curve's smallest body) to the
- * route, so that the first request's costs (compiling the handler, the
- * heap's young generation growing to its working size) are not growth;
- * then the window around the uploads of `files`, all at once.
- * @param {string|false} next the route measured next (its process starts now), false for none
- * @returns {Promise<{ outcome: object[]|null, failedWarmUp?: object, growth: number|null, ms: number,
- *   died: object|null, lab: object }>} `lab`: the process measured (the graded target's, or a reference
- *   lab); `died`: its death, if it died
- */
+/** On a fresh process: one upload of `warm` (first-request costs are not growth), then the window around all `files` at once. */
 async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   const lab = await ctx.freshLab(next, route)
   const warmUp = await ctx.postTo(lab, route, { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
@@ -141,7 +128,7 @@ async function measureFresh (ctx, route, warm, files, timeoutMs, next) {
   return { ...m, died: null, lab }
 }
 
-/** Whether a route took a body: the lab's routes answer 200; the graded endpoint answers as its contract says (contract.js). */
+/** Whether a route took a body: lab routes answer 200, the graded endpoint as its contract says. */
 function answeredBy (ctx, route, res) {
   return route === 'student' ? ctx.contract.answered(res) : res.status === 200
 }
@@ -160,20 +147,19 @@ async function failure (ctx, m, where) {
       reason: m.died.message
     }
   }
-  if (res.error === 'timeout') return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s ${place}` }
+  const hung = `no answer within ${Math.round(res.ms / 1000)} s ${place}`
+  if (res.error === 'timeout') return { pass: false, hung: true, elsewhere: true, figure: hung }
   if (!ctx.contract.answered(res)) return { pass: false, figure: `${describeFailure(res)} ${place}`, reason: await ctx.explain(res, m.lab) }
   if (m.growth === null) {
     return m.unreadable
-      ? { pass: false, figure: 'not measured: memory could not be read from outside (no /proc here); the student\'s process is not asked for its own' }
+      ? { pass: false, figure: 'not measured: memory could not be read from outside (no /proc here); the ' +
+        'student\'s process is not asked for its own' }
       : { pass: false, figure: 'not measured: the kernel\'s peak could not be read or reset' }
   }
   return null
 }
 
-/**
- * A failed check with the allocation sites of its load (memory-sites.js: taken once a grading)
- * in its details, and the hint their top line gives; a passed one as it is.
- */
+/** A failed check gets its load's allocation sites (memory-sites.js) in its details, and their top line's hint. */
 async function withSites (ctx, result, load) {
   if (result.pass) return result
   ctx.note('the lines that allocate')
@@ -181,12 +167,7 @@ async function withSites (ctx, result, load) {
   return { ...result, hint: sitesHint(sites) ?? undefined, details: { ...result.details, sites } }
 }
 
-/**
- * Least-squares slope of growth against x, per `per` units of x; the check
- * passes under the limit, or when the whole curve rises less than the noise.
- * The reference routes' curves get their slopes the same way (`referenceSlopes`,
- * null for a route with a point it did not answer).
- */
+/** Least-squares slope per `per` units of x: passes under the limit, or when the whole rise is under the noise. */
 function judgeSlope (points, limit, per, unit, reference, extra = {}) {
   const slope = leastSquaresSlope(points.map(function xy (p) { return [p.x / per, p.growthMiB] }))
   const growths = points.map(function growth (p) { return p.growthMiB })
@@ -198,7 +179,9 @@ function judgeSlope (points, limit, per, unit, reference, extra = {}) {
     pass,
     figure: `${slope >= 0 ? '+' : ''}${slope.toFixed(1)} ${unit} (${curve} MiB)`,
     reason: pass && slope > limit ? `the slope is noise: the whole curve rises ${rise.toFixed(1)} MiB` : null,
-    details: { points, slope: round(slope, 10), riseMiB: round(rise, 10), unit, reference, referenceSlopes: referenceSlopes(reference, per), ...extra }
+    details: {
+      points, slope: round(slope, 10), riseMiB: round(rise, 10), unit, reference, referenceSlopes: referenceSlopes(reference, per), ...extra
+    }
   }
 }
 

@@ -1,39 +1,23 @@
-/**
- * The reference answer, computed here apart from the lab's routes: `items`,
- * the elements of the top-level `items` array, and `idSum`, the exact sum of
- * each record's top-level integer `id`; and reading a handler's answer, at
- * the top level or under `summary` as /good answers, `idSum` optional and a
- * decimal string when given.
- */
+/** The reference answer, computed apart from the lab's routes: `items` and the exact `idSum` of top-level integer ids. */
 
-/**
- * @param {Buffer|string} json a whole `{"items":[...]}` document
- * @returns {{ items: number, idSum: string }}
- */
 export function referenceOf (json) {
   const doc = JSON.parse(Buffer.isBuffer(json) ? json.toString('utf8') : json)
   if (doc === null || typeof doc !== 'object' || !Array.isArray(doc.items)) throw new TypeError('not an {"items":[...]} document')
   let idSum = 0n
   for (const record of doc.items) {
-    if (record !== null && typeof record === 'object' && !Array.isArray(record) && Number.isSafeInteger(record.id)) idSum += BigInt(record.id)
+    const isRecord = record !== null && typeof record === 'object' && !Array.isArray(record)
+    if (isRecord && Number.isSafeInteger(record.id)) idSum += BigInt(record.id)
   }
   return { items: doc.items.length, idSum: idSum.toString() }
 }
 
-/**
- * The reference of a generated document (lib/generate/items.js): its ids run from 1 to N.
- * @param {number} items N
- */
+/** The reference of a generated document (lib/generate/items.js): ids run from 1 to `items`. */
 export function referenceOfGenerated (items) {
   const n = BigInt(items)
   return { items, idSum: (n * (n + 1n) / 2n).toString() }
 }
 
-/**
- * The figures of a handler's JSON answer.
- * @param {any} json
- * @returns {{ items: number, idSum: string|null } | { problem: string }}
- */
+/** The figures of a handler's JSON answer: `{ items, idSum|null }` or `{ problem }`. */
 export function readFigures (json) {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return { problem: 'the answer is not a JSON object' }
   const source = Object.hasOwn(json, 'items') ? json : json.summary
@@ -52,29 +36,22 @@ export function readFigures (json) {
   return { items: source.items, idSum }
 }
 
-/**
- * Judge an answer against the reference.
- * @param {{ status: number, json: any, text: string, error: string|null }} res from client.js
- * @param {{ items: number, idSum: string }} reference
- * @returns {{ ok: boolean, why: string, idSumGiven: boolean }}
- */
 export function judgeAnswer (res, reference) {
   if (res.status !== 200) return { ok: false, why: describeFailure(res), idSumGiven: false }
   const figures = readFigures(res.json)
-  if ('problem' in figures) return { ok: false, why: res.json === null ? `200 but not JSON: ${JSON.stringify(res.text.slice(0, 60))}` : figures.problem, idSumGiven: false }
+  const notJson = `200 but not JSON: ${JSON.stringify(res.text.slice(0, 60))}`
+  if ('problem' in figures) return { ok: false, why: res.json === null ? notJson : figures.problem, idSumGiven: false }
   if (figures.items !== reference.items) {
     return { ok: false, why: `items ${figures.items}, expected ${reference.items}`, idSumGiven: figures.idSum !== null }
   }
   if (figures.idSum !== null && figures.idSum !== reference.idSum) {
     return { ok: false, why: `idSum ${figures.idSum}, expected ${reference.idSum}`, idSumGiven: true }
   }
-  return { ok: true, why: `items ${figures.items}${figures.idSum === null ? '' : `, idSum ${figures.idSum}`}`, idSumGiven: figures.idSum !== null }
+  const idSum = figures.idSum === null ? '' : `, idSum ${figures.idSum}`
+  return { ok: true, why: `items ${figures.items}${idSum}`, idSumGiven: figures.idSum !== null }
 }
 
-/**
- * Whether a refusal is what the contract asks: a 4xx with a JSON body.
- * @returns {{ ok: boolean, why: string }}
- */
+/** Whether a refusal is what the contract asks: a 4xx with a JSON body. */
 export function judgeRefusal (res) {
   if (res.status >= 400 && res.status < 500) {
     if (res.json === null) return { ok: false, why: `${res.status} but not JSON: ${JSON.stringify(res.text.slice(0, 60))}` }

@@ -1,11 +1,4 @@
-/**
- * Resilience: clients that hang up mid-upload leave the handler nothing
- * stuck. A normal request after them is answered, and the work they started
- * ends: read from outside (its CPU time, the connections it holds, the
- * grader's unanswered requests), after a wait its own measured speed says
- * the bytes it received take (settings.js pendingWait). A call that waits
- * without working and holds no connection is not seen from outside.
- */
+/** Resilience: after clients hang up mid-upload the next request is answered and the work ends, read from outside. */
 import { generatedBuffer, generatedDocument } from './bodies.js'
 import { abortUpload } from './client.js'
 import { MB, round } from '../../lib/util/units.js'
@@ -15,10 +8,7 @@ const AREA = 'resilience'
 /** Uploads cut off at once, so the handler meets several vanishing clients together. */
 const BATCH = 5
 const POLL_MS = 100
-/**
- * Idle: the process used at most IDLE_CPU_MS of CPU over the last
- * IDLE_WINDOW_MS (two of /proc's 10 ms ticks: timers and a collection, not work).
- */
+/** Idle: at most IDLE_CPU_MS of CPU in the last IDLE_WINDOW_MS (two 10 ms ticks: timers, a collection). */
 const IDLE_WINDOW_MS = 500
 const IDLE_CPU_MS = 20
 
@@ -31,31 +21,38 @@ export const checks = Object.freeze([
     name: 'answers after aborted uploads',
     meaning: 'uploads cut off mid-body (from right after the headers to 90 % in), then a normal request: it must be answered, and right',
     limit: 'the normal request answered, and right',
-    hint: 'A client that hangs up makes the request stream fail (ECONNRESET / aborted): with pipeline() that is a rejection you can ignore, with bare .pipe() and listeners it can leave streams, timers or a shared lock held, so that the next request waits.',
+    hint: 'A client that hangs up makes the request stream fail (ECONNRESET / aborted): with pipeline() that is a rejection you can ' +
+      'ignore, with bare .pipe() and listeners it can leave streams, timers or a shared lock held, so that the next request waits.',
     trips: true,
     run: async function answersAfterAborts (ctx) {
       const upload = await generatedBuffer({ bytes: ctx.settings.concurrencyBytes, seed: ctx.seed, dir: ctx.inputDir })
       const normal = await generatedDocument({ size: 1000, seed: ctx.seed, dir: ctx.inputDir })
       ctx.note('one whole upload first: the handler\'s speed')
       const whole = await ctx.post('student', { buffer: upload.gzip, timeoutMs: timeoutFor(ctx.settings, upload.inflatedBytes) })
-      if (whole.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(whole.ms / 1000)} s to a whole upload, before any was cut off` }
+      if (whole.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(whole.ms / 1000)} s to a ` +
+        `whole upload, before any was cut off` }
       const MBps = ctx.contract.answered(whole) ? upload.inflatedBytes / MB / (whole.ms / 1000) : null
       const cuts = []
       for (let k = 0; k < ctx.settings.aborts; k++) cuts.push(Math.floor(upload.gzip.length * ((k * 37) % 91) / 100))
       // what the handler may still have to read: the inflated bytes behind the compressed bytes each upload delivered
-      const receivedBytes = Math.round(cuts.reduce(function sum (total, cut) { return total + cut }, 0) / upload.gzip.length * upload.inflatedBytes)
+      const delivered = cuts.reduce(function sum (total, cut) { return total + cut }, 0)
+      const receivedBytes = Math.round(delivered / upload.gzip.length * upload.inflatedBytes)
       measured.set(ctx.lab, { MBps, receivedBytes })
       for (let k = 0; k < cuts.length; k += BATCH) {
         ctx.note(`aborted uploads ${k + 1} to ${Math.min(cuts.length, k + BATCH)} of ${cuts.length}`)
-        await Promise.all(cuts.slice(k, k + BATCH).map(function cutOff (bytes) { return abortUpload(ctx.url('student'), upload.gzip, bytes, ctx.headers) }))
+        await Promise.all(cuts.slice(k, k + BATCH).map(function cutOff (bytes) {
+          return abortUpload(ctx.url('student'), upload.gzip, bytes, ctx.headers)
+        }))
       }
       const res = await ctx.post('student', { file: normal.file })
       const details = { aborted: cuts.length, cutAt: cuts, receivedBytes, MBps: MBps === null ? null : round(MBps, 10) }
-      if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s after ${cuts.length} aborted uploads`, details }
+      if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s after ` +
+        `${cuts.length} aborted uploads`, details }
       const verdict = ctx.contract.answer(res, normal.reference)
       return {
         pass: verdict.ok,
-        figure: verdict.ok ? `answered after ${cuts.length} aborted uploads (${verdict.why})` : `after ${cuts.length} aborted uploads: ${verdict.why}`,
+        figure: verdict.ok ? `answered after ${cuts.length} aborted uploads ` +
+          `(${verdict.why})` : `after ${cuts.length} aborted uploads: ${verdict.why}`,
         reason: verdict.ok ? null : await ctx.explain(res),
         details
       }
@@ -64,9 +61,14 @@ export const checks = Object.freeze([
   {
     area: AREA,
     name: 'nothing left pending',
-    meaning: 'after the aborted uploads, read from outside the handler\'s process: still working (its CPU time rising), connections to /student still held, requests unanswered, once it has had the time its own speed needs for the bytes it received',
-    limit: `idle, no connection held, nothing unanswered, within ${PENDING_WAIT.MARGIN}× the time the handler's measured speed needs for the bytes it received (at least ${PENDING_WAIT.FLOOR_MS / 1000} s, at most ${PENDING_WAIT.CEILING_MS / 1000} s)`,
-    hint: 'Work on a body must stop when its client goes. pipeline(req, …) destroys every stream of the chain on a hang-up and rejects: let the call end there. A loop that polls for the body\'s end (setImmediate, setTimeout), or goes on with what arrived as if more were coming, works forever for a client that is gone: listen for "close" on the request, stop the work, release what the call holds.',
+    meaning: 'after the aborted uploads, read from outside the handler\'s process: still working (its CPU time rising), connections to ' +
+      '/student still held, requests unanswered, once it has had the time its own speed needs for the bytes it received',
+    limit: `idle, no connection held, nothing unanswered, within ${PENDING_WAIT.MARGIN}× the time the handler's measured speed needs ` +
+      `for the bytes it received (at least ${PENDING_WAIT.FLOOR_MS / 1000} s, at most ${PENDING_WAIT.CEILING_MS / 1000} s)`,
+    hint: 'Work on a body must stop when its client goes. pipeline(req, …) destroys every stream of the chain on a hang-up and ' +
+      'rejects: let the call end there. A loop that polls for the body\'s end (setImmediate, setTimeout), or goes on with what ' +
+      'arrived as if more were coming, works forever for a client that is gone: listen for "close" on the request, stop the work, ' +
+      'release what the call holds.',
     trips: true,
     run: async function nothingPending (ctx) {
       const wait = pendingWait(measured.get(ctx.lab))
@@ -92,10 +94,12 @@ export const checks = Object.freeze([
         `${stats.unanswered} requests unanswered`
       ].join(', ')
       if (state.settled) {
-        const worked = workedMs === null ? `CPU not read (${stats.unread ?? 'no /proc'})` : `${(workedMs / 1000).toFixed(1)} s of CPU on what the aborted uploads delivered`
+        const worked = workedMs === null ? `CPU not read (${stats.unread ?? 'no /proc'})` : `${(workedMs / 1000).toFixed(1)} s of CPU ` +
+          `on what the aborted uploads delivered`
         return { pass: true, figure: `idle within ${(waitedMs / 1000).toFixed(1)} s (${worked}), ${seen}`, details }
       }
-      const what = state.busy ? `still working ${(waitedMs / 1000).toFixed(1)} s after the last hang-up, ${(workedMs / 1000).toFixed(1)} s of CPU and rising` : `not settled after ${(waitedMs / 1000).toFixed(1)} s`
+      const what = state.busy ? `still working ${(waitedMs / 1000).toFixed(1)} s after the last hang-up, ` +
+        `${(workedMs / 1000).toFixed(1)} s of CPU and rising` : `not settled after ${(waitedMs / 1000).toFixed(1)} s`
       return {
         pass: false,
         figure: `${what}, ${seen}`,
@@ -106,12 +110,7 @@ export const checks = Object.freeze([
   }
 ])
 
-/**
- * Where the process stands: busy while its CPU time rose past IDLE_CPU_MS
- * in the last IDLE_WINDOW_MS (unknown, and taken as idle, without /proc, or
- * until a window has passed: then it is not settled yet); settled when it
- * is idle, holds no connection to /student and nothing is unanswered.
- */
+/** Busy while CPU rose past IDLE_CPU_MS in the last window; settled when idle, with no connection held and nothing unanswered. */
 function leftOver (stats, samples) {
   if (stats === null) return { settled: false, busy: false }
   const last = samples[samples.length - 1]

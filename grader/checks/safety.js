@@ -1,11 +1,4 @@
-/**
- * Safety: zip bombs (lib/generate/bombs.js) refused with a 4xx before memory
- * grows, gzip as the contract sends it and then in each content coding the
- * endpoint took when probed (encodings.js), and truncated or corrupt bodies
- * refused with a 4xx, not a crash or a hang; each sent chunked and with its
- * Content-Length, and a refusal counts only when a good body sent the same
- * way is answered (framing.js).
- */
+/** Safety: zip bombs, truncated and corrupt bodies refused with a 4xx, no crash or hang, both framings (framing.js). */
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -20,14 +13,17 @@ const AREA = 'safety'
 /** The bombs go chunked first (a stream of unknown length, the usual attack), then with their Content-Length. */
 const BOMB_FRAMINGS = Object.freeze(['chunked', 'length'])
 
-const BOMB_HINT = 'Count what you inflate and stop at once: refuse (413) when the inflated bytes pass a limit (say 256 MiB), or when inflated/compressed passes a ratio (say 100) once a MiB has come out, and when records nest deeper than you need (say 64). Check on every chunk, then destroy the pipeline. Judge the bytes, not the framing: a bomb may come with or without a Content-Length.'
+const BOMB_HINT = 'Count what you inflate and stop at once: refuse (413) when the inflated bytes pass a limit (say 256 MiB), or when ' +
+  'inflated/compressed passes a ratio (say 100) once a MiB has come out, and when records nest deeper than you need (say 64). Check on ' +
+  'every chunk, then destroy the pipeline. Judge the bytes, not the framing: a bomb may come with or without a Content-Length.'
 
 function bombCheck (variant, meaning) {
   return {
     area: AREA,
     name: `zip bomb: ${variant}`,
     meaning,
-    limit: `4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} MiB; a good body sent the same way answered`,
+    limit: `4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} ` +
+      `MiB; a good body sent the same way answered`,
     hint: BOMB_HINT,
     // a slow refusal is this check's failure, not a sign that the handler hangs on everything
     trips: false,
@@ -51,17 +47,17 @@ function bombCheck (variant, meaning) {
 /** The variants each coding the endpoint takes is bombed with: one run of spaces, and the coding inside itself. */
 const CODING_VARIANTS = Object.freeze(['ratio', 'chained'])
 
-/**
- * A ratio bomb and a chained one in each coding the probe found the endpoint takes
- * (ctx.encodings), in the media type it answered to, both framings each. A coding that
- * fails is reported with its figure, and the next coding is still sent.
- */
+/** A ratio and a chained bomb in each coding taken (ctx.encodings), both framings; a failing coding does not stop the rest. */
 const codingBombs = {
   area: AREA,
   name: 'zip bomb: each encoding it takes',
-  meaning: 'a ratio bomb and a chained one (the coding inside itself, three layers) in each Content-Encoding the small document got in with (gzip, deflate, br, zstd); a coding it refuses is no failure',
-  limit: `for each: 4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} MiB; a good body sent the same way answered`,
-  hint: 'One counter for every coding: count the bytes each decoder gives out, whichever it is, and refuse at the same limits (inflated bytes, ratio, layers). A framework that inflates gzip with a limit may inflate br whole: decode them all as streams, or refuse the ones you do not bound (415).',
+  meaning: 'a ratio bomb and a chained one (the coding inside itself, three layers) in each Content-Encoding the small document got in ' +
+    'with (gzip, deflate, br, zstd); a coding it refuses is no failure',
+  limit: `for each: 4xx with a JSON body, chunked and with a Content-Length, peak growth at most ${LIMITS.bombGrowthMiB} MiB; a good ` +
+    `body sent the same way answered`,
+  hint: 'One counter for every coding: count the bytes each decoder gives out, whichever it is, and refuse at the same limits (inflated ' +
+    'bytes, ratio, layers). A framework that inflates gzip with a limit may inflate br whole: decode them all as streams, or refuse the ' +
+    'ones you do not bound (415).',
   trips: false,
   run: async function bombEachCoding (ctx) {
     const encodings = ctx.encodings
@@ -84,13 +80,15 @@ const codingBombs = {
           const outcome = await sendBomb(ctx, { variant, coding, mediaType: encodings.mediaType }, framing, sent < sends)
           mine.sends.push({ variant, ...outcome.details })
           if (!outcome.pass) {
-            Object.assign(mine, { pass: false, figure: `${coding} ${variant}: ${outcome.figure} (${FRAMING_LABELS[framing]})`, reason: outcome.reason ?? null })
+            Object.assign(mine, { pass: false, figure: `${coding} ${variant}: ${outcome.figure} ` +
+              `(${FRAMING_LABELS[framing]})`, reason: outcome.reason ?? null })
             firstFailure ??= outcome
           }
         }
       }
       mine.figure ??= `${coding}: ${CODING_VARIANTS.map(function refusals (variant) {
-        return `${variant} ${mine.sends.filter(function ofVariant (d) { return d.variant === variant }).map(function refused (d) { return d.refusal }).join(' · ')}`
+        const sends = mine.sends.filter(function ofVariant (d) { return d.variant === variant })
+        return `${variant} ${sends.map(function refused (d) { return d.refusal }).join(' · ')}`
       }).join(', ')}`
     }
     const figure = Object.values(codings).map(function described (c) { return c.figure }).join('; ')
@@ -109,10 +107,7 @@ const codingBombs = {
   }
 }
 
-/**
- * The bytes of a bomb whose size is only known once made (a chained one: a few hundred bytes),
- * for a send with its Content-Length.
- */
+/** The bytes of a bomb whose size is known once made (a chained one), for a send with its Content-Length. */
 async function wholeBomb (streams) {
   const parts = []
   await pipeline(...streams, new Writable({
@@ -124,10 +119,7 @@ async function wholeBomb (streams) {
   return Buffer.concat(parts)
 }
 
-/**
- * The body of one bomb, one way: gzip as the contract sends it (`kind` a variant's name), or
- * `{ variant, coding, mediaType }` with its Content-Encoding, made (br, zstd) into the run's inputs.
- */
+/** One bomb's body: gzip (`kind` a variant's name), or `{ variant, coding, mediaType }` with its Content-Encoding. */
 async function bombBody (ctx, kind, framing) {
   if (typeof kind === 'string') {
     const bomb = createBomb(bombParams(kind, ctx.settings.bombBytes, ctx.seed))
@@ -138,20 +130,13 @@ async function bombBody (ctx, kind, framing) {
   const bomb = await prepareBomb(params, { cacheDir: path.join(ctx.inputDir, 'bombs') })
   const headers = encodedHeaders(bomb.codings, kind.mediaType)
   if (framing === 'chunked') return { bomb, body: { streams: bomb.streams, headers } }
-  if (bomb.compressedBytes !== null) return { bomb, body: { streams: bomb.streams, headers: { ...headers, 'content-length': String(bomb.compressedBytes) } } }
+  const sized = { ...headers, 'content-length': String(bomb.compressedBytes) }
+  if (bomb.compressedBytes !== null) return { bomb, body: { streams: bomb.streams, headers: sized } }
   const buffer = await wholeBomb(bomb.streams)
   return { bomb: { ...bomb, compressedBytes: buffer.length }, body: { buffer, headers } }
 }
 
-/**
- * One bomb, one way, on a lab of its own (as the memory checks measure: what
- * an earlier check left in the allocator's free lists would be reused
- * without a byte of growth); after a refusal, a good body sent the same way
- * to the same lab.
- * @param {string|{ variant: string, coding: string, mediaType: string }} kind a gzip variant, or a coding's bomb
- * @returns {Promise<{ pass: boolean, figure: string, reason?: string|null, hung?: boolean, died?: boolean,
- *   elsewhere?: boolean, details: object }>}
- */
+/** One bomb on a lab of its own (free lists left by an earlier check would hide growth), then a good body the same way. */
 async function sendBomb (ctx, kind, framing, another) {
   const { bomb, body } = await bombBody(ctx, kind, framing)
   const lab = await ctx.freshLab(another)
@@ -161,14 +146,17 @@ async function sendBomb (ctx, kind, framing, another) {
   const details = { framing, inflatedBytes: bomb.inflatedBytes, compressedBytes: bomb.compressedBytes }
   if ((await lab.settle()) === 'dead' || lab.deaths > 0) {
     const killed = lab.lastDeath.reason === 'memory'
-    return { pass: false, died: true, figure: killed && m.growth !== null ? `killed: +${(m.growth / MiB).toFixed(0)} MiB and rising` : `${lab.label ?? 'the lab'} died`, reason: lab.lastDeath.message, details }
+    return { pass: false, died: true, figure: killed && m.growth !== null ? `killed: +${(m.growth / MiB).toFixed(0)} MiB and ` +
+      `rising` : `${lab.label ?? 'the lab'} died`, reason: lab.lastDeath.message, details }
   }
   const res = m.outcome
   const growth = m.growth === null ? null : m.growth / MiB
   const grew = growth === null ? '' : `, +${growth.toFixed(1)} MiB`
-  Object.assign(details, { sentBytes: res.sentBytes, status: res.status, ms: res.ms, growthMiB: growth === null ? null : Math.round(growth * 10) / 10 })
+  const growthMiB = growth === null ? null : Math.round(growth * 10) / 10
+  Object.assign(details, { sentBytes: res.sentBytes, status: res.status, ms: res.ms, growthMiB })
   if (res.error === 'timeout') {
-    return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} s${grew}: still inflating`, details }
+    return { pass: false, hung: true, elsewhere: true, figure: `no answer within ${Math.round(res.ms / 1000)} ` +
+      `s${grew}: still inflating`, details }
   }
   const verdict = ctx.contract.refusal(res)
   // a service the grader has no pid of is judged by its refusal alone, and the figure says so
@@ -179,12 +167,14 @@ async function sendBomb (ctx, kind, framing, another) {
     return {
       pass: false,
       figure: details.refusal,
-      reason: verdict.ok ? (growth === null ? 'memory not measured (Linux only)' : `refused, but only after memory grew by ${growth.toFixed(0)} MiB`) : await ctx.explain(res, lab),
+      reason: !verdict.ok ? await ctx.explain(res, lab)
+        : growth === null ? 'memory not measured (Linux only)' : `refused, but only after memory grew by ${growth.toFixed(0)} MiB`,
       details
     }
   }
   const encoded = typeof kind === 'string' ? null : { coding: kind.coding, mediaType: kind.mediaType }
-  const control = await goodBodyAnswered(function postToFreshLab (good) { return ctx.postTo(lab, 'student', good) }, framing, ctx.seed, ctx.contract, encoded)
+  function postToFreshLab (good) { return ctx.postTo(lab, 'student', good) }
+  const control = await goodBodyAnswered(postToFreshLab, framing, ctx.seed, ctx.contract, encoded)
   details.control = { status: control.status, ok: control.ok, why: control.why }
   if (!control.ok) {
     return { pass: false, figure: `${details.refusal}, and a good body sent the same way: ${control.why}`, reason: FRAMING_REASON, details }
@@ -201,7 +191,9 @@ export const checks = Object.freeze([
     name: 'truncated body',
     meaning: 'gzip cut short, and whole gzip around JSON cut short inside a record',
     limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
-    hint: 'zlib reports a body cut short as an error ("unexpected end of file") when the stream ends, and a JSON document cut short leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline rejects; a bare .pipe() does not).',
+    hint: 'zlib reports a body cut short as an error ("unexpected end of file") when the stream ends, and a JSON document cut short ' +
+      'leaves you inside a record: answer 400 for both, and make sure the error reaches your answer (pipeline ' +
+      'rejects; a bare .pipe() does not).',
     trips: true,
     run: function truncatedBodies (ctx) {
       return refuseAll(ctx, truncated(lookalikeStrings(ctx.seed), ctx.seed))
@@ -212,7 +204,8 @@ export const checks = Object.freeze([
     name: 'corrupt body',
     meaning: 'bytes flipped inside the deflate data, a wrong CRC-32 in the trailer, a body that is not gzip at all',
     limit: '4xx with a JSON body for each, with and without Content-Length; a good body sent the same way answered',
-    hint: 'Answer zlib\'s errors (Z_DATA_ERROR: "incorrect header check", "invalid distance", "incorrect data check") with 400, not 500; they arrive as the pipeline\'s rejection.',
+    hint: 'Answer zlib\'s errors (Z_DATA_ERROR: "incorrect header check", "invalid distance", "incorrect data check") with 400, not ' +
+      '500; they arrive as the pipeline\'s rejection.',
     trips: true,
     run: function corruptBodies (ctx) {
       return refuseAll(ctx, corrupt(lookalikeStrings(ctx.seed), ctx.seed))
@@ -222,18 +215,15 @@ export const checks = Object.freeze([
   codingBombs
 ])
 
-/**
- * Send each body both ways; each must be refused with a 4xx JSON answer. A
- * refusal counts only if a good body sent the same way is answered (one
- * good body per framing, sent after the broken ones).
- */
+/** Each body both ways must be refused with a 4xx JSON answer, and one good body per framing answered after. */
 async function refuseAll (ctx, bodies) {
   const answers = []
   for (const framing of BOMB_FRAMINGS) {
     for (const b of bodies) {
       const res = await ctx.post('student', framed(b.gzip, framing))
       const way = `${b.name}, ${FRAMING_LABELS[framing]}`
-      if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s (${way})`, details: { answers } }
+      if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s ` +
+        `(${way})`, details: { answers } }
       const verdict = ctx.contract.refusal(res)
       answers.push({ body: b.name, framing, status: res.status, ok: verdict.ok, why: verdict.why })
       if (!verdict.ok) {

@@ -1,19 +1,9 @@
-/**
- * What a grading run sends and what it passes: the presets (full and
- * --quick), the limits and waits the card states, and the run's seed.
- * Frozen defaults, normalised into a new object, a TypeError for a bad
- * value, the caller's object never changed.
- */
+/** What a run sends and passes: the presets, the limits and waits the card states, the seed. Bad values: TypeError. */
 import { randomInt } from 'node:crypto'
 import os from 'node:os'
 import { GiB, MB } from '../../lib/util/units.js'
 
-/**
- * The stated limits. The memory limits are slopes: what a route costs per
- * 100 MB more of body, or per request more in flight. A rise smaller than
- * `noiseMiB` across the whole range is flat whatever its slope: on a busy
- * 2-core machine the kernel's peak moves by that much on its own.
- */
+/** The stated limits: slopes per 100 MB of body or per upload in flight; a rise under `noiseMiB` is flat whatever its slope. */
 export const LIMITS = Object.freeze({
   /** MiB of peak growth per 100 MB more of inflated body. */
   sizeSlopeMiBPer100MB: 25,
@@ -21,23 +11,13 @@ export const LIMITS = Object.freeze({
   concurrencySlopeMiBPerRequest: 8,
   /** A rise under this across a whole curve is measurement noise. */
   noiseMiB: 24,
-  /**
-   * The handler's MB/s as a fraction of the textbook route's (/streamparser-json) on the same
-   * body, at least: a handler on the same library reads about as fast (1× give or take what a
-   * busy machine moves a median by), one that does several times the work per byte does not.
-   */
+  /** The handler's MB/s as a fraction of /streamparser-json's on the same body, at least: same library, ~1×. */
   speedRatio: 0.5,
   /** Peak growth while a zip bomb is refused, at most. */
   bombGrowthMiB: 64
 })
 
-/**
- * The presets. Sizes are inflated bytes of generated documents
- * (lib/generate/items.js, the `{"items":[...]}` format).
- * `reference`: measure /bad and /good beside the handler for the charts.
- * Timeouts: `requestMs` for a small body, `bombMs` for a zip bomb, and a
- * large body gets `requestMs` plus a second per `slowestMBps` MB.
- */
+/** Sizes are inflated bytes of generated documents; a large body may take `requestMs` plus a second per `slowestMBps` MB. */
 const PRESETS = Object.freeze({
   full: Object.freeze({
     sizes: Object.freeze([10 * MB, 50 * MB, 200 * MB]),
@@ -69,25 +49,14 @@ const PRESETS = Object.freeze({
 
 const KNOWN = Object.freeze([...Object.keys(PRESETS.full), 'memoryBudget'])
 
-/** The presets' names: a card names one of them. */
 export const PRESET_NAMES = Object.freeze(Object.keys(PRESETS))
 
-/**
- * The lab child is killed past this RSS: the grader's own memory budget, as
- * the supervisor's is the lab's. A quarter of the machine, between 1 and 4 GiB:
- * enough for /bad at 200 MB, and a buffering handler meets it before the machine does.
- */
+/** The RSS the lab child is killed past: a quarter of the machine within 1-4 GiB (room for /bad at 200 MB). */
 function defaultGradeBudget () {
   return Math.min(4 * GiB, Math.max(1 * GiB, Math.floor(os.totalmem() / 4)))
 }
 
-/**
- * A preset with overrides (the spec's smaller runs), checked.
- * @param {'full'|'quick'} preset
- * @param {object} [overrides] any member of a preset, and `memoryBudget` (bytes)
- * @returns {Readonly<object>}
- * @throws {TypeError} naming the bad member
- */
+/** A preset with overrides (members of a preset, and `memoryBudget` in bytes), checked: TypeError naming the bad one. */
 export function normalizeSettings (preset = 'full', overrides = {}) {
   if (!Object.hasOwn(PRESETS, preset)) throw new TypeError(`preset must be one of ${Object.keys(PRESETS).join(', ')}, got ${preset}`)
   if (overrides === null || typeof overrides !== 'object') throw new TypeError('overrides must be an object')
@@ -97,7 +66,9 @@ export function normalizeSettings (preset = 'full', overrides = {}) {
   const s = { preset, ...PRESETS[preset], memoryBudget: defaultGradeBudget(), ...overrides }
   checkList('sizes', s.sizes, 1, 1_000_000_000, 2)
   checkList('concurrency', s.concurrency, 1, 256, 2)
-  for (const name of ['concurrencyBytes', 'speedBytes', 'bombBytes', 'memoryBudget']) checkInteger(name, s[name], 1, Number.MAX_SAFE_INTEGER)
+  for (const name of ['concurrencyBytes', 'speedBytes', 'bombBytes', 'memoryBudget']) {
+    checkInteger(name, s[name], 1, Number.MAX_SAFE_INTEGER)
+  }
   for (const name of ['speedRepeat', 'aborts']) checkInteger(name, s[name], 1, 1000)
   for (const name of ['requestMs', 'bombMs']) checkInteger(name, s[name], 100, 3_600_000)
   checkInteger('slowestMBps', s.slowestMBps, 1, 10_000)
@@ -108,21 +79,12 @@ export function normalizeSettings (preset = 'full', overrides = {}) {
 /** The largest seed: lib/generate/items.js takes a 32-bit seed. */
 export const MAX_SEED = 0xFFFFFFFF
 
-/**
- * A seed for a run that names none: from the operating system's random
- * source, so that no handler can know the documents before they come.
- * @returns {number} an integer from 0 to MAX_SEED
- */
+/** A seed from the OS's random source, 0..MAX_SEED, so no handler knows the documents before they come. */
 export function newSeed () {
   return randomInt(0, MAX_SEED + 1)
 }
 
-/**
- * A seed given on the command line or by a caller, checked.
- * @param {number|string} value
- * @returns {number}
- * @throws {TypeError} for anything but a whole number from 0 to MAX_SEED
- */
+/** A seed from the command line or a caller; TypeError unless a whole number from 0 to MAX_SEED. */
 export function normalizeSeed (value) {
   const seed = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > MAX_SEED) {
@@ -131,7 +93,6 @@ export function normalizeSeed (value) {
   return seed
 }
 
-/** The time a body of `bytes` inflated bytes may take to be answered. */
 export function timeoutFor (settings, bytes) {
   return settings.requestMs + Math.ceil(bytes / MB / settings.slowestMBps) * 1000
 }
@@ -139,15 +100,7 @@ export function timeoutFor (settings, bytes) {
 /** pendingWait's margin over the handler's own speed, its floor, and its ceiling, so that a run ends. */
 export const PENDING_WAIT = Object.freeze({ MARGIN: 3, FLOOR_MS: 5000, CEILING_MS: 120_000 })
 
-/**
- * How long "nothing left pending" waits for calls still working, and why:
- * MARGIN times what the handler's measured speed needs for the bytes the
- * aborted uploads delivered (the uploads share the machine with the lab's
- * own work), within the floor and the ceiling; the ceiling when the speed
- * was not measured.
- * @param {{ MBps: number|null, receivedBytes: number }|undefined} m
- * @returns {{ ms: number, basis: string }}
- */
+/** How long "nothing left pending" waits: MARGIN times the handler's measured time for the bytes delivered, bounded. */
 export function pendingWait (m) {
   const { MARGIN, FLOOR_MS, CEILING_MS } = PENDING_WAIT
   if (m === undefined || m.MBps === null || !(m.MBps > 0)) {
@@ -157,7 +110,9 @@ export function pendingWait (m) {
   const ms = Math.round(Math.min(CEILING_MS, Math.max(FLOOR_MS, MARGIN * needMs)))
   return {
     ms,
-    basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at the handler's measured ${m.MBps.toFixed(1)} MB/s, so the grader waits up to ${(ms / 1000).toFixed(1)} s (${MARGIN}× that, ${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
+    basis: `the aborted uploads delivered ${(m.receivedBytes / MB).toFixed(1)} MB of JSON, ${(needMs / 1000).toFixed(1)} s of work at ` +
+      `the handler's measured ${m.MBps.toFixed(1)} MB/s, so the grader waits up to ${(ms / 1000).toFixed(1)} s (${MARGIN}× that, ` +
+      `${FLOOR_MS / 1000} s to ${CEILING_MS / 1000} s)`
   }
 }
 

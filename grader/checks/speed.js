@@ -1,11 +1,4 @@
-/**
- * Speed: the handler's MB per second, upload included, against the lab's
- * textbook streaming route (/streamparser-json) on the same body, with /good
- * shown as the ceiling. Each runs in its own process, every student process
- * stopped while a lab route is timed; the routes take turns, round by round
- * (the order reversed every other round), and each figure is the median of
- * its rounds, so a slow turn of a busy machine moves one round, not the figure.
- */
+/** Speed: MB/s against /streamparser-json (/good the ceiling), routes taking turns, students paused, medians kept. */
 import { median } from '../../lib/measure/stats.js'
 import { generatedDocument } from './bodies.js'
 import { MB, round } from '../../lib/util/units.js'
@@ -19,9 +12,13 @@ export const checks = Object.freeze([
   {
     area: 'speed',
     name: `throughput against /${TEXTBOOK_ROUTE}`,
-    meaning: `MB of JSON answered per second, against the lab's textbook streaming route (/${TEXTBOOK_ROUTE}, @streamparser/json) on the same body in the same run, taking turns, each in a process of its own; /${CEILING_ROUTE} shown as the ceiling`,
+    meaning: `MB of JSON answered per second, against the lab's textbook streaming route (/${TEXTBOOK_ROUTE}, @streamparser/json) on ` +
+      `the same body in the same run, taking turns, each in a process of its own; /${CEILING_ROUTE} shown as the ceiling`,
     limit: `at least ${LIMITS.speedRatio}× /${TEXTBOOK_ROUTE}`,
-    hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/ingest/streamparser.js; exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that hands on a byte or a record at a time.`,
+    hint: `Your route is slower than a streaming JSON library piped as its README shows (lib/ingest/streamparser.js; ` +
+      `exercises/01-stream/solution-library.js): look for work per byte in JavaScript that could be per chunk (indexOf on a Buffer, ` +
+      `slicing once per record), strings built byte by byte, JSON.parse on ever-growing text, or a stream that ` +
+      `hands on a byte or a record at a time.`,
     trips: true,
     run: async function throughput (ctx) {
       const { settings } = ctx
@@ -38,9 +35,12 @@ export const checks = Object.freeze([
           runs.push({ round: k + 1, route, ms: res.ms, status: res.status })
           if (route === 'student') {
             if (res.error === 'timeout') return { pass: false, hung: true, figure: `no answer within ${Math.round(res.ms / 1000)} s` }
-            if (!ctx.contract.answered(res)) return { pass: false, figure: ctx.contract.answer(res, doc.reference).why, reason: await ctx.explain(res), details: { runs } }
+            if (!ctx.contract.answered(res)) {
+              return { pass: false, figure: ctx.contract.answer(res, doc.reference).why, reason: await ctx.explain(res), details: { runs } }
+            }
           }
-          if (route === 'student' ? ctx.contract.answered(res) : res.status === 200) rates[route].push(doc.inflatedBytes / MB / (res.ms / 1000))
+          const took = route === 'student' ? ctx.contract.answered(res) : res.status === 200
+          if (took) rates[route].push(doc.inflatedBytes / MB / (res.ms / 1000))
         }
       }
       const student = median(rates.student)
@@ -65,7 +65,8 @@ export const checks = Object.freeze([
       const ratio = student / textbook
       return {
         pass: ratio >= LIMITS.speedRatio,
-        figure: `${student.toFixed(1)} MB/s, ${ratio.toFixed(2)}× /${TEXTBOOK_ROUTE} (${textbook.toFixed(1)} MB/s); ${ceilingText} (${on})`,
+        figure: `${student.toFixed(1)} MB/s, ${ratio.toFixed(2)}× /${TEXTBOOK_ROUTE} (${textbook.toFixed(1)} ` +
+          `MB/s); ${ceilingText} (${on})`,
         details: { ...details, ratio: Math.round(ratio * 100) / 100 }
       }
     }

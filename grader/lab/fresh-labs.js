@@ -1,15 +1,6 @@
-/**
- * Fresh processes for memory figures: each measurement gets a process that
- * has served nothing but its warm-up, as the benches measure
- * (lib/measure/fresh-server.js). The next one starts while the current one
- * is measured, so a fresh process per point costs no wait. The grading's
- * own pair stays up beside them.
- */
+/** Fresh processes for memory figures (lib/measure/fresh-server.js): the next starts while this one is measured. */
 
-/**
- * @typedef {{ start: () => Promise<void>, stop: () => Promise<void> }} Process
- *   a student's process or a reference lab, not started yet
- */
+/** @typedef {{ start: () => Promise<void>, stop: () => Promise<void> }} Process a student's process or a reference lab */
 
 export class FreshLabs {
   #makers
@@ -17,22 +8,12 @@ export class FreshLabs {
   #spares = new Map()
   #started = []
 
-  /**
-   * @param {{ student?: () => Process, reference: () => Process, sampled?: () => Process }} makers a new process of each kind:
-   *   `student` serves /student, `reference` the lab's routes, `sampled` serves /student with the lab's
-   *   allocation sampler in it
-   */
+  /** `makers` make a new process of each kind: `student` and `sampled` (with the lab's sampler) serve /student. */
   constructor (makers) {
     this.#makers = makers
   }
 
-  /**
-   * A process that has served nothing yet, for `route`.
-   * @param {boolean|string} [next] start the next one now, for the next measurement: true for
-   *   another of the same kind, a route's name for one that serves it, false for none
-   * @param {string} [route] the route to be measured: 'student' (the default) or a reference route
-   * @returns {Promise<Process>}
-   */
+  /** A process that served nothing yet, for `route`; `next` starts the next one now (true: same kind, a route's name, false). */
   async take (next = true, route = 'student') {
     const kind = kindOf(route)
     const taken = this.#spares.get(kind) ?? this.#start(kind)
@@ -42,11 +23,7 @@ export class FreshLabs {
     return taken
   }
 
-  /**
-   * A process that serves /student with the lab's allocation sampler in it, started now (never a
-   * spare: it is wanted once, for the allocation sites), or null where there is none.
-   * @returns {Promise<Process>|null}
-   */
+  /** A process serving /student with the lab's allocation sampler, started now (never a spare), or null where there is none. */
   takeSampled () {
     return this.#makers.sampled === undefined ? null : this.#start('sampled')
   }

@@ -1,22 +1,5 @@
 #!/usr/bin/env node
-/**
- * The reference lab's process: the lab's own app (app.js createApp, its
- * routes, guard, limits and event bus) and the dashboard that follows the
- * run, forked by the grader (grader/lab/reference-lab.js). The student's
- * module is never loaded here.
- *
- *   node --expose-gc grader/lab/lab-child.js [--port 0] [--host 127.0.0.1] [--data-dir DIR]
- *
- * Over IPC:
- *   in:  { type: 'gc', seq }     collect garbage twice, then answer: the idle figure of a window
- *        { type: 'ping', seq }   answer at once: the event loop turns
- *        { type: 'run', step }   a step of the grading run, for the dashboard (run-record.js)
- *   out: { type: 'ready', url }  listening
- *        { type: 'reply', seq, ... }
- *        { type: 'cancel', id }  the dashboard asked to cancel the run
- *        { type: 'rss', rss }    its own RSS, only where the grader cannot read /proc
- * It exits when the grader goes away (the IPC channel closes).
- */
+/** The reference lab's process: the lab's app and dashboard, no student code; its IPC messages are in lab/README.md. */
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import express from 'express'
@@ -64,8 +47,7 @@ async function main () {
   const server = createLabServer(app)
 
   if (!procAvailable()) {
-    // the grader cannot read this process's RSS from outside: say it, as the lab's worker tells its supervisor
-    // (from the event loop: a handler stuck in synchronous code is seen once it comes out)
+    // without /proc the grader cannot read this RSS: say it, as the lab's worker tells its supervisor
     setInterval(function reportRss () { tell({ type: 'rss', rss: process.memoryUsage.rss() }) }, 100).unref()
   }
   process.on('message', function onMessage (message) {

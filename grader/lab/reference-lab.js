@@ -1,11 +1,4 @@
-/**
- * The reference lab: the lab's own app (grader/lab/lab-child.js) with the
- * routes the checks compare against and the dashboard that follows the run,
- * in a process the grader forks. No student code runs in it, so its word
- * over IPC is the lab's: where it listens, its garbage collected, a ping.
- * The grader watches its RSS from outside, kills it past the budget, and
- * measures windows of its kernel peak as the benches do.
- */
+/** The reference lab (lab-child.js) from the grader's side: forked, watched from outside, killed past the budget. */
 import { fork } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,7 +14,6 @@ const START_TIMEOUT_MS = 20_000
 const REPLY_TIMEOUT_MS = 10_000
 const STOP_GRACE_MS = 2000
 
-/** The reference lab, from the grader's side. */
 export class ReferenceLab {
   #options
   #child = null
@@ -34,14 +26,10 @@ export class ReferenceLab {
   #stopping = false
   #listening = null
 
-  /**
-   * @param {{ port?: number, host?: string, dataDir?: string, budget: number, onCancel?: (id: string) => void }} options
-   *   `port`: its dashboard's (0: any free one); `budget`: RSS in bytes past which it is killed;
-   *   `onCancel`: the dashboard asked to cancel the run
-   */
+  /** `port`: its dashboard's (0: any free); `budget`: RSS bytes past which it is killed; `onCancel(id)`: the page asked. */
   constructor (options) {
     this.#options = { port: 0, host: '127.0.0.1', ...options }
-    /** How many times the child died (crashed, or was killed past the budget) since the first start. */
+    /** Deaths (crashed, or killed past the budget) since the first start. */
     this.deaths = 0
     /** The last death: { reason, message, code, signal, rss } */
     this.lastDeath = null
@@ -139,10 +127,7 @@ export class ReferenceLab {
     clearTimeout(timer)
   }
 
-  /**
-   * A step of the grading run for the dashboard: remembered, so a new
-   * child after a restart hears the start and the latest progress.
-   */
+  /** A step of the run for the dashboard, remembered so a child started again hears the start and the latest progress. */
   runStep (step) {
     if (step.phase === 'start') this.#runStart = step
     else if (step.phase === 'progress') this.#runProgress = step.progress
@@ -153,25 +138,16 @@ export class ReferenceLab {
     this.#tell({ type: 'run', step })
   }
 
-  /**
-   * Collect garbage in the child (twice): the idle figure of a window.
-   * @returns {Promise<boolean>} false when the child did not answer (its event loop is blocked) or is gone
-   */
+  /** Collect garbage in the child twice (a window's idle figure); false when it did not answer or is gone. */
   async gc () {
     return (await this.#ask('gc')) !== null
   }
 
-  /** @param {string} route @returns {string} the route's URL on this lab */
   urlOf (route) {
     return `${this.url}/${route}`
   }
 
-  /**
-   * After a check: is the child still there and answering? A child that died
-   * has its exit counted by the time this resolves (a reset connection can
-   * reach the grader before the exit does).
-   * @returns {Promise<'alive'|'dead'|'blocked'>}
-   */
+  /** After a check: 'alive', 'dead' (its exit counted by then: a reset can beat the exit) or 'blocked'. */
   async settle (timeoutMs = 2000) {
     if (!this.alive) return 'dead'
     const reply = await this.#ask('ping', timeoutMs)
@@ -182,14 +158,7 @@ export class ReferenceLab {
     return this.alive ? 'blocked' : 'dead'
   }
 
-  /**
-   * Measure the child's kernel peak (VmHWM) over `load`: garbage
-   * collected, idle RSS read and the peak reset first, the peak read as soon
-   * as `load` resolves (Linux; elsewhere the figures are null).
-   * @template T
-   * @param {() => Promise<T>} load
-   * @returns {Promise<{ outcome: T, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null }>}
-   */
+  /** The child's kernel peak (VmHWM) over `load`: collected, idle RSS read and peak reset first (Linux; else null). */
   async measure (load) {
     await this.gc()
     const pid = this.pid
@@ -223,7 +192,8 @@ export class ReferenceLab {
           reason: 'memory',
           pid,
           rss,
-          message: `the lab was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
+          message: `the lab was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, ` +
+            `past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
         }
         child.kill('SIGKILL')
       }
@@ -253,7 +223,8 @@ export class ReferenceLab {
     if (this.#stopping || this.#listening !== child) return
     this.deaths++
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
-    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the lab process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
+    const message = `the lab process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}`
+    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message }
   }
 
   #tell (message) {

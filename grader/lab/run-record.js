@@ -1,10 +1,4 @@
-/**
- * A grading run as the lab's dashboard sees an experiment: each step the
- * grader sends is emitted on the lab's bus as an `experiment` event named
- * `grade` (the shape of lib/experiments/engine.js's), and GET and DELETE
- * /experiments/:id answer for the run, so the control panel follows it as it
- * follows any run. Ids it does not know go on to the lab's own engine.
- */
+/** A grading run as the dashboard sees an experiment: `grade` events on the bus, GET/DELETE /experiments/:id for it. */
 import express from 'express'
 
 const RUN_NAME = 'grade'
@@ -12,21 +6,14 @@ const RUN_NAME = 'grade'
 /** How long DELETE waits for the grader to stop after the check under way. */
 const CANCEL_WAIT_MS = 30_000
 
-/**
- * @param {import('node:events').EventEmitter} events the lab's bus
- * @param {(id: string) => void} askToCancel tells the grader that the page asked to cancel a run
- * @returns {{ router: import('express').Router, apply: (step: object) => void }}
- */
+/** `events`: the lab's bus; `askToCancel(id)` tells the grader the page asked to cancel a run. */
 export function createRunRecord (events, askToCancel) {
   /** id -> the run's state, as GET /experiments/:id answers it */
   const runs = new Map()
   /** id -> functions waiting for the run to end (DELETE) */
   const waiting = new Map()
 
-  /**
-   * One step from the grader.
-   * @param {{ id: string, phase: string, params?: object, startedAt?: number, progress?: object, result?: object, error?: object }} step
-   */
+  /** One step from the grader: { id, phase, params?, startedAt?, progress?, result?, error? }. */
   function apply (step) {
     if (typeof step?.id !== 'string') return
     let run = runs.get(step.id)

@@ -1,32 +1,17 @@
-/**
- * What a process the grader started printed: kept to its last part, the
- * line of it that says why it failed, and the wait for its last words.
- */
+/** What a process the grader started printed: its last part, the line that says why it failed, its last words. */
 import { finished } from 'node:stream/promises'
 
 /** Past this many characters the start of the output is dropped. */
 const OUTPUT_MAX = 1_000_000
 const OUTPUT_KEPT = 500_000
 
-/**
- * `output` with `chunk` added: a process that logs without end must not make
- * the grader's memory its own.
- * @param {string} output
- * @param {string} chunk
- * @returns {string}
- */
+/** `output` with `chunk` added: a process that logs without end must not make the grader's memory its own. */
 export function keepTail (output, chunk) {
   const kept = output + chunk
   return kept.length > OUTPUT_MAX ? kept.slice(-OUTPUT_KEPT) : kept
 }
 
-/**
- * The line of a crash or a logged error that says what happened: the last
- * "TypeError: …" line, with the first frame of its stack that is not Node's
- * or a package's (the handler's own file and line), else the last line written.
- * @param {string} output
- * @returns {string}
- */
+/** The last "TypeError: …" line with its first frame outside Node and packages (the handler's line); else the last line. */
 export function crashLine (output) {
   const lines = output.slice(-20_000).split('\n').map(function trim (line) { return line.trim() }).filter(Boolean)
   for (let k = lines.length - 1; k >= 0; k--) {
@@ -43,15 +28,7 @@ export function crashLine (output) {
 /** How long a process's pipes may stay open after its exit before it is judged without the rest. */
 const DRAIN_MS = 1000
 
-/**
- * Resolves once the child's stdout and stderr have both ended (all it
- * printed read), or after `ms`: on a busy machine the 'exit' event can come
- * before the last chunks of a crash's stack, and a death is told by them.
- * A pipe a grandchild still holds costs at most `ms`.
- * @param {import('node:child_process').ChildProcess} child
- * @param {number} [ms]
- * @returns {Promise<void>}
- */
+/** Resolves once stdout and stderr have ended, or after `ms`: 'exit' can beat a crash's last stack lines, which tell the death. */
 export function outputDrained (child, ms = DRAIN_MS) {
   const pipes = [child.stdout, child.stderr].filter(Boolean).map(function ended (stream) {
     return finished(stream).catch(function ignore () {})

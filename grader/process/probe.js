@@ -1,8 +1,4 @@
-/**
- * Whether a server answers HTTP, asked from outside: any status to a path no
- * route serves means it serves. After a check, the answer and the process's
- * own liveness say whether it is alive, dead or blocked.
- */
+/** Whether a server answers HTTP, asked from outside: any status to a path no route serves means it serves. */
 import http from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -11,12 +7,7 @@ export const PROBE_TIMEOUT_MS = 2000
 /** A path no route answers: any HTTP answer to it (a 404 is usual) means the server serves. */
 const PROBE_PATH = '/.grader/alive'
 
-/**
- * Whether anything answers over HTTP at `url` (an origin) within `timeoutMs`.
- * @param {string} url
- * @param {number} timeoutMs
- * @returns {Promise<boolean>}
- */
+/** Whether anything answers over HTTP at `url` (an origin) within `timeoutMs`. */
 export function probe (url, timeoutMs) {
   return new Promise(function ask (resolve) {
     const req = http.get(`${url}${PROBE_PATH}`, { agent: false, timeout: Math.max(1, timeoutMs) }, function answered (res) {
@@ -32,14 +23,7 @@ export function probe (url, timeoutMs) {
   })
 }
 
-/**
- * After a check: is the process still there and serving at `url`? A process
- * that died has its exit counted by the time this resolves.
- * @param {{ alive: boolean }} target the process, as the grader knows it
- * @param {string} url its origin
- * @param {number} [timeoutMs]
- * @returns {Promise<'alive'|'dead'|'blocked'>}
- */
+/** After a check: 'alive', 'dead' (its exit counted by the time this resolves) or 'blocked'. */
 export async function settle (target, url, timeoutMs = PROBE_TIMEOUT_MS) {
   if (!target.alive) return 'dead'
   if (await probe(url, timeoutMs)) return 'alive'

@@ -1,11 +1,4 @@
-/**
- * A process tree as the kernel shows it in /proc: its members (the process
- * the grader spawned or was given, its group, its descendants, and every
- * process of the tree's own user), their memory, the connections they hold
- * on a port, their CPU time, and signals to them all. Nothing here asks the
- * processes anything. Where /proc is missing the readers answer null and
- * signals go to the process group alone.
- */
+/** A process tree as /proc shows it: members, memory, held connections, CPU time, signals; null readers without /proc. */
 import fs from 'node:fs'
 import { procAvailable } from '../../lib/util/platform.js'
 import { readProcMemory } from '../../lib/metrics/proc-memory.js'
@@ -21,18 +14,9 @@ const SOCKET_TABLES = Object.freeze({
   tcp: 9, tcp6: 9, udp: 9, udp6: 9, udplite: 9, udplite6: 9, raw: 9, raw6: 9, icmp: 9, icmp6: 9, unix: 6, netlink: 9, packet: 8
 })
 
-/**
- * @typedef {{ pid: number, pgid?: number|null, uid?: number|null }} TreeRoot
- *   `pid` the process the grader spawned; `pgid` its process group (its own pid when it
- *   leads one); `uid` the user the tree runs as, when it has one of its own
- */
+/** @typedef {{ pid: number, pgid?: number|null, uid?: number|null }} TreeRoot uid: the tree's own user, if any */
 
-/**
- * The pids of the tree, the root first; the root alone where /proc is missing.
- * Zombies are left out: they hold no memory and run nothing.
- * @param {TreeRoot} root
- * @returns {number[]}
- */
+/** The pids of the tree, the root first (alone where /proc is missing); zombies left out. */
 export function treePids ({ pid, pgid = null, uid = null }) {
   if (!procAvailable()) return [pid]
   const all = []
@@ -61,12 +45,7 @@ export function treePids ({ pid, pgid = null, uid = null }) {
   return [...members].filter(function running (p) { return p === pid || !zombies.has(p) })
 }
 
-/**
- * The tree's memory: the sum of its processes' RSS and of their peaks (a
- * bound on the tree's peak: each process's peak, whenever it came).
- * @param {number[]} pids from treePids
- * @returns {{ rss: number, peak: number, processes: number } | null} bytes; null when the root cannot be read
- */
+/** The sums of the tree's RSS and of its processes' peaks (a bound on its peak), in bytes; null when the root is unreadable. */
 export function readTreeMemory (pids) {
   let rss = 0
   let peak = 0
@@ -84,11 +63,7 @@ export function readTreeMemory (pids) {
   return { rss, peak, processes }
 }
 
-/**
- * Reset every process's peak to its RSS now (write 5 to clear_refs, Linux >= 4.0).
- * @param {number[]} pids
- * @returns {boolean} whether every one could be reset
- */
+/** Reset every process's peak to its RSS now (5 to clear_refs, Linux >= 4.0); false if one could not be. */
 export function resetTreePeaks (pids) {
   if (!procAvailable()) return false
   let all = true
@@ -102,16 +77,7 @@ export function resetTreePeaks (pids) {
   return all
 }
 
-/**
- * The connections the tree still holds open: its descriptors of sockets the
- * kernel lists as connections on `port` (in the grader's network namespace,
- * where the listening socket was made), or lists nowhere any more (closed on
- * the wire, the descriptor still open). A descriptor the process has closed
- * is not counted, whatever state the kernel keeps its socket in.
- * @param {number[]} pids
- * @param {number} port
- * @returns {number|null} null where /proc is missing
- */
+/** Descriptors of sockets listed as connections on `port` or listed nowhere (closed on the wire); null without /proc. */
 export function heldConnections (pids, port) {
   if (!procAvailable()) return null
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
@@ -162,38 +128,25 @@ function tableRows (file) {
   } catch {
     return []
   }
-  return text.split('\n').slice(1).map(function split (line) { return line.trim().split(/\s+/) }).filter(function full (fields) { return fields.length > 1 })
+  const rows = text.split('\n').slice(1).map(function split (line) { return line.trim().split(/\s+/) })
+  return rows.filter(function full (fields) { return fields.length > 1 })
 }
 
-/**
- * Send `signal` to the whole tree: its process group, then every member
- * found by treePids (those that left the group).
- * @param {TreeRoot} root
- * @param {NodeJS.Signals} signal
- */
+/** Send `signal` to the process group, then to every member treePids finds (those that left the group). */
 export function signalTree (root, signal) {
   const pgid = root.pgid ?? null
   if (pgid !== null) signalQuietly(-pgid, signal)
   for (const pid of treePids(root)) signalQuietly(pid, signal)
 }
 
-/**
- * Whether anything of the tree still runs: a member of its group (signal 0
- * to the group, which works without /proc), or any member treePids finds.
- * @param {TreeRoot} root
- */
+/** Whether anything of the tree runs: its group takes signal 0 (no /proc needed), or treePids finds a member. */
 export function treeAlive (root) {
   const pgid = root.pgid ?? null
   if (pgid !== null && signalQuietly(-pgid, 0)) return true
   return treePids(root).some(function stillThere (pid) { return signalQuietly(pid, 0) && readStat(pid)?.state !== 'Z' })
 }
 
-/**
- * Whether every process of the tree is stopped (SIGSTOP taken: state T in
- * /proc); null where /proc is missing.
- * @param {TreeRoot} root
- * @returns {boolean|null}
- */
+/** Whether every process of the tree is stopped (state T in /proc); null where /proc is missing. */
 export function treeStopped (root) {
   if (!procAvailable()) return null
   return treePids(root).every(function stopped (pid) {
@@ -202,11 +155,7 @@ export function treeStopped (root) {
   })
 }
 
-/**
- * Whether one process runs: it takes signal 0 (or is someone else's), and is
- * not a zombie (gone, its exit not yet read by its parent) where /proc shows it.
- * @param {number} pid
- */
+/** Whether one process runs: it takes signal 0 (or is someone else's) and is not a zombie where /proc shows it. */
 export function processRuns (pid) {
   if (!signalQuietly(pid, 0)) return false
   if (!procAvailable()) return true
@@ -226,23 +175,14 @@ function signalQuietly (target, signal) {
 /** /proc reports CPU time in ticks of 1/USER_HZ s: 100 a second on Linux, whatever the kernel's own tick rate. */
 const USER_HZ = 100
 
-/**
- * The CPU time a process has used, read from outside: /proc/<pid>/stat's utime and stime
- * (all its threads), in steps of 10 ms.
- * @param {number} pid
- * @returns {number|null} milliseconds of CPU used so far; null where /proc is missing or the process is gone
- */
+/** A process's CPU time (utime + stime, all threads) in ms, in 10 ms steps; null where /proc is missing or it is gone. */
 export function cpuMs (pid) {
   const stat = readStat(pid)
   if (stat === null) return null
   return Number.isFinite(stat.cpuTicks) ? stat.cpuTicks * 1000 / USER_HZ : null
 }
 
-/**
- * The CPU time of the whole tree (every member /proc shows).
- * @param {TreeRoot} root
- * @returns {number|null} milliseconds; null where /proc is missing
- */
+/** The CPU time of every member /proc shows, in ms; null where /proc is missing. */
 export function treeCpuMs (root) {
   if (!procAvailable()) return null
   let total = 0

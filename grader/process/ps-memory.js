@@ -1,10 +1,4 @@
-/**
- * A process tree's memory where there is no /proc (macOS, and Linux in
- * portable mode): `ps` lists every process's parent and RSS, the tree's RSS
- * is summed from that table, and its peak over a load is the largest of
- * samples taken while the load runs, which can miss a spike shorter than
- * the gap between two. Where `ps` is missing too, nothing is read.
- */
+/** A tree's memory without /proc: RSS from `ps`, the peak the largest sample (it can miss a shorter spike). */
 import { execFile, execFileSync } from 'node:child_process'
 import { promisify } from 'node:util'
 import { KiB } from '../../lib/util/units.js'
@@ -29,11 +23,7 @@ export function psAvailable () {
   return available
 }
 
-/**
- * The RSS of `root` and every process below it, from one `ps` table.
- * @param {number} root
- * @returns {Promise<number|null>} bytes; null when `root` is not in the table
- */
+/** The RSS of `root` and every process below it, in bytes; null when `root` is not in the table. */
 export async function psTreeRss (root) {
   const { stdout } = await run('ps', ['-A', '-o', 'pid=,ppid=,rss='], { timeout: 5000, maxBuffer: 8 * 1024 * 1024 })
   const children = new Map()
@@ -59,11 +49,7 @@ export async function psTreeRss (root) {
   return total
 }
 
-/**
- * Sample the tree's RSS until `stop()`: its largest sample is the load's sampled peak.
- * @param {number} root
- * @returns {{ stop: () => Promise<number|null> }} the peak in bytes, null when no sample read it
- */
+/** Sample the tree's RSS until `stop()`, which resolves to the largest sample (null when none read it). */
 export function samplePeak (root) {
   let running = true
   let peak = null

@@ -1,9 +1,4 @@
-/**
- * A process tree's memory over a load, read from outside, and the watch that
- * follows its RSS while it runs: the kernel's peak (VmHWM, reset through
- * clear_refs) where /proc is, a peak sampled with `ps` where not, and null
- * figures that say so where neither is. The process is never asked.
- */
+/** A tree's memory over a load, read from outside (VmHWM, else sampled with `ps`), and the budget watch. */
 import { performance } from 'node:perf_hooks'
 import { procAvailable } from '../../lib/util/platform.js'
 import { psAvailable, psTreeRss, samplePeak } from './ps-memory.js'
@@ -20,15 +15,7 @@ const PS_WATCH_MS = 200
  *   peakSource: 'kernel peak'|'sampled peak'|null, unreadable: boolean }} TreeMeasure
  */
 
-/**
- * Measure the tree's peak over `load`: idle RSS read and the peaks reset
- * first, the peaks read as soon as `load` resolves.
- * @template T
- * @param {{ root: import('./process-tree.js').TreeRoot, alive: () => boolean, killedPeak: () => number|null }} tree
- *   `alive`: whether the root still runs; `killedPeak`: the RSS the watch killed it at during the load, if it did
- * @param {() => Promise<T>} load
- * @returns {Promise<TreeMeasure>}
- */
+/** The tree's peak over `load`, idle read and peaks reset first; `tree.killedPeak()`: the RSS the watch killed it at. */
 export async function measureTree (tree, load) {
   const readable = procAvailable()
   if (!readable && psAvailable()) return measureWithPs(tree.root.pid, load)
@@ -43,12 +30,8 @@ export async function measureTree (tree, load) {
   const peak = after?.peak ?? tree.killedPeak()
   const measured = reset && idle !== null && peak !== null
   return {
-    outcome,
-    ms,
-    idleRss: idle?.rss ?? null,
-    peakRss: measured ? peak : null,
-    growth: measured ? Math.max(0, peak - idle.rss) : null,
-    peakSource: measured ? 'kernel peak' : null,
+    outcome, ms, idleRss: idle?.rss ?? null, peakRss: measured ? peak : null,
+    growth: measured ? Math.max(0, peak - idle.rss) : null, peakSource: measured ? 'kernel peak' : null,
     unreadable: !readable
   }
 }
@@ -68,25 +51,12 @@ async function measureWithPs (pid, load) {
   const ms = performance.now() - started
   const measured = idle !== null && peak !== null
   return {
-    outcome,
-    ms,
-    idleRss: idle,
-    peakRss: measured ? peak : null,
-    growth: measured ? Math.max(0, peak - idle) : null,
-    peakSource: measured ? 'sampled peak' : null,
-    unreadable: !measured
+    outcome, ms, idleRss: idle, peakRss: measured ? peak : null, growth: measured ? Math.max(0, peak - idle) : null,
+    peakSource: measured ? 'sampled peak' : null, unreadable: !measured
   }
 }
 
-/**
- * Follow the tree's RSS every WATCH_MS from /proc (its members found again
- * every TREE_SCAN_MS), handing each reading to `onMemory`. Where /proc is
- * missing, from `ps` every PS_WATCH_MS (each call is a process of its own);
- * where neither is, nothing is read and the budget is not watched.
- * @param {import('./process-tree.js').TreeRoot} root
- * @param {(memory: { rss: number, peak: number, processes: number|null }) => void} onMemory
- * @returns {{ stop: () => void }}
- */
+/** Hand `onMemory` the tree's RSS every WATCH_MS from /proc, or PS_WATCH_MS from `ps`; without either, nothing. */
 export function watchTree (root, onMemory) {
   if (!procAvailable()) return psAvailable() ? watchWithPs(root.pid, onMemory) : { stop: function nothingWatched () {} }
   let pids = treePids(root)
@@ -125,17 +95,7 @@ function watchWithPs (pid, onMemory) {
   }
 }
 
-/**
- * The budget watch of a process tree the grader owns (a student's process,
- * a service it started): the highest RSS kept in `target.maxRss`, and past
- * `budget` the tree killed and its death recorded in `target.lastDeath`
- * (reason 'memory', the pid, the RSS, and the message `say` makes of them).
- * @param {{ maxRss: number, alive: boolean, lastDeath: object|null }} target
- * @param {{ pid: number, pgid?: number|null }} root
- * @param {number} budget bytes; 0: no budget, only the highest RSS kept
- * @param {(rss: number, budget: number) => string} say
- * @returns {{ stop: () => void }}
- */
+/** The budget watch: the highest RSS in `target.maxRss`; past `budget` (0: none) the tree is killed, `lastDeath` says why. */
 export function watchWithinBudget (target, root, budget, say) {
   const pid = root.pid
   return watchTree(root, function judgeMemory (memory) {

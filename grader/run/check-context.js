@@ -1,9 +1,4 @@
-/**
- * What a check gets to work with (`ctx`): where each route is served, how to
- * post a body to it, a fresh process for a memory figure, the settings, the
- * seed and the contract answers are judged by; and, per check, a progress
- * note for the dashboard and the reason a 5xx came with.
- */
+/** What a check works with (`ctx`): routes, posting, fresh processes, settings, seed, contract, notes and 5xx reasons. */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { send } from '../checks/client.js'
 import { HANDLER_CONTRACT } from '../checks/contract.js'
@@ -12,15 +7,7 @@ import { crashLine } from '../process/output.js'
 /** Notes reach the dashboard at most this often. */
 const NOTE_INTERVAL_MS = 200
 
-/**
- * The context every check of a run shares.
- * @param {object} lab the graded target beside the reference lab (GradeLab, ServiceLab)
- * @param {object} fresh its fresh processes (lab.freshProcesses())
- * @param {object} settings the run's (grader/checks/settings.js)
- * @param {string} inputDir where generated documents are kept
- * @param {number} seed the run's
- * @param {Record<string, string>} headers sent to the graded endpoint with every body
- */
+/** The context a run's checks share; `lab` is the graded target beside the reference lab (GradeLab, ServiceLab). */
 export function runContext (lab, fresh, settings, inputDir, seed, headers) {
   /** The graded endpoint gets the run's headers beside the body's own; the lab's routes get the lab's. */
   function withHeaders (route, body) {
@@ -50,19 +37,11 @@ export function runContext (lab, fresh, settings, inputDir, seed, headers) {
     postTo: function postTo (other, route, body) {
       return send(other.urlOf(route), { timeoutMs: settings.requestMs, ...body, headers: withHeaders(route, body) })
     },
-    /**
-     * A process that has served nothing yet, for a memory figure; stopped when the check ends.
-     * @param {boolean|string} [another] start the next one now: true for another like it, a route's name for one that serves that route
-     * @param {string} [route] what it must serve: 'student' (the graded target) or a reference route (a reference lab)
-     */
+    /** A process that served nothing yet, stopped when the check ends; `another`, `route`: as FreshLabs take(). */
     freshLab: function freshLab (another = true, route = 'student') {
       return fresh.take(another, route)
     },
-    /**
-     * A process of the graded target that has served nothing yet, with the lab's allocation
-     * sampler in it (its `sites`), stopped when the check ends; null where the grader cannot
-     * sample inside the target (a service it did not start).
-     */
+    /** A process of the target with the lab's allocation sampler, stopped when the check ends; null for a service not started here. */
     sampledLab: function sampledLab () {
       return fresh.takeSampled()
     },
@@ -71,14 +50,7 @@ export function runContext (lab, fresh, settings, inputDir, seed, headers) {
   }
 }
 
-/**
- * The run's context with what one check adds: `note(text)`, its progress on
- * the dashboard and to `onProgress`, and `explain(res, where)`, the error
- * the target logged for a 5xx.
- * @param {object} ctx from runContext
- * @param {object} check the check under way
- * @param {{ runId: string, progress: object, onProgress: (event: object) => void }} run
- */
+/** The run's context plus `note(text)` (progress to the dashboard and `onProgress`) and `explain(res, where)`. */
 export function checkContext (ctx, check, { runId, progress, onProgress }) {
   const lab = ctx.lab
   // where the target's output stood when the check began: a 5xx's reason is logged after it
@@ -95,11 +67,7 @@ export function checkContext (ctx, check, { runId, progress, onProgress }) {
       }
     },
     explain: {
-      /**
-       * For a 5xx, the error the target logged (the handler's throw, with its file and line), as the reason.
-       * @param {object} res the answer
-       * @param {object} [where] the process that answered: the main one unless a fresh one did
-       */
+      /** For a 5xx, the error the target logged (the handler's throw, file and line); `where`: the process that answered. */
       value: async function explain (res, where = lab) {
         if (res.status < 500) return null
         if (where.owned === false) return null // its output is its own: the grader never saw it

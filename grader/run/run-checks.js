@@ -1,11 +1,6 @@
 /**
- * The runner a handler's and a service's grading share: start the graded
- * target beside the reference lab, run the checks in order on it, and fill
- * the card. A check that kills the target or gets no answer fails with the
- * reason; the target starts again (where the grader started it) and the
- * rest of that area is marked not run, so that a target that never answers
- * costs one timeout per area. A throw in a check is the grader's own
- * failure, and says so. The grader itself never runs the graded code.
+ * The runner both gradings share. A check that kills or hangs the target fails, the target starts again and the rest
+ * of its area is not run; a throw in a check is the grader's own failure.
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -24,14 +19,9 @@ import { checkContext, runContext } from './check-context.js'
  * @typedef {{ handler: string, preset: string, seed: number, digest: string|null, labVersion: string,
  *   settings: object, startedAt: string, ms: number, checks: CheckResult[], passed: boolean,
  *   loadError: string|null, isolation: object|null, lab: { restarts: number, deaths: number } }} Card
- *   `isolation`: how the student's process ran (grader/student/isolation.js)
  */
 
-/**
- * What a grading of either kind starts from: the preset's settings, the
- * checks asked for, the run, the lab's folder and host.
- * @throws {TypeError} for a setting or an area that does not exist
- */
+/** A grading's settings, checks, run, lab folder and host; TypeError for a setting or area that does not exist. */
 export function runSetup (options) {
   const preset = options.preset ?? 'full'
   return {
@@ -55,37 +45,16 @@ function newRun () {
   return run
 }
 
-/** A card with no check on it yet. */
 export async function newCard ({ handler, preset, areas, settings, seed, digest, started }) {
   return {
-    handler,
-    preset,
-    areas: areas ?? [...AREAS],
-    settings,
-    seed,
-    digest,
-    labVersion: await labVersion(),
-    startedAt: new Date(started).toISOString(),
-    ms: 0,
-    url: null,
-    checks: [],
-    passed: false,
-    loadError: null,
-    isolation: null,
-    encodings: null,
+    handler, preset, areas: areas ?? [...AREAS], settings, seed, digest, labVersion: await labVersion(),
+    startedAt: new Date(started).toISOString(), ms: 0, url: null, checks: [], passed: false, loadError: null,
+    isolation: null, encodings: null,
     lab: { restarts: 0, deaths: 0 }
   }
 }
 
-/**
- * Start the lab, run the checks in order on it, and stop everything.
- * @param {{ card: Card, lab: object, checks: object[], run: object, options: object, params: object,
- *   startFailure: string, findContract: (ctx: object) => Promise<object> }} run
- *   `lab`: the graded target beside the reference lab (GradeLab, ServiceLab); `startFailure`: the
- *   error code of a target that did not start (its message goes on the card); `findContract`: how
- *   answers are judged
- * @returns {Promise<Card>}
- */
+/** Start the lab, run the checks in order, stop everything; `findContract(ctx)`: how answers are judged. */
 export async function runChecks ({ card, lab, checks, run, options, params, startFailure, findContract }) {
   const onProgress = options.onProgress ?? function quiet () {}
   try {
@@ -133,7 +102,8 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
         continue
       }
       if (gone === null && lab.restartable === false && !lab.alive) {
-        gone = `not run: ${lab.label} is gone (${lab.lastDeath?.message ?? 'it stopped answering'}), and the lab did not start it, so it does not start it again`
+        gone = `not run: ${lab.label} is gone (${lab.lastDeath?.message ?? 'it stopped answering'}), ` +
+          'and the lab did not start it, so it does not start it again'
       }
       if (gone !== null || skip !== null) {
         card.checks.push(notRun(check, gone ?? skip))
@@ -149,7 +119,9 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
       const result = await runCheck(check, ctx, lab, { runId: run.id, progress, onProgress })
       card.checks.push(result.record)
       dirty = result.restart
-      if (result.died) skip = `not run: ${lab.label ?? 'the student\'s process'} died in "${check.name}" (${lab.restartable === false ? 'the lab did not start it, so it does not start it again' : 'it was started again for the next area'})`
+      const after = lab.restartable === false ? 'the lab did not start it, so it does not start it again'
+        : 'it was started again for the next area'
+      if (result.died) skip = `not run: ${lab.label ?? 'the student\'s process'} died in "${check.name}" (${after})`
       else if (result.tripped) skip = `not run: ${lab.label === undefined ? 'the handler' : lab.label} did not answer in "${check.name}"`
     }
     card.passed = card.checks.every(function passed (c) { return c.pass })
@@ -172,12 +144,7 @@ export async function runChecks ({ card, lab, checks, run, options, params, star
   return card
 }
 
-/**
- * Which content codings the target takes (checks/encodings.js), before the safety checks bomb
- * them: in the media type asked for (--content-type, or a Content-Type given with --header),
- * else the one it answers to. A target that dies on a coding is started again for the next
- * (where the lab may), and the death is that coding's answer.
- */
+/** The codings the target takes, before safety bombs them; a death on one is that coding's answer (restarted where allowed). */
 function probe (ctx, lab, card) {
   const asked = ctx.contentType ?? ctx.headers['content-type'] ?? null
   return probeEncodings({
@@ -198,11 +165,7 @@ function probe (ctx, lab, card) {
 /** A check's figure when the grader itself failed on it (a throw): not the handler's failure. */
 export const GRADER_FAILED = 'the grader failed on this check'
 
-/**
- * Run one check. A death of the main lab, or one a check reports from a fresh
- * lab of its own (`outcome.died`), fails it with the reason; a throw is the
- * grader's own failure, reported as such rather than blamed on the handler.
- */
+/** One check: a death (of the main lab, or `outcome.died` on a fresh one) fails it; a throw is the grader's failure. */
 async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   const startedAt = Date.now()
   const deathsBefore = lab.deaths
@@ -218,7 +181,8 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
   // a reset connection can reach us before the child's exit does: let the exit be counted
   const state = await lab.settle()
   if (state === 'blocked') {
-    outcome = { ...outcome, pass: false, hung: true, reason: outcome.reason ?? 'the student\'s process stopped answering: the handler blocks its event loop' }
+    const reason = outcome.reason ?? 'the student\'s process stopped answering: the handler blocks its event loop'
+    outcome = { ...outcome, pass: false, hung: true, reason }
   }
   const mainDied = lab.deaths > deathsBefore
   const died = mainDied || outcome.died === true
@@ -229,21 +193,15 @@ async function runCheck (check, ctx, lab, { runId, progress, onProgress }) {
     if (tripped) outcome = { ...outcome, reason: 'it does not answer a small body either' }
   }
   const record = {
-    area: check.area,
-    name: check.name,
-    pass: died ? false : outcome.pass === true,
-    figure: outcome.figure,
-    limit: outcome.limit ?? check.limit,
-    meaning: check.meaning,
-    hint: null,
+    area: check.area, name: check.name, pass: died ? false : outcome.pass === true, figure: outcome.figure,
+    limit: outcome.limit ?? check.limit, meaning: check.meaning, hint: null,
     reason: mainDied ? lab.lastDeath.message : outcome.reason ?? null,
     ms: Date.now() - startedAt,
     details: outcome.details ?? null
   }
   // a check may give a hint of its own (a memory check names the line: checks/memory-sites.js)
   if (!record.pass) record.hint = outcome.hint ?? check.hint
-  // the main lab starts again after it died, or hung; a hang on a fresh lab of the check's own leaves it as it was
-  // (a service's fresh process is the service itself: its hang is the main one's)
+  // the main lab starts again after it died or hung; a hang on a check's own fresh lab leaves it (a service's is the main one)
   const restart = mainDied || (outcome.hung === true && (outcome.elsewhere !== true || lab.freshIsMain === true))
   return { record, died, restart, tripped }
 }
@@ -267,16 +225,8 @@ async function restart (lab, card) {
 
 function notRun (check, reason) {
   return {
-    area: check.area,
-    name: check.name,
-    pass: false,
-    figure: 'not run',
-    limit: check.limit,
-    meaning: check.meaning,
-    hint: check.hint,
-    reason,
-    ms: 0,
-    details: null
+    area: check.area, name: check.name, pass: false, figure: 'not run', limit: check.limit, meaning: check.meaning,
+    hint: check.hint, reason, ms: 0, details: null
   }
 }
 
@@ -289,17 +239,15 @@ function notJudged (check) {
     figure: 'not judged: no pid, so memory could not be read',
     limit: check.limit,
     meaning: check.meaning,
-    hint: 'Give the grader a process to read: --start "CMD" (it starts the service, and reads its memory from outside), or --pid N of the running service. Without either, grade the other areas with --only correctness,speed,safety,resilience.',
+    hint: 'Give the grader a process to read: --start "CMD" (it starts the service, and reads its memory from outside), or --pid N of ' +
+      'the running service. Without either, grade the other areas with --only correctness,speed,safety,resilience.',
     reason: 'the grader has no pid of the service: neither --start nor --pid was given, or the target is remote',
     ms: 0,
     details: null
   }
 }
 
-/**
- * The run's result as the dashboard shows it: the checks as a table
- * (`cells`: dashboard/control-panel.js renders any experiment's cells).
- */
+/** The result as the dashboard shows it (`cells`: dashboard/control-panel.js renders any experiment's cells). */
 function dashboardResult (card) {
   const passed = card.checks.filter(function passed (c) { return c.pass }).length
   return {

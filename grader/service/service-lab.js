@@ -1,10 +1,4 @@
-/**
- * The pair a service's grading runs on, as GradeLab is a handler's: the
- * reference lab (the textbook route, the lab's routes, the dashboard) and
- * the service as it runs now. A service listens on one port, so a fresh
- * process for a memory figure is the service started again, not a second
- * one beside it.
- */
+/** A service's grading pair (as GradeLab): the reference lab and the service; a fresh process is the service restarted. */
 import { FreshLabs } from '../lab/fresh-labs.js'
 import { ReferenceLab } from '../lab/reference-lab.js'
 import { StartedService } from './started-service.js'
@@ -12,25 +6,18 @@ import { UnwatchedService } from './unwatched-service.js'
 import { WatchedService } from './watched-service.js'
 import { MiB } from '../../lib/util/units.js'
 
-/**
- * The reference lab, and the service as it runs now (`current`: started
- * again for a fresh figure, or after it died or hung, when the lab started it).
- */
 export class ServiceLab {
   #options
   #retiredDeaths = 0
   #retiredLastDeath = null
   #overBudget = null
 
-  /**
-   * @param {{ mode: 'started'|'watched'|'unwatched', url: URL, command?: string, pid?: number, budget: number,
-   *   port?: number, host?: string, dataDir?: string, onCancel?: (id: string) => void, startMs?: number }} options
-   *   `port`, `host`: the reference lab's (its dashboard)
-   */
+  /** `port`, `host`: the reference lab's (its dashboard); `budget`: RSS bytes; `mode`: 'started', 'watched' or 'unwatched'. */
   constructor (options) {
     this.#options = { port: 0, host: '127.0.0.1', ...options }
     this.mode = options.mode
-    this.reference = new ReferenceLab({ port: this.#options.port, host: this.#options.host, dataDir: this.#options.dataDir, budget: this.#options.budget, onCancel: this.#options.onCancel })
+    const { port, host, dataDir, budget, onCancel } = this.#options
+    this.reference = new ReferenceLab({ port, host, dataDir, budget, onCancel })
     this.current = this.#newTarget()
     this.label = 'the service'
     /** The fresh process of a figure is the service itself, started again: a hang there is the main one's. */
@@ -57,7 +44,8 @@ export class ServiceLab {
   notes () {
     const over = Math.max(this.#overBudget ?? 0, this.current.overBudget ?? 0)
     if (over === 0) return []
-    return [`the service's RSS reached ${(over / MiB).toFixed(0)} MiB, past the grader's budget of ${(this.#options.budget / MiB).toFixed(0)} MiB: the lab did not start it, so it was not killed`]
+    return [`the service's RSS reached ${(over / MiB).toFixed(0)} MiB, past the grader's budget of ` +
+      `${(this.#options.budget / MiB).toFixed(0)} MiB: the lab did not start it, so it was not killed`]
   }
 
   output () {
@@ -68,10 +56,7 @@ export class ServiceLab {
     return route === 'student' ? this.current.urlOf() : `${this.reference.url}/${route}`
   }
 
-  /**
-   * Start both; when either fails, stop the other.
-   * @throws {Error} `code` 'START_FAILED' when the service did not start or cannot be reached (the message says why)
-   */
+  /** Start both; when either fails, stop the other. Throws `code` 'START_FAILED' with the reason. */
   async start () {
     const [reference, service] = await Promise.allSettled([this.reference.start(), this.current.start()])
     if (reference.status === 'fulfilled' && service.status === 'fulfilled') return
@@ -85,13 +70,7 @@ export class ServiceLab {
     if (!this.reference.alive) await this.reference.restart()
   }
 
-  /**
-   * The service as a process that has served nothing yet: started again
-   * when the lab started it, else a new watch on the same process (a figure
-   * then stands on a process that has served before, and its death count
-   * starts again from nought).
-   * @returns {Promise<StartedService|WatchedService|UnwatchedService>}
-   */
+  /** The service as a process that served nothing yet: started again if the lab started it, else watched anew. */
   async renew ({ sampled = false } = {}) {
     const old = this.current
     await old.stop()
@@ -141,7 +120,6 @@ export class ServiceLab {
     }
   }
 
-  /** Fresh processes for the memory figures and the bombs (ServiceFresh). */
   freshProcesses () {
     const { host, dataDir, budget } = this.#options
     return new ServiceFresh(this, { host, dataDir, budget })
@@ -155,17 +133,12 @@ export class ServiceLab {
   }
 }
 
-/**
- * Fresh processes for the memory figures and the bombs (as FreshLabs gives
- * a handler's): for the service, the service renewed (ServiceLab.renew); for
- * the lab's routes, reference labs of their own.
- */
+/** Fresh processes for figures and bombs: the service renewed (ServiceLab.renew), reference labs of their own. */
 class ServiceFresh {
   #lab
   #references
   #sampled = false
 
-  /** @param {ServiceLab} lab @param {{ host?: string, dataDir?: string, budget: number }} options */
   constructor (lab, { host, dataDir, budget }) {
     this.#lab = lab
     this.#references = new FreshLabs({
@@ -173,20 +146,14 @@ class ServiceFresh {
     })
   }
 
-  /**
-   * @param {boolean|string} [next] as FreshLabs.take: only a reference lab is started ahead (the service has one port)
-   * @param {string} [route]
-   */
+  /** As FreshLabs.take, but only a reference lab is started ahead (the service has one port). */
   async take (next = true, route = 'student') {
-    if (route !== 'student') return this.#references.take(next === true || (typeof next === 'string' && next !== 'student') ? next : false, route)
+    const ahead = next === true || (typeof next === 'string' && next !== 'student') ? next : false
+    if (route !== 'student') return this.#references.take(ahead, route)
     return this.#lab.renew()
   }
 
-  /**
-   * The service started again with the lab's allocation sampler loaded (NODE_OPTIONS), when the
-   * lab starts it; null for one it watches or only reaches (nothing of the lab's can run in it).
-   * Started again without it when the check ends.
-   */
+  /** The service started again with the lab's sampler (NODE_OPTIONS) when the lab starts it, else null; restarted without after. */
   takeSampled () {
     if (this.#lab.mode !== 'started') return null
     this.#sampled = true

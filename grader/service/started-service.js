@@ -1,11 +1,4 @@
-/**
- * A service the grader starts (`--start "CMD"`) and owns as it owns a
- * student's process: run in a process group of its own with `PORT` in its
- * environment, ready once it answers HTTP, its tree's memory read from
- * outside and killed past the budget, its output kept for the card's
- * reasons, started again for the next check or figure. A grader that exits
- * takes it along.
- */
+/** A service the grader starts (`--start "CMD"`) and owns: its own group with `PORT` set, measured, killed past the budget. */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -25,7 +18,6 @@ import { MiB } from '../../lib/util/units.js'
 /** How long a started service may take to answer its first request. */
 const SERVICE_START_MS = 30_000
 const PROBE_PAUSE_MS = 100
-/** After SIGTERM, before SIGKILL. */
 const STOP_GRACE_MS = 2000
 const GONE_TIMEOUT_MS = 5000
 const PAUSE_TIMEOUT_MS = 1000
@@ -34,13 +26,7 @@ const SHELL_SYNTAX = /[|&;<>()$`\\"'*?[\]#~={}%!\n]/
 /** What a sampled service's Node processes load first (grader/student/sites-preload.js). */
 const SITES_PRELOAD = pathToFileURL(path.join(PROJECT_ROOT, 'grader', 'student', 'sites-preload.js')).href
 
-/**
- * How a command line is run: split on blanks and run directly when it holds
- * no shell syntax (so the pid the grader knows is the service's own), else
- * by `sh -c`.
- * @param {string} command
- * @returns {{ file: string, args: string[] }}
- */
+/** Split on blanks and run directly when free of shell syntax (so the known pid is the service's), else `sh -c`. */
 function commandLine (command) {
   const words = command.trim().split(/\s+/).filter(Boolean)
   if (words.length === 0) throw new TypeError('--start needs a command')
@@ -48,11 +34,7 @@ function commandLine (command) {
   return { file: words[0], args: words.slice(1) }
 }
 
-/**
- * The process groups of the services this grader started and that still
- * run: killed when the grader exits, however it exits short of SIGKILL (for
- * which the parent-death signal stands in, dyingWithTheGrader).
- */
+/** The process groups of started services still running: killed when the grader exits short of SIGKILL. */
 const startedGroups = new Set()
 process.once('exit', function stopStartedServices () {
   for (const pgid of startedGroups) {
@@ -66,13 +48,7 @@ process.once('exit', function stopStartedServices () {
 
 let setprivFound = null
 
-/**
- * The command run under `setpriv --pdeathsig SIGKILL` where Linux has setpriv
- * (it execs the command in place, so the pid is the service's): a grader
- * that is killed takes the service with it. A shell's children are not
- * covered; the exit handler above is.
- * @param {{ file: string, args: string[] }} line
- */
+/** The command under `setpriv --pdeathsig SIGKILL` where Linux has it: a killed grader takes the service along. */
 function dyingWithTheGrader (line) {
   if (process.platform !== 'linux') return line
   if (setprivFound === null) {
@@ -86,7 +62,6 @@ function dyingWithTheGrader (line) {
   return setprivFound ? { file: 'setpriv', args: ['--pdeathsig', 'SIGKILL', '--', line.file, ...line.args] } : line
 }
 
-/** A service the grader started, and owns. */
 export class StartedService extends ServiceOnPid {
   #options
   #child = null
@@ -98,18 +73,14 @@ export class StartedService extends ServiceOnPid {
   #watch = null
   #sitesDir = null
 
-  /**
-   * @param {{ command: string, url: URL, budget: number, startMs?: number, sampled?: boolean }} options
-   *   `url`: the endpoint; its port is the service's `PORT`; `budget`: RSS in bytes past which the tree is killed;
-   *   `sampled`: its Node processes load the lab's allocation sampler (NODE_OPTIONS), read through `sites`
-   */
+  /** `url`'s port is the service's `PORT`; `budget`: RSS bytes past which it is killed; `sampled`: load the lab's sampler. */
   constructor (options) {
     super(options.url)
     this.#options = { ...options, startMs: options.startMs ?? SERVICE_START_MS }
     this.pid = null
     /** The grader started it: it may stop it, pause it, and start it again. */
     this.owned = true
-    /** With `sampled`: the allocation sites its Node processes write (grader/process/allocation-sites.js); else null. */
+    /** With `sampled`: the allocation sites its Node processes write (allocation-sites.js); else null. */
     this.sites = null
   }
 
@@ -121,13 +92,11 @@ export class StartedService extends ServiceOnPid {
     return this.#output
   }
 
-  /**
-   * Run the command and wait until it answers HTTP.
-   * @throws {Error} `code` 'START_FAILED' when it exits first or never answers (the message says which, and why)
-   */
+  /** Run the command and wait until it answers HTTP; `code` 'START_FAILED' when it exits first or never answers. */
   async start () {
     if (await probe(this.origin, PROBE_TIMEOUT_MS)) {
-      throw startFailed(`something already answers at ${this.origin}: the lab starts the service itself there. Stop what is running, or grade it with --pid`)
+      throw startFailed(`something already answers at ${this.origin}: the lab starts the service itself there. ` +
+        `Stop what is running, or grade it with --pid`)
     }
     const { file, args } = dyingWithTheGrader(commandLine(this.#options.command))
     const child = spawn(file, args, {
@@ -173,10 +142,7 @@ export class StartedService extends ServiceOnPid {
     this.#startWatch()
   }
 
-  /**
-   * For a sampled run: a folder for the tables, and the preload in NODE_OPTIONS beside what the
-   * grader's own environment has there. A process that is not Node ignores both.
-   */
+  /** For a sampled run: a folder for the tables, and the preload added to NODE_OPTIONS (a non-Node process ignores both). */
   #sitesEnv () {
     if (this.#options.sampled !== true) return {}
     this.#sitesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'streamlab-sites-'))
@@ -184,7 +150,8 @@ export class StartedService extends ServiceOnPid {
     this.sites = new SiteReader({
       files: function tables () {
         try {
-          return fs.readdirSync(dir).filter(function table (name) { return name.endsWith('.json') }).map(function full (name) { return path.join(dir, name) })
+          const tables = fs.readdirSync(dir).filter(function table (name) { return name.endsWith('.json') })
+          return tables.map(function full (name) { return path.join(dir, name) })
         } catch {
           return []
         }
@@ -228,7 +195,6 @@ export class StartedService extends ServiceOnPid {
     }
   }
 
-  /** @param {NodeJS.Signals} signal to the whole tree */
   signal (signal) {
     if (this.alive) signalTree(this.tree, signal)
   }
@@ -240,7 +206,6 @@ export class StartedService extends ServiceOnPid {
     while (this.alive && treeStopped(this.tree) === false && Date.now() < until) await sleep(1)
   }
 
-  /** The RSS the memory watch killed process `pid` at, or null. */
   killedPeak (pid) {
     return this.lastDeath?.reason === 'memory' && this.lastDeath.pid === pid ? this.lastDeath.rss : null
   }
@@ -254,10 +219,12 @@ export class StartedService extends ServiceOnPid {
       if (this.#exited === null) await sleep(PROBE_PAUSE_MS)
     }
     if (this.#exited === null) {
-      return { ok: false, message: `"${this.#options.command}" did not answer at ${this.origin} within ${this.#options.startMs / 1000} s (does it listen on PORT=${this.port}, on 127.0.0.1?)${lastLines(this.#output)}` }
+      return { ok: false, message: `"${this.#options.command}" did not answer at ${this.origin} within ${this.#options.startMs / 1000} ` +
+        `s (does it listen on PORT=${this.port}, on 127.0.0.1?)${lastLines(this.#output)}` }
     }
     const { code, signal } = this.#exited
-    return { ok: false, message: `"${this.#options.command}" exited (${signal ?? `exit code ${code}`}) before it answered at ${this.origin}${lastLines(this.#output)}` }
+    return { ok: false, message: `"${this.#options.command}" exited (${signal ?? `exit code ${code}`}) before it answered at ` +
+      `${this.origin}${lastLines(this.#output)}` }
   }
 
   #keep (chunk) {
@@ -266,7 +233,8 @@ export class StartedService extends ServiceOnPid {
 
   #startWatch () {
     this.#watch = watchWithinBudget(this, this.tree, this.#options.budget, function killed (rss, budget) {
-      return `the service was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB (the lab started it, so it starts it again)`
+      return `the service was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ` +
+        `${(budget / MiB).toFixed(0)} MiB (the lab started it, so it starts it again)`
     })
   }
 
@@ -280,7 +248,8 @@ export class StartedService extends ServiceOnPid {
     if (this.#stopping || this.#listening !== child) return
     this.deaths++
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
-    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the service died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
+    const message = `the service died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}`
+    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message }
   }
 }
 

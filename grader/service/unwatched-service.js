@@ -1,15 +1,10 @@
-/**
- * A service the grader has no pid of: reached over HTTP only, so its answers
- * are judged and its memory is not (`measurable` false), nor what it holds.
- */
+/** A service the grader has no pid of: reached over HTTP only, its answers judged, its memory not (`measurable` false). */
 import { performance } from 'node:perf_hooks'
 import { countRequests } from '../checks/client.js'
 import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
 import { startFailed, statsOf } from './service-on-pid.js'
 
-/** A service the grader has no pid of: it judges answers only. */
 export class UnwatchedService {
-  /** @param {{ url: URL }} options */
   constructor (options) {
     this.requests = null
     this.endpoint = options.url.href
@@ -37,7 +32,7 @@ export class UnwatchedService {
     return this.endpoint
   }
 
-  /** @throws {Error} `code` 'START_FAILED' when nothing answers at the URL */
+  /** Throws `code` 'START_FAILED' when nothing answers at the URL. */
   async start () {
     if (!(await probe(this.origin, PROBE_TIMEOUT_MS))) throw startFailed(`nothing answers at ${this.origin}`)
     this.requests = countRequests(this.origin)

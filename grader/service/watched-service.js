@@ -1,24 +1,16 @@
-/**
- * A service already running, given by its pid (`--pid N`): its memory and
- * connections read from outside as a started one's, never signalled (not
- * paused, not killed past the budget: the card says when it passed it), and
- * not started again once it exits.
- */
+/** A running service given by `--pid N`: read from outside, never signalled, not started again once it exits. */
 import { countRequests } from '../checks/client.js'
 import { PROBE_TIMEOUT_MS, probe } from '../process/probe.js'
 import { processRuns } from '../process/process-tree.js'
 import { watchTree } from '../process/tree-memory.js'
 import { ServiceOnPid, startFailed } from './service-on-pid.js'
 
-/** A running process the grader was given the pid of: read from outside, never signalled. */
 export class WatchedService extends ServiceOnPid {
   #watch = null
   #gone = false
   #options
 
-  /**
-   * @param {{ pid: number, url: URL, budget: number }} options `budget`: past it the card says so; nothing is killed
-   */
+  /** `budget`: past it the card says so; nothing is killed. */
   constructor (options) {
     super(options.url)
     this.#options = options
@@ -35,7 +27,9 @@ export class WatchedService extends ServiceOnPid {
     this.#gone = true
     this.#watch?.stop()
     this.deaths++
-    this.lastDeath = { reason: 'crash', pid: this.pid, code: null, signal: null, rss: null, message: `the service (pid ${this.pid}) exited: the lab did not start it, so its exit code is its parent's to read, and it is not started again` }
+    const message = `the service (pid ${this.pid}) exited: the lab did not start it, so its exit code is its parent's to read, ` +
+      'and it is not started again'
+    this.lastDeath = { reason: 'crash', pid: this.pid, code: null, signal: null, rss: null, message }
     return false
   }
 
@@ -44,7 +38,7 @@ export class WatchedService extends ServiceOnPid {
     return ''
   }
 
-  /** @throws {Error} `code` 'START_FAILED' when there is no such process, or nothing answers at the URL */
+  /** Throws `code` 'START_FAILED' when there is no such process, or nothing answers at the URL. */
   async start () {
     if (!processRuns(this.pid)) throw startFailed(`no process with pid ${this.pid}`)
     if (!(await probe(this.origin, PROBE_TIMEOUT_MS))) throw startFailed(`nothing answers at ${this.origin}`)
@@ -57,7 +51,6 @@ export class WatchedService extends ServiceOnPid {
     })
   }
 
-  /** Stop watching; the process goes on. */
   async stop () {
     this.#watch?.stop()
     this.#watch = null

@@ -1,25 +1,15 @@
-/**
- * The resolve hook of allow-packages.js (it runs on the loader's own
- * thread): a bare specifier of an allowed package is resolved from the
- * lab's package.json, wherever the submission sits; any other goes the
- * usual way.
- */
+/** The resolve hook of allow-packages.js, on the loader's own thread. */
 import { packageName } from './packages.js'
 
 const LAB_PACKAGE = new URL('../../package.json', import.meta.url).href
 
 let allowed = []
 
-/** @param {{ allowed: string[] }} data from register() */
 export function initialize (data) {
   allowed = data.allowed
 }
 
-/**
- * Node's resolve hook: an allowed package from the lab's package.json (the lab's copy, as root: a
- * copy of the package the submission's folder holds, hoisted in a project, is not the submission's
- * user's to read), any other specifier the usual way.
- */
+/** An allowed package resolves from the lab's package.json (the copy a submission's project hoists may be unreadable to it). */
 export async function resolve (specifier, context, nextResolve) {
   // a package's own imports keep the versions it was installed with
   if (!allowed.includes(packageName(specifier)) || insidePackages(context.parentURL)) return nextResolve(specifier, context)

@@ -1,15 +1,4 @@
-/**
- * Imported first by the process that loads a submission outside the lab
- * (`node --import`): Node resolves a bare specifier ('raw-body') from the
- * importing file's folder upwards, so a submission in /tmp finds nothing,
- * and ESM resolution reads no NODE_PATH; a submission in a project may
- * find a copy of its own that its user may not read. A resolve hook
- * (allow-packages-hooks.js) resolves the allowed packages (packages.js)
- * from the lab's package.json, whatever the submission's folder holds; any
- * other package resolves, or fails, as it would. A CommonJS submission's
- * require() does not pass through that hook, so the CommonJS resolver gets
- * the same rule.
- */
+/** Imported first (`node --import`): the allowed packages resolve from the lab's package.json (student/README.md). */
 import Module, { createRequire, register } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

@@ -1,8 +1,4 @@
-/**
- * What identifies a submission: the sha256 of its file, or of a folder's files, read as regular
- * files only, bounded in size, count and time (submission.js says why), and the limits every
- * look at a submission keeps.
- */
+/** What identifies a submission (its file's or folder's sha256, read as regular files only) and the limits every look keeps. */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -14,18 +10,13 @@ import { MiB, formatMemory } from '../../lib/util/units.js'
 /** Folders a folder's digest leaves out: installed packages and version control, not the submission's own code. */
 const NOT_HASHED = Object.freeze(['node_modules', '.git'])
 
-/**
- * The most bytes of a submission the grader reads. A handler and its own modules are kilobytes;
- * 64 MiB leaves room for a vendored module or a sample body while a folder of videos (or a
- * sparse file of terabytes) is refused at once instead of hashed for an hour. The same figure
- * bounds the copy made for the student's user (isolation.js).
- */
+/** The most bytes of a submission the grader reads: room for a vendored module, a folder of videos refused at once. */
 export const MAX_SUBMISSION_BYTES = 64 * MiB
 /** The most bytes of one file of it: a bundled module is a few MiB. */
 export const MAX_FILE_BYTES = 16 * MiB
 /** The most files in a folder's digest: past this it is an unpacked archive of something else. */
 export const MAX_FILES = 5000
-/** How long looking at an entry, or reading a submission, may take: a slow disk or a huge folder gets a refusal, not a hang. */
+/** How long looking at an entry or reading a submission may take: a slow disk or huge folder is refused, not hung on. */
 export const READ_DEADLINE_MS = 15_000
 
 export { READ_FLAGS }
@@ -33,33 +24,15 @@ const CHUNK = 64 * 1024
 /** The modules a submission's code runs from: what its allocation sites can name. */
 const SOURCE_FILE = /\.(?:js|mjs|cjs)$/
 
-/**
- * The sha256 of a regular file's bytes, as hex, read without following a link, at most
- * MAX_FILE_BYTES and within READ_DEADLINE_MS.
- * @param {string} file
- * @param {{ deadlineMs?: number }} [options]
- * @returns {Promise<string>}
- * @throws {Error} `code` 'NOT_GRADED' with its `reason` (a link, a pipe, a device, too large, too slow);
- *   the open's own error (ENOENT, EACCES) otherwise
- */
+/** The hex sha256 of a regular file, bounded in size and time; `code` 'NOT_GRADED' with a `reason`, else the open's error. */
 export function fileDigest (file, options = {}) {
   const budget = newBudget(options.deadlineMs)
   return withDeadline(digestRegular(file, path.basename(file), budget, null), budget.ms, `reading ${path.basename(file)}`)
 }
 
 /**
- * The digest of a submission: a file's sha256; for a folder, the sha256 of
- * its files' list, one line per file in path order, `<sha256>  <path>` as
- * sha256sum(1) prints it, node_modules and .git left out. A folder's walk
- * follows no link and reads no pipe or device: those are left out and named
- * in `skipped`. At most MAX_SUBMISSION_BYTES and MAX_FILES, within READ_DEADLINE_MS.
- * The bytes of its modules (.js, .mjs, .cjs, MOST_SOURCE_BYTES at most each) are kept as read,
- * in `sources`: the one place the grader finds the code at a line its process names.
- * @param {string} target a file or a folder
- * @param {{ deadlineMs?: number }} [options]
- * @returns {Promise<{ sha256: string, skipped: string[], sources: Map<string, Buffer> }>} `skipped`:
- *   "lib.js (a symbolic link)", …; `sources`: each kept module's absolute path (as `target` is resolved) -> its bytes
- * @throws {Error} `code` 'NOT_GRADED' with its `reason`
+ * A file's sha256; a folder's is that of its `<sha256>  <path>` lines (sha256sum(1)), node_modules and .git left out,
+ * links and special files in `skipped`. Its modules' bytes are kept in `sources`: absolute path -> bytes.
  */
 export function submissionDigest (target, options = {}) {
   const budget = newBudget(options.deadlineMs)
@@ -98,10 +71,7 @@ async function filesUnder (dir, prefix, skipped, budget) {
   return out
 }
 
-/**
- * Hash one regular file, counting its bytes against the submission's budget; a module small
- * enough is kept in `sources` (null: keep nothing) under `file`.
- */
+/** Hash one regular file against the submission's budget; a small enough module is kept in `sources` (null: none). */
 async function digestRegular (file, label, budget, sources) {
   overDeadline(budget)
   let handle
@@ -126,7 +96,8 @@ async function digestRegular (file, label, budget, sources) {
       budget.bytes += bytesRead
       // counted as read, not from the stat: a file that grows while it is read stops here too
       if (size > MAX_FILE_BYTES) throw notGradedError(tooLarge(label))
-      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${formatMemory(MAX_SUBMISSION_BYTES)} of files (node_modules and .git left out)`)
+      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${formatMemory(MAX_SUBMISSION_BYTES)} of files ` +
+        `(node_modules and .git left out)`)
       hash.update(buffer.subarray(0, bytesRead))
       kept?.push(Buffer.from(buffer.subarray(0, bytesRead)))
     }
@@ -147,10 +118,7 @@ function overDeadline (budget) {
   if (Date.now() >= budget.deadline) throw notGradedError(`not graded: reading it took longer than ${budget.ms / 1000} s`)
 }
 
-/**
- * `promise`, or a refusal once `ms` have passed. A file system call cannot be cancelled: the one
- * left behind settles later, unheard (and closes what it opened).
- */
+/** `promise`, or a refusal after `ms`: a file system call cannot be cancelled, so the one left behind settles unheard. */
 export function withDeadline (promise, ms, what) {
   let timer
   const late = new Promise(function timeout (resolve, reject) {

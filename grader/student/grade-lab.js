@@ -1,35 +1,20 @@
-/**
- * The pair a handler's grading runs on: the student's process, which serves
- * /student, beside the reference lab, which serves the lab's routes and the
- * dashboard. A death, a hang or a restart is the student's process's; fresh
- * processes for memory figures come from freshProcesses().
- */
+/** A handler's grading pair: the student's process (/student) beside the reference lab; deaths and restarts are the student's. */
 import { FreshLabs } from '../lab/fresh-labs.js'
 import { ReferenceLab } from '../lab/reference-lab.js'
 import { StudentProcess, StudentProcesses } from './student-process.js'
 
-/** A grading's two processes: the reference lab (the dashboard's, on `port`) and the student's process (on a port the grader opens). */
 export class GradeLab {
   #options
 
-  /**
-   * @param {{ handler: string, port?: number, host?: string, dataDir?: string, budget: number,
-   *   onCancel?: (id: string) => void, isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy,
-   *   sources?: Map<string, Buffer> }} options
-   *   `budget`: RSS in bytes past which either process is killed; `isolation`: layers to turn off; `labCopy`: the
-   *   run's copy of the lab its student processes read as root (lab-copy.js), the caller's to remove; `sources`:
-   *   the bytes of the submission's modules its digest kept, where a sampled process's sites find their code
-   */
+  /** `budget`: RSS bytes past which either is killed; `labCopy`: the caller's to remove; `sources`: where sites find their code. */
   constructor (options) {
     this.#options = { port: 0, host: '127.0.0.1', ...options }
-    /** Every student process of the grading, this one's and the fresh ones'. */
     this.students = new StudentProcesses()
-    this.reference = new ReferenceLab({ port: this.#options.port, host: this.#options.host, dataDir: this.#options.dataDir, budget: this.#options.budget, onCancel: this.#options.onCancel })
-    const { handler, host, budget, isolation, labCopy } = this.#options
+    const { port, host, dataDir, budget, onCancel, handler, isolation, labCopy } = this.#options
+    this.reference = new ReferenceLab({ port, host, dataDir, budget, onCancel })
     this.student = new StudentProcess({ handler, host, budget, students: this.students, isolation, labCopy })
   }
 
-  /** How many times the student's process died since the first start. */
   get deaths () { return this.student.deaths }
   get lastDeath () { return this.student.lastDeath }
   get alive () { return this.student.alive && this.reference.alive }
@@ -45,18 +30,12 @@ export class GradeLab {
     return this.student.output()
   }
 
-  /**
-   * Where a route is served: /student by the student's process, the others by the reference lab.
-   * @param {string} route
-   */
+  /** Where a route is served: /student by the student's process, the others by the reference lab. */
   urlOf (route) {
     return route === 'student' ? this.student.urlOf(route) : `${this.reference.url}/${route}`
   }
 
-  /**
-   * Start both; when either fails, stop the other.
-   * @throws {Error} `code` 'LOAD_FAILED' when the module did not load (the message says why)
-   */
+  /** Start both; when either fails, stop the other. Throws `code` 'LOAD_FAILED' when the module did not load. */
   async start () {
     const [reference, student] = await Promise.allSettled([this.reference.start(), this.student.start()])
     if (reference.status === 'fulfilled' && student.status === 'fulfilled') return
@@ -96,23 +75,12 @@ export class GradeLab {
     this.reference.runStep(step)
   }
 
-  /**
-   * Run `work` (timing a reference route) with every student process of the grading stopped.
-   * @template T
-   * @param {() => Promise<T>} work
-   * @returns {Promise<T>}
-   */
+  /** Run `work` (timing a reference route) with every student process of the grading stopped. */
   whileStudentsPaused (work) {
     return this.students.pausedWhile(work)
   }
 
-  /**
-   * Processes that have served nothing yet, for memory figures: a student's
-   * process with the same handler, budget and isolation, on a free port (for
-   * the allocation sites, one with the lab's sampler in it), or a reference
-   * lab; each joins the grading's set while it runs.
-   * @returns {FreshLabs}
-   */
+  /** Processes that served nothing yet, for memory figures (one sampled for the sites), each joining the grading's set. */
   freshProcesses () {
     const { handler, host, dataDir, budget, isolation, labCopy, sources } = this.#options
     const students = this.students

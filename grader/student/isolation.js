@@ -1,17 +1,4 @@
-/**
- * How the student's process is started apart: the command line that wraps
- * `node grader/student/student-child.js` in the isolation this machine has,
- * and the facts the card states about it. The layers: Node's permission
- * model (reads of the project's code, the submission and a temporary
- * folder; writes of the latter only), a user of its own and a network
- * namespace of its own (Linux, as root), a CPU-time limit (prlimit), and
- * death with the grader. A grader running as root never runs a submission
- * as root: it runs it as a user of its own, or refuses it (`notGraded`);
- * that user reads the lab's code from the run's copy (lab-copy.js), and a
- * submission it cannot read from a copy of its own (readable-copy.js).
- * docs/grading-isolation.md says what each layer guards and what it does not.
- * The machine's facts are probed once per process.
- */
+/** How the student's process is started apart, and the facts the card states (student/README.md, docs/grading-isolation.md). */
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import fs from 'node:fs'
@@ -25,18 +12,9 @@ const UID_FIRST = 1_500_000_000
 const UID_COUNT = 100_000_000
 const PROBE_TIMEOUT_MS = 5000
 
-/**
- * What the student's process may read of the lab's code, besides its
- * packages in node_modules, and nothing else at the top (not `.git`, the
- * data folder, nor a class table or reports a teacher writes beside them):
- * what its child script imports, and the exercises and the generators, which
- * a handler may import as the lab's own examples do. Also what the run's copy holds (lab-copy.js).
- */
+/** What the student's process may read of the lab beside node_modules: what its child imports, the exercises, the generators. */
 export const LAB_PARTS = Object.freeze(['package.json', 'lib', 'grader/student', 'exercises', 'generators'])
-/**
- * CPU seconds the student's process may use in all (RLIMIT_CPU, soft; the hard limit a few seconds
- * on): far above what the full checks ask of a handler, so only a process that spins is stopped.
- */
+/** CPU seconds the student's process may use in all (RLIMIT_CPU): only a process that spins meets it. */
 export const CPU_SECONDS = 900
 const CPU_HARD_MARGIN = 5
 /** The most files a submission folder is looked through, to see if its user can read them. */
@@ -49,22 +27,10 @@ const probes = new Map()
 /**
  * @typedef {{ permission: string|null, user: number|null, network: 'own namespace'|'shared',
  *   parentDeath: 'SIGKILL'|'stdin closes', cpuSeconds: number|null, copied: boolean, labCopy: boolean, notes: string[] }} IsolationFacts
- *   `permission`: the flag that turned Node's permission model on, null when this Node has none;
- *   `user`: the uid the process runs as, null when it runs as the grader's; `cpuSeconds`: its CPU-time
- *   limit, null where there is none; `copied`: its user could not read the submission, which ran from a copy;
- *   `labCopy`: the lab's code, and a submission inside the lab, ran from the run's copy (lab-copy.js); `notes`: why a layer is off
+ *   `permission`: the flag that turned Node's permission model on; `copied`: the submission ran from a copy
  */
 
-/**
- * The isolation to use, decided from what the machine offers and what the caller allows.
- * @param {{ handler: string, submission?: string, user?: boolean, network?: boolean }} options
- *   `submission`: what the process may read of the submission, a file alone or a folder (default:
- *   the handler's folder); `user`, `network`: false turns that layer off (both on by default where they can be had)
- * @returns {{ facts: IsolationFacts, uid: number|null, scope: string, copy: boolean, labCopy: boolean, notGraded: string|null }}
- *   `scope`: the submission's path to read; `copy`: run it from a copy its user can read; `labCopy`: the
- *   lab's code from the run's copy, which its user can read wherever the checkout is;
- *   `notGraded`: why it must not run at all (it would run as root)
- */
+/** The isolation to use from what the machine offers and the caller allows; `notGraded`: why it must not run (as root). */
 export function chooseIsolation ({ handler, submission, user = true, network = true }) {
   const notes = []
   const permission = permissionFlag()
@@ -96,7 +62,8 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
     notes.push('no network namespace of its own: the grader does not run as root')
   }
   const cpuSeconds = linux && hasTool('prlimit') ? CPU_SECONDS : null
-  if (cpuSeconds === null) notes.push('no CPU-time limit: prlimit(1) is missing (only the budget and the timeouts hold a process that spins)')
+  if (cpuSeconds === null) notes.push('no CPU-time limit: prlimit(1) is missing (only the budget and the timeouts ' +
+    'hold a process that spins)')
   return {
     uid,
     scope,
@@ -116,11 +83,7 @@ export function chooseIsolation ({ handler, submission, user = true, network = t
   }
 }
 
-/**
- * The error of a submission the grader will not run (it would run as root, or cannot be copied
- * for its user): a class run makes it the submission's row, not a failure of the grader.
- * @param {string} reason
- */
+/** The error of a submission the grader will not run: a class run makes it the submission's row, not its own failure. */
 export function notGradedError (reason) {
   const err = new Error(reason)
   err.code = 'NOT_GRADED'
@@ -128,18 +91,11 @@ export function notGradedError (reason) {
   return err
 }
 
-/**
- * The command line: wrappers (unshare, setpriv) that exec in place, so the
- * pid the grader gets is node's, then node with the permission flags.
- * @param {{ facts: IsolationFacts, uid: number|null }} isolation from chooseIsolation
- * @param {{ script: string, args: string[], scope: string, tmpDir: string, nodeFlags: string[], preload?: string[], lab?: string[] }} what
- *   `scope`: the submission's file or folder, the one part of it the process may read; `preload`: modules node imports first
- *   (`--import`); `lab`: the lab's code it may read (the run's copy's, lab-copy.js), the checkout's by default
- * @returns {{ command: string, args: string[] }}
- */
+/** The command line: wrappers that exec in place (so the pid is node's), then node with the permission flags. */
 export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, nodeFlags, preload = [], lab = projectReads() }) {
   const imports = preload.flatMap(function importFirst (file) { return ['--import', file] })
-  const node = [process.execPath, ...nodeFlags, ...permissionArgs(facts.permission, [...lab, scope, tmpDir], tmpDir, preload.length > 0), ...imports, script, ...args]
+  const permissions = permissionArgs(facts.permission, [...lab, scope, tmpDir], tmpDir, preload.length > 0)
+  const node = [process.execPath, ...nodeFlags, ...permissions, ...imports, script, ...args]
   let line = node
   if (facts.parentDeath === 'SIGKILL' || uid !== null) {
     const setpriv = ['setpriv']
@@ -154,11 +110,7 @@ export function isolatedCommand ({ facts, uid }, { script, args, scope, tmpDir, 
   return { command: line[0], args: line.slice(1) }
 }
 
-/**
- * The permission flags: reads of the lab's code, the submission (a file
- * alone, or its folder) and the temporary folder; writes of the temporary
- * folder; nothing else.
- */
+/** The permission flags: reads of the lab's code, the submission and the temporary folder; writes of the latter only. */
 function permissionArgs (flag, reads, tmpDir, hooks) {
   if (flag === null) return []
   const args = [flag]
@@ -170,12 +122,7 @@ function permissionArgs (flag, reads, tmpDir, hooks) {
   return args
 }
 
-/**
- * The checkout's code the process may read, as paths (those that exist): LAB_PARTS and
- * node_modules in the project, and the node_modules folders where express (the child's
- * server) and the allowed packages really resolve: installed as a package, npm hoists them to
- * the installing project's node_modules, not the lab's own (docs/install.md).
- */
+/** The checkout's code the process may read: LAB_PARTS, node_modules, and where the packages really resolve (docs/install.md). */
 function projectReads () {
   const paths = [...LAB_PARTS, 'node_modules'].map(inProject)
   for (const name of ['express', ...ALLOWED_PACKAGES]) {
@@ -195,11 +142,7 @@ function inProject (name) {
   return path.join(PROJECT_ROOT, name)
 }
 
-/**
- * Whether other users may read everything under `scope` (a file, or a folder's files and
- * folders, node_modules and .git left out), looking at no more than SCOPE_WALK_MAX entries:
- * past that, false (a copy is then made, and bounded by the same rule).
- */
+/** Whether others may read all under `scope` (node_modules and .git aside), within SCOPE_WALK_MAX entries (else false). */
 function allReadableByOthers (scope) {
   if (!readableByOthers(scope)) return false
   let seen = 0
@@ -231,11 +174,7 @@ function permissionFlag () {
   return null
 }
 
-/**
- * Whether a user with no rights of its own may read `file`: every folder on
- * the way searchable by others, the file (or folder) readable by others.
- * @param {string} file
- */
+/** Whether a user with no rights of its own may read `file`: every folder on the way searchable, it readable. */
 export function readableByOthers (file) {
   let at = realOrSame(path.resolve(file))
   try {

@@ -1,15 +1,4 @@
-/**
- * The lab's code as the student's user reads it when the grader runs as
- * root: a copy the grading run owns, in a fresh temporary folder that all
- * may read and the grader alone may write, so that a checkout in a folder
- * other users cannot enter (a home folder, `mktemp -d`) is never opened to
- * them. It holds what the student's process reads of the lab: package.json,
- * the folders of LAB_PARTS, and express and the allowed packages with all
- * they depend on, of each only the files Node loads (no docs, types or maps). A submission inside the lab is copied to its place in it,
- * so that its imports of the lab's code resolve there. Made on first use,
- * once per grading run (a class shares one); removed by close(), or at the
- * latest when the grader exits or a signal ends it.
- */
+/** The lab's code as the student's user reads it when the grader runs as root: a run's copy (student/README.md). */
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -21,18 +10,13 @@ import { copyReadable, notSubmission, readableFolders, SUBMISSION_LIMITS } from 
 /** What the student's process imports from node_modules: its server, and what a submission may. */
 const LAB_PACKAGES = Object.freeze(['express', ...ALLOWED_PACKAGES])
 
-/** A grading run's copy of the lab for the student's user. */
 export class LabCopy {
   #root = null
   #placed = new Set()
   /** What making it cost: `{ files, bytes, ms }`, once made. */
   cost = null
 
-  /**
-   * The copy's folder, made on the first call.
-   * @returns {string}
-   * @throws {Error} `code` 'NOT_GRADED' when other users cannot enter the temporary folder it is made in
-   */
+  /** The copy's folder, made on the first call; `code` 'NOT_GRADED' when others cannot enter the temporary folder. */
   root () {
     if (this.#root === null) {
       const started = process.hrtime.bigint()
@@ -40,7 +24,8 @@ export class LabCopy {
       removeAtExit(root)
       try {
         fs.chmodSync(root, 0o755)
-        if (!readableByOthers(root)) throw notGradedError(`not graded: other users cannot enter ${os.tmpdir()}, where the lab's code is copied for the submission's user (give TMPDIR a folder they can enter, such as /tmp)`)
+        if (!readableByOthers(root)) throw notGradedError(`not graded: other users cannot enter ${os.tmpdir()}, where the lab's code is ` +
+          `copied for the submission's user (give TMPDIR a folder they can enter, such as /tmp)`)
         const copied = copyLab(root)
         this.cost = { ...copied, ms: Number(process.hrtime.bigint() - started) / 1e6 }
       } catch (err) {
@@ -58,15 +43,7 @@ export class LabCopy {
     return [...LAB_PARTS, 'node_modules'].map(function inCopy (part) { return path.join(root, part) })
   }
 
-  /**
-   * Where a submission inside the lab sits in the copy, copied there on
-   * the first call for it (regular files only, as copySubmission copies,
-   * without the lab's own parts, its data folder and .git).
-   * @param {string} scope the submission's file or folder
-   * @param {string} handler the module graded, at or inside `scope`
-   * @returns {{ scope: string, handler: string } | null} null for a submission outside the lab
-   * @throws {Error} `code` 'NOT_GRADED' when it is too large to copy
-   */
+  /** Where a submission inside the lab sits in the copy (copied on first call); null outside the lab; NOT_GRADED when too large. */
   place (scope, handler) {
     const relative = insideLab(scope)
     if (relative === null) return null
@@ -114,23 +91,11 @@ function copyLab (root) {
 /** Node's loader reads these files only: copying the rest (docs, types, source maps) would cost for nothing. */
 const LOADED = /\.(?:js|cjs|mjs|json)$/
 
-/**
- * A file of the lab's Node never loads.
- * @param {string} file
- * @param {import('node:fs').Dirent} entry
- */
 function notLoaded (file, entry) {
   return entry.isFile() && !LOADED.test(file)
 }
 
-/**
- * The folders of LAB_PACKAGES and of every package they depend on, found as
- * Node finds them (the package's node_modules, then each folder's above
- * it), by name under the copy's node_modules. A package inside another's
- * node_modules goes with that one; two of one name elsewhere cannot share
- * the copy's one node_modules, and are refused.
- * @returns {Map<string, string>} name -> its folder
- */
+/** LAB_PACKAGES and their dependencies as Node finds them: name -> folder; two of one name in different places are refused. */
 function packagesToCopy () {
   const found = new Map()
   const queue = LAB_PACKAGES.map(function fromLab (name) { return packageFolder(PROJECT_ROOT, name) })
@@ -146,7 +111,8 @@ function packagesToCopy () {
   for (const [folder, name] of found) {
     const nested = [...found.keys()].some(function holds (other) { return other !== folder && isWithin(other, folder) })
     if (nested) continue
-    if (top.has(name)) throw new Error(`the lab's packages cannot be copied for the student's user: ${name} is installed twice, in ${top.get(name)} and ${folder}`)
+    if (top.has(name)) throw new Error(`the lab's packages cannot be copied for the student's user: ${name} is installed twice, in ` +
+      `${top.get(name)} and ${folder}`)
     top.set(name, folder)
   }
   return top
@@ -187,11 +153,7 @@ function realOrSame (file) {
   }
 }
 
-/**
- * The copies not yet removed, removed when the process exits or a signal
- * ends it: process-wide, as exit and signals are. A signal that nothing
- * else listens to is raised again once they are gone, so that it still ends the process.
- */
+/** Copies not yet removed, removed at exit or on a signal; a signal nothing else listens to is raised again after. */
 const live = new Set()
 const ENDING_SIGNALS = Object.freeze(['SIGINT', 'SIGTERM', 'SIGHUP'])
 

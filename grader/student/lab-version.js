@@ -6,22 +6,14 @@ import { PROJECT_ROOT } from '../../lib/config/options.js'
 
 const GIT_TIMEOUT_MS = 5000
 
-/**
- * The lab's version: package.json's, with `+` and the git commit (12 hex
- * digits) when the lab is a git checkout, as semver writes build metadata:
- * `0.1.0+589b2ea1c3d4`.
- * @returns {Promise<string>}
- */
+/** package.json's version with `+` and the 12-digit git commit in a checkout, as semver writes build metadata. */
 export async function labVersion () {
   const pkg = JSON.parse(await fs.promises.readFile(path.join(PROJECT_ROOT, 'package.json'), 'utf8'))
   const commit = await gitCommit()
   return commit === null ? pkg.version : `${pkg.version}+${commit.slice(0, 12)}`
 }
 
-/**
- * HEAD's commit, or null when git or the checkout is not there. Only the lab's own checkout:
- * installed as a package, the lab sits in another project's node_modules, whose commit is not the lab's.
- */
+/** HEAD's commit, or null: only the lab's own checkout (installed, it sits in another project's node_modules). */
 function gitCommit () {
   if (!fs.existsSync(path.join(PROJECT_ROOT, '.git'))) return Promise.resolve(null)
   return new Promise(function askGit (resolve) {

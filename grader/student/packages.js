@@ -1,11 +1,6 @@
-/**
- * The packages a submission may import besides Node's own modules (the ones
- * the exercises allow, exercises/README.md), and the module that resolves
- * them from the lab's node_modules for a submission anywhere on disk.
- */
+/** The packages a submission may import besides Node's (exercises/README.md), and the module that resolves them. */
 import { fileURLToPath } from 'node:url'
 
-/** What a submission may import besides Node's own modules. */
 export const ALLOWED_PACKAGES = Object.freeze(['raw-body', '@streamparser/json', 'express'])
 
 /** The package a bare specifier names: 'express/lib/router' -> 'express', '@scope/name/x' -> '@scope/name'. */

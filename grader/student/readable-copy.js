@@ -1,10 +1,4 @@
-/**
- * Copies the student's user may read and not write: regular files and
- * folders only (a link, a pipe or a device is left out, never followed),
- * folders 0755 and files 0644 whatever the umask, owned by the grader. What
- * a submission runs from when its user cannot read it (copySubmission), and
- * what the lab's code reaches that user through (lab-copy.js).
- */
+/** Copies the student's user may read, not write: regular files and folders only, 0755 and 0644 whatever the umask. */
 import fs from 'node:fs'
 import path from 'node:path'
 import { NOT_COPIED, notGradedError } from './isolation.js'
@@ -15,15 +9,7 @@ const COPY_MAX_BYTES = 64 * 2 ** 20
 const FOLDER_MODE = 0o755
 const FILE_MODE = 0o644
 
-/**
- * Copy `from` (a file or a folder) to `to`, whose parent exists.
- * @param {string} from
- * @param {string} to
- * @param {{ skip?: (file: string, entry: fs.Dirent) => boolean, maxFiles?: number, maxBytes?: number }} [options]
- *   `skip`: a path below `from` left out, with all under it (a file or a folder); past `maxFiles` or `maxBytes`,
- *   a `NOT_GRADED` error
- * @returns {{ files: number, bytes: number }} what was copied
- */
+/** Copy `from` (a file or folder) to `to`; `skip(file, entry)` leaves out a path and all under it; past the bounds, NOT_GRADED. */
 export function copyReadable (from, to, { skip = function none () { return false }, maxFiles = Infinity, maxBytes = Infinity } = {}) {
   const copied = { files: 0, bytes: 0 }
   const stat = fs.lstatSync(from)
@@ -48,18 +34,15 @@ function copyFile (from, to, size, copied, { maxFiles, maxBytes }) {
   copied.files++
   copied.bytes += size ?? fs.statSync(from).size
   if (copied.files > maxFiles || copied.bytes > maxBytes) {
-    throw notGradedError(`not graded: the submission is too large to copy for its user (over ${maxFiles} files or ${maxBytes / 2 ** 20} MiB)`)
+    throw notGradedError(`not graded: the submission is too large to copy for its user (over ${maxFiles} files or ` +
+      `${maxBytes / 2 ** 20} MiB)`)
   }
   // a clone where the file system has them: no bytes written
   fs.copyFileSync(from, to, fs.constants.COPYFILE_FICLONE)
   fs.chmodSync(to, FILE_MODE)
 }
 
-/**
- * Make `folder` and each folder above it up to `top` (which exists) searchable and readable by all.
- * @param {string} top
- * @param {string} folder at or below `top`
- */
+/** Make `folder` and each folder above it up to `top` searchable and readable by all. */
 export function readableFolders (top, folder) {
   const below = path.relative(top, folder).split(path.sep).filter(Boolean)
   let at = top
@@ -70,15 +53,7 @@ export function readableFolders (top, folder) {
   }
 }
 
-/**
- * Copy a submission (a file alone, or a folder without node_modules and
- * .git) into `dir`: what the student's user runs when it cannot read the original.
- * @param {string} scope the submission's file or folder
- * @param {string} handler the module graded, inside `scope` or `scope` itself
- * @param {string} dir an empty folder of the grader's
- * @returns {{ scope: string, handler: string }} the copy's
- * @throws {Error} `code` 'NOT_GRADED' when it is too large to copy
- */
+/** Copy a submission (a file, or a folder without node_modules and .git) into `dir`; NOT_GRADED when too large. */
 export function copySubmission (scope, handler, dir) {
   const target = path.join(dir, path.basename(scope))
   fs.chmodSync(dir, FOLDER_MODE)
@@ -86,10 +61,7 @@ export function copySubmission (scope, handler, dir) {
   return { scope: target, handler: path.join(target, path.relative(scope, handler)) }
 }
 
-/**
- * What copySubmission leaves out of a folder: its packages and history.
- * @param {string} file
- */
+/** What copySubmission leaves out of a folder: its packages and history. */
 export function notSubmission (file) {
   return NOT_COPIED.includes(path.basename(file))
 }

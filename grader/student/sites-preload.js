@@ -1,9 +1,4 @@
-/**
- * The sampler of sites-writer.js, loaded first by a Node service the grader starts for its
- * allocation sites (`NODE_OPTIONS=--import=…`, grader/service/started-service.js): each Node
- * process of the service writes its table to STREAMLAB_SITES_DIR/<pid>.json. A process without
- * that variable (one the service started with an environment of its own) samples nothing.
- */
+/** sites-writer.js's sampler for a started Node service (NODE_OPTIONS=--import): each process writes STREAMLAB_SITES_DIR/<pid>.json. */
 import path from 'node:path'
 import { startSiteWriter } from './sites-writer.js'
 

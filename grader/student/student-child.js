@@ -1,21 +1,5 @@
 #!/usr/bin/env node
-/**
- * The student's process: a small server with the student's module at
- * POST /student and nothing else of the lab (no reference routes, no
- * dashboard, no IPC), spawned by the grader (student-process.js) in the
- * isolation the machine offers and judged from outside. What it prints is a
- * log for the card's reasons, never a figure.
- *
- *   node --expose-gc grader/student/student-child.js <handler.js> (--listen-fd 3 | --port N) [--host 127.0.0.1]
- *     [--allocation-sites FILE --prefer DIR]
- *
- * With --allocation-sites, the lab's allocation sampler starts before the module loads and writes
- * its sites to FILE (sites-writer.js), the submission's folder DIR preferred for a site's frame.
- *
- * SIGUSR2 collects garbage twice (the idle figure of a memory window); it
- * exits when its stdin, held by the grader, closes, and with code 3 when the
- * module does not load (the reason on stderr).
- */
+/** The student's process: the module at POST /student and nothing else of the lab; command line in student/README.md. */
 import { parseArgs } from 'node:util'
 import express from 'express'
 import { DEFAULTS } from '../../lib/config/options.js'
@@ -38,7 +22,8 @@ async function main () {
     }
   })
   if (positionals.length !== 1 || (values['listen-fd'] === undefined) === (values.port === undefined)) {
-    process.stderr.write('grader/student/student-child.js is started by the grader (npm run grade -- handler.js): one handler, and --listen-fd or --port\n')
+    process.stderr.write('grader/student/student-child.js is started by the grader (npm run grade -- handler.js): ' +
+      'one handler, and --listen-fd or --port\n')
     process.exitCode = 2
     return
   }
@@ -69,9 +54,7 @@ async function main () {
   app.disable('x-powered-by')
   app.set('case sensitive routing', true)
   app.set('strict routing', true)
-  // as in the lab, a body that stops is bounded in time, whoever reads it; the lab's rate floor is
-  // not: the grader is this server's only client, and its writes of a few bytes each are slow on
-  // purpose, under the floor on a busy machine
+  // a body that stops is bounded in time as in the lab, but not the rate floor: the grader's tiny writes are slow on purpose
   app.use(bodyDeadline({ ...DEFAULTS.limits, minBodyRate: 0 }))
   app.use(studentRoutes(student))
   app.use(function routeNotFound (req, res, next) {

@@ -1,9 +1,4 @@
-/**
- * How the student's process is launched: a temporary folder of its own, a
- * listening socket the grader opens and hands over as descriptor 3 (where
- * the platform cannot, a free port named on the command line), the isolated
- * command line, and an environment with nothing of the grader's in it.
- */
+/** How the student's process is launched: its own folder, a socket handed over as fd 3, the isolated command, a bare environment. */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -20,18 +15,8 @@ import { copySubmission } from './readable-copy.js'
 const CHILD = fileURLToPath(new URL('./student-child.js', import.meta.url))
 
 /**
- * Spawn the student's process, in a process group of its own.
- * @param {{ handler: string, host: string, isolation?: { user?: boolean, network?: boolean, submission?: string },
- *   labCopy?: LabCopy, sampled?: boolean }} options `labCopy`: the grading run's copy of the lab, used as root (lab-copy.js);
- *   `sampled`: the lab's allocation sampler runs in it (student-child.js --allocation-sites)
- * @returns {Promise<{ child: import('node:child_process').ChildProcess, command: string, port: number, url: string,
- *   root: { pid: number, pgid: number, uid: number|null }, facts: object, tmpDir: string, copyDir: string|null,
- *   ownLabCopy: LabCopy|null, sites: { file: string, labRoot: string, scope: string, submission: string }|null }>}
- *   `facts`: how it is isolated (isolation.js IsolationFacts); `tmpDir`: its folder, `copyDir`: the copy of the
- *   submission it ran from (or null), and `ownLabCopy`: the copy of the lab made for it when it was given none
- *   (or null), the caller's to remove; `sites`: where a sampled child writes its table, and the
- *   submission's path as the child sees it (`scope`) and as the grader was given it (`submission`)
- * @throws {Error} `code` 'NOT_GRADED' when it would run as root (isolation.js)
+ * Spawn the student's process in a process group of its own; the caller removes `tmpDir`, `copyDir` and `ownLabCopy`.
+ * `code` 'NOT_GRADED' when it would run as root.
  */
 export async function launchStudent ({ handler, host, isolation: layers, labCopy = null, sampled = false }) {
   const isolation = chooseIsolation({ handler, ...layers })
@@ -72,7 +57,8 @@ export async function launchStudent ({ handler, host, isolation: layers, labCopy
     const sites = sampled ? sitesOptions(tmpDir, scope) : null
     const { command, args } = isolatedCommand(isolation, {
       script: inLab(labRoot, CHILD),
-      args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host]), ...(sites?.args ?? [])],
+      args: [path.resolve(handler), ...(handOver ? ['--listen-fd', '3'] : ['--port', String(port), '--host', host]),
+        ...(sites?.args ?? [])],
       scope,
       tmpDir,
       nodeFlags: ['--expose-gc'],
@@ -109,10 +95,7 @@ export async function launchStudent ({ handler, host, isolation: layers, labCopy
   }
 }
 
-/**
- * The child's arguments for its allocation sites (student-child.js): the table in its own
- * folder, the submission's folder (as the child sees it) preferred for a site's frame.
- */
+/** The child's allocation-site arguments: the table in its folder, the submission's folder preferred for a frame. */
 function sitesOptions (tmpDir, scope) {
   const file = path.join(tmpDir, 'allocation-sites.json')
   const folder = fs.statSync(scope).isDirectory() ? scope : path.dirname(scope)

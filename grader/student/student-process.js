@@ -1,12 +1,4 @@
-/**
- * The grader's side of the student's process (student-child.js): started
- * apart, in the isolation the machine offers (isolation.js), and judged from
- * outside only. The grader opens the listening socket and hands it over, so
- * it knows where the handler is; it knows the pid because it spawned it, in
- * a process group of its own; ready is an answer over HTTP; memory, CPU time
- * and held connections are the kernel's (grader/process/); stopping kills
- * the whole tree and waits until nothing of it runs.
- */
+/** The grader's side of the student's process: spawned in its own group on a socket it opens, judged from outside only. */
 import { setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -28,11 +20,7 @@ const GONE_TIMEOUT_MS = 5000
 /** A stopped process shows as stopped in /proc within a scheduler tick or two. */
 const PAUSE_TIMEOUT_MS = 1000
 
-/**
- * A grading's student processes: paused together while a reference route is
- * timed (SIGSTOP, SIGCONT), so that no student code runs beside it, and
- * stopped together at the end.
- */
+/** A grading's student processes: paused together while a reference route is timed, stopped together at the end. */
 export class StudentProcesses {
   #members = new Set()
 
@@ -44,14 +32,7 @@ export class StudentProcesses {
     this.#members.delete(student)
   }
 
-  /**
-   * Run `work` with every student process of the grading stopped
-   * (SIGSTOP to each whole tree, and /proc showing each stopped), and let
-   * them go on after.
-   * @template T
-   * @param {() => Promise<T>} work
-   * @returns {Promise<T>}
-   */
+  /** Run `work` with every student process stopped (SIGSTOP, and /proc showing it), and let them go on after. */
   async pausedWhile (work) {
     const paused = [...this.#members].filter(function running (s) { return s.alive })
     try {
@@ -68,7 +49,6 @@ export class StudentProcesses {
   }
 }
 
-/** The student's process, from the grader's side. */
 export class StudentProcess {
   #options
   #child = null
@@ -84,18 +64,10 @@ export class StudentProcess {
   #exited = null
   #exitedPromise = null
 
-  /**
-   * @param {{ handler: string, host?: string, budget: number, students?: StudentProcesses,
-   *   isolation?: { user?: boolean, network?: boolean }, labCopy?: import('./lab-copy.js').LabCopy, sampled?: boolean,
-   *   sources?: Map<string, Buffer> }} options
-   *   `budget`: RSS in bytes past which the tree is killed; `students`: the grading's set, which this one joins
-   *   while it runs; `labCopy`: the grading run's copy of the lab (lab-copy.js), else one of its own where needed;
-   *   `sampled`: the lab's allocation sampler runs in it (student-child.js), read through `sites`; `sources`: the
-   *   bytes of the submission's modules its digest kept, the code its sites are shown with (none by default)
-   */
+  /** `budget`: RSS bytes past which the tree is killed; `students`: the set it joins; `sources`: code its sites are shown with. */
   constructor (options) {
     this.#options = { host: '127.0.0.1', ...options }
-    /** How many times the process died (crashed, or was killed past the budget) since the first start. */
+    /** Deaths (crashed, or killed past the budget) since the first start. */
     this.deaths = 0
     /** The last death: { reason: 'memory'|'crash', message, pid, rss, code, signal } */
     this.lastDeath = null
@@ -121,19 +93,13 @@ export class StudentProcess {
     return this.#output
   }
 
-  /**
-   * The URL of a route: this process serves /student alone.
-   * @param {string} route
-   */
+  /** This process serves /student alone. */
   urlOf (route) {
     if (route !== 'student') throw new Error(`the student's process serves POST /student only, not /${route}`)
     return `${this.url}/student`
   }
 
-  /**
-   * Start the process and wait until it answers over HTTP.
-   * @throws {Error} `code` 'LOAD_FAILED' when the module did not load or never served (the message says why)
-   */
+  /** Start it and wait until it answers HTTP; `code` 'LOAD_FAILED' when the module did not load or never served. */
   async start () {
     const launched = await launchStudent(this.#options)
     const { child, command } = launched
@@ -197,10 +163,7 @@ export class StudentProcess {
     await this.start()
   }
 
-  /**
-   * Kill the whole tree and wait until nothing of it runs; not counted as a death.
-   * @returns {Promise<void>}
-   */
+  /** Kill the whole tree and wait until nothing of it runs; not counted as a death. */
   async stop () {
     this.#stopping = true
     this.#stopWatch()
@@ -229,30 +192,18 @@ export class StudentProcess {
     this.#ownLabCopy = null
   }
 
-  /**
-   * Send a signal to the whole tree (SIGSTOP and SIGCONT while the reference routes are timed).
-   * @param {NodeJS.Signals} signal
-   */
   signal (signal) {
     if (this.alive && this.#root.pid !== undefined) signalTree(this.#root, signal)
   }
 
-  /**
-   * Stop the whole tree (SIGSTOP) and wait until /proc shows every process
-   * of it stopped: signals are delivered when the kernel next runs them.
-   */
+  /** SIGSTOP the tree and wait until /proc shows all of it stopped: signals land when the kernel next runs them. */
   async pause () {
     this.signal('SIGSTOP')
     const until = Date.now() + PAUSE_TIMEOUT_MS
     while (this.alive && treeStopped(this.#root) === false && Date.now() < until) await sleep(1)
   }
 
-  /**
-   * Ask for a garbage collection (SIGUSR2, twice, student-child.js),
-   * and give it a moment: the idle figure of a window. A process that
-   * ignores it only makes its own idle figure larger.
-   * @returns {Promise<boolean>} false when it is gone
-   */
+  /** Ask for two collections (SIGUSR2) and give them a moment; false when it is gone. Ignoring it only raises its idle figure. */
   async gc () {
     if (!this.alive) return false
     try {
@@ -264,48 +215,26 @@ export class StudentProcess {
     return this.alive
   }
 
-  /**
-   * After a check: is the process still there and serving? One request to a
-   * path no route answers; a process that died has its exit counted by the
-   * time this resolves.
-   * @returns {Promise<'alive'|'dead'|'blocked'>}
-   */
+  /** After a check: 'alive', 'dead' (its exit counted by then) or 'blocked', from one request to a path no route answers. */
   settle (timeoutMs) {
     return settle(this, this.url, timeoutMs)
   }
 
-  /**
-   * What is left after the requests, from outside: `open` and `pending`, the
-   * connections on the student's port its process still holds (the kernel's
-   * socket table, grader/process/process-tree.js; null where /proc is missing);
-   * `calls` and `answered`, what the grader's own clients sent it and had
-   * answered; `unanswered`, those still waiting. Null when the process is gone.
-   * @returns {Promise<{ calls: number, answered: number, unanswered: number, pending: number|null,
-   *   open: number|null, source: 'kernel'|null } | null>}
-   */
+  /** What is left after the requests: connections it holds (null without /proc), the grader's calls; null when it is gone. */
   async stats () {
     if (!this.alive) return null
     const held = heldConnections(treePids(this.#root), this.port)
     const tally = this.#tally ?? { sent: 0, answered: 0, open: 0 }
-    return { calls: tally.sent, answered: tally.answered, unanswered: tally.open, pending: held, open: held, source: held === null ? null : 'kernel' }
+    const source = held === null ? null : 'kernel'
+    return { calls: tally.sent, answered: tally.answered, unanswered: tally.open, pending: held, open: held, source }
   }
 
-  /**
-   * The CPU time the process has used, read from outside (/proc/<pid>/stat).
-   * @returns {number|null} milliseconds; null where /proc is missing or it is gone
-   */
+  /** CPU time used (/proc/<pid>/stat), in ms; null where /proc is missing or it is gone. */
   cpuMs () {
     return cpuMs(this.pid)
   }
 
-  /**
-   * The tree's peak over `load`, garbage collected first
-   * (grader/process/tree-memory.js measureTree): the process is never asked.
-   * @template T
-   * @param {() => Promise<T>} load
-   * @returns {Promise<{ outcome: T, ms: number, idleRss: number|null, peakRss: number|null, growth: number|null,
-   *   peakSource: 'kernel peak'|'sampled peak'|null, unreadable: boolean }>}
-   */
+  /** The tree's peak over `load`, garbage collected first (tree-memory.js measureTree): the process is never asked. */
   async measure (load) {
     await this.gc()
     const pid = this.pid
@@ -313,7 +242,10 @@ export class StudentProcess {
     return measureTree({
       root: this.#root,
       alive: function stillAlive () { return student.alive },
-      killedPeak: function killedAt () { return student.lastDeath?.reason === 'memory' && student.lastDeath.pid === pid ? student.lastDeath.rss : null }
+      killedPeak: function killedAt () {
+        const death = student.lastDeath
+        return death?.reason === 'memory' && death.pid === pid ? death.rss : null
+      }
     }, load)
   }
 
@@ -322,22 +254,28 @@ export class StudentProcess {
     let gone = false
     exited.then(function noted () { gone = true })
     while (!gone && Date.now() < until) {
-      const answered = await Promise.race([probe(this.url, Math.min(PROBE_TIMEOUT_MS, until - Date.now())), exited.then(function no () { return false })])
+      const probed = probe(this.url, Math.min(PROBE_TIMEOUT_MS, until - Date.now()))
+      const answered = await Promise.race([probed, exited.then(function no () { return false })])
       if (answered && this.alive) return { ok: true }
       if (!gone) await sleep(PROBE_PAUSE_MS)
     }
-    if (!gone) return { ok: false, message: `${path.basename(this.#options.handler)} did not start serving within ${START_TIMEOUT_MS / 1000} s (its module may never finish loading${this.maxRss > 0 ? `; its RSS reached ${(this.maxRss / MiB).toFixed(0)} MiB` : ''})` }
+    if (!gone) return { ok: false, message: `${path.basename(this.#options.handler)} did not start serving within ` +
+      `${START_TIMEOUT_MS / 1000} s (its module may never finish ` +
+      `loading${this.maxRss > 0 ? `; its RSS reached ${(this.maxRss / MiB).toFixed(0)} MiB` : ''})` }
     const { code, signal } = this.#exited
     const death = this.lastDeath
     if (death?.reason === 'memory' && death.pid === this.pid) {
-      return { ok: false, message: `the student's process was killed at ${(death.rss / MiB).toFixed(0)} MiB while loading, past the grader's budget of ${(this.#options.budget / MiB).toFixed(0)} MiB` }
+      return { ok: false, message: `the student's process was killed at ${(death.rss / MiB).toFixed(0)} MiB while loading, past the ` +
+        `grader's budget of ${(this.#options.budget / MiB).toFixed(0)} MiB` }
     }
     if (signal === 'SIGXCPU') {
-      return { ok: false, message: `the student's process used up its CPU-time limit of ${this.isolation.cpuSeconds} s while loading (SIGXCPU)` }
+      return { ok: false, message: `the student's process used up its CPU-time limit of ` +
+        `${this.isolation.cpuSeconds} s while loading (SIGXCPU)` }
     }
     const marked = this.#output.split('\n').find(function reason (line) { return line.startsWith(LOAD_FAILED_MARK) })
     if (code === EXIT_LOAD_FAILED && marked) return { ok: false, message: marked.slice(LOAD_FAILED_MARK.length) }
-    return { ok: false, message: `the student's process exited (${signal ?? `exit code ${code}`}) before it served: ${this.#output.trim().split('\n').slice(-3).join(' | ').slice(0, 600)}` }
+    return { ok: false, message: `the student's process exited (${signal ?? `exit code ${code}`}) before it served: ` +
+      `${this.#output.trim().split('\n').slice(-3).join(' | ').slice(0, 600)}` }
   }
 
   #keep (chunk) {
@@ -346,7 +284,8 @@ export class StudentProcess {
 
   #startWatch () {
     this.#watch = watchWithinBudget(this, this.#root, this.#options.budget, function killed (rss, budget) {
-      return `the student's process was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ${(budget / MiB).toFixed(0)} MiB`
+      return `the student's process was killed: its RSS reached ${(rss / MiB).toFixed(0)} MiB, past the grader's budget of ` +
+        `${(budget / MiB).toFixed(0)} MiB`
     })
   }
 
@@ -365,10 +304,13 @@ export class StudentProcess {
     this.deaths++
     if (this.lastDeath?.reason === 'memory' && this.lastDeath.pid === child.pid) return
     if (signal === 'SIGXCPU') {
-      this.lastDeath = { reason: 'cpu', pid: child.pid, code, signal, rss: null, message: `the student's process was stopped: its CPU time passed the grader's limit of ${this.isolation?.cpuSeconds} s (SIGXCPU)` }
+      const message = `the student's process was stopped: its CPU time passed the grader's limit of ${this.isolation?.cpuSeconds} s ` +
+        '(SIGXCPU)'
+      this.lastDeath = { reason: 'cpu', pid: child.pid, code, signal, rss: null, message }
       return
     }
-    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message: `the student's process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}` }
+    const message = `the student's process died (${signal ?? `exit code ${code}`}): ${crashLine(this.#output)}`
+    this.lastDeath = { reason: 'crash', pid: child.pid, code, signal, rss: null, message }
   }
 }
 

@@ -1,14 +1,4 @@
-/**
- * The student's module at POST /student: loaded, checked, and mounted on the
- * student's own server (student-child.js). The contract (docs/lessons/grade.md):
- * the default export is an Express handler `(req, res)`, sync or async, or an
- * `express.Router()` whose `post('/')` answers.
- *
- * Nothing here counts or reports: the grader reads its figures from outside.
- * One thing is arranged for the outside to see: a call of an async handler
- * keeps its connection's descriptor open until the call settles, so a call
- * that never ends holds a connection the kernel shows.
- */
+/** The module at POST /student (docs/lessons/grade.md); an async call keeps its connection's descriptor open until it settles. */
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import express from 'express'
@@ -18,12 +8,7 @@ import { ALLOWED_PACKAGES, packageName } from './packages.js'
 export const LOAD_FAILED_MARK = 'student-child: load failed: '
 export const EXIT_LOAD_FAILED = 3
 
-/**
- * Import the student's module.
- * @param {string} file a path
- * @returns {Promise<{ kind: 'handler'|'router', fn: Function }>}
- * @throws {Error} with a message for the student: the import failed, or the default export is not one
- */
+/** Import the student's module: `{ kind: 'handler'|'router', fn }`; throws a message for the student otherwise. */
 export async function loadStudentModule (file) {
   let mod
   try {
@@ -31,13 +16,15 @@ export async function loadStudentModule (file) {
   } catch (err) {
     const missing = missingPackage(err)
     if (missing !== null) {
-      throw new Error(`${path.basename(file)} did not load: it imports ${missing}, which Node cannot find from its folder; the grader adds only ${ALLOWED_PACKAGES.join(', ')} to Node's own modules (exercises/README.md)`, { cause: err })
+      throw new Error(`${path.basename(file)} did not load: it imports ${missing}, which Node cannot find from its folder; the grader ` +
+        `adds only ${ALLOWED_PACKAGES.join(', ')} to Node's own modules (exercises/README.md)`, { cause: err })
     }
     throw new Error(`${path.basename(file)} did not load: ${err?.stack?.split('\n').slice(0, 3).join(' | ') ?? err}`, { cause: err })
   }
   const fn = mod.default
   if (typeof fn !== 'function') {
-    throw new Error(`${path.basename(file)} has no default export that is a function: export default async function handler (req, res) { … } or an express.Router()`)
+    throw new Error(`${path.basename(file)} has no default export that is a function: export default async function handler (req, ` +
+      `res) { … } or an express.Router()`)
   }
   // an express.Router() is a function with a stack of layers
   const kind = Array.isArray(fn.stack) && typeof fn.use === 'function' ? 'router' : 'handler'
@@ -53,11 +40,7 @@ function missingPackage (err) {
   return ALLOWED_PACKAGES.includes(name) ? null : name
 }
 
-/**
- * The router that mounts the module at POST /student.
- * @param {{ kind: string, fn: Function }} student from loadStudentModule
- * @returns {import('express').Router}
- */
+/** The router that mounts the module (from loadStudentModule) at POST /student. */
 export function studentRoutes (student) {
   const router = express.Router({ caseSensitive: true, strict: true })
   if (student.kind === 'router') {
@@ -85,15 +68,7 @@ export function studentRoutes (student) {
 /** handle -> { calls, close, deferred }: the connections whose descriptor a call keeps open */
 const holds = new WeakMap()
 
-/**
- * Keep the descriptor of a connection open until the returned function is
- * called. Node closes a socket by closing its handle (net.Socket _destroy):
- * the handle's close() is wrapped so that, while a call holds it, it
- * answers Node at once (the socket emits 'close' as usual) and closes the
- * descriptor when the last call lets go.
- * @param {import('node:net').Socket} socket
- * @returns {() => void} lets go (once)
- */
+/** Keep a connection's descriptor open until the returned function is called: Node sees the close, the kernel the descriptor. */
 function holdDescriptor (socket) {
   const handle = socket?._handle
   if (handle === null || handle === undefined || typeof handle.close !== 'function') return function nothingHeld () {}

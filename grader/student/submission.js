@@ -1,18 +1,4 @@
-/**
- * What a submission is: a `.js`, `.mjs` or `.cjs` file, or a folder with a
- * package.json naming its module or an `index.*`, found in a class's folder
- * (anything else there is skipped, with the reason). What identifies it is
- * digest.js's (the sha256 of the file, or of a folder's files) and
- * lab-version.js's (the grader's version): the card and a class's rows carry
- * both, so that a grade can be traced to the exact bytes and the exact grader.
- *
- * A submission is read as regular files only, bounded in size and in time:
- * a symbolic link could point at anything the grader (root, often) may
- * read, and a named pipe or a device could hang the run or never end. Each
- * entry is looked at with lstat, then opened with O_NOFOLLOW | O_NONBLOCK
- * and its descriptor checked again, so that swapping the file between the
- * two finds a refusal, not a pipe.
- */
+/** What a submission is: a .js, .mjs or .cjs file, or a folder naming its module; read as regular files only (student/README.md). */
 import fs from 'node:fs'
 import path from 'node:path'
 import { MiB, formatMemory } from '../../lib/util/units.js'
@@ -26,25 +12,12 @@ const INDEX_FILES = Object.freeze(SUBMISSION_EXTENSIONS.map(function index (ext)
 const PACKAGE_JSON_MAX_BYTES = MiB
 /** The export conditions a package's "." entry is read with: Node's for import(), then CommonJS's. */
 const CONDITIONS = Object.freeze(['node', 'import', 'default', 'require'])
-const NO_ENTRY = 'a folder with no module to grade: no package.json naming one ("main", or "exports" ".") and no index.js, index.mjs or index.cjs'
+const NO_ENTRY = 'a folder with no module to grade: no package.json naming one ("main", or "exports" ".") and no ' +
+  'index.js, index.mjs or index.cjs'
 /** What a skipped entry's reason ends with: what the grader would have taken. */
 const SUBMISSION_IS = 'a submission is a .js, .mjs or .cjs file, or a folder with a package.json or an index.js'
 
-/**
- * Every entry of a class's folder, in name order, as a submission or as something skipped,
- * each saying why it is not graded. A submission is a `.js`, `.mjs` or `.cjs` file, or a folder
- * (its package.json's `exports` "." or `main`, else its index.js, index.mjs or index.cjs); a
- * symbolic link to a folder is refused. Anything else (notes.txt, handler.ts, a dangling link) is
- * skipped with the reason, never dropped in silence; hidden entries and node_modules are not
- * looked at. Nothing is run: each entry is lstat'ed, a folder's package.json read (1 MiB at
- * most), and the module opened without following a link and checked to be a regular file.
- * @param {string} folder
- * @param {{ deadlineMs?: number }} [options] how long one entry may take to look at (READ_DEADLINE_MS)
- * @returns {Promise<Array<{ name: string, path: string, handler: string, refused: string|null, skipped: string|null }>>}
- *   `path` the file or folder, `handler` the module graded (a folder's entry); `refused` why a
- *   submission is not graded (a symbolic link, a pipe, a device, a folder with no module), `skipped`
- *   why an entry is not a submission at all; both null for one to grade
- */
+/** Every entry of a class's folder in name order: a submission (`refused` why not graded), or `skipped` with why. Nothing runs. */
 export async function findSubmissions (folder, options = {}) {
   const deadlineMs = options.deadlineMs ?? READ_DEADLINE_MS
   const names = await withDeadline(fs.promises.readdir(folder), deadlineMs, `listing ${folder}`)
@@ -90,20 +63,15 @@ async function lookAt (name, full) {
   return { ...entry, refused }
 }
 
-/**
- * A folder's module, as Node would import the folder as a package: its package.json's
- * `exports` "." (its first condition Node or CommonJS would take), else its `main`, else
- * index.js, index.mjs or index.cjs. Each path must stay inside the folder and reach a
- * regular file through no symbolic link.
- * @returns {Promise<{ handler: string, refused: string|null }>}
- */
+/** A folder's module as Node imports it (`exports` ".", `main`, index.*): inside the folder, regular, through no link. */
 async function folderEntry (folder) {
   const manifest = await readPackageJson(folder)
   if (manifest.problem !== null) return { handler: path.join(folder, 'package.json'), refused: `not graded: ${manifest.problem}` }
   const pkg = manifest.pkg
   if (pkg !== null && pkg.exports !== undefined) {
     const entry = exportsEntry(pkg.exports)
-    if (entry === null) return { handler: path.join(folder, 'package.json'), refused: 'not graded: its package.json\'s "exports" names no "." entry to import' }
+    if (entry === null) return { handler: path.join(folder, 'package.json'), refused: 'not graded: its package.json\'s "exports" names ' +
+      'no "." entry to import' }
     return moduleInside(folder, entry, `package.json's "exports" "."`, [''])
   }
   if (pkg !== null && typeof pkg.main === 'string' && pkg.main !== '') {
@@ -118,10 +86,7 @@ async function folderEntry (folder) {
   return { handler: path.join(folder, 'index.js'), refused: `not graded: ${NO_ENTRY}` }
 }
 
-/**
- * A folder's package.json: `pkg` null when there is none, `problem` when it is not one to read
- * (a link, a pipe, too large, not JSON, not an object).
- */
+/** A folder's package.json: `pkg` null when there is none, `problem` when it is not one to read. */
 async function readPackageJson (folder) {
   const file = path.join(folder, 'package.json')
   let handle
@@ -151,15 +116,11 @@ async function readPackageJson (folder) {
   }
 }
 
-/**
- * The path a package's `exports` gives for ".", or null: a string, a subpath map's "." entry,
- * or the first of Node's conditions (CONDITIONS) that gives one, arrays tried in order.
- * @param {unknown} exports
- * @returns {string|null}
- */
+/** The path `exports` gives for ".", or null: a string, a subpath map's ".", or the first of CONDITIONS, arrays in order. */
 export function exportsEntry (exports) {
   let target = exports
-  if (target !== null && typeof target === 'object' && !Array.isArray(target) && Object.keys(target).some(function subpath (key) { return key.startsWith('.') })) {
+  const isMap = target !== null && typeof target === 'object' && !Array.isArray(target)
+  if (isMap && Object.keys(target).some(function subpath (key) { return key.startsWith('.') })) {
     target = Object.hasOwn(target, '.') ? target['.'] : null
   }
   return conditionTarget(target, 0)
@@ -184,16 +145,12 @@ function conditionTarget (target, depth) {
   return null
 }
 
-/**
- * `entry` (as a package.json names it) inside `folder`: the first of it with one of `suffixes`
- * that exists, refused when it leaves the folder, passes through a symbolic link, or is not a
- * regular file.
- * @returns {Promise<{ handler: string, refused: string|null }>}
- */
+/** `entry` inside `folder` with the first of `suffixes` that exists; refused outside it, through a link, or not regular. */
 async function moduleInside (folder, entry, label, suffixes) {
   const rel = path.normalize(entry)
   if (path.isAbsolute(entry) || rel === '..' || rel.startsWith(`..${path.sep}`)) {
-    return { handler: path.join(folder, 'package.json'), refused: `not graded: ${label} (${JSON.stringify(entry)}) leads outside the folder` }
+    return { handler: path.join(folder, 'package.json'), refused: `not graded: ${label} (${JSON.stringify(entry)}) leads outside the ` +
+      `folder` }
   }
   for (const suffix of suffixes) {
     const file = path.join(folder, rel + suffix)
@@ -205,10 +162,7 @@ async function moduleInside (folder, entry, label, suffixes) {
   return { handler: path.join(folder, rel), refused: `not graded: ${label} names ${JSON.stringify(entry)}, which is not in the folder` }
 }
 
-/**
- * Whether the way from `folder` down to `file` passes through a symbolic link: the first such
- * part (relative to the folder), null for none, undefined when a part is missing.
- */
+/** The first part of the way from `folder` to `file` that is a link, null for none, undefined when a part is missing. */
 async function linkOnTheWay (folder, file) {
   const parts = path.relative(folder, file).split(path.sep)
   let at = folder
@@ -222,13 +176,7 @@ async function linkOnTheWay (folder, file) {
   return null
 }
 
-/**
- * Why `file` is not a regular file the grader may read, or null when it is one: opened without
- * following a link and without waiting on a pipe, its descriptor checked, closed, nothing read.
- * @param {string} file
- * @param {string} label how the reason names it
- * @param {string|null} missing the reason when it does not exist (null: it exists, it was listed)
- */
+/** Why `file` is not a regular file the grader may read (opened without following or waiting, nothing read), or null. */
 async function regularFileProblem (file, label, missing) {
   let handle
   try {
