@@ -107,6 +107,7 @@ function measureProblems (known, m, at, preset) {
   return problems
 }
 
+/** One measure of a card, or undefined. */
 export function findMeasure (doc, area, check, name) {
   return (doc.measures ?? []).find(function named (m) { return m.area === area && m.check === check && m.name === name })
 }
