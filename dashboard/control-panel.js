@@ -22,7 +22,8 @@ const POLL_MS = 500
  * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
  *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
  *   progressText: HTMLElement, results: HTMLElement }} el
- * @param {{ experiment?: string }} [options] the experiment chosen first (a lesson's), else the server's first
+ * @param {{ experiment?: string, compact?: boolean }} [options] the experiment chosen first (a lesson's), else the server's
+ *   first; `compact`: results drawn to fit a lesson's view (results-view.js)
  * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
  *   showEarlier: (entry: object) => void, readonly current: object }}
  */
@@ -181,7 +182,7 @@ export function createControlPanel (el, options = {}) {
     showRunning()
     if (run.status === 'done' && run.result && shownResultFor !== run.id) {
       shownResultFor = run.id
-      renderResults(el.results, run)
+      renderResults(el.results, run, { compact: options.compact === true })
       showMessage(`Run ${shortId(run.id)} finished.`, 'info')
     } else if (run.status === 'failed') {
       showMessage(`Run ${shortId(run.id)} failed: ${describeError(run.error)}`, 'error')
@@ -242,7 +243,7 @@ export function createControlPanel (el, options = {}) {
     // a lesson's view shows its own experiment's runs only
     if (options.experiment !== undefined && entry.name !== options.experiment) return
     shownResultFor = entry.id
-    renderResults(el.results, entry)
+    renderResults(el.results, entry, { compact: options.compact === true })
     const when = Number.isFinite(entry.time) ? ` at ${formatClock(entry.time)}` : ''
     const note = make('p', { class: 'help earlier-run' }, `Run ${shortId(entry.id)} (${entry.name}) finished${when}, before this page opened.`)
     el.results.querySelector('h2')?.after(note)

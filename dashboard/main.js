@@ -111,7 +111,7 @@ const panel = createControlPanel({
   progress: byId('run-progress'),
   progressText: byId('run-progress-text'),
   results: byId('results')
-}, { experiment: lesson?.experiment })
+}, { experiment: lesson?.experiment, compact: lesson !== null })
 
 const browserExport = createBrowserExport({
   form: byId('browser-export-form'),

@@ -100,5 +100,5 @@ export function answersVerdict (agree, routeCount) {
  */
 export function inputCaption (input, params) {
   const what = input.bytes ? `${input.bytes.toLocaleString('en')} bytes` : input.size !== null && input.size !== undefined ? `${input.size.toLocaleString('en')} items` : ''
-  return [what, input.format, `concurrency ${params.concurrency}`, `${params.requests} uploads per route`].filter(Boolean).join(', ')
+  return [what, input.format, `concurrency ${params.concurrency}`, `${params.requests} upload${params.requests === 1 ? '' : 's'} per route`].filter(Boolean).join(', ')
 }
