@@ -305,13 +305,16 @@ function renderField (param) {
   return field
 }
 
+/** How a run ended, in words. */
+const ENDINGS = Object.freeze({ done: 'Done', failed: 'Failed', cancelled: 'Cancelled', unknown: 'Lost (the server restarted)' })
+
 /**
  * "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good", then what the step does (run-steps.js): the
  * page knows no experiment, so it says what the progress event carries, whatever the experiment.
  */
 function describeProgress (run) {
   const head = `Run ${shortId(run.id)}`
-  if (run.status !== 'running') return [make('span', {}, `${head}: ${run.status}`)]
+  if (run.status !== 'running') return [make('span', {}, `${head}: ${ENDINGS[run.status] ?? run.status}.`)]
   const step = describeStep(run.progress ?? {})
   return [make('span', {}, `${head}: ${step.line}. `), make('span', { class: 'step-why' }, step.why)]
 }
