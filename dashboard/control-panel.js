@@ -22,8 +22,9 @@ const POLL_MS = 500
  * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
  *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
  *   progressText: HTMLElement, results: HTMLElement }} el
- * @param {{ experiment?: string, compact?: boolean }} [options] the experiment chosen first (a lesson's), else the server's
- *   first; `compact`: results drawn to fit a lesson's view (results-view.js)
+ * @param {{ experiment?: string, compact?: boolean, onFailed?: (run: object) => void }} [options] the experiment chosen
+ *   first (a lesson's), else the server's first; `compact`: results drawn to fit a lesson's view (results-view.js);
+ *   `onFailed`: called when a run it follows fails
  * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
  *   showEarlier: (entry: object) => void, readonly current: object }}
  */
@@ -186,6 +187,7 @@ export function createControlPanel (el, options = {}) {
       showMessage(`Run ${shortId(run.id)} finished.`, 'info')
     } else if (run.status === 'failed') {
       showMessage(`Run ${shortId(run.id)} failed: ${describeError(run.error)}`, 'error')
+      options.onFailed?.(run)
     } else if (run.status === 'cancelled' && shownResultFor !== run.id) {
       shownResultFor = run.id
       showMessage(`Run ${shortId(run.id)} was cancelled.`, 'info')

@@ -34,6 +34,7 @@ import { heapKey, storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 import { createLiveSites } from './sites-view.js'
 import { WarmUps } from './warm-ups.js'
+import { createDatabaseNote } from './lesson-database.js'
 
 const REDRAW_MS = 250
 const PROJECTOR_KEY = 'streamlab.projector'
@@ -111,7 +112,15 @@ const panel = createControlPanel({
   progress: byId('run-progress'),
   progressText: byId('run-progress-text'),
   results: byId('results')
-}, { experiment: lesson?.experiment, compact: lesson !== null })
+}, { experiment: lesson?.experiment, compact: lesson !== null, onFailed: checkDatabase })
+
+// the database lesson's view says what to do when the lab cannot reach its database (lesson-database.js)
+const databaseNote = lesson?.name === 'db-export' ? createDatabaseNote(byId('results')) : null
+databaseNote?.check()
+
+function checkDatabase () {
+  databaseNote?.check()
+}
 
 const browserExport = createBrowserExport({
   form: byId('browser-export-form'),

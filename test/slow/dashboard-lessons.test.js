@@ -124,6 +124,30 @@ describe('the lesson views at 1280x720', function () {
   })
 })
 
+describe('the database lesson\'s view when the lab cannot reach its database', function () {
+  this.timeout(120_000)
+  // a PostgreSQL URL on a port nothing listens on (9, discard): every connection is refused
+  const session = dashboardSession({ database: { url: 'postgres://streamlab@127.0.0.1:9/streamlab' } })
+
+  it('says which database it could not reach and what to do, above where the results go', async function () {
+    const { page } = session
+    await page.setViewportSize(SCREEN)
+    await openLesson(page, session.lab.url, 'db-export')
+    assert.equal(await page.isVisible('#lesson-database'), false, 'no note before the lab has tried the database')
+    // the form's own values: the run fails at its first request to the database
+    await page.click('#run')
+    await page.waitForSelector('#lesson-database', { state: 'visible', timeout: 60_000 })
+    const note = await page.textContent('#lesson-database')
+    assert.match(note, /^The lab cannot reach its database, postgres:\/\/streamlab@127\.0\.0\.1:9\/streamlab \(connect ECONNREFUSED/)
+    assert.match(note, /Start that PostgreSQL server and run again, or restart the lab without --database-url and DATABASE_URL/)
+    const box = await page.locator('#lesson-database').boundingBox()
+    assert.ok(box.y >= 0 && box.y + box.height <= SCREEN.height, `the note at ${JSON.stringify(box)}`)
+    assert.equal(await page.getAttribute('#run-message', 'data-kind'), 'error')
+    const smallest = await page.evaluate(smallestText)
+    assert.ok(smallest.px >= MIN_FONT_PX, `${smallest.px} px: "${smallest.text}" (${smallest.tag})`)
+  })
+})
+
 async function openLesson (page, url, name) {
   await page.goto(`${url}/?lesson=${name}`)
   await page.waitForFunction(function ready (experiment) {
