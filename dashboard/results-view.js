@@ -121,6 +121,7 @@ function renderCells (cells, run, labels, compact) {
   const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
   for (const x of extras) columns.push({ label: x.label, value: function extra (cell) { return x.value(cell) ?? '–' }, key: null })
   if (compact && cells.length <= COMPACT_TURNED_CELLS) return turnedHalves(cells, columns, run)
+  if (compact) return manyCells(cells, columns, run)
   const table = make('table', { class: cells.length === 1 ? 'results cell-turned' : 'results', 'data-run-id': run.id })
   table.append(make('caption', {}, describeRun(run)))
   const body = make('tbody')
@@ -155,6 +156,21 @@ function turnedHalves (cells, columns, run) {
     })
   return make('div', { class: 'cells-compact' }, make('p', { class: 'cells-caption' }, describeRun(run)),
     make('div', { class: 'cells-halves' }, ...tables))
+}
+
+/**
+ * Many cells in a compact view: a row each, less the columns every cell holds the same value in,
+ * which the caption names once ("the same in every row: sleep 0, runs 1").
+ */
+function manyCells (cells, columns, run) {
+  const same = columns.filter(function constant (c) { return new Set(cells.map(c.value)).size === 1 })
+  const shown = columns.filter(function varies (c) { return !same.includes(c) })
+  const alike = same.map(function named (c) { return `${c.label} ${c.value(cells[0])}` }).join(', ')
+  const table = make('table', { class: 'results', 'data-run-id': run.id },
+    make('caption', {}, same.length > 0 ? `${describeRun(run)}; the same in every row: ${alike}` : describeRun(run)),
+    make('thead', {}, make('tr', {}, ...shown.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))),
+    make('tbody', {}, ...cells.map(function row (cell) { return make('tr', {}, ...shown.map(function value (c) { return valueCell(c, cell) })) })))
+  return make('div', { class: 'table-scroll' }, table)
 }
 
 /** Each cell's name: its text members that differ from cell to cell ("batch", "stream"), else "This run" or "Cell 2". */

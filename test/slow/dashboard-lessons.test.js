@@ -22,7 +22,7 @@ const SMALL_RUNS = Object.freeze({
   upload: { route: 'both', concurrency: 1, sweep: 'single', bytes: '1MB' },
   'chunk-size': { hwm: '65536', mode: 'buffer', concurrency: 1, requests: 4 },
   'tiny-writes': { mode: 'coalesce', bytes: 1000, batch: 100, sweep: 'single' },
-  'db-export': { mode: 'both', rows: 100, batchSizes: '50', highWaterMarks: '50', repeat: 1 }
+  'db-export': { mode: 'both', rows: 100, batchSizes: '100,50,25', highWaterMarks: '50,10', repeat: 1 }
 })
 
 /** The panels drawn by Chart.js, whose axis labels are read. */
