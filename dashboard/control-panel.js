@@ -247,7 +247,8 @@ export function createControlPanel (el, options = {}) {
     shownResultFor = entry.id
     renderResults(el.results, entry, { compact: options.compact === true })
     const when = Number.isFinite(entry.time) ? ` at ${formatClock(entry.time)}` : ''
-    const note = make('p', { class: 'help earlier-run' }, `Run ${shortId(entry.id)} (${entry.name}) finished${when}, before this page opened.`)
+    const said = `Run ${shortId(entry.id)} (${entry.name}) finished${when}, before this page opened.`
+    const note = make('p', { class: 'help earlier-run' }, said)
     el.results.querySelector('h2')?.after(note)
   }
 

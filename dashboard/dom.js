@@ -34,5 +34,7 @@ export function make (tag, attributes = {}, ...children) {
  * @returns {Array<Node|string>} the children to pass to make()
  */
 export function breakAfterDots (name) {
-  return String(name).split(/(?<=\.)/).flatMap(function part (piece, i) { return i === 0 ? [piece] : [document.createElement('wbr'), piece] })
+  return String(name).split(/(?<=\.)/).flatMap(function part (piece, i) {
+    return i === 0 ? [piece] : [document.createElement('wbr'), piece]
+  })
 }

@@ -151,7 +151,9 @@ const replay = createReplay({
   }
 })
 const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
-const outcomesView = createOutcomes({ banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel })
+const outcomesView = createOutcomes({
+  banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel
+})
 const sitesView = createLiveSites(byId('sites'))
 explainGcTerms(document)
 const pipelineLive = createPipelineLive(byId('pipeline'))
@@ -198,7 +200,10 @@ const connection = connectMetrics({ url: `/metrics?interval=${interval}`, onStat
 
 function showStreamNote () {
   const parts = []
-  if (restarts > 0) parts.push(`The server restarted ${restarts === 1 ? 'once' : `${restarts} times`} while this page was open; its peak and its request ids started again.`)
+  if (restarts > 0) {
+    const times = restarts === 1 ? 'once' : `${restarts} times`
+    parts.push(`The server restarted ${times} while this page was open; its peak and its request ids started again.`)
+  }
   if (dropped > 0) parts.push(`${dropped} samples were dropped because this page read too slowly.`)
   if (gaps > 0) parts.push(`${gaps} gap${gaps === 1 ? '' : 's'} in the event history: some requests may be missing from the chart.`)
   byId('stream-note').textContent = parts.join(' ')

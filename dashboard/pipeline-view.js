@@ -172,7 +172,8 @@ function percent (bytes, top) {
  */
 export function showRecordedPipeline (container, samples, { idPrefix = 'replay' } = {}) {
   const sliderId = `${idPrefix}-pipeline-at`
-  const slider = make('input', { type: 'range', id: sliderId, min: '0', max: String(samples.length - 1), step: '1', value: String(samples.length - 1) })
+  const last = String(samples.length - 1)
+  const slider = make('input', { type: 'range', id: sliderId, min: '0', max: last, step: '1', value: last })
   const play = make('button', { type: 'button', class: 'pipeline-play' }, 'Play')
   const viewBox = make('div', { class: 'pipeline-view' })
   container.replaceChildren(
@@ -214,6 +215,8 @@ export function showRecordedPipeline (container, samples, { idPrefix = 'replay' 
 
   return {
     destroy: stop,
-    state: function recordedState () { return { samples: samples.length, at: Number(slider.value), playing: timer !== null, ...view.state() } }
+    state: function recordedState () {
+      return { samples: samples.length, at: Number(slider.value), playing: timer !== null, ...view.state() }
+    }
   }
 }

@@ -31,7 +31,8 @@ export function renderResults (box, run, { compact = false } = {}) {
     parts.push(compact ? folded('Published figures, and what this run measured', published) : published)
   }
   for (const v of Array.isArray(result.verdicts) ? result.verdicts : []) {
-    parts.push(make('p', { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }, String(v.text ?? '')))
+    const attributes = { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }
+    parts.push(make('p', attributes, String(v.text ?? '')))
   }
   if (parts.length === 1) {
     // jsonText: its strings' control characters and bidi marks escaped, its own line breaks kept
@@ -78,7 +79,8 @@ function renderTable (spec, run) {
     const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
     for (const c of spec.columns) {
       // a column's key is the record's: 'toString' names a column, not Object.prototype's method
-      const value = row.values !== null && typeof row.values === 'object' && Object.hasOwn(row.values, c.key) ? row.values[c.key] : undefined
+      const held = row.values !== null && typeof row.values === 'object' && Object.hasOwn(row.values, c.key)
+      const value = held ? row.values[c.key] : undefined
       tr.append(make('td', { 'data-route': c.route ?? c.key, 'data-field': row.field }, formatTableValue(row, value)))
     }
     body.append(tr)
@@ -129,7 +131,9 @@ function renderCells (cells, run, labels, compact) {
     table.append(make('thead', {}, make('tr', {}, make('th', { scope: 'col' }, 'Measure'), make('th', { scope: 'col' }, 'This run'))))
     for (const c of columns) body.append(make('tr', {}, make('th', { scope: 'row' }, c.label), valueCell(c, cells[0])))
   } else {
-    const head = columns.map(function head (c) { return make('th', c.key ? { scope: 'col', 'data-key': c.key } : { scope: 'col' }, c.label) })
+    const head = columns.map(function head (c) {
+      return make('th', c.key ? { scope: 'col', 'data-key': c.key } : { scope: 'col' }, c.label)
+    })
     table.append(make('thead', {}, make('tr', {}, ...head)))
     for (const cell of cells) {
       body.append(make('tr', {}, ...columns.map(function value (c) { return valueCell(c, cell) })))
@@ -148,7 +152,8 @@ function turnedHalves (cells, columns, run) {
   const half = rows.length > COMPACT_HALF_ROWS ? Math.ceil(rows.length / 2) : rows.length
   const tables = [rows.slice(0, half), rows.slice(half)].filter(function any (part) { return part.length > 0 })
     .map(function turned (part) {
-      const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'), ...names.map(function name (n) { return make('th', { scope: 'col' }, n) }))
+      const named = names.map(function name (n) { return make('th', { scope: 'col' }, n) })
+      const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'), ...named)
       const rows = part.map(function row (c) {
         return make('tr', {}, make('th', { scope: 'row' }, c.label), ...cells.map(function value (cell) { return valueCell(c, cell) }))
       })
@@ -169,7 +174,9 @@ function manyCells (cells, columns, run) {
   const table = make('table', { class: 'results', 'data-run-id': run.id },
     make('caption', {}, same.length > 0 ? `${describeRun(run)}; the same in every row: ${alike}` : describeRun(run)),
     make('thead', {}, make('tr', {}, ...shown.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))),
-    make('tbody', {}, ...cells.map(function row (cell) { return make('tr', {}, ...shown.map(function value (c) { return valueCell(c, cell) })) })))
+    make('tbody', {}, ...cells.map(function row (cell) {
+      return make('tr', {}, ...shown.map(function value (c) { return valueCell(c, cell) }))
+    })))
   return make('div', { class: 'table-scroll' }, table)
 }
 
@@ -177,9 +184,12 @@ function manyCells (cells, columns, run) {
 function cellNames (cells) {
   if (cells.length === 1) return { names: ['This run'], keys: [] }
   const keys = Object.keys(cells[0]).filter(function differs (key) {
-    return cells.every(function text (c) { return typeof c[key] === 'string' }) && new Set(cells.map(function of (c) { return c[key] })).size > 1
+    const texts = cells.every(function text (c) { return typeof c[key] === 'string' })
+    return texts && new Set(cells.map(function of (c) { return c[key] })).size > 1
   })
-  const names = cells.map(function name (cell, i) { return keys.length > 0 ? keys.map(function of (k) { return cell[k] }).join(', ') : `Cell ${i + 1}` })
+  const names = cells.map(function name (cell, i) {
+    return keys.length > 0 ? keys.map(function of (k) { return cell[k] }).join(', ') : `Cell ${i + 1}`
+  })
   return { names, keys }
 }
 

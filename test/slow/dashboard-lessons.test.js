@@ -87,7 +87,8 @@ describe('the lesson views at 1280x720', function () {
         }
         const ticks = await page.evaluate(crowdedTicks)
         assert.deepEqual(ticks.crowded, [], 'axis labels repeat or run together')
-        if (lesson.panels.some(function overTime (p) { return CHART_PANELS.includes(p) })) assert.ok(ticks.labels >= 2, `${ticks.labels} axis labels read`)
+        const charted = lesson.panels.some(function overTime (p) { return CHART_PANELS.includes(p) })
+        if (charted) assert.ok(ticks.labels >= 2, `${ticks.labels} axis labels read`)
         const smallest = await page.evaluate(smallestText)
         assert.ok(smallest.px >= MIN_FONT_PX, `${smallest.px} px after the run: "${smallest.text}" (${smallest.tag})`)
         assert.deepEqual(await page.evaluate(rawFieldNames, API_NAMES), [])
@@ -104,7 +105,8 @@ describe('the lesson views at 1280x720', function () {
         const id = await runFromLesson(page, { ...SMALL_RUNS.ingest, requests: 2 })
         await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: 90_000 })
         const steps = await page.evaluate(function seenSteps () { return window.lessonSpecSteps })
-        assert.ok(steps.some(function warmUp (s) { return /: Warm-up · \/(bad|good)\. One small upload per route, not drawn/.test(s.text) }),
+        const warmUp = /: Warm-up · \/(bad|good)\. One small upload per route, not drawn/
+        assert.ok(steps.some(function named (s) { return warmUp.test(s.text) }),
           JSON.stringify(steps))
         // the page opened before the run: what it drew is the run's two uploads per route
         const seen = await page.evaluate(function seen () { return window.streamlab.requestsSeen })
@@ -204,7 +206,8 @@ function clippedBoxes () {
     const style = getComputedStyle(el)
     if (style.display === 'none' || (style.overflowX === 'visible' && style.overflowY === 'visible')) continue
     if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) {
-      clipped.push(`${el.tagName.toLowerCase()}#${el.id}.${el.className}: ${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight}`)
+      const what = `${el.tagName.toLowerCase()}#${el.id}.${el.className}`
+      clipped.push(`${what}: ${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight}`)
     }
   }
   return clipped
