@@ -205,7 +205,9 @@ export function createControlPanel (el, options = {}) {
       el.progress.removeAttribute('value')
     } else {
       el.progress.max = total ?? 1
-      el.progress.value = total === null ? (current?.status === 'done' ? 1 : 0) : p.done
+      // a run that is done is full, whatever count its last progress event gave
+      if (current?.status === 'done') el.progress.value = el.progress.max
+      else el.progress.value = total === null ? 0 : p.done
     }
     el.progress.hidden = current === null
     el.progressText.replaceChildren(...(current === null ? [] : describeProgress(current)))
