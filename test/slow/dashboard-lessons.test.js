@@ -22,8 +22,11 @@ const SMALL_RUNS = Object.freeze({
   upload: { route: 'both', concurrency: 1, sweep: 'single', bytes: '1MB' },
   'chunk-size': { hwm: '65536', mode: 'buffer', concurrency: 1, requests: 4 },
   'tiny-writes': { mode: 'coalesce', bytes: 1000, batch: 100, sweep: 'single' },
-  'db-export': { mode: 'both', rows: 100, batchSizes: '100,50,25', highWaterMarks: '50,10', repeat: 1 }
+  'db-export': { mode: 'both', rows: 100, batchSizes: '50,25', highWaterMarks: '50,10', repeat: 1 }
 })
+
+/** How long a small run may take on a busy machine before its results show. */
+const RUN_MS = 240_000
 
 /** The panels drawn by Chart.js, whose axis labels are read. */
 const CHART_PANELS = Object.freeze(['memory', 'held', 'bytes', 'loop'])
@@ -32,7 +35,8 @@ const CHART_PANELS = Object.freeze(['memory', 'held', 'bytes', 'loop'])
 const API_NAMES = Object.freeze(['highWaterMark', 'writeFile', 'createReadStream', 'setNoDelay'])
 
 describe('the lesson views at 1280x720', function () {
-  this.timeout(120_000)
+  // a run on a busy 2-core machine: the database export's four cells have taken over 90 s at load 23
+  this.timeout(300_000)
   const session = dashboardSession()
   before(async function projectorScreen () {
     await session.page.setViewportSize(SCREEN)
@@ -58,7 +62,7 @@ describe('the lesson views at 1280x720', function () {
         const { page } = session
         await page.evaluate(watchSteps)
         const id = await runFromLesson(page, SMALL_RUNS[name])
-        await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: 90_000 })
+        await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: RUN_MS })
         const steps = await page.evaluate(function seenSteps () { return window.lessonSpecSteps })
         assert.ok(steps.length >= 2, JSON.stringify(steps))
         for (const step of steps) {
@@ -103,7 +107,7 @@ describe('the lesson views at 1280x720', function () {
         await openLesson(page, session.lab.url, 'ingest')
         await page.evaluate(watchSteps)
         const id = await runFromLesson(page, { ...SMALL_RUNS.ingest, requests: 2 })
-        await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: 90_000 })
+        await page.waitForSelector(`#results table.results[data-run-id="${id}"]`, { state: 'visible', timeout: RUN_MS })
         const steps = await page.evaluate(function seenSteps () { return window.lessonSpecSteps })
         const warmUp = /: Warm-up · \/(bad|good)\. One small upload per route, not drawn/
         assert.ok(steps.some(function named (s) { return warmUp.test(s.text) }),
