@@ -22,7 +22,9 @@ const POLL_MS = 500
  * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
  *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
  *   progressText: HTMLElement, results: HTMLElement }} el
- * @param {{ experiment?: string }} [options] the experiment chosen first (a lesson's), else the server's first
+ * @param {{ experiment?: string, compact?: boolean, onFailed?: (run: object) => void }} [options] the experiment chosen
+ *   first (a lesson's), else the server's first; `compact`: results drawn to fit a lesson's view (results-view.js);
+ *   `onFailed`: called when a run it follows fails
  * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
  *   showEarlier: (entry: object) => void, readonly current: object }}
  */
@@ -181,10 +183,11 @@ export function createControlPanel (el, options = {}) {
     showRunning()
     if (run.status === 'done' && run.result && shownResultFor !== run.id) {
       shownResultFor = run.id
-      renderResults(el.results, run)
+      renderResults(el.results, run, { compact: options.compact === true })
       showMessage(`Run ${shortId(run.id)} finished.`, 'info')
     } else if (run.status === 'failed') {
       showMessage(`Run ${shortId(run.id)} failed: ${describeError(run.error)}`, 'error')
+      options.onFailed?.(run)
     } else if (run.status === 'cancelled' && shownResultFor !== run.id) {
       shownResultFor = run.id
       showMessage(`Run ${shortId(run.id)} was cancelled.`, 'info')
@@ -202,7 +205,9 @@ export function createControlPanel (el, options = {}) {
       el.progress.removeAttribute('value')
     } else {
       el.progress.max = total ?? 1
-      el.progress.value = total === null ? (current?.status === 'done' ? 1 : 0) : p.done
+      // a run that is done is full, whatever count its last progress event gave
+      if (current?.status === 'done') el.progress.value = el.progress.max
+      else el.progress.value = total === null ? 0 : p.done
     }
     el.progress.hidden = current === null
     el.progressText.replaceChildren(...(current === null ? [] : describeProgress(current)))
@@ -242,9 +247,10 @@ export function createControlPanel (el, options = {}) {
     // a lesson's view shows its own experiment's runs only
     if (options.experiment !== undefined && entry.name !== options.experiment) return
     shownResultFor = entry.id
-    renderResults(el.results, entry)
+    renderResults(el.results, entry, { compact: options.compact === true })
     const when = Number.isFinite(entry.time) ? ` at ${formatClock(entry.time)}` : ''
-    const note = make('p', { class: 'help earlier-run' }, `Run ${shortId(entry.id)} (${entry.name}) finished${when}, before this page opened.`)
+    const said = `Run ${shortId(entry.id)} (${entry.name}) finished${when}, before this page opened.`
+    const note = make('p', { class: 'help earlier-run' }, said)
     el.results.querySelector('h2')?.after(note)
   }
 
@@ -304,13 +310,16 @@ function renderField (param) {
   return field
 }
 
+/** How a run ended, in words. */
+const ENDINGS = Object.freeze({ done: 'Done', failed: 'Failed', cancelled: 'Cancelled', unknown: 'Lost (the server restarted)' })
+
 /**
  * "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good", then what the step does (run-steps.js): the
  * page knows no experiment, so it says what the progress event carries, whatever the experiment.
  */
 function describeProgress (run) {
   const head = `Run ${shortId(run.id)}`
-  if (run.status !== 'running') return [make('span', {}, `${head}: ${run.status}`)]
+  if (run.status !== 'running') return [make('span', {}, `${head}: ${ENDINGS[run.status] ?? run.status}.`)]
   const step = describeStep(run.progress ?? {})
   return [make('span', {}, `${head}: ${step.line}. `), make('span', { class: 'step-why' }, step.why)]
 }

@@ -26,3 +26,15 @@ export function make (tag, attributes = {}, ...children) {
   node.append(...children.map(function shown (child) { return typeof child === 'string' ? shownText(child) : child }))
   return node
 }
+
+/**
+ * A name such as a stream's `gunzip.out` as children that may break after each dot: a narrow
+ * column wraps it at the dot rather than inside a word.
+ * @param {string} name
+ * @returns {Array<Node|string>} the children to pass to make()
+ */
+export function breakAfterDots (name) {
+  return String(name).split(/(?<=\.)/).flatMap(function part (piece, i) {
+    return i === 0 ? [piece] : [document.createElement('wbr'), piece]
+  })
+}

@@ -34,6 +34,7 @@ import { heapKey, storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 import { createLiveSites } from './sites-view.js'
 import { WarmUps } from './warm-ups.js'
+import { createDatabaseNote } from './lesson-database.js'
 
 const REDRAW_MS = 250
 const PROJECTOR_KEY = 'streamlab.projector'
@@ -111,7 +112,15 @@ const panel = createControlPanel({
   progress: byId('run-progress'),
   progressText: byId('run-progress-text'),
   results: byId('results')
-}, { experiment: lesson?.experiment })
+}, { experiment: lesson?.experiment, compact: lesson !== null, onFailed: checkDatabase })
+
+// the database lesson's view says what to do when the lab cannot reach its database (lesson-database.js)
+const databaseNote = lesson?.name === 'db-export' ? createDatabaseNote(byId('results')) : null
+databaseNote?.check()
+
+function checkDatabase () {
+  databaseNote?.check()
+}
 
 const browserExport = createBrowserExport({
   form: byId('browser-export-form'),
@@ -142,7 +151,9 @@ const replay = createReplay({
   }
 })
 const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
-const outcomesView = createOutcomes({ banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel })
+const outcomesView = createOutcomes({
+  banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel
+})
 const sitesView = createLiveSites(byId('sites'))
 explainGcTerms(document)
 const pipelineLive = createPipelineLive(byId('pipeline'))
@@ -189,7 +200,10 @@ const connection = connectMetrics({ url: `/metrics?interval=${interval}`, onStat
 
 function showStreamNote () {
   const parts = []
-  if (restarts > 0) parts.push(`The server restarted ${restarts === 1 ? 'once' : `${restarts} times`} while this page was open; its peak and its request ids started again.`)
+  if (restarts > 0) {
+    const times = restarts === 1 ? 'once' : `${restarts} times`
+    parts.push(`The server restarted ${times} while this page was open; its peak and its request ids started again.`)
+  }
   if (dropped > 0) parts.push(`${dropped} samples were dropped because this page read too slowly.`)
   if (gaps > 0) parts.push(`${gaps} gap${gaps === 1 ? '' : 's'} in the event history: some requests may be missing from the chart.`)
   byId('stream-note').textContent = parts.join(' ')

@@ -7,7 +7,7 @@
  * Samples come from the server or from a record (a file from anywhere): every string reaches the
  * page as text (dom.js `make`), never as markup.
  */
-import { make } from './dom.js'
+import { breakAfterDots, make } from './dom.js'
 import { formatBytes } from './format.js'
 import { isPipelineSample, pipelineBars, pipelineFigures } from './pipeline-bars.js'
 
@@ -110,7 +110,7 @@ function barNode (b) {
   const note = make('p', { class: 'pipeline-note' })
   const node = make('li', { class: 'pipeline-bar', 'data-key': b.key },
     make('div', { class: 'pipeline-tube', 'aria-hidden': 'true' }, fill, boundLine, peakTick),
-    make('p', { class: 'pipeline-label' }, b.label), value, note)
+    make('p', { class: 'pipeline-label' }, ...breakAfterDots(b.label)), value, note)
   return { node, fill, boundLine, peakTick, value, note }
 }
 
@@ -151,7 +151,9 @@ function drawBar (d, b, peak, top) {
   d.node.dataset.bound = b.bound === null ? '' : String(b.bound)
   d.node.dataset.peak = String(peak)
   const bound = b.bound === null ? '' : ` of ${formatBytes(b.bound)}`
-  d.value.textContent = `${formatBytes(b.bytes)}${bound}${over ? ' · past its bound' : ''} · peak ${formatBytes(peak)}`
+  // the peak in its own span: a lesson's view leaves it to the tick and the results (lesson-view.css)
+  d.value.replaceChildren(`${formatBytes(b.bytes)}${bound}${over ? ' · past its bound' : ''}`,
+    make('span', { class: 'pipeline-value-peak' }, ` · peak ${formatBytes(peak)}`))
   d.note.textContent = b.note
 }
 

@@ -4,7 +4,7 @@
  * the view knows no experiment.
  */
 import { jsonText } from '/lib/util/escape.js'
-import { make } from './dom.js'
+import { breakAfterDots, make } from './dom.js'
 import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 
 /**
@@ -14,15 +14,25 @@ import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
  * when it has none of these. The page knows no experiment.
  * @param {HTMLElement} box
  * @param {{ id: string, params: object, result: object }} run
+ * @param {{ compact?: boolean }} [options] `compact` (a lesson's view): a few cells are drawn turned, in two halves side by side
  */
-export function renderResults (box, run) {
+export function renderResults (box, run, { compact = false } = {}) {
   const result = run.result ?? {}
   const parts = [make('h2', {}, 'Results')]
   for (const table of Array.isArray(result.tables) ? result.tables : []) parts.push(renderTable(table, run))
-  if (Array.isArray(result.cells) && result.cells.length > 0) parts.push(renderCells(result.cells, run, result.cellLabels))
-  if (Array.isArray(result.published) && result.published.length > 0) parts.push(renderPublished(result.published))
+  const hasTables = parts.length > 1
+  if (Array.isArray(result.cells) && result.cells.length > 0) {
+    const cells = renderCells(result.cells, run, result.cellLabels, compact)
+    // a compact view shows the experiment's own table; every cell's figures are one click away
+    parts.push(compact && hasTables ? folded('Every figure of the run', cells) : cells)
+  }
+  if (Array.isArray(result.published) && result.published.length > 0) {
+    const published = renderPublished(result.published)
+    parts.push(compact ? folded('Published figures, and what this run measured', published) : published)
+  }
   for (const v of Array.isArray(result.verdicts) ? result.verdicts : []) {
-    parts.push(make('p', { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }, String(v.text ?? '')))
+    const attributes = { class: 'verdict', 'data-agree': String(v.ok ?? null), 'data-verdict': String(v.verdict ?? '') }
+    parts.push(make('p', attributes, String(v.text ?? '')))
   }
   if (parts.length === 1) {
     // jsonText: its strings' control characters and bidi marks escaped, its own line breaks kept
@@ -31,6 +41,11 @@ export function renderResults (box, run) {
   }
   box.replaceChildren()
   for (const part of parts) box.append(part)
+}
+
+/** A part of the results behind a summary a reader opens. */
+function folded (summary, part) {
+  return make('details', { class: 'results-more' }, make('summary', {}, summary), part)
 }
 
 /** A number in a contract unit (lib/experiments/result-contract.js UNITS). */
@@ -55,14 +70,17 @@ function renderTable (spec, run) {
   const table = make('table', { class: `results ${spec.name}`, 'data-run-id': run.id })
   table.append(make('caption', {}, spec.caption ? `Run ${shortId(run.id)}: ${spec.caption}` : describeRun(run)))
   const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'))
-  for (const c of spec.columns) head.append(make('th', { scope: 'col', ...(c.route ? { class: `route-${c.route}` } : {}) }, c.label))
+  for (const c of spec.columns) {
+    head.append(make('th', { scope: 'col', ...(c.route ? { class: `route-${c.route}` } : {}) }, ...breakAfterDots(c.label)))
+  }
   table.append(make('thead', {}, head))
   const body = make('tbody')
   for (const row of spec.rows) {
     const tr = make('tr', {}, make('th', { scope: 'row' }, row.label))
     for (const c of spec.columns) {
       // a column's key is the record's: 'toString' names a column, not Object.prototype's method
-      const value = row.values !== null && typeof row.values === 'object' && Object.hasOwn(row.values, c.key) ? row.values[c.key] : undefined
+      const held = row.values !== null && typeof row.values === 'object' && Object.hasOwn(row.values, c.key)
+      const value = held ? row.values[c.key] : undefined
       tr.append(make('td', { 'data-route': c.route ?? c.key, 'data-field': row.field }, formatTableValue(row, value)))
     }
     body.append(tr)
@@ -80,12 +98,17 @@ const CELL_EXTRAS = Object.freeze([
   { label: 'latency avg', value: function latencyAvg (c) { return Number.isFinite(c.latencyMs?.avg) ? formatMs(c.latencyMs.avg) : null } }
 ])
 
+/** Cells a compact view draws turned, a column each: more would not fit half its width. */
+const COMPACT_TURNED_CELLS = 3
+/** Quantities a turned table holds before a compact view splits it into two halves side by side. */
+const COMPACT_HALF_ROWS = 6
+
 /**
  * The cells: a row each, a column per scalar member (headed by `labels` where the result gives
  * them), and the figures worth a column beyond them. One cell is drawn turned, a row per quantity,
- * so that twenty of them fit the page.
+ * so that twenty of them fit the page; in a compact view up to three are, in two halves side by side.
  */
-function renderCells (cells, run, labels) {
+function renderCells (cells, run, labels, compact) {
   const keys = new Set()
   for (const cell of cells) {
     for (const [key, value] of Object.entries(cell)) {
@@ -99,6 +122,8 @@ function renderCells (cells, run, labels) {
   })
   const extras = CELL_EXTRAS.filter(function present (x) { return cells.some(function has (c) { return x.value(c) !== null }) })
   for (const x of extras) columns.push({ label: x.label, value: function extra (cell) { return x.value(cell) ?? '–' }, key: null })
+  if (compact && cells.length <= COMPACT_TURNED_CELLS) return turnedHalves(cells, columns, run)
+  if (compact) return manyCells(cells, columns, run)
   const table = make('table', { class: cells.length === 1 ? 'results cell-turned' : 'results', 'data-run-id': run.id })
   table.append(make('caption', {}, describeRun(run)))
   const body = make('tbody')
@@ -106,7 +131,9 @@ function renderCells (cells, run, labels) {
     table.append(make('thead', {}, make('tr', {}, make('th', { scope: 'col' }, 'Measure'), make('th', { scope: 'col' }, 'This run'))))
     for (const c of columns) body.append(make('tr', {}, make('th', { scope: 'row' }, c.label), valueCell(c, cells[0])))
   } else {
-    const head = columns.map(function head (c) { return make('th', c.key ? { scope: 'col', 'data-key': c.key } : { scope: 'col' }, c.label) })
+    const head = columns.map(function head (c) {
+      return make('th', c.key ? { scope: 'col', 'data-key': c.key } : { scope: 'col' }, c.label)
+    })
     table.append(make('thead', {}, make('tr', {}, ...head)))
     for (const cell of cells) {
       body.append(make('tr', {}, ...columns.map(function value (c) { return valueCell(c, cell) })))
@@ -115,6 +142,55 @@ function renderCells (cells, run, labels) {
   table.append(body)
   // many columns: the table scrolls sideways in its box rather than run under the side panel
   return make('div', { class: 'table-scroll' }, table)
+}
+
+/** A few cells turned, a column each headed by what sets them apart, its quantities in two tables side by side. */
+function turnedHalves (cells, columns, run) {
+  const { names, keys } = cellNames(cells)
+  // what names each cell's column is not a row again
+  const rows = columns.filter(function notAName (c) { return !keys.includes(c.key) })
+  const half = rows.length > COMPACT_HALF_ROWS ? Math.ceil(rows.length / 2) : rows.length
+  const tables = [rows.slice(0, half), rows.slice(half)].filter(function any (part) { return part.length > 0 })
+    .map(function turned (part) {
+      const named = names.map(function name (n) { return make('th', { scope: 'col' }, n) })
+      const head = make('tr', {}, make('th', { scope: 'col' }, 'Measure'), ...named)
+      const rows = part.map(function row (c) {
+        return make('tr', {}, make('th', { scope: 'row' }, c.label), ...cells.map(function value (cell) { return valueCell(c, cell) }))
+      })
+      return make('table', { class: 'results cell-turned', 'data-run-id': run.id }, make('thead', {}, head), make('tbody', {}, ...rows))
+    })
+  return make('div', { class: 'cells-compact' }, make('p', { class: 'cells-caption' }, describeRun(run)),
+    make('div', { class: 'cells-halves' }, ...tables))
+}
+
+/**
+ * Many cells in a compact view: a row each, less the columns every cell holds the same value in,
+ * which the caption names once ("the same in every row: sleep 0, runs 1").
+ */
+function manyCells (cells, columns, run) {
+  const same = columns.filter(function constant (c) { return new Set(cells.map(c.value)).size === 1 })
+  const shown = columns.filter(function varies (c) { return !same.includes(c) })
+  const alike = same.map(function named (c) { return `${c.label} ${c.value(cells[0])}` }).join(', ')
+  const table = make('table', { class: 'results', 'data-run-id': run.id },
+    make('caption', {}, same.length > 0 ? `${describeRun(run)}; the same in every row: ${alike}` : describeRun(run)),
+    make('thead', {}, make('tr', {}, ...shown.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))),
+    make('tbody', {}, ...cells.map(function row (cell) {
+      return make('tr', {}, ...shown.map(function value (c) { return valueCell(c, cell) }))
+    })))
+  return make('div', { class: 'table-scroll' }, table)
+}
+
+/** Each cell's name: its text members that differ from cell to cell ("batch", "stream"), else "This run" or "Cell 2". */
+function cellNames (cells) {
+  if (cells.length === 1) return { names: ['This run'], keys: [] }
+  const keys = Object.keys(cells[0]).filter(function differs (key) {
+    const texts = cells.every(function text (c) { return typeof c[key] === 'string' })
+    return texts && new Set(cells.map(function of (c) { return c[key] })).size > 1
+  })
+  const names = cells.map(function name (cell, i) {
+    return keys.length > 0 ? keys.map(function of (k) { return cell[k] }).join(', ') : `Cell ${i + 1}`
+  })
+  return { names, keys }
 }
 
 function valueCell (column, cell) {
@@ -176,7 +252,7 @@ const HEADINGS = Object.freeze({
  */
 export function fieldHeading (key) {
   if (Object.hasOwn(HEADINGS, key)) return HEADINGS[key]
-  const words = String(key).replace(/Ms$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()
+  const words = String(key).replace(/Ms$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/\brss\b/g, 'RSS')
   return words === '' ? String(key) : words
 }
 

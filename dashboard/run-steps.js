@@ -31,13 +31,16 @@ const STEPS = Object.freeze({
   clean: { name: 'Cleaning up', why: 'What the run opened is closed and counted.' }
 })
 
+/** Before the run names its first step. */
+const STARTING = Object.freeze({ name: 'Starting', why: 'The lab starts what the run needs (its client and helper processes).' })
+
 /**
  * A run's progress in words: the step's name with how far it is, and what the step does.
  * @param {{ stage?: string, done?: number, total?: number, route?: string, cell?: string }} p
  * @returns {{ line: string, why: string }}
  */
 export function describeStep (p) {
-  const step = typeof p.stage === 'string' ? STEPS[p.stage] ?? { name: p.stage, why: '' } : { name: 'Running', why: '' }
+  const step = typeof p.stage === 'string' ? STEPS[p.stage] ?? { name: p.stage, why: '' } : STARTING
   // a count in the step's own unit; a step without one counts nothing the reader sees
   const counted = step.unit !== undefined || !Object.hasOwn(STEPS, p.stage ?? '')
   const count = counted && Number.isFinite(p.total) && p.total > 0 ? `${p.done} of ${p.total}${step.unit ? ` ${step.unit}` : ''}` : ''

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
- * npm run docs:screenshots: the pictures of the lesson pages (docs/lessons/),
- * docs/img/view-<lesson>.png (the lesson's view, `/?lesson=<name>`, at 1280x720, as the class sees
- * it) and docs/img/lesson-<experiment>.png (the whole page), one of each per experiment.
+ * npm run docs:screenshots: the pictures of the lesson pages (docs/lessons/): for an experiment a
+ * lesson has a view of, docs/img/view-<lesson>.png (the view, `/?lesson=<name>`, at 1280x720, as the
+ * class sees it); for any other, docs/img/lesson-<experiment>.png (the whole page).
  *
  * For each experiment: a fresh lab process (so nothing one run leaves in
  * the heap shows in the next picture), the lesson's view in headless Chromium,
  * the run started from the page's own control panel as a teacher would,
- * and, once its results table is shown, a picture of the view, then of the whole page. The
+ * and, once its results table is shown, a picture of the view or of the whole page. The
  * figures each run measured are printed at the end, read from the run's
  * result: a caption must say what its own picture measured.
  *
@@ -59,8 +59,9 @@ const SHOTS = Object.freeze(Object.values(await loadFigures())
 const USAGE = `Usage: node scripts/screenshots.js [options]   (npm run docs:screenshots -- [options])
 
 Runs each experiment from its lesson's view of a fresh lab, in headless Chromium
-(CHROMIUM_PATH, else Chromium, Chrome or Edge where installed), and saves the view as
-<out>/view-<lesson>.png (1280x720) and the whole page as <out>/lesson-<experiment>.png.
+(CHROMIUM_PATH, else Chromium, Chrome or Edge where installed), and saves the lesson's view as
+<out>/view-<lesson>.png (1280x720), or the whole page as <out>/lesson-<experiment>.png for an
+experiment no lesson has a view of.
 
 Options:
   --only NAMES   comma-separated experiments to redo (default: all of
@@ -135,14 +136,13 @@ async function main (argv = process.argv.slice(2), out = process.stdout) {
   const done = []
   const failed = []
   for (const [index, shot] of chosen.entries()) {
-    const file = path.join(outDir, `lesson-${shot.name}.png`)
+    const file = path.join(outDir, Object.hasOwn(LESSONS, shot.name) ? `view-${shot.name}.png` : `lesson-${shot.name}.png`)
     const tag = `[${index + 1}/${chosen.length} ${shot.name}]`
     function note (line) { say(`${tag} ${line}`) }
     const started = Date.now()
     try {
       const taken = await takeShot(shot, file, note)
       const seconds = (Date.now() - started) / 1000
-      if (taken.view) note(`wrote ${path.relative(process.cwd(), taken.view.file)} (${formatBytes(taken.view.bytes)})`)
       note(`wrote ${path.relative(process.cwd(), file)} (${formatBytes(taken.bytes)}) in ${formatDuration(seconds * 1000)}`)
       done.push({ shot, file, seconds, ...taken })
     } catch (err) {
@@ -170,7 +170,7 @@ async function main (argv = process.argv.slice(2), out = process.stdout) {
   }
   for (const f of failed) {
     say()
-    say(`lesson-${f.shot.name}.png: not made: ${f.error.message}`)
+    say(`${f.shot.name}: no picture made: ${f.error.message}`)
   }
   return failed.length > 0 ? 1 : 0
 }
@@ -227,15 +227,15 @@ async function takeShot (shot, file, note) {
   // the focus ring would be in the picture; then one more redraw at the new window
   await page.evaluate(function blur () { document.activeElement?.blur() })
   await redrawn(page)
-  let view = null
   if (lesson) {
-    view = { file: path.join(path.dirname(file), `view-${lesson}.png`) }
-    await page.screenshot({ path: view.file })
-    view.bytes = fs.statSync(view.file).size
-    if (view.bytes > MAX_VIEW_PNG_BYTES) {
-      warnings.push(`${path.basename(view.file)}: ${formatBytes(view.bytes)}, larger than ${formatBytes(MAX_VIEW_PNG_BYTES)}`)
-    }
-    await showWholePage(page, viewport)
+    // the lesson's view, as the class sees it: the one picture its page needs
+    await page.screenshot({ path: file })
+    const bytes = fs.statSync(file).size
+    if (bytes > MAX_VIEW_PNG_BYTES) warnings.push(`${formatBytes(bytes)}: larger than ${formatBytes(MAX_VIEW_PNG_BYTES)}`)
+    for (const problem of browser.problems) warnings.push(`the page said: ${problem}`)
+    await browser.close()
+    await lab.stop()
+    return { run, preludes, bytes, viewport: VIEW_VIEWPORT, windowMinutes, warnings }
   }
   const overflow = await page.evaluate(function widestTable () {
     const box = document.getElementById('results')
@@ -260,25 +260,13 @@ async function takeShot (shot, file, note) {
   for (const problem of browser.problems) warnings.push(`the page said: ${problem}`)
   await browser.close()
   await lab.stop()
-  return { run, preludes, bytes, viewport, windowMinutes, warnings, view }
+  return { run, preludes, bytes, viewport, windowMinutes, warnings }
 }
 
 /** Wait for two more redraws of the page's charts. */
 async function redrawn (page) {
   const redraws = await page.evaluate(function redrawCount () { return window.streamlab.redraws })
   await page.waitForFunction(function redrawnTwice (before) { return window.streamlab.redraws > before + 1 }, redraws)
-}
-
-/** From a lesson's view to the whole page, as it was run, out of projector mode, at the whole page's size. */
-async function showWholePage (page, viewport) {
-  await page.evaluate(function leaveLesson () {
-    delete document.documentElement.dataset.lesson
-    document.getElementById('lesson-bar').hidden = true
-  })
-  if (await page.getAttribute('#projector', 'aria-pressed') === 'true') await page.click('#projector')
-  await page.setViewportSize(viewport)
-  await page.evaluate(function blur () { document.activeElement?.blur() })
-  await redrawn(page)
 }
 
 /**

@@ -54,7 +54,7 @@ export function routesResult (routes) {
     return { field, label, unit, values: Object.fromEntries(names.map(function of (r) { return [r, value(routes[r])] })) }
   }
   return {
-    caption: '10,000,000 bytes, json, concurrency 1, 1 uploads per route',
+    caption: '10,000,000 bytes, json, concurrency 1, 1 upload per route',
     tables: [{
       name: 'routes',
       columns: names.map(function column (r) { return { key: r, label: `POST /${r}`, route: r } }),

@@ -68,5 +68,6 @@ export function inputCaption (input, params) {
   let what = ''
   if (input.bytes) what = `${input.bytes.toLocaleString('en')} bytes`
   else if (input.size != null) what = `${input.size.toLocaleString('en')} items`
-  return [what, input.format, `concurrency ${params.concurrency}`, `${params.requests} uploads per route`].filter(Boolean).join(', ')
+  const uploads = `${params.requests} upload${params.requests === 1 ? '' : 's'} per route`
+  return [what, input.format, `concurrency ${params.concurrency}`, uploads].filter(Boolean).join(', ')
 }
