@@ -3,8 +3,8 @@
  * reporter reads, base64-encoded, from a grading step's `result` output (docs/sources.md,
  * "GitHub Classroom"; docs/grading-in-ci.md, "Points in GitHub Classroom"). A test per check;
  * each area is worth AREA_POINTS, shared by its checks, so a failed check costs its share only.
- * A failed test's message is its figure against the limit, the student's line (a memory check:
- * the card's top allocation site) and the fix in one sentence. A check the grader itself failed on
+ * A failed test's message is its figure against the limit, the student's line (a memory or a zip-bomb
+ * check: the card's top allocation site, where the body is held) and the fix in one sentence. A check the grader itself failed on
  * is a test in error, saying why: worth nothing, but not blamed on the handler.
  */
 import fs from 'node:fs'
@@ -34,7 +34,7 @@ export function classroomResults (card) {
     const checks = card.checks.filter(function inArea (c) { return c.area === area })
     const shares = pointShares(AREA_POINTS, checks.length)
     checks.forEach(function test (check, k) {
-      const siteLine = area === 'memory' && !check.pass && topSite !== null ? sitesLines(sites)[0] : null
+      const siteLine = namesTheLine(check) && topSite !== null ? sitesLines(sites)[0] : null
       tests.push(testOf(check, shares[k], siteLine === null ? null : topSite, siteLine))
     })
   }
@@ -47,6 +47,11 @@ export function classroomResults (card) {
     max_score: tests.reduce(function sum (n, t) { return n + t.max_score }, 0),
     tests
   }
+}
+
+/** Whether a failed check is the body held whole: a memory check, or a zip bomb let through (it inflated into that line). */
+function namesTheLine (check) {
+  return !check.pass && (check.area === 'memory' || (check.area === 'safety' && check.name.startsWith('zip bomb')))
 }
 
 /**
