@@ -10,7 +10,8 @@
  *
  * A site's names come from the server or a record: text nodes (dom.js `make`), never markup.
  */
-import { createRouteTracker, createSiteSummary, readWindow, routesInWindow, shareText, siteLine, siteShare, sitesHelp } from '/lib/runs/sites.js'
+import { readWindow, siteLine } from '/lib/allocation/site.js'
+import { createRouteTracker, createSiteSummary, routesInWindow, shareText, siteShare, sitesHelp } from '/lib/runs/sites.js'
 import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { formatMiB } from './format.js'

@@ -19,7 +19,8 @@
  * While recording, each sample is kept as its JSON text: about half the heap of the object.
  */
 
-import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, readWindow, routesInWindow, thinWindows } from './sites.js'
+import { readWindow } from '../allocation/site.js'
+import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, routesInWindow, thinWindows } from './sites.js'
 
 /** Defaults of `createTimeline`. */
 export const TIMELINE_DEFAULTS = Object.freeze({
