@@ -19,16 +19,17 @@ import { EXPERIMENTS } from '../experiments/index.js'
  * @param {object} opts normalised app options
  * @param {import('node:events').EventEmitter} events the lab's event bus
  * @param {{ registry?: object, runKeys?: import('../lib/limits/run-keys.js').RunKeys,
- *   sampler?: import('../lib/metrics/sampler.js').Sampler, diskQuota?: import('../lib/limits/disk-quota.js').DiskQuota }} [parts]
+ *   sampler?: import('../lib/metrics/sampler.js').Sampler, diskQuota?: import('../lib/limits/disk-quota.js').DiskQuota,
+ *   allocationSites?: import('../lib/metrics/alloc-sites.js').SiteSampling }} [parts]
  *   registry: experiment modules by name (tests may bring their own); runKeys: the app's
  *   keyring, which issues each run the key its load is let in by; sampler and diskQuota: the
  *   app's, with which each run's record is kept in <dataDir>/runs/ (without a sampler, none is)
  * @returns {import('express').Router & { close: () => Promise<void>, recorder: object|null }}
  */
-export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota } = {}) {
+export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota, allocationSites = null } = {}) {
   const recorder = sampler === undefined
     ? null
-    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, diskQuota, options: opts })
+    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, sites: allocationSites, diskQuota, options: opts })
   const engine = createEngine({ options: opts, events, registry, runKeys, recorder })
   // a run in flight when the previous worker died is lost with it: say so under its id
   function recordLostRun (crash) {

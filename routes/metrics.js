@@ -28,7 +28,8 @@ const MEDIA_TYPES = Object.freeze({
  * @param {import('../lib/metrics/sampler.js').Sampler} sampler
  * @param {{ admission?: object, diskQuota?: object, decoders?: object, allocationSites?: object }} [limits] what the JSON
  *   snapshot also shows: the memory budget and what is reserved in it, the disk quota and what is used of it, the decoder
- *   budget; `allocationSites` (lib/metrics/alloc-sites.js) is asked for the sites by a stream opened with `?allocationSites=1`
+ *   budget; `allocationSites` (lib/metrics/alloc-sites.js) is asked for the sites by a stream opened with `?allocationSites=1`,
+ *   and gives the snapshot its newest window
  * @returns {express.Router & { hub: import('../lib/metrics/stream.js').MetricsHub, close: () => void }}
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
@@ -40,7 +41,7 @@ export function metricsRoutes (opts, events, sampler, limits = {}) {
     const format = chooseFormat(req)
     const interval = readInterval(req.query.interval, sampler.interval)
     if (format === 'json') {
-      res.json({ ...hub.snapshot(), ...describeLimits(limits) })
+      res.json({ ...hub.snapshot(), ...describeLimits(limits), allocationSites: limits.allocationSites?.latest ?? null })
     } else if (format === 'prometheus') {
       const text = await prometheus.render()
       res.type(prometheus.contentType).send(text)

@@ -175,7 +175,7 @@ export const FLAGS = Object.freeze([
     option: 'app.metrics.allocationSampling',
     kind: 'text',
     group: 'plumbing',
-    help: 'when samples name the lines that allocate and hold memory: experiment (while one runs, or a stream asks), always (while anybody watches), off'
+    help: 'when the lines that allocate and hold memory are sampled: experiment (while one runs, or a stream asks), always (while anybody watches), off'
   }),
   flag('keep-runs', { arg: 'N', option: 'app.runs.keep', kind: 'integer', group: 'plumbing', help: 'run records kept in test-data/runs/, the oldest removed past it; 0: none written' }),
   flag('upload-max-age', { arg: 'T', option: 'app.upload.maxAgeMs', kind: 'duration', group: 'plumbing', help: 'at start, remove uploads older than this: 60m, 90s; 0 keeps them' })

@@ -1,8 +1,8 @@
 /**
  * Allocation sites in the metrics: while they are wanted, every `windowMs` the main thread's
  * and each parse thread's allocation sampler (lib/allocation/) give their window, merged into
- * one, and the next sample of each interval carries it as `allocationSites`
- * (docs/metrics.md, "Allocation sites").
+ * one and emitted on the bus as a `sites` event (docs/metrics.md, "Allocation sites"), which the
+ * stream, the live view and a run's recorder all take.
  *
  * Wanted means: the sampler (lib/metrics/sampler.js) is sampling, somebody listens, and the
  * mode allows it: 'experiment' (the default) while an experiment runs or a stream asks for
@@ -13,8 +13,7 @@
  * (`at`: its start), and the next starts from there: a run that takes its routes in turn
  * gets windows of one route each, which a run record can give to that route (lib/runs/sites.js).
  * That cut starts a new epoch too: from it on, a site holds only what it allocated since.
- * Every window goes to each stream interval once, in order, the run's last one too, and a
- * run's record takes the same ones (`take`, `endingWindows`): the live view shows what a record keeps.
+ * A run's end closes its last window at once; `settled()` resolves once it is on the bus.
  * Each read of a heap profile runs as the lab's (lib/util/lab-gc.js): its forced collection is marked so.
  *
  * Given the held ledger, a request whose stage takes a whole Buffer or string and so raises its
@@ -23,6 +22,7 @@
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 import { labRead } from '../util/lab-gc.js'
+import { createThreadSites } from '../parse/thread-sites.js'
 
 export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
 
@@ -49,8 +49,6 @@ export const SITE_SAMPLING_DEFAULTS = Object.freeze({
  * close one per request.
  */
 const ROUTE_CUT_MS = 250
-/** Windows kept for the intervals that have not taken them yet. */
-const PENDING = 8
 /** Requests in flight followed: more than any load the lab admits. */
 const MAX_IN_FLIGHT = 10_000
 /**
@@ -68,14 +66,13 @@ const PEAK_INTERVALS = 8
 export function createSiteSampling (options) {
   const { events, pool = null, held = null, ...rest } = options ?? {}
   if (events === null || typeof events?.on !== 'function') throw new TypeError('option events must be an EventEmitter')
-  if (pool !== null && typeof pool?.allocationWindows !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
   if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
   const out = { ...SITE_SAMPLING_DEFAULTS, ...rest }
   checkMode(out.mode)
   if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
   // the sampler checks intervalBytes and top, and names them
   const sampler = createAllocationSampler({ intervalBytes: out.intervalBytes, top: out.top })
-  return new SiteSampling(Object.freeze(out), events, pool, sampler, held)
+  return new SiteSampling(Object.freeze(out), events, pool === null ? null : createThreadSites(pool), sampler, held)
 }
 
 /**
@@ -92,7 +89,8 @@ export function checkMode (mode, name = 'option mode') {
 export class SiteSampling {
   #options
   #events
-  #pool
+  /** The parse threads' sampling (lib/parse/thread-sites.js), or null */
+  #threads
   #sampler
   #listening = false
   /** @type {Set<string>} experiment runs in flight */
@@ -101,11 +99,8 @@ export class SiteSampling {
   #timer = null
   /** The window being collected (a promise), or null */
   #collecting = null
-  /** The newest windows, oldest first, `{ seq, window }`: each taken once by each interval. */
-  #pending = []
-  #seq = 0
-  /** interval -> the seq of the window its samples last carried */
-  #given = new Map()
+  /** The newest window, for a snapshot */
+  #latest = null
   /** request id -> route, in flight */
   #inFlight = new Map()
   /** routes with a request since the last window */
@@ -113,16 +108,14 @@ export class SiteSampling {
   #lastWindowAt = 0
   /** A new route came too soon after a window, or while one was collected: the next window starts its epoch */
   #epochDue = false
-  /** As the latest run ended: what each interval had taken by then (a promise, once its last window is in) */
-  #ending = null
   /** The highest request peak noted in this window */
   #peakNoted = 0
   #stopPeaks
 
-  constructor (options, events, pool, sampler, held) {
+  constructor (options, events, threads, sampler, held) {
     this.#options = options
     this.#events = events
-    this.#pool = pool
+    this.#threads = threads
     this.#sampler = sampler
     events.on('experiment', this.#onExperiment)
     events.on('request', this.#onRequest)
@@ -169,11 +162,8 @@ export class SiteSampling {
     if (event?.phase === 'start') this.#runs.add(event.id)
     else if (['result', 'error', 'cancelled'].includes(event?.phase)) {
       this.#runs.delete(event.id)
-      // the run's last window, from the timer's last tick to its end, taken before sampling stops;
-      // what each interval had taken by then, for a record whose samples stop with the run
-      const given = new Map(this.#given)
-      const last = this.active ? this.collect(Date.now(), { ending: true }).catch(reportFailure) : Promise.resolve(null)
-      this.#ending = last.then(function ended () { return given })
+      // the run's last window, from the timer's last tick to its end, taken before sampling stops
+      if (this.active) this.collect(Date.now(), { ending: true }).catch(reportFailure)
     } else return
     this.#update()
   }.bind(this)
@@ -216,36 +206,18 @@ export class SiteSampling {
     }
   }
 
-  /**
-   * The window for a sample at `interval`: the oldest that interval has not taken, once each
-   * (the run's last ones too, after it ended), null when it has taken them all; the newest, every
-   * time, for a snapshot (`interval` null).
-   * @param {number|null} interval
-   */
-  take (interval) {
-    if (interval === null) return this.#pending.at(-1)?.window ?? null
-    const next = this.#untaken(this.#given.get(interval))[0]
-    if (next === undefined) return null
-    this.#given.set(interval, next.seq)
-    return next.window
-  }
-
-  /** The pending windows after `seq` (undefined: all of them), oldest first: what `take` and `endingWindows` select. */
-  #untaken (seq) {
-    return this.#pending.filter(function after (p) { return seq === undefined || p.seq > seq })
+  /** The newest window (the JSON snapshot's), or null. */
+  get latest () {
+    return this.#latest
   }
 
   /**
-   * The windows of the latest run that no sample at `interval` had carried as it ended, the one
-   * collected then included: the windows the same interval's samples carry next. A run's record
-   * keeps them last (lib/runs/recorder.js), since its samples stop with the run.
-   * @param {number} interval the recorder's sample interval
-   * @returns {Promise<object[]>}
+   * Resolves once no window is being collected: a run's last is on the bus by then (its recorder
+   * waits for it, lib/runs/recorder.js).
+   * @returns {Promise<void>}
    */
-  async endingWindows (interval) {
-    if (this.#ending === null) return []
-    const given = await this.#ending
-    return this.#untaken(given.get(interval)).map(function windowOf (p) { return p.window })
+  async settled () {
+    await this.#collecting?.catch(function reported () {})
   }
 
   /**
@@ -255,7 +227,7 @@ export class SiteSampling {
    *   collected, if one is, else a new one; `epoch`: a new route's start (sampler.js window)
    */
   async collect (at = Date.now(), { ending = false, epoch = false } = {}) {
-    const newest = this.#pending.at(-1)?.window ?? null
+    const newest = this.#latest
     // a window being collected (the timer's, late behind a parse that held the loop) is the run's last
     if (this.#collecting !== null) return ending ? this.#collecting : newest
     if (!this.active) return newest
@@ -276,14 +248,13 @@ export class SiteSampling {
     this.#peakNoted = 0
     this.#lastWindowAt = at
     this.#routesSince = new Set(this.#inFlight.values())
-    const threads = this.#pool === null ? [] : await this.#pool.allocationWindows({ epoch })
+    const threads = this.#threads === null ? [] : await this.#threads.windows({ epoch })
     const window = Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) })
-    // kept even if sampling stopped while the threads answered: a run's last window is carried after it
-    this.#pending.push({ seq: ++this.#seq, window })
-    if (this.#pending.length > PENDING) this.#pending.shift()
+    // sent even if sampling stopped while the threads answered: a run's last window comes after it
+    this.#latest = window
+    this.#events.emit('sites', window)
     return window
   }
-
 
   close () {
     this.#events.off('experiment', this.#onExperiment)
@@ -313,11 +284,8 @@ export class SiteSampling {
     const wanted = this.#wanted()
     if (wanted === this.active) return
     if (wanted) {
-      // a new run's windows: the last run's, not taken by now, are not carried into it
-      this.#pending = []
-      this.#given.clear()
       this.#sampler.start()
-      this.#pool?.startAllocationSampling(this.#options.intervalBytes)
+      this.#threads?.start(this.#options.intervalBytes)
       this.#lastWindowAt = Date.now()
       this.#routesSince = new Set(this.#inFlight.values())
       this.#startTimer()
@@ -325,7 +293,7 @@ export class SiteSampling {
       clearInterval(this.#timer)
       this.#timer = null
       this.#sampler.stop()
-      this.#pool?.stopAllocationSampling()
+      this.#threads?.stop()
     }
   }
 }

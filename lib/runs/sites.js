@@ -1,5 +1,5 @@
 /**
- * Which code holds a run's bytes, by route: the allocation-site windows its samples carry
+ * Which code holds a run's bytes, by route: the allocation-site windows of the bus's `sites` events
  * (docs/metrics.md, "Allocation sites"), each given to the route that had requests in flight
  * while it was taken, and each route's summary: its sites over the run, the bytes each
  * allocated summed across windows and the most it was seen to hold. A window during which two

@@ -48,8 +48,8 @@ export async function runSiteSampler (args, body, log) {
   const route = ROUTES[args.route].path.slice(1)
   const windows = []
   for (const event of stream.events) {
-    if (event.event !== 'sample' || !event.data?.allocationSites) continue
-    const window = readWindow(event.data.allocationSites, event.data.time)
+    if (event.event !== 'sites') continue
+    const window = readWindow(event.data)
     if (window !== null) windows.push({ ...window, routes: [route] })
   }
   const summary = summariseWindows(windows)
