@@ -29,7 +29,8 @@ import { EXPERIMENTS } from '../experiments/index.js'
 export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota, allocationSites = null } = {}) {
   const recorder = sampler === undefined
     ? null
-    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, sites: allocationSites, diskQuota, options: opts })
+    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, sites: allocationSites, diskQuota,
+      options: opts })
   const engine = createEngine({ options: opts, events, registry, runKeys, recorder })
   // a run in flight when the previous worker died is lost with it: say so under its id
   function recordLostRun (crash) {

@@ -10,9 +10,9 @@
  * wrapped, profiled or sent to the threads.
  *
  * A request of a route that no request since the last window had closes the window at once
- * (`at`: its start), and the next starts from there: a run that takes its routes in turn
- * gets windows of one route each, which a run record can give to that route (lib/runs/sites.js).
- * That cut starts a new epoch too: from it on, a site holds only what it allocated since.
+ * (`at`: its start; route-cuts.js decides), and the next starts from there: a run that takes its
+ * routes in turn gets windows of one route each, which a run record can give to that route
+ * (lib/runs/sites.js). That cut starts a new epoch too: from it on, a site holds only what it allocated since.
  * A run's end closes its last window at once; `settled()` resolves once it is on the bus.
  * Each read of a heap profile runs as the lab's (lib/util/lab-gc.js): its forced collection is marked so.
  *
@@ -23,6 +23,7 @@
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 import { labRead } from '../util/lab-gc.js'
 import { createThreadSites } from '../parse/thread-sites.js'
+import { RouteCuts } from './route-cuts.js'
 
 export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
 
@@ -43,14 +44,6 @@ export const SITE_SAMPLING_DEFAULTS = Object.freeze({
   top: 20
 })
 
-/**
- * A new route closes the window only this long after the last one: a window given to a stream
- * at 100 ms is given before the next replaces it, and a load of several routes at once does not
- * close one per request.
- */
-const ROUTE_CUT_MS = 250
-/** Requests in flight followed: more than any load the lab admits. */
-const MAX_IN_FLIGHT = 10_000
 /**
  * A request's peak is noted from this many sampling intervals on: fewer samples say little, and
  * each note of the heap costs a mark-compact.
@@ -101,13 +94,7 @@ export class SiteSampling {
   #collecting = null
   /** The newest window, for a snapshot */
   #latest = null
-  /** request id -> route, in flight */
-  #inFlight = new Map()
-  /** routes with a request since the last window */
-  #routesSince = new Set()
-  #lastWindowAt = 0
-  /** A new route came too soon after a window, or while one was collected: the next window starts its epoch */
-  #epochDue = false
+  #cuts = new RouteCuts()
   /** The highest request peak noted in this window */
   #peakNoted = 0
   #stopPeaks
@@ -135,25 +122,8 @@ export class SiteSampling {
   }.bind(this)
 
   #onRequest = function onRequest (event) {
-    if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return
-    // an experiment's warm-up is no route's upload: the record and the page leave it out (lib/runs/sites.js)
-    if (event.warmUp === true) return
-    if (event.phase === 'end') {
-      this.#inFlight.delete(event.id)
-      return
-    }
-    if (event.phase !== 'start') return
-    // the first request after none is fresh too: the window before it was nobody's
-    const fresh = !this.#routesSince.has(event.route)
-    this.#inFlight.set(event.id, event.route)
-    if (this.#inFlight.size > MAX_IN_FLIGHT) this.#inFlight.delete(this.#inFlight.keys().next().value)
-    this.#routesSince.add(event.route)
-    const at = Number.isFinite(event.time) ? event.time : Date.now()
-    if (!fresh || !this.active) return
-    if (at - this.#lastWindowAt < ROUTE_CUT_MS || this.#collecting !== null) {
-      this.#epochDue = true
-      return
-    }
+    const at = this.#cuts.onRequest(event, { active: this.active, collecting: this.#collecting !== null })
+    if (at === null) return
     this.#startTimer()
     this.collect(at, { epoch: true }).catch(reportFailure)
   }.bind(this)
@@ -163,7 +133,7 @@ export class SiteSampling {
     else if (['result', 'error', 'cancelled'].includes(event?.phase)) {
       this.#runs.delete(event.id)
       // the run's last window, from the timer's last tick to its end, taken before sampling stops
-      if (this.active) this.collect(Date.now(), { ending: true }).catch(reportFailure)
+      if (this.active) this.collect(Date.now()).catch(reportFailure)
     } else return
     this.#update()
   }.bind(this)
@@ -221,16 +191,14 @@ export class SiteSampling {
   }
 
   /**
-   * The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait).
+   * Close a window now, without waiting for the timer: the one being collected, if one is (the
+   * timer's, late behind a parse that held the loop), else a new one; the newest while not sampling.
    * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
-   * @param {{ ending?: boolean, epoch?: boolean }} [how] `ending`: a run's last window: the one being
-   *   collected, if one is, else a new one; `epoch`: a new route's start (sampler.js window)
+   * @param {{ epoch?: boolean }} [how] `epoch`: a new route's start (sampler.js window)
    */
-  async collect (at = Date.now(), { ending = false, epoch = false } = {}) {
-    const newest = this.#latest
-    // a window being collected (the timer's, late behind a parse that held the loop) is the run's last
-    if (this.#collecting !== null) return ending ? this.#collecting : newest
-    if (!this.active) return newest
+  async collect (at = Date.now(), { epoch = false } = {}) {
+    if (this.#collecting !== null) return this.#collecting
+    if (!this.active) return this.#latest
     this.#collecting = this.#closeWindow(at, epoch)
     try {
       return await this.#collecting
@@ -241,13 +209,10 @@ export class SiteSampling {
 
   async #closeWindow (at, epochAsked) {
     // a cut put off (a route too soon after a window) starts at this window instead: held never counts from before it
-    const epoch = epochAsked || this.#epochDue
-    this.#epochDue = false
+    const epoch = this.#cuts.closed(at) || epochAsked
     const sampler = this.#sampler
     const main = { thread: 'main', window: labRead(function read () { return sampler.window({ epoch }) }) }
     this.#peakNoted = 0
-    this.#lastWindowAt = at
-    this.#routesSince = new Set(this.#inFlight.values())
     const threads = this.#threads === null ? [] : await this.#threads.windows({ epoch })
     const window = Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) })
     // sent even if sampling stopped while the threads answered: a run's last window comes after it
@@ -286,8 +251,7 @@ export class SiteSampling {
     if (wanted) {
       this.#sampler.start()
       this.#threads?.start(this.#options.intervalBytes)
-      this.#lastWindowAt = Date.now()
-      this.#routesSince = new Set(this.#inFlight.values())
+      this.#cuts.closed(Date.now())
       this.#startTimer()
     } else {
       clearInterval(this.#timer)

@@ -10,7 +10,9 @@
  * @param {{ configure: (message: object) => void, askEach: (message: object) => Promise<object[]> }} pool lib/parse/pool.js
  */
 export function createThreadSites (pool) {
-  if (typeof pool?.configure !== 'function' || typeof pool?.askEach !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
+  if (typeof pool?.configure !== 'function' || typeof pool?.askEach !== 'function') {
+    throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
+  }
   /** Mean bytes between samples while the threads sample, else null. */
   let sampling = null
   return Object.freeze({

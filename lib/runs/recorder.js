@@ -1,9 +1,9 @@
 /**
  * The recorder the experiment engine is handed: it listens for as long as a run lasts (the
  * app's sampler at its interval, the bus's `request`, `peak` and `sites` events, the last
- * window of sites once `sites.settled()`) and, when the run ends, writes its record to the runs folder. The engine knows nothing of files: it calls
- * `begin` when a run starts, `progress` on the handle as the run reports it, and `end` when
- * the run ends.
+ * window of sites once `sites.settled()`) and, when the run ends, writes its record to the
+ * runs folder. The engine knows nothing of files: it calls `begin` when a run starts, `progress`
+ * on the handle as the run reports it, and `end` when the run ends.
  *
  * When a record is written (or could not be), the bus gets
  *   'run-record' { id, name, time, file, bytes }   or   { id, name, time, error }
@@ -18,8 +18,8 @@ import { makeRecord, recordText } from './record.js'
  * @param {{ dir: string, keep: number, sampler: { subscribe: Function, interval: number },
  *   events: import('node:events').EventEmitter, sites?: { settled: () => Promise<void> }|null, diskQuota?: object|null,
  *   options?: object|null, timeline?: object, warn?: (line: string) => void }} settings
- *   `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js); `options`: the app's normalised options, which
- *   a record notes; `timeline`: bounds for createTimeline (specs)
+ *   `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js);
+ *   `options`: the app's normalised options, which a record notes; `timeline`: bounds for createTimeline (specs)
  */
 export function createRunRecorder (settings) {
   const { sampler, events, sites = null, options = null, warn = console.warn } = settings
