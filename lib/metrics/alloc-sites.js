@@ -1,24 +1,14 @@
 /**
- * Allocation sites in the metrics: while they are wanted, every `windowMs` the main thread's
- * and each parse thread's allocation sampler (lib/allocation/) give their window, merged into
- * one and emitted on the bus as a `sites` event (docs/metrics.md, "Allocation sites"), which the
- * stream, the live view and a run's recorder all take.
- *
- * Wanted means: the sampler (lib/metrics/sampler.js) is sampling, somebody listens, and the
- * mode allows it: 'experiment' (the default) while an experiment runs or a stream asks for
- * the sites (`want()`), 'always' whenever the sampler samples, 'off' never. Off, nothing is
- * wrapped, profiled or sent to the threads.
- *
- * A request of a route that no request since the last window had closes the window at once
- * (`at`: its start; route-cuts.js decides), and the next starts from there: a run that takes its
- * routes in turn gets windows of one route each, which a run record can give to that route
- * (lib/runs/sites.js). That cut starts a new epoch too: from it on, a site holds only what it allocated since.
- * A run's end closes its last window at once; `settled()` resolves once it is on the bus.
- * Each read of a heap profile runs as the lab's (lib/util/lab-gc.js): its forced collection is marked so.
- *
- * Given the held ledger, a request whose stage takes a whole Buffer or string and so raises its
- * peak past any the window has seen has the sampler note what each site holds then: /bad's
- * string and parsed document are garbage by the window's end.
+ * Allocation sites in the metrics: while wanted, every `windowMs` the main thread's and each parse
+ * thread's sampler (lib/allocation/) give a window, merged into one and emitted on the bus as a
+ * `sites` event, which the stream, the live view and a run's recorder take. Wanted: the sampler
+ * samples, somebody listens, and the mode allows it ('experiment': while a run runs or a stream
+ * asks, `want()`; 'always'; 'off': nothing wrapped, profiled or sent to the threads). A new
+ * route's first request closes the window at its start and starts an epoch of held
+ * (route-cuts.js); a run's end closes its last, and `settled()` resolves once it is on the bus.
+ * A request peak the held ledger reports has the sampler note what each site holds then (/bad's
+ * whole string is garbage by the window's end). Heap reads run as the lab's (lib/util/lab-gc.js).
+ * docs/metrics.md, "Allocation sites", says what a window holds.
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 import { labRead } from '../util/lab-gc.js'
