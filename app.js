@@ -157,7 +157,7 @@ function wireApp (app, opts, closers, closing) {
   closers.push(function closeMetrics () { metrics.close() })
   app.use(metrics)
   // each run's record goes to <dataDir>/runs/, within the disk quota; GET /runs serves them
-  const experiments = experimentRoutes(opts, events, { runKeys, sampler, diskQuota })
+  const experiments = experimentRoutes(opts, events, { runKeys, sampler, diskQuota, allocationSites })
   closers.push(function closeExperiments () { return experiments.close() })
   app.locals.runRecorder = experiments.recorder
   app.use(experiments)

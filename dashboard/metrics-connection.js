@@ -7,7 +7,7 @@
  * proxy while the lab restarts).
  */
 
-const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'run-record', 'dropped', 'gap'])
+const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'run-record', 'sites', 'dropped', 'gap'])
 
 const RESTART_AFTER_MS = 3000
 

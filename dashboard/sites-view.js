@@ -10,7 +10,8 @@
  *
  * A site's names come from the server or a record: text nodes (dom.js `make`), never markup.
  */
-import { createRouteTracker, createSiteSummary, readWindow, routesInWindow, shareText, siteLine, siteShare, sitesHelp } from '/lib/runs/sites.js'
+import { readWindow, siteLine } from '/lib/allocation/site.js'
+import { createRouteTracker, createSiteSummary, routesInWindow, shareText, siteShare, sitesHelp } from '/lib/runs/sites.js'
 import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { formatMiB } from './format.js'
@@ -111,9 +112,9 @@ export function renderRecordSites (box, record) {
 }
 
 /**
- * The live view: fed every stream event (`onEvent`), it adds each sample's window to the run's
+ * The live view: fed every stream event (`onEvent`), it adds each `sites` window to the run's
  * summary and draws it; a run's start begins a new one. The windows are the ones its record
- * keeps: the samples carry the run's last ones after it ends (lib/metrics/alloc-sites.js take).
+ * keeps, the run's last too (lib/metrics/alloc-sites.js).
  * @param {HTMLElement} box
  * @returns {{ onEvent: (type: string, data: unknown) => void, state: () => object }}
  */
@@ -133,8 +134,8 @@ export function createLiveSites (box) {
     if (type === 'request') {
       tracker.onRequest(data)
       if (data.phase === 'start' && typeof data.route === 'string' && !routes.includes(data.route) && routes.length < 16) routes.push(data.route)
-    } else if (type === 'sample') {
-      const window = readWindow(data.allocationSites, data.time)
+    } else if (type === 'sites') {
+      const window = readWindow(data)
       if (window === null) return
       window.routes = routesInWindow(tracker, window)
       summary.add(window)

@@ -17,12 +17,14 @@ import { EXPERIMENTS } from '../experiments/index.js'
 
 /**
  * The /experiments routes. `registry`: experiment modules by name (tests bring their own); `runKeys`: the app's
- * keyring; `sampler` and `diskQuota`: with them each run's record is kept in <dataDir>/runs/.
+ * keyring; `sampler` and `diskQuota`: with them each run's record is kept in <dataDir>/runs/, its site windows
+ * from `allocationSites`.
  */
-export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota } = {}) {
+export function experimentRoutes (opts, events, { registry = EXPERIMENTS, runKeys, sampler, diskQuota, allocationSites = null } = {}) {
   const recorder = sampler === undefined
     ? null
-    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, diskQuota, options: opts })
+    : createRunRecorder({ dir: runsDir(opts.dataDir), keep: opts.runs.keep, sampler, events, sites: allocationSites, diskQuota,
+      options: opts })
   const engine = createEngine({ options: opts, events, registry, runKeys, recorder })
   // a run in flight when the previous worker died is lost with it: say so under its id
   function recordLostRun (crash) {

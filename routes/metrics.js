@@ -23,7 +23,8 @@ const MEDIA_TYPES = Object.freeze({
 
 /**
  * The /metrics routes; `opts.metrics` tunes the hub (HUB_DEFAULTS; past `maxClients`, 503). `limits`: what the
- * JSON snapshot also shows (memory budget, disk quota, decoder budget); `allocationSites` serves `?allocationSites=1`.
+ * JSON snapshot also shows (memory budget, disk quota, decoder budget, the newest site window); `allocationSites`
+ * serves `?allocationSites=1`.
  */
 export function metricsRoutes (opts, events, sampler, limits = {}) {
   const hub = createMetricsHub({ ...opts.metrics, events, sampler })
@@ -34,7 +35,7 @@ export function metricsRoutes (opts, events, sampler, limits = {}) {
     const format = chooseFormat(req)
     const interval = readInterval(req.query.interval, sampler.interval)
     if (format === 'json') {
-      res.json({ ...hub.snapshot(), ...describeLimits(limits) })
+      res.json({ ...hub.snapshot(), ...describeLimits(limits), allocationSites: limits.allocationSites?.latest ?? null })
     } else if (format === 'prometheus') {
       const text = await prometheus.render()
       res.type(prometheus.contentType).send(text)

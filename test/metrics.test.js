@@ -166,7 +166,7 @@ describe('GET /metrics', function () {
       assert.equal(res.status, 200)
       assert.match(res.headers.get('content-type'), /^application\/json/)
       const body = res.body
-      assert.deepEqual(Object.keys(body).sort(), ['clients', 'decoderBudget', 'disk', 'dropped', 'ended', 'history', 'lastCrash', 'lastResults', 'memoryBudget', 'requestsInFlight', 'sample'])
+      assert.deepEqual(Object.keys(body).sort(), ['allocationSites', 'clients', 'decoderBudget', 'disk', 'dropped', 'ended', 'history', 'lastCrash', 'lastResults', 'memoryBudget', 'requestsInFlight', 'sample'])
       assert.deepEqual([body.lastCrash, body.lastResults], [null, []], 'a lab that never crashed and ran nothing')
       assert.ok(body.sample.rss > 0)
       assert.ok(body.sample.eventLoop.utilization >= 0, 'the stream is sampling, so the snapshot has event-loop figures')

@@ -83,7 +83,8 @@ export function makeTestRecord (what = {}) {
   // in time order, as the recorder hears them: a site window goes to the routes in flight
   const heard = [
     ...(what.samples ?? [fakeSample(startedAt + 100, 80 * MiB), fakeSample(startedAt + 200, 95 * MiB)]).map(function sample (s) { return { time: s.time, add: function add () { timeline.addSample(s) } } }),
-    ...(what.requests ?? []).map(function request (e) { return { time: e.time, add: function add () { timeline.addRequest(e) } } })
+    ...(what.requests ?? []).map(function request (e) { return { time: e.time, add: function add () { timeline.addRequest(e) } } }),
+    ...(what.siteWindows ?? []).map(function sites (w) { return { time: w.at, add: function add () { timeline.addSiteWindow(w) } } })
   ]
   for (const event of heard.sort(function byTime (x, y) { return x.time - y.time })) event.add()
   for (const [time, kind, label] of what.marks ?? [[startedAt, 'peak-reset', 'peak reset']]) timeline.addMark(time, kind, label)
@@ -164,7 +165,7 @@ export function site (kind, where, functionName, allocatedMiB, heldMiB, thread =
   return { thread, functionName, file, line: Number(line), column: 3, kind, allocatedBytes: allocatedMiB * MiB, heldBytes: heldMiB === null ? null : heldMiB * MiB, samples: Math.ceil(allocatedMiB * 2) }
 }
 
-/** A sample's `allocationSites`: a 2 s window of these sites, closed with the sample unless `more.at` says when. */
+/** A bus `sites` event: a 2 s window of these sites, closed at `more.at`. */
 export function sitesWindow (sites, more = {}) {
   return { intervalBytes: 2 * 1024 * 1024, windowMs: 2000, threads: ['main', 'parse thread 1'], sites, totals: { heap: null, buffer: null, omitted: { count: 0, allocatedBytes: 0, heldBytes: 0 } }, heapErrors: {}, ...more }
 }
@@ -185,11 +186,9 @@ export function makeSitesRecord ({ id = 'sites-run', functionName = 'parseWhole'
     [8000, [site('buffer', 'node:zlib:600', 'processCallback', 40, 0.25), site('heap', 'lib/json/records.js:200', 'flush', 8, 1), site('heap', 'lib/parse/worker.js:30', 'parseBatch', 20, null, 'parse thread 1')]]
   ])
   const samples = Array.from({ length: 90 }, function sample (_, j) {
-    const time = startedAt + (j + 1) * 100
-    const s = fakeSample(time, (j < 42 ? 80 + j * 7 : 84) * MiB)
-    s.allocationSites = windows.has(time - startedAt) ? sitesWindow(windows.get(time - startedAt)) : null
-    return s
+    return fakeSample(startedAt + (j + 1) * 100, (j < 42 ? 80 + j * 7 : 84) * MiB)
   })
+  const siteWindows = [...windows].map(function closed ([t, sites]) { return sitesWindow(sites, { at: startedAt + t }) })
   const requests = [
     { phase: 'start', id: 1, route: 'bad', time: startedAt + 100 },
     { phase: 'end', id: 1, route: 'bad', time: startedAt + 4100, status: 200, ms: 4000, heldPeak: 290 * MiB },
@@ -197,5 +196,5 @@ export function makeSitesRecord ({ id = 'sites-run', functionName = 'parseWhole'
     { phase: 'end', id: 2, route: 'good', time: startedAt + 8300, status: 200, ms: 4000, heldPeak: 2 * MiB }
   ]
   const results = routesResult({ bad: { peak: 300 * MiB * k, mbps: 25, p99: 4000 }, good: { peak: 4 * MiB, mbps: 25, p99: 4000 } })
-  return makeTestRecord({ id, startedAt, samples, requests, results, marks: [[startedAt, 'peak-reset', 'peak reset'], [startedAt + 4100, 'stage', 'load /bad'], [startedAt + 8300, 'stage', 'load /good']] })
+  return makeTestRecord({ id, startedAt, samples, requests, siteWindows, results, marks: [[startedAt, 'peak-reset', 'peak reset'], [startedAt + 4100, 'stage', 'load /bad'], [startedAt + 8300, 'stage', 'load /good']] })
 }

@@ -97,6 +97,7 @@ describe('a run record in the page', function () {
     it('shares with the page only the lib/ modules its imports reach, none of them of Node', function () {
       const shared = sharedModules(['/main.js', '/run-page.js'])
       assert.deepEqual([...shared.keys()].sort(), [
+        '/lib/allocation/site.js',
         '/lib/experiments/result-contract.js',
         '/lib/ingest/stage-names.js',
         '/lib/metrics/gc-kinds.js',

@@ -16,7 +16,7 @@ import { createSampler } from '../lib/metrics/sampler.js'
 import { createDiskQuota } from '../lib/limits/disk-quota.js'
 import { createRunRecorder } from '../lib/runs/recorder.js'
 import { readRunRecord } from '../lib/runs/format.js'
-import { routesResult } from './runs-helpers.js'
+import { routesResult, site, sitesWindow } from './runs-helpers.js'
 import { isEnd, watchRun } from './experiment-helpers.js'
 
 const MiB = 1024 * 1024
@@ -39,9 +39,9 @@ describe('run records of the experiment engine', function () {
   })
 
   /** An engine with a recorder on `dataDir`, and a registry of one module whose run the spec gives. */
-  function recordingEngine (run, { keep = 50, diskQuota = null } = {}) {
+  function recordingEngine (run, { keep = 50, diskQuota = null, sites = null } = {}) {
     const events = new EventEmitter()
-    const recorder = createRunRecorder({ dir: path.join(dataDir, 'runs'), keep, sampler, events, diskQuota, options: { parseThreads: 2 }, warn: function quiet () {} })
+    const recorder = createRunRecorder({ dir: path.join(dataDir, 'runs'), keep, sampler, events, sites, diskQuota, options: { parseThreads: 2 }, warn: function quiet () {} })
     closers.push(recorder.close)
     const registry = { fake: { name: 'fake', title: 'A <b>fake</b> run', description: 'a test double', params: [], normalizeParams: function freeze (raw) { return Object.freeze({ ...raw }) }, run } }
     const engine = createEngine({ options: {}, events, registry, recorder })
@@ -93,6 +93,25 @@ describe('run records of the experiment engine', function () {
     // the engine's own resets before each measurement are the lab's: kept apart, not drawn as the user's
     assert.deepEqual(record.timeline.marks.map(function mark (m) { return [m.kind, m.label] }), [['lab-peak-reset', 'peak reset by the lab'], ['lab-peak-reset', 'peak reset by the lab'], ['stage', 'load /good']])
     assert.deepEqual(events.map(function event (e) { return [e.id, e.file, e.bytes > 0] }), [[id, `${id}.json`, true]])
+  })
+
+  it('keeps the bus\'s windows of sites, the one that closes as the run ends too', async function () {
+    // as lib/metrics/alloc-sites.js does: the run's end closes a window, on the bus once settled() resolves
+    let closing = null
+    const sites = { settled: function settled () { return closing } }
+    function windowOf (functionName) {
+      return sitesWindow([site('buffer', 'routes/fake.js:1', functionName, 1, 1)], { at: Date.now() })
+    }
+    const lab = recordingEngine(async function sampled () {
+      lab.events.emit('sites', windowOf('during'))
+      return routesResult({ good: { peak: MiB, mbps: 10, p99: 120 } })
+    }, { sites })
+    lab.events.on('experiment', function closeLastWindow (e) {
+      if (e.phase === 'result') closing = sleep(50).then(function sendLast () { lab.events.emit('sites', windowOf('last')) })
+    })
+    const record = recordOf(await runOnce(lab))
+    assert.deepEqual(record.timeline.siteWindows.map(function named (w) { return w.sites[0].functionName }), ['during', 'last'])
+    assert.equal(lab.events.listenerCount('sites'), 0, 'the recorder listens no more')
   })
 
   it('records a failed run with its error, and a cancelled one', async function () {

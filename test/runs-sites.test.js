@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url'
 import { readRunRecord } from '../lib/runs/format.js'
 import { createTimeline } from '../lib/runs/timeline.js'
 import { makeRecord, recordText } from '../lib/runs/record.js'
-import { SITES_DEFAULTS, siteLine, siteShare } from '../lib/runs/sites.js'
+import { siteLine } from '../lib/allocation/site.js'
+import { SITES_DEFAULTS, siteShare } from '../lib/runs/sites.js'
 import { SITE_ROWS, compareSites } from '../lib/runs/site-compare.js'
 import { fakeSample, makeSitesRecord, makeTestRecord, site, sitesWindow } from './runs-helpers.js'
 
@@ -29,7 +30,7 @@ function lines (entry) {
 
 describe('allocation sites in run records', function () {
   describe('the record (lib/runs/timeline.js, sites.js)', function () {
-    it('keeps the samples\' windows beside them, each with the routes in flight while it was taken', function () {
+    it('keeps the bus\'s windows beside the samples, each with the routes in flight while it was taken', function () {
       const { record } = makeSitesRecord()
       const { siteWindows, samples } = record.timeline
       assert.deepEqual(siteWindows.map(function routes (w) { return [w.time - record.run.startedAt, w.routes] }), [[2000, ['bad']], [4000, ['bad']], [6000, ['bad', 'good']], [8000, ['good']]])
@@ -65,13 +66,11 @@ describe('allocation sites in run records', function () {
 
     it('keeps at most maxSiteWindows, each route\'s heaviest among them, and adds up its summary from every window', function () {
       const start = 1_790_000_000_000
-      const samples = Array.from({ length: 400 }, function sample (_, k) {
-        const s = fakeSample(start + (k + 1) * 2000, 90 * MiB)
-        s.allocationSites = sitesWindow([site('buffer', 'lib/ingest/read.js:41', 'readWhole', k === 334 ? 500 : 1, 1)])
-        return s
+      const windows = Array.from({ length: 400 }, function window (_, k) {
+        return sitesWindow([site('buffer', 'lib/ingest/read.js:41', 'readWhole', k === 334 ? 500 : 1, 1)], { at: start + (k + 1) * 2000 })
       })
       const requests = [{ phase: 'start', id: 1, route: 'bad', time: start }]
-      const { record } = makeTestRecord({ samples, requests })
+      const { record } = makeTestRecord({ siteWindows: windows, requests })
       const { siteWindows, sites, thinned } = record.timeline
       assert.equal(siteWindows.length, SITES_DEFAULTS.maxWindows)
       assert.deepEqual(thinned.siteWindows, { seen: 400, kept: SITES_DEFAULTS.maxWindows })
@@ -85,9 +84,8 @@ describe('allocation sites in run records', function () {
       const timeline = createTimeline({ interval: 100 })
       timeline.addRequest({ phase: 'start', id: 1, route: 'bad', time: start })
       for (let k = 0; k < 100; k++) {
-        const s = fakeSample(start + (k + 1) * 100, 90 * MiB)
-        s.allocationSites = sitesWindow(Array.from({ length: 20 }, function many (_, j) { return site('heap', `lib/x${j}.js:${k + 1}`, 'f'.repeat(200), 1, 1) }))
-        timeline.addSample(s)
+        timeline.addSample(fakeSample(start + (k + 1) * 100, 90 * MiB))
+        timeline.addSiteWindow(sitesWindow(Array.from({ length: 20 }, function many (_, j) { return site('heap', `lib/x${j}.js:${k + 1}`, 'f'.repeat(200), 1, 1) }), { at: start + (k + 1) * 100 }))
       }
       const text = recordText(function build (bounds) {
         return makeRecord({ id: 'r', experiment: 'ingest', params: null, status: 'done', source: 'engine', startedAt: start, endedAt: start + 1e4, results: null, error: null, options: null }, timeline.toRecord(bounds))

@@ -15,7 +15,8 @@ import { SITE_SAMPLING_DEFAULTS, createSiteSampling } from '../lib/metrics/alloc
 import { watchGcEvents } from '../lib/metrics/gc-events.js'
 import { labRead } from '../lib/util/lab-gc.js'
 import { readRunRecord } from '../lib/runs/format.js'
-import { createSiteSummary, isLabSite, readWindow, siteShare, sitesHelp } from '../lib/runs/sites.js'
+import { readWindow } from '../lib/allocation/site.js'
+import { createSiteSummary, isLabSite, siteShare, sitesHelp } from '../lib/runs/sites.js'
 import { formatBytes } from '../lib/util/units.js'
 import { makeSitesRecord, site } from './runs-helpers.js'
 

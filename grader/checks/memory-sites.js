@@ -9,6 +9,7 @@
  * forge or hide its sites: a line named is a pointer, and the verdict never stands on it.
  */
 import path from 'node:path'
+import { lineKey } from '../../lib/allocation/site.js'
 import { timeoutFor } from './settings.js'
 import { MiB, round } from '../../lib/util/units.js'
 
@@ -91,7 +92,7 @@ function notSampled (why) {
 function topLines (sites, allocated, sourceOf) {
   const byLine = new Map()
   for (const site of sites) {
-    const key = `${site.file}\u0000${site.line}`
+    const key = lineKey(site)
     const known = byLine.get(key) ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, madeBytes: 0, heldBytes: null }
     if (!known.kinds.includes(site.kind)) known.kinds.push(site.kind)
     known.allocatedBytes += site.allocatedBytes

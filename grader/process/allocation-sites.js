@@ -7,13 +7,13 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { readSite, siteKey } from '../../lib/allocation/site.js'
 import { readRegularSync } from './regular-file.js'
 
 const POLL_MS = 50
 /** Past this, a table is not read: a writer's own tables are a few hundred sites. */
 const MOST_BYTES = 4 * 1024 * 1024
 const MOST_SITES = 5000
-const KINDS = Object.freeze(['heap', 'buffer', 'string', 'parsed'])
 /** A file of the graded code larger than this is not kept for its lines' code. */
 export const MOST_SOURCE_BYTES = 1024 * 1024
 
@@ -45,17 +45,12 @@ function readTable (file) {
     return null
   }
   if (doc === null || typeof doc !== 'object' || !Number.isFinite(doc.at) || !Array.isArray(doc.sites) || doc.sites.length > MOST_SITES) return null
-  return { pid: Number.isSafeInteger(doc.pid) ? doc.pid : null, at: doc.at, sites: doc.sites.filter(validSite) }
+  return { pid: Number.isSafeInteger(doc.pid) ? doc.pid : null, at: doc.at, sites: doc.sites.map(readSite).filter(pointsAtALine) }
 }
 
-function validSite (site) {
-  return site !== null && typeof site === 'object' &&
-    KINDS.includes(site.kind) &&
-    typeof site.file === 'string' && site.file.length < 4096 &&
-    Number.isSafeInteger(site.line) && site.line > 0 &&
-    typeof site.functionName === 'string' && site.functionName.length < 1024 &&
-    Number.isFinite(site.allocatedBytes) && site.allocatedBytes >= 0 &&
-    (site.heldBytes === null || (Number.isFinite(site.heldBytes) && site.heldBytes >= 0))
+/** A site read (lib/allocation/site.js) that names a file and a line: the only kind a card can point at. */
+function pointsAtALine (site) {
+  return site !== null && site.file !== null && site.line > 0
 }
 
 /**
@@ -85,7 +80,7 @@ export function sitesBetween (before, after, place) {
 }
 
 function keyOf (pid, site) {
-  return `${pid}\u0000${site.kind}\u0000${site.file}\u0000${site.line}\u0000${site.column}\u0000${site.functionName}`
+  return `${pid}\u0000${siteKey(site)}`
 }
 
 /**

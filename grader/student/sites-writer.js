@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs'
 import { createAllocationSampler } from '../../lib/allocation/sampler.js'
+import { siteKey } from '../../lib/allocation/site.js'
 
 /** Mean bytes between two samples: a few hundred samples in the grader's smallest large body. */
 export const SITES_INTERVAL_BYTES = 128 * 1024
@@ -29,7 +30,7 @@ export function startSiteWriter ({ file, preferFiles = null }) {
   sampler.start()
   const timer = setInterval(function writeSites () {
     for (const site of sampler.window().sites) {
-      const key = `${site.kind}\u0000${site.file}\u0000${site.line}\u0000${site.column}\u0000${site.functionName}`
+      const key = siteKey(site)
       const known = table.get(key)
       if (known === undefined) table.set(key, { ...site })
       else {

@@ -14,7 +14,7 @@
 import { Buffer } from 'node:buffer'
 import { isAnyArrayBuffer } from 'node:util/types'
 import { WrappingRecorder } from './site-table.js'
-import { anyPrefers, captureCallSites, siteOfCallSites } from './sites.js'
+import { anyPrefers, captureCallSites, siteOfCallSites } from './frames.js'
 
 /**
  * The allocators wrapped. `Buffer.from` allocates unless it is handed an ArrayBuffer (it then
@@ -41,7 +41,7 @@ export function buffersWrapped () {
 export class BufferRecorder extends WrappingRecorder {
   /**
    * @param {number} intervalBytes
-   * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
+   * @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders)
    */
   constructor (intervalBytes, prefer = null) {
     super(intervalBytes, prefer, { kind: 'buffer', held: true, recorders, wrap: wrapAllocators, unwrap: unwrapAllocators })

@@ -24,7 +24,8 @@
  * are outside the heap (buffers.js counts those).
  */
 import { Session } from 'node:inspector'
-import { frameKind, inFolders, siteFile, siteKey } from './sites.js'
+import { frameKind, inFolders, siteFile } from './frames.js'
+import { siteKey } from './site.js'
 
 /**
  * The recorder that has this thread's sampling heap profiler: V8 has one per thread, and a
@@ -50,7 +51,7 @@ export class HeapRecorder {
   /**
    * @param {number} intervalBytes
    * @param {boolean} collected
-   * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
+   * @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders)
    */
   constructor (intervalBytes, collected, prefer = null) {
     this.#interval = intervalBytes

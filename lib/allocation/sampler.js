@@ -19,7 +19,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BufferRecorder } from './buffers.js'
 import { HeapRecorder } from './heap.js'
-import { preferredFolders } from './sites.js'
+import { preferredFolders } from './frames.js'
 import { StringRecorder } from './strings.js'
 
 export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({

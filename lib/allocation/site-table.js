@@ -5,7 +5,7 @@
  * for s / that probability bytes. With `held`, a sample stays held until the object given with it
  * is collected; without, what a site holds is not known (null).
  */
-import { siteKey } from './sites.js'
+import { siteKey } from './site.js'
 
 /** Sites a table keeps apart; past it, the rest share one. */
 const MOST_SITES = 2000
@@ -157,7 +157,7 @@ export class WrappingRecorder {
 
   /**
    * @param {number} intervalBytes
-   * @param {string[]|null} prefer folders whose frames make the site (sites.js preferredFolders)
+   * @param {string[]|null} prefer folders whose frames make the site (frames.js preferredFolders)
    * @param {{ kind: string, held: boolean, recorders: Set<WrappingRecorder>, wrap: () => void, unwrap: () => void }} module
    */
   constructor (intervalBytes, prefer, { kind, held, recorders, wrap, unwrap }) {

@@ -17,7 +17,7 @@
  */
 import { Buffer } from 'node:buffer'
 import { WrappingRecorder } from './site-table.js'
-import { anyPrefers, captureCallSites, siteOfCallSites } from './sites.js'
+import { anyPrefers, captureCallSites, siteOfCallSites } from './frames.js'
 
 /** What is wrapped: an owner, a method's name, what its call is weighed by, and its kind. */
 const TARGETS = Object.freeze([
@@ -37,7 +37,7 @@ let inside = false
 export class StringRecorder extends WrappingRecorder {
   /**
    * @param {number} intervalBytes
-   * @param {string[]|null} [prefer] folders whose frames make the site (sites.js preferredFolders)
+   * @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders)
    */
   constructor (intervalBytes, prefer = null) {
     super(intervalBytes, prefer, { kind: 'string', held: false, recorders, wrap: wrapTargets, unwrap: unwrapTargets })

@@ -132,7 +132,7 @@ export const FLAGS = Object.freeze([
     flag('no-request-peak', 'app.resetPeakPerRequest', 'switch',
       'never reset the kernel\'s peak RSS per request (for external measurement)', { sets: false }),
     flag('allocation-sampling', 'app.metrics.allocationSampling', 'text',
-      'when samples name the lines that allocate and hold memory: experiment (while one runs, or a stream ' +
+      'when the lines that allocate and hold memory are sampled: experiment (while one runs, or a stream ' +
       'asks), always (while anybody watches), off', { arg: 'MODE' }),
     flag('keep-runs', 'app.runs.keep', 'integer', 'run records kept in test-data/runs/, the oldest removed past it; 0: none written'),
     flag('upload-max-age', 'app.upload.maxAgeMs', 'duration', 'at start, remove uploads older than this: 60m, 90s; 0 keeps them')

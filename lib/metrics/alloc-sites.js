@@ -1,28 +1,19 @@
 /**
- * Allocation sites in the metrics: while they are wanted, every `windowMs` the main thread's
- * and each parse thread's allocation sampler (lib/allocation/) give their window, merged into
- * one, and the next sample of each interval carries it as `allocationSites`
- * (docs/metrics.md, "Allocation sites").
- *
- * Wanted means: the sampler (lib/metrics/sampler.js) is sampling, somebody listens, and the
- * mode allows it: 'experiment' (the default) while an experiment runs or a stream asks for
- * the sites (`want()`), 'always' whenever the sampler samples, 'off' never. Off, nothing is
- * wrapped, profiled or sent to the threads.
- *
- * A request of a route that no request since the last window had closes the window at once
- * (`at`: its start), and the next starts from there: a run that takes its routes in turn
- * gets windows of one route each, which a run record can give to that route (lib/runs/sites.js).
- * That cut starts a new epoch too: from it on, a site holds only what it allocated since.
- * Every window goes to each stream interval once, in order, the run's last one too, and a
- * run's record takes the same ones (`take`, `endingWindows`): the live view shows what a record keeps.
- * Each read of a heap profile runs as the lab's (lib/util/lab-gc.js): its forced collection is marked so.
- *
- * Given the held ledger, a request whose stage takes a whole Buffer or string and so raises its
- * peak past any the window has seen has the sampler note what each site holds then: /bad's
- * string and parsed document are garbage by the window's end.
+ * Allocation sites in the metrics: while wanted, every `windowMs` the main thread's and each parse
+ * thread's sampler (lib/allocation/) give a window, merged into one and emitted on the bus as a
+ * `sites` event, which the stream, the live view and a run's recorder take. Wanted: the sampler
+ * samples, somebody listens, and the mode allows it ('experiment': while a run runs or a stream
+ * asks, `want()`; 'always'; 'off': nothing wrapped, profiled or sent to the threads). A new
+ * route's first request closes the window at its start and starts an epoch of held
+ * (route-cuts.js); a run's end closes its last, and `settled()` resolves once it is on the bus.
+ * A request peak the held ledger reports has the sampler note what each site holds then (/bad's
+ * whole string is garbage by the window's end). Heap reads run as the lab's (lib/util/lab-gc.js).
+ * docs/metrics.md, "Allocation sites", says what a window holds.
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 import { labRead } from '../util/lab-gc.js'
+import { createThreadSites } from '../parse/thread-sites.js'
+import { RouteCuts } from './route-cuts.js'
 
 export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 'off'])
 
@@ -44,16 +35,6 @@ export const SITE_SAMPLING_DEFAULTS = Object.freeze({
 })
 
 /**
- * A new route closes the window only this long after the last one: a window given to a stream
- * at 100 ms is given before the next replaces it, and a load of several routes at once does not
- * close one per request.
- */
-const ROUTE_CUT_MS = 250
-/** Windows kept for the intervals that have not taken them yet. */
-const PENDING = 8
-/** Requests in flight followed: more than any load the lab admits. */
-const MAX_IN_FLIGHT = 10_000
-/**
  * A request's peak is noted from this many sampling intervals on: fewer samples say little, and
  * each note of the heap costs a mark-compact.
  */
@@ -68,14 +49,13 @@ const PEAK_INTERVALS = 8
 export function createSiteSampling (options) {
   const { events, pool = null, held = null, ...rest } = options ?? {}
   if (events === null || typeof events?.on !== 'function') throw new TypeError('option events must be an EventEmitter')
-  if (pool !== null && typeof pool?.allocationWindows !== 'function') throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
   if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
   const out = { ...SITE_SAMPLING_DEFAULTS, ...rest }
   checkMode(out.mode)
   if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
   // the sampler checks intervalBytes and top, and names them
   const sampler = createAllocationSampler({ intervalBytes: out.intervalBytes, top: out.top })
-  return new SiteSampling(Object.freeze(out), events, pool, sampler, held)
+  return new SiteSampling(Object.freeze(out), events, pool === null ? null : createThreadSites(pool), sampler, held)
 }
 
 /**
@@ -92,7 +72,8 @@ export function checkMode (mode, name = 'option mode') {
 export class SiteSampling {
   #options
   #events
-  #pool
+  /** The parse threads' sampling (lib/parse/thread-sites.js), or null */
+  #threads
   #sampler
   #listening = false
   /** @type {Set<string>} experiment runs in flight */
@@ -101,28 +82,17 @@ export class SiteSampling {
   #timer = null
   /** The window being collected (a promise), or null */
   #collecting = null
-  /** The newest windows, oldest first, `{ seq, window }`: each taken once by each interval. */
-  #pending = []
-  #seq = 0
-  /** interval -> the seq of the window its samples last carried */
-  #given = new Map()
-  /** request id -> route, in flight */
-  #inFlight = new Map()
-  /** routes with a request since the last window */
-  #routesSince = new Set()
-  #lastWindowAt = 0
-  /** A new route came too soon after a window, or while one was collected: the next window starts its epoch */
-  #epochDue = false
-  /** As the latest run ended: what each interval had taken by then (a promise, once its last window is in) */
-  #ending = null
+  /** The newest window, for a snapshot */
+  #latest = null
+  #cuts = new RouteCuts()
   /** The highest request peak noted in this window */
   #peakNoted = 0
   #stopPeaks
 
-  constructor (options, events, pool, sampler, held) {
+  constructor (options, events, threads, sampler, held) {
     this.#options = options
     this.#events = events
-    this.#pool = pool
+    this.#threads = threads
     this.#sampler = sampler
     events.on('experiment', this.#onExperiment)
     events.on('request', this.#onRequest)
@@ -142,25 +112,8 @@ export class SiteSampling {
   }.bind(this)
 
   #onRequest = function onRequest (event) {
-    if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return
-    // an experiment's warm-up is no route's upload: the record and the page leave it out (lib/runs/sites.js)
-    if (event.warmUp === true) return
-    if (event.phase === 'end') {
-      this.#inFlight.delete(event.id)
-      return
-    }
-    if (event.phase !== 'start') return
-    // the first request after none is fresh too: the window before it was nobody's
-    const fresh = !this.#routesSince.has(event.route)
-    this.#inFlight.set(event.id, event.route)
-    if (this.#inFlight.size > MAX_IN_FLIGHT) this.#inFlight.delete(this.#inFlight.keys().next().value)
-    this.#routesSince.add(event.route)
-    const at = Number.isFinite(event.time) ? event.time : Date.now()
-    if (!fresh || !this.active) return
-    if (at - this.#lastWindowAt < ROUTE_CUT_MS || this.#collecting !== null) {
-      this.#epochDue = true
-      return
-    }
+    const at = this.#cuts.onRequest(event, { active: this.active, collecting: this.#collecting !== null })
+    if (at === null) return
     this.#startTimer()
     this.collect(at, { epoch: true }).catch(reportFailure)
   }.bind(this)
@@ -169,11 +122,8 @@ export class SiteSampling {
     if (event?.phase === 'start') this.#runs.add(event.id)
     else if (['result', 'error', 'cancelled'].includes(event?.phase)) {
       this.#runs.delete(event.id)
-      // the run's last window, from the timer's last tick to its end, taken before sampling stops;
-      // what each interval had taken by then, for a record whose samples stop with the run
-      const given = new Map(this.#given)
-      const last = this.active ? this.collect(Date.now(), { ending: true }).catch(reportFailure) : Promise.resolve(null)
-      this.#ending = last.then(function ended () { return given })
+      // the run's last window, from the timer's last tick to its end, taken before sampling stops
+      if (this.active) this.collect(Date.now()).catch(reportFailure)
     } else return
     this.#update()
   }.bind(this)
@@ -216,49 +166,29 @@ export class SiteSampling {
     }
   }
 
+  /** The newest window (the JSON snapshot's), or null. */
+  get latest () {
+    return this.#latest
+  }
+
   /**
-   * The window for a sample at `interval`: the oldest that interval has not taken, once each
-   * (the run's last ones too, after it ended), null when it has taken them all; the newest, every
-   * time, for a snapshot (`interval` null).
-   * @param {number|null} interval
+   * Resolves once no window is being collected: a run's last is on the bus by then (its recorder
+   * waits for it, lib/runs/recorder.js).
+   * @returns {Promise<void>}
    */
-  take (interval) {
-    if (interval === null) return this.#pending.at(-1)?.window ?? null
-    const next = this.#untaken(this.#given.get(interval))[0]
-    if (next === undefined) return null
-    this.#given.set(interval, next.seq)
-    return next.window
-  }
-
-  /** The pending windows after `seq` (undefined: all of them), oldest first: what `take` and `endingWindows` select. */
-  #untaken (seq) {
-    return this.#pending.filter(function after (p) { return seq === undefined || p.seq > seq })
+  async settled () {
+    await this.#collecting?.catch(function reported () {})
   }
 
   /**
-   * The windows of the latest run that no sample at `interval` had carried as it ended, the one
-   * collected then included: the windows the same interval's samples carry next. A run's record
-   * keeps them last (lib/runs/recorder.js), since its samples stop with the run.
-   * @param {number} interval the recorder's sample interval
-   * @returns {Promise<object[]>}
-   */
-  async endingWindows (interval) {
-    if (this.#ending === null) return []
-    const given = await this.#ending
-    return this.#untaken(given.get(interval)).map(function windowOf (p) { return p.window })
-  }
-
-  /**
-   * The newest window now, without waiting for the timer (specs, and a snapshot that cannot wait).
+   * Close a window now, without waiting for the timer: the one being collected, if one is (the
+   * timer's, late behind a parse that held the loop), else a new one; the newest while not sampling.
    * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
-   * @param {{ ending?: boolean, epoch?: boolean }} [how] `ending`: a run's last window: the one being
-   *   collected, if one is, else a new one; `epoch`: a new route's start (sampler.js window)
+   * @param {{ epoch?: boolean }} [how] `epoch`: a new route's start (sampler.js window)
    */
-  async collect (at = Date.now(), { ending = false, epoch = false } = {}) {
-    const newest = this.#pending.at(-1)?.window ?? null
-    // a window being collected (the timer's, late behind a parse that held the loop) is the run's last
-    if (this.#collecting !== null) return ending ? this.#collecting : newest
-    if (!this.active) return newest
+  async collect (at = Date.now(), { epoch = false } = {}) {
+    if (this.#collecting !== null) return this.#collecting
+    if (!this.active) return this.#latest
     this.#collecting = this.#closeWindow(at, epoch)
     try {
       return await this.#collecting
@@ -269,21 +199,17 @@ export class SiteSampling {
 
   async #closeWindow (at, epochAsked) {
     // a cut put off (a route too soon after a window) starts at this window instead: held never counts from before it
-    const epoch = epochAsked || this.#epochDue
-    this.#epochDue = false
+    const epoch = this.#cuts.closed(at) || epochAsked
     const sampler = this.#sampler
     const main = { thread: 'main', window: labRead(function read () { return sampler.window({ epoch }) }) }
     this.#peakNoted = 0
-    this.#lastWindowAt = at
-    this.#routesSince = new Set(this.#inFlight.values())
-    const threads = this.#pool === null ? [] : await this.#pool.allocationWindows({ epoch })
+    const threads = this.#threads === null ? [] : await this.#threads.windows({ epoch })
     const window = Object.freeze({ at, ...mergeWindows([main, ...threads], this.#options.top) })
-    // kept even if sampling stopped while the threads answered: a run's last window is carried after it
-    this.#pending.push({ seq: ++this.#seq, window })
-    if (this.#pending.length > PENDING) this.#pending.shift()
+    // sent even if sampling stopped while the threads answered: a run's last window comes after it
+    this.#latest = window
+    this.#events.emit('sites', window)
     return window
   }
-
 
   close () {
     this.#events.off('experiment', this.#onExperiment)
@@ -313,19 +239,15 @@ export class SiteSampling {
     const wanted = this.#wanted()
     if (wanted === this.active) return
     if (wanted) {
-      // a new run's windows: the last run's, not taken by now, are not carried into it
-      this.#pending = []
-      this.#given.clear()
       this.#sampler.start()
-      this.#pool?.startAllocationSampling(this.#options.intervalBytes)
-      this.#lastWindowAt = Date.now()
-      this.#routesSince = new Set(this.#inFlight.values())
+      this.#threads?.start(this.#options.intervalBytes)
+      this.#cuts.closed(Date.now())
       this.#startTimer()
     } else {
       clearInterval(this.#timer)
       this.#timer = null
       this.#sampler.stop()
-      this.#pool?.stopAllocationSampling()
+      this.#threads?.stop()
     }
   }
 }

@@ -58,7 +58,9 @@ export class Holding {
 
   /**
    * The stage holds `bytes` now, and until told otherwise (a Buffer or string kept whole).
-   * The peak is checked here too: a synchronous stage is never seen by a sample.
+   * The peak is checked here too: a synchronous stage is never seen by a sample. A raised peak
+   * calls the peak listeners before this returns: while sites are sampled, that reads V8's heap
+   * profile (lib/allocation/heap.js), a full collection on this request's time.
    */
   set (stage, bytes) {
     this.#readers.delete(stage)

@@ -6,8 +6,11 @@ import { integerOptions } from '../config/integers.js'
 import { checkMode } from './alloc-sites.js'
 import { MiB } from '../util/units.js'
 
-/** The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again). */
-export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash', 'run-record'])
+/**
+ * The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again;
+ * `sites`: a window of allocation sites, lib/metrics/alloc-sites.js).
+ */
+export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash', 'run-record', 'sites'])
 
 export const HUB_DEFAULTS = Object.freeze({
   /** Events kept for replay. At 10 ms sampling that is the last 30 s; at 100 ms, 5 min. */
@@ -29,7 +32,7 @@ export const HUB_DEFAULTS = Object.freeze({
    */
   maxClients: 64,
   /**
-   * When samples carry allocation sites (lib/metrics/alloc-sites.js): 'experiment' while an
+   * When allocation sites are sampled (lib/metrics/alloc-sites.js): 'experiment' while an
    * experiment runs or a stream asks (`?allocationSites=1`), 'always' while anybody watches, 'off'.
    */
   allocationSampling: 'experiment'

@@ -34,7 +34,7 @@ const SAMPLER_DEFAULTS = Object.freeze({
   resolution: 50,
   /** What each ingest request in flight holds (lib/metrics/held.js), read into each sample; null: none. */
   held: null,
-  /** Allocation sites (lib/metrics/alloc-sites.js): sampled while this samples, a window in a sample now and then; null: none. */
+  /** Allocation sites (lib/metrics/alloc-sites.js): sampled while this samples (its windows go on the bus); null: none. */
   allocationSites: null
 })
 
@@ -62,7 +62,7 @@ function normalizeSamplerOptions (options = {}) {
     throw new TypeError(`option resolution must be an integer number of ms from 1 to 1000, got ${out.resolution}`)
   }
   if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger (lib/metrics/held.js)')
-  if (out.allocationSites !== null && typeof out.allocationSites?.take !== 'function') throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
+  if (out.allocationSites !== null && typeof out.allocationSites?.resume !== 'function') throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
   return Object.freeze(out)
 }
 
@@ -71,13 +71,11 @@ function normalizeSamplerOptions (options = {}) {
  *
  * A sample:
  * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, gcEvents, gcEventsOmitted, requests, requestsOmitted,
- *    allocationSites }`:
+ *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, gcEvents, gcEventsOmitted, requests, requestsOmitted }`:
  * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by
  * V8's names (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds,
  * by stage, the 16 that hold most (lib/metrics/held.js; empty without a ledger), and the count and
- * bytes of the others in `requestsOmitted`; `allocationSites` the newest window of allocation sites
- * in the first sample of each interval after it, else null (lib/metrics/alloc-sites.js); `peakRss` the kernel's VmHWM (a sampled
+ * bytes of the others in `requestsOmitted`; `peakRss` the kernel's VmHWM (a sampled
  * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
  * probe's expected tick, and utilisation (0..1), over the window since the
  * previous sample at the same interval; GC pauses seen in that window, and each as an event
@@ -135,11 +133,6 @@ export class Sampler extends EventEmitter {
   /** The default interval, ms. */
   get interval () {
     return this.#options.interval
-  }
-
-  /** The allocation-site sampling the samples carry windows of (lib/metrics/alloc-sites.js), or null. */
-  get allocationSites () {
-    return this.#options.allocationSites
   }
 
   /** Whether anything is being sampled (timers, histogram and GC observer running). */
@@ -290,8 +283,7 @@ export class Sampler extends EventEmitter {
       gcEvents,
       gcEventsOmitted,
       requests: held.requests,
-      requestsOmitted: held.omitted,
-      allocationSites: this.#options.allocationSites?.take(interval) ?? null
+      requestsOmitted: held.omitted
     })
   }
 }

@@ -18,7 +18,7 @@
  * Drop policy: a `sample` produced while a client is congested is dropped
  * for that client and counted (a live chart wants the next value, not a
  * backlog); when the socket drains the client gets `event: dropped` with the
- * count. `request`, `experiment`, `peak` and `crash` events are never
+ * count. The bus's events (`request`, `experiment`, `sites`, …) are never
  * dropped on congestion: they are sent from the history on drain. If a client
  * stays behind until the history no longer holds what it has not got, it
  * gets `event: gap` naming the ids it lost; one whose socket has not drained

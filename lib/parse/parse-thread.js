@@ -7,8 +7,8 @@
  * out of memory sends no answer, and the pool must say which batch it was on.
  *
  * A message with `sites` drives the thread's allocation sampler (lib/allocation/): 'start' with
- * `intervalBytes`, 'stop', or 'window' with an `id`, answered `{ sites: id, window }`, each in
- * its turn among the tasks. The sampler is made on the first 'start': until then, and after
+ * `intervalBytes`, 'stop', or 'window', a question with an `ask` id answered `{ asked: id, answer }`
+ * (the window), each in its turn among the tasks (thread-sites.js asks). The sampler is made on the first 'start': until then, and after
  * 'stop', the thread pays nothing for it.
  */
 import { parentPort, workerData } from 'node:worker_threads'
@@ -34,7 +34,7 @@ function parseAll (tasks) {
 /** The thread's allocation sampler, made on the first 'start'. */
 let sampler = null
 
-function answerSites ({ sites: verb, id, intervalBytes, epoch }) {
+function answerSites ({ sites: verb, ask, intervalBytes, epoch }) {
   if (verb === 'start') {
     if (sampler === null || sampler.options.intervalBytes !== intervalBytes) {
       sampler?.stop()
@@ -45,7 +45,7 @@ function answerSites ({ sites: verb, id, intervalBytes, epoch }) {
   } else if (verb === 'stop') {
     sampler?.stop()
   } else if (verb === 'window') {
-    parentPort.postMessage({ sites: id, window: sampler?.active ? sampler.window({ epoch: epoch === true }) : null })
+    parentPort.postMessage({ asked: ask, answer: sampler?.active ? sampler.window({ epoch: epoch === true }) : null })
   }
 }
 
@@ -54,8 +54,8 @@ parentPort.on('message', function onBatch (message) {
     try {
       answerSites(message)
     } catch (err) {
-      // a window asked for is always answered: the pool waits for it
-      if (message.sites === 'window') parentPort.postMessage({ sites: message.id, window: null, error: err.message })
+      // a question is always answered: the pool waits for it
+      if (message.ask !== undefined) parentPort.postMessage({ asked: message.ask, answer: null, error: err.message })
     }
     return
   }

@@ -5,9 +5,9 @@
  * that finds the budget spent waits, and backpressure reaches its socket.
  * lib/ingest/state.js makes both; the app's `close()` stops the threads.
  *
- * The threads sample their allocation sites when asked (`startAllocationSampling`): a message
- * to each starts its sampler (lib/allocation/), `allocationWindows()` asks each for its window,
- * and a thread started while sampling is on starts sampling too. Off, no message is sent.
+ * Besides jobs, the pool carries two kinds of message it does not read: a setting every thread
+ * gets, now and when started (`configure`), and a question each thread answers between its jobs
+ * (`askEach`). The allocation sampling of the threads speaks through them (thread-sites.js).
  */
 import { Worker } from 'node:worker_threads'
 import { waitInQueue, leaveQueue } from '../util/semaphore.js'
@@ -43,10 +43,10 @@ class ParsePool {
     this.threads = new Set()
     this.nextId = 1
     this.closed = false
-    /** `{ intervalBytes }` while the threads sample their allocation sites, else null. */
-    this.sampling = null
-    /** id -> { worker, resolve }: windows asked of the threads and not yet answered */
-    this.windowsAsked = new Map()
+    /** The message every thread gets when it starts (`configure`), or null. */
+    this.setting = null
+    /** id -> { worker, resolve }: questions asked of the threads and not yet answered */
+    this.asked = new Map()
     for (let k = 1; k <= size; k++) this.spawn(k)
   }
 
@@ -61,11 +61,11 @@ class ParsePool {
     })
     worker.current = null
     worker.number = number
-    // windows of allocation sites asked of it: they keep the process alive until answered, as a task does
-    worker.windowsAsked = 0
+    // questions asked of it: they keep the process alive until answered, as a task does
+    worker.questions = 0
     worker.on('message', function onAnswer (answer) {
-      if (answer.sites !== undefined) {
-        pool.answerWindow(answer)
+      if (answer.asked !== undefined) {
+        pool.answerQuestion(answer)
         return
       }
       const job = worker.current
@@ -88,7 +88,7 @@ class ParsePool {
       }
       const at = pool.idle.indexOf(worker)
       if (at !== -1) pool.idle.splice(at, 1)
-      pool.forgetWindows(worker)
+      pool.forgetQuestions(worker)
       if (!pool.closed) pool.spawn(number)
     }
     worker.on('error', onDeath)
@@ -97,70 +97,60 @@ class ParsePool {
     // keep the process alive (dispatch refs it while it works)
     worker.unref()
     this.threads.add(worker)
-    if (this.sampling !== null) worker.postMessage({ sites: 'start', intervalBytes: this.sampling.intervalBytes })
+    if (this.setting !== null) worker.postMessage(this.setting)
     this.release(worker)
   }
 
   /**
-   * Every thread samples its allocation sites, now and each thread started later, until
-   * `stopAllocationSampling()`.
-   * @param {number} intervalBytes mean bytes between samples (lib/allocation/sampler.js)
+   * Send `message` to every thread now, and to each thread started later first of all.
+   * @param {object} message what the thread reads (parse-thread.js)
    */
-  startAllocationSampling (intervalBytes) {
-    if (this.closed || this.sampling?.intervalBytes === intervalBytes) return
-    this.sampling = { intervalBytes }
-    for (const worker of this.threads) worker.postMessage({ sites: 'start', intervalBytes })
-  }
-
-  stopAllocationSampling () {
-    if (this.sampling === null) return
-    this.sampling = null
-    for (const worker of this.threads) worker.postMessage({ sites: 'stop' })
+  configure (message) {
+    if (this.closed) return
+    this.setting = message
+    for (const worker of this.threads) worker.postMessage(message)
   }
 
   /**
-   * Each thread's window of allocation sites since its last (lib/allocation/sampler.js), once
-   * the thread is between tasks. A thread that is not sampling, or that dies first, is left out.
-   * `epoch`: held counts only what is sampled after it (a new route's start: sampler.js window).
-   * @param {{ epoch?: boolean }} [how]
-   * @returns {Promise<Array<{ thread: string, window: object }>>}
+   * Ask every thread `message` (sent with an `ask` id), answered `{ asked: id, answer }` between
+   * its jobs. A thread that dies first answers null.
+   * @param {object} message
+   * @returns {Promise<Array<{ number: number, answer: unknown }|null>>} in the threads' order
    */
-  async allocationWindows ({ epoch = false } = {}) {
-    if (this.sampling === null) return []
+  askEach (message) {
     const pool = this
-    const answers = await Promise.all([...this.threads].map(function askWindow (worker) {
-      return new Promise(function waitForWindow (resolve) {
+    return Promise.all([...this.threads].map(function ask (worker) {
+      return new Promise(function waitForAnswer (resolve) {
         const id = pool.nextId++
-        pool.windowsAsked.set(id, { worker, resolve })
-        worker.windowsAsked++
+        pool.asked.set(id, { worker, resolve })
+        worker.questions++
         worker.ref()
-        worker.postMessage({ sites: 'window', id, epoch })
+        worker.postMessage({ ...message, ask: id })
       })
     }))
-    return answers.filter(function answered (a) { return a !== null })
   }
 
-  answerWindow ({ sites: id, window }) {
-    const asked = this.windowsAsked.get(id)
+  answerQuestion ({ asked: id, answer }) {
+    const asked = this.asked.get(id)
     if (asked === undefined) return
-    this.windowsAsked.delete(id)
-    this.windowAnswered(asked.worker)
-    asked.resolve(window === null ? null : { thread: `parse thread ${asked.worker.number}`, window })
+    this.asked.delete(id)
+    this.questionAnswered(asked.worker)
+    asked.resolve({ number: asked.worker.number, answer })
   }
 
-  /** A thread that is gone answers no window: its askers get nothing from it. */
-  forgetWindows (worker) {
-    for (const [id, asked] of this.windowsAsked) {
+  /** A thread that is gone (null: every thread) answers nothing: its askers get null from it. */
+  forgetQuestions (worker) {
+    for (const [id, asked] of this.asked) {
       if (worker !== null && asked.worker !== worker) continue
-      this.windowsAsked.delete(id)
-      this.windowAnswered(asked.worker)
+      this.asked.delete(id)
+      this.questionAnswered(asked.worker)
       asked.resolve(null)
     }
   }
 
-  windowAnswered (worker) {
-    worker.windowsAsked--
-    if (worker.windowsAsked === 0 && worker.current === null) worker.unref()
+  questionAnswered (worker) {
+    worker.questions--
+    if (worker.questions === 0 && worker.current === null) worker.unref()
   }
 
   /** Jobs waiting for a thread. */
@@ -172,7 +162,7 @@ class ParsePool {
     const job = this.queue.shift()
     if (job) this.dispatch(worker, job)
     else {
-      if (worker.windowsAsked === 0) worker.unref()
+      if (worker.questions === 0) worker.unref()
       this.idle.push(worker)
     }
   }
@@ -206,8 +196,8 @@ class ParsePool {
 
   async destroy () {
     this.closed = true
-    this.sampling = null
-    this.forgetWindows(null)
+    this.setting = null
+    this.forgetQuestions(null)
     for (const job of this.queue.splice(0)) {
       leaveQueue(job)
       job.reject(new Error('parse pool closed'))

@@ -6,7 +6,7 @@
  * Checking is all it does: nothing in a record is run, imported or evaluated.
  */
 import { validateResult } from '../experiments/result-contract.js'
-import { SITE_KINDS } from './sites.js'
+import { SITE_KINDS } from '../allocation/site.js'
 
 /** The format this lab writes and reads. A later lab that changes the shape writes 2. */
 export const RUN_FORMAT = 1
@@ -194,7 +194,7 @@ function checkGcEvent (event, field) {
 /** Who caused a collection: the lab, reading a heap profile, or the run. */
 export const GC_CAUSES = Object.freeze(['lab', 'run'])
 
-/** A site of code: `{ thread, functionName, file, line, column, kind, allocatedBytes, heldBytes, samples }` (sites.js). */
+/** A site of code: `{ thread, functionName, file, line, column, kind, allocatedBytes, heldBytes, samples }` (lib/allocation/site.js). */
 function checkSite (site, field) {
   need(isObject(site), field, 'is not an object')
   checkString(site.thread, `${field}.thread`, { max: 200 })

@@ -1,9 +1,9 @@
 /**
  * The recorder the experiment engine is handed: it listens for as long as a run lasts (the
- * app's sampler at its interval, the bus's `request` and `peak` events) and, when the run
- * ends, writes its record to the runs folder. The engine knows nothing of files: it calls
- * `begin` when a run starts, `progress` on the handle as the run reports it, and `end` when
- * the run ends.
+ * app's sampler at its interval, the bus's `request`, `peak` and `sites` events, the last
+ * window of sites once `sites.settled()`) and, when the run ends, writes its record to the
+ * runs folder. The engine knows nothing of files: it calls `begin` when a run starts, `progress`
+ * on the handle as the run reports it, and `end` when the run ends.
  *
  * When a record is written (or could not be), the bus gets
  *   'run-record' { id, name, time, file, bytes }   or   { id, name, time, error }
@@ -16,13 +16,13 @@ import { makeRecord, recordText } from './record.js'
 
 /**
  * @param {{ dir: string, keep: number, sampler: { subscribe: Function, interval: number },
- *   events: import('node:events').EventEmitter, diskQuota?: object|null, options?: object|null,
- *   timeline?: object, warn?: (line: string) => void }} settings
- *   `keep`: the records kept (0: none written); `options`: the app's normalised options, which
- *   a record notes; `timeline`: bounds for createTimeline (specs)
+ *   events: import('node:events').EventEmitter, sites?: { settled: () => Promise<void> }|null, diskQuota?: object|null,
+ *   options?: object|null, timeline?: object, warn?: (line: string) => void }} settings
+ *   `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js);
+ *   `options`: the app's normalised options, which a record notes; `timeline`: bounds for createTimeline (specs)
  */
 export function createRunRecorder (settings) {
-  const { sampler, events, options = null, warn = console.warn } = settings
+  const { sampler, events, sites = null, options = null, warn = console.warn } = settings
   if (typeof sampler?.subscribe !== 'function') throw new TypeError('the recorder needs the app\'s sampler')
   if (typeof events?.on !== 'function') throw new TypeError('the recorder needs the lab\'s event bus')
   const store = createRunStore({ dir: settings.dir, keep: settings.keep, diskQuota: settings.diskQuota ?? null })
@@ -54,6 +54,7 @@ export function createRunRecorder (settings) {
     const unsubscribe = sampler.subscribe(interval, timeline.addSample)
     events.on('request', onRequest)
     events.on('peak', onPeak)
+    events.on('sites', timeline.addSiteWindow)
     let ended = false
 
     function stopListening () {
@@ -96,11 +97,10 @@ export function createRunRecorder (settings) {
       end: function end (final) {
         if (ended) return Promise.resolve()
         ended = true
-        // the run's last windows of allocation sites, which no sample carried: its samples stop with it
-        const lastSites = sampler.allocationSites?.endingWindows(interval) ?? []
         stopListening()
-        const done = Promise.resolve(lastSites).then(function keepLastSites (windows) {
-          for (const window of windows) timeline.addSiteWindow(window)
+        // the run's last window of allocation sites, closed as it ended, is on the bus once settled
+        const done = Promise.resolve(sites?.settled()).then(function lastSitesIn () {
+          events.off('sites', timeline.addSiteWindow)
           return write(final)
         }).catch(function reportUnwritten (err) {
           warn(`streamlab: the record of run ${run.id} was not written: ${err.message}`)

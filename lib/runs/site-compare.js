@@ -4,7 +4,7 @@
  * line and function, whatever thread or kind took them, with what each allocated and the most
  * it held in both runs, the largest change first. Nothing of Node's: the page imports it.
  */
-import { siteLine } from './sites.js'
+import { siteLine } from '../allocation/site.js'
 
 /** Sites listed per route; `all` lists more. */
 export const SITE_ROWS = Object.freeze({ some: 5, all: 20 })

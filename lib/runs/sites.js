@@ -1,5 +1,5 @@
 /**
- * Which code holds a run's bytes, by route: the allocation-site windows its samples carry
+ * Which code holds a run's bytes, by route: the allocation-site windows of the bus's `sites` events
  * (docs/metrics.md, "Allocation sites"), each given to the route that had requests in flight
  * while it was taken, and each route's summary: its sites over the run, the bytes each
  * allocated summed across windows and the most it was seen to hold. A window during which two
@@ -13,6 +13,7 @@
  * against its route's, both sampled over the route's windows (docs/metrics.md, "A site's share").
  */
 import { formatBytes } from '../util/units.js'
+import { siteKey, windowAllocated } from '../allocation/site.js'
 
 export const SITES_DEFAULTS = Object.freeze({
   /** Windows a record keeps: five minutes of them at the sampler's 2 s. */
@@ -22,8 +23,6 @@ export const SITES_DEFAULTS = Object.freeze({
   /** Sites a route's summary follows while it adds up, before it keeps the top of them. */
   tracked: 400
 })
-
-export const SITE_KINDS = Object.freeze(['heap', 'buffer'])
 
 /**
  * The lab's own instruments, project-relative: the one list a site is classified by. Folders and
@@ -52,81 +51,11 @@ export function isLabSite (site) {
   return LAB_CODE.functions.some(function named (f) { return f.file === file && f.functionName === site.functionName })
 }
 
-/** Sites read from one window: more than the sampler names (20). */
-const MAX_WINDOW_SITES = 50
 /** Requests followed for attribution, in flight and ended: more than any load the lab runs. */
 const MAX_OPEN = 10_000
 
 function isObject (v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
-}
-
-function bytes (v) {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null
-}
-
-function text (v, max) {
-  return typeof v === 'string' ? v.slice(0, max) : null
-}
-
-/** A site's identity across windows: thread, kind, place and function. */
-export function siteKey (site) {
-  return [site.thread, site.kind, site.file, site.line, site.column, site.functionName].join('\u0000')
-}
-
-/** A site's line as the page and compare name it: "lib/ingest/read.js:42 readWhole". */
-export function siteLine (site) {
-  return `${site.file ?? '(no file)'}:${site.line ?? '?'} ${site.functionName}`
-}
-
-/** A site read from the server or a record: its known members, or null. */
-function readSite (site) {
-  if (!isObject(site) || !SITE_KINDS.includes(site.kind)) return null
-  const allocatedBytes = bytes(site.allocatedBytes)
-  if (allocatedBytes === null) return null
-  const line = Number.isSafeInteger(site.line) ? site.line : null
-  const column = Number.isSafeInteger(site.column) ? site.column : null
-  return {
-    thread: text(site.thread, 200) ?? 'main',
-    functionName: text(site.functionName, 1000) || '(anonymous)',
-    file: text(site.file, 2000),
-    line,
-    column,
-    kind: site.kind,
-    allocatedBytes,
-    heldBytes: bytes(site.heldBytes),
-    samples: Number.isSafeInteger(site.samples) && site.samples >= 0 ? site.samples : 0
-  }
-}
-
-function readTotals (totals) {
-  if (!isObject(totals)) return null
-  return { allocatedBytes: bytes(totals.allocatedBytes) ?? 0, heldBytes: bytes(totals.heldBytes), samples: Number.isSafeInteger(totals.samples) ? totals.samples : 0 }
-}
-
-/**
- * A sample's `allocationSites` as a window of a run: `{ time, windowMs, routes: [], sites, totals }`,
- * only the members known, every string bounded; null for anything else. `time` is when it
- * closed (its `at`), `routes` is for the reader to fill in (`routesInWindow`).
- * @param {unknown} allocationSites
- * @param {number} time the sample's time: when the window closed, where it does not say
- */
-export function readWindow (allocationSites, time) {
-  if (!isObject(allocationSites) || !Array.isArray(allocationSites.sites) || !Number.isFinite(time)) return null
-  const sites = []
-  for (const site of allocationSites.sites.slice(0, MAX_WINDOW_SITES)) {
-    const read = readSite(site)
-    if (read !== null) sites.push(read)
-  }
-  const totals = isObject(allocationSites.totals) ? allocationSites.totals : {}
-  return {
-    time: Number.isFinite(allocationSites.at) ? allocationSites.at : time,
-    windowMs: bytes(allocationSites.windowMs) ?? 0,
-    ...(bytes(allocationSites.intervalBytes) > 0 ? { intervalBytes: allocationSites.intervalBytes } : {}),
-    routes: [],
-    sites,
-    totals: { heap: readTotals(totals.heap), buffer: readTotals(totals.buffer) }
-  }
 }
 
 /**
@@ -179,18 +108,6 @@ function weight (site) {
 
 function byWeight (a, b) {
   return weight(b) - weight(a)
-}
-
-/**
- * What a window allocated in all, bytes sampled: its totals' heap and buffer bytes, all threads,
- * or its sites' sum where the totals say less (a window read from a record the lab did not write).
- */
-export function windowAllocated (window) {
-  let totals = 0
-  for (const kind of SITE_KINDS) totals += window.totals?.[kind]?.allocatedBytes ?? 0
-  let sites = 0
-  for (const site of window.sites) sites += site.allocatedBytes
-  return Math.max(totals, sites)
 }
 
 /** A site added into a map of sums by key: allocated and samples summed, the most held kept. */

@@ -12,14 +12,15 @@
  * - marks: the first `maxMarks`;
  * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past
  *   `maxGcEvents`, every mark-compact, then evenly spaced others, the young ones last;
- * - allocation-site windows (the samples' `allocationSites`, kept beside them too, each with the
+ * - allocation-site windows (the bus's `sites` events, kept beside the samples, each with the
  *   routes that had requests in flight: sites.js): past `maxSiteWindows`, each route's heaviest,
  *   then evenly spaced ones; each route's summary (`sites`) is added up from every window.
  *
  * While recording, each sample is kept as its JSON text: about half the heap of the object.
  */
 
-import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, readWindow, routesInWindow, thinWindows } from './sites.js'
+import { readWindow } from '../allocation/site.js'
+import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, routesInWindow, thinWindows } from './sites.js'
 
 /** Defaults of `createTimeline`. */
 export const TIMELINE_DEFAULTS = Object.freeze({
@@ -179,31 +180,26 @@ export function createTimeline (settings) {
   let siteWindows = []
   let siteWindowsSeen = 0
 
-  function addSiteWindow (allocationSites, time) {
-    const window = readWindow(allocationSites, time)
-    if (window === null) return
-    window.routes = routesInWindow(routes, window)
-    siteWindowsSeen++
-    siteSummary.add(window)
-    siteWindows.push(window)
-    if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
-  }
-
   return Object.freeze({
-    /** A window of allocation sites no sample carried (a run's last, lib/metrics/alloc-sites.js). */
-    addSiteWindow: function addLastSiteWindow (allocationSites) {
-      addSiteWindow(allocationSites, allocationSites?.at ?? Date.now())
+    /** A window of allocation sites, as the bus's `sites` event brings it (lib/metrics/alloc-sites.js). */
+    addSiteWindow: function addSiteWindow (sites) {
+      const window = readWindow(sites)
+      if (window === null) return
+      window.routes = routesInWindow(routes, window)
+      siteWindowsSeen++
+      siteSummary.add(window)
+      siteWindows.push(window)
+      if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
     },
     /** A sample as the sampler gives it. */
     addSample: function addSample (sample) {
       samplesSeen++
-      const { gcEvents: collections, gcEventsOmitted, allocationSites, ...rest } = sample
+      const { gcEvents: collections, gcEventsOmitted, ...rest } = sample
       if (Array.isArray(collections)) {
         gcSeen += collections.length + (Number.isSafeInteger(gcEventsOmitted) ? gcEventsOmitted : 0)
         for (const e of collections) gcEvents.push(e)
         if (gcEvents.length > bounds.maxGcEvents * 1.25) gcEvents = thinGcEvents(gcEvents, bounds.maxGcEvents)
       }
-      addSiteWindow(allocationSites, sample.time)
       let kept = rest
       if (Array.isArray(sample.requests) && sample.requests.length > bounds.maxRequests) {
         const sorted = [...sample.requests].sort(function mostHeld (a, b) { return heldSum(b) - heldSum(a) })

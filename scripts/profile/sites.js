@@ -8,7 +8,8 @@ import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { formatMiB } from '../../lib/util/units.js'
 import { openEventStream } from '../../lib/measure/event-stream.js'
-import { readWindow, siteLine, siteShare, summariseWindows } from '../../lib/runs/sites.js'
+import { readWindow, siteLine } from '../../lib/allocation/site.js'
+import { siteShare, summariseWindows } from '../../lib/runs/sites.js'
 import { ROUTES, progressLogger, runLoad } from './load.js'
 import { loadOptions, startProfileServer, watchMemory } from './node-profilers.js'
 import { labDataDir } from './settings.js'
@@ -43,8 +44,8 @@ export async function runSiteSampler (args, body, log) {
   const route = ROUTES[args.route].path.slice(1)
   const windows = []
   for (const event of stream.events) {
-    if (event.event !== 'sample' || !event.data?.allocationSites) continue
-    const window = readWindow(event.data.allocationSites, event.data.time)
+    if (event.event !== 'sites') continue
+    const window = readWindow(event.data)
     if (window !== null) windows.push({ ...window, routes: [route] })
   }
   const summary = summariseWindows(windows)

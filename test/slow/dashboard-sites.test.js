@@ -3,8 +3,8 @@
  * record's sites as ranked bars, /bad's column beside /good's, each bar naming its line, kind,
  * thread, MiB allocated and held and its share of the route's allocation, every string as text,
  * its control characters and bidi marks escaped, the lab's own code in a column apart; a record
- * without sites says so; an overlay lists the sites that moved, as compare does; live samples'
- * windows drawn while a run runs, a window two routes shared in neither column. The record's
+ * without sites says so; an overlay lists the sites that moved, as compare does; the stream's live
+ * `sites` windows drawn while a run runs, a window two routes shared in neither column. The record's
  * sites themselves: test/runs-sites.test.js.
  */
 /* global window, document, DataTransfer, DragEvent -- the functions given to page.evaluate run in the page */
@@ -123,23 +123,19 @@ describe('which code holds it, on the dashboard in Chromium', function () {
     assert.deepEqual(session.problems, [])
   })
 
-  it('draws the live samples\' windows while a run runs, each in the column of the route in flight, the lab\'s code apart', async function () {
+  it('draws the stream\'s live windows while a run runs, each in the column of the route in flight, the lab\'s code apart', async function () {
     await page.goto(`${session.lab.url}/?test=1`)
     await page.waitForFunction(function live () { return window.streamlab?.state === 'live' && window.streamlab.replay.mode === 'live' })
     const base = Date.now()
     const drawn = await page.evaluate(function inject ({ base, bad, both, good }) {
       const s = window.streamlab
-      const sample = function sample (allocationSites) {
-        const last = s.lastSample
-        return { ...last, time: Math.max(Date.now(), (last?.time ?? 0) + 1), seq: (last?.seq ?? 0) + 1, allocationSites }
-      }
       s.injectEvent('experiment', { id: 'live-sites', name: 'ingest', phase: 'start', time: base - 6000 })
       s.injectEvent('request', { phase: 'start', id: 9001, route: 'bad', time: base - 5000 })
-      s.injectEvent('sample', sample(bad))
+      s.injectEvent('sites', bad)
       s.injectEvent('request', { phase: 'end', id: 9001, route: 'bad', time: base - 3500, heldPeak: 200 * 1024 * 1024 })
       s.injectEvent('request', { phase: 'start', id: 9002, route: 'good', time: base - 3200 })
-      s.injectEvent('sample', sample(both))
-      s.injectEvent('sample', sample(good))
+      s.injectEvent('sites', both)
+      s.injectEvent('sites', good)
       return s.sites
     }, {
       base,

@@ -12,7 +12,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { startLab } from '../helpers.js'
 import { runExperiment } from '../experiment-helpers.js'
-import { isLabSite, siteLine, siteShare } from '../../lib/runs/sites.js'
+import { siteLine } from '../../lib/allocation/site.js'
+import { isLabSite, siteShare } from '../../lib/runs/sites.js'
 
 /** /good's chunk path: zlib's output chunks, the record scanner, the parse threads' batches. */
 const CHUNK_PATH = /^(node:zlib$|lib\/ingest\/(streamed|gzip-framing|decoder-memory)\.js$|lib\/json\/|lib\/parse\/)/

@@ -15,6 +15,7 @@ import zlib from 'node:zlib'
 import { createAllocationSampler, mergeWindows } from '../../lib/allocation/sampler.js'
 import { BUFFER_ALLOCATORS, buffersWrapped } from '../../lib/allocation/buffers.js'
 import { createParsePool } from '../../lib/parse/pool.js'
+import { createThreadSites } from '../../lib/parse/thread-sites.js'
 
 const runFile = promisify(execFile)
 const KiB = 1024
@@ -174,7 +175,7 @@ describe('createAllocationSampler', function () {
   })
 })
 
-describe('the parse pool\'s allocation sites', function () {
+describe('the parse threads\' allocation sites (lib/parse/thread-sites.js)', function () {
   let pool = null
   afterEach(async function stopPool () {
     await pool?.destroy()
@@ -183,11 +184,12 @@ describe('the parse pool\'s allocation sites', function () {
 
   it('brings a parse thread\'s sites back marked with its thread', async function () {
     pool = createParsePool(1)
-    pool.startAllocationSampling(64 * KiB)
+    const threads = createThreadSites(pool)
+    threads.start(64 * KiB)
     // one 4 MiB string to parse: the batch's text, and on Node 20 the parsed string too, in parseBatch
     const bytes = new TextEncoder().encode(JSON.stringify(['x'.repeat(4 * MiB)]))
     await pool.run({ kind: 'values', bytes })
-    const windows = await pool.allocationWindows()
+    const windows = await threads.windows()
     assert.deepEqual(windows.map(function thread (w) { return w.thread }), ['parse thread 1'])
     const merged = mergeWindows(windows, 20)
     const parse = siteNamed(merged, 'parseBatch', 'heap')
@@ -198,12 +200,25 @@ describe('the parse pool\'s allocation sites', function () {
     assert.equal(parse.heldBytes, null)
   })
 
+  it('has a thread started in place of a dead one sample as its peers do', async function () {
+    pool = createParsePool(1)
+    const threads = createThreadSites(pool)
+    threads.start(64 * KiB)
+    const [dead] = pool.threads
+    await dead.terminate()
+    for (let k = 0; k < 1000 && (pool.threads.has(dead) || pool.threads.size === 0); k++) await new Promise(setImmediate)
+    assert.equal(pool.threads.size, 1, 'a thread in its place')
+    await pool.run({ kind: 'values', bytes: new TextEncoder().encode(JSON.stringify(['x'.repeat(MiB)])) })
+    assert.deepEqual((await threads.windows()).map(function thread (w) { return w.thread }), ['parse thread 1'])
+  })
+
   it('asks nothing of the threads while they do not sample', async function () {
     pool = createParsePool(1)
-    assert.deepEqual(await pool.allocationWindows(), [])
-    pool.startAllocationSampling(64 * KiB)
-    pool.stopAllocationSampling()
-    assert.deepEqual(await pool.allocationWindows(), [])
+    const threads = createThreadSites(pool)
+    assert.deepEqual(await threads.windows(), [])
+    threads.start(64 * KiB)
+    threads.stop()
+    assert.deepEqual(await threads.windows(), [])
   })
 })
 

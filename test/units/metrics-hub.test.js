@@ -101,7 +101,7 @@ describe('the metrics hub (lib/metrics/stream.js)', function () {
       { id: 2, event: 'crash', data: { reason: 'memory-limit' } }
     ])
     assert.equal(a.res.chunks.at(-1), b.res.chunks.at(-1), 'the same frame to both')
-    assert.deepEqual(FORWARDED_EVENTS, ['request', 'experiment', 'peak', 'crash', 'run-record'])
+    assert.deepEqual(FORWARDED_EVENTS, ['request', 'experiment', 'peak', 'crash', 'run-record', 'sites'])
     hub.close()
   })
 

@@ -8,6 +8,7 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PROJECT_ROOT } from '../util/project-root.js'
+import { UNKNOWN_SITE } from './site.js'
 
 /** The sampler's own folder: its frames are never a site. */
 const OWN_FOLDER = path.dirname(fileURLToPath(import.meta.url)) + path.sep
@@ -141,11 +142,4 @@ export function anyPrefers (recorders) {
 
 function keepCallSites (error, callSites) {
   return callSites
-}
-
-export const UNKNOWN_SITE = Object.freeze({ functionName: '(unknown)', file: null, line: null, column: null })
-
-/** One key per site and kind. */
-export function siteKey (site, kind) {
-  return `${kind}\u0000${site.file}\u0000${site.line}\u0000${site.column}\u0000${site.functionName}`
 }
