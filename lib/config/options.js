@@ -101,6 +101,12 @@ export const DEFAULTS = Object.freeze({
      * 'never' on the main thread.
      */
     shareParse: 'busy',
+    /**
+     * /good's WebAssembly SIMD: the record cutter in front of the record scanner (lib/json/cutter.js)
+     * and the parse threads' UTF-8 decoder (lib/json/utf8.js). False, or a runtime without SIMD:
+     * the scanner alone and Buffer#toString.
+     */
+    simd: true,
     /** ms a queued /good request waits on a stuck queue (no pipeline came free; the ones ahead at the body-rate floor, or none on course to end within sixty of these) before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
@@ -149,6 +155,11 @@ function checkChoice (name, value, choices) {
 
 const checkInteger = integerOptions('option ')
 
+function checkFlag (name, value) {
+  if (typeof value !== 'boolean') throw new TypeError(`option ${name} must be a boolean, got ${JSON.stringify(value)}`)
+  return value
+}
+
 /**
  * Normalise app options.
  * @param {object} [options]
@@ -183,7 +194,8 @@ export function normalizeOptions (options = {}) {
       parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
       inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
-      shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES)
+      shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES),
+      simd: checkFlag('ingest.simd', ingest.simd)
     }),
     runs: Object.freeze({
       keep: checkInteger('runs.keep', runs.keep, 0, 10_000)

@@ -4,10 +4,11 @@
  * /good's own code and sizes, and the MB/s that allows on the cores the lab uses:
  *
  *   inflate  a Gunzip stream fed 1 MiB reads, 256 KiB output chunks (MAX_CHUNK)
- *   parse    JSON.parse of ~64 KiB batches of whole records and their tally (parseBatch);
- *            finding the batches is not timed
+ *   parse    JSON.parse of ~64 KiB batches of whole records and their tally (parseBatch, its text
+ *            decoded as the parse threads decode it); finding the batches is not timed
  *   sha256   the inflated body's digest, 1 MiB updates
- *   find     the record scanner alone (lib/json/records.js), 256 KiB chunks
+ *   find     the record scanner with the SIMD cutter in front, as /good runs it by default
+ *            (lib/json/cutter.js; the scanner alone without WebAssembly SIMD), 256 KiB chunks
  *
  * The model: a MB of inflated body costs the sum of the stages' seconds per MB on one core, spread
  * perfectly over C cores: bound = C / (1/inflate + 1/parse + 1/sha256 + 1/find) MB/s. No split is
@@ -20,7 +21,8 @@ import zlib from 'node:zlib'
 import { performance } from 'node:perf_hooks'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { FORMATS, LineBatcher, RecordScanner } from '../json/records.js'
+import { FORMATS, LineBatcher } from '../json/records.js'
+import { CuttingScanner } from '../json/cutter.js'
 import { parseBatch } from '../parse/parse-batch.js'
 import { createTally, mergeTally } from '../parse/tally.js'
 import { MAX_BATCH, MAX_CHUNK } from '../ingest/streamed.js'
@@ -49,7 +51,7 @@ function * slices (bytes, size) {
 /** The records of `body` found as /good finds them, each batch handed to `onBatch`. */
 function scan (body, format, onBatch) {
   const options = { batchBytes: MAX_BATCH, onBatch }
-  const scanner = format === 'ndjson' ? new LineBatcher(options) : new RecordScanner(format, options)
+  const scanner = format === 'ndjson' ? new LineBatcher(options) : new CuttingScanner(format, options)
   for (const chunk of slices(body, MAX_CHUNK)) scanner.write(chunk)
   scanner.end()
 }
@@ -74,7 +76,7 @@ const PASSES = Object.freeze({
     let seconds = 0
     scan(body, format, function parseTimed (batch) {
       const started = performance.now()
-      const parsed = parseBatch(batch)
+      const parsed = parseBatch({ ...batch, simd: true })
       if (parsed.tally !== null) mergeTally(tally, parsed.tally)
       seconds += secondsSince(started)
       if (parsed.error !== null) throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${batch.offset + parsed.error.offset}`)
