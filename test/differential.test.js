@@ -14,6 +14,9 @@ import { cutterDocuments } from './cutter-documents.js'
 import zlib from 'node:zlib'
 import { startLab, post } from './helpers.js'
 import { CASES as FRAMING_CASES } from './gzip-framing-cases.js'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import readline from 'node:readline'
 
 function decide (buf, format, chunkSize, batchBytes) {
   return JSON.stringify(parseStreamed(buf, format, chunkSize, batchBytes))
@@ -226,5 +229,28 @@ describe('POST /good with WebAssembly SIMD and without', function () {
       const [a, b] = await Promise.all([answer(simd, body, 'json'), answer(plain, body, 'json')])
       assert.deepEqual(a, b, name)
     }
+  })
+
+  it('answers alike in a runtime whose WebAssembly has no SIMD, which says so once in its log', async function () {
+    this.timeout(60000)
+    const child = spawn(process.execPath, ['--import', './test/fixtures/no-simd-runtime.js', 'test/fixtures/no-simd-lab.js'])
+    let stderr = ''
+    child.stderr.on('data', function kept (data) { stderr += data })
+    try {
+      const [url] = await once(readline.createInterface({ input: child.stdout }), 'line')
+      const record = '{"f":"' + 'ab測'.repeat(20) + '"}'
+      const many = Array(3000).fill(record).join(',')
+      for (const text of [`{"items":[${many}]}`, `{"items":[${many},{"f":tru}]}`]) {
+        const gz = zlib.gzipSync(text)
+        for (let round = 0; round < 2; round++) {
+          const [a, b] = await Promise.all([answer({ url }, gz, 'json'), answer(plain, gz, 'json')])
+          assert.deepEqual(a, b, `${text.slice(-20)}, upload ${round + 1}`)
+        }
+      }
+    } finally {
+      child.stdin.end()
+      await once(child, 'exit')
+    }
+    assert.equal(stderr.split('no WebAssembly SIMD').length - 1, 1, stderr)
   })
 })
