@@ -13,6 +13,7 @@ import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
 import { boundFraction, readBoundFile } from '../../lib/measure/bound.js'
+import { cpuShare } from '../../lib/measure/cpu.js'
 import * as experiment from './index.js'
 
 export const name = 'ingest'
@@ -219,6 +220,12 @@ function ofBoundText (c) {
   return fraction === null ? 'n/a' : `${fixed(100 * fraction, 0)}%`
 }
 
+/** A cell's CPU seconds per GB, and the stages' CPU per GB over it (lib/measure/cpu.js). */
+function cpuTexts (c) {
+  const share = cpuShare(c.cpuPerGB ?? null, c.bound?.cpuPerGB ?? null)
+  return [typeof c.cpuPerGB === 'number' ? fixed(c.cpuPerGB, 2) : 'n/a', share === null ? 'n/a' : `${fixed(100 * share, 0)}%`]
+}
+
 /** Where each size's bound came from: a bound bench's figures file, or measured at the start. */
 function boundNote (cells) {
   const bounds = [...new Map(cells.filter(function hasBound (c) { return c.bound }).map(function bound (c) { return [c.size, c.bound] })).entries()]
@@ -226,10 +233,18 @@ function boundNote (cells) {
   const given = bounds[0][1]
   if (given.source === 'file') {
     const body = given.body ? `, measured on ${fixed(given.body.bytes / 1e6)} MB of ${given.body.format}` : ''
-    return [`- of bound: MB/s over the machine's bound, ${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}, from ${given.file} (npm run bench -- bound)`]
+    return [`- of bound (wall): MB/s over the machine's bound, ${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}, from ${given.file} ` +
+      '(npm run bench -- bound)', cpuNote(bounds)]
   }
   const each = bounds.map(function shown ([size, b]) { return `${size} ${fixed(b.mbPerSecond)}` }).join(', ')
-  return [`- of bound: MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body (MB/s: ${each}); npm run bench -- bound measures it with care`]
+  return [`- of bound (wall): MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body (MB/s: ${each}); ` +
+    'npm run bench -- bound measures it with care', cpuNote(bounds)]
+}
+
+function cpuNote (bounds) {
+  const each = bounds.map(function shown ([size, b]) { return `${size} ${typeof b.cpuPerGB === 'number' ? fixed(b.cpuPerGB, 2) : 'n/a'}` }).join(', ')
+  return '- CPU s/GB: the lab worker\'s CPU seconds (every thread, /proc/<pid>/stat) over the load, per GB of inflated body answered; ' +
+    `of stages' CPU: the stages' own CPU s/GB, measured with the bound, over it (${each})`
 }
 
 function loadText (c) {
@@ -241,10 +256,10 @@ function ingestTable (cells, verdicts = speedVerdicts(cells)) {
   const rows = cells.map(function row (c) {
     const v = c.route === 'good' ? verdicts.find(function mine (x) { return sameCell(x, c) }) : null
     return [c.size, c.concurrency, c.route, loadText(c), fixed(c.reqPerSecond, c.reqPerSecond < 10 ? 2 : 0), fixed(c.mbPerSecond),
-      ofBoundText(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
+      ofBoundText(c), ...cpuTexts(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
       v ? ratioText(v.ratio) : '', v ? VERDICT_TEXT[v.verdict] : '']
   })
-  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
+  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound (wall)', 'CPU s/GB', 'of stages\' CPU', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
   const verdictRows = verdicts.map(function row (v) {
     return [v.size, v.concurrency, fixed(v.good, v.good < 10 ? 2 : 0), `/${v.other}`, fixed(v.otherReqPerSecond, v.otherReqPerSecond < 10 ? 2 : 0),
       ratioText(v.ratio), `${v.target}x`, VERDICT_TEXT[v.verdict]]
