@@ -6,7 +6,8 @@
  *
  *   in:  { file, format } a gzip input of the ingest bench (lib/measure/inputs.js)
  *   out: { type: 'progress', done, total } per stage pass,
- *        then { type: 'result', mbPerSecond, cores, body } or { type: 'error', message }
+ *        then { type: 'result', mbPerSecond, cores, cpuPerGB, body } or { type: 'error', message }
+ *        (cpuPerGB: the stages' own CPU seconds per GB)
  */
 import { serveChildJob } from '../../lib/experiments/child-job.js'
 import { measureBoundOfFile } from '../../lib/measure/bound.js'
@@ -16,5 +17,5 @@ serveChildJob('experiments/ingest/bound-process.js', async function measure ({ f
   const data = await measureBoundOfFile(file, { format, repeat: 1 }, function relay (event) {
     if (event.type === 'progress') progress(event.done, event.total)
   })
-  return { mbPerSecond: data.bound, cores: data.cores, body: data.body }
+  return { mbPerSecond: data.bound, cores: data.cores, cpuPerGB: data.stagesCpuPerGB, body: data.body }
 })

@@ -24,6 +24,7 @@ import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ing
 import { DEFAULTS } from '../../lib/config/options.js'
 import { runChildJob, runLoad } from '../../lib/experiments/load.js'
 import { boundFraction } from '../../lib/measure/bound.js'
+import { cpuPerGB, cpuShare } from '../../lib/measure/cpu.js'
 import {
   choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, round, sizeEntry, sizeParam
 } from '../../lib/experiments/params.js'
@@ -164,18 +165,25 @@ export async function run (ctx) {
     await uploadFile(url, warm.file, { ...headers, [WARM_UP_HEADER]: '1' })
     await ctx.settle()
     const endMeasure = ctx.measure()
+    // this process is the lab's worker: its CPU over the load, every thread (the load runs apart)
+    const cpuStart = process.cpuUsage()
+    let cpu = null
     let server = null
     const load = await runLoad({ url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }, {
       signal,
       onSpawn: ctx.trackProcess,
       onProgress: function relayProgress ({ done }) {
         // the last upload has ended: read the peak before the results cross over IPC
-        if (done === p.requests && server === null) server = endMeasure()
+        if (done === p.requests && server === null) {
+          cpu = process.cpuUsage(cpuStart)
+          server = endMeasure()
+        }
         ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' })
       }
     })
+    cpu ??= process.cpuUsage(cpuStart)
     server ??= endMeasure()
-    byRoute[route] = summariseRoute(route, p, load, server, bound)
+    byRoute[route] = summariseRoute(route, p, load, { server, cpuSeconds: (cpu.user + cpu.system) / 1e6 }, bound)
   }
   const summariesAgree = allAgree(Object.values(byRoute))
   const described = { file: path.basename(input.file), format: p.format, bytes: p.bytes, size: p.size, compressedBytes: input.compressedBytes }
@@ -195,7 +203,8 @@ export async function run (ctx) {
  * The machine's bound on this body's shape (lib/measure/bound.js), one pass a stage, in a process
  * of its own before any route runs; null, with the reason, when it could not be measured: the
  * routes still run.
- * @returns {Promise<{ mbPerSecond: number, cores: number, body: object }|{ mbPerSecond: null, reason: string }>}
+ * @returns {Promise<{ mbPerSecond: number, cores: number, cpuPerGB: number|null, body: object }|{ mbPerSecond: null, reason: string }>}
+ *   cpuPerGB: the stages' own CPU seconds per GB
  */
 async function measureBound (ctx, input, dir) {
   const { params: p, signal } = ctx
@@ -214,7 +223,7 @@ async function measureBound (ctx, input, dir) {
   }
 }
 
-function summariseRoute (route, p, { results, wallMs }, server, bound) {
+function summariseRoute (route, p, { results, wallMs }, { server, cpuSeconds }, bound) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
   const errors = {}
   for (const r of results) {
@@ -234,6 +243,8 @@ function summariseRoute (route, p, { results, wallMs }, server, bound) {
     inflatedBytes,
     mbPerSecond: round(inflatedBytes / 1e6 / (wallMs / 1000), 100),
     boundShare: ok.length === 0 ? null : boundFraction(inflatedBytes / 1e6 / (wallMs / 1000), bound.mbPerSecond),
+    cpuPerGB: cpuPerGB(cpuSeconds, inflatedBytes),
+    cpuShare: cpuShare(cpuPerGB(cpuSeconds, inflatedBytes), bound.cpuPerGB ?? null),
     server,
     summary: ok[0]?.summary ?? null,
     summariesAgree: ok.length === 0 ? null : answers.size === 1

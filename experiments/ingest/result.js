@@ -27,11 +27,26 @@ const ROWS = Object.freeze([
   { field: 'mbPerSecond', label: 'Throughput', unit: 'MB/s', value: function mbValue (r) { return Number.isFinite(r.mbPerSecond) ? r.mbPerSecond : null } },
   {
     field: 'boundShare',
-    label: 'Share of this machine\'s bound',
+    label: 'Share of this machine\'s bound (wall)',
     unit: 'text',
     value: function shareValue (r, bound) {
       if (!Number.isFinite(bound?.mbPerSecond)) return `n/a (${bound?.reason ?? 'no bound measured'})`
       return Number.isFinite(r.boundShare) ? `${Math.round(100 * r.boundShare)} % of ${bound.mbPerSecond.toFixed(1)} MB/s` : null
+    }
+  },
+  {
+    field: 'cpuPerGB',
+    label: 'CPU per GB (the lab process, every thread)',
+    unit: 'text',
+    value: function cpuValue (r) { return Number.isFinite(r.cpuPerGB) ? `${r.cpuPerGB.toFixed(2)} s` : null }
+  },
+  {
+    field: 'cpuShare',
+    label: 'Share of the stages\' CPU',
+    unit: 'text',
+    value: function cpuShareValue (r, bound) {
+      if (!Number.isFinite(bound?.cpuPerGB)) return `n/a (${bound?.reason ?? 'no stages\' CPU measured'})`
+      return Number.isFinite(r.cpuShare) ? `${Math.round(100 * r.cpuShare)} % (stages ${bound.cpuPerGB.toFixed(2)} s per GB)` : null
     }
   },
   {
