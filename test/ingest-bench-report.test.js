@@ -136,6 +136,11 @@ describe('the ingest bench\'s matrix, verdicts and chart', function () {
     assert.match(text, /^\| 1MB +\| 1 +\| good +\| 10 up\. +\| 150 +\| 150\.0 +\| 75% +\| 10\.00 +\| 80% +\|/m)
     assert.match(text, /of bound \(wall\): MB\/s over the machine's bound on 2 cores, measured quickly at the start on each size's body \(MB\/s: 1MB 200\.0\)/)
     assert.match(text, /of stages' CPU: the stages' own CPU s\/GB, measured with the bound, over it \(1MB 8\.00\)/)
+    const runs = [{ cpuPerGB: 10 }, { cpuPerGB: 10.5 }]
+    const agreeing = ingestReport([cell('good', '1MB', 1e6, 1, 150, { bound: measured, cpuPerGB: 10, measurements: runs })]).markdown
+    assert.match(agreeing, /CPU s\/GB across each cell's runs: at most 5% apart \(1MB x1 \/good\); every cell within 10%/)
+    const apart = ingestReport([cell('good', '1MB', 1e6, 1, 150, { bound: measured, cpuPerGB: 10, measurements: [...runs, { cpuPerGB: 12 }] })]).markdown
+    assert.match(apart, /at most 20% apart \(1MB x1 \/good\); more than 10% at 1MB x1 \/good/)
     assert.match(ingestReport([cell('good', '1MB', 1e6, 1, 150)]).markdown, /^\| 1MB +\| 1 +\| good +\| 10 up\. +\| 150 +\| 150\.0 +\| n\/a +\| n\/a +\| n\/a +\|/m,
       'no bound, no share')
 

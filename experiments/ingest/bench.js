@@ -13,7 +13,7 @@ import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
 import { boundFraction, readBoundFile } from '../../lib/measure/bound.js'
-import { cpuShare } from '../../lib/measure/cpu.js'
+import { cpuShare, spread } from '../../lib/measure/cpu.js'
 import * as experiment from './index.js'
 
 export const name = 'ingest'
@@ -247,6 +247,19 @@ function cpuNote (bounds) {
     `of stages' CPU: the stages' own CPU s/GB, measured with the bound, over it (${each})`
 }
 
+/** How far apart each cell's runs are on CPU s/GB: the widest, and the cells past 10 %. */
+function cpuSpreadNote (cells) {
+  const spreads = cells.map(function cellSpread (c) {
+    return { c, spread: spread((c.measurements ?? []).map(function cpu (r) { return r.cpuPerGB })) }
+  }).filter(function known (x) { return x.spread !== null })
+  if (spreads.length === 0) return []
+  const widest = spreads.reduce(function wider (a, b) { return b.spread > a.spread ? b : a })
+  const past = spreads.filter(function far (x) { return x.spread > 0.1 })
+  function where (x) { return `${x.c.size} x${x.c.concurrency} /${x.c.route}` }
+  return [`- CPU s/GB across each cell's runs: at most ${fixed(100 * widest.spread, 0)}% apart (${where(widest)})` +
+    (past.length ? `; more than 10% at ${past.map(where).join(', ')}` : '; every cell within 10%')]
+}
+
 function loadText (c) {
   return c.mode === 'timed' ? `${c.durationS} s` : `${c.requests / c.runs} up.`
 }
@@ -308,7 +321,7 @@ function ingestNotes (cells, verdicts) {
       counted && '"N up.": N uploads streamed from disk, the concurrency in flight'].filter(Boolean).join('; ') +
       '. req/s, MB/s (inflated) and p99 are of the 200 answers; refusals are 413/503 from the memory budget or /good\'s queue')
   }
-  notes.push(...boundNote(cells))
+  notes.push(...boundNote(cells), ...cpuSpreadNote(cells))
   return notes
 }
 

@@ -57,3 +57,16 @@ export function cpuShare (routeCpuPerGB, stagesCpuPerGB) {
   if (!(typeof stagesCpuPerGB === 'number' && stagesCpuPerGB > 0 && Number.isFinite(stagesCpuPerGB))) return null
   return stagesCpuPerGB / routeCpuPerGB
 }
+
+/**
+ * How far apart a cell's runs are: (largest - smallest) / smallest of the figures present; null
+ * with fewer than two. The ingest bench says it of each cell's CPU per GB, which should agree
+ * within 10 % whatever else the machine runs (docs/ingest.md).
+ * @param {Array<number|null>} values
+ * @returns {number|null}
+ */
+export function spread (values) {
+  const present = values.filter(function isPositive (v) { return typeof v === 'number' && v > 0 && Number.isFinite(v) })
+  if (present.length < 2) return null
+  return (Math.max(...present) - Math.min(...present)) / Math.min(...present)
+}

@@ -4,7 +4,7 @@
  * finding (docs/ingest.md), not a timed spec's.
  */
 import assert from 'node:assert/strict'
-import { cpuPerGB, cpuShare, processCpuSeconds, USER_HZ } from '../../lib/measure/cpu.js'
+import { cpuPerGB, cpuShare, processCpuSeconds, spread, USER_HZ } from '../../lib/measure/cpu.js'
 import { stagesCpuPerGB, STAGES } from '../../lib/measure/bound.js'
 
 /** A /proc/<pid>/stat line: utime and stime are its 14th and 15th fields. */
@@ -83,6 +83,19 @@ describe('CPU per GB (lib/measure/cpu.js)', function () {
       const cells = STAGES.slice(1).map(function cell (stage) { return { stage, cpuSecondsPerGB: 2 } })
       assert.equal(stagesCpuPerGB(cells), null)
       assert.equal(stagesCpuPerGB([...cells, { stage: STAGES[0], cpuSecondsPerGB: null }]), null)
+    })
+  })
+
+  describe('spread', function () {
+    it('is how far the largest figure is above the smallest, as a share of the smallest', function () {
+      assert.equal(spread([10, 11, 10.5]), 0.1)
+      assert.equal(spread([8, 8]), 0)
+    })
+
+    it('leaves out missing figures, and is null with fewer than two', function () {
+      assert.equal(spread([8, null, 10]), 0.25)
+      assert.equal(spread([8, null]), null)
+      assert.equal(spread([]), null)
     })
   })
 })
