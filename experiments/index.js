@@ -41,7 +41,7 @@ export const EXPERIMENTS = Object.freeze({
 })
 
 /** Benches with no experiment of their own: a folder each, with bench.js only. */
-export const BENCH_ONLY = Object.freeze(['bound'])
+export const BENCH_ONLY = Object.freeze(['bound', 'side-by-side'])
 
 /**
  * Routes an experiment folder adds to the lab, mounted by app.js: the app and the routes
