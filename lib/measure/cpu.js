@@ -6,17 +6,23 @@
  * and the collector's), read from outside in /proc/<pid>/stat.
  */
 import fs from 'node:fs'
+import { procAvailable } from '../util/platform.js'
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime: USER_HZ, 100 on every Linux. */
 export const USER_HZ = 100
 
 /**
- * The CPU seconds a process has spent, user and system, all its threads: null where there is no /proc.
+ * The CPU seconds a process has spent, user and system, all its threads: null where there is no
+ * /proc, or in portable mode (lib/util/platform.js).
  * @param {number} pid
- * @param {(file: string) => string} [read]
+ * @param {(file: string) => string} [read] the file's text (specs); by default /proc itself
  * @returns {number|null}
  */
-export function processCpuSeconds (pid, read = readStat) {
+export function processCpuSeconds (pid, read = null) {
+  if (read === null) {
+    if (!procAvailable()) return null
+    read = readStat
+  }
   let text
   try {
     text = read(`/proc/${pid}/stat`)

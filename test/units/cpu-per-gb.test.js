@@ -34,6 +34,17 @@ describe('CPU per GB (lib/measure/cpu.js)', function () {
       assert.equal(processCpuSeconds(4242, function garbled () { return '4242 (node) S' }), null)
     })
 
+    it('is null in portable mode, as every reading of /proc is', function () {
+      const saved = process.env.STREAMLAB_PORTABLE
+      process.env.STREAMLAB_PORTABLE = '1'
+      try {
+        assert.equal(processCpuSeconds(process.pid), null)
+      } finally {
+        if (saved === undefined) delete process.env.STREAMLAB_PORTABLE
+        else process.env.STREAMLAB_PORTABLE = saved
+      }
+    })
+
     it('reads this process, whose CPU only grows', function () {
       const before = processCpuSeconds(process.pid)
       if (before === null) this.skip()
