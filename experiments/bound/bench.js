@@ -73,7 +73,9 @@ function cpuText (cpuSecondsPerGB) {
  * @param {{ body: object, repeat: number, cells: object[], cores: number, bound: number, singleCore: number, model: string }} data
  */
 export function boundReport (data) {
-  const rows = data.cells.map(function row (c) { return [c.stage, fixed(c.mbPerSecond), fixed(c.secondsPerGB, 2), cpuText(c.cpuSecondsPerGB)] })
+  const rows = data.cells.map(function row (c) {
+    return [c.stage, fixed(c.mbPerSecond), fixed(c.secondsPerGB, 2), cpuText(c.cpuSecondsPerGB)]
+  })
   rows.push(['all four, 1 core', fixed(data.singleCore), fixed(1000 / data.singleCore, 2), cpuText(data.stagesCpuPerGB)])
   rows.push([`bound, ${data.cores} core${data.cores === 1 ? '' : 's'}`, fixed(data.bound), fixed(1000 / data.bound, 2), ''])
   const { body } = data

@@ -224,7 +224,9 @@ async function measureIngest (cell) {
       errors: answers.errors,
       reqPerSecond: answers.ok / seconds,
       mbPerSecond: answers.ok * answers.inflatedBytes / 1e6 / seconds,
-      cpuPerGB: restarted || cpuBefore === null || cpuAfter === null ? null : cpuPerGB(cpuAfter - cpuBefore, answers.ok * answers.inflatedBytes),
+      cpuPerGB: restarted || cpuBefore === null || cpuAfter === null
+        ? null
+        : cpuPerGB(cpuAfter - cpuBefore, answers.ok * answers.inflatedBytes),
       latencyMs: latencyStats(answers.okMs),
       ...memory,
       workerRestarted: restarted,
@@ -243,7 +245,8 @@ async function measureIngest (cell) {
  * file) or one measured quickly on its size's body.
  * @param {{ sizes: number[], sizeLabels?: string[], concurrency: number[], routes: string[], format: string,
  *   repeat: number, requests: number|null, durationS: number, timedUpTo: number, memoryLimit: number,
- *   quick?: boolean, serverFlags: string[], url: string|null, bound?: { mbPerSecond: number, cores: number, cpuPerGB?: number|null, source: string }|null }} options
+ *   quick?: boolean, serverFlags: string[], url: string|null,
+ *   bound?: { mbPerSecond: number, cores: number, cpuPerGB?: number|null, source: string }|null }} options
  *   normalised bench options
  * @param {(event: object) => void} report progress callback
  */

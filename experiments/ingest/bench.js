@@ -233,16 +233,20 @@ function boundNote (cells) {
   const given = bounds[0][1]
   if (given.source === 'file') {
     const body = given.body ? `, measured on ${fixed(given.body.bytes / 1e6)} MB of ${given.body.format}` : ''
-    return [`- of bound (wall): MB/s over the machine's bound, ${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}, from ${given.file} ` +
+    return [`- of bound (wall): MB/s over the machine's bound, ${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}, ` +
+      `from ${given.file} ` +
       '(npm run bench -- bound)', cpuNote(bounds)]
   }
   const each = bounds.map(function shown ([size, b]) { return `${size} ${fixed(b.mbPerSecond)}` }).join(', ')
-  return [`- of bound (wall): MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body (MB/s: ${each}); ` +
+  return [`- of bound (wall): MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body ` +
+    `(MB/s: ${each}); ` +
     'npm run bench -- bound measures it with care', cpuNote(bounds)]
 }
 
 function cpuNote (bounds) {
-  const each = bounds.map(function shown ([size, b]) { return `${size} ${typeof b.cpuPerGB === 'number' ? fixed(b.cpuPerGB, 2) : 'n/a'}` }).join(', ')
+  const each = bounds.map(function shown ([size, b]) {
+    return `${size} ${typeof b.cpuPerGB === 'number' ? fixed(b.cpuPerGB, 2) : 'n/a'}`
+  }).join(', ')
   return '- CPU s/GB: the lab worker\'s CPU seconds (every thread, /proc/<pid>/stat) over the load, per GB of inflated body answered; ' +
     `of stages' CPU: the stages' own CPU s/GB, measured with the bound, over it (${each})`
 }
@@ -272,7 +276,8 @@ function ingestTable (cells, verdicts = speedVerdicts(cells)) {
       ofBoundText(c), ...cpuTexts(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
       v ? ratioText(v.ratio) : '', v ? VERDICT_TEXT[v.verdict] : '']
   })
-  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound (wall)', 'CPU s/GB', 'of stages\' CPU', 'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
+  const table = markdownTable(['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound (wall)', 'CPU s/GB', 'of stages\' CPU',
+    'p99 ms', 'peak above idle MiB', '200s', 'refused', '/good vs best', 'verdict'], rows)
   const verdictRows = verdicts.map(function row (v) {
     return [v.size, v.concurrency, fixed(v.good, v.good < 10 ? 2 : 0), `/${v.other}`, fixed(v.otherReqPerSecond, v.otherReqPerSecond < 10 ? 2 : 0),
       ratioText(v.ratio), `${v.target}x`, VERDICT_TEXT[v.verdict]]

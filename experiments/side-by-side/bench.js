@@ -128,7 +128,8 @@ export async function run (opts, report) {
     for (let round = 0; round < opts.repeat; round++) {
       for (const file of opts.files) {
         for (const server of servers) {
-          report({ type: 'progress', done: done++, total, label: `${server.name} ${path.basename(file)} round ${round + 1}/${opts.repeat}` })
+          const label = `${server.name} ${path.basename(file)} round ${round + 1}/${opts.repeat}`
+          report({ type: 'progress', done: done++, total, label })
           const key = `${server.name}\n${file}`
           if (!runs.has(key)) runs.set(key, { target: server.name, file: path.basename(file), runs: [] })
           runs.get(key).runs.push(await measureUpload(server, file))
@@ -168,8 +169,10 @@ function summarise (cell) {
 export function sideBySideReport (cells, repeat) {
   function text (value, digits = 1) { return typeof value === 'number' ? fixed(value, digits) : 'n/a' }
   const rows = cells.map(function row (c) {
-    return [c.target, c.file, text(c.bytes / 1e6), text(c.mbPerSecond), text(c.cpuPerGB, 2), c.cpuSpread === null ? 'n/a' : `${fixed(100 * c.cpuSpread, 0)}%`,
-      c.peakAboveIdle === null ? 'n/a' : text(c.peakAboveIdle / 1048576), c.runs.map(function mbps (r) { return fixed(r.mbPerSecond) }).join(', ')]
+    const apart = c.cpuSpread === null ? 'n/a' : `${fixed(100 * c.cpuSpread, 0)}%`
+    const peak = c.peakAboveIdle === null ? 'n/a' : text(c.peakAboveIdle / 1048576)
+    const rounds = c.runs.map(function mbps (r) { return fixed(r.mbPerSecond) }).join(', ')
+    return [c.target, c.file, text(c.bytes / 1e6), text(c.mbPerSecond), text(c.cpuPerGB, 2), apart, peak, rounds]
   })
   const labCells = cells.filter(function isLab (c) { return c.target === 'lab' })
   const notes = labCells.map(function ratios (c) {
@@ -179,8 +182,10 @@ export function sideBySideReport (cells, repeat) {
       c === first ? null : `${fixed(c.mbPerSecond / first.mbPerSecond, 2)}x the lab's MB/s on ${first.file}`].filter(Boolean)
     return parts.length ? `- lab on ${c.file}: ${parts.join('; ')}` : null
   }).filter(Boolean)
-  notes.push(`- medians of ${repeat} round${repeat === 1 ? '' : 's'}, each upload alone on one connection; CPU: the server process's, every thread, ` +
+  notes.push(`- medians of ${repeat} round${repeat === 1 ? '' : 's'}, each upload alone on one connection; ` +
+    'CPU: the server process\'s, every thread, ' +
     'from /proc/<pid>/stat over the upload; CPU apart: how far the rounds\' CPU s/GB are apart; peak: the lab worker\'s VmHWM above idle')
-  const table = markdownTable(['server', 'document', 'MB inflated', 'MB/s', 'CPU s/GB', 'CPU apart', 'peak above idle MiB', 'MB/s of each round'], rows)
+  const headings = ['server', 'document', 'MB inflated', 'MB/s', 'CPU s/GB', 'CPU apart', 'peak above idle MiB', 'MB/s of each round']
+  const table = markdownTable(headings, rows)
   return { title: 'Documents into /good, side by side', markdown: `${table}\n\n${notes.join('\n')}\n`, charts: [], data: { repeat, cells } }
 }

@@ -8,7 +8,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { STAGES, MODEL, boundOf, boundFraction, measureStages, measureBound, readBoundFile, stagesCpuPerGB } from '../../lib/measure/bound.js'
+import {
+  STAGES, MODEL, boundOf, boundFraction, measureStages, measureBound, readBoundFile, stagesCpuPerGB
+} from '../../lib/measure/bound.js'
 import { generatedJson } from '../helpers.js'
 
 const RATES = Object.freeze({ inflate: 400, parse: 100, sha256: 800, find: 400 })
