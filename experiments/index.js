@@ -20,7 +20,7 @@ export const EXPERIMENTS = Object.freeze({
 })
 
 /** Benches with no experiment of their own: a folder each, with bench.js only. */
-export const BENCH_ONLY = Object.freeze(['bound'])
+export const BENCH_ONLY = Object.freeze(['bound', 'side-by-side'])
 
 /** Routes the folders add, mounted by app.js: the app and the routes reach a folder through this registry only (test/layout.test.js). */
 export { abortUploadRoutes } from './abort-upload/routes.js'

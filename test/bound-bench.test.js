@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
 import { normalize, options as boundOptions, boundReport } from '../experiments/bound/bench.js'
 import { writeFigures } from '../lib/measure/figures.js'
-import { boundOf, MODEL } from '../lib/measure/bound.js'
+import { boundOf, MODEL, stagesCpuPerGB } from '../lib/measure/bound.js'
 
 const CLI = fileURLToPath(new URL('../scripts/bench.js', import.meta.url))
 
@@ -22,11 +22,14 @@ function flags (...args) {
 
 /** Data as lib/measure/bound.js measures it, with figures made up. */
 function madeUp (cores = 2) {
-  const cells = [['inflate', 400], ['parse', 100], ['sha256', 800], ['find', 400]].map(function cell ([stage, mbPerSecond]) {
-    return { stage, mbPerSecond, secondsPerGB: 1000 / mbPerSecond, runs: [mbPerSecond] }
+  const figures = [['inflate', 400, 2.5], ['parse', 100, 10.5], ['sha256', 800, 1.25], ['find', 400, 0.5]]
+  const cells = figures.map(function cell ([stage, mbPerSecond, cpu]) {
+    return { stage, mbPerSecond, secondsPerGB: 1000 / mbPerSecond, cpuSecondsPerGB: cpu, runs: [mbPerSecond] }
   })
   const rates = Object.fromEntries(cells.map(function rate (c) { return [c.stage, c.mbPerSecond] }))
-  return { body: { format: 'json', bytes: 100e6, compressedBytes: 21e6, size: '100MB' }, repeat: 3, cells, cores, bound: boundOf(rates, cores), singleCore: boundOf(rates, 1), model: MODEL }
+  const body = { format: 'json', bytes: 100e6, compressedBytes: 21e6, size: '100MB' }
+  const bound = boundOf(rates, cores)
+  return { body, repeat: 3, cells, cores, bound, singleCore: boundOf(rates, 1), stagesCpuPerGB: stagesCpuPerGB(cells), model: MODEL }
 }
 
 describe('npm run bench -- bound', function () {
@@ -43,12 +46,12 @@ describe('npm run bench -- bound', function () {
     assert.throws(function badCores () { flags('--cores', '1.5') }, { name: 'TypeError', message: /--cores/ })
   })
 
-  it('prints each stage\'s MB/s on one core and seconds per GB, the one-core figure, the bound and the model', function () {
+  it('prints each stage\'s MB/s on one core, seconds and CPU seconds per GB, the one-core figure, the bound and the model', function () {
     const { markdown, data } = boundReport(madeUp())
-    assert.match(markdown, /^\| stage +\| MB\/s on one core \| s per GB \|$/m)
-    assert.match(markdown, /^\| parse +\| 100\.0 +\| 10\.00 +\|$/m)
-    assert.match(markdown, /^\| all four, 1 core +\| 61\.5 +\| 16\.25 +\|$/m)
-    assert.match(markdown, /^\| bound, 2 cores +\| 123\.1 +\| 8\.13 +\|$/m)
+    assert.match(markdown, /^\| stage +\| MB\/s on one core \| s per GB \| CPU s per GB \|$/m)
+    assert.match(markdown, /^\| parse +\| 100\.0 +\| 10\.00 +\| 10\.50 +\|$/m)
+    assert.match(markdown, /^\| all four, 1 core +\| 61\.5 +\| 16\.25 +\| 14\.75 +\|$/m, 'the stages\' CPU per GB, summed')
+    assert.match(markdown, /^\| bound, 2 cores +\| 123\.1 +\| 8\.13 +\| +\|$/m)
     assert.ok(markdown.includes(MODEL))
     assert.match(markdown, /body: 100MB json as the ingest bench sends it, 100\.0 MB inflated from 21\.0 MB of gzip/)
     assert.equal(data.bound, 2 / 0.01625)
@@ -60,7 +63,9 @@ describe('npm run bench -- bound', function () {
       const report = boundReport(madeUp(4))
       await writeFigures('bound', { title: report.title, command: 'npm run bench -- bound --figures bound', meta: { started: new Date().toISOString(), experiment: 'bound' }, markdown: report.markdown, data: report.data }, dir)
       const figures = JSON.parse(await fs.promises.readFile(path.join(dir, 'bound.json'), 'utf8'))
-      for (const key of ['title', 'command', 'date', 'machine', 'body', 'repeat', 'cells', 'cores', 'bound', 'singleCore', 'model']) assert.ok(key in figures, key)
+      const keys = ['title', 'command', 'date', 'machine', 'body', 'repeat', 'cells', 'cores', 'bound', 'singleCore']
+      keys.push('stagesCpuPerGB', 'model')
+      for (const key of keys) assert.ok(key in figures, key)
       assert.deepEqual(figures.cells.map(function pick (c) { return [c.stage, c.mbPerSecond] }), [['inflate', 400], ['parse', 100], ['sha256', 800], ['find', 400]])
       assert.equal(figures.cores, 4)
       assert.equal(figures.bound, 4 / 0.01625)

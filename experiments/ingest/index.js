@@ -15,6 +15,7 @@ import { INGEST_ROUTES, INGEST_ROUTE_NAMES, routesRefusing } from '../../lib/ing
 import { DEFAULTS } from '../../lib/config/options.js'
 import { runChildJob, runLoad } from '../../lib/experiments/load.js'
 import { boundFraction } from '../../lib/measure/bound.js'
+import { cpuPerGB, cpuShare } from '../../lib/measure/cpu.js'
 import {
   choiceEntry, deepFreeze, givenParams, integerEntry, isPresent, normalizeBySchema, sizeEntry, sizeParam
 } from '../../lib/experiments/params.js'
@@ -144,8 +145,8 @@ export async function run (ctx) {
     const job = { url, file: input.file, concurrency: p.concurrency, requests: p.requests, headers }
     function uploadAll (hooks) { return runLoad(job, hooks) }
     function relay ({ done }) { ctx.progress({ done: index * p.requests + done, total, route, stage: 'load' }) }
-    const { load, server } = await loadInWindow(ctx, p.requests, uploadAll, relay)
-    byRoute[route] = summariseRoute(route, p, load, server, bound)
+    const { load, server, cpuSeconds } = await loadInWindow(ctx, p.requests, uploadAll, relay)
+    byRoute[route] = summariseRoute(route, p, load, { server, cpuSeconds }, bound)
   }
   const summariesAgree = allAgree(Object.values(byRoute))
   const { format, bytes, size } = p
@@ -163,8 +164,8 @@ export async function run (ctx) {
 }
 
 /**
- * The machine's bound on this body's shape (lib/measure/bound.js), one pass a stage in a process of its own
- * (bound-process.js) before any route runs; `mbPerSecond: null` with the reason when it could not be measured.
+ * The machine's bound on this body's shape (lib/measure/bound.js) and the stages' CPU per GB, one pass a stage in a
+ * process of its own (bound-process.js) before any route runs; `mbPerSecond: null` with the reason when it could not be measured.
  */
 async function measureBound (ctx, input, dir) {
   const { params: p, signal } = ctx
@@ -185,7 +186,7 @@ async function measureBound (ctx, input, dir) {
   }
 }
 
-function summariseRoute (route, p, { results, wallMs }, server, bound) {
+function summariseRoute (route, p, { results, wallMs }, { server, cpuSeconds }, bound) {
   const ok = results.filter(function succeeded (r) { return r.status === 200 })
   const errors = errorsByType(results)
   const answers = new Set(ok.map(function key (r) { return JSON.stringify(r.summary) }))
@@ -202,6 +203,8 @@ function summariseRoute (route, p, { results, wallMs }, server, bound) {
     inflatedBytes,
     mbPerSecond: round(inflatedBytes / 1e6 / (wallMs / 1000), 100),
     boundShare: ok.length === 0 ? null : boundFraction(inflatedBytes / 1e6 / (wallMs / 1000), bound.mbPerSecond),
+    cpuPerGB: cpuPerGB(cpuSeconds, inflatedBytes),
+    cpuShare: cpuShare(cpuPerGB(cpuSeconds, inflatedBytes), bound.cpuPerGB ?? null),
     server,
     summary: ok[0]?.summary ?? null,
     summariesAgree: ok.length === 0 ? null : answers.size === 1

@@ -28,9 +28,16 @@ function row (field, label, unit, value) {
 const ROWS = Object.freeze([
   row('ok', 'Uploads answered 200', 'text', function okValue (r) { return `${r.ok} / ${r.requests}${describeErrors(r.errors)}` }),
   row('mbPerSecond', 'Throughput', 'MB/s', function mbValue (r) { return finite(r.mbPerSecond) }),
-  row('boundShare', 'Share of this machine\'s bound', 'text', function shareValue (r, bound) {
+  row('boundShare', 'Share of this machine\'s bound (wall)', 'text', function shareValue (r, bound) {
     if (!Number.isFinite(bound?.mbPerSecond)) return `n/a (${bound?.reason ?? 'no bound measured'})`
     return Number.isFinite(r.boundShare) ? `${Math.round(100 * r.boundShare)} % of ${bound.mbPerSecond.toFixed(1)} MB/s` : null
+  }),
+  row('cpuPerGB', 'CPU per GB (the lab process, every thread)', 'text', function cpuValue (r) {
+    return Number.isFinite(r.cpuPerGB) ? `${r.cpuPerGB.toFixed(2)} s` : null
+  }),
+  row('cpuShare', 'Share of the stages\' CPU', 'text', function cpuShareValue (r, bound) {
+    if (!Number.isFinite(bound?.cpuPerGB)) return `n/a (${bound?.reason ?? 'no stages\' CPU measured'})`
+    return Number.isFinite(r.cpuShare) ? `${Math.round(100 * r.cpuShare)} % (stages ${bound.cpuPerGB.toFixed(2)} s per GB)` : null
   }),
   row('peakAboveIdle', 'Server peak above idle', 'MiB', function peakValue (r) {
     const above = r.server?.peakAboveIdle

@@ -47,6 +47,8 @@ export const DEFAULTS = Object.freeze({
     inlineParse: 64 * 1024,
     /** Where a small body's document past 16 KiB is parsed: 'busy', 'always' or 'never' on a parse thread. */
     shareParse: 'busy',
+    /** /good's WebAssembly SIMD cutter and UTF-8 decoder (lib/json/cutter.js, utf8.js); false or no SIMD: the scanner alone. */
+    simd: true,
     /** ms a queued /good request waits on a stuck queue before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
@@ -81,6 +83,11 @@ function checkChoice (name, value, choices) {
 
 const checkInteger = integerOptions('option ')
 
+function checkFlag (name, value) {
+  if (typeof value !== 'boolean') throw new TypeError(`option ${name} must be a boolean, got ${JSON.stringify(value)}`)
+  return value
+}
+
 /** Normalise app options. */
 export function normalizeOptions (options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
@@ -111,7 +118,8 @@ export function normalizeOptions (options = {}) {
       parseCost: checkInteger('ingest.parseCost', ingest.parseCost, 64 * 1024, Number.MAX_SAFE_INTEGER),
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
       inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
-      shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES)
+      shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES),
+      simd: checkFlag('ingest.simd', ingest.simd)
     }),
     runs: Object.freeze({
       keep: checkInteger('runs.keep', runs.keep, 0, 10_000)

@@ -5,13 +5,17 @@
 import { recordTooLarge } from '../errors/index.js'
 import { NEWLINE } from './bytes.js'
 
+function newBytes (length) { return new Uint8Array(length) }
+
 /**
  * Streaming batcher for NDJSON: cuts after a newline once a batch is big
  * enough; workers split and parse the lines.
  */
 export class LineBatcher {
-  constructor ({ batchBytes, maxValueBytes = Infinity, onBatch }) {
+  /** allocate: where a batch's bytes go, as for the RecordScanner */
+  constructor ({ batchBytes, maxValueBytes = Infinity, onBatch, allocate = newBytes }) {
     this.batchBytes = batchBytes
+    this.allocate = allocate
     this.maxValueBytes = maxValueBytes
     this.lineStart = 0 // absolute offset where the current line began
     this.onBatch = onBatch
@@ -48,7 +52,7 @@ export class LineBatcher {
     // one copy, into memory of the batch's own that can be transferred to a parse thread
     let length = 0
     for (const piece of this.pieces) length += piece.length
-    const bytes = new Uint8Array(length)
+    const bytes = this.allocate(length)
     let at = 0
     for (const piece of this.pieces) {
       bytes.set(piece, at)

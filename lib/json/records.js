@@ -26,28 +26,31 @@ export { LineBatcher } from './line-batcher.js'
 
 const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
 
+function newBytes (length) { return new Uint8Array(length) }
+
 /**
  * Streaming record scanner for the `json` and `array` formats.
  *
  * Feed it chunks with `write(chunk)` and finish with `end()`. It calls
  * `onBatch(batch)` with `{ kind: 'records'|'values', generation, offset, bytes }`
- * where `bytes` is a new Uint8Array holding `[` + the values + `]` and `offset`
- * the absolute offset of its first value. Structural errors throw a 422 LabError.
- * Items under a repeated `items` key get a new generation: like JSON.parse,
- * the last one wins.
+ * where `bytes` (from `allocate`) holds `[` + the values + `]` and `offset` the absolute
+ * offset of its first value. Structural errors throw a 422 LabError. Items under a
+ * repeated `items` key get a new generation: like JSON.parse, the last one wins.
  */
 export class RecordScanner {
   /**
    * @param {'json'|'array'} format
-   * @param {{ batchBytes: number, maxValueBytes?: number, maxDepth?: number, onBatch: (batch: object) => void }} options
+   * @param {{ batchBytes: number, maxValueBytes?: number, maxDepth?: number, onBatch: (batch: object) => void,
+   *   allocate?: (bytes: number) => Uint8Array }} options allocate: a batch's bytes (lib/parse/pool.js, SpareBuffers)
    */
-  constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch }) {
+  constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch, allocate = newBytes }) {
     this.format = format
     this.batchBytes = batchBytes
     this.maxValueBytes = maxValueBytes
     this.maxDepth = maxDepth
     this.maxInnerDepth = maxDepth // nesting allowed inside the value being scanned
     this.onBatch = onBatch
+    this.allocate = allocate
     this.state = S_TOP
     this.offset = 0 // absolute offset of the current chunk's first byte
     // value scanning
@@ -205,7 +208,7 @@ export class RecordScanner {
     if (this.batchStart === -1) return
     this.pieces.push(chunk.subarray(this.batchChunkStart, i))
     const length = end - this.batchStart
-    const bytes = new Uint8Array(length + 2)
+    const bytes = this.allocate(length + 2)
     bytes[0] = OPEN_BRACKET
     let at = 1
     for (const piece of this.pieces) {
@@ -292,10 +295,11 @@ export class RecordScanner {
     this.flush(new Uint8Array(0), 0, this.lastValueEnd)
   }
 
-  scanChunk (chunk) {
+  // from index `from`; `handBack`: stop after the first record that ends (lib/json/cutter.js goes on)
+  scanChunk (chunk, from = 0, handBack = false) {
     const n = chunk.length
-    let i = 0
-    if (this.batchStart !== -1) this.batchChunkStart = 0
+    let i = from
+    if (from === 0 && this.batchStart !== -1) this.batchChunkStart = 0
     while (i < n) {
       const state = this.state
       if (state === S_VALUE) {
@@ -303,6 +307,7 @@ export class RecordScanner {
         if (end === -1) { i = n; break }
         i = end
         this.endValue(chunk, i)
+        if (handBack && this.state === S_AFTER_RECORD) return i
         continue
       }
       const c = chunk[i]

@@ -4,10 +4,11 @@
  * /good's own code and sizes, and the MB/s that allows on the cores the lab uses:
  *
  *   inflate  a Gunzip stream fed 1 MiB reads, 256 KiB output chunks (MAX_CHUNK)
- *   parse    JSON.parse of ~64 KiB batches of whole records and their tally (parseBatch);
- *            finding the batches is not timed
+ *   parse    JSON.parse of ~64 KiB batches of whole records and their tally (parseBatch, its text
+ *            decoded as the parse threads decode it); finding the batches is not timed
  *   sha256   the inflated body's digest, 1 MiB updates
- *   find     the record scanner alone (lib/json/records.js), 256 KiB chunks
+ *   find     the record scanner with the SIMD cutter in front, as /good runs it by default
+ *            (lib/json/cutter.js; the scanner alone without WebAssembly SIMD), 256 KiB chunks
  *
  * The model: a MB of inflated body costs the sum of the stages' seconds per MB on one core, spread
  * perfectly over C cores: bound = C / (1/inflate + 1/parse + 1/sha256 + 1/find) MB/s. No split is
@@ -20,11 +21,13 @@ import zlib from 'node:zlib'
 import { performance } from 'node:perf_hooks'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { FORMATS, LineBatcher, RecordScanner } from '../json/records.js'
+import { FORMATS, LineBatcher } from '../json/records.js'
+import { CuttingScanner } from '../json/cutter.js'
 import { parseBatch } from '../parse/parse-batch.js'
 import { createTally, mergeTally } from '../parse/tally.js'
 import { MAX_BATCH, MAX_CHUNK } from '../ingest/streamed.js'
 import { median } from './stats.js'
+import { cpuPerGB } from './cpu.js'
 
 /** The stages, in /good's order. */
 export const STAGES = Object.freeze(['inflate', 'parse', 'sha256', 'find'])
@@ -49,61 +52,77 @@ function * slices (bytes, size) {
 /** The records of `body` found as /good finds them, each batch handed to `onBatch`. */
 function scan (body, format, onBatch) {
   const options = { batchBytes: MAX_BATCH, onBatch }
-  const scanner = format === 'ndjson' ? new LineBatcher(options) : new RecordScanner(format, options)
+  const scanner = format === 'ndjson' ? new LineBatcher(options) : new CuttingScanner(format, options)
   for (const chunk of slices(body, MAX_CHUNK)) scanner.write(chunk)
   scanner.end()
 }
 
-function secondsSince (started) {
-  return (performance.now() - started) / 1000
+/** A clock of both kinds: the wall's, and this process's CPU (every thread: zlib's pool, the collector). */
+function startClock () {
+  return { wall: performance.now(), cpu: process.cpuUsage() }
 }
 
-/** One pass of each stage over the body: the seconds it took. */
+/** Add what passed since `started` to `total` ({ seconds, cpuSeconds }); returns total. */
+function addSince (total, started) {
+  const { user, system } = process.cpuUsage(started.cpu)
+  total.seconds += (performance.now() - started.wall) / 1000
+  total.cpuSeconds += (user + system) / 1e6
+  return total
+}
+
+function zero () {
+  return { seconds: 0, cpuSeconds: 0 }
+}
+
+/** One pass of each stage over the body: the wall and CPU seconds it took. */
 const PASSES = Object.freeze({
   inflate: async function inflatePass ({ gz, body }) {
     let inflated = 0
-    const started = performance.now()
+    const started = startClock()
     await pipeline(Readable.from(slices(gz, READ_BYTES)), zlib.createGunzip({ chunkSize: MAX_CHUNK }),
       new Writable({ write: function count (chunk, encoding, done) { inflated += chunk.length; done() } }))
-    const seconds = secondsSince(started)
+    const took = addSince(zero(), started)
     if (inflated !== body.length) throw new Error(`the gzip inflates to ${inflated} bytes, not the body's ${body.length}`)
-    return seconds
+    return took
   },
   parse: function parsePass ({ body, format }) {
     const tally = createTally()
-    let seconds = 0
+    const took = zero()
     scan(body, format, function parseTimed (batch) {
-      const started = performance.now()
-      const parsed = parseBatch(batch)
+      const started = startClock()
+      const parsed = parseBatch({ ...batch, simd: true })
       if (parsed.tally !== null) mergeTally(tally, parsed.tally)
-      seconds += secondsSince(started)
+      addSince(took, started)
       if (parsed.error !== null) throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${batch.offset + parsed.error.offset}`)
     })
-    return seconds
+    return took
   },
   sha256: function sha256Pass ({ body }) {
-    const started = performance.now()
+    const started = startClock()
     const hash = crypto.createHash('sha256')
     for (const piece of slices(body, DIGEST_BYTES)) hash.update(piece)
     hash.digest()
-    return secondsSince(started)
+    return addSince(zero(), started)
   },
   find: function findPass ({ body, format }) {
-    const started = performance.now()
+    const started = startClock()
     scan(body, format, function dropBatch () {})
-    return secondsSince(started)
+    return addSince(zero(), started)
   }
 })
 
-/** MB/s of inflated body of one sample: passes until MIN_SAMPLE_MS is measured. */
-async function sampleRate (pass, input) {
-  let seconds = 0
+/** One sample: passes until MIN_SAMPLE_MS is measured; MB/s of inflated body on the clock, CPU seconds per GB. */
+async function sample (pass, input) {
+  const took = zero()
   let passes = 0
   do {
-    seconds += await pass(input)
+    const one = await pass(input)
+    took.seconds += one.seconds
+    took.cpuSeconds += one.cpuSeconds
     passes++
-  } while (seconds * 1000 < MIN_SAMPLE_MS)
-  return passes * input.body.length / 1e6 / seconds
+  } while (took.seconds * 1000 < MIN_SAMPLE_MS)
+  const bytes = passes * input.body.length
+  return { mbPerSecond: bytes / 1e6 / took.seconds, cpuSecondsPerGB: cpuPerGB(took.cpuSeconds, bytes) }
 }
 
 function checkInput ({ gz, body, format, repeat }) {
@@ -117,7 +136,7 @@ function checkInput ({ gz, body, format, repeat }) {
  * Each stage on one core: a warm-up sample, then `repeat` samples, their median.
  * @param {{ gz: Uint8Array, body: Uint8Array, format: string, repeat?: number }} input the body's gzip and the body
  * @param {(event: object) => void} [report] progress events, as the benches' printer takes them
- * @returns {Promise<Array<{ stage: string, mbPerSecond: number, secondsPerGB: number, runs: number[] }>>}
+ * @returns {Promise<Array<{ stage: string, mbPerSecond: number, secondsPerGB: number, cpuSecondsPerGB: number, runs: number[] }>>}
  */
 export async function measureStages ({ gz, body, format, repeat = 3 }, report = function quiet () {}) {
   checkInput({ gz, body, format, repeat })
@@ -127,14 +146,16 @@ export async function measureStages ({ gz, body, format, repeat = 3 }, report = 
   const cells = []
   for (const stage of STAGES) {
     report({ type: 'progress', done: done++, total, label: `${stage}: warm-up` })
-    await sampleRate(PASSES[stage], input)
-    const runs = []
+    await sample(PASSES[stage], input)
+    const samples = []
     for (let r = 0; r < repeat; r++) {
       report({ type: 'progress', done: done++, total, label: `${stage}: run ${r + 1}/${repeat}` })
-      runs.push(await sampleRate(PASSES[stage], input))
+      samples.push(await sample(PASSES[stage], input))
     }
+    const runs = samples.map(function rate (s) { return s.mbPerSecond })
     const mbPerSecond = median(runs)
-    cells.push({ stage, mbPerSecond, secondsPerGB: 1000 / mbPerSecond, runs })
+    const cpuSecondsPerGB = median(samples.map(function cpu (s) { return s.cpuSecondsPerGB }))
+    cells.push({ stage, mbPerSecond, secondsPerGB: 1000 / mbPerSecond, cpuSecondsPerGB, runs })
   }
   report({ type: 'progress', done, total, label: 'done' })
   return cells
@@ -171,10 +192,27 @@ export function boundFraction (mbPerSecond, bound) {
 }
 
 /**
+ * The stages' own CPU seconds per GB: the sum over STAGES, what a route's CPU per GB is held to
+ * (lib/measure/cpu.js, cpuShare). Null when a stage has none.
+ * @param {Array<{ stage: string, cpuSecondsPerGB: number|null }>} cells
+ * @returns {number|null}
+ */
+export function stagesCpuPerGB (cells) {
+  let sum = 0
+  for (const stage of STAGES) {
+    const cpu = cells.find(function named (c) { return c.stage === stage })?.cpuSecondsPerGB
+    if (!(typeof cpu === 'number' && cpu > 0 && Number.isFinite(cpu))) return null
+    sum += cpu
+  }
+  return sum
+}
+
+/**
  * Measure the stages and the bound they allow.
  * @param {{ gz: Uint8Array, body: Uint8Array, format: string, repeat?: number, cores?: number }} input
  *   cores: what the bound spreads the work over (default this machine's)
- * @returns {Promise<{ body: object, repeat: number, cells: object[], cores: number, bound: number, singleCore: number, model: string }>}
+ * @returns {Promise<{ body: object, repeat: number, cells: object[], cores: number, bound: number, singleCore: number,
+ *   stagesCpuPerGB: number|null, model: string }>}
  */
 export async function measureBound ({ gz, body, format, repeat = 3, cores = os.availableParallelism() }, report) {
   const cells = await measureStages({ gz, body, format, repeat }, report)
@@ -186,6 +224,7 @@ export async function measureBound ({ gz, body, format, repeat = 3, cores = os.a
     cores,
     bound: boundOf(rates, cores),
     singleCore: boundOf(rates, 1),
+    stagesCpuPerGB: stagesCpuPerGB(cells),
     model: MODEL
   }
 }
@@ -203,7 +242,8 @@ export async function measureBoundOfFile (file, { format, repeat, cores }, repor
 /**
  * The bound a figures file of the bound bench holds (`npm run bench -- bound --figures NAME`).
  * @param {string} file
- * @returns {{ mbPerSecond: number, cores: number, body: object|null, file: string }}
+ * @returns {{ mbPerSecond: number, cores: number, body: object|null, cpuPerGB: number|null, file: string }}
+ *   cpuPerGB: the stages' CPU seconds per GB, where the file has it
  * @throws {TypeError} naming the file and what it lacks
  */
 export function readBoundFile (file) {
@@ -217,5 +257,5 @@ export function readBoundFile (file) {
   if (!(typeof bound === 'number' && bound > 0 && Number.isFinite(bound)) || !Number.isInteger(cores) || cores < 1) {
     throw new TypeError(`${file} holds no bound and cores: write one with npm run bench -- bound --figures NAME`)
   }
-  return Object.freeze({ mbPerSecond: bound, cores, body: data.body ?? null, file })
+  return Object.freeze({ mbPerSecond: bound, cores, body: data.body ?? null, cpuPerGB: data.stagesCpuPerGB ?? null, file })
 }

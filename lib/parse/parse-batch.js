@@ -7,17 +7,19 @@
  */
 import { createTally, findRecords, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
+import { decodeUtf8 } from '../json/utf8.js'
 
 /**
- * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number, costBound?: number }} batch
+ * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number, costBound?: number,
+ *   simd?: boolean }} batch
  *   maxCost: the most heap JSON.parse may be projected to take (lib/json/parse-cost.js); a batch
  *   projected past it is not parsed at all. costBound: an upper bound of that projection,
  *   where the record scanner had one (lib/json/records.js); within maxCost, the projection
- *   could not refuse the batch, and is not made
+ *   could not refuse the batch, and is not made. simd: the text decoded in WebAssembly (lib/json/utf8.js)
  * @returns {{ tally: object|null, error: {offset: number, reason: string}|null, tooDense?: { projected: number } }}
  *   error offsets are relative to the batch's first value
  */
-export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity }) {
+export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity, simd = false }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   if (maxCost !== Infinity && !(costBound <= maxCost)) {
     // JSON.parse cannot be stopped half-way: what would not fit is refused before it starts
@@ -31,7 +33,7 @@ export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infini
   }
   let values
   try {
-    values = JSON.parse(buf.toString('utf8'))
+    values = JSON.parse(simd ? decodeUtf8(buf) : buf.toString('utf8'))
   } catch (err) {
     const located = locateJsonError(buf, 0, buf.length, err)
     // the batch is `[` + values + `]`: shift back past the added bracket

@@ -22,6 +22,14 @@ function parseTask (task) {
   return task.kind === 'document' ? parseDocument(task) : parseBatch(task)
 }
 
+function isBatch (task) {
+  return task.giveBack === true
+}
+
+function bufferOf (task) {
+  return task.bytes.buffer
+}
+
 function parseAll (tasks) {
   const results = new Array(tasks.length)
   for (let k = 0; k < tasks.length; k++) {
@@ -67,5 +75,7 @@ parentPort.on('message', function onBatch (message) {
   } catch (err) {
     answer = { id, error: { message: err.message, stack: err.stack } }
   }
-  parentPort.postMessage(answer)
+  // the batches' buffers go back for the pool's next batches (lib/parse/pool.js, SpareBuffers)
+  answer.buffers = Array.isArray(task) ? task.filter(isBatch).map(bufferOf) : []
+  parentPort.postMessage(answer, answer.buffers)
 })

@@ -30,6 +30,44 @@ export function threadHeapMb (parseCost) {
   return Math.max(PARSE_THREAD_OLD_MIN_MB, Math.ceil(4 * parseCost / (1024 * 1024)))
 }
 
+/** Most bytes of batch buffers kept for reuse, per pool. */
+const SPARE_BYTES = 1024 * 1024
+/** Batches up to this size get a buffer of their own: freed on the main thread, they cost little. */
+const SPARE_LEAST = 16 * 1024
+const SPARE_STEP = 16 * 1024
+
+/**
+ * Batch buffers the parse threads hand back, for the next batches of any request: a buffer made
+ * on the main thread and freed on another costs the main thread a fresh allocation per batch;
+ * reused, next to nothing. A buffer has a quarter more room than the batch it was made for, so
+ * the next batches, about as large, fit it; one that does not fit is left to the collector.
+ */
+export class SpareBuffers {
+  constructor (most = SPARE_BYTES) {
+    this.most = most
+    this.buffers = []
+    this.bytes = 0
+    const spares = this
+    /** A view of `length` bytes for a batch (the scanner's `allocate`). */
+    this.take = function takeSpare (length) {
+      if (length <= SPARE_LEAST) return new Uint8Array(length)
+      const buffer = spares.buffers.pop()
+      if (buffer !== undefined) {
+        spares.bytes -= buffer.byteLength
+        if (buffer.byteLength >= length && buffer.byteLength <= 2 * length) return new Uint8Array(buffer, 0, length)
+      }
+      return new Uint8Array(new ArrayBuffer(Math.ceil(1.25 * length / SPARE_STEP) * SPARE_STEP), 0, length)
+    }
+  }
+
+  /** Keep a buffer a thread handed back, while the spares are within their bound. */
+  give (buffer) {
+    if (buffer.byteLength <= SPARE_LEAST || this.bytes + buffer.byteLength > this.most) return
+    this.buffers.push(buffer)
+    this.bytes += buffer.byteLength
+  }
+}
+
 /**
  * A fixed set of parse threads and one FIFO queue: each thread parses one
  * task at a time, and a task whose request is gone leaves the queue.
@@ -43,6 +81,8 @@ class ParsePool {
     this.threads = new Set()
     this.nextId = 1
     this.closed = false
+    /** Batch buffers handed back by the threads. */
+    this.spares = new SpareBuffers()
     /** The message every thread gets when it starts (`configure`), or null. */
     this.setting = null
     /** id -> { worker, resolve }: questions asked of the threads and not yet answered */
@@ -70,6 +110,7 @@ class ParsePool {
       }
       const job = worker.current
       worker.current = null
+      for (const buffer of answer.buffers ?? []) pool.spares.give(buffer)
       if (job) {
         if (answer.error) job.reject(new Error(`parse thread failed: ${answer.error.message}`))
         else job.resolve(answer.result)

@@ -10,6 +10,7 @@
 import { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import { detectFormat, DETECT_BYTES, RecordScanner, LineBatcher } from '../json/records.js'
+import { CuttingScanner } from '../json/cutter.js'
 import { createTally, mergeTally, finishTally } from './tally.js'
 import { parseBatch, parseDocument } from './parse-batch.js'
 import { jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense } from '../errors/index.js'
@@ -23,16 +24,22 @@ const SMALL_BATCH = 4 * 1024
 /** Most batches sent to a thread in one message (see takeGroup). */
 const GROUP_BATCHES = 4
 
+function heldBy (sum, batch) {
+  return sum + batch.bytes.buffer.byteLength
+}
+
 /**
  * A Writable that takes inflated bytes and ends with `found`.
  * @param {{ format: string|null, batchBytes: number, maxValueBytes: number, maxDepth: number, maxCost: number,
- *   smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
+ *   simd?: boolean, smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
  *   largeRecordGate: import('../util/semaphore.js').Semaphore }} options
  *   format null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app
  */
 export class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, smallBodies, pool, budget, largeRecordGate }) {
+  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, simd = true, smallBodies, pool, budget, largeRecordGate }) {
     super({ highWaterMark: 0 })
+    /** WebAssembly SIMD: the cutter in front of the scanner (lib/json/cutter.js), the threads' UTF-8 decoder. */
+    this.simd = simd
     this.maxCost = maxCost
     /** The small-body rule: a body that ends within it is parsed here, not on a thread. */
     this.smallBodies = smallBodies
@@ -71,8 +78,11 @@ export class RecordSink extends Writable {
 
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
-    const options = { batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect }
-    this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new RecordScanner(this.format, options)
+    const options = {
+      batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect, allocate: this.pool.spares?.take
+    }
+    const Scanner = this.simd ? CuttingScanner : RecordScanner
+    this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new Scanner(this.format, options)
   }
 
   noteError (error) {
@@ -97,7 +107,8 @@ export class RecordSink extends Writable {
       // a request keeps every parse thread busy and one job ready, no more
       while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
       const group = this.takeGroup()
-      const size = group.bytes
+      // what the batches' buffers hold, spare room included
+      const size = group.batches.reduce(heldBy, 0)
       const wait = this.budget.acquire(size, this.gone.signal)
       if (wait) {
         try {
@@ -155,7 +166,9 @@ export class RecordSink extends Writable {
 
   /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, where it had one). */
   taskFor (batch) {
-    return { kind: batch.kind, bytes: batch.bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound: batch.costBound ?? Infinity }
+    const { kind, bytes, costBound = Infinity } = batch
+    // giveBack: the thread hands the buffer back for the next batches (lib/parse/pool.js, SpareBuffers)
+    return { kind, bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound, simd: this.simd, giveBack: true }
   }
 
   /** parseBatch on this thread, for one batch. */

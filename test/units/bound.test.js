@@ -8,7 +8,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { STAGES, MODEL, boundOf, boundFraction, measureStages, measureBound, readBoundFile } from '../../lib/measure/bound.js'
+import {
+  STAGES, MODEL, boundOf, boundFraction, measureStages, measureBound, readBoundFile, stagesCpuPerGB
+} from '../../lib/measure/bound.js'
 import { generatedJson } from '../helpers.js'
 
 const RATES = Object.freeze({ inflate: 400, parse: 100, sha256: 800, find: 400 })
@@ -96,13 +98,15 @@ describe('the machine\'s bound (lib/measure/bound.js)', function () {
       const rates = Object.fromEntries(data.cells.map(function rate (c) { return [c.stage, c.mbPerSecond] }))
       assert.equal(data.bound, boundOf(rates, 3))
       assert.equal(data.singleCore, boundOf(rates, 1))
+      assert.equal(data.stagesCpuPerGB, stagesCpuPerGB(data.cells), 'the stages\' CPU per GB, summed from their cells')
+      for (const cell of data.cells) assert.ok(cell.cpuSecondsPerGB > 0, `${cell.stage} has its CPU per GB`)
       assert.equal((await measureBound({ gz, body, format: 'json', repeat: 1 })).cores, os.availableParallelism(), 'this machine\'s cores unless told')
 
       const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'streamlab-bound-'))
       try {
         const file = path.join(dir, 'bound.json')
         await fs.promises.writeFile(file, JSON.stringify(data))
-        assert.deepEqual(readBoundFile(file), { mbPerSecond: data.bound, cores: 3, body: data.body, file })
+        assert.deepEqual(readBoundFile(file), { mbPerSecond: data.bound, cores: 3, body: data.body, cpuPerGB: data.stagesCpuPerGB, file })
         await fs.promises.writeFile(file, JSON.stringify({ ...data, bound: 0 }))
         assert.throws(function noBound () { readBoundFile(file) }, { name: 'TypeError', message: /holds no bound and cores: write one with npm run bench -- bound --figures NAME/ })
         await fs.promises.writeFile(file, '{')
