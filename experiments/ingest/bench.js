@@ -356,10 +356,7 @@ function ingestCharts (cells, verdicts = speedVerdicts(cells)) {
   return charts
 }
 
-/**
- * /good's req/s over the fastest other route against body size, a line per concurrency, the target dashed. The
- * rivals are named in the title, not drawn; a cell where only /good answered has no finite ratio and is left out.
- */
+/** /good's req/s over the fastest rival (named in the title) by body size, a line per concurrency, the target dashed. */
 function speedRatioChart (verdicts) {
   const concurrencies = [...new Set(verdicts.map(function conc (v) { return v.concurrency }))]
   const byX = function byX (a, b) { return a.x - b.x }
