@@ -19,7 +19,7 @@ import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 export function renderResults (box, run, { compact = false } = {}) {
   const result = run.result ?? {}
   const parts = [make('h2', {}, 'Results')]
-  for (const table of Array.isArray(result.tables) ? result.tables : []) parts.push(renderTable(table, run))
+  for (const table of Array.isArray(result.tables) ? result.tables : []) parts.push(...tableParts(table, run, compact))
   const hasTables = parts.length > 1
   if (Array.isArray(result.cells) && result.cells.length > 0) {
     const cells = renderCells(result.cells, run, result.cellLabels, compact)
@@ -63,6 +63,14 @@ function formatTableValue (row, value) {
   if (typeof value === 'string') return value
   if (Array.isArray(value)) return value.map(function inUnit (v) { return v === null ? '–' : formatIn(row.unit, v) }).join(' / ')
   return formatIn(row.unit, value)
+}
+
+/** A contract table; a compact view folds its rows marked `more` into a second table one click away. */
+function tableParts (spec, run, compact) {
+  const more = spec.rows.filter(function folds (row) { return row.more === true })
+  if (!compact || more.length === 0) return [renderTable(spec, run)]
+  const shown = { ...spec, rows: spec.rows.filter(function stays (row) { return row.more !== true }) }
+  return [renderTable(shown, run), folded('More figures of this run', renderTable({ ...spec, caption: undefined, rows: more }, run))]
 }
 
 /** A contract table: a column per thing compared, a row per measure. */

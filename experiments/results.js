@@ -27,7 +27,8 @@ export function routesSideBySide (name, routes, specs, heading, ...args) {
     rows: specs.map(function row (spec) {
       const values = {}
       for (const r of routes) values[r.route] = spec.value(r, ...args)
-      return { field: spec.field, label: spec.label, unit: spec.unit, ...(spec.empty ? { empty: spec.empty } : {}), values }
+      const extras = { ...(spec.empty ? { empty: spec.empty } : {}), ...(spec.more ? { more: true } : {}) }
+      return { field: spec.field, label: spec.label, unit: spec.unit, ...extras, values }
     })
   }
 }

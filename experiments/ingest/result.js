@@ -21,8 +21,9 @@ function finite (n) {
   return Number.isFinite(n) ? n : null
 }
 
-function row (field, label, unit, value) {
-  return { field, label, unit, value }
+/** A row of the routes table; `more`: a lesson's view folds it away (the lesson reads memory and speed). */
+function row (field, label, unit, value, more = false) {
+  return { field, label, unit, value, more }
 }
 
 const ROWS = Object.freeze([
@@ -34,11 +35,11 @@ const ROWS = Object.freeze([
   }),
   row('cpuPerGB', 'CPU per GB (the lab process, every thread)', 'text', function cpuValue (r) {
     return Number.isFinite(r.cpuPerGB) ? `${r.cpuPerGB.toFixed(2)} s` : null
-  }),
+  }, true),
   row('cpuShare', 'Share of the stages\' CPU', 'text', function cpuShareValue (r, bound) {
     if (!Number.isFinite(bound?.cpuPerGB)) return `n/a (${bound?.reason ?? 'no stages\' CPU measured'})`
     return Number.isFinite(r.cpuShare) ? `${Math.round(100 * r.cpuShare)} % (stages ${bound.cpuPerGB.toFixed(2)} s per GB)` : null
-  }),
+  }, true),
   row('peakAboveIdle', 'Server peak above idle', 'MiB', function peakValue (r) {
     const above = r.server?.peakAboveIdle
     return Number.isFinite(above) ? above : `n/a (peak ${formatMiB(r.server?.peakRss)})`
@@ -48,8 +49,8 @@ const ROWS = Object.freeze([
   row('items', 'Items counted', 'count', function itemsValue (r) { return r.summary?.items ?? null }),
   row('sha256', 'sha256 of the body', 'text', function shaValue (r) {
     return r.summary?.sha256 ? `${r.summary.sha256.slice(0, 16)}…` : null
-  }),
-  row('idSum', 'Sum of ids', 'text', function idSumValue (r) { return r.summary?.idSum == null ? null : String(r.summary.idSum) })
+  }, true),
+  row('idSum', 'Sum of ids', 'text', function idSumValue (r) { return r.summary?.idSum == null ? null : String(r.summary.idSum) }, true)
 ])
 
 /** The routes side by side; `bound`: the machine's bound on the body's shape, each route's throughput a share of it. */

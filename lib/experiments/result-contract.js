@@ -25,9 +25,9 @@
  * A table shown as it is: a column per thing compared (a route, say), a row per measure.
  * A value is a number shown in the row's `unit`, a string shown as is, an array of numbers
  * (shown in the unit, joined by " / "), or null (shown as the row's `empty`, else "–").
- * `route` on a column: the page colours it as that route.
+ * `route` on a column: the page colours it as that route; `more` on a row: a lesson's view folds it away.
  * @typedef {{ key: string, label: string, route?: string }} TableColumn
- * @typedef {{ field: string, label: string, unit: Unit, empty?: string,
+ * @typedef {{ field: string, label: string, unit: Unit, empty?: string, more?: true,
  *   values: Record<string, number|string|null|Array<number|null>> }} TableRow
  * @typedef {{ name: string, caption?: string, columns: TableColumn[], rows: TableRow[] }} ResultTable
  */
@@ -110,6 +110,7 @@ function validateTable (table, where) {
     if (typeof r.field !== 'string' || typeof r.label !== 'string') problems.push(`${at} has no field and label`)
     if (!UNITS.includes(r.unit)) problems.push(`${at}.unit "${r.unit}" is not one of ${UNITS.join(', ')}`)
     if (r.empty !== undefined && typeof r.empty !== 'string') problems.push(`${at}.empty is not a string`)
+    if (r.more !== undefined && r.more !== true) problems.push(`${at}.more is not true`)
     if (!isObject(r.values)) { problems.push(`${at}.values is not an object`); return }
     for (const [key, value] of Object.entries(r.values)) {
       if (!keys.has(key)) problems.push(`${at}.values.${key} names no column`)

@@ -21,7 +21,8 @@ describe('the result contract (lib/experiments/result-contract.js)', function ()
           rows: [
             { field: 'ms', label: 'Time', unit: 'ms', values: { bad: 12.5, good: null } },
             { field: 'latency', label: 'avg / p99', unit: 'ms', values: { bad: [1, 2], good: [null, 3] } },
-            { field: 'answer', label: 'Answer', unit: 'text', empty: 'none', values: { bad: '413 x' } }
+            { field: 'answer', label: 'Answer', unit: 'text', empty: 'none', values: { bad: '413 x' } },
+            { field: 'sha', label: 'sha256', unit: 'text', more: true, values: { bad: 'ab12' } }
           ]
         }],
         charts: [CHART],
@@ -38,7 +39,7 @@ describe('the result contract (lib/experiments/result-contract.js)', function ()
       assert.deepEqual(validateResult({}), ['the result has neither cells nor tables: nothing to show'])
       const problems = validateResult({
         cells: [1],
-        tables: [{ name: 'Bad Name', columns: [{ key: 'a', label: 'A' }], rows: [{ field: 'f', label: 'F', unit: 'parsecs', values: { b: {} } }] }],
+        tables: [{ name: 'Bad Name', columns: [{ key: 'a', label: 'A' }], rows: [{ field: 'f', label: 'F', unit: 'parsecs', more: 1, values: { b: {} } }] }],
         charts: [{ title: 't', x: 'x', series: [] }],
         published: [{ label: 'p', value: '1', unit: 's', source: 'x', measured: 'n/a' }],
         verdicts: [{ verdict: 'v', text: 't' }]
@@ -47,6 +48,7 @@ describe('the result contract (lib/experiments/result-contract.js)', function ()
         'cells[0] is not an object',
         'tables[0].name is not a kebab-case name',
         'tables[0].rows[0].unit "parsecs" is not one of text, count, ms, MiB, MB, MB/s',
+        'tables[0].rows[0].more is not true',
         'tables[0].rows[0].values.b names no column',
         'tables[0].rows[0].values.b is not a number, a string, null or an array of numbers',
         'charts[0].y is not a string',
