@@ -4,10 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readPeakRss, resetPeakRss } from '../metrics/peak.js'
 import { labCollector } from '../util/lab-gc.js'
 
-/** How often the RSS is read while it falls, the fall under which it has settled, and the longest wait. */
+/**
+ * How often the RSS is read while it falls, the fall under which a read is still, how many still reads in a row
+ * settle it (V8 unmaps in a thread of its own, which a busy machine delays), and the longest wait.
+ */
 const SETTLE_POLL_MS = 10
 const SETTLE_STEP = 1024 * 1024
-const SETTLE_MAX_MS = 1000
+const SETTLE_STILL_READS = 10
+const SETTLE_MAX_MS = 2000
 
 let collector
 
@@ -19,7 +23,7 @@ export async function settleMemory (signal) {
   const started = performance.now()
   let last = process.memoryUsage.rss()
   let still = 0
-  while (still < 3 && performance.now() - started < SETTLE_MAX_MS) {
+  while (still < SETTLE_STILL_READS && performance.now() - started < SETTLE_MAX_MS) {
     await sleep(SETTLE_POLL_MS, null, { signal })
     const now = process.memoryUsage.rss()
     still = last - now < SETTLE_STEP ? still + 1 : 0
