@@ -110,6 +110,8 @@ const CELL_EXTRAS = Object.freeze([
 const COMPACT_TURNED_CELLS = 3
 /** Quantities a turned table holds before a compact view splits it into two halves side by side. */
 const COMPACT_HALF_ROWS = 6
+/** Columns a compact view's table of many cells shows (its first ones): the rest are one click away, with every figure. */
+const COMPACT_COLUMNS = 7
 
 /**
  * The cells: a row each, a column per scalar member (headed by `labels` where the result gives
@@ -179,13 +181,21 @@ function manyCells (cells, columns, run) {
   const same = columns.filter(function constant (c) { return new Set(cells.map(c.value)).size === 1 })
   const shown = columns.filter(function varies (c) { return !same.includes(c) })
   const alike = same.map(function named (c) { return `${c.label} ${c.value(cells[0])}` }).join(', ')
-  const table = make('table', { class: 'results', 'data-run-id': run.id },
-    make('caption', {}, same.length > 0 ? `${describeRun(run)}; the same in every row: ${alike}` : describeRun(run)),
-    make('thead', {}, make('tr', {}, ...shown.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))),
+  const caption = same.length > 0 ? `${describeRun(run)}; the same in every row: ${alike}` : describeRun(run)
+  const table = cellRows(cells, shown.slice(0, COMPACT_COLUMNS), run, caption)
+  if (shown.length <= COMPACT_COLUMNS) return make('div', { class: 'table-scroll' }, table)
+  const every = make('div', { class: 'table-scroll' }, cellRows(cells, shown, run, caption))
+  return make('div', {}, make('div', { class: 'table-scroll' }, table), folded('Every column of the run', every))
+}
+
+/** A table of cells, a row each, in `columns`. */
+function cellRows (cells, columns, run, caption) {
+  return make('table', { class: 'results', 'data-run-id': run.id },
+    make('caption', {}, caption),
+    make('thead', {}, make('tr', {}, ...columns.map(function head (c) { return make('th', { scope: 'col' }, c.label) }))),
     make('tbody', {}, ...cells.map(function row (cell) {
-      return make('tr', {}, ...shown.map(function value (c) { return valueCell(c, cell) }))
+      return make('tr', {}, ...columns.map(function value (c) { return valueCell(c, cell) }))
     })))
-  return make('div', { class: 'table-scroll' }, table)
 }
 
 /** Each cell's name: its text members that differ from cell to cell ("batch", "stream"), else "This run" or "Cell 2". */
