@@ -1,14 +1,4 @@
-/**
- * The database export timed in this page, as the article's page timed it:
- * the browser fetches the rows (LIMIT/OFFSET batches one after another, or
- * one cursor stream) and parses every one, and the page shows how long it
- * took and when the first row arrived. The server-side experiment
- * (`db-export` in the control panel) times the same code from a Node
- * process and adds the server's memory; this one adds the browser.
- *
- * The timing itself is `timeInBrowser` (db-export-browser.js), shared with
- * the bench's client process so both measure the same thing.
- */
+/** The database export timed in this page, beside the server's experiment (README.md). */
 import { timeInBrowser } from './db-export-browser.js'
 import { make } from './dom.js'
 import { formatCount, formatMs } from './format.js'
@@ -144,7 +134,6 @@ const COLUMNS = Object.freeze([
 
 /**
  * The timings side by side, with the verdict: did both ways bring the same rows?
- * @param {HTMLElement} box
  * @param {object[]} timings timeInBrowser's answers
  */
 function renderTimings (box, timings) {

@@ -1,22 +1,4 @@
-/**
- * "Where the bytes are": V8's heap spaces, then the array buffers, then the
- * rest of `external`, stacked over time, with RSS as a line over them. It
- * shares the memory chart's x axis, window, pause and throttled redraw.
- *
- * Two layers are the lesson and are drawn strong; the rest are pale:
- * large-object space, where /bad's one string of the whole body lands
- * (first in new large-object space, then promoted), and the array buffers,
- * where its Buffers are. The space names are V8's, read from the samples,
- * never listed here: another Node may have others.
- *
- * The page stacks the layers itself: each layer's line is the sum of it and
- * those below, filled down to the previous one. Chart.js's own stacked fill
- * interpolates every point against every layer below it, which a full window
- * makes too slow for the redraw; this is one pass.
- * Chart.js's decimation would thin each dataset on its own, stacking points
- * of different times; this chart keeps the same samples in every layer
- * (each pixel's lowest and highest total, and highest RSS).
- */
+/** "Where the bytes are": V8's heap spaces and the array buffers stacked over time, RSS a line over them (README.md). */
 import { OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin, baseOptions, markPlugin } from './charts.js'
 import { formatClock, formatMiBValue } from './format.js'
 import { heapKey } from './sample-parts.js'

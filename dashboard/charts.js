@@ -1,17 +1,4 @@
-/**
- * The two Chart.js charts: memory in MiB (with the kernel's peak RSS as its
- * own line, and the garbage collections: gc-marks.js) and event-loop delay.
- * Both draw ingest requests as spans coloured by route, with a small plugin,
- * so a rise lines up with the request that caused it. The colours, that plugin and the base options are
- * exported for the page's other charts (bytes-chart.js, held-chart.js).
- *
- * Kept light on purpose: no animation, `parsing: false`, min-max
- * decimation (it keeps the spikes a memory lesson is about), and
- * `update('none')` called by the page's throttled redraw, never per sample.
- * Each redraw hands Chart.js a copy of the store's arrays: given the arrays
- * themselves, Chart.js would hook their push and splice and do work for
- * every sample, and a paused chart would not stay still under the mouse.
- */
+/** The memory and event-loop charts, with requests as spans by route; kept light on purpose (README.md). */
 import { clockTicks, formatClock, formatMiBValue } from './format.js'
 import { gcPlugin, gcTooltipLines } from './gc-marks.js'
 

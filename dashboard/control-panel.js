@@ -1,14 +1,4 @@
-/**
- * The teacher's control panel, built from GET /experiments: the page knows
- * no experiment and no parameter by name, so a new experiment or parameter
- * on the server shows up here without a page change. Inputs follow the
- * schema's types: enum -> select, integer -> number input with min/max,
- * size -> text input.
- *
- * A run is followed by polling GET /experiments/:id (authoritative, and it
- * works even when the event stream is down) and by the `experiment` events
- * of /metrics (which also show runs started from another tab or curl).
- */
+/** The teacher's control panel, built from GET /experiments: the page names no experiment (README.md). */
 import { make } from './dom.js'
 import { formatClock } from './format.js'
 import { requestJson } from './request-json.js'
@@ -213,10 +203,7 @@ export function createControlPanel (el, options = {}) {
     el.progressText.replaceChildren(...(current === null ? [] : describeProgress(current)))
   }
 
-  /**
-   * An `experiment` event from /metrics: follow a run started elsewhere,
-   * move the progress bar between polls.
-   */
+  /** An `experiment` event from /metrics: follow a run started elsewhere, move the progress bar between polls. */
   function onExperimentEvent (event) {
     if (event === null || typeof event !== 'object' || typeof event.id !== 'string') return
     if (event.phase === 'start') {

@@ -1,14 +1,4 @@
-/**
- * Time the database export as a page sees it: fetch, parse every row, check
- * the order. The article this reproduces timed it in the browser, parse
- * included; this module runs the same code in the dashboard and in the
- * bench's client process (Node's fetch is the browser's), so the two agree.
- *
- * Batch: `ceil(rows / batch)` GET /db/batch requests one after another, each
- * answer parsed whole. Stream: one GET /db/stream, its JSON array parsed a
- * line at a time as it arrives (the server writes one row per line).
- * Rows are counted and checked, not kept: the client's memory is not the subject.
- */
+/** Time the database export as a page sees it: fetch, parse every row, check the order (README.md). */
 
 /**
  * @param {{ mode: 'batch'|'stream', rows: number, batch?: number, highWaterMark?: number,

@@ -1,10 +1,4 @@
-/**
- * The page's one DOM helper: elements are built with text nodes, never from
- * HTML strings, so nothing a server or a record sends can become markup; and
- * every string child, title and label goes through shownText (lib/util/escape.js),
- * so that a site's name, a route or a record's text shows its control
- * characters and bidi marks escaped, as the card and the terminal show them.
- */
+/** The page's one DOM helper: text nodes, never HTML strings, every string through shownText (README.md). */
 import { shownText } from '/lib/util/escape.js'
 
 /** The attributes a reader sees as text. */
@@ -13,9 +7,6 @@ const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placehold
 /**
  * A small createElement: attributes, then children (strings become escaped text;
  * a Node, such as a Text node of a multi-line JSON document, goes in as it is).
- * @param {string} tag
- * @param {Record<string, string>} [attributes]
- * @param {...(Node|string)} children
  * @returns {HTMLElement}
  */
 export function make (tag, attributes = {}, ...children) {
@@ -30,7 +21,6 @@ export function make (tag, attributes = {}, ...children) {
 /**
  * A name such as a stream's `gunzip.out` as children that may break after each dot: a narrow
  * column wraps it at the dot rather than inside a word.
- * @param {string} name
  * @returns {Array<Node|string>} the children to pass to make()
  */
 export function breakAfterDots (name) {

@@ -1,8 +1,4 @@
-/**
- * Downloads made in the page, from what it already holds: the samples as
- * CSV or JSON, the charts as one PNG. Nothing goes back to the server, so an
- * export works while the lab is down, too.
- */
+/** Downloads made in the page from what it holds (CSV, JSON, PNG): nothing goes back to the server. */
 import { fileStamp } from './format.js'
 import { MiB } from '../lib/util/units.js'
 import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
@@ -17,7 +13,6 @@ const HEAP_PREFIX = 'heap_'
  * The kept samples as CSV: one row per sample, memory in bytes; a column per heap space
  * (`heap_<space>`), then one per route and stage that held bytes in the window
  * (`held_<route>_<stage>`: the sum over that route's requests in flight).
- * @param {import('./series-store.js').SeriesStore} store
  */
 export function samplesToCsv (store) {
   const heapKeys = store.keys.filter(isHeapKey)
@@ -85,8 +80,6 @@ function heldSums (note) {
 
 /**
  * The kept samples and marks as JSON.
- * @param {import('./series-store.js').SeriesStore} store
- * @param {import('./mark-log.js').MarkLog} marks
  * @param {object} meta what the page knows about the session (interval, window)
  */
 export function samplesToJson (store, marks, meta) {
@@ -121,7 +114,6 @@ export function samplesToJson (store, marks, meta) {
  * Save text as a file, through a Blob URL that is revoked afterwards.
  * @param {string} name file name
  * @param {string} type media type
- * @param {string} text
  */
 export function downloadText (name, type, text) {
   const url = URL.createObjectURL(new Blob([text], { type }))

@@ -1,7 +1,4 @@
-/**
- * The big numbers beside the charts (RSS now, peak RSS, heap, array buffers, loop delay,
- * uploads in flight), from the latest sample, the stores' window and the mark log.
- */
+/** The big numbers beside the charts, from the latest sample, the stores' window and the mark log. */
 import { formatMiB, formatMs } from './format.js'
 import { MiB } from '../lib/util/units.js'
 

@@ -1,7 +1,4 @@
-/**
- * How figures read on the page: bytes as the lab writes them (lib/util/units.js, imported by a relative
- * path so Node's specs load this file too), a dash for no value, times as the server's wall clock.
- */
+/** How figures read on the page: bytes as lib/util/units.js writes them, a dash for no value, the server's clock. */
 import { formatBytes as bytesText, formatMB as mbText, formatMiB as mibText } from '../lib/util/units.js'
 
 /** What the page shows for a figure it does not have. */

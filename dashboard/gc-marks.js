@@ -1,18 +1,4 @@
-/**
- * Garbage collections on the memory chart, where each happened (docs/dashboard.md): a
- * mark-compact as a triangle on the axis and a dotted line up the chart, the rest of the old
- * generation's work (incremental marking, weak callbacks) as a grey tick, and the young
- * generation's collections (scavenges) as pale ticks, one per pixel however many fall in it,
- * taller where there are more: a 100 MB /good run scavenges thousands of times, and its line
- * must stay readable. A collection the lab forced by reading a heap profile (`cause: 'lab'`,
- * lib/util/lab-gc.js) is drawn hollow and grey, not as the run's. The tooltip names what
- * collected near the point under the mouse, whose it was, and what each term means (GC_TERMS).
- *
- * The log is bounded like the mark log (mark-log.js holds it): a collection that leaves the
- * window is forgotten, and at most `cap` old-generation events and `youngCap` young ones are
- * kept. Events come from a sample's `gcEvents` or a record's `timeline.gc`, data from anywhere:
- * anything that is not a collection with a time is left out, and a kind is drawn as text.
- */
+/** Garbage collections on the memory chart, where each happened, in a bounded log (README.md). */
 import { formatMiB } from './format.js'
 import { MINOR_KINDS } from '../lib/metrics/gc-kinds.js'
 
@@ -35,10 +21,7 @@ export const GC_TERMS = Object.freeze({
 /** What a collection marked as the lab's means. */
 export const LAB_CAUSE = 'forced by the lab reading the heap profile for allocation sites, not by the run'
 
-/**
- * The key's GC items, each term with its line as a tooltip (`title`): made with `make` (dom.js).
- * @param {Function} make
- */
+/** The key's GC items, each term with its line as a tooltip (`title`): made with `make` (dom.js). */
 export function gcKeyItems (make) {
   return [
     make('span', { 'aria-hidden': 'true' }, '▲'), ' ', make('abbr', { title: GC_TERMS['mark-compact'] }, 'mark-compact'), ', ',
@@ -77,7 +60,6 @@ export class GcLog {
 
   /**
    * Collections from a sample or a record, in time order.
-   * @param {unknown} events
    * @param {unknown} [omitted] how many the server left out
    */
   add (events, omitted = 0) {

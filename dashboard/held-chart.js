@@ -1,16 +1,4 @@
-/**
- * The per-request bars: one horizontal bar per ingest request, in flight or
- * ended (its peak, faded and labelled so), split by the stage that holds
- * the bytes, its label above it in its route's colour (above rather than
- * beside: the bars get the column's whole width), its total at its end. A stage
- * the route bounds gets a tick where its bound would end the segment: a
- * segment left of its tick is within its bound.
- *
- * /bad holds hundreds of MiB where /good holds KiB. The linear axis shows
- * how much more, honestly, with each total written beside its bar; the log
- * axis (the toggle) shows both bars' stages, and its title says that a
- * bar's end is its total while its segments are not to scale.
- */
+/** The per-request bars: one bar per ingest request, split by the stage that holds the bytes (README.md). */
 import { ROUTE_COLORS, OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin } from './charts.js'
 import { withAlpha } from './bytes-chart.js'
 import { formatBytes } from './format.js'

@@ -1,12 +1,4 @@
-/**
- * The lesson views (`/?lesson=<name>`): for each lesson page in docs/lessons/ that runs an
- * experiment, the experiment it runs, its one-sentence question (the lesson page's, word for
- * word: test/lesson-views.test.js holds them equal) and the panels the lesson reads.
- *
- * Panels by name: `memory`, `held`, `bytes`, `loop` (the charts over time), `pipeline` (the
- * backpressure run's stages), `figures` (the big numbers); the form and the results are on
- * every view.
- */
+/** The lesson views: each lesson's experiment, question and panels (README.md; test/lesson-views.test.js). */
 
 /** @typedef {{ experiment: string, title: string, question: string, panels: readonly string[] }} Lesson */
 
@@ -41,7 +33,6 @@ export const PANELS = Object.freeze(['memory', 'held', 'bytes', 'loop', 'pipelin
 
 /**
  * The lesson a `?lesson=` value names.
- * @param {string|null} name
  * @returns {{ name: string, lesson: Lesson } | { name: string, unknown: true } | null} null when none is asked for
  */
 export function findLesson (name) {

@@ -1,18 +1,4 @@
-/**
- * The dashboard page: samples and events from GET /metrics go into bounded
- * stores; a timer redraws the charts and the big numbers at most four times
- * a second, however fast samples come (`?interval=10` is 100 a second).
- *
- * Query parameters: `interval` (ms between samples, 10 to 5000, default
- * 100), `window` (minutes shown, 1 to 10, default 2), `projector=1` (large
- * type and high contrast, as the button), `lesson=<name>` (one lesson's view: lesson-view.js), `run=<id>` (replay a saved run;
- * `&compare=<id>` lays a second over it), `test=1` (adds
- * `streamlab.inject` and `streamlab.injectEvent`, which the browser tests use to simulate a long
- * session or a server that does not exist yet).
- *
- * `window.streamlab` is a read-only view of what the page holds, for the
- * browser test and for a curious student with the devtools open.
- */
+/** The dashboard page: GET /metrics into bounded stores, a throttled redraw; query parameters in README.md. */
 import { createBrowserExport } from './browser-export.js'
 import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'

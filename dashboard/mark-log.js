@@ -1,10 +1,4 @@
-/**
- * What the charts mark on top of the lines: ingest requests as spans from
- * start to end (so a class sees which request caused which rise), peak
- * resets and crashes as vertical lines, garbage collections (gc-marks.js). Bounded like the series: a mark
- * that has left the window is forgotten, and at most `cap` of each kind
- * are kept (an experiment of 10,000 uploads must not grow the page).
- */
+/** What the charts mark on top of the lines (requests, peak resets, crashes), bounded like the series. */
 import { GcLog } from './gc-marks.js'
 
 const MARK_CAP = 2000
@@ -81,10 +75,7 @@ export class MarkLog {
     for (const id of [...this.open.keys()]) this.#lose(id)
   }
 
-  /**
-   * Forget what ended before `from` (ms). Open requests stay: they still
-   * run, however long ago they started.
-   */
+  /** Forget what ended before `from` (ms). Open requests stay: they still run, however long ago they started. */
   trim (from) {
     let drop = 0
     // ordered by start, so stop at the first one still needed

@@ -1,11 +1,4 @@
-/**
- * The page's one connection to GET /metrics, and the state it shows:
- * connecting, live, reconnecting. EventSource reconnects by itself (the
- * server sends `retry: 2000` and replays from `Last-Event-ID`); this module
- * only says so, and starts a new EventSource in the one case the browser
- * gives up for good (an answer that was not an event stream, e.g. from a
- * proxy while the lab restarts).
- */
+/** The page's one connection to GET /metrics and the state it shows (README.md). */
 
 const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'run-record', 'dropped', 'gap'])
 

@@ -1,9 +1,4 @@
-/**
- * What the page must learn of what happened without it: a worker's crash (from the stream, or
- * from the /metrics snapshot when the page opens after it) in a banner above the chart, never
- * over it (it would hide the rise it is about), and the latest experiment result, which a live
- * stream never repeats. And the Tools box's Reset peak.
- */
+/** A worker's crash and the latest result, which the live stream never repeats; the Reset peak tool. */
 import { formatClock, formatMiB, formatMs } from './format.js'
 
 /**
@@ -88,11 +83,7 @@ function restartNote (data) {
   return ` The lab restarted ${how}${back}; restart ${data.restarts} since it started.`
 }
 
-/**
- * The Tools box's Reset peak: POST /metrics/peak/reset, and what it did in `message`.
- * @param {HTMLButtonElement} button
- * @param {HTMLElement} message
- */
+/** The Tools box's Reset peak: POST /metrics/peak/reset, and what it did in `message`. */
 export function resetPeakButton (button, message) {
   button.addEventListener('click', async function resetPeak () {
     try {

@@ -1,12 +1,4 @@
-/**
- * Two recorded runs laid over each other (docs/runs.md, "Replay and overlay"): one time axis in
- * seconds from each run's start, so the runs line up however far apart they were made; run A's
- * lines solid and B's dashed, each run's requests shaded in their route's colour (B's outlined,
- * dashed, along the bottom); and the delta table of `npm run runs -- compare`, from the same
- * module (lib/runs/compare.js, which the lab serves to the page): each route's peak above idle,
- * throughput and p99 latency in A and B, B/A and B − A; and the sites that moved, as compare
- * lists them (lib/runs/site-compare.js).
- */
+/** Two recorded runs laid over each other, with compare's delta table (README.md). */
 import { compareRecords } from '/lib/runs/compare.js'
 import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '/lib/runs/figure-text.js'
 import { compareSites } from '/lib/runs/site-compare.js'
@@ -174,7 +166,6 @@ function differenceLine (label, differences) {
 
 /**
  * A view of two runs in `container`; `show(a, b)` draws them.
- * @param {HTMLElement} container
  * @param {{ idPrefix?: string }} [settings]
  * @returns {{ show: (a: object, b: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
  */

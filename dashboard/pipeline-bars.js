@@ -1,15 +1,8 @@
-/**
- * A pipeline sample read as bars and lines of text, left to right, client to consumer: what
- * dashboard/pipeline-view.js draws. It touches no page, so specs read it in Node
- * (test/units/pipeline-view.test.js).
- */
+/** A pipeline sample as bars and lines of text, client to consumer; no page, so Node specs read it. */
 import { formatBytes } from './format.js'
 import { MiB } from '../lib/util/units.js'
 
-/**
- * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
- * @param {unknown} sample
- */
+/** Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`. */
 export function isPipelineSample (sample) {
   return sample !== null && typeof sample === 'object' && Array.isArray(sample.stages) &&
     sample.stages.every(function stageShape (s) { return s !== null && typeof s === 'object' && typeof s.name === 'string' })
@@ -17,7 +10,6 @@ export function isPipelineSample (sample) {
 
 /**
  * A record's pipeline samples (its results' `samples`), or null when it has none.
- * @param {object|null} results
  * @returns {object[]|null}
  */
 export function recordedPipeline (results) {

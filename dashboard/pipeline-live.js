@@ -1,10 +1,4 @@
-/**
- * The pipeline of the run in flight (pipeline-view.js), drawn from each `experiment` progress event
- * that carries `pipeline`, with the run's live params as controls: a change is sent as
- * PATCH /experiments/:id, and the next samples show it applied. Controls come from the
- * experiment's schema (GET /experiments, entries marked `live`), so the page names no param it
- * changes; the one it names, highWaterMark, is set when an upload starts, and its control says so.
- */
+/** The pipeline of the run in flight, with its live params as controls (README.md). */
 import { make } from './dom.js'
 import { isPipelineSample } from './pipeline-bars.js'
 import { createPipelineView } from './pipeline-view.js'

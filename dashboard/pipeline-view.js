@@ -1,12 +1,4 @@
-/**
- * A pipeline drawn left to right, client to consumer, from the `pipeline` member of a run's
- * progress (docs/backpressure.md, "The live state"): each buffer a bar that fills and drains, its
- * bound a line across it, past the bound red, the run's peak a tick. The page draws it from any
- * progress or record that carries such samples, whoever produced them.
- *
- * Samples come from the server or from a record (a file from anywhere): every string reaches the
- * page as text (dom.js `make`), never as markup.
- */
+/** A pipeline drawn left to right, client to consumer, from any progress or record (README.md). */
 import { breakAfterDots, make } from './dom.js'
 import { formatBytes } from './format.js'
 import { isPipelineSample, pipelineBars, pipelineFigures } from './pipeline-bars.js'
@@ -26,7 +18,6 @@ const REPLAY_MAX_MS = 60_000
  * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every
  * bar shares one scale of bytes, logarithmic, which only grows: a 4 MiB kernel queue stands taller
  * than a 64 KiB stream, and a drain shows.
- * @param {HTMLElement} container
  * @returns {{ show: (sample: object) => void, reset: () => void, state: () => object }}
  */
 export function createPipelineView (container) {
@@ -177,7 +168,6 @@ function percent (bytes, top) {
 /**
  * A recorded run's samples in a view, with a slider over them and a Play button: it opens on the
  * last sample, every bar's tick at the run's peak.
- * @param {HTMLElement} container
  * @param {object[]} samples pipeline samples, oldest first
  * @param {{ idPrefix?: string }} [settings]
  * @returns {{ destroy: () => void, state: () => object }}

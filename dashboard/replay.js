@@ -1,9 +1,4 @@
-/**
- * The dashboard's replay: a recorded run (or two, laid over each other) drawn in place of the
- * live charts, with a bar above saying what is shown and a way back to live. The live stream
- * goes on underneath, as when paused: its samples are kept, nothing of it is drawn until the
- * page is back to live. A replay asks nothing of the server: the record is all it draws from.
- */
+/** A recorded run (or two) drawn in place of the live charts; the stream goes on underneath (README.md). */
 import { createOverlayView } from './overlay-view.js'
 import { shortId } from './results-view.js'
 import { createRunView } from './run-view.js'

@@ -1,14 +1,4 @@
-/**
- * What each ingest request holds, by stage, for the per-request bars: the
- * requests in flight from each sample's `requests`, and the last few that
- * ended, at their peak (the `request` end event's `held`), so a class still
- * sees /bad's peak after it answered: its parse is synchronous, and a live
- * sample rarely catches the string and the parsed objects.
- *
- * Bounded: at most `maxBars` bars are drawn, and at most `maxFinished` ended
- * requests kept (the latest few of each route), whatever the server sends;
- * an ended request is forgotten once it leaves the chart's window.
- */
+/** What each ingest request holds, by stage, for the per-request bars; bounded (README.md). */
 import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 
 const MAX_BARS = 8
@@ -42,7 +32,6 @@ export class RequestHeld {
   /**
    * A sample's `requests`: what is in flight now. A request missing from it has ended (its
    * end event brings its peak) or was lost.
-   * @param {unknown} requests
    * @param {number} time the sample's time
    * @param {unknown} [omitted] the sample's `requestsOmitted` (`{ count, bytes }`): those the server left out
    */
@@ -64,10 +53,7 @@ export class RequestHeld {
     for (const bar of live.slice(0, this.maxBars)) this.inFlight.set(bar.id, bar)
   }
 
-  /**
-   * A `request` event; an end that says what the request held at its peak becomes a faded "peak" bar.
-   * @param {unknown} event
-   */
+  /** A `request` event; an end that says what the request held at its peak becomes a faded "peak" bar. */
   onRequest (event) {
     if (event === null || typeof event !== 'object' || event.phase !== 'end') return
     const live = this.inFlight.get(event.id)

@@ -1,6 +1,4 @@
-/**
- * The page's one way to call the lab's API (the control panel, the Runs panel).
- */
+/** The page's one way to call the lab's API (the control panel, the Runs panel). */
 
 /**
  * Call the lab's API. A non-2xx answer throws an Error whose message is the

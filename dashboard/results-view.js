@@ -1,8 +1,4 @@
-/**
- * A finished run's results on the page, drawn from the result contract
- * (lib/experiments/result-contract.js, sent as GET /experiments/:id's `result`) alone:
- * the view knows no experiment.
- */
+/** A finished run's results, drawn from the result contract alone: the view knows no experiment. */
 import { jsonText } from '/lib/util/escape.js'
 import { breakAfterDots, make } from './dom.js'
 import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
@@ -12,7 +8,6 @@ import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
  * alone: its `tables` as they are, its `cells` as a table of their scalars,
  * its `published` figures beside the measured ones, its `verdicts`; the JSON
  * when it has none of these. The page knows no experiment.
- * @param {HTMLElement} box
  * @param {{ id: string, params: object, result: object }} run
  * @param {{ compact?: boolean }} [options] `compact` (a lesson's view): a few cells are drawn turned, in two halves side by side
  */

@@ -1,9 +1,4 @@
-/**
- * The steps of a run by the `stage` its progress names (lib/experiments/result-contract.js),
- * each with a name and one line saying what happens in it, so a class reads on the screen what
- * the lab is doing while it waits: "Run 1a2b3c4d: Measuring this machine's bound, 3 of 8 passes"
- * and why. A stage the page does not know is shown by its own name.
- */
+/** The steps of a run by the `stage` its progress names, each with one line saying what happens. */
 
 /** @type {Readonly<Record<string, { name: string, unit?: string, why: string }>>} */
 const STEPS = Object.freeze({

@@ -1,13 +1,4 @@
-/**
- * One recorded run drawn as the live view draws the server (docs/runs.md): the memory chart with
- * each request's span and the peak resets, where the bytes are, each route's largest requests as
- * bars by stage (from the spans' `held` and `heldPeak`), the event-loop delay, the results
- * table and which code held the bytes (sites-view.js), from the record alone: nothing is asked of the server. The dashboard's replay and the
- * exported page (run-page.js) both draw through here.
- *
- * A record is data from anywhere (a file dropped on the page, another machine): every string of
- * it reaches the page as text (dom.js `make`, textContent) or a canvas, never as markup.
- */
+/** One recorded run drawn as the live view draws the server, from the record alone (README.md). */
 import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES, ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
@@ -130,7 +121,6 @@ function largestSpans (spans) {
 
 /**
  * A view of one run in `container`; `show(record)` draws it (and replaces what was drawn).
- * @param {HTMLElement} container
  * @param {{ idPrefix?: string }} [settings] prefix of the ids of its elements (the dashboard's live charts have theirs)
  * @returns {{ show: (record: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
  */

@@ -1,9 +1,4 @@
-/**
- * The Runs panel: the lab's saved runs (GET /runs, listed again when the stream says a record
- * was written, `run-record`), and run files from this computer, chosen or dropped anywhere on the
- * page, read and checked here and never sent to the lab. Each can be opened (replayed in place of
- * the live charts), laid over the run open (overlay), or exported as one page that opens offline.
- */
+/** The Runs panel: the lab's saved runs and files from this computer (README.md). */
 import { make } from './dom.js'
 import { formatBytes } from './format.js'
 import { labRunLabel } from './replay.js'
@@ -16,7 +11,6 @@ const RECORDS_CACHED = 4
 
 /**
  * @param {{ list: HTMLElement, message: HTMLElement, file: HTMLInputElement }} el
- * @param {ReturnType<typeof import('./replay.js').createReplay>} replay
  * @returns {{ refresh: () => Promise<void>, openFromQuery: (run: string|null, compare: string|null) => Promise<void>,
  *   render: () => void, state: () => object }}
  */

@@ -1,10 +1,4 @@
-/**
- * The parts of a /metrics sample that name things the page does not know in
- * advance, read defensively: V8's heap spaces (their names come from the
- * running Node) and the ingest requests in flight. Whatever the server
- * sends, the page keeps a bounded number of names and requests. And a
- * sample as the charts' points, the same for a live sample and a recorded one.
- */
+/** The parts of a /metrics sample the page cannot know in advance, read defensively and bounded (README.md). */
 import { MiB } from '../lib/util/units.js'
 
 /** Heap spaces read per sample: more than any Node has. */
@@ -56,7 +50,6 @@ export function heapKey (space) {
  * A sample into a store as the charts draw it: memory in MiB, loop delay in ms, a series per heap
  * space (added the first time a space is named, and its name appended to `spaces`, in V8's order),
  * and the requests in flight as the point's note. Live samples and a record's go through here.
- * @param {import('./series-store.js').SeriesStore} store
  * @param {string[]} spaces the heap spaces named so far
  * @param {object} sample as /metrics sends it
  * @param {import('./mark-log.js').MarkLog|null} [marks] given, the sample's garbage collections go to its log

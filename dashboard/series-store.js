@@ -1,16 +1,4 @@
-/**
- * The points the charts draw, kept bounded. A class leaves the page open
- * for a whole lesson at 10 samples a second: every series holds at most
- * the rolling window's worth of points, and never more than a hard cap,
- * whatever the sample rate. Each series is a ring of `{ x, y }` points (as
- * Chart.js reads them with `parsing: false`), so adding a point at the cap
- * costs the same as below it: no array is shifted per sample.
- *
- * Series may be added while the page runs (a heap space the server names
- * for the first time), up to a fixed number of keys: what a server sends
- * cannot grow the page without end. Each point may carry a note (the
- * requests in flight at that sample), kept and dropped with it.
- */
+/** The points the charts draw, in bounded rings (README.md). */
 
 /** Points per series, whatever the window and the sample rate. */
 const HARD_CAP = 6000
@@ -61,10 +49,7 @@ class Ring {
   }
 }
 
-/**
- * Series with a shared x (the sample's time, ms) that forget what falls
- * out of the window.
- */
+/** Series with a shared x (the sample's time, ms) that forget what falls out of the window. */
 export class SeriesStore {
   #notes
   /**
@@ -88,7 +73,6 @@ export class SeriesStore {
 
   /**
    * Add a series, with a gap at every point kept so far (its points line up with the others').
-   * @param {string} key
    * @returns {boolean} whether the store has the series now (false past `maxKeys`)
    */
   addKey (key) {
@@ -102,7 +86,6 @@ export class SeriesStore {
     return true
   }
 
-  /** @param {string} key */
   has (key) {
     return this.rings.has(key)
   }
@@ -136,7 +119,6 @@ export class SeriesStore {
   /**
    * Add one point to every series; a series missing from `values` gets a gap.
    * @param {number} time ms since the epoch
-   * @param {Record<string, number | null> | Map<string, number | null>} values
    * @param {unknown} [note] kept with the point (null when left out)
    * @returns {boolean} false when refused (older than the newest point)
    */
@@ -184,7 +166,6 @@ export class SeriesStore {
 
   /**
    * A series as a new array of its points, oldest first (what a chart draws).
-   * @param {string} key
    * @returns {Array<{ x: number, y: number | null }>}
    */
   series (key) {
@@ -196,10 +177,7 @@ export class SeriesStore {
     return this.#notes.toArray()
   }
 
-  /**
-   * The largest value of a series in the window, or null.
-   * @param {string} key
-   */
+  /** The largest value of a series in the window, or null. */
   maxOf (key) {
     const ring = this.rings.get(key)
     if (ring === undefined) return null

@@ -1,15 +1,4 @@
-/**
- * "Which code holds it": each route's top allocation sites (docs/metrics.md, "Allocation sites")
- * as ranked bars, a column per route side by side (/bad beside /good), and the lab's own code in
- * a column apart. A bar is what its line allocated over the route's windows, the darker part the
- * most it held at once; its text names the line (`file:line function`), the kind, the thread, both
- * figures, and its share of all the route allocated in those windows (lib/runs/sites.js siteShare).
- * Live, from the stream's samples while an experiment runs and the run's last windows after it
- * (`createLiveSites`); replayed, from a record's `timeline.sites` (`renderSites`, run-view.js).
- * Windows go to routes as a record's do (lib/runs/sites.js): a window two routes shared, to neither.
- *
- * A site's names come from the server or a record: text nodes (dom.js `make`), never markup.
- */
+/** "Which code holds it": each route's top allocation sites as ranked bars (README.md). */
 import { createRouteTracker, createSiteSummary, readWindow, routesInWindow, shareText, siteLine, siteShare, sitesHelp } from '/lib/runs/sites.js'
 import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
@@ -53,7 +42,6 @@ function siteBar (site, route, entry, scale) {
 
 /**
  * Draw a summary into `box` (replacing what it held).
- * @param {HTMLElement} box
  * @param {{ routes: Array<{ route: string, windows: number, allocatedBytes?: number, sites: object[] }>, lab?: object,
  *   spanning: number, idle: number, intervalBytes?: number|null }|undefined} summary
  * @param {{ routes?: string[], live?: boolean }} [how] `routes`: the columns' order (a run's routes first)
@@ -103,7 +91,6 @@ function sitesState (entries, lab, spanning) {
 
 /**
  * A record's sites into `box`.
- * @param {HTMLElement} box
  * @param {object} record a checked record
  */
 export function renderRecordSites (box, record) {
@@ -114,7 +101,6 @@ export function renderRecordSites (box, record) {
  * The live view: fed every stream event (`onEvent`), it adds each sample's window to the run's
  * summary and draws it; a run's start begins a new one. The windows are the ones its record
  * keeps: the samples carry the run's last ones after it ends (lib/metrics/alloc-sites.js take).
- * @param {HTMLElement} box
  * @returns {{ onEvent: (type: string, data: unknown) => void, state: () => object }}
  */
 export function createLiveSites (box) {
