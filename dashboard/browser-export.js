@@ -12,12 +12,6 @@ const MODES = Object.freeze({
   stream: ['stream']
 })
 
-/**
- * Wire the section.
- * @param {{ form: HTMLFormElement, run: HTMLButtonElement, cancel: HTMLButtonElement, message: HTMLElement,
- *   status: HTMLElement, results: HTMLElement }} el
- * @returns {{ loadStatus: () => Promise<void>, readonly last: object[]|null }}
- */
 export function createBrowserExport (el) {
   let controller = null
   let last = null
@@ -132,10 +126,7 @@ const COLUMNS = Object.freeze([
   { field: 'totalMs', label: 'Total', value: function totalValue (t) { return formatMs(t.totalMs) } }
 ])
 
-/**
- * The timings side by side, with the verdict: did both ways bring the same rows?
- * @param {object[]} timings timeInBrowser's answers
- */
+/** The timings side by side, with the verdict: did both ways bring the same rows? `timings`: timeInBrowser's answers. */
 function renderTimings (box, timings) {
   const table = make('table', { class: 'results browser-export-results' })
   table.append(make('caption', {}, 'Database export timed in this page (fetch and parse every row)'))

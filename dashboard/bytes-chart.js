@@ -23,14 +23,7 @@ export const EXTERNAL_LAYERS = Object.freeze([
 ])
 const RSS_LINE = Object.freeze({ key: 'rss', label: 'RSS', color: OKABE_ITO.black, width: 3 })
 
-/**
- * Build the chart.
- * @param {{ canvas: HTMLCanvasElement, store: import('./series-store.js').SeriesStore,
- *   marks: import('./mark-log.js').MarkLog, spaces: () => string[] }} parts `spaces`: the heap
- *   spaces seen, in V8's order
- * @returns {{ chart: object, setRange: (min: number, max: number) => void, update: () => void,
- *   setProjector: (on: boolean) => void, shown: () => Array<{ key: string, label: string, stacked: boolean, width: number }> }}
- */
+/** Build the chart. `spaces`: the heap spaces seen, in V8's order. */
 export function createBytesChart ({ canvas, store, marks, spaces }) {
   const options = baseOptions({ yTitle: 'MiB', yFormat: formatMiBValue, marks, labels: false, legend: true })
   // the layers thinned together, below

@@ -237,13 +237,7 @@ export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
   }
 }
 
-/**
- * Build both charts; `update()` draws what the stores hold now.
- * @param {{ memoryCanvas: HTMLCanvasElement, loopCanvas: HTMLCanvasElement,
- *   store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts
- * @returns {{ memory: object, loop: object, setRange: (min: number, max: number) => void,
- *   update: () => void, markersDrawn: () => number, setProjector: (on: boolean) => void }}
- */
+/** Build both charts; `update()` draws what the stores hold now. */
 export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   Chart.defaults.font.family = 'system-ui, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
   Chart.defaults.color = '#1a1a1a'

@@ -8,15 +8,8 @@ import { renderResults, shortId } from './results-view.js'
 const POLL_MS = 500
 
 /**
- * Wire the panel.
- * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
- *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
- *   progressText: HTMLElement, results: HTMLElement }} el
- * @param {{ experiment?: string, compact?: boolean, onFailed?: (run: object) => void }} [options] the experiment chosen
- *   first (a lesson's), else the server's first; `compact`: results drawn to fit a lesson's view (results-view.js);
- *   `onFailed`: called when a run it follows fails
- * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
- *   showEarlier: (entry: object) => void, readonly current: object }}
+ * Wire the panel. `options`: the experiment chosen first (a lesson's), else the server's first; `compact`: results
+ * drawn to fit a lesson's view (results-view.js); `onFailed`: called when a run it follows fails.
  */
 export function createControlPanel (el, options = {}) {
   let experiments = []
@@ -224,10 +217,9 @@ export function createControlPanel (el, options = {}) {
   }
 
   /**
-   * A run that finished before this page opened (the /metrics snapshot's latest result, kept
-   * across worker restarts): shown in the Results panel unless the page has shown a run of its
-   * own since, and replaced by the next run to finish.
-   * @param {{ id: string, name: string, params: object|null, time: number, result: object } | undefined} entry
+   * A run that finished before this page opened (the /metrics snapshot's latest result, kept across worker restarts):
+   * shown in the Results panel unless the page has shown a run of its own since, and replaced by the next run to
+   * finish.
    */
   function showEarlier (entry) {
     if (shownResultFor !== null || typeof entry?.id !== 'string' || entry.result === null || typeof entry.result !== 'object') return

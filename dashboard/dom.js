@@ -5,9 +5,8 @@ import { shownText } from '/lib/util/escape.js'
 const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder'])
 
 /**
- * A small createElement: attributes, then children (strings become escaped text;
- * a Node, such as a Text node of a multi-line JSON document, goes in as it is).
- * @returns {HTMLElement}
+ * A small createElement: attributes, then children (strings become escaped text; a Node, such as a Text node of a
+ * multi-line JSON document, goes in as it is).
  */
 export function make (tag, attributes = {}, ...children) {
   const node = document.createElement(tag)
@@ -19,9 +18,8 @@ export function make (tag, attributes = {}, ...children) {
 }
 
 /**
- * A name such as a stream's `gunzip.out` as children that may break after each dot: a narrow
- * column wraps it at the dot rather than inside a word.
- * @returns {Array<Node|string>} the children to pass to make()
+ * A name such as a stream's `gunzip.out` as children that may break after each dot: a narrow column wraps it at the dot
+ * rather than inside a word. Returns: the children to pass to make()
  */
 export function breakAfterDots (name) {
   return String(name).split(/(?<=\.)/).flatMap(function part (piece, i) {

@@ -78,10 +78,7 @@ function heldSums (note) {
   return sums
 }
 
-/**
- * The kept samples and marks as JSON.
- * @param {object} meta what the page knows about the session (interval, window)
- */
+/** The kept samples and marks as JSON. `meta`: what the page knows about the session (interval, window) */
 export function samplesToJson (store, marks, meta) {
   const samples = []
   const heapKeys = store.keys.filter(isHeapKey)
@@ -110,11 +107,7 @@ export function samplesToJson (store, marks, meta) {
   }, null, 1)
 }
 
-/**
- * Save text as a file, through a Blob URL that is revoked afterwards.
- * @param {string} name file name
- * @param {string} type media type
- */
+/** Save text as a file, through a Blob URL that is revoked afterwards. */
 export function downloadText (name, type, text) {
   const url = URL.createObjectURL(new Blob([text], { type }))
   clickDownload(name, url)
@@ -122,11 +115,7 @@ export function downloadText (name, type, text) {
   setTimeout(function revokeDownloadUrl () { URL.revokeObjectURL(url) }, 10_000)
 }
 
-/**
- * Save charts as one PNG, laid out in rows as given (each chart at its size on the page).
- * @param {object[][]} rows Chart.js charts, row by row
- * @param {string} name file name
- */
+/** Save charts as one PNG, laid out in rows as given (each chart at its size on the page). `rows`: Chart.js charts, row by row. */
 export function downloadChartsPng (rows, name) {
   const gap = 8
   let width = 0

@@ -2,10 +2,7 @@
 import { formatMiB, formatMs } from './format.js'
 import { MiB } from '../lib/util/units.js'
 
-/**
- * @param {{ store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts
- * @returns {(sample: object|null) => void} draws the figures of a sample
- */
+/** Returns a function that draws the figures of a sample. */
 export function createFigures ({ store, marks }) {
   /** The window's largest value of a MiB series, in bytes (null when empty). */
   function windowMax (key) {

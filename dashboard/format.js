@@ -56,9 +56,8 @@ export function fileStamp (time = Date.now()) {
 const CLOCK_STEPS = Object.freeze([1, 2, 5, 10, 15, 30, 60, 120, 300, 600])
 
 /**
- * Ticks for a clock axis from `min` to `max` (ms): at whole multiples of one step, as many as fit
- * `width` px with labels of `labelPx` px, so no two labels collide or read the same.
- * @returns {number[]} tick values (ms)
+ * Ticks for a clock axis from `min` to `max` (ms): at whole multiples of one step, as many as fit `width` px with
+ * labels of `labelPx` px, so no two labels collide or read the same. Returns: tick values (ms)
  */
 export function clockTicks (min, max, width, labelPx) {
   if (!Number.isFinite(min) || !Number.isFinite(max) || max < min || !(width > 0)) return []

@@ -58,10 +58,7 @@ export class GcLog {
     this.omitted = 0
   }
 
-  /**
-   * Collections from a sample or a record, in time order.
-   * @param {unknown} [omitted] how many the server left out
-   */
+  /** Collections from a sample or a record, in time order. `omitted`: how many the server left out. */
   add (events, omitted = 0) {
     if (Number.isSafeInteger(omitted) && omitted > 0) this.omitted += omitted
     if (!Array.isArray(events)) return
@@ -182,10 +179,8 @@ export const gcPlugin = {
 }
 
 /**
- * The tooltip's lines for the collections near the point it shows: each old-generation one
- * with its time and heap before → after, the young ones counted.
- * @param {Array<{ chart: object, element: { x: number } }>} items Chart.js's tooltip items
- * @returns {string[]}
+ * The tooltip's lines for the collections near the point it shows: each old-generation one with its time and heap
+ * before → after, the young ones counted. `items`: Chart.js's tooltip items.
  */
 export function gcTooltipLines (items) {
   const item = items[0]

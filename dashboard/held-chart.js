@@ -116,12 +116,6 @@ function firstElements (chart) {
   return out
 }
 
-/**
- * Build the chart.
- * @param {{ canvas: HTMLCanvasElement, held: import('./request-held.js').RequestHeld }} parts
- * @returns {{ chart: object, update: () => void, setScale: (type: 'linear'|'logarithmic') => void,
- *   setProjector: (on: boolean) => void, state: () => object }}
- */
 export function createHeldChart ({ canvas, held }) {
   let bars = []
   let scale = 'linear'

@@ -2,10 +2,7 @@
 import { make } from './dom.js'
 import { requestJson } from './request-json.js'
 
-/**
- * @param {HTMLElement} before the element the note goes before
- * @returns {{ check: () => Promise<void>, node: HTMLElement }} `check` reads /db/status and shows or hides the note
- */
+/** `before`: the element the note goes before. Returns: `check` reads /db/status and shows or hides the note. */
 export function createDatabaseNote (before) {
   const node = make('p', { id: 'lesson-database', class: 'lesson-database', role: 'alert' })
   node.hidden = true

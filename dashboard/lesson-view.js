@@ -2,12 +2,7 @@
 import { make } from './dom.js'
 import { findLesson, LESSONS, PANELS } from './lessons.js'
 
-/**
- * Apply `?lesson=` to the page.
- * @param {string|null} name the query's `lesson`
- * @param {{ bar: HTMLElement }} el the header's lesson bar
- * @returns {{ name: string, experiment: string, panels: readonly string[] } | null} the view, null on the full page
- */
+/** Apply `?lesson=` to the page. `name`: the query's `lesson`. `el`: the header's lesson bar. Returns: the view, null on the full page. */
 export function applyLesson (name, el) {
   const found = findLesson(name)
   if (found === null) return null

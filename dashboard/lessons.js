@@ -31,10 +31,7 @@ export const LESSONS = Object.freeze({
 /** Every panel a view may show or hide, by name. */
 export const PANELS = Object.freeze(['memory', 'held', 'bytes', 'loop', 'pipeline', 'figures'])
 
-/**
- * The lesson a `?lesson=` value names.
- * @returns {{ name: string, lesson: Lesson } | { name: string, unknown: true } | null} null when none is asked for
- */
+/** The lesson a `?lesson=` value names. Returns: null when none is asked for. */
 export function findLesson (name) {
   if (name === null || name === undefined) return null
   if (Object.hasOwn(LESSONS, name)) return { name, lesson: LESSONS[name] }

@@ -23,10 +23,7 @@ export class MarkLog {
     this.seen = { bad: 0, good: 0, 'express-json': 0, 'streamparser-json': 0 }
   }
 
-  /**
-   * A `request` event from /metrics.
-   * @param {{ phase: string, id: number, route: string, time: number, status?: number, ms?: number, errorType?: string }} event
-   */
+  /** A `request` event from /metrics. */
   onRequest (event) {
     if (event === null || typeof event !== 'object' || !Number.isFinite(event.time)) return
     if (event.phase === 'start') {

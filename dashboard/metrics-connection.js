@@ -4,12 +4,6 @@ const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'c
 
 const RESTART_AFTER_MS = 3000
 
-/**
- * Connect.
- * @param {{ url: string, onState: (state: 'connecting'|'live'|'reconnecting', detail: { since: number, reconnects: number }) => void,
- *   onEvent: (type: string, data: unknown) => void }} settings
- * @returns {{ close: () => void, readonly state: string }}
- */
 export function connectMetrics ({ url, onState, onEvent }) {
   let source = null
   let state = 'connecting'

@@ -9,12 +9,6 @@ const RECENT_CRASH_MS = 10 * 60_000
 /** Crash records told apart by worker pid and time: the snapshot, a fresh stream and a replay may each bring the same one. */
 const CRASHES_REMEMBERED = 64
 
-/**
- * @param {{ banner: HTMLElement, text: HTMLElement, dismiss: HTMLButtonElement,
- *   marks: import('./mark-log.js').MarkLog, panel: { showEarlier: (entry: object) => void } }} el
- * @returns {{ showCrash: (data: object) => void, serverTime: (time: number) => void,
- *   load: () => Promise<void>, readonly outcomes: string }}
- */
 export function createOutcomes (el) {
   /** The server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time. */
   let clockOffset = 0

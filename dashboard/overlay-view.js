@@ -164,11 +164,7 @@ function differenceLine (label, differences) {
   return make('p', { class: 'replay-about' }, `${label}: ${differences.map(function one (d) { return `${d.name} ${shown(d.a)} → ${shown(d.b)}` }).join('; ')}`)
 }
 
-/**
- * A view of two runs in `container`; `show(a, b)` draws them.
- * @param {{ idPrefix?: string }} [settings]
- * @returns {{ show: (a: object, b: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
- */
+/** A view of two runs in `container`; `show(a, b)` draws them. */
 export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
   let drawn = null
 

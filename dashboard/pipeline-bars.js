@@ -8,10 +8,7 @@ export function isPipelineSample (sample) {
     sample.stages.every(function stageShape (s) { return s !== null && typeof s === 'object' && typeof s.name === 'string' })
 }
 
-/**
- * A record's pipeline samples (its results' `samples`), or null when it has none.
- * @returns {object[]|null}
- */
+/** A record's pipeline samples (its results' `samples`), or null when it has none. */
 export function recordedPipeline (results) {
   const samples = results?.samples
   if (!Array.isArray(samples) || samples.length === 0 || !samples.every(isPipelineSample)) return null
@@ -19,9 +16,8 @@ export function recordedPipeline (results) {
 }
 
 /**
- * The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }`
- * (bytes null where unknown; bound null where there is none).
- * @param {object} sample a pipeline sample
+ * The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }` (bytes null where unknown;
+ * bound null where there is none).
  */
 export function pipelineBars (sample, { kernelSeen = false } = {}) {
   const client = sample.client ?? null

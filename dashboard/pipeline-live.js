@@ -9,10 +9,7 @@ import { shortId } from './results-view.js'
 const NEXT_RUN_PARAM = 'highWaterMark'
 const ENDED = new Set(['result', 'error', 'cancelled'])
 
-/**
- * @param {HTMLElement} box where the view goes (hidden until a run sends a pipeline)
- * @returns {{ onEvent: (type: string, data: object) => void }}
- */
+/** `box`: where the view goes (hidden until a run sends a pipeline) */
 export function createPipelineLive (box) {
   const status = make('p', { class: 'pipeline-status', role: 'status' })
   const controls = make('form', { class: 'pipeline-controls', novalidate: '', 'aria-label': 'The run\'s live settings' })

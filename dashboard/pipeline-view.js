@@ -15,10 +15,8 @@ const TICK_FACTOR = 16
 const REPLAY_MAX_MS = 60_000
 
 /**
- * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every
- * bar shares one scale of bytes, logarithmic, which only grows: a 4 MiB kernel queue stands taller
- * than a 64 KiB stream, and a drain shows.
- * @returns {{ show: (sample: object) => void, reset: () => void, state: () => object }}
+ * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every bar shares one scale
+ * of bytes, logarithmic, which only grows: a 4 MiB kernel queue stands taller than a 64 KiB stream, and a drain shows.
  */
 export function createPipelineView (container) {
   const row = make('ol', {
@@ -166,11 +164,8 @@ function percent (bytes, top) {
 }
 
 /**
- * A recorded run's samples in a view, with a slider over them and a Play button: it opens on the
- * last sample, every bar's tick at the run's peak.
- * @param {object[]} samples pipeline samples, oldest first
- * @param {{ idPrefix?: string }} [settings]
- * @returns {{ destroy: () => void, state: () => object }}
+ * A recorded run's samples in a view, with a slider over them and a Play button: it opens on the last sample, every
+ * bar's tick at the run's peak.
  */
 export function showRecordedPipeline (container, samples, { idPrefix = 'replay' } = {}) {
   const sliderId = `${idPrefix}-pipeline-at`

@@ -8,13 +8,7 @@ import { createRunView } from './run-view.js'
  *   it, and its id in the lab (null for a file from this computer)
  */
 
-/**
- * @param {{ live: HTMLElement, box: HTMLElement, bar: HTMLElement, text: HTMLElement, back: HTMLButtonElement,
- *   onChange: (state: { mode: string, run: string|null, compare: string|null }) => void }} el
- *   `live`: what the live view shows (hidden while replaying); `box`: where a replay is drawn
- * @returns {{ open: (shown: Shown) => void, overlay: (a: Shown, b: Shown) => void, back: () => void,
- *   setProjector: (on: boolean) => void, readonly mode: string, readonly first: Shown|null, state: () => object }}
- */
+/** `live`: what the live view shows (hidden while replaying); `box`: where a replay is drawn. */
 export function createReplay (el) {
   const runBox = document.createElement('div')
   const overlayBox = document.createElement('div')

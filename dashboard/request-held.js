@@ -30,10 +30,9 @@ export class RequestHeld {
   }
 
   /**
-   * A sample's `requests`: what is in flight now. A request missing from it has ended (its
-   * end event brings its peak) or was lost.
-   * @param {number} time the sample's time
-   * @param {unknown} [omitted] the sample's `requestsOmitted` (`{ count, bytes }`): those the server left out
+   * A sample's `requests`: what is in flight now. A request missing from it has ended (its end event brings its peak)
+   * or was lost. `time`: the sample's time. `omitted`: the sample's `requestsOmitted` (`{ count, bytes }`): those the
+   * server left out.
    */
   onSample (requests, time, omitted) {
     this.inFlight.clear()
@@ -82,10 +81,7 @@ export class RequestHeld {
     this.finished = this.finished.filter(function inWindow (bar) { return bar.time >= from })
   }
 
-  /**
-   * The bars to draw, at most `maxBars`: those in flight by id, then the ended ones, newest first.
-   * @returns {HeldBar[]}
-   */
+  /** The bars to draw, at most `maxBars`: those in flight by id, then the ended ones, newest first. */
   bars () {
     return [...this.inFlight.values(), ...this.finished].slice(0, this.maxBars)
   }

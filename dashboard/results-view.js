@@ -4,12 +4,10 @@ import { breakAfterDots, make } from './dom.js'
 import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 
 /**
- * A finished run's results, from the result contract (lib/experiments/result-contract.js)
- * alone: its `tables` as they are, its `cells` as a table of their scalars,
- * its `published` figures beside the measured ones, its `verdicts`; the JSON
- * when it has none of these. The page knows no experiment.
- * @param {{ id: string, params: object, result: object }} run
- * @param {{ compact?: boolean }} [options] `compact` (a lesson's view): a few cells are drawn turned, in two halves side by side
+ * A finished run's results, from the result contract (lib/experiments/result-contract.js) alone: its `tables` as they
+ * are, its `cells` as a table of their scalars, its `published` figures beside the measured ones, its `verdicts`; the
+ * JSON when it has none of these. The page knows no experiment. `compact` (a lesson's view): a few cells are drawn
+ * turned, in two halves side by side.
  */
 export function renderResults (box, run, { compact = false } = {}) {
   const result = run.result ?? {}

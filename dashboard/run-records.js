@@ -19,8 +19,8 @@ export async function fetchRun (id) {
 }
 
 /**
- * A file from this computer (dropped or chosen), read here and checked with the lab's rules.
- * @returns {Promise<{ record: object, message: null } | { record: null, message: string }>} `message` says what is wrong, naming the file
+ * A file from this computer (dropped or chosen), read here and checked with the lab's rules. Returns: `message` says
+ * what is wrong, naming the file.
  */
 export async function readRunFile (file) {
   const name = String(file?.name ?? 'the file')
@@ -36,10 +36,7 @@ export async function readRunFile (file) {
   return problem === null ? { record, message: null } : { record: null, message: problemMessage(name, problem) }
 }
 
-/**
- * Save a record as one offline page: the lab's template with the record in it, made here.
- * @param {object} record a checked record
- */
+/** Save a record as one offline page: the lab's template with the record in it, made here. */
 export async function exportRunPage (record) {
   let res
   try {

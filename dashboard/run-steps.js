@@ -29,11 +29,7 @@ const STEPS = Object.freeze({
 /** Before the run names its first step. */
 const STARTING = Object.freeze({ name: 'Starting', why: 'The lab starts what the run needs (its client and helper processes).' })
 
-/**
- * A run's progress in words: the step's name with how far it is, and what the step does.
- * @param {{ stage?: string, done?: number, total?: number, route?: string, cell?: string }} p
- * @returns {{ line: string, why: string }}
- */
+/** A run's progress in words: the step's name with how far it is, and what the step does. */
 export function describeStep (p) {
   const step = typeof p.stage === 'string' ? STEPS[p.stage] ?? { name: p.stage, why: '' } : STARTING
   // a count in the step's own unit; a step without one counts nothing the reader sees

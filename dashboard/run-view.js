@@ -23,11 +23,7 @@ const REPLAY_POINTS = 6000
 /** Who wrote a record (lib/runs/check.js RUN_SOURCES), as the page says it. */
 const SOURCE_LABELS = Object.freeze({ engine: 'the lab', bench: 'the bench', grade: 'the grader' })
 
-/**
- * What a record says of its run, in lines of text: what ran, where, with what, and what it left out.
- * @param {object} record a checked record
- * @returns {string[]}
- */
+/** What a record says of its run, in lines of text: what ran, where, with what, and what it left out. */
 export function describeRecord (record) {
   const { run, where } = record
   const ended = Number.isFinite(run.endedAt) ? `, ${formatSeconds(run.endedAt - run.startedAt)}` : ''
@@ -67,9 +63,8 @@ export function routeKey (routes, extra = []) {
 }
 
 /**
- * A record's timeline in the live view's stores: samples as points, spans as request marks, peak
- * resets, and each route's largest requests as bars.
- * @param {object} record a checked record
+ * A record's timeline in the live view's stores: samples as points, spans as request marks, peak resets, and each
+ * route's largest requests as bars.
  */
 export function replayStores (record) {
   const { samples, spans, marks: recordMarks } = record.timeline
@@ -120,9 +115,8 @@ function largestSpans (spans) {
 }
 
 /**
- * A view of one run in `container`; `show(record)` draws it (and replaces what was drawn).
- * @param {{ idPrefix?: string }} [settings] prefix of the ids of its elements (the dashboard's live charts have theirs)
- * @returns {{ show: (record: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
+ * A view of one run in `container`; `show(record)` draws it (and replaces what was drawn). `settings`: prefix of the
+ * ids of its elements (the dashboard's live charts have theirs)
  */
 export function createRunView (container, { idPrefix = 'replay' } = {}) {
   let drawn = null

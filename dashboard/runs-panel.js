@@ -9,11 +9,6 @@ const FILES_KEPT = 6
 /** The lab's records kept once fetched, so that opening, overlaying and exporting one fetches it once. */
 const RECORDS_CACHED = 4
 
-/**
- * @param {{ list: HTMLElement, message: HTMLElement, file: HTMLInputElement }} el
- * @returns {{ refresh: () => Promise<void>, openFromQuery: (run: string|null, compare: string|null) => Promise<void>,
- *   render: () => void, state: () => object }}
- */
 export function createRunsPanel (el, replay) {
   let runs = []
   let listed = 'loading'

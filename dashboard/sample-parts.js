@@ -7,11 +7,7 @@ const MAX_SPACES = 24
 const MAX_REQUESTS = 64
 const NAME = /^[a-z][a-z0-9_]{0,63}$/
 
-/**
- * A sample's heap spaces as [name, bytes used] pairs, in the order the server sent them.
- * @param {unknown} heapSpaces the sample's `heapSpaces`
- * @returns {Array<[string, number]>}
- */
+/** A sample's heap spaces as [name, bytes used] pairs, in the order the server sent them. `heapSpaces`: the sample's `heapSpaces`. */
 export function readHeapSpaces (heapSpaces) {
   if (heapSpaces === null || typeof heapSpaces !== 'object' || Array.isArray(heapSpaces)) return []
   const out = []
@@ -22,11 +18,7 @@ export function readHeapSpaces (heapSpaces) {
   return out
 }
 
-/**
- * What the exports keep of a sample's requests: id, route and held bytes by stage; null when none.
- * @param {unknown} requests the sample's `requests`
- * @returns {Array<{ id: number, route: string, held: Record<string, number> }> | null}
- */
+/** What the exports keep of a sample's requests: id, route and held bytes by stage; null when none. `requests`: the sample's `requests`. */
 export function requestsNote (requests) {
   if (!Array.isArray(requests) || requests.length === 0) return null
   const out = []
@@ -47,14 +39,11 @@ export function heapKey (space) {
 }
 
 /**
- * A sample into a store as the charts draw it: memory in MiB, loop delay in ms, a series per heap
- * space (added the first time a space is named, and its name appended to `spaces`, in V8's order),
- * and the requests in flight as the point's note. Live samples and a record's go through here.
- * @param {string[]} spaces the heap spaces named so far
- * @param {object} sample as /metrics sends it
- * @param {import('./mark-log.js').MarkLog|null} [marks] given, the sample's garbage collections go to its log
- *   (a record keeps them beside its samples: run-view.js)
- * @returns {boolean} false when the store refused it (older than its newest point)
+ * A sample into a store as the charts draw it: memory in MiB, loop delay in ms, a series per heap space (added the
+ * first time a space is named, and its name appended to `spaces`, in V8's order), and the requests in flight as the
+ * point's note. Live samples and a record's go through here. `spaces`: the heap spaces named so far. `sample`: as
+ * /metrics sends it. `marks`: given, the sample's garbage collections go to its log (a record keeps them beside its
+ * samples: run-view.js). Returns: false when the store refused it (older than its newest point)
  */
 export function storeSample (store, spaces, sample, marks = null) {
   marks?.gc.add(sample.gcEvents, sample.gcEventsOmitted)

@@ -52,10 +52,7 @@ class Ring {
 /** Series with a shared x (the sample's time, ms) that forget what falls out of the window. */
 export class SeriesStore {
   #notes
-  /**
-   * @param {string[]} keys one series per key
-   * @param {{ windowMs: number, intervalMs: number, hardCap?: number }} settings
-   */
+  /** `keys`: one series per key. */
   constructor (keys, settings) {
     this.keys = []
     this.hardCap = settings.hardCap ?? HARD_CAP
@@ -72,8 +69,8 @@ export class SeriesStore {
   }
 
   /**
-   * Add a series, with a gap at every point kept so far (its points line up with the others').
-   * @returns {boolean} whether the store has the series now (false past `maxKeys`)
+   * Add a series, with a gap at every point kept so far (its points line up with the others'). Returns: whether the
+   * store has the series now (false past `maxKeys`)
    */
   addKey (key) {
     if (this.rings.has(key)) return true
@@ -117,10 +114,8 @@ export class SeriesStore {
   }
 
   /**
-   * Add one point to every series; a series missing from `values` gets a gap.
-   * @param {number} time ms since the epoch
-   * @param {unknown} [note] kept with the point (null when left out)
-   * @returns {boolean} false when refused (older than the newest point)
+   * Add one point to every series; a series missing from `values` gets a gap. `time`: ms since the epoch. `note`: kept
+   * with the point (null when left out). Returns: false when refused (older than the newest point)
    */
   push (time, values, note = null) {
     const latest = this.latest
@@ -164,10 +159,7 @@ export class SeriesStore {
     this.#notes.clear()
   }
 
-  /**
-   * A series as a new array of its points, oldest first (what a chart draws).
-   * @returns {Array<{ x: number, y: number | null }>}
-   */
+  /** A series as a new array of its points, oldest first (what a chart draws). */
   series (key) {
     return this.rings.get(key)?.toArray() ?? []
   }
@@ -189,10 +181,7 @@ export class SeriesStore {
     return max
   }
 
-  /**
-   * One row per point, oldest first (for exports): its time, its values by key and its note.
-   * @returns {Generator<{ time: number, values: Map<string, number | null>, note: unknown }>}
-   */
+  /** One row per point, oldest first (for exports): its time, its values by key and its note. */
   * rows () {
     const count = this.length
     for (let i = 0; i < count; i++) {

@@ -41,11 +41,8 @@ function siteBar (site, route, entry, scale) {
 }
 
 /**
- * Draw a summary into `box` (replacing what it held).
- * @param {{ routes: Array<{ route: string, windows: number, allocatedBytes?: number, sites: object[] }>, lab?: object,
- *   spanning: number, idle: number, intervalBytes?: number|null }|undefined} summary
- * @param {{ routes?: string[], live?: boolean }} [how] `routes`: the columns' order (a run's routes first)
- * @returns {object} what is drawn (`sitesState`)
+ * Draw a summary into `box` (replacing what it held). `routes`: the columns' order (a run's routes first). Returns: what
+ * is drawn (`sitesState`)
  */
 export function renderSites (box, summary, { routes = [], live = false } = {}) {
   const title = make('h2', {}, 'Which code holds it')
@@ -89,19 +86,15 @@ function sitesState (entries, lab, spanning) {
   return { routes: entries.map(columnState), lab: lab === null ? null : columnState(lab), spanning }
 }
 
-/**
- * A record's sites into `box`.
- * @param {object} record a checked record
- */
+/** A record's sites into `box`. */
 export function renderRecordSites (box, record) {
   return renderSites(box, record.timeline.sites, { routes: record.run.routes })
 }
 
 /**
- * The live view: fed every stream event (`onEvent`), it adds each sample's window to the run's
- * summary and draws it; a run's start begins a new one. The windows are the ones its record
- * keeps: the samples carry the run's last ones after it ends (lib/metrics/alloc-sites.js take).
- * @returns {{ onEvent: (type: string, data: unknown) => void, state: () => object }}
+ * The live view: fed every stream event (`onEvent`), it adds each sample's window to the run's summary and draws it; a
+ * run's start begins a new one. The windows are the ones its record keeps: the samples carry the run's last ones after
+ * it ends (lib/metrics/alloc-sites.js take).
  */
 export function createLiveSites (box) {
   let tracker = createRouteTracker()
