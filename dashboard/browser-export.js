@@ -39,7 +39,8 @@ export function createBrowserExport (el) {
       const value = Number(text)
       if (text === '' || !Number.isFinite(value) || value < min || (name !== 'sleep' && !Number.isSafeInteger(value))) {
         input.focus()
-        throw new TypeError(`${input.labels[0]?.textContent ?? name} must be ${name === 'sleep' ? 'a number of seconds' : 'a whole number'} of at least ${min}.`)
+        const kind = name === 'sleep' ? 'a number of seconds' : 'a whole number'
+        throw new TypeError(`${input.labels[0]?.textContent ?? name} must be ${kind} of at least ${min}.`)
       }
       settings[name] = value
     }
@@ -119,7 +120,7 @@ function describeDatabase (status) {
 
 const COLUMNS = Object.freeze([
   { field: 'requests', label: 'Requests', value: function requestsValue (t) { return formatCount(t.requests) } },
-  { field: 'received', label: 'Rows parsed', value: function receivedValue (t) { return `${formatCount(t.received)} of ${formatCount(t.rows)}` } },
+  { field: 'received', label: 'Rows parsed', value: function parsed (t) { return `${formatCount(t.received)} of ${formatCount(t.rows)}` } },
   { field: 'inOrder', label: 'In order', value: function orderValue (t) { return t.inOrder ? 'yes' : 'NO' } },
   { field: 'bytes', label: 'MB received', value: function bytesValue (t) { return (t.bytes / 1e6).toFixed(2) } },
   { field: 'firstRowMs', label: 'First row', value: function firstRowValue (t) { return formatMs(t.firstRowMs) } },

@@ -96,7 +96,8 @@ export const markPlugin = {
       drawn += span.requests
       if (options.labels && x0 - (lastLabel.get(span.route) ?? -Infinity) > 60) {
         const count = span.requests > 1 ? ` ×${span.requests}` : ''
-        const text = `/${span.route}${count}${span.failed > 0 ? ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕` : ''}`
+        const failed = span.failed === 0 ? '' : ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕`
+        const text = `/${span.route}${count}${failed}`
         ctx.fillStyle = color
         // streaming routes' labels on a second line, /express-json's on a third and
         // /streamparser-json's on a fourth, so the four routes of an "all" run, back to back, stay readable

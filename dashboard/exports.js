@@ -17,7 +17,8 @@ const HEAP_PREFIX = 'heap_'
 export function samplesToCsv (store) {
   const heapKeys = store.keys.filter(isHeapKey)
   const heldColumns = heldColumnsOf(store)
-  const lines = [['time', 'isoTime', ...MEMORY_KEYS, 'eventLoopP99Ms', 'eventLoopMaxMs', ...heapKeys, ...heldColumns.map(function name (c) { return c.name })].join(',')]
+  const heldNames = heldColumns.map(function name (c) { return c.name })
+  const lines = [['time', 'isoTime', ...MEMORY_KEYS, 'eventLoopP99Ms', 'eventLoopMaxMs', ...heapKeys, ...heldNames].join(',')]
   for (const row of store.rows()) {
     const cells = [row.time, new Date(row.time).toISOString()]
     // the store holds MiB; MiB is a power of two, so this gives back the exact bytes

@@ -192,7 +192,8 @@ export function gcTooltipLines (items) {
   const old = log.old.filter(near)
   const young = log.young.filter(near)
   const lines = old.slice(0, NAMED).map(function describe (e) {
-    const heap = e.heapBefore === null || e.heapAfter === null ? 'heap not read' : `heap ${formatMiB(e.heapBefore)} → ${formatMiB(e.heapAfter)}`
+    const read = e.heapBefore !== null && e.heapAfter !== null
+    const heap = read ? `heap ${formatMiB(e.heapBefore)} → ${formatMiB(e.heapAfter)}` : 'heap not read'
     return `${e.kind}${e.lab ? ' (the lab\'s)' : ''} ${formatDuration(e.ms)}: ${heap}`
   })
   if (old.length > NAMED) lines.push(`and ${old.length - NAMED} more`)

@@ -183,7 +183,8 @@ export function createHeldChart ({ canvas, held }) {
             generateLabels: function stageLabels (c) {
               return INGEST_STAGES.flatMap(function stageLabel (stage, i) {
                 if (!stagesSeen.has(stage)) return []
-                return [{ text: stage, fillStyle: STAGE_COLORS[stage], strokeStyle: SEGMENT_EDGE, lineWidth: 1, hidden: !c.isDatasetVisible(i), datasetIndex: i, fontColor: globalThis.Chart.defaults.color }]
+                const colors = { fillStyle: STAGE_COLORS[stage], strokeStyle: SEGMENT_EDGE, fontColor: globalThis.Chart.defaults.color }
+                return [{ text: stage, ...colors, lineWidth: 1, hidden: !c.isDatasetVisible(i), datasetIndex: i }]
               })
             }
           }
@@ -200,7 +201,8 @@ export function createHeldChart ({ canvas, held }) {
             label: function stageLine (item) {
               const bar = bars[item.dataIndex]
               const bound = bar?.bounds[item.dataset.label]
-              return `${item.dataset.label}: ${formatBytes(item.raw)}${Number.isFinite(bound) ? ` of its ${formatBytes(bound)} bound` : ', unbounded'}`
+              const of = Number.isFinite(bound) ? ` of its ${formatBytes(bound)} bound` : ', unbounded'
+              return `${item.dataset.label}: ${formatBytes(item.raw)}${of}`
             },
             footer: function unreadLines (items) {
               const bar = items.length ? bars[items[0].dataIndex] : null

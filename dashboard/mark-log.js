@@ -9,7 +9,7 @@ export class MarkLog {
   /** @param {{ cap?: number }} [settings] */
   constructor (settings = {}) {
     this.cap = settings.cap ?? MARK_CAP
-    /** @type {Array<{ id: number, route: string, start: number, end: number | null, status: number | null, errorType: string | null }>} oldest first */
+    /** `{ id, route, start, end, status, errorType }`, oldest first (end, status and errorType null until it ends). */
     this.requests = []
     /** requests started and not yet ended, by id */
     this.open = new Map()

@@ -67,7 +67,7 @@ export function createOutcomes (el) {
   }
 }
 
-/** How the supervisor brought the lab back, from the crash record's `restarts`, `backoffMs`, `requestCaused` and `restartMs`; '' for a record without `restarts`. */
+/** How the supervisor brought the lab back, from the crash record's `restarts`, `backoffMs`, `requestCaused`, `restartMs`; or ''. */
 function restartNote (data) {
   if (!Number.isFinite(data?.restarts)) return ''
   const how = data.backoffMs > 0

@@ -41,7 +41,8 @@ export function createPipelineLive (box) {
       if (isPipelineSample(last)) view.show(last)
       current.running = false
       setDisabled(true)
-      status.textContent = `Run ${shortId(event.id)} (${event.name}) ended: the bars hold its last sample, the ticks its peaks. Open its record in Runs to replay it.`
+      status.textContent = `${runName(event)} ended: the bars hold its last sample, the ticks its peaks. ` +
+        'Open its record in Runs to replay it.'
     }
   }
 
@@ -51,7 +52,7 @@ export function createPipelineLive (box) {
     view.reset()
     box.hidden = false
     message.textContent = ''
-    status.textContent = `Run ${shortId(event.id)} (${event.name}), live: a bar fills as its buffer holds bytes; the line across it is its bound.`
+    status.textContent = `${runName(event)}, live: a bar fills as its buffer holds bytes; the line across it is its bound.`
     buildControls(current)
   }
 
@@ -136,10 +137,15 @@ function liveField (param, send) {
   return make('div', { class: 'field' }, make('label', { for: id }, param.label ?? param.name), input)
 }
 
+function runName (event) {
+  return `Run ${shortId(event.id)} (${event.name})`
+}
+
 /** highWaterMark: given to the Experiment panel's field for the next run, since this run's streams have theirs. */
 function nextRunField (param, message) {
   const id = `pipeline-${param.name}`
-  const input = make('input', { id, name: id, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: String(param.default ?? '') })
+  const placeholder = String(param.default ?? '')
+  const input = make('input', { id, name: id, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder })
   input.addEventListener('change', function setForNextRun () {
     const field = document.getElementById(`param-${param.name}`)
     if (field !== null) field.value = input.value.trim()

@@ -49,7 +49,8 @@ export function createReplay (el) {
       overlayView.destroy()
       shown = [one]
       // shown before drawing: Chart.js sizes a chart by its box, which must be on the page
-      showMode('run', `Replaying ${one.label}: ${one.record.run.experiment}, recorded ${when(one.record)}. A recording, not the live server.`)
+      const { label, record } = one
+      showMode('run', `Replaying ${label}: ${record.run.experiment}, recorded ${when(record)}. A recording, not the live server.`)
       runView.show(one.record)
       runView.setProjector(projector)
     })

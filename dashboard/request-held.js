@@ -95,9 +95,8 @@ function readBar (entry, time, peak) {
   if (held === null) return null
   let total = 0
   for (const bytes of Object.values(held)) total += bytes
-  const unread = Array.isArray(entry.unread)
-    ? entry.unread.filter(function isText (p) { return typeof p === 'string' }).slice(0, MAX_UNREAD).map(function cut (p) { return p.slice(0, MAX_PHRASE) })
-    : []
+  const phrases = Array.isArray(entry.unread) ? entry.unread.filter(function isText (p) { return typeof p === 'string' }) : []
+  const unread = phrases.slice(0, MAX_UNREAD).map(function cut (p) { return p.slice(0, MAX_PHRASE) })
   return { id: entry.id, route: entry.route.slice(0, 40), held, bounds: byStage(entry.bounds) ?? {}, unread, total, peak, time }
 }
 

@@ -25,7 +25,10 @@ export async function fetchRun (id) {
 export async function readRunFile (file) {
   const name = String(file?.name ?? 'the file')
   // past the bound, not even read
-  if (file.size > RECORD_MAX_BYTES) return { record: null, message: problemMessage(name, { field: '(file)', problem: `is ${file.size} bytes, over the ${RECORD_MAX_BYTES} a record may be` }) }
+  if (file.size > RECORD_MAX_BYTES) {
+    const problem = `is ${file.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`
+    return { record: null, message: problemMessage(name, { field: '(file)', problem }) }
+  }
   let text
   try {
     text = await file.text()

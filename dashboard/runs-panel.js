@@ -89,16 +89,18 @@ export function createRunsPanel (el, replay) {
   }
 
   function row (entry, summary) {
-    const open = make('button', { type: 'button', class: 'run-open' }, 'Open')
-    const overlay = make('button', { type: 'button', class: 'run-overlay', title: 'Lay this run over the one open, on one time axis' }, 'Overlay')
-    const exported = make('button', { type: 'button', class: 'run-export', title: 'Save this run as one HTML page that opens offline' }, 'Export')
     const name = entry.kind === 'file' ? entry.name : labRunLabel(entry.id)
-    for (const [button, verb] of [[open, 'Open'], [overlay, 'Overlay'], [exported, 'Export']]) button.setAttribute('aria-label', `${verb} ${name}`)
+    const button = function button (verb, title) {
+      return make('button', { type: 'button', class: `run-${verb.toLowerCase()}`, 'aria-label': `${verb} ${name}`, ...title }, verb)
+    }
+    const open = button('Open')
+    const overlay = button('Overlay', { title: 'Lay this run over the one open, on one time axis' })
+    const exported = button('Export', { title: 'Save this run as one HTML page that opens offline' })
     overlay.disabled = replay.first === null || isShown(entry)
     open.addEventListener('click', function openRun () { act('open', entry) })
     overlay.addEventListener('click', function overlayRun () { act('overlay', entry) })
     exported.addEventListener('click', function exportRun () { act('export', entry) })
-    const attributes = entry.kind === 'file' ? { class: 'run-item', 'data-file': entry.key } : { class: 'run-item', 'data-run-id': entry.id }
+    const attributes = { class: 'run-item', ...(entry.kind === 'file' ? { 'data-file': entry.key } : { 'data-run-id': entry.id }) }
     if (isShown(entry)) attributes['aria-current'] = 'true'
     return make('li', attributes,
       make('p', { class: 'run-what' }, `${name}: ${summary.experiment}${summary.title ? `, ${summary.title}` : ''}`),
@@ -106,10 +108,15 @@ export function createRunsPanel (el, replay) {
       make('div', { class: 'run-actions' }, open, overlay, exported))
   }
 
+  /** The start of a row's meta line: when, how it ended, which Node, which routes. */
+  function metaOf (run, node) {
+    return `${stamp(run.startedAt)} · ${run.status} · Node ${node} · ${routes(run.routes)}`
+  }
+
   /** What a row says of a file from this computer. */
   function fileSummary (file) {
     const r = file.record
-    return { experiment: r.run.experiment, title: r.run.title, meta: `${stamp(r.run.startedAt)} · ${r.run.status} · Node ${r.where.node} · ${routes(r.run.routes)} · not saved in the lab` }
+    return { experiment: r.run.experiment, title: r.run.title, meta: `${metaOf(r.run, r.where.node)} · not saved in the lab` }
   }
 
   /** A row that says what is wrong in place of one that could not be made. */
@@ -137,13 +144,14 @@ export function createRunsPanel (el, replay) {
         list.append(row({ kind: 'lab', id: run.id }, {
           experiment: String(run.experiment),
           title: run.title,
-          meta: `${stamp(run.startedAt)} · ${run.status} · Node ${run.node} · ${routes(run.routes)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
+          meta: `${metaOf(run, run.node)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
         }))
       } catch (err) {
         list.append(invalidRow({ 'data-run-id': run.id }, `${run.id}: could not be listed: ${err.message}`))
       }
     }
-    if (list.childNodes.length === 0) list.append(make('li', { class: 'run-item empty' }, listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'))
+    const none = listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'
+    if (list.childNodes.length === 0) list.append(make('li', { class: 'run-item empty' }, none))
     el.list.replaceChildren(list)
     el.list.dataset.state = listed
   }

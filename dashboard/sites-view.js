@@ -1,5 +1,7 @@
 /** "Which code holds it": each route's top allocation sites as ranked bars (README.md). */
-import { createRouteTracker, createSiteSummary, readWindow, routesInWindow, shareText, siteLine, siteShare, sitesHelp } from '/lib/runs/sites.js'
+import {
+  createRouteTracker, createSiteSummary, readWindow, routesInWindow, shareText, siteLine, siteShare, sitesHelp
+} from '/lib/runs/sites.js'
 import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { formatMiB } from './format.js'
@@ -10,19 +12,21 @@ const BARS = 8
 /** The label of the lab's own column. */
 const LAB = 'lab'
 
+/** A column's head: the route in its colour (the lab's code in none), what it allocated and over how many windows. */
 function routeHead (route, entry) {
   const known = Object.hasOwn(ROUTE_COLORS, route)
-  const windows = entry === null ? 'no window of its own' : `${entry.windows} window${entry.windows === 1 ? '' : 's'}`
+  const windows = route === LAB
+    ? 'in no route\'s lines'
+    : entry === null ? 'no window of its own' : `${entry.windows} window${entry.windows === 1 ? '' : 's'}`
   const allocated = entry?.allocatedBytes === undefined ? '' : `allocated ${formatMiB(entry.allocatedBytes)} (sampled) · `
-  const name = route === LAB ? 'the lab\'s own code' : `/${route}`
-  return make('h3', {},
-    make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' }),
-    ` ${name} `,
+  const swatch = make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' })
+  return make('h3', {}, ...(route === LAB ? [] : [swatch]), ` ${route === LAB ? 'the lab\'s own code' : `/${route}`} `,
     make('span', { class: 'sites-grew' }, `${allocated}${windows}`))
 }
 
 function siteBar (site, route, entry, scale) {
-  const bar = make('span', { class: 'site-bar', 'aria-hidden': 'true' }, make('span', { class: 'site-allocated' }), make('span', { class: 'site-held' }))
+  const bar = make('span', { class: 'site-bar', 'aria-hidden': 'true' },
+    make('span', { class: 'site-allocated' }), make('span', { class: 'site-held' }))
   // widths through the CSSOM: the exported page's policy allows no style attribute
   bar.children[0].style.width = `${Math.max(0.5, site.allocatedBytes / scale * 100)}%`
   bar.children[1].style.width = `${site.heldBytes === null ? 0 : site.heldBytes / scale * 100}%`
@@ -47,28 +51,41 @@ function siteBar (site, route, entry, scale) {
 export function renderSites (box, summary, { routes = [], live = false } = {}) {
   const title = make('h2', {}, 'Which code holds it')
   if (summary === undefined || summary === null) {
-    box.replaceChildren(title, make('p', { class: 'help' }, 'This record has no allocation sites: the lab had not kept them yet, or sampling was off (--allocation-sampling).'))
+    const why = 'This record has no allocation sites: the lab had not kept them yet, or sampling was off (--allocation-sampling).'
+    box.replaceChildren(title, make('p', { class: 'help' }, why))
     return { routes: [], lab: null, spanning: 0 }
   }
-  const order = [...routes, ...summary.routes.map(function route (r) { return r.route })].filter(function first (r, k, all) { return all.indexOf(r) === k })
-  const entries = order.map(function entryOf (route) { return { route, entry: summary.routes.find(function named (r) { return r.route === route }) ?? null } })
+  const byRoute = new Map(summary.routes.map(function pair (r) { return [r.route, r] }))
+  const order = new Set([...routes, ...byRoute.keys()])
+  const entries = [...order].map(function entryOf (route) { return { route, entry: byRoute.get(route) ?? null } })
   const lab = (summary.lab?.sites.length ?? 0) > 0 ? { route: LAB, entry: { windows: null, ...summary.lab } } : null
-  let scale = 1
-  for (const { entry } of [...entries, ...(lab === null ? [] : [lab])]) for (const s of entry?.sites.slice(0, BARS) ?? []) scale = Math.max(scale, s.allocatedBytes, s.heldBytes ?? 0)
+  const drawnSites = [...entries, ...(lab === null ? [] : [lab])].flatMap(function top ({ entry }) { return topSites(entry) })
+  const scale = Math.max(1, ...drawnSites.map(function most (s) { return Math.max(s.allocatedBytes, s.heldBytes ?? 0) }))
   function column ({ route, entry }) {
-    const list = make('ol', { class: 'site-bars' }, ...(entry?.sites.slice(0, BARS) ?? []).map(function bar (s) { return siteBar(s, route, entry, scale) }))
-    const head = route === LAB ? make('h3', {}, ` the lab's own code `, make('span', { class: 'sites-grew' }, `allocated ${formatMiB(entry.allocatedBytes)} (sampled) · in no route's lines`)) : routeHead(route, entry)
-    return make('section', { class: route === LAB ? 'sites-route sites-lab' : 'sites-route', 'data-route': route }, head, list)
+    const list = make('ol', { class: 'site-bars' }, ...topSites(entry).map(function bar (s) { return siteBar(s, route, entry, scale) }))
+    const attributes = { class: route === LAB ? 'sites-route sites-lab' : 'sites-route', 'data-route': route }
+    return make('section', attributes, routeHead(route, entry), list)
   }
   const notes = []
-  if (summary.spanning > 0) notes.push(`${summary.spanning} window${summary.spanning === 1 ? '' : 's'} in which two routes had requests in flight ${summary.spanning === 1 ? 'is' : 'are'} in neither column.`)
-  if (entries.length === 0) notes.push(live ? 'The sites come with each window while an experiment runs.' : 'No window of this run had a route of its own.')
+  const { spanning } = summary
+  if (spanning > 0) {
+    const [windows, are] = spanning === 1 ? ['window', 'is'] : ['windows', 'are']
+    notes.push(`${spanning} ${windows} in which two routes had requests in flight ${are} in neither column.`)
+  }
+  if (entries.length === 0) {
+    notes.push(live ? 'The sites come with each window while an experiment runs.' : 'No window of this run had a route of its own.')
+  }
   box.replaceChildren(
     title,
     make('p', { class: 'help' }, sitesHelp(summary.intervalBytes ?? null)),
     make('div', { class: 'sites-columns' }, ...entries.map(column), ...(lab === null ? [] : [column(lab)])),
     ...notes.map(function note (text) { return make('p', { class: 'help sites-note' }, text) }))
   return sitesState(entries, lab, summary.spanning)
+}
+
+/** The sites a column draws: its first BARS. */
+function topSites (entry) {
+  return entry?.sites.slice(0, BARS) ?? []
 }
 
 /** What is drawn, for the debug view: each column's route, allocation and bars, the lab's apart. */
@@ -78,8 +95,9 @@ function sitesState (entries, lab, spanning) {
       route,
       allocated: entry?.allocatedBytes ?? null,
       windows: entry?.windows ?? 0,
-      sites: (entry?.sites.slice(0, BARS) ?? []).map(function site (s) {
-        return { line: siteLine(s), kind: s.kind, thread: s.thread, allocated: s.allocatedBytes, held: s.heldBytes, share: shareText(siteShare(s, entry)) }
+      sites: topSites(entry).map(function site (s) {
+        const share = shareText(siteShare(s, entry))
+        return { line: siteLine(s), kind: s.kind, thread: s.thread, allocated: s.allocatedBytes, held: s.heldBytes, share }
       })
     }
   }
@@ -111,7 +129,8 @@ export function createLiveSites (box) {
     if (data === null || typeof data !== 'object') return
     if (type === 'request') {
       tracker.onRequest(data)
-      if (data.phase === 'start' && typeof data.route === 'string' && !routes.includes(data.route) && routes.length < 16) routes.push(data.route)
+      const fresh = typeof data.route === 'string' && !routes.includes(data.route)
+      if (data.phase === 'start' && fresh && routes.length < 16) routes.push(data.route)
     } else if (type === 'sample') {
       const window = readWindow(data.allocationSites, data.time)
       if (window === null) return
