@@ -105,10 +105,7 @@ export function createBrowserExport (el) {
   el.form.addEventListener('submit', start)
   el.cancel.addEventListener('click', function cancelExport () { controller?.abort() })
 
-  return {
-    loadStatus,
-    get last () { return last === null ? null : structuredClone(last) }
-  }
+  return { loadStatus, get last () { return last === null ? null : structuredClone(last) } }
 }
 
 function describeDatabase (status) {

@@ -243,12 +243,7 @@ export function createControlPanel (el, options = {}) {
   el.fields.addEventListener('focusout', function helpForExperiment () { showHelp(null) })
   el.cancel.addEventListener('click', cancel)
 
-  return {
-    load,
-    onExperimentEvent,
-    showEarlier,
-    get current () { return current === null ? null : { ...current } }
-  }
+  return { load, onExperimentEvent, showEarlier, get current () { return current === null ? null : { ...current } } }
 }
 
 /** One labelled input for a schema parameter, with its help text tied to it. */

@@ -33,13 +33,11 @@ export function formatClock (time) {
   }).join(':')
 }
 
-/** Milliseconds with at most one decimal. */
 export function formatMs (ms) {
   if (!Number.isFinite(ms)) return NO_VALUE
   return `${ms >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10} ms`
 }
 
-/** A number with thousands separators. */
 export function formatCount (n) {
   if (n === null || n === undefined || n === '') return NO_VALUE
   const value = typeof n === 'number' ? n : Number(n)

@@ -46,7 +46,6 @@ const TRIANGLE_PX = 7
 
 /** Collections by time: the old generation's whole, the young one's when and how long. */
 export class GcLog {
-  /** @param {{ cap?: number, youngCap?: number }} [settings] */
   constructor (settings = {}) {
     this.cap = settings.cap ?? OLD_CAP
     this.youngCap = settings.youngCap ?? YOUNG_CAP

@@ -1,8 +1,5 @@
 /** The lesson views: each lesson's experiment, question and panels (README.md; test/lesson-views.test.js). */
 
-/** @typedef {{ experiment: string, title: string, question: string, panels: readonly string[] }} Lesson */
-
-/** @type {Readonly<Record<string, Lesson>>} */
 export const LESSONS = Object.freeze({
   ingest: lesson('ingest', 'Buffered vs streamed gzip ingest',
     'What does each route cost in memory as the body grows, and as more clients upload at once?',

@@ -6,16 +6,13 @@ const MAX_ROUTES = 16
 
 /** Requests, peak resets and crashes, by server time. */
 export class MarkLog {
-  /** @param {{ cap?: number }} [settings] */
   constructor (settings = {}) {
     this.cap = settings.cap ?? MARK_CAP
     /** `{ id, route, start, end, status, errorType }`, oldest first (end, status and errorType null until it ends). */
     this.requests = []
     /** requests started and not yet ended, by id */
     this.open = new Map()
-    /** @type {number[]} */
     this.peakResets = []
-    /** @type {Array<{ time: number, reason: string, route: string | null }>} */
     this.crashes = []
     /** garbage collections, drawn on the memory chart */
     this.gc = new GcLog()
@@ -23,7 +20,6 @@ export class MarkLog {
     this.seen = { bad: 0, good: 0, 'express-json': 0, 'streamparser-json': 0 }
   }
 
-  /** A `request` event from /metrics. */
   onRequest (event) {
     if (event === null || typeof event !== 'object' || !Number.isFinite(event.time)) return
     if (event.phase === 'start') {
@@ -60,7 +56,6 @@ export class MarkLog {
     this.#cap(this.peakResets)
   }
 
-  /** A `crash` event. */
   onCrash (event) {
     const time = Number.isFinite(event?.time) ? event.time : Date.now()
     this.crashes.push({ time, reason: String(event?.reason ?? 'unknown'), route: event?.route ?? null })

@@ -118,7 +118,6 @@ function overlayChart (canvas, runs, lines, { yTitle, unit, labels }) {
   return new globalThis.Chart(canvas, { type: 'line', data: { datasets }, options, plugins: [overlaySpansPlugin, backgroundPlugin] })
 }
 
-/** A table's head: a column header a label. */
 function headRow (labels) {
   return make('thead', {}, make('tr', {}, ...labels.map(function th (text) { return make('th', { scope: 'col' }, text) })))
 }

@@ -3,11 +3,6 @@ import { createOverlayView } from './overlay-view.js'
 import { shortId } from './results-view.js'
 import { createRunView } from './run-view.js'
 
-/**
- * @typedef {{ record: object, label: string, id: string|null }} Shown a record, what the page calls
- *   it, and its id in the lab (null for a file from this computer)
- */
-
 /** `live`: what the live view shows (hidden while replaying); `box`: where a replay is drawn. */
 export function createReplay (el) {
   const runBox = document.createElement('div')
@@ -16,7 +11,7 @@ export function createReplay (el) {
   const runView = createRunView(runBox, { idPrefix: 'replay' })
   const overlayView = createOverlayView(overlayBox, { idPrefix: 'overlay' })
   let mode = 'live'
-  /** @type {Shown[]} */
+  /** `{ record, label, id }` each: what the page calls it, its id in the lab (null for a file from this computer). */
   let shown = []
   let projector = false
 

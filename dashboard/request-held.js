@@ -9,21 +9,15 @@ const FINISHED_PER_ROUTE = 2
 const MAX_UNREAD = 6
 const MAX_PHRASE = 160
 
-/**
- * @typedef {{ id: number, route: string, held: Record<string, number>, bounds: Record<string, number>,
- *   unread: string[], total: number, peak: boolean, time: number }} HeldBar
- */
-
 /** The in-flight and recently ended requests' held bytes. */
 export class RequestHeld {
-  /** @param {{ maxBars?: number, maxFinished?: number }} [settings] */
   constructor (settings = {}) {
     this.maxBars = settings.maxBars ?? MAX_BARS
     this.maxFinished = settings.maxFinished ?? MAX_FINISHED
     this.perRoute = settings.perRoute ?? FINISHED_PER_ROUTE
-    /** @type {Map<number, HeldBar>} in flight, by id, as the latest sample had them */
+    /** In flight, by id, as the latest sample had them. */
     this.inFlight = new Map()
-    /** @type {HeldBar[]} ended, newest first */
+    /** Ended, newest first. */
     this.finished = []
     /** in flight but not drawn: more than `maxBars`, or left out of the sample by the server */
     this.hidden = 0

@@ -1,6 +1,5 @@
 /** The steps of a run by the `stage` its progress names, each with one line saying what happens. */
 
-/** @type {Readonly<Record<string, { name: string, unit?: string, why: string }>>} */
 const STEPS = Object.freeze({
   input: { name: 'Preparing the body', why: 'The body every upload sends is generated (or reused) before anything is measured.' },
   bound: {

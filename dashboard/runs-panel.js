@@ -12,7 +12,7 @@ const RECORDS_CACHED = 4
 export function createRunsPanel (el, replay) {
   let runs = []
   let listed = 'loading'
-  /** @type {Array<{ key: string, name: string, record: object }>} newest first */
+  /** `{ key, name, record }`, newest first. */
   let files = []
   let filesRead = 0
   const cache = new Map()

@@ -52,14 +52,13 @@ class Ring {
 /** Series with a shared x (the sample's time, ms) that forget what falls out of the window. */
 export class SeriesStore {
   #notes
-  /** `keys`: one series per key. */
   constructor (keys, settings) {
     this.keys = []
     this.hardCap = settings.hardCap ?? HARD_CAP
     this.maxKeys = settings.maxKeys ?? MAX_KEYS
     this.windowMs = settings.windowMs
     this.intervalMs = settings.intervalMs
-    /** @type {Map<string, Ring>} a Map: keys come from the server, and '__proto__' must stay a key */
+    /** A Map: keys come from the server, and '__proto__' must stay a key. */
     this.rings = new Map()
     /** What each point carries besides its values (null for most), aligned with the rings. */
     this.#notes = new Ring(this.hardCap)
@@ -153,7 +152,6 @@ export class SeriesStore {
     this.trim()
   }
 
-  /** Forget every point. */
   clear () {
     for (const key of this.keys) this.rings.get(key).clear()
     this.#notes.clear()

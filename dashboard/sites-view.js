@@ -6,10 +6,8 @@ import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { formatMiB } from './format.js'
 
-/** Bars drawn per route. */
 const BARS = 8
 
-/** The label of the lab's own column. */
 const LAB = 'lab'
 
 /** A column's head: the route in its colour (the lab's code in none), what it allocated and over how many windows. */
@@ -104,7 +102,6 @@ function sitesState (entries, lab, spanning) {
   return { routes: entries.map(columnState), lab: lab === null ? null : columnState(lab), spanning }
 }
 
-/** A record's sites into `box`. */
 export function renderRecordSites (box, record) {
   return renderSites(box, record.timeline.sites, { routes: record.run.routes })
 }
@@ -148,8 +145,5 @@ export function createLiveSites (box) {
   }
 
   draw()
-  return {
-    onEvent,
-    state: function state () { return { ...drawn, windows } }
-  }
+  return { onEvent, state: function state () { return { ...drawn, windows } } }
 }
