@@ -148,11 +148,7 @@ export function createBytesChart ({ canvas, store, marks, spaces }) {
   }
 }
 
-/**
- * The indexes to draw when there are more points than pixels: in each pixel's share of them, the
- * samples with the lowest and the highest stacked total and the highest RSS, the same ones in every
- * layer. Null: draw them all.
- */
+/** Indexes to draw when points outnumber pixels: per pixel, lowest and highest stacked total and highest RSS; null: all. */
 function keptIndices (series, layers, width, hidden) {
   const count = series[0]?.length ?? 0
   const buckets = Math.max(1, Math.floor(width))

@@ -1,5 +1,6 @@
 /** The memory and event-loop charts, with requests as spans by route; kept light on purpose (README.md). */
 import { clockTicks, formatClock, formatMiBValue } from './format.js'
+import { clipToArea } from './dom.js'
 import { gcPlugin, gcTooltipLines } from './gc-marks.js'
 
 const { Chart } = globalThis
@@ -33,11 +34,8 @@ export const LOOP_SERIES = Object.freeze([
 ])
 
 /**
- * Span colours per route: vermillion for the buffering ones, green for the streaming ones,
- * blue for /express-json, the everyday middleware: buffered too, but with a limit on inflated
- * bytes, and reddish purple for /streamparser-json, the textbook streaming route on
- * @streamparser/json. Purple rather than sky blue or orange, which sit too close to
- * /express-json's blue and /bad's vermillion to tell apart behind the lines.
+ * Span colours per route: vermillion buffers, green streams, blue /express-json (buffered, with an inflated limit), reddish
+ * purple /streamparser-json (sky blue or orange sit too close to /express-json's blue and /bad's vermillion).
  */
 export const ROUTE_COLORS = Object.freeze({
   bad: OKABE_ITO.vermillion,
@@ -60,12 +58,7 @@ export const GRID_PROJECTOR = '#8c8c8c'
 const SPAN_MIN_PX = 3
 const BAR_PX = 6
 
-/**
- * Draws the mark log behind the lines: a translucent span per request, a
- * solid bar along the top, a label where there is room; dashed grey lines
- * for peak resets and thick vermillion ones for crashes. It counts what it
- * drew, for the page's debug object.
- */
+/** Draws the mark log behind the lines (spans, peak resets dashed grey, crashes vermillion) and counts what it drew. */
 export const markPlugin = {
   id: 'streamlabMarks',
   beforeDatasetsDraw (chart, args, options) {
@@ -74,10 +67,7 @@ export const markPlugin = {
     const { ctx, chartArea: area } = chart
     const x = chart.scales.x
     const now = x.max
-    ctx.save()
-    ctx.beginPath()
-    ctx.rect(area.left, area.top, area.width, area.height)
-    ctx.clip()
+    clipToArea(ctx, area)
     let drawn = 0
     const lastLabel = new Map()
     ctx.font = `600 ${Math.round(Chart.defaults.font.size * 0.85)}px ${Chart.defaults.font.family}`
@@ -113,10 +103,7 @@ export const markPlugin = {
   }
 }
 
-/**
- * The requests in [min, max] merged per route where they overlap: { route, start, end, requests,
- * failed, status } with `status` the last failed one's. An open request ends at `now`.
- */
+/** Requests in [min, max] merged per route: { route, start, end, requests, failed, status }; an open one ends at `now`. */
 export function routeSpans (requests, min, max, now) {
   const byRoute = new Map()
   for (const mark of requests) {
@@ -175,10 +162,11 @@ export const backgroundPlugin = {
   }
 }
 
-function datasetFor (series) {
+/** A line series as a Chart.js dataset: no points drawn, gaps spanned. */
+export function lineDataset (series, data = []) {
   return {
     label: series.label,
-    data: [],
+    data,
     borderColor: series.color,
     backgroundColor: series.color,
     borderWidth: series.width,
@@ -191,10 +179,7 @@ function datasetFor (series) {
   }
 }
 
-/**
- * Options shared by the charts over time: a clock on a linear x axis, no animation, min-max
- * decimation, the mark log behind the lines.
- */
+/** Options shared by the charts over time: a clock on a linear x axis, no animation, min-max decimation, the mark log behind the lines. */
 export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
   return {
     animation: false,
@@ -247,13 +232,13 @@ export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   memoryOptions.plugins.tooltip.callbacks.footer = gcTooltipLines
   const memory = new Chart(memoryCanvas, {
     type: 'line',
-    data: { datasets: MEMORY_SERIES.map(datasetFor) },
+    data: { datasets: MEMORY_SERIES.map(function memoryLine (s) { return lineDataset(s) }) },
     options: memoryOptions,
     plugins: [markPlugin, gcPlugin, backgroundPlugin]
   })
   const loop = new Chart(loopCanvas, {
     type: 'line',
-    data: { datasets: LOOP_SERIES.map(datasetFor) },
+    data: { datasets: LOOP_SERIES.map(function loopLine (s) { return lineDataset(s) }) },
     options: baseOptions({ yTitle: 'ms', yFormat: formatMsValue, marks, labels: false, legend: true }),
     plugins: [markPlugin, backgroundPlugin]
   })

@@ -7,15 +7,11 @@ import { renderResults, shortId } from './results-view.js'
 
 const POLL_MS = 500
 
-/**
- * Wire the panel. `options`: the experiment chosen first (a lesson's), else the server's first; `compact`: results
- * drawn to fit a lesson's view (results-view.js); `onFailed`: called when a run it follows fails.
- */
+/** `options`: `experiment` chosen first, `compact` results (a lesson's view), `onFailed` called when a followed run fails. */
 export function createControlPanel (el, options = {}) {
   let experiments = []
   let chosen = null
-  /** the run being followed: { id, status, progress } */
-  let current = null
+  let current = null // the run being followed: { id, status, progress }
   let pollTimer = null
   let polling = false
   let shownResultFor = null
@@ -64,11 +60,7 @@ export function createControlPanel (el, options = {}) {
     showHelp(null)
   }
 
-  /**
-   * The help of the field in use, in one box of fixed height under the
-   * fields: showing it inside the field would move the Run button under
-   * the pointer between press and release.
-   */
+  /** The field's help goes in a fixed box under the fields: inside the field it would move Run under the pointer mid-click. */
   function showHelp (input) {
     const help = input?.getAttribute('aria-describedby')
     el.help.textContent = help ? document.getElementById(help)?.textContent ?? '' : chosen?.description ?? ''
@@ -216,11 +208,7 @@ export function createControlPanel (el, options = {}) {
     }
   }
 
-  /**
-   * A run that finished before this page opened (the /metrics snapshot's latest result, kept across worker restarts):
-   * shown in the Results panel unless the page has shown a run of its own since, and replaced by the next run to
-   * finish.
-   */
+  /** A run finished before this page opened (the snapshot's latest result), shown unless the page has shown one since. */
   function showEarlier (entry) {
     if (shownResultFor !== null || typeof entry?.id !== 'string' || entry.result === null || typeof entry.result !== 'object') return
     // a lesson's view shows its own experiment's runs only
@@ -287,10 +275,7 @@ function renderField (param) {
 /** How a run ended, in words. */
 const ENDINGS = Object.freeze({ done: 'Done', failed: 'Failed', cancelled: 'Cancelled', unknown: 'Lost (the server restarted)' })
 
-/**
- * "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good", then what the step does (run-steps.js): the
- * page knows no experiment, so it says what the progress event carries, whatever the experiment.
- */
+/** "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good" and what the step does: what the progress event carries. */
 function describeProgress (run) {
   const head = `Run ${shortId(run.id)}`
   if (run.status !== 'running') return [make('span', {}, `${head}: ${ENDINGS[run.status] ?? run.status}.`)]

@@ -4,10 +4,7 @@ import { shownText } from '/lib/util/escape.js'
 /** The attributes a reader sees as text. */
 const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder'])
 
-/**
- * A small createElement: attributes, then children (strings become escaped text; a Node, such as a Text node of a
- * multi-line JSON document, goes in as it is).
- */
+/** A small createElement: attributes, then children (strings become escaped text; a Node goes in as it is). */
 export function make (tag, attributes = {}, ...children) {
   const node = document.createElement(tag)
   for (const [name, value] of Object.entries(attributes)) {
@@ -17,12 +14,17 @@ export function make (tag, attributes = {}, ...children) {
   return node
 }
 
-/**
- * A name such as a stream's `gunzip.out` as children that may break after each dot: a narrow column wraps it at the dot
- * rather than inside a word. Returns: the children to pass to make()
- */
+/** A name such as `gunzip.out` as children that may break after each dot, so a narrow column wraps it there. */
 export function breakAfterDots (name) {
   return String(name).split(/(?<=\.)/).flatMap(function part (piece, i) {
     return i === 0 ? [piece] : [document.createElement('wbr'), piece]
   })
+}
+
+/** Save the context and clip it to the chart's area (the caller restores). */
+export function clipToArea (ctx, area) {
+  ctx.save()
+  ctx.beginPath()
+  ctx.rect(area.left, area.top, area.width, area.height)
+  ctx.clip()
 }

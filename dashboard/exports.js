@@ -6,14 +6,9 @@ import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 /** The CSV columns, in bytes (what the server sent) and ms. */
 const MEMORY_KEYS = Object.freeze(['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers', 'peakRss'])
 const LOOP_KEYS = Object.freeze(['loopP99', 'loopMax'])
-/** The store's heap-space series: `heap_<V8 space name>`, as many as the server named. */
-const HEAP_PREFIX = 'heap_'
+const HEAP_PREFIX = 'heap_' // the store's heap-space series: `heap_<V8 space name>`, as many as the server named
 
-/**
- * The kept samples as CSV: one row per sample, memory in bytes; a column per heap space
- * (`heap_<space>`), then one per route and stage that held bytes in the window
- * (`held_<route>_<stage>`: the sum over that route's requests in flight).
- */
+/** The kept samples as CSV: a row per sample, bytes; a column per heap space, then `held_<route>_<stage>` sums. */
 export function samplesToCsv (store) {
   const heapKeys = store.keys.filter(isHeapKey)
   const heldColumns = heldColumnsOf(store)

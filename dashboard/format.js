@@ -1,8 +1,7 @@
 /** How figures read on the page: bytes as lib/util/units.js writes them, a dash for no value, the server's clock. */
 import { formatBytes as bytesText, formatMB as mbText, formatMiB as mibText } from '../lib/util/units.js'
 
-/** What the page shows for a figure it does not have. */
-const NO_VALUE = '–'
+const NO_VALUE = '–' // what the page shows for a figure it does not have
 
 /** Bytes as MiB with one decimal, e.g. "123.4 MiB". */
 export function formatMiB (bytes) {
@@ -53,10 +52,7 @@ export function fileStamp (time = Date.now()) {
 /** Steps between clock ticks, in seconds: round ones a reader counts in. */
 const CLOCK_STEPS = Object.freeze([1, 2, 5, 10, 15, 30, 60, 120, 300, 600])
 
-/**
- * Ticks for a clock axis from `min` to `max` (ms): at whole multiples of one step, as many as fit `width` px with
- * labels of `labelPx` px, so no two labels collide or read the same. Returns: tick values (ms)
- */
+/** Clock ticks from `min` to `max` (ms) at whole steps, as many as fit `width` px with `labelPx` px labels. */
 export function clockTicks (min, max, width, labelPx) {
   if (!Number.isFinite(min) || !Number.isFinite(max) || max < min || !(width > 0)) return []
   const fit = Math.max(1, Math.floor(width / labelPx))

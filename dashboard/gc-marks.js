@@ -1,14 +1,13 @@
 /** Garbage collections on the memory chart, where each happened, in a bounded log (README.md). */
+import { clipToArea } from './dom.js'
 import { formatMiB } from './format.js'
 import { MINOR_KINDS } from '../lib/metrics/gc-kinds.js'
 
 const OLD_CAP = 2000
 const YOUNG_CAP = 20_000
 const KIND_MAX = 40
-/** How near the point under the mouse a collection is named in the tooltip, px. */
-const NEAR_PX = 6
-/** Collections the tooltip names one by one; the rest are counted. */
-const NAMED = 4
+const NEAR_PX = 6 // how near the point under the mouse a collection is named in the tooltip, px
+const NAMED = 4 // collections the tooltip names one by one; the rest are counted
 
 /** What each collection's name means, one line each: the tooltip and the key say it. */
 export const GC_TERMS = Object.freeze({
@@ -49,12 +48,9 @@ export class GcLog {
   constructor (settings = {}) {
     this.cap = settings.cap ?? OLD_CAP
     this.youngCap = settings.youngCap ?? YOUNG_CAP
-    /** @type {Array<{ at: number, kind: string, ms: number|null, heapBefore: number|null, heapAfter: number|null, lab: boolean }>} */
-    this.old = []
-    /** @type {Array<{ at: number, kind: string, ms: number|null }>} */
-    this.young = []
-    /** Collections the server left out of full samples (lib/metrics/gc-events.js). */
-    this.omitted = 0
+    this.old = [] // `{ at, kind, ms, heapBefore, heapAfter, lab }` each
+    this.young = [] // `{ at, kind, ms }` each
+    this.omitted = 0 // collections the server left out of full samples (lib/metrics/gc-events.js)
   }
 
   /** Collections from a sample or a record, in time order. `omitted`: how many the server left out. */
@@ -103,10 +99,7 @@ function isMarkCompact (e) {
   return e.kind === 'mark-compact'
 }
 
-/**
- * Draws the log given as the chart's `plugins.streamlabGc.log` over the lines, and counts what
- * it drew in `chart.$streamlabGc`.
- */
+/** Draws the log given as the chart's `plugins.streamlabGc.log` over the lines, and counts what it drew in `chart.$streamlabGc`. */
 export const gcPlugin = {
   id: 'streamlabGc',
   afterDatasetsDraw (chart, args, options) {
@@ -115,10 +108,7 @@ export const gcPlugin = {
     const { ctx, chartArea: area } = chart
     const x = chart.scales.x
     const drawn = { markCompacts: 0, labMarkCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 }
-    ctx.save()
-    ctx.beginPath()
-    ctx.rect(area.left, area.top, area.width, area.height)
-    ctx.clip()
+    clipToArea(ctx, area)
     // the young ones by pixel column: a tick each, taller with the count
     const columns = new Map()
     for (const e of log.young) {
@@ -177,10 +167,7 @@ export const gcPlugin = {
   }
 }
 
-/**
- * The tooltip's lines for the collections near the point it shows: each old-generation one with its time and heap
- * before → after, the young ones counted. `items`: Chart.js's tooltip items.
- */
+/** Tooltip lines for the collections near the point: old-generation ones with time and heap before → after, young counted. */
 export function gcTooltipLines (items) {
   const item = items[0]
   const chart = item?.chart

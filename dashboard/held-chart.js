@@ -20,18 +20,14 @@ export const STAGE_COLORS = Object.freeze({
 
 const PEAK_ALPHA = 0.4
 const SEGMENT_EDGE = '#333333'
-/** The log axis's ticks are powers of this, from 16 B up. */
-const LOG_STEP = 4
+const LOG_STEP = 4 // the log axis's ticks are powers of this, from 16 B up
 const LOG_FLOOR = 16
 const TITLES = Object.freeze({
   linear: ['bytes held, linear scale'],
   logarithmic: ['bytes held, log scale: a bar ends', 'at its total, its parts not to scale']
 })
 
-/**
- * Draws each bar's label above it, each stage's bound as a tick across the bar, each bar's total
- * at its end, and a line when there is no bar. It counts the ticks it drew, for the page's debug object.
- */
+/** Draws each bar's label above it, stage bounds as ticks, totals at the ends, a line when there is no bar; counts ticks. */
 const heldMarksPlugin = {
   id: 'streamlabHeld',
   afterDatasetsDraw (chart, args, options) {

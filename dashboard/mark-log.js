@@ -8,14 +8,11 @@ const MAX_ROUTES = 16
 export class MarkLog {
   constructor (settings = {}) {
     this.cap = settings.cap ?? MARK_CAP
-    /** `{ id, route, start, end, status, errorType }`, oldest first (end, status and errorType null until it ends). */
-    this.requests = []
-    /** requests started and not yet ended, by id */
-    this.open = new Map()
+    this.requests = [] // `{ id, route, start, end, status, errorType }`, oldest first (end, status and errorType null until it ends)
+    this.open = new Map() // requests started and not yet ended, by id
     this.peakResets = []
     this.crashes = []
-    /** garbage collections, drawn on the memory chart */
-    this.gc = new GcLog()
+    this.gc = new GcLog() // garbage collections, drawn on the memory chart
     /** starts seen per route since the page opened (the four ingest routes always listed) */
     this.seen = { bad: 0, good: 0, 'express-json': 0, 'streamparser-json': 0 }
   }

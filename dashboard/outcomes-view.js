@@ -1,20 +1,15 @@
 /** A worker's crash and the latest result, which the live stream never repeats; the Reset peak tool. */
 import { formatClock, formatMiB, formatMs } from './format.js'
 
-/**
- * A crash this long past when the page learns of it (a page opened later, the /metrics snapshot or
- * a fresh stream's first event) is history, not news: its chart mark is kept, but no banner.
- */
+/** A crash this long past when the page learns of it is history, not news: its chart mark is kept, but no banner. */
 const RECENT_CRASH_MS = 10 * 60_000
 /** Crash records told apart by worker pid and time: the snapshot, a fresh stream and a replay may each bring the same one. */
 const CRASHES_REMEMBERED = 64
 
 export function createOutcomes (el) {
-  /** The server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time. */
-  let clockOffset = 0
+  let clockOffset = 0 // the server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time
   const crashesSeen = new Set()
-  /** The /metrics snapshot read at load: 'loading', then 'loaded' or 'unavailable'. */
-  let outcomes = 'loading'
+  let outcomes = 'loading' // the /metrics snapshot read at load: 'loading', then 'loaded' or 'unavailable'
 
   /** A crash record: marked on the chart once, and shown in the banner while it is recent. */
   function showCrash (data) {

@@ -2,8 +2,8 @@
 import { compareRecords } from '/lib/runs/compare.js'
 import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '/lib/runs/figure-text.js'
 import { compareSites } from '/lib/runs/site-compare.js'
-import { OKABE_ITO, ROUTE_COLORS, backgroundPlugin, baseOptions, routeSpans, GRID, GRID_PROJECTOR } from './charts.js'
-import { make } from './dom.js'
+import { OKABE_ITO, ROUTE_COLORS, backgroundPlugin, baseOptions, lineDataset, routeSpans, GRID, GRID_PROJECTOR } from './charts.js'
+import { clipToArea, make } from './dom.js'
 import { MiB } from '../lib/util/units.js'
 import { describeRecord, recordTitle, routeKey } from './run-view.js'
 
@@ -30,10 +30,7 @@ const overlaySpansPlugin = {
   id: 'streamlabOverlaySpans',
   beforeDatasetsDraw (chart, args, options) {
     const { ctx, chartArea: area, scales: { x } } = chart
-    ctx.save()
-    ctx.beginPath()
-    ctx.rect(area.left, area.top, area.width, area.height)
-    ctx.clip()
+    clipToArea(ctx, area)
     ctx.font = `600 ${Math.round(globalThis.Chart.defaults.font.size * 0.85)}px ${globalThis.Chart.defaults.font.family}`
     for (const [i, run] of (options.runs ?? []).entries()) {
       const second = i === 1
@@ -95,19 +92,8 @@ function overlayChart (canvas, runs, lines, { yTitle, unit, labels }) {
   const datasets = []
   for (const [i, record] of runs.entries()) {
     for (const line of lines) {
-      datasets.push({
-        label: `${i === 0 ? 'A' : 'B'} ${line.label}`,
-        data: pointsOf(record, line),
-        borderColor: line.color,
-        backgroundColor: line.color,
-        borderWidth: line.width,
-        borderDash: i === 0 ? [] : [...DASH],
-        pointRadius: 0,
-        pointHoverRadius: 4,
-        tension: 0,
-        fill: false,
-        spanGaps: true
-      })
+      const label = `${i === 0 ? 'A' : 'B'} ${line.label}`
+      datasets.push(lineDataset({ ...line, label, dash: i === 0 ? [] : [...DASH] }, pointsOf(record, line)))
     }
   }
   const seconds = runs.map(function length ({ run, timeline: t }) {

@@ -15,10 +15,7 @@ export function recordedPipeline (results) {
   return samples
 }
 
-/**
- * The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }` (bytes null where unknown;
- * bound null where there is none).
- */
+/** The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }` (null where unknown or none). */
 export function pipelineBars (sample, { kernelSeen = false } = {}) {
   const client = sample.client ?? null
   const kernel = sample.kernel ?? {}

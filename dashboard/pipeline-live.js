@@ -5,8 +5,7 @@ import { createPipelineView } from './pipeline-view.js'
 import { requestJson } from './request-json.js'
 import { shortId } from './results-view.js'
 
-/** The setting a run cannot change: its streams are made with it when the upload begins. */
-const NEXT_RUN_PARAM = 'highWaterMark'
+const NEXT_RUN_PARAM = 'highWaterMark' // the setting a run cannot change: its streams are made with it when the upload begins
 const ENDED = new Set(['result', 'error', 'cancelled'])
 
 /** `box`: where the view goes (hidden until a run sends a pipeline) */
@@ -20,8 +19,7 @@ export function createPipelineLive (box) {
   const view = createPipelineView(viewBox)
   // a change is sent as it is made: Enter in a field must not submit (and reload) the page
   controls.addEventListener('submit', function stay (event) { event.preventDefault() })
-  /** the run drawn: { id, name, running } */
-  let current = null
+  let current = null // the run drawn: { id, name, running }
   /** experiment name -> its schema's params (a promise, asked once) */
   const schemas = new Map()
   let pending = 0

@@ -31,10 +31,7 @@ export function createReplay (el) {
     try {
       paint()
     } catch (err) {
-      runView.destroy()
-      overlayView.destroy()
-      shown = []
-      showMode('live', '')
+      toLive()
       throw new Error(`The run could not be drawn: ${err.message}`, { cause: err })
     }
   }
@@ -61,20 +58,21 @@ export function createReplay (el) {
     })
   }
 
-  function back () {
-    if (mode === 'live') return
+  function toLive () {
     runView.destroy()
     overlayView.destroy()
     shown = []
     showMode('live', '')
   }
 
+  function back () {
+    if (mode !== 'live') toLive()
+  }
+
   el.back.addEventListener('click', back)
 
   return {
-    open,
-    overlay,
-    back,
+    open, overlay, back,
     setProjector: function setProjector (on) {
       projector = on
       runView.setProjector(on)

@@ -3,8 +3,7 @@ import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 
 const MAX_BARS = 8
 const MAX_FINISHED = 8
-/** Ended requests kept per route: /good's many must not push /bad's peak off the chart. */
-const FINISHED_PER_ROUTE = 2
+const FINISHED_PER_ROUTE = 2 // ended requests kept per route: /good's many must not push /bad's peak off the chart
 /** Phrases kept per request, and characters per phrase: a tooltip, not a document. */
 const MAX_UNREAD = 6
 const MAX_PHRASE = 160
@@ -15,19 +14,12 @@ export class RequestHeld {
     this.maxBars = settings.maxBars ?? MAX_BARS
     this.maxFinished = settings.maxFinished ?? MAX_FINISHED
     this.perRoute = settings.perRoute ?? FINISHED_PER_ROUTE
-    /** In flight, by id, as the latest sample had them. */
-    this.inFlight = new Map()
-    /** Ended, newest first. */
-    this.finished = []
-    /** in flight but not drawn: more than `maxBars`, or left out of the sample by the server */
-    this.hidden = 0
+    this.inFlight = new Map() // in flight, by id, as the latest sample had them
+    this.finished = [] // ended, newest first
+    this.hidden = 0 // in flight but not drawn: more than `maxBars`, or left out of the sample by the server
   }
 
-  /**
-   * A sample's `requests`: what is in flight now. A request missing from it has ended (its end event brings its peak)
-   * or was lost. `time`: the sample's time. `omitted`: the sample's `requestsOmitted` (`{ count, bytes }`): those the
-   * server left out.
-   */
+  /** A sample's `requests`, in flight now (one missing has ended or was lost); `omitted`: those the server left out. */
   onSample (requests, time, omitted) {
     this.inFlight.clear()
     const left = Number.isSafeInteger(omitted?.count) && omitted.count > 0 ? omitted.count : 0

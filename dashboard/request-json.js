@@ -1,9 +1,6 @@
 /** The page's one way to call the lab's API (the control panel, the Runs panel). */
 
-/**
- * Call the lab's API. A non-2xx answer throws an Error whose message is the
- * server's own: "409 experiment.busy: experiment … is still running".
- */
+/** Call the lab's API; a non-2xx answer throws an Error with the server's message ("409 experiment.busy: …"). */
 export async function requestJson (method, url, body) {
   const init = { method, headers: { accept: 'application/json' } }
   if (body !== undefined) {

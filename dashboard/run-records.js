@@ -18,10 +18,7 @@ export async function fetchRun (id) {
   return record
 }
 
-/**
- * A file from this computer (dropped or chosen), read here and checked with the lab's rules. Returns: `message` says
- * what is wrong, naming the file.
- */
+/** A file from this computer, read and checked with the lab's rules; `message` says what is wrong, naming the file. */
 export async function readRunFile (file) {
   const name = String(file?.name ?? 'the file')
   // past the bound, not even read

@@ -15,10 +15,8 @@ import { storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 import { renderRecordSites } from './sites-view.js'
 
-/** The largest requests of each route drawn as bars: the live view keeps the last two that ended. */
-const BARS_PER_ROUTE = 2
-/** Points a replay keeps per series: more than a record holds (lib/runs/timeline.js `maxSamples`). */
-const REPLAY_POINTS = 6000
+const BARS_PER_ROUTE = 2 // the largest requests of each route drawn as bars: the live view keeps the last two that ended
+const REPLAY_POINTS = 6000 // points a replay keeps per series: more than a record holds (lib/runs/timeline.js `maxSamples`)
 
 /** Who wrote a record (lib/runs/check.js RUN_SOURCES), as the page says it. */
 const SOURCE_LABELS = Object.freeze({ engine: 'the lab', bench: 'the bench', grade: 'the grader' })
@@ -68,10 +66,7 @@ export function routeKey (routes, extra = []) {
   return key
 }
 
-/**
- * A record's timeline in the live view's stores: samples as points, spans as request marks, peak resets, and each
- * route's largest requests as bars.
- */
+/** A record's timeline in the live view's stores: points, request marks, peak resets, each route's largest requests. */
 export function replayStores (record) {
   const { samples, spans, marks: recordMarks } = record.timeline
   const first = samples[0]?.time ?? record.run.startedAt
@@ -120,10 +115,7 @@ function largestSpans (spans) {
   return chosen.sort(function byEnd (a, b) { return a.end - b.end })
 }
 
-/**
- * A view of one run in `container`; `show(record)` draws it (and replaces what was drawn). `settings`: prefix of the
- * ids of its elements (the dashboard's live charts have theirs)
- */
+/** A view of one run in `container`; `show(record)` draws it; `idPrefix` keeps its ids apart from the live charts'. */
 export function createRunView (container, { idPrefix = 'replay' } = {}) {
   let drawn = null
   let projector = false

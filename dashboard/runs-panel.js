@@ -4,10 +4,8 @@ import { formatBytes } from './format.js'
 import { labRunLabel } from './replay.js'
 import { exportRunPage, fetchRun, listRuns, readRunFile } from './run-records.js'
 
-/** Files from this computer kept in the list: records stay in this page only, and this is its memory. */
-const FILES_KEPT = 6
-/** The lab's records kept once fetched, so that opening, overlaying and exporting one fetches it once. */
-const RECORDS_CACHED = 4
+const FILES_KEPT = 6 // files from this computer kept in the list: records stay in this page only, and this is its memory
+const RECORDS_CACHED = 4 // the lab's records kept once fetched, so that opening, overlaying and exporting one fetches it once
 
 export function createRunsPanel (el, replay) {
   let runs = []
@@ -156,10 +154,7 @@ export function createRunsPanel (el, replay) {
     el.list.dataset.state = listed
   }
 
-  /**
-   * A file chosen or dropped: read and checked here; a file that is no record, or that cannot be
-   * listed, gets a message naming it, is not kept, and the page takes the next file as it took this one.
-   */
+  /** A file chosen or dropped, read and checked here: one that is no record gets a message naming it and is not kept. */
   async function takeFile (file) {
     if (!file) return
     const name = String(file.name)

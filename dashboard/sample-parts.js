@@ -1,10 +1,8 @@
 /** The parts of a /metrics sample the page cannot know in advance, read defensively and bounded (README.md). */
 import { MiB } from '../lib/util/units.js'
 
-/** Heap spaces read per sample: more than any Node has. */
-const MAX_SPACES = 24
-/** Requests kept per sample in the exports' note (the server sends fewer: it sums the rest in `requestsOmitted`). */
-const MAX_REQUESTS = 64
+const MAX_SPACES = 24 // heap spaces read per sample: more than any Node has
+const MAX_REQUESTS = 64 // requests kept per sample in the exports' note (the server sends fewer: it sums the rest in `requestsOmitted`)
 const NAME = /^[a-z][a-z0-9_]{0,63}$/
 
 /** A sample's heap spaces as [name, bytes used] pairs, in the order the server sent them. `heapSpaces`: the sample's `heapSpaces`. */
@@ -39,11 +37,8 @@ export function heapKey (space) {
 }
 
 /**
- * A sample into a store as the charts draw it: memory in MiB, loop delay in ms, a series per heap space (added the
- * first time a space is named, and its name appended to `spaces`, in V8's order), and the requests in flight as the
- * point's note. Live samples and a record's go through here. `spaces`: the heap spaces named so far. `sample`: as
- * /metrics sends it. `marks`: given, the sample's garbage collections go to its log (a record keeps them beside its
- * samples: run-view.js). Returns: false when the store refused it (older than its newest point)
+ * A sample into a store as the charts draw it (MiB, ms, a series per heap space as `spaces` names them, requests as
+ * the note), its collections into `marks` if given; false when the store refused it. Live and recorded alike.
  */
 export function storeSample (store, spaces, sample, marks = null) {
   marks?.gc.add(sample.gcEvents, sample.gcEventsOmitted)

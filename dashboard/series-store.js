@@ -1,9 +1,7 @@
 /** The points the charts draw, in bounded rings (README.md). */
 
-/** Points per series, whatever the window and the sample rate. */
-const HARD_CAP = 6000
-/** Series per store, whatever the server names. */
-const MAX_KEYS = 64
+const HARD_CAP = 6000 // points per series, whatever the window and the sample rate
+const MAX_KEYS = 64 // series per store, whatever the server names
 
 /** A fixed-capacity ring, oldest first. */
 class Ring {
@@ -58,19 +56,13 @@ export class SeriesStore {
     this.maxKeys = settings.maxKeys ?? MAX_KEYS
     this.windowMs = settings.windowMs
     this.intervalMs = settings.intervalMs
-    /** A Map: keys come from the server, and '__proto__' must stay a key. */
-    this.rings = new Map()
-    /** What each point carries besides its values (null for most), aligned with the rings. */
-    this.#notes = new Ring(this.hardCap)
+    this.rings = new Map() // a Map: keys come from the server, and '__proto__' must stay a key
+    this.#notes = new Ring(this.hardCap) // what each point carries besides its values (null for most), aligned with the rings
     for (const key of keys) this.addKey(key)
-    /** Samples refused because they were older than the newest point. */
-    this.outOfOrder = 0
+    this.outOfOrder = 0 // samples refused because they were older than the newest point
   }
 
-  /**
-   * Add a series, with a gap at every point kept so far (its points line up with the others'). Returns: whether the
-   * store has the series now (false past `maxKeys`)
-   */
+  /** Add a series with a gap at every point kept so far; false past `maxKeys`. */
   addKey (key) {
     if (this.rings.has(key)) return true
     if (this.keys.length >= this.maxKeys) return false
@@ -112,10 +104,7 @@ export class SeriesStore {
     return this.rings.get(this.keys[0])
   }
 
-  /**
-   * Add one point to every series; a series missing from `values` gets a gap. `time`: ms since the epoch. `note`: kept
-   * with the point (null when left out). Returns: false when refused (older than the newest point)
-   */
+  /** Add a point (time in ms) to every series, a gap where `values` has none; false when older than the newest point. */
   push (time, values, note = null) {
     const latest = this.latest
     // Chart.js draws with `normalized: true`, which trusts that x only grows

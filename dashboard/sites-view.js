@@ -42,10 +42,7 @@ function siteBar (site, route, entry, scale) {
     make('span', { class: 'site-figures' }, figures.join(' · ')))
 }
 
-/**
- * Draw a summary into `box` (replacing what it held). `routes`: the columns' order (a run's routes first). Returns: what
- * is drawn (`sitesState`)
- */
+/** Draw a summary into `box`, columns in `routes` order first; returns what is drawn (`sitesState`). */
 export function renderSites (box, summary, { routes = [], live = false } = {}) {
   const title = make('h2', {}, 'Which code holds it')
   if (summary === undefined || summary === null) {
@@ -106,11 +103,7 @@ export function renderRecordSites (box, record) {
   return renderSites(box, record.timeline.sites, { routes: record.run.routes })
 }
 
-/**
- * The live view: fed every stream event (`onEvent`), it adds each sample's window to the run's summary and draws it; a
- * run's start begins a new one. The windows are the ones its record keeps: the samples carry the run's last ones after
- * it ends (lib/metrics/alloc-sites.js take).
- */
+/** The live view: each sample's window joins the run's summary (lib/metrics/alloc-sites.js take); a run's start begins anew. */
 export function createLiveSites (box) {
   let tracker = createRouteTracker()
   let summary = createSiteSummary()

@@ -1,7 +1,6 @@
 /** An experiment's warm-up uploads are drawn and counted nowhere on the page (README.md). */
 
-/** Warm-up ids remembered: a few per run; the oldest go first. */
-const MAX_IDS = 32
+const MAX_IDS = 32 // warm-up ids remembered: a few per run; the oldest go first
 
 export class WarmUps {
   #ids = new Set()
