@@ -1,6 +1,6 @@
 /** The database export timed in this page, beside the server's experiment (README.md). */
 import { timeInBrowser } from './db-export-browser.js'
-import { make } from './dom.js'
+import { make, say } from './dom.js'
 import { formatCount, formatMs } from './format.js'
 
 /** Shown under the table: what the article measured (docs/sources.md#db-export). */
@@ -97,10 +97,7 @@ export function createBrowserExport (el) {
     el.form.dataset.runStatus = running ? 'running' : 'idle'
   }
 
-  function showMessage (text, kind) {
-    el.message.textContent = text
-    el.message.dataset.kind = kind
-  }
+  function showMessage (text, kind) { say(el.message, text, kind) }
 
   el.form.addEventListener('submit', start)
   el.cancel.addEventListener('click', function cancelExport () { controller?.abort() })

@@ -26,7 +26,6 @@ const RSS_LINE = Object.freeze({ key: 'rss', label: 'RSS', color: OKABE_ITO.blac
 /** Build the chart. `spaces`: the heap spaces seen, in V8's order. */
 export function createBytesChart ({ canvas, store, marks, spaces }) {
   const options = baseOptions({ yTitle: 'MiB', yFormat: formatMiBValue, marks, labels: false, legend: true })
-  // the layers thinned together, below
   options.plugins.decimation = { enabled: false }
   options.plugins.title = { display: true, align: 'start', text: 'Where the bytes are (stacked; RSS a line)' }
   options.interaction = { mode: 'index', axis: 'x', intersect: false }
@@ -53,10 +52,8 @@ export function createBytesChart ({ canvas, store, marks, spaces }) {
     plugins: [markPlugin, backgroundPlugin]
   })
   const datasets = new Map()
-  /** Line widths out of projector mode, by key. */
-  const widths = new Map()
-  /** Layers hidden from the legend, by key. */
-  const hidden = new Set()
+  const widths = new Map() // line widths out of projector mode, by key
+  const hidden = new Set() // layers hidden from the legend, by key
   let keyAt = []
   let projector = false
   let shown = []
@@ -187,7 +184,6 @@ function keptIndices (series, layers, width, hidden) {
   return keep
 }
 
-/** A #RRGGBB colour with an alpha, as rgba(). */
 export function withAlpha (hex, alpha) {
   const n = Number.parseInt(hex.slice(1), 16)
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`

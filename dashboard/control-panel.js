@@ -1,5 +1,5 @@
 /** The teacher's control panel, built from GET /experiments: the page names no experiment (README.md). */
-import { make } from './dom.js'
+import { make, say } from './dom.js'
 import { formatClock } from './format.js'
 import { requestJson } from './request-json.js'
 import { describeStep } from './run-steps.js'
@@ -221,10 +221,7 @@ export function createControlPanel (el, options = {}) {
     el.results.querySelector('h2')?.after(note)
   }
 
-  function showMessage (text, kind) {
-    el.message.textContent = text
-    el.message.dataset.kind = kind
-  }
+  function showMessage (text, kind) { say(el.message, text, kind) }
 
   el.form.addEventListener('submit', start)
   el.fields.addEventListener('focusin', function helpForField (event) { showHelp(event.target) })
@@ -272,7 +269,6 @@ function renderField (param) {
   return field
 }
 
-/** How a run ended, in words. */
 const ENDINGS = Object.freeze({ done: 'Done', failed: 'Failed', cancelled: 'Cancelled', unknown: 'Lost (the server restarted)' })
 
 /** "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good" and what the step does: what the progress event carries. */

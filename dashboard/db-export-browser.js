@@ -1,14 +1,9 @@
 /** Time the database export as a page sees it: fetch, parse every row, check the order (README.md). */
 
 /**
- * @param {{ mode: 'batch'|'stream', rows: number, batch?: number, highWaterMark?: number,
- *   sleep?: number, baseUrl?: string, signal?: AbortSignal, headers?: Record<string, string> }} settings
- *   rows: how many to export; batch: rows per batch request; highWaterMark: rows per cursor read;
- *   sleep: seconds of pg_sleep per request; baseUrl: '' in the page (same origin);
- *   headers: sent with every request (the experiment's client process sends its run key, lib/limits/run-keys.js)
- * @returns {Promise<{ mode: string, rows: number, batch: number|null, highWaterMark: number|null, requests: number,
- *   received: number, inOrder: boolean, bytes: number, firstByteMs: number, firstRowMs: number|null, totalMs: number }>}
- * @throws {TypeError} for bad settings; {Error} with the server's message for an error answer
+ * Export `rows` rows, `mode` 'batch' (`batch` rows per GET /db/batch) or 'stream' (`highWaterMark` rows per cursor read), with
+ * `sleep` s of pg_sleep per request; `baseUrl` '' in the page; `headers` go with every request (the experiment's client sends
+ * its run key, lib/limits/run-keys.js). Resolves to `timing` below; throws a TypeError for bad settings, an Error for the server's.
  */
 export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep = 0, baseUrl = '', signal, headers = {} } = {}) {
   if (mode !== 'batch' && mode !== 'stream') throw new TypeError(`mode must be batch or stream, got ${mode}`)

@@ -21,6 +21,12 @@ export function breakAfterDots (name) {
   })
 }
 
+/** Say `text` in a message box; `kind` (info, error) styles it. */
+export function say (box, text, kind) {
+  box.textContent = text
+  box.dataset.kind = kind
+}
+
 /** Save the context and clip it to the chart's area (the caller restores). */
 export function clipToArea (ctx, area) {
   ctx.save()

@@ -103,7 +103,6 @@ export function samplesToJson (store, marks, meta) {
   }, null, 1)
 }
 
-/** Save text as a file, through a Blob URL that is revoked afterwards. */
 export function downloadText (name, type, text) {
   const url = URL.createObjectURL(new Blob([text], { type }))
   clickDownload(name, url)

@@ -71,7 +71,6 @@ export class GcLog {
     if (this.young.length > this.youngCap) this.young.splice(0, this.young.length - this.youngCap)
   }
 
-  /** Forget what happened before `from` (ms). */
   trim (from) {
     for (const list of [this.old, this.young]) {
       let drop = 0

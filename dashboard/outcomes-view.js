@@ -54,7 +54,6 @@ export function createOutcomes (el) {
   return {
     showCrash,
     load,
-    /** A sample's time: the server's clock. */
     serverTime: function serverTime (time) {
       clockOffset = time - Date.now()
     },

@@ -62,7 +62,6 @@ export class RequestHeld {
     this.hidden = 0
   }
 
-  /** Forget ended requests that left the window (ms). */
   trim (from) {
     this.finished = this.finished.filter(function inWindow (bar) { return bar.time >= from })
   }

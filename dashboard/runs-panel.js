@@ -1,5 +1,5 @@
 /** The Runs panel: the lab's saved runs and files from this computer (README.md). */
-import { make } from './dom.js'
+import { make, say } from './dom.js'
 import { formatBytes } from './format.js'
 import { labRunLabel } from './replay.js'
 import { exportRunPage, fetchRun, listRuns, readRunFile } from './run-records.js'
@@ -31,7 +31,7 @@ export function createRunsPanel (el, replay) {
           listed = 'listed'
         } catch (err) {
           listed = 'failed'
-          say(`Could not list the saved runs: ${err.message}`, 'error')
+          showMessage(`Could not list the saved runs: ${err.message}`, 'error')
         }
         render()
       } while (refreshAgain)
@@ -70,19 +70,19 @@ export function createRunsPanel (el, replay) {
     try {
       if (what === 'open') {
         replay.open(await shownOf(entry))
-        say('', 'info')
+        showMessage('', 'info')
       } else if (what === 'overlay') {
         const first = replay.first
         if (first === null) return
         replay.overlay(first, await shownOf(entry))
-        say('', 'info')
+        showMessage('', 'info')
       } else {
         const { record } = await shownOf(entry)
         await exportRunPage(record)
-        say(`Saved ${record.id} as one page: it opens from disk, with no lab and no network.`, 'info')
+        showMessage(`Saved ${record.id} as one page: it opens from disk, with no lab and no network.`, 'info')
       }
     } catch (err) {
-      say(err.message, 'error')
+      showMessage(err.message, 'error')
     }
   }
 
@@ -162,14 +162,14 @@ export function createRunsPanel (el, replay) {
     try {
       const { record, message } = await readRunFile(file)
       if (message !== null) {
-        say(message, 'error')
+        showMessage(message, 'error')
         return
       }
       entry = { key: `file-${filesRead + 1}`, name, record }
       // a row made before the file is kept: one that cannot be listed must not stay in the list
       fileSummary(entry)
     } catch (err) {
-      say(`${name} could not be shown: ${err.message}`, 'error')
+      showMessage(`${name} could not be shown: ${err.message}`, 'error')
       return
     }
     filesRead++
@@ -191,14 +191,11 @@ export function createRunsPanel (el, replay) {
         replay.overlay(a, await shownOf({ kind: 'lab', id: compare }))
       }
     } catch (err) {
-      say(`Could not open ${labRunLabel(fetching)}: ${err.message}`, 'error')
+      showMessage(`Could not open ${labRunLabel(fetching)}: ${err.message}`, 'error')
     }
   }
 
-  function say (text, kind) {
-    el.message.textContent = text
-    el.message.dataset.kind = kind
-  }
+  function showMessage (text, kind) { say(el.message, text, kind) }
 
   el.file.addEventListener('change', function fileChosen () {
     const file = el.file.files?.[0]

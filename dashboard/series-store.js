@@ -88,13 +88,11 @@ export class SeriesStore {
     return this.#first.size
   }
 
-  /** Time of the newest point, or null. */
   get latest () {
     const first = this.#first
     return first.size === 0 ? null : first.at(first.size - 1).x
   }
 
-  /** Time of the oldest point, or null. */
   get oldest () {
     const first = this.#first
     return first.size === 0 ? null : first.at(0).x
@@ -156,7 +154,6 @@ export class SeriesStore {
     return this.#notes.toArray()
   }
 
-  /** The largest value of a series in the window, or null. */
   maxOf (key) {
     const ring = this.rings.get(key)
     if (ring === undefined) return null

@@ -78,7 +78,6 @@ export function renderSites (box, summary, { routes = [], live = false } = {}) {
   return sitesState(entries, lab, summary.spanning)
 }
 
-/** The sites a column draws: its first BARS. */
 function topSites (entry) {
   return entry?.sites.slice(0, BARS) ?? []
 }
