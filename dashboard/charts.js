@@ -72,8 +72,7 @@ export const markPlugin = {
     const lastLabel = new Map()
     ctx.font = `600 ${Math.round(Chart.defaults.font.size * 0.85)}px ${Chart.defaults.font.family}`
     ctx.textBaseline = 'top'
-    // concurrent requests of a route are drawn as one span (their union): fifty overlapping
-    // translucent spans would stack into a solid block and hide the lines
+    // a route's concurrent requests as one span (their union): overlapping translucent spans would stack into a solid block
     for (const span of routeSpans(marks.requests, x.min, x.max, now)) {
       const x0 = x.getPixelForValue(span.start)
       const width = Math.max(SPAN_MIN_PX, x.getPixelForValue(span.end) - x0)
@@ -89,8 +88,6 @@ export const markPlugin = {
         const failed = span.failed === 0 ? '' : ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕`
         const text = `/${span.route}${count}${failed}`
         ctx.fillStyle = color
-        // streaming routes' labels on a second line, /express-json's on a third and
-        // /streamparser-json's on a fourth, so the four routes of an "all" run, back to back, stay readable
         const line = LABEL_LINES[span.route] ?? 0
         ctx.fillText(text, x0 + 3, area.top + BAR_PX + 3 + line * (Chart.defaults.font.size + 2))
         lastLabel.set(span.route, x0)
@@ -223,7 +220,6 @@ export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
   }
 }
 
-/** Build both charts; `update()` draws what the stores hold now. */
 export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   Chart.defaults.font.family = 'system-ui, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
   Chart.defaults.color = '#1a1a1a'
@@ -279,6 +275,4 @@ function copyData (chart, series, store) {
   for (const [i, s] of series.entries()) chart.data.datasets[i].data = store.series(s.key)
 }
 
-function formatMsValue (y) {
-  return Number.isFinite(y) ? `${y.toFixed(1)} ms` : '–'
-}
+function formatMsValue (y) { return Number.isFinite(y) ? `${y.toFixed(1)} ms` : '–' }

@@ -195,8 +195,7 @@ export function createControlPanel (el, options = {}) {
       if (current?.id !== event.id) follow(event.id)
       return
     }
-    // a run whose start this page missed (it connected later, or the lab restarted under a grading
-    // run, npm run grade): follow it from its progress, unless another run is being followed
+    // a run whose start this page missed (it connected later, or a grading run): follow it, unless it follows another
     if (event.phase === 'progress' && current?.id !== event.id && current?.status !== 'running') follow(event.id)
     if (current?.id !== event.id) return
     if (event.phase === 'progress') {

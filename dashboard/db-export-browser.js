@@ -1,4 +1,5 @@
 /** Time the database export as a page sees it: fetch, parse every row, check the order (README.md). */
+import { answerText } from './request-json.js'
 
 /**
  * Export `rows` rows, `mode` 'batch' (`batch` rows per GET /db/batch) or 'stream' (`highWaterMark` rows per cursor read), with
@@ -66,9 +67,7 @@ function checkCount (name, value, min) {
   if (!Number.isSafeInteger(value) || value < min) throw new TypeError(`${name} must be an integer >= ${min}, got ${value}`)
 }
 
-function sleepParam (sleep) {
-  return sleep > 0 ? `&sleep=${sleep}` : ''
-}
+function sleepParam (sleep) { return sleep > 0 ? `&sleep=${sleep}` : '' }
 
 function byteLength (text) {
   // exact for the ASCII rows the lab sends; close enough for anything else
@@ -77,16 +76,7 @@ function byteLength (text) {
 
 async function get (url, signal, headers) {
   const res = await fetch(url, { signal, cache: 'no-store', headers })
-  if (res.status !== 200) {
-    let message = `${res.status} ${res.statusText}`
-    try {
-      const body = await res.json()
-      if (body?.error) message = `${res.status} ${body.error.type}: ${body.error.message}`
-    } catch {
-      // not JSON: the status says enough
-    }
-    throw new Error(`GET ${url.replace(/^https?:\/\/[^/]+/, '')}: ${message}`)
-  }
+  if (res.status !== 200) throw new Error(`GET ${url.replace(/^https?:\/\/[^/]+/, '')}: ${await answerText(res)}`)
   return res
 }
 

@@ -1,8 +1,7 @@
 /** The page's one DOM helper: text nodes, never HTML strings, every string through shownText (README.md). */
 import { shownText } from '/lib/util/escape.js'
 
-/** The attributes a reader sees as text. */
-const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder'])
+const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder']) // the attributes a reader sees as text
 
 /** A small createElement: attributes, then children (strings become escaped text; a Node goes in as it is). */
 export function make (tag, attributes = {}, ...children) {

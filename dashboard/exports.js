@@ -27,18 +27,12 @@ export function samplesToCsv (store) {
   return lines.join('\n') + '\n'
 }
 
-function isHeapKey (key) {
-  return key.startsWith(HEAP_PREFIX)
-}
+function isHeapKey (key) { return key.startsWith(HEAP_PREFIX) }
 
-function toBytes (mib) {
-  return mib === null || mib === undefined ? null : Math.round(mib * MiB)
-}
+function toBytes (mib) { return mib === null || mib === undefined ? null : Math.round(mib * MiB) }
 
 /** A CSV column name part: what a route or stage is called, with nothing that would break a header. */
-function columnPart (name) {
-  return String(name).replace(/[^A-Za-z0-9-]/g, '_')
-}
+function columnPart (name) { return String(name).replace(/[^A-Za-z0-9-]/g, '_') }
 
 /** `held_<route>_<stage>` per route and stage that held bytes in a kept sample, by route then stage order. */
 function heldColumnsOf (store) {
@@ -88,7 +82,6 @@ export function samplesToJson (store, marks, meta) {
       if (bytes !== null) spaces[key.slice(HEAP_PREFIX.length)] = bytes
     }
     sample.heapSpaces = spaces
-    // the ingest requests in flight at this sample, and the bytes each held by stage
     sample.requests = row.note ?? []
     samples.push(sample)
   }
@@ -139,9 +132,7 @@ export function downloadChartsPng (rows, name) {
 }
 
 /** A file name: streamlab-samples-2026-11-22T10-15-00.csv */
-export function exportName (what, extension) {
-  return `streamlab-${what}-${fileStamp()}.${extension}`
-}
+export function exportName (what, extension) { return `streamlab-${what}-${fileStamp()}.${extension}` }
 
 function clickDownload (name, href) {
   const link = document.createElement('a')

@@ -90,13 +90,9 @@ export class GcLog {
   }
 }
 
-function figure (n) {
-  return Number.isFinite(n) ? n : null
-}
+function figure (n) { return Number.isFinite(n) ? n : null }
 
-function isMarkCompact (e) {
-  return e.kind === 'mark-compact'
-}
+function isMarkCompact (e) { return e.kind === 'mark-compact' }
 
 /** Draws the log given as the chart's `plugins.streamlabGc.log` over the lines, and counts what it drew in `chart.$streamlabGc`. */
 export const gcPlugin = {
@@ -187,13 +183,10 @@ export function gcTooltipLines (items) {
     const kinds = [...new Set(young.map(function kind (e) { return e.kind }))].join(', ')
     lines.push(`${young.length} × ${kinds}, ${formatDuration(ms)} in all`)
   }
-  // each term named, once, in a line
   const named = [...new Set([...old.slice(0, NAMED), ...young].map(function kind (e) { return e.kind }))]
   for (const kind of named) lines.push(`${kind}: ${GC_TERMS[kind] ?? 'a collection V8 names so'}`)
   if (old.slice(0, NAMED).some(function labs (e) { return e.lab })) lines.push(`(the lab's): ${LAB_CAUSE}`)
   return lines
 }
 
-function formatDuration (ms) {
-  return Number.isFinite(ms) ? `${ms.toFixed(1)} ms` : '– ms'
-}
+function formatDuration (ms) { return Number.isFinite(ms) ? `${ms.toFixed(1)} ms` : '– ms' }

@@ -82,13 +82,10 @@ const panel = createControlPanel(byIds({
   message: 'run-message', progress: 'run-progress', progressText: 'run-progress-text', results: 'results'
 }), { experiment: lesson?.experiment, compact: lesson !== null, onFailed: checkDatabase })
 
-// the database lesson's view says what to do when the lab cannot reach its database (lesson-database.js)
 const databaseNote = lesson?.name === 'db-export' ? createDatabaseNote(byId('results')) : null
 databaseNote?.check()
 
-function checkDatabase () {
-  databaseNote?.check()
-}
+function checkDatabase () { databaseNote?.check() }
 
 const browserExport = createBrowserExport(byIds({
   form: 'browser-export-form', run: 'browser-export-run', cancel: 'browser-export-cancel', message: 'browser-export-message',
@@ -262,7 +259,6 @@ outcomesView.load().then(function loaded () { dirty = true })
 runsPanel.refresh()
 runsPanel.openFromQuery(query.get('run'), query.get('compare'))
 
-// the read-only debug view (and, with ?test=1, the test's way in)
 
 const debug = {
   get state () { return connection.state },

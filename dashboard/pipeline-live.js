@@ -20,8 +20,7 @@ export function createPipelineLive (box) {
   // a change is sent as it is made: Enter in a field must not submit (and reload) the page
   controls.addEventListener('submit', function stay (event) { event.preventDefault() })
   let current = null // the run drawn: { id, name, running }
-  /** experiment name -> its schema's params (a promise, asked once) */
-  const schemas = new Map()
+  const schemas = new Map() // experiment name -> its schema's params (a promise, asked once)
   let pending = 0
   /** param -> the value the server took, until a sample shows it applied (the run applies it at its next look) */
   let wanted = new Map()
@@ -135,9 +134,7 @@ function liveField (param, send) {
   return make('div', { class: 'field' }, make('label', { for: id }, param.label ?? param.name), input)
 }
 
-function runName (event) {
-  return `Run ${shortId(event.id)} (${event.name})`
-}
+function runName (event) { return `Run ${shortId(event.id)} (${event.name})` }
 
 /** highWaterMark: given to the Experiment panel's field for the next run, since this run's streams have theirs. */
 function nextRunField (param, message) {

@@ -17,10 +17,8 @@ export function createPipelineView (container) {
   })
   const figures = make('div', { class: 'pipeline-figures' })
   container.replaceChildren(row, figures)
-  /** key -> { node, fill, boundLine, peakTick, value, note, bytes, bound } */
-  let drawn = new Map()
-  /** key -> the run's peak: kept when the row is rebuilt */
-  let peaks = new Map()
+  let drawn = new Map() // key -> { node, fill, boundLine, peakTick, value, note, bytes, bound }
+  let peaks = new Map() // key -> the run's peak: kept when the row is rebuilt
   let top = SCALE_FLOOR
   let kernelSeen = false
   let axis = null

@@ -65,9 +65,7 @@ export function createReplay (el) {
     showMode('live', '')
   }
 
-  function back () {
-    if (mode !== 'live') toLive()
-  }
+  function back () { if (mode !== 'live') toLive() }
 
   el.back.addEventListener('click', back)
 
@@ -94,9 +92,7 @@ export function createReplay (el) {
 }
 
 /** What a list or a bar calls a lab's run: "run 8f734d67", "run lesson-zip-bomb". */
-export function labRunLabel (id) {
-  return `run ${shortId(id)}`
-}
+export function labRunLabel (id) { return `run ${shortId(id)}` }
 
 function when (record) {
   return `${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC on Node ${record.where.node}`

@@ -13,17 +13,12 @@ export async function requestJson (method, url, body) {
   } catch (err) {
     throw new Error(`The server did not answer (${err.message}).`, { cause: err })
   }
-  let json = null
-  try {
-    json = await res.json()
-  } catch {
-    // not JSON: the status says enough
-  }
-  if (!res.ok) {
-    const e = json?.error
-    const err = new Error(e ? `${res.status} ${e.type}: ${e.message}` : `${res.status} ${res.statusText}`)
-    err.status = res.status
-    throw err
-  }
-  return json
+  if (!res.ok) throw Object.assign(new Error(await answerText(res)), { status: res.status })
+  return res.json().catch(function notJson () { return null })
+}
+
+/** An error answer in words: "409 experiment.busy: …" from the lab's error body, else the status alone. */
+export async function answerText (res) {
+  const e = (await res.json().catch(function notJson () { return null }))?.error
+  return e ? `${res.status} ${e.type}: ${e.message}` : `${res.status} ${res.statusText}`
 }

@@ -90,7 +90,6 @@ export function replayStores (record) {
   for (const event of events) marks.onRequest(event)
   // 'lab-peak-reset': one the lab made for its own measurement, not drawn
   for (const mark of recordMarks) if (mark.kind === 'peak-reset') marks.onPeak({ reset: true, time: mark.time })
-  // absent from records written before the lab kept its collections
   marks.gc.add(record.timeline.gc ?? [])
   const held = new RequestHeld()
   for (const { id, route, end: time, held: bytes, bounds, heldPeak } of largestSpans(spans)) {

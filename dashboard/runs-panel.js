@@ -10,8 +10,7 @@ const RECORDS_CACHED = 4 // the lab's records kept once fetched, so that opening
 export function createRunsPanel (el, replay) {
   let runs = []
   let listed = 'loading'
-  /** `{ key, name, record }`, newest first. */
-  let files = []
+  let files = [] // `{ key, name, record }`, newest first
   let filesRead = 0
   const cache = new Map()
   let refreshing = null

@@ -32,9 +32,7 @@ export function requestsNote (requests) {
 }
 
 /** The store's key for a heap space's series (also its CSV column). */
-export function heapKey (space) {
-  return `heap_${space}`
-}
+export function heapKey (space) { return `heap_${space}` }
 
 /**
  * A sample into a store as the charts draw it (MiB, ms, a series per heap space as `spaces` names them, requests as
@@ -55,7 +53,6 @@ export function storeSample (store, spaces, sample, marks = null) {
   }
   for (const [space, bytes] of readHeapSpaces(sample.heapSpaces)) {
     const key = heapKey(space)
-    // a space named for the first time gets a series (the store holds a bounded number of them)
     if (!store.has(key) && store.addKey(key)) spaces.push(space)
     values[key] = bytes / MiB
   }

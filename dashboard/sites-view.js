@@ -78,9 +78,7 @@ export function renderSites (box, summary, { routes = [], live = false } = {}) {
   return sitesState(entries, lab, summary.spanning)
 }
 
-function topSites (entry) {
-  return entry?.sites.slice(0, BARS) ?? []
-}
+function topSites (entry) { return entry?.sites.slice(0, BARS) ?? [] }
 
 /** What is drawn, for the debug view: each column's route, allocation and bars, the lab's apart. */
 function sitesState (entries, lab, spanning) {
@@ -110,9 +108,7 @@ export function createLiveSites (box) {
   let drawn = null
   let windows = 0
 
-  function draw () {
-    drawn = renderSites(box, summary.toJSON(), { routes, live: true })
-  }
+  function draw () { drawn = renderSites(box, summary.toJSON(), { routes, live: true }) }
 
   function onEvent (type, data) {
     if (data === null || typeof data !== 'object') return
