@@ -1,16 +1,6 @@
-/**
- * The database export timed in this page, as the article's page timed it:
- * the browser fetches the rows (LIMIT/OFFSET batches one after another, or
- * one cursor stream) and parses every one, and the page shows how long it
- * took and when the first row arrived. The server-side experiment
- * (`db-export` in the control panel) times the same code from a Node
- * process and adds the server's memory; this one adds the browser.
- *
- * The timing itself is `timeInBrowser` (db-export-browser.js), shared with
- * the bench's client process so both measure the same thing.
- */
+/** The database export timed in this page, beside the server's experiment (README.md). */
 import { timeInBrowser } from './db-export-browser.js'
-import { make } from './dom.js'
+import { make, say } from './dom.js'
 import { formatCount, formatMs } from './format.js'
 
 /** Shown under the table: what the article measured (docs/sources.md#db-export). */
@@ -22,12 +12,6 @@ const MODES = Object.freeze({
   stream: ['stream']
 })
 
-/**
- * Wire the section.
- * @param {{ form: HTMLFormElement, run: HTMLButtonElement, cancel: HTMLButtonElement, message: HTMLElement,
- *   status: HTMLElement, results: HTMLElement }} el
- * @returns {{ loadStatus: () => Promise<void>, readonly last: object[]|null }}
- */
 export function createBrowserExport (el) {
   let controller = null
   let last = null
@@ -55,7 +39,8 @@ export function createBrowserExport (el) {
       const value = Number(text)
       if (text === '' || !Number.isFinite(value) || value < min || (name !== 'sleep' && !Number.isSafeInteger(value))) {
         input.focus()
-        throw new TypeError(`${input.labels[0]?.textContent ?? name} must be ${name === 'sleep' ? 'a number of seconds' : 'a whole number'} of at least ${min}.`)
+        const kind = name === 'sleep' ? 'a number of seconds' : 'a whole number'
+        throw new TypeError(`${input.labels[0]?.textContent ?? name} must be ${kind} of at least ${min}.`)
       }
       settings[name] = value
     }
@@ -112,18 +97,12 @@ export function createBrowserExport (el) {
     el.form.dataset.runStatus = running ? 'running' : 'idle'
   }
 
-  function showMessage (text, kind) {
-    el.message.textContent = text
-    el.message.dataset.kind = kind
-  }
+  function showMessage (text, kind) { say(el.message, text, kind) }
 
   el.form.addEventListener('submit', start)
   el.cancel.addEventListener('click', function cancelExport () { controller?.abort() })
 
-  return {
-    loadStatus,
-    get last () { return last === null ? null : structuredClone(last) }
-  }
+  return { loadStatus, get last () { return last === null ? null : structuredClone(last) } }
 }
 
 function describeDatabase (status) {
@@ -135,18 +114,14 @@ function describeDatabase (status) {
 
 const COLUMNS = Object.freeze([
   { field: 'requests', label: 'Requests', value: function requestsValue (t) { return formatCount(t.requests) } },
-  { field: 'received', label: 'Rows parsed', value: function receivedValue (t) { return `${formatCount(t.received)} of ${formatCount(t.rows)}` } },
+  { field: 'received', label: 'Rows parsed', value: function parsed (t) { return `${formatCount(t.received)} of ${formatCount(t.rows)}` } },
   { field: 'inOrder', label: 'In order', value: function orderValue (t) { return t.inOrder ? 'yes' : 'NO' } },
   { field: 'bytes', label: 'MB received', value: function bytesValue (t) { return (t.bytes / 1e6).toFixed(2) } },
   { field: 'firstRowMs', label: 'First row', value: function firstRowValue (t) { return formatMs(t.firstRowMs) } },
   { field: 'totalMs', label: 'Total', value: function totalValue (t) { return formatMs(t.totalMs) } }
 ])
 
-/**
- * The timings side by side, with the verdict: did both ways bring the same rows?
- * @param {HTMLElement} box
- * @param {object[]} timings timeInBrowser's answers
- */
+/** The timings side by side, with the verdict: did both ways bring the same rows? `timings`: timeInBrowser's answers. */
 function renderTimings (box, timings) {
   const table = make('table', { class: 'results browser-export-results' })
   table.append(make('caption', {}, 'Database export timed in this page (fetch and parse every row)'))

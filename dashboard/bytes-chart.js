@@ -1,22 +1,4 @@
-/**
- * "Where the bytes are": V8's heap spaces, then the array buffers, then the
- * rest of `external`, stacked over time, with RSS as a line over them. It
- * shares the memory chart's x axis, window, pause and throttled redraw.
- *
- * Two layers are the lesson and are drawn strong; the rest are pale:
- * large-object space, where /bad's one string of the whole body lands
- * (first in new large-object space, then promoted), and the array buffers,
- * where its Buffers are. The space names are V8's, read from the samples,
- * never listed here: another Node may have others.
- *
- * The page stacks the layers itself: each layer's line is the sum of it and
- * those below, filled down to the previous one. Chart.js's own stacked fill
- * interpolates every point against every layer below it, which a full window
- * makes too slow for the redraw; this is one pass.
- * Chart.js's decimation would thin each dataset on its own, stacking points
- * of different times; this chart keeps the same samples in every layer
- * (each pixel's lowest and highest total, and highest RSS).
- */
+/** "Where the bytes are": V8's heap spaces and the array buffers stacked over time, RSS a line over them (README.md). */
 import { OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin, baseOptions, markPlugin } from './charts.js'
 import { formatClock, formatMiBValue } from './format.js'
 import { heapKey } from './sample-parts.js'
@@ -41,17 +23,9 @@ export const EXTERNAL_LAYERS = Object.freeze([
 ])
 const RSS_LINE = Object.freeze({ key: 'rss', label: 'RSS', color: OKABE_ITO.black, width: 3 })
 
-/**
- * Build the chart.
- * @param {{ canvas: HTMLCanvasElement, store: import('./series-store.js').SeriesStore,
- *   marks: import('./mark-log.js').MarkLog, spaces: () => string[] }} parts `spaces`: the heap
- *   spaces seen, in V8's order
- * @returns {{ chart: object, setRange: (min: number, max: number) => void, update: () => void,
- *   setProjector: (on: boolean) => void, shown: () => Array<{ key: string, label: string, stacked: boolean, width: number }> }}
- */
+/** Build the chart. `spaces`: the heap spaces seen, in V8's order. */
 export function createBytesChart ({ canvas, store, marks, spaces }) {
   const options = baseOptions({ yTitle: 'MiB', yFormat: formatMiBValue, marks, labels: false, legend: true })
-  // the layers thinned together, below
   options.plugins.decimation = { enabled: false }
   options.plugins.title = { display: true, align: 'start', text: 'Where the bytes are (stacked; RSS a line)' }
   options.interaction = { mode: 'index', axis: 'x', intersect: false }
@@ -78,10 +52,8 @@ export function createBytesChart ({ canvas, store, marks, spaces }) {
     plugins: [markPlugin, backgroundPlugin]
   })
   const datasets = new Map()
-  /** Line widths out of projector mode, by key. */
-  const widths = new Map()
-  /** Layers hidden from the legend, by key. */
-  const hidden = new Set()
+  const widths = new Map() // line widths out of projector mode, by key
+  const hidden = new Set() // layers hidden from the legend, by key
   let keyAt = []
   let projector = false
   let shown = []
@@ -173,11 +145,7 @@ export function createBytesChart ({ canvas, store, marks, spaces }) {
   }
 }
 
-/**
- * The indexes to draw when there are more points than pixels: in each pixel's share of them, the
- * samples with the lowest and the highest stacked total and the highest RSS, the same ones in every
- * layer. Null: draw them all.
- */
+/** Indexes to draw when points outnumber pixels: per pixel, lowest and highest stacked total and highest RSS; null: all. */
 function keptIndices (series, layers, width, hidden) {
   const count = series[0]?.length ?? 0
   const buckets = Math.max(1, Math.floor(width))
@@ -216,7 +184,6 @@ function keptIndices (series, layers, width, hidden) {
   return keep
 }
 
-/** A #RRGGBB colour with an alpha, as rgba(). */
 export function withAlpha (hex, alpha) {
   const n = Number.parseInt(hex.slice(1), 16)
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`

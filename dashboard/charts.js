@@ -1,18 +1,6 @@
-/**
- * The two Chart.js charts: memory in MiB (with the kernel's peak RSS as its
- * own line, and the garbage collections: gc-marks.js) and event-loop delay.
- * Both draw ingest requests as spans coloured by route, with a small plugin,
- * so a rise lines up with the request that caused it. The colours, that plugin and the base options are
- * exported for the page's other charts (bytes-chart.js, held-chart.js).
- *
- * Kept light on purpose: no animation, `parsing: false`, min-max
- * decimation (it keeps the spikes a memory lesson is about), and
- * `update('none')` called by the page's throttled redraw, never per sample.
- * Each redraw hands Chart.js a copy of the store's arrays: given the arrays
- * themselves, Chart.js would hook their push and splice and do work for
- * every sample, and a paused chart would not stay still under the mouse.
- */
+/** The memory and event-loop charts, with requests as spans by route; kept light on purpose (README.md). */
 import { clockTicks, formatClock, formatMiBValue } from './format.js'
+import { clipToArea } from './dom.js'
 import { gcPlugin, gcTooltipLines } from './gc-marks.js'
 
 const { Chart } = globalThis
@@ -46,11 +34,8 @@ export const LOOP_SERIES = Object.freeze([
 ])
 
 /**
- * Span colours per route: vermillion for the buffering ones, green for the streaming ones,
- * blue for /express-json, the everyday middleware: buffered too, but with a limit on inflated
- * bytes, and reddish purple for /streamparser-json, the textbook streaming route on
- * @streamparser/json. Purple rather than sky blue or orange, which sit too close to
- * /express-json's blue and /bad's vermillion to tell apart behind the lines.
+ * Span colours per route: vermillion buffers, green streams, blue /express-json (buffered, with an inflated limit), reddish
+ * purple /streamparser-json (sky blue or orange sit too close to /express-json's blue and /bad's vermillion).
  */
 export const ROUTE_COLORS = Object.freeze({
   bad: OKABE_ITO.vermillion,
@@ -73,12 +58,7 @@ export const GRID_PROJECTOR = '#8c8c8c'
 const SPAN_MIN_PX = 3
 const BAR_PX = 6
 
-/**
- * Draws the mark log behind the lines: a translucent span per request, a
- * solid bar along the top, a label where there is room; dashed grey lines
- * for peak resets and thick vermillion ones for crashes. It counts what it
- * drew, for the page's debug object.
- */
+/** Draws the mark log behind the lines (spans, peak resets dashed grey, crashes vermillion) and counts what it drew. */
 export const markPlugin = {
   id: 'streamlabMarks',
   beforeDatasetsDraw (chart, args, options) {
@@ -87,16 +67,12 @@ export const markPlugin = {
     const { ctx, chartArea: area } = chart
     const x = chart.scales.x
     const now = x.max
-    ctx.save()
-    ctx.beginPath()
-    ctx.rect(area.left, area.top, area.width, area.height)
-    ctx.clip()
+    clipToArea(ctx, area)
     let drawn = 0
     const lastLabel = new Map()
     ctx.font = `600 ${Math.round(Chart.defaults.font.size * 0.85)}px ${Chart.defaults.font.family}`
     ctx.textBaseline = 'top'
-    // concurrent requests of a route are drawn as one span (their union): fifty overlapping
-    // translucent spans would stack into a solid block and hide the lines
+    // a route's concurrent requests as one span (their union): overlapping translucent spans would stack into a solid block
     for (const span of routeSpans(marks.requests, x.min, x.max, now)) {
       const x0 = x.getPixelForValue(span.start)
       const width = Math.max(SPAN_MIN_PX, x.getPixelForValue(span.end) - x0)
@@ -109,10 +85,9 @@ export const markPlugin = {
       drawn += span.requests
       if (options.labels && x0 - (lastLabel.get(span.route) ?? -Infinity) > 60) {
         const count = span.requests > 1 ? ` ×${span.requests}` : ''
-        const text = `/${span.route}${count}${span.failed > 0 ? ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕` : ''}`
+        const failed = span.failed === 0 ? '' : ` ${span.failed === 1 ? span.status ?? '' : `${span.failed} failed`} ✕`
+        const text = `/${span.route}${count}${failed}`
         ctx.fillStyle = color
-        // streaming routes' labels on a second line, /express-json's on a third and
-        // /streamparser-json's on a fourth, so the four routes of an "all" run, back to back, stay readable
         const line = LABEL_LINES[span.route] ?? 0
         ctx.fillText(text, x0 + 3, area.top + BAR_PX + 3 + line * (Chart.defaults.font.size + 2))
         lastLabel.set(span.route, x0)
@@ -125,10 +100,7 @@ export const markPlugin = {
   }
 }
 
-/**
- * The requests in [min, max] merged per route where they overlap: { route, start, end, requests,
- * failed, status } with `status` the last failed one's. An open request ends at `now`.
- */
+/** Requests in [min, max] merged per route: { route, start, end, requests, failed, status }; an open one ends at `now`. */
 export function routeSpans (requests, min, max, now) {
   const byRoute = new Map()
   for (const mark of requests) {
@@ -187,10 +159,11 @@ export const backgroundPlugin = {
   }
 }
 
-function datasetFor (series) {
+/** A line series as a Chart.js dataset: no points drawn, gaps spanned. */
+export function lineDataset (series, data = []) {
   return {
     label: series.label,
-    data: [],
+    data,
     borderColor: series.color,
     backgroundColor: series.color,
     borderWidth: series.width,
@@ -203,10 +176,7 @@ function datasetFor (series) {
   }
 }
 
-/**
- * Options shared by the charts over time: a clock on a linear x axis, no animation, min-max
- * decimation, the mark log behind the lines.
- */
+/** Options shared by the charts over time: a clock on a linear x axis, no animation, min-max decimation, the mark log behind the lines. */
 export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
   return {
     animation: false,
@@ -250,13 +220,6 @@ export function baseOptions ({ yTitle, yFormat, marks, labels, legend }) {
   }
 }
 
-/**
- * Build both charts; `update()` draws what the stores hold now.
- * @param {{ memoryCanvas: HTMLCanvasElement, loopCanvas: HTMLCanvasElement,
- *   store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts
- * @returns {{ memory: object, loop: object, setRange: (min: number, max: number) => void,
- *   update: () => void, markersDrawn: () => number, setProjector: (on: boolean) => void }}
- */
 export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   Chart.defaults.font.family = 'system-ui, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
   Chart.defaults.color = '#1a1a1a'
@@ -265,13 +228,13 @@ export function createCharts ({ memoryCanvas, loopCanvas, store, marks }) {
   memoryOptions.plugins.tooltip.callbacks.footer = gcTooltipLines
   const memory = new Chart(memoryCanvas, {
     type: 'line',
-    data: { datasets: MEMORY_SERIES.map(datasetFor) },
+    data: { datasets: MEMORY_SERIES.map(function memoryLine (s) { return lineDataset(s) }) },
     options: memoryOptions,
     plugins: [markPlugin, gcPlugin, backgroundPlugin]
   })
   const loop = new Chart(loopCanvas, {
     type: 'line',
-    data: { datasets: LOOP_SERIES.map(datasetFor) },
+    data: { datasets: LOOP_SERIES.map(function loopLine (s) { return lineDataset(s) }) },
     options: baseOptions({ yTitle: 'ms', yFormat: formatMsValue, marks, labels: false, legend: true }),
     plugins: [markPlugin, backgroundPlugin]
   })
@@ -312,6 +275,4 @@ function copyData (chart, series, store) {
   for (const [i, s] of series.entries()) chart.data.datasets[i].data = store.series(s.key)
 }
 
-function formatMsValue (y) {
-  return Number.isFinite(y) ? `${y.toFixed(1)} ms` : '–'
-}
+function formatMsValue (y) { return Number.isFinite(y) ? `${y.toFixed(1)} ms` : '–' }

@@ -1,15 +1,5 @@
-/**
- * The teacher's control panel, built from GET /experiments: the page knows
- * no experiment and no parameter by name, so a new experiment or parameter
- * on the server shows up here without a page change. Inputs follow the
- * schema's types: enum -> select, integer -> number input with min/max,
- * size -> text input.
- *
- * A run is followed by polling GET /experiments/:id (authoritative, and it
- * works even when the event stream is down) and by the `experiment` events
- * of /metrics (which also show runs started from another tab or curl).
- */
-import { make } from './dom.js'
+/** The teacher's control panel, built from GET /experiments: the page names no experiment (README.md). */
+import { make, say } from './dom.js'
 import { formatClock } from './format.js'
 import { requestJson } from './request-json.js'
 import { describeStep } from './run-steps.js'
@@ -17,22 +7,11 @@ import { renderResults, shortId } from './results-view.js'
 
 const POLL_MS = 500
 
-/**
- * Wire the panel.
- * @param {{ form: HTMLFormElement, chooser: HTMLElement, fields: HTMLElement, help: HTMLElement, run: HTMLButtonElement,
- *   cancel: HTMLButtonElement, message: HTMLElement, progress: HTMLProgressElement,
- *   progressText: HTMLElement, results: HTMLElement }} el
- * @param {{ experiment?: string, compact?: boolean, onFailed?: (run: object) => void }} [options] the experiment chosen
- *   first (a lesson's), else the server's first; `compact`: results drawn to fit a lesson's view (results-view.js);
- *   `onFailed`: called when a run it follows fails
- * @returns {{ load: () => Promise<void>, onExperimentEvent: (event: object) => void,
- *   showEarlier: (entry: object) => void, readonly current: object }}
- */
+/** `options`: `experiment` chosen first, `compact` results (a lesson's view), `onFailed` called when a followed run fails. */
 export function createControlPanel (el, options = {}) {
   let experiments = []
   let chosen = null
-  /** the run being followed: { id, status, progress } */
-  let current = null
+  let current = null // the run being followed: { id, status, progress }
   let pollTimer = null
   let polling = false
   let shownResultFor = null
@@ -81,11 +60,7 @@ export function createControlPanel (el, options = {}) {
     showHelp(null)
   }
 
-  /**
-   * The help of the field in use, in one box of fixed height under the
-   * fields: showing it inside the field would move the Run button under
-   * the pointer between press and release.
-   */
+  /** The field's help goes in a fixed box under the fields: inside the field it would move Run under the pointer mid-click. */
   function showHelp (input) {
     const help = input?.getAttribute('aria-describedby')
     el.help.textContent = help ? document.getElementById(help)?.textContent ?? '' : chosen?.description ?? ''
@@ -213,18 +188,14 @@ export function createControlPanel (el, options = {}) {
     el.progressText.replaceChildren(...(current === null ? [] : describeProgress(current)))
   }
 
-  /**
-   * An `experiment` event from /metrics: follow a run started elsewhere,
-   * move the progress bar between polls.
-   */
+  /** An `experiment` event from /metrics: follow a run started elsewhere, move the progress bar between polls. */
   function onExperimentEvent (event) {
     if (event === null || typeof event !== 'object' || typeof event.id !== 'string') return
     if (event.phase === 'start') {
       if (current?.id !== event.id) follow(event.id)
       return
     }
-    // a run whose start this page missed (it connected later, or the lab restarted under a grading
-    // run, npm run grade): follow it from its progress, unless another run is being followed
+    // a run whose start this page missed (it connected later, or a grading run): follow it, unless it follows another
     if (event.phase === 'progress' && current?.id !== event.id && current?.status !== 'running') follow(event.id)
     if (current?.id !== event.id) return
     if (event.phase === 'progress') {
@@ -236,12 +207,7 @@ export function createControlPanel (el, options = {}) {
     }
   }
 
-  /**
-   * A run that finished before this page opened (the /metrics snapshot's latest result, kept
-   * across worker restarts): shown in the Results panel unless the page has shown a run of its
-   * own since, and replaced by the next run to finish.
-   * @param {{ id: string, name: string, params: object|null, time: number, result: object } | undefined} entry
-   */
+  /** A run finished before this page opened (the snapshot's latest result), shown unless the page has shown one since. */
   function showEarlier (entry) {
     if (shownResultFor !== null || typeof entry?.id !== 'string' || entry.result === null || typeof entry.result !== 'object') return
     // a lesson's view shows its own experiment's runs only
@@ -254,22 +220,14 @@ export function createControlPanel (el, options = {}) {
     el.results.querySelector('h2')?.after(note)
   }
 
-  function showMessage (text, kind) {
-    el.message.textContent = text
-    el.message.dataset.kind = kind
-  }
+  function showMessage (text, kind) { say(el.message, text, kind) }
 
   el.form.addEventListener('submit', start)
   el.fields.addEventListener('focusin', function helpForField (event) { showHelp(event.target) })
   el.fields.addEventListener('focusout', function helpForExperiment () { showHelp(null) })
   el.cancel.addEventListener('click', cancel)
 
-  return {
-    load,
-    onExperimentEvent,
-    showEarlier,
-    get current () { return current === null ? null : { ...current } }
-  }
+  return { load, onExperimentEvent, showEarlier, get current () { return current === null ? null : { ...current } } }
 }
 
 /** One labelled input for a schema parameter, with its help text tied to it. */
@@ -310,13 +268,9 @@ function renderField (param) {
   return field
 }
 
-/** How a run ended, in words. */
 const ENDINGS = Object.freeze({ done: 'Done', failed: 'Failed', cancelled: 'Cancelled', unknown: 'Lost (the server restarted)' })
 
-/**
- * "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good", then what the step does (run-steps.js): the
- * page knows no experiment, so it says what the progress event carries, whatever the experiment.
- */
+/** "Run 1a2b3c4d: Uploads · 3 of 8 uploads · /good" and what the step does: what the progress event carries. */
 function describeProgress (run) {
   const head = `Run ${shortId(run.id)}`
   if (run.status !== 'running') return [make('span', {}, `${head}: ${ENDINGS[run.status] ?? run.status}.`)]

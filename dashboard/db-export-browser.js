@@ -1,24 +1,10 @@
-/**
- * Time the database export as a page sees it: fetch, parse every row, check
- * the order. The article this reproduces timed it in the browser, parse
- * included; this module runs the same code in the dashboard and in the
- * bench's client process (Node's fetch is the browser's), so the two agree.
- *
- * Batch: `ceil(rows / batch)` GET /db/batch requests one after another, each
- * answer parsed whole. Stream: one GET /db/stream, its JSON array parsed a
- * line at a time as it arrives (the server writes one row per line).
- * Rows are counted and checked, not kept: the client's memory is not the subject.
- */
+/** Time the database export as a page sees it: fetch, parse every row, check the order (README.md). */
+import { answerText } from './request-json.js'
 
 /**
- * @param {{ mode: 'batch'|'stream', rows: number, batch?: number, highWaterMark?: number,
- *   sleep?: number, baseUrl?: string, signal?: AbortSignal, headers?: Record<string, string> }} settings
- *   rows: how many to export; batch: rows per batch request; highWaterMark: rows per cursor read;
- *   sleep: seconds of pg_sleep per request; baseUrl: '' in the page (same origin);
- *   headers: sent with every request (the experiment's client process sends its run key, lib/limits/run-keys.js)
- * @returns {Promise<{ mode: string, rows: number, batch: number|null, highWaterMark: number|null, requests: number,
- *   received: number, inOrder: boolean, bytes: number, firstByteMs: number, firstRowMs: number|null, totalMs: number }>}
- * @throws {TypeError} for bad settings; {Error} with the server's message for an error answer
+ * Export `rows` rows, `mode` 'batch' (`batch` rows per GET /db/batch) or 'stream' (`highWaterMark` rows per cursor read), with
+ * `sleep` s of pg_sleep per request; `baseUrl` '' in the page; `headers` go with every request (the experiment's client sends
+ * its run key, lib/limits/run-keys.js). Resolves to `timing` below; throws a TypeError for bad settings, an Error for the server's.
  */
 export async function timeInBrowser ({ mode, rows, batch, highWaterMark, sleep = 0, baseUrl = '', signal, headers = {} } = {}) {
   if (mode !== 'batch' && mode !== 'stream') throw new TypeError(`mode must be batch or stream, got ${mode}`)
@@ -81,9 +67,7 @@ function checkCount (name, value, min) {
   if (!Number.isSafeInteger(value) || value < min) throw new TypeError(`${name} must be an integer >= ${min}, got ${value}`)
 }
 
-function sleepParam (sleep) {
-  return sleep > 0 ? `&sleep=${sleep}` : ''
-}
+function sleepParam (sleep) { return sleep > 0 ? `&sleep=${sleep}` : '' }
 
 function byteLength (text) {
   // exact for the ASCII rows the lab sends; close enough for anything else
@@ -92,16 +76,7 @@ function byteLength (text) {
 
 async function get (url, signal, headers) {
   const res = await fetch(url, { signal, cache: 'no-store', headers })
-  if (res.status !== 200) {
-    let message = `${res.status} ${res.statusText}`
-    try {
-      const body = await res.json()
-      if (body?.error) message = `${res.status} ${body.error.type}: ${body.error.message}`
-    } catch {
-      // not JSON: the status says enough
-    }
-    throw new Error(`GET ${url.replace(/^https?:\/\/[^/]+/, '')}: ${message}`)
-  }
+  if (res.status !== 200) throw new Error(`GET ${url.replace(/^https?:\/\/[^/]+/, '')}: ${await answerText(res)}`)
   return res
 }
 

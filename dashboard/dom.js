@@ -1,23 +1,9 @@
-/**
- * The page's one DOM helper: elements are built with text nodes, never from
- * HTML strings, so nothing a server or a record sends can become markup; and
- * every string child, title and label goes through shownText (lib/util/escape.js),
- * so that a site's name, a route or a record's text shows its control
- * characters and bidi marks escaped, as the card and the terminal show them.
- */
+/** The page's one DOM helper: text nodes, never HTML strings, every string through shownText (README.md). */
 import { shownText } from '/lib/util/escape.js'
 
-/** The attributes a reader sees as text. */
-const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder'])
+const SHOWN_ATTRIBUTES = Object.freeze(['title', 'aria-label', 'alt', 'placeholder']) // the attributes a reader sees as text
 
-/**
- * A small createElement: attributes, then children (strings become escaped text;
- * a Node, such as a Text node of a multi-line JSON document, goes in as it is).
- * @param {string} tag
- * @param {Record<string, string>} [attributes]
- * @param {...(Node|string)} children
- * @returns {HTMLElement}
- */
+/** A small createElement: attributes, then children (strings become escaped text; a Node goes in as it is). */
 export function make (tag, attributes = {}, ...children) {
   const node = document.createElement(tag)
   for (const [name, value] of Object.entries(attributes)) {
@@ -27,14 +13,23 @@ export function make (tag, attributes = {}, ...children) {
   return node
 }
 
-/**
- * A name such as a stream's `gunzip.out` as children that may break after each dot: a narrow
- * column wraps it at the dot rather than inside a word.
- * @param {string} name
- * @returns {Array<Node|string>} the children to pass to make()
- */
+/** A name such as `gunzip.out` as children that may break after each dot, so a narrow column wraps it there. */
 export function breakAfterDots (name) {
   return String(name).split(/(?<=\.)/).flatMap(function part (piece, i) {
     return i === 0 ? [piece] : [document.createElement('wbr'), piece]
   })
+}
+
+/** Say `text` in a message box; `kind` (info, error) styles it. */
+export function say (box, text, kind) {
+  box.textContent = text
+  box.dataset.kind = kind
+}
+
+/** Save the context and clip it to the chart's area (the caller restores). */
+export function clipToArea (ctx, area) {
+  ctx.save()
+  ctx.beginPath()
+  ctx.rect(area.left, area.top, area.width, area.height)
+  ctx.clip()
 }

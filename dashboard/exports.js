@@ -1,8 +1,4 @@
-/**
- * Downloads made in the page, from what it already holds: the samples as
- * CSV or JSON, the charts as one PNG. Nothing goes back to the server, so an
- * export works while the lab is down, too.
- */
+/** Downloads made in the page from what it holds (CSV, JSON, PNG): nothing goes back to the server. */
 import { fileStamp } from './format.js'
 import { MiB } from '../lib/util/units.js'
 import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
@@ -10,19 +6,14 @@ import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 /** The CSV columns, in bytes (what the server sent) and ms. */
 const MEMORY_KEYS = Object.freeze(['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers', 'peakRss'])
 const LOOP_KEYS = Object.freeze(['loopP99', 'loopMax'])
-/** The store's heap-space series: `heap_<V8 space name>`, as many as the server named. */
-const HEAP_PREFIX = 'heap_'
+const HEAP_PREFIX = 'heap_' // the store's heap-space series: `heap_<V8 space name>`, as many as the server named
 
-/**
- * The kept samples as CSV: one row per sample, memory in bytes; a column per heap space
- * (`heap_<space>`), then one per route and stage that held bytes in the window
- * (`held_<route>_<stage>`: the sum over that route's requests in flight).
- * @param {import('./series-store.js').SeriesStore} store
- */
+/** The kept samples as CSV: a row per sample, bytes; a column per heap space, then `held_<route>_<stage>` sums. */
 export function samplesToCsv (store) {
   const heapKeys = store.keys.filter(isHeapKey)
   const heldColumns = heldColumnsOf(store)
-  const lines = [['time', 'isoTime', ...MEMORY_KEYS, 'eventLoopP99Ms', 'eventLoopMaxMs', ...heapKeys, ...heldColumns.map(function name (c) { return c.name })].join(',')]
+  const heldNames = heldColumns.map(function name (c) { return c.name })
+  const lines = [['time', 'isoTime', ...MEMORY_KEYS, 'eventLoopP99Ms', 'eventLoopMaxMs', ...heapKeys, ...heldNames].join(',')]
   for (const row of store.rows()) {
     const cells = [row.time, new Date(row.time).toISOString()]
     // the store holds MiB; MiB is a power of two, so this gives back the exact bytes
@@ -36,18 +27,12 @@ export function samplesToCsv (store) {
   return lines.join('\n') + '\n'
 }
 
-function isHeapKey (key) {
-  return key.startsWith(HEAP_PREFIX)
-}
+function isHeapKey (key) { return key.startsWith(HEAP_PREFIX) }
 
-function toBytes (mib) {
-  return mib === null || mib === undefined ? null : Math.round(mib * MiB)
-}
+function toBytes (mib) { return mib === null || mib === undefined ? null : Math.round(mib * MiB) }
 
 /** A CSV column name part: what a route or stage is called, with nothing that would break a header. */
-function columnPart (name) {
-  return String(name).replace(/[^A-Za-z0-9-]/g, '_')
-}
+function columnPart (name) { return String(name).replace(/[^A-Za-z0-9-]/g, '_') }
 
 /** `held_<route>_<stage>` per route and stage that held bytes in a kept sample, by route then stage order. */
 function heldColumnsOf (store) {
@@ -83,12 +68,7 @@ function heldSums (note) {
   return sums
 }
 
-/**
- * The kept samples and marks as JSON.
- * @param {import('./series-store.js').SeriesStore} store
- * @param {import('./mark-log.js').MarkLog} marks
- * @param {object} meta what the page knows about the session (interval, window)
- */
+/** The kept samples and marks as JSON. `meta`: what the page knows about the session (interval, window) */
 export function samplesToJson (store, marks, meta) {
   const samples = []
   const heapKeys = store.keys.filter(isHeapKey)
@@ -102,7 +82,6 @@ export function samplesToJson (store, marks, meta) {
       if (bytes !== null) spaces[key.slice(HEAP_PREFIX.length)] = bytes
     }
     sample.heapSpaces = spaces
-    // the ingest requests in flight at this sample, and the bytes each held by stage
     sample.requests = row.note ?? []
     samples.push(sample)
   }
@@ -117,12 +96,6 @@ export function samplesToJson (store, marks, meta) {
   }, null, 1)
 }
 
-/**
- * Save text as a file, through a Blob URL that is revoked afterwards.
- * @param {string} name file name
- * @param {string} type media type
- * @param {string} text
- */
 export function downloadText (name, type, text) {
   const url = URL.createObjectURL(new Blob([text], { type }))
   clickDownload(name, url)
@@ -130,11 +103,7 @@ export function downloadText (name, type, text) {
   setTimeout(function revokeDownloadUrl () { URL.revokeObjectURL(url) }, 10_000)
 }
 
-/**
- * Save charts as one PNG, laid out in rows as given (each chart at its size on the page).
- * @param {object[][]} rows Chart.js charts, row by row
- * @param {string} name file name
- */
+/** Save charts as one PNG, laid out in rows as given (each chart at its size on the page). `rows`: Chart.js charts, row by row. */
 export function downloadChartsPng (rows, name) {
   const gap = 8
   let width = 0
@@ -163,9 +132,7 @@ export function downloadChartsPng (rows, name) {
 }
 
 /** A file name: streamlab-samples-2026-11-22T10-15-00.csv */
-export function exportName (what, extension) {
-  return `streamlab-${what}-${fileStamp()}.${extension}`
-}
+export function exportName (what, extension) { return `streamlab-${what}-${fileStamp()}.${extension}` }
 
 function clickDownload (name, href) {
   const link = document.createElement('a')

@@ -1,14 +1,8 @@
-/**
- * The big numbers beside the charts (RSS now, peak RSS, heap, array buffers, loop delay,
- * uploads in flight), from the latest sample, the stores' window and the mark log.
- */
+/** The big numbers beside the charts, from the latest sample, the stores' window and the mark log. */
 import { formatMiB, formatMs } from './format.js'
 import { MiB } from '../lib/util/units.js'
 
-/**
- * @param {{ store: import('./series-store.js').SeriesStore, marks: import('./mark-log.js').MarkLog }} parts
- * @returns {(sample: object|null) => void} draws the figures of a sample
- */
+/** Returns a function that draws the figures of a sample. */
 export function createFigures ({ store, marks }) {
   /** The window's largest value of a MiB series, in bytes (null when empty). */
   function windowMax (key) {

@@ -1,11 +1,7 @@
-/**
- * How figures read on the page: bytes as the lab writes them (lib/util/units.js, imported by a relative
- * path so Node's specs load this file too), a dash for no value, times as the server's wall clock.
- */
+/** How figures read on the page: bytes as lib/util/units.js writes them, a dash for no value, the server's clock. */
 import { formatBytes as bytesText, formatMB as mbText, formatMiB as mibText } from '../lib/util/units.js'
 
-/** What the page shows for a figure it does not have. */
-const NO_VALUE = '–'
+const NO_VALUE = '–' // what the page shows for a figure it does not have
 
 /** Bytes as MiB with one decimal, e.g. "123.4 MiB". */
 export function formatMiB (bytes) {
@@ -36,13 +32,11 @@ export function formatClock (time) {
   }).join(':')
 }
 
-/** Milliseconds with at most one decimal. */
 export function formatMs (ms) {
   if (!Number.isFinite(ms)) return NO_VALUE
   return `${ms >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10} ms`
 }
 
-/** A number with thousands separators. */
 export function formatCount (n) {
   if (n === null || n === undefined || n === '') return NO_VALUE
   const value = typeof n === 'number' ? n : Number(n)
@@ -58,11 +52,7 @@ export function fileStamp (time = Date.now()) {
 /** Steps between clock ticks, in seconds: round ones a reader counts in. */
 const CLOCK_STEPS = Object.freeze([1, 2, 5, 10, 15, 30, 60, 120, 300, 600])
 
-/**
- * Ticks for a clock axis from `min` to `max` (ms): at whole multiples of one step, as many as fit
- * `width` px with labels of `labelPx` px, so no two labels collide or read the same.
- * @returns {number[]} tick values (ms)
- */
+/** Clock ticks from `min` to `max` (ms) at whole steps, as many as fit `width` px with `labelPx` px labels. */
 export function clockTicks (min, max, width, labelPx) {
   if (!Number.isFinite(min) || !Number.isFinite(max) || max < min || !(width > 0)) return []
   const fit = Math.max(1, Math.floor(width / labelPx))

@@ -1,28 +1,13 @@
-/**
- * Garbage collections on the memory chart, where each happened (docs/dashboard.md): a
- * mark-compact as a triangle on the axis and a dotted line up the chart, the rest of the old
- * generation's work (incremental marking, weak callbacks) as a grey tick, and the young
- * generation's collections (scavenges) as pale ticks, one per pixel however many fall in it,
- * taller where there are more: a 100 MB /good run scavenges thousands of times, and its line
- * must stay readable. A collection the lab forced by reading a heap profile (`cause: 'lab'`,
- * lib/util/lab-gc.js) is drawn hollow and grey, not as the run's. The tooltip names what
- * collected near the point under the mouse, whose it was, and what each term means (GC_TERMS).
- *
- * The log is bounded like the mark log (mark-log.js holds it): a collection that leaves the
- * window is forgotten, and at most `cap` old-generation events and `youngCap` young ones are
- * kept. Events come from a sample's `gcEvents` or a record's `timeline.gc`, data from anywhere:
- * anything that is not a collection with a time is left out, and a kind is drawn as text.
- */
+/** Garbage collections on the memory chart, where each happened, in a bounded log (README.md). */
+import { clipToArea } from './dom.js'
 import { formatMiB } from './format.js'
 import { MINOR_KINDS } from '../lib/metrics/gc-kinds.js'
 
 const OLD_CAP = 2000
 const YOUNG_CAP = 20_000
 const KIND_MAX = 40
-/** How near the point under the mouse a collection is named in the tooltip, px. */
-const NEAR_PX = 6
-/** Collections the tooltip names one by one; the rest are counted. */
-const NAMED = 4
+const NEAR_PX = 6 // how near the point under the mouse a collection is named in the tooltip, px
+const NAMED = 4 // collections the tooltip names one by one; the rest are counted
 
 /** What each collection's name means, one line each: the tooltip and the key say it. */
 export const GC_TERMS = Object.freeze({
@@ -35,10 +20,7 @@ export const GC_TERMS = Object.freeze({
 /** What a collection marked as the lab's means. */
 export const LAB_CAUSE = 'forced by the lab reading the heap profile for allocation sites, not by the run'
 
-/**
- * The key's GC items, each term with its line as a tooltip (`title`): made with `make` (dom.js).
- * @param {Function} make
- */
+/** The key's GC items, each term with its line as a tooltip (`title`): made with `make` (dom.js). */
 export function gcKeyItems (make) {
   return [
     make('span', { 'aria-hidden': 'true' }, '▲'), ' ', make('abbr', { title: GC_TERMS['mark-compact'] }, 'mark-compact'), ', ',
@@ -63,23 +45,15 @@ const TRIANGLE_PX = 7
 
 /** Collections by time: the old generation's whole, the young one's when and how long. */
 export class GcLog {
-  /** @param {{ cap?: number, youngCap?: number }} [settings] */
   constructor (settings = {}) {
     this.cap = settings.cap ?? OLD_CAP
     this.youngCap = settings.youngCap ?? YOUNG_CAP
-    /** @type {Array<{ at: number, kind: string, ms: number|null, heapBefore: number|null, heapAfter: number|null, lab: boolean }>} */
-    this.old = []
-    /** @type {Array<{ at: number, kind: string, ms: number|null }>} */
-    this.young = []
-    /** Collections the server left out of full samples (lib/metrics/gc-events.js). */
-    this.omitted = 0
+    this.old = [] // `{ at, kind, ms, heapBefore, heapAfter, lab }` each
+    this.young = [] // `{ at, kind, ms }` each
+    this.omitted = 0 // collections the server left out of full samples (lib/metrics/gc-events.js)
   }
 
-  /**
-   * Collections from a sample or a record, in time order.
-   * @param {unknown} events
-   * @param {unknown} [omitted] how many the server left out
-   */
+  /** Collections from a sample or a record, in time order. `omitted`: how many the server left out. */
   add (events, omitted = 0) {
     if (Number.isSafeInteger(omitted) && omitted > 0) this.omitted += omitted
     if (!Array.isArray(events)) return
@@ -97,7 +71,6 @@ export class GcLog {
     if (this.young.length > this.youngCap) this.young.splice(0, this.young.length - this.youngCap)
   }
 
-  /** Forget what happened before `from` (ms). */
   trim (from) {
     for (const list of [this.old, this.young]) {
       let drop = 0
@@ -117,18 +90,11 @@ export class GcLog {
   }
 }
 
-function figure (n) {
-  return Number.isFinite(n) ? n : null
-}
+function figure (n) { return Number.isFinite(n) ? n : null }
 
-function isMarkCompact (e) {
-  return e.kind === 'mark-compact'
-}
+function isMarkCompact (e) { return e.kind === 'mark-compact' }
 
-/**
- * Draws the log given as the chart's `plugins.streamlabGc.log` over the lines, and counts what
- * it drew in `chart.$streamlabGc`.
- */
+/** Draws the log given as the chart's `plugins.streamlabGc.log` over the lines, and counts what it drew in `chart.$streamlabGc`. */
 export const gcPlugin = {
   id: 'streamlabGc',
   afterDatasetsDraw (chart, args, options) {
@@ -137,10 +103,7 @@ export const gcPlugin = {
     const { ctx, chartArea: area } = chart
     const x = chart.scales.x
     const drawn = { markCompacts: 0, labMarkCompacts: 0, otherOld: 0, youngColumns: 0, young: 0 }
-    ctx.save()
-    ctx.beginPath()
-    ctx.rect(area.left, area.top, area.width, area.height)
-    ctx.clip()
+    clipToArea(ctx, area)
     // the young ones by pixel column: a tick each, taller with the count
     const columns = new Map()
     for (const e of log.young) {
@@ -199,12 +162,7 @@ export const gcPlugin = {
   }
 }
 
-/**
- * The tooltip's lines for the collections near the point it shows: each old-generation one
- * with its time and heap before → after, the young ones counted.
- * @param {Array<{ chart: object, element: { x: number } }>} items Chart.js's tooltip items
- * @returns {string[]}
- */
+/** Tooltip lines for the collections near the point: old-generation ones with time and heap before → after, young counted. */
 export function gcTooltipLines (items) {
   const item = items[0]
   const chart = item?.chart
@@ -215,7 +173,8 @@ export function gcTooltipLines (items) {
   const old = log.old.filter(near)
   const young = log.young.filter(near)
   const lines = old.slice(0, NAMED).map(function describe (e) {
-    const heap = e.heapBefore === null || e.heapAfter === null ? 'heap not read' : `heap ${formatMiB(e.heapBefore)} → ${formatMiB(e.heapAfter)}`
+    const read = e.heapBefore !== null && e.heapAfter !== null
+    const heap = read ? `heap ${formatMiB(e.heapBefore)} → ${formatMiB(e.heapAfter)}` : 'heap not read'
     return `${e.kind}${e.lab ? ' (the lab\'s)' : ''} ${formatDuration(e.ms)}: ${heap}`
   })
   if (old.length > NAMED) lines.push(`and ${old.length - NAMED} more`)
@@ -224,13 +183,10 @@ export function gcTooltipLines (items) {
     const kinds = [...new Set(young.map(function kind (e) { return e.kind }))].join(', ')
     lines.push(`${young.length} × ${kinds}, ${formatDuration(ms)} in all`)
   }
-  // each term named, once, in a line
   const named = [...new Set([...old.slice(0, NAMED), ...young].map(function kind (e) { return e.kind }))]
   for (const kind of named) lines.push(`${kind}: ${GC_TERMS[kind] ?? 'a collection V8 names so'}`)
   if (old.slice(0, NAMED).some(function labs (e) { return e.lab })) lines.push(`(the lab's): ${LAB_CAUSE}`)
   return lines
 }
 
-function formatDuration (ms) {
-  return Number.isFinite(ms) ? `${ms.toFixed(1)} ms` : '– ms'
-}
+function formatDuration (ms) { return Number.isFinite(ms) ? `${ms.toFixed(1)} ms` : '– ms' }

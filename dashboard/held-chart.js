@@ -1,16 +1,4 @@
-/**
- * The per-request bars: one horizontal bar per ingest request, in flight or
- * ended (its peak, faded and labelled so), split by the stage that holds
- * the bytes, its label above it in its route's colour (above rather than
- * beside: the bars get the column's whole width), its total at its end. A stage
- * the route bounds gets a tick where its bound would end the segment: a
- * segment left of its tick is within its bound.
- *
- * /bad holds hundreds of MiB where /good holds KiB. The linear axis shows
- * how much more, honestly, with each total written beside its bar; the log
- * axis (the toggle) shows both bars' stages, and its title says that a
- * bar's end is its total while its segments are not to scale.
- */
+/** The per-request bars: one bar per ingest request, split by the stage that holds the bytes (README.md). */
 import { ROUTE_COLORS, OKABE_ITO, GRID, GRID_PROJECTOR, backgroundPlugin } from './charts.js'
 import { withAlpha } from './bytes-chart.js'
 import { formatBytes } from './format.js'
@@ -32,18 +20,14 @@ export const STAGE_COLORS = Object.freeze({
 
 const PEAK_ALPHA = 0.4
 const SEGMENT_EDGE = '#333333'
-/** The log axis's ticks are powers of this, from 16 B up. */
-const LOG_STEP = 4
+const LOG_STEP = 4 // the log axis's ticks are powers of this, from 16 B up
 const LOG_FLOOR = 16
 const TITLES = Object.freeze({
   linear: ['bytes held, linear scale'],
   logarithmic: ['bytes held, log scale: a bar ends', 'at its total, its parts not to scale']
 })
 
-/**
- * Draws each bar's label above it, each stage's bound as a tick across the bar, each bar's total
- * at its end, and a line when there is no bar. It counts the ticks it drew, for the page's debug object.
- */
+/** Draws each bar's label above it, stage bounds as ticks, totals at the ends, a line when there is no bar; counts ticks. */
 const heldMarksPlugin = {
   id: 'streamlabHeld',
   afterDatasetsDraw (chart, args, options) {
@@ -128,12 +112,6 @@ function firstElements (chart) {
   return out
 }
 
-/**
- * Build the chart.
- * @param {{ canvas: HTMLCanvasElement, held: import('./request-held.js').RequestHeld }} parts
- * @returns {{ chart: object, update: () => void, setScale: (type: 'linear'|'logarithmic') => void,
- *   setProjector: (on: boolean) => void, state: () => object }}
- */
 export function createHeldChart ({ canvas, held }) {
   let bars = []
   let scale = 'linear'
@@ -201,7 +179,8 @@ export function createHeldChart ({ canvas, held }) {
             generateLabels: function stageLabels (c) {
               return INGEST_STAGES.flatMap(function stageLabel (stage, i) {
                 if (!stagesSeen.has(stage)) return []
-                return [{ text: stage, fillStyle: STAGE_COLORS[stage], strokeStyle: SEGMENT_EDGE, lineWidth: 1, hidden: !c.isDatasetVisible(i), datasetIndex: i, fontColor: globalThis.Chart.defaults.color }]
+                const colors = { fillStyle: STAGE_COLORS[stage], strokeStyle: SEGMENT_EDGE, fontColor: globalThis.Chart.defaults.color }
+                return [{ text: stage, ...colors, lineWidth: 1, hidden: !c.isDatasetVisible(i), datasetIndex: i }]
               })
             }
           }
@@ -218,7 +197,8 @@ export function createHeldChart ({ canvas, held }) {
             label: function stageLine (item) {
               const bar = bars[item.dataIndex]
               const bound = bar?.bounds[item.dataset.label]
-              return `${item.dataset.label}: ${formatBytes(item.raw)}${Number.isFinite(bound) ? ` of its ${formatBytes(bound)} bound` : ', unbounded'}`
+              const of = Number.isFinite(bound) ? ` of its ${formatBytes(bound)} bound` : ', unbounded'
+              return `${item.dataset.label}: ${formatBytes(item.raw)}${of}`
             },
             footer: function unreadLines (items) {
               const bar = items.length ? bars[items[0].dataIndex] : null

@@ -1,16 +1,8 @@
-/**
- * The db-export lesson's view reads a database the lab may fail to reach (a PostgreSQL server
- * named by --database-url that is down, say). The lab starts its database on first use, so the
- * view asks GET /db/status when it opens and after a run fails: when the lab could not reach the
- * database, a note above the results says which one and what to do, rather than leave an empty panel.
- */
+/** The db-export lesson's note when the lab cannot reach its database (README.md). */
 import { make } from './dom.js'
 import { requestJson } from './request-json.js'
 
-/**
- * @param {HTMLElement} before the element the note goes before
- * @returns {{ check: () => Promise<void>, node: HTMLElement }} `check` reads /db/status and shows or hides the note
- */
+/** `before`: the element the note goes before. Returns: `check` reads /db/status and shows or hides the note. */
 export function createDatabaseNote (before) {
   const node = make('p', { id: 'lesson-database', class: 'lesson-database', role: 'alert' })
   node.hidden = true

@@ -1,19 +1,8 @@
-/**
- * `/?lesson=<name>`: the page as one lesson's view for a projector. The experiment the lesson
- * runs is chosen, only the panels it reads are shown (dashboard.css: `html[data-lesson]` with
- * `data-panel` on each panel), projector mode is on, and the lesson's question sits in the
- * header beside a link to the full page. An unknown name leaves the full page, with a message
- * naming the lessons there are.
- */
+/** `/?lesson=<name>`: the page as one lesson's view for a projector (README.md). */
 import { make } from './dom.js'
 import { findLesson, LESSONS, PANELS } from './lessons.js'
 
-/**
- * Apply `?lesson=` to the page.
- * @param {string|null} name the query's `lesson`
- * @param {{ bar: HTMLElement }} el the header's lesson bar
- * @returns {{ name: string, experiment: string, panels: readonly string[] } | null} the view, null on the full page
- */
+/** Apply `?lesson=` to the page. `name`: the query's `lesson`. `el`: the header's lesson bar. Returns: the view, null on the full page. */
 export function applyLesson (name, el) {
   const found = findLesson(name)
   if (found === null) return null

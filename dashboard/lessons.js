@@ -1,16 +1,5 @@
-/**
- * The lesson views (`/?lesson=<name>`): for each lesson page in docs/lessons/ that runs an
- * experiment, the experiment it runs, its one-sentence question (the lesson page's, word for
- * word: test/lesson-views.test.js holds them equal) and the panels the lesson reads.
- *
- * Panels by name: `memory`, `held`, `bytes`, `loop` (the charts over time), `pipeline` (the
- * backpressure run's stages), `figures` (the big numbers); the form and the results are on
- * every view.
- */
+/** The lesson views: each lesson's experiment, question and panels (README.md; test/lesson-views.test.js). */
 
-/** @typedef {{ experiment: string, title: string, question: string, panels: readonly string[] }} Lesson */
-
-/** @type {Readonly<Record<string, Lesson>>} */
 export const LESSONS = Object.freeze({
   ingest: lesson('ingest', 'Buffered vs streamed gzip ingest',
     'What does each route cost in memory as the body grows, and as more clients upload at once?',
@@ -39,11 +28,7 @@ export const LESSONS = Object.freeze({
 /** Every panel a view may show or hide, by name. */
 export const PANELS = Object.freeze(['memory', 'held', 'bytes', 'loop', 'pipeline', 'figures'])
 
-/**
- * The lesson a `?lesson=` value names.
- * @param {string|null} name
- * @returns {{ name: string, lesson: Lesson } | { name: string, unknown: true } | null} null when none is asked for
- */
+/** The lesson a `?lesson=` value names. Returns: null when none is asked for. */
 export function findLesson (name) {
   if (name === null || name === undefined) return null
   if (Object.hasOwn(LESSONS, name)) return { name, lesson: LESSONS[name] }

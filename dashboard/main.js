@@ -1,18 +1,4 @@
-/**
- * The dashboard page: samples and events from GET /metrics go into bounded
- * stores; a timer redraws the charts and the big numbers at most four times
- * a second, however fast samples come (`?interval=10` is 100 a second).
- *
- * Query parameters: `interval` (ms between samples, 10 to 5000, default
- * 100), `window` (minutes shown, 1 to 10, default 2), `projector=1` (large
- * type and high contrast, as the button), `lesson=<name>` (one lesson's view: lesson-view.js), `run=<id>` (replay a saved run;
- * `&compare=<id>` lays a second over it), `test=1` (adds
- * `streamlab.inject` and `streamlab.injectEvent`, which the browser tests use to simulate a long
- * session or a server that does not exist yet).
- *
- * `window.streamlab` is a read-only view of what the page holds, for the
- * browser test and for a curious student with the devtools open.
- */
+/** The dashboard page: GET /metrics into bounded stores, a throttled redraw; query parameters in README.md. */
 import { createBrowserExport } from './browser-export.js'
 import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES } from './charts.js'
@@ -55,18 +41,8 @@ const marks = new MarkLog()
 const held = new RequestHeld()
 const warmUps = new WarmUps()
 const renderFigures = createFigures({ store, marks })
-const charts = createCharts({
-  memoryCanvas: byId('memory-chart'),
-  loopCanvas: byId('loop-chart'),
-  store,
-  marks
-})
-const bytesChart = createBytesChart({
-  canvas: byId('bytes-chart'),
-  store,
-  marks,
-  spaces: function spacesSeen () { return heapSpaces }
-})
+const charts = createCharts({ memoryCanvas: byId('memory-chart'), loopCanvas: byId('loop-chart'), store, marks })
+const bytesChart = createBytesChart({ canvas: byId('bytes-chart'), store, marks, spaces: function spacesSeen () { return heapSpaces } })
 const heldChart = createHeldChart({ canvas: byId('held-chart'), held })
 
 let received = 0
@@ -101,43 +77,24 @@ function onSample (sample) {
   dirty = true
 }
 
-const panel = createControlPanel({
-  form: byId('experiment-form'),
-  chooser: byId('experiment-chooser'),
-  fields: byId('experiment-fields'),
-  help: byId('field-help'),
-  run: byId('run'),
-  cancel: byId('cancel'),
-  message: byId('run-message'),
-  progress: byId('run-progress'),
-  progressText: byId('run-progress-text'),
-  results: byId('results')
-}, { experiment: lesson?.experiment, compact: lesson !== null, onFailed: checkDatabase })
+const panel = createControlPanel(byIds({
+  form: 'experiment-form', chooser: 'experiment-chooser', fields: 'experiment-fields', help: 'field-help', run: 'run', cancel: 'cancel',
+  message: 'run-message', progress: 'run-progress', progressText: 'run-progress-text', results: 'results'
+}), { experiment: lesson?.experiment, compact: lesson !== null, onFailed: checkDatabase })
 
-// the database lesson's view says what to do when the lab cannot reach its database (lesson-database.js)
 const databaseNote = lesson?.name === 'db-export' ? createDatabaseNote(byId('results')) : null
 databaseNote?.check()
 
-function checkDatabase () {
-  databaseNote?.check()
-}
+function checkDatabase () { databaseNote?.check() }
 
-const browserExport = createBrowserExport({
-  form: byId('browser-export-form'),
-  run: byId('browser-export-run'),
-  cancel: byId('browser-export-cancel'),
-  message: byId('browser-export-message'),
-  status: byId('browser-db-status'),
-  results: byId('results')
-})
+const browserExport = createBrowserExport(byIds({
+  form: 'browser-export-form', run: 'browser-export-run', cancel: 'browser-export-cancel', message: 'browser-export-message',
+  status: 'browser-db-status', results: 'results'
+}))
 
 // a recorded run in place of the live charts (the stream goes on underneath, as when paused)
 const replay = createReplay({
-  live: byId('live-view'),
-  box: byId('replay'),
-  bar: byId('replay-bar'),
-  text: byId('replay-text'),
-  back: byId('back-to-live'),
+  ...byIds({ live: 'live-view', box: 'replay', bar: 'replay-bar', text: 'replay-text', back: 'back-to-live' }),
   onChange: function replayChanged (state) {
     // the address says what is shown, so a bookmark or a link opens it again (`?run=`, `&compare=`)
     const url = new URL(location.href)
@@ -150,10 +107,8 @@ const replay = createReplay({
     if (state.mode === 'live') redraw(true)
   }
 })
-const runsPanel = createRunsPanel({ list: byId('runs-list'), message: byId('runs-message'), file: byId('run-file') }, replay)
-const outcomesView = createOutcomes({
-  banner: byId('crash-banner'), text: byId('crash-text'), dismiss: byId('crash-dismiss'), marks, panel
-})
+const runsPanel = createRunsPanel(byIds({ list: 'runs-list', message: 'runs-message', file: 'run-file' }), replay)
+const outcomesView = createOutcomes({ ...byIds({ banner: 'crash-banner', text: 'crash-text', dismiss: 'crash-dismiss' }), marks, panel })
 const sitesView = createLiveSites(byId('sites'))
 explainGcTerms(document)
 const pipelineLive = createPipelineLive(byId('pipeline'))
@@ -241,15 +196,9 @@ document.addEventListener('visibilitychange', function redrawWhenShown () {
   if (!document.hidden) redraw(true)
 })
 
-// the view controls
-
 const windowSelect = byId('window-minutes')
 for (let minutes = 1; minutes <= 10; minutes++) {
-  const option = document.createElement('option')
-  option.value = String(minutes)
-  option.textContent = `${minutes} min`
-  option.selected = minutes === windowMinutes
-  windowSelect.append(option)
+  windowSelect.append(new Option(`${minutes} min`, String(minutes), false, minutes === windowMinutes))
 }
 windowSelect.addEventListener('change', function changeWindow () {
   store.setWindow(Number(windowSelect.value) * 60_000)
@@ -285,8 +234,6 @@ projectorButton.addEventListener('click', function toggleProjector () {
 // a lesson's view is for the projector; ?projector=1 (or 0) in a bookmark wins over what the browser remembers
 setProjector(lesson !== null || (query.has('projector') ? query.get('projector') === '1' : readProjector()))
 
-// exports and tools
-
 byId('export-csv').addEventListener('click', function exportCsv () {
   downloadText(exportName('samples', 'csv'), 'text/csv', samplesToCsv(store))
 })
@@ -312,7 +259,6 @@ outcomesView.load().then(function loaded () { dirty = true })
 runsPanel.refresh()
 runsPanel.openFromQuery(query.get('run'), query.get('compare'))
 
-// the read-only debug view (and, with ?test=1, the test's way in)
 
 const debug = {
   get state () { return connection.state },
@@ -337,12 +283,8 @@ const debug = {
   get outcomes () { return outcomesView.outcomes },
   get browserExport () { return browserExport.last },
   get projector () { return document.documentElement.classList.contains('projector') },
-  /** The lesson's view (`?lesson=`): its name, experiment and panels; null on the full page. */
   get lesson () { return lesson },
-  /**
-   * "Where the bytes are" as drawn: the heap spaces named so far and each one's largest value in
-   * the window, and the layers, bottom to top, with their points in the window (MiB).
-   */
+  /** "Where the bytes are": the heap spaces named, each one's largest in the window, the layers bottom to top (MiB). */
   get bytes () {
     return {
       spaces: [...heapSpaces],
@@ -350,20 +292,13 @@ const debug = {
       layers: bytesChart.shown().map(function withPoints (layer) { return { ...layer, points: store.series(layer.key) } })
     }
   },
-  /** The per-request bars as drawn: scale, axis title, bound ticks drawn, and each bar's stages (bytes). */
   get requestBars () { return heldChart.state() },
-  /** A replay as drawn (`mode` live, run or overlay): its peaks, spans and bars, or two runs' lines and delta rows. */
   get replay () { return replay.state() },
-  /** The Runs panel: the saved runs listed, the files from this computer, its message. */
   get runs () { return runsPanel.state() },
-  /** "Which code holds it", live: each route's bars as drawn. */
   get sites () { return sitesView.state() }
 }
 if (testHooks) {
-  /**
-   * Feed samples through the same path as the stream's (a long session in
-   * a moment); `replace` forgets the kept points first.
-   */
+  /** Feed samples through the stream's path (a long session in a moment); `replace` forgets the kept points first. */
   debug.inject = function inject (samples, { replace = false } = {}) {
     if (replace) store.clear()
     for (const sample of samples) onSample(sample)
@@ -379,6 +314,11 @@ if (testHooks) {
 window.streamlab = Object.freeze(debug)
 
 function byId (id) { return document.getElementById(id) }
+
+/** `{ name: id }` as `{ name: element }`. */
+function byIds (ids) {
+  return Object.fromEntries(Object.entries(ids).map(function element ([name, id]) { return [name, byId(id)] }))
+}
 
 function readInteger (text, min, max, fallback) {
   const n = text !== null && /^\d+$/.test(text) ? Number(text) : NaN

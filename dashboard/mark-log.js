@@ -1,10 +1,4 @@
-/**
- * What the charts mark on top of the lines: ingest requests as spans from
- * start to end (so a class sees which request caused which rise), peak
- * resets and crashes as vertical lines, garbage collections (gc-marks.js). Bounded like the series: a mark
- * that has left the window is forgotten, and at most `cap` of each kind
- * are kept (an experiment of 10,000 uploads must not grow the page).
- */
+/** What the charts mark on top of the lines (requests, peak resets, crashes), bounded like the series. */
 import { GcLog } from './gc-marks.js'
 
 const MARK_CAP = 2000
@@ -12,27 +6,17 @@ const MAX_ROUTES = 16
 
 /** Requests, peak resets and crashes, by server time. */
 export class MarkLog {
-  /** @param {{ cap?: number }} [settings] */
   constructor (settings = {}) {
     this.cap = settings.cap ?? MARK_CAP
-    /** @type {Array<{ id: number, route: string, start: number, end: number | null, status: number | null, errorType: string | null }>} oldest first */
-    this.requests = []
-    /** requests started and not yet ended, by id */
-    this.open = new Map()
-    /** @type {number[]} */
+    this.requests = [] // `{ id, route, start, end, status, errorType }`, oldest first (end, status and errorType null until it ends)
+    this.open = new Map() // requests started and not yet ended, by id
     this.peakResets = []
-    /** @type {Array<{ time: number, reason: string, route: string | null }>} */
     this.crashes = []
-    /** garbage collections, drawn on the memory chart */
-    this.gc = new GcLog()
+    this.gc = new GcLog() // garbage collections, drawn on the memory chart
     /** starts seen per route since the page opened (the four ingest routes always listed) */
     this.seen = { bad: 0, good: 0, 'express-json': 0, 'streamparser-json': 0 }
   }
 
-  /**
-   * A `request` event from /metrics.
-   * @param {{ phase: string, id: number, route: string, time: number, status?: number, ms?: number, errorType?: string }} event
-   */
   onRequest (event) {
     if (event === null || typeof event !== 'object' || !Number.isFinite(event.time)) return
     if (event.phase === 'start') {
@@ -69,7 +53,6 @@ export class MarkLog {
     this.#cap(this.peakResets)
   }
 
-  /** A `crash` event. */
   onCrash (event) {
     const time = Number.isFinite(event?.time) ? event.time : Date.now()
     this.crashes.push({ time, reason: String(event?.reason ?? 'unknown'), route: event?.route ?? null })
@@ -81,10 +64,7 @@ export class MarkLog {
     for (const id of [...this.open.keys()]) this.#lose(id)
   }
 
-  /**
-   * Forget what ended before `from` (ms). Open requests stay: they still
-   * run, however long ago they started.
-   */
+  /** Forget what ended before `from` (ms). Open requests stay: they still run, however long ago they started. */
   trim (from) {
     let drop = 0
     // ordered by start, so stop at the first one still needed

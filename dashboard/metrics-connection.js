@@ -1,22 +1,9 @@
-/**
- * The page's one connection to GET /metrics, and the state it shows:
- * connecting, live, reconnecting. EventSource reconnects by itself (the
- * server sends `retry: 2000` and replays from `Last-Event-ID`); this module
- * only says so, and starts a new EventSource in the one case the browser
- * gives up for good (an answer that was not an event stream, e.g. from a
- * proxy while the lab restarts).
- */
+/** The page's one connection to GET /metrics and the state it shows (README.md). */
 
 const EVENT_TYPES = Object.freeze(['sample', 'request', 'experiment', 'peak', 'crash', 'run-record', 'sites', 'dropped', 'gap'])
 
 const RESTART_AFTER_MS = 3000
 
-/**
- * Connect.
- * @param {{ url: string, onState: (state: 'connecting'|'live'|'reconnecting', detail: { since: number, reconnects: number }) => void,
- *   onEvent: (type: string, data: unknown) => void }} settings
- * @returns {{ close: () => void, readonly state: string }}
- */
 export function connectMetrics ({ url, onState, onEvent }) {
   let source = null
   let state = 'connecting'

@@ -1,31 +1,15 @@
-/**
- * What the page must learn of what happened without it: a worker's crash (from the stream, or
- * from the /metrics snapshot when the page opens after it) in a banner above the chart, never
- * over it (it would hide the rise it is about), and the latest experiment result, which a live
- * stream never repeats. And the Tools box's Reset peak.
- */
+/** A worker's crash and the latest result, which the live stream never repeats; the Reset peak tool. */
 import { formatClock, formatMiB, formatMs } from './format.js'
 
-/**
- * A crash this long past when the page learns of it (a page opened later, the /metrics snapshot or
- * a fresh stream's first event) is history, not news: its chart mark is kept, but no banner.
- */
+/** A crash this long past when the page learns of it is history, not news: its chart mark is kept, but no banner. */
 const RECENT_CRASH_MS = 10 * 60_000
 /** Crash records told apart by worker pid and time: the snapshot, a fresh stream and a replay may each bring the same one. */
 const CRASHES_REMEMBERED = 64
 
-/**
- * @param {{ banner: HTMLElement, text: HTMLElement, dismiss: HTMLButtonElement,
- *   marks: import('./mark-log.js').MarkLog, panel: { showEarlier: (entry: object) => void } }} el
- * @returns {{ showCrash: (data: object) => void, serverTime: (time: number) => void,
- *   load: () => Promise<void>, readonly outcomes: string }}
- */
 export function createOutcomes (el) {
-  /** The server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time. */
-  let clockOffset = 0
+  let clockOffset = 0 // the server's clock minus this browser's, from its latest sample: how old a crash is, by the server's time
   const crashesSeen = new Set()
-  /** The /metrics snapshot read at load: 'loading', then 'loaded' or 'unavailable'. */
-  let outcomes = 'loading'
+  let outcomes = 'loading' // the /metrics snapshot read at load: 'loading', then 'loaded' or 'unavailable'
 
   /** A crash record: marked on the chart once, and shown in the banner while it is recent. */
   function showCrash (data) {
@@ -70,7 +54,6 @@ export function createOutcomes (el) {
   return {
     showCrash,
     load,
-    /** A sample's time: the server's clock. */
     serverTime: function serverTime (time) {
       clockOffset = time - Date.now()
     },
@@ -78,7 +61,7 @@ export function createOutcomes (el) {
   }
 }
 
-/** How the supervisor brought the lab back, from the crash record's `restarts`, `backoffMs`, `requestCaused` and `restartMs`; '' for a record without `restarts`. */
+/** How the supervisor brought the lab back, from the crash record's `restarts`, `backoffMs`, `requestCaused`, `restartMs`; or ''. */
 function restartNote (data) {
   if (!Number.isFinite(data?.restarts)) return ''
   const how = data.backoffMs > 0
@@ -88,11 +71,7 @@ function restartNote (data) {
   return ` The lab restarted ${how}${back}; restart ${data.restarts} since it started.`
 }
 
-/**
- * The Tools box's Reset peak: POST /metrics/peak/reset, and what it did in `message`.
- * @param {HTMLButtonElement} button
- * @param {HTMLElement} message
- */
+/** The Tools box's Reset peak: POST /metrics/peak/reset, and what it did in `message`. */
 export function resetPeakButton (button, message) {
   button.addEventListener('click', async function resetPeak () {
     try {

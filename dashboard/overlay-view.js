@@ -1,25 +1,22 @@
-/**
- * Two recorded runs laid over each other (docs/runs.md, "Replay and overlay"): one time axis in
- * seconds from each run's start, so the runs line up however far apart they were made; run A's
- * lines solid and B's dashed, each run's requests shaded in their route's colour (B's outlined,
- * dashed, along the bottom); and the delta table of `npm run runs -- compare`, from the same
- * module (lib/runs/compare.js, which the lab serves to the page): each route's peak above idle,
- * throughput and p99 latency in A and B, B/A and B − A; and the sites that moved, as compare
- * lists them (lib/runs/site-compare.js).
- */
+/** Two recorded runs laid over each other, with compare's delta table (README.md). */
 import { compareRecords } from '/lib/runs/compare.js'
 import { formatDifference, formatFigure, formatRatio, formatSpread, formatWithRange } from '/lib/runs/figure-text.js'
 import { compareSites } from '/lib/runs/site-compare.js'
-import { OKABE_ITO, ROUTE_COLORS, backgroundPlugin, baseOptions, routeSpans, GRID, GRID_PROJECTOR } from './charts.js'
-import { make } from './dom.js'
+import { OKABE_ITO, ROUTE_COLORS, backgroundPlugin, baseOptions, lineDataset, routeSpans, GRID, GRID_PROJECTOR } from './charts.js'
+import { clipToArea, make } from './dom.js'
 import { MiB } from '../lib/util/units.js'
 import { describeRecord, recordTitle, routeKey } from './run-view.js'
 
+/** A sample's `key` in MiB, null where it has none. */
+function inMiB (key) {
+  return function valueInMiB (s) { return Number.isFinite(s[key]) ? s[key] / MiB : null }
+}
+
 /** What each chart draws of both runs: the same colour in A and B, B dashed. */
 const MEMORY_LINES = Object.freeze([
-  { key: 'rss', label: 'RSS', color: OKABE_ITO.blue, width: 3, value: function rss (s) { return s.rss / MiB } },
-  { key: 'heapUsed', label: 'heap used', color: OKABE_ITO.skyBlue, width: 2, value: function heapUsed (s) { return Number.isFinite(s.heapUsed) ? s.heapUsed / MiB : null } },
-  { key: 'arrayBuffers', label: 'array buffers', color: OKABE_ITO.orange, width: 2, value: function arrayBuffers (s) { return Number.isFinite(s.arrayBuffers) ? s.arrayBuffers / MiB : null } }
+  { key: 'rss', label: 'RSS', color: OKABE_ITO.blue, width: 3, value: inMiB('rss') },
+  { key: 'heapUsed', label: 'heap used', color: OKABE_ITO.skyBlue, width: 2, value: inMiB('heapUsed') },
+  { key: 'arrayBuffers', label: 'array buffers', color: OKABE_ITO.orange, width: 2, value: inMiB('arrayBuffers') }
 ])
 const LOOP_LINES = Object.freeze([
   { key: 'loopP99', label: 'loop delay p99', color: OKABE_ITO.blue, width: 2, value: function p99 (s) { return s.eventLoop?.p99 ?? null } }
@@ -28,18 +25,12 @@ const DASH = Object.freeze([8, 5])
 const SPAN_ALPHA = 0.14
 const BAR_PX = 6
 
-/**
- * Shades each run's requests, merged per route where they overlap: run A's filled with a solid bar
- * along the top, run B's outlined dashed with a dashed bar along the bottom.
- */
+/** Shades each run's requests, merged per route: A's filled with a bar along the top, B's outlined dashed along the bottom. */
 const overlaySpansPlugin = {
   id: 'streamlabOverlaySpans',
   beforeDatasetsDraw (chart, args, options) {
     const { ctx, chartArea: area, scales: { x } } = chart
-    ctx.save()
-    ctx.beginPath()
-    ctx.rect(area.left, area.top, area.width, area.height)
-    ctx.clip()
+    clipToArea(ctx, area)
     ctx.font = `600 ${Math.round(globalThis.Chart.defaults.font.size * 0.85)}px ${globalThis.Chart.defaults.font.family}`
     for (const [i, run] of (options.runs ?? []).entries()) {
       const second = i === 1
@@ -89,35 +80,32 @@ function requestsOf (record) {
 }
 
 function overlayChart (canvas, runs, lines, { yTitle, unit, labels }) {
-  const options = baseOptions({ yTitle, yFormat: function inUnit (y) { return Number.isFinite(y) ? `${y.toFixed(1)} ${unit}` : '–' }, marks: null, labels: false, legend: true })
+  const yFormat = function inUnit (y) { return Number.isFinite(y) ? `${y.toFixed(1)} ${unit}` : '–' }
+  const options = baseOptions({ yTitle, yFormat, marks: null, labels: false, legend: true })
   options.scales.x.ticks.callback = function seconds (value) { return `${value} s` }
   delete options.scales.x.afterBuildTicks
   options.scales.x.title = { display: true, text: 'seconds from each run\'s start' }
-  options.plugins.tooltip.callbacks.title = function atSecond (items) { return items.length ? `${items[0].parsed.x.toFixed(1)} s from the start` : '' }
+  options.plugins.tooltip.callbacks.title = function atSecond (items) {
+    return items.length ? `${items[0].parsed.x.toFixed(1)} s from the start` : ''
+  }
   options.plugins.streamlabOverlaySpans = { runs: runs.map(function spans (record) { return { requests: requestsOf(record) } }), labels }
   const datasets = []
   for (const [i, record] of runs.entries()) {
     for (const line of lines) {
-      datasets.push({
-        label: `${i === 0 ? 'A' : 'B'} ${line.label}`,
-        data: pointsOf(record, line),
-        borderColor: line.color,
-        backgroundColor: line.color,
-        borderWidth: line.width,
-        borderDash: i === 0 ? [] : [...DASH],
-        pointRadius: 0,
-        pointHoverRadius: 4,
-        tension: 0,
-        fill: false,
-        spanGaps: true
-      })
+      const label = `${i === 0 ? 'A' : 'B'} ${line.label}`
+      datasets.push(lineDataset({ ...line, label, dash: i === 0 ? [] : [...DASH] }, pointsOf(record, line)))
     }
   }
-  let longest = 0
-  for (const r of runs) longest = Math.max(longest, ((r.run.endedAt ?? r.timeline.samples.at(-1)?.time ?? r.run.startedAt) - r.run.startedAt) / 1000)
+  const seconds = runs.map(function length ({ run, timeline: t }) {
+    return (run.endedAt ?? t.samples.at(-1)?.time ?? run.startedAt) - run.startedAt
+  })
   options.scales.x.min = 0
-  options.scales.x.max = Math.max(1, Math.ceil(longest))
+  options.scales.x.max = Math.max(1, Math.ceil(Math.max(...seconds) / 1000))
   return new globalThis.Chart(canvas, { type: 'line', data: { datasets }, options, plugins: [overlaySpansPlugin, backgroundPlugin] })
+}
+
+function headRow (labels) {
+  return make('thead', {}, make('tr', {}, ...labels.map(function th (text) { return make('th', { scope: 'col' }, text) })))
 }
 
 /** The delta table: a row per route and figure both runs have. */
@@ -125,8 +113,7 @@ function deltaTable (compared) {
   const repeats = compared.rows.some(function hasSpread (r) { return r.spread !== null })
   const table = make('table', { class: 'results deltas' })
   table.append(make('caption', {}, 'B against A: each route\'s figures in both runs (npm run runs -- compare says the same)'))
-  const head = make('tr', {}, ...['Route', 'Figure', 'A', 'B', 'B/A', 'B − A', ...(repeats ? ['Repeats'] : [])].map(function th (text) { return make('th', { scope: 'col' }, text) }))
-  table.append(make('thead', {}, head))
+  table.append(headRow(['Route', 'Figure', 'A', 'B', 'B/A', 'B − A', ...(repeats ? ['Repeats'] : [])]))
   const body = make('tbody')
   for (const row of compared.rows) {
     const tr = make('tr', { 'data-key': row.key, 'data-figure': row.name },
@@ -145,17 +132,17 @@ function deltaTable (compared) {
 
 /** Each route's sites that moved most: MiB allocated and held in A and B, as compare prints them. */
 function sitesTable (sites) {
-  const mib = function mib (v) { return v === null ? '–' : formatFigure('bytes', v) }
+  const mib = function mib (v) { return make('td', {}, v === null ? '–' : formatFigure('bytes', v)) }
+  const delta = function delta (v) { return make('td', {}, formatDifference('bytes', v)) }
   const table = make('table', { class: 'results deltas sites-moved' })
   table.append(make('caption', {}, 'The sites that moved: MiB each line allocated over the run, and the most it held at once'))
-  table.append(make('thead', {}, make('tr', {}, ...['Route', 'Site', 'Kind', 'Allocated A', 'Allocated B', 'B − A', 'Held A', 'Held B', 'B − A'].map(function th (text) { return make('th', { scope: 'col' }, text) }))))
+  table.append(headRow(['Route', 'Site', 'Kind', 'Allocated A', 'Allocated B', 'B − A', 'Held A', 'Held B', 'B − A']))
   const body = make('tbody')
   for (const { route, rows } of sites.routes) {
     for (const r of rows) {
       body.append(make('tr', { 'data-route': route },
         make('th', { scope: 'row' }, `/${route}`), make('td', {}, make('code', {}, r.line)), make('td', {}, r.kinds),
-        make('td', {}, mib(r.allocated.a)), make('td', {}, mib(r.allocated.b)), make('td', {}, formatDifference('bytes', r.allocated.difference)),
-        make('td', {}, mib(r.held.a)), make('td', {}, mib(r.held.b)), make('td', {}, formatDifference('bytes', r.held.difference))))
+        mib(r.allocated.a), mib(r.allocated.b), delta(r.allocated.difference), mib(r.held.a), mib(r.held.b), delta(r.held.difference)))
     }
   }
   table.append(body)
@@ -169,15 +156,11 @@ function differenceLine (label, differences) {
     const text = value === undefined ? 'none' : String(JSON.stringify(value))
     return text.length > 40 ? `${text.slice(0, 39)}…` : text
   }
-  return make('p', { class: 'replay-about' }, `${label}: ${differences.map(function one (d) { return `${d.name} ${shown(d.a)} → ${shown(d.b)}` }).join('; ')}`)
+  const one = function one (d) { return `${d.name} ${shown(d.a)} → ${shown(d.b)}` }
+  return make('p', { class: 'replay-about' }, `${label}: ${differences.map(one).join('; ')}`)
 }
 
-/**
- * A view of two runs in `container`; `show(a, b)` draws them.
- * @param {HTMLElement} container
- * @param {{ idPrefix?: string }} [settings]
- * @returns {{ show: (a: object, b: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
- */
+/** A view of two runs in `container`; `show(a, b)` draws them. */
 export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
   let drawn = null
 
@@ -191,17 +174,23 @@ export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
     destroy()
     const compared = compareRecords(a, b)
     const sites = compareSites(a, b)
-    const memoryCanvas = make('canvas', { id: `${idPrefix}-memory-chart`, role: 'img', 'aria-label': 'Memory of run A (solid lines) and run B (dashed) in MiB, in seconds from each run\'s start, with each run\'s requests shaded by route' })
-    const loopCanvas = make('canvas', { id: `${idPrefix}-loop-chart`, role: 'img', 'aria-label': 'Event-loop delay p99 of run A (solid) and run B (dashed), in seconds from each run\'s start' })
-    const about = function about (label, record) {
-      return make('div', { class: 'overlay-run' }, make('h3', {}, `${label} ${recordTitle(record)}`), ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }))
+    const canvas = function canvas (name, label) {
+      return make('canvas', { id: `${idPrefix}-${name}-chart`, role: 'img', 'aria-label': label })
     }
+    const memoryCanvas = canvas('memory', 'Memory of run A (solid lines) and run B (dashed) in MiB, in seconds from each run\'s start, ' +
+      'with each run\'s requests shaded by route')
+    const loopCanvas = canvas('loop', 'Event-loop delay p99 of run A (solid) and run B (dashed), in seconds from each run\'s start')
+    const about = function about (label, record) {
+      const lines = describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) })
+      return make('div', { class: 'overlay-run' }, make('h3', {}, `${label} ${recordTitle(record)}`), ...lines)
+    }
+    const note = function note (text, warn = false) { return make('p', { class: warn ? 'replay-about warn' : 'replay-about' }, text) }
     const notes = [
-      a.run.experiment !== b.run.experiment ? make('p', { class: 'replay-about warn' }, `different experiments: ${a.run.experiment} and ${b.run.experiment}`) : null,
+      a.run.experiment !== b.run.experiment ? note(`different experiments: ${a.run.experiment} and ${b.run.experiment}`, true) : null,
       differenceLine('params differ', compared.params),
       differenceLine('machines differ', compared.where),
-      compared.onlyA.length > 0 ? make('p', { class: 'replay-about' }, `only in A: ${compared.onlyA.join(', ')}`) : null,
-      compared.onlyB.length > 0 ? make('p', { class: 'replay-about' }, `only in B: ${compared.onlyB.join(', ')}`) : null
+      compared.onlyA.length > 0 ? note(`only in A: ${compared.onlyA.join(', ')}`) : null,
+      compared.onlyB.length > 0 ? note(`only in B: ${compared.onlyB.join(', ')}`) : null
     ].filter(Boolean)
     const routes = [...new Set([...a.run.routes, ...b.run.routes])]
     container.replaceChildren(
@@ -213,14 +202,13 @@ export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
         make('div', { class: 'chart-box memory' }, memoryCanvas),
         make('div', { class: 'chart-box loop' }, loopCanvas)),
       routeKey(routes, [' · A solid, its requests shaded along the top; B dashed, its requests outlined along the bottom']),
-      compared.rows.length > 0 ? deltaTable(compared) : make('p', { class: 'help' }, 'No route has figures in both runs: nothing to set side by side.'),
+      compared.rows.length > 0
+        ? deltaTable(compared)
+        : make('p', { class: 'help' }, 'No route has figures in both runs: nothing to set side by side.'),
       ...(sites.routes.length > 0 ? [sitesTable(sites)] : []))
     const runs = [a, b]
     drawn = {
-      a,
-      b,
-      compared,
-      sites,
+      a, b, compared, sites,
       charts: [
         overlayChart(memoryCanvas, runs, MEMORY_LINES, { yTitle: 'MiB', unit: 'MiB', labels: true }),
         overlayChart(loopCanvas, runs, LOOP_LINES, { yTitle: 'ms', unit: 'ms', labels: false })
@@ -242,15 +230,18 @@ export function createOverlayView (container, { idPrefix = 'overlay' } = {}) {
     if (drawn === null) return null
     const lines = drawn.charts[0].data.datasets.map(function summary (ds) {
       const highest = ds.data.reduce(function max (m, p) { return p.y !== null && p.y > m ? p.y : m }, -Infinity)
-      return { label: ds.label, dashed: ds.borderDash.length > 0, points: ds.data.length, max: Number.isFinite(highest) ? highest * MiB : null, firstX: ds.data[0]?.x ?? null }
+      const max = Number.isFinite(highest) ? highest * MiB : null
+      return { label: ds.label, dashed: ds.borderDash.length > 0, points: ds.data.length, max, firstX: ds.data[0]?.x ?? null }
     })
     return {
       a: drawn.a.id,
       b: drawn.b.id,
       lines,
-      rows: drawn.compared.rows.map(function row (r) { return { key: r.key, name: r.name, unit: r.unit, a: r.a?.value ?? null, b: r.b?.value ?? null, ratio: r.ratio, difference: r.difference } }),
+      rows: drawn.compared.rows.map(function row ({ key, name, unit, a, b, ratio, difference }) {
+        return { key, name, unit, a: a?.value ?? null, b: b?.value ?? null, ratio, difference }
+      }),
       params: drawn.compared.params.map(function name (d) { return d.name }),
-      sites: drawn.sites.routes.map(function route (r) { return { route: r.route, lines: r.rows.map(function line (row) { return row.line }) } })
+      sites: drawn.sites.routes.map(function route (r) { return { route: r.route, lines: r.rows.map(function at (s) { return s.line }) } })
     }
   }
 

@@ -1,36 +1,21 @@
-/**
- * A pipeline sample read as bars and lines of text, left to right, client to consumer: what
- * dashboard/pipeline-view.js draws. It touches no page, so specs read it in Node
- * (test/units/pipeline-view.test.js).
- */
+/** A pipeline sample as bars and lines of text, client to consumer; no page, so Node specs read it. */
 import { formatBytes } from './format.js'
 import { MiB } from '../lib/util/units.js'
 
-/**
- * Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`.
- * @param {unknown} sample
- */
+/** Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`. */
 export function isPipelineSample (sample) {
   return sample !== null && typeof sample === 'object' && Array.isArray(sample.stages) &&
     sample.stages.every(function stageShape (s) { return s !== null && typeof s === 'object' && typeof s.name === 'string' })
 }
 
-/**
- * A record's pipeline samples (its results' `samples`), or null when it has none.
- * @param {object|null} results
- * @returns {object[]|null}
- */
+/** A record's pipeline samples (its results' `samples`), or null when it has none. */
 export function recordedPipeline (results) {
   const samples = results?.samples
   if (!Array.isArray(samples) || samples.length === 0 || !samples.every(isPipelineSample)) return null
   return samples
 }
 
-/**
- * The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }`
- * (bytes null where unknown; bound null where there is none).
- * @param {object} sample a pipeline sample
- */
+/** The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }` (null where unknown or none). */
 export function pipelineBars (sample, { kernelSeen = false } = {}) {
   const client = sample.client ?? null
   const kernel = sample.kernel ?? {}

@@ -1,24 +1,14 @@
-/**
- * The pipeline of the run in flight (pipeline-view.js), drawn from each `experiment` progress event
- * that carries `pipeline`, with the run's live params as controls: a change is sent as
- * PATCH /experiments/:id, and the next samples show it applied. Controls come from the
- * experiment's schema (GET /experiments, entries marked `live`), so the page names no param it
- * changes; the one it names, highWaterMark, is set when an upload starts, and its control says so.
- */
+/** The pipeline of the run in flight, with its live params as controls (README.md). */
 import { make } from './dom.js'
 import { isPipelineSample } from './pipeline-bars.js'
 import { createPipelineView } from './pipeline-view.js'
 import { requestJson } from './request-json.js'
 import { shortId } from './results-view.js'
 
-/** The setting a run cannot change: its streams are made with it when the upload begins. */
-const NEXT_RUN_PARAM = 'highWaterMark'
+const NEXT_RUN_PARAM = 'highWaterMark' // the setting a run cannot change: its streams are made with it when the upload begins
 const ENDED = new Set(['result', 'error', 'cancelled'])
 
-/**
- * @param {HTMLElement} box where the view goes (hidden until a run sends a pipeline)
- * @returns {{ onEvent: (type: string, data: object) => void }}
- */
+/** `box`: where the view goes (hidden until a run sends a pipeline) */
 export function createPipelineLive (box) {
   const status = make('p', { class: 'pipeline-status', role: 'status' })
   const controls = make('form', { class: 'pipeline-controls', novalidate: '', 'aria-label': 'The run\'s live settings' })
@@ -29,10 +19,8 @@ export function createPipelineLive (box) {
   const view = createPipelineView(viewBox)
   // a change is sent as it is made: Enter in a field must not submit (and reload) the page
   controls.addEventListener('submit', function stay (event) { event.preventDefault() })
-  /** the run drawn: { id, name, running } */
-  let current = null
-  /** experiment name -> its schema's params (a promise, asked once) */
-  const schemas = new Map()
+  let current = null // the run drawn: { id, name, running }
+  const schemas = new Map() // experiment name -> its schema's params (a promise, asked once)
   let pending = 0
   /** param -> the value the server took, until a sample shows it applied (the run applies it at its next look) */
   let wanted = new Map()
@@ -50,7 +38,8 @@ export function createPipelineLive (box) {
       if (isPipelineSample(last)) view.show(last)
       current.running = false
       setDisabled(true)
-      status.textContent = `Run ${shortId(event.id)} (${event.name}) ended: the bars hold its last sample, the ticks its peaks. Open its record in Runs to replay it.`
+      status.textContent = `${runName(event)} ended: the bars hold its last sample, the ticks its peaks. ` +
+        'Open its record in Runs to replay it.'
     }
   }
 
@@ -60,7 +49,7 @@ export function createPipelineLive (box) {
     view.reset()
     box.hidden = false
     message.textContent = ''
-    status.textContent = `Run ${shortId(event.id)} (${event.name}), live: a bar fills as its buffer holds bytes; the line across it is its bound.`
+    status.textContent = `${runName(event)}, live: a bar fills as its buffer holds bytes; the line across it is its bound.`
     buildControls(current)
   }
 
@@ -145,10 +134,13 @@ function liveField (param, send) {
   return make('div', { class: 'field' }, make('label', { for: id }, param.label ?? param.name), input)
 }
 
+function runName (event) { return `Run ${shortId(event.id)} (${event.name})` }
+
 /** highWaterMark: given to the Experiment panel's field for the next run, since this run's streams have theirs. */
 function nextRunField (param, message) {
   const id = `pipeline-${param.name}`
-  const input = make('input', { id, name: id, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: String(param.default ?? '') })
+  const placeholder = String(param.default ?? '')
+  const input = make('input', { id, name: id, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder })
   input.addEventListener('change', function setForNextRun () {
     const field = document.getElementById(`param-${param.name}`)
     if (field !== null) field.value = input.value.trim()

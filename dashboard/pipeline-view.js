@@ -1,34 +1,15 @@
-/**
- * A pipeline drawn left to right, client to consumer, from the `pipeline` member of a run's
- * progress (docs/backpressure.md, "The live state"): each buffer a bar that fills and drains, its
- * bound a line across it, past the bound red, the run's peak a tick. The page draws it from any
- * progress or record that carries such samples, whoever produced them.
- *
- * Samples come from the server or from a record (a file from anywhere): every string reaches the
- * page as text (dom.js `make`), never as markup.
- */
+/** A pipeline drawn left to right, client to consumer, from any progress or record (README.md). */
 import { breakAfterDots, make } from './dom.js'
 import { formatBytes } from './format.js'
 import { isPipelineSample, pipelineBars, pipelineFigures } from './pipeline-bars.js'
 
-/** The foot of the shared scale: a bar holding less sits at the bottom. */
-const SCALE_FLOOR = 1024
-/** Room above the largest bound, so its line sits below the tubes' top until a peak passes it. */
-const BOUND_ROOM = 1.25
-/** The highest a bound or peak mark is drawn (% of the tube), inside its frame. */
-const MARK_TOP = 97
-/** The scale's marks: every factor of 16 from its foot (1 KiB, 16 KiB, 256 KiB, 4 MiB, 64 MiB, 1 GiB). */
-const TICK_FACTOR = 16
-/** The longest a replay plays: a long run's record plays faster than it was recorded. */
-const REPLAY_MAX_MS = 60_000
+const SCALE_FLOOR = 1024 // the foot of the shared scale: a bar holding less sits at the bottom
+const BOUND_ROOM = 1.25 // room above the largest bound, so its line sits below the tubes' top until a peak passes it
+const MARK_TOP = 97 // the highest a bound or peak mark is drawn (% of the tube), inside its frame
+const TICK_FACTOR = 16 // the scale's marks: every factor of 16 from its foot (1 KiB, 16 KiB, 256 KiB, 4 MiB, 64 MiB, 1 GiB)
+const REPLAY_MAX_MS = 60_000 // the longest a replay plays: a long run's record plays faster than it was recorded
 
-/**
- * A view in `container`: `show(sample)` draws one sample (the peaks kept since `reset()`). Every
- * bar shares one scale of bytes, logarithmic, which only grows: a 4 MiB kernel queue stands taller
- * than a 64 KiB stream, and a drain shows.
- * @param {HTMLElement} container
- * @returns {{ show: (sample: object) => void, reset: () => void, state: () => object }}
- */
+/** `show(sample)` draws one sample on one log scale of bytes that only grows, so a drain shows; `reset()` forgets peaks. */
 export function createPipelineView (container) {
   const row = make('ol', {
     class: 'pipeline-row',
@@ -36,10 +17,8 @@ export function createPipelineView (container) {
   })
   const figures = make('div', { class: 'pipeline-figures' })
   container.replaceChildren(row, figures)
-  /** key -> { node, fill, boundLine, peakTick, value, note, bytes, bound } */
-  let drawn = new Map()
-  /** key -> the run's peak: kept when the row is rebuilt */
-  let peaks = new Map()
+  let drawn = new Map() // key -> { node, fill, boundLine, peakTick, value, note, bytes, bound }
+  let peaks = new Map() // key -> the run's peak: kept when the row is rebuilt
   let top = SCALE_FLOOR
   let kernelSeen = false
   let axis = null
@@ -157,10 +136,7 @@ function drawBar (d, b, peak, top) {
   d.note.textContent = b.note
 }
 
-/**
- * The time between two samples in a replay: as they were recorded (the samples' own `ms`, so the page
- * restates no sampling period of the server's), shorter when the whole would take past REPLAY_MAX_MS.
- */
+/** The time between two replayed samples: their own `ms`, shorter when the whole would pass REPLAY_MAX_MS. */
 function replayStep (samples) {
   const span = samples.at(-1).ms - samples[0].ms
   const recorded = Number.isFinite(span) && span > 0 ? span / (samples.length - 1) : Infinity
@@ -174,14 +150,7 @@ function percent (bytes, top) {
   return Math.round(Math.min(100, Math.max(0, share * 100)) * 10) / 10
 }
 
-/**
- * A recorded run's samples in a view, with a slider over them and a Play button: it opens on the
- * last sample, every bar's tick at the run's peak.
- * @param {HTMLElement} container
- * @param {object[]} samples pipeline samples, oldest first
- * @param {{ idPrefix?: string }} [settings]
- * @returns {{ destroy: () => void, state: () => object }}
- */
+/** A recorded run's samples in a view with a slider and Play: it opens on the last sample, each tick at the run's peak. */
 export function showRecordedPipeline (container, samples, { idPrefix = 'replay' } = {}) {
   const sliderId = `${idPrefix}-pipeline-at`
   const last = String(samples.length - 1)

@@ -1,25 +1,9 @@
-/**
- * The dashboard's replay: a recorded run (or two, laid over each other) drawn in place of the
- * live charts, with a bar above saying what is shown and a way back to live. The live stream
- * goes on underneath, as when paused: its samples are kept, nothing of it is drawn until the
- * page is back to live. A replay asks nothing of the server: the record is all it draws from.
- */
+/** A recorded run (or two) drawn in place of the live charts; the stream goes on underneath (README.md). */
 import { createOverlayView } from './overlay-view.js'
 import { shortId } from './results-view.js'
 import { createRunView } from './run-view.js'
 
-/**
- * @typedef {{ record: object, label: string, id: string|null }} Shown a record, what the page calls
- *   it, and its id in the lab (null for a file from this computer)
- */
-
-/**
- * @param {{ live: HTMLElement, box: HTMLElement, bar: HTMLElement, text: HTMLElement, back: HTMLButtonElement,
- *   onChange: (state: { mode: string, run: string|null, compare: string|null }) => void }} el
- *   `live`: what the live view shows (hidden while replaying); `box`: where a replay is drawn
- * @returns {{ open: (shown: Shown) => void, overlay: (a: Shown, b: Shown) => void, back: () => void,
- *   setProjector: (on: boolean) => void, readonly mode: string, readonly first: Shown|null, state: () => object }}
- */
+/** `live`: what the live view shows (hidden while replaying); `box`: where a replay is drawn. */
 export function createReplay (el) {
   const runBox = document.createElement('div')
   const overlayBox = document.createElement('div')
@@ -27,7 +11,7 @@ export function createReplay (el) {
   const runView = createRunView(runBox, { idPrefix: 'replay' })
   const overlayView = createOverlayView(overlayBox, { idPrefix: 'overlay' })
   let mode = 'live'
-  /** @type {Shown[]} */
+  /** `{ record, label, id }` each: what the page calls it, its id in the lab (null for a file from this computer). */
   let shown = []
   let projector = false
 
@@ -47,10 +31,7 @@ export function createReplay (el) {
     try {
       paint()
     } catch (err) {
-      runView.destroy()
-      overlayView.destroy()
-      shown = []
-      showMode('live', '')
+      toLive()
       throw new Error(`The run could not be drawn: ${err.message}`, { cause: err })
     }
   }
@@ -60,7 +41,8 @@ export function createReplay (el) {
       overlayView.destroy()
       shown = [one]
       // shown before drawing: Chart.js sizes a chart by its box, which must be on the page
-      showMode('run', `Replaying ${one.label}: ${one.record.run.experiment}, recorded ${when(one.record)}. A recording, not the live server.`)
+      const { label, record } = one
+      showMode('run', `Replaying ${label}: ${record.run.experiment}, recorded ${when(record)}. A recording, not the live server.`)
       runView.show(one.record)
       runView.setProjector(projector)
     })
@@ -76,20 +58,19 @@ export function createReplay (el) {
     })
   }
 
-  function back () {
-    if (mode === 'live') return
+  function toLive () {
     runView.destroy()
     overlayView.destroy()
     shown = []
     showMode('live', '')
   }
 
+  function back () { if (mode !== 'live') toLive() }
+
   el.back.addEventListener('click', back)
 
   return {
-    open,
-    overlay,
-    back,
+    open, overlay, back,
     setProjector: function setProjector (on) {
       projector = on
       runView.setProjector(on)
@@ -111,9 +92,7 @@ export function createReplay (el) {
 }
 
 /** What a list or a bar calls a lab's run: "run 8f734d67", "run lesson-zip-bomb". */
-export function labRunLabel (id) {
-  return `run ${shortId(id)}`
-}
+export function labRunLabel (id) { return `run ${shortId(id)}` }
 
 function when (record) {
   return `${new Date(record.run.startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC on Node ${record.where.node}`

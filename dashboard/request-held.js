@@ -1,51 +1,25 @@
-/**
- * What each ingest request holds, by stage, for the per-request bars: the
- * requests in flight from each sample's `requests`, and the last few that
- * ended, at their peak (the `request` end event's `held`), so a class still
- * sees /bad's peak after it answered: its parse is synchronous, and a live
- * sample rarely catches the string and the parsed objects.
- *
- * Bounded: at most `maxBars` bars are drawn, and at most `maxFinished` ended
- * requests kept (the latest few of each route), whatever the server sends;
- * an ended request is forgotten once it leaves the chart's window.
- */
+/** What each ingest request holds, by stage, for the per-request bars; bounded (README.md). */
 import { INGEST_STAGES } from '../lib/ingest/stage-names.js'
 
 const MAX_BARS = 8
 const MAX_FINISHED = 8
-/** Ended requests kept per route: /good's many must not push /bad's peak off the chart. */
-const FINISHED_PER_ROUTE = 2
+const FINISHED_PER_ROUTE = 2 // ended requests kept per route: /good's many must not push /bad's peak off the chart
 /** Phrases kept per request, and characters per phrase: a tooltip, not a document. */
 const MAX_UNREAD = 6
 const MAX_PHRASE = 160
 
-/**
- * @typedef {{ id: number, route: string, held: Record<string, number>, bounds: Record<string, number>,
- *   unread: string[], total: number, peak: boolean, time: number }} HeldBar
- */
-
 /** The in-flight and recently ended requests' held bytes. */
 export class RequestHeld {
-  /** @param {{ maxBars?: number, maxFinished?: number }} [settings] */
   constructor (settings = {}) {
     this.maxBars = settings.maxBars ?? MAX_BARS
     this.maxFinished = settings.maxFinished ?? MAX_FINISHED
     this.perRoute = settings.perRoute ?? FINISHED_PER_ROUTE
-    /** @type {Map<number, HeldBar>} in flight, by id, as the latest sample had them */
-    this.inFlight = new Map()
-    /** @type {HeldBar[]} ended, newest first */
-    this.finished = []
-    /** in flight but not drawn: more than `maxBars`, or left out of the sample by the server */
-    this.hidden = 0
+    this.inFlight = new Map() // in flight, by id, as the latest sample had them
+    this.finished = [] // ended, newest first
+    this.hidden = 0 // in flight but not drawn: more than `maxBars`, or left out of the sample by the server
   }
 
-  /**
-   * A sample's `requests`: what is in flight now. A request missing from it has ended (its
-   * end event brings its peak) or was lost.
-   * @param {unknown} requests
-   * @param {number} time the sample's time
-   * @param {unknown} [omitted] the sample's `requestsOmitted` (`{ count, bytes }`): those the server left out
-   */
+  /** A sample's `requests`, in flight now (one missing has ended or was lost); `omitted`: those the server left out. */
   onSample (requests, time, omitted) {
     this.inFlight.clear()
     const left = Number.isSafeInteger(omitted?.count) && omitted.count > 0 ? omitted.count : 0
@@ -64,10 +38,7 @@ export class RequestHeld {
     for (const bar of live.slice(0, this.maxBars)) this.inFlight.set(bar.id, bar)
   }
 
-  /**
-   * A `request` event; an end that says what the request held at its peak becomes a faded "peak" bar.
-   * @param {unknown} event
-   */
+  /** A `request` event; an end that says what the request held at its peak becomes a faded "peak" bar. */
   onRequest (event) {
     if (event === null || typeof event !== 'object' || event.phase !== 'end') return
     const live = this.inFlight.get(event.id)
@@ -91,15 +62,11 @@ export class RequestHeld {
     this.hidden = 0
   }
 
-  /** Forget ended requests that left the window (ms). */
   trim (from) {
     this.finished = this.finished.filter(function inWindow (bar) { return bar.time >= from })
   }
 
-  /**
-   * The bars to draw, at most `maxBars`: those in flight by id, then the ended ones, newest first.
-   * @returns {HeldBar[]}
-   */
+  /** The bars to draw, at most `maxBars`: those in flight by id, then the ended ones, newest first. */
   bars () {
     return [...this.inFlight.values(), ...this.finished].slice(0, this.maxBars)
   }
@@ -113,9 +80,8 @@ function readBar (entry, time, peak) {
   if (held === null) return null
   let total = 0
   for (const bytes of Object.values(held)) total += bytes
-  const unread = Array.isArray(entry.unread)
-    ? entry.unread.filter(function isText (p) { return typeof p === 'string' }).slice(0, MAX_UNREAD).map(function cut (p) { return p.slice(0, MAX_PHRASE) })
-    : []
+  const phrases = Array.isArray(entry.unread) ? entry.unread.filter(function isText (p) { return typeof p === 'string' }) : []
+  const unread = phrases.slice(0, MAX_UNREAD).map(function cut (p) { return p.slice(0, MAX_PHRASE) })
   return { id: entry.id, route: entry.route.slice(0, 40), held, bounds: byStage(entry.bounds) ?? {}, unread, total, peak, time }
 }
 

@@ -1,11 +1,6 @@
-/**
- * The page's one way to call the lab's API (the control panel, the Runs panel).
- */
+/** The page's one way to call the lab's API (the control panel, the Runs panel). */
 
-/**
- * Call the lab's API. A non-2xx answer throws an Error whose message is the
- * server's own: "409 experiment.busy: experiment … is still running".
- */
+/** Call the lab's API; a non-2xx answer throws an Error with the server's message ("409 experiment.busy: …"). */
 export async function requestJson (method, url, body) {
   const init = { method, headers: { accept: 'application/json' } }
   if (body !== undefined) {
@@ -18,17 +13,12 @@ export async function requestJson (method, url, body) {
   } catch (err) {
     throw new Error(`The server did not answer (${err.message}).`, { cause: err })
   }
-  let json = null
-  try {
-    json = await res.json()
-  } catch {
-    // not JSON: the status says enough
-  }
-  if (!res.ok) {
-    const e = json?.error
-    const err = new Error(e ? `${res.status} ${e.type}: ${e.message}` : `${res.status} ${res.statusText}`)
-    err.status = res.status
-    throw err
-  }
-  return json
+  if (!res.ok) throw Object.assign(new Error(await answerText(res)), { status: res.status })
+  return res.json().catch(function notJson () { return null })
+}
+
+/** An error answer in words: "409 experiment.busy: …" from the lab's error body, else the status alone. */
+export async function answerText (res) {
+  const e = (await res.json().catch(function notJson () { return null }))?.error
+  return e ? `${res.status} ${e.type}: ${e.message}` : `${res.status} ${res.statusText}`
 }

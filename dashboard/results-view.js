@@ -1,20 +1,11 @@
-/**
- * A finished run's results on the page, drawn from the result contract
- * (lib/experiments/result-contract.js, sent as GET /experiments/:id's `result`) alone:
- * the view knows no experiment.
- */
+/** A finished run's results, drawn from the result contract alone: the view knows no experiment. */
 import { jsonText } from '/lib/util/escape.js'
 import { breakAfterDots, make } from './dom.js'
 import { formatCount, formatMB, formatMiB, formatMs } from './format.js'
 
 /**
- * A finished run's results, from the result contract (lib/experiments/result-contract.js)
- * alone: its `tables` as they are, its `cells` as a table of their scalars,
- * its `published` figures beside the measured ones, its `verdicts`; the JSON
- * when it has none of these. The page knows no experiment.
- * @param {HTMLElement} box
- * @param {{ id: string, params: object, result: object }} run
- * @param {{ compact?: boolean }} [options] `compact` (a lesson's view): a few cells are drawn turned, in two halves side by side
+ * A run's results from the result contract alone: its `tables`, its `cells` as a table, `published` beside measured,
+ * its `verdicts`, else the JSON. `compact` (a lesson's view): a few cells drawn turned, in two halves.
  */
 export function renderResults (box, run, { compact = false } = {}) {
   const result = run.result ?? {}
@@ -106,17 +97,13 @@ const CELL_EXTRAS = Object.freeze([
   { label: 'latency avg', value: function latencyAvg (c) { return Number.isFinite(c.latencyMs?.avg) ? formatMs(c.latencyMs.avg) : null } }
 ])
 
-/** Cells a compact view draws turned, a column each: more would not fit half its width. */
-const COMPACT_TURNED_CELLS = 3
-/** Quantities a turned table holds before a compact view splits it into two halves side by side. */
-const COMPACT_HALF_ROWS = 6
-/** Columns a compact view's table of many cells shows (its first ones): the rest are one click away, with every figure. */
-const COMPACT_COLUMNS = 7
+const COMPACT_TURNED_CELLS = 3 // cells a compact view draws turned, a column each: more would not fit half its width
+const COMPACT_HALF_ROWS = 6 // quantities a turned table holds before a compact view splits it into two halves side by side
+const COMPACT_COLUMNS = 7 // columns a compact view's table of many cells shows (its first): the rest are one click away
 
 /**
- * The cells: a row each, a column per scalar member (headed by `labels` where the result gives
- * them), and the figures worth a column beyond them. One cell is drawn turned, a row per quantity,
- * so that twenty of them fit the page; in a compact view up to three are, in two halves side by side.
+ * The cells: a row each, a column per scalar member and figure worth one; one cell is drawn turned (a row per
+ * quantity), so twenty fit the page; a compact view turns up to three, in two halves side by side.
  */
 function renderCells (cells, run, labels, compact) {
   const keys = new Set()
@@ -173,10 +160,7 @@ function turnedHalves (cells, columns, run) {
     make('div', { class: 'cells-halves' }, ...tables))
 }
 
-/**
- * Many cells in a compact view: a row each, less the columns every cell holds the same value in,
- * which the caption names once ("the same in every row: sleep 0, runs 1").
- */
+/** Many cells in a compact view: a row each, less the columns all hold the same value in (named once in the caption). */
 function manyCells (cells, columns, run) {
   const same = columns.filter(function constant (c) { return new Set(cells.map(c.value)).size === 1 })
   const shown = columns.filter(function varies (c) { return !same.includes(c) })
@@ -264,10 +248,7 @@ const HEADINGS = Object.freeze({
   peakRss: 'peak RSS', peakRssAboveIdle: 'peak RSS above idle'
 })
 
-/**
- * A field's name as a heading: "peakAboveIdle" reads "peak above idle", "latencyMs" "latency" (its
- * values carry the unit, one per figure).
- */
+/** A field's name as a heading: "peakAboveIdle" reads "peak above idle", "latencyMs" "latency". */
 export function fieldHeading (key) {
   if (Object.hasOwn(HEADINGS, key)) return HEADINGS[key]
   const words = String(key).replace(/Ms$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/\brss\b/g, 'RSS')

@@ -1,10 +1,4 @@
-/**
- * The page of one exported run (`npm run runs -- export`, the Runs panel's Export): opened from
- * disk, with no lab and no network, it draws the record inlined in it (lib/runs/run-page.js) as
- * the dashboard replays a run (run-view.js). The record is read with the lab's rules
- * (lib/runs/check.js): a page whose record was edited into something else says so and draws
- * nothing of it.
- */
+/** The page of one exported run, opened from disk with no lab (README.md). */
 import { checkRecordText, problemMessage } from '/lib/runs/check.js'
 import { RECORD_ELEMENT_ID } from '/lib/runs/run-page-data.js'
 import { createRunView, recordTitle } from './run-view.js'

@@ -1,10 +1,4 @@
-/**
- * Where the page gets run records: the lab's (GET /runs, GET /runs/:id), and files from this
- * computer, read and checked in the page with the lab's own rules (lib/runs/check.js, served by
- * the lab) and never sent anywhere. And a record out again, as one offline page: the lab's
- * template (GET /run-page.html) with the record put in by the page (lib/runs/run-page-data.js),
- * so a file dropped here exports without reaching the server either.
- */
+/** Where the page gets run records (the lab's, files from this computer) and exports one (README.md). */
 import { RECORD_MAX_BYTES, checkRecordText, problemMessage } from '/lib/runs/check.js'
 import { embedRecord, runPageName } from '/lib/runs/run-page-data.js'
 import { downloadText } from './exports.js'
@@ -16,10 +10,7 @@ export async function listRuns () {
   return Array.isArray(body?.runs) ? body.runs : []
 }
 
-/**
- * A saved run's record (GET /runs/:id), checked again here: the page draws only what the rules pass.
- * @param {string} id
- */
+/** A saved run's record (GET /runs/:id), checked again here: the page draws only what the rules pass. */
 export async function fetchRun (id) {
   const body = await requestJson('GET', `/runs/${encodeURIComponent(id)}`)
   const { record, problem } = checkRecordText(JSON.stringify(body))
@@ -27,15 +18,14 @@ export async function fetchRun (id) {
   return record
 }
 
-/**
- * A file from this computer (dropped or chosen), read here and checked with the lab's rules.
- * @param {File} file
- * @returns {Promise<{ record: object, message: null } | { record: null, message: string }>} `message` says what is wrong, naming the file
- */
+/** A file from this computer, read and checked with the lab's rules; `message` says what is wrong, naming the file. */
 export async function readRunFile (file) {
   const name = String(file?.name ?? 'the file')
   // past the bound, not even read
-  if (file.size > RECORD_MAX_BYTES) return { record: null, message: problemMessage(name, { field: '(file)', problem: `is ${file.size} bytes, over the ${RECORD_MAX_BYTES} a record may be` }) }
+  if (file.size > RECORD_MAX_BYTES) {
+    const problem = `is ${file.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`
+    return { record: null, message: problemMessage(name, { field: '(file)', problem }) }
+  }
   let text
   try {
     text = await file.text()
@@ -46,10 +36,7 @@ export async function readRunFile (file) {
   return problem === null ? { record, message: null } : { record: null, message: problemMessage(name, problem) }
 }
 
-/**
- * Save a record as one offline page: the lab's template with the record in it, made here.
- * @param {object} record a checked record
- */
+/** Save a record as one offline page: the lab's template with the record in it, made here. */
 export async function exportRunPage (record) {
   let res
   try {

@@ -1,11 +1,5 @@
-/**
- * The steps of a run by the `stage` its progress names (lib/experiments/result-contract.js),
- * each with a name and one line saying what happens in it, so a class reads on the screen what
- * the lab is doing while it waits: "Run 1a2b3c4d: Measuring this machine's bound, 3 of 8 passes"
- * and why. A stage the page does not know is shown by its own name.
- */
+/** The steps of a run by the `stage` its progress names, each with one line saying what happens. */
 
-/** @type {Readonly<Record<string, { name: string, unit?: string, why: string }>>} */
 const STEPS = Object.freeze({
   input: { name: 'Preparing the body', why: 'The body every upload sends is generated (or reused) before anything is measured.' },
   bound: {
@@ -34,11 +28,7 @@ const STEPS = Object.freeze({
 /** Before the run names its first step. */
 const STARTING = Object.freeze({ name: 'Starting', why: 'The lab starts what the run needs (its client and helper processes).' })
 
-/**
- * A run's progress in words: the step's name with how far it is, and what the step does.
- * @param {{ stage?: string, done?: number, total?: number, route?: string, cell?: string }} p
- * @returns {{ line: string, why: string }}
- */
+/** A run's progress in words: the step's name with how far it is, and what the step does. */
 export function describeStep (p) {
   const step = typeof p.stage === 'string' ? STEPS[p.stage] ?? { name: p.stage, why: '' } : STARTING
   // a count in the step's own unit; a step without one counts nothing the reader sees

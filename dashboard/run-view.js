@@ -1,13 +1,4 @@
-/**
- * One recorded run drawn as the live view draws the server (docs/runs.md): the memory chart with
- * each request's span and the peak resets, where the bytes are, each route's largest requests as
- * bars by stage (from the spans' `held` and `heldPeak`), the event-loop delay, the results
- * table and which code held the bytes (sites-view.js), from the record alone: nothing is asked of the server. The dashboard's replay and the
- * exported page (run-page.js) both draw through here.
- *
- * A record is data from anywhere (a file dropped on the page, another machine): every string of
- * it reaches the page as text (dom.js `make`, textContent) or a canvas, never as markup.
- */
+/** One recorded run drawn as the live view draws the server, from the record alone (README.md). */
 import { createBytesChart, EXTERNAL_LAYERS } from './bytes-chart.js'
 import { createCharts, LOOP_SERIES, MEMORY_SERIES, ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
@@ -24,36 +15,36 @@ import { storeSample } from './sample-parts.js'
 import { SeriesStore } from './series-store.js'
 import { renderRecordSites } from './sites-view.js'
 
-/** The largest requests of each route drawn as bars: the live view keeps the last two that ended. */
-const BARS_PER_ROUTE = 2
-/** Points a replay keeps per series: more than a record holds (lib/runs/timeline.js `maxSamples`). */
-const REPLAY_POINTS = 6000
+const BARS_PER_ROUTE = 2 // the largest requests of each route drawn as bars: the live view keeps the last two that ended
+const REPLAY_POINTS = 6000 // points a replay keeps per series: more than a record holds (lib/runs/timeline.js `maxSamples`)
 
 /** Who wrote a record (lib/runs/check.js RUN_SOURCES), as the page says it. */
 const SOURCE_LABELS = Object.freeze({ engine: 'the lab', bench: 'the bench', grade: 'the grader' })
 
-/**
- * What a record says of its run, in lines of text: what ran, where, with what, and what it left out.
- * @param {object} record a checked record
- * @returns {string[]}
- */
+/** What a record says of its run, in lines of text: what ran, where, with what, and what it left out. */
 export function describeRecord (record) {
   const { run, where } = record
+  const who = SOURCE_LABELS[run.source] ?? run.source
   const ended = Number.isFinite(run.endedAt) ? `, ${formatSeconds(run.endedAt - run.startedAt)}` : ''
   const lines = [
-    `${run.experiment} · ${run.status} · ${SOURCE_LABELS[run.source] ?? run.source} · started ${utcMinute(run.startedAt)}${ended}`,
+    `${run.experiment} · ${run.status} · ${who} · started ${utcMinute(run.startedAt)}${ended}`,
     `Node ${where.node}${where.v8 ? ` (V8 ${where.v8})` : ''} · ${where.platform}-${where.arch} · ${where.cores} cores · ` +
-      `${formatMiB(where.memoryBytes)} · ${where.lab.name} ${where.lab.version}${where.portable ? ' · portable: peaks sampled, not the kernel\'s' : ''}`
+      `${formatMiB(where.memoryBytes)} · ${where.lab.name} ${where.lab.version}` +
+      (where.portable ? ' · portable: peaks sampled, not the kernel\'s' : '')
   ]
   const params = Object.entries(run.params ?? {}).filter(function given ([, v]) { return v !== null && v !== '' })
-  if (params.length > 0) lines.push(`params: ${params.map(function pair ([k, v]) { return `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}` }).join(', ')}`)
+  const pair = function pair ([k, v]) { return `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}` }
+  if (params.length > 0) lines.push(`params: ${params.map(pair).join(', ')}`)
   const thinned = record.timeline.thinned
   if (thinned !== null) {
-    const parts = ['samples', 'spans', 'marks'].filter(function cut (k) { return thinned[k] }).map(function said (k) { return `${k} ${formatCount(thinned[k].seen)} → ${formatCount(thinned[k].kept)}` })
+    const said = function said (k) { return `${k} ${formatCount(thinned[k].seen)} → ${formatCount(thinned[k].kept)}` }
+    const parts = ['samples', 'spans', 'marks'].filter(function cut (k) { return thinned[k] }).map(said)
     if (Number.isFinite(thinned.requestsCut)) parts.push(`${formatCount(thinned.requestsCut)} in-flight entries summed`)
     lines.push(`thinned to fit the record (peaks kept): ${parts.join('; ')}`)
   }
-  if (record.timeline.samples.length === 0) lines.push(`no timeline: ${SOURCE_LABELS[run.source] ?? run.source} measured fresh processes from outside, so this record has its results alone`)
+  if (record.timeline.samples.length === 0) {
+    lines.push(`no timeline: ${who} measured fresh processes from outside, so this record has its results alone`)
+  }
   if (record.error !== null) lines.push(`ended with ${record.error.type}: ${record.error.message}`)
   return lines
 }
@@ -75,11 +66,7 @@ export function routeKey (routes, extra = []) {
   return key
 }
 
-/**
- * A record's timeline in the live view's stores: samples as points, spans as request marks, peak
- * resets, and each route's largest requests as bars.
- * @param {object} record a checked record
- */
+/** A record's timeline in the live view's stores: points, request marks, peak resets, each route's largest requests. */
 export function replayStores (record) {
   const { samples, spans, marks: recordMarks } = record.timeline
   const first = samples[0]?.time ?? record.run.startedAt
@@ -94,20 +81,19 @@ export function replayStores (record) {
   for (const sample of samples) storeSample(store, spaces, sample)
   const marks = new MarkLog()
   const events = []
-  for (const span of spans) {
-    events.push({ phase: 'start', id: span.id, route: span.route, time: span.start })
-    if (span.end !== null) events.push({ phase: 'end', id: span.id, route: span.route, time: span.end, status: span.status ?? null, ms: span.ms, errorType: span.errorType ?? null })
+  for (const { id, route, start, end, status = null, ms, errorType = null } of spans) {
+    events.push({ phase: 'start', id, route, time: start })
+    if (end !== null) events.push({ phase: 'end', id, route, time: end, status, ms, errorType })
   }
   // a start before an end at the same time: a request of 0 ms still opens before it closes
   events.sort(function byTime (a, b) { return a.time - b.time || (a.phase === 'start' ? -1 : 1) - (b.phase === 'start' ? -1 : 1) })
   for (const event of events) marks.onRequest(event)
   // 'lab-peak-reset': one the lab made for its own measurement, not drawn
   for (const mark of recordMarks) if (mark.kind === 'peak-reset') marks.onPeak({ reset: true, time: mark.time })
-  // absent from records written before the lab kept its collections
   marks.gc.add(record.timeline.gc ?? [])
   const held = new RequestHeld()
-  for (const span of largestSpans(spans)) {
-    held.onRequest({ phase: 'end', id: span.id, route: span.route, time: span.end, held: span.held, bounds: span.bounds, heldPeak: span.heldPeak })
+  for (const { id, route, end: time, held: bytes, bounds, heldPeak } of largestSpans(spans)) {
+    held.onRequest({ phase: 'end', id, route, time, held: bytes, bounds, heldPeak })
   }
   return { store, spaces, marks, held, range: [Math.min(first, record.run.startedAt), Math.max(last, record.run.endedAt ?? last)] }
 }
@@ -128,12 +114,7 @@ function largestSpans (spans) {
   return chosen.sort(function byEnd (a, b) { return a.end - b.end })
 }
 
-/**
- * A view of one run in `container`; `show(record)` draws it (and replaces what was drawn).
- * @param {HTMLElement} container
- * @param {{ idPrefix?: string }} [settings] prefix of the ids of its elements (the dashboard's live charts have theirs)
- * @returns {{ show: (record: object) => void, destroy: () => void, setProjector: (on: boolean) => void, state: () => object|null }}
- */
+/** A view of one run in `container`; `show(record)` draws it; `idPrefix` keeps its ids apart from the live charts'. */
 export function createRunView (container, { idPrefix = 'replay' } = {}) {
   let drawn = null
   let projector = false
@@ -149,17 +130,25 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
     destroy()
     const stores = replayStores(record)
     const id = function prefixed (name) { return `${idPrefix}-${name}` }
+    const canvas = function canvas (name, label) { return make('canvas', { id: id(`${name}-chart`), role: 'img', 'aria-label': label }) }
     const canvases = {
-      memory: make('canvas', { id: id('memory-chart'), role: 'img', 'aria-label': 'The recorded run\'s memory in MiB over time: RSS, heap total, heap used, external, array buffers and peak RSS, with its requests shaded by route' }),
-      held: make('canvas', { id: id('held-chart'), role: 'img', 'aria-label': 'Bytes held by stage by the largest requests of each route, at their peak' }),
-      bytes: make('canvas', { id: id('bytes-chart'), role: 'img', 'aria-label': 'Where the recorded run\'s bytes were, in MiB over time: V8\'s heap spaces, array buffers and other external memory, stacked, with RSS as a line' }),
-      loop: make('canvas', { id: id('loop-chart'), role: 'img', 'aria-label': 'The recorded run\'s event-loop delay in ms over time, p99 and max' })
+      memory: canvas('memory', 'The recorded run\'s memory in MiB over time: RSS, heap total, heap used, external, array buffers ' +
+        'and peak RSS, with its requests shaded by route'),
+      held: canvas('held', 'Bytes held by stage by the largest requests of each route, at their peak'),
+      bytes: canvas('bytes', 'Where the recorded run\'s bytes were, in MiB over time: V8\'s heap spaces, array buffers ' +
+        'and other external memory, stacked, with RSS as a line'),
+      loop: canvas('loop', 'The recorded run\'s event-loop delay in ms over time, p99 and max')
     }
-    const logButton = make('button', { type: 'button', id: id('held-log'), 'aria-pressed': 'false', 'aria-controls': id('held-chart') }, 'Log scale')
+    const logButton = make('button', { type: 'button', id: id('held-log'), 'aria-pressed': 'false', 'aria-controls': id('held-chart') },
+      'Log scale')
     const results = make('section', { class: 'results-box', id: id('results') })
     const sitesBox = make('section', { class: 'sites-box', id: id('sites') })
     const pipelineSamples = recordedPipeline(record.results)
-    const pipelineBox = make('section', { class: 'pipeline-box', id: id('pipeline'), 'aria-label': 'The recorded run\'s pipeline, client to consumer' })
+    const showPipeline = function showPipeline () {
+      return pipelineSamples && showRecordedPipeline(pipelineBox, pipelineSamples, { idPrefix })
+    }
+    const pipelineBox = make('section', { class: 'pipeline-box', id: id('pipeline'),
+      'aria-label': 'The recorded run\'s pipeline, client to consumer' })
     if (record.timeline.samples.length === 0 && record.timeline.spans.length === 0) {
       // measured from outside (a bench of fresh labs, a grading): results alone, no empty charts
       container.replaceChildren(
@@ -167,7 +156,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
         ...describeRecord(record).map(function line (text) { return make('p', { class: 'replay-about' }, text) }),
         ...(pipelineSamples === null ? [] : [pipelineBox]),
         results)
-      drawn = { record, stores, charts: [], parts: null, pipeline: pipelineSamples && showRecordedPipeline(pipelineBox, pipelineSamples, { idPrefix }) }
+      drawn = { record, stores, charts: [], parts: null, pipeline: showPipeline() }
       showResults(results, record)
       return
     }
@@ -177,14 +166,17 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
       ...(pipelineSamples === null ? [] : [pipelineBox]),
       make('div', { class: 'chart-grid' },
         make('div', { class: 'chart-box memory' }, canvases.memory),
-        make('div', { class: 'held-box' }, make('div', { class: 'held-head' }, logButton), make('div', { class: 'chart-box held' }, canvases.held)),
+        make('div', { class: 'held-box' },
+          make('div', { class: 'held-head' }, logButton), make('div', { class: 'chart-box held' }, canvases.held)),
         make('div', { class: 'chart-box bytes' }, canvases.bytes),
         make('div', { class: 'chart-box loop' }, canvases.loop)),
-      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset ', ...gcKeyItems(make)]),
+      routeKey(record.run.routes, [make('span', { class: 'swatch swatch-reset', 'aria-hidden': 'true' }), ' peak reset ',
+        ...gcKeyItems(make)]),
       results,
       sitesBox)
     const charts = createCharts({ memoryCanvas: canvases.memory, loopCanvas: canvases.loop, store: stores.store, marks: stores.marks })
-    const bytesChart = createBytesChart({ canvas: canvases.bytes, store: stores.store, marks: stores.marks, spaces: function spacesSeen () { return stores.spaces } })
+    const spaces = function spacesSeen () { return stores.spaces }
+    const bytesChart = createBytesChart({ canvas: canvases.bytes, store: stores.store, marks: stores.marks, spaces })
     const heldChart = createHeldChart({ canvas: canvases.held, held: stores.held })
     drawn = {
       record,
@@ -192,7 +184,7 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
       charts: [charts.memory, charts.loop, bytesChart.chart, heldChart.chart],
       parts: { charts, bytesChart, heldChart },
       sites: renderRecordSites(sitesBox, record),
-      pipeline: pipelineSamples && showRecordedPipeline(pipelineBox, pipelineSamples, { idPrefix })
+      pipeline: showPipeline()
     }
     logButton.addEventListener('click', function toggleHeldScale () {
       const log = logButton.getAttribute('aria-pressed') !== 'true'
@@ -220,15 +212,17 @@ export function createRunView (container, { idPrefix = 'replay' } = {}) {
   /** What is drawn, for the page's debug view: the peaks as the charts hold them (bytes), the spans, the bars. */
   function state () {
     if (drawn === null) return null
-    if (drawn.parts === null) return { id: drawn.record.id, title: drawn.record.run.title, routes: [...drawn.record.run.routes], samples: 0, spans: 0, charts: false, pipeline: drawn.pipeline?.state() ?? null }
+    const run = { id: drawn.record.id, title: drawn.record.run.title, routes: [...drawn.record.run.routes] }
+    if (drawn.parts === null) return { ...run, samples: 0, spans: 0, charts: false, pipeline: drawn.pipeline?.state() ?? null }
     const { store, marks } = drawn.stores
     const peak = function peakOf (key) { const max = store.maxOf(key); return max === null ? null : max * MiB }
     return {
-      id: drawn.record.id,
-      title: drawn.record.run.title,
-      routes: [...drawn.record.run.routes],
+      ...run,
       samples: store.length,
-      peaks: { rss: peak('rss'), peakRss: peak('peakRss'), heapUsed: peak('heapUsed'), arrayBuffers: peak('arrayBuffers'), loopMax: store.maxOf('loopMax') },
+      peaks: {
+        rss: peak('rss'), peakRss: peak('peakRss'), heapUsed: peak('heapUsed'), arrayBuffers: peak('arrayBuffers'),
+        loopMax: store.maxOf('loopMax')
+      },
       spans: marks.requests.length,
       peakResets: marks.peakResets.length,
       markers: drawn.parts.charts.markersDrawn(),
@@ -249,7 +243,8 @@ function showResults (box, record) {
   if (record.results !== null) {
     renderResults(box, { id: record.id, params: record.run.params, result: record.results })
   } else {
-    box.replaceChildren(make('h2', {}, 'Results'), make('p', { class: 'help' }, record.error === null ? 'The run recorded no results.' : `The run failed: ${record.error.message}`))
+    const why = record.error === null ? 'The run recorded no results.' : `The run failed: ${record.error.message}`
+    box.replaceChildren(make('h2', {}, 'Results'), make('p', { class: 'help' }, why))
   }
 }
 

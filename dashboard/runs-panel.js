@@ -1,30 +1,16 @@
-/**
- * The Runs panel: the lab's saved runs (GET /runs, listed again when the stream says a record
- * was written, `run-record`), and run files from this computer, chosen or dropped anywhere on the
- * page, read and checked here and never sent to the lab. Each can be opened (replayed in place of
- * the live charts), laid over the run open (overlay), or exported as one page that opens offline.
- */
-import { make } from './dom.js'
+/** The Runs panel: the lab's saved runs and files from this computer (README.md). */
+import { make, say } from './dom.js'
 import { formatBytes } from './format.js'
 import { labRunLabel } from './replay.js'
 import { exportRunPage, fetchRun, listRuns, readRunFile } from './run-records.js'
 
-/** Files from this computer kept in the list: records stay in this page only, and this is its memory. */
-const FILES_KEPT = 6
-/** The lab's records kept once fetched, so that opening, overlaying and exporting one fetches it once. */
-const RECORDS_CACHED = 4
+const FILES_KEPT = 6 // files from this computer kept in the list: records stay in this page only, and this is its memory
+const RECORDS_CACHED = 4 // the lab's records kept once fetched, so that opening, overlaying and exporting one fetches it once
 
-/**
- * @param {{ list: HTMLElement, message: HTMLElement, file: HTMLInputElement }} el
- * @param {ReturnType<typeof import('./replay.js').createReplay>} replay
- * @returns {{ refresh: () => Promise<void>, openFromQuery: (run: string|null, compare: string|null) => Promise<void>,
- *   render: () => void, state: () => object }}
- */
 export function createRunsPanel (el, replay) {
   let runs = []
   let listed = 'loading'
-  /** @type {Array<{ key: string, name: string, record: object }>} newest first */
-  let files = []
+  let files = [] // `{ key, name, record }`, newest first
   let filesRead = 0
   const cache = new Map()
   let refreshing = null
@@ -44,7 +30,7 @@ export function createRunsPanel (el, replay) {
           listed = 'listed'
         } catch (err) {
           listed = 'failed'
-          say(`Could not list the saved runs: ${err.message}`, 'error')
+          showMessage(`Could not list the saved runs: ${err.message}`, 'error')
         }
         render()
       } while (refreshAgain)
@@ -83,33 +69,35 @@ export function createRunsPanel (el, replay) {
     try {
       if (what === 'open') {
         replay.open(await shownOf(entry))
-        say('', 'info')
+        showMessage('', 'info')
       } else if (what === 'overlay') {
         const first = replay.first
         if (first === null) return
         replay.overlay(first, await shownOf(entry))
-        say('', 'info')
+        showMessage('', 'info')
       } else {
         const { record } = await shownOf(entry)
         await exportRunPage(record)
-        say(`Saved ${record.id} as one page: it opens from disk, with no lab and no network.`, 'info')
+        showMessage(`Saved ${record.id} as one page: it opens from disk, with no lab and no network.`, 'info')
       }
     } catch (err) {
-      say(err.message, 'error')
+      showMessage(err.message, 'error')
     }
   }
 
   function row (entry, summary) {
-    const open = make('button', { type: 'button', class: 'run-open' }, 'Open')
-    const overlay = make('button', { type: 'button', class: 'run-overlay', title: 'Lay this run over the one open, on one time axis' }, 'Overlay')
-    const exported = make('button', { type: 'button', class: 'run-export', title: 'Save this run as one HTML page that opens offline' }, 'Export')
     const name = entry.kind === 'file' ? entry.name : labRunLabel(entry.id)
-    for (const [button, verb] of [[open, 'Open'], [overlay, 'Overlay'], [exported, 'Export']]) button.setAttribute('aria-label', `${verb} ${name}`)
+    const button = function button (verb, title) {
+      return make('button', { type: 'button', class: `run-${verb.toLowerCase()}`, 'aria-label': `${verb} ${name}`, ...title }, verb)
+    }
+    const open = button('Open')
+    const overlay = button('Overlay', { title: 'Lay this run over the one open, on one time axis' })
+    const exported = button('Export', { title: 'Save this run as one HTML page that opens offline' })
     overlay.disabled = replay.first === null || isShown(entry)
     open.addEventListener('click', function openRun () { act('open', entry) })
     overlay.addEventListener('click', function overlayRun () { act('overlay', entry) })
     exported.addEventListener('click', function exportRun () { act('export', entry) })
-    const attributes = entry.kind === 'file' ? { class: 'run-item', 'data-file': entry.key } : { class: 'run-item', 'data-run-id': entry.id }
+    const attributes = { class: 'run-item', ...(entry.kind === 'file' ? { 'data-file': entry.key } : { 'data-run-id': entry.id }) }
     if (isShown(entry)) attributes['aria-current'] = 'true'
     return make('li', attributes,
       make('p', { class: 'run-what' }, `${name}: ${summary.experiment}${summary.title ? `, ${summary.title}` : ''}`),
@@ -117,10 +105,15 @@ export function createRunsPanel (el, replay) {
       make('div', { class: 'run-actions' }, open, overlay, exported))
   }
 
+  /** The start of a row's meta line: when, how it ended, which Node, which routes. */
+  function metaOf (run, node) {
+    return `${stamp(run.startedAt)} · ${run.status} · Node ${node} · ${routes(run.routes)}`
+  }
+
   /** What a row says of a file from this computer. */
   function fileSummary (file) {
     const r = file.record
-    return { experiment: r.run.experiment, title: r.run.title, meta: `${stamp(r.run.startedAt)} · ${r.run.status} · Node ${r.where.node} · ${routes(r.run.routes)} · not saved in the lab` }
+    return { experiment: r.run.experiment, title: r.run.title, meta: `${metaOf(r.run, r.where.node)} · not saved in the lab` }
   }
 
   /** A row that says what is wrong in place of one that could not be made. */
@@ -148,21 +141,19 @@ export function createRunsPanel (el, replay) {
         list.append(row({ kind: 'lab', id: run.id }, {
           experiment: String(run.experiment),
           title: run.title,
-          meta: `${stamp(run.startedAt)} · ${run.status} · Node ${run.node} · ${routes(run.routes)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
+          meta: `${metaOf(run, run.node)} · ${formatBytes(run.bytes)}${run.lesson === true ? ' · a lesson\'s run' : ''}`
         }))
       } catch (err) {
         list.append(invalidRow({ 'data-run-id': run.id }, `${run.id}: could not be listed: ${err.message}`))
       }
     }
-    if (list.childNodes.length === 0) list.append(make('li', { class: 'run-item empty' }, listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'))
+    const none = listed === 'loading' ? 'Listing the saved runs…' : 'No saved run yet: each experiment run leaves one here.'
+    if (list.childNodes.length === 0) list.append(make('li', { class: 'run-item empty' }, none))
     el.list.replaceChildren(list)
     el.list.dataset.state = listed
   }
 
-  /**
-   * A file chosen or dropped: read and checked here; a file that is no record, or that cannot be
-   * listed, gets a message naming it, is not kept, and the page takes the next file as it took this one.
-   */
+  /** A file chosen or dropped, read and checked here: one that is no record gets a message naming it and is not kept. */
   async function takeFile (file) {
     if (!file) return
     const name = String(file.name)
@@ -170,14 +161,14 @@ export function createRunsPanel (el, replay) {
     try {
       const { record, message } = await readRunFile(file)
       if (message !== null) {
-        say(message, 'error')
+        showMessage(message, 'error')
         return
       }
       entry = { key: `file-${filesRead + 1}`, name, record }
       // a row made before the file is kept: one that cannot be listed must not stay in the list
       fileSummary(entry)
     } catch (err) {
-      say(`${name} could not be shown: ${err.message}`, 'error')
+      showMessage(`${name} could not be shown: ${err.message}`, 'error')
       return
     }
     filesRead++
@@ -199,14 +190,11 @@ export function createRunsPanel (el, replay) {
         replay.overlay(a, await shownOf({ kind: 'lab', id: compare }))
       }
     } catch (err) {
-      say(`Could not open ${labRunLabel(fetching)}: ${err.message}`, 'error')
+      showMessage(`Could not open ${labRunLabel(fetching)}: ${err.message}`, 'error')
     }
   }
 
-  function say (text, kind) {
-    el.message.textContent = text
-    el.message.dataset.kind = kind
-  }
+  function showMessage (text, kind) { say(el.message, text, kind) }
 
   el.file.addEventListener('change', function fileChosen () {
     const file = el.file.files?.[0]

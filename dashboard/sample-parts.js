@@ -1,23 +1,11 @@
-/**
- * The parts of a /metrics sample that name things the page does not know in
- * advance, read defensively: V8's heap spaces (their names come from the
- * running Node) and the ingest requests in flight. Whatever the server
- * sends, the page keeps a bounded number of names and requests. And a
- * sample as the charts' points, the same for a live sample and a recorded one.
- */
+/** The parts of a /metrics sample the page cannot know in advance, read defensively and bounded (README.md). */
 import { MiB } from '../lib/util/units.js'
 
-/** Heap spaces read per sample: more than any Node has. */
-const MAX_SPACES = 24
-/** Requests kept per sample in the exports' note (the server sends fewer: it sums the rest in `requestsOmitted`). */
-const MAX_REQUESTS = 64
+const MAX_SPACES = 24 // heap spaces read per sample: more than any Node has
+const MAX_REQUESTS = 64 // requests kept per sample in the exports' note (the server sends fewer: it sums the rest in `requestsOmitted`)
 const NAME = /^[a-z][a-z0-9_]{0,63}$/
 
-/**
- * A sample's heap spaces as [name, bytes used] pairs, in the order the server sent them.
- * @param {unknown} heapSpaces the sample's `heapSpaces`
- * @returns {Array<[string, number]>}
- */
+/** A sample's heap spaces as [name, bytes used] pairs, in the order the server sent them. `heapSpaces`: the sample's `heapSpaces`. */
 export function readHeapSpaces (heapSpaces) {
   if (heapSpaces === null || typeof heapSpaces !== 'object' || Array.isArray(heapSpaces)) return []
   const out = []
@@ -28,11 +16,7 @@ export function readHeapSpaces (heapSpaces) {
   return out
 }
 
-/**
- * What the exports keep of a sample's requests: id, route and held bytes by stage; null when none.
- * @param {unknown} requests the sample's `requests`
- * @returns {Array<{ id: number, route: string, held: Record<string, number> }> | null}
- */
+/** What the exports keep of a sample's requests: id, route and held bytes by stage; null when none. `requests`: the sample's `requests`. */
 export function requestsNote (requests) {
   if (!Array.isArray(requests) || requests.length === 0) return null
   const out = []
@@ -48,20 +32,11 @@ export function requestsNote (requests) {
 }
 
 /** The store's key for a heap space's series (also its CSV column). */
-export function heapKey (space) {
-  return `heap_${space}`
-}
+export function heapKey (space) { return `heap_${space}` }
 
 /**
- * A sample into a store as the charts draw it: memory in MiB, loop delay in ms, a series per heap
- * space (added the first time a space is named, and its name appended to `spaces`, in V8's order),
- * and the requests in flight as the point's note. Live samples and a record's go through here.
- * @param {import('./series-store.js').SeriesStore} store
- * @param {string[]} spaces the heap spaces named so far
- * @param {object} sample as /metrics sends it
- * @param {import('./mark-log.js').MarkLog|null} [marks] given, the sample's garbage collections go to its log
- *   (a record keeps them beside its samples: run-view.js)
- * @returns {boolean} false when the store refused it (older than its newest point)
+ * A sample into a store as the charts draw it (MiB, ms, a series per heap space as `spaces` names them, requests as
+ * the note), its collections into `marks` if given; false when the store refused it. Live and recorded alike.
  */
 export function storeSample (store, spaces, sample, marks = null) {
   marks?.gc.add(sample.gcEvents, sample.gcEventsOmitted)
@@ -78,7 +53,6 @@ export function storeSample (store, spaces, sample, marks = null) {
   }
   for (const [space, bytes] of readHeapSpaces(sample.heapSpaces)) {
     const key = heapKey(space)
-    // a space named for the first time gets a series (the store holds a bounded number of them)
     if (!store.has(key) && store.addKey(key)) spaces.push(space)
     values[key] = bytes / MiB
   }

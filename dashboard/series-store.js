@@ -1,21 +1,7 @@
-/**
- * The points the charts draw, kept bounded. A class leaves the page open
- * for a whole lesson at 10 samples a second: every series holds at most
- * the rolling window's worth of points, and never more than a hard cap,
- * whatever the sample rate. Each series is a ring of `{ x, y }` points (as
- * Chart.js reads them with `parsing: false`), so adding a point at the cap
- * costs the same as below it: no array is shifted per sample.
- *
- * Series may be added while the page runs (a heap space the server names
- * for the first time), up to a fixed number of keys: what a server sends
- * cannot grow the page without end. Each point may carry a note (the
- * requests in flight at that sample), kept and dropped with it.
- */
+/** The points the charts draw, in bounded rings (README.md). */
 
-/** Points per series, whatever the window and the sample rate. */
-const HARD_CAP = 6000
-/** Series per store, whatever the server names. */
-const MAX_KEYS = 64
+const HARD_CAP = 6000 // points per series, whatever the window and the sample rate
+const MAX_KEYS = 64 // series per store, whatever the server names
 
 /** A fixed-capacity ring, oldest first. */
 class Ring {
@@ -61,36 +47,22 @@ class Ring {
   }
 }
 
-/**
- * Series with a shared x (the sample's time, ms) that forget what falls
- * out of the window.
- */
+/** Series with a shared x (the sample's time, ms) that forget what falls out of the window. */
 export class SeriesStore {
   #notes
-  /**
-   * @param {string[]} keys one series per key
-   * @param {{ windowMs: number, intervalMs: number, hardCap?: number }} settings
-   */
   constructor (keys, settings) {
     this.keys = []
     this.hardCap = settings.hardCap ?? HARD_CAP
     this.maxKeys = settings.maxKeys ?? MAX_KEYS
     this.windowMs = settings.windowMs
     this.intervalMs = settings.intervalMs
-    /** @type {Map<string, Ring>} a Map: keys come from the server, and '__proto__' must stay a key */
-    this.rings = new Map()
-    /** What each point carries besides its values (null for most), aligned with the rings. */
-    this.#notes = new Ring(this.hardCap)
+    this.rings = new Map() // a Map: keys come from the server, and '__proto__' must stay a key
+    this.#notes = new Ring(this.hardCap) // what each point carries besides its values (null for most), aligned with the rings
     for (const key of keys) this.addKey(key)
-    /** Samples refused because they were older than the newest point. */
-    this.outOfOrder = 0
+    this.outOfOrder = 0 // samples refused because they were older than the newest point
   }
 
-  /**
-   * Add a series, with a gap at every point kept so far (its points line up with the others').
-   * @param {string} key
-   * @returns {boolean} whether the store has the series now (false past `maxKeys`)
-   */
+  /** Add a series with a gap at every point kept so far; false past `maxKeys`. */
   addKey (key) {
     if (this.rings.has(key)) return true
     if (this.keys.length >= this.maxKeys) return false
@@ -102,7 +74,6 @@ export class SeriesStore {
     return true
   }
 
-  /** @param {string} key */
   has (key) {
     return this.rings.has(key)
   }
@@ -117,13 +88,11 @@ export class SeriesStore {
     return this.#first.size
   }
 
-  /** Time of the newest point, or null. */
   get latest () {
     const first = this.#first
     return first.size === 0 ? null : first.at(first.size - 1).x
   }
 
-  /** Time of the oldest point, or null. */
   get oldest () {
     const first = this.#first
     return first.size === 0 ? null : first.at(0).x
@@ -133,13 +102,7 @@ export class SeriesStore {
     return this.rings.get(this.keys[0])
   }
 
-  /**
-   * Add one point to every series; a series missing from `values` gets a gap.
-   * @param {number} time ms since the epoch
-   * @param {Record<string, number | null> | Map<string, number | null>} values
-   * @param {unknown} [note] kept with the point (null when left out)
-   * @returns {boolean} false when refused (older than the newest point)
-   */
+  /** Add a point (time in ms) to every series, a gap where `values` has none; false when older than the newest point. */
   push (time, values, note = null) {
     const latest = this.latest
     // Chart.js draws with `normalized: true`, which trusts that x only grows
@@ -176,17 +139,12 @@ export class SeriesStore {
     this.trim()
   }
 
-  /** Forget every point. */
   clear () {
     for (const key of this.keys) this.rings.get(key).clear()
     this.#notes.clear()
   }
 
-  /**
-   * A series as a new array of its points, oldest first (what a chart draws).
-   * @param {string} key
-   * @returns {Array<{ x: number, y: number | null }>}
-   */
+  /** A series as a new array of its points, oldest first (what a chart draws). */
   series (key) {
     return this.rings.get(key)?.toArray() ?? []
   }
@@ -196,10 +154,6 @@ export class SeriesStore {
     return this.#notes.toArray()
   }
 
-  /**
-   * The largest value of a series in the window, or null.
-   * @param {string} key
-   */
   maxOf (key) {
     const ring = this.rings.get(key)
     if (ring === undefined) return null
@@ -211,10 +165,7 @@ export class SeriesStore {
     return max
   }
 
-  /**
-   * One row per point, oldest first (for exports): its time, its values by key and its note.
-   * @returns {Generator<{ time: number, values: Map<string, number | null>, note: unknown }>}
-   */
+  /** One row per point, oldest first (for exports): its time, its values by key and its note. */
   * rows () {
     const count = this.length
     for (let i = 0; i < count; i++) {

@@ -1,40 +1,29 @@
-/**
- * "Which code holds it": each route's top allocation sites (docs/metrics.md, "Allocation sites")
- * as ranked bars, a column per route side by side (/bad beside /good), and the lab's own code in
- * a column apart. A bar is what its line allocated over the route's windows, the darker part the
- * most it held at once; its text names the line (`file:line function`), the kind, the thread, both
- * figures, and its share of all the route allocated in those windows (lib/runs/sites.js siteShare).
- * Live, from the stream's samples while an experiment runs and the run's last windows after it
- * (`createLiveSites`); replayed, from a record's `timeline.sites` (`renderSites`, run-view.js).
- * Windows go to routes as a record's do (lib/runs/sites.js): a window two routes shared, to neither.
- *
- * A site's names come from the server or a record: text nodes (dom.js `make`), never markup.
- */
+/** "Which code holds it": each route's top allocation sites as ranked bars (README.md). */
 import { readWindow, siteLine } from '/lib/allocation/site.js'
 import { createRouteTracker, createSiteSummary, routesInWindow, shareText, siteShare, sitesHelp } from '/lib/runs/sites.js'
 import { ROUTE_COLORS } from './charts.js'
 import { make } from './dom.js'
 import { formatMiB } from './format.js'
 
-/** Bars drawn per route. */
 const BARS = 8
 
-/** The label of the lab's own column. */
 const LAB = 'lab'
 
+/** A column's head: the route in its colour (the lab's code in none), what it allocated and over how many windows. */
 function routeHead (route, entry) {
   const known = Object.hasOwn(ROUTE_COLORS, route)
-  const windows = entry === null ? 'no window of its own' : `${entry.windows} window${entry.windows === 1 ? '' : 's'}`
+  const windows = route === LAB
+    ? 'in no route\'s lines'
+    : entry === null ? 'no window of its own' : `${entry.windows} window${entry.windows === 1 ? '' : 's'}`
   const allocated = entry?.allocatedBytes === undefined ? '' : `allocated ${formatMiB(entry.allocatedBytes)} (sampled) · `
-  const name = route === LAB ? 'the lab\'s own code' : `/${route}`
-  return make('h3', {},
-    make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' }),
-    ` ${name} `,
+  const swatch = make('span', { class: `swatch ${known ? `swatch-${route}` : 'swatch-other'}`, 'aria-hidden': 'true' })
+  return make('h3', {}, ...(route === LAB ? [] : [swatch]), ` ${route === LAB ? 'the lab\'s own code' : `/${route}`} `,
     make('span', { class: 'sites-grew' }, `${allocated}${windows}`))
 }
 
 function siteBar (site, route, entry, scale) {
-  const bar = make('span', { class: 'site-bar', 'aria-hidden': 'true' }, make('span', { class: 'site-allocated' }), make('span', { class: 'site-held' }))
+  const bar = make('span', { class: 'site-bar', 'aria-hidden': 'true' },
+    make('span', { class: 'site-allocated' }), make('span', { class: 'site-held' }))
   // widths through the CSSOM: the exported page's policy allows no style attribute
   bar.children[0].style.width = `${Math.max(0.5, site.allocatedBytes / scale * 100)}%`
   bar.children[1].style.width = `${site.heldBytes === null ? 0 : site.heldBytes / scale * 100}%`
@@ -52,33 +41,34 @@ function siteBar (site, route, entry, scale) {
     make('span', { class: 'site-figures' }, figures.join(' · ')))
 }
 
-/**
- * Draw a summary into `box` (replacing what it held).
- * @param {HTMLElement} box
- * @param {{ routes: Array<{ route: string, windows: number, allocatedBytes?: number, sites: object[] }>, lab?: object,
- *   spanning: number, idle: number, intervalBytes?: number|null }|undefined} summary
- * @param {{ routes?: string[], live?: boolean }} [how] `routes`: the columns' order (a run's routes first)
- * @returns {object} what is drawn (`sitesState`)
- */
+/** Draw a summary into `box`, columns in `routes` order first; returns what is drawn (`sitesState`). */
 export function renderSites (box, summary, { routes = [], live = false } = {}) {
   const title = make('h2', {}, 'Which code holds it')
   if (summary === undefined || summary === null) {
-    box.replaceChildren(title, make('p', { class: 'help' }, 'This record has no allocation sites: the lab had not kept them yet, or sampling was off (--allocation-sampling).'))
+    const why = 'This record has no allocation sites: the lab had not kept them yet, or sampling was off (--allocation-sampling).'
+    box.replaceChildren(title, make('p', { class: 'help' }, why))
     return { routes: [], lab: null, spanning: 0 }
   }
-  const order = [...routes, ...summary.routes.map(function route (r) { return r.route })].filter(function first (r, k, all) { return all.indexOf(r) === k })
-  const entries = order.map(function entryOf (route) { return { route, entry: summary.routes.find(function named (r) { return r.route === route }) ?? null } })
+  const byRoute = new Map(summary.routes.map(function pair (r) { return [r.route, r] }))
+  const order = new Set([...routes, ...byRoute.keys()])
+  const entries = [...order].map(function entryOf (route) { return { route, entry: byRoute.get(route) ?? null } })
   const lab = (summary.lab?.sites.length ?? 0) > 0 ? { route: LAB, entry: { windows: null, ...summary.lab } } : null
-  let scale = 1
-  for (const { entry } of [...entries, ...(lab === null ? [] : [lab])]) for (const s of entry?.sites.slice(0, BARS) ?? []) scale = Math.max(scale, s.allocatedBytes, s.heldBytes ?? 0)
+  const drawnSites = [...entries, ...(lab === null ? [] : [lab])].flatMap(function top ({ entry }) { return topSites(entry) })
+  const scale = Math.max(1, ...drawnSites.map(function most (s) { return Math.max(s.allocatedBytes, s.heldBytes ?? 0) }))
   function column ({ route, entry }) {
-    const list = make('ol', { class: 'site-bars' }, ...(entry?.sites.slice(0, BARS) ?? []).map(function bar (s) { return siteBar(s, route, entry, scale) }))
-    const head = route === LAB ? make('h3', {}, ` the lab's own code `, make('span', { class: 'sites-grew' }, `allocated ${formatMiB(entry.allocatedBytes)} (sampled) · in no route's lines`)) : routeHead(route, entry)
-    return make('section', { class: route === LAB ? 'sites-route sites-lab' : 'sites-route', 'data-route': route }, head, list)
+    const list = make('ol', { class: 'site-bars' }, ...topSites(entry).map(function bar (s) { return siteBar(s, route, entry, scale) }))
+    const attributes = { class: route === LAB ? 'sites-route sites-lab' : 'sites-route', 'data-route': route }
+    return make('section', attributes, routeHead(route, entry), list)
   }
   const notes = []
-  if (summary.spanning > 0) notes.push(`${summary.spanning} window${summary.spanning === 1 ? '' : 's'} in which two routes had requests in flight ${summary.spanning === 1 ? 'is' : 'are'} in neither column.`)
-  if (entries.length === 0) notes.push(live ? 'The sites come with each window while an experiment runs.' : 'No window of this run had a route of its own.')
+  const { spanning } = summary
+  if (spanning > 0) {
+    const [windows, are] = spanning === 1 ? ['window', 'is'] : ['windows', 'are']
+    notes.push(`${spanning} ${windows} in which two routes had requests in flight ${are} in neither column.`)
+  }
+  if (entries.length === 0) {
+    notes.push(live ? 'The sites come with each window while an experiment runs.' : 'No window of this run had a route of its own.')
+  }
   box.replaceChildren(
     title,
     make('p', { class: 'help' }, sitesHelp(summary.intervalBytes ?? null)),
@@ -87,6 +77,8 @@ export function renderSites (box, summary, { routes = [], live = false } = {}) {
   return sitesState(entries, lab, summary.spanning)
 }
 
+function topSites (entry) { return entry?.sites.slice(0, BARS) ?? [] }
+
 /** What is drawn, for the debug view: each column's route, allocation and bars, the lab's apart. */
 function sitesState (entries, lab, spanning) {
   function columnState ({ route, entry }) {
@@ -94,30 +86,20 @@ function sitesState (entries, lab, spanning) {
       route,
       allocated: entry?.allocatedBytes ?? null,
       windows: entry?.windows ?? 0,
-      sites: (entry?.sites.slice(0, BARS) ?? []).map(function site (s) {
-        return { line: siteLine(s), kind: s.kind, thread: s.thread, allocated: s.allocatedBytes, held: s.heldBytes, share: shareText(siteShare(s, entry)) }
+      sites: topSites(entry).map(function site (s) {
+        const share = shareText(siteShare(s, entry))
+        return { line: siteLine(s), kind: s.kind, thread: s.thread, allocated: s.allocatedBytes, held: s.heldBytes, share }
       })
     }
   }
   return { routes: entries.map(columnState), lab: lab === null ? null : columnState(lab), spanning }
 }
 
-/**
- * A record's sites into `box`.
- * @param {HTMLElement} box
- * @param {object} record a checked record
- */
 export function renderRecordSites (box, record) {
   return renderSites(box, record.timeline.sites, { routes: record.run.routes })
 }
 
-/**
- * The live view: fed every stream event (`onEvent`), it adds each `sites` window to the run's
- * summary and draws it; a run's start begins a new one. The windows are the ones its record
- * keeps, the run's last too (lib/metrics/alloc-sites.js).
- * @param {HTMLElement} box
- * @returns {{ onEvent: (type: string, data: unknown) => void, state: () => object }}
- */
+/** The live view: each `sites` window joins the run's summary (the windows its record keeps, the last too); a run's start begins anew. */
 export function createLiveSites (box) {
   let tracker = createRouteTracker()
   let summary = createSiteSummary()
@@ -125,15 +107,14 @@ export function createLiveSites (box) {
   let drawn = null
   let windows = 0
 
-  function draw () {
-    drawn = renderSites(box, summary.toJSON(), { routes, live: true })
-  }
+  function draw () { drawn = renderSites(box, summary.toJSON(), { routes, live: true }) }
 
   function onEvent (type, data) {
     if (data === null || typeof data !== 'object') return
     if (type === 'request') {
       tracker.onRequest(data)
-      if (data.phase === 'start' && typeof data.route === 'string' && !routes.includes(data.route) && routes.length < 16) routes.push(data.route)
+      const fresh = typeof data.route === 'string' && !routes.includes(data.route)
+      if (data.phase === 'start' && fresh && routes.length < 16) routes.push(data.route)
     } else if (type === 'sites') {
       const window = readWindow(data)
       if (window === null) return
@@ -151,8 +132,5 @@ export function createLiveSites (box) {
   }
 
   draw()
-  return {
-    onEvent,
-    state: function state () { return { ...drawn, windows } }
-  }
+  return { onEvent, state: function state () { return { ...drawn, windows } } }
 }

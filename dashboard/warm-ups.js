@@ -1,19 +1,11 @@
-/**
- * An experiment's warm-up uploads (`warmUp: true` on their request events, lib/util/lab-events.js)
- * are drawn nowhere and counted nowhere on the page: a run of one upload per route shows one
- * bar per route, as its form says. The run's progress names the warm-up step instead (run-steps.js).
- */
+/** An experiment's warm-up uploads are drawn and counted nowhere on the page (README.md). */
 
-/** Warm-up ids remembered: a few per run; the oldest go first. */
-const MAX_IDS = 32
+const MAX_IDS = 32 // warm-up ids remembered: a few per run; the oldest go first
 
 export class WarmUps {
   #ids = new Set()
 
-  /**
-   * Whether a `request` event is a warm-up's (its id is remembered, to leave it out of samples).
-   * @param {unknown} event
-   */
+  /** Whether a `request` event is a warm-up's (its id is remembered, to leave it out of samples). */
   skip (event) {
     if (event === null || typeof event !== 'object' || event.warmUp !== true) return false
     this.#ids.add(event.id)
