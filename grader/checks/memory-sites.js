@@ -1,12 +1,11 @@
 /**
- * Which of the graded code's own lines allocated the bytes a failed memory check measured: one
- * more run, on a fresh process with the lab's allocation sampler in it (grader/student/
- * sites-writer.js), of the check's largest load; the lines in the submission's files (a
- * service's own files) that allocated most, each with its share of what all the code's lines
- * allocated in that run (allocated against allocated, as docs/metrics.md defines a share; the
- * growth read from outside stands beside them, a figure of its own); and the hint that follows from the top line's code. Taken once a grading,
- * by the first memory check that fails. The sampler runs in the graded process, which could
- * forge or hide its sites: a line named is a pointer, and the verdict never stands on it.
+ * Which of the graded code's own lines allocated the bytes a failed memory check measured: one more run, on a fresh process with
+ * the lab's allocation sampler in it (grader/student/ sites-writer.js), of the check's largest load; the lines in the
+ * submission's files (a service's own files) that allocated most, each with its share of what all the code's lines allocated in
+ * that run (allocated against allocated, as docs/metrics.md defines a share; the growth read from outside stands beside them, a
+ * figure of its own); and the hint that follows from the top line's code. Taken once a grading, by the first memory check that
+ * fails. The sampler runs in the graded process, which could forge or hide its sites: a line named is a pointer, and the verdict
+ * never stands on it.
  */
 import path from 'node:path'
 import { lineKey } from '../../lib/allocation/site.js'
@@ -33,11 +32,9 @@ const LINE_KINDS = Object.freeze([
 const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a record scanner) (exercise 01, step 4), and keep only the record being read and the running totals.'
 
 /**
- * The allocation sites of the graded target's load `files` (after one upload of `warm`), taken
- * once a grading; the first call runs it, later calls get the same.
+ * The allocation sites of the graded target's load `files` (after one upload of `warm`), taken once a grading; the first call
+ * runs it, later calls get the same.
  * @param {object} ctx the check's context (grader/run/check-context.js)
- * @param {{ warm: { file: string, inflatedBytes: number }, files: string[], timeoutMs: number }} load
- * @returns {Promise<MemorySites>}
  *
  * @typedef {{ sampled: boolean, growthMiB: number|null, allocatedMiB: number|null, note: string,
  *   lines: Array<{ file: string, line: number, functionName: string, kinds: string[], allocatedMiB: number,
@@ -84,10 +81,9 @@ function notSampled (why) {
 }
 
 /**
- * The lines that allocated most (a line's kinds summed), with their code (from `sourceOf`, the
- * bytes the grader holds) and what it does. A line that made the bytes comes before one that only
- * parsed a text made elsewhere (kind 'parsed', lib/allocation/strings.js): `body += chunk` holds
- * the body, `JSON.parse(body)` reads it.
+ * The lines that allocated most (a line's kinds summed), with their code (from `sourceOf`, the bytes the grader holds) and what
+ * it does. A line that made the bytes comes before one that only parsed a text made elsewhere (kind 'parsed',
+ * lib/allocation/strings.js): `body += chunk` holds the body, `JSON.parse(body)` reads it.
  */
 function topLines (sites, allocated, sourceOf) {
   const byLine = new Map()
@@ -126,10 +122,8 @@ function madeFirst (line) {
 }
 
 /**
- * The code of `line` in a file's bytes, trimmed and cut short; null when the grader holds no
- * bytes of that file (the card then names the site alone) or it has no such line.
- * @param {Buffer|null} bytes
- * @param {number} line
+ * The code of `line` in a file's bytes, trimmed and cut short; null when the grader holds no bytes of that file (the card then
+ * names the site alone) or it has no such line.
  */
 function codeAt (bytes, line) {
   if (bytes === null) return null
@@ -141,7 +135,6 @@ function codeAt (bytes, line) {
 
 /**
  * What a line of code does with a body, read from its code.
- * @param {string} code
  * @returns {string|null} null when it matches none of the ways to buffer the lab knows
  */
 export function whatItDoes (code) {
@@ -149,9 +142,8 @@ export function whatItDoes (code) {
 }
 
 /**
- * The hint of a memory check whose sites name a line: that line, what it does and what to do
- * instead; null when no line was named (the check's own hint stands).
- * @param {MemorySites} sites
+ * The hint of a memory check whose sites name a line: that line, what it does and what to do instead; null when no line was named
+ * (the check's own hint stands).
  */
 export function sitesHint (sites) {
   const top = sites.lines[0]

@@ -1,8 +1,7 @@
 /**
- * The allocation sites a process the grader measures wrote about itself (grader/student/
- * sites-writer.js): read from the files it writes, checked as untrusted input, and mapped back to
- * the files the grader was given. The process wrote them, so they point at a line and are never a
- * figure: the graded code shares the process and could forge or hide them.
+ * The allocation sites a process the grader measures wrote about itself (grader/student/ sites-writer.js): read from the files it
+ * writes, checked as untrusted input, and mapped back to the files the grader was given. The process wrote them, so they point at
+ * a line and are never a figure: the graded code shares the process and could forge or hide them.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,12 +17,10 @@ const MOST_SITES = 5000
 export const MOST_SOURCE_BYTES = 1024 * 1024
 
 /**
- * The tables in `files()` written at or after `since` (the writers' clock is this machine's),
- * waiting up to `timeoutMs` for at least one; [] when none came.
+ * The tables in `files()` written at or after `since` (the writers' clock is this machine's), waiting up to `timeoutMs` for at
+ * least one; [] when none came.
  * @param {() => string[]} files where the tables are now
  * @param {number} since ms since the epoch
- * @param {number} timeoutMs
- * @returns {Promise<Array<{ pid: number, at: number, sites: object[] }>>}
  */
 export async function readSiteTables (files, since, timeoutMs) {
   const until = Date.now() + timeoutMs
@@ -54,12 +51,11 @@ function pointsAtALine (site) {
 }
 
 /**
- * Each site's bytes allocated between two readings of the same writers (`before` may be empty),
- * what it held at the second, its file mapped by `place` (null: not the graded code's file).
+ * Each site's bytes allocated between two readings of the same writers (`before` may be empty), what it held at the second, its
+ * file mapped by `place` (null: not the graded code's file).
  * @param {object[]} before tables
  * @param {object[]} after tables
  * @param {(file: string) => string|null} place a site's file as the grader knows it, or null
- * @returns {Array<{ file: string, line: number, column: number|null, functionName: string, kind: string, allocatedBytes: number, heldBytes: number|null }>}
  */
 export function sitesBetween (before, after, place) {
   const earlier = new Map()
@@ -84,11 +80,9 @@ function keyOf (pid, site) {
 }
 
 /**
- * A `place` for sitesBetween: a site's file inside `seen` (the submission's file or folder as
- * the process saw it, or its real path, project-relative files resolved from `root`) becomes the
- * same file under `given` (as the grader was given it); any other file is not the submission's.
- * A site's file is a name, compared as text: the file system is never asked about it.
- * @param {{ root: string, seen: string, given: string }} paths
+ * A `place` for sitesBetween: a site's file inside `seen` (the submission's file or folder as the process saw it, or its real
+ * path, project-relative files resolved from `root`) becomes the same file under `given` (as the grader was given it); any other
+ * file is not the submission's. A site's file is a name, compared as text: the file system is never asked about it.
  */
 export function placeInSubmission ({ root, seen, given }) {
   const bases = [...new Set([path.resolve(seen), realOrSame(seen)])]
@@ -105,9 +99,8 @@ export function placeInSubmission ({ root, seen, given }) {
 }
 
 /**
- * A `place` for a service's sites: its own files are any outside Node's internals, the
- * node_modules folders and the lab's own code (`labRoot`'s lib/ and grader/).
- * @param {string} labRoot
+ * A `place` for a service's sites: its own files are any outside Node's internals, the node_modules folders and the lab's own
+ * code (`labRoot`'s lib/ and grader/).
  */
 export function placeInService (labRoot) {
   const lab = [path.join(labRoot, 'lib') + path.sep, path.join(labRoot, 'grader') + path.sep]
@@ -121,9 +114,8 @@ export function placeInService (labRoot) {
 }
 
 /**
- * A `source` for a submission's sites: the bytes its digest kept (grader/student/digest.js
- * `sources`), read once, as regular files inside it, before its process started. Any other name
- * (a link, a pipe, a file outside it, one too large) has none.
+ * A `source` for a submission's sites: the bytes its digest kept (grader/student/digest.js `sources`), read once, as regular
+ * files inside it, before its process started. Any other name (a link, a pipe, a file outside it, one too large) has none.
  * @param {Map<string, Buffer>} sources absolute path -> bytes
  */
 export function sourceInSnapshot (sources) {
@@ -133,9 +125,8 @@ export function sourceInSnapshot (sources) {
 }
 
 /**
- * A `source` for a service's sites: a service runs as the grader's user and reads what it
- * likes, so its files are read from disk, as regular files alone (regular-file.js), at most `maxBytes`.
- * @param {number} maxBytes
+ * A `source` for a service's sites: a service runs as the grader's user and reads what it likes, so its files are read from disk,
+ * as regular files alone (regular-file.js), at most `maxBytes`.
  */
 export function sourceOnDisk (maxBytes) {
   return function source (file) {
@@ -146,16 +137,13 @@ export function sourceOnDisk (maxBytes) {
 /** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS is 200). */
 const READ_TIMEOUT_MS = 3000
 
-/**
- * What a check reads of a sampled process: `mark()` before a load, `since(mark)` after it.
- */
+/** What a check reads of a sampled process: `mark()` before a load, `since(mark)` after it. */
 export class SiteReader {
   #files
   #place
   #source
 
   /**
-   * @param {{ files: () => string[], place: (file: string) => string|null, source: (file: string) => Buffer|null }} options
    *   `files`: where the process's tables are now; `place`: a site's file as the grader knows it, or null;
    *   `source`: the bytes the grader holds of a placed file, or null (sourceInSnapshot, sourceOnDisk)
    */
@@ -166,10 +154,8 @@ export class SiteReader {
   }
 
   /**
-   * The bytes of a site's file (as `since` placed it), from what the grader holds: never a read of
-   * a path the process chose, as the grader's user, that could block.
-   * @param {string} file
-   * @returns {Buffer|null}
+   * The bytes of a site's file (as `since` placed it), from what the grader holds: never a read of a path the process chose, as
+   * the grader's user, that could block.
    */
   source (file) {
     return this.#source(file)

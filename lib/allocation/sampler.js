@@ -1,19 +1,15 @@
 /**
- * The allocation sampler of one thread: which lines allocate and hold its bytes, V8 heap
- * (heap.js) and Buffer bytes (buffers.js) alike, estimated from samples taken every
- * `intervalBytes` bytes on average. Nothing runs until `start()`; `stop()` takes the Buffer
- * wrappers and the profiler away again.
+ * The allocation sampler of one thread: which lines allocate and hold its bytes, V8 heap (heap.js) and Buffer bytes (buffers.js)
+ * alike, estimated from samples taken every `intervalBytes` bytes on average. Nothing runs until `start()`; `stop()` takes the
+ * Buffer wrappers and the profiler away again.
  *
- * A window (`window()`, the sites since the previous one):
- * `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites` are the `top` sites by
- * allocated plus held bytes, each
- * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string'|'parsed', allocatedBytes, heldBytes, samples }`
- * ('parsed': a text JSON.parse read, made elsewhere: strings.js)
- * (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings; else the most
- * held at the window's end or at a `notePeak` within it),
- * and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each kind's `{ allocatedBytes, heldBytes, samples }`
- * (heap null when V8's profiler could not be had: `heapError` says why), and the sites past the
- * top N in `omitted: { count, allocatedBytes, heldBytes }`.
+ * A window (`window()`, the sites since the previous one): `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites`
+ * are the `top` sites by allocated plus held bytes, each `{ functionName, file, line, column, kind:
+ * 'heap'|'buffer'|'string'|'parsed', allocatedBytes, heldBytes, samples }` ('parsed': a text JSON.parse read, made elsewhere:
+ * strings.js) (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings; else the most held at the
+ * window's end or at a `notePeak` within it), and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each
+ * kind's `{ allocatedBytes, heldBytes, samples }` (heap null when V8's profiler could not be had: `heapError` says why), and the
+ * sites past the top N in `omitted: { count, allocatedBytes, heldBytes }`.
  */
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -24,28 +20,28 @@ import { StringRecorder } from './strings.js'
 
 export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
   /**
-   * Mean bytes between two samples, for both kinds, where the user of the sampler names none
-   * (the grader, the profile). V8's own default is 32 KiB; the lab's metrics sample more sparsely
-   * (lib/metrics/alloc-sites.js), and docs/metrics.md ("Allocation sites") gives what that costs.
+   * Mean bytes between two samples, for both kinds, where the user of the sampler names none (the grader, the profile). V8's own
+   * default is 32 KiB; the lab's metrics sample more sparsely (lib/metrics/alloc-sites.js), and docs/metrics.md ("Allocation
+   * sites") gives what that costs.
    */
   intervalBytes: 512 * 1024,
   /** Sites a window names; the rest are summed in `totals.omitted`. */
   top: 20,
   /**
-   * Sample V8's heap: 'held' (what each site holds, and what the window added to it), 'allocated'
-   * (all each site allocated in the window, collected or not; what it holds unknown), or false.
+   * Sample V8's heap: 'held' (what each site holds, and what the window added to it), 'allocated' (all each site allocated in the
+   * window, collected or not; what it holds unknown), or false.
    */
   heap: 'held',
   /** Sample Buffer bytes. */
   buffers: true,
   /**
-   * Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be
-   * sampled: a window's sites and totals then have kind 'string' too.
+   * Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be sampled: a window's sites and
+   * totals then have kind 'string' too.
    */
   strings: false,
   /**
-   * Folders whose first frame on the stack makes the site (a submission's, whose line called a
-   * library), or null: the first frame outside Node's internals.
+   * Folders whose first frame on the stack makes the site (a submission's, whose line called a library), or null: the first frame
+   * outside Node's internals.
    */
   preferFiles: null
 })
@@ -67,11 +63,7 @@ function normalizeSamplerOptions (options = {}) {
   return Object.freeze({ ...out, preferFiles: prefer === null ? null : Object.freeze([...prefer]) })
 }
 
-/**
- * Create an allocation sampler for the thread that calls this.
- * @param {Partial<typeof ALLOCATION_SAMPLER_DEFAULTS>} [options]
- * @returns {AllocationSampler}
- */
+/** Create an allocation sampler for the thread that calls this. */
 export function createAllocationSampler (options) {
   return new AllocationSampler(normalizeSamplerOptions(options))
 }
@@ -122,9 +114,8 @@ export class AllocationSampler {
   }
 
   /**
-   * Keep what each site holds now, where it is more than the window will see at its end: a
-   * request's peak, inside a synchronous call whose objects are garbage by then. With a heap
-   * sampled for what it holds, this forces a mark-compact (heap.js).
+   * Keep what each site holds now, where it is more than the window will see at its end: a request's peak, inside a synchronous
+   * call whose objects are garbage by then. With a heap sampled for what it holds, this forces a mark-compact (heap.js).
    */
   notePeak () {
     if (!this.#active) return
@@ -133,11 +124,9 @@ export class AllocationSampler {
   }
 
   /**
-   * The sites since the previous window (or the start); an empty window while stopped. With
-   * `epoch`, held counts from then on only what is sampled after this window (a new route's
-   * start): a site's held is then never more than what it allocated in that route's windows.
-   * @param {{ epoch?: boolean }} [how]
-   * @returns {AllocationWindow}
+   * The sites since the previous window (or the start); an empty window while stopped. With `epoch`, held counts from then on
+   * only what is sampled after this window (a new route's start): a site's held is then never more than what it allocated in that
+   * route's windows.
    */
   window ({ epoch = false } = {}) {
     const now = performance.now()
@@ -218,10 +207,8 @@ function addTotals (a, b) {
 }
 
 /**
- * Several threads' windows as one: each site marked with its `thread`, the top `top` of all,
- * the totals summed; `heapErrors` names each thread whose heap could not be sampled.
- * @param {Array<{ thread: string, window: AllocationWindow }>} windows
- * @param {number} top
+ * Several threads' windows as one: each site marked with its `thread`, the top `top` of all, the totals summed; `heapErrors`
+ * names each thread whose heap could not be sampled.
  */
 export function mergeWindows (windows, top) {
   let heap = null

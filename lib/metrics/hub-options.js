@@ -1,14 +1,11 @@
-/**
- * The metrics hub's options (lib/metrics/stream.js): frozen defaults and
- * their normalisation, a TypeError for a bad value.
- */
+/** The metrics hub's options (lib/metrics/stream.js): frozen defaults and their normalisation, a TypeError for a bad value. */
 import { integerOptions } from '../config/integers.js'
 import { checkMode } from './alloc-sites.js'
 import { MiB } from '../util/units.js'
 
 /**
- * The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again;
- * `sites`: a window of allocation sites, lib/metrics/alloc-sites.js).
+ * The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again; `sites`:
+ * a window of allocation sites, lib/metrics/alloc-sites.js).
  */
 export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash', 'run-record', 'sites'])
 
@@ -26,14 +23,13 @@ export const HUB_DEFAULTS = Object.freeze({
   /** A rise of the kernel peak RSS that makes a bus 'peak' event. */
   peakStep: MiB,
   /**
-   * Streams at once. Past it, 503 `server.busy` with Retry-After: a dashboard needs
-   * one, and thousands at a 10 ms interval would take the event loop from every
-   * other request (each sample is a write per client).
+   * Streams at once. Past it, 503 `server.busy` with Retry-After: a dashboard needs one, and thousands at a 10 ms interval would
+   * take the event loop from every other request (each sample is a write per client).
    */
   maxClients: 64,
   /**
-   * When allocation sites are sampled (lib/metrics/alloc-sites.js): 'experiment' while an
-   * experiment runs or a stream asks (`?allocationSites=1`), 'always' while anybody watches, 'off'.
+   * When allocation sites are sampled (lib/metrics/alloc-sites.js): 'experiment' while an experiment runs or a stream asks
+   * (`?allocationSites=1`), 'always' while anybody watches, 'off'.
    */
   allocationSampling: 'experiment'
 })

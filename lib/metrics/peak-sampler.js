@@ -1,14 +1,12 @@
 /**
- * A sampled peak RSS, for where the kernel keeps no resettable one (macOS,
- * Windows, portable mode: lib/util/platform.js). A worker thread reads the
- * process's RSS every few milliseconds and keeps the highest it saw since
- * the last reset in shared memory. It is a thread, not a timer on the main
- * thread, because the peaks worth catching happen while the main thread is
- * busy: /bad's JSON.parse of a large body holds the event loop for seconds,
- * and no timer of the main thread would fire until it was over.
+ * A sampled peak RSS, for where the kernel keeps no resettable one (macOS, Windows, portable mode: lib/util/platform.js). A
+ * worker thread reads the process's RSS every few milliseconds and keeps the highest it saw since the last reset in shared
+ * memory. It is a thread, not a timer on the main thread, because the peaks worth catching happen while the main thread is busy:
+ * /bad's JSON.parse of a large body holds the event loop for seconds, and no timer of the main thread would fire until it was
+ * over.
  *
- * A sampled peak can miss a spike shorter than the interval; the kernel's
- * (`VmHWM`) cannot. docs/metrics.md has how close the two come on Linux.
+ * A sampled peak can miss a spike shorter than the interval; the kernel's (`VmHWM`) cannot. docs/metrics.md has how close the two
+ * come on Linux.
  */
 import { Worker } from 'node:worker_threads'
 
@@ -23,8 +21,8 @@ const WATCHERS = 1
 const STOP = 2
 
 /**
- * The thread: sample while watched, sleep on the watchers word while not
- * (Atomics.wait wakes when the first watcher arrives, or the sampler stops).
+ * The thread: sample while watched, sleep on the watchers word while not (Atomics.wait wakes when the first watcher arrives, or
+ * the sampler stops).
  */
 const THREAD_SOURCE = `
 const { workerData } = require('node:worker_threads')
@@ -51,10 +49,8 @@ for (;;) {
 `
 
 /**
- * One per app. `watch()` starts sampling (the thread is made at the first
- * watch) and returns the function that stops it; `reset()` starts a new
- * peak from the RSS now; `read()` is the highest RSS seen since, the RSS
- * now included.
+ * One per app. `watch()` starts sampling (the thread is made at the first watch) and returns the function that stops it;
+ * `reset()` starts a new peak from the RSS now; `read()` is the highest RSS seen since, the RSS now included.
  */
 export class PeakSampler {
   /** @param {{ everyMs?: number }} [options] */

@@ -1,14 +1,11 @@
 /**
- * Another process's memory as the kernel sees it: VmRSS now, VmHWM its
- * peak, and the reset of that peak (write 5 to clear_refs, Linux >= 4.0).
+ * Another process's memory as the kernel sees it: VmRSS now, VmHWM its peak, and the reset of that peak (write 5 to clear_refs,
+ * Linux >= 4.0).
  */
 import fs from 'node:fs'
 import { procAvailable } from '../util/platform.js'
 
-/**
- * @param {number} pid
- * @returns {{ rss: number, peak: number } | null} bytes, or null where /proc is absent
- */
+/** @returns {{ rss: number, peak: number } | null} bytes, or null where /proc is absent */
 export function readProcMemory (pid) {
   if (!procAvailable()) return null
   let status

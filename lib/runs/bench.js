@@ -1,8 +1,7 @@
 /**
- * The record of a run measured outside the experiment engine: a bench of fresh labs
- * (`npm run bench -- ingest`, `hostile`) or a grading (`npm run grade` of one handler or service).
- * It has the run's results and the machine, but no timeline: its processes were many, each
- * measured from outside, none sampled by one lab's /metrics. A bench made from an experiment
+ * The record of a run measured outside the experiment engine: a bench of fresh labs (`npm run bench -- ingest`, `hostile`) or a
+ * grading (`npm run grade` of one handler or service). It has the run's results and the machine, but no timeline: its processes
+ * were many, each measured from outside, none sampled by one lab's /metrics. A bench made from an experiment
  * (lib/measure/experiment-bench.js) is recorded by the lab it ran in instead.
  */
 import { randomUUID } from 'node:crypto'
@@ -10,9 +9,8 @@ import { createRunStore, runsDir } from './store.js'
 import { makeRecord, recordText } from './record.js'
 
 /**
- * The results a bench's data gives a record: its cells and charts as the result contract has
- * them, its title as the caption, and the rest of its data under `details`, which the contract
- * leaves alone.
+ * The results a bench's data gives a record: its cells and charts as the result contract has them, its title as the caption, and
+ * the rest of its data under `details`, which the contract leaves alone.
  * @param {{ title: string, charts?: object[], data: object }} bench what a bench's run resolved to
  */
 export function benchResults ({ title, charts = [], data }) {

@@ -1,9 +1,8 @@
 /**
- * The rules a run record is read by (docs/runs.md), with nothing of Node's in them: the lab reads
- * records through them (lib/runs/format.js `readRunRecord`), and so does the dashboard, which the
- * lab serves this module to (routes/dashboard.js), for a record dropped from disk or inlined in an
- * exported page. One set of rules, so a file the CLI refuses the page refuses with the same words.
- * Checking is all it does: nothing in a record is run, imported or evaluated.
+ * The rules a run record is read by (docs/runs.md), with nothing of Node's in them: the lab reads records through them
+ * (lib/runs/format.js `readRunRecord`), and so does the dashboard, which the lab serves this module to (routes/dashboard.js), for
+ * a record dropped from disk or inlined in an exported page. One set of rules, so a file the CLI refuses the page refuses with
+ * the same words. Checking is all it does: nothing in a record is run, imported or evaluated.
  */
 import { validateResult } from '../experiments/result-contract.js'
 import { SITE_KINDS } from '../allocation/site.js'
@@ -26,10 +25,9 @@ export const RUN_STATUSES = Object.freeze(['done', 'failed', 'cancelled'])
 export const RUN_SOURCES = Object.freeze(['engine', 'bench', 'grade'])
 
 /**
- * What a record may hold, so that every reader can show what the check accepts: no value nested
- * deeper than RECORD_MAX_DEPTH (a reader that recurses, JSON.stringify among them, stays shallow),
- * no array or object of more than RECORD_MAX_ITEMS (a timeline keeps at most 2,400 samples), no
- * string longer than RECORD_MAX_STRING, no member's name longer than RECORD_MAX_KEY, and every
+ * What a record may hold, so that every reader can show what the check accepts: no value nested deeper than RECORD_MAX_DEPTH (a
+ * reader that recurses, JSON.stringify among them, stays shallow), no array or object of more than RECORD_MAX_ITEMS (a timeline
+ * keeps at most 2,400 samples), no string longer than RECORD_MAX_STRING, no member's name longer than RECORD_MAX_KEY, and every
  * time a date a `Date` holds (±8.64e15 ms, which toISOString prints).
  */
 export const RECORD_MAX_DEPTH = 32
@@ -93,8 +91,8 @@ function fieldOf (node) {
 }
 
 /**
- * Hold every value in a record to the bounds above, iteratively (a record may be nested far
- * deeper than a stack goes), in the order the text has them.
+ * Hold every value in a record to the bounds above, iteratively (a record may be nested far deeper than a stack goes), in the
+ * order the text has them.
  */
 function checkBounds (record) {
   const stack = [{ value: record, key: null, parent: null, depth: 1 }]
@@ -237,8 +235,8 @@ function checkSiteWindow (window, field) {
 
 /**
  * Each route's sites over the run: `{ routes: [{ route, windows, allocatedBytes, sites }], lab, spanning, idle, intervalBytes }`
- * (`allocatedBytes`, `lab` and `intervalBytes` absent from records written before the lab kept them). A route's sites
- * never allocated more than the route: their shares are of it.
+ * (`allocatedBytes`, `lab` and `intervalBytes` absent from records written before the lab kept them). A route's sites never
+ * allocated more than the route: their shares are of it.
  */
 function checkSiteSummary (summary) {
   need(isObject(summary), 'timeline.sites', 'is not an object')
@@ -338,7 +336,6 @@ function checkTimeline (timeline) {
 
 /**
  * Check a parsed record.
- * @param {unknown} record
  * @returns {{ field: string, problem: string } | null} the first problem, or null when it is a record of this format
  */
 export function recordProblem (record) {
@@ -365,7 +362,6 @@ export function recordProblem (record) {
 /**
  * The message a record refused for `problem` gets, as lib/errors `runInvalid` words it.
  * @param {string} where what was read (a file, an id)
- * @param {{ field: string, problem: string }} found
  */
 export function problemMessage (where, found) {
   return `${where} is not a run record this lab reads: ${found.field} ${found.problem}`
@@ -379,9 +375,7 @@ function utf8Length (text) {
 
 /**
  * Check a record's text: its size, that it is JSON, then its members.
- * @param {string} text
  * @param {number} [bytes] its size in bytes, when known (a file's): the text is not read past the bound
- * @returns {{ record: object, problem: null } | { record: null, problem: { field: string, problem: string } }}
  *   `(file)` for the size, `(json)` for the syntax, else the first member at fault
  */
 export function checkRecordText (text, bytes = typeof text === 'string' ? utf8Length(text) : NaN) {

@@ -1,15 +1,14 @@
 /**
- * Two run records side by side: each route's figures in both, their ratio and difference, and
- * whether the difference is inside the spread of the repeats; and the `--fail-if` rules that
- * turn a difference into an exit code (`good.peak>+10%`), so one command guards memory in CI.
+ * Two run records side by side: each route's figures in both, their ratio and difference, and whether the difference is inside
+ * the spread of the repeats; and the `--fail-if` rules that turn a difference into an exit code (`good.peak>+10%`), so one
+ * command guards memory in CI.
  */
 import { parseByteSize } from '../util/units.js'
 import { MEASURES, coordinatesOf, figureFor, figuresOf, keysOf } from './figures.js'
 
 /**
- * Whether b's figure differs from a's by more than the repeats spread: the ranges of both (or the
- * range of one and the other's value) overlap, or not. Null when neither has repeats.
- * @returns {'inside'|'outside'|null}
+ * Whether b's figure differs from a's by more than the repeats spread: the ranges of both (or the range of one and the other's
+ * value) overlap, or not. Null when neither has repeats.
  */
 export function spreadVerdict (a, b) {
   const rangeA = a.n > 1 ? [a.min, a.max] : null
@@ -26,11 +25,10 @@ function delta (a, b) {
 }
 
 /**
- * The rows of a comparison: for every key (route or cell) both records have, the measures (or,
- * with `all`, every figure) either has.
+ * The rows of a comparison: for every key (route or cell) both records have, the measures (or, with `all`, every figure) either
+ * has.
  * @param {object} a a checked record
  * @param {object} b a checked record
- * @param {{ all?: boolean }} [how]
  * @returns {{ rows: Array<{ key: string, name: string, label: string, unit: string, a: object|null, b: object|null,
  *   ratio: number|null, difference: number|null, spread: 'inside'|'outside'|null }>, onlyA: string[], onlyB: string[],
  *   params: Array<{ name: string, a: unknown, b: unknown }>, where: Array<{ name: string, a: unknown, b: unknown }> }}
@@ -108,12 +106,9 @@ const OPERATORS = Object.freeze({
 })
 
 /**
- * Read a `--fail-if` rule: `<route or cell>.<figure><op><threshold>`, `*` for every route. The
- * figure is a measure (`peak`, `throughput`, `latency`) or any figure's name; the threshold a
- * change in percent (`+10%`), a ratio (`1.2x`), or a difference in the figure's own unit: a
- * byte size (`+5MiB`), ms (`+20ms`) or a plain number.
- * @param {string} text
- * @returns {{ text: string, who: string, name: string, op: string, kind: 'percent'|'ratio'|'difference', threshold: number }}
+ * Read a `--fail-if` rule: `<route or cell>.<figure><op><threshold>`, `*` for every route. The figure is a measure (`peak`,
+ * `throughput`, `latency`) or any figure's name; the threshold a change in percent (`+10%`), a ratio (`1.2x`), or a difference in
+ * the figure's own unit: a byte size (`+5MiB`), ms (`+20ms`) or a plain number.
  * @throws {TypeError} saying what a rule looks like
  */
 export function parseFailIf (text) {
@@ -157,9 +152,6 @@ function change (kind, a, b) {
 
 /**
  * Judge a rule on two records: every key it names (each route's, for `*`) whose figure both have.
- * @param {ReturnType<typeof parseFailIf>} rule
- * @param {object} a
- * @param {object} b
  * @returns {Array<{ key: string, a: object, b: object, value: number|null, failed: boolean }>} `value` the change
  *   in the rule's kind (percent, ratio, difference); null where it cannot be had (a ratio over 0)
  * @throws {TypeError} when neither record has the figure for any key the rule names

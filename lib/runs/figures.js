@@ -1,13 +1,12 @@
 /**
- * A record's figures, as `npm run runs -- compare` lines them up: every number its results
- * report, by what it belongs to (a route, or a cell of the bench) and by name. Read from the
- * result contract's members alone (lib/experiments/result-contract.js): `tables` (a route's
- * column, a row's field) and `cells` (a cell's numeric members, its `server` and `latencyMs`),
- * never from what experiment made them. Where a cell has `measurements` (the bench's repeats),
- * each figure also has the range of the repeats.
+ * A record's figures, as `npm run runs -- compare` lines them up: every number its results report, by what it belongs to (a
+ * route, or a cell of the bench) and by name. Read from the result contract's members alone (lib/experiments/result-contract.js):
+ * `tables` (a route's column, a row's field) and `cells` (a cell's numeric members, its `server` and `latencyMs`), never from
+ * what experiment made them. Where a cell has `measurements` (the bench's repeats), each figure also has the range of the
+ * repeats.
  *
- * Names are flattened: `latencyMs.p99`, `latencyP99Ms` and a table's "Latency avg / p99" row
- * all give `latency.p99`; `server.peakAboveIdle` gives `peakAboveIdle`.
+ * Names are flattened: `latencyMs.p99`, `latencyP99Ms` and a table's "Latency avg / p99" row all give `latency.p99`;
+ * `server.peakAboveIdle` gives `peakAboveIdle`.
  */
 
 /** The three measures compare shows by default, each the first of its names a record has. */
@@ -21,11 +20,9 @@ export const MEASURES = Object.freeze([
 const COORDINATES = Object.freeze(['route', 'mode', 'kind', 'format', 'size', 'hwm', 'batch', 'concurrency'])
 
 /**
- * The coordinates that tell the cells of some records apart: those whose values differ
- * between cells, and the route always. Two runs are keyed alike when this is asked of both:
- * a bench of one size at one concurrency is keyed by route alone, as a run of the engine is.
- * @param {object[]} records
- * @returns {string[]}
+ * The coordinates that tell the cells of some records apart: those whose values differ between cells, and the route always. Two
+ * runs are keyed alike when this is asked of both: a bench of one size at one concurrency is keyed by route alone, as a run of
+ * the engine is.
  */
 export function coordinatesOf (records) {
   const values = new Map(COORDINATES.map(function none (name) { return [name, new Set()] }))
@@ -155,11 +152,9 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
 }
 
 /**
- * The figure a name stands for in one key's figures: a measure (`peak`, `throughput`,
- * `latency`) is the first of its fields there; any other name is itself.
+ * The figure a name stands for in one key's figures: a measure (`peak`, `throughput`, `latency`) is the first of its fields
+ * there; any other name is itself.
  * @param {Map<string, object>} figures as figuresOf gives them
- * @param {string} key
- * @param {string} name
  */
 export function figureFor (figures, key, name) {
   const measure = MEASURES.find(function named (m) { return m.name === name })

@@ -1,11 +1,10 @@
 /**
- * The lessons' runs: the record of the run a committed figures file came from, kept beside it as
- * docs/figures/<name>.run.json by `npm run bench -- ... --figures <name>`, and listed by every lab
- * as the read-only run `lesson-<name>`, so a lesson links its figure to the run's replay
- * (`/?run=lesson-zip-bomb`) and a class lays its own run over the lesson's (docs/runs.md).
+ * The lessons' runs: the record of the run a committed figures file came from, kept beside it as docs/figures/<name>.run.json by
+ * `npm run bench -- ... --figures <name>`, and listed by every lab as the read-only run `lesson-<name>`, so a lesson links its
+ * figure to the run's replay (`/?run=lesson-zip-bomb`) and a class lays its own run over the lesson's (docs/runs.md).
  *
- * A committed record is held to a smaller bound than the lab's (LESSON_RECORD_MAX_BYTES): its
- * timeline is thinned further, keeping the peaks, as lib/runs/timeline.js thins any timeline.
+ * A committed record is held to a smaller bound than the lab's (LESSON_RECORD_MAX_BYTES): its timeline is thinned further,
+ * keeping the peaks, as lib/runs/timeline.js thins any timeline.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -33,8 +32,8 @@ const FIGURES_NAME = /^[a-z0-9][a-z0-9-]*$/
 const SUFFIX = '.run.json'
 
 /**
- * A record as a lesson keeps it: its id `lesson-<name>`, its timeline thinned to fit
- * LESSON_RECORD_MAX_BYTES (what was left out added to `timeline.thinned`).
+ * A record as a lesson keeps it: its id `lesson-<name>`, its timeline thinned to fit LESSON_RECORD_MAX_BYTES (what was left out
+ * added to `timeline.thinned`).
  * @param {object} record a checked record
  * @param {string} name the figures file's name
  * @returns {string} the record's text
@@ -63,7 +62,6 @@ export function lessonRecordText (record, name) {
  * Keep a run's record beside the figures it gave: `<dir>/<name>.run.json`, written atomically.
  * @param {string} file the record the run left (in a lab's runs folder)
  * @param {string} name the figures file's name
- * @param {string} [dir]
  * @returns {Promise<string>} the file written
  * @throws {LabError} run.invalid when the file is no record
  */
@@ -74,12 +72,7 @@ export async function keepLessonRecord (file, name, dir = LESSON_RUNS_DIR) {
   return (await writeAtomically(dir, `${name}${SUFFIX}`, [Readable.from([text])])).path
 }
 
-/**
- * The lessons' runs, read-only: listed and read as the runs folder's are (store.js), never written
- * or pruned by a lab.
- * @param {{ dir?: string }} [settings]
- * @returns {{ dir: string, list: () => Promise<object[]>, read: (id: string) => Promise<object>, has: (id: string) => boolean }}
- */
+/** The lessons' runs, read-only: listed and read as the runs folder's are (store.js), never written or pruned by a lab. */
 export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
   const folder = path.resolve(dir)
 

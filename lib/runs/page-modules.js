@@ -1,14 +1,12 @@
 /**
- * The dashboard's modules as the page sees them: by URL, `/x.js` for dashboard/x.js and
- * `/lib/a/b.js` for lib/a/b.js (the modules the page shares with the lab: a record's rules,
- * compare's figures). The dashboard route serves a lib module only when the page's imports reach
- * it (`sharedModules`), and an exported run page (run-page.js) gets them all as one script
+ * The dashboard's modules as the page sees them: by URL, `/x.js` for dashboard/x.js and `/lib/a/b.js` for lib/a/b.js (the modules
+ * the page shares with the lab: a record's rules, compare's figures). The dashboard route serves a lib module only when the
+ * page's imports reach it (`sharedModules`), and an exported run page (run-page.js) gets them all as one script
  * (`bundleModules`), because a page opened from disk can load no module file.
  *
- * Bundling is a small transform of the lab's own code, not a general one: a module may use
- * `import { a, b as c } from '<relative or /absolute .js>'` and `export function|async function|
- * const|let|class NAME`, nothing else of ESM's syntax. Anything else is an error naming the line,
- * so a module that outgrows the transform fails the export's spec, never a class's page.
+ * Bundling is a small transform of the lab's own code, not a general one: a module may use `import { a, b as c } from '<relative
+ * or /absolute .js>'` and `export function|async function| const|let|class NAME`, nothing else of ESM's syntax. Anything else is
+ * an error naming the line, so a module that outgrows the transform fails the export's spec, never a class's page.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -25,8 +23,6 @@ const UNKNOWN_SYNTAX = /^(import|export)\b.*$/m
 
 /**
  * The file a page URL names: `/x.js` in the dashboard's folder, `/lib/…/x.js` in lib/.
- * @param {string} url
- * @param {{ dashboardDir?: string }} [where]
  * @returns {string|null} null for anything else (another folder, `..`, not `.js`)
  */
 export function moduleFile (url, { dashboardDir = DASHBOARD_DIR } = {}) {
@@ -53,8 +49,6 @@ function importsOf (url, text) {
 /**
  * The modules `entries` reach, each after the modules it imports (the order a bundle runs them in).
  * @param {string[]} entries page URLs, e.g. ['/main.js']
- * @param {{ dashboardDir?: string }} [where]
- * @returns {Map<string, { file: string, text: string, imports: Array<{ names: string[][], url: string }>, exports: string[] }>}
  * @throws {Error} for a module outside the page's URLs, one that is missing, a cycle, or syntax the bundle cannot take
  */
 export function moduleGraph (entries, where = {}) {
@@ -81,8 +75,6 @@ export function moduleGraph (entries, where = {}) {
 
 /**
  * The lib modules the page's entries reach, which the dashboard route may serve: nothing else of lib/.
- * @param {string[]} entries
- * @param {{ dashboardDir?: string }} [where]
  * @returns {Map<string, string>} URL -> file
  */
 export function sharedModules (entries, where = {}) {
@@ -92,11 +84,9 @@ export function sharedModules (entries, where = {}) {
 }
 
 /**
- * One classic script that runs `entry` and every module it reaches, each in its own function
- * scope, in import order: a module's imports become reads of the exports of one already run.
+ * One classic script that runs `entry` and every module it reaches, each in its own function scope, in import order: a module's
+ * imports become reads of the exports of one already run.
  * @param {string} entry a page URL
- * @param {{ dashboardDir?: string }} [where]
- * @returns {string}
  */
 export function bundleModules (entry, where = {}) {
   const parts = []

@@ -1,14 +1,12 @@
 /**
- * One run as one HTML file that opens from disk with no server and no network (docs/runs.md,
- * "One page per run"): Chart.js, the dashboard's stylesheet and the page's modules inlined
- * (page-modules.js bundles them: a page opened from disk can load no module file), and the
- * record as data (run-page-data.js). The template is the page with no run in it; the dashboard
- * fetches it (GET /run-page.html) to export a run it holds, the CLI fills it itself.
+ * One run as one HTML file that opens from disk with no server and no network (docs/runs.md, "One page per run"): Chart.js, the
+ * dashboard's stylesheet and the page's modules inlined (page-modules.js bundles them: a page opened from disk can load no module
+ * file), and the record as data (run-page-data.js). The template is the page with no run in it; the dashboard fetches it (GET
+ * /run-page.html) to export a run it holds, the CLI fills it itself.
  *
- * Its Content-Security-Policy is a meta tag: nothing may be fetched (`default-src 'none'`, so no
- * connect, image, font or frame), and only the two inlined scripts run, named by their hashes,
- * not by 'unsafe-inline': were any string of a record ever parsed as markup, an injected
- * `<script>` or `onerror=` would still not run. The stylesheet is allowed by its hash too.
+ * Its Content-Security-Policy is a meta tag: nothing may be fetched (`default-src 'none'`, so no connect, image, font or frame),
+ * and only the two inlined scripts run, named by their hashes, not by 'unsafe-inline': were any string of a record ever parsed as
+ * markup, an injected `<script>` or `onerror=` would still not run. The stylesheet is allowed by its hash too.
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -26,8 +24,8 @@ function hashSource (text) {
 }
 
 /**
- * Text inlined in an element must not end it early (`</script`), nor start what would change how
- * the rest is read (`<!--`, `<script` inside a script).
+ * Text inlined in an element must not end it early (`</script`), nor start what would change how the rest is read (`<!--`,
+ * `<script` inside a script).
  */
 function inlinable (name, text, tag) {
   const found = new RegExp(`</${tag}|<!--|<script`, 'i').exec(text)
@@ -35,11 +33,7 @@ function inlinable (name, text, tag) {
   return text
 }
 
-/**
- * The Content-Security-Policy of a page with these inline scripts and stylesheet.
- * @param {string[]} scripts
- * @param {string} style
- */
+/** The Content-Security-Policy of a page with these inline scripts and stylesheet. */
 export function runPagePolicy (scripts, style) {
   return [
     "default-src 'none'",
@@ -53,7 +47,6 @@ export function runPagePolicy (scripts, style) {
 /**
  * The run page with no run in it.
  * @param {{ dashboardDir?: string, chartJs?: string }} [where] the page's folder and Chart.js (tests may point elsewhere)
- * @returns {string}
  * @throws {Error} when a part cannot be inlined or a module cannot be bundled
  */
 export function runPageTemplate ({ dashboardDir = DASHBOARD_DIR, chartJs = chartJsFile() } = {}) {
@@ -90,8 +83,6 @@ ${emptyRecordElement()}
 /**
  * A run's page.
  * @param {object} record a checked record (lib/runs/format.js)
- * @param {{ dashboardDir?: string, chartJs?: string }} [where]
- * @returns {string}
  */
 export function runPage (record, where = {}) {
   return embedRecord(runPageTemplate(where), record)

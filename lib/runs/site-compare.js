@@ -1,8 +1,7 @@
 /**
- * The sites that moved between two runs (`npm run runs -- compare`, the dashboard's overlay):
- * each route's top sites of A and of B (their records' `timeline.sites`, sites.js) matched by
- * line and function, whatever thread or kind took them, with what each allocated and the most
- * it held in both runs, the largest change first. Nothing of Node's: the page imports it.
+ * The sites that moved between two runs (`npm run runs -- compare`, the dashboard's overlay): each route's top sites of A and of
+ * B (their records' `timeline.sites`, sites.js) matched by line and function, whatever thread or kind took them, with what each
+ * allocated and the most it held in both runs, the largest change first. Nothing of Node's: the page imports it.
  */
 import { siteLine } from '../allocation/site.js'
 
@@ -35,7 +34,6 @@ function moved (row) {
 /**
  * @param {object} a a checked record
  * @param {object} b a checked record
- * @param {{ all?: boolean }} [how]
  * @returns {{ routes: Array<{ route: string, rows: Array<{ line: string, kinds: string, allocated: { a: number|null, b: number|null, difference: number },
  *   held: { a: number|null, b: number|null, difference: number|null } }>, more: number }>, without: Array<'A'|'B'> }}
  *   `more`: the rows not listed; `without`: the runs that recorded no sites (older records, sampling off)

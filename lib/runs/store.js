@@ -1,9 +1,7 @@
 /**
- * The runs folder, `<dataDir>/runs/`: one `<id>.json` per run, written atomically
- * (lib/util/atomic-file.js) within the disk quota, the last `keep` kept. Files come and go
- * behind the store's back (another lab process, the bench CLI, a person), so it reads the
- * folder each time it lists or prunes, and keeps only a cache of each file's summary by its
- * size and modification time.
+ * The runs folder, `<dataDir>/runs/`: one `<id>.json` per run, written atomically (lib/util/atomic-file.js) within the disk
+ * quota, the last `keep` kept. Files come and go behind the store's back (another lab process, the bench CLI, a person), so it
+ * reads the folder each time it lists or prunes, and keeps only a cache of each file's summary by its size and modification time.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -38,12 +36,10 @@ export async function namesIn (folder) {
 }
 
 /**
- * Read a record's text as the file of `id`: a record whose own id is another is refused, so a run
- * is served under its file's name alone, never under a second id the file claims.
- * @param {string|Buffer} text
+ * Read a record's text as the file of `id`: a record whose own id is another is refused, so a run is served under its file's name
+ * alone, never under a second id the file claims.
  * @param {string} id the id the file's name gives
  * @param {string} [where] how the error names what was read
- * @returns {object}
  * @throws {LabError} 422 run.invalid
  */
 export function readRecordAs (text, id, where = id) {
@@ -53,8 +49,8 @@ export function readRecordAs (text, id, where = id) {
 }
 
 /**
- * What a list shows of a file that it cannot show as a run: its id, size and why (an error that is
- * no `run.invalid`, such as a file it may not read, in its own words).
+ * What a list shows of a file that it cannot show as a run: its id, size and why (an error that is no `run.invalid`, such as a
+ * file it may not read, in its own words).
  */
 export function invalidEntry (id, bytes, err) {
   return { id, bytes, invalid: err?.type === 'run.invalid' ? err.message : `${id} could not be read: ${String(err?.message ?? err).slice(0, 200)}` }
@@ -79,7 +75,6 @@ export function summarise (id, record, bytes) {
 
 /**
  * A runs folder.
- * @param {{ dir: string, keep: number, diskQuota?: import('../limits/disk-quota.js').DiskQuota|null }} settings
  *   `keep`: records kept, the oldest (by the file's time) removed past it; `diskQuota`: the app's,
  *   which each write reserves its bytes in (507 disk.quota.exceeded when it does not fit)
  */
@@ -131,9 +126,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
 
   /**
    * Write a record's text as `<id>.json`, then prune.
-   * @param {string} id
    * @param {string} text as lib/runs/record.js `recordText` makes it
-   * @returns {Promise<{ path: string, bytes: number }>}
    * @throws {LabError} 507 disk.quota.exceeded (nothing is written)
    */
   async function save (id, text) {
@@ -156,10 +149,8 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
   }
 
   /**
-   * Read and check a record, named by its id or by a prefix that begins no other id (the short
-   * id a page shows): the record carries its whole id.
-   * @param {string} id
-   * @returns {Promise<object>}
+   * Read and check a record, named by its id or by a prefix that begins no other id (the short id a page shows): the record
+   * carries its whole id.
    * @throws {LabError} 404 run.not.found, 409 run.id.ambiguous, 422 run.invalid
    */
   async function read (id) {
@@ -196,10 +187,8 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
   }
 
   /**
-   * The records in the folder, newest first: what a list shows of each, or, for a file that is
-   * no record this lab reads or cannot be read, its id, size and what is wrong with it (`invalid`):
-   * one bad file never keeps the others from the list.
-   * @returns {Promise<object[]>}
+   * The records in the folder, newest first: what a list shows of each, or, for a file that is no record this lab reads or cannot
+   * be read, its id, size and what is wrong with it (`invalid`): one bad file never keeps the others from the list.
    */
   async function list () {
     const out = []

@@ -1,20 +1,19 @@
 /**
- * A run's timeline as it happens: the sampler's samples, the request spans from the bus's
- * `request` events and the marks (peak resets, the run's stages), kept within bounds so that
- * neither a long run's record nor the lab's own heap while it records grows with the run's
- * length. How each is bounded (docs/runs.md, "How big"):
+ * A run's timeline as it happens: the sampler's samples, the request spans from the bus's `request` events and the marks (peak
+ * resets, the run's stages), kept within bounds so that neither a long run's record nor the lab's own heap while it records grows
+ * with the run's length. How each is bounded (docs/runs.md, "How big"):
  *
- * - samples: past `maxSamples`, thinned by time buckets, keeping in each the sample of the
- *   lowest RSS, of the highest RSS and of the most heap used, so a peak is never thinned away;
- * - a sample's `requests`: the `maxRequests` holding the most bytes (the sampler names 16), the
- *   others added to its `requestsOmitted: { count, bytes }` as the sampler adds those past 16;
+ * - samples: past `maxSamples`, thinned by time buckets, keeping in each the sample of the lowest RSS, of the highest RSS and of
+ *   the most heap used, so a peak is never thinned away;
+ * - a sample's `requests`: the `maxRequests` holding the most bytes (the sampler names 16), the others added to its
+ *   `requestsOmitted: { count, bytes }` as the sampler adds those past 16;
  * - spans: past `maxSpans`, evenly spaced ones, and each route's slowest and largest;
  * - marks: the first `maxMarks`;
- * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past
- *   `maxGcEvents`, every mark-compact, then evenly spaced others, the young ones last;
- * - allocation-site windows (the bus's `sites` events, kept beside the samples, each with the
- *   routes that had requests in flight: sites.js): past `maxSiteWindows`, each route's heaviest,
- *   then evenly spaced ones; each route's summary (`sites`) is added up from every window.
+ * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past `maxGcEvents`, every mark-compact, then
+ *   evenly spaced others, the young ones last;
+ * - allocation-site windows (the bus's `sites` events, kept beside the samples, each with the routes that had requests in flight:
+ *   sites.js): past `maxSiteWindows`, each route's heaviest, then evenly spaced ones; each route's summary (`sites`) is added up
+ *   from every window.
  *
  * While recording, each sample is kept as its JSON text: about half the heap of the object.
  */
@@ -42,9 +41,9 @@ export const TIMELINE_DEFAULTS = Object.freeze({
 const SPAN_NUMBERS = Object.freeze(['status', 'ms', 'compressedBytes', 'inflatedBytes', 'items', 'heldPeak', 'peakRss'])
 
 /**
- * Thin samples to at most `max`: time buckets between the first and the last, and in each the
- * samples of the lowest RSS, the highest RSS and the most heap used (one sample may be all three).
- * The first and the last are kept. Works on samples and on `{ time, rss, heapUsed }` entries alike.
+ * Thin samples to at most `max`: time buckets between the first and the last, and in each the samples of the lowest RSS, the
+ * highest RSS and the most heap used (one sample may be all three). The first and the last are kept. Works on samples and on `{
+ * time, rss, heapUsed }` entries alike.
  * @template {{ time: number, rss: number, heapUsed?: number|null }} T
  * @param {T[]} samples in time order
  * @param {number} max at least 5
@@ -80,11 +79,9 @@ export function thinSamples (samples, max) {
 }
 
 /**
- * Thin spans to at most `max`: each route's slowest and largest (by `heldPeak`), then evenly
- * spaced ones from the rest, in the order they started.
+ * Thin spans to at most `max`: each route's slowest and largest (by `heldPeak`), then evenly spaced ones from the rest, in the
+ * order they started.
  * @param {object[]} spans in start order
- * @param {number} max
- * @returns {object[]}
  */
 export function thinSpans (spans, max) {
   if (spans.length <= max) return spans
@@ -113,10 +110,9 @@ function gcRank (event) {
 }
 
 /**
- * Thin garbage collections to at most `max`: by rank (gcRank), all of a rank while they fit,
- * evenly spaced ones of the rank that does not; in time order.
+ * Thin garbage collections to at most `max`: by rank (gcRank), all of a rank while they fit, evenly spaced ones of the rank that
+ * does not; in time order.
  * @param {Array<{ at: number, kind: string }>} events in time order
- * @param {number} max
  */
 export function thinGcEvents (events, max) {
   if (events.length <= max) return events
@@ -252,9 +248,8 @@ export function createTimeline (settings) {
     },
 
     /**
-     * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans
-     * to `maxSpans`, its collections to `maxGcEvents` and its site windows to `maxSiteWindows`
-     * (the writer asks for fewer when a record would be too large).
+     * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans to `maxSpans`, its collections to
+     * `maxGcEvents` and its site windows to `maxSiteWindows` (the writer asks for fewer when a record would be too large).
      */
     toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents, maxSiteWindows = bounds.maxSiteWindows } = {}) {
       const keptSamples = thinSamples(samples, maxSamples)

@@ -1,7 +1,6 @@
 /**
- * Where the browser-side files come from. Chart.js is served and copied
- * from node_modules: the lab works with no internet (a classroom projector
- * often has none), so never from a CDN.
+ * Where the browser-side files come from. Chart.js is served and copied from node_modules: the lab works with no internet (a
+ * classroom projector often has none), so never from a CDN.
  */
 import path from 'node:path'
 import { createRequire } from 'node:module'

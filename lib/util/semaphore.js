@@ -1,7 +1,4 @@
-/**
- * A counting semaphore whose waiters can give up (an aborted request must
- * not keep its place in the queue).
- */
+/** A counting semaphore whose waiters can give up (an aborted request must not keep its place in the queue). */
 export class Semaphore {
   /** @param {number} limit how many may hold it at once */
   constructor (limit) {
@@ -52,13 +49,9 @@ export class Semaphore {
 }
 
 /**
- * Queue a waiter until it is served; if `signal` aborts first, it leaves
- * the queue and `reject` gets the signal's reason. Whoever serves it calls
- * `leaveQueue(waiter)` to stop listening to the signal.
- * @param {object[]} queue
+ * Queue a waiter until it is served; if `signal` aborts first, it leaves the queue and `reject` gets the signal's reason. Whoever
+ * serves it calls `leaveQueue(waiter)` to stop listening to the signal.
  * @param {object} waiter gains `signal` and `onAbort`
- * @param {AbortSignal|undefined} signal
- * @param {(reason: unknown) => void} reject
  */
 export function waitInQueue (queue, waiter, signal, reject) {
   waiter.signal = signal ?? null
