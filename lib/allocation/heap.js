@@ -1,22 +1,6 @@
 /**
  * V8 heap bytes by site, from V8's sampling heap profiler, through an inspector session connected to the thread that runs this (a
- * worker thread gets its own). The profiler keeps a sample while its object lives, so a window reads:
- *
- * - held: the samples alive now, whenever they were taken;
- * - allocated: the samples taken since the last window that are still alive. An object allocated and collected within one window
- *   is not counted (V8 drops its sample at the collection), so this is what the window added to the heap, not all it allocated.
- *
- * `notePeak()` reads the samples alive at a moment the window closes long after (a request's peak: /bad's string and parsed
- * document live inside one synchronous call): a site's held is then the larger of the two moments', and allocated counts what
- * either saw. Each read of the profile costs a mark-compact: V8's inspector always samples with `kSamplingForceGC`, and Node 20
- * has no other door to the profiler.
- *
- * With `collected` the profiler keeps the samples of collected objects too (`includeObjectsCollectedByMajorGC`, `...MinorGC`) and
- * starts again at each window: allocated is then all the window allocated, and held is unknown (null). A parse thread samples so:
- * what it holds is one batch by design, and dies before any window sees it.
- *
- * A heap site is the function that allocated (its first line and column: a sample's node carries its function's position, no line
- * within it). The profiler sees objects and strings, not a Buffer's bytes, which are outside the heap (buffers.js counts those).
+ * worker thread gets its own). The profiler keeps a sample while its object lives, so a window reads: More: README.md, "heap.js".
  */
 import { Session } from 'node:inspector'
 import { frameKind, inFolders, siteFile } from './frames.js'

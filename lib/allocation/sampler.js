@@ -1,15 +1,7 @@
 /**
  * The allocation sampler of one thread: which lines allocate and hold its bytes, V8 heap (heap.js) and Buffer bytes (buffers.js)
  * alike, estimated from samples taken every `intervalBytes` bytes on average. Nothing runs until `start()`; `stop()` takes the
- * Buffer wrappers and the profiler away again.
- *
- * A window (`window()`, the sites since the previous one): `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites`
- * are the `top` sites by allocated plus held bytes, each `{ functionName, file, line, column, kind:
- * 'heap'|'buffer'|'string'|'parsed', allocatedBytes, heldBytes, samples }` ('parsed': a text JSON.parse read, made elsewhere:
- * strings.js) (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings; else the most held at the
- * window's end or at a `notePeak` within it), and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each
- * kind's `{ allocatedBytes, heldBytes, samples }` (heap null when V8's profiler could not be had: `heapError` says why), and the
- * sites past the top N in `omitted: { count, allocatedBytes, heldBytes }`.
+ * Buffer wrappers and the profiler away again. More: README.md, "sampler.js".
  */
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'

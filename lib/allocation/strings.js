@@ -2,15 +2,7 @@
  * String bytes by site, where V8's heap cannot be sampled (a process under Node's permission model has no inspector): the calls
  * that make a string of a body's bytes, or parse one whole, are wrapped while a recorder listens, and sampled by bytes as
  * buffers.js samples Buffers. Counted, as one byte a character (a string of other characters takes two):
- *
- * - `Buffer.prototype.toString` (and so `text += chunk`, which calls it on a Buffer chunk) and `TextDecoder.prototype.decode`:
- *   the string made;
- * - `JSON.parse`: the text parsed (the objects it makes are not weighed, and cost more); of a Buffer, as kind 'string' (it
- *   decodes one), of a string, as kind 'parsed': that text was made elsewhere, and counted there when it was decoded (`text +=
- *   chunk`), so a reader can tell the line that holds the body from the line that parses it.
- *
- * A string cannot be watched for its collection: what a string site holds is not known (null). A string joined from strings (`+=`
- * on strings already decoded) allocates nothing here: it is counted where it is decoded or parsed.
+ * More: README.md, "strings.js".
  */
 import { Buffer } from 'node:buffer'
 import { WrappingRecorder } from './site-table.js'

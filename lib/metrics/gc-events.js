@@ -1,15 +1,7 @@
 /**
  * Each garbage collection as an event: `{ at, kind, ms, heapBefore, heapAfter, cause }`, handed to the sampler's windows
  * (lib/metrics/sampler.js), at most `perWindow` in each. `cause` is 'lab' for one the lab forced by reading a heap profile
- * (lib/util/lab-gc.js), else 'run'.
- *
- * Two of Node's sources, each with half of it. A 'gc' PerformanceObserver gives when a collection started, its kind and its
- * duration, but no heap figures; `v8.GCProfiler` gives V8's heap statistics before and after each collection, but no time. Both
- * hear the same collections in the same order from V8's GC callbacks, so they are paired in order, the kind checked. A profiler
- * is read by stopping it, so two take turns: the next starts before the last stops, and no collection falls between them (one
- * heard by both is told by its figures). Where the two disagree on a kind, the event gets null heap figures rather than a guess.
- * The profiler reads V8's heap statistics inside each pause, so `ms` includes that (tens of µs); reading the profiler parses what
- * it gathered (tens of µs a collection), at each sample.
+ * (lib/util/lab-gc.js), else 'run'. More: README.md, "gc-events.js".
  */
 import { GCProfiler } from 'node:v8'
 import { performance, PerformanceObserver } from 'node:perf_hooks'

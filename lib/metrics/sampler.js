@@ -60,20 +60,7 @@ function normalizeSamplerOptions (options = {}) {
 }
 
 /**
- * Create a sampler. Nothing runs until the first subscriber.
- *
- * A sample: `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, gcEvents, gcEventsOmitted, requests, requestsOmitted }`:
- * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by V8's names
- * (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds, by stage, the 16 that hold most
- * (lib/metrics/held.js; empty without a ledger), and the count and bytes of the others in `requestsOmitted`; `peakRss` the
- * kernel's VmHWM (a sampled peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms
- * beyond the probe's expected tick, and utilisation (0..1), over the window since the previous sample at the same interval; GC
- * pauses seen in that window, and each as an event `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js), a
- * bounded number of them. `seq` increases by one for every sample the sampler takes, at any interval.
- *
- * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null,
- *   allocationSites?: import('./alloc-sites.js').SiteSampling|null }} [options]
+ * Create a sampler. Nothing runs until the first subscriber. More: README.md, "A sample (createSampler)".
  */
 export function createSampler (options) {
   return new Sampler(normalizeSamplerOptions(options))

@@ -1,34 +1,6 @@
 /**
  * The SSE hub behind `GET /metrics`: samples from the sampler and events from the lab's bus, framed once, kept in a bounded
- * history and sent to every client from there.
- *
- * Every event gets the next numeric `id` and goes into the history (a ring of at most `historySize` events, none older than
- * `historyMs`). A client is a cursor into that history: sending means moving its cursor forward while its socket takes the bytes.
- * That one mechanism gives:
- *
- * - replay: a client that reconnects with `Last-Event-ID` starts its cursor there and is sent what it missed;
- * - bounded memory: a client whose `res.write()` returned false is sent nothing more until 'drain', so what the server buffers
- *   for it is one socket high-water mark (Node's default for the version it runs) plus one frame, however slowly it reads. Events
- *   wait in the shared history, not in per-client queues.
- *
- * Drop policy: a `sample` produced while a client is congested is dropped for that client and counted (a live chart wants the
- * next value, not a backlog); when the socket drains the client gets `event: dropped` with the count. The bus's events
- * (`request`, `experiment`, `sites`, …) are never dropped on congestion: they are sent from the history on drain. If a client
- * stays behind until the history no longer holds what it has not got, it gets `event: gap` naming the ids it lost; one whose
- * socket has not drained for `stallMs` is ended (it may reconnect and replay).
- *
- * Bounded by construction: at most `maxClients` streams at once; the next is refused with 503 `server.busy` and Retry-After
- * before a byte of it is written. Each event is framed once and the same string written to every client, so a sample costs one
- * `JSON.stringify` and a write per client.
- *
- * A client that connects with no `Last-Event-ID` starts live, but first of all it is sent the record of the worker this one
- * replaced, when there was one: `event: crash` with no `id` (it is not in the history, and must not move the client's
- * Last-Event-ID). A page opened after a crash learns of it that way; the JSON snapshot carries it too, with each experiment's
- * latest result (lib/metrics/outcomes.js keeps both).
- *
- * The hub also emits the bus 'peak' event `{ reset: false }` when a sample finds the kernel's peak RSS more than `peakStep` above
- * the last peak event, so clients see the true peak move. It does so only while a client is connected, because only then does it
- * sample.
+ * history and sent to every client from there. More: README.md, "stream.js".
  */
 import { checkInterval } from './sampler.js'
 import { tooManyStreams } from '../errors/index.js'

@@ -2,17 +2,7 @@
  * The run record, format 1: one JSON file per finished run, what was run, where, what it reported and its timeline
  * (docs/runs.md). `readRunRecord(text)` is the one door in: a record read from disk, from a request or from another machine is
  * data until it has passed it, and it never runs, imports or evaluates anything it holds. A record that does not pass is refused
- * with 422 `run.invalid`, whose message names the first field at fault.
- *
- *   {
- *     format: 1, kind: 'streamlab.run', id,
- *     run:   { experiment, title, params, seed, routes, status, startedAt, endedAt, source },
- *     where: { node, v8, platform, arch, cores, memoryBytes, lab: { name, version }, options, portable },
- *     results,          the run's result as the result contract has it (null: none)
- *     error,            the run's error, { status, type, message, ... } (null: none)
- *     timeline: { interval, samples, spans, marks, gc, siteWindows, sites, thinned }
- *                       (gc, siteWindows and sites: absent from older records)
- *   }
+ * with 422 `run.invalid`, whose message names the first field at fault. More: README.md, "format.js".
  */
 import { runInvalid } from '../errors/index.js'
 import { RECORD_MAX_BYTES, checkRecordText } from './check.js'

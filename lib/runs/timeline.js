@@ -1,21 +1,7 @@
 /**
  * A run's timeline as it happens: the sampler's samples, the request spans from the bus's `request` events and the marks (peak
  * resets, the run's stages), kept within bounds so that neither a long run's record nor the lab's own heap while it records grows
- * with the run's length. How each is bounded (docs/runs.md, "How big"):
- *
- * - samples: past `maxSamples`, thinned by time buckets, keeping in each the sample of the lowest RSS, of the highest RSS and of
- *   the most heap used, so a peak is never thinned away;
- * - a sample's `requests`: the `maxRequests` holding the most bytes (the sampler names 16), the others added to its
- *   `requestsOmitted: { count, bytes }` as the sampler adds those past 16;
- * - spans: past `maxSpans`, evenly spaced ones, and each route's slowest and largest;
- * - marks: the first `maxMarks`;
- * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past `maxGcEvents`, every mark-compact, then
- *   evenly spaced others, the young ones last;
- * - allocation-site windows (the bus's `sites` events, kept beside the samples, each with the routes that had requests in flight:
- *   sites.js): past `maxSiteWindows`, each route's heaviest, then evenly spaced ones; each route's summary (`sites`) is added up
- *   from every window.
- *
- * While recording, each sample is kept as its JSON text: about half the heap of the object.
+ * with the run's length. How each is bounded (docs/runs.md, "How big"): More: README.md, "timeline.js".
  */
 
 import { readWindow } from '../allocation/site.js'

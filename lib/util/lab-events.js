@@ -1,20 +1,6 @@
 /**
  * The lab's event bus: what happens (requests, experiments, peak resets) is emitted here, and whoever wants to show or record it
- * subscribes: /metrics, the experiment engine, tests. Measuring stays separate from transport.
- *
- * Events:
- * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType?, warmUp? }:
- *   each ingest route and each experiment's upload, through `requestEvents`; `warmUp: true` for an experiment's own warm-up
- *   upload (WARM_UP_HEADER), which the dashboard does not draw
- * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
- * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
- * - 'run-record' { id, name, time, file, bytes } or { id, name, time, error }: a finished run's record was written to
- *   <dataDir>/runs/, or could not be (lib/runs/recorder.js)
- * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once, right after start, in a worker
- *   the supervisor started in place of one that died (lib/supervisor/supervisor.js, worker.js)
- * - 'restore' { results: [{ id, name, params, time, result }] }: once, before it serves, in a worker the supervisor started after
- *   others: each experiment's latest result as the workers before it reported them, so that lib/metrics/outcomes.js still has
- *   them after a restart
+ * subscribes: /metrics, the experiment engine, tests. Measuring stays separate from transport. More: README.md, "lab-events.js".
  */
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
