@@ -16,20 +16,27 @@ import { MiB, round } from '../../lib/util/units.js'
 const TOP_LINES = 3
 const MOST_CODE_CHARS = 120
 
-export const SITES_TRUST = 'sampled inside the graded process by the lab (Buffers, and the strings made of them): a pointer to a line, which code in that process could hide or forge; the verdict stands on the RSS read from outside'
+export const SITES_TRUST = 'sampled inside the graded process by the lab (Buffers, and the strings made of them): a pointer to a line, ' +
+  'which code in that process could hide or forge; the verdict stands on the RSS read from outside'
 
 /** What a line does, read from its code: the first pattern it matches. */
 const LINE_KINDS = Object.freeze([
-  Object.freeze({ pattern: /\.(text|json|arrayBuffer|blob|formData)\s*\(\s*\)/, does: 'reads the whole body into one value (.text(), .json(), .arrayBuffer()): every byte waits in memory until the last one comes' }),
-  Object.freeze({ pattern: /JSON\.parse\s*\(/, does: 'parses the whole body at once: its text and every record it makes are in memory together' }),
-  Object.freeze({ pattern: /Buffer\.concat\s*\(/, does: 'joins every chunk into one Buffer as large as the body, while the chunks are still held' }),
+  Object.freeze({ pattern: /\.(text|json|arrayBuffer|blob|formData)\s*\(\s*\)/,
+    does: 'reads the whole body into one value (.text(), .json(), .arrayBuffer()): every byte waits in memory until the last one comes' }),
+  Object.freeze({ pattern: /JSON\.parse\s*\(/,
+    does: 'parses the whole body at once: its text and every record it makes are in memory together' }),
+  Object.freeze({ pattern: /Buffer\.concat\s*\(/,
+    does: 'joins every chunk into one Buffer as large as the body, while the chunks are still held' }),
   Object.freeze({ pattern: /\+=/, does: 'appends each chunk to one string, which grows to the whole body' }),
   Object.freeze({ pattern: /\.push\s*\(/, does: 'keeps every chunk in an array, which holds the whole body' }),
-  Object.freeze({ pattern: /getRawBody|rawBody|raw-body|bodyParser|express\.(json|raw|text)/, does: 'hands the body to a library that reads it whole' }),
-  Object.freeze({ pattern: /(gunzip|inflate|unzip|brotliDecompress)(Sync)?\s*\(/, does: 'inflates the whole body in one call, into one Buffer as large as the document' }),
+  Object.freeze({ pattern: /getRawBody|rawBody|raw-body|bodyParser|express\.(json|raw|text)/,
+    does: 'hands the body to a library that reads it whole' }),
+  Object.freeze({ pattern: /(gunzip|inflate|unzip|brotliDecompress)(Sync)?\s*\(/,
+    does: 'inflates the whole body in one call, into one Buffer as large as the document' }),
   Object.freeze({ pattern: /toString\s*\(/, does: 'turns a whole Buffer into one string' })
 ])
-const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a record scanner) (exercise 01, step 4), and keep only the record being read and the running totals.'
+const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a record scanner) (exercise 01, step 4), and keep only the ' +
+  'record being read and the running totals.'
 
 /**
  * The allocation sites of the graded target's load `files` (after one upload of `warm`), taken once a grading; the first call
@@ -52,7 +59,8 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
   const warmUp = await ctx.postTo(lab, 'student', { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
   if (!ctx.contract.answered(warmUp)) return notSampled('the sampled run\'s warm-up upload was not answered')
   const mark = await lab.sites.mark()
-  if (mark.length === 0) return rssAlone('no allocation sites came back: not a Node process the lab could load its sampler into (another language, or one that drops NODE_OPTIONS)')
+  if (mark.length === 0) return rssAlone('no allocation sites came back: not a Node process the lab could load its sampler into ' +
+    '(another language, or one that drops NODE_OPTIONS)')
   const m = await lab.measure(function uploadAll () {
     return Promise.all(files.map(function upload (file) { return ctx.postTo(lab, 'student', { file, timeoutMs }) }))
   })
@@ -67,7 +75,8 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
     allocatedMiB: round(allocated / MiB, 100),
     note: lines.length > 0
       ? SITES_TRUST
-      : `no line of its own allocated a sampled byte: what grows is allocated where the sampler does not see (C++, a library called with none of its frames on the stack); ${SITES_TRUST}`,
+      : `no line of its own allocated a sampled byte: what grows is allocated where the sampler does not see (C++, a library called ` +
+        `with none of its frames on the stack); ${SITES_TRUST}`,
     lines
   }
 }
@@ -89,7 +98,8 @@ function topLines (sites, allocated, sourceOf) {
   const byLine = new Map()
   for (const site of sites) {
     const key = lineKey(site)
-    const known = byLine.get(key) ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, madeBytes: 0, heldBytes: null }
+    const known = byLine.get(key)
+      ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, madeBytes: 0, heldBytes: null }
     if (!known.kinds.includes(site.kind)) known.kinds.push(site.kind)
     known.allocatedBytes += site.allocatedBytes
     if (site.kind !== 'parsed') known.madeBytes += site.allocatedBytes

@@ -41,7 +41,8 @@ function readTable (file) {
   } catch {
     return null
   }
-  if (doc === null || typeof doc !== 'object' || !Number.isFinite(doc.at) || !Array.isArray(doc.sites) || doc.sites.length > MOST_SITES) return null
+  if (doc === null || typeof doc !== 'object' || !Number.isFinite(doc.at) || !Array.isArray(doc.sites)
+    || doc.sites.length > MOST_SITES) return null
   return { pid: Number.isSafeInteger(doc.pid) ? doc.pid : null, at: doc.at, sites: doc.sites.map(readSite).filter(pointsAtALine) }
 }
 
@@ -69,7 +70,8 @@ export function sitesBetween (before, after, place) {
       if (file === null) continue
       const allocatedBytes = site.allocatedBytes - (earlier.get(keyOf(table.pid, site)) ?? 0)
       if (allocatedBytes <= 0 && !(site.heldBytes > 0)) continue
-      sites.push({ file, line: site.line, column: Number.isSafeInteger(site.column) ? site.column : null, functionName: site.functionName, kind: site.kind, allocatedBytes: Math.max(0, allocatedBytes), heldBytes: site.heldBytes })
+      sites.push({ file, line: site.line, column: Number.isSafeInteger(site.column) ? site.column : null,
+        functionName: site.functionName, kind: site.kind, allocatedBytes: Math.max(0, allocatedBytes), heldBytes: site.heldBytes })
     }
   }
   return sites

@@ -228,7 +228,8 @@ function attributeNodes (head, prefer) {
     if (prefer !== null && kind === 'user' && inFolders(node.callFrame.url, prefer)) deepestPreferred = node
     const chosen = deepestPreferred ?? deepestUser ?? deepestInternal ?? node
     siteOfNode.set(node.id, siteOfFrame(chosen.callFrame))
-    for (const child of node.children) stack.push({ node: child, preferred: deepestPreferred, user: deepestUser, internal: deepestInternal })
+    const deepest = { preferred: deepestPreferred, user: deepestUser, internal: deepestInternal }
+    for (const child of node.children) stack.push({ node: child, ...deepest })
   }
   return siteOfNode
 }

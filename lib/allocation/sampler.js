@@ -44,12 +44,17 @@ function normalizeSamplerOptions (options = {}) {
   if (!Number.isSafeInteger(out.intervalBytes) || out.intervalBytes < 1024 || out.intervalBytes > 1024 ** 3) {
     throw new TypeError(`option intervalBytes must be an integer number of bytes from 1024 to 1 GiB, got ${out.intervalBytes}`)
   }
-  if (!Number.isSafeInteger(out.top) || out.top < 1 || out.top > 1000) throw new TypeError(`option top must be an integer from 1 to 1000, got ${out.top}`)
-  if (!['held', 'allocated', false].includes(out.heap)) throw new TypeError(`option heap must be 'held', 'allocated' or false, got ${JSON.stringify(out.heap)}`)
+  if (!Number.isSafeInteger(out.top) || out.top < 1 || out.top > 1000) {
+    throw new TypeError(`option top must be an integer from 1 to 1000, got ${out.top}`)
+  }
+  if (!['held', 'allocated', false].includes(out.heap)) {
+    throw new TypeError(`option heap must be 'held', 'allocated' or false, got ${JSON.stringify(out.heap)}`)
+  }
   if (typeof out.buffers !== 'boolean') throw new TypeError(`option buffers must be a boolean, got ${out.buffers}`)
   if (typeof out.strings !== 'boolean') throw new TypeError(`option strings must be a boolean, got ${out.strings}`)
   const prefer = out.preferFiles
-  if (prefer !== null && (!Array.isArray(prefer) || prefer.length === 0 || !prefer.every(function absolute (p) { return typeof p === 'string' && path.isAbsolute(p) }))) {
+  if (prefer !== null && (!Array.isArray(prefer) || prefer.length === 0
+    || !prefer.every(function absolute (p) { return typeof p === 'string' && path.isAbsolute(p) }))) {
     throw new TypeError(`option preferFiles must be null or a non-empty array of absolute folder paths, got ${JSON.stringify(prefer)}`)
   }
   return Object.freeze({ ...out, preferFiles: prefer === null ? null : Object.freeze([...prefer]) })
@@ -222,5 +227,6 @@ export function mergeWindows (windows, top) {
     if (window.heapError) heapErrors[thread] = window.heapError
   }
   const merged = topSites({ intervalBytes, windowMs, sites, totals: { heap, buffer, omitted } }, top)
-  return { intervalBytes: merged.intervalBytes, windowMs: merged.windowMs, threads: windows.map(function threadOf (w) { return w.thread }), sites: merged.sites, totals: merged.totals, heapErrors }
+  return { intervalBytes: merged.intervalBytes, windowMs: merged.windowMs,
+    threads: windows.map(function threadOf (w) { return w.thread }), sites: merged.sites, totals: merged.totals, heapErrors }
 }

@@ -49,7 +49,9 @@ export function createSiteSampling (options) {
   if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
   const out = { ...SITE_SAMPLING_DEFAULTS, ...rest }
   checkMode(out.mode)
-  if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
+  if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) {
+    throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
+  }
   // the sampler checks intervalBytes and top, and names them
   const sampler = createAllocationSampler({ intervalBytes: out.intervalBytes, top: out.top })
   return new SiteSampling(Object.freeze(out), events, pool === null ? null : createThreadSites(pool), sampler, held)
@@ -57,7 +59,8 @@ export function createSiteSampling (options) {
 
 /** Check an allocation sampling mode. */
 export function checkMode (mode, name = 'option mode') {
-  if (!ALLOCATION_SAMPLING_MODES.includes(mode)) throw new TypeError(`${name} must be one of ${ALLOCATION_SAMPLING_MODES.join(', ')}, got ${JSON.stringify(mode)}`)
+  if (!ALLOCATION_SAMPLING_MODES.includes(mode)) throw new TypeError(`${name} must be one of ${ALLOCATION_SAMPLING_MODES.join(', ')}, ` +
+    `got ${JSON.stringify(mode)}`)
   return mode
 }
 

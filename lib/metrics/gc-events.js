@@ -12,7 +12,8 @@ import { MINOR_KINDS } from './gc-kinds.js'
 export const GC_EVENTS_PER_WINDOW = 50
 
 /** V8's GC types (the observer's `detail.kind`, a bit each) by the names V8's --trace-gc prints. */
-const KIND_BY_TYPE = Object.freeze({ 1: 'scavenge', 2: 'minor-mark-sweep', 4: 'mark-compact', 8: 'incremental-marking', 16: 'weak-callbacks' })
+const KIND_BY_TYPE = Object.freeze({ 1: 'scavenge', 2: 'minor-mark-sweep', 4: 'mark-compact', 8: 'incremental-marking',
+  16: 'weak-callbacks' })
 /** The same types as the profiler names them (MinorMarkCompact: V8 before 11.9). */
 const KIND_BY_NAME = Object.freeze({
   Scavenge: 'scavenge',
@@ -59,7 +60,8 @@ export function watchGcEvents ({ perWindow = GC_EVENTS_PER_WINDOW } = {}) {
         heapAfter: stat.afterGC?.heapStatistics?.usedHeapSize ?? null
       }
       // heard by both profilers while they overlapped
-      if (k === 0 && last !== null && record.kind === last.kind && record.heapBefore === last.heapBefore && record.heapAfter === last.heapAfter) continue
+      if (k === 0 && last !== null && record.kind === last.kind && record.heapBefore === last.heapBefore
+        && record.heapAfter === last.heapAfter) continue
       profiled.push(record)
       last = record
     }

@@ -44,7 +44,8 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   bytesGauge('streamlab_rss_bytes', 'Resident set size (process.memoryUsage().rss).', 'rss')
   bytesGauge('streamlab_heap_total_bytes', 'V8 heap reserved (process.memoryUsage().heapTotal).', 'heapTotal')
   bytesGauge('streamlab_heap_used_bytes', 'V8 heap in use (process.memoryUsage().heapUsed).', 'heapUsed')
-  bytesGauge('streamlab_external_bytes', 'Memory of C++ objects bound to JS objects, Buffers included (process.memoryUsage().external).', 'external')
+  bytesGauge('streamlab_external_bytes', 'Memory of C++ objects bound to JS objects, Buffers included (process.memoryUsage().external).',
+    'external')
   bytesGauge('streamlab_array_buffers_bytes', 'Memory of ArrayBuffers and Buffers (process.memoryUsage().arrayBuffers).', 'arrayBuffers')
   new Gauge({
     name: 'streamlab_heap_space_used_bytes',
@@ -58,7 +59,8 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   new Gauge({
     name: 'streamlab_ingest_held_bytes',
-    help: 'Bytes the ingest requests in flight hold (the 16 that hold most), summed by route and stage (docs/metrics.md, "Where the bytes are").',
+    help: 'Bytes the ingest requests in flight hold (the 16 that hold most), summed by route and stage (docs/metrics.md, "Where the ' +
+      'bytes are").',
     labelNames: ['route', 'stage'],
     registers,
     collect: function collectHeld () {
@@ -88,7 +90,8 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   new Gauge({
     name: 'streamlab_event_loop_delay_seconds',
-    help: 'Event-loop delay over the latest /metrics stream sample; NaN while no stream is sampling (see nodejs_eventloop_lag_* for always-on figures).',
+    help: 'Event-loop delay over the latest /metrics stream sample; NaN while no stream is sampling (see nodejs_eventloop_lag_* for ' +
+      'always-on figures).',
     labelNames: ['stat'],
     registers,
     collect: function collectDelay () {

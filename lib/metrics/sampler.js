@@ -54,8 +54,10 @@ function normalizeSamplerOptions (options = {}) {
   if (!Number.isSafeInteger(out.resolution) || out.resolution < 1 || out.resolution > 1000) {
     throw new TypeError(`option resolution must be an integer number of ms from 1 to 1000, got ${out.resolution}`)
   }
-  if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger (lib/metrics/held.js)')
-  if (out.allocationSites !== null && typeof out.allocationSites?.resume !== 'function') throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
+  if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger')
+  if (out.allocationSites !== null && typeof out.allocationSites?.resume !== 'function') {
+    throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
+  }
   return Object.freeze(out)
 }
 

@@ -16,6 +16,11 @@ export const RUN_KIND = 'streamlab.run'
 /** The largest record written or read, bytes: the writer thins the timeline until it fits. */
 export const RECORD_MAX_BYTES = 4 * 1024 * 1024
 
+/** What is wrong with a file of `bytes` over RECORD_MAX_BYTES. */
+export function oversize (bytes) {
+  return `is ${bytes} bytes, over the ${RECORD_MAX_BYTES} a record may be`
+}
+
 /** A run's id, and so its file's name without `.json`: no dot, no slash, nothing a path could use. */
 export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/
 
@@ -100,17 +105,20 @@ function checkBounds (record) {
     const node = stack.pop()
     const value = node.value
     if (typeof value === 'string') {
-      need(value.length <= RECORD_MAX_STRING, fieldOf(node), `is ${value.length} characters, over the ${RECORD_MAX_STRING} a record's text may be`)
+      need(value.length <= RECORD_MAX_STRING, fieldOf(node),
+        `is ${value.length} characters, over the ${RECORD_MAX_STRING} a record's text may be`)
       continue
     }
     if (value === null || typeof value !== 'object') continue
     need(node.depth <= RECORD_MAX_DEPTH, fieldOf(node), `is nested more than ${RECORD_MAX_DEPTH} deep`)
     const keys = Array.isArray(value) ? null : Object.keys(value)
     const count = keys === null ? value.length : keys.length
-    need(count <= RECORD_MAX_ITEMS, fieldOf(node), `has ${count} ${keys === null ? 'items' : 'members'}, over the ${RECORD_MAX_ITEMS} a record's array or object may hold`)
+    need(count <= RECORD_MAX_ITEMS, fieldOf(node),
+      `has ${count} ${keys === null ? 'items' : 'members'}, over the ${RECORD_MAX_ITEMS} a record's array or object may hold`)
     for (let k = count - 1; k >= 0; k--) {
       const key = keys === null ? k : keys[k]
-      if (keys !== null) need(key.length <= RECORD_MAX_KEY, fieldOf(node), `has a member's name of ${key.length} characters, over the ${RECORD_MAX_KEY} a name may be`)
+      if (keys !== null) need(key.length <= RECORD_MAX_KEY, fieldOf(node),
+        `has a member's name of ${key.length} characters, over the ${RECORD_MAX_KEY} a name may be`)
       stack.push({ value: value[key], key, parent: node, depth: node.depth + 1 })
     }
   }
@@ -165,7 +173,8 @@ function checkSpan (span, field) {
   checkString(span.route, `${field}.route`, { max: 200 })
   checkTime(span.start, `${field}.start`)
   checkTime(span.end, `${field}.end`, { nullable: true })
-  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkBytes(span[key], `${field}.${key}`, { nullable: true, optional: true })
+  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkBytes(span[key], `${field}.${key}`,
+    { nullable: true, optional: true })
   if (span.errorType !== undefined) checkString(span.errorType, `${field}.errorType`, { nullable: true, max: 200 })
   checkBytesMap(span.held, `${field}.held`)
   checkBytesMap(span.bounds, `${field}.bounds`)
@@ -312,7 +321,8 @@ function checkThinned (thinned) {
 
 function checkTimeline (timeline) {
   need(isObject(timeline), 'timeline', 'is not an object')
-  need(timeline.interval === null || (Number.isSafeInteger(timeline.interval) && timeline.interval > 0), 'timeline.interval', 'is not a positive integer of ms or null')
+  need(timeline.interval === null || (Number.isSafeInteger(timeline.interval) && timeline.interval > 0), 'timeline.interval',
+    'is not a positive integer of ms or null')
   checkArray(timeline.samples, 'timeline.samples')
   let previous = -Infinity
   timeline.samples.forEach(function checkEach (s, k) { previous = checkSample(s, `timeline.samples[${k}]`, previous) })
@@ -349,7 +359,8 @@ export function recordProblem (record) {
     checkRun(record.run)
     checkWhere(record.where)
     checkResults(record.results)
-    need(record.error === null || (isObject(record.error) && typeof record.error.type === 'string' && typeof record.error.message === 'string'),
+    need(record.error === null
+      || (isObject(record.error) && typeof record.error.type === 'string' && typeof record.error.message === 'string'),
       'error', 'is not null or { type, message, ... }')
     checkTimeline(record.timeline)
     return null
@@ -380,7 +391,7 @@ function utf8Length (text) {
  */
 export function checkRecordText (text, bytes = typeof text === 'string' ? utf8Length(text) : NaN) {
   if (typeof text !== 'string') return { record: null, problem: { field: '(record)', problem: 'is not text' } }
-  if (bytes > RECORD_MAX_BYTES) return { record: null, problem: { field: '(file)', problem: `is ${bytes} bytes, over the ${RECORD_MAX_BYTES} a record may be` } }
+  if (bytes > RECORD_MAX_BYTES) return { record: null, problem: { field: '(file)', problem: oversize(bytes) } }
   let record
   try {
     record = JSON.parse(text)

@@ -69,8 +69,10 @@ export function compareRecords (a, b, { all = false } = {}) {
     onlyB: keysB.filter(function notInA (k) { return !inA.has(k) }),
     params: differences(a.run.params ?? {}, b.run.params ?? {}),
     where: differences(
-      { node: a.where.node, platform: `${a.where.platform}-${a.where.arch}`, cores: a.where.cores, memoryBytes: a.where.memoryBytes, portable: a.where.portable, lab: a.where.lab.version },
-      { node: b.where.node, platform: `${b.where.platform}-${b.where.arch}`, cores: b.where.cores, memoryBytes: b.where.memoryBytes, portable: b.where.portable, lab: b.where.lab.version })
+      { node: a.where.node, platform: `${a.where.platform}-${a.where.arch}`, cores: a.where.cores, memoryBytes: a.where.memoryBytes,
+        portable: a.where.portable, lab: a.where.lab.version },
+      { node: b.where.node, platform: `${b.where.platform}-${b.where.arch}`, cores: b.where.cores, memoryBytes: b.where.memoryBytes,
+        portable: b.where.portable, lab: b.where.lab.version })
   }
 }
 
@@ -113,7 +115,8 @@ const OPERATORS = Object.freeze({
  */
 export function parseFailIf (text) {
   const match = RULE.exec(String(text).trim())
-  const usage = `--fail-if takes ROUTE.FIGURE then > >= < <= and a threshold, e.g. "good.peak>+10%", "*.latency>1.5x", "bad.peak>+20MiB"; got "${text}"`
+  const usage = `--fail-if takes ROUTE.FIGURE then > >= < <= and a threshold, e.g. "good.peak>+10%", "*.latency>1.5x", ` +
+    `"bad.peak>+20MiB"; got "${text}"`
   if (match === null) throw new TypeError(usage)
   const [, who, name, op, raw] = match
   const threshold = raw.trim()
@@ -173,6 +176,7 @@ export function judgeFailIf (rule, a, b) {
     const value = change(rule.kind, fa.value, fb.value)
     verdicts.push({ key, a: fa, b: fb, value, failed: value !== null && OPERATORS[rule.op](value, rule.threshold) })
   }
-  if (verdicts.length === 0) throw new TypeError(`--fail-if "${rule.text}": no ${rule.who === '*' ? 'route' : `"${rule.who}"`} has a figure "${rule.name}" in both runs`)
+  const who = rule.who === '*' ? 'route' : `"${rule.who}"`
+  if (verdicts.length === 0) throw new TypeError(`--fail-if "${rule.text}": no ${who} has a figure "${rule.name}" in both runs`)
   return verdicts
 }

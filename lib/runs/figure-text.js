@@ -29,7 +29,8 @@ export function formatRatio (ratio) {
 export function formatWithRange (figure) {
   if (figure === null) return '–'
   const value = formatFigure(figure.unit, figure.value)
-  return figure.n > 1 ? `${value} (${formatFigure(figure.unit, figure.min)} to ${formatFigure(figure.unit, figure.max)}, ${figure.n} runs)` : value
+  if (figure.n <= 1) return value
+  return `${value} (${formatFigure(figure.unit, figure.min)} to ${formatFigure(figure.unit, figure.max)}, ${figure.n} runs)`
 }
 
 /** What the repeats say of a difference: '' without repeats. */

@@ -28,7 +28,8 @@ export function coordinatesOf (records) {
   const values = new Map(COORDINATES.map(function none (name) { return [name, new Set()] }))
   for (const record of records) {
     for (const cell of Array.isArray(record.results?.cells) ? record.results.cells : []) {
-      for (const name of COORDINATES) if (cell !== null && typeof cell === 'object' && cell[name] !== undefined) values.get(name).add(JSON.stringify(cell[name]))
+      for (const name of COORDINATES) if (cell !== null && typeof cell === 'object'
+        && cell[name] !== undefined) values.get(name).add(JSON.stringify(cell[name]))
     }
   }
   return COORDINATES.filter(function tells (name) { return values.get(name).size > 1 || (name === 'route' && values.get(name).size > 0) })
@@ -70,7 +71,8 @@ function cellKey (cell, index, coordinates) {
   const parts = []
   for (const name of coordinates) {
     const value = cell[name]
-    if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) parts.push(name === 'concurrency' ? `x${value}` : String(value))
+    const shown = typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+    if (shown) parts.push(name === 'concurrency' ? `x${value}` : String(value))
   }
   return parts.length === 0 ? `cell ${index + 1}` : parts.join(' ')
 }
@@ -79,7 +81,9 @@ function cellKey (cell, index, coordinates) {
 function partNames (row, count) {
   const parts = row.label.split(' / ')
   if (parts.length !== count) return Array.from({ length: count }, function nth (_, k) { return `${row.field}.${k + 1}` })
-  return parts.map(function lastWord (part) { return `${row.field}.${part.trim().split(/\s+/).at(-1).toLowerCase().replace(/[^a-z0-9]/g, '')}` })
+  return parts.map(function lastWord (part) {
+    return `${row.field}.${part.trim().split(/\s+/).at(-1).toLowerCase().replace(/[^a-z0-9]/g, '')}`
+  })
 }
 
 /** The least and the greatest of some numbers, by a loop: a record's repeats are too many to spread into arguments. */
@@ -128,10 +132,12 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
     const seen = (keys.get(key) ?? 0) + 1
     keys.set(key, seen)
     if (seen > 1) key = `${key} #${seen}`
-    const repeats = Array.isArray(cell.measurements) ? cell.measurements.filter(function isObject (m) { return m !== null && typeof m === 'object' }).map(cellNumbers) : []
+    const repeats = Array.isArray(cell.measurements)
+      ? cell.measurements.filter(function isObject (m) { return m !== null && typeof m === 'object' }).map(cellNumbers) : []
     for (const [name, value] of cellNumbers(cell)) {
       const values = repeats.map(function valueOf (m) { return m.get(name) }).filter(Number.isFinite)
-      add(key, typeof cell.route === 'string' ? cell.route : null, name, unitOf(name), value, values.length === repeats.length ? values : [])
+      const route = typeof cell.route === 'string' ? cell.route : null
+      add(key, route, name, unitOf(name), value, values.length === repeats.length ? values : [])
     }
   }
   for (const table of Array.isArray(results.tables) ? results.tables : []) {
@@ -140,10 +146,13 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
       for (const row of table.rows) {
         // a column's key is the record's: 'toString' is a column's name, not Object.prototype's
         const value = Object.hasOwn(row.values, column.key) ? row.values[column.key] : undefined
-        if (typeof value === 'number' && Number.isFinite(value)) add(key, column.route ?? null, row.field, unitOf(row.field, row.unit), value)
+        const unit = unitOf(row.field, row.unit)
+        if (typeof value === 'number' && Number.isFinite(value)) add(key, column.route ?? null, row.field, unit, value)
         if (Array.isArray(value)) {
           const names = partNames(row, value.length)
-          value.forEach(function part (v, k) { if (typeof v === 'number' && Number.isFinite(v)) add(key, column.route ?? null, names[k], unitOf(names[k], row.unit), v) })
+          value.forEach(function part (v, k) {
+            if (typeof v === 'number' && Number.isFinite(v)) add(key, column.route ?? null, names[k], unitOf(names[k], row.unit), v)
+          })
         }
       }
     }

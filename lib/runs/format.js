@@ -7,7 +7,7 @@
 import { runInvalid } from '../errors/index.js'
 import { RECORD_MAX_BYTES, checkRecordText } from './check.js'
 
-export { RECORD_MAX_BYTES, RUN_FORMAT, RUN_ID, RUN_KIND, RUN_SOURCES, RUN_STATUSES, recordProblem } from './check.js'
+export { RECORD_MAX_BYTES, RUN_FORMAT, RUN_ID, RUN_KIND, RUN_SOURCES, RUN_STATUSES, oversize, recordProblem } from './check.js'
 
 /**
  * Read a run record from its text: at most RECORD_MAX_BYTES, JSON, and of this format (the rules: lib/runs/check.js).

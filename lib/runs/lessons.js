@@ -12,7 +12,7 @@ import { Readable } from 'node:stream'
 import { runInvalid, runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { PROJECT_ROOT } from '../util/project-root.js'
-import { RECORD_MAX_BYTES, readRunRecord } from './format.js'
+import { RECORD_MAX_BYTES, oversize, readRunRecord } from './format.js'
 import { recordText } from './record.js'
 import { invalidEntry, namesIn, readRecordAs, summarise } from './store.js'
 import { thinGcEvents, thinSamples, thinSpans } from './timeline.js'
@@ -42,13 +42,16 @@ export function lessonRecordText (record, name) {
   if (!FIGURES_NAME.test(name)) throw new TypeError(`a figures name is lower-case letters, digits and dashes, not "${name}"`)
   const { samples, spans, gc, siteWindows } = record.timeline
   return recordText(function build (bounds) {
-    const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)), spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
+    const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)),
+      spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
     if (gc !== undefined) kept.gc = thinGcEvents(gc, bounds.maxGcEvents ?? gc.length)
     // the routes' summary (timeline.sites) is of every window the run saw: it stays as it is
     if (siteWindows !== undefined) kept.siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows ?? siteWindows.length)
     const thinned = { ...record.timeline.thinned }
     for (const key of Object.keys(kept)) {
-      if (kept[key].length < record.timeline[key].length) thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }
+      if (kept[key].length < record.timeline[key].length) {
+        thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }
+      }
     }
     return {
       ...record,
@@ -67,7 +70,7 @@ export function lessonRecordText (record, name) {
  */
 export async function keepLessonRecord (file, name, dir = LESSON_RUNS_DIR) {
   const stat = await fs.promises.stat(file)
-  if (stat.size > RECORD_MAX_BYTES) throw new Error(`${file} is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
+  if (stat.size > RECORD_MAX_BYTES) throw new Error(`${file} ${oversize(stat.size)}`)
   const text = lessonRecordText(readRunRecord(await fs.promises.readFile(file), file), name)
   return (await writeAtomically(dir, `${name}${SUFFIX}`, [Readable.from([text])])).path
 }
@@ -90,7 +93,7 @@ export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
     try {
       const stat = await fs.promises.lstat(file)
       if (!stat.isFile()) throw runNotFound(id, 0)
-      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', `is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
+      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', oversize(stat.size))
       text = await fs.promises.readFile(file)
     } catch (err) {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, 0)

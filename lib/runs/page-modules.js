@@ -63,7 +63,8 @@ export function moduleGraph (entries, where = {}) {
     const imports = importsOf(url, text)
     const exports = [...text.matchAll(EXPORT)].map(function name (m) { return m[2] })
     const rest = UNKNOWN_SYNTAX.exec(text.replace(IMPORT, '').replace(EXPORT, ''))
-    if (rest !== null) throw new Error(`${url}: "${rest[0].slice(0, 80)}" is module syntax the page's bundle does not take (lib/runs/page-modules.js)`)
+    if (rest !== null) throw new Error(`${url}: "${rest[0].slice(0, 80)}" is module syntax the page's bundle does not take ` +
+      `(lib/runs/page-modules.js)`)
     visiting.add(url)
     for (const dependency of imports) visit(dependency.url, url)
     visiting.delete(url)
@@ -95,12 +96,15 @@ export function bundleModules (entry, where = {}) {
     const body = module.text
       .replace(IMPORT, function readExports (line, names, specifier) {
         const from = new URL(specifier, `http://page${url}`).pathname
-        const fields = byUrl.get(from).names.map(function field ([imported, local]) { return imported === local ? local : `${imported}: ${local}` })
+        const fields = byUrl.get(from).names.map(function field ([imported, local]) { return imported === local ? local
+          : `${imported}: ${local}` })
         return `const { ${fields.join(', ')} } = modules.get(${JSON.stringify(from)})`
       })
       .replace(EXPORT, function declare (line, kind, name) { return `${kind} ${name}` })
-    const name = `module${url.replace(/\.js$/, '').replace(/[^A-Za-z0-9]+(.)?/g, function camel (m, c) { return c === undefined ? '' : c.toUpperCase() })}`
-    parts.push(`// ${url}\nmodules.set(${JSON.stringify(url)}, (function ${name} () {\n${body}\nreturn Object.freeze({ ${module.exports.join(', ')} })\n})())`)
+    const camel = function camel (m, c) { return c === undefined ? '' : c.toUpperCase() }
+    const name = `module${url.replace(/\.js$/, '').replace(/[^A-Za-z0-9]+(.)?/g, camel)}`
+    parts.push(`// ${url}\nmodules.set(${JSON.stringify(url)}, (function ${name} () {\n${body}\nreturn Object.freeze({ ` +
+      `${module.exports.join(', ')} })\n})())`)
   }
   return `(function streamlabPage () {\n'use strict'\nconst modules = new Map()\n${parts.join('\n')}\n})()\n`
 }

@@ -94,8 +94,8 @@ export function makeRecord (run, timeline) {
 /**
  * The record's text, within RECORD_MAX_BYTES: its timeline is thinned (site windows while they take over a quarter of it, else
  * whichever of samples, spans and collections holds most, halved each time) until it fits.
- * @param {(bounds: { maxSamples?: number, maxSpans?: number, maxGcEvents?: number, maxSiteWindows?: number, noSamples?: boolean }) => object} build the record
- *   for the given bounds (with `noSamples`, the samples are emptied here)
+ * @param {(bounds: object) => object} build the record for the given bounds (`maxSamples`, `maxSpans`, `maxGcEvents`,
+ *   `maxSiteWindows`; with `noSamples`, the samples are emptied here)
  * @throws {Error} when even a record with no timeline does not fit (its results alone are too large),
  *   or when the record would not read back (a bug: the lab writes only what it reads)
  */
@@ -112,12 +112,15 @@ export function recordText (build, maxBytes = RECORD_MAX_BYTES) {
     const { samples, spans } = record.timeline
     const gc = record.timeline.gc ?? []
     const windows = record.timeline.siteWindows ?? []
-    if (samples.length === 0 && spans.length === 0 && gc.length === 0 && windows.length === 0) throw new Error(`the run's results alone take over ${maxBytes} bytes`)
+    const empty = samples.length === 0 && spans.length === 0 && gc.length === 0 && windows.length === 0
+    if (empty) throw new Error(`the run's results alone take over ${maxBytes} bytes`)
     // whichever holds more is halved; each turn takes something away, so the loop ends. A site window weighs as much as a score
     // of samples: counted by its text, not by its number
-    if (windows.length > 0 && JSON.stringify(windows).length > maxBytes / 4) bounds = { ...bounds, maxSiteWindows: Math.floor(windows.length / 2) }
+    if (windows.length > 0 && JSON.stringify(windows).length > maxBytes / 4) bounds = { ...bounds,
+      maxSiteWindows: Math.floor(windows.length / 2) }
     else if (gc.length > samples.length && gc.length > spans.length) bounds = { ...bounds, maxGcEvents: Math.floor(gc.length / 2) }
-    else if (samples.length > 5 && samples.length >= spans.length) bounds = { ...bounds, maxSamples: Math.max(5, Math.floor(samples.length / 2)) }
+    else if (samples.length > 5 && samples.length >= spans.length) bounds = { ...bounds,
+      maxSamples: Math.max(5, Math.floor(samples.length / 2)) }
     else if (spans.length > 0) bounds = { ...bounds, maxSpans: Math.floor(spans.length / 2) }
     else if (samples.length > 0) bounds = { ...bounds, noSamples: true }
     else bounds = { ...bounds, maxSiteWindows: Math.floor(windows.length / 2) }

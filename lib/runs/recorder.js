@@ -102,7 +102,8 @@ export function createRunRecorder (settings) {
           return write(final)
         }).catch(function reportUnwritten (err) {
           warn(`streamlab: the record of run ${run.id} was not written: ${err.message}`)
-          events.emit('run-record', { id: run.id, name: run.name, time: Date.now(), error: { type: err.type ?? 'internal', message: err.message } })
+          events.emit('run-record',
+            { id: run.id, name: run.name, time: Date.now(), error: { type: err.type ?? 'internal', message: err.message } })
         }).finally(function written () { writing.delete(done) })
         writing.add(done)
         return done

@@ -66,7 +66,8 @@ export function runPageTemplate ({ dashboardDir = DASHBOARD_DIR, chartJs = chart
 <body class="run-page">
 <header class="bar">
 <h1>streamlab <span class="subtitle">a recorded run, drawn from this file alone</span></h1>
-<div class="view-controls"><button id="projector" type="button" aria-pressed="false" title="Large type and high contrast, for the back of the room">Projector mode</button></div>
+<div class="view-controls"><button id="projector" type="button" aria-pressed="false"
+ title="Large type and high contrast, for the back of the room">Projector mode</button></div>
 </header>
 <main class="run-page-main">
 <p id="run-page-message" class="message" role="alert" data-kind="error" hidden></p>

@@ -30,7 +30,8 @@ export const SITES_DEFAULTS = Object.freeze({
 export const LAB_CODE = Object.freeze({
   folders: Object.freeze(['lib/allocation/', 'lib/metrics/', 'lib/runs/', 'lib/experiments/', 'lib/measure/']),
   files: Object.freeze(['routes/metrics.js', 'routes/runs.js', 'routes/experiments.js', 'routes/dashboard.js']),
-  experimentFiles: Object.freeze(['index.js', 'run.js', 'client.js', 'bench.js', 'figures.js', 'result.js', 'tcp-queues.js', 'measure.js', 'leftovers.js']),
+  experimentFiles: Object.freeze(['index.js', 'run.js', 'client.js', 'bench.js', 'figures.js', 'result.js', 'tcp-queues.js',
+    'measure.js', 'leftovers.js']),
   functions: Object.freeze([Object.freeze({ file: 'lib/parse/parse-thread.js', functionName: 'answerSites' })])
 })
 

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import { runIdAmbiguous, runInvalid, runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
-import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from './format.js'
+import { RECORD_MAX_BYTES, RUN_ID, oversize, readRunRecord } from './format.js'
 
 /** The runs folder of a data directory. */
 export function runsDir (dataDir) {
@@ -53,7 +53,8 @@ export function readRecordAs (text, id, where = id) {
  * file it may not read, in its own words).
  */
 export function invalidEntry (id, bytes, err) {
-  return { id, bytes, invalid: err?.type === 'run.invalid' ? err.message : `${id} could not be read: ${String(err?.message ?? err).slice(0, 200)}` }
+  return { id, bytes, invalid: err?.type === 'run.invalid' ? err.message
+    : `${id} could not be read: ${String(err?.message ?? err).slice(0, 200)}` }
 }
 
 /** What a list shows of a record, from the record. */
@@ -177,7 +178,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     try {
       const stat = await fs.promises.lstat(file)
       if (!stat.isFile()) throw runNotFound(id, keep)
-      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', `is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
+      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', oversize(stat.size))
       text = await fs.promises.readFile(file)
     } catch (err) {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, keep)

@@ -142,7 +142,10 @@ export function createTimeline (settings) {
   const bounds = { ...TIMELINE_DEFAULTS }
   for (const key of Object.keys(TIMELINE_DEFAULTS)) {
     if (settings[key] === undefined) continue
-    if (!Number.isSafeInteger(settings[key]) || settings[key] < (key === 'maxSamples' ? 5 : 0)) throw new TypeError(`timeline option ${key} must be a whole number, got ${settings[key]}`)
+    const least = key === 'maxSamples' ? 5 : 0
+    if (!Number.isSafeInteger(settings[key]) || settings[key] < least) {
+      throw new TypeError(`timeline option ${key} must be a whole number, got ${settings[key]}`)
+    }
     bounds[key] = settings[key]
   }
   /** @type {Array<{ time: number, rss: number, heapUsed: number|null, text: string }>} */
@@ -191,7 +194,8 @@ export function createTimeline (settings) {
         kept = {
           ...rest,
           requests: sorted.slice(0, bounds.maxRequests),
-          requestsOmitted: { count: omitted.count + cut.length, bytes: omitted.bytes + cut.reduce(function add (sum, r) { return sum + heldSum(r) }, 0) }
+          requestsOmitted: { count: omitted.count + cut.length,
+            bytes: omitted.bytes + cut.reduce(function add (sum, r) { return sum + heldSum(r) }, 0) }
         }
       }
       samples.push({ time: sample.time, rss: sample.rss, heapUsed: sample.heapUsed ?? null, text: JSON.stringify(kept) })
@@ -226,7 +230,7 @@ export function createTimeline (settings) {
       if (spans.length > bounds.maxSpans * 1.25) spans = thinSpans(spans, bounds.maxSpans)
     },
 
-    /** A mark: `kind` a word ('peak-reset', 'lab-peak-reset': one the lab made for itself, 'stage'), `label` what a chart writes beside it. */
+    /** A mark: `kind` 'peak-reset', 'lab-peak-reset' (the lab's own) or 'stage'; `label` what a chart writes beside it. */
     addMark: function addMark (time, kind, label) {
       if (!Number.isFinite(time)) return
       marksSeen++
@@ -237,7 +241,8 @@ export function createTimeline (settings) {
      * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans to `maxSpans`, its collections to
      * `maxGcEvents` and its site windows to `maxSiteWindows` (the writer asks for fewer when a record would be too large).
      */
-    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents, maxSiteWindows = bounds.maxSiteWindows } = {}) {
+    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents,
+      maxSiteWindows = bounds.maxSiteWindows } = {}) {
       const keptSamples = thinSamples(samples, maxSamples)
       const keptSpans = thinSpans(spans, maxSpans)
       const thinned = {}
@@ -254,7 +259,8 @@ export function createTimeline (settings) {
         samples: keptSamples.map(function parsed (s) { return JSON.parse(s.text) }),
         spans: keptSpans.map(function copy (s) { return { ...s } }),
         marks: marks.map(function copy (m) { return { ...m } }),
-        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter, ...(e.cause === 'lab' || e.cause === 'run' ? { cause: e.cause } : {}) } }),
+        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter,
+          ...(e.cause === 'lab' || e.cause === 'run' ? { cause: e.cause } : {}) } }),
         siteWindows: keptWindows.map(function copy (w) { return structuredClone(w) }),
         sites: siteSummary.toJSON(),
         thinned: Object.keys(thinned).length === 0 ? null : thinned
