@@ -3,11 +3,7 @@
  * V8's heap. So the Buffer allocators that the lab and Node's own JavaScript call are wrapped while a recorder listens, and an
  * allocation of s bytes is sampled with probability 1 - exp(-s / interval) (a countdown of bytes drawn from an exponential law,
  * as V8 samples its heap). A sampled allocation stands for s / that probability bytes, is charged to its site, and stays "held"
- * until its ArrayBuffer is collected.
- *
- * Buffer's statics belong to the thread, not to one sampler: the wrappers are installed when the first recorder of this thread
- * starts and removed when the last one stops, so nothing runs on an allocation while nobody samples. Bytes allocated in C++ (a
- * socket's reads, zlib's one-shot native paths) never pass through these functions and are not seen.
+ * until its ArrayBuffer is collected. More: README.md, "buffers.js".
  */
 import { Buffer } from 'node:buffer'
 import { isAnyArrayBuffer } from 'node:util/types'

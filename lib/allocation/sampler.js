@@ -24,7 +24,6 @@ export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
    * window, collected or not; what it holds unknown), or false.
    */
   heap: 'held',
-  /** Sample Buffer bytes. */
   buffers: true,
   /**
    * Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be sampled: a window's sites and
@@ -65,7 +64,6 @@ export function createAllocationSampler (options) {
   return new AllocationSampler(normalizeSamplerOptions(options))
 }
 
-/** See the module comment. Made by `createAllocationSampler`. */
 export class AllocationSampler {
   #options
   #heap
@@ -86,7 +84,6 @@ export class AllocationSampler {
     return this.#options
   }
 
-  /** Whether it samples now. */
   get active () {
     return this.#active
   }

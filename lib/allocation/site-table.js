@@ -180,22 +180,18 @@ export class WrappingRecorder {
     return this.#table.count(bytes)
   }
 
-  /** See SiteTable.record. */
   record (site, bytes, holder = null, kind = undefined) {
     this.#table.record(site, bytes, holder, kind)
   }
 
-  /** See SiteTable.notePeak. */
   notePeak () {
     this.#table.notePeak()
   }
 
-  /** See SiteTable.window. */
   window () {
     return this.#table.window()
   }
 
-  /** See SiteTable.newEpoch. */
   newEpoch () {
     this.#table.newEpoch()
   }

@@ -57,14 +57,12 @@ export function createSiteSampling (options) {
   return new SiteSampling(Object.freeze(out), events, pool === null ? null : createThreadSites(pool), sampler, held)
 }
 
-/** Check an allocation sampling mode. */
 export function checkMode (mode, name = 'option mode') {
   if (!ALLOCATION_SAMPLING_MODES.includes(mode)) throw new TypeError(`${name} must be one of ${ALLOCATION_SAMPLING_MODES.join(', ')}, ` +
     `got ${JSON.stringify(mode)}`)
   return mode
 }
 
-/** See the module comment. Made by `createSiteSampling`. */
 export class SiteSampling {
   #options
   #events
@@ -128,7 +126,6 @@ export class SiteSampling {
     return this.#options.mode
   }
 
-  /** Whether sites are being sampled now. */
   get active () {
     return this.#timer !== null
   }

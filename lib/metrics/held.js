@@ -1,14 +1,6 @@
 /**
  * What each ingest request in flight holds, stage by stage: the ledger behind every sample's `requests` and the dashboard's
- * per-request bars (docs/metrics.md, "Where the bytes are").
- *
- * A route opens a `Holding` per request and names, per stage, how to read what the stage holds: a function over the real objects
- * (a stream's `readableLength` and `writableLength`, the chunks a buffering route has kept), or a number set once when a stage
- * takes a Buffer or a string whole. Functions run only when a sample is taken, so a request costs a Map entry and a few closures;
- * nothing is read per chunk, and nothing at all while nobody samples. A holding keeps the stage bytes at its peak (the highest
- * sum seen, at a sample or a stage's `set`), which the request's end event reports: /bad's parse is synchronous, and no sample
- * lands inside it. A peak raised by `set` is told to the ledger's peak listener too, synchronously: the allocation sampler reads
- * what each site holds at that moment (lib/metrics/alloc-sites.js), before it is garbage.
+ * per-request bars (docs/metrics.md, "Where the bytes are"). More: README.md, "held.js".
  */
 
 /** Stage readers and figures of one request. */
@@ -59,7 +51,6 @@ export class Holding {
     return this
   }
 
-  /** The stage holds nothing any more. */
   release (stage) {
     this.#readers.delete(stage)
     this.#fixed.delete(stage)
@@ -122,12 +113,10 @@ export class HeldLedger {
     this.#stages = Object.freeze([...stages])
   }
 
-  /** Stage names, in order. */
   get stages () {
     return this.#stages
   }
 
-  /** Requests in flight. */
   get size () {
     return this.#holdings.size
   }

@@ -1,13 +1,7 @@
 /**
  * What a page that opens late must still learn: the last crash this worker was told of (the supervisor's record of the worker it
  * replaced) and each experiment's latest result. A live stream only brings what happens after it opens, and a restart empties the
- * experiment engine, so these are kept apart from both.
- *
- * `Outcomes` keeps them from the lab's bus ('crash', 'experiment' results, and 'restore': the results the supervisor kept from
- * the workers before this one); the /metrics hub shows them in its JSON snapshot and opens a fresh stream with the crash
- * (lib/metrics/stream.js). `LatestResults` is the shelf of results itself, used here and by the supervisor
- * (lib/supervisor/supervisor.js), which fills its own from the worker's reports over IPC and hands it to each worker it starts:
- * that is how the results outlive a worker, as the crash record does.
+ * experiment engine, so these are kept apart from both. More: README.md, "outcomes.js".
  */
 
 /** Experiments whose latest result is kept: more than the registry holds, so none is pushed out in practice. */
@@ -80,7 +74,6 @@ export function createOutcomes (events) {
   return new Outcomes(events)
 }
 
-/** See the module comment. Made by `createOutcomes`. */
 class Outcomes {
   #events
   #listeners = []
@@ -107,7 +100,6 @@ class Outcomes {
     return this.#results.list()
   }
 
-  /** Leave the bus. */
   close () {
     for (const [type, listener] of this.#listeners) this.#events.removeListener(type, listener)
     this.#listeners = []

@@ -3,10 +3,7 @@
  * worker thread reads the process's RSS every few milliseconds and keeps the highest it saw since the last reset in shared
  * memory. It is a thread, not a timer on the main thread, because the peaks worth catching happen while the main thread is busy:
  * /bad's JSON.parse of a large body holds the event loop for seconds, and no timer of the main thread would fire until it was
- * over.
- *
- * A sampled peak can miss a spike shorter than the interval; the kernel's (`VmHWM`) cannot. docs/metrics.md has how close the two
- * come on Linux.
+ * over. More: README.md, "peak-sampler.js".
  */
 import { Worker } from 'node:worker_threads'
 
@@ -53,7 +50,6 @@ for (;;) {
  * `reset()` starts a new peak from the RSS now; `read()` is the highest RSS seen since, the RSS now included.
  */
 export class PeakSampler {
-  /** @param {{ everyMs?: number }} [options] */
   constructor ({ everyMs = SAMPLE_EVERY_MS } = {}) {
     if (!Number.isSafeInteger(everyMs) || everyMs < 1 || everyMs > 1000) {
       throw new TypeError(`peak sampler interval must be an integer from 1 to 1000 ms, got ${everyMs}`)
@@ -116,7 +112,6 @@ export class PeakSampler {
     return Number(Atomics.load(this.shared, PEAK))
   }
 
-  /** Stop the thread; idempotent. */
   async close () {
     if (this.closed) return
     this.closed = true

@@ -35,7 +35,6 @@ export function watchPeak () {
   return sampler.watch()
 }
 
-/** @param {string} source a figure's `source` */
 export function peakSourceLabel (source) {
   return source === 'VmHWM' ? 'kernel peak' : 'sampled peak'
 }

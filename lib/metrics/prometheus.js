@@ -1,13 +1,6 @@
 /**
  * `GET /metrics` for Prometheus: the lab's figures in the text exposition format (0.0.4), from a private prom-client registry,
- * never the global one (two labs in one test process must not share counters).
- *
- * prom-client's default metrics start an event-loop histogram and a GC observer that cannot be stopped, so they are started once
- * per process, on the first scrape, not per app and not before anybody asks.
- *
- * Only the 0.0.4 text format is served, also to clients that prefer OpenMetrics (Prometheus itself offers 0.0.4 as a fallback and
- * reads the Content-Type): prom-client 15 renders OpenMetrics by renaming each counter in place (`foo_total` becomes `foo`),
- * which would then corrupt every later 0.0.4 scrape of the same registry (prometheus/client_js#829).
+ * never the global one (two labs in one test process must not share counters). More: README.md, "prometheus.js".
  */
 import client from 'prom-client'
 
@@ -25,7 +18,6 @@ function getProcessRegistry () {
   return processRegistry
 }
 
-/** Create the lab's Prometheus metrics. */
 export function createPrometheusMetrics ({ events, sampler, hub }) {
   const registry = new Registry()
   const registers = [registry]

@@ -1,12 +1,7 @@
 /**
  * The sampler: the process's memory, its kernel peak RSS, event-loop delay and utilisation, and GC pauses, read every `interval`
  * ms while somebody listens, and not at all otherwise. It knows nothing of HTTP: /metrics, the bench and the tests subscribe to
- * it (autocannon's `tick`, in effect).
- *
- * Each distinct interval gets one timer and one event-loop delay histogram (Node's histograms cannot be merged, and each window
- * must be its own), shared by its subscribers and counted, so a dashboard at 100 ms and a recorder at 1 s can listen at once. The
- * histograms, the GC observer and the timers run only while there is a subscriber: a lab that measures memory must not pay for
- * measuring when nobody looks.
+ * it (autocannon's `tick`, in effect). More: README.md, "sampler.js".
  */
 import { EventEmitter } from 'node:events'
 import { getHeapSpaceStatistics } from 'node:v8'
@@ -108,7 +103,6 @@ export class Sampler extends EventEmitter {
     this.emit('sample', sample)
   }.bind(this)
 
-  /** The default interval, ms. */
   get interval () {
     return this.#options.interval
   }
@@ -118,7 +112,6 @@ export class Sampler extends EventEmitter {
     return this.#groups.size > 0
   }
 
-  /** The intervals being sampled now, ascending. */
   get intervals () {
     return [...this.#groups.keys()].sort(function ascending (a, b) { return a - b })
   }

@@ -22,7 +22,6 @@ export function createMetricsHub (options) {
   return new MetricsHub(events, sampler, normalizeHubOptions(rest))
 }
 
-/** See the module comment. Made by `createMetricsHub`. */
 export class MetricsHub {
   #events
   #sampler
@@ -61,7 +60,6 @@ export class MetricsHub {
     return this.#dropped
   }
 
-  /** Connected clients. */
   get clientCount () {
     return this.#clients.size
   }

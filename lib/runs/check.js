@@ -30,10 +30,8 @@ export const RUN_STATUSES = Object.freeze(['done', 'failed', 'cancelled'])
 export const RUN_SOURCES = Object.freeze(['engine', 'bench', 'grade'])
 
 /**
- * What a record may hold, so that every reader can show what the check accepts: no value nested deeper than RECORD_MAX_DEPTH (a
- * reader that recurses, JSON.stringify among them, stays shallow), no array or object of more than RECORD_MAX_ITEMS (a timeline
- * keeps at most 2,400 samples), no string longer than RECORD_MAX_STRING, no member's name longer than RECORD_MAX_KEY, and every
- * time a date a `Date` holds (±8.64e15 ms, which toISOString prints).
+ * What a record may hold, so that every reader can show what the check accepts (a reader that recurses, JSON.stringify among
+ * them, stays shallow): every time a date a `Date` holds, which toISOString prints.
  */
 export const RECORD_MAX_DEPTH = 32
 export const RECORD_MAX_ITEMS = 10_000
@@ -243,9 +241,8 @@ function checkSiteWindow (window, field) {
 }
 
 /**
- * Each route's sites over the run: `{ routes: [{ route, windows, allocatedBytes, sites }], lab, spanning, idle, intervalBytes }`
- * (`allocatedBytes`, `lab` and `intervalBytes` absent from records written before the lab kept them). A route's sites never
- * allocated more than the route: their shares are of it.
+ * Each route's sites over the run (lib/runs/sites.js `toJSON`; `allocatedBytes`, `lab` and `intervalBytes` may be absent). A
+ * route's sites never allocated more than the route: their shares are of it.
  */
 function checkSiteSummary (summary) {
   need(isObject(summary), 'timeline.sites', 'is not an object')
@@ -330,12 +327,11 @@ function checkTimeline (timeline) {
   timeline.spans.forEach(function checkEach (s, k) { checkSpan(s, `timeline.spans[${k}]`) })
   checkArray(timeline.marks, 'timeline.marks')
   timeline.marks.forEach(function checkEach (m, k) { checkMark(m, `timeline.marks[${k}]`) })
-  // a record from before the lab kept its collections has none
+  // collections and sites may be absent
   if (timeline.gc !== undefined) {
     checkArray(timeline.gc, 'timeline.gc')
     timeline.gc.forEach(function checkEach (e, k) { checkGcEvent(e, `timeline.gc[${k}]`) })
   }
-  // nor its allocation sites
   if (timeline.siteWindows !== undefined) {
     checkArray(timeline.siteWindows, 'timeline.siteWindows')
     timeline.siteWindows.forEach(function checkEach (w, k) { checkSiteWindow(w, `timeline.siteWindows[${k}]`) })
@@ -345,7 +341,6 @@ function checkTimeline (timeline) {
 }
 
 /**
- * Check a parsed record.
  * @returns {{ field: string, problem: string } | null} the first problem, or null when it is a record of this format
  */
 export function recordProblem (record) {

@@ -3,10 +3,7 @@
  * route, or a cell of the bench) and by name. Read from the result contract's members alone (lib/experiments/result-contract.js):
  * `tables` (a route's column, a row's field) and `cells` (a cell's numeric members, its `server` and `latencyMs`), never from
  * what experiment made them. Where a cell has `measurements` (the bench's repeats), each figure also has the range of the
- * repeats.
- *
- * Names are flattened: `latencyMs.p99`, `latencyP99Ms` and a table's "Latency avg / p99" row all give `latency.p99`;
- * `server.peakAboveIdle` gives `peakAboveIdle`.
+ * repeats. More: README.md, "figures.js".
  */
 
 /** The three measures compare shows by default, each the first of its names a record has. */
@@ -47,7 +44,6 @@ function unitOf (name, contractUnit) {
   return 'count'
 }
 
-/** A cell's figures by flattened name. */
 function cellNumbers (cell) {
   const out = new Map()
   for (const [key, value] of Object.entries(cell)) {

@@ -2,9 +2,7 @@
  * The lessons' runs: the record of the run a committed figures file came from, kept beside it as docs/figures/<name>.run.json by
  * `npm run bench -- ... --figures <name>`, and listed by every lab as the read-only run `lesson-<name>`, so a lesson links its
  * figure to the run's replay (`/?run=lesson-zip-bomb`) and a class lays its own run over the lesson's (docs/runs.md).
- *
- * A committed record is held to a smaller bound than the lab's (LESSON_RECORD_MAX_BYTES): its timeline is thinned further,
- * keeping the peaks, as lib/runs/timeline.js thins any timeline.
+ * More: README.md, "lessons.js".
  */
 import fs from 'node:fs'
 import path from 'node:path'

@@ -2,17 +2,12 @@
  * The dashboard's modules as the page sees them: by URL, `/x.js` for dashboard/x.js and `/lib/a/b.js` for lib/a/b.js (the modules
  * the page shares with the lab: a record's rules, compare's figures). The dashboard route serves a lib module only when the
  * page's imports reach it (`sharedModules`), and an exported run page (run-page.js) gets them all as one script
- * (`bundleModules`), because a page opened from disk can load no module file.
- *
- * Bundling is a small transform of the lab's own code, not a general one: a module may use `import { a, b as c } from '<relative
- * or /absolute .js>'` and `export function|async function| const|let|class NAME`, nothing else of ESM's syntax. Anything else is
- * an error naming the line, so a module that outgrows the transform fails the export's spec, never a class's page.
+ * (`bundleModules`), because a page opened from disk can load no module file. More: README.md, "page-modules.js".
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../util/project-root.js'
 
-/** Where the page's own modules are. */
 export const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dashboard')
 const LIB_DIR = path.join(PROJECT_ROOT, 'lib')
 

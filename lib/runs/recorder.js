@@ -2,12 +2,7 @@
  * The recorder the experiment engine is handed: it listens for as long as a run lasts (the app's sampler at its interval, the
  * bus's `request`, `peak` and `sites` events, the last window of sites once `sites.settled()`) and, when the run ends, writes its
  * record to the runs folder. The engine knows nothing of files: it calls `begin` when a run starts, `progress` on the handle as
- * the run reports it, and `end` when the run ends.
- *
- * When a record is written (or could not be), the bus gets
- *   'run-record' { id, name, time, file, bytes }   or   { id, name, time, error }
- * A record that cannot be written (the disk quota, a full disk) costs the run nothing: the run's result stands, and the lab says
- * why on its console.
+ * the run reports it, and `end` when the run ends. More: README.md, "recorder.js".
  */
 import { createRunStore } from './store.js'
 import { createTimeline } from './timeline.js'
@@ -116,7 +111,6 @@ export function createRunRecorder (settings) {
   return Object.freeze({
     begin,
     store,
-    /** Every write under way, finished. */
     settled: function settled () {
       return Promise.all([...writing]).then(function none () {})
     },

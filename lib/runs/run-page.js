@@ -2,11 +2,7 @@
  * One run as one HTML file that opens from disk with no server and no network (docs/runs.md, "One page per run"): Chart.js, the
  * dashboard's stylesheet and the page's modules inlined (page-modules.js bundles them: a page opened from disk can load no module
  * file), and the record as data (run-page-data.js). The template is the page with no run in it; the dashboard fetches it (GET
- * /run-page.html) to export a run it holds, the CLI fills it itself.
- *
- * Its Content-Security-Policy is a meta tag: nothing may be fetched (`default-src 'none'`, so no connect, image, font or frame),
- * and only the two inlined scripts run, named by their hashes, not by 'unsafe-inline': were any string of a record ever parsed as
- * markup, an injected `<script>` or `onerror=` would still not run. The stylesheet is allowed by its hash too.
+ * /run-page.html) to export a run it holds, the CLI fills it itself. More: README.md, "run-page.js".
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -15,7 +11,6 @@ import { chartJsFile } from '../util/assets.js'
 import { DASHBOARD_DIR, bundleModules } from './page-modules.js'
 import { embedRecord, emptyRecordElement } from './run-page-data.js'
 
-/** The module the page runs. */
 export const RUN_PAGE_ENTRY = '/run-page.js'
 
 /** A CSP source for a text's SHA-256. */

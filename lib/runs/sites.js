@@ -4,11 +4,7 @@
  * run, the bytes each allocated summed across windows and the most it was seen to hold. A window during which two routes had
  * requests in flight goes to neither: its bytes cannot be told apart, and giving them to both would show one route's buffers in
  * the other's column. The recorder (timeline.js), the dashboard (live and replayed) and compare all read windows through here, so
- * nothing of Node's is in it.
- *
- * A site of the lab's own code (`LAB_CODE`: what measures, records or drives a run) is never a route's line: the summary lists it
- * apart, in `lab`. A site's share is its allocated bytes against its route's, both sampled over the route's windows
- * (docs/metrics.md, "A site's share").
+ * nothing of Node's is in it. More: README.md, "sites.js".
  */
 import { formatBytes } from '../util/units.js'
 import { siteKey, windowAllocated } from '../allocation/site.js'

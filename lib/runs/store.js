@@ -10,7 +10,6 @@ import { runIdAmbiguous, runInvalid, runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { RECORD_MAX_BYTES, RUN_ID, oversize, readRunRecord } from './format.js'
 
-/** The runs folder of a data directory. */
 export function runsDir (dataDir) {
   return path.join(dataDir, 'runs')
 }
@@ -163,7 +162,6 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     }
   }
 
-  /** The one record id `prefix` begins. */
   async function uniqueIdFor (prefix) {
     const ids = (await namesIn(folder)).map(idOf).filter(function begins (id) { return id !== null && id.startsWith(prefix) })
     if (ids.length === 0) throw runNotFound(prefix, keep)

@@ -7,7 +7,6 @@
 import { readWindow } from '../allocation/site.js'
 import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, routesInWindow, thinWindows } from './sites.js'
 
-/** Defaults of `createTimeline`. */
 export const TIMELINE_DEFAULTS = Object.freeze({
   /** Samples a record keeps: 4 minutes at 100 ms are kept whole. */
   maxSamples: 2400,
@@ -176,7 +175,6 @@ export function createTimeline (settings) {
       siteWindows.push(window)
       if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
     },
-    /** A sample as the sampler gives it. */
     addSample: function addSample (sample) {
       samplesSeen++
       const { gcEvents: collections, gcEventsOmitted, ...rest } = sample

@@ -7,7 +7,6 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 
-/** The directory of the installed chart.js package. */
 function chartJsDir () {
   // chart.js's "exports" hides dist/chart.umd.js; its main entry lives in dist/
   return path.dirname(require.resolve('chart.js'))

@@ -5,7 +5,6 @@
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
 
-/** @returns {EventEmitter} */
 export function createLabEvents () {
   const events = new EventEmitter()
   // every SSE client subscribes: many listeners are expected, not a leak

@@ -2,10 +2,7 @@
  * Where the lab may read the kernel's own figures. On Linux it reads /proc: a process's peak RSS (`VmHWM`) and its reset
  * (`clear_refs`), another process's RSS, the system calls a process made (`/proc/self/io`), the descriptors it holds
  * (`/proc/self/fd`). macOS and Windows have none of it, and take the portable paths: `process.memoryUsage()`,
- * `process.resourceUsage().maxRSS`, a worker's RSS over IPC.
- *
- * `STREAMLAB_PORTABLE=1` takes the Linux paths away on Linux too, so that the paths a Mac or a Windows laptop takes are the paths
- * CI runs (docs/install.md). It is a testing aid: on Linux the kernel's figures are the better ones.
+ * `process.resourceUsage().maxRSS`, a worker's RSS over IPC. More: README.md, "platform.js".
  */
 import fs from 'node:fs'
 
