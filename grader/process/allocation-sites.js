@@ -19,8 +19,6 @@ export const MOST_SOURCE_BYTES = 1024 * 1024
 /**
  * The tables in `files()` written at or after `since` (the writers' clock is this machine's), waiting up to `timeoutMs` for at
  * least one; [] when none came.
- * @param {() => string[]} files where the tables are now
- * @param {number} since ms since the epoch
  */
 export async function readSiteTables (files, since, timeoutMs) {
   const until = Date.now() + timeoutMs
@@ -54,9 +52,6 @@ function pointsAtALine (site) {
 /**
  * Each site's bytes allocated between two readings of the same writers (`before` may be empty), what it held at the second, its
  * file mapped by `place` (null: not the graded code's file).
- * @param {object[]} before tables
- * @param {object[]} after tables
- * @param {(file: string) => string|null} place a site's file as the grader knows it, or null
  */
 export function sitesBetween (before, after, place) {
   const earlier = new Map()
@@ -117,8 +112,8 @@ export function placeInService (labRoot) {
 
 /**
  * A `source` for a submission's sites: the bytes its digest kept (grader/student/digest.js `sources`), read once, as regular
- * files inside it, before its process started. Any other name (a link, a pipe, a file outside it, one too large) has none.
- * @param {Map<string, Buffer>} sources absolute path -> bytes
+ * files inside it, before its process started (absolute path -> bytes). Any other name (a link, a pipe, a file outside it, one
+ * too large) has none.
  */
 export function sourceInSnapshot (sources) {
   return function source (file) {
@@ -136,7 +131,7 @@ export function sourceOnDisk (maxBytes) {
   }
 }
 
-/** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS is 200). */
+/** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS). */
 const READ_TIMEOUT_MS = 3000
 
 /** What a check reads of a sampled process: `mark()` before a load, `since(mark)` after it. */
@@ -163,19 +158,12 @@ export class SiteReader {
     return this.#source(file)
   }
 
-  /**
-   * The tables as they stand now (written after this call began).
-   * @returns {Promise<object[]>} [] when none came
-   */
+  /** The tables as they stand now (written after this call began); [] when none came. */
   mark () {
     return readSiteTables(this.#files, Date.now(), READ_TIMEOUT_MS)
   }
 
-  /**
-   * The graded code's sites since `mark`: what each allocated in between, what it holds now.
-   * @param {object[]} mark from mark()
-   * @returns {Promise<object[]|null>} null when the process wrote no table (it samples nothing)
-   */
+  /** The graded code's sites since `mark`: what each allocated in between, what it holds now; null when it wrote no table. */
   async since (mark) {
     const after = await readSiteTables(this.#files, Date.now(), READ_TIMEOUT_MS)
     if (after.length === 0) return null

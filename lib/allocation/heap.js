@@ -1,6 +1,6 @@
 /**
  * V8 heap bytes by site, from V8's sampling heap profiler, through an inspector session connected to the thread that runs this (a
- * worker thread gets its own). The profiler keeps a sample while its object lives, so a window reads: More: README.md, "heap.js".
+ * worker thread gets its own). The profiler keeps a sample while its object lives (README.md, "heap.js", says what a window reads).
  */
 import { Session } from 'node:inspector'
 import { frameKind, inFolders, siteFile } from './frames.js'

@@ -11,11 +11,7 @@ import { preferredFolders } from './frames.js'
 import { StringRecorder } from './strings.js'
 
 export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
-  /**
-   * Mean bytes between two samples, for both kinds, where the user of the sampler names none (the grader, the profile). V8's own
-   * default is 32 KiB; the lab's metrics sample more sparsely (lib/metrics/alloc-sites.js), and docs/metrics.md ("Allocation
-   * sites") gives what that costs.
-   */
+  /** Mean bytes between two samples, for both kinds, where the user names none (docs/metrics.md, "Allocation sites"). */
   intervalBytes: 512 * 1024,
   /** Sites a window names; the rest are summed in `totals.omitted`. */
   top: 20,
@@ -25,15 +21,9 @@ export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
    */
   heap: 'held',
   buffers: true,
-  /**
-   * Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be sampled: a window's sites and
-   * totals then have kind 'string' too.
-   */
+  /** Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be sampled. */
   strings: false,
-  /**
-   * Folders whose first frame on the stack makes the site (a submission's, whose line called a library), or null: the first frame
-   * outside Node's internals.
-   */
+  /** Folders whose first frame on the stack makes the site (a submission's), or null: the first outside Node's internals. */
   preferFiles: null
 })
 
@@ -149,11 +139,6 @@ export class AllocationSampler {
 
 const NONE_OMITTED = Object.freeze({ count: 0, allocatedBytes: 0, heldBytes: 0 })
 
-/**
- * @typedef {{ intervalBytes: number, windowMs: number, sites: object[],
- *   totals: { heap: object|null, buffer: object|null, omitted: { count: number, allocatedBytes: number, heldBytes: number } },
- *   heapError: string|null }} AllocationWindow
- */
 
 /** The window with its `top` sites by allocated plus held bytes, the rest added to `omitted`, bytes whole. */
 function topSites (window, top) {

@@ -17,25 +17,15 @@ export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 
 
 export const SITE_SAMPLING_DEFAULTS = Object.freeze({
   mode: 'experiment',
-  /**
-   * ms between windows. Each reads V8's live profile and asks every parse thread for its own; every 2 s that costs a fraction of
-   * a ms a window, a /bad upload of seconds still spans several, and a stream at 100 ms gets the sites in one sample of twenty,
-   * not in all.
-   */
+  /** ms between windows: each reads V8's live profile and asks every parse thread for its own (docs/metrics.md). */
   windowMs: 2000,
-  /**
-   * Mean bytes between samples (lib/allocation/sampler.js): four times the sampler's own, as /good keeps its throughput at this
-   * rate and not at that one (docs/metrics.md, "Allocation sites").
-   */
+  /** Mean bytes between samples: coarser than the sampler's own, so /good keeps its throughput (docs/metrics.md). */
   intervalBytes: 4 * ALLOCATION_SAMPLER_DEFAULTS.intervalBytes,
   /** Sites a window names, of all threads together. */
   top: 20
 })
 
-/**
- * A request's peak is noted from this many sampling intervals on: fewer samples say little, and each note of the heap costs a
- * mark-compact.
- */
+/** A request's peak is noted from this many sampling intervals on: fewer say little, and each note costs a mark-compact. */
 const PEAK_INTERVALS = 8
 
 /**
@@ -66,17 +56,14 @@ export function checkMode (mode, name = 'option mode') {
 export class SiteSampling {
   #options
   #events
-  /** The parse threads' sampling (lib/parse/thread-sites.js), or null */
   #threads
   #sampler
   #listening = false
-  /** @type {Set<string>} experiment runs in flight */
   #runs = new Set()
   #asks = 0
   #timer = null
   /** The window being collected (a promise), or null */
   #collecting = null
-  /** The newest window, for a snapshot */
   #latest = null
   #cuts = new RouteCuts()
   /** The highest request peak noted in this window */
@@ -161,10 +148,7 @@ export class SiteSampling {
     return this.#latest
   }
 
-  /**
-   * Resolves once no window is being collected: a run's last is on the bus by then (its recorder waits for it,
-   * lib/runs/recorder.js).
-   */
+  /** Resolves once no window is being collected: a run's last is on the bus by then (its recorder waits for it). */
   async settled () {
     await this.#collecting?.catch(function reported () {})
   }
@@ -172,8 +156,7 @@ export class SiteSampling {
   /**
    * Close a window now, without waiting for the timer: the one being collected, if one is (the timer's, late behind a parse that
    * held the loop), else a new one; the newest while not sampling.
-   * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
-   * @param {{ epoch?: boolean }} [how] `epoch`: a new route's start (sampler.js window)
+   * `at`: when it closes (a new route's first request: its start); `epoch`: a new route's start (sampler.js window).
    */
   async collect (at = Date.now(), { epoch = false } = {}) {
     if (this.#collecting !== null) return this.#collecting

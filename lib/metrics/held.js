@@ -21,17 +21,12 @@ export class Holding {
     this.#order = order
     this.id = id
     this.route = route
-    /** @type {Record<string, number>} the most each bounded stage may hold */
+    /** the most each bounded stage may hold, and what the route holds that no reader can see */
     this.bounds = {}
-    /** @type {string[]} what the route holds that no reader can see */
     this.unread = []
   }
 
-  /**
-   * Read a stage with `reader` at each sample, until `set` or `release` replaces it.
-   * @param {() => number} reader bytes the stage holds now
-   * @param {number} [bound] the most it may hold
-   */
+  /** Read a stage's bytes with `reader` at each sample, until `set` or `release` replaces it; `bound`: the most it may hold. */
   watch (stage, reader, bound) {
     this.#fixed.delete(stage)
     this.#readers.set(stage, reader)
@@ -95,10 +90,7 @@ export class Holding {
   }
 }
 
-/**
- * The ledger of one app: every ingest request in flight and its holding.
- * @param {readonly string[]} stages stage names in their order (lib/ingest/sequence.js INGEST_STAGES)
- */
+/** The ledger of one app: every ingest request in flight and its holding; `stages` in order (INGEST_STAGES). */
 export function createHeldLedger (stages) {
   return new HeldLedger(stages)
 }
@@ -121,10 +113,7 @@ export class HeldLedger {
     return this.#holdings.size
   }
 
-  /**
-   * A holding for a request that starts now; `close()` it when the request ends.
-   * @param {number} id the request's id (its bus events name it)
-   */
+  /** A holding for a request (its bus events' `id`) that starts now; `close()` it when the request ends. */
   open (id, route) {
     const listeners = this.#peakListeners
     const holding = new Holding(this.#holdings, id, route, this.#stages, function tellPeak (raised) {
@@ -200,8 +189,7 @@ export function bufferedIn (...streams) {
 
 /**
  * The most those streams may buffer: each side's high-water mark, and one chunk past it on each (a stream takes the write or push
- * that crosses its mark, then says stop).
- * @param {number} chunk the largest chunk that reaches them
+ * that crosses its mark, then says stop); `chunk`: the largest that reaches them.
  */
 export function boundOf (chunk, ...streams) {
   let bytes = 0

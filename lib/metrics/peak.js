@@ -25,10 +25,7 @@ function sampledPeak () {
   return { bytes: sampler.read(), source: 'sampled' }
 }
 
-/**
- * Sample the peak while something runs, where the peak is sampled (nothing to do where the kernel keeps it).
- * @returns {() => void} call when done
- */
+/** Sample the peak while something runs, where the peak is sampled; returns the function to call when done. */
 export function watchPeak () {
   if (hasProc()) return function kernelWatches () {}
   sampler ??= new PeakSampler()
@@ -40,9 +37,8 @@ export function peakSourceLabel (source) {
 }
 
 /**
- * A reader of the peak that keeps /proc/self/status open and reads it with one pread: the sampler reads it ten times a second and
- * the ingest routes at the end of every request, and open/fstat/read/close each time was a third of what watching /metrics cost.
- * Whoever makes one closes it (the sampler when it stops, the app in its `close()`).
+ * A reader of the peak that keeps /proc/self/status open and reads it with one pread, for the sampler and the ingest routes, which
+ * read it often. Whoever makes one closes it (the sampler when it stops, the app in its `close()`).
  */
 export function createPeakReader () {
   let fd = null
@@ -79,10 +75,7 @@ export function readPeakRss () {
   return hasProc() ? peakFrom(fs.readFileSync(STATUS, 'latin1')) : sampledPeak()
 }
 
-/**
- * Reset the peak to the current RSS: the kernel's, or the sampled one.
- * @returns {boolean} whether it could
- */
+/** Reset the peak to the current RSS, the kernel's or the sampled one; whether it could. */
 export function resetPeakRss () {
   if (!hasProc()) {
     sampler ??= new PeakSampler()

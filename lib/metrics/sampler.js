@@ -17,9 +17,8 @@ const SAMPLER_DEFAULTS = Object.freeze({
   /** ms between samples for `on('sample')` listeners, and for `subscribe()` without an interval. */
   interval: 100,
   /**
-   * ms between the event-loop delay probe's own ticks. Finer costs idle wake-ups: 10 ms (prom-client's choice) costs a watched
-   * lab more of a core (docs/metrics.md, scripts/metrics-cpu.js). The lab's stalls (a buffered JSON.parse) last hundreds of ms,
-   * so 50 ms still sees them. A sampling window shorter than this may hold no reading (its delay figures are then null).
+   * ms between the event-loop delay probe's own ticks: finer costs idle wake-ups (docs/metrics.md, scripts/metrics-cpu.js), and the
+   * lab's stalls are longer. A sampling window shorter than this may hold no reading (its delay figures are then null).
    */
   resolution: 50,
   /** What each ingest request in flight holds (lib/metrics/held.js), read into each sample; null: none. */
@@ -30,11 +29,7 @@ const SAMPLER_DEFAULTS = Object.freeze({
 
 const NS_PER_MS = 1e6
 
-/**
- * Check a sampling interval.
- * @returns {number} the interval, an integer number of ms
- * @throws {TypeError} unless an integer from 10 to 5000
- */
+/** A sampling interval, checked: a TypeError unless an integer number of ms from 10 to 5000. */
 export function checkInterval (value, name = 'interval') {
   if (!Number.isSafeInteger(value) || value < INTERVAL_MIN || value > INTERVAL_MAX) {
     throw new TypeError(`${name} must be an integer number of ms from ${INTERVAL_MIN} to ${INTERVAL_MAX}, got ${value}`)
@@ -56,9 +51,7 @@ function normalizeSamplerOptions (options = {}) {
   return Object.freeze(out)
 }
 
-/**
- * Create a sampler. Nothing runs until the first subscriber. More: README.md, "A sample (createSampler)".
- */
+/** Create a sampler. Nothing runs until the first subscriber. A sample: README.md, "A sample (createSampler)". */
 export function createSampler (options) {
   return new Sampler(normalizeSamplerOptions(options))
 }
@@ -69,7 +62,7 @@ export function createSampler (options) {
  */
 export class Sampler extends EventEmitter {
   #options
-  /** @type {Map<number, { interval: number, timer: NodeJS.Timeout, listeners: Set<Function>, window: object }>} */
+  /** interval -> { interval, timer, listeners, window } */
   #groups = new Map()
   #gcObserver = null
   /** Each collection as an event (lib/metrics/gc-events.js), while sampling. */
@@ -116,11 +109,7 @@ export class Sampler extends EventEmitter {
     return [...this.#groups.keys()].sort(function ascending (a, b) { return a - b })
   }
 
-  /**
-   * Call `listener(sample)` every `interval` ms until the returned function is called.
-   * @param {number} interval ms, 10 to 5000
-   * @returns {() => void} unsubscribe (calling it twice is harmless)
-   */
+  /** Call `listener(sample)` every `interval` ms (10 to 5000) until the returned function is called (twice is harmless). */
   subscribe (interval, listener) {
     checkInterval(interval)
     if (typeof listener !== 'function') throw new TypeError('listener must be a function')

@@ -71,8 +71,7 @@ export class MetricsHub {
 
   /**
    * Turn a request into an SSE stream: headers, `retry`, the replay after `lastEventId`, then live events until the client goes.
-   * @returns {number} the client's id
-   * @throws {LabError} 503 `server.busy` when `maxClients` streams are open
+   * Returns the client's id; 503 `server.busy` when `maxClients` streams are open.
    */
   attach (req, res, params = {}) {
     if (this.#closed) throw new Error('metrics hub is closed')

@@ -10,7 +10,7 @@ import { formatBytes } from '../util/units.js'
 import { siteKey, windowAllocated } from '../allocation/site.js'
 
 export const SITES_DEFAULTS = Object.freeze({
-  /** Windows a record keeps: five minutes of them at the sampler's 2 s. */
+  /** Windows a record keeps. */
   maxWindows: 150,
   /** Sites a route's summary names. */
   topSites: 20,
@@ -76,11 +76,7 @@ export function createRouteTracker () {
         if (ended.length > MAX_OPEN) ended = ended.slice(-MAX_OPEN / 2)
       }
     },
-    /**
-     * The routes with a request in flight at some time in [from, to), in the order met.
-     * @param {number} from the window's start
-     * @param {number} to its end
-     */
+    /** The routes with a request in flight at some time in the window [from, to), in the order met. */
     routesDuring: function routesDuring (from, to) {
       ended = ended.filter(function mayOverlapLater (r) { return r.end > from })
       const routes = []
@@ -180,11 +176,7 @@ export function createSiteSummary ({ topSites = SITES_DEFAULTS.topSites, tracked
   }
 }
 
-/**
- * A site's share of its route's sampled allocation, 0 to 1, or null where the route's is not known (a record written before the
- * lab kept it).
- * @param {{ allocatedBytes?: number }} route its summary entry
- */
+/** A site's share of its route's (summary entry's) sampled allocation, 0 to 1, or null where the route's is not known. */
 export function siteShare (site, route) {
   if (!(route?.allocatedBytes > 0)) return null
   return site.allocatedBytes / route.allocatedBytes
@@ -207,7 +199,6 @@ function windowBytes (window) {
 /**
  * Thin windows to at most `max`: each route's window that allocated the most, then evenly spaced ones, in time order. The summary
  * is made from every window, so thinning leaves it as it is.
- * @param {Array<{ routes: string[], sites: object[] }>} windows in time order
  */
 export function thinWindows (windows, max) {
   if (windows.length <= max) return windows
@@ -232,10 +223,7 @@ export function shareText (share) {
   return share > 0 && share < 0.01 ? '<1%' : `${Math.round(share * 100)}%`
 }
 
-/**
- * What the sites view says it shows, the sampling interval in force quoted from the windows (`intervalBytes`: the lab's is
- * lib/metrics/alloc-sites.js's), or none where no window said.
- */
+/** What the sites view says it shows, with the sampling interval the windows quote (none where no window said). */
 export function sitesHelp (intervalBytes) {
   const every = intervalBytes > 0 ? `, sampled about every ${formatBytes(intervalBytes)} allocated` : ''
   return `Each route's lines that allocated the most${every}: the bar is what the line allocated over the route's windows, ` +

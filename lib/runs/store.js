@@ -36,10 +36,7 @@ export async function namesIn (folder) {
 
 /**
  * Read a record's text as the file of `id`: a record whose own id is another is refused, so a run is served under its file's name
- * alone, never under a second id the file claims.
- * @param {string} id the id the file's name gives
- * @param {string} [where] how the error names what was read
- * @throws {LabError} 422 run.invalid
+ * alone, never under a second id the file claims (422 run.invalid); `where` names what was read.
  */
 export function readRecordAs (text, id, where = id) {
   const record = readRunRecord(text, where)
@@ -74,9 +71,8 @@ export function summarise (id, record, bytes) {
 }
 
 /**
- * A runs folder.
- *   `keep`: records kept, the oldest (by the file's time) removed past it; `diskQuota`: the app's,
- *   which each write reserves its bytes in (507 disk.quota.exceeded when it does not fit)
+ * A runs folder: `keep` records kept, the oldest (by the file's time) removed past it; `diskQuota`: the app's, which each write
+ * reserves its bytes in (507 disk.quota.exceeded when it does not fit).
  */
 export function createRunStore ({ dir, keep, diskQuota = null }) {
   if (typeof dir !== 'string' || dir === '') throw new TypeError('the runs store needs a directory')
@@ -111,10 +107,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     summaries.delete(name)
   }
 
-  /**
-   * Remove the records past the newest `keep`.
-   * @returns {Promise<string[]>} the ids removed
-   */
+  /** Remove the records past the newest `keep`; the ids removed. */
   async function prune () {
     const removed = []
     for (const file of (await files()).slice(keep)) {
@@ -124,11 +117,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     return removed
   }
 
-  /**
-   * Write a record's text as `<id>.json`, then prune.
-   * @param {string} text as lib/runs/record.js `recordText` makes it
-   * @throws {LabError} 507 disk.quota.exceeded (nothing is written)
-   */
+  /** Write a record's text (record.js `recordText`) as `<id>.json`, then prune; 507 disk.quota.exceeded writes nothing. */
   async function save (id, text) {
     if (!RUN_ID.test(id)) throw new TypeError(`not a run id: ${id}`)
     const name = `${id}.json`

@@ -1,14 +1,14 @@
 /**
  * A run's timeline as it happens: the sampler's samples, the request spans from the bus's `request` events and the marks (peak
  * resets, the run's stages), kept within bounds so that neither a long run's record nor the lab's own heap while it records grows
- * with the run's length. How each is bounded (docs/runs.md, "How big"): More: README.md, "timeline.js".
+ * with the run's length (docs/runs.md, "How big"; README.md, "timeline.js").
  */
 
 import { readWindow } from '../allocation/site.js'
 import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, routesInWindow, thinWindows } from './sites.js'
 
 export const TIMELINE_DEFAULTS = Object.freeze({
-  /** Samples a record keeps: 4 minutes at 100 ms are kept whole. */
+  /** Samples a record keeps. */
   maxSamples: 2400,
   /** Ingest requests in flight kept in each sample. */
   maxRequests: 8,
@@ -28,11 +28,7 @@ const SPAN_NUMBERS = Object.freeze(['status', 'ms', 'compressedBytes', 'inflated
 /**
  * Thin samples to at most `max`: time buckets between the first and the last, and in each the samples of the lowest RSS, the
  * highest RSS and the most heap used (one sample may be all three). The first and the last are kept. Works on samples and on `{
- * time, rss, heapUsed }` entries alike.
- * @template {{ time: number, rss: number, heapUsed?: number|null }} T
- * @param {T[]} samples in time order
- * @param {number} max at least 5
- * @returns {T[]} in time order
+ * time, rss, heapUsed }` entries alike, in time order; `max` at least 5.
  */
 export function thinSamples (samples, max) {
   if (samples.length <= max) return samples
@@ -66,7 +62,6 @@ export function thinSamples (samples, max) {
 /**
  * Thin spans to at most `max`: each route's slowest and largest (by `heldPeak`), then evenly spaced ones from the rest, in the
  * order they started.
- * @param {object[]} spans in start order
  */
 export function thinSpans (spans, max) {
   if (spans.length <= max) return spans
@@ -97,7 +92,6 @@ function gcRank (event) {
 /**
  * Thin garbage collections to at most `max`: by rank (gcRank), all of a rank while they fit, evenly spaced ones of the rank that
  * does not; in time order.
- * @param {Array<{ at: number, kind: string }>} events in time order
  */
 export function thinGcEvents (events, max) {
   if (events.length <= max) return events
@@ -131,11 +125,7 @@ function spanFields (span, event) {
   }
 }
 
-/**
- * A timeline being recorded.
- * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number, maxGcEvents?: number,
- *   maxSiteWindows?: number }} settings
- */
+/** A timeline being recorded: `settings` are its `interval` and any of TIMELINE_DEFAULTS. */
 export function createTimeline (settings) {
   const { interval } = settings
   const bounds = { ...TIMELINE_DEFAULTS }
@@ -147,7 +137,6 @@ export function createTimeline (settings) {
     }
     bounds[key] = settings[key]
   }
-  /** @type {Array<{ time: number, rss: number, heapUsed: number|null, text: string }>} */
   let samples = []
   let samplesSeen = 0
   let requestsCut = 0
