@@ -40,12 +40,8 @@ const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a re
 
 /**
  * The allocation sites of the graded target's load `files` (after one upload of `warm`), taken once a grading; the first call
- * runs it, later calls get the same.
- * @param {object} ctx the check's context (grader/run/check-context.js)
- *
- * @typedef {{ sampled: boolean, growthMiB: number|null, allocatedMiB: number|null, note: string,
- *   lines: Array<{ file: string, line: number, functionName: string, kinds: string[], allocatedMiB: number,
- *     heldMiB: number|null, share: number|null, code: string|null, does: string|null }> }} MemorySites
+ * runs it, later calls get the same: `{ sampled, growthMiB, allocatedMiB, note, lines }`, each line `{ file, line, functionName,
+ * kinds, allocatedMiB, heldMiB, share, code, does }`.
  */
 export async function locateSites (ctx, load) {
   ctx.memorySites.taken ??= takeSites(ctx, load)
@@ -143,10 +139,7 @@ function codeAt (bytes, line) {
   return code.length > MOST_CODE_CHARS ? `${code.slice(0, MOST_CODE_CHARS - 1)}…` : code
 }
 
-/**
- * What a line of code does with a body, read from its code.
- * @returns {string|null} null when it matches none of the ways to buffer the lab knows
- */
+/** What a line of code does with a body, read from its code; null when it matches none of the ways to buffer the lab knows. */
 export function whatItDoes (code) {
   return LINE_KINDS.find(function matches (k) { return k.pattern.test(code) })?.does ?? null
 }

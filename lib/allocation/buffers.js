@@ -16,9 +16,9 @@ import { anyPrefers, captureCallSites, siteOfCallSites } from './frames.js'
  */
 export const BUFFER_ALLOCATORS = Object.freeze(['alloc', 'allocUnsafe', 'allocUnsafeSlow', 'concat', 'from', 'copyBytesFrom'])
 
-/** @type {Set<BufferRecorder>} the recorders of this thread */
+/** the recorders of this thread */
 const recorders = new Set()
-/** @type {Map<string, Function>|null} the allocators as they were, while wrapped */
+/** the allocators as they were, while wrapped */
 let originals = null
 /** Inside a wrapped allocator: the allocators it calls are part of its allocation. */
 let inside = false
@@ -30,7 +30,6 @@ export function buffersWrapped () {
 
 /** Samples this thread's Buffer allocations, by site, from `start()` to `stop()`; each held until its ArrayBuffer is collected. */
 export class BufferRecorder extends WrappingRecorder {
-  /** @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders) */
   constructor (intervalBytes, prefer = null) {
     super(intervalBytes, prefer, { kind: 'buffer', held: true, recorders, wrap: wrapAllocators, unwrap: unwrapAllocators })
   }

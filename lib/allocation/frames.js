@@ -100,10 +100,7 @@ const STACK_FRAMES = 12
 /** Enough to climb out of a library too (raw-body under express), to the preferred folder's frame. */
 const PREFERRING_STACK_FRAMES = 40
 
-/**
- * The stack of the code that called `wrapper`, as V8's CallSite objects.
- * @param {boolean} preferring a deeper stack, for a sampler that prefers some folders' frames
- */
+/** The stack of the code that called `wrapper`, as V8's CallSite objects; deeper when `preferring` some folders' frames. */
 export function captureCallSites (wrapper, preferring) {
   const limit = Error.stackTraceLimit
   const prepare = Error.prepareStackTrace

@@ -18,7 +18,6 @@ export class LatestResults {
   /** The latest run to start, `{ id, params }`: a result event does not repeat its run's params. */
   #started = null
 
-  /** @param {{ id: string, name: string, phase: string, time?: number, params?: object, result?: object }} event */
   note (event) {
     if (event === null || typeof event !== 'object' || typeof event.id !== 'string' || typeof event.name !== 'string') return
     if (event.phase === 'start') {
@@ -33,8 +32,7 @@ export class LatestResults {
 
   /**
    * Take entries kept elsewhere (the supervisor's, from the workers before this one); an experiment with a newer result here
-   * keeps it, and anything not shaped like an entry is left out.
-   * @param {unknown} entries as `list()` gives them
+   * keeps it, and anything not shaped like an entry (as `list()` gives them) is left out.
    */
   restore (entries) {
     if (!Array.isArray(entries)) return
@@ -47,7 +45,7 @@ export class LatestResults {
     }
   }
 
-  /** @returns {Array<{ id: string, name: string, params: object|null, time: number, result: object }>} newest first */
+  /** The entries, newest first. */
   list () {
     return [...this.#byName.values()].sort(function newestFirst (a, b) { return b.time - a.time })
   }
@@ -65,10 +63,7 @@ function isEntry (entry) {
     Number.isFinite(entry.time) && entry.result !== null && typeof entry.result === 'object'
 }
 
-/**
- * Start keeping the outcomes the bus announces; `close()` leaves the bus.
- * @param {import('node:events').EventEmitter} events the lab's bus
- */
+/** Start keeping the outcomes the lab's bus announces; `close()` leaves the bus. */
 export function createOutcomes (events) {
   if (events === null || typeof events?.on !== 'function') throw new TypeError('events must be an EventEmitter')
   return new Outcomes(events)

@@ -61,7 +61,6 @@ export class PeakSampler {
     this.reset()
   }
 
-  /** @returns {() => void} call when done watching */
   watch () {
     if (this.closed) return function nothingWatched () {}
     Atomics.add(this.shared, WATCHERS, 1n)
@@ -106,7 +105,6 @@ export class PeakSampler {
     }
   }
 
-  /** @returns {number} bytes: the highest RSS seen since the last reset */
   read () {
     this.note()
     return Number(Atomics.load(this.shared, PEAK))

@@ -21,8 +21,8 @@ export class RouteCuts {
   #epochDue = false
 
   /**
-   * A bus `request` event: the time to close the window at (a new route's first request's start), or null for none now.
-   * @param {{ active: boolean, collecting: boolean }} sampling whether sites are sampled, and a window is being collected
+   * A bus `request` event, with whether sites are sampled (`active`) and a window is being collected: the time to close the
+   * window at (a new route's first request's start), or null for none now.
    */
   onRequest (event, { active, collecting }) {
     if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return null
@@ -47,10 +47,7 @@ export class RouteCuts {
     return at
   }
 
-  /**
-   * A window closed (or sampling started) at `at`: the routes in flight are the next window's.
-   * @returns {boolean} whether a cut was put off, so this window starts the epoch
-   */
+  /** A window closed (or sampling started) at `at`: the routes in flight are the next window's; whether a cut was put off. */
   closed (at) {
     const due = this.#epochDue
     this.#epochDue = false

@@ -26,12 +26,7 @@ function delta (a, b) {
 
 /**
  * The rows of a comparison: for every key (route or cell) both records have, the measures (or, with `all`, every figure) either
- * has.
- * @param {object} a a checked record
- * @param {object} b a checked record
- * @returns {{ rows: Array<{ key: string, name: string, label: string, unit: string, a: object|null, b: object|null,
- *   ratio: number|null, difference: number|null, spread: 'inside'|'outside'|null }>, onlyA: string[], onlyB: string[],
- *   params: Array<{ name: string, a: unknown, b: unknown }>, where: Array<{ name: string, a: unknown, b: unknown }> }}
+ * has: `{ rows: [{ key, name, label, unit, a, b, ratio, difference, spread }], onlyA, onlyB, params, where }`.
  */
 export function compareRecords (a, b, { all = false } = {}) {
   const coordinates = coordinatesOf([a, b])
@@ -110,8 +105,7 @@ const OPERATORS = Object.freeze({
 /**
  * Read a `--fail-if` rule: `<route or cell>.<figure><op><threshold>`, `*` for every route. The figure is a measure (`peak`,
  * `throughput`, `latency`) or any figure's name; the threshold a change in percent (`+10%`), a ratio (`1.2x`), or a difference in
- * the figure's own unit: a byte size (`+5MiB`), ms (`+20ms`) or a plain number.
- * @throws {TypeError} saying what a rule looks like
+ * the figure's own unit: a byte size (`+5MiB`), ms (`+20ms`) or a plain number. A TypeError says what a rule looks like.
  */
 export function parseFailIf (text) {
   const match = RULE.exec(String(text).trim())
@@ -154,10 +148,8 @@ function change (kind, a, b) {
 }
 
 /**
- * Judge a rule on two records: every key it names (each route's, for `*`) whose figure both have.
- * @returns {Array<{ key: string, a: object, b: object, value: number|null, failed: boolean }>} `value` the change
- *   in the rule's kind (percent, ratio, difference); null where it cannot be had (a ratio over 0)
- * @throws {TypeError} when neither record has the figure for any key the rule names
+ * Judge a rule on two records: every key it names (each route's, for `*`) whose figure both have, `{ key, a, b, value, failed }`
+ * with `value` the change in the rule's kind (null for a ratio over 0). A TypeError when no key has the figure in both.
  */
 export function judgeFailIf (rule, a, b) {
   const coordinates = coordinatesOf([a, b])

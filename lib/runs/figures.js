@@ -96,11 +96,8 @@ function highest (values) {
 }
 
 /**
- * Every figure of a record's results.
- * @param {object} record a checked record (lib/runs/format.js)
- * @param {string[]} [coordinates] what keys its cells (coordinatesOf: of both records, to compare two)
- * @returns {Map<string, { key: string, route: string|null, name: string, unit: string, value: number,
- *   min: number|null, max: number|null, n: number }>} by `key|name`; `min`, `max` and `n` are of the repeats (n 1: none)
+ * Every figure of a checked record's results, by `key|name`: `{ key, route, name, unit, value, min, max, n }`, `min`, `max` and
+ * `n` of the repeats (n 1: none). `coordinates` key its cells (coordinatesOf: of both records, to compare two).
  */
 export function figuresOf (record, coordinates = coordinatesOf([record])) {
   const figures = new Map()
@@ -159,7 +156,6 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
 /**
  * The figure a name stands for in one key's figures: a measure (`peak`, `throughput`, `latency`) is the first of its fields
  * there; any other name is itself.
- * @param {Map<string, object>} figures as figuresOf gives them
  */
 export function figureFor (figures, key, name) {
   const measure = MEASURES.find(function named (m) { return m.name === name })

@@ -31,10 +31,7 @@ const SUFFIX = '.run.json'
 
 /**
  * A record as a lesson keeps it: its id `lesson-<name>`, its timeline thinned to fit LESSON_RECORD_MAX_BYTES (what was left out
- * added to `timeline.thinned`).
- * @param {object} record a checked record
- * @param {string} name the figures file's name
- * @returns {string} the record's text
+ * added to `timeline.thinned`), as text.
  */
 export function lessonRecordText (record, name) {
   if (!FIGURES_NAME.test(name)) throw new TypeError(`a figures name is lower-case letters, digits and dashes, not "${name}"`)
@@ -59,13 +56,7 @@ export function lessonRecordText (record, name) {
   }, LESSON_RECORD_MAX_BYTES)
 }
 
-/**
- * Keep a run's record beside the figures it gave: `<dir>/<name>.run.json`, written atomically.
- * @param {string} file the record the run left (in a lab's runs folder)
- * @param {string} name the figures file's name
- * @returns {Promise<string>} the file written
- * @throws {LabError} run.invalid when the file is no record
- */
+/** Keep the record a run left in `file` beside the figures it gave, `<dir>/<name>.run.json`, atomically (run.invalid: no record). */
 export async function keepLessonRecord (file, name, dir = LESSON_RUNS_DIR) {
   const stat = await fs.promises.stat(file)
   if (stat.size > RECORD_MAX_BYTES) throw new Error(`${file} ${oversize(stat.size)}`)

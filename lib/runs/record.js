@@ -27,10 +27,7 @@ function lab () {
   return labVersion
 }
 
-/**
- * Where a run ran: this process's Node, machine and lab.
- * @param {object|null} options the normalised app options (null: the bench CLI, whose labs take flags)
- */
+/** Where a run ran: this process's Node, machine and lab, and its normalised app options (null: the bench CLI's flags). */
 export function describeWhere (options) {
   let kept = null
   if (options !== null && typeof options === 'object') {
@@ -61,12 +58,7 @@ export function routesOf (results, spans) {
   return routes
 }
 
-/**
- * A record of a run.
- * @param {{ id: string, experiment: string, title?: string|null, params: object|null, status: string, source: string,
- *   startedAt: number, endedAt: number|null, results: object|null, error: object|null, options: object|null }} run
- * @param {object} timeline as `createTimeline().toRecord()` gives it
- */
+/** A record of a run, with its timeline as `createTimeline().toRecord()` gives it. */
 export function makeRecord (run, timeline) {
   const params = run.params ?? null
   return {

@@ -9,11 +9,8 @@ import { createTimeline } from './timeline.js'
 import { makeRecord, recordText } from './record.js'
 
 /**
- * @param {{ dir: string, keep: number, sampler: { subscribe: Function, interval: number },
- *   events: import('node:events').EventEmitter, sites?: { settled: () => Promise<void> }|null, diskQuota?: object|null,
- *   options?: object|null, timeline?: object, warn?: (line: string) => void }} settings
- *   `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js);
- *   `options`: the app's normalised options, which a record notes; `timeline`: bounds for createTimeline (specs)
+ * `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js); `options`: the app's
+ * normalised options, which a record notes; `timeline`: bounds for createTimeline (specs).
  */
 export function createRunRecorder (settings) {
   const { sampler, events, sites = null, options = null, warn = console.warn } = settings
@@ -26,12 +23,7 @@ export function createRunRecorder (settings) {
   /** handles of runs being recorded: close() ends their listening */
   const recording = new Set()
 
-  /**
-   * Start recording a run.
-   * @returns {{ progress: (update: object) => void,
-   *   end: (final: { status: string, endedAt: number, result: object|null, error: object|null }) => Promise<void> } | null}
-   *   null when no records are kept
-   */
+  /** Start recording a run: a handle with `progress(update)` and `end({ status, endedAt, result, error })`; null when none are kept. */
   function begin (run) {
     if (store.keep === 0) return null
     const timeline = createTimeline({ interval, ...settings.timeline })
