@@ -7,12 +7,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { runInvalid, runNotFound } from '../errors/index.js'
+import { runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { PROJECT_ROOT } from '../util/project-root.js'
 import { RECORD_MAX_BYTES, oversize, readRunRecord } from './format.js'
 import { recordText } from './record.js'
-import { invalidEntry, namesIn, readRecordAs, summarise } from './store.js'
+import { invalidEntry, namesIn, readRecordFile, summarise } from './store.js'
 import { thinGcEvents, thinSamples, thinSpans } from './timeline.js'
 import { thinWindows } from './sites.js'
 
@@ -78,17 +78,7 @@ export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
   async function read (id) {
     const file = fileOf(id)
     if (file === null) throw runNotFound(id, 0)
-    let text
-    try {
-      const stat = await fs.promises.lstat(file)
-      if (!stat.isFile()) throw runNotFound(id, 0)
-      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', oversize(stat.size))
-      text = await fs.promises.readFile(file)
-    } catch (err) {
-      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, 0)
-      throw err
-    }
-    return readRecordAs(text, id)
+    return readRecordFile(file, id, 0)
   }
 
   /** The lessons' runs as GET /runs lists a run, each marked `lesson: true`; a file that is no record as `{ id, bytes, invalid }`. */

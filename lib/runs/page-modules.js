@@ -16,10 +16,7 @@ const EXPORT = /^export (async function|function|const|let|class) ([A-Za-z_$][\w
 /** A line of ESM's syntax left once the two above are taken out: the transform knows no more. */
 const UNKNOWN_SYNTAX = /^(import|export)\b.*$/m
 
-/**
- * The file a page URL names: `/x.js` in the dashboard's folder, `/lib/…/x.js` in lib/.
- * @returns {string|null} null for anything else (another folder, `..`, not `.js`)
- */
+/** The file a page URL names: `/x.js` in the dashboard's folder, `/lib/…/x.js` in lib/; null for anything else. */
 export function moduleFile (url, { dashboardDir = DASHBOARD_DIR } = {}) {
   if (typeof url !== 'string' || !/^\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*\.js$/.test(url)) return null
   if (url.startsWith('/lib/')) return path.join(LIB_DIR, ...url.slice('/lib/'.length).split('/'))
@@ -42,9 +39,8 @@ function importsOf (url, text) {
 }
 
 /**
- * The modules `entries` reach, each after the modules it imports (the order a bundle runs them in).
- * @param {string[]} entries page URLs, e.g. ['/main.js']
- * @throws {Error} for a module outside the page's URLs, one that is missing, a cycle, or syntax the bundle cannot take
+ * The modules `entries` (page URLs, e.g. ['/main.js']) reach, each after the modules it imports (the order a bundle runs them in).
+ * Throws for a module outside the page's URLs, one that is missing, a cycle, or syntax the bundle cannot take
  */
 export function moduleGraph (entries, where = {}) {
   const graph = new Map()
@@ -69,10 +65,7 @@ export function moduleGraph (entries, where = {}) {
   return graph
 }
 
-/**
- * The lib modules the page's entries reach, which the dashboard route may serve: nothing else of lib/.
- * @returns {Map<string, string>} URL -> file
- */
+/** The lib modules the page's entries reach (URL -> file), which the dashboard route may serve: nothing else of lib/. */
 export function sharedModules (entries, where = {}) {
   const shared = new Map()
   for (const [url, module] of moduleGraph(entries, where)) if (url.startsWith('/lib/')) shared.set(url, module.file)
@@ -82,7 +75,6 @@ export function sharedModules (entries, where = {}) {
 /**
  * One classic script that runs `entry` and every module it reaches, each in its own function scope, in import order: a module's
  * imports become reads of the exports of one already run.
- * @param {string} entry a page URL
  */
 export function bundleModules (entry, where = {}) {
   const parts = []

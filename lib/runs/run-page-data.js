@@ -27,12 +27,7 @@ export function recordElementText (record) {
   return jsonText(record).replace(/</g, '\\u003c')
 }
 
-/**
- * A run page with a record in it.
- * @param {string} template the page with no run (GET /run-page.html, `runPageTemplate()`)
- * @param {object} record a checked record
- * @throws {Error} when the template has no empty data element
- */
+/** A run page (`runPageTemplate()`) with a checked record in it; throws when the template has no empty data element. */
 export function embedRecord (template, record) {
   const slot = emptyRecordElement()
   const at = template.indexOf(slot)

@@ -39,11 +39,7 @@ export function runPagePolicy (scripts, style) {
   ].join('; ')
 }
 
-/**
- * The run page with no run in it.
- * @param {{ dashboardDir?: string, chartJs?: string }} [where] the page's folder and Chart.js (tests may point elsewhere)
- * @throws {Error} when a part cannot be inlined or a module cannot be bundled
- */
+/** The run page with no run in it (`where`: the page's folder and Chart.js, for specs); throws when a part cannot be inlined. */
 export function runPageTemplate ({ dashboardDir = DASHBOARD_DIR, chartJs = chartJsFile() } = {}) {
   const chart = inlinable('Chart.js', fs.readFileSync(chartJs, 'utf8'), 'script')
   const bundle = inlinable('the page\'s modules', bundleModules(RUN_PAGE_ENTRY, { dashboardDir }), 'script')
@@ -76,10 +72,7 @@ ${emptyRecordElement()}
 `
 }
 
-/**
- * A run's page.
- * @param {object} record a checked record (lib/runs/format.js)
- */
+/** A checked record's page. */
 export function runPage (record, where = {}) {
   return embedRecord(runPageTemplate(where), record)
 }

@@ -44,6 +44,21 @@ export function readRecordAs (text, id, where = id) {
   return record
 }
 
+/** Read the record file of `id`: 404 run.not.found (`keep` in its message) for no regular file, 422 run.invalid past the bound. */
+export async function readRecordFile (file, id, keep) {
+  let text
+  try {
+    const stat = await fs.promises.lstat(file)
+    if (!stat.isFile()) throw runNotFound(id, keep)
+    if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', oversize(stat.size))
+    text = await fs.promises.readFile(file)
+  } catch (err) {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, keep)
+    throw err
+  }
+  return readRecordAs(text, id)
+}
+
 /**
  * What a list shows of a file that it cannot show as a run: its id, size and why (an error that is no `run.invalid`, such as a
  * file it may not read, in its own words).
@@ -160,18 +175,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
 
   async function readExactly (id) {
     if (typeof id !== 'string' || !RUN_ID.test(id)) throw runNotFound(id, keep)
-    const file = path.join(folder, `${id}.json`)
-    let text
-    try {
-      const stat = await fs.promises.lstat(file)
-      if (!stat.isFile()) throw runNotFound(id, keep)
-      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', oversize(stat.size))
-      text = await fs.promises.readFile(file)
-    } catch (err) {
-      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, keep)
-      throw err
-    }
-    return readRecordAs(text, id)
+    return readRecordFile(path.join(folder, `${id}.json`), id, keep)
   }
 
   /**

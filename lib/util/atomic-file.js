@@ -10,11 +10,8 @@ import { PROJECT_ROOT } from './project-root.js'
 
 /**
  * Stream `sourceStreams` into `dir/name` atomically. The directory is created if missing; on any failure (including `signal`
- * aborting) the temp file is removed and the target is left as it was.
- * @param {string} dir directory to write into
- * @param {string} name a plain file name (no directory part)
- *   a readable, or a readable followed by transforms, as for `pipeline`
- * @returns {Promise<{path: string, bytes: number}>} the absolute path and bytes written
+ * aborting) the temp file is removed and the target is left as it was. `name` has no directory part; `sourceStreams` are a
+ * readable, or a readable followed by transforms, as for `pipeline`. Resolves to `{ path, bytes }`, the path absolute.
  */
 export async function writeAtomically (dir, name, sourceStreams, { signal } = {}) {
   if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || path.basename(name) !== name) {

@@ -37,8 +37,7 @@ export const terminalText = shownText
 
 /**
  * Text in an XML 1.0 document (the JUnit report): shownText, then &, <, >, and both quotes as entities. A value is one line: the
- * line breaks of a document are its writer's, between values.
- * @returns {string} fit for an element's text and an attribute alike
+ * line breaks of a document are its writer's, between values. Fit for an element's text and an attribute alike.
  */
 export function xmlText (value) {
   return shownText(value).replace(/[&<>"']/g, function entity (c) {
@@ -65,8 +64,7 @@ export function csvField (value) {
 /**
  * A value as a JSON document that reads back the same (JSON.parse gives `value`), written so that no string in it shows reordered
  * or hidden where the file is read as text: JSON.stringify escapes C0 and lone surrogates; DEL, C1, the bidi marks, the
- * separators, U+FEFF, U+FFFE and U+FFFF become `\uHHHH` here.
- * @param {number|string} [space] JSON.stringify's
+ * separators, U+FEFF, U+FFFE and U+FFFF become `\uHHHH` here (`space` as JSON.stringify's).
  */
 export function jsonText (value, space) {
   return JSON.stringify(value, null, space).replace(JSON_UNSAFE, function unicodeEscape (c) {

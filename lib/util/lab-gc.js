@@ -12,10 +12,7 @@ const KEPT = 256
 /** [from, to] of each read, performance.now() ms, in time order. */
 const spans = []
 
-/**
- * Run `read` (a read of the heap profile) as the lab's: a collection inside it is the lab's.
- * @template T
- */
+/** Run `read` (a read of the heap profile) as the lab's: a collection inside it is the lab's. */
 export function labRead (read) {
   const from = performance.now()
   try {

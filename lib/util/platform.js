@@ -9,10 +9,7 @@ import fs from 'node:fs'
 /** The environment variable that turns portable mode on. */
 export const PORTABLE_ENV = 'STREAMLAB_PORTABLE'
 
-/**
- * @returns {boolean} whether portable mode is on: STREAMLAB_PORTABLE set to
- *   anything but '', '0' or 'false'
- */
+/** Whether portable mode is on: STREAMLAB_PORTABLE set to anything but '', '0' or 'false'. */
 function isPortable (env = process.env) {
   const value = env[PORTABLE_ENV]
   return value !== undefined && !['', '0', 'false'].includes(value.trim().toLowerCase())

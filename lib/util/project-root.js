@@ -28,8 +28,7 @@ export function outputRoot ({ root = PROJECT_ROOT, cwd = process.cwd() } = {}) {
 
 /**
  * Where everything the lab writes goes: STREAMLAB_DATA_DIR when it is set; else `test-data/` beside the code in a checkout, or
- * under the current folder when the lab is an installed package.
- * @returns {string} an absolute path
+ * under the current folder when the lab is an installed package. An absolute path.
  */
 export function defaultDataDir ({ root = PROJECT_ROOT, cwd = process.cwd(), env = process.env } = {}) {
   const named = env[DATA_DIR_ENV]
