@@ -22,7 +22,6 @@ export class SiteTable {
   /** Held counts the samples taken since the last `newEpoch()` only (a route's start: alloc-sites.js). */
   #epoch = 0
 
-  /** @param {number} intervalBytes mean bytes between two samples */
   constructor (intervalBytes, { kind, held }) {
     this.#interval = intervalBytes
     this.#kind = kind
@@ -149,7 +148,6 @@ export class WrappingRecorder {
   #prefer
   #module
 
-  /** @param {string[]|null} prefer folders whose frames make the site (frames.js preferredFolders) */
   constructor (intervalBytes, prefer, { kind, held, recorders, wrap, unwrap }) {
     this.#table = new SiteTable(intervalBytes, { kind, held })
     this.#prefer = prefer

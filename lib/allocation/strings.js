@@ -15,16 +15,14 @@ const TARGETS = Object.freeze([
   Object.freeze({ owner: JSON, name: 'parse', weigh: textLength, kindOf: parsedOrMade })
 ])
 
-/** @type {Set<StringRecorder>} the recorders of this thread */
+/** the recorders of this thread, and the wrapped calls' originals while wrapped */
 const recorders = new Set()
-/** @type {Array<{ owner: object, name: string, original: Function }>|null} while wrapped */
 let originals = null
 /** Inside a wrapped call: the calls it makes are part of it (JSON.parse of a Buffer calls toString). */
 let inside = false
 
 /** Samples this thread's strings made from bytes, by site, from `start()` to `stop()`; what they hold is not known. */
 export class StringRecorder extends WrappingRecorder {
-  /** @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders) */
   constructor (intervalBytes, prefer = null) {
     super(intervalBytes, prefer, { kind: 'string', held: false, recorders, wrap: wrapTargets, unwrap: unwrapTargets })
   }

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import { procAvailable } from '../util/platform.js'
 
-/** @returns {{ rss: number, peak: number } | null} bytes, or null where /proc is absent */
+/** `{ rss, peak }` bytes, or null where /proc is absent. */
 export function readProcMemory (pid) {
   if (!procAvailable()) return null
   let status
@@ -20,7 +20,7 @@ export function readProcMemory (pid) {
   return { rss: Number(rss[1]) * 1024, peak: Number(peak[1]) * 1024 }
 }
 
-/** @returns {boolean} whether the peak could be reset */
+/** Whether the peak could be reset. */
 export function resetProcPeak (pid) {
   if (!procAvailable()) return false
   try {

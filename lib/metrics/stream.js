@@ -145,8 +145,7 @@ export class MetricsHub {
 
   /**
    * The JSON snapshot: a sample now, requests in flight, the clients and what they lost, the history's extent, and what a client
-   * that comes late missed: the last crash record (`lastCrash`, null when this worker replaced none) and each experiment's latest
-   * result (`lastResults`, newest first).
+   * that comes late missed: `lastCrash` (null: none) and `lastResults` (newest first).
    */
   snapshot () {
     const history = this.#history
