@@ -1,8 +1,7 @@
 /**
  * String bytes by site, where V8's heap cannot be sampled (a process under Node's permission model has no inspector): the calls
  * that make a string of a body's bytes, or parse one whole, are wrapped while a recorder listens, and sampled by bytes as
- * buffers.js samples Buffers. Counted, as one byte a character (a string of other characters takes two):
- * More: README.md, "strings.js".
+ * buffers.js samples Buffers, one byte a character (README.md, "strings.js", says which calls count).
  */
 import { Buffer } from 'node:buffer'
 import { WrappingRecorder } from './site-table.js'
