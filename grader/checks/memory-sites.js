@@ -1,12 +1,11 @@
 /**
- * Which of the graded code's own lines allocated the bytes a failed memory check measured: one
- * more run, on a fresh process with the lab's allocation sampler in it (grader/student/
- * sites-writer.js), of the check's largest load; the lines in the submission's files (a
- * service's own files) that allocated most, each with its share of what all the code's lines
- * allocated in that run (allocated against allocated, as docs/metrics.md defines a share; the
- * growth read from outside stands beside them, a figure of its own); and the hint that follows from the top line's code. Taken once a grading,
- * by the first memory check that fails. The sampler runs in the graded process, which could
- * forge or hide its sites: a line named is a pointer, and the verdict never stands on it.
+ * Which of the graded code's own lines allocated the bytes a failed memory check measured: one more run, on a fresh process with
+ * the lab's allocation sampler in it (grader/student/ sites-writer.js), of the check's largest load; the lines in the
+ * submission's files (a service's own files) that allocated most, each with its share of what all the code's lines allocated in
+ * that run (allocated against allocated, as docs/metrics.md defines a share; the growth read from outside stands beside them, a
+ * figure of its own); and the hint that follows from the top line's code. Taken once a grading, by the first memory check that
+ * fails. The sampler runs in the graded process, which could forge or hide its sites: a line named is a pointer, and the verdict
+ * never stands on it.
  */
 import path from 'node:path'
 import { lineKey } from '../../lib/allocation/site.js'
@@ -17,31 +16,32 @@ import { MiB, round } from '../../lib/util/units.js'
 const TOP_LINES = 3
 const MOST_CODE_CHARS = 120
 
-export const SITES_TRUST = 'sampled inside the graded process by the lab (Buffers, and the strings made of them): a pointer to a line, which code in that process could hide or forge; the verdict stands on the RSS read from outside'
+export const SITES_TRUST = 'sampled inside the graded process by the lab (Buffers, and the strings made of them): a pointer to a line, ' +
+  'which code in that process could hide or forge; the verdict stands on the RSS read from outside'
 
 /** What a line does, read from its code: the first pattern it matches. */
 const LINE_KINDS = Object.freeze([
-  Object.freeze({ pattern: /\.(text|json|arrayBuffer|blob|formData)\s*\(\s*\)/, does: 'reads the whole body into one value (.text(), .json(), .arrayBuffer()): every byte waits in memory until the last one comes' }),
-  Object.freeze({ pattern: /JSON\.parse\s*\(/, does: 'parses the whole body at once: its text and every record it makes are in memory together' }),
-  Object.freeze({ pattern: /Buffer\.concat\s*\(/, does: 'joins every chunk into one Buffer as large as the body, while the chunks are still held' }),
+  Object.freeze({ pattern: /\.(text|json|arrayBuffer|blob|formData)\s*\(\s*\)/,
+    does: 'reads the whole body into one value (.text(), .json(), .arrayBuffer()): every byte waits in memory until the last one comes' }),
+  Object.freeze({ pattern: /JSON\.parse\s*\(/,
+    does: 'parses the whole body at once: its text and every record it makes are in memory together' }),
+  Object.freeze({ pattern: /Buffer\.concat\s*\(/,
+    does: 'joins every chunk into one Buffer as large as the body, while the chunks are still held' }),
   Object.freeze({ pattern: /\+=/, does: 'appends each chunk to one string, which grows to the whole body' }),
   Object.freeze({ pattern: /\.push\s*\(/, does: 'keeps every chunk in an array, which holds the whole body' }),
-  Object.freeze({ pattern: /getRawBody|rawBody|raw-body|bodyParser|express\.(json|raw|text)/, does: 'hands the body to a library that reads it whole' }),
-  Object.freeze({ pattern: /(gunzip|inflate|unzip|brotliDecompress)(Sync)?\s*\(/, does: 'inflates the whole body in one call, into one Buffer as large as the document' }),
+  Object.freeze({ pattern: /getRawBody|rawBody|raw-body|bodyParser|express\.(json|raw|text)/,
+    does: 'hands the body to a library that reads it whole' }),
+  Object.freeze({ pattern: /(gunzip|inflate|unzip|brotliDecompress)(Sync)?\s*\(/,
+    does: 'inflates the whole body in one call, into one Buffer as large as the document' }),
   Object.freeze({ pattern: /toString\s*\(/, does: 'turns a whole Buffer into one string' })
 ])
-const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a record scanner) (exercise 01, step 4), and keep only the record being read and the running totals.'
+const STREAM_INSTEAD = 'Stream instead: pipeline(body, zlib.createGunzip(), a record scanner) (exercise 01, step 4), and keep only the ' +
+  'record being read and the running totals.'
 
 /**
- * The allocation sites of the graded target's load `files` (after one upload of `warm`), taken
- * once a grading; the first call runs it, later calls get the same.
- * @param {object} ctx the check's context (grader/run/check-context.js)
- * @param {{ warm: { file: string, inflatedBytes: number }, files: string[], timeoutMs: number }} load
- * @returns {Promise<MemorySites>}
- *
- * @typedef {{ sampled: boolean, growthMiB: number|null, allocatedMiB: number|null, note: string,
- *   lines: Array<{ file: string, line: number, functionName: string, kinds: string[], allocatedMiB: number,
- *     heldMiB: number|null, share: number|null, code: string|null, does: string|null }> }} MemorySites
+ * The allocation sites of the graded target's load `files` (after one upload of `warm`), taken once a grading; the first call
+ * runs it, later calls get the same: `{ sampled, growthMiB, allocatedMiB, note, lines }`, each line `{ file, line, functionName,
+ * kinds, allocatedMiB, heldMiB, share, code, does }`.
  */
 export async function locateSites (ctx, load) {
   ctx.memorySites.taken ??= takeSites(ctx, load)
@@ -55,7 +55,8 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
   const warmUp = await ctx.postTo(lab, 'student', { file: warm.file, timeoutMs: timeoutFor(ctx.settings, warm.inflatedBytes) })
   if (!ctx.contract.answered(warmUp)) return notSampled('the sampled run\'s warm-up upload was not answered')
   const mark = await lab.sites.mark()
-  if (mark.length === 0) return rssAlone('no allocation sites came back: not a Node process the lab could load its sampler into (another language, or one that drops NODE_OPTIONS)')
+  if (mark.length === 0) return rssAlone('no allocation sites came back: not a Node process the lab could load its sampler into ' +
+    '(another language, or one that drops NODE_OPTIONS)')
   const m = await lab.measure(function uploadAll () {
     return Promise.all(files.map(function upload (file) { return ctx.postTo(lab, 'student', { file, timeoutMs }) }))
   })
@@ -70,7 +71,8 @@ async function takeSites (ctx, { warm, files, timeoutMs }) {
     allocatedMiB: round(allocated / MiB, 100),
     note: lines.length > 0
       ? SITES_TRUST
-      : `no line of its own allocated a sampled byte: what grows is allocated where the sampler does not see (C++, a library called with none of its frames on the stack); ${SITES_TRUST}`,
+      : `no line of its own allocated a sampled byte: what grows is allocated where the sampler does not see (C++, a library called ` +
+        `with none of its frames on the stack); ${SITES_TRUST}`,
     lines
   }
 }
@@ -84,16 +86,16 @@ function notSampled (why) {
 }
 
 /**
- * The lines that allocated most (a line's kinds summed), with their code (from `sourceOf`, the
- * bytes the grader holds) and what it does. A line that made the bytes comes before one that only
- * parsed a text made elsewhere (kind 'parsed', lib/allocation/strings.js): `body += chunk` holds
- * the body, `JSON.parse(body)` reads it.
+ * The lines that allocated most (a line's kinds summed), with their code (from `sourceOf`, the bytes the grader holds) and what
+ * it does. A line that made the bytes comes before one that only parsed a text made elsewhere (kind 'parsed',
+ * lib/allocation/strings.js): `body += chunk` holds the body, `JSON.parse(body)` reads it.
  */
 function topLines (sites, allocated, sourceOf) {
   const byLine = new Map()
   for (const site of sites) {
     const key = lineKey(site)
-    const known = byLine.get(key) ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, madeBytes: 0, heldBytes: null }
+    const known = byLine.get(key)
+      ?? { file: site.file, line: site.line, functionName: site.functionName, kinds: [], allocatedBytes: 0, madeBytes: 0, heldBytes: null }
     if (!known.kinds.includes(site.kind)) known.kinds.push(site.kind)
     known.allocatedBytes += site.allocatedBytes
     if (site.kind !== 'parsed') known.madeBytes += site.allocatedBytes
@@ -126,10 +128,8 @@ function madeFirst (line) {
 }
 
 /**
- * The code of `line` in a file's bytes, trimmed and cut short; null when the grader holds no
- * bytes of that file (the card then names the site alone) or it has no such line.
- * @param {Buffer|null} bytes
- * @param {number} line
+ * The code of `line` in a file's bytes, trimmed and cut short; null when the grader holds no bytes of that file (the card then
+ * names the site alone) or it has no such line.
  */
 function codeAt (bytes, line) {
   if (bytes === null) return null
@@ -139,19 +139,14 @@ function codeAt (bytes, line) {
   return code.length > MOST_CODE_CHARS ? `${code.slice(0, MOST_CODE_CHARS - 1)}…` : code
 }
 
-/**
- * What a line of code does with a body, read from its code.
- * @param {string} code
- * @returns {string|null} null when it matches none of the ways to buffer the lab knows
- */
+/** What a line of code does with a body, read from its code; null when it matches none of the ways to buffer the lab knows. */
 export function whatItDoes (code) {
   return LINE_KINDS.find(function matches (k) { return k.pattern.test(code) })?.does ?? null
 }
 
 /**
- * The hint of a memory check whose sites name a line: that line, what it does and what to do
- * instead; null when no line was named (the check's own hint stands).
- * @param {MemorySites} sites
+ * The hint of a memory check whose sites name a line: that line, what it does and what to do instead; null when no line was named
+ * (the check's own hint stands).
  */
 export function sitesHint (sites) {
   const top = sites.lines[0]

@@ -1,8 +1,7 @@
 /**
- * The allocation sites a process the grader measures wrote about itself (grader/student/
- * sites-writer.js): read from the files it writes, checked as untrusted input, and mapped back to
- * the files the grader was given. The process wrote them, so they point at a line and are never a
- * figure: the graded code shares the process and could forge or hide them.
+ * The allocation sites a process the grader measures wrote about itself (grader/student/ sites-writer.js): read from the files it
+ * writes, checked as untrusted input, and mapped back to the files the grader was given. The process wrote them, so they point at
+ * a line and are never a figure: the graded code shares the process and could forge or hide them.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,12 +17,8 @@ const MOST_SITES = 5000
 export const MOST_SOURCE_BYTES = 1024 * 1024
 
 /**
- * The tables in `files()` written at or after `since` (the writers' clock is this machine's),
- * waiting up to `timeoutMs` for at least one; [] when none came.
- * @param {() => string[]} files where the tables are now
- * @param {number} since ms since the epoch
- * @param {number} timeoutMs
- * @returns {Promise<Array<{ pid: number, at: number, sites: object[] }>>}
+ * The tables in `files()` written at or after `since` (the writers' clock is this machine's), waiting up to `timeoutMs` for at
+ * least one; [] when none came.
  */
 export async function readSiteTables (files, since, timeoutMs) {
   const until = Date.now() + timeoutMs
@@ -44,7 +39,8 @@ function readTable (file) {
   } catch {
     return null
   }
-  if (doc === null || typeof doc !== 'object' || !Number.isFinite(doc.at) || !Array.isArray(doc.sites) || doc.sites.length > MOST_SITES) return null
+  if (doc === null || typeof doc !== 'object' || !Number.isFinite(doc.at) || !Array.isArray(doc.sites)
+    || doc.sites.length > MOST_SITES) return null
   return { pid: Number.isSafeInteger(doc.pid) ? doc.pid : null, at: doc.at, sites: doc.sites.map(readSite).filter(pointsAtALine) }
 }
 
@@ -54,12 +50,8 @@ function pointsAtALine (site) {
 }
 
 /**
- * Each site's bytes allocated between two readings of the same writers (`before` may be empty),
- * what it held at the second, its file mapped by `place` (null: not the graded code's file).
- * @param {object[]} before tables
- * @param {object[]} after tables
- * @param {(file: string) => string|null} place a site's file as the grader knows it, or null
- * @returns {Array<{ file: string, line: number, column: number|null, functionName: string, kind: string, allocatedBytes: number, heldBytes: number|null }>}
+ * Each site's bytes allocated between two readings of the same writers (`before` may be empty), what it held at the second, its
+ * file mapped by `place` (null: not the graded code's file).
  */
 export function sitesBetween (before, after, place) {
   const earlier = new Map()
@@ -73,7 +65,8 @@ export function sitesBetween (before, after, place) {
       if (file === null) continue
       const allocatedBytes = site.allocatedBytes - (earlier.get(keyOf(table.pid, site)) ?? 0)
       if (allocatedBytes <= 0 && !(site.heldBytes > 0)) continue
-      sites.push({ file, line: site.line, column: Number.isSafeInteger(site.column) ? site.column : null, functionName: site.functionName, kind: site.kind, allocatedBytes: Math.max(0, allocatedBytes), heldBytes: site.heldBytes })
+      sites.push({ file, line: site.line, column: Number.isSafeInteger(site.column) ? site.column : null,
+        functionName: site.functionName, kind: site.kind, allocatedBytes: Math.max(0, allocatedBytes), heldBytes: site.heldBytes })
     }
   }
   return sites
@@ -84,11 +77,9 @@ function keyOf (pid, site) {
 }
 
 /**
- * A `place` for sitesBetween: a site's file inside `seen` (the submission's file or folder as
- * the process saw it, or its real path, project-relative files resolved from `root`) becomes the
- * same file under `given` (as the grader was given it); any other file is not the submission's.
- * A site's file is a name, compared as text: the file system is never asked about it.
- * @param {{ root: string, seen: string, given: string }} paths
+ * A `place` for sitesBetween: a site's file inside `seen` (the submission's file or folder as the process saw it, or its real
+ * path, project-relative files resolved from `root`) becomes the same file under `given` (as the grader was given it); any other
+ * file is not the submission's. A site's file is a name, compared as text: the file system is never asked about it.
  */
 export function placeInSubmission ({ root, seen, given }) {
   const bases = [...new Set([path.resolve(seen), realOrSame(seen)])]
@@ -105,9 +96,8 @@ export function placeInSubmission ({ root, seen, given }) {
 }
 
 /**
- * A `place` for a service's sites: its own files are any outside Node's internals, the
- * node_modules folders and the lab's own code (`labRoot`'s lib/ and grader/).
- * @param {string} labRoot
+ * A `place` for a service's sites: its own files are any outside Node's internals, the node_modules folders and the lab's own
+ * code (`labRoot`'s lib/ and grader/).
  */
 export function placeInService (labRoot) {
   const lab = [path.join(labRoot, 'lib') + path.sep, path.join(labRoot, 'grader') + path.sep]
@@ -121,10 +111,9 @@ export function placeInService (labRoot) {
 }
 
 /**
- * A `source` for a submission's sites: the bytes its digest kept (grader/student/digest.js
- * `sources`), read once, as regular files inside it, before its process started. Any other name
- * (a link, a pipe, a file outside it, one too large) has none.
- * @param {Map<string, Buffer>} sources absolute path -> bytes
+ * A `source` for a submission's sites: the bytes its digest kept (grader/student/digest.js `sources`), read once, as regular
+ * files inside it, before its process started (absolute path -> bytes). Any other name (a link, a pipe, a file outside it, one
+ * too large) has none.
  */
 export function sourceInSnapshot (sources) {
   return function source (file) {
@@ -133,9 +122,8 @@ export function sourceInSnapshot (sources) {
 }
 
 /**
- * A `source` for a service's sites: a service runs as the grader's user and reads what it
- * likes, so its files are read from disk, as regular files alone (regular-file.js), at most `maxBytes`.
- * @param {number} maxBytes
+ * A `source` for a service's sites: a service runs as the grader's user and reads what it likes, so its files are read from disk,
+ * as regular files alone (regular-file.js), at most `maxBytes`.
  */
 export function sourceOnDisk (maxBytes) {
   return function source (file) {
@@ -143,19 +131,16 @@ export function sourceOnDisk (maxBytes) {
   }
 }
 
-/** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS is 200). */
+/** How long a reading waits for a table written after it began: many writes' worth (WRITE_MS). */
 const READ_TIMEOUT_MS = 3000
 
-/**
- * What a check reads of a sampled process: `mark()` before a load, `since(mark)` after it.
- */
+/** What a check reads of a sampled process: `mark()` before a load, `since(mark)` after it. */
 export class SiteReader {
   #files
   #place
   #source
 
   /**
-   * @param {{ files: () => string[], place: (file: string) => string|null, source: (file: string) => Buffer|null }} options
    *   `files`: where the process's tables are now; `place`: a site's file as the grader knows it, or null;
    *   `source`: the bytes the grader holds of a placed file, or null (sourceInSnapshot, sourceOnDisk)
    */
@@ -166,28 +151,19 @@ export class SiteReader {
   }
 
   /**
-   * The bytes of a site's file (as `since` placed it), from what the grader holds: never a read of
-   * a path the process chose, as the grader's user, that could block.
-   * @param {string} file
-   * @returns {Buffer|null}
+   * The bytes of a site's file (as `since` placed it), from what the grader holds: never a read of a path the process chose, as
+   * the grader's user, that could block.
    */
   source (file) {
     return this.#source(file)
   }
 
-  /**
-   * The tables as they stand now (written after this call began).
-   * @returns {Promise<object[]>} [] when none came
-   */
+  /** The tables as they stand now (written after this call began); [] when none came. */
   mark () {
     return readSiteTables(this.#files, Date.now(), READ_TIMEOUT_MS)
   }
 
-  /**
-   * The graded code's sites since `mark`: what each allocated in between, what it holds now.
-   * @param {object[]} mark from mark()
-   * @returns {Promise<object[]|null>} null when the process wrote no table (it samples nothing)
-   */
+  /** The graded code's sites since `mark`: what each allocated in between, what it holds now; null when it wrote no table. */
   async since (mark) {
     const after = await readSiteTables(this.#files, Date.now(), READ_TIMEOUT_MS)
     if (after.length === 0) return null

@@ -1,11 +1,10 @@
 /**
- * The lab's allocation sampler inside a process the grader measures (the student's process, a
- * Node service it started): started before the graded code loads, so that the code meets the
- * wrapped allocators, and its sites since the start written to a file every WRITE_MS, which the
- * grader reads (grader/checks/memory-sites.js). V8's heap is not sampled: under Node's permission
- * model there is no inspector, so Buffers and the strings made of them are what every target
- * reports, alike. The code graded shares the process and could forge or hide what is written:
- * the grader takes it as a pointer to a line, never as a figure (docs/grading-a-service.md).
+ * The lab's allocation sampler inside a process the grader measures (the student's process, a Node service it started): started
+ * before the graded code loads, so that the code meets the wrapped allocators, and its sites since the start written to a file
+ * every WRITE_MS, which the grader reads (grader/checks/memory-sites.js). V8's heap is not sampled: under Node's permission model
+ * there is no inspector, so Buffers and the strings made of them are what every target reports, alike. The code graded shares the
+ * process and could forge or hide what is written: the grader takes it as a pointer to a line, never as a figure
+ * (docs/grading-a-service.md).
  */
 import fs from 'node:fs'
 import { createAllocationSampler } from '../../lib/allocation/sampler.js'
@@ -18,11 +17,8 @@ const WRITE_MS = 200
 const TOP = 200
 
 /**
- * Start sampling, and write `{ pid, at, sites }` to `file` every WRITE_MS: `at` the writer's
- * clock (ms since the epoch), `sites` each site's bytes allocated since the start, and what it
- * holds now where that is known.
- * @param {{ file: string, preferFiles?: string[]|null }} options
- * @returns {{ stop: () => void }}
+ * Start sampling, and write `{ pid, at, sites }` to `file` every WRITE_MS: `at` the writer's clock (ms since the epoch), `sites`
+ * each site's bytes allocated since the start, and what it holds now where that is known.
  */
 export function startSiteWriter ({ file, preferFiles = null }) {
   const sampler = createAllocationSampler({ intervalBytes: SITES_INTERVAL_BYTES, heap: false, strings: true, top: TOP, preferFiles })

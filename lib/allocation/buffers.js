@@ -1,15 +1,9 @@
 /**
- * Buffer bytes by site. V8's sampling heap profiler never sees a Buffer's bytes: they are an
- * ArrayBuffer's backing store, outside V8's heap. So the Buffer allocators that the lab and
- * Node's own JavaScript call are wrapped while a recorder listens, and an allocation of s bytes
- * is sampled with probability 1 - exp(-s / interval) (a countdown of bytes drawn from an
- * exponential law, as V8 samples its heap). A sampled allocation stands for s / that probability
- * bytes, is charged to its site, and stays "held" until its ArrayBuffer is collected.
- *
- * Buffer's statics belong to the thread, not to one sampler: the wrappers are installed when
- * the first recorder of this thread starts and removed when the last one stops, so nothing runs
- * on an allocation while nobody samples. Bytes allocated in C++ (a socket's reads, zlib's
- * one-shot native paths) never pass through these functions and are not seen.
+ * Buffer bytes by site. V8's sampling heap profiler never sees a Buffer's bytes: they are an ArrayBuffer's backing store, outside
+ * V8's heap. So the Buffer allocators that the lab and Node's own JavaScript call are wrapped while a recorder listens, and an
+ * allocation of s bytes is sampled with probability 1 - exp(-s / interval) (a countdown of bytes drawn from an exponential law,
+ * as V8 samples its heap). A sampled allocation stands for s / that probability bytes, is charged to its site, and stays "held"
+ * until its ArrayBuffer is collected. More: README.md, "buffers.js".
  */
 import { Buffer } from 'node:buffer'
 import { isAnyArrayBuffer } from 'node:util/types'
@@ -17,32 +11,25 @@ import { WrappingRecorder } from './site-table.js'
 import { anyPrefers, captureCallSites, siteOfCallSites } from './frames.js'
 
 /**
- * The allocators wrapped. `Buffer.from` allocates unless it is handed an ArrayBuffer (it then
- * shares that memory); `concat` calls `allocUnsafe` itself, which is not counted twice.
+ * The allocators wrapped. `Buffer.from` allocates unless it is handed an ArrayBuffer (it then shares that memory); `concat` calls
+ * `allocUnsafe` itself, which is not counted twice.
  */
 export const BUFFER_ALLOCATORS = Object.freeze(['alloc', 'allocUnsafe', 'allocUnsafeSlow', 'concat', 'from', 'copyBytesFrom'])
 
-/** @type {Set<BufferRecorder>} the recorders of this thread */
+/** the recorders of this thread */
 const recorders = new Set()
-/** @type {Map<string, Function>|null} the allocators as they were, while wrapped */
+/** the allocators as they were, while wrapped */
 let originals = null
 /** Inside a wrapped allocator: the allocators it calls are part of its allocation. */
 let inside = false
 
-/**
- * Whether this thread's Buffer allocators are wrapped now.
- * @returns {boolean}
- */
+/** Whether this thread's Buffer allocators are wrapped now. */
 export function buffersWrapped () {
   return originals !== null
 }
 
 /** Samples this thread's Buffer allocations, by site, from `start()` to `stop()`; each held until its ArrayBuffer is collected. */
 export class BufferRecorder extends WrappingRecorder {
-  /**
-   * @param {number} intervalBytes
-   * @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders)
-   */
   constructor (intervalBytes, prefer = null) {
     super(intervalBytes, prefer, { kind: 'buffer', held: true, recorders, wrap: wrapAllocators, unwrap: unwrapAllocators })
   }
@@ -64,8 +51,8 @@ function unwrapAllocators () {
 }
 
 /**
- * `original` wrapped: its allocation noted, unless `allocates(args)` says this call makes none;
- * calls it makes itself (concat's allocUnsafe) are part of it, not noted again.
+ * `original` wrapped: its allocation noted, unless `allocates(args)` says this call makes none; calls it makes itself (concat's
+ * allocUnsafe) are part of it, not noted again.
  */
 function sampled (original, allocates = function always () { return true }) {
   return function sampledAllocation () {

@@ -1,9 +1,9 @@
 /**
- * Where an allocation was made, as a site: `{ functionName, file, line, column }`, the file
- * project-relative when it is inside the project. A site is the first frame outside Node's
- * internals and this folder (or, for a sampler given `preferFiles`, the first frame inside those
- * folders, when the stack has one: a submission's line that called a library); where no such frame exists (zlib allocates its output chunks from
- * a threadpool callback, with no caller of the lab's on the stack), the first `node:` frame.
+ * Where an allocation was made, as a site: `{ functionName, file, line, column }`, the file project-relative when it is inside
+ * the project. A site is the first frame outside Node's internals and this folder (or, for a sampler given `preferFiles`, the
+ * first frame inside those folders, when the stack has one: a submission's line that called a library); where no such frame
+ * exists (zlib allocates its output chunks from a threadpool callback, with no caller of the lab's on the stack), the first
+ * `node:` frame.
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,10 +14,8 @@ import { UNKNOWN_SITE } from './site.js'
 const OWN_FOLDER = path.dirname(fileURLToPath(import.meta.url)) + path.sep
 
 /**
- * A script's URL or path as a site names it: project-relative inside the project, the path
- * elsewhere, `node:` names as they are, null for none.
- * @param {string|null|undefined} url
- * @returns {string|null}
+ * A script's URL or path as a site names it: project-relative inside the project, the path elsewhere, `node:` names as they are,
+ * null for none.
  */
 export function siteFile (url) {
   if (typeof url !== 'string' || url === '') return null
@@ -52,10 +50,8 @@ function safePath (url) {
 }
 
 /**
- * Whether a script's URL or path lies inside one of `folders` (absolute paths, each ending in the
- * path separator: see `preferredFolders`).
- * @param {string|null|undefined} url
- * @param {string[]} folders
+ * Whether a script's URL or path lies inside one of `folders` (absolute paths, each ending in the path separator: see
+ * `preferredFolders`).
  */
 export function inFolders (url, folders) {
   if (typeof url !== 'string' || url === '' || url.startsWith('node:')) return false
@@ -63,11 +59,7 @@ export function inFolders (url, folders) {
   return folders.some(function holds (folder) { return file.startsWith(folder) })
 }
 
-/**
- * Folders as `inFolders` takes them: absolute, each ending in the separator, or null for none.
- * @param {string[]|null} folders
- * @returns {string[]|null}
- */
+/** Folders as `inFolders` takes them: absolute, each ending in the separator, or null for none. */
 export function preferredFolders (folders) {
   if (folders === null || folders.length === 0) return null
   return folders.map(function withSeparator (folder) {
@@ -77,11 +69,9 @@ export function preferredFolders (folders) {
 }
 
 /**
- * The site of the stack `callSites` (V8's CallSite objects, innermost first, async frames
- * included): the first frame inside `prefer` (folders from `preferredFolders`) when one is on the
- * stack, else the first user frame, else the first `node:` frame, else the first frame.
- * @param {NodeJS.CallSite[]} callSites
- * @param {string[]|null} [prefer]
+ * The site of the stack `callSites` (V8's CallSite objects, innermost first, async frames included): the first frame inside
+ * `prefer` (folders from `preferredFolders`) when one is on the stack, else the first user frame, else the first `node:` frame,
+ * else the first frame.
  */
 export function siteOfCallSites (callSites, prefer = null) {
   if (!Array.isArray(callSites) || callSites.length === 0) return UNKNOWN_SITE
@@ -110,12 +100,7 @@ const STACK_FRAMES = 12
 /** Enough to climb out of a library too (raw-body under express), to the preferred folder's frame. */
 const PREFERRING_STACK_FRAMES = 40
 
-/**
- * The stack of the code that called `wrapper`, as V8's CallSite objects.
- * @param {Function} wrapper
- * @param {boolean} preferring a deeper stack, for a sampler that prefers some folders' frames
- * @returns {NodeJS.CallSite[]}
- */
+/** The stack of the code that called `wrapper`, as V8's CallSite objects; deeper when `preferring` some folders' frames. */
 export function captureCallSites (wrapper, preferring) {
   const limit = Error.stackTraceLimit
   const prepare = Error.prepareStackTrace

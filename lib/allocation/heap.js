@@ -1,35 +1,14 @@
 /**
- * V8 heap bytes by site, from V8's sampling heap profiler, through an inspector session
- * connected to the thread that runs this (a worker thread gets its own). The profiler keeps a
- * sample while its object lives, so a window reads:
- *
- * - held: the samples alive now, whenever they were taken;
- * - allocated: the samples taken since the last window that are still alive. An object
- *   allocated and collected within one window is not counted (V8 drops its sample at the
- *   collection), so this is what the window added to the heap, not all it allocated.
- *
- * `notePeak()` reads the samples alive at a moment the window closes long after (a request's
- * peak: /bad's string and parsed document live inside one synchronous call): a site's held is
- * then the larger of the two moments', and allocated counts what either saw. Each read of the
- * profile costs a mark-compact: V8's inspector always samples with `kSamplingForceGC`, and
- * Node 20 has no other door to the profiler.
- *
- * With `collected` the profiler keeps the samples of collected objects too
- * (`includeObjectsCollectedByMajorGC`, `...MinorGC`) and starts again at each window:
- * allocated is then all the window allocated, and held is unknown (null). A parse thread
- * samples so: what it holds is one batch by design, and dies before any window sees it.
- *
- * A heap site is the function that allocated (its first line and column: a sample's node
- * carries its function's position, no line within it). The profiler sees objects and strings, not a Buffer's bytes, which
- * are outside the heap (buffers.js counts those).
+ * V8 heap bytes by site, from V8's sampling heap profiler, through an inspector session connected to the thread that runs this (a
+ * worker thread gets its own). The profiler keeps a sample while its object lives (README.md, "heap.js", says what a window reads).
  */
 import { Session } from 'node:inspector'
 import { frameKind, inFolders, siteFile } from './frames.js'
 import { siteKey } from './site.js'
 
 /**
- * The recorder that has this thread's sampling heap profiler: V8 has one per thread, and a
- * second session's start would share it unknowingly (and its stop end the first one's).
+ * The recorder that has this thread's sampling heap profiler: V8 has one per thread, and a second session's start would share it
+ * unknowingly (and its stop end the first one's).
  */
 let owner = null
 
@@ -48,11 +27,7 @@ export class HeapRecorder {
   #collected
   #prefer
 
-  /**
-   * @param {number} intervalBytes
-   * @param {boolean} collected
-   * @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders)
-   */
+  /** @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders) */
   constructor (intervalBytes, collected, prefer = null) {
     this.#interval = intervalBytes
     this.#collected = collected
@@ -103,8 +78,8 @@ export class HeapRecorder {
   }
 
   /**
-   * What the samples hold now, kept when it is the most since the last window (held mode only;
-   * a read forces a mark-compact: see the module comment).
+   * What the samples hold now, kept when it is the most since the last window (held mode only; a read forces a mark-compact: see
+   * the module comment).
    */
   notePeak () {
     if (this.#session === null || this.#collected) return
@@ -128,9 +103,8 @@ export class HeapRecorder {
   }
 
   /**
-   * The sites now: what each holds, and what it allocated since the last window and still holds
-   * (or held at a `notePeak`, when that was more).
-   * @returns {{ sites: object[], totals: { allocatedBytes: number, heldBytes: number, samples: number } } | null}
+   * The sites now: what each holds, and what it allocated since the last window and still holds (or held at a `notePeak`, when
+   * that was more).
    *   null when the profiler is not running
    */
   window () {
@@ -193,8 +167,8 @@ export class HeapRecorder {
   }
 
   /**
-   * From now on a site holds only the samples taken from the last window on (held mode): what a
-   * route holds is what it allocated, never what the one before left. Call it after `window()`.
+   * From now on a site holds only the samples taken from the last window on (held mode): what a route holds is what it allocated,
+   * never what the one before left. Call it after `window()`.
    */
   newEpoch () {
     this.#epochOrdinal = this.#lastOrdinal
@@ -236,10 +210,9 @@ function post (session, method, params) {
 }
 
 /**
- * Each node of the profile's call tree gets the site its samples are charged to: the deepest
- * frame inside `prefer` on its path from the root, else the deepest user frame, else the deepest
- * `node:` frame, else its own frame (V8's own: `(V8 API)`, `(program)`). Walked without
- * recursion: a deep stack makes a deep tree.
+ * Each node of the profile's call tree gets the site its samples are charged to: the deepest frame inside `prefer` on its path
+ * from the root, else the deepest user frame, else the deepest `node:` frame, else its own frame (V8's own: `(V8 API)`,
+ * `(program)`). Walked without recursion: a deep stack makes a deep tree.
  */
 function attributeNodes (head, prefer) {
   const siteOfNode = new Map()
@@ -255,7 +228,8 @@ function attributeNodes (head, prefer) {
     if (prefer !== null && kind === 'user' && inFolders(node.callFrame.url, prefer)) deepestPreferred = node
     const chosen = deepestPreferred ?? deepestUser ?? deepestInternal ?? node
     siteOfNode.set(node.id, siteOfFrame(chosen.callFrame))
-    for (const child of node.children) stack.push({ node: child, preferred: deepestPreferred, user: deepestUser, internal: deepestInternal })
+    const deepest = { preferred: deepestPreferred, user: deepestUser, internal: deepestInternal }
+    for (const child of node.children) stack.push({ node: child, ...deepest })
   }
   return siteOfNode
 }

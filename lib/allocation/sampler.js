@@ -1,19 +1,7 @@
 /**
- * The allocation sampler of one thread: which lines allocate and hold its bytes, V8 heap
- * (heap.js) and Buffer bytes (buffers.js) alike, estimated from samples taken every
- * `intervalBytes` bytes on average. Nothing runs until `start()`; `stop()` takes the Buffer
- * wrappers and the profiler away again.
- *
- * A window (`window()`, the sites since the previous one):
- * `{ intervalBytes, windowMs, sites, totals, heapError }`, where `sites` are the `top` sites by
- * allocated plus held bytes, each
- * `{ functionName, file, line, column, kind: 'heap'|'buffer'|'string'|'parsed', allocatedBytes, heldBytes, samples }`
- * ('parsed': a text JSON.parse read, made elsewhere: strings.js)
- * (heldBytes null for heap sites sampled with `heap: 'allocated'`, and for strings; else the most
- * held at the window's end or at a `notePeak` within it),
- * and `totals` is `{ heap, buffer, omitted }` (and `string`, with `strings`): each kind's `{ allocatedBytes, heldBytes, samples }`
- * (heap null when V8's profiler could not be had: `heapError` says why), and the sites past the
- * top N in `omitted: { count, allocatedBytes, heldBytes }`.
+ * The allocation sampler of one thread: which lines allocate and hold its bytes, V8 heap (heap.js) and Buffer bytes (buffers.js)
+ * alike, estimated from samples taken every `intervalBytes` bytes on average. Nothing runs until `start()`; `stop()` takes the
+ * Buffer wrappers and the profiler away again. More: README.md, "sampler.js".
  */
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -23,30 +11,19 @@ import { preferredFolders } from './frames.js'
 import { StringRecorder } from './strings.js'
 
 export const ALLOCATION_SAMPLER_DEFAULTS = Object.freeze({
-  /**
-   * Mean bytes between two samples, for both kinds, where the user of the sampler names none
-   * (the grader, the profile). V8's own default is 32 KiB; the lab's metrics sample more sparsely
-   * (lib/metrics/alloc-sites.js), and docs/metrics.md ("Allocation sites") gives what that costs.
-   */
+  /** Mean bytes between two samples, for both kinds, where the user names none (docs/metrics.md, "Allocation sites"). */
   intervalBytes: 512 * 1024,
   /** Sites a window names; the rest are summed in `totals.omitted`. */
   top: 20,
   /**
-   * Sample V8's heap: 'held' (what each site holds, and what the window added to it), 'allocated'
-   * (all each site allocated in the window, collected or not; what it holds unknown), or false.
+   * Sample V8's heap: 'held' (what each site holds, and what the window added to it), 'allocated' (all each site allocated in the
+   * window, collected or not; what it holds unknown), or false.
    */
   heap: 'held',
-  /** Sample Buffer bytes. */
   buffers: true,
-  /**
-   * Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be
-   * sampled: a window's sites and totals then have kind 'string' too.
-   */
+  /** Sample strings made from bytes and texts parsed whole (strings.js), where V8's heap cannot be sampled. */
   strings: false,
-  /**
-   * Folders whose first frame on the stack makes the site (a submission's, whose line called a
-   * library), or null: the first frame outside Node's internals.
-   */
+  /** Folders whose first frame on the stack makes the site (a submission's), or null: the first outside Node's internals. */
   preferFiles: null
 })
 
@@ -56,27 +33,27 @@ function normalizeSamplerOptions (options = {}) {
   if (!Number.isSafeInteger(out.intervalBytes) || out.intervalBytes < 1024 || out.intervalBytes > 1024 ** 3) {
     throw new TypeError(`option intervalBytes must be an integer number of bytes from 1024 to 1 GiB, got ${out.intervalBytes}`)
   }
-  if (!Number.isSafeInteger(out.top) || out.top < 1 || out.top > 1000) throw new TypeError(`option top must be an integer from 1 to 1000, got ${out.top}`)
-  if (!['held', 'allocated', false].includes(out.heap)) throw new TypeError(`option heap must be 'held', 'allocated' or false, got ${JSON.stringify(out.heap)}`)
+  if (!Number.isSafeInteger(out.top) || out.top < 1 || out.top > 1000) {
+    throw new TypeError(`option top must be an integer from 1 to 1000, got ${out.top}`)
+  }
+  if (!['held', 'allocated', false].includes(out.heap)) {
+    throw new TypeError(`option heap must be 'held', 'allocated' or false, got ${JSON.stringify(out.heap)}`)
+  }
   if (typeof out.buffers !== 'boolean') throw new TypeError(`option buffers must be a boolean, got ${out.buffers}`)
   if (typeof out.strings !== 'boolean') throw new TypeError(`option strings must be a boolean, got ${out.strings}`)
   const prefer = out.preferFiles
-  if (prefer !== null && (!Array.isArray(prefer) || prefer.length === 0 || !prefer.every(function absolute (p) { return typeof p === 'string' && path.isAbsolute(p) }))) {
+  if (prefer !== null && (!Array.isArray(prefer) || prefer.length === 0
+    || !prefer.every(function absolute (p) { return typeof p === 'string' && path.isAbsolute(p) }))) {
     throw new TypeError(`option preferFiles must be null or a non-empty array of absolute folder paths, got ${JSON.stringify(prefer)}`)
   }
   return Object.freeze({ ...out, preferFiles: prefer === null ? null : Object.freeze([...prefer]) })
 }
 
-/**
- * Create an allocation sampler for the thread that calls this.
- * @param {Partial<typeof ALLOCATION_SAMPLER_DEFAULTS>} [options]
- * @returns {AllocationSampler}
- */
+/** Create an allocation sampler for the thread that calls this. */
 export function createAllocationSampler (options) {
   return new AllocationSampler(normalizeSamplerOptions(options))
 }
 
-/** See the module comment. Made by `createAllocationSampler`. */
 export class AllocationSampler {
   #options
   #heap
@@ -97,7 +74,6 @@ export class AllocationSampler {
     return this.#options
   }
 
-  /** Whether it samples now. */
   get active () {
     return this.#active
   }
@@ -122,9 +98,8 @@ export class AllocationSampler {
   }
 
   /**
-   * Keep what each site holds now, where it is more than the window will see at its end: a
-   * request's peak, inside a synchronous call whose objects are garbage by then. With a heap
-   * sampled for what it holds, this forces a mark-compact (heap.js).
+   * Keep what each site holds now, where it is more than the window will see at its end: a request's peak, inside a synchronous
+   * call whose objects are garbage by then. With a heap sampled for what it holds, this forces a mark-compact (heap.js).
    */
   notePeak () {
     if (!this.#active) return
@@ -133,11 +108,9 @@ export class AllocationSampler {
   }
 
   /**
-   * The sites since the previous window (or the start); an empty window while stopped. With
-   * `epoch`, held counts from then on only what is sampled after this window (a new route's
-   * start): a site's held is then never more than what it allocated in that route's windows.
-   * @param {{ epoch?: boolean }} [how]
-   * @returns {AllocationWindow}
+   * The sites since the previous window (or the start); an empty window while stopped. With `epoch`, held counts from then on
+   * only what is sampled after this window (a new route's start): a site's held is then never more than what it allocated in that
+   * route's windows.
    */
   window ({ epoch = false } = {}) {
     const now = performance.now()
@@ -166,11 +139,6 @@ export class AllocationSampler {
 
 const NONE_OMITTED = Object.freeze({ count: 0, allocatedBytes: 0, heldBytes: 0 })
 
-/**
- * @typedef {{ intervalBytes: number, windowMs: number, sites: object[],
- *   totals: { heap: object|null, buffer: object|null, omitted: { count: number, allocatedBytes: number, heldBytes: number } },
- *   heapError: string|null }} AllocationWindow
- */
 
 /** The window with its `top` sites by allocated plus held bytes, the rest added to `omitted`, bytes whole. */
 function topSites (window, top) {
@@ -218,10 +186,8 @@ function addTotals (a, b) {
 }
 
 /**
- * Several threads' windows as one: each site marked with its `thread`, the top `top` of all,
- * the totals summed; `heapErrors` names each thread whose heap could not be sampled.
- * @param {Array<{ thread: string, window: AllocationWindow }>} windows
- * @param {number} top
+ * Several threads' windows as one: each site marked with its `thread`, the top `top` of all, the totals summed; `heapErrors`
+ * names each thread whose heap could not be sampled.
  */
 export function mergeWindows (windows, top) {
   let heap = null
@@ -243,5 +209,6 @@ export function mergeWindows (windows, top) {
     if (window.heapError) heapErrors[thread] = window.heapError
   }
   const merged = topSites({ intervalBytes, windowMs, sites, totals: { heap, buffer, omitted } }, top)
-  return { intervalBytes: merged.intervalBytes, windowMs: merged.windowMs, threads: windows.map(function threadOf (w) { return w.thread }), sites: merged.sites, totals: merged.totals, heapErrors }
+  return { intervalBytes: merged.intervalBytes, windowMs: merged.windowMs,
+    threads: windows.map(function threadOf (w) { return w.thread }), sites: merged.sites, totals: merged.totals, heapErrors }
 }

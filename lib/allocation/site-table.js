@@ -1,9 +1,8 @@
 /**
- * One recorder's table of sampled allocations by site, for the allocators wrapped in JavaScript
- * (buffers.js, strings.js): a countdown of bytes drawn from an exponential law, as V8 samples its
- * heap, so an allocation of s bytes is sampled with probability 1 - exp(-s / interval) and stands
- * for s / that probability bytes. With `held`, a sample stays held until the object given with it
- * is collected; without, what a site holds is not known (null).
+ * One recorder's table of sampled allocations by site, for the allocators wrapped in JavaScript (buffers.js, strings.js): a
+ * countdown of bytes drawn from an exponential law, as V8 samples its heap, so an allocation of s bytes is sampled with
+ * probability 1 - exp(-s / interval) and stands for s / that probability bytes. With `held`, a sample stays held until the object
+ * given with it is collected; without, what a site holds is not known (null).
  */
 import { siteKey } from './site.js'
 
@@ -16,7 +15,6 @@ export class SiteTable {
   #kind
   #held
   #countdown = 0
-  /** @type {Map<string, object>} */
   #sites = new Map()
   #registry = null
   #totals = null
@@ -24,10 +22,6 @@ export class SiteTable {
   /** Held counts the samples taken since the last `newEpoch()` only (a route's start: alloc-sites.js). */
   #epoch = 0
 
-  /**
-   * @param {number} intervalBytes mean bytes between two samples
-   * @param {{ kind: string, held: boolean }} options
-   */
   constructor (intervalBytes, { kind, held }) {
     this.#interval = intervalBytes
     this.#kind = kind
@@ -57,8 +51,8 @@ export class SiteTable {
   }
 
   /**
-   * Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until
-   * `holder` is collected; `kind`, where it is not the table's (strings.js: a text parsed).
+   * Charge a sampled allocation of `bytes` to `site`, held (when the table tracks it) until `holder` is collected; `kind`, where
+   * it is not the table's (strings.js: a text parsed).
    */
   record (site, bytes, holder, kind = this.#kind) {
     this.#countdown = nextCountdown(this.#interval)
@@ -75,8 +69,8 @@ export class SiteTable {
   }
 
   /**
-   * From now on a site holds only what it allocates from now on: the samples taken before are
-   * forgotten by held (what a route holds is what it allocated, never what the one before left).
+   * From now on a site holds only what it allocates from now on: the samples taken before are forgotten by held (what a route
+   * holds is what it allocated, never what the one before left).
    */
   newEpoch () {
     if (!this.#held) return
@@ -114,9 +108,8 @@ export class SiteTable {
   }
 
   /**
-   * The sites since the last window: what each allocated in it, what each holds now (or held at
-   * a `notePeak`, when that was more); a site that holds nothing and allocated nothing leaves the table.
-   * @returns {{ sites: object[], totals: { allocatedBytes: number, heldBytes: number|null, samples: number } }}
+   * The sites since the last window: what each allocated in it, what each holds now (or held at a `notePeak`, when that was
+   * more); a site that holds nothing and allocated nothing leaves the table.
    */
   window () {
     const sites = []
@@ -146,20 +139,15 @@ function nextCountdown (interval) {
 }
 
 /**
- * A recorder of one kind of allocation by site, from `start()` to `stop()`, for a module that
- * wraps the calls making it (buffers.js, strings.js): the module keeps its thread's recorders in
- * `recorders`, and the calls stay wrapped while any of them records.
+ * A recorder of one kind of allocation by site, from `start()` to `stop()`, for a module that wraps the calls making it
+ * (buffers.js, strings.js): the module keeps its thread's recorders in `recorders`, and the calls stay wrapped while any of them
+ * records.
  */
 export class WrappingRecorder {
   #table
   #prefer
   #module
 
-  /**
-   * @param {number} intervalBytes
-   * @param {string[]|null} prefer folders whose frames make the site (frames.js preferredFolders)
-   * @param {{ kind: string, held: boolean, recorders: Set<WrappingRecorder>, wrap: () => void, unwrap: () => void }} module
-   */
   constructor (intervalBytes, prefer, { kind, held, recorders, wrap, unwrap }) {
     this.#table = new SiteTable(intervalBytes, { kind, held })
     this.#prefer = prefer
@@ -190,22 +178,18 @@ export class WrappingRecorder {
     return this.#table.count(bytes)
   }
 
-  /** See SiteTable.record. */
   record (site, bytes, holder = null, kind = undefined) {
     this.#table.record(site, bytes, holder, kind)
   }
 
-  /** See SiteTable.notePeak. */
   notePeak () {
     this.#table.notePeak()
   }
 
-  /** See SiteTable.window. */
   window () {
     return this.#table.window()
   }
 
-  /** See SiteTable.newEpoch. */
   newEpoch () {
     this.#table.newEpoch()
   }

@@ -1,9 +1,8 @@
 /**
- * The allocation site and its window, the one shape every reader of sites shares: the samplers
- * (this folder), the metrics, a run record (lib/runs/), the dashboard, the grader and the scripts.
- * A site is `{ thread, kind, file, line, column, functionName, allocatedBytes, heldBytes, samples }`;
- * a window is the sites one sampler interval found, with each kind's totals. This module owns their
- * kinds, key, reader and line as text. It imports nothing, so the dashboard loads it as it is.
+ * The allocation site and its window, the one shape every reader of sites shares: the samplers (this folder), the metrics, a run
+ * record (lib/runs/), the dashboard, the grader and the scripts. A site is `{ thread, kind, file, line, column, functionName,
+ * allocatedBytes, heldBytes, samples }`; a window is the sites one sampler interval found, with each kind's totals. This module
+ * owns their kinds, key, reader and line as text. It imports nothing, so the dashboard loads it as it is.
  */
 
 /** What allocated: V8's heap, a buffer, a string decoded from bytes, a text parsed whole (strings.js). */
@@ -17,7 +16,6 @@ const MAX_WINDOW_SITES = 50
 
 /**
  * A site's identity: its thread (where it has one), kind, place and function.
- * @param {{ thread?: string, kind?: string, file: string|null, line: number|null, column: number|null, functionName: string }} site
  * @param {string} [kind] the site's kind, for a site that does not carry it yet
  */
 export function siteKey (site, kind = site.kind) {
@@ -47,9 +45,8 @@ function text (v, max) {
 }
 
 /**
- * A site read from anywhere it travels (a window, a record, a table a graded process wrote):
- * its known members, every string bounded, or null when it is not a site.
- * @param {unknown} site
+ * A site read from anywhere it travels (a window, a record, a table a graded process wrote): its known members, every string
+ * bounded, or null when it is not a site.
  */
 export function readSite (site) {
   if (!isObject(site) || !SITE_KINDS.includes(site.kind)) return null
@@ -75,10 +72,9 @@ function readTotals (totals) {
 }
 
 /**
- * A window as the metrics send it (lib/allocation/sampler.js mergeWindows, with `at`), read as a
- * run keeps it: `{ time, windowMs, intervalBytes?, routes: [], sites, totals }`, null for anything
- * else. `time` is when it closed; `routes` is for the reader to fill in (lib/runs/sites.js).
- * @param {unknown} window
+ * A window as the metrics send it (lib/allocation/sampler.js mergeWindows, with `at`), read as a run keeps it: `{ time, windowMs,
+ * intervalBytes?, routes: [], sites, totals }`, null for anything else. `time` is when it closed; `routes` is for the reader to
+ * fill in (lib/runs/sites.js).
  * @param {number} [time] when it closed, where it does not say
  */
 export function readWindow (window, time = window?.at) {
@@ -98,8 +94,8 @@ export function readWindow (window, time = window?.at) {
 }
 
 /**
- * What a window allocated in all, bytes sampled: its totals' bytes of every kind and thread, or
- * its sites' sum where the totals say less (a window read from a record the lab did not write).
+ * What a window allocated in all, bytes sampled: its totals' bytes of every kind and thread, or its sites' sum where the totals
+ * say less (a window read from a record the lab did not write).
  */
 export function windowAllocated (window) {
   let totals = 0

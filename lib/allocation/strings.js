@@ -1,19 +1,7 @@
 /**
- * String bytes by site, where V8's heap cannot be sampled (a process under Node's permission
- * model has no inspector): the calls that make a string of a body's bytes, or parse one whole,
- * are wrapped while a recorder listens, and sampled by bytes as buffers.js samples Buffers.
- * Counted, as one byte a character (a string of other characters takes two):
- *
- * - `Buffer.prototype.toString` (and so `text += chunk`, which calls it on a Buffer chunk) and
- *   `TextDecoder.prototype.decode`: the string made;
- * - `JSON.parse`: the text parsed (the objects it makes are not weighed, and cost more); of a
- *   Buffer, as kind 'string' (it decodes one), of a string, as kind 'parsed': that text was made
- *   elsewhere, and counted there when it was decoded (`text += chunk`), so a reader can tell the
- *   line that holds the body from the line that parses it.
- *
- * A string cannot be watched for its collection: what a string site holds is not known (null).
- * A string joined from strings (`+=` on strings already decoded) allocates nothing here: it is
- * counted where it is decoded or parsed.
+ * String bytes by site, where V8's heap cannot be sampled (a process under Node's permission model has no inspector): the calls
+ * that make a string of a body's bytes, or parse one whole, are wrapped while a recorder listens, and sampled by bytes as
+ * buffers.js samples Buffers, one byte a character (README.md, "strings.js", says which calls count).
  */
 import { Buffer } from 'node:buffer'
 import { WrappingRecorder } from './site-table.js'
@@ -26,28 +14,20 @@ const TARGETS = Object.freeze([
   Object.freeze({ owner: JSON, name: 'parse', weigh: textLength, kindOf: parsedOrMade })
 ])
 
-/** @type {Set<StringRecorder>} the recorders of this thread */
+/** the recorders of this thread, and the wrapped calls' originals while wrapped */
 const recorders = new Set()
-/** @type {Array<{ owner: object, name: string, original: Function }>|null} while wrapped */
 let originals = null
 /** Inside a wrapped call: the calls it makes are part of it (JSON.parse of a Buffer calls toString). */
 let inside = false
 
 /** Samples this thread's strings made from bytes, by site, from `start()` to `stop()`; what they hold is not known. */
 export class StringRecorder extends WrappingRecorder {
-  /**
-   * @param {number} intervalBytes
-   * @param {string[]|null} [prefer] folders whose frames make the site (frames.js preferredFolders)
-   */
   constructor (intervalBytes, prefer = null) {
     super(intervalBytes, prefer, { kind: 'string', held: false, recorders, wrap: wrapTargets, unwrap: unwrapTargets })
   }
 }
 
-/**
- * Whether this thread's string makers are wrapped now.
- * @returns {boolean}
- */
+/** Whether this thread's string makers are wrapped now. */
 export function stringsWrapped () {
   return originals !== null
 }

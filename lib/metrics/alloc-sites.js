@@ -1,14 +1,12 @@
 /**
- * Allocation sites in the metrics: while wanted, every `windowMs` the main thread's and each parse
- * thread's sampler (lib/allocation/) give a window, merged into one and emitted on the bus as a
- * `sites` event, which the stream, the live view and a run's recorder take. Wanted: the sampler
- * samples, somebody listens, and the mode allows it ('experiment': while a run runs or a stream
- * asks, `want()`; 'always'; 'off': nothing wrapped, profiled or sent to the threads). A new
- * route's first request closes the window at its start and starts an epoch of held
- * (route-cuts.js); a run's end closes its last, and `settled()` resolves once it is on the bus.
- * A request peak the held ledger reports has the sampler note what each site holds then (/bad's
- * whole string is garbage by the window's end). Heap reads run as the lab's (lib/util/lab-gc.js).
- * docs/metrics.md, "Allocation sites", says what a window holds.
+ * Allocation sites in the metrics: while wanted, every `windowMs` the main thread's and each parse thread's sampler
+ * (lib/allocation/) give a window, merged into one and emitted on the bus as a `sites` event, which the stream, the live view and
+ * a run's recorder take. Wanted: the sampler samples, somebody listens, and the mode allows it ('experiment': while a run runs or
+ * a stream asks, `want()`; 'always'; 'off': nothing wrapped, profiled or sent to the threads). A new route's first request closes
+ * the window at its start and starts an epoch of held (route-cuts.js); a run's end closes its last, and `settled()` resolves once
+ * it is on the bus. A request peak the held ledger reports has the sampler note what each site holds then (/bad's whole string is
+ * garbage by the window's end). Heap reads run as the lab's (lib/util/lab-gc.js). docs/metrics.md, "Allocation sites", says what
+ * a window holds.
  */
 import { ALLOCATION_SAMPLER_DEFAULTS, createAllocationSampler, mergeWindows } from '../allocation/sampler.js'
 import { labRead } from '../util/lab-gc.js'
@@ -19,32 +17,21 @@ export const ALLOCATION_SAMPLING_MODES = Object.freeze(['experiment', 'always', 
 
 export const SITE_SAMPLING_DEFAULTS = Object.freeze({
   mode: 'experiment',
-  /**
-   * ms between windows. Each reads V8's live profile and asks every parse thread for its own;
-   * every 2 s that costs a fraction of a ms a window, a /bad upload of seconds still spans
-   * several, and a stream at 100 ms gets the sites in one sample of twenty, not in all.
-   */
+  /** ms between windows: each reads V8's live profile and asks every parse thread for its own (docs/metrics.md). */
   windowMs: 2000,
-  /**
-   * Mean bytes between samples (lib/allocation/sampler.js): four times the sampler's own, as
-   * /good keeps its throughput at this rate and not at that one (docs/metrics.md, "Allocation sites").
-   */
+  /** Mean bytes between samples: coarser than the sampler's own, so /good keeps its throughput (docs/metrics.md). */
   intervalBytes: 4 * ALLOCATION_SAMPLER_DEFAULTS.intervalBytes,
   /** Sites a window names, of all threads together. */
   top: 20
 })
 
-/**
- * A request's peak is noted from this many sampling intervals on: fewer samples say little, and
- * each note of the heap costs a mark-compact.
- */
+/** A request's peak is noted from this many sampling intervals on: fewer say little, and each note costs a mark-compact. */
 const PEAK_INTERVALS = 8
 
 /**
  * @param {{ mode?: string, events: import('node:events').EventEmitter, pool?: object|null,
  *   held?: import('./held.js').HeldLedger|null, windowMs?: number, intervalBytes?: number, top?: number }} options
  *   `pool`: the parse pool (lib/parse/pool.js), whose threads sample too; `held`: the ledger whose peaks are noted
- * @returns {SiteSampling}
  */
 export function createSiteSampling (options) {
   const { events, pool = null, held = null, ...rest } = options ?? {}
@@ -52,37 +39,31 @@ export function createSiteSampling (options) {
   if (held !== null && typeof held?.onPeak !== 'function') throw new TypeError('option held must be a held ledger (lib/metrics/held.js)')
   const out = { ...SITE_SAMPLING_DEFAULTS, ...rest }
   checkMode(out.mode)
-  if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
+  if (!Number.isSafeInteger(out.windowMs) || out.windowMs < 10 || out.windowMs > 60_000) {
+    throw new TypeError(`option windowMs must be an integer number of ms from 10 to 60000, got ${out.windowMs}`)
+  }
   // the sampler checks intervalBytes and top, and names them
   const sampler = createAllocationSampler({ intervalBytes: out.intervalBytes, top: out.top })
   return new SiteSampling(Object.freeze(out), events, pool === null ? null : createThreadSites(pool), sampler, held)
 }
 
-/**
- * Check an allocation sampling mode.
- * @param {unknown} mode
- * @param {string} [name]
- */
 export function checkMode (mode, name = 'option mode') {
-  if (!ALLOCATION_SAMPLING_MODES.includes(mode)) throw new TypeError(`${name} must be one of ${ALLOCATION_SAMPLING_MODES.join(', ')}, got ${JSON.stringify(mode)}`)
+  if (!ALLOCATION_SAMPLING_MODES.includes(mode)) throw new TypeError(`${name} must be one of ${ALLOCATION_SAMPLING_MODES.join(', ')}, ` +
+    `got ${JSON.stringify(mode)}`)
   return mode
 }
 
-/** See the module comment. Made by `createSiteSampling`. */
 export class SiteSampling {
   #options
   #events
-  /** The parse threads' sampling (lib/parse/thread-sites.js), or null */
   #threads
   #sampler
   #listening = false
-  /** @type {Set<string>} experiment runs in flight */
   #runs = new Set()
   #asks = 0
   #timer = null
   /** The window being collected (a promise), or null */
   #collecting = null
-  /** The newest window, for a snapshot */
   #latest = null
   #cuts = new RouteCuts()
   /** The highest request peak noted in this window */
@@ -132,7 +113,6 @@ export class SiteSampling {
     return this.#options.mode
   }
 
-  /** Whether sites are being sampled now. */
   get active () {
     return this.#timer !== null
   }
@@ -149,10 +129,7 @@ export class SiteSampling {
     this.#update()
   }
 
-  /**
-   * Ask for the sites (a stream that wants them, in mode 'experiment') until the returned function is called.
-   * @returns {() => void}
-   */
+  /** Ask for the sites (a stream that wants them, in mode 'experiment') until the returned function is called. */
   want () {
     this.#asks++
     this.#update()
@@ -171,20 +148,15 @@ export class SiteSampling {
     return this.#latest
   }
 
-  /**
-   * Resolves once no window is being collected: a run's last is on the bus by then (its recorder
-   * waits for it, lib/runs/recorder.js).
-   * @returns {Promise<void>}
-   */
+  /** Resolves once no window is being collected: a run's last is on the bus by then (its recorder waits for it). */
   async settled () {
     await this.#collecting?.catch(function reported () {})
   }
 
   /**
-   * Close a window now, without waiting for the timer: the one being collected, if one is (the
-   * timer's, late behind a parse that held the loop), else a new one; the newest while not sampling.
-   * @param {number} [at] when it closes, ms since 1970 (a new route's first request: its start)
-   * @param {{ epoch?: boolean }} [how] `epoch`: a new route's start (sampler.js window)
+   * Close a window now, without waiting for the timer: the one being collected, if one is (the timer's, late behind a parse that
+   * held the loop), else a new one; the newest while not sampling.
+   * `at`: when it closes (a new route's first request: its start); `epoch`: a new route's start (sampler.js window).
    */
   async collect (at = Date.now(), { epoch = false } = {}) {
     if (this.#collecting !== null) return this.#collecting

@@ -1,17 +1,7 @@
 /**
- * Each garbage collection as an event: `{ at, kind, ms, heapBefore, heapAfter, cause }`, handed to
- * the sampler's windows (lib/metrics/sampler.js), at most `perWindow` in each. `cause` is 'lab'
- * for one the lab forced by reading a heap profile (lib/util/lab-gc.js), else 'run'.
- *
- * Two of Node's sources, each with half of it. A 'gc' PerformanceObserver gives when a
- * collection started, its kind and its duration, but no heap figures; `v8.GCProfiler` gives
- * V8's heap statistics before and after each collection, but no time. Both hear the same
- * collections in the same order from V8's GC callbacks, so they are paired in order, the kind
- * checked. A profiler is read by stopping it, so two take turns: the next starts before the
- * last stops, and no collection falls between them (one heard by both is told by its figures).
- * Where the two disagree on a kind, the event gets null heap figures rather than a guess.
- * The profiler reads V8's heap statistics inside each pause, so `ms` includes that (tens of
- * µs); reading the profiler parses what it gathered (tens of µs a collection), at each sample.
+ * Each garbage collection as an event: `{ at, kind, ms, heapBefore, heapAfter, cause }`, handed to the sampler's windows
+ * (lib/metrics/sampler.js), at most `perWindow` in each. `cause` is 'lab' for one the lab forced by reading a heap profile
+ * (lib/util/lab-gc.js), else 'run'. More: README.md, "gc-events.js".
  */
 import { GCProfiler } from 'node:v8'
 import { performance, PerformanceObserver } from 'node:perf_hooks'
@@ -22,7 +12,8 @@ import { MINOR_KINDS } from './gc-kinds.js'
 export const GC_EVENTS_PER_WINDOW = 50
 
 /** V8's GC types (the observer's `detail.kind`, a bit each) by the names V8's --trace-gc prints. */
-const KIND_BY_TYPE = Object.freeze({ 1: 'scavenge', 2: 'minor-mark-sweep', 4: 'mark-compact', 8: 'incremental-marking', 16: 'weak-callbacks' })
+const KIND_BY_TYPE = Object.freeze({ 1: 'scavenge', 2: 'minor-mark-sweep', 4: 'mark-compact', 8: 'incremental-marking',
+  16: 'weak-callbacks' })
 /** The same types as the profiler names them (MinorMarkCompact: V8 before 11.9). */
 const KIND_BY_NAME = Object.freeze({
   Scavenge: 'scavenge',
@@ -38,10 +29,7 @@ const LOOK_AHEAD = 4
 /** Records kept unpaired at most: a bound, not a case that happens. */
 const PROFILED_MAX = 10_000
 
-/**
- * Start listening for collections; `close()` stops. A window is `openWindow()`'s, emptied by `take`.
- * @param {{ perWindow?: number }} [options]
- */
+/** Start listening for collections; `close()` stops. A window is `openWindow()`'s, emptied by `take`. */
 export function watchGcEvents ({ perWindow = GC_EVENTS_PER_WINDOW } = {}) {
   if (!Number.isSafeInteger(perWindow) || perWindow < 0) throw new TypeError(`perWindow must be a whole number, got ${perWindow}`)
   const windows = new Set()
@@ -72,7 +60,8 @@ export function watchGcEvents ({ perWindow = GC_EVENTS_PER_WINDOW } = {}) {
         heapAfter: stat.afterGC?.heapStatistics?.usedHeapSize ?? null
       }
       // heard by both profilers while they overlapped
-      if (k === 0 && last !== null && record.kind === last.kind && record.heapBefore === last.heapBefore && record.heapAfter === last.heapAfter) continue
+      if (k === 0 && last !== null && record.kind === last.kind && record.heapBefore === last.heapBefore
+        && record.heapAfter === last.heapAfter) continue
       profiled.push(record)
       last = record
     }
@@ -107,10 +96,7 @@ export function watchGcEvents ({ perWindow = GC_EVENTS_PER_WINDOW } = {}) {
     closeWindow: function closeWindow (window) {
       windows.delete(window)
     },
-    /**
-     * The events learned of since the window's last take, and how many were left out.
-     * @returns {{ gcEvents: object[], gcEventsOmitted: number }}
-     */
+    /** The events learned of since the window's last take, and how many were left out. */
     take: function take (window) {
       harvest()
       const taken = { gcEvents: Object.freeze(window.events), gcEventsOmitted: window.omitted }
@@ -151,8 +137,8 @@ function rank (event) {
 }
 
 /**
- * Add an event to a window of at most `max`: when full, the latest event of the lowest rank
- * below the new one's makes room, else the new one is left out; either way one is counted.
+ * Add an event to a window of at most `max`: when full, the latest event of the lowest rank below the new one's makes room, else
+ * the new one is left out; either way one is counted.
  */
 export function addEvent (window, event, max) {
   if (window.events.length < max) {

@@ -1,27 +1,11 @@
 /**
- * What each ingest request in flight holds, stage by stage: the ledger
- * behind every sample's `requests` and the dashboard's per-request bars
- * (docs/metrics.md, "Where the bytes are").
- *
- * A route opens a `Holding` per request and names, per stage, how to read
- * what the stage holds: a function over the real objects (a stream's
- * `readableLength` and `writableLength`, the chunks a buffering route has
- * kept), or a number set once when a stage takes a Buffer or a string
- * whole. Functions run only when a sample is taken, so a request costs a
- * Map entry and a few closures; nothing is read per chunk, and nothing at
- * all while nobody samples. A holding keeps the stage bytes at its peak
- * (the highest sum seen, at a sample or a stage's `set`), which the
- * request's end event reports: /bad's parse is synchronous, and no sample
- * lands inside it. A peak raised by `set` is told to the ledger's peak
- * listener too, synchronously: the allocation sampler reads what each site
- * holds at that moment (lib/metrics/alloc-sites.js), before it is garbage.
+ * What each ingest request in flight holds, stage by stage: the ledger behind every sample's `requests` and the dashboard's
+ * per-request bars (docs/metrics.md, "Where the bytes are"). More: README.md, "held.js".
  */
 
 /** Stage readers and figures of one request. */
 export class Holding {
-  /** @type {Map<string, () => number>} */
   #readers = new Map()
-  /** @type {Map<string, number>} */
   #fixed = new Map()
   #order
   #ledger
@@ -37,18 +21,12 @@ export class Holding {
     this.#order = order
     this.id = id
     this.route = route
-    /** @type {Record<string, number>} the most each bounded stage may hold */
+    /** the most each bounded stage may hold, and what the route holds that no reader can see */
     this.bounds = {}
-    /** @type {string[]} what the route holds that no reader can see */
     this.unread = []
   }
 
-  /**
-   * Read a stage with `reader` at each sample, until `set` or `release` replaces it.
-   * @param {string} stage
-   * @param {() => number} reader bytes the stage holds now
-   * @param {number} [bound] the most it may hold
-   */
+  /** Read a stage's bytes with `reader` at each sample, until `set` or `release` replaces it; `bound`: the most it may hold. */
   watch (stage, reader, bound) {
     this.#fixed.delete(stage)
     this.#readers.set(stage, reader)
@@ -57,10 +35,9 @@ export class Holding {
   }
 
   /**
-   * The stage holds `bytes` now, and until told otherwise (a Buffer or string kept whole).
-   * The peak is checked here too: a synchronous stage is never seen by a sample. A raised peak
-   * calls the peak listeners before this returns: while sites are sampled, that reads V8's heap
-   * profile (lib/allocation/heap.js), a full collection on this request's time.
+   * The stage holds `bytes` now, and until told otherwise (a Buffer or string kept whole). The peak is checked here too: a
+   * synchronous stage is never seen by a sample. A raised peak calls the peak listeners before this returns: while sites are
+   * sampled, that reads V8's heap profile (lib/allocation/heap.js), a full collection on this request's time.
    */
   set (stage, bytes) {
     this.#readers.delete(stage)
@@ -69,7 +46,6 @@ export class Holding {
     return this
   }
 
-  /** The stage holds nothing any more. */
   release (stage) {
     this.#readers.delete(stage)
     this.#fixed.delete(stage)
@@ -114,19 +90,14 @@ export class Holding {
   }
 }
 
-/**
- * The ledger of one app: every ingest request in flight and its holding.
- * @param {readonly string[]} stages stage names in their order (lib/ingest/sequence.js INGEST_STAGES)
- */
+/** The ledger of one app: every ingest request in flight and its holding; `stages` in order (INGEST_STAGES). */
 export function createHeldLedger (stages) {
   return new HeldLedger(stages)
 }
 
 export class HeldLedger {
-  /** @type {Map<number, Holding>} */
   #holdings = new Map()
   #stages
-  /** @type {Set<(holding: Holding) => void>} */
   #peakListeners = new Set()
 
   constructor (stages) {
@@ -134,21 +105,15 @@ export class HeldLedger {
     this.#stages = Object.freeze([...stages])
   }
 
-  /** Stage names, in order. */
   get stages () {
     return this.#stages
   }
 
-  /** Requests in flight. */
   get size () {
     return this.#holdings.size
   }
 
-  /**
-   * A holding for a request that starts now; `close()` it when the request ends.
-   * @param {number} id the request's id (its bus events name it)
-   * @param {string} route
-   */
+  /** A holding for a request (its bus events' `id`) that starts now; `close()` it when the request ends. */
   open (id, route) {
     const listeners = this.#peakListeners
     const holding = new Holding(this.#holdings, id, route, this.#stages, function tellPeak (raised) {
@@ -159,10 +124,8 @@ export class HeldLedger {
   }
 
   /**
-   * Call `listener(holding)` whenever a stage's `set` raises a request's peak, synchronously
-   * (its whole Buffer or string is alive then), until the returned function is called.
-   * @param {(holding: Holding) => void} listener
-   * @returns {() => void}
+   * Call `listener(holding)` whenever a stage's `set` raises a request's peak, synchronously (its whole Buffer or string is alive
+   * then), until the returned function is called.
    */
   onPeak (listener) {
     const listeners = this.#peakListeners
@@ -171,12 +134,10 @@ export class HeldLedger {
   }
 
   /**
-   * The requests in flight that hold the most, and what their stages hold now:
-   * `{ requests: [{ id, route, held, bounds, unread }], omitted: { count, bytes } }`, at most `most`
-   * of them, largest first; the rest are counted in `omitted`, so that a sample stays small however
-   * many requests are in flight (each sample is kept in the /metrics history). Runs the readers:
-   * call it when a sample is taken, not otherwise.
-   * @param {number} [most]
+   * The requests in flight that hold the most, and what their stages hold now: `{ requests: [{ id, route, held, bounds, unread
+   * }], omitted: { count, bytes } }`, at most `most` of them, largest first; the rest are counted in `omitted`, so that a sample
+   * stays small however many requests are in flight (each sample is kept in the /metrics history). Runs the readers: call it when
+   * a sample is taken, not otherwise.
    */
   read (most = MOST_REQUESTS) {
     const all = []
@@ -197,8 +158,8 @@ export class HeldLedger {
 }
 
 /**
- * A reader's figure, or 0 if it fails: a sample is taken on a timer, where a throw would end the
- * process, and a stage torn down between two samples is one that holds nothing.
+ * A reader's figure, or 0 if it fails: a sample is taken on a timer, where a throw would end the process, and a stage torn down
+ * between two samples is one that holds nothing.
  */
 function readSafely (reader) {
   try {
@@ -213,11 +174,9 @@ function readSafely (reader) {
 const MOST_REQUESTS = 16
 
 /**
- * Bytes buffered in streams right now: each one's readable and writable
- * sides (a Transform has both). What `pipeline` holds between its pieces.
- * A pass-through's chunk that waits for room on its readable side is in
- * both (each side keeps a reference): counted twice, one chunk at most.
- * @param {...(import('node:stream').Readable|import('node:stream').Writable|null|undefined)} streams
+ * Bytes buffered in streams right now: each one's readable and writable sides (a Transform has both). What `pipeline` holds
+ * between its pieces. A pass-through's chunk that waits for room on its readable side is in both (each side keeps a reference):
+ * counted twice, one chunk at most.
  */
 export function bufferedIn (...streams) {
   let bytes = 0
@@ -229,11 +188,8 @@ export function bufferedIn (...streams) {
 }
 
 /**
- * The most those streams may buffer: each side's high-water mark, and one
- * chunk past it on each (a stream takes the write or push that crosses its
- * mark, then says stop).
- * @param {number} chunk the largest chunk that reaches them
- * @param {...(import('node:stream').Readable|import('node:stream').Writable)} streams
+ * The most those streams may buffer: each side's high-water mark, and one chunk past it on each (a stream takes the write or push
+ * that crosses its mark, then says stop); `chunk`: the largest that reaches them.
  */
 export function boundOf (chunk, ...streams) {
   let bytes = 0

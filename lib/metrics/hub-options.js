@@ -1,19 +1,16 @@
-/**
- * The metrics hub's options (lib/metrics/stream.js): frozen defaults and
- * their normalisation, a TypeError for a bad value.
- */
+/** The metrics hub's options (lib/metrics/stream.js): frozen defaults and their normalisation, a TypeError for a bad value. */
 import { integerOptions } from '../config/integers.js'
 import { checkMode } from './alloc-sites.js'
 import { MiB } from '../util/units.js'
 
 /**
- * The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again;
- * `sites`: a window of allocation sites, lib/metrics/alloc-sites.js).
+ * The bus events the hub forwards, under the same SSE event names (`run-record`: the dashboard's Runs panel lists again; `sites`:
+ * a window of allocation sites, lib/metrics/alloc-sites.js).
  */
 export const FORWARDED_EVENTS = Object.freeze(['request', 'experiment', 'peak', 'crash', 'run-record', 'sites'])
 
 export const HUB_DEFAULTS = Object.freeze({
-  /** Events kept for replay. At 10 ms sampling that is the last 30 s; at 100 ms, 5 min. */
+  /** Events kept for replay. */
   historySize: 3000,
   /** Events older than this are not replayed. */
   historyMs: 5 * 60_000,
@@ -25,15 +22,11 @@ export const HUB_DEFAULTS = Object.freeze({
   stallMs: 60_000,
   /** A rise of the kernel peak RSS that makes a bus 'peak' event. */
   peakStep: MiB,
-  /**
-   * Streams at once. Past it, 503 `server.busy` with Retry-After: a dashboard needs
-   * one, and thousands at a 10 ms interval would take the event loop from every
-   * other request (each sample is a write per client).
-   */
+  /** Streams at once; past it, 503 `server.busy` with Retry-After (each sample is a write per client). */
   maxClients: 64,
   /**
-   * When allocation sites are sampled (lib/metrics/alloc-sites.js): 'experiment' while an
-   * experiment runs or a stream asks (`?allocationSites=1`), 'always' while anybody watches, 'off'.
+   * When allocation sites are sampled (lib/metrics/alloc-sites.js): 'experiment' while an experiment runs or a stream asks
+   * (`?allocationSites=1`), 'always' while anybody watches, 'off'.
    */
   allocationSampling: 'experiment'
 })

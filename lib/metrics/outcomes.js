@@ -1,25 +1,16 @@
 /**
- * What a page that opens late must still learn: the last crash this worker was told of (the
- * supervisor's record of the worker it replaced) and each experiment's latest result. A live
- * stream only brings what happens after it opens, and a restart empties the experiment engine,
- * so these are kept apart from both.
- *
- * `Outcomes` keeps them from the lab's bus ('crash', 'experiment' results, and 'restore': the
- * results the supervisor kept from the workers before this one); the /metrics hub shows them in
- * its JSON snapshot and opens a fresh stream with the crash (lib/metrics/stream.js).
- * `LatestResults` is the shelf of results itself, used here and by the supervisor
- * (lib/supervisor/supervisor.js), which fills its own from the worker's reports over IPC and hands it to
- * each worker it starts: that is how the results outlive a worker, as the crash record does.
+ * What a page that opens late must still learn: the last crash this worker was told of (the supervisor's record of the worker it
+ * replaced) and each experiment's latest result. A live stream only brings what happens after it opens, and a restart empties the
+ * experiment engine, so these are kept apart from both. More: README.md, "outcomes.js".
  */
 
 /** Experiments whose latest result is kept: more than the registry holds, so none is pushed out in practice. */
 const RESULTS_KEPT = 16
 
 /**
- * Each experiment's latest finished result: `{ id, name, params, time, result }`, one per name.
- * Fed `experiment` events as the engine emits them (or as the worker reports them over IPC, the
- * same members): a `start` says the run's params, its `result` the result; an `error` or a
- * `cancelled` run leaves the result before it in place.
+ * Each experiment's latest finished result: `{ id, name, params, time, result }`, one per name. Fed `experiment` events as the
+ * engine emits them (or as the worker reports them over IPC, the same members): a `start` says the run's params, its `result` the
+ * result; an `error` or a `cancelled` run leaves the result before it in place.
  */
 export class LatestResults {
   /** name -> entry, the latest kept last */
@@ -27,7 +18,6 @@ export class LatestResults {
   /** The latest run to start, `{ id, params }`: a result event does not repeat its run's params. */
   #started = null
 
-  /** @param {{ id: string, name: string, phase: string, time?: number, params?: object, result?: object }} event */
   note (event) {
     if (event === null || typeof event !== 'object' || typeof event.id !== 'string' || typeof event.name !== 'string') return
     if (event.phase === 'start') {
@@ -41,9 +31,8 @@ export class LatestResults {
   }
 
   /**
-   * Take entries kept elsewhere (the supervisor's, from the workers before this one); an
-   * experiment with a newer result here keeps it, and anything not shaped like an entry is left out.
-   * @param {unknown} entries as `list()` gives them
+   * Take entries kept elsewhere (the supervisor's, from the workers before this one); an experiment with a newer result here
+   * keeps it, and anything not shaped like an entry (as `list()` gives them) is left out.
    */
   restore (entries) {
     if (!Array.isArray(entries)) return
@@ -56,7 +45,7 @@ export class LatestResults {
     }
   }
 
-  /** @returns {Array<{ id: string, name: string, params: object|null, time: number, result: object }>} newest first */
+  /** The entries, newest first. */
   list () {
     return [...this.#byName.values()].sort(function newestFirst (a, b) { return b.time - a.time })
   }
@@ -74,17 +63,12 @@ function isEntry (entry) {
     Number.isFinite(entry.time) && entry.result !== null && typeof entry.result === 'object'
 }
 
-/**
- * Start keeping the outcomes the bus announces; `close()` leaves the bus.
- * @param {import('node:events').EventEmitter} events the lab's bus
- * @returns {Outcomes}
- */
+/** Start keeping the outcomes the lab's bus announces; `close()` leaves the bus. */
 export function createOutcomes (events) {
   if (events === null || typeof events?.on !== 'function') throw new TypeError('events must be an EventEmitter')
   return new Outcomes(events)
 }
 
-/** See the module comment. Made by `createOutcomes`. */
 class Outcomes {
   #events
   #listeners = []
@@ -111,7 +95,6 @@ class Outcomes {
     return this.#results.list()
   }
 
-  /** Leave the bus. */
   close () {
     for (const [type, listener] of this.#listeners) this.#events.removeListener(type, listener)
     this.#listeners = []

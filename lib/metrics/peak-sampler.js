@@ -1,14 +1,9 @@
 /**
- * A sampled peak RSS, for where the kernel keeps no resettable one (macOS,
- * Windows, portable mode: lib/util/platform.js). A worker thread reads the
- * process's RSS every few milliseconds and keeps the highest it saw since
- * the last reset in shared memory. It is a thread, not a timer on the main
- * thread, because the peaks worth catching happen while the main thread is
- * busy: /bad's JSON.parse of a large body holds the event loop for seconds,
- * and no timer of the main thread would fire until it was over.
- *
- * A sampled peak can miss a spike shorter than the interval; the kernel's
- * (`VmHWM`) cannot. docs/metrics.md has how close the two come on Linux.
+ * A sampled peak RSS, for where the kernel keeps no resettable one (macOS, Windows, portable mode: lib/util/platform.js). A
+ * worker thread reads the process's RSS every few milliseconds and keeps the highest it saw since the last reset in shared
+ * memory. It is a thread, not a timer on the main thread, because the peaks worth catching happen while the main thread is busy:
+ * /bad's JSON.parse of a large body holds the event loop for seconds, and no timer of the main thread would fire until it was
+ * over. More: README.md, "peak-sampler.js".
  */
 import { Worker } from 'node:worker_threads'
 
@@ -23,8 +18,8 @@ const WATCHERS = 1
 const STOP = 2
 
 /**
- * The thread: sample while watched, sleep on the watchers word while not
- * (Atomics.wait wakes when the first watcher arrives, or the sampler stops).
+ * The thread: sample while watched, sleep on the watchers word while not (Atomics.wait wakes when the first watcher arrives, or
+ * the sampler stops).
  */
 const THREAD_SOURCE = `
 const { workerData } = require('node:worker_threads')
@@ -51,13 +46,10 @@ for (;;) {
 `
 
 /**
- * One per app. `watch()` starts sampling (the thread is made at the first
- * watch) and returns the function that stops it; `reset()` starts a new
- * peak from the RSS now; `read()` is the highest RSS seen since, the RSS
- * now included.
+ * One per app. `watch()` starts sampling (the thread is made at the first watch) and returns the function that stops it;
+ * `reset()` starts a new peak from the RSS now; `read()` is the highest RSS seen since, the RSS now included.
  */
 export class PeakSampler {
-  /** @param {{ everyMs?: number }} [options] */
   constructor ({ everyMs = SAMPLE_EVERY_MS } = {}) {
     if (!Number.isSafeInteger(everyMs) || everyMs < 1 || everyMs > 1000) {
       throw new TypeError(`peak sampler interval must be an integer from 1 to 1000 ms, got ${everyMs}`)
@@ -69,7 +61,6 @@ export class PeakSampler {
     this.reset()
   }
 
-  /** @returns {() => void} call when done watching */
   watch () {
     if (this.closed) return function nothingWatched () {}
     Atomics.add(this.shared, WATCHERS, 1n)
@@ -114,13 +105,11 @@ export class PeakSampler {
     }
   }
 
-  /** @returns {number} bytes: the highest RSS seen since the last reset */
   read () {
     this.note()
     return Number(Atomics.load(this.shared, PEAK))
   }
 
-  /** Stop the thread; idempotent. */
   async close () {
     if (this.closed) return
     this.closed = true

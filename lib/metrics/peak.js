@@ -1,13 +1,10 @@
 /**
- * The process's peak RSS over a window, and its reset. On Linux the
- * kernel's: `VmHWM` from /proc/self/status, reset by writing 5 to
- * /proc/self/clear_refs (Linux >= 4.0). Elsewhere, and in portable mode
- * (lib/util/platform.js), a sampled peak (lib/metrics/peak-sampler.js): a thread reads the
- * RSS every few ms while a request or a run watches. Every figure says which
- * it is (`source`: 'VmHWM' or 'sampled'; `peakSourceLabel` for people): a
- * sampled peak can miss a spike shorter than its interval, the kernel's
- * cannot. (`process.resourceUsage().maxRSS` is never used for a window: it
- * never resets, so it is the process's lifetime peak, not a request's.)
+ * The process's peak RSS over a window, and its reset. On Linux the kernel's: `VmHWM` from /proc/self/status, reset by writing 5
+ * to /proc/self/clear_refs (Linux >= 4.0). Elsewhere, and in portable mode (lib/util/platform.js), a sampled peak
+ * (lib/metrics/peak-sampler.js): a thread reads the RSS every few ms while a request or a run watches. Every figure says which it
+ * is (`source`: 'VmHWM' or 'sampled'; `peakSourceLabel` for people): a sampled peak can miss a spike shorter than its interval,
+ * the kernel's cannot. (`process.resourceUsage().maxRSS` is never used for a window: it never resets, so it is the process's
+ * lifetime peak, not a request's.)
  */
 import fs from 'node:fs'
 import { procAvailable } from '../util/platform.js'
@@ -28,32 +25,20 @@ function sampledPeak () {
   return { bytes: sampler.read(), source: 'sampled' }
 }
 
-/**
- * Sample the peak while something runs, where the peak is sampled (nothing
- * to do where the kernel keeps it).
- * @returns {() => void} call when done
- */
+/** Sample the peak while something runs, where the peak is sampled; returns the function to call when done. */
 export function watchPeak () {
   if (hasProc()) return function kernelWatches () {}
   sampler ??= new PeakSampler()
   return sampler.watch()
 }
 
-/**
- * @param {string} source a figure's `source`
- * @returns {'kernel peak'|'sampled peak'}
- */
 export function peakSourceLabel (source) {
   return source === 'VmHWM' ? 'kernel peak' : 'sampled peak'
 }
 
 /**
- * A reader of the peak that keeps /proc/self/status open and reads it with
- * one pread: the sampler reads it ten times a second and the ingest routes
- * at the end of every request, and open/fstat/read/close each time was a
- * third of what watching /metrics cost. Whoever makes one closes it (the
- * sampler when it stops, the app in its `close()`).
- * @returns {{ read: () => { bytes: number, source: 'VmHWM'|'sampled' }, close: () => void }}
+ * A reader of the peak that keeps /proc/self/status open and reads it with one pread, for the sampler and the ingest routes, which
+ * read it often. Whoever makes one closes it (the sampler when it stops, the app in its `close()`).
  */
 export function createPeakReader () {
   let fd = null
@@ -83,18 +68,14 @@ function peakFrom (status) {
 }
 
 /**
- * Peak resident set size in bytes, and where it came from: one read that
- * keeps nothing open, for callers that ask now and then (a reader made by
- * createPeakReader serves the frequent ones).
+ * Peak resident set size in bytes, and where it came from: one read that keeps nothing open, for callers that ask now and then (a
+ * reader made by createPeakReader serves the frequent ones).
  */
 export function readPeakRss () {
   return hasProc() ? peakFrom(fs.readFileSync(STATUS, 'latin1')) : sampledPeak()
 }
 
-/**
- * Reset the peak to the current RSS: the kernel's, or the sampled one.
- * @returns {boolean} whether it could
- */
+/** Reset the peak to the current RSS, the kernel's or the sampled one; whether it could. */
 export function resetPeakRss () {
   if (!hasProc()) {
     sampler ??= new PeakSampler()
@@ -109,18 +90,16 @@ export function resetPeakRss () {
   }
 }
 
-// Process-wide on purpose, unlike everything an app holds: the kernel keeps
-// one peak per process, so a request may call the peak its own only when no
-// request of any app in the process ran beside it, and no app's experiment
-// measures the process meanwhile. Two apps with counts of their own would
-// each reset the one peak under the other.
+// Process-wide on purpose, unlike everything an app holds: the kernel keeps one peak per process, so a request may call the peak
+// its own only when no request of any app in the process ran beside it, and no app's experiment measures the process meanwhile.
+// Two apps with counts of their own would each reset the one peak under the other.
 let active = 0
 let generation = 0
 let holders = 0
 
 /**
- * While something measures the whole process's peak (an experiment run),
- * requests must not reset it. Returns the function that lets go.
+ * While something measures the whole process's peak (an experiment run), requests must not reset it. Returns the function that
+ * lets go.
  */
 export function holdPeak () {
   holders++
@@ -136,10 +115,8 @@ export function holdPeak () {
 }
 
 /**
- * Track the process's peak RSS over one request. When the request runs
- * alone (and resetting is allowed) the kernel peak is reset at its start,
- * so the figure is the request's own; otherwise it is the process's.
- * @param {boolean} allowReset
+ * Track the process's peak RSS over one request. When the request runs alone (and resetting is allowed) the kernel peak is reset
+ * at its start, so the figure is the request's own; otherwise it is the process's.
  * @param {() => { bytes: number }} [readPeak] how to read the peak at the end (an app's kept reader)
  * @returns {() => { rssBefore: number, rssAfter: number, peakRss: number, peakScope: 'request'|'process',
  *   peakSource: 'kernel peak'|'sampled peak' }}

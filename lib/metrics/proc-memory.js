@@ -1,14 +1,11 @@
 /**
- * Another process's memory as the kernel sees it: VmRSS now, VmHWM its
- * peak, and the reset of that peak (write 5 to clear_refs, Linux >= 4.0).
+ * Another process's memory as the kernel sees it: VmRSS now, VmHWM its peak, and the reset of that peak (write 5 to clear_refs,
+ * Linux >= 4.0).
  */
 import fs from 'node:fs'
 import { procAvailable } from '../util/platform.js'
 
-/**
- * @param {number} pid
- * @returns {{ rss: number, peak: number } | null} bytes, or null where /proc is absent
- */
+/** `{ rss, peak }` bytes, or null where /proc is absent. */
 export function readProcMemory (pid) {
   if (!procAvailable()) return null
   let status
@@ -23,7 +20,7 @@ export function readProcMemory (pid) {
   return { rss: Number(rss[1]) * 1024, peak: Number(peak[1]) * 1024 }
 }
 
-/** @returns {boolean} whether the peak could be reset */
+/** Whether the peak could be reset. */
 export function resetProcPeak (pid) {
   if (!procAvailable()) return false
   try {

@@ -1,17 +1,6 @@
 /**
- * `GET /metrics` for Prometheus: the lab's figures in the text exposition
- * format (0.0.4), from a private prom-client registry, never the global one
- * (two labs in one test process must not share counters).
- *
- * prom-client's default metrics start an event-loop histogram and a GC
- * observer that cannot be stopped, so they are started once per process,
- * on the first scrape, not per app and not before anybody asks.
- *
- * Only the 0.0.4 text format is served, also to clients that prefer
- * OpenMetrics (Prometheus itself offers 0.0.4 as a fallback and reads the
- * Content-Type): prom-client 15 renders OpenMetrics by renaming each
- * counter in place (`foo_total` becomes `foo`), which would then corrupt
- * every later 0.0.4 scrape of the same registry (prometheus/client_js#829).
+ * `GET /metrics` for Prometheus: the lab's figures in the text exposition format (0.0.4), from a private prom-client registry,
+ * never the global one (two labs in one test process must not share counters). More: README.md, "prometheus.js".
  */
 import client from 'prom-client'
 
@@ -29,11 +18,6 @@ function getProcessRegistry () {
   return processRegistry
 }
 
-/**
- * Create the lab's Prometheus metrics.
- * @param {{ events: import('node:events').EventEmitter, sampler: import('./sampler.js').Sampler, hub: import('./stream.js').MetricsHub }} sources
- * @returns {{ contentType: string, render: () => Promise<string>, close: () => void }}
- */
 export function createPrometheusMetrics ({ events, sampler, hub }) {
   const registry = new Registry()
   const registers = [registry]
@@ -52,7 +36,8 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   bytesGauge('streamlab_rss_bytes', 'Resident set size (process.memoryUsage().rss).', 'rss')
   bytesGauge('streamlab_heap_total_bytes', 'V8 heap reserved (process.memoryUsage().heapTotal).', 'heapTotal')
   bytesGauge('streamlab_heap_used_bytes', 'V8 heap in use (process.memoryUsage().heapUsed).', 'heapUsed')
-  bytesGauge('streamlab_external_bytes', 'Memory of C++ objects bound to JS objects, Buffers included (process.memoryUsage().external).', 'external')
+  bytesGauge('streamlab_external_bytes', 'Memory of C++ objects bound to JS objects, Buffers included (process.memoryUsage().external).',
+    'external')
   bytesGauge('streamlab_array_buffers_bytes', 'Memory of ArrayBuffers and Buffers (process.memoryUsage().arrayBuffers).', 'arrayBuffers')
   new Gauge({
     name: 'streamlab_heap_space_used_bytes',
@@ -66,7 +51,8 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   new Gauge({
     name: 'streamlab_ingest_held_bytes',
-    help: 'Bytes the ingest requests in flight hold (the 16 that hold most), summed by route and stage (docs/metrics.md, "Where the bytes are").',
+    help: 'Bytes the ingest requests in flight hold (the 16 that hold most), summed by route and stage (docs/metrics.md, "Where the ' +
+      'bytes are").',
     labelNames: ['route', 'stage'],
     registers,
     collect: function collectHeld () {
@@ -96,7 +82,8 @@ export function createPrometheusMetrics ({ events, sampler, hub }) {
   })
   new Gauge({
     name: 'streamlab_event_loop_delay_seconds',
-    help: 'Event-loop delay over the latest /metrics stream sample; NaN while no stream is sampling (see nodejs_eventloop_lag_* for always-on figures).',
+    help: 'Event-loop delay over the latest /metrics stream sample; NaN while no stream is sampling (see nodejs_eventloop_lag_* for ' +
+      'always-on figures).',
     labelNames: ['stat'],
     registers,
     collect: function collectDelay () {

@@ -1,14 +1,12 @@
 /**
- * When a new route's first request closes the allocation-site window (alloc-sites.js), so that a
- * run taking its routes in turn gets windows of one route each: fed the bus's `request` events,
- * told when each window closes. A cut that comes too soon after a window, or while one is being
- * collected, is put off: the next window starts the epoch instead.
+ * When a new route's first request closes the allocation-site window (alloc-sites.js), so that a run taking its routes in turn
+ * gets windows of one route each: fed the bus's `request` events, told when each window closes. A cut that comes too soon after a
+ * window, or while one is being collected, is put off: the next window starts the epoch instead.
  */
 
 /**
- * A new route closes the window only this long after the last one: a window given to a stream
- * at 100 ms is drawn before the next replaces it, and a load of several routes at once does not
- * close one per request.
+ * A new route closes the window only this long after the last one: a window given to a stream at 100 ms is drawn before the next
+ * replaces it, and a load of several routes at once does not close one per request.
  */
 export const ROUTE_CUT_MS = 250
 /** Requests in flight followed: more than any load the lab admits. */
@@ -23,11 +21,8 @@ export class RouteCuts {
   #epochDue = false
 
   /**
-   * A bus `request` event: the time to close the window at (a new route's first request's
-   * start), or null for none now.
-   * @param {object} event
-   * @param {{ active: boolean, collecting: boolean }} sampling whether sites are sampled, and a window is being collected
-   * @returns {number|null}
+   * A bus `request` event, with whether sites are sampled (`active`) and a window is being collected: the time to close the
+   * window at (a new route's first request's start), or null for none now.
    */
   onRequest (event, { active, collecting }) {
     if (typeof event?.route !== 'string' || (typeof event.id !== 'number' && typeof event.id !== 'string')) return null
@@ -52,11 +47,7 @@ export class RouteCuts {
     return at
   }
 
-  /**
-   * A window closed (or sampling started) at `at`: the routes in flight are the next window's.
-   * @param {number} at
-   * @returns {boolean} whether a cut was put off, so this window starts the epoch
-   */
+  /** A window closed (or sampling started) at `at`: the routes in flight are the next window's; whether a cut was put off. */
   closed (at) {
     const due = this.#epochDue
     this.#epochDue = false

@@ -1,15 +1,7 @@
 /**
- * The sampler: the process's memory, its kernel peak RSS, event-loop delay
- * and utilisation, and GC pauses, read every `interval` ms while somebody
- * listens, and not at all otherwise. It knows nothing of HTTP: /metrics,
- * the bench and the tests subscribe to it (autocannon's `tick`, in effect).
- *
- * Each distinct interval gets one timer and one event-loop delay histogram
- * (Node's histograms cannot be merged, and each window must be its own),
- * shared by its subscribers and counted, so a dashboard at 100 ms and a
- * recorder at 1 s can listen at once. The histograms, the GC observer and
- * the timers run only while there is a subscriber: a lab that measures
- * memory must not pay for measuring when nobody looks.
+ * The sampler: the process's memory, its kernel peak RSS, event-loop delay and utilisation, and GC pauses, read every `interval`
+ * ms while somebody listens, and not at all otherwise. It knows nothing of HTTP: /metrics, the bench and the tests subscribe to
+ * it (autocannon's `tick`, in effect). More: README.md, "sampler.js".
  */
 import { EventEmitter } from 'node:events'
 import { getHeapSpaceStatistics } from 'node:v8'
@@ -25,11 +17,8 @@ const SAMPLER_DEFAULTS = Object.freeze({
   /** ms between samples for `on('sample')` listeners, and for `subscribe()` without an interval. */
   interval: 100,
   /**
-   * ms between the event-loop delay probe's own ticks. Finer costs idle
-   * wake-ups: 10 ms (prom-client's choice) costs a watched lab more of a
-   * core (docs/metrics.md, scripts/metrics-cpu.js). The lab's stalls (a
-   * buffered JSON.parse) last hundreds of ms, so 50 ms still sees them. A sampling window shorter than this may hold no reading (its
-   * delay figures are then null).
+   * ms between the event-loop delay probe's own ticks: finer costs idle wake-ups (docs/metrics.md, scripts/metrics-cpu.js), and the
+   * lab's stalls are longer. A sampling window shorter than this may hold no reading (its delay figures are then null).
    */
   resolution: 50,
   /** What each ingest request in flight holds (lib/metrics/held.js), read into each sample; null: none. */
@@ -40,13 +29,7 @@ const SAMPLER_DEFAULTS = Object.freeze({
 
 const NS_PER_MS = 1e6
 
-/**
- * Check a sampling interval.
- * @param {unknown} value
- * @param {string} [name]
- * @returns {number} the interval, an integer number of ms
- * @throws {TypeError} unless an integer from 10 to 5000
- */
+/** A sampling interval, checked: a TypeError unless an integer number of ms from 10 to 5000. */
 export function checkInterval (value, name = 'interval') {
   if (!Number.isSafeInteger(value) || value < INTERVAL_MIN || value > INTERVAL_MAX) {
     throw new TypeError(`${name} must be an integer number of ms from ${INTERVAL_MIN} to ${INTERVAL_MAX}, got ${value}`)
@@ -61,42 +44,25 @@ function normalizeSamplerOptions (options = {}) {
   if (!Number.isSafeInteger(out.resolution) || out.resolution < 1 || out.resolution > 1000) {
     throw new TypeError(`option resolution must be an integer number of ms from 1 to 1000, got ${out.resolution}`)
   }
-  if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger (lib/metrics/held.js)')
-  if (out.allocationSites !== null && typeof out.allocationSites?.resume !== 'function') throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
+  if (out.held !== null && typeof out.held?.read !== 'function') throw new TypeError('option held must be a held-bytes ledger')
+  if (out.allocationSites !== null && typeof out.allocationSites?.resume !== 'function') {
+    throw new TypeError('option allocationSites must be a site sampling (lib/metrics/alloc-sites.js)')
+  }
   return Object.freeze(out)
 }
 
-/**
- * Create a sampler. Nothing runs until the first subscriber.
- *
- * A sample:
- * `{ time, seq, interval, rss, heapTotal, heapUsed, external, arrayBuffers, heapSpaces, peakRss, peakSource,
- *    eventLoop: { p50, p99, max, utilization }, gc: { count, pauseMs }, gcEvents, gcEventsOmitted, requests, requestsOmitted }`:
- * bytes from `process.memoryUsage()`; `heapSpaces` the bytes used in each of V8's heap spaces, by
- * V8's names (`v8.getHeapSpaceStatistics()`); `requests` what each ingest request in flight holds,
- * by stage, the 16 that hold most (lib/metrics/held.js; empty without a ledger), and the count and
- * bytes of the others in `requestsOmitted`; `peakRss` the kernel's VmHWM (a sampled
- * peak where /proc is absent or in portable mode, see `lib/metrics/peak.js`); event-loop delay in ms beyond the
- * probe's expected tick, and utilisation (0..1), over the window since the
- * previous sample at the same interval; GC pauses seen in that window, and each as an event
- * `{ at, kind, ms, heapBefore, heapAfter }` (lib/metrics/gc-events.js), a bounded number of them.
- * `seq` increases by one for every sample the sampler takes, at any interval.
- *
- * @param {{ interval?: number, resolution?: number, held?: import('./held.js').HeldLedger|null,
- *   allocationSites?: import('./alloc-sites.js').SiteSampling|null }} [options]
- * @returns {Sampler}
- */
+/** Create a sampler. Nothing runs until the first subscriber. A sample: README.md, "A sample (createSampler)". */
 export function createSampler (options) {
   return new Sampler(normalizeSamplerOptions(options))
 }
 
 /**
- * Emits 'sample' every `options.interval` ms while it has 'sample'
- * listeners; `subscribe(interval, listener)` listens at any other interval.
+ * Emits 'sample' every `options.interval` ms while it has 'sample' listeners; `subscribe(interval, listener)` listens at any
+ * other interval.
  */
 export class Sampler extends EventEmitter {
   #options
-  /** @type {Map<number, { interval: number, timer: NodeJS.Timeout, listeners: Set<Function>, window: object }>} */
+  /** interval -> { interval, timer, listeners, window } */
   #groups = new Map()
   #gcObserver = null
   /** Each collection as an event (lib/metrics/gc-events.js), while sampling. */
@@ -110,8 +76,8 @@ export class Sampler extends EventEmitter {
   constructor (options) {
     super()
     this.#options = options
-    // `on('sample')` is a subscription at the default interval; the last
-    // `off('sample')` ends it. These two listeners are the sampler's own.
+    // `on('sample')` is a subscription at the default interval; the last `off('sample')` ends it. These two listeners are the
+    // sampler's own.
     this.on('newListener', function joinOnSampleListener (name) {
       if (name === 'sample' && this.#emitterUnsubscribe === null) {
         this.#emitterUnsubscribe = this.subscribe(this.#options.interval, this.#emitSample)
@@ -130,7 +96,6 @@ export class Sampler extends EventEmitter {
     this.emit('sample', sample)
   }.bind(this)
 
-  /** The default interval, ms. */
   get interval () {
     return this.#options.interval
   }
@@ -140,17 +105,11 @@ export class Sampler extends EventEmitter {
     return this.#groups.size > 0
   }
 
-  /** The intervals being sampled now, ascending. */
   get intervals () {
     return [...this.#groups.keys()].sort(function ascending (a, b) { return a - b })
   }
 
-  /**
-   * Call `listener(sample)` every `interval` ms until the returned function is called.
-   * @param {number} interval ms, 10 to 5000
-   * @param {(sample: object) => void} listener
-   * @returns {() => void} unsubscribe (calling it twice is harmless)
-   */
+  /** Call `listener(sample)` every `interval` ms (10 to 5000) until the returned function is called (twice is harmless). */
   subscribe (interval, listener) {
     checkInterval(interval)
     if (typeof listener !== 'function') throw new TypeError('listener must be a function')
@@ -171,10 +130,8 @@ export class Sampler extends EventEmitter {
   }
 
   /**
-   * One sample now, without disturbing any subscriber's window. Its
-   * `eventLoop` and `gc` are those of the most recent sample taken at any
-   * interval, or nulls when nothing has been sampled since the sampler
-   * (re)started; `interval` is null.
+   * One sample now, without disturbing any subscriber's window. Its `eventLoop` and `gc` are those of the most recent sample
+   * taken at any interval, or nulls when nothing has been sampled since the sampler (re)started; `interval` is null.
    */
   snapshot () {
     const last = this.active ? this.#last : null
@@ -241,9 +198,8 @@ export class Sampler extends EventEmitter {
   }
 
   #tick (group) {
-    // The sampler's own timer is a probe too: if the loop was blocked, this
-    // tick came late. It catches a block that the histogram's reset at the
-    // previous tick may have cut in two.
+    // The sampler's own timer is a probe too: if the loop was blocked, this tick came late. It catches a block that the
+    // histogram's reset at the previous tick may have cut in two.
     const now = performance.now()
     const lateMs = Math.max(0, now - group.lastTick - group.interval)
     group.lastTick = now
@@ -320,8 +276,8 @@ function resetWindow (window) {
 }
 
 /**
- * The probe records the whole time between its ticks; what a reader means
- * by "delay" is the part beyond the expected `resolution`.
+ * The probe records the whole time between its ticks; what a reader means by "delay" is the part beyond the expected
+ * `resolution`.
  */
 function readWindow (window, resolution, lateMs) {
   window.eluNow = performance.eventLoopUtilization()

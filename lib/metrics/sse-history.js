@@ -1,11 +1,8 @@
-/**
- * The metrics hub's history (lib/metrics/stream.js): a ring of framed SSE
- * events with contiguous ids, and the framing itself.
- */
+/** The metrics hub's history (lib/metrics/stream.js): a ring of framed SSE events with contiguous ids, and the framing itself. */
 
 /**
- * A ring of framed events with contiguous ids: the entry with id N is at
- * a known place, so a cursor can be followed without searching.
+ * A ring of framed events with contiguous ids: the entry with id N is at a known place, so a cursor can be followed without
+ * searching.
  */
 export class History {
   constructor (capacity, maxAgeMs) {

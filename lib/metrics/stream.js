@@ -1,44 +1,6 @@
 /**
- * The SSE hub behind `GET /metrics`: samples from the sampler and events
- * from the lab's bus, framed once, kept in a bounded history and sent to
- * every client from there.
- *
- * Every event gets the next numeric `id` and goes into the history (a ring
- * of at most `historySize` events, none older than `historyMs`). A client
- * is a cursor into that history: sending means moving its cursor forward
- * while its socket takes the bytes. That one mechanism gives:
- *
- * - replay: a client that reconnects with `Last-Event-ID` starts its cursor
- *   there and is sent what it missed;
- * - bounded memory: a client whose `res.write()` returned false is sent
- *   nothing more until 'drain', so what the server buffers for it is one
- *   socket high-water mark (Node's default for the version it runs) plus one frame, however slowly it reads.
- *   Events wait in the shared history, not in per-client queues.
- *
- * Drop policy: a `sample` produced while a client is congested is dropped
- * for that client and counted (a live chart wants the next value, not a
- * backlog); when the socket drains the client gets `event: dropped` with the
- * count. The bus's events (`request`, `experiment`, `sites`, …) are never
- * dropped on congestion: they are sent from the history on drain. If a client
- * stays behind until the history no longer holds what it has not got, it
- * gets `event: gap` naming the ids it lost; one whose socket has not drained
- * for `stallMs` is ended (it may reconnect and replay).
- *
- * Bounded by construction: at most `maxClients` streams at once; the next
- * is refused with 503 `server.busy` and Retry-After before a byte of it is
- * written. Each event is framed once and the same string written to every
- * client, so a sample costs one `JSON.stringify` and a write per client.
- *
- * A client that connects with no `Last-Event-ID` starts live, but first of all it is sent the
- * record of the worker this one replaced, when there was one: `event: crash` with no `id` (it is
- * not in the history, and must not move the client's Last-Event-ID). A page opened after a crash
- * learns of it that way; the JSON snapshot carries it too, with each experiment's latest result
- * (lib/metrics/outcomes.js keeps both).
- *
- * The hub also emits the bus 'peak' event `{ reset: false }` when a sample
- * finds the kernel's peak RSS more than `peakStep` above the last peak event,
- * so clients see the true peak move. It does so only while a client is
- * connected, because only then does it sample.
+ * The SSE hub behind `GET /metrics`: samples from the sampler and events from the lab's bus, framed once, kept in a bounded
+ * history and sent to every client from there. More: README.md, "stream.js".
  */
 import { checkInterval } from './sampler.js'
 import { tooManyStreams } from '../errors/index.js'
@@ -50,11 +12,8 @@ import { createOutcomes } from './outcomes.js'
 const STREAM_RETRY_AFTER = 5
 
 /**
- * Create the hub. It listens to the bus at once (so a client that
- * reconnects after a gap still gets the events of the gap) and samples only
- * while clients are connected.
- * @param {{ events: import('node:events').EventEmitter, sampler: import('./sampler.js').Sampler } & Partial<typeof import('./hub-options.js').HUB_DEFAULTS>} options
- * @returns {MetricsHub}
+ * Create the hub. It listens to the bus at once (so a client that reconnects after a gap still gets the events of the gap) and
+ * samples only while clients are connected.
  */
 export function createMetricsHub (options) {
   const { events, sampler, ...rest } = options ?? {}
@@ -63,13 +22,11 @@ export function createMetricsHub (options) {
   return new MetricsHub(events, sampler, normalizeHubOptions(rest))
 }
 
-/** See the module comment. Made by `createMetricsHub`. */
 export class MetricsHub {
   #events
   #sampler
   #options
   #history
-  /** @type {Set<object>} */
   #clients = new Set()
   /** interval -> { unsubscribe, clients } */
   #groups = new Map()
@@ -103,7 +60,6 @@ export class MetricsHub {
     return this.#dropped
   }
 
-  /** Connected clients. */
   get clientCount () {
     return this.#clients.size
   }
@@ -114,13 +70,8 @@ export class MetricsHub {
   }
 
   /**
-   * Turn a request into an SSE stream: headers, `retry`, the replay after
-   * `lastEventId`, then live events until the client goes.
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   * @param {{ interval?: number, lastEventId?: number | null }} [params]
-   * @returns {number} the client's id
-   * @throws {LabError} 503 `server.busy` when `maxClients` streams are open
+   * Turn a request into an SSE stream: headers, `retry`, the replay after `lastEventId`, then live events until the client goes.
+   * Returns the client's id; 503 `server.busy` when `maxClients` streams are open.
    */
   attach (req, res, params = {}) {
     if (this.#closed) throw new Error('metrics hub is closed')
@@ -129,9 +80,8 @@ export class MetricsHub {
     const history = this.#history
     history.prune(Date.now())
     const lastEventId = params.lastEventId
-    // ids restart with the process: an id beyond any this process issued comes from one that
-    // died (the supervisor restarted the worker), so everything held is news to this client,
-    // the 'crash' event that says what happened first of all
+    // ids restart with the process: an id beyond any this process issued comes from one that died (the supervisor restarted the
+    // worker), so everything held is news to this client, the 'crash' event that says what happened first of all
     let cursor = history.newestId
     const fresh = !(Number.isSafeInteger(lastEventId) && lastEventId >= 0)
     if (!fresh) {
@@ -182,8 +132,8 @@ export class MetricsHub {
     this.#startHeartbeat()
 
     this.#write(client, `retry: ${this.#options.retryMs}\n\n`)
-    // a fresh client is replayed nothing, so it is told first that this worker replaced one that
-    // died, and why (a reconnecting one gets the crash event from the history, if at all)
+    // a fresh client is replayed nothing, so it is told first that this worker replaced one that died, and why (a reconnecting
+    // one gets the crash event from the history, if at all)
     const crash = this.#outcomes.crash
     if (fresh && crash !== null) {
       client.sent++
@@ -194,10 +144,8 @@ export class MetricsHub {
   }
 
   /**
-   * The JSON snapshot: a sample now, requests in flight, the clients and
-   * what they lost, the history's extent, and what a client that comes late
-   * missed: the last crash record (`lastCrash`, null when this worker replaced
-   * none) and each experiment's latest result (`lastResults`, newest first).
+   * The JSON snapshot: a sample now, requests in flight, the clients and what they lost, the history's extent, and what a client
+   * that comes late missed: `lastCrash` (null: none) and `lastResults` (newest first).
    */
   snapshot () {
     const history = this.#history
@@ -290,8 +238,8 @@ export class MetricsHub {
         continue
       }
       if (type === 'sample' && interval === client.interval) this.#drop(client, entry.id)
-      // nothing it must still get waits before this sample: keep its cursor current, so that
-      // only real events it has not had (not dropped samples) can later fall out of the history
+      // nothing it must still get waits before this sample: keep its cursor current, so that only real events it has not had (not
+      // dropped samples) can later fall out of the history
       if (type === 'sample' && client.cursor === entry.id - 1) client.cursor = entry.id
     }
   }

@@ -1,8 +1,7 @@
 /**
- * The record of a run measured outside the experiment engine: a bench of fresh labs
- * (`npm run bench -- ingest`, `hostile`) or a grading (`npm run grade` of one handler or service).
- * It has the run's results and the machine, but no timeline: its processes were many, each
- * measured from outside, none sampled by one lab's /metrics. A bench made from an experiment
+ * The record of a run measured outside the experiment engine: a bench of fresh labs (`npm run bench -- ingest`, `hostile`) or a
+ * grading (`npm run grade` of one handler or service). It has the run's results and the machine, but no timeline: its processes
+ * were many, each measured from outside, none sampled by one lab's /metrics. A bench made from an experiment
  * (lib/measure/experiment-bench.js) is recorded by the lab it ran in instead.
  */
 import { randomUUID } from 'node:crypto'
@@ -10,10 +9,8 @@ import { createRunStore, runsDir } from './store.js'
 import { makeRecord, recordText } from './record.js'
 
 /**
- * The results a bench's data gives a record: its cells and charts as the result contract has
- * them, its title as the caption, and the rest of its data under `details`, which the contract
- * leaves alone.
- * @param {{ title: string, charts?: object[], data: object }} bench what a bench's run resolved to
+ * The results a bench's data gives a record: its cells and charts as the result contract has them, its title as the caption, and
+ * the rest of its data under `details`, which the contract leaves alone.
  */
 export function benchResults ({ title, charts = [], data }) {
   const { cells, ...details } = data ?? {}
@@ -26,11 +23,8 @@ export function benchResults ({ title, charts = [], data }) {
 }
 
 /**
- * Write the record of a run measured outside the engine to `<dataDir>/runs/`, keeping the last `keep`.
- * @param {{ dataDir: string, keep: number, diskQuota?: object|null, experiment: string, title: string,
- *   params: object, source: 'bench'|'grade', status?: string, startedAt: number, endedAt: number, results: object }} run
- *   `results`: as the result contract has them (lib/experiments/result-contract.js)
- * @returns {Promise<{ id: string, path: string, bytes: number } | null>} null when no records are kept
+ * Write the record of a run measured outside the engine (`source` 'bench' or 'grade') to `<dataDir>/runs/`, keeping the last
+ * `keep`: `{ id, path, bytes }`, null when no records are kept.
  */
 export async function saveOutsideRecord (run) {
   if (run.keep === 0) return null
@@ -55,11 +49,7 @@ export async function saveOutsideRecord (run) {
   return { id, ...written }
 }
 
-/**
- * A bench's record (saveOutsideRecord with the bench's results).
- * @param {{ dataDir: string, keep: number, diskQuota?: object|null, name: string, title: string, params: object,
- *   startedAt: number, endedAt: number, charts?: object[], data: object }} bench
- */
+/** A bench's record (saveOutsideRecord with the bench's results). */
 export function saveBenchRecord (bench) {
   return saveOutsideRecord({ ...bench, experiment: bench.name, source: 'bench', results: benchResults(bench) })
 }

@@ -1,9 +1,8 @@
 /**
- * The rules a run record is read by (docs/runs.md), with nothing of Node's in them: the lab reads
- * records through them (lib/runs/format.js `readRunRecord`), and so does the dashboard, which the
- * lab serves this module to (routes/dashboard.js), for a record dropped from disk or inlined in an
- * exported page. One set of rules, so a file the CLI refuses the page refuses with the same words.
- * Checking is all it does: nothing in a record is run, imported or evaluated.
+ * The rules a run record is read by (docs/runs.md), with nothing of Node's in them: the lab reads records through them
+ * (lib/runs/format.js `readRunRecord`), and so does the dashboard, which the lab serves this module to (routes/dashboard.js), for
+ * a record dropped from disk or inlined in an exported page. One set of rules, so a file the CLI refuses the page refuses with
+ * the same words. Checking is all it does: nothing in a record is run, imported or evaluated.
  */
 import { validateResult } from '../experiments/result-contract.js'
 import { SITE_KINDS } from '../allocation/site.js'
@@ -17,6 +16,11 @@ export const RUN_KIND = 'streamlab.run'
 /** The largest record written or read, bytes: the writer thins the timeline until it fits. */
 export const RECORD_MAX_BYTES = 4 * 1024 * 1024
 
+/** What is wrong with a file of `bytes` over RECORD_MAX_BYTES. */
+export function oversize (bytes) {
+  return `is ${bytes} bytes, over the ${RECORD_MAX_BYTES} a record may be`
+}
+
 /** A run's id, and so its file's name without `.json`: no dot, no slash, nothing a path could use. */
 export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/
 
@@ -26,11 +30,8 @@ export const RUN_STATUSES = Object.freeze(['done', 'failed', 'cancelled'])
 export const RUN_SOURCES = Object.freeze(['engine', 'bench', 'grade'])
 
 /**
- * What a record may hold, so that every reader can show what the check accepts: no value nested
- * deeper than RECORD_MAX_DEPTH (a reader that recurses, JSON.stringify among them, stays shallow),
- * no array or object of more than RECORD_MAX_ITEMS (a timeline keeps at most 2,400 samples), no
- * string longer than RECORD_MAX_STRING, no member's name longer than RECORD_MAX_KEY, and every
- * time a date a `Date` holds (±8.64e15 ms, which toISOString prints).
+ * What a record may hold, so that every reader can show what the check accepts (a reader that recurses, JSON.stringify among
+ * them, stays shallow): every time a date a `Date` holds, which toISOString prints.
  */
 export const RECORD_MAX_DEPTH = 32
 export const RECORD_MAX_ITEMS = 10_000
@@ -93,8 +94,8 @@ function fieldOf (node) {
 }
 
 /**
- * Hold every value in a record to the bounds above, iteratively (a record may be nested far
- * deeper than a stack goes), in the order the text has them.
+ * Hold every value in a record to the bounds above, iteratively (a record may be nested far deeper than a stack goes), in the
+ * order the text has them.
  */
 function checkBounds (record) {
   const stack = [{ value: record, key: null, parent: null, depth: 1 }]
@@ -102,17 +103,20 @@ function checkBounds (record) {
     const node = stack.pop()
     const value = node.value
     if (typeof value === 'string') {
-      need(value.length <= RECORD_MAX_STRING, fieldOf(node), `is ${value.length} characters, over the ${RECORD_MAX_STRING} a record's text may be`)
+      need(value.length <= RECORD_MAX_STRING, fieldOf(node),
+        `is ${value.length} characters, over the ${RECORD_MAX_STRING} a record's text may be`)
       continue
     }
     if (value === null || typeof value !== 'object') continue
     need(node.depth <= RECORD_MAX_DEPTH, fieldOf(node), `is nested more than ${RECORD_MAX_DEPTH} deep`)
     const keys = Array.isArray(value) ? null : Object.keys(value)
     const count = keys === null ? value.length : keys.length
-    need(count <= RECORD_MAX_ITEMS, fieldOf(node), `has ${count} ${keys === null ? 'items' : 'members'}, over the ${RECORD_MAX_ITEMS} a record's array or object may hold`)
+    need(count <= RECORD_MAX_ITEMS, fieldOf(node),
+      `has ${count} ${keys === null ? 'items' : 'members'}, over the ${RECORD_MAX_ITEMS} a record's array or object may hold`)
     for (let k = count - 1; k >= 0; k--) {
       const key = keys === null ? k : keys[k]
-      if (keys !== null) need(key.length <= RECORD_MAX_KEY, fieldOf(node), `has a member's name of ${key.length} characters, over the ${RECORD_MAX_KEY} a name may be`)
+      if (keys !== null) need(key.length <= RECORD_MAX_KEY, fieldOf(node),
+        `has a member's name of ${key.length} characters, over the ${RECORD_MAX_KEY} a name may be`)
       stack.push({ value: value[key], key, parent: node, depth: node.depth + 1 })
     }
   }
@@ -167,7 +171,8 @@ function checkSpan (span, field) {
   checkString(span.route, `${field}.route`, { max: 200 })
   checkTime(span.start, `${field}.start`)
   checkTime(span.end, `${field}.end`, { nullable: true })
-  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkBytes(span[key], `${field}.${key}`, { nullable: true, optional: true })
+  for (const key of ['status', 'ms', 'compressedBytes', 'inflatedBytes', 'heldPeak']) checkBytes(span[key], `${field}.${key}`,
+    { nullable: true, optional: true })
   if (span.errorType !== undefined) checkString(span.errorType, `${field}.errorType`, { nullable: true, max: 200 })
   checkBytesMap(span.held, `${field}.held`)
   checkBytesMap(span.bounds, `${field}.bounds`)
@@ -236,9 +241,8 @@ function checkSiteWindow (window, field) {
 }
 
 /**
- * Each route's sites over the run: `{ routes: [{ route, windows, allocatedBytes, sites }], lab, spanning, idle, intervalBytes }`
- * (`allocatedBytes`, `lab` and `intervalBytes` absent from records written before the lab kept them). A route's sites
- * never allocated more than the route: their shares are of it.
+ * Each route's sites over the run (lib/runs/sites.js `toJSON`; `allocatedBytes`, `lab` and `intervalBytes` may be absent). A
+ * route's sites never allocated more than the route: their shares are of it.
  */
 function checkSiteSummary (summary) {
   need(isObject(summary), 'timeline.sites', 'is not an object')
@@ -314,7 +318,8 @@ function checkThinned (thinned) {
 
 function checkTimeline (timeline) {
   need(isObject(timeline), 'timeline', 'is not an object')
-  need(timeline.interval === null || (Number.isSafeInteger(timeline.interval) && timeline.interval > 0), 'timeline.interval', 'is not a positive integer of ms or null')
+  need(timeline.interval === null || (Number.isSafeInteger(timeline.interval) && timeline.interval > 0), 'timeline.interval',
+    'is not a positive integer of ms or null')
   checkArray(timeline.samples, 'timeline.samples')
   let previous = -Infinity
   timeline.samples.forEach(function checkEach (s, k) { previous = checkSample(s, `timeline.samples[${k}]`, previous) })
@@ -322,12 +327,11 @@ function checkTimeline (timeline) {
   timeline.spans.forEach(function checkEach (s, k) { checkSpan(s, `timeline.spans[${k}]`) })
   checkArray(timeline.marks, 'timeline.marks')
   timeline.marks.forEach(function checkEach (m, k) { checkMark(m, `timeline.marks[${k}]`) })
-  // a record from before the lab kept its collections has none
+  // collections and sites may be absent
   if (timeline.gc !== undefined) {
     checkArray(timeline.gc, 'timeline.gc')
     timeline.gc.forEach(function checkEach (e, k) { checkGcEvent(e, `timeline.gc[${k}]`) })
   }
-  // nor its allocation sites
   if (timeline.siteWindows !== undefined) {
     checkArray(timeline.siteWindows, 'timeline.siteWindows')
     timeline.siteWindows.forEach(function checkEach (w, k) { checkSiteWindow(w, `timeline.siteWindows[${k}]`) })
@@ -337,8 +341,6 @@ function checkTimeline (timeline) {
 }
 
 /**
- * Check a parsed record.
- * @param {unknown} record
  * @returns {{ field: string, problem: string } | null} the first problem, or null when it is a record of this format
  */
 export function recordProblem (record) {
@@ -352,7 +354,8 @@ export function recordProblem (record) {
     checkRun(record.run)
     checkWhere(record.where)
     checkResults(record.results)
-    need(record.error === null || (isObject(record.error) && typeof record.error.type === 'string' && typeof record.error.message === 'string'),
+    need(record.error === null
+      || (isObject(record.error) && typeof record.error.type === 'string' && typeof record.error.message === 'string'),
       'error', 'is not null or { type, message, ... }')
     checkTimeline(record.timeline)
     return null
@@ -365,7 +368,6 @@ export function recordProblem (record) {
 /**
  * The message a record refused for `problem` gets, as lib/errors `runInvalid` words it.
  * @param {string} where what was read (a file, an id)
- * @param {{ field: string, problem: string }} found
  */
 export function problemMessage (where, found) {
   return `${where} is not a run record this lab reads: ${found.field} ${found.problem}`
@@ -379,14 +381,12 @@ function utf8Length (text) {
 
 /**
  * Check a record's text: its size, that it is JSON, then its members.
- * @param {string} text
  * @param {number} [bytes] its size in bytes, when known (a file's): the text is not read past the bound
- * @returns {{ record: object, problem: null } | { record: null, problem: { field: string, problem: string } }}
  *   `(file)` for the size, `(json)` for the syntax, else the first member at fault
  */
 export function checkRecordText (text, bytes = typeof text === 'string' ? utf8Length(text) : NaN) {
   if (typeof text !== 'string') return { record: null, problem: { field: '(record)', problem: 'is not text' } }
-  if (bytes > RECORD_MAX_BYTES) return { record: null, problem: { field: '(file)', problem: `is ${bytes} bytes, over the ${RECORD_MAX_BYTES} a record may be` } }
+  if (bytes > RECORD_MAX_BYTES) return { record: null, problem: { field: '(file)', problem: oversize(bytes) } }
   let record
   try {
     record = JSON.parse(text)

@@ -1,15 +1,14 @@
 /**
- * Two run records side by side: each route's figures in both, their ratio and difference, and
- * whether the difference is inside the spread of the repeats; and the `--fail-if` rules that
- * turn a difference into an exit code (`good.peak>+10%`), so one command guards memory in CI.
+ * Two run records side by side: each route's figures in both, their ratio and difference, and whether the difference is inside
+ * the spread of the repeats; and the `--fail-if` rules that turn a difference into an exit code (`good.peak>+10%`), so one
+ * command guards memory in CI.
  */
 import { parseByteSize } from '../util/units.js'
 import { MEASURES, coordinatesOf, figureFor, figuresOf, keysOf } from './figures.js'
 
 /**
- * Whether b's figure differs from a's by more than the repeats spread: the ranges of both (or the
- * range of one and the other's value) overlap, or not. Null when neither has repeats.
- * @returns {'inside'|'outside'|null}
+ * Whether b's figure differs from a's by more than the repeats spread: the ranges of both (or the range of one and the other's
+ * value) overlap, or not. Null when neither has repeats.
  */
 export function spreadVerdict (a, b) {
   const rangeA = a.n > 1 ? [a.min, a.max] : null
@@ -26,14 +25,8 @@ function delta (a, b) {
 }
 
 /**
- * The rows of a comparison: for every key (route or cell) both records have, the measures (or,
- * with `all`, every figure) either has.
- * @param {object} a a checked record
- * @param {object} b a checked record
- * @param {{ all?: boolean }} [how]
- * @returns {{ rows: Array<{ key: string, name: string, label: string, unit: string, a: object|null, b: object|null,
- *   ratio: number|null, difference: number|null, spread: 'inside'|'outside'|null }>, onlyA: string[], onlyB: string[],
- *   params: Array<{ name: string, a: unknown, b: unknown }>, where: Array<{ name: string, a: unknown, b: unknown }> }}
+ * The rows of a comparison: for every key (route or cell) both records have, the measures (or, with `all`, every figure) either
+ * has: `{ rows: [{ key, name, label, unit, a, b, ratio, difference, spread }], onlyA, onlyB, params, where }`.
  */
 export function compareRecords (a, b, { all = false } = {}) {
   const coordinates = coordinatesOf([a, b])
@@ -71,8 +64,10 @@ export function compareRecords (a, b, { all = false } = {}) {
     onlyB: keysB.filter(function notInA (k) { return !inA.has(k) }),
     params: differences(a.run.params ?? {}, b.run.params ?? {}),
     where: differences(
-      { node: a.where.node, platform: `${a.where.platform}-${a.where.arch}`, cores: a.where.cores, memoryBytes: a.where.memoryBytes, portable: a.where.portable, lab: a.where.lab.version },
-      { node: b.where.node, platform: `${b.where.platform}-${b.where.arch}`, cores: b.where.cores, memoryBytes: b.where.memoryBytes, portable: b.where.portable, lab: b.where.lab.version })
+      { node: a.where.node, platform: `${a.where.platform}-${a.where.arch}`, cores: a.where.cores, memoryBytes: a.where.memoryBytes,
+        portable: a.where.portable, lab: a.where.lab.version },
+      { node: b.where.node, platform: `${b.where.platform}-${b.where.arch}`, cores: b.where.cores, memoryBytes: b.where.memoryBytes,
+        portable: b.where.portable, lab: b.where.lab.version })
   }
 }
 
@@ -108,17 +103,14 @@ const OPERATORS = Object.freeze({
 })
 
 /**
- * Read a `--fail-if` rule: `<route or cell>.<figure><op><threshold>`, `*` for every route. The
- * figure is a measure (`peak`, `throughput`, `latency`) or any figure's name; the threshold a
- * change in percent (`+10%`), a ratio (`1.2x`), or a difference in the figure's own unit: a
- * byte size (`+5MiB`), ms (`+20ms`) or a plain number.
- * @param {string} text
- * @returns {{ text: string, who: string, name: string, op: string, kind: 'percent'|'ratio'|'difference', threshold: number }}
- * @throws {TypeError} saying what a rule looks like
+ * Read a `--fail-if` rule: `<route or cell>.<figure><op><threshold>`, `*` for every route. The figure is a measure (`peak`,
+ * `throughput`, `latency`) or any figure's name; the threshold a change in percent (`+10%`), a ratio (`1.2x`), or a difference in
+ * the figure's own unit: a byte size (`+5MiB`), ms (`+20ms`) or a plain number. A TypeError says what a rule looks like.
  */
 export function parseFailIf (text) {
   const match = RULE.exec(String(text).trim())
-  const usage = `--fail-if takes ROUTE.FIGURE then > >= < <= and a threshold, e.g. "good.peak>+10%", "*.latency>1.5x", "bad.peak>+20MiB"; got "${text}"`
+  const usage = `--fail-if takes ROUTE.FIGURE then > >= < <= and a threshold, e.g. "good.peak>+10%", "*.latency>1.5x", ` +
+    `"bad.peak>+20MiB"; got "${text}"`
   if (match === null) throw new TypeError(usage)
   const [, who, name, op, raw] = match
   const threshold = raw.trim()
@@ -156,13 +148,8 @@ function change (kind, a, b) {
 }
 
 /**
- * Judge a rule on two records: every key it names (each route's, for `*`) whose figure both have.
- * @param {ReturnType<typeof parseFailIf>} rule
- * @param {object} a
- * @param {object} b
- * @returns {Array<{ key: string, a: object, b: object, value: number|null, failed: boolean }>} `value` the change
- *   in the rule's kind (percent, ratio, difference); null where it cannot be had (a ratio over 0)
- * @throws {TypeError} when neither record has the figure for any key the rule names
+ * Judge a rule on two records: every key it names (each route's, for `*`) whose figure both have, `{ key, a, b, value, failed }`
+ * with `value` the change in the rule's kind (null for a ratio over 0). A TypeError when no key has the figure in both.
  */
 export function judgeFailIf (rule, a, b) {
   const coordinates = coordinatesOf([a, b])
@@ -181,6 +168,7 @@ export function judgeFailIf (rule, a, b) {
     const value = change(rule.kind, fa.value, fb.value)
     verdicts.push({ key, a: fa, b: fb, value, failed: value !== null && OPERATORS[rule.op](value, rule.threshold) })
   }
-  if (verdicts.length === 0) throw new TypeError(`--fail-if "${rule.text}": no ${rule.who === '*' ? 'route' : `"${rule.who}"`} has a figure "${rule.name}" in both runs`)
+  const who = rule.who === '*' ? 'route' : `"${rule.who}"`
+  if (verdicts.length === 0) throw new TypeError(`--fail-if "${rule.text}": no ${who} has a figure "${rule.name}" in both runs`)
   return verdicts
 }

@@ -1,15 +1,10 @@
 /**
- * A compared figure as text, in its unit: what `npm run runs -- compare` prints and what the
- * dashboard's delta table shows (the page imports this module, served by routes/dashboard.js),
- * so the two say the same numbers the same way.
+ * A compared figure as text, in its unit: what `npm run runs -- compare` prints and what the dashboard's delta table shows (the
+ * page imports this module, served by routes/dashboard.js), so the two say the same numbers the same way.
  */
 import { formatMiB, formatMs } from '../util/units.js'
 
-/**
- * A figure in its unit (figures.js `unitOf`): bytes in MiB, ms, MB/s, req/s, else a count.
- * @param {string} unit
- * @param {number} value
- */
+/** A figure in its unit (figures.js `unitOf`): bytes in MiB, ms, MB/s, req/s, else a count. */
 export function formatFigure (unit, value) {
   if (!Number.isFinite(value)) return 'n/a'
   if (unit === 'bytes') return formatMiB(value)
@@ -30,14 +25,12 @@ export function formatRatio (ratio) {
   return ratio === null || !Number.isFinite(ratio) ? 'n/a' : `${ratio.toFixed(2)}x`
 }
 
-/**
- * A figure with the range of its repeats: "12.3 MiB (11.9 to 12.8 MiB, 3 runs)"; "–" for none.
- * @param {{ unit: string, value: number, min: number|null, max: number|null, n: number } | null} figure
- */
+/** A figure with the range of its repeats: "12.3 MiB (11.9 to 12.8 MiB, 3 runs)"; "–" for none. */
 export function formatWithRange (figure) {
   if (figure === null) return '–'
   const value = formatFigure(figure.unit, figure.value)
-  return figure.n > 1 ? `${value} (${formatFigure(figure.unit, figure.min)} to ${formatFigure(figure.unit, figure.max)}, ${figure.n} runs)` : value
+  if (figure.n <= 1) return value
+  return `${value} (${formatFigure(figure.unit, figure.min)} to ${formatFigure(figure.unit, figure.max)}, ${figure.n} runs)`
 }
 
 /** What the repeats say of a difference: '' without repeats. */

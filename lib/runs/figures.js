@@ -1,13 +1,9 @@
 /**
- * A record's figures, as `npm run runs -- compare` lines them up: every number its results
- * report, by what it belongs to (a route, or a cell of the bench) and by name. Read from the
- * result contract's members alone (lib/experiments/result-contract.js): `tables` (a route's
- * column, a row's field) and `cells` (a cell's numeric members, its `server` and `latencyMs`),
- * never from what experiment made them. Where a cell has `measurements` (the bench's repeats),
- * each figure also has the range of the repeats.
- *
- * Names are flattened: `latencyMs.p99`, `latencyP99Ms` and a table's "Latency avg / p99" row
- * all give `latency.p99`; `server.peakAboveIdle` gives `peakAboveIdle`.
+ * A record's figures, as `npm run runs -- compare` lines them up: every number its results report, by what it belongs to (a
+ * route, or a cell of the bench) and by name. Read from the result contract's members alone (lib/experiments/result-contract.js):
+ * `tables` (a route's column, a row's field) and `cells` (a cell's numeric members, its `server` and `latencyMs`), never from
+ * what experiment made them. Where a cell has `measurements` (the bench's repeats), each figure also has the range of the
+ * repeats. More: README.md, "figures.js".
  */
 
 /** The three measures compare shows by default, each the first of its names a record has. */
@@ -21,17 +17,16 @@ export const MEASURES = Object.freeze([
 const COORDINATES = Object.freeze(['route', 'mode', 'kind', 'format', 'size', 'hwm', 'batch', 'concurrency'])
 
 /**
- * The coordinates that tell the cells of some records apart: those whose values differ
- * between cells, and the route always. Two runs are keyed alike when this is asked of both:
- * a bench of one size at one concurrency is keyed by route alone, as a run of the engine is.
- * @param {object[]} records
- * @returns {string[]}
+ * The coordinates that tell the cells of some records apart: those whose values differ between cells, and the route always. Two
+ * runs are keyed alike when this is asked of both: a bench of one size at one concurrency is keyed by route alone, as a run of
+ * the engine is.
  */
 export function coordinatesOf (records) {
   const values = new Map(COORDINATES.map(function none (name) { return [name, new Set()] }))
   for (const record of records) {
     for (const cell of Array.isArray(record.results?.cells) ? record.results.cells : []) {
-      for (const name of COORDINATES) if (cell !== null && typeof cell === 'object' && cell[name] !== undefined) values.get(name).add(JSON.stringify(cell[name]))
+      for (const name of COORDINATES) if (cell !== null && typeof cell === 'object'
+        && cell[name] !== undefined) values.get(name).add(JSON.stringify(cell[name]))
     }
   }
   return COORDINATES.filter(function tells (name) { return values.get(name).size > 1 || (name === 'route' && values.get(name).size > 0) })
@@ -49,7 +44,6 @@ function unitOf (name, contractUnit) {
   return 'count'
 }
 
-/** A cell's figures by flattened name. */
 function cellNumbers (cell) {
   const out = new Map()
   for (const [key, value] of Object.entries(cell)) {
@@ -73,7 +67,8 @@ function cellKey (cell, index, coordinates) {
   const parts = []
   for (const name of coordinates) {
     const value = cell[name]
-    if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) parts.push(name === 'concurrency' ? `x${value}` : String(value))
+    const shown = typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+    if (shown) parts.push(name === 'concurrency' ? `x${value}` : String(value))
   }
   return parts.length === 0 ? `cell ${index + 1}` : parts.join(' ')
 }
@@ -82,7 +77,9 @@ function cellKey (cell, index, coordinates) {
 function partNames (row, count) {
   const parts = row.label.split(' / ')
   if (parts.length !== count) return Array.from({ length: count }, function nth (_, k) { return `${row.field}.${k + 1}` })
-  return parts.map(function lastWord (part) { return `${row.field}.${part.trim().split(/\s+/).at(-1).toLowerCase().replace(/[^a-z0-9]/g, '')}` })
+  return parts.map(function lastWord (part) {
+    return `${row.field}.${part.trim().split(/\s+/).at(-1).toLowerCase().replace(/[^a-z0-9]/g, '')}`
+  })
 }
 
 /** The least and the greatest of some numbers, by a loop: a record's repeats are too many to spread into arguments. */
@@ -99,11 +96,8 @@ function highest (values) {
 }
 
 /**
- * Every figure of a record's results.
- * @param {object} record a checked record (lib/runs/format.js)
- * @param {string[]} [coordinates] what keys its cells (coordinatesOf: of both records, to compare two)
- * @returns {Map<string, { key: string, route: string|null, name: string, unit: string, value: number,
- *   min: number|null, max: number|null, n: number }>} by `key|name`; `min`, `max` and `n` are of the repeats (n 1: none)
+ * Every figure of a checked record's results, by `key|name`: `{ key, route, name, unit, value, min, max, n }`, `min`, `max` and
+ * `n` of the repeats (n 1: none). `coordinates` key its cells (coordinatesOf: of both records, to compare two).
  */
 export function figuresOf (record, coordinates = coordinatesOf([record])) {
   const figures = new Map()
@@ -131,10 +125,12 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
     const seen = (keys.get(key) ?? 0) + 1
     keys.set(key, seen)
     if (seen > 1) key = `${key} #${seen}`
-    const repeats = Array.isArray(cell.measurements) ? cell.measurements.filter(function isObject (m) { return m !== null && typeof m === 'object' }).map(cellNumbers) : []
+    const repeats = Array.isArray(cell.measurements)
+      ? cell.measurements.filter(function isObject (m) { return m !== null && typeof m === 'object' }).map(cellNumbers) : []
     for (const [name, value] of cellNumbers(cell)) {
       const values = repeats.map(function valueOf (m) { return m.get(name) }).filter(Number.isFinite)
-      add(key, typeof cell.route === 'string' ? cell.route : null, name, unitOf(name), value, values.length === repeats.length ? values : [])
+      const route = typeof cell.route === 'string' ? cell.route : null
+      add(key, route, name, unitOf(name), value, values.length === repeats.length ? values : [])
     }
   }
   for (const table of Array.isArray(results.tables) ? results.tables : []) {
@@ -143,10 +139,13 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
       for (const row of table.rows) {
         // a column's key is the record's: 'toString' is a column's name, not Object.prototype's
         const value = Object.hasOwn(row.values, column.key) ? row.values[column.key] : undefined
-        if (typeof value === 'number' && Number.isFinite(value)) add(key, column.route ?? null, row.field, unitOf(row.field, row.unit), value)
+        const unit = unitOf(row.field, row.unit)
+        if (typeof value === 'number' && Number.isFinite(value)) add(key, column.route ?? null, row.field, unit, value)
         if (Array.isArray(value)) {
           const names = partNames(row, value.length)
-          value.forEach(function part (v, k) { if (typeof v === 'number' && Number.isFinite(v)) add(key, column.route ?? null, names[k], unitOf(names[k], row.unit), v) })
+          value.forEach(function part (v, k) {
+            if (typeof v === 'number' && Number.isFinite(v)) add(key, column.route ?? null, names[k], unitOf(names[k], row.unit), v)
+          })
         }
       }
     }
@@ -155,11 +154,8 @@ export function figuresOf (record, coordinates = coordinatesOf([record])) {
 }
 
 /**
- * The figure a name stands for in one key's figures: a measure (`peak`, `throughput`,
- * `latency`) is the first of its fields there; any other name is itself.
- * @param {Map<string, object>} figures as figuresOf gives them
- * @param {string} key
- * @param {string} name
+ * The figure a name stands for in one key's figures: a measure (`peak`, `throughput`, `latency`) is the first of its fields
+ * there; any other name is itself.
  */
 export function figureFor (figures, key, name) {
   const measure = MEASURES.find(function named (m) { return m.name === name })

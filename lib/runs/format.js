@@ -1,29 +1,16 @@
 /**
- * The run record, format 1: one JSON file per finished run, what was run, where, what it
- * reported and its timeline (docs/runs.md). `readRunRecord(text)` is the one door in: a
- * record read from disk, from a request or from another machine is data until it has
- * passed it, and it never runs, imports or evaluates anything it holds. A record that does
- * not pass is refused with 422 `run.invalid`, whose message names the first field at fault.
- *
- *   {
- *     format: 1, kind: 'streamlab.run', id,
- *     run:   { experiment, title, params, seed, routes, status, startedAt, endedAt, source },
- *     where: { node, v8, platform, arch, cores, memoryBytes, lab: { name, version }, options, portable },
- *     results,          the run's result as the result contract has it (null: none)
- *     error,            the run's error, { status, type, message, ... } (null: none)
- *     timeline: { interval, samples, spans, marks, gc, siteWindows, sites, thinned }
- *                       (gc, siteWindows and sites: absent from older records)
- *   }
+ * The run record, format 1: one JSON file per finished run, what was run, where, what it reported and its timeline
+ * (docs/runs.md). `readRunRecord(text)` is the one door in: a record read from disk, from a request or from another machine is
+ * data until it has passed it, and it never runs, imports or evaluates anything it holds. A record that does not pass is refused
+ * with 422 `run.invalid`, whose message names the first field at fault. More: README.md, "format.js".
  */
 import { runInvalid } from '../errors/index.js'
 import { RECORD_MAX_BYTES, checkRecordText } from './check.js'
 
-export { RECORD_MAX_BYTES, RUN_FORMAT, RUN_ID, RUN_KIND, RUN_SOURCES, RUN_STATUSES, recordProblem } from './check.js'
+export { RECORD_MAX_BYTES, RUN_FORMAT, RUN_ID, RUN_KIND, RUN_SOURCES, RUN_STATUSES, oversize, recordProblem } from './check.js'
 
 /**
- * Read a run record from its text: at most RECORD_MAX_BYTES, JSON, and of this format
- * (the rules: lib/runs/check.js).
- * @param {string|Buffer} text
+ * Read a run record from its text: at most RECORD_MAX_BYTES, JSON, and of this format (the rules: lib/runs/check.js).
  * @param {string} [where] how the error names what was read (a file, an id)
  * @returns {object} the record
  * @throws {LabError} 422 run.invalid naming the field at fault (`(file)` for the size, `(json)` for the syntax)

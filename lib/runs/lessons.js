@@ -1,21 +1,18 @@
 /**
- * The lessons' runs: the record of the run a committed figures file came from, kept beside it as
- * docs/figures/<name>.run.json by `npm run bench -- ... --figures <name>`, and listed by every lab
- * as the read-only run `lesson-<name>`, so a lesson links its figure to the run's replay
- * (`/?run=lesson-zip-bomb`) and a class lays its own run over the lesson's (docs/runs.md).
- *
- * A committed record is held to a smaller bound than the lab's (LESSON_RECORD_MAX_BYTES): its
- * timeline is thinned further, keeping the peaks, as lib/runs/timeline.js thins any timeline.
+ * The lessons' runs: the record of the run a committed figures file came from, kept beside it as docs/figures/<name>.run.json by
+ * `npm run bench -- ... --figures <name>`, and listed by every lab as the read-only run `lesson-<name>`, so a lesson links its
+ * figure to the run's replay (`/?run=lesson-zip-bomb`) and a class lays its own run over the lesson's (docs/runs.md).
+ * More: README.md, "lessons.js".
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { runInvalid, runNotFound } from '../errors/index.js'
+import { runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
 import { PROJECT_ROOT } from '../util/project-root.js'
-import { RECORD_MAX_BYTES, readRunRecord } from './format.js'
+import { RECORD_MAX_BYTES, oversize, readRunRecord } from './format.js'
 import { recordText } from './record.js'
-import { invalidEntry, namesIn, readRecordAs, summarise } from './store.js'
+import { invalidEntry, namesIn, readRecordFile, summarise } from './store.js'
 import { thinGcEvents, thinSamples, thinSpans } from './timeline.js'
 import { thinWindows } from './sites.js'
 
@@ -33,23 +30,23 @@ const FIGURES_NAME = /^[a-z0-9][a-z0-9-]*$/
 const SUFFIX = '.run.json'
 
 /**
- * A record as a lesson keeps it: its id `lesson-<name>`, its timeline thinned to fit
- * LESSON_RECORD_MAX_BYTES (what was left out added to `timeline.thinned`).
- * @param {object} record a checked record
- * @param {string} name the figures file's name
- * @returns {string} the record's text
+ * A record as a lesson keeps it: its id `lesson-<name>`, its timeline thinned to fit LESSON_RECORD_MAX_BYTES (what was left out
+ * added to `timeline.thinned`), as text.
  */
 export function lessonRecordText (record, name) {
   if (!FIGURES_NAME.test(name)) throw new TypeError(`a figures name is lower-case letters, digits and dashes, not "${name}"`)
   const { samples, spans, gc, siteWindows } = record.timeline
   return recordText(function build (bounds) {
-    const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)), spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
+    const kept = { samples: thinSamples(samples, Math.max(5, bounds.maxSamples ?? samples.length)),
+      spans: thinSpans(spans, bounds.maxSpans ?? spans.length) }
     if (gc !== undefined) kept.gc = thinGcEvents(gc, bounds.maxGcEvents ?? gc.length)
     // the routes' summary (timeline.sites) is of every window the run saw: it stays as it is
     if (siteWindows !== undefined) kept.siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows ?? siteWindows.length)
     const thinned = { ...record.timeline.thinned }
     for (const key of Object.keys(kept)) {
-      if (kept[key].length < record.timeline[key].length) thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }
+      if (kept[key].length < record.timeline[key].length) {
+        thinned[key] = { seen: record.timeline.thinned?.[key]?.seen ?? record.timeline[key].length, kept: kept[key].length }
+      }
     }
     return {
       ...record,
@@ -59,27 +56,15 @@ export function lessonRecordText (record, name) {
   }, LESSON_RECORD_MAX_BYTES)
 }
 
-/**
- * Keep a run's record beside the figures it gave: `<dir>/<name>.run.json`, written atomically.
- * @param {string} file the record the run left (in a lab's runs folder)
- * @param {string} name the figures file's name
- * @param {string} [dir]
- * @returns {Promise<string>} the file written
- * @throws {LabError} run.invalid when the file is no record
- */
+/** Keep the record a run left in `file` beside the figures it gave, `<dir>/<name>.run.json`, atomically (run.invalid: no record). */
 export async function keepLessonRecord (file, name, dir = LESSON_RUNS_DIR) {
   const stat = await fs.promises.stat(file)
-  if (stat.size > RECORD_MAX_BYTES) throw new Error(`${file} is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
+  if (stat.size > RECORD_MAX_BYTES) throw new Error(`${file} ${oversize(stat.size)}`)
   const text = lessonRecordText(readRunRecord(await fs.promises.readFile(file), file), name)
   return (await writeAtomically(dir, `${name}${SUFFIX}`, [Readable.from([text])])).path
 }
 
-/**
- * The lessons' runs, read-only: listed and read as the runs folder's are (store.js), never written
- * or pruned by a lab.
- * @param {{ dir?: string }} [settings]
- * @returns {{ dir: string, list: () => Promise<object[]>, read: (id: string) => Promise<object>, has: (id: string) => boolean }}
- */
+/** The lessons' runs, read-only: listed and read as the runs folder's are (store.js), never written or pruned by a lab. */
 export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
   const folder = path.resolve(dir)
 
@@ -93,17 +78,7 @@ export function createLessonRuns ({ dir = LESSON_RUNS_DIR } = {}) {
   async function read (id) {
     const file = fileOf(id)
     if (file === null) throw runNotFound(id, 0)
-    let text
-    try {
-      const stat = await fs.promises.lstat(file)
-      if (!stat.isFile()) throw runNotFound(id, 0)
-      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', `is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
-      text = await fs.promises.readFile(file)
-    } catch (err) {
-      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, 0)
-      throw err
-    }
-    return readRecordAs(text, id)
+    return readRecordFile(file, id, 0)
   }
 
   /** The lessons' runs as GET /runs lists a run, each marked `lesson: true`; a file that is no record as `{ id, bytes, invalid }`. */

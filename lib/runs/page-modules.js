@@ -1,20 +1,13 @@
 /**
- * The dashboard's modules as the page sees them: by URL, `/x.js` for dashboard/x.js and
- * `/lib/a/b.js` for lib/a/b.js (the modules the page shares with the lab: a record's rules,
- * compare's figures). The dashboard route serves a lib module only when the page's imports reach
- * it (`sharedModules`), and an exported run page (run-page.js) gets them all as one script
- * (`bundleModules`), because a page opened from disk can load no module file.
- *
- * Bundling is a small transform of the lab's own code, not a general one: a module may use
- * `import { a, b as c } from '<relative or /absolute .js>'` and `export function|async function|
- * const|let|class NAME`, nothing else of ESM's syntax. Anything else is an error naming the line,
- * so a module that outgrows the transform fails the export's spec, never a class's page.
+ * The dashboard's modules as the page sees them: by URL, `/x.js` for dashboard/x.js and `/lib/a/b.js` for lib/a/b.js (the modules
+ * the page shares with the lab: a record's rules, compare's figures). The dashboard route serves a lib module only when the
+ * page's imports reach it (`sharedModules`), and an exported run page (run-page.js) gets them all as one script
+ * (`bundleModules`), because a page opened from disk can load no module file. More: README.md, "page-modules.js".
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../util/project-root.js'
 
-/** Where the page's own modules are. */
 export const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dashboard')
 const LIB_DIR = path.join(PROJECT_ROOT, 'lib')
 
@@ -23,12 +16,7 @@ const EXPORT = /^export (async function|function|const|let|class) ([A-Za-z_$][\w
 /** A line of ESM's syntax left once the two above are taken out: the transform knows no more. */
 const UNKNOWN_SYNTAX = /^(import|export)\b.*$/m
 
-/**
- * The file a page URL names: `/x.js` in the dashboard's folder, `/lib/…/x.js` in lib/.
- * @param {string} url
- * @param {{ dashboardDir?: string }} [where]
- * @returns {string|null} null for anything else (another folder, `..`, not `.js`)
- */
+/** The file a page URL names: `/x.js` in the dashboard's folder, `/lib/…/x.js` in lib/; null for anything else. */
 export function moduleFile (url, { dashboardDir = DASHBOARD_DIR } = {}) {
   if (typeof url !== 'string' || !/^\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*\.js$/.test(url)) return null
   if (url.startsWith('/lib/')) return path.join(LIB_DIR, ...url.slice('/lib/'.length).split('/'))
@@ -51,11 +39,8 @@ function importsOf (url, text) {
 }
 
 /**
- * The modules `entries` reach, each after the modules it imports (the order a bundle runs them in).
- * @param {string[]} entries page URLs, e.g. ['/main.js']
- * @param {{ dashboardDir?: string }} [where]
- * @returns {Map<string, { file: string, text: string, imports: Array<{ names: string[][], url: string }>, exports: string[] }>}
- * @throws {Error} for a module outside the page's URLs, one that is missing, a cycle, or syntax the bundle cannot take
+ * The modules `entries` (page URLs, e.g. ['/main.js']) reach, each after the modules it imports (the order a bundle runs them in).
+ * Throws for a module outside the page's URLs, one that is missing, a cycle, or syntax the bundle cannot take
  */
 export function moduleGraph (entries, where = {}) {
   const graph = new Map()
@@ -69,7 +54,8 @@ export function moduleGraph (entries, where = {}) {
     const imports = importsOf(url, text)
     const exports = [...text.matchAll(EXPORT)].map(function name (m) { return m[2] })
     const rest = UNKNOWN_SYNTAX.exec(text.replace(IMPORT, '').replace(EXPORT, ''))
-    if (rest !== null) throw new Error(`${url}: "${rest[0].slice(0, 80)}" is module syntax the page's bundle does not take (lib/runs/page-modules.js)`)
+    if (rest !== null) throw new Error(`${url}: "${rest[0].slice(0, 80)}" is module syntax the page's bundle does not take ` +
+      `(lib/runs/page-modules.js)`)
     visiting.add(url)
     for (const dependency of imports) visit(dependency.url, url)
     visiting.delete(url)
@@ -79,12 +65,7 @@ export function moduleGraph (entries, where = {}) {
   return graph
 }
 
-/**
- * The lib modules the page's entries reach, which the dashboard route may serve: nothing else of lib/.
- * @param {string[]} entries
- * @param {{ dashboardDir?: string }} [where]
- * @returns {Map<string, string>} URL -> file
- */
+/** The lib modules the page's entries reach (URL -> file), which the dashboard route may serve: nothing else of lib/. */
 export function sharedModules (entries, where = {}) {
   const shared = new Map()
   for (const [url, module] of moduleGraph(entries, where)) if (url.startsWith('/lib/')) shared.set(url, module.file)
@@ -92,11 +73,8 @@ export function sharedModules (entries, where = {}) {
 }
 
 /**
- * One classic script that runs `entry` and every module it reaches, each in its own function
- * scope, in import order: a module's imports become reads of the exports of one already run.
- * @param {string} entry a page URL
- * @param {{ dashboardDir?: string }} [where]
- * @returns {string}
+ * One classic script that runs `entry` and every module it reaches, each in its own function scope, in import order: a module's
+ * imports become reads of the exports of one already run.
  */
 export function bundleModules (entry, where = {}) {
   const parts = []
@@ -105,12 +83,15 @@ export function bundleModules (entry, where = {}) {
     const body = module.text
       .replace(IMPORT, function readExports (line, names, specifier) {
         const from = new URL(specifier, `http://page${url}`).pathname
-        const fields = byUrl.get(from).names.map(function field ([imported, local]) { return imported === local ? local : `${imported}: ${local}` })
+        const fields = byUrl.get(from).names.map(function field ([imported, local]) { return imported === local ? local
+          : `${imported}: ${local}` })
         return `const { ${fields.join(', ')} } = modules.get(${JSON.stringify(from)})`
       })
       .replace(EXPORT, function declare (line, kind, name) { return `${kind} ${name}` })
-    const name = `module${url.replace(/\.js$/, '').replace(/[^A-Za-z0-9]+(.)?/g, function camel (m, c) { return c === undefined ? '' : c.toUpperCase() })}`
-    parts.push(`// ${url}\nmodules.set(${JSON.stringify(url)}, (function ${name} () {\n${body}\nreturn Object.freeze({ ${module.exports.join(', ')} })\n})())`)
+    const camel = function camel (m, c) { return c === undefined ? '' : c.toUpperCase() }
+    const name = `module${url.replace(/\.js$/, '').replace(/[^A-Za-z0-9]+(.)?/g, camel)}`
+    parts.push(`// ${url}\nmodules.set(${JSON.stringify(url)}, (function ${name} () {\n${body}\nreturn Object.freeze({ ` +
+      `${module.exports.join(', ')} })\n})())`)
   }
   return `(function streamlabPage () {\n'use strict'\nconst modules = new Map()\n${parts.join('\n')}\n})()\n`
 }

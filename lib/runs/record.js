@@ -1,6 +1,5 @@
 /**
- * A run record put together (lib/runs/format.js says its shape): where it ran, what it was, and
- * its text within RECORD_MAX_BYTES.
+ * A run record put together (lib/runs/format.js says its shape): where it ran, what it was, and its text within RECORD_MAX_BYTES.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -28,10 +27,7 @@ function lab () {
   return labVersion
 }
 
-/**
- * Where a run ran: this process's Node, machine and lab.
- * @param {object|null} options the normalised app options (null: the bench CLI, whose labs take flags)
- */
+/** Where a run ran: this process's Node, machine and lab, and its normalised app options (null: the bench CLI's flags). */
 export function describeWhere (options) {
   let kept = null
   if (options !== null && typeof options === 'object') {
@@ -52,11 +48,7 @@ export function describeWhere (options) {
   }
 }
 
-/**
- * The routes a run exercised, in the order first met: its results' route columns and cells, then its spans'.
- * @param {object|null} results
- * @param {object[]} spans
- */
+/** The routes a run exercised, in the order first met: its results' route columns and cells, then its spans'. */
 export function routesOf (results, spans) {
   const routes = []
   function add (route) { if (typeof route === 'string' && route !== '' && !routes.includes(route)) routes.push(route) }
@@ -66,13 +58,7 @@ export function routesOf (results, spans) {
   return routes
 }
 
-/**
- * A record of a run.
- * @param {{ id: string, experiment: string, title?: string|null, params: object|null, status: string, source: string,
- *   startedAt: number, endedAt: number|null, results: object|null, error: object|null, options: object|null }} run
- * @param {object} timeline as `createTimeline().toRecord()` gives it
- * @returns {object}
- */
+/** A record of a run, with its timeline as `createTimeline().toRecord()` gives it. */
 export function makeRecord (run, timeline) {
   const params = run.params ?? null
   return {
@@ -98,13 +84,10 @@ export function makeRecord (run, timeline) {
 }
 
 /**
- * The record's text, within RECORD_MAX_BYTES: its timeline is thinned (site windows while they
- * take over a quarter of it, else whichever of samples, spans and collections holds most, halved
- * each time) until it fits.
- * @param {(bounds: { maxSamples?: number, maxSpans?: number, maxGcEvents?: number, maxSiteWindows?: number, noSamples?: boolean }) => object} build the record
- *   for the given bounds (with `noSamples`, the samples are emptied here)
- * @param {number} [maxBytes]
- * @returns {string}
+ * The record's text, within RECORD_MAX_BYTES: its timeline is thinned (site windows while they take over a quarter of it, else
+ * whichever of samples, spans and collections holds most, halved each time) until it fits.
+ * @param {(bounds: object) => object} build the record for the given bounds (`maxSamples`, `maxSpans`, `maxGcEvents`,
+ *   `maxSiteWindows`; with `noSamples`, the samples are emptied here)
  * @throws {Error} when even a record with no timeline does not fit (its results alone are too large),
  *   or when the record would not read back (a bug: the lab writes only what it reads)
  */
@@ -121,12 +104,15 @@ export function recordText (build, maxBytes = RECORD_MAX_BYTES) {
     const { samples, spans } = record.timeline
     const gc = record.timeline.gc ?? []
     const windows = record.timeline.siteWindows ?? []
-    if (samples.length === 0 && spans.length === 0 && gc.length === 0 && windows.length === 0) throw new Error(`the run's results alone take over ${maxBytes} bytes`)
-    // whichever holds more is halved; each turn takes something away, so the loop ends. A site
-    // window weighs as much as a score of samples: counted by its text, not by its number
-    if (windows.length > 0 && JSON.stringify(windows).length > maxBytes / 4) bounds = { ...bounds, maxSiteWindows: Math.floor(windows.length / 2) }
+    const empty = samples.length === 0 && spans.length === 0 && gc.length === 0 && windows.length === 0
+    if (empty) throw new Error(`the run's results alone take over ${maxBytes} bytes`)
+    // whichever holds more is halved; each turn takes something away, so the loop ends. A site window weighs as much as a score
+    // of samples: counted by its text, not by its number
+    if (windows.length > 0 && JSON.stringify(windows).length > maxBytes / 4) bounds = { ...bounds,
+      maxSiteWindows: Math.floor(windows.length / 2) }
     else if (gc.length > samples.length && gc.length > spans.length) bounds = { ...bounds, maxGcEvents: Math.floor(gc.length / 2) }
-    else if (samples.length > 5 && samples.length >= spans.length) bounds = { ...bounds, maxSamples: Math.max(5, Math.floor(samples.length / 2)) }
+    else if (samples.length > 5 && samples.length >= spans.length) bounds = { ...bounds,
+      maxSamples: Math.max(5, Math.floor(samples.length / 2)) }
     else if (spans.length > 0) bounds = { ...bounds, maxSpans: Math.floor(spans.length / 2) }
     else if (samples.length > 0) bounds = { ...bounds, noSamples: true }
     else bounds = { ...bounds, maxSiteWindows: Math.floor(windows.length / 2) }

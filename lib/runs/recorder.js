@@ -1,25 +1,16 @@
 /**
- * The recorder the experiment engine is handed: it listens for as long as a run lasts (the
- * app's sampler at its interval, the bus's `request`, `peak` and `sites` events, the last
- * window of sites once `sites.settled()`) and, when the run ends, writes its record to the
- * runs folder. The engine knows nothing of files: it calls `begin` when a run starts, `progress`
- * on the handle as the run reports it, and `end` when the run ends.
- *
- * When a record is written (or could not be), the bus gets
- *   'run-record' { id, name, time, file, bytes }   or   { id, name, time, error }
- * A record that cannot be written (the disk quota, a full disk) costs the run nothing: the run's
- * result stands, and the lab says why on its console.
+ * The recorder the experiment engine is handed: it listens for as long as a run lasts (the app's sampler at its interval, the
+ * bus's `request`, `peak` and `sites` events, the last window of sites once `sites.settled()`) and, when the run ends, writes its
+ * record to the runs folder. The engine knows nothing of files: it calls `begin` when a run starts, `progress` on the handle as
+ * the run reports it, and `end` when the run ends. More: README.md, "recorder.js".
  */
 import { createRunStore } from './store.js'
 import { createTimeline } from './timeline.js'
 import { makeRecord, recordText } from './record.js'
 
 /**
- * @param {{ dir: string, keep: number, sampler: { subscribe: Function, interval: number },
- *   events: import('node:events').EventEmitter, sites?: { settled: () => Promise<void> }|null, diskQuota?: object|null,
- *   options?: object|null, timeline?: object, warn?: (line: string) => void }} settings
- *   `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js);
- *   `options`: the app's normalised options, which a record notes; `timeline`: bounds for createTimeline (specs)
+ * `keep`: the records kept (0: none written); `sites`: the site sampling (lib/metrics/alloc-sites.js); `options`: the app's
+ * normalised options, which a record notes; `timeline`: bounds for createTimeline (specs).
  */
 export function createRunRecorder (settings) {
   const { sampler, events, sites = null, options = null, warn = console.warn } = settings
@@ -32,13 +23,7 @@ export function createRunRecorder (settings) {
   /** handles of runs being recorded: close() ends their listening */
   const recording = new Set()
 
-  /**
-   * Start recording a run.
-   * @param {{ id: string, name: string, title?: string, params: object|null, startedAt: number }} run
-   * @returns {{ progress: (update: object) => void,
-   *   end: (final: { status: string, endedAt: number, result: object|null, error: object|null }) => Promise<void> } | null}
-   *   null when no records are kept
-   */
+  /** Start recording a run: a handle with `progress(update)` and `end({ status, endedAt, result, error })`; null when none are kept. */
   function begin (run) {
     if (store.keep === 0) return null
     const timeline = createTimeline({ interval, ...settings.timeline })
@@ -104,7 +89,8 @@ export function createRunRecorder (settings) {
           return write(final)
         }).catch(function reportUnwritten (err) {
           warn(`streamlab: the record of run ${run.id} was not written: ${err.message}`)
-          events.emit('run-record', { id: run.id, name: run.name, time: Date.now(), error: { type: err.type ?? 'internal', message: err.message } })
+          events.emit('run-record',
+            { id: run.id, name: run.name, time: Date.now(), error: { type: err.type ?? 'internal', message: err.message } })
         }).finally(function written () { writing.delete(done) })
         writing.add(done)
         return done
@@ -117,7 +103,6 @@ export function createRunRecorder (settings) {
   return Object.freeze({
     begin,
     store,
-    /** Every write under way, finished. */
     settled: function settled () {
       return Promise.all([...writing]).then(function none () {})
     },

@@ -1,14 +1,8 @@
 /**
- * One run as one HTML file that opens from disk with no server and no network (docs/runs.md,
- * "One page per run"): Chart.js, the dashboard's stylesheet and the page's modules inlined
- * (page-modules.js bundles them: a page opened from disk can load no module file), and the
- * record as data (run-page-data.js). The template is the page with no run in it; the dashboard
- * fetches it (GET /run-page.html) to export a run it holds, the CLI fills it itself.
- *
- * Its Content-Security-Policy is a meta tag: nothing may be fetched (`default-src 'none'`, so no
- * connect, image, font or frame), and only the two inlined scripts run, named by their hashes,
- * not by 'unsafe-inline': were any string of a record ever parsed as markup, an injected
- * `<script>` or `onerror=` would still not run. The stylesheet is allowed by its hash too.
+ * One run as one HTML file that opens from disk with no server and no network (docs/runs.md, "One page per run"): Chart.js, the
+ * dashboard's stylesheet and the page's modules inlined (page-modules.js bundles them: a page opened from disk can load no module
+ * file), and the record as data (run-page-data.js). The template is the page with no run in it; the dashboard fetches it (GET
+ * /run-page.html) to export a run it holds, the CLI fills it itself. More: README.md, "run-page.js".
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -17,7 +11,6 @@ import { chartJsFile } from '../util/assets.js'
 import { DASHBOARD_DIR, bundleModules } from './page-modules.js'
 import { embedRecord, emptyRecordElement } from './run-page-data.js'
 
-/** The module the page runs. */
 export const RUN_PAGE_ENTRY = '/run-page.js'
 
 /** A CSP source for a text's SHA-256. */
@@ -26,8 +19,8 @@ function hashSource (text) {
 }
 
 /**
- * Text inlined in an element must not end it early (`</script`), nor start what would change how
- * the rest is read (`<!--`, `<script` inside a script).
+ * Text inlined in an element must not end it early (`</script`), nor start what would change how the rest is read (`<!--`,
+ * `<script` inside a script).
  */
 function inlinable (name, text, tag) {
   const found = new RegExp(`</${tag}|<!--|<script`, 'i').exec(text)
@@ -35,11 +28,7 @@ function inlinable (name, text, tag) {
   return text
 }
 
-/**
- * The Content-Security-Policy of a page with these inline scripts and stylesheet.
- * @param {string[]} scripts
- * @param {string} style
- */
+/** The Content-Security-Policy of a page with these inline scripts and stylesheet. */
 export function runPagePolicy (scripts, style) {
   return [
     "default-src 'none'",
@@ -50,12 +39,7 @@ export function runPagePolicy (scripts, style) {
   ].join('; ')
 }
 
-/**
- * The run page with no run in it.
- * @param {{ dashboardDir?: string, chartJs?: string }} [where] the page's folder and Chart.js (tests may point elsewhere)
- * @returns {string}
- * @throws {Error} when a part cannot be inlined or a module cannot be bundled
- */
+/** The run page with no run in it (`where`: the page's folder and Chart.js, for specs); throws when a part cannot be inlined. */
 export function runPageTemplate ({ dashboardDir = DASHBOARD_DIR, chartJs = chartJsFile() } = {}) {
   const chart = inlinable('Chart.js', fs.readFileSync(chartJs, 'utf8'), 'script')
   const bundle = inlinable('the page\'s modules', bundleModules(RUN_PAGE_ENTRY, { dashboardDir }), 'script')
@@ -73,7 +57,8 @@ export function runPageTemplate ({ dashboardDir = DASHBOARD_DIR, chartJs = chart
 <body class="run-page">
 <header class="bar">
 <h1>streamlab <span class="subtitle">a recorded run, drawn from this file alone</span></h1>
-<div class="view-controls"><button id="projector" type="button" aria-pressed="false" title="Large type and high contrast, for the back of the room">Projector mode</button></div>
+<div class="view-controls"><button id="projector" type="button" aria-pressed="false"
+ title="Large type and high contrast, for the back of the room">Projector mode</button></div>
 </header>
 <main class="run-page-main">
 <p id="run-page-message" class="message" role="alert" data-kind="error" hidden></p>
@@ -87,12 +72,7 @@ ${emptyRecordElement()}
 `
 }
 
-/**
- * A run's page.
- * @param {object} record a checked record (lib/runs/format.js)
- * @param {{ dashboardDir?: string, chartJs?: string }} [where]
- * @returns {string}
- */
+/** A checked record's page. */
 export function runPage (record, where = {}) {
   return embedRecord(runPageTemplate(where), record)
 }

@@ -1,8 +1,7 @@
 /**
- * The sites that moved between two runs (`npm run runs -- compare`, the dashboard's overlay):
- * each route's top sites of A and of B (their records' `timeline.sites`, sites.js) matched by
- * line and function, whatever thread or kind took them, with what each allocated and the most
- * it held in both runs, the largest change first. Nothing of Node's: the page imports it.
+ * The sites that moved between two runs (`npm run runs -- compare`, the dashboard's overlay): each route's top sites of A and of
+ * B (their records' `timeline.sites`, sites.js) matched by line and function, whatever thread or kind took them, with what each
+ * allocated and the most it held in both runs, the largest change first. Nothing of Node's: the page imports it.
  */
 import { siteLine } from '../allocation/site.js'
 
@@ -33,17 +32,15 @@ function moved (row) {
 }
 
 /**
- * @param {object} a a checked record
- * @param {object} b a checked record
- * @param {{ all?: boolean }} [how]
- * @returns {{ routes: Array<{ route: string, rows: Array<{ line: string, kinds: string, allocated: { a: number|null, b: number|null, difference: number },
- *   held: { a: number|null, b: number|null, difference: number|null } }>, more: number }>, without: Array<'A'|'B'> }}
- *   `more`: the rows not listed; `without`: the runs that recorded no sites (older records, sampling off)
+ * Two checked records' sites: `{ routes: [{ route, rows: [{ line, kinds, allocated, held }], more }], without }`, where
+ * `allocated` and `held` are `{ a, b, difference }`, `more` the rows not listed and `without` the runs with no sites.
  */
 export function compareSites (a, b, { all = false } = {}) {
-  const without = [['A', a], ['B', b]].filter(function none ([, r]) { return (r.timeline.sites?.routes.length ?? 0) === 0 }).map(function label ([name]) { return name })
+  const siteRoutes = function siteRoutes (record) { return record.timeline.sites?.routes ?? [] }
+  const without = [['A', a], ['B', b]].filter(function none ([, r]) { return siteRoutes(r).length === 0 })
+    .map(function label ([name]) { return name })
   const routes = []
-  for (const record of [a, b]) for (const entry of record.timeline.sites?.routes ?? []) if (!routes.includes(entry.route)) routes.push(entry.route)
+  for (const record of [a, b]) for (const entry of siteRoutes(record)) if (!routes.includes(entry.route)) routes.push(entry.route)
   const out = []
   for (const route of routes) {
     const linesA = byLine(routeEntry(a, route))
@@ -57,7 +54,8 @@ export function compareSites (a, b, { all = false } = {}) {
       rows.push({
         line,
         kinds: [...new Set([...(sa?.kinds ?? []), ...(sb?.kinds ?? [])])].sort().join(', '),
-        allocated: { a: sa?.allocatedBytes ?? null, b: sb?.allocatedBytes ?? null, difference: (sb?.allocatedBytes ?? 0) - (sa?.allocatedBytes ?? 0) },
+        allocated: { a: sa?.allocatedBytes ?? null, b: sb?.allocatedBytes ?? null,
+          difference: (sb?.allocatedBytes ?? 0) - (sa?.allocatedBytes ?? 0) },
         held: { a: heldA, b: heldB, difference: heldA === null && heldB === null ? null : (heldB ?? 0) - (heldA ?? 0) }
       })
     }

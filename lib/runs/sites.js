@@ -1,22 +1,16 @@
 /**
- * Which code holds a run's bytes, by route: the allocation-site windows of the bus's `sites` events
- * (docs/metrics.md, "Allocation sites"), each given to the route that had requests in flight
- * while it was taken, and each route's summary: its sites over the run, the bytes each
- * allocated summed across windows and the most it was seen to hold. A window during which two
- * routes had requests in flight goes to neither: its bytes cannot be told apart, and giving
- * them to both would show one route's buffers in the other's column. The recorder
- * (timeline.js), the dashboard (live and replayed) and compare all read windows through here,
- * so nothing of Node's is in it.
- *
- * A site of the lab's own code (`LAB_CODE`: what measures, records or drives a run) is never a
- * route's line: the summary lists it apart, in `lab`. A site's share is its allocated bytes
- * against its route's, both sampled over the route's windows (docs/metrics.md, "A site's share").
+ * Which code holds a run's bytes, by route: the allocation-site windows of the bus's `sites` events (docs/metrics.md, "Allocation
+ * sites"), each given to the route that had requests in flight while it was taken, and each route's summary: its sites over the
+ * run, the bytes each allocated summed across windows and the most it was seen to hold. A window during which two routes had
+ * requests in flight goes to neither: its bytes cannot be told apart, and giving them to both would show one route's buffers in
+ * the other's column. The recorder (timeline.js), the dashboard (live and replayed) and compare all read windows through here, so
+ * nothing of Node's is in it. More: README.md, "sites.js".
  */
 import { formatBytes } from '../util/units.js'
 import { siteKey, windowAllocated } from '../allocation/site.js'
 
 export const SITES_DEFAULTS = Object.freeze({
-  /** Windows a record keeps: five minutes of them at the sampler's 2 s. */
+  /** Windows a record keeps. */
   maxWindows: 150,
   /** Sites a route's summary names. */
   topSites: 20,
@@ -25,22 +19,19 @@ export const SITES_DEFAULTS = Object.freeze({
 })
 
 /**
- * The lab's own instruments, project-relative: the one list a site is classified by. Folders and
- * files whose every frame is the lab's; in each experiment's folder, the files that drive and
- * measure it (its routes.js, stages.js and the like are the route's); functions of a route's
- * file that serve the lab (a parse thread's answer to the sampler).
+ * The lab's own instruments, project-relative: the one list a site is classified by. Folders and files whose every frame is the
+ * lab's; in each experiment's folder, the files that drive and measure it (its routes.js, stages.js and the like are the
+ * route's); functions of a route's file that serve the lab (a parse thread's answer to the sampler).
  */
 export const LAB_CODE = Object.freeze({
   folders: Object.freeze(['lib/allocation/', 'lib/metrics/', 'lib/runs/', 'lib/experiments/', 'lib/measure/']),
   files: Object.freeze(['routes/metrics.js', 'routes/runs.js', 'routes/experiments.js', 'routes/dashboard.js']),
-  experimentFiles: Object.freeze(['index.js', 'run.js', 'client.js', 'bench.js', 'figures.js', 'result.js', 'tcp-queues.js', 'measure.js', 'leftovers.js']),
+  experimentFiles: Object.freeze(['index.js', 'run.js', 'client.js', 'bench.js', 'figures.js', 'result.js', 'tcp-queues.js',
+    'measure.js', 'leftovers.js']),
   functions: Object.freeze([Object.freeze({ file: 'lib/parse/parse-thread.js', functionName: 'answerSites' })])
 })
 
-/**
- * Whether a site is the lab's own code (LAB_CODE).
- * @param {{ file: string|null, functionName: string }} site
- */
+/** Whether a site is the lab's own code (LAB_CODE). */
 export function isLabSite (site) {
   const file = site.file
   if (typeof file !== 'string') return false
@@ -59,8 +50,8 @@ function isObject (v) {
 }
 
 /**
- * Which routes had requests in flight during a window: fed the bus's `request` events (in any
- * order against the windows), asked with each window's span of time, windows in time order.
+ * Which routes had requests in flight during a window: fed the bus's `request` events (in any order against the windows), asked
+ * with each window's span of time, windows in time order.
  */
 export function createRouteTracker () {
   /** id -> { route, start } of a request in flight */
@@ -85,11 +76,7 @@ export function createRouteTracker () {
         if (ended.length > MAX_OPEN) ended = ended.slice(-MAX_OPEN / 2)
       }
     },
-    /**
-     * The routes with a request in flight at some time in [from, to), in the order met.
-     * @param {number} from the window's start
-     * @param {number} to its end
-     */
+    /** The routes with a request in flight at some time in the window [from, to), in the order met. */
     routesDuring: function routesDuring (from, to) {
       ended = ended.filter(function mayOverlapLater (r) { return r.end > from })
       const routes = []
@@ -130,11 +117,9 @@ function bounded (map, tracked) {
 }
 
 /**
- * Each route's sites over a run, added window by window (`add`), bounded: a route follows at
- * most `tracked` sites and names its `topSites`. A route's `allocatedBytes` is what its windows
- * allocated, less its lab sites: the whole its sites' shares are of, so they never sum past it.
- * The lab's sites, from every window, are in `lab`.
- * @param {{ topSites?: number, tracked?: number }} [bounds]
+ * Each route's sites over a run, added window by window (`add`), bounded: a route follows at most `tracked` sites and names its
+ * `topSites`. A route's `allocatedBytes` is what its windows allocated, less its lab sites: the whole its sites' shares are of,
+ * so they never sum past it. The lab's sites, from every window, are in `lab`.
  */
 export function createSiteSummary ({ topSites = SITES_DEFAULTS.topSites, tracked = SITES_DEFAULTS.tracked } = {}) {
   /** route -> { windows, allocatedBytes, sites: Map<key, site> } */
@@ -191,12 +176,7 @@ export function createSiteSummary ({ topSites = SITES_DEFAULTS.topSites, tracked
   }
 }
 
-/**
- * A site's share of its route's sampled allocation, 0 to 1, or null where the route's is not
- * known (a record written before the lab kept it).
- * @param {{ allocatedBytes: number }} site
- * @param {{ allocatedBytes?: number }} route its summary entry
- */
+/** A site's share of its route's (summary entry's) sampled allocation, 0 to 1, or null where the route's is not known. */
 export function siteShare (site, route) {
   if (!(route?.allocatedBytes > 0)) return null
   return site.allocatedBytes / route.allocatedBytes
@@ -217,10 +197,8 @@ function windowBytes (window) {
 }
 
 /**
- * Thin windows to at most `max`: each route's window that allocated the most, then evenly spaced
- * ones, in time order. The summary is made from every window, so thinning leaves it as it is.
- * @param {Array<{ routes: string[], sites: object[] }>} windows in time order
- * @param {number} max
+ * Thin windows to at most `max`: each route's window that allocated the most, then evenly spaced ones, in time order. The summary
+ * is made from every window, so thinning leaves it as it is.
  */
 export function thinWindows (windows, max) {
   if (windows.length <= max) return windows
@@ -245,11 +223,7 @@ export function shareText (share) {
   return share > 0 && share < 0.01 ? '<1%' : `${Math.round(share * 100)}%`
 }
 
-/**
- * What the sites view says it shows, the sampling interval in force quoted from the windows
- * (`intervalBytes`: the lab's is lib/metrics/alloc-sites.js's), or none where no window said.
- * @param {number|null} intervalBytes
- */
+/** What the sites view says it shows, with the sampling interval the windows quote (none where no window said). */
 export function sitesHelp (intervalBytes) {
   const every = intervalBytes > 0 ? `, sampled about every ${formatBytes(intervalBytes)} allocated` : ''
   return `Each route's lines that allocated the most${every}: the bar is what the line allocated over the route's windows, ` +
@@ -257,11 +231,7 @@ export function sitesHelp (intervalBytes) {
     'so a route\'s shares never sum past 100%. The lab\'s own code (its meters and recorders) is listed apart.'
 }
 
-/**
- * The routes of a window: those with a request in flight while it was taken.
- * @param {ReturnType<typeof createRouteTracker>} tracker
- * @param {{ time: number, windowMs: number }} window
- */
+/** The routes of a window: those with a request in flight while it was taken. */
 export function routesInWindow (tracker, window) {
   return tracker.routesDuring(window.time - window.windowMs, window.time)
 }

@@ -1,18 +1,15 @@
 /**
- * The runs folder, `<dataDir>/runs/`: one `<id>.json` per run, written atomically
- * (lib/util/atomic-file.js) within the disk quota, the last `keep` kept. Files come and go
- * behind the store's back (another lab process, the bench CLI, a person), so it reads the
- * folder each time it lists or prunes, and keeps only a cache of each file's summary by its
- * size and modification time.
+ * The runs folder, `<dataDir>/runs/`: one `<id>.json` per run, written atomically (lib/util/atomic-file.js) within the disk
+ * quota, the last `keep` kept. Files come and go behind the store's back (another lab process, the bench CLI, a person), so it
+ * reads the folder each time it lists or prunes, and keeps only a cache of each file's summary by its size and modification time.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { runIdAmbiguous, runInvalid, runNotFound } from '../errors/index.js'
 import { writeAtomically } from '../util/atomic-file.js'
-import { RECORD_MAX_BYTES, RUN_ID, readRunRecord } from './format.js'
+import { RECORD_MAX_BYTES, RUN_ID, oversize, readRunRecord } from './format.js'
 
-/** The runs folder of a data directory. */
 export function runsDir (dataDir) {
   return path.join(dataDir, 'runs')
 }
@@ -38,13 +35,8 @@ export async function namesIn (folder) {
 }
 
 /**
- * Read a record's text as the file of `id`: a record whose own id is another is refused, so a run
- * is served under its file's name alone, never under a second id the file claims.
- * @param {string|Buffer} text
- * @param {string} id the id the file's name gives
- * @param {string} [where] how the error names what was read
- * @returns {object}
- * @throws {LabError} 422 run.invalid
+ * Read a record's text as the file of `id`: a record whose own id is another is refused, so a run is served under its file's name
+ * alone, never under a second id the file claims (422 run.invalid); `where` names what was read.
  */
 export function readRecordAs (text, id, where = id) {
   const record = readRunRecord(text, where)
@@ -52,12 +44,28 @@ export function readRecordAs (text, id, where = id) {
   return record
 }
 
+/** Read the record file of `id`: 404 run.not.found (`keep` in its message) for no regular file, 422 run.invalid past the bound. */
+export async function readRecordFile (file, id, keep) {
+  let text
+  try {
+    const stat = await fs.promises.lstat(file)
+    if (!stat.isFile()) throw runNotFound(id, keep)
+    if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', oversize(stat.size))
+    text = await fs.promises.readFile(file)
+  } catch (err) {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, keep)
+    throw err
+  }
+  return readRecordAs(text, id)
+}
+
 /**
- * What a list shows of a file that it cannot show as a run: its id, size and why (an error that is
- * no `run.invalid`, such as a file it may not read, in its own words).
+ * What a list shows of a file that it cannot show as a run: its id, size and why (an error that is no `run.invalid`, such as a
+ * file it may not read, in its own words).
  */
 export function invalidEntry (id, bytes, err) {
-  return { id, bytes, invalid: err?.type === 'run.invalid' ? err.message : `${id} could not be read: ${String(err?.message ?? err).slice(0, 200)}` }
+  return { id, bytes, invalid: err?.type === 'run.invalid' ? err.message
+    : `${id} could not be read: ${String(err?.message ?? err).slice(0, 200)}` }
 }
 
 /** What a list shows of a record, from the record. */
@@ -78,10 +86,8 @@ export function summarise (id, record, bytes) {
 }
 
 /**
- * A runs folder.
- * @param {{ dir: string, keep: number, diskQuota?: import('../limits/disk-quota.js').DiskQuota|null }} settings
- *   `keep`: records kept, the oldest (by the file's time) removed past it; `diskQuota`: the app's,
- *   which each write reserves its bytes in (507 disk.quota.exceeded when it does not fit)
+ * A runs folder: `keep` records kept, the oldest (by the file's time) removed past it; `diskQuota`: the app's, which each write
+ * reserves its bytes in (507 disk.quota.exceeded when it does not fit).
  */
 export function createRunStore ({ dir, keep, diskQuota = null }) {
   if (typeof dir !== 'string' || dir === '') throw new TypeError('the runs store needs a directory')
@@ -116,10 +122,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     summaries.delete(name)
   }
 
-  /**
-   * Remove the records past the newest `keep`.
-   * @returns {Promise<string[]>} the ids removed
-   */
+  /** Remove the records past the newest `keep`; the ids removed. */
   async function prune () {
     const removed = []
     for (const file of (await files()).slice(keep)) {
@@ -129,13 +132,7 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     return removed
   }
 
-  /**
-   * Write a record's text as `<id>.json`, then prune.
-   * @param {string} id
-   * @param {string} text as lib/runs/record.js `recordText` makes it
-   * @returns {Promise<{ path: string, bytes: number }>}
-   * @throws {LabError} 507 disk.quota.exceeded (nothing is written)
-   */
+  /** Write a record's text (record.js `recordText`) as `<id>.json`, then prune; 507 disk.quota.exceeded writes nothing. */
   async function save (id, text) {
     if (!RUN_ID.test(id)) throw new TypeError(`not a run id: ${id}`)
     const name = `${id}.json`
@@ -156,10 +153,8 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
   }
 
   /**
-   * Read and check a record, named by its id or by a prefix that begins no other id (the short
-   * id a page shows): the record carries its whole id.
-   * @param {string} id
-   * @returns {Promise<object>}
+   * Read and check a record, named by its id or by a prefix that begins no other id (the short id a page shows): the record
+   * carries its whole id.
    * @throws {LabError} 404 run.not.found, 409 run.id.ambiguous, 422 run.invalid
    */
   async function read (id) {
@@ -171,7 +166,6 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
     }
   }
 
-  /** The one record id `prefix` begins. */
   async function uniqueIdFor (prefix) {
     const ids = (await namesIn(folder)).map(idOf).filter(function begins (id) { return id !== null && id.startsWith(prefix) })
     if (ids.length === 0) throw runNotFound(prefix, keep)
@@ -181,25 +175,12 @@ export function createRunStore ({ dir, keep, diskQuota = null }) {
 
   async function readExactly (id) {
     if (typeof id !== 'string' || !RUN_ID.test(id)) throw runNotFound(id, keep)
-    const file = path.join(folder, `${id}.json`)
-    let text
-    try {
-      const stat = await fs.promises.lstat(file)
-      if (!stat.isFile()) throw runNotFound(id, keep)
-      if (stat.size > RECORD_MAX_BYTES) throw runInvalid(id, '(file)', `is ${stat.size} bytes, over the ${RECORD_MAX_BYTES} a record may be`)
-      text = await fs.promises.readFile(file)
-    } catch (err) {
-      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw runNotFound(id, keep)
-      throw err
-    }
-    return readRecordAs(text, id)
+    return readRecordFile(path.join(folder, `${id}.json`), id, keep)
   }
 
   /**
-   * The records in the folder, newest first: what a list shows of each, or, for a file that is
-   * no record this lab reads or cannot be read, its id, size and what is wrong with it (`invalid`):
-   * one bad file never keeps the others from the list.
-   * @returns {Promise<object[]>}
+   * The records in the folder, newest first: what a list shows of each, or, for a file that is no record this lab reads or cannot
+   * be read, its id, size and what is wrong with it (`invalid`): one bad file never keeps the others from the list.
    */
   async function list () {
     const out = []

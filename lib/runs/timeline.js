@@ -1,30 +1,14 @@
 /**
- * A run's timeline as it happens: the sampler's samples, the request spans from the bus's
- * `request` events and the marks (peak resets, the run's stages), kept within bounds so that
- * neither a long run's record nor the lab's own heap while it records grows with the run's
- * length. How each is bounded (docs/runs.md, "How big"):
- *
- * - samples: past `maxSamples`, thinned by time buckets, keeping in each the sample of the
- *   lowest RSS, of the highest RSS and of the most heap used, so a peak is never thinned away;
- * - a sample's `requests`: the `maxRequests` holding the most bytes (the sampler names 16), the
- *   others added to its `requestsOmitted: { count, bytes }` as the sampler adds those past 16;
- * - spans: past `maxSpans`, evenly spaced ones, and each route's slowest and largest;
- * - marks: the first `maxMarks`;
- * - garbage collections (the samples' `gcEvents`, kept beside them, not in them): past
- *   `maxGcEvents`, every mark-compact, then evenly spaced others, the young ones last;
- * - allocation-site windows (the bus's `sites` events, kept beside the samples, each with the
- *   routes that had requests in flight: sites.js): past `maxSiteWindows`, each route's heaviest,
- *   then evenly spaced ones; each route's summary (`sites`) is added up from every window.
- *
- * While recording, each sample is kept as its JSON text: about half the heap of the object.
+ * A run's timeline as it happens: the sampler's samples, the request spans from the bus's `request` events and the marks (peak
+ * resets, the run's stages), kept within bounds so that neither a long run's record nor the lab's own heap while it records grows
+ * with the run's length (docs/runs.md, "How big"; README.md, "timeline.js").
  */
 
 import { readWindow } from '../allocation/site.js'
 import { SITES_DEFAULTS, createRouteTracker, createSiteSummary, routesInWindow, thinWindows } from './sites.js'
 
-/** Defaults of `createTimeline`. */
 export const TIMELINE_DEFAULTS = Object.freeze({
-  /** Samples a record keeps: 4 minutes at 100 ms are kept whole. */
+  /** Samples a record keeps. */
   maxSamples: 2400,
   /** Ingest requests in flight kept in each sample. */
   maxRequests: 8,
@@ -42,13 +26,9 @@ export const TIMELINE_DEFAULTS = Object.freeze({
 const SPAN_NUMBERS = Object.freeze(['status', 'ms', 'compressedBytes', 'inflatedBytes', 'items', 'heldPeak', 'peakRss'])
 
 /**
- * Thin samples to at most `max`: time buckets between the first and the last, and in each the
- * samples of the lowest RSS, the highest RSS and the most heap used (one sample may be all three).
- * The first and the last are kept. Works on samples and on `{ time, rss, heapUsed }` entries alike.
- * @template {{ time: number, rss: number, heapUsed?: number|null }} T
- * @param {T[]} samples in time order
- * @param {number} max at least 5
- * @returns {T[]} in time order
+ * Thin samples to at most `max`: time buckets between the first and the last, and in each the samples of the lowest RSS, the
+ * highest RSS and the most heap used (one sample may be all three). The first and the last are kept. Works on samples and on `{
+ * time, rss, heapUsed }` entries alike, in time order; `max` at least 5.
  */
 export function thinSamples (samples, max) {
   if (samples.length <= max) return samples
@@ -80,11 +60,8 @@ export function thinSamples (samples, max) {
 }
 
 /**
- * Thin spans to at most `max`: each route's slowest and largest (by `heldPeak`), then evenly
- * spaced ones from the rest, in the order they started.
- * @param {object[]} spans in start order
- * @param {number} max
- * @returns {object[]}
+ * Thin spans to at most `max`: each route's slowest and largest (by `heldPeak`), then evenly spaced ones from the rest, in the
+ * order they started.
  */
 export function thinSpans (spans, max) {
   if (spans.length <= max) return spans
@@ -113,10 +90,8 @@ function gcRank (event) {
 }
 
 /**
- * Thin garbage collections to at most `max`: by rank (gcRank), all of a rank while they fit,
- * evenly spaced ones of the rank that does not; in time order.
- * @param {Array<{ at: number, kind: string }>} events in time order
- * @param {number} max
+ * Thin garbage collections to at most `max`: by rank (gcRank), all of a rank while they fit, evenly spaced ones of the rank that
+ * does not; in time order.
  */
 export function thinGcEvents (events, max) {
   if (events.length <= max) return events
@@ -150,20 +125,18 @@ function spanFields (span, event) {
   }
 }
 
-/**
- * A timeline being recorded.
- * @param {{ interval: number|null, maxSamples?: number, maxRequests?: number, maxSpans?: number, maxMarks?: number, maxGcEvents?: number,
- *   maxSiteWindows?: number }} settings
- */
+/** A timeline being recorded: `settings` are its `interval` and any of TIMELINE_DEFAULTS. */
 export function createTimeline (settings) {
   const { interval } = settings
   const bounds = { ...TIMELINE_DEFAULTS }
   for (const key of Object.keys(TIMELINE_DEFAULTS)) {
     if (settings[key] === undefined) continue
-    if (!Number.isSafeInteger(settings[key]) || settings[key] < (key === 'maxSamples' ? 5 : 0)) throw new TypeError(`timeline option ${key} must be a whole number, got ${settings[key]}`)
+    const least = key === 'maxSamples' ? 5 : 0
+    if (!Number.isSafeInteger(settings[key]) || settings[key] < least) {
+      throw new TypeError(`timeline option ${key} must be a whole number, got ${settings[key]}`)
+    }
     bounds[key] = settings[key]
   }
-  /** @type {Array<{ time: number, rss: number, heapUsed: number|null, text: string }>} */
   let samples = []
   let samplesSeen = 0
   let requestsCut = 0
@@ -191,7 +164,6 @@ export function createTimeline (settings) {
       siteWindows.push(window)
       if (siteWindows.length > bounds.maxSiteWindows * 1.25) siteWindows = thinWindows(siteWindows, bounds.maxSiteWindows)
     },
-    /** A sample as the sampler gives it. */
     addSample: function addSample (sample) {
       samplesSeen++
       const { gcEvents: collections, gcEventsOmitted, ...rest } = sample
@@ -209,7 +181,8 @@ export function createTimeline (settings) {
         kept = {
           ...rest,
           requests: sorted.slice(0, bounds.maxRequests),
-          requestsOmitted: { count: omitted.count + cut.length, bytes: omitted.bytes + cut.reduce(function add (sum, r) { return sum + heldSum(r) }, 0) }
+          requestsOmitted: { count: omitted.count + cut.length,
+            bytes: omitted.bytes + cut.reduce(function add (sum, r) { return sum + heldSum(r) }, 0) }
         }
       }
       samples.push({ time: sample.time, rss: sample.rss, heapUsed: sample.heapUsed ?? null, text: JSON.stringify(kept) })
@@ -244,7 +217,7 @@ export function createTimeline (settings) {
       if (spans.length > bounds.maxSpans * 1.25) spans = thinSpans(spans, bounds.maxSpans)
     },
 
-    /** A mark: `kind` a word ('peak-reset', 'lab-peak-reset': one the lab made for itself, 'stage'), `label` what a chart writes beside it. */
+    /** A mark: `kind` 'peak-reset', 'lab-peak-reset' (the lab's own) or 'stage'; `label` what a chart writes beside it. */
     addMark: function addMark (time, kind, label) {
       if (!Number.isFinite(time)) return
       marksSeen++
@@ -252,11 +225,11 @@ export function createTimeline (settings) {
     },
 
     /**
-     * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans
-     * to `maxSpans`, its collections to `maxGcEvents` and its site windows to `maxSiteWindows`
-     * (the writer asks for fewer when a record would be too large).
+     * The timeline as a record holds it, its samples thinned to at most `maxSamples`, its spans to `maxSpans`, its collections to
+     * `maxGcEvents` and its site windows to `maxSiteWindows` (the writer asks for fewer when a record would be too large).
      */
-    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents, maxSiteWindows = bounds.maxSiteWindows } = {}) {
+    toRecord: function toRecord ({ maxSamples = bounds.maxSamples, maxSpans = bounds.maxSpans, maxGcEvents = bounds.maxGcEvents,
+      maxSiteWindows = bounds.maxSiteWindows } = {}) {
       const keptSamples = thinSamples(samples, maxSamples)
       const keptSpans = thinSpans(spans, maxSpans)
       const thinned = {}
@@ -273,7 +246,8 @@ export function createTimeline (settings) {
         samples: keptSamples.map(function parsed (s) { return JSON.parse(s.text) }),
         spans: keptSpans.map(function copy (s) { return { ...s } }),
         marks: marks.map(function copy (m) { return { ...m } }),
-        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter, ...(e.cause === 'lab' || e.cause === 'run' ? { cause: e.cause } : {}) } }),
+        gc: keptGc.map(function copy (e) { return { at: e.at, kind: e.kind, ms: e.ms, heapBefore: e.heapBefore, heapAfter: e.heapAfter,
+          ...(e.cause === 'lab' || e.cause === 'run' ? { cause: e.cause } : {}) } }),
         siteWindows: keptWindows.map(function copy (w) { return structuredClone(w) }),
         sites: siteSummary.toJSON(),
         thinned: Object.keys(thinned).length === 0 ? null : thinned

@@ -1,14 +1,12 @@
 /**
- * Where the browser-side files come from. Chart.js is served and copied
- * from node_modules: the lab works with no internet (a classroom projector
- * often has none), so never from a CDN.
+ * Where the browser-side files come from. Chart.js is served and copied from node_modules: the lab works with no internet (a
+ * classroom projector often has none), so never from a CDN.
  */
 import path from 'node:path'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 
-/** The directory of the installed chart.js package. */
 function chartJsDir () {
   // chart.js's "exports" hides dist/chart.umd.js; its main entry lives in dist/
   return path.dirname(require.resolve('chart.js'))

@@ -1,6 +1,6 @@
 /**
- * Write a file so that readers see either the old file or the whole new one, never a
- * half-written one: stream into a unique temp file in the same directory, then rename.
+ * Write a file so that readers see either the old file or the whole new one, never a half-written one: stream into a unique temp
+ * file in the same directory, then rename.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -9,15 +9,9 @@ import { pipeline } from 'node:stream/promises'
 import { PROJECT_ROOT } from './project-root.js'
 
 /**
- * Stream `sourceStreams` into `dir/name` atomically. The directory is created if missing;
- * on any failure (including `signal` aborting) the temp file is removed and the target is
- * left as it was.
- * @param {string} dir directory to write into
- * @param {string} name a plain file name (no directory part)
- * @param {import('node:stream').Stream | import('node:stream').Stream[]} sourceStreams
- *   a readable, or a readable followed by transforms, as for `pipeline`
- * @param {{signal?: AbortSignal}} [options]
- * @returns {Promise<{path: string, bytes: number}>} the absolute path and bytes written
+ * Stream `sourceStreams` into `dir/name` atomically. The directory is created if missing; on any failure (including `signal`
+ * aborting) the temp file is removed and the target is left as it was. `name` has no directory part; `sourceStreams` are a
+ * readable, or a readable followed by transforms, as for `pipeline`. Resolves to `{ path, bytes }`, the path absolute.
  */
 export async function writeAtomically (dir, name, sourceStreams, { signal } = {}) {
   if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || path.basename(name) !== name) {
@@ -42,11 +36,7 @@ export async function writeAtomically (dir, name, sourceStreams, { signal } = {}
   return { path: target, bytes: file.bytesWritten }
 }
 
-/**
- * A path as shown to people: relative to the project root when inside it, else absolute.
- * @param {string} file
- * @returns {string}
- */
+/** A path as shown to people: relative to the project root when inside it, else absolute. */
 export function displayPath (file) {
   const absolute = path.resolve(file)
   const relative = path.relative(PROJECT_ROOT, absolute)

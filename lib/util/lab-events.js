@@ -1,28 +1,10 @@
 /**
- * The lab's event bus: what happens (requests, experiments, peak resets)
- * is emitted here, and whoever wants to show or record it subscribes:
- * /metrics, the experiment engine, tests. Measuring stays separate from
- * transport.
- *
- * Events:
- * - 'request' { phase: 'start'|'end', id, route, time, compressedBytes?, inflatedBytes?, status?, ms?, errorType?, warmUp? }:
- *   each ingest route and each experiment's upload, through `requestEvents`; `warmUp: true` for an
- *   experiment's own warm-up upload (WARM_UP_HEADER), which the dashboard does not draw
- * - 'experiment' { id, name, phase: 'start'|'progress'|'result'|'error'|'cancelled', time, ... }
- * - 'peak' { time, reset: boolean, supported: boolean, peakRss }
- * - 'run-record' { id, name, time, file, bytes } or { id, name, time, error }: a finished run's record
- *   was written to <dataDir>/runs/, or could not be (lib/runs/recorder.js)
- * - 'crash' { reason, pid, rss, budget, route, inFlight, experiment, time, restartMs, ... }: once,
- *   right after start, in a worker the supervisor started in place of one that died
- *   (lib/supervisor/supervisor.js, worker.js)
- * - 'restore' { results: [{ id, name, params, time, result }] }: once, before it serves, in a
- *   worker the supervisor started after others: each experiment's latest result as the workers
- *   before it reported them, so that lib/metrics/outcomes.js still has them after a restart
+ * The lab's event bus: what happens (requests, experiments, peak resets) is emitted here, and whoever wants to show or record it
+ * subscribes: /metrics, the experiment engine, tests. Measuring stays separate from transport. More: README.md, "lab-events.js".
  */
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
 
-/** @returns {EventEmitter} */
 export function createLabEvents () {
   const events = new EventEmitter()
   // every SSE client subscribes: many listeners are expected, not a leak
@@ -33,22 +15,16 @@ export function createLabEvents () {
 /** The header an experiment's warm-up upload carries, so its request events say so. */
 export const WARM_UP_HEADER = 'x-streamlab-warm-up'
 
-/**
- * `{ warmUp: true }` for a request that carries WARM_UP_HEADER, else nothing: spread into its events.
- * @param {import('node:http').IncomingMessage} req
- */
+/** `{ warmUp: true }` for a request that carries WARM_UP_HEADER, else nothing: spread into its events. */
 export function warmUpMark (req) {
   return req.headers[WARM_UP_HEADER] === '1' ? { warmUp: true } : {}
 }
 
 /**
- * One request on the bus: its id, and its 'request' events in the envelope every route's events share
- * (phase, id, route, time, the warm-up mark). `start(figures)` emits the start; `end(figures)` the end,
- * with `ms` since the request began unless the figures give their own; `failed(err, figures)` an end
- * that names the error's status and type.
+ * One request on the bus: its id, and its 'request' events in the envelope every route's events share (phase, id, route, time,
+ * the warm-up mark). `start(figures)` emits the start; `end(figures)` the end, with `ms` since the request began unless the
+ * figures give their own; `failed(err, figures)` an end that names the error's status and type.
  * @param {import('node:events').EventEmitter} events the lab's bus
- * @param {string} route
- * @param {import('node:http').IncomingMessage} req
  */
 export function requestEvents (events, route, req) {
   const id = nextRequestId()
@@ -71,11 +47,9 @@ export function requestEvents (events, route, req) {
 let requestIds = 0
 
 /**
- * A process-wide increasing id for ingest and upload requests. Process-wide
- * on purpose, unlike what an app holds: the routes of an app (and a caller's
- * own, the grader's, an experiment's) draw from it without a handle on the
- * app, and one counter for all is what keeps their ids from colliding on a
- * bus. Two apps in one process only see gaps in each other's ids.
+ * A process-wide increasing id for ingest and upload requests. Process-wide on purpose, unlike what an app holds: the routes of
+ * an app (and a caller's own, the grader's, an experiment's) draw from it without a handle on the app, and one counter for all is
+ * what keeps their ids from colliding on a bus. Two apps in one process only see gaps in each other's ids.
  */
 export function nextRequestId () {
   requestIds++
@@ -83,10 +57,8 @@ export function nextRequestId () {
 }
 
 /**
- * Milliseconds since `started` (a `performance.now()` reading), to 0.1 ms: the `ms` of every
- * `request` end event and of the answers, refused requests included.
- * @param {number} started
- * @returns {number}
+ * Milliseconds since `started` (a `performance.now()` reading), to 0.1 ms: the `ms` of every `request` end event and of the
+ * answers, refused requests included.
  */
 export function msSince (started) {
   return Math.round((performance.now() - started) * 10) / 10

@@ -1,9 +1,8 @@
 /**
- * The collections the lab causes. Each read of V8's heap profile forces a mark-compact
- * (lib/allocation/heap.js: V8's inspector samples with `kSamplingForceGC`, and Node has no read
- * without it), and the lab collects for itself (an experiment's window before it reads its idle,
- * the memory budget before it refuses): each runs through `labRead`, which notes when it ran on
- * this thread, and lib/metrics/gc-events.js marks a collection started inside one as the lab's.
+ * The collections the lab causes. Each read of V8's heap profile forces a mark-compact (lib/allocation/heap.js: V8's inspector
+ * samples with `kSamplingForceGC`, and Node has no read without it), and the lab collects for itself (an experiment's window
+ * before it reads its idle, the memory budget before it refuses): each runs through `labRead`, which notes when it ran on this
+ * thread, and lib/metrics/gc-events.js marks a collection started inside one as the lab's.
  */
 import { performance } from 'node:perf_hooks'
 import { findCollector } from './collect-garbage.js'
@@ -13,12 +12,7 @@ const KEPT = 256
 /** [from, to] of each read, performance.now() ms, in time order. */
 const spans = []
 
-/**
- * Run `read` (a read of the heap profile) as the lab's: a collection inside it is the lab's.
- * @template T
- * @param {() => T} read
- * @returns {T}
- */
+/** Run `read` (a read of the heap profile) as the lab's: a collection inside it is the lab's. */
 export function labRead (read) {
   const from = performance.now()
   try {
@@ -29,11 +23,7 @@ export function labRead (read) {
   }
 }
 
-/**
- * Whether a collection that started at `startTime` (performance.now() ms, a 'gc' entry's) ran
- * inside one of the lab's reads.
- * @param {number} startTime
- */
+/** Whether a collection that started at `startTime` (performance.now() ms, a 'gc' entry's) ran inside one of the lab's reads. */
 export function causedByLab (startTime) {
   for (let k = spans.length - 1; k >= 0; k--) {
     const [from, to] = spans[k]
@@ -45,9 +35,8 @@ export function causedByLab (startTime) {
 }
 
 /**
- * A full collection as the lab's own (collect-garbage.js's, run through `labRead`), for the
- * lab's measuring and pacing code; null where the runtime gives none.
- * @returns {(() => void)|null}
+ * A full collection as the lab's own (collect-garbage.js's, run through `labRead`), for the lab's measuring and pacing code; null
+ * where the runtime gives none.
  */
 export function labCollector () {
   const collect = findCollector()

@@ -1,26 +1,15 @@
 /**
- * Where the lab may read the kernel's own figures. On Linux it reads
- * /proc: a process's peak RSS (`VmHWM`) and its reset (`clear_refs`),
- * another process's RSS, the system calls a process made (`/proc/self/io`),
- * the descriptors it holds (`/proc/self/fd`). macOS and Windows have none of
- * it, and take the portable paths: `process.memoryUsage()`,
- * `process.resourceUsage().maxRSS`, a worker's RSS over IPC.
- *
- * `STREAMLAB_PORTABLE=1` takes the Linux paths away on Linux too, so that
- * the paths a Mac or a Windows laptop takes are the paths CI runs
- * (docs/install.md). It is a testing aid: on Linux the kernel's figures are
- * the better ones.
+ * Where the lab may read the kernel's own figures. On Linux it reads /proc: a process's peak RSS (`VmHWM`) and its reset
+ * (`clear_refs`), another process's RSS, the system calls a process made (`/proc/self/io`), the descriptors it holds
+ * (`/proc/self/fd`). macOS and Windows have none of it, and take the portable paths: `process.memoryUsage()`,
+ * `process.resourceUsage().maxRSS`, a worker's RSS over IPC. More: README.md, "platform.js".
  */
 import fs from 'node:fs'
 
 /** The environment variable that turns portable mode on. */
 export const PORTABLE_ENV = 'STREAMLAB_PORTABLE'
 
-/**
- * @param {NodeJS.ProcessEnv} [env]
- * @returns {boolean} whether portable mode is on: STREAMLAB_PORTABLE set to
- *   anything but '', '0' or 'false'
- */
+/** Whether portable mode is on: STREAMLAB_PORTABLE set to anything but '', '0' or 'false'. */
 function isPortable (env = process.env) {
   const value = env[PORTABLE_ENV]
   return value !== undefined && !['', '0', 'false'].includes(value.trim().toLowerCase())
@@ -29,11 +18,8 @@ function isPortable (env = process.env) {
 const procCache = new Map()
 
 /**
- * Whether this process may read /proc: Linux, /proc mounted, and not
- * portable mode. The answer for a given environment is kept: /proc does not
- * come and go while the lab runs.
- * @param {{ env?: NodeJS.ProcessEnv, platform?: string, probe?: string }} [options]
- * @returns {boolean}
+ * Whether this process may read /proc: Linux, /proc mounted, and not portable mode. The answer for a given environment is kept:
+ * /proc does not come and go while the lab runs.
  */
 export function procAvailable ({ env = process.env, platform = process.platform, probe = '/proc/self/status' } = {}) {
   if (isPortable(env) || platform !== 'linux') return false

@@ -1,8 +1,6 @@
 /**
- * Whether a process id names a running process: signal 0 checks without
- * sending anything. EPERM means it exists but belongs to someone else.
- * @param {number} pid
- * @returns {boolean}
+ * Whether a process id names a running process: signal 0 checks without sending anything. EPERM means it exists but belongs to
+ * someone else.
  */
 export function processAlive (pid) {
   try {

@@ -1,9 +1,5 @@
-/**
- * A counting semaphore whose waiters can give up (an aborted request must
- * not keep its place in the queue).
- */
+/** A counting semaphore whose waiters can give up (an aborted request must not keep its place in the queue). */
 export class Semaphore {
-  /** @param {number} limit how many may hold it at once */
   constructor (limit) {
     this.limit = limit
     this.held = 0
@@ -12,11 +8,7 @@ export class Semaphore {
     this.releasedAt = 0
   }
 
-  /**
-   * Wait for a place.
-   * @param {AbortSignal} [signal] gives up the wait (rejects with its reason)
-   * @returns {Promise<() => void>} the function that gives the place back
-   */
+  /** Wait for a place (until `signal` aborts: rejects with its reason); resolves to the function that gives it back. */
   acquire (signal) {
     const semaphore = this
     if (signal?.aborted) return Promise.reject(signal.reason)
@@ -52,13 +44,8 @@ export class Semaphore {
 }
 
 /**
- * Queue a waiter until it is served; if `signal` aborts first, it leaves
- * the queue and `reject` gets the signal's reason. Whoever serves it calls
- * `leaveQueue(waiter)` to stop listening to the signal.
- * @param {object[]} queue
- * @param {object} waiter gains `signal` and `onAbort`
- * @param {AbortSignal|undefined} signal
- * @param {(reason: unknown) => void} reject
+ * Queue a waiter until it is served; if `signal` aborts first, it leaves the queue and `reject` gets the signal's reason. Whoever
+ * serves it calls `leaveQueue(waiter)` to stop listening to the signal (the waiter gains `signal` and `onAbort`).
  */
 export function waitInQueue (queue, waiter, signal, reject) {
   waiter.signal = signal ?? null

@@ -1,7 +1,7 @@
 /**
- * Byte sizes as people type them ("500MB", "1.5GiB"), the byte units, rounding, and bytes and
- * durations as the lab prints them: the one set for the server, the command-line tools, the grader
- * and the page (served as /lib/util/units.js), so it uses nothing of Node.
+ * Byte sizes as people type them ("500MB", "1.5GiB"), the byte units, rounding, and bytes and durations as the lab prints them:
+ * the one set for the server, the command-line tools, the grader and the page (served as /lib/util/units.js), so it uses nothing
+ * of Node.
  */
 
 export const KiB = 1024
@@ -26,10 +26,8 @@ const MULTIPLIERS = Object.freeze({
 const BYTE_SIZE = /^(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?$/i
 
 /**
- * Parse a byte size: a plain integer ("1048576") or a number with a unit,
- * decimal (B, KB, MB, GB: powers of 1000) or binary (KiB, MiB, GiB: powers of 1024),
- * case-insensitive, decimals allowed with a unit ("1.5GB").
- * @param {string} text
+ * Parse a byte size: a plain integer ("1048576") or a number with a unit, decimal (B, KB, MB, GB: powers of 1000) or binary (KiB,
+ * MiB, GiB: powers of 1024), case-insensitive, decimals allowed with a unit ("1.5GB").
  * @returns {number} a safe integer count of bytes
  * @throws {TypeError} when the text is not a byte size
  */
@@ -48,21 +46,14 @@ export function parseByteSize (text) {
 }
 
 /**
- * A number rounded to 1/scale (scale 10: tenths, 100: hundredths); null for anything that is not a
- * finite number, so a missing figure stays missing in JSON.
- * @param {unknown} value
- * @param {number} [scale]
- * @returns {number|null}
+ * A number rounded to 1/scale (scale 10: tenths, 100: hundredths); null for anything that is not a finite number, so a missing
+ * figure stays missing in JSON.
  */
 export function round (value, scale = 1) {
   return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * scale) / scale : null
 }
 
-/**
- * Format a byte count with binary units and one decimal: "512 B", "1.5 MiB"; "n/a" for no count.
- * @param {number} bytes
- * @returns {string}
- */
+/** Format a byte count with binary units and one decimal: "512 B", "1.5 MiB"; "n/a" for no count. */
 export function formatBytes (bytes) {
   if (!Number.isFinite(bytes)) return NOT_A_FIGURE
   const abs = Math.abs(bytes)
@@ -73,11 +64,8 @@ export function formatBytes (bytes) {
 }
 
 /**
- * Format a byte count in MiB whatever its size, so figures line up in tables: "12.3 MiB";
- * "n/a" for no count.
- * @param {number} bytes
+ * Format a byte count in MiB whatever its size, so figures line up in tables: "12.3 MiB"; "n/a" for no count.
  * @param {{ digits?: number, unit?: boolean }} [how] decimals (1), and whether to write " MiB" (a table's heading may say it)
- * @returns {string}
  */
 export function formatMiB (bytes, { digits = 1, unit = true } = {}) {
   if (!Number.isFinite(bytes)) return NOT_A_FIGURE
@@ -86,10 +74,8 @@ export function formatMiB (bytes, { digits = 1, unit = true } = {}) {
 }
 
 /**
- * A memory size as a budget is given: a round size stays round ("512 MiB", "1 GiB"), any other
- * has two decimals in GiB ("1.02 GiB") or one in MiB ("270.4 MiB").
- * @param {number} bytes
- * @returns {string}
+ * A memory size as a budget is given: a round size stays round ("512 MiB", "1 GiB"), any other has two decimals in GiB ("1.02
+ * GiB") or one in MiB ("270.4 MiB").
  */
 export function formatMemory (bytes) {
   if (!Number.isFinite(bytes)) return NOT_A_FIGURE
@@ -98,10 +84,8 @@ export function formatMemory (bytes) {
 }
 
 /**
- * A byte count in decimal units with one decimal, as body sizes are given ("100MB", "10GB"):
- * "26.2 MB", "10.0 GB", "512.0 KB"; "n/a" for no count.
- * @param {number} bytes
- * @returns {string}
+ * A byte count in decimal units with one decimal, as body sizes are given ("100MB", "10GB"): "26.2 MB", "10.0 GB", "512.0 KB";
+ * "n/a" for no count.
  */
 export function formatDecimalBytes (bytes) {
   if (!Number.isFinite(bytes)) return NOT_A_FIGURE
@@ -111,10 +95,8 @@ export function formatDecimalBytes (bytes) {
 }
 
 /**
- * A body size in decimal MB, as the page's tables give it: three decimals under 0.1 MB, so a small
- * bomb's gzip still reads ("0.042 MB"), one from there ("26.2 MB"), GB from 1e9; "n/a" for no count.
- * @param {number} bytes
- * @returns {string}
+ * A body size in decimal MB, as the page's tables give it: three decimals under 0.1 MB, so a small bomb's gzip still reads
+ * ("0.042 MB"), one from there ("26.2 MB"), GB from 1e9; "n/a" for no count.
  */
 export function formatMB (bytes) {
   if (!Number.isFinite(bytes)) return NOT_A_FIGURE
@@ -123,10 +105,8 @@ export function formatMB (bytes) {
 }
 
 /**
- * A time taken, as people read it: whole ms under a second ("850 ms"), seconds with one
- * decimal from there ("1.5 s", "125.3 s"); "n/a" for no time.
- * @param {number} ms
- * @returns {string}
+ * A time taken, as people read it: whole ms under a second ("850 ms"), seconds with one decimal from there ("1.5 s", "125.3 s");
+ * "n/a" for no time.
  */
 export function formatDuration (ms) {
   if (!Number.isFinite(ms)) return NOT_A_FIGURE
@@ -134,21 +114,15 @@ export function formatDuration (ms) {
 }
 
 /**
- * A latency in ms whatever its size, so figures compare in a list: one decimal under 100 ms
- * ("12.5 ms"), whole ms with thousands separators from there ("1,234 ms"); "n/a" for no time.
- * @param {number} ms
- * @returns {string}
+ * A latency in ms whatever its size, so figures compare in a list: one decimal under 100 ms ("12.5 ms"), whole ms with thousands
+ * separators from there ("1,234 ms"); "n/a" for no time.
  */
 export function formatMs (ms) {
   if (!Number.isFinite(ms)) return NOT_A_FIGURE
   return `${ms >= 100 ? Math.round(ms).toLocaleString('en') : ms.toFixed(1)} ms`
 }
 
-/**
- * A long time as a stopwatch shows it, for progress and ETAs: "0:05", "12:34", "1:02:03".
- * @param {number} ms
- * @returns {string}
- */
+/** A long time as a stopwatch shows it, for progress and ETAs: "0:05", "12:34", "1:02:03". */
 export function formatStopwatch (ms) {
   if (!Number.isFinite(ms)) return NOT_A_FIGURE
   const total = Math.round(ms / 1000)

@@ -1,15 +1,12 @@
 /**
- * Words into lines, for a terminal's help and a chart's tooltip alike (the dashboard imports it
- * as /lib/util/wrap.js: plain functions, nothing of Node).
+ * Words into lines, for a terminal's help and a chart's tooltip alike (the dashboard imports it as /lib/util/wrap.js: plain
+ * functions, nothing of Node).
  */
 
 /**
- * Words into lines of at most about `width` characters, cut at spaces; a no-break space holds
- * two words together and comes out as a space; a word longer than the width stands alone.
- * @param {string} text
- * @param {number} width
+ * Words into lines of at most about `width` characters, cut at spaces; a no-break space holds two words together and comes out as
+ * a space; a word longer than the width stands alone.
  * @param {{ indent?: string }} [options] what begins each line after the first
- * @returns {string[]}
  */
 export function wrapWords (text, width, { indent = '' } = {}) {
   const lines = []
