@@ -265,3 +265,66 @@ describe('the docs name files that exist', function () {
     assert.deepEqual(missing, [], 'the docs name files that are not there: fix the path')
   })
 })
+
+/** The most lines the lab's source may have, every .js of SOURCE_FOLDERS together: the house shrinks as it grows. */
+export const SOURCE_LINE_BUDGET = 46000
+/** The longest source line, in characters. */
+export const LINE_WIDTH = 140
+/** The longest comment block in lib/, in lines: a design note goes to its folder's README. */
+export const COMMENT_BLOCK_LINES = 12
+
+/** Whether a line is part of a comment block: `//`, `/*`, ` *` or `*\/` first on the line. */
+function isCommentLine (line) {
+  return /^\s*(\/\/|\/\*|\*)/.test(line)
+}
+
+/** A source text's lines over `width` characters, as `file:line (N chars)`. */
+export function longLines (file, source, width = LINE_WIDTH) {
+  return source.split('\n').flatMap(function over (line, i) { return line.length > width ? [`${file}:${i + 1} (${line.length} chars)`] : [] })
+}
+
+/** A source text's comment blocks over `most` lines, as `file:first-last (N lines)`. */
+export function longCommentBlocks (file, source, most = COMMENT_BLOCK_LINES) {
+  const found = []
+  const lines = source.split('\n')
+  let start = -1
+  for (let i = 0; i <= lines.length; i++) {
+    if (i < lines.length && isCommentLine(lines[i])) {
+      if (start < 0) start = i
+      continue
+    }
+    if (start >= 0 && i - start > most) found.push(`${file}:${start + 1}-${i} (${i - start} lines)`)
+    start = -1
+  }
+  return found
+}
+
+function sourceOf (file) {
+  return fs.readFileSync(path.join(ROOT, file), 'utf8')
+}
+
+describe('the house\'s budgets (test/README.md, "The house\'s budgets")', function () {
+  const files = SOURCE_FOLDERS.flatMap(jsFiles)
+
+  it(`the lab's source is at most ${SOURCE_LINE_BUDGET} lines: a feature that adds lines takes them from elsewhere`, function () {
+    const lines = files.reduce(function sum (n, file) { return n + sourceOf(file).split('\n').length - 1 }, 0)
+    assert.ok(lines <= SOURCE_LINE_BUDGET, `${lines} source lines, over the budget of ${SOURCE_LINE_BUDGET}`)
+  })
+
+  it(`no source line is over ${LINE_WIDTH} characters`, function () {
+    assert.deepEqual(files.flatMap(function read (file) { return longLines(file, sourceOf(file)) }), [])
+  })
+
+  it(`no comment block in lib/ is over ${COMMENT_BLOCK_LINES} lines: a design note belongs in the folder's README`, function () {
+    const found = jsFiles('lib').flatMap(function read (file) { return longCommentBlocks(file, sourceOf(file)) })
+    assert.deepEqual(found, [])
+  })
+
+  it('names a long line and a long comment block, and only those', function () {
+    assert.deepEqual(longLines('a.js', `${'x'.repeat(LINE_WIDTH)}\n${'y'.repeat(LINE_WIDTH + 1)}\n`), [`a.js:2 (${LINE_WIDTH + 1} chars)`])
+    const block = function block (n) { return ['/**', ...Array(n - 2).fill(' * why'), ' */'].join('\n') }
+    const source = [block(COMMENT_BLOCK_LINES), 'const a = 1', '// one', 'const b = 2', block(COMMENT_BLOCK_LINES + 1), 'const c = 3'].join('\n')
+    const first = COMMENT_BLOCK_LINES + 4
+    assert.deepEqual(longCommentBlocks('a.js', source), [`a.js:${first}-${first + COMMENT_BLOCK_LINES} (${COMMENT_BLOCK_LINES + 1} lines)`])
+  })
+})
