@@ -158,7 +158,8 @@ async function main (argv = process.argv.slice(2), out = process.stdout) {
   say(`Pictures (${formatDuration(Date.now() - began)} in all):`)
   for (const d of done) {
     say()
-    say(`${path.relative(process.cwd(), d.file)}  (${d.viewport.width} px wide, ${formatBytes(d.bytes)}, ${formatDuration(d.seconds * 1000)}, chart window ${d.windowMinutes} min)`)
+    const took = formatDuration(d.seconds * 1000)
+    say(`${path.relative(process.cwd(), d.file)}  (${d.viewport.width} px wide, ${formatBytes(d.bytes)}, ${took}, chart window ${d.windowMinutes} min)`)
     for (const prelude of d.preludes) {
       say(`  before it, run ${prelude.id.slice(0, 8)} (on the chart, not in the table): ${JSON.stringify(prelude.params)}`)
       for (const line of d.shot.figures(prelude)) say(`    ${line}`)
@@ -243,7 +244,8 @@ async function takeShot (shot, file, note) {
     return { table: Math.max(0, ...widths), box: box.clientWidth }
   })
   if (overflow.table > overflow.box) {
-    warnings.push(`a results table is ${overflow.table} px wide in a ${overflow.box} px column: it runs under the panel (give the shot a wider viewport)`)
+    warnings.push(`a results table is ${overflow.table} px wide in a ${overflow.box} px column: ` +
+      'it runs under the panel (give the shot a wider viewport)')
   }
   // down to the results and the panel: the tools under them say nothing about the lesson
   const height = await page.evaluate(function contentBottom () {
@@ -253,7 +255,8 @@ async function takeShot (shot, file, note) {
     })
     return Math.ceil(Math.max(...bottoms) + 12)
   })
-  await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width: viewport.width, height: Math.max(viewport.height, height) } })
+  const clip = { x: 0, y: 0, width: viewport.width, height: Math.max(viewport.height, height) }
+  await page.screenshot({ path: file, fullPage: true, clip })
 
   const bytes = fs.statSync(file).size
   if (bytes > MAX_PNG_BYTES) warnings.push(`${formatBytes(bytes)}: larger than ${formatBytes(MAX_PNG_BYTES)}`)
@@ -328,7 +331,8 @@ async function waitForEnd (page, id, timeoutMs, note) {
   for (;;) {
     const state = await page.evaluate(function runState () {
       const form = document.getElementById('experiment-form')
-      return { id: form.dataset.runId, status: form.dataset.runStatus, text: document.getElementById('run-progress-text')?.textContent ?? '' }
+      const text = document.getElementById('run-progress-text')?.textContent ?? ''
+      return { id: form.dataset.runId, status: form.dataset.runStatus, text }
     })
     if (state.id !== id) throw new Error(`the panel stopped following run ${id.slice(0, 8)} (now ${state.id})`)
     if (ENDED.includes(state.status)) return state.status

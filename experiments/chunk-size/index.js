@@ -27,7 +27,9 @@ export const PUBLISHED = deepFreeze([
   { label: '4 KiB reads against whole-file reads (+: faster)', value: 44, unit: '%', source: RELATED, figure: 'smallOverWhole' }
 ])
 
-const HWM_LABELS = Object.freeze({ 1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', [MiB]: '1 MiB (whole file)' })
+const HWM_LABELS = Object.freeze({
+  1024: '1 KiB', 4096: '4 KiB', 16384: '16 KiB', 65536: '64 KiB', 262144: '256 KiB', [MiB]: '1 MiB (whole file)'
+})
 
 export const params = deepFreeze([
   choiceEntry('hwm', {

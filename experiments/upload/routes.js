@@ -46,7 +46,8 @@ function answerWith (route, settings, events, admission) {
   return async function answerUpload (req, res) {
     const request = requestEvents(events, route, req)
     // reserved before a byte is read: refused (413 or 503) while the body still waits in the socket
-    const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what: 'this upload, buffered whole,' }) : null
+    const what = 'this upload, buffered whole,'
+    const reservation = admission?.enabled ? admission.reserve(bufferedCost(req, settings.limit), { route, what }) : null
     request.start()
     let saved
     try {

@@ -100,7 +100,8 @@ async function readPackageJson (folder) {
   try {
     const stat = await handle.stat()
     if (!stat.isFile()) return { pkg: null, problem: `package.json is ${kindOf(stat)}, not a regular file` }
-    if (stat.size > PACKAGE_JSON_MAX_BYTES) return { pkg: null, problem: `package.json is more than ${formatMemory(PACKAGE_JSON_MAX_BYTES)}` }
+    const most = formatMemory(PACKAGE_JSON_MAX_BYTES)
+    if (stat.size > PACKAGE_JSON_MAX_BYTES) return { pkg: null, problem: `package.json is more than ${most}` }
     const buffer = Buffer.alloc(stat.size)
     const { bytesRead } = await handle.read(buffer, 0, stat.size, 0)
     let pkg

@@ -1,18 +1,9 @@
 /**
- * The machine's bound on ingest speed (docs/ingest.md, "The machine's bound"): what one core does
- * with the body the ingest bench sends, held in memory, at each of /good's stages run alone with
- * /good's own code and sizes, and the MB/s that allows on the cores the lab uses:
- *
- *   inflate  a Gunzip stream fed 1 MiB reads, 256 KiB output chunks (MAX_CHUNK)
- *   parse    JSON.parse of ~64 KiB batches of whole records and their tally (parseBatch, its text
- *            decoded as the parse threads decode it); finding the batches is not timed
- *   sha256   the inflated body's digest, 1 MiB updates
- *   find     the record scanner with the SIMD cutter in front, as /good runs it by default
- *            (lib/json/cutter.js; the scanner alone without WebAssembly SIMD), 256 KiB chunks
- *
- * The model: a MB of inflated body costs the sum of the stages' seconds per MB on one core, spread
- * perfectly over C cores: bound = C / (1/inflate + 1/parse + 1/sha256 + 1/find) MB/s. No split is
- * perfect, so a route's MB/s stays under it; its fraction says how far.
+ * The machine's bound on ingest speed (docs/ingest.md, "The machine's bound"): what one core does with the body
+ * the ingest bench sends, held in memory, at each of /good's stages run alone with /good's own code and sizes
+ * (inflate, parse, sha256, find: lib/measure/README.md lists how each is timed), and the MB/s that allows on C
+ * cores: bound = C / (1/inflate + 1/parse + 1/sha256 + 1/find) MB/s. No split is perfect, so a route's MB/s stays
+ * under it; its fraction says how far.
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -93,7 +84,8 @@ const PASSES = Object.freeze({
       const parsed = parseBatch({ ...batch, simd: true })
       if (parsed.tally !== null) mergeTally(tally, parsed.tally)
       addSince(took, started)
-      if (parsed.error !== null) throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${batch.offset + parsed.error.offset}`)
+      const near = batch.offset + parsed.error?.offset
+      if (parsed.error !== null) throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${near}`)
     })
     return took
   },
@@ -173,7 +165,8 @@ export function boundOf (rates, cores = 1) {
   let secondsPerMB = 0
   for (const stage of STAGES) {
     const rate = rates?.[stage]
-    if (!(typeof rate === 'number' && rate > 0 && Number.isFinite(rate))) throw new TypeError(`the ${stage} stage needs a positive MB/s, not ${rate}`)
+    const positive = typeof rate === 'number' && rate > 0 && Number.isFinite(rate)
+    if (!positive) throw new TypeError(`the ${stage} stage needs a positive MB/s, not ${rate}`)
     secondsPerMB += 1 / rate
   }
   return cores / secondsPerMB
