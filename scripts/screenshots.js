@@ -159,7 +159,8 @@ async function main (argv = process.argv.slice(2), out = process.stdout) {
   for (const d of done) {
     say()
     const took = formatDuration(d.seconds * 1000)
-    say(`${path.relative(process.cwd(), d.file)}  (${d.viewport.width} px wide, ${formatBytes(d.bytes)}, ${took}, chart window ${d.windowMinutes} min)`)
+    const what = `${d.viewport.width} px wide, ${formatBytes(d.bytes)}, ${took}, chart window ${d.windowMinutes} min`
+    say(`${path.relative(process.cwd(), d.file)}  (${what})`)
     for (const prelude of d.preludes) {
       say(`  before it, run ${prelude.id.slice(0, 8)} (on the chart, not in the table): ${JSON.stringify(prelude.params)}`)
       for (const line of d.shot.figures(prelude)) say(`    ${line}`)

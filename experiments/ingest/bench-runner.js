@@ -256,7 +256,7 @@ export async function runIngestBench (options, report) {
   return cells
 }
 
-/** The machine's bound on this body (MB/s, the stages' CPU s/GB), one pass a stage before any lab starts (`npm run bench -- bound` takes care). */
+/** The machine's bound on this body (MB/s, the stages' CPU s/GB), one pass a stage before a lab starts (`bench -- bound` takes care). */
 async function quickBound (file, format, report) {
   report({ type: 'log', line: 'measuring the machine\'s bound on this body (one pass a stage) ...' })
   const measured = await measureBoundOfFile(file, { format, repeat: 1 })

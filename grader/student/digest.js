@@ -97,7 +97,8 @@ async function digestRegular (file, label, budget, sources) {
       // counted as read, not from the stat: a file that grows while it is read stops here too
       if (size > MAX_FILE_BYTES) throw notGradedError(tooLarge(label))
       const most = formatMemory(MAX_SUBMISSION_BYTES)
-      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(`not graded: more than ${most} of files (node_modules and .git left out)`)
+      const why = `not graded: more than ${most} of files (node_modules and .git left out)`
+      if (budget.bytes > MAX_SUBMISSION_BYTES) throw notGradedError(why)
       hash.update(buffer.subarray(0, bytesRead))
       kept?.push(Buffer.from(buffer.subarray(0, bytesRead)))
     }
