@@ -1,6 +1,7 @@
 // The embedded database's password check: the server's half of PostgreSQL's SCRAM-SHA-256 exchange
 // (RFC 5802, RFC 7677), run before pglite-socket sees a byte. Why it is needed, and why SCRAM: README.md.
 import crypto from 'node:crypto'
+import { listen } from '../util/listen.js'
 
 export const MECHANISM = 'SCRAM-SHA-256'
 const ITERATIONS = 4096
@@ -171,18 +172,11 @@ export function authenticate (socket, verifier, { timeoutMs }) {
       return err
     }
 
+    const stopListening = listen(socket, { data: onData, end: onEnd, close: onEnd, error: onError })
     function cleanup () {
       clearTimeout(timer)
-      socket.off('data', onData)
-      socket.off('end', onEnd)
-      socket.off('error', onError)
-      socket.off('close', onEnd)
+      stopListening()
     }
-
-    socket.on('data', onData)
-    socket.on('end', onEnd)
-    socket.on('close', onEnd)
-    socket.on('error', onError)
   })
 }
 
