@@ -29,6 +29,12 @@ export function brotliWindow (first) {
   return 2 ** (m === 0 ? 17 : 8 + m)
 }
 
+/** The window of a gzip, deflate or br layer's decoder from its first byte; one zlib refuses counts at the largest. */
+export function layerWindow (codec, first) {
+  if (codec.name !== 'br' || first === undefined) return 0
+  return brotliWindow(first) ?? 2 ** BROTLI_WBITS_MAX
+}
+
 /** What a decoder of `codec` holds beside its output for a `window` (brotli: 2^WBITS; zstd: the largest asked). */
 export function decoderBytes (codec, window) {
   switch (codec.name) {

@@ -8,7 +8,7 @@
 import { kMaxLength } from 'node:buffer'
 import { encodingTrailingData, gzipTrailingData } from '../errors/index.js'
 import { CODECS } from './codecs.js'
-import { BROTLI_WBITS_MAX, brotliWindow, decoderBytes } from './decoder-memory.js'
+import { decoderBytes, layerWindow } from './decoder-memory.js'
 
 /** zstd frames a layer may have and still be decoded in synchronous calls, on the main thread. */
 const SYNC_PIECES = 16
@@ -75,7 +75,7 @@ function decodeWhole (codec, body, framed, options = {}, progress = noProgress) 
  * the refusal the frames end in, if any; and the decoder's window (0 for gzip and deflate).
  */
 function piecesOf (codec, body) {
-  if (codec.Frames === null) return { pieces: [body], error: null, window: codec.name === 'br' ? brotliWindowOf(body[0]) : 0 }
+  if (codec.Frames === null) return { pieces: [body], error: null, window: layerWindow(codec, body[0]) }
   const pieces = []
   let from = 0
   const frames = new codec.Frames(function frameEnded (end) {
@@ -87,11 +87,6 @@ function piecesOf (codec, body) {
   const stop = error === null ? body.length : error.details.offset ?? from
   if (stop > from) pieces.push(body.subarray(from, stop))
   return { pieces, error, window: frames.window }
-}
-
-/** A brotli stream's window from its first byte; one zlib will refuse counts at the largest. */
-function brotliWindowOf (first) {
-  return first === undefined ? 0 : brotliWindow(first) ?? 2 ** BROTLI_WBITS_MAX
 }
 
 /** zlib's own refusal of a layer that ended before its end, for a layer of no bytes (its codec's `truncated`). */
@@ -203,8 +198,7 @@ function framedStream (codec) {
       if (this.frames === null || this.padding) {
         if (this.fitted !== -1 || this.padding || chunk.length === 0) return this.decodeRead(chunk, callback)
         // the first bytes: the decoder's memory is known from them, and fitted before zlib sees them
-        const window = codec.name === 'br' ? brotliWindow(chunk[0]) ?? 2 ** BROTLI_WBITS_MAX : 0
-        this.fitThen(window, function decodeFirstRead (self) { self.decodeRead(chunk, callback) }, callback)
+                this.fitThen(layerWindow(codec, chunk[0]), function decodeFirstRead (self) { self.decodeRead(chunk, callback) }, callback)
         return
       }
       // zlib gets each frame's bytes in writes of their own; a byte after a frame that starts none is judged here
