@@ -3,7 +3,8 @@
  * (`decoderStreams`), in any codec of codecs.js, with one rule of what ends a layer. gzip: members,
  * then nothing or zeros (else 400 `gzip.trailing.data`); deflate, br, zstd: nothing after the
  * stream or frames (400 `encoding.trailing.data`). zlib stops at the end and ignores the rest, in
- * ways that depend on where reads fall, so the lab judges it here. An empty layer is truncated.
+ * ways that depend on where reads fall (a stream may even push after its end), so the lab judges it
+ * here (docs/errors.md, "What ends a gzip body"). An empty layer is truncated.
  */
 import { kMaxLength } from 'node:buffer'
 import { encodingTrailingData, gzipTrailingData } from '../errors/index.js'
