@@ -1,16 +1,9 @@
 /**
- * Stage 2, admit (lib/ingest/README.md): a place for the request before a
- * byte of its body is read. Each `admit*` takes the place, runs stages 3 to
- * 7 in it (`route.ingest`) and gives it back, whatever happened; nothing
- * else changes a place. Each route's way of admitting is part of its lesson:
- * - `admitWithinBudget` (/bad, /express-json): a reservation in the memory
- *   budget (lib/limits/admission.js) of what the route will hold, twice the
- *   Content-Length to start with; what cannot fit is refused (413 or 503)
- *   before it is allocated.
- * - `admitToPipeline` (/good): one of a few places to stream
- *   (`PipelinePlaces`), waited for in a queue that gives up when it is stuck.
- * - `admitToStream` (/streamparser-json): none to wait for, since a stream
- *   holds a chunk or two; only the pace of garbage collection is watched.
+ * Stage 2, admit (lib/ingest/README.md): a place for the request before a byte of its body is read.
+ * Each `admit*` takes the place, runs stages 3 to 7 in it (`route.ingest`) and gives it back,
+ * whatever happened. `admitWithinBudget` (/bad, /express-json): a reservation in the memory budget,
+ * refused (413 or 503) before it is allocated; `admitToPipeline` (/good): one of a few places to
+ * stream, in a queue that gives up when stuck; `admitToStream` (/streamparser-json): none to wait for.
  */
 import { requestAborted, pipelinesBusy } from '../errors/index.js'
 import { Semaphore } from '../util/semaphore.js'
@@ -27,16 +20,9 @@ const UNGUARDED = Object.freeze({
 })
 
 /**
- * A reservation in the memory budget for a route that holds the whole body,
- * held while the route ingests it.
- * @param {import('express').Request} req
- * @param {object} plan what stage 1 read from the headers
- * @param {{ name: string, holds: string, unguarded?: (opts: object) => boolean, ingest: Function }} route
- *   `holds`: what twice the Content-Length is, for the refusal's message; `unguarded`: no budget at
- *   all (/bad with `unsafeBad`: the zip bomb's demonstration needs the worker to die)
- * @param {{ opts: object, admission?: object }} lab
- * @param {import('../metrics/held.js').Holding} holding what the request holds, by stage: passed on in the place
- * @returns {Promise<object>} what `route.ingest` found
+ * A reservation in the memory budget of twice the Content-Length to start, held while the route
+ * ingests. `route.holds` names it in a refusal; `route.unguarded` (/bad with `unsafeBad`): no budget,
+ * since the zip bomb's demonstration needs the worker to die.
  */
 export async function admitWithinBudget (req, plan, route, lab, holding) {
   const { opts, admission } = lab
@@ -52,12 +38,8 @@ export async function admitWithinBudget (req, plan, route, lab, holding) {
 }
 
 /**
- * One of /good's places to stream, held while the route streams: the queue
- * (waitForPipeline), the count of requests streaming, how far each has read,
- * and the pace of garbage collection meanwhile. The route is told how many
- * stream now, this one included (`streaming`), to size its buffers.
- * @param {{ opts: object, state: { pipelines: PipelinePlaces }, admission?: object }} lab
- * @returns {Promise<object>} what `route.ingest` found
+ * One of /good's places to stream, held while the route streams; the route is told how many stream
+ * now, this one included (`streaming`), to size its buffers.
  */
 export async function admitToPipeline (req, plan, route, lab, holding) {
   const places = lab.state.pipelines
@@ -81,12 +63,7 @@ export async function admitToPipeline (req, plan, route, lab, holding) {
   }
 }
 
-/**
- * The textbook route's place: none to wait for, only the pace of garbage
- * collection watched while it runs.
- * @param {{ admission?: object }} lab
- * @returns {Promise<object>} what `route.ingest` found
- */
+/** The textbook route's place: none to wait for, only the pace of garbage collection watched. */
 export async function admitToStream (req, plan, route, lab, holding) {
   const stopWatching = lab.admission?.watchGarbage() ?? nothingWatched
   try {
@@ -99,42 +76,29 @@ export async function admitToStream (req, plan, route, lab, holding) {
 function nothingWatched () {}
 
 /**
- * /good's places to stream, one set per app (lib/ingest/state.js holds it),
- * changed by admitToPipeline only. Past a handful of pipelines two cores get
- * no faster, but every extra one holds its socket, inflate and batch buffers.
+ * /good's places to stream, one set per app (state.js), changed by admitToPipeline only. Past a
+ * handful two cores get no faster, but each extra one holds its socket, inflate and batch buffers.
  */
 export class PipelinePlaces {
-  /** @param {number} limit `ingest.activePipelines` */
-  constructor (limit) {
+  constructor (limit) { // `ingest.activePipelines`
     this.gate = new Semaphore(limit)
-    /** Requests streaming now. */
     this.active = 0
-    /**
-     * The requests streaming now, as `{ socket, base, length, startedAt }`: the socket's bytes read
-     * when the place was taken, Content-Length (or NaN), Date.now() then. How a queue tells moving from stuck.
-     */
+    // the requests streaming, as { socket, base: its bytesRead at the start, length: Content-Length, startedAt }
     this.streaming = new Set()
   }
 
-  /** Requests waiting for a place. */
   get queued () {
     return this.gate.waiting.length
   }
 
-  /**
-   * Body bytes the requests streaming now have read since they took their place, together,
-   * counted on their connections (`socket.bytesRead`), as lib/limits/body-deadline.js counts them.
-   */
+  /** Body bytes the requests streaming have read since they took their place (as body-deadline.js counts). */
   streamingBytes () {
     let bytes = 0
     for (const stream of this.streaming) bytes += bytesRead(stream)
     return bytes
   }
 
-  /**
-   * The soonest a request streaming now is on course to end, in ms from `now`, at the pace it has
-   * kept since it started: Infinity when none has a Content-Length and bytes read.
-   */
+  /** The soonest a streaming request is on course to end, in ms, at its pace so far (Infinity: none known). */
   soonestEndMs (now = Date.now()) {
     let soonest = Infinity
     for (const stream of this.streaming) {
@@ -147,35 +111,23 @@ export class PipelinePlaces {
   }
 }
 
-/** Bytes a streaming request's connection has read since it took its place. */
 function bytesRead ({ socket, base }) {
   const read = socket?.bytesRead
   return Number.isFinite(read) ? Math.max(0, read - base) : 0
 }
 
-/** Seconds a client told the pipelines are busy is asked to wait. */
 const RETRY_AFTER_SECONDS = 1
-
-/** Looks at the queue per deadline: how often a waiter samples the pipelines' pace. */
-const QUEUE_LOOKS = 10
-/**
- * A queue moves only if a pipeline ahead is on course to end within this
- * many deadlines: an upload in progress rather than a dawdler. Large uploads
- * at once each read slowly, far from their end when a waiter's deadline
- * comes, and a short horizon takes that for a stuck queue (docs/ingest.md,
- * "Refusals: the budget, and /good's queue").
- */
+const QUEUE_LOOKS = 10 // how often a waiter samples the pipelines' pace, per deadline
+// A queue moves only if a pipeline ahead is on course to end within this many deadlines: many large
+// uploads each read slowly, and a short horizon takes that for a stuck queue (docs/ingest.md,
+// "Refusals: the budget, and /good's queue").
 const QUEUE_HORIZON = 60
 
 /**
- * Wait for one of the few places to stream. Waiting requests are not read:
- * their bytes wait in the kernel's socket buffers and the client's, which
- * is backpressure too. A waiter gives up (503 server.busy) when the queue
- * is stuck: no place came free for `queueMs`, and the pipelines ahead
- * either read no faster together than `limits.minBodyRate` each, or none
- * is on course to end within QUEUE_HORIZON deadlines. How many wait is
- * bounded by `limits.inflight`.
- * @returns {Promise<() => void>} gives the place back
+ * Wait for one of the places to stream. Waiting requests are not read: their bytes wait in the
+ * socket buffers, which is backpressure too. A waiter gives up (503 server.busy) when no place came
+ * free for `queueMs` and the pipelines ahead read no faster than `minRate` each, or none is on course
+ * to end within QUEUE_HORIZON deadlines. How many wait is bounded by `limits.inflight`.
  */
 async function waitForPipeline (req, places, { queueMs, minRate }) {
   const gate = places.gate

@@ -1,13 +1,9 @@
 /**
- * The buffered ingest behind POST /bad. Wasteful on purpose: the whole
- * compressed body, the whole inflated Buffer, one string of all of it and
- * every parsed record are alive at once, so memory grows with body size
- * times concurrency. That is the lesson. It is still bounded (a limit on
- * compressed bytes, `maxOutputLength` on inflated bytes), and admitted step
- * by step within the memory budget (lib/limits/admission.js): what cannot
- * fit is refused before it is allocated. With `unsafeBad` none of this
- * applies: the zip bomb's demonstration needs the worker to die.
- * Stages 3 to 7 (lib/ingest/README.md) are ingestBuffered, below.
+ * POST /bad, wasteful on purpose: the whole compressed body, the whole inflated Buffer, one string of
+ * it and every parsed record are alive at once, so memory grows with body size times concurrency. That
+ * is the lesson. It is still bounded (the compressed limit, `maxOutputLength`), and admitted step by step
+ * within the memory budget (lib/limits/admission.js): what cannot fit is refused before it is allocated.
+ * With `unsafeBad` none of this applies: the zip bomb's demonstration needs the worker to die.
  */
 import { createHash } from 'node:crypto'
 import { isAscii } from 'node:buffer'
@@ -20,7 +16,9 @@ import { inflateWhole } from './gzip-framing.js'
 import { DecoderMemory, reservationSource } from './decoder-memory.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
 import { detectFormat, DETECT_BYTES, FORMATS } from '../json/records.js'
-import { createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally, findTooDeep, recordsOf } from '../parse/tally.js'
+import {
+  createTally, tallyRecords, tallyNdjson, locateJsonError, toJsonError, finishTally, findTooDeep, recordsOf
+} from '../parse/tally.js'
 import { inflatedTooLarge, fromZlibError, tooDeep } from '../errors/index.js'
 import { formatMiB } from '../util/units.js'
 
@@ -35,11 +33,7 @@ export const buffered = Object.freeze({
   ingest: ingestBuffered
 })
 
-/**
- * Each chunk of the compressed body counted against the compressed limit
- * and, when no Content-Length was reserved at admission, reserved as it
- * arrives: the chunks, then their concatenation, twice the body.
- */
+/** Each compressed chunk counted and, when no Content-Length was reserved, reserved twice (chunks, then their join). */
 function countAndReserve (req, limit, reservation) {
   const compressed = compressedCounter(limit)
   const reserved = Number.isSafeInteger(Number(req.headers['content-length']))
@@ -48,20 +42,15 @@ function countAndReserve (req, limit, reservation) {
   }
 }
 
-/**
- * A gzip layer's trailer ISIZE: the last member's inflated size mod 2^32, or null (no gzip, or too
- * short). A hint, never trusted. deflate, br and zstd say nothing the lab reads.
- */
+/** A gzip layer's trailer ISIZE (the last member's size mod 2^32), or null: a hint, never trusted. */
 function declaredSize (data, codec) {
   return codec.name === 'gzip' && data.length >= 18 ? data.readUInt32LE(data.length - 4) : null
 }
 
 /**
- * Inflate layer by layer, whatever each layer's codec (lib/ingest/gzip-framing.js inflateWhole): zlib
- * gathers its output chunks and joins them, twice the inflated size at the
- * end. The reservation takes the trailer's word for the size;
- * `maxOutputLength` makes sure a body that lies (a zip bomb) cannot pass
- * what the budget had free when it started.
+ * Inflate layer by layer (gzip-framing.js inflateWhole): zlib joins its output chunks, twice the size at
+ * the end. The reservation takes the trailer's word for the size; `maxOutputLength` makes sure a body
+ * that lies (a zip bomb) cannot pass what the budget had free when it started.
  */
 async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, holding) {
   let cap = limit
@@ -90,23 +79,20 @@ async function inflateWithinBudget (body, codecs, limit, unsafe, reservation, ho
   } catch (err) {
     if (err.code === 'ERR_BUFFER_TOO_LARGE') {
       // the budget, not the limit, stopped it: refuse for the budget (joining past the cap needs twice it)
-      if (cap < limit) throw reservation.refuse(2 * (cap + 1), `this body, inflated past the ${formatMiB(cap, { digits: 0 })} the budget had free,`)
+      const free = formatMiB(cap, { digits: 0 })
+      if (cap < limit) throw reservation.refuse(2 * (cap + 1), `this body, inflated past the ${free} the budget had free,`)
       throw inflatedTooLarge(limit, null)
     }
     throw fromZlibError(err, body.length, codecAt(codecs, err)) ?? err
   }
 }
 
-/** The codec of the layer that failed: zlib's error does not say, the decoder that threw does (lib/ingest/gzip-framing.js). */
+/** The codec of the layer that failed: zlib's error does not say, the decoder that threw does. */
 function codecAt (codecs, err) {
   return err.codec ?? codecs[0]?.name ?? 'gzip'
 }
 
-/**
- * The nesting limit /good keeps (`limits.depth`), kept here too, so both
- * routes take the same documents: the first bracket past it is refused
- * unless the JSON is invalid before it (the first fault wins, as on /good).
- */
+/** /good's nesting limit kept here too, so both take the same documents (the first fault wins, as on /good). */
 function checkDepth (inflated, maxDepth) {
   const deep = findTooDeep(inflated, 0, inflated.length, maxDepth)
   if (deep === -1) return
@@ -116,11 +102,8 @@ function checkDepth (inflated, maxDepth) {
 }
 
 /**
- * Parse everything at once and pick the records the format names. The
- * holding is told of the string (two bytes a character once any byte is
- * past ASCII, as lib/json/parse-cost.js takes it) and of what JSON.parse built, read as the growth of
- * V8's used heap across the call (a collection inside it can only lower
- * that figure).
+ * Parse everything at once and pick the records the format names. The holding is told of the string
+ * (as parse-cost.js sizes it) and of what JSON.parse built: the growth of V8's used heap across the call.
  */
 function parseWhole (inflated, format, reservation, maxDepth, holding) {
   const tally = createTally()
@@ -159,24 +142,15 @@ function parseWhole (inflated, format, reservation, maxDepth, holding) {
   return tallyRecords(tally, recordsOf(doc, format))
 }
 
-/** Bytes in use on V8's heap: read before and after JSON.parse. */
 function usedHeap () {
   return getHeapStatistics().used_heap_size
 }
 
-/**
- * Stages 3 to 7 of POST /bad: read the whole body, inflate it whole, and
- * parse it as one string.
- * @param {import('express').Request} req
- * @param {{ codecs: object[], format: string|null }} plan what negotiateBody read from the headers
- * @param {{ reservation: import('../limits/admission.js').Reservation, holding: import('../metrics/held.js').Holding }} place
- *   what admitWithinBudget reserved, and where each stage says what it holds
- * @param {{ opts: object }} lab normalised app options
- * @returns {Promise<object>} the figures of the summary
- */
+/** Stages 3 to 7 of POST /bad: read the whole body, inflate it whole, and parse it as one string. */
 async function ingestBuffered (req, plan, { reservation, holding }, { opts }) {
   const { limits } = opts
-  const body = await readWhole(requestBody(req, { idleMs: limits.bodyIdleMs }), countAndReserve(req, limits.compressed, reservation), holding)
+  const source = requestBody(req, { idleMs: limits.bodyIdleMs })
+  const body = await readWhole(source, countAndReserve(req, limits.compressed, reservation), holding)
   reservation.shrink(reservation.bytes - body.length) // the chunks are garbage now: what stays is the one Buffer
   const inflated = await inflateWithinBudget(body, plan.codecs, limits.inflated, opts.unsafeBad, reservation, holding)
   const format = plan.format ?? detectFormat(inflated.subarray(0, DETECT_BYTES))

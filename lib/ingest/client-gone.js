@@ -1,14 +1,8 @@
 /**
- * Whether a request's client hung up before its body was read, asked by
- * whoever is about to wait for the body: admission (lib/ingest/admit.js),
- * the read (lib/ingest/read.js) and /express-json's watch. Its 'close' may
- * have passed while the request waited, so this asks the request's state,
- * not its events. A small body arrives whole with its headers (`complete`),
- * but when the socket closes before it is read, Node destroys the request
- * and drops the body: no 'data' and no 'end' will come, and a reader waiting
- * for them would hold its place for good.
- * @param {import('node:http').IncomingMessage} req
- * @returns {boolean}
+ * Whether a request's client hung up before its body was read, asked by whoever is about to wait for
+ * the body (admission, the read, /express-json's watch). Its 'close' may have passed while it waited,
+ * so this asks the request's state: when the socket closes before a body that arrived whole is read,
+ * Node drops the body, and a reader waiting for 'data' or 'end' would hold its place for good.
  */
 export function clientGone (req) {
   if (req.readableEnded) return false

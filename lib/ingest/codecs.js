@@ -1,9 +1,7 @@
 /**
- * The content codings the ingest routes decode (RFC 9110, 8.4.1): gzip,
- * deflate (the zlib format, as HTTP means it and body-parser reads it), br,
- * and zstd where this Node's zlib has it (22.15 and later). Each layer of a
- * body is one of them; stage 4 (lib/ingest/gzip-framing.js) decodes them
- * one after another, whole or streamed, under the same limits.
+ * The content codings the ingest routes decode (RFC 9110, 8.4.1): gzip, deflate (the zlib format, as
+ * HTTP means it and body-parser reads it), br, and zstd where this Node's zlib has it. Stage 4
+ * (gzip-framing.js) decodes each layer, whole or streamed, under the same limits.
  */
 import zlib from 'node:zlib'
 import { ZstdFrames, ZSTD_WINDOW_LOG_MAX } from './zstd-frame.js'
@@ -11,23 +9,24 @@ import { ZstdFrames, ZSTD_WINDOW_LOG_MAX } from './zstd-frame.js'
 export { ZSTD_WINDOW_LOG_MAX }
 
 /**
- * @typedef {{ name: 'gzip'|'deflate'|'br'|'zstd', Stream: (new (options?: object) => import('node:stream').Transform)|null,
- *   decodeSync: ((buffer: Buffer, options: object) => { buffer: Buffer, engine: { bytesWritten: number } })|null,
- *   options: object, padding: boolean, Frames: (new (onFrameEnd?: (end: number) => void) => import('./zstd-frame.js').ZstdFrames)|null, since: string|null }} Codec
- *   `Stream` and `decodeSync` are null where this Node cannot decode it; `options`: the decoder's
- *   own, under the caller's; `padding`: zero bytes may follow
- *   the end (gzip's rule); `Frames`: where a layer is frames that the codec's stream decodes only one
- *   write at a time (Node's zstd stream drops the rest of a write after a frame), what cuts them apart;
- *   `since`: the Node version that decodes it, where that is not every Node the lab runs on
+ * @typedef {object} Codec `Stream` and `decodeSync` are null where this Node cannot decode it; `options`:
+ * the decoder's own, under the caller's; `padding`: zero bytes may follow the end (gzip's rule); `Frames`:
+ * for a codec whose stream decodes one frame a write (Node's zstd drops the rest of a write after a
+ * frame), what cuts them apart; `since`: the Node version that decodes it, where not every Node does.
  */
 
 const NO_OPTIONS = Object.freeze({})
 
+/** A codec every Node the lab runs on decodes, with its decoder's defaults. */
+function inflater (name, Stream, decodeSync, padding) {
+  return Object.freeze({ name, Stream, decodeSync, options: NO_OPTIONS, padding, Frames: null, since: null })
+}
+
 /** @type {Readonly<Record<string, Codec>>} */
 export const CODECS = Object.freeze({
-  gzip: Object.freeze({ name: 'gzip', Stream: zlib.Gunzip, decodeSync: zlib.gunzipSync, options: NO_OPTIONS, padding: true, Frames: null, since: null }),
-  deflate: Object.freeze({ name: 'deflate', Stream: zlib.Inflate, decodeSync: zlib.inflateSync, options: NO_OPTIONS, padding: false, Frames: null, since: null }),
-  br: Object.freeze({ name: 'br', Stream: zlib.BrotliDecompress, decodeSync: zlib.brotliDecompressSync, options: NO_OPTIONS, padding: false, Frames: null, since: null }),
+  gzip: inflater('gzip', zlib.Gunzip, zlib.gunzipSync, true),
+  deflate: inflater('deflate', zlib.Inflate, zlib.inflateSync, false),
+  br: inflater('br', zlib.BrotliDecompress, zlib.brotliDecompressSync, false),
   zstd: Object.freeze({
     name: 'zstd',
     Stream: zlib.ZstdDecompress ?? null,
@@ -41,27 +40,16 @@ export const CODECS = Object.freeze({
   })
 })
 
-/**
- * Content-Encoding tokens, lower-cased, and the codec each names (`x-gzip` is gzip, RFC 9110 8.4.1.3).
- * A Map: a token is a client's word, and on a plain object `constructor` or `__proto__` would name
- * Object.prototype's.
- */
+// Content-Encoding tokens, lower-cased (`x-gzip` is gzip, RFC 9110 8.4.1.3). A Map: a token is a client's
+// word, and on a plain object `constructor` or `__proto__` would name Object.prototype's.
 const TOKENS = new Map([['gzip', 'gzip'], ['x-gzip', 'gzip'], ['deflate', 'deflate'], ['br', 'br'], ['zstd', 'zstd']])
 
-/**
- * The codec a Content-Encoding token names, or null for one the lab does not know.
- * @param {string} token
- * @returns {Codec|null}
- */
+/** The codec a Content-Encoding token names, or null for one the lab does not know. */
 export function codecNamed (token) {
   return codecByName(TOKENS.get(token.trim().toLowerCase()))
 }
 
-/**
- * The codec of that name (`gzip`, `deflate`, `br`, `zstd`), or null for any other word.
- * @param {string|undefined} name
- * @returns {Codec|null}
- */
+/** The codec of that name (`gzip`, `deflate`, `br`, `zstd`), or null for any other word. */
 export function codecByName (name) {
   return typeof name === 'string' && Object.hasOwn(CODECS, name) ? CODECS[name] : null
 }

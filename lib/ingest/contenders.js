@@ -1,9 +1,7 @@
 /**
- * The ingest routes the experiment and the bench compare, and how each is
- * sent the same gzip file: /bad and /good take it as gzip, /express-json as
- * JSON gzipped by Content-Encoding (the bytes on the wire are the same, so
- * are the summaries); /streamparser-json takes it as /bad does. NDJSON is
- * not one JSON document: express.json and the textbook route do not read it.
+ * The ingest routes the experiment and the bench compare, each sent the same gzip file: /bad, /good
+ * and /streamparser-json as gzip, /express-json as JSON with Content-Encoding (the same bytes on the
+ * wire, the same summaries). NDJSON is not one JSON document: express.json and the textbook route do not read it.
  */
 import { FORMATS } from '../json/records.js'
 import { EXPRESS_JSON_FORMATS } from './negotiate.js'
@@ -35,12 +33,7 @@ export const INGEST_ROUTES = Object.freeze({
 /** Route names, in the order runs and tables show them. */
 export const INGEST_ROUTE_NAMES = Object.freeze(Object.keys(INGEST_ROUTES))
 
-/**
- * The routes of a list that cannot read `format`, for the error that says so.
- * @param {string[]} routes
- * @param {string} format
- * @returns {string[]}
- */
+/** The routes of a list that cannot read `format`, for the error that says so. */
 export function routesRefusing (routes, format) {
   return routes.filter(function refuses (route) { return !INGEST_ROUTES[route].formats.includes(format) })
 }

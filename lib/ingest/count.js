@@ -1,19 +1,16 @@
 /**
- * The body's counters, part of stage 3 (lib/ingest/README.md): compressed
- * bytes against `limits.compressed`; inflated bytes against `limits.inflated`
- * and the expansion ratio, with the sha256 every summary carries. A counter
- * is a pass-through for `pipeline`, and counts bytes held whole (`count`)
- * with the same check.
+ * The body's counters, part of stage 3 (lib/ingest/README.md): compressed bytes against
+ * `limits.compressed`; inflated bytes against `limits.inflated` and the expansion ratio, with the
+ * sha256 every summary carries. A counter passes chunks through for `pipeline`, and `count`s bytes
+ * held whole with the same check.
  */
 import { Transform } from 'node:stream'
 import { createHash } from 'node:crypto'
 import { compressedTooLarge, inflatedTooLarge, ratioTooLarge } from '../errors/index.js'
 
 /**
- * A pass-through that counts bytes and fails the moment `check` says so.
- * @param {(bytes: number, chunk: Buffer) => Error|null} check called with the running total (and the chunk) on every chunk
- * @param {string} [hash] also digest the bytes with this algorithm: the hex digest is the counter's
- *   property of that name (`sha256`), read once the bytes are all counted
+ * A pass-through that counts bytes and fails the moment `check(total, chunk)` says so; with `hash`,
+ * it digests them too, the hex digest its property of that name (`sha256`) once all are counted.
  */
 function countingStream (check, hash) {
   const digest = hash ? createHash(hash) : null
@@ -25,11 +22,7 @@ function countingStream (check, hash) {
     }
   })
   counter.bytes = 0
-  /**
-   * Count (and digest) bytes that do not flow through the stream: the same
-   * check, for a caller that holds them whole.
-   * @returns {Error|null} the check's verdict; the bytes are digested only when it passes
-   */
+  /** Count (and, when the check passes, digest) bytes held whole: the check's verdict. */
   counter.count = function countBytes (chunk) {
     counter.bytes += chunk.length
     const error = check(counter.bytes, chunk)
@@ -52,11 +45,8 @@ export function compressedCounter (limit) {
 }
 
 /**
- * Counts and digests inflated bytes; fails past the inflated limit, or past
- * the expansion ratio once `ratioAfter` bytes are out (small bodies of
- * repetitive JSON compress well too, and must pass).
- * @param {{ inflated: number, ratio: number, ratioAfter: number }} limits
- * @param {{ bytes: number }} compressed the compressed counter upstream
+ * Counts and digests inflated bytes; fails past the inflated limit, or past the expansion ratio once
+ * `ratioAfter` bytes are out (small bodies of repetitive JSON compress well too, and must pass).
  */
 export function inflatedCounter (limits, compressed) {
   return countingStream(function checkInflated (bytes) {

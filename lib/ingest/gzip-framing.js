@@ -1,37 +1,20 @@
 /**
- * Stage 4, inflate (lib/ingest/README.md): each layer of a body decoded
- * whole (`inflateWhole`) or streamed (`decoderStreams`), in any codec of
- * lib/ingest/codecs.js, with the one rule of what ends a layer.
- *
- * A gzip layer is one or more members (RFC 1952, 2.2) back to back, then
- * nothing or only zero bytes; anything else once the padding starts is
- * refused (400 `gzip.trailing.data`, at its offset). A deflate or br layer
- * is one stream, a zstd layer one or more frames (RFC 8878, 3.1): any byte
- * after them is refused (400 `encoding.trailing.data`). Node's zlib stops at the end and ignores what
- * follows, in ways that depend on where the reads fall (a stream may even
- * push after its end: a 500), so the lab would drop those bytes without a
- * word. A layer of no bytes at all is truncated, in every codec (zstd's
- * one-call decoder takes it for no frames). zlib still judges the streams,
- * and its errors keep their meaning. Before a decoder is given a byte, the
- * memory it will hold is fitted into the request's (lib/ingest/decoder-memory.js).
- * test/gzip-framing.test.js splits every case at every byte.
+ * Stage 4, inflate (lib/ingest/README.md): each layer decoded whole (`inflateWhole`) or streamed
+ * (`decoderStreams`), in any codec of codecs.js, with one rule of what ends a layer. gzip: members,
+ * then nothing or zeros (else 400 `gzip.trailing.data`); deflate, br, zstd: nothing after the
+ * stream or frames (400 `encoding.trailing.data`). zlib stops at the end and ignores the rest, in
+ * ways that depend on where reads fall (a stream may even push after its end), so the lab judges it
+ * here (docs/errors.md, "What ends a gzip body"). An empty layer is truncated.
  */
 import { kMaxLength } from 'node:buffer'
 import { encodingTrailingData, gzipTrailingData } from '../errors/index.js'
 import { CODECS } from './codecs.js'
-import { BROTLI_WBITS_MAX, brotliWindow, decoderBytes } from './decoder-memory.js'
+import { decoderBytes, layerWindow } from './decoder-memory.js'
 
 /** zstd frames a layer may have and still be decoded in synchronous calls, on the main thread. */
 const SYNC_PIECES = 16
 
-/**
- * The first byte of `bytes[from..]` past the end of a layer that the codec does not allow there
- * (gzip: any but zero; the others: any), as an error, or null.
- * @param {import('./codecs.js').Codec} codec
- * @param {Buffer} bytes
- * @param {number} from where the layer's stream ended in `bytes`
- * @param {number} base the offset of `bytes[0]` in the layer
- */
+/** The first byte of `bytes[from..]` the codec does not allow past a layer's end, as an error, or null. */
 function trailingError (codec, bytes, from, base) {
   for (let i = from; i < bytes.length; i++) {
     if (!codec.padding) return encodingTrailingData(codec.name, base + i, bytes[i])
@@ -41,17 +24,8 @@ function trailingError (codec, bytes, from, base) {
 }
 
 /**
- * Decode a whole layer at once, as `zlib.gunzip` (or `inflate`,
- * `brotliDecompress`) does: its output chunks gathered and joined,
- * `maxOutputLength` checked as they come; on an engine of our own so that
- * what it has gathered can be read meanwhile (`progress`); then hold what
- * zlib left unread to the codec's rule of what may follow.
- * @param {import('./codecs.js').Codec} codec
- * @param {Buffer} body
- * @param {{ pieces: Buffer[], error: Error | null }} framed the body's writes (piecesOf)
- * @param {import('node:zlib').ZlibOptions} [options] e.g. `maxOutputLength`
- * @param {(gathered: () => number) => void} [progress] given a reader of the bytes gathered so far
- * @returns {Promise<Buffer>}
+ * Decode a whole layer at once, as `zlib.gunzip` does, on an engine of our own so that what it
+ * has gathered can be read meanwhile (`progress`); then judge what zlib left unread.
  */
 function decodeWhole (codec, body, framed, options = {}, progress = noProgress) {
   return new Promise(function inflate (resolve, reject) {
@@ -98,16 +72,11 @@ function decodeWhole (codec, body, framed, options = {}, progress = noProgress) 
 }
 
 /**
- * A whole layer as the writes its codec's stream decodes all of: the body itself, or for zstd each
- * frame apart, up to the first byte after a frame that starts none; and the refusal the frames
- * end in, if any (a refusal after the writes: an error in an earlier frame comes first, as streamed).
- * @param {import('./codecs.js').Codec} codec
- * @param {Buffer} body
- * @returns {{ pieces: Buffer[], error: Error | null, window: number }} `window`: what the decoder's
- *   window will be (brotli's; the largest a zstd frame asks), 0 for gzip and deflate
+ * A whole layer as the writes its codec's stream decodes: the body, or for zstd each frame apart;
+ * the refusal the frames end in, if any; and the decoder's window (0 for gzip and deflate).
  */
 function piecesOf (codec, body) {
-  if (codec.Frames === null) return { pieces: [body], error: null, window: codec.name === 'br' ? brotliWindowOf(body[0]) : 0 }
+  if (codec.Frames === null) return { pieces: [body], error: null, window: layerWindow(codec, body[0]) }
   const pieces = []
   let from = 0
   const frames = new codec.Frames(function frameEnded (end) {
@@ -119,11 +88,6 @@ function piecesOf (codec, body) {
   const stop = error === null ? body.length : error.details.offset ?? from
   if (stop > from) pieces.push(body.subarray(from, stop))
   return { pieces, error, window: frames.window }
-}
-
-/** A brotli stream's window from its first byte; one zlib will refuse counts at the largest. */
-function brotliWindowOf (first) {
-  return first === undefined ? 0 : brotliWindow(first) ?? 2 ** BROTLI_WBITS_MAX
 }
 
 /** zlib's own refusal of a layer that ended before its end, for a layer of no bytes (its codec's `truncated`). */
@@ -170,22 +134,10 @@ function decodeWholeSync (codec, body, framed, options = {}) {
 }
 
 /**
- * Decode a body held whole, one layer after another (`codecs`, in decoding
- * order: the last coding applied first), each held to its codec's rule of
- * what may follow. zlib gathers a layer's output chunks and joins them:
- * twice that layer's decoded size at the end.
- * @param {Buffer} body
- * @param {import('./codecs.js').Codec[]} codecs
- * @param {{ sync?: boolean, capFor?: (data: Buffer, layer: number, codec: object) => number|undefined,
- *   afterLayer?: (data: Buffer, layer: number) => void, holding?: import('../metrics/held.js').Holding,
- *   memory?: import('./decoder-memory.js').DecoderMemory }} [how]
- *   `sync`: zlib's synchronous call, for a body too small to be worth zlib's thread pool;
- *   `capFor`: the layer's `maxOutputLength` (undefined: none); `afterLayer`: sees each layer's output;
- *   `holding`: told what the inflate stage holds (the layer's input past the first, what zlib has gathered);
- *   `memory`: where each layer's decoder is fitted before it starts (made with `streamed: false`)
- * @returns {Promise<Buffer>}
- * @throws zlib's errors as they are (`ERR_BUFFER_TOO_LARGE` past a cap), and 400 `gzip.trailing.data`
- *   or `encoding.trailing.data`
+ * Decode a body held whole, one layer after another (`codecs` in decoding order), each held to its
+ * codec's rule. `sync`: zlib's synchronous call, for a small body; `capFor`: a layer's
+ * `maxOutputLength`; `holding`: told what the stage holds; `memory`: where each decoder is fitted.
+ * @throws zlib's errors as they are, and 400 `gzip.trailing.data` or `encoding.trailing.data`
  */
 export async function inflateWhole (body, codecs, { sync = false, capFor = noCap, afterLayer = nothingAfter, holding, memory } = {}) {
   let data = body
@@ -219,38 +171,22 @@ function noCap () { return undefined }
 function nothingAfter () {}
 
 /**
- * A decoding stream that keeps the codec's rule whatever the reads: once
- * zlib stops at the end of the layer, the rest of that read and every later
- * one must be zeros (gzip's padding) or nothing (the others), and zlib sees
- * none of them (so nothing is ever pushed after its end). Its output ends
- * only when its input has: zlib would end it where it stopped, and what
- * reads the output (a parser that finds the document unfinished) could
- * answer before the bytes after the end are judged.
- * @param {import('./codecs.js').Codec} codec
+ * A decoding stream that keeps the codec's rule whatever the reads: once zlib stops, the rest must
+ * be zeros (gzip) or nothing, and zlib sees none of it. Its output ends only when its input has, so
+ * that a parser cannot answer before the bytes after the end are judged.
  */
 function framedStream (codec) {
   return class FramedBody extends codec.Stream {
-    /**
-     * @param {import('node:zlib').ZlibOptions} options
-     * @param {{ memory: import('./decoder-memory.js').DecoderMemory|null, layer: number }} fitting
-     *   where the decoder's own memory is fitted (null: not counted), and which layer it decodes
-     */
     constructor (options, { memory = null, layer = 0 } = {}) {
       super(options)
       this.memory = memory
       this.layer = layer
-      /** The window the decoder was fitted for (-1: not yet); zstd's grows with a frame that asks more. */
-      this.fitted = -1
-      /** Ends a wait for decoder memory when the pipeline is destroyed. */
-      this.gone = new AbortController()
-      /** Bytes of the layer taken so far. */
+      this.fitted = -1 // the window fitted for (-1: not yet); zstd's grows with a frame that asks more
+      this.gone = new AbortController() // ends a wait for decoder memory when the pipeline is destroyed
       this.position = 0
-      /** True once zlib stopped: the layer's stream (or gzip's members) is over. */
-      this.padding = false
-      /** True once the whole layer was taken: the output may end. */
+      this.padding = false // zlib stopped: the layer is over
       this.inputEnded = false
-      /** Where the layer's frames end, for a codec whose stream decodes one frame a write (zstd). */
-      this.frames = codec.Frames === null ? null : new codec.Frames()
+      this.frames = codec.Frames === null ? null : new codec.Frames() // zstd: one frame a write
     }
 
     push (chunk, encoding) {
@@ -263,8 +199,7 @@ function framedStream (codec) {
       if (this.frames === null || this.padding) {
         if (this.fitted !== -1 || this.padding || chunk.length === 0) return this.decodeRead(chunk, callback)
         // the first bytes: the decoder's memory is known from them, and fitted before zlib sees them
-        const window = codec.name === 'br' ? brotliWindow(chunk[0]) ?? 2 ** BROTLI_WBITS_MAX : 0
-        this.fitThen(window, function decodeFirstRead (self) { self.decodeRead(chunk, callback) }, callback)
+                this.fitThen(layerWindow(codec, chunk[0]), function decodeFirstRead (self) { self.decodeRead(chunk, callback) }, callback)
         return
       }
       // zlib gets each frame's bytes in writes of their own; a byte after a frame that starts none is judged here
@@ -353,14 +288,7 @@ const EMPTY = Buffer.alloc(0)
 /** The framed stream class of each codec this Node decodes, made once. */
 const FRAMED = new Map()
 
-/**
- * One decoding stream per layer of a streamed body (`codecs` in decoding
- * order), to spread into `pipeline`.
- * @param {import('./codecs.js').Codec[]|number} codecs a number: that many gzip layers
- * @param {import('node:zlib').ZlibOptions} [options]
- * @param {import('./decoder-memory.js').DecoderMemory|null} [memory] where each decoder's own memory
- *   is fitted before it is given a byte (made with `streamed: true`); null: not counted
- */
+/** One decoding stream per layer (`codecs` in decoding order; a number: that many gzip layers). */
 export function decoderStreams (codecs, options, memory = null) {
   return listOf(codecs).map(function decoderOf (codec, layer) {
     if (!FRAMED.has(codec.name)) FRAMED.set(codec.name, framedStream(codec))

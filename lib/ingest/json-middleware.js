@@ -1,17 +1,11 @@
 /**
- * The ingest behind POST /express-json: what most Express apps run,
- * `express.json()` (body-parser 2), given the lab's inflated limit. The
- * buffered pattern with one guard: raw-body keeps every inflated chunk up to
- * `limit` (413 past it), joins them, decodes one string and `JSON.parse`s
- * it whole. A zip bomb stops at the limit; up to it, everything is held.
- *
- * The middleware is left as it is. Around it the lab adds only what it asks
- * of every route that buffers (docs/limits.md): admission of what raw-body
- * will hold, and of what `JSON.parse` will build (projected in body-parser's
- * `verify` hook, which may throw to refuse it); the compressed limit, which
- * body-parser lacks for an encoded body; the body's deadline and a client that
- * vanishes mid-body (nothing would end body-parser's decoder); and the summary, with
- * the tally the other routes use.
+ * POST /express-json: what most Express apps run, `express.json()` (body-parser 2), given the lab's
+ * inflated limit. raw-body keeps every inflated chunk up to `limit`, joins them, decodes one string
+ * and `JSON.parse`s it whole: a zip bomb stops at the limit, but up to it everything is held.
+ * The middleware is left as it is; around it the lab adds only what it asks of every route that
+ * buffers (docs/limits.md): admission of what raw-body holds and JSON.parse builds (projected in
+ * the `verify` hook, which may throw to refuse), the compressed limit body-parser lacks for an
+ * encoded body, the deadline and a vanished client (nothing would end body-parser's decoder).
  */
 import { createHash } from 'node:crypto'
 import express from 'express'
@@ -20,7 +14,7 @@ import { EXPRESS_JSON_FORMATS, negotiateJson } from './negotiate.js'
 import { admitWithinBudget } from './admit.js'
 import { clientGone } from './client-gone.js'
 import { codecByName } from './codecs.js'
-import { BROTLI_WBITS_MAX, brotliWindow, decoderBytes } from './decoder-memory.js'
+import { decoderBytes, layerWindow } from './decoder-memory.js'
 import { detectFormat, DETECT_BYTES } from '../json/records.js'
 import { ParseCostMeter } from '../json/parse-cost.js'
 import { createTally, finishTally, locateJsonError, recordsOf, tallyRecords } from '../parse/tally.js'
@@ -30,17 +24,12 @@ import {
 } from '../errors/index.js'
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
+const EXPRESS_JSON_ENCODINGS = ['gzip', 'deflate', 'br', 'identity']
+const NDJSON_HINT = ' (this looks like NDJSON: express.json parses one JSON document; send NDJSON to /bad or /good)'
 
-/**
- * POST /express-json, with one `express.json()` for the app, as an app
- * would mount it: negotiated as express.json would accept it, its place a
- * reservation in the memory budget, stages 3 to 7 in its ingestExpressJson.
- * @param {{ limits: object }} opts normalised app options
- * @returns {import('./sequence.js').IngestRoute}
- */
+/** POST /express-json, with one `express.json()` for the app, its place a reservation in the memory budget. */
 export function expressJsonRoute (opts) {
-  /** The read in progress of each request: body-parser's `verify` finds it here. */
-  const reads = new WeakMap()
+  const reads = new WeakMap() // each request's read in progress, for body-parser's `verify`
   const parseJson = express.json({
     inflate: true,
     limit: opts.limits.inflated,
@@ -52,11 +41,7 @@ export function expressJsonRoute (opts) {
     }
   })
 
-  /**
-   * Stages 3 to 7: express.json reads, inflates, decodes and parses the
-   * body in one call, watched from outside (ExpressJsonRead); the records
-   * are picked from the document and tallied.
-   */
+  /** Stages 3 to 7: express.json reads, inflates, decodes and parses in one call, watched from outside. */
   async function ingestExpressJson (req, plan, { reservation, holding }, { opts }) {
     const read = new ExpressJsonRead(req, plan, opts.limits, reservation)
     read.watch(holding)
@@ -84,22 +69,17 @@ export function expressJsonRoute (opts) {
     formats: EXPRESS_JSON_FORMATS,
     negotiate: negotiateJson,
     admit: admitWithinBudget,
-    // raw-body will keep every inflated chunk and then their concatenation: twice the inflated
-    // body. Before a byte is read only Content-Length is known, and JSON inflates to at least its
-    // encoded size (less a few bytes of framing): twice that is the least that will be held, reserved at
-    // admission; the rest as it inflates (ExpressJsonRead#reserveInflated).
+    // raw-body keeps the inflated chunks and then their join: twice the body. JSON inflates to at least its
+    // encoded size, so twice Content-Length is reserved at admission, the rest as it inflates.
     holds: 'this body (inflated)',
     ingest: ingestExpressJson
   })
 }
 
 /**
- * One request read by express.json, watched from outside: the compressed
- * bytes on the request, the inflated bytes out of body-parser's Gunzip (or
- * the request itself, for an identity body), the deadline and the client.
- * The first refusal settles it at once; body-parser is then stopped by an
- * error on the stream it reads, and its own callback, whenever it comes
- * (it drains the request first), changes nothing.
+ * One request read by express.json, watched from outside: the compressed bytes, the inflated bytes
+ * out of body-parser's decoder, the deadline and the client. The first refusal settles it at once
+ * and stops body-parser by an error on the stream it reads; its own late callback changes nothing.
  */
 class ExpressJsonRead {
   constructor (req, plan, limits, reservation) {
@@ -109,11 +89,9 @@ class ExpressJsonRead {
     this.reservation = reservation
     this.compressedBytes = 0
     this.inflatedBytes = 0
-    /** Where each stage says what it holds (watch). */
     this.holding = null
-    /** body-parser's Gunzip, once it pipes the request into it. */
-    this.inflater = null
-    /** The window body-parser's decoder was fitted for (-1: not yet), and what is reserved for it. */
+    this.inflater = null // body-parser's decoder, once it pipes the request into it
+    // the window body-parser's decoder was fitted for (-1: not yet), and what is reserved for it
     this.window = -1
     this.decoderBytes = 0
     this.inflated = null
@@ -121,7 +99,7 @@ class ExpressJsonRead {
     this.format = null
     this.sha256 = null
     this.settled = false
-    /** A refusal of the lab's (the budget, a limit, the deadline, the client gone): it wins over body-parser's words. */
+    // a refusal of the lab's (budget, limit, deadline, client gone) wins over body-parser's words
     this.refusal = null
     this.releaseDeadline = null
     this.resolve = null
@@ -134,12 +112,7 @@ class ExpressJsonRead {
     }
   }
 
-  /**
-   * Tell the holding what can be read from outside body-parser (lib/metrics/held.js):
-   * the request's buffer and what waits in body-parser's Gunzip (read), the
-   * inflated chunks raw-body has kept, counted as they pass (inflate), then
-   * the one Buffer it joined them into.
-   */
+  /** Tell the holding (lib/metrics/held.js) what can be read from outside body-parser. */
   watch (holding) {
     const read = this
     this.holding = holding
@@ -152,11 +125,7 @@ class ExpressJsonRead {
     holding.unread.push('the string and the document body-parser builds from the inflated Buffer')
   }
 
-  /**
-   * Hand the request to express.json and wait for the document.
-   * @param {import('express').RequestHandler} parseJson
-   * @returns {Promise<any>} what JSON.parse made of the body
-   */
+  /** Hand the request to express.json and wait for the document. */
   run (parseJson) {
     const read = this
     const req = this.req
@@ -165,10 +134,8 @@ class ExpressJsonRead {
       read.reject = reject
       req.on('data', read.onCompressed)
       req.on('close', read.onClose)
-      const limits = read.limits
-      read.releaseDeadline = guardBody(req, { idleMs: limits.bodyIdleMs, minRate: limits.minBodyRate, windowMs: limits.bodyRateWindowMs }, function bodyDeadlinePassed (err) {
-        read.fail(err)
-      })
+      const { bodyIdleMs: idleMs, minBodyRate: minRate, bodyRateWindowMs: windowMs } = read.limits
+      read.releaseDeadline = guardBody(req, { idleMs, minRate, windowMs }, function bodyDeadlinePassed (err) { read.fail(err) })
       // body-parser pipes the request into the Gunzip it makes, synchronously, before it reads:
       // this request's own `pipe` shows it to us, and is gone again once express.json has started
       req.pipe = function pipeIntoInflater (destination, options) {
@@ -190,7 +157,7 @@ class ExpressJsonRead {
   /**
    * body-parser makes its decoder with zlib's defaults (a zstd window up to 128 MiB): what it will
    * hold is read from the bytes on their way to it and reserved first, and a zstd frame is held to
-   * the window rule of every route (lib/ingest/zstd-frame.js). What else its frames do is body-parser's.
+   * every route's window rule (zstd-frame.js).
    */
   fitDecoder (decoder) {
     const read = this
@@ -209,7 +176,7 @@ class ExpressJsonRead {
         window = frames.window
         if (error !== null) frames = null
       } else if (read.window === -1) {
-        window = codec.name === 'br' ? brotliWindow(chunk[0]) ?? 2 ** BROTLI_WBITS_MAX : 0
+        window = layerWindow(codec, chunk[0])
       }
       if (window > read.window) {
         read.window = window
@@ -235,11 +202,7 @@ class ExpressJsonRead {
     if (this.plan.encoding === null) this.reserveInflated(this.compressedBytes)
   }
 
-  /**
-   * raw-body keeps each inflated chunk, then joins them all: twice what has
-   * inflated so far, reserved chunk by chunk; the first that does not fit
-   * stops the read, whatever body-parser's own limit would still allow.
-   */
+  /** raw-body keeps each chunk, then joins them: twice what inflated so far, reserved chunk by chunk. */
   reserveInflated (total) {
     this.inflatedBytes = total
     const want = 2 * total + this.decoderBytes - this.reservation.bytes
@@ -249,12 +212,9 @@ class ExpressJsonRead {
   }
 
   /**
-   * body-parser's `verify`: the inflated body whole, before it is decoded
-   * and parsed. The chunks are garbage now; what is reserved instead is
-   * the string and what JSON.parse will build from it, projected by
-   * lib/json/parse-cost.js exactly as /bad projects it. Throwing refuses the
-   * body: body-parser then never parses it.
-   * @param {Buffer} inflated
+   * body-parser's `verify`: the inflated body whole, before it is decoded. The chunks are garbage now;
+   * reserved instead are the string and what JSON.parse will build (parse-cost.js, as /bad projects
+   * it). Throwing refuses the body.
    */
   verify (inflated) {
     if (this.settled) throw this.refusal ?? requestAborted(this.compressedBytes)
@@ -327,10 +287,7 @@ class ExpressJsonRead {
     else this.resolve(doc)
   }
 
-  /**
-   * body-parser's errors (http-errors with raw-body's types, or zlib's) in
-   * the lab's types and figures. See docs/errors.md.
-   */
+  /** body-parser's errors (http-errors with raw-body's types, or zlib's) in the lab's types: docs/errors.md. */
   toLabError (err) {
     if (err instanceof LabError) return err
     switch (err.type) {
@@ -339,7 +296,7 @@ class ExpressJsonRead {
       case 'entity.parse.failed':
         return this.jsonError(err)
       case 'encoding.unsupported':
-        return expressJsonEncodingUnsupported(err.encoding ?? this.req.headers['content-encoding'], ['gzip', 'deflate', 'br', 'identity'])
+        return expressJsonEncodingUnsupported(err.encoding ?? this.req.headers['content-encoding'], EXPRESS_JSON_ENCODINGS)
       case 'charset.unsupported':
         return charsetUnsupported(err.charset)
       case 'request.aborted':
@@ -364,7 +321,7 @@ class ExpressJsonRead {
     // iconv-lite drops a leading byte order mark before JSON.parse sees the text
     const start = bytes.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0
     const located = locateJsonError(bytes, start, bytes.length, err)
-    const hint = this.format === 'ndjson' ? ' (this looks like NDJSON: express.json parses one JSON document; send NDJSON to /bad or /good)' : ''
+    const hint = this.format === 'ndjson' ? NDJSON_HINT : ''
     return jsonInvalid(located.reason + hint, located.offset)
   }
 }

@@ -1,11 +1,9 @@
 /**
- * Stage 1, negotiate (lib/ingest/README.md): the headers and the query,
- * before a byte of the body is read. Which bodies a route accepts, which
- * encoding layers to peel (gzip, deflate, br, zstd: lib/ingest/codecs.js),
- * which JSON format to expect, and a Content-Length already past the
- * compressed limit: 415, 400 and 413 with nothing read. /bad, /good and the
- * textbook route read encoded bodies (`negotiateBody`); /express-json reads
- * what express.json reads (`negotiateJson`).
+ * Stage 1, negotiate (lib/ingest/README.md): headers and query, before a byte of the body is read.
+ * Which bodies a route accepts, which encoding layers to peel (codecs.js), which JSON format to
+ * expect, a Content-Length past the compressed limit: 415, 400 and 413 with nothing read. /bad,
+ * /good and the textbook route read encoded bodies (`negotiateBody`); /express-json what express.json
+ * reads (`negotiateJson`).
  */
 import { FORMATS } from '../json/records.js'
 import { CODECS, codecByName, codecNamed, decodedHere, decodes } from './codecs.js'
@@ -19,15 +17,10 @@ const JSON_TYPES = ['application/json', 'application/x-ndjson']
 const ACCEPTED_TYPES = Object.freeze([...GZIP_TYPES, ...JSON_TYPES])
 
 /**
- * The headers and query of an encoded body: its layers and format, and its
- * Content-Length against the compressed limit. A gzip media type is a gzip
- * layer of its own, under those `Content-Encoding` names in the order they
- * were applied (RFC 9110, 8.4): the codecs come back in decoding order, the
- * last applied first.
- * @param {{ formats: readonly string[], formatHint?: string }} [route] the formats the route reads:
- *   another one, asked for or named by the media type, is 400 with `formatHint`
- * @returns {{ codecs: import('./codecs.js').Codec[], format: 'json'|'array'|'ndjson'|null }} format null = detect
- * @throws {LabError} 415 for media types and encodings, 400 for a bad ?format=, 413 for a Content-Length past the limit
+ * An encoded body's layers and format. A gzip media type is a gzip layer of its own, under the
+ * `Content-Encoding` names in the order applied (RFC 9110, 8.4): the codecs come back in decoding order.
+ * A format the route does not read (asked for, or named by the media type) is 400 with `route.formatHint`;
+ * `format` null: detect.
  */
 export function negotiateBody (req, limits, route = { formats: FORMATS }) {
   const mediaType = String(req.headers['content-type'] || '').split(';')[0].trim().toLowerCase()
@@ -43,7 +36,7 @@ export function negotiateBody (req, limits, route = { formats: FORMATS }) {
     // counted as they come: a header of a thousand names is refused at the limit, not parsed to its end
     if (applied.length > limits.layers) throw tooManyLayers(limits.layers, applied.length)
   }
-  if (applied.length === 0) throw unsupportedMediaType(req.headers['content-type'] + ' without a Content-Encoding', ACCEPTED_TYPES)
+  if (applied.length === 0) throw unsupportedMediaType(`${req.headers['content-type']} without a Content-Encoding`, ACCEPTED_TYPES)
 
   let format = null
   const asked = req.query?.format
@@ -58,10 +51,7 @@ export function negotiateBody (req, limits, route = { formats: FORMATS }) {
   return { codecs: applied.reverse(), format }
 }
 
-/**
- * The codec a Content-Encoding token names, if this Node decodes it.
- * @throws {LabError} 415 naming the token: unknown, or (zstd) past this Node, with the version that decodes it
- */
+/** The codec a Content-Encoding token names; 415 for one unknown, or (zstd) past this Node. */
 function decodableCodec (token) {
   const codec = codecNamed(token)
   if (codec === null) throw unsupportedEncoding(token.trim(), { decoded: decodedHere() })
@@ -83,11 +73,8 @@ export const EXPRESS_JSON_FORMATS = Object.freeze(['json', 'array'])
 const EXPRESS_JSON_FORMAT_HINT = 'json | array (express.json parses one JSON document: NDJSON goes to /bad or /good)'
 
 /**
- * The headers and query, before a byte is read: what express.json would
- * skip or refuse is refused here with the lab's words. body-parser 2 reads
- * one coding: gzip, deflate, br, and zstd where zlib has it.
- * @returns {{ encoding: string|null, format: 'json'|'array'|null }} encoding null: identity; format null = detect, as /bad does
- * @throws {LabError} 415, 400, 413
+ * What express.json would skip or refuse, refused here in the lab's words. body-parser 2 reads one
+ * coding: gzip, deflate, br, and zstd where zlib has it. `encoding` null: identity; `format` null: detect.
  */
 export function negotiateJson (req, limits) {
   const contentType = req.headers['content-type']

@@ -1,9 +1,7 @@
 /**
- * Stage 3, read (lib/ingest/README.md): the body streamed (`requestBody`, a
- * source for `pipeline`) or kept whole (`readWhole`). Either way it is
- * bounded in time (lib/limits/body-deadline.js), a client that vanishes is
- * an abort, and a body the lab stops reading is drained for a while so that
- * its client still reads the answer.
+ * Stage 3, read (lib/ingest/README.md): the body streamed (`requestBody`) or kept whole (`readWhole`),
+ * bounded in time (lib/limits/body-deadline.js); a vanished client is an abort, and a body the lab
+ * stops reading is drained for a while so that its client still reads the answer.
  */
 import { Readable } from 'node:stream'
 import { requestAborted } from '../errors/index.js'
@@ -11,15 +9,10 @@ import { guardBody } from '../limits/body-deadline.js'
 import { clientGone } from './client-gone.js'
 
 /**
- * The request body as a stream that `pipeline` may destroy without
- * destroying the socket: when the pipeline fails, the rest of the body is
- * read and discarded, so the client still gets its JSON error. A body that
- * stalls, or arrives too slowly, fails with 408: the request's one watch
- * (lib/limits/body-deadline.js), which the app arms with its `limits`; the options
- * here count only where no app armed one.
- * @param {import('node:http').IncomingMessage} req
- * @param {{ idleMs?: number, minRate?: number, rateWindowMs?: number, highWaterMark?: number }} [options]
- *   `highWaterMark`: what the stream buffers before the request is paused (64 KiB)
+ * The request body as a stream `pipeline` may destroy without destroying the socket: the rest is read
+ * and discarded, so the client still gets its JSON error. A stall or a slow body fails with 408 by the
+ * request's one watch (body-deadline.js) the app arms; these options count only where none is armed.
+ * `highWaterMark`: what the stream buffers before the request is paused.
  */
 export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0, highWaterMark = 64 * 1024 } = {}) {
   let received = 0
@@ -74,19 +67,15 @@ export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0, h
   return source
 }
 
-/** How much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap. */
+// how much of an abandoned body the lab reads and drops, at most: bytes, time in all, and a gap
 const DRAIN = Object.freeze({ bytes: 64 * 1024 * 1024, ms: 10_000, idleMs: 2000 })
 
-/** Requests whose rest is being discarded: once is enough. */
 const discarding = new WeakSet()
 
 /**
- * Read and discard the rest of an abandoned body, so that the client, still
- * sending, gets to read its error answer; but only up to DRAIN: a client
- * that sends without end, or stops sending, must not keep the lab reading,
- * and loses its connection. The body stream calls it when its pipeline
- * fails; the app's error handler, for a body refused before it was read.
- * @param {import('node:http').IncomingMessage} req
+ * Read and discard the rest of an abandoned body so the client, still sending, reads its error answer;
+ * only up to DRAIN: a client that sends without end, or stops, must not keep the lab reading. Called by
+ * the body stream when its pipeline fails, and by the error handler for a body refused unread.
  */
 export function discardRestOfBody (req) {
   if (req.complete || discarding.has(req)) return
@@ -119,16 +108,11 @@ export function discardRestOfBody (req) {
 }
 
 /**
- * Read a body to its end and keep it, checking each chunk with `count`.
- * Events rather than `pipeline`: one source read whole needs no composing,
- * and for a body of a read or two pipeline's set-up costs more than the
- * rest. The chunks and then their concatenation are alive at the end:
- * twice the body, which is what a route that reads whole must reserve.
- * @param {import('node:stream').Readable} source `requestBody(req)`; destroyed with the error when `count` refuses a chunk
- * @param {(chunk: Buffer) => Error|null} count the compressed limit, and what the route reserves per chunk
- * @param {import('../metrics/held.js').Holding} [holding] told what the read holds: the chunks kept
- *   and the source's buffer while it reads, the one Buffer at its end
- * @returns {Promise<Buffer>}
+ * Read a body to its end and keep it, checking each chunk with `count` (which may reserve per chunk);
+ * a refused chunk destroys `source` with the error. Events rather than `pipeline`: one source read
+ * whole needs no composing, and for a read or two pipeline's set-up costs more than the rest. The
+ * chunks and their join are alive at the end: twice the body, what a route that reads whole reserves.
+ * `holding` is told the chunks kept and the source's buffer, then the one Buffer.
  */
 export function readWhole (source, count, holding) {
   return new Promise(function read (resolve, reject) {

@@ -1,7 +1,6 @@
 /**
- * One ingest request, top to bottom, for all four ingest routes: the eight
- * stages tabled in lib/ingest/README.md. A route is a plain object naming
- * its stages (IngestRoute); this file runs them and answers.
+ * One ingest request, top to bottom, for all four ingest routes: the eight stages tabled in
+ * lib/ingest/README.md. A route is a plain object naming its stages (IngestRoute); this runs them.
  */
 import { overloaded } from '../errors/index.js'
 import { watchRequestPeak } from '../metrics/peak.js'
@@ -11,25 +10,14 @@ import { msSince, requestEvents } from '../util/lab-events.js'
  * @typedef {object} IngestRoute
  * @property {string} name the route's path without its slash, as events and answers name it
  * @property {readonly string[]} formats the JSON formats it reads
- * @property {(req: object, limits: object, route: IngestRoute) => { layers?: number, format: string|null }} negotiate stage 1
- * @property {(req: object, plan: object, route: IngestRoute, lab: object, holding: object) => Promise<Found>} admit stage 2:
- *   takes a place, runs `ingest` in it, gives the place back
- * @property {(req: object, plan: object, place: object, lab: object) => Promise<Found>} ingest stages 3 to 7;
- *   `place.holding` is where each stage says what it holds (lib/metrics/held.js)
+ * @property {Function} negotiate stage 1: `(req, limits, route)` to the plan (`{ codecs, format }`)
+ * @property {Function} admit stage 2: `(req, plan, route, lab, holding)`: a place, `ingest` run in it, given back
+ * @property {Function} ingest stages 3 to 7: `(req, plan, place, lab)` to a Found; `place.holding` (held.js)
+ *   is where each stage says what it holds
  */
+/** @typedef {{ format: string, tally: object, inflatedBytes: number, compressedBytes: number, sha256: string }} Found */
 
-/**
- * @typedef {{ format: string, tally: object, inflatedBytes: number, compressedBytes: number, sha256: string }} Found
- */
-
-/**
- * Stages 1 to 8 for one request: what the route answers.
- * @param {import('express').Request} req
- * @param {IngestRoute} route
- * @param {{ opts: object, admission?: object, state?: object }} lab normalised app options, the
- *   app's memory admission, and what /good holds across requests (lib/ingest/state.js)
- * @returns {Promise<object>} the summary
- */
+/** Stages 1 to 8 for one request: what the route answers (`lab.state`: what /good holds, state.js). */
 async function ingest (req, route, lab, holding) {
   const plan = route.negotiate(req, lab.opts.limits, route)
   // a place for the request, stages 3 to 7 (route.ingest) run in it, and the place given back
@@ -38,13 +26,9 @@ async function ingest (req, route, lab, holding) {
 }
 
 /**
- * The Express handler of an ingest route: `ingest`, inside the lab's bound
- * on requests in flight, announced on the event bus at its start and end,
- * with the process's peak memory over the request in the answer.
- * @param {IngestRoute} route
- * @param {{ opts: object, events: import('node:events').EventEmitter, admission?: object, state?: object,
- *   readPeak?: () => { bytes: number }, held: import('../metrics/held.js').HeldLedger, inflight: number }} lab
- *   shared by the app's ingest routes; `held` is the ledger samples read (lib/metrics/held.js)
+ * The Express handler of an ingest route: `ingest` within the bound on requests in flight, announced
+ * on the event bus at its start and end, with the process's peak memory over the request in the
+ * answer. `lab.held` is the ledger samples read (lib/metrics/held.js).
  */
 export function ingestRoute (route, lab) {
   return async function answerIngest (req, res) {

@@ -1,39 +1,27 @@
 /**
- * What POST /good holds across its requests, one per app: its places to
- * stream (lib/ingest/admit.js), the parse threads and the budget of batch
- * bytes out at them (lib/parse/pool.js), the one place to gather a record
- * larger than a batch, and the small-body rule (lib/parse/small-body.js).
- * Each part is changed only by the module that owns it. `createApp` makes
- * it and its `close()` stops the threads; two apps in one process keep
- * their own.
+ * What POST /good holds across its requests, one per app: its places to stream (admit.js), the parse
+ * threads and the budget of batch bytes out at them (lib/parse/pool.js), the one place to gather a
+ * record larger than a batch, and the small-body rule. Each part is changed only by the module that
+ * owns it. `createApp` makes it and its `close()` stops the threads; two apps keep their own.
  */
 import { createParsePool, ByteBudget, threadHeapMb } from '../parse/pool.js'
 import { SmallBodies } from '../parse/small-body.js'
 import { Semaphore } from '../util/semaphore.js'
 import { PipelinePlaces } from './admit.js'
 
-/**
- * @param {object} opts normalised app options (`parseThreads`, `ingest.parseCost`,
- *   `ingest.bufferBudget`, `ingest.activePipelines`, `ingest.inlineParse`, `ingest.shareParse`)
- * @returns {IngestState}
- */
+/** `opts`: normalised app options (`parseThreads` and `ingest`). */
 export function createIngestState (opts) {
   return new IngestState(opts)
 }
 
-/** See the module comment. */
 export class IngestState {
   constructor (opts) {
     this.pipelines = new PipelinePlaces(opts.ingest.activePipelines)
     // started now, so the threads' memory counts as idle, not as the first request's
     this.pool = createParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost))
-    /** Batch bytes out at the parse threads, across all requests. */
     this.budget = new ByteBudget(opts.ingest.bufferBudget)
-    /**
-     * One request at a time may gather a record larger than a batch: every
-     * pipeline gathering the largest record allowed (twice, while it is
-     * copied into its batch) would pass /good's ceiling on its own.
-     */
+    // one request at a time may gather a record larger than a batch: every pipeline gathering the
+    // largest allowed (twice, while it is copied into its batch) would pass /good's ceiling on its own
     this.largeRecordGate = new Semaphore(1)
     this.smallBodies = new SmallBodies(this.pool, opts.ingest)
     this.closed = null
@@ -50,11 +38,7 @@ export class IngestState {
     }
   }
 
-  /**
-   * Stop the parse threads: batches still queued are refused, batches on a
-   * thread end with it. Safe to call twice.
-   * @returns {Promise<void>}
-   */
+  /** Stop the parse threads: queued batches are refused, batches on a thread end with it. Safe twice. */
   close () {
     if (this.closed === null) this.closed = this.pool.destroy()
     return this.closed

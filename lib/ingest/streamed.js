@@ -1,13 +1,9 @@
 /**
- * The streamed ingest behind POST /good. Read the textbook streaming route
- * first, lib/ingest/streamparser.js (POST /streamparser-json): the same
- * pipeline and counters around a streaming JSON library. This file is what
- * the lab adds for speed (docs/ingest.md, "What /good adds and what each
- * addition buys"): request -> compressed counter -> gunzip per layer ->
- * inflated counter and digest -> record sink (lib/parse/record-sink.js),
- * which finds whole records on the main thread and has parse threads
- * JSON.parse them in batches, under one budget for all the app's requests.
- * A small body is read and inflated whole instead (lib/parse/small-body.js).
+ * POST /good. Read the textbook streaming route first (streamparser.js): the same pipeline and
+ * counters around a streaming JSON library. This file is what the lab adds for speed (docs/ingest.md,
+ * "What /good adds and what each addition buys"): a record sink (lib/parse/record-sink.js) that finds
+ * whole records on the main thread and has parse threads JSON.parse them in batches, under one budget
+ * for all requests. A small body is read and inflated whole instead (lib/parse/small-body.js).
  */
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -33,20 +29,14 @@ export const streamed = Object.freeze({
 })
 
 const MIN_CHUNK = 16 * 1024
-/** The largest inflate chunk: zlib's output chunk for a request streaming alone. */
-export const MAX_CHUNK = 256 * 1024
-/** The smallest inflate chunk, for the smallest bodies. */
-const SMALL_CHUNK = 4 * 1024
-/**
- * Inflated bytes expected per compressed byte when sizing a small body's
- * inflate chunk: a body that inflates more only takes more chunks.
- */
-const EXPECTED_RATIO = 8
-// Parse batches stay small: the records of a batch are all alive until it is
-// tallied, and smaller batches let the parse threads' young generation
-// collect them (docs/ingest.md, "Memory flat with the body and the uploads").
+export const MAX_CHUNK = 256 * 1024 // zlib's output chunk for a request streaming alone
+const SMALL_CHUNK = 4 * 1024 // for the smallest bodies
+const EXPECTED_RATIO = 8 // sizes a small body's inflate chunk: one that inflates more takes more chunks
+// Parse batches stay small: a batch's records are all alive until it is tallied, and smaller batches let
+// the threads' young generation collect them (docs/ingest.md, "Memory flat with the body and the uploads").
 export const MAX_BATCH = 64 * 1024
 
+/** Inflate and batch sizes: large when alone (zlib is faster so), smaller as more stream, within the budget. */
 /**
  * Inflate and batch sizes for one more request: large when alone (zlib is
  * faster with large output chunks), smaller as more stream, so that all of
@@ -58,10 +48,8 @@ function chunkSizeFor (bufferBudget, active) {
 }
 
 /**
- * The inflate chunk for a body of `compressedBytes` (Content-Length, or NaN
- * when chunked): no larger than the body needs. zlib allocates its whole
- * output chunk up front, and for small bodies at a high rate those chunks
- * are most of the garbage the collector must keep up with.
+ * The inflate chunk for a body of `compressedBytes` (NaN when chunked): no larger than it needs. zlib
+ * allocates its output chunk up front, and for small bodies at a high rate those are most of the garbage.
  */
 function inflateChunkFor (share, compressedBytes) {
   if (!Number.isSafeInteger(compressedBytes) || compressedBytes < 0) return share
@@ -69,12 +57,7 @@ function inflateChunkFor (share, compressedBytes) {
   return Math.max(SMALL_CHUNK, Math.min(share, wanted))
 }
 
-/**
- * Inflate a small body held whole, at most `bound` bytes a layer, in one
- * synchronous call a layer: for a body this small zlib's thread pool costs
- * more than the inflating.
- * @returns {Promise<Buffer|null>} null when a layer inflates past the bound: the body is streamed instead
- */
+/** A small body inflated whole, a synchronous call a layer; null past `bound`: the body is streamed instead. */
 async function inflateInHand (body, codecs, bound, holding, decoders) {
   const memory = new DecoderMemory(codecs, decoders, { streamed: false })
   try {
@@ -88,11 +71,8 @@ async function inflateInHand (body, codecs, bound, holding, decoders) {
 }
 
 /**
- * A small body arrives in a read or two: read it whole, inflate it at once
- * and, when it inflates within the bound too, hand it to the sink whole
- * (RecordSink#parseWhole). One that inflates past the bound is streamed
- * like any other, from memory.
- * @returns {Promise<{ format: string, tally: object }>}
+ * A small body arrives in a read or two: read it whole, inflate it at once and, within the bound, hand
+ * it to the sink whole (RecordSink#parseWhole); past the bound it is streamed like any other, from memory.
  */
 async function ingestInHand (source, { compressed, inflated, sink, codecs, bound, chunkSize, budget, holding, memory }) {
   const body = await readWhole(source, compressed.count, holding)
@@ -108,18 +88,11 @@ async function ingestInHand (source, { compressed, inflated, sink, codecs, bound
   return sink.parseWhole(data)
 }
 
-/** The largest chunk a socket hands the request (libuv reads 64 KiB at a time). */
-const SOCKET_CHUNK = 64 * 1024
+const SOCKET_CHUNK = 64 * 1024 // the most a socket hands the request at a time (libuv's read)
 
 /**
- * What each stage of the pipeline holds, read at each sample from the
- * pieces themselves (lib/metrics/held.js), with the most it may hold:
- * read, the request's and the body's buffers and the compressed counter's;
- * inflate, each Gunzip's two sides and the inflated counter's; records,
- * send; parse, the batch bytes this request has out at the parse threads.
- * The decoders' own memory (their windows) is what the request was given
- * for them (lib/ingest/decoder-memory.js): in the inflate stage, its bound
- * the most they may be given.
+ * What each stage of the pipeline holds, read at each sample from the pieces themselves, with the most
+ * it may hold (lib/metrics/held.js); the decoders' windows are what the request was given for them.
  */
 function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget, memory }) {
   if (body !== undefined) {
@@ -135,16 +108,7 @@ function watchPipeline (holding, { req, body, compressed, gunzips, inflated, sin
   holding.unread.push('zlib\'s output chunk in each decoder', 'the parsed records on the parse threads\' heaps')
 }
 
-/**
- * Stages 3 to 7 of POST /good: the body streamed through counters and
- * gunzip into the record sink; a small body read whole (ingestInHand).
- * @param {import('express').Request} req
- * @param {{ codecs: object[], format: string|null }} plan what negotiateBody read from the headers
- * @param {{ streaming: number, holding: import('../metrics/held.js').Holding }} place what admitToPipeline gave:
- *   how many stream now, this one included, and where each stage says what it holds
- * @param {{ opts: object, state: IngestState }} lab normalised app options, and the app's ingest state (lib/ingest/state.js)
- * @returns {Promise<object>} the figures of the summary
- */
+/** Stages 3 to 7 of POST /good: the body streamed through counters and decoders into the record sink. */
 async function ingestStreamed (req, plan, { streaming, holding }, { opts, state, decoders }) {
   if (!(state instanceof IngestState)) throw new TypeError('ingestStreamed needs the app\'s ingest state (createIngestState)')
   const compressed = compressedCounter(opts.limits.compressed)
@@ -166,13 +130,14 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state,
     largeRecordGate: state.largeRecordGate
   })
   const memory = new DecoderMemory(plan.codecs, decoders, { streamed: true })
+  const pieces = { compressed, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget, holding, memory }
   let found
   try {
     if (state.smallBodies.within(length)) {
-      found = await ingestInHand(body, { compressed, inflated, sink, codecs: plan.codecs, bound: state.smallBodies.bound, chunkSize, budget: opts.ingest.bufferBudget, holding, memory })
+      found = await ingestInHand(body, { ...pieces, codecs: plan.codecs, bound: state.smallBodies.bound })
     } else {
       const gunzips = decoderStreams(plan.codecs, { chunkSize }, memory)
-      watchPipeline(holding, { req, body, compressed, gunzips, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget, memory })
+      watchPipeline(holding, { ...pieces, req, body, gunzips })
       await pipeline(body, compressed, ...gunzips, inflated, sink)
       found = sink.found
     }

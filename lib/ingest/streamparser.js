@@ -1,14 +1,10 @@
 /**
- * POST /streamparser-json: the streaming route a reader writes after reading
- * @streamparser/json's README, and the one to copy. The body flows through
- * `pipeline()` a chunk at a time: request, gunzip, invalid UTF-8 made
- * U+FFFD (the library refuses it, JSON.parse on /bad's string does not),
- * the library's tokenizer, its parser picking the records out, a tally.
- * Memory stays flat whatever the body's size; its speed against /good is
- * in docs/ingest.md. The lab's limits come from shared pieces, one line
- * each; what the library cannot bound (nesting, one huge record) or reads
- * otherwise than JSON.parse (a repeated `items` key, a byte order mark) is
- * watched token by token (lib/ingest/token-guard.js).
+ * POST /streamparser-json: the streaming route a reader writes after @streamparser/json's README, and
+ * the one to copy. The body flows through `pipeline()` a chunk at a time: request, decoders, invalid
+ * UTF-8 made U+FFFD (the library refuses it, JSON.parse on /bad's string does not), the tokenizer, its
+ * parser picking the records out, a tally. Memory stays flat whatever the body's size. The lab's limits
+ * are shared pieces, a line each; what the library cannot bound or reads otherwise than JSON.parse is
+ * watched token by token (token-guard.js).
  */
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -61,7 +57,8 @@ async function ingestWithStreamparser (req, plan, { holding }, { opts, decoders 
     if (parser !== null && !parser.isEnded) parser.end()
   } catch (err) {
     if (err instanceof LabError) throw err
-    throw fromZlibError(err, compressed.bytes, err.codec ?? plan.codecs[0].name) ?? jsonInvalid(err.message, -1) // the library's words for invalid JSON
+    // not zlib's: the library's words for invalid JSON
+    throw fromZlibError(err, compressed.bytes, err.codec ?? plan.codecs[0].name) ?? jsonInvalid(err.message, -1)
   } finally {
     memory.release()
   }
@@ -69,14 +66,12 @@ async function ingestWithStreamparser (req, plan, { holding }, { opts, decoders 
   return { format, tally, inflatedBytes: inflated.bytes, compressedBytes: compressed.bytes, sha256: inflated.sha256 }
 }
 
-/** The largest chunk a socket hands the request (libuv reads 64 KiB at a time). */
-const SOCKET_CHUNK = 64 * 1024
+const SOCKET_CHUNK = 64 * 1024 // the most a socket hands the request at a time (libuv's read)
 
 /**
- * What each stage holds, read at each sample (lib/metrics/held.js), with
- * the most it may hold: the pipeline's buffers, and the token the library's
- * tokenizer is gathering (its `bufferedString`, bounded by the guard's
- * record limit). The record its parser is building cannot be read.
+ * What each stage holds, read at each sample (lib/metrics/held.js), with the most it may hold: the
+ * pipeline's buffers and the token the tokenizer gathers (bounded by the record limit). The record
+ * its parser is building cannot be read.
  */
 function watchStages (holding, { req, body, compressed, gunzips, inflated, utf8, parse, tokenizer, memory, limits }) {
   holding.watch('read', function heldReading () { return bufferedIn(req, body, compressed) },

@@ -1,17 +1,10 @@
 /**
- * What @streamparser/json cannot bound or see on its own, watched token by
- * token beside it for POST /streamparser-json (lib/ingest/streamparser.js).
- * The library builds whatever it is given (any nesting, any record's size)
- * before a callback runs, and hands over the records of every `items`
- * array where `JSON.parse` keeps the last. The guard, fed the tokenizer's
- * tokens and the bytes that went in, keeps the lab's rules, as /bad and
- * /good keep them: nesting past `limits.depth` (422 json.too.deep at its
- * first bracket); a record past `limits.record` bytes or `ingest.parseCost`
- * (413, as the bytes arrive); only the last top-level `items` counted, and a
- * document of the wrong shape refused at its end (422); a UTF-8 byte order
- * mark refused (422), which the tokenizer would skip. `wellFormedUtf8()`
- * makes invalid UTF-8 U+FFFD as /bad's Buffer#toString does, where the
- * library's fatal decoder would fail the document.
+ * What @streamparser/json cannot bound or see, watched token by token beside it for POST
+ * /streamparser-json (streamparser.js). The library builds whatever it is given before a callback
+ * runs, and hands over every `items` array's records where `JSON.parse` keeps the last. The guard
+ * keeps the lab's rules as /bad and /good do: depth (422), a record's bytes and projected cost (413,
+ * as the bytes arrive), only the last top-level `items`, the shape at the end (422), and a byte order
+ * mark the tokenizer would skip (422). `wellFormedUtf8()` makes invalid UTF-8 U+FFFD as /bad does.
  */
 import { isUtf8 } from 'node:buffer'
 import { Transform } from 'node:stream'
@@ -21,35 +14,22 @@ import { jsonInvalid, recordTooDense, recordTooLarge, shapeInvalid, tooDeep } fr
 import { COST_CONTAINER, COST_LARGE_ELEMENT } from '../json/parse-cost.js'
 import { OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, COMMA, COLON, isWhitespace } from '../json/bytes.js'
 
-/** The formats the textbook route reads: one JSON document (NDJSON is many). */
-export const STREAMPARSER_FORMATS = Object.freeze(['json', 'array'])
-
-/** Where each root's records are, for the library's `paths` option. */
+export const STREAMPARSER_FORMATS = Object.freeze(['json', 'array']) // one document (NDJSON is many)
 const RECORD_PATHS = Object.freeze({ json: Object.freeze(['$.items.*']), array: Object.freeze(['$.*']) })
-
-/** How deep a record starts under each root: in `items` (2), or in the array itself (1). */
-const RECORD_DEPTH = Object.freeze({ json: 2, array: 1 })
-
-/** The first byte of a UTF-8 byte order mark (EF BB BF). */
+const RECORD_DEPTH = Object.freeze({ json: 2, array: 1 }) // in `items`, or in the array itself
 const BOM_FIRST_BYTE = 0xef
 
-/** What a document may hold before its first string, number or literal: brackets, braces, commas, colons, whitespace. */
+/** What a document may hold before its first string, number or literal. */
 function isStructural (byte) {
   return byte === OPEN_BRACKET || byte === CLOSE_BRACKET || byte === OPEN_BRACE || byte === CLOSE_BRACE ||
     byte === COMMA || byte === COLON || isWhitespace(byte)
 }
 
 /**
- * The inflated bytes as JSON.parse sees them on /bad: each invalid UTF-8
- * sequence replaced by U+FFFD (EF BF BD), by the very `Buffer#toString`
- * /bad calls, the rest unchanged, whatever the chunks. A chunk is cut before
- * a character its end leaves unfinished, and that character waits for the
- * next chunk: a lead byte (0xC0 and up) is never part of the sequence before
- * it, so the cut changes nothing. A chunk of well-formed UTF-8 (nearly all)
- * passes as it is. A byte order mark is kept, for the guard to refuse. Only
- * bytes that were not UTF-8 change, so the offsets the tokenizer gives are
- * the body's own in every body that is UTF-8.
- * @returns {Transform}
+ * The inflated bytes as JSON.parse sees them on /bad: invalid UTF-8 replaced by U+FFFD by the very
+ * `Buffer#toString` /bad calls, whatever the chunks. A chunk is cut before a character its end leaves
+ * unfinished (a lead byte is never part of the sequence before it, so the cut changes nothing).
+ * Well-formed UTF-8 passes as it is, so the tokenizer's offsets are the body's own.
  */
 export function wellFormedUtf8 () {
   let unfinished = null
@@ -72,7 +52,7 @@ function asUtf8 (bytes) {
   return isUtf8(bytes) ? bytes : Buffer.from(Buffer.from(bytes).toString('utf8'), 'utf8')
 }
 
-/** Where the last character of `bytes` starts if it is unfinished (a lead byte with too few bytes after it), else their length. */
+/** Where an unfinished last character of `bytes` starts, else their length. */
 function completeEnd (bytes) {
   for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 3); i--) {
     const byte = bytes[i]
@@ -82,46 +62,36 @@ function completeEnd (bytes) {
   return bytes.length
 }
 
+function isClosing (token) {
+  return token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET
+}
+
 export class JsonTokenGuard {
-  /**
-   * @param {'json'|'array'|null} format what the client asked for; null: the root decides
-   * @param {{ depth: number, record: number }} limits
-   * @param {number} maxCost heap one record may be projected to cost (`ingest.parseCost`, as on /good)
-   */
+  /** `format`: what the client asked for (null: the root decides); `maxCost`: `ingest.parseCost`, as on /good. */
   constructor (format, limits, maxCost) {
     this.asked = format
     this.maxDepth = limits.depth
     this.maxRecord = limits.record
     this.maxCost = maxCost
-    /** Heap the record being read is projected to cost (chargeValue). */
-    this.cost = 0
-    /** 'json' or 'array', from the first token: which `paths` the parser is built with. */
-    this.root = null
+    this.cost = 0 // heap the record being read is projected to cost (chargeValue)
+    this.root = null // 'json' or 'array', from the first token
     this.depth = 0
     this.bytesIn = 0
-    /** Where the value being read may start: the offset of the last token between two records, or the end of a chunk that left none open. */
+    // where the value being read may start: the last token between two records, or a chunk's end that left none open
     this.boundary = 0
-    /** The last byte given to the tokenizer, and whether it reported a token left open at that chunk's end. */
     this.lastByte = -1
-    this.open = false
-    /** True until the first byte that starts a string, number or literal: the tokenizer would skip a byte order mark till then. */
-    this.markSkipped = true
+    this.open = false // the tokenizer reported a token left open at the last chunk's end
+    this.markSkipped = true // until the first string, number or literal, the tokenizer would skip a mark
     this.previous = null
     this.afterItemsKey = false
-    /** Records of the latest top-level `items` array; null when there is none (or it is not an array). */
-    this.tally = null
+    this.tally = null // the latest top-level `items` array's records; null: none, or not an array
   }
 
-  /** The `paths` to build the library's parser with, once the first token has told the root. */
   get paths () {
     return RECORD_PATHS[this.root]
   }
 
-  /**
-   * Count bytes about to go to the tokenizer; throws once the value being read has passed
-   * `limits.record`, or at a byte order mark the tokenizer would skip (watchForMark).
-   * @param {Uint8Array} chunk
-   */
+  /** Count bytes about to go to the tokenizer; throws past `limits.record`, or at a byte order mark. */
   take (chunk) {
     if (this.markSkipped) this.watchForMark(chunk)
     if (this.betweenRecords()) this.boundary = this.bytesIn
@@ -133,12 +103,8 @@ export class JsonTokenGuard {
   }
 
   /**
-   * Refuse a 0xEF before the first string, number or literal: the tokenizer stays in its
-   * start-of-input state until one, and there it takes EF BB BF for a byte order mark and
-   * skips it, where JSON.parse refuses the body. A 0xEF there starts a mark or some other
-   * character outside a string: no JSON either way. From the first other byte on, the
-   * tokenizer refuses any byte from 0x80 up outside a string itself.
-   * @param {Uint8Array} chunk
+   * Refuse a 0xEF before the first string, number or literal: till then the tokenizer skips EF BB BF
+   * as a byte order mark, where JSON.parse refuses the body. Afterwards it refuses such bytes itself.
    */
   watchForMark (chunk) {
     for (let i = 0; i < chunk.length; i++) {
@@ -151,22 +117,15 @@ export class JsonTokenGuard {
   }
 
   /**
-   * Whether the last chunk left the tokenizer between two tokens, outside any record: then it
-   * holds none of the bytes so far. It did if the chunk ended in whitespace and no token was
-   * reported open at its end (`emitPartialTokens`): in valid JSON whitespace ends every token
-   * but a string, and a string cut short is reported (after a backslash, in a literal or a
-   * number's sign, exponent or point, whitespace fails the document there and then; and the
-   * bytes here are well-formed UTF-8, so no character a chunk cut short ends in whitespace).
+   * Whether the last chunk left the tokenizer between tokens, outside any record: it ended in
+   * whitespace with no token reported open. Whitespace ends every token but a string, and a cut
+   * string is reported (elsewhere whitespace fails the document, and the bytes are well-formed UTF-8).
    */
   betweenRecords () {
     return !this.open && isWhitespace(this.lastByte) && this.depth <= (RECORD_DEPTH[this.root] ?? 0)
   }
 
-  /**
-   * See one token before the parser does. A partial token (the tokenizer's `emitPartialTokens`:
-   * a string, number or literal a chunk's end cut short) only says one is open: it comes again whole.
-   * @param {{ token: number, value: unknown, offset: number, partial?: boolean }} info the tokenizer's
-   */
+  /** See one token before the parser does. A partial token only says one is open: it comes again whole. */
   see ({ token, value, offset, partial }) {
     // the first token names the root; a partial one is a scalar's, which names the same root as the whole
     if (this.root === null) {
@@ -177,7 +136,7 @@ export class JsonTokenGuard {
       this.open = true
       return
     }
-    if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) this.depth--
+    if (isClosing(token)) this.depth--
     const level = this.depth
     if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) {
       this.depth++
@@ -194,20 +153,18 @@ export class JsonTokenGuard {
   }
 
   /**
-   * Add a token of the record being read to its projected heap, with lib/json/parse-cost.js's
-   * weights taken at their largest: a container, and a slot for every value (a key too), plus
-   * two bytes a character of a string. Few bytes can make many values, built before the record
-   * ends. Past `maxCost`, 413, as /good refuses a record that dense.
+   * Add a token of the record to its projected heap, with parse-cost.js's weights at their largest.
+   * Few bytes can make many values, built before the record ends: past `maxCost`, 413, as on /good.
    */
   chargeValue (token, value, offset) {
-    if (token === TokenType.COLON || token === TokenType.COMMA || token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) return
+    if (token === TokenType.COLON || token === TokenType.COMMA || isClosing(token)) return
     this.cost += COST_LARGE_ELEMENT
     if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) this.cost += COST_CONTAINER
     else if (token === TokenType.STRING) this.cost += 2 * value.length
     if (this.cost > this.maxCost) throw recordTooDense(this.maxCost, this.cost, this.bytesIn - this.boundary, offset)
   }
 
-  /** A token of the root object: which key holds the records. JSON.parse keeps the last of a repeated key; so does this. */
+  /** A token of the root object: which key holds the records (the last of a repeated key, as JSON.parse). */
   watchRootKey (token, value) {
     if (this.afterItemsKey) {
       if (token === TokenType.COLON) return
@@ -219,16 +176,11 @@ export class JsonTokenGuard {
     }
   }
 
-  /** Count one record the parser emitted (none while `items` is not an array). */
   record (value) {
     if (this.tally !== null) tallyRecord(this.tally, value)
   }
 
-  /**
-   * The figures, once the parser has ended without fault.
-   * @returns {{ format: 'json'|'array', tally: object }}
-   * @throws {import('../errors/index.js').LabError} 422 when the document is not what the format asks
-   */
+  /** The figures, once the parser has ended without fault; 422 when the document is not what the format asks. */
   result () {
     if (this.root === null) throw jsonInvalid('the body holds no JSON', 0)
     const format = this.asked ?? this.root

@@ -1,38 +1,27 @@
 /**
- * Where each zstd frame of a layer ends (RFC 8878, 3.1), read from the
- * headers alone, a read at a time. A zstd layer is one or more frames back
- * to back, skippable ones too (3.1: "one or more frames"; Node 24.21's own
- * compressing stream ends with an empty second frame). Node's zstd stream
- * decodes up to the end of a frame and drops the rest of that write, then
- * starts a new frame on the next write; so the framing
- * (lib/ingest/gzip-framing.js) writes each frame apart, and judges a byte
- * after a frame that starts no frame itself. A header it cannot read ends
- * nothing: zstd then refuses the bytes itself. Each frame's header also
- * says the window its decoder will hold: the largest so far is `window`,
- * and a frame that asks more than ZSTD_WINDOW_LOG_MAX allows is refused
- * here, whether zstd would decode it in one call or streamed.
+ * Where each zstd frame of a layer ends (RFC 8878, 3.1), read from the headers alone, a read at a
+ * time. A layer is one or more frames, skippable ones too (Node's own compressing stream ends with an
+ * empty frame). Node's zstd stream decodes to a frame's end and drops the rest of that write, so the
+ * framing (gzip-framing.js) writes each frame apart and judges a byte after a frame that starts
+ * none. A header it cannot read ends nothing: zstd refuses it. A frame asking a window past
+ * ZSTD_WINDOW_LOG_MAX is refused here, decoded in one call or streamed.
  */
 import { encodingInvalid, encodingTrailingData, tooManyFrames } from '../errors/index.js'
 
 /**
- * The largest window a zstd frame may ask of the decoder, as a power of two: 8 MiB, the most
- * RFC 9659 (section 3) lets the zstd content coding use. zlib's default (2^27, 128 MiB) would let
- * one streamed body make its decoder hold that much, where /good holds a constant. A frame's window
- * is its Window_Descriptor's, or its content size where it has none (a single-segment frame, RFC
- * 8878 3.1.1.1.2): zstd itself checks only the frames it decodes streamed, not those it decodes
- * in one call, so the rule is kept here for all.
+ * The largest window a zstd frame may ask, as a power of two: the most RFC 9659 (3) lets the content
+ * coding use. zlib's default would let one streamed body make its decoder hold 16 times that, where
+ * /good holds a constant; and zstd checks only the frames it decodes streamed, so the rule is kept here.
  */
 export const ZSTD_WINDOW_LOG_MAX = 23
 const WINDOW_MAX = 2 ** ZSTD_WINDOW_LOG_MAX
 
-/**
- * Frames a layer may hold: each is a write to zlib, a trip to its thread pool, where a gzip layer's
- * members cost none; 4096 is half the reads of /good's largest body (512 MiB in 64 KiB reads).
- */
+// Frames a layer may hold: each is a write to zlib, a trip to its thread pool (a gzip member costs none);
+// half the reads of /good's largest body (docs/errors.md).
 export const MAX_FRAMES = 4096
 
 const MAGIC = 0xFD2FB528
-/** Skippable frames: magic 0x184D2A50 to 0x184D2A5F, a 4-byte size, then that many bytes. */
+// skippable frames: magic 0x184D2A50 to 0x184D2A5F, a 4-byte size, then that many bytes
 const SKIPPABLE_MASK = 0xFFFFFFF0
 const SKIPPABLE = 0x184D2A50
 const MAGIC_BYTES = 4
@@ -45,47 +34,29 @@ const BLOCK_RESERVED = 3
 const EMPTY = Buffer.alloc(0)
 
 /**
- * Follows a layer's frames across reads: `cut(chunk)` gives the pieces to
- * write to zstd, each ending at most at the end of a frame, and the
- * refusal of a byte after a frame that starts none (or of a frame past
- * MAX_FRAMES); `end()` that of a layer that ends with part of a magic
- * number after its last frame.
+ * Follows a layer's frames across reads: `cut(chunk)` gives the pieces to write to zstd, each ending at
+ * most at a frame's end, and the refusal of a byte after a frame that starts none (or past MAX_FRAMES);
+ * `end()` that of a layer ending in part of a magic number.
  */
 export class ZstdFrames {
-  /** Header bytes gathered until a header can be read. */
-  #pending = EMPTY
-  /** Bytes of the frame still to come before the next header (a block's content, a skippable frame's data). */
-  #skip = 0
-  /** What the next header is: 'magic', 'frame', 'block', 'size' (a skippable frame's), 'checksum', or 'end'. */
-  #next = 'magic'
+  #pending = EMPTY // header bytes gathered until a header can be read
+  #skip = 0 // bytes of the frame before the next header (a block's content, a skippable frame's data)
+  #next = 'magic' // 'magic', 'frame', 'block', 'size' (a skippable frame's), 'checksum', or 'end'
   #checksum = false
-  /** Bytes of the layer seen so far. */
   #offset = 0
-  /** Frames that ended so far. */
   #frames = 0
-  /** The headers made no sense: the rest is zstd's to refuse. */
-  #unreadable = false
-  /** Told the offset in the layer where each frame ends. */
-  #onFrameEnd
-  /** The refusal of a frame's window, found while reading its header. */
-  #refusal = null
-  /** The largest window a frame of the layer has asked so far, in bytes (0 before the first frame's header). */
-  window = 0
+  #unreadable = false // the headers made no sense: the rest is zstd's to refuse
+  #onFrameEnd // told the offset in the layer where each frame ends
+  #refusal = null // of a frame's window, found while reading its header
+  window = 0 // the largest window a frame asked so far, in bytes
 
-  /** @param {(end: number) => void} [onFrameEnd] told the offset in the layer where each frame ends */
   constructor (onFrameEnd = noFrameEnd) {
     this.#onFrameEnd = onFrameEnd
   }
 
-  /**
-   * @param {Buffer} chunk the next read of the layer
-   * @returns {{ pieces: Buffer[], error: import('../errors/index.js').LabError | null }} `pieces` to
-   *   write to zstd one by one; `error`: the layer is refused after them (400 `encoding.trailing.data`,
-   *   a byte after a frame that starts none; 413 `encoding.frames.too.many`)
-   */
+  /** The pieces to write to zstd one by one, then the refusal of the layer after them, if any (400 or 413). */
   cut (chunk) {
     const pieces = []
-    /** Where in the chunk the next piece starts. */
     let start = 0
     let at = 0
     // each piece is part of this read, or a whole magic number: a piece as long as what is left to
@@ -138,10 +109,7 @@ export class ZstdFrames {
     return { pieces, error: null }
   }
 
-  /**
-   * @returns {import('../errors/index.js').LabError | null} 400 `encoding.trailing.data` for part of a
-   *   magic number after the last frame, the layer having ended before the rest: no frame
-   */
+  /** 400 `encoding.trailing.data` for part of a magic number after the last frame, or null. */
   end () {
     if (this.#frames === 0 || this.#next !== 'magic' || this.#pending.length === 0) return null
     return encodingTrailingData('zstd', this.#offset - this.#pending.length, this.#pending[0])
@@ -205,10 +173,8 @@ function isMagic (magic) {
 }
 
 /**
- * The window a frame asks for (RFC 8878, 3.1.1.1.2): its Window_Descriptor's, or its content size
- * for a single-segment frame; and what its decoder holds of it: no more than the content size.
- * @param {Buffer} header the frame header, whole
- * @returns {{ asked: number, held: number }} bytes
+ * The window a frame asks (RFC 8878, 3.1.1.1.2): its Window_Descriptor's, or its content size for a
+ * single-segment frame; and what its decoder holds of it, no more than the content size (`{ asked, held }`).
  */
 function frameWindow (header) {
   const descriptor = header[0]

@@ -1,8 +1,7 @@
 /**
- * The bytes of JSON's structure, and the one way the lab finds where a
- * string ends in a chunk of JSON text: the record scanner (/good) and the
- * parse-cost projection both read JSON a chunk at a time and must agree
- * on what is inside a string, escapes split across chunks included.
+ * The bytes of JSON's structure, and the one way the lab finds where a string ends in a chunk: the
+ * record scanner and the parse-cost projection read JSON a chunk at a time and must agree on what is
+ * inside a string, escapes split across chunks included.
  */
 
 export const QUOTE = 0x22
@@ -26,15 +25,9 @@ export function isWhitespace (c) {
 }
 
 /**
- * The index of the quote that closes the string going on at `from`, or -1
- * when the chunk ends first. Jumps from quote to quote with `indexOf` and
- * counts the backslashes before each; `state.escapeCarry` says the previous
- * chunk ended on an odd run of them (so this chunk's first byte is escaped),
- * and is left saying the same of this chunk when it returns -1.
- * @param {Uint8Array} chunk
- * @param {number} from
- * @param {{ escapeCarry: boolean }} state
- * @returns {number}
+ * The index of the quote that closes the string going on at `from`, or -1 when the chunk ends first.
+ * Jumps from quote to quote with `indexOf`, counting the backslashes before each; `state.escapeCarry`
+ * says the previous chunk ended on an odd run of them, and is left saying so of this one on -1.
  */
 export function closingQuote (chunk, from, state) {
   let i = from

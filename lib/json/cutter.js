@@ -26,12 +26,7 @@ const BATCH_LIMIT = 2 ** 30
 
 let loaded = null
 
-/**
- * The cutter's instance, or false where WebAssembly SIMD is missing (said once on stderr).
- * @param {{ validate: Function, Module: Function, Instance: Function }} [wasm] the WebAssembly to use
- * @param {(line: string) => void} [warn]
- * @returns {object|false}
- */
+/** The cutter's instance, or false where WebAssembly SIMD is missing (said once on stderr through `warn`). */
 export function loadCutter (wasm = globalThis.WebAssembly, warn = console.warn) {
   if (loaded !== null) return loaded
   const bytes = fs.readFileSync(BINARY)
@@ -52,10 +47,7 @@ export function unloadCutter () {
   loaded = null
 }
 
-/**
- * A RecordScanner (same options, batches and errors) whose records array is followed by the
- * cutter wherever it can be.
- */
+/** A RecordScanner (same options, batches and errors) whose records array the cutter follows where it can. */
 export class CuttingScanner extends RecordScanner {
   constructor (format, options) {
     super(format, options)
@@ -101,9 +93,8 @@ export class CuttingScanner extends RecordScanner {
   }
 
   /**
-   * The cutter from index i of chunk, just after a record: the batches it ends go out as the
-   * scanner's would, and the scanner is left where it would be after the last record followed.
-   * @returns {number} the index after that record (i when none)
+   * The cutter from index i of chunk, just after a record: its batches go out as the scanner's would, and
+   * the scanner is left where it would be after the last record followed. Returns the index after it.
    */
   follow (chunk, i) {
     const w = this.windowFrom(chunk, i)

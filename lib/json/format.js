@@ -1,7 +1,6 @@
 /**
- * The three body formats both ingest routes read (a JSON object with an
- * `items` array, a top-level array, NDJSON) and how a body's first bytes
- * decide which it is. Import from lib/json/records.js.
+ * The three body formats the ingest routes read (an object with an `items` array, a top-level array,
+ * NDJSON) and how a body's first bytes decide which. Import from records.js.
  */
 import { QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, NEWLINE, isWhitespace } from './bytes.js'
 
@@ -24,11 +23,8 @@ function closingQuoteBefore (bytes, from, end) {
 }
 
 /**
- * Decide the format from the first bytes of the inflated body, the same way
- * for both routes: NDJSON when the first value ends on its own line and
- * another value follows; otherwise `array` for a leading `[`, else `json`.
- * @param {Uint8Array} prefix up to DETECT_BYTES of the body
- * @returns {'json'|'array'|'ndjson'}
+ * The format of a body from its first bytes (up to DETECT_BYTES), the same for every route: NDJSON when
+ * the first value ends on its own line and another follows; else `array` for a leading `[`, else `json`.
  */
 export function detectFormat (prefix) {
   const n = Math.min(prefix.length, DETECT_BYTES)

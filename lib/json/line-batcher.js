@@ -1,18 +1,12 @@
-/**
- * NDJSON's batcher for /good: no scanning, lines cut into batches at a
- * newline. Import from lib/json/records.js.
- */
+/** NDJSON's batcher for /good: no scanning, lines cut into batches at a newline. Import from records.js. */
 import { recordTooLarge } from '../errors/index.js'
 import { NEWLINE } from './bytes.js'
 
 function newBytes (length) { return new Uint8Array(length) }
 
-/**
- * Streaming batcher for NDJSON: cuts after a newline once a batch is big
- * enough; workers split and parse the lines.
- */
+/** Streaming batcher for NDJSON: cuts after a newline once a batch is big enough; the threads split the lines. */
 export class LineBatcher {
-  /** allocate: where a batch's bytes go, as for the RecordScanner */
+  // allocate: where a batch's bytes go, as for the RecordScanner
   constructor ({ batchBytes, maxValueBytes = Infinity, onBatch, allocate = newBytes }) {
     this.batchBytes = batchBytes
     this.allocate = allocate

@@ -1,13 +1,8 @@
 /**
- * Finding record boundaries in a stream of JSON bytes, so that V8's native
- * JSON.parse can do the parsing on batches of whole records.
- *
- * The scanner reads each byte once, tracking strings, escapes and depth.
- * It validates the structure around the records itself (the top-level
- * object or array, its keys, commas and brackets); each batch it emits is
- * the exact bytes of consecutive records, so `[` + batch + `]` is valid JSON
- * exactly when every record in it is. Inside strings it jumps from quote to
- * quote with `indexOf`, which is what makes it fast on text-heavy records.
+ * Record boundaries found in a stream of JSON bytes, so that V8's JSON.parse parses batches of whole
+ * records. The scanner reads each byte once, tracking strings, escapes and depth, and validates the
+ * structure around the records itself: `[` + batch + `]` is valid JSON exactly when every record in it
+ * is. Inside strings it jumps from quote to quote with `indexOf`: fast on text-heavy records.
  */
 import { jsonInvalid, recordTooLarge, tooDeep } from '../errors/index.js'
 import { findJsonError } from './validate.js'
@@ -29,20 +24,12 @@ const ITEMS_KEY_MAX = 40 // `"items"` spelt with \u escapes is 32 bytes
 function newBytes (length) { return new Uint8Array(length) }
 
 /**
- * Streaming record scanner for the `json` and `array` formats.
- *
- * Feed it chunks with `write(chunk)` and finish with `end()`. It calls
- * `onBatch(batch)` with `{ kind: 'records'|'values', generation, offset, bytes }`
- * where `bytes` (from `allocate`) holds `[` + the values + `]` and `offset` the absolute
- * offset of its first value. Structural errors throw a 422 LabError. Items under a
- * repeated `items` key get a new generation: like JSON.parse, the last one wins.
+ * Streaming record scanner for the `json` and `array` formats: `write(chunk)`, then `end()`. It calls
+ * `onBatch({ kind: 'records'|'values', generation, offset, bytes })`, `bytes` (from `allocate`: pool.js's
+ * SpareBuffers) holding `[` + the values + `]`, `offset` its first value's. Structural errors throw 422.
+ * Items under a repeated `items` key get a new generation: like JSON.parse, the last one wins.
  */
 export class RecordScanner {
-  /**
-   * @param {'json'|'array'} format
-   * @param {{ batchBytes: number, maxValueBytes?: number, maxDepth?: number, onBatch: (batch: object) => void,
-   *   allocate?: (bytes: number) => Uint8Array }} options allocate: a batch's bytes (lib/parse/pool.js, SpareBuffers)
-   */
   constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch, allocate = newBytes }) {
     this.format = format
     this.batchBytes = batchBytes
@@ -72,12 +59,9 @@ export class RecordScanner {
     this.lastItemsIsArray = false
     this.memberIsItems = false
     this.topIsShape = false // the top-level value has the shape the format needs
-    // What the batch being gathered holds, for its bound on the parse cost (costBound): the
-    // parse threads skip the projection of a batch whose bound is within the cost allowed,
-    // so the main thread's one pass over the bytes does the work of the threads' second.
-    // Counted only where the scanner reads strings as the projection does: from the first
-    // byte of a container or string value; a scalar (which the scanner crosses without
-    // looking for quotes) or a batch cut short leaves its batch unbounded.
+    // What the batch holds, for its bound on the parse cost (costBound): a batch bound within the cost
+    // allowed is not projected again on a thread. Counted only where the scanner reads strings as the
+    // projection does; a scalar (crossed without looking for quotes) or a cut batch leaves it unbounded.
     this.stringBytes = 0
     this.opens = 0
     this.boundable = true
@@ -177,8 +161,7 @@ export class RecordScanner {
     const end = this.offset + i
     this.lastValueEnd = end
     if (this.kind === V_KEY) {
-      // Keys go to a worker for validation like any value; a short one is
-      // also decoded here to see whether it is "items" (escapes included).
+      // keys go to a worker for validation like any value; a short one is decoded here to see if it is "items"
       let key = null
       if (this.pieceBytes + (i - this.batchChunkStart) <= ITEMS_KEY_MAX) {
         const raw = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart, i)])
@@ -237,8 +220,7 @@ export class RecordScanner {
   keepTail (chunk) {
     if (this.batchStart === -1) return
     if (this.state !== S_VALUE && this.pieceBytes + chunk.length - this.batchChunkStart > this.batchBytes) {
-      // only whitespace and separators since the last value: send what is
-      // complete and drop the padding, or a run of spaces grows the batch
+      // only whitespace and separators since the last value: send what is complete and drop the padding
       this.flushCompleted(chunk)
       return
     }
@@ -252,11 +234,7 @@ export class RecordScanner {
     this.batchChunkStart = 0
   }
 
-  /**
-   * A value is unfinished where scanning must stop. If a quote or bracket
-   * inside it was wrong, the scanner's view of strings and depth went astray
-   * and the real fault lies within: the validator finds it.
-   */
+  /** A value unfinished where scanning must stop: a wrong quote or bracket inside it, found by the validator. */
   partialValueError (chunk) {
     if (this.state !== S_VALUE || this.batchStart === -1) return null
     const gathered = Buffer.concat([...this.pieces, chunk.subarray(this.batchChunkStart)])
@@ -266,16 +244,13 @@ export class RecordScanner {
     return null
   }
 
-  /**
-   * Scan one chunk of inflated bytes.
-   * @param {Uint8Array} chunk
-   */
+  /** Scan one chunk of inflated bytes. */
   write (chunk) {
     try {
       this.scanChunk(chunk)
       this.keepTail(chunk)
     } catch (err) {
-      // Records before the fault may hold an earlier one: send them first.
+      // records before the fault may hold an earlier one: send them first
       this.flushCompleted(chunk)
       throw err
     }
@@ -315,7 +290,11 @@ export class RecordScanner {
       const at = this.offset + i
       switch (state) {
         case S_TOP:
-          if (this.format === 'json' && c === OPEN_BRACE) { this.topIsShape = true; this.state = S_OBJ_FIRST; i++ } else if (this.format === 'array' && c === OPEN_BRACKET) {
+          if (this.format === 'json' && c === OPEN_BRACE) {
+            this.topIsShape = true
+            this.state = S_OBJ_FIRST
+            i++
+          } else if (this.format === 'array' && c === OPEN_BRACKET) {
             this.topIsShape = true
             this.generation++
             this.lastItemsIsArray = true
@@ -375,10 +354,7 @@ export class RecordScanner {
     return i
   }
 
-  /**
-   * The input ended: emit what is gathered and check the document is complete.
-   * @returns {{ generation: number, shapeOk: boolean }}
-   */
+  /** The input ended: emit what is gathered and check the document is complete (`{ generation, shapeOk }`). */
   end () {
     if (this.state === S_VALUE && this.scalar && this.kind === V_TOP) {
       // a scalar top-level value ends with the input

@@ -1,9 +1,7 @@
 /**
- * A byte-level JSON validator that finds the first byte which makes a text
- * invalid. It is slow next to V8's JSON.parse, so it only runs after
- * JSON.parse has failed: both routes use it to name the same error offset.
- * Structural JSON characters are all ASCII, so working on bytes gives byte
- * offsets directly, even where the text holds multi-byte or invalid UTF-8.
+ * A byte-level JSON validator that finds the first byte which makes a text invalid. Slow next to
+ * JSON.parse, it runs only after JSON.parse failed: both routes use it to name the same offset.
+ * JSON's structure is ASCII, so bytes give byte offsets even in multi-byte or invalid UTF-8.
  */
 
 const QUOTE = 0x22
@@ -24,16 +22,11 @@ function isHex (c) {
 function describe (bytes, i) {
   if (i >= bytes.length) return 'unexpected end of input'
   const c = bytes[i]
-  return c >= 0x20 && c < 0x7f ? `unexpected character '${String.fromCharCode(c)}'` : `unexpected byte 0x${c.toString(16).padStart(2, '0')}`
+  if (c >= 0x20 && c < 0x7f) return `unexpected character '${String.fromCharCode(c)}'`
+  return `unexpected byte 0x${c.toString(16).padStart(2, '0')}`
 }
 
-/**
- * Find the first error in one JSON text.
- * @param {Uint8Array} bytes
- * @param {number} [start] first byte to read
- * @param {number} [end] one past the last byte to read
- * @returns {{offset: number, reason: string} | null} offset relative to `start`, or null when valid
- */
+/** The first error in one JSON text, in bytes [start, end): `{ offset, reason }`, offset relative to `start`, or null. */
 export function findJsonError (bytes, start = 0, end = bytes.length) {
   const view = start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end)
   return validate(view)

@@ -1,23 +1,17 @@
 /**
- * What a parse thread runs (lib/parse/parse-thread.js), and the main thread
- * for what is too small to send: V8's JSON.parse on one batch of whole
- * records (`parseBatch`) or on a small body's whole document
- * (`parseDocument`), then the batch's tally. Plain data in and out: it
- * crosses threads.
+ * What a parse thread runs (parse-thread.js), and the main thread for what is too small to send:
+ * JSON.parse on one batch of whole records (`parseBatch`) or a small body's document (`parseDocument`),
+ * then the tally. Plain data in and out: it crosses threads.
  */
 import { createTally, findRecords, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
 import { decodeUtf8 } from '../json/utf8.js'
 
 /**
- * @param {{ kind: 'records'|'values'|'lines', bytes: Uint8Array, maxDepth?: number, maxCost?: number, costBound?: number,
- *   simd?: boolean }} batch
- *   maxCost: the most heap JSON.parse may be projected to take (lib/json/parse-cost.js); a batch
- *   projected past it is not parsed at all. costBound: an upper bound of that projection,
- *   where the record scanner had one (lib/json/records.js); within maxCost, the projection
- *   could not refuse the batch, and is not made. simd: the text decoded in WebAssembly (lib/json/utf8.js)
- * @returns {{ tally: object|null, error: {offset: number, reason: string}|null, tooDense?: { projected: number } }}
- *   error offsets are relative to the batch's first value
+ * `maxCost`: the most heap JSON.parse may be projected to take (parse-cost.js), past which the batch is
+ * not parsed; `costBound`: the record scanner's upper bound of that projection, which within maxCost
+ * spares making it; `simd`: the text decoded in WebAssembly (utf8.js). Error offsets are relative to
+ * the batch's first value.
  */
 export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity, simd = false }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -43,10 +37,7 @@ export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infini
   return { tally: kind === 'records' ? tally : null, error: null }
 }
 
-/**
- * Whether a parsed JSON value nests arrays and objects deeper than `limit`
- * (the value itself at depth 1). Iterative, so depth cannot overflow the stack.
- */
+/** Whether a parsed value nests deeper than `limit` (itself at depth 1), iteratively: no stack to overflow. */
 function nestsDeeper (value, limit) {
   const stack = [value]
   const depths = [1]
@@ -70,15 +61,10 @@ function nestsDeeper (value, limit) {
 }
 
 /**
- * A small body's whole document (`json` or `array`), parsed at once as /bad
- * parses it: cheaper than finding its records first. It answers only what
- * the record scanner and parseBatch would answer alike: the tally of a valid
- * document within /good's limits (no record past `maxValueBytes`, no nesting
- * past `maxDepth`, a projected cost within `maxCost`, which bounds every
- * batch of its records too). Anything else is null, and the caller scans the
- * document for the verdict and its offset.
- * @param {{ bytes: Uint8Array, format: 'json'|'array', maxDepth?: number, maxCost?: number, maxValueBytes?: number }} document
- * @returns {{ tally: object }|null}
+ * A small body's document (`json` or `array`) parsed at once as /bad parses it, cheaper than finding
+ * its records first. It answers only what the scanner and parseBatch would answer alike: the tally of
+ * a valid document within /good's limits (record size, depth, projected cost). Anything else is null,
+ * and the caller scans the document for the verdict and its offset.
  */
 export function parseDocument ({ bytes, format, maxDepth = Infinity, maxCost = Infinity, maxValueBytes = Infinity }) {
   if (bytes.byteLength > maxValueBytes) return null

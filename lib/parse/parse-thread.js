@@ -1,15 +1,10 @@
 /**
- * The parse thread itself: the pool (lib/parse/pool.js) starts one per
- * thread. It answers a task with parseBatch's result (or parseDocument's,
- * for a small body's whole document), and a list of tasks, sent in one
- * message, with a list of results. Before each task it writes the task's
- * index where the pool can read it (workerData.progress): a thread that runs
- * out of memory sends no answer, and the pool must say which batch it was on.
- *
- * A message with `sites` drives the thread's allocation sampler (lib/allocation/): 'start' with
- * `intervalBytes`, 'stop', or 'window', a question with an `ask` id answered `{ asked: id, answer }`
- * (the window), each in its turn among the tasks (thread-sites.js asks). The sampler is made on the first 'start': until then, and after
- * 'stop', the thread pays nothing for it.
+ * The parse thread, one per thread of the pool (pool.js). It answers a task with parseBatch's result
+ * (parseDocument's for a small body's document), a list of tasks with a list. Before each task it
+ * writes the task's index to workerData.progress: a thread that runs out of memory sends no answer,
+ * and the pool must say which batch it was on. A message with `sites` drives its allocation sampler
+ * (thread-sites.js): 'start', 'stop', or 'window', a question answered `{ asked: id, answer }`, each in
+ * turn among the tasks; until the first 'start' and after 'stop' the thread pays nothing for it.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { parseBatch, parseDocument } from './parse-batch.js'

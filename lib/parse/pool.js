@@ -1,28 +1,22 @@
 /**
- * The parse pool: a few parse threads per app, shared by every /good request
- * rather than started per upload, and the budget of batch bytes out at them
- * across all requests, so memory stays flat however many upload: a request
- * that finds the budget spent waits, and backpressure reaches its socket.
- * lib/ingest/state.js makes both; the app's `close()` stops the threads.
- *
- * Besides jobs, the pool carries two kinds of message it does not read: a setting every thread
- * gets, now and when started (`configure`), and a question each thread answers between its jobs
- * (`askEach`). The allocation sampling of the threads speaks through them (thread-sites.js).
+ * The parse pool: a few parse threads per app shared by every /good request, and the budget of
+ * batch bytes out at them across all requests, so memory stays flat however many upload (a request
+ * that finds it spent waits, and backpressure reaches its socket). lib/ingest/state.js makes both.
+ * Besides jobs the pool carries a setting every thread gets (`configure`) and a question each
+ * answers between jobs (`askEach`): the threads' allocation sampling speaks through them.
  */
 import { Worker } from 'node:worker_threads'
 import { waitInQueue, leaveQueue } from '../util/semaphore.js'
 
 const THREAD = new URL('./parse-thread.js', import.meta.url)
 
-// A batch's records die once tallied: a small young generation collects them
-// sooner, where V8's default would let each thread's grow into most of
-// /good's memory (docs/ingest.md, "Memory flat with the body and the uploads").
+// A batch's records die once tallied: a small young generation collects them sooner, where V8's default
+// would let each thread's grow into most of /good's memory (docs/ingest.md, "Memory flat with the body
+// and the uploads").
 const PARSE_THREAD_YOUNG_MB = 2
-// A backstop: batches projected past `ingest.parseCost` are refused before
-// parsing (lib/json/parse-cost.js). A thread that still runs out ends with
-// ERR_WORKER_OUT_OF_MEMORY, its batch is refused and a new thread takes its
-// place. Four times the cost allowed: the projection's margin, and the
-// garbage of earlier batches.
+// A backstop to the projection (parse-cost.js): a thread that still runs out ends with
+// ERR_WORKER_OUT_OF_MEMORY, its batch is refused and a new thread takes its place. Four times the cost
+// allowed: the projection's margin, and the garbage of earlier batches.
 const PARSE_THREAD_OLD_MIN_MB = 48
 
 /** The heap limit of a parse thread for a given `ingest.parseCost`, in MiB. */
@@ -30,17 +24,14 @@ export function threadHeapMb (parseCost) {
   return Math.max(PARSE_THREAD_OLD_MIN_MB, Math.ceil(4 * parseCost / (1024 * 1024)))
 }
 
-/** Most bytes of batch buffers kept for reuse, per pool. */
-const SPARE_BYTES = 1024 * 1024
-/** Batches up to this size get a buffer of their own: freed on the main thread, they cost little. */
-const SPARE_LEAST = 16 * 1024
+const SPARE_BYTES = 1024 * 1024 // most bytes of batch buffers kept for reuse, per pool
+const SPARE_LEAST = 16 * 1024 // up to this a batch gets a buffer of its own: freed on the main thread, cheap
 const SPARE_STEP = 16 * 1024
 
 /**
- * Batch buffers the parse threads hand back, for the next batches of any request: a buffer made
- * on the main thread and freed on another costs the main thread a fresh allocation per batch;
- * reused, next to nothing. A buffer has a quarter more room than the batch it was made for, so
- * the next batches, about as large, fit it; one that does not fit is left to the collector.
+ * Batch buffers the parse threads hand back, for the next batches of any request: a buffer freed on
+ * another thread costs the main thread a fresh allocation per batch; reused, next to nothing. Each has
+ * a quarter more room than its batch, so the next, about as large, fit it.
  */
 export class SpareBuffers {
   constructor (most = SPARE_BYTES) {
@@ -48,7 +39,6 @@ export class SpareBuffers {
     this.buffers = []
     this.bytes = 0
     const spares = this
-    /** A view of `length` bytes for a batch (the scanner's `allocate`). */
     this.take = function takeSpare (length) {
       if (length <= SPARE_LEAST) return new Uint8Array(length)
       const buffer = spares.buffers.pop()
@@ -60,7 +50,6 @@ export class SpareBuffers {
     }
   }
 
-  /** Keep a buffer a thread handed back, while the spares are within their bound. */
   give (buffer) {
     if (buffer.byteLength <= SPARE_LEAST || this.bytes + buffer.byteLength > this.most) return
     this.buffers.push(buffer)
@@ -68,10 +57,7 @@ export class SpareBuffers {
   }
 }
 
-/**
- * A fixed set of parse threads and one FIFO queue: each thread parses one
- * task at a time, and a task whose request is gone leaves the queue.
- */
+/** A fixed set of parse threads and one FIFO queue; a task whose request is gone leaves the queue. */
 class ParsePool {
   constructor (size, heapMb) {
     this.size = size
@@ -81,12 +67,9 @@ class ParsePool {
     this.threads = new Set()
     this.nextId = 1
     this.closed = false
-    /** Batch buffers handed back by the threads. */
     this.spares = new SpareBuffers()
-    /** The message every thread gets when it starts (`configure`), or null. */
-    this.setting = null
-    /** id -> { worker, resolve }: questions asked of the threads and not yet answered */
-    this.asked = new Map()
+    this.setting = null // the message every thread gets when it starts (`configure`)
+    this.asked = new Map() // id -> { worker, resolve }: questions not yet answered
     for (let k = 1; k <= size; k++) this.spawn(k)
   }
 
@@ -101,8 +84,7 @@ class ParsePool {
     })
     worker.current = null
     worker.number = number
-    // questions asked of it: they keep the process alive until answered, as a task does
-    worker.questions = 0
+    worker.questions = 0 // asked of it: they keep the process alive until answered, as a task does
     worker.on('message', function onAnswer (answer) {
       if (answer.asked !== undefined) {
         pool.answerQuestion(answer)
@@ -134,30 +116,21 @@ class ParsePool {
     }
     worker.on('error', onDeath)
     worker.on('exit', function onExit (code) { if (pool.threads.has(worker)) onDeath(code) })
-    // after the listeners, which ref the port again: an idle thread must not
-    // keep the process alive (dispatch refs it while it works)
+    // after the listeners, which ref the port again: an idle thread must not keep the process alive
     worker.unref()
     this.threads.add(worker)
     if (this.setting !== null) worker.postMessage(this.setting)
     this.release(worker)
   }
 
-  /**
-   * Send `message` to every thread now, and to each thread started later first of all.
-   * @param {object} message what the thread reads (parse-thread.js)
-   */
+  /** Send `message` to every thread now, and to each thread started later first of all. */
   configure (message) {
     if (this.closed) return
     this.setting = message
     for (const worker of this.threads) worker.postMessage(message)
   }
 
-  /**
-   * Ask every thread `message` (sent with an `ask` id), answered `{ asked: id, answer }` between
-   * its jobs. A thread that dies first answers null.
-   * @param {object} message
-   * @returns {Promise<Array<{ number: number, answer: unknown }|null>>} in the threads' order
-   */
+  /** Ask every thread `message`, answered `{ asked: id, answer }` between its jobs; a thread that dies answers null. */
   askEach (message) {
     const pool = this
     return Promise.all([...this.threads].map(function ask (worker) {
@@ -194,7 +167,6 @@ class ParsePool {
     if (worker.questions === 0 && worker.current === null) worker.unref()
   }
 
-  /** Jobs waiting for a thread. */
   get queued () {
     return this.queue.length
   }
@@ -216,12 +188,9 @@ class ParsePool {
   }
 
   /**
-   * Parse one batch, or a list of them, on the next free thread.
-   * @param {object|object[]} task what parseBatch takes, or a list of such (answered with a list of
-   *   results; a thread that dies on one rejects with `taskIndex`, the index of the one it was on)
-   * @param {{ transferList?: ArrayBuffer[], signal?: AbortSignal }} [options]
-   *   signal: a job still queued when it aborts is dropped (its request is gone); one already
-   *   on a thread runs to its end, bounded by the batch's projected cost
+   * Parse one batch, or a list of them (answered with a list; a thread that dies on one rejects with
+   * its `taskIndex`), on the next free thread. An aborted `signal` drops a job still queued; one on a
+   * thread runs to its end, bounded by the batch's projected cost.
    */
   run (task, { transferList = [], signal } = {}) {
     if (this.closed) return Promise.reject(new Error('parse pool closed'))
@@ -248,21 +217,12 @@ class ParsePool {
   }
 }
 
-/**
- * A pool of parse threads, started now (their memory counts as idle, not as
- * the first request's). Whoever creates it calls `destroy()`.
- * @param {number} threads
- * @param {number} [heapMb] each thread's old-generation limit (see threadHeapMb)
- * @returns {ParsePool}
- */
+/** A pool of parse threads, started now (their memory counts as idle, not as the first request's). */
 export function createParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
   return new ParsePool(threads, heapMb)
 }
 
-/**
- * Counting semaphore on bytes: acquire before sending a batch, release when
- * its answer is back.
- */
+/** Counting semaphore on bytes: acquire before sending a batch, release when its answer is back. */
 export class ByteBudget {
   constructor (capacity) {
     this.capacity = capacity
@@ -270,12 +230,7 @@ export class ByteBudget {
     this.waiting = []
   }
 
-  /**
-   * Resolves once `bytes` fit (a single oversized request goes alone).
-   * @param {number} bytes
-   * @param {AbortSignal} [signal] gives up the wait (rejects with its reason)
-   * @returns {Promise<void>|null} null when they fit at once
-   */
+  /** Resolves once `bytes` fit (one oversized request goes alone); null when they fit at once. */
   acquire (bytes, signal) {
     if (this.used === 0 || this.used + bytes <= this.capacity) {
       this.used += bytes

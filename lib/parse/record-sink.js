@@ -1,11 +1,8 @@
 /**
- * Stages 5 to 7 of POST /good (lib/ingest/README.md): the record sink at the
- * end of its pipeline. A Writable that takes inflated bytes, finds where
- * records end on the main thread, has the parse threads JSON.parse batches
- * of whole records, tallies them, and ends with what it found (`found`: the
- * format and the tally). A few batches per request, within the budget all
- * requests share. A small body (lib/parse/small-body.js) is parsed here,
- * whole when it is held whole (`parseWhole`).
+ * Stages 5 to 7 of POST /good (lib/ingest/README.md): a Writable at the end of its pipeline that
+ * finds where records end on the main thread, has the parse threads JSON.parse batches of whole
+ * records within the budget all requests share, tallies them, and ends with `found`. A small body
+ * (small-body.js) is parsed here, whole when it is held whole (`parseWhole`).
  */
 import { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
@@ -15,45 +12,34 @@ import { createTally, mergeTally, finishTally } from './tally.js'
 import { parseBatch, parseDocument } from './parse-batch.js'
 import { jsonInvalid, shapeInvalid, requestAborted, tooDeep, recordTooDense } from '../errors/index.js'
 
-/**
- * A batch this small is parsed on the main thread, even in a large body: it
- * costs less than its trip to a thread, and a body's first batches (a key, a
- * short value) would otherwise hold the threads its first full batch needs.
- */
+// A batch this small is parsed on the main thread even in a large body: it costs less than its trip,
+// and a body's first short batches would otherwise hold the threads its first full batch needs.
 const SMALL_BATCH = 4 * 1024
-/** Most batches sent to a thread in one message (see takeGroup). */
-const GROUP_BATCHES = 4
+const GROUP_BATCHES = 4 // most batches sent to a thread in one message (takeGroup)
+
+/** A scanner's refusal that names where the JSON went wrong, to weigh against the threads' errors. */
+function isLocated (err) {
+  return err?.details?.offset >= 0 && (err.type === 'json.invalid' || err.type === 'json.too.deep')
+}
 
 function heldBy (sum, batch) {
   return sum + batch.bytes.buffer.byteLength
 }
 
-/**
- * A Writable that takes inflated bytes and ends with `found`.
- * @param {{ format: string|null, batchBytes: number, maxValueBytes: number, maxDepth: number, maxCost: number,
- *   simd?: boolean, smallBodies: import('./small-body.js').SmallBodies, pool: object, budget: import('./pool.js').ByteBudget,
- *   largeRecordGate: import('../util/semaphore.js').Semaphore }} options
- *   format null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app
- */
+/** `format` null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app. */
 export class RecordSink extends Writable {
   constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, simd = true, smallBodies, pool, budget, largeRecordGate }) {
     super({ highWaterMark: 0 })
-    /** WebAssembly SIMD: the cutter in front of the scanner (lib/json/cutter.js), the threads' UTF-8 decoder. */
-    this.simd = simd
+    this.simd = simd // WebAssembly SIMD: the cutter in front of the scanner, the threads' UTF-8 decoder
     this.maxCost = maxCost
-    /** The small-body rule: a body that ends within it is parsed here, not on a thread. */
-    this.smallBodies = smallBodies
-    /** Inflated bytes received so far. */
+    this.smallBodies = smallBodies // a body that ends within the rule is parsed here, not on a thread
     this.seen = 0
-    /** The input is over (it ended, or scanning stopped at an error): no batch will follow. */
-    this.final = false
-    /** Aborts when the request is gone or refused: its queued work is dropped with it. */
-    this.gone = new AbortController()
-    /** Gives back the large-record place, while this request holds it. */
-    this.leaveLarge = null
+    this.final = false // the input is over (ended, or scanning stopped at an error): no batch will follow
+    this.gone = new AbortController() // the request is gone or refused: its queued work is dropped with it
+    this.leaveLarge = null // gives back the large-record place, while held
     this.format = format
     this.batchBytes = batchBytes
-    /** Most bytes sent to a thread in one message: GROUP_BATCHES full batches, each a record past the size. */
+    // most bytes in one message: GROUP_BATCHES full batches, each a record past the size
     this.groupBytes = (GROUP_BATCHES + 1) * batchBytes
     this.maxValueBytes = maxValueBytes
     this.maxDepth = maxDepth
@@ -65,12 +51,10 @@ export class RecordSink extends Writable {
     this.scanner = null
     this.ready = [] // batches the scanner emitted, not yet sent
     this.inflight = new Set()
-    /** Batch bytes this request has out at the parse threads now. */
     this.outBytes = 0
     this.tallies = new Map() // generation -> tally
     this.firstError = null // { offset, reason }
-    /** What the body held, once it ended without fault: `{ format, tally }`. */
-    this.found = null
+    this.found = null // `{ format, tally }`, once the body ended without fault
     this.fatal = null
     const sink = this
     this.collect = function collectBatch (batch) { sink.ready.push(batch) }
@@ -78,9 +62,8 @@ export class RecordSink extends Writable {
 
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
-    const options = {
-      batchBytes: this.batchBytes, maxValueBytes: this.maxValueBytes, maxDepth: this.maxDepth, onBatch: this.collect, allocate: this.pool.spares?.take
-    }
+    const { batchBytes, maxValueBytes, maxDepth, collect: onBatch } = this
+    const options = { batchBytes, maxValueBytes, maxDepth, onBatch, allocate: this.pool.spares?.take }
     const Scanner = this.simd ? CuttingScanner : RecordScanner
     this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new Scanner(this.format, options)
   }
@@ -91,8 +74,7 @@ export class RecordSink extends Writable {
 
   async send () {
     if (this.smallBodies.within(this.seen)) {
-      // a small body so far: hold its batches until it ends (then parse them
-      // here) or grows past the bound (then send them on, as for any body)
+      // a small body so far: hold its batches until it ends (parsed here) or grows past the rule
       if (this.final) this.parseHere()
       return
     }
@@ -129,12 +111,9 @@ export class RecordSink extends Writable {
   }
 
   /**
-   * The next batches for one trip to a thread: the first ready one, and those
-   * after it while they are not small, within `groupBytes` and GROUP_BATCHES.
-   * The main thread pays per trip, not per batch, and the thread still parses
-   * them one at a time. While threads are idle the batches are shared out
-   * among them, so one request alone parses on every thread.
-   * @returns {{ batches: object[], bytes: number }}
+   * The next batches for one trip to a thread: the first ready one and those after it that are not
+   * small, within `groupBytes` and GROUP_BATCHES. The main thread pays per trip, not per batch; while
+   * threads are idle the batches are shared out, so one request alone parses on every thread.
    */
   takeGroup () {
     const idle = this.pool.queued > 0 ? 0 : this.pool.idle.length
@@ -150,11 +129,7 @@ export class RecordSink extends Writable {
     return { batches, bytes }
   }
 
-  /**
-   * Parse the batches of a small body on this thread: the same parseBatch a
-   * thread runs, so the same projection, errors and tally, without a hop
-   * that costs more than the parse.
-   */
+  /** A small body's batches parsed here: the same parseBatch, errors and tally, without the hop. */
   parseHere () {
     const batches = this.ready
     this.ready = []
@@ -164,19 +139,18 @@ export class RecordSink extends Writable {
     }
   }
 
-  /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, where it had one). */
+  /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, if any). */
   taskFor (batch) {
     const { kind, bytes, costBound = Infinity } = batch
-    // giveBack: the thread hands the buffer back for the next batches (lib/parse/pool.js, SpareBuffers)
-    return { kind, bytes, maxDepth: this.maxDepth, maxCost: this.maxCost, costBound, simd: this.simd, giveBack: true }
+    // giveBack: the thread hands the buffer back for the next batches (pool.js, SpareBuffers)
+    const { maxDepth, maxCost, simd } = this
+    return { kind, bytes, maxDepth, maxCost, costBound, simd, giveBack: true }
   }
 
-  /** parseBatch on this thread, for one batch. */
   parseOne (batch) {
     this.take(batch, batch.bytes.byteLength, parseBatch(this.taskFor(batch)))
   }
 
-  /** Fold one batch's answer into the request's figures. */
   take (batch, size, answer) {
     if (answer.tooDense) {
       this.fatal = recordTooDense(this.maxCost, answer.tooDense.projected, size - 2, batch.offset)
@@ -215,11 +189,7 @@ export class RecordSink extends Writable {
     }
   }
 
-  /**
-   * Bytes the sink holds besides the chunk it is writing: the head kept to
-   * detect the format, the pieces of the record being gathered, the batches
-   * ready to send. Read when a sample is taken (lib/metrics/held.js).
-   */
+  /** Bytes held besides the chunk being written (head, record being gathered, ready batches), for held.js. */
   heldBytes () {
     let bytes = 0
     for (const piece of this.prefix) bytes += piece.length
@@ -229,19 +199,16 @@ export class RecordSink extends Writable {
   }
 
   /**
-   * The most the sink holds, the chunk it writes included, for chunks of at
-   * most `chunk` bytes: that chunk, the batches made from it and the one
-   * before, the record being gathered (a batch, or one record up to the
-   * record limit), and the head.
+   * The most the sink holds for chunks of at most `chunk` bytes: that chunk, the batches made from it
+   * and the one before, the record being gathered (a batch, or one up to the record limit), the head.
    */
   heldBound (chunk) {
     return 3 * chunk + this.batchBytes + Math.max(this.batchBytes, this.maxValueBytes) + DETECT_BYTES
   }
 
   /**
-   * A record larger than a batch is being gathered: wait for the one place
-   * to gather such records (backpressure reaches the socket meanwhile), and
-   * give it back once the record has gone to a thread.
+   * A record larger than a batch is being gathered: wait for the one place to gather such records
+   * (backpressure reaches the socket meanwhile), given back once the record has gone to a thread.
    */
   async holdLargeRecordPlace () {
     const gathering = this.scanner !== null && this.scanner.pieceBytes > 2 * this.batchBytes
@@ -294,14 +261,13 @@ export class RecordSink extends Writable {
 
   /** Stop at the first error in the input: a worker's may come earlier than the scanner's. */
   async failWith (scannerError) {
-    // Batches the scanner emitted before it stopped lie before the fault it
-    // found, and one of them may hold an earlier one: parse them first.
+    // the batches emitted before the scanner stopped may hold an earlier fault: parse them first
     this.final = true
     await this.send()
     this.ready = []
     await this.settle()
     if (this.fatal) throw this.fatal
-    if (scannerError && scannerError.details?.offset >= 0 && (scannerError.type === 'json.invalid' || scannerError.type === 'json.too.deep')) {
+    if (isLocated(scannerError)) {
       this.noteError({ offset: scannerError.details.offset, reason: scannerError.details.reason, error: scannerError })
     } else if (scannerError) {
       throw scannerError
@@ -342,18 +308,16 @@ export class RecordSink extends Writable {
   }
 
   /**
-   * A small body held whole, inflated: a valid document within the limits
-   * is parsed at once (parseDocument, here or on an idle parse thread);
-   * anything else is scanned as a streamed body is, so that every refusal,
-   * and its offset, is the one a streamed body gets.
-   * @param {Buffer} data
-   * @returns {Promise<{ format: string, tally: object }>}
+   * A small body held whole, inflated: a valid document within the limits is parsed at once (here or
+   * on an idle parse thread); anything else is scanned as a streamed body is, for the same refusals.
    */
   async parseWhole (data) {
     const format = this.format ?? detectFormat(data)
     if (format !== 'ndjson') {
-      const document = { kind: 'document', bytes: data, format, maxDepth: this.maxDepth, maxCost: this.maxCost, maxValueBytes: this.maxValueBytes }
-      const answer = this.smallBodies.shareTheParse(data.byteLength) ? await this.smallBodies.parseThere(document) : parseDocument(document)
+      const { maxDepth, maxCost, maxValueBytes } = this
+      const document = { kind: 'document', bytes: data, format, maxDepth, maxCost, maxValueBytes }
+      const shared = this.smallBodies.shareTheParse(data.byteLength)
+      const answer = shared ? await this.smallBodies.parseThere(document) : parseDocument(document)
       if (answer !== null) return { format, tally: finishTally(answer.tally) }
     }
     this.format = format

@@ -1,14 +1,8 @@
 /**
- * The semantic half of the ingest summary: figures that prove every record
- * was parsed, computed the same way whichever order or batch size the
- * records arrive in, so /bad (one big JSON.parse) and /good (batches parsed
- * in worker threads) give the same answer byte for byte.
- *
- * - items: records counted
- * - idSum: sum of each record's top-level integer `id` (exact, as a string)
- * - numbers: how many numbers appear anywhere in the records
- * - numbersChecksum: the sum, modulo 2^64, of the IEEE-754 bits of those
- *   numbers: exact and order-independent, unlike a floating-point sum
+ * The figures that prove every record was parsed, the same whatever the order or batch size, so /bad
+ * (one JSON.parse) and /good (batches on threads) answer byte for byte alike: items; idSum, the exact
+ * sum of each record's integer `id`; numbers, how many numbers appear; numbersChecksum, the sum mod
+ * 2^64 of their IEEE-754 bits (exact and order-independent, unlike a floating-point sum).
  */
 import { findJsonError } from '../json/validate.js'
 import { jsonInvalid, shapeInvalid } from '../errors/index.js'
@@ -35,10 +29,7 @@ function normalise (tally) {
   tally.hi = (tally.hi + carry) % TWO_32
 }
 
-/**
- * Add one record to a tally. Walks the value iteratively, so deep nesting
- * cannot overflow the stack.
- */
+/** Add one record to a tally, walking the value iteratively so deep nesting cannot overflow the stack. */
 export function tallyRecord (tally, record) {
   tally.items++
   if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
@@ -91,19 +82,13 @@ export function tallyRecords (tally, records) {
   return tally
 }
 
-/**
- * The records of a document parsed whole, where the format says they are: the
- * array itself, or the `items` array of an object; null when it has none there.
- */
+/** A parsed document's records where the format says (the array, or an object's `items`), or null. */
 export function findRecords (doc, format) {
   if (format === 'array') return Array.isArray(doc) ? doc : null
   return doc !== null && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray(doc.items) ? doc.items : null
 }
 
-/**
- * As findRecords, for a route that answers.
- * @throws {LabError} 422 when the document is not what the format asks
- */
+/** As findRecords, for a route that answers: 422 when the document is not what the format asks. */
 export function recordsOf (doc, format) {
   const records = findRecords(doc, format)
   if (records === null) throw shapeInvalid(format, 0)
@@ -140,11 +125,7 @@ export function finishTally (tally) {
 
 const BLANK_LINE = /^[ \t\r]*$/
 
-/**
- * How deep arrays and objects nest in bytes [start, end), stopping once
- * past `limit`; strings are skipped.
- * @returns {number} offset of the first bracket past the limit, or -1
- */
+/** Offset of the first bracket in bytes [start, end) nested past `limit` (strings skipped), or -1. */
 export function findTooDeep (buf, start, end, limit) {
   let depth = 0
   for (let i = start; i < end; i++) {
@@ -160,13 +141,8 @@ export function findTooDeep (buf, start, end, limit) {
 }
 
 /**
- * Parse NDJSON bytes line by line (one JSON value per line; lines of only
- * JSON whitespace are skipped) into a tally. Used whole by /bad and per
- * batch by /good's workers.
- * @param {Buffer} buf
- * @param {object} tally
- * @param {number} [maxDepth] /good's nesting limit (a line shorter than it cannot pass it)
- * @returns {{offset: number, reason: string, tooDeep?: boolean} | null} the first error, offset within buf
+ * Tally NDJSON bytes line by line (lines of only whitespace skipped): whole on /bad, per batch on
+ * /good's threads. Returns the first error (`{ offset, reason, tooDeep? }`, within buf) or null.
  */
 export function tallyNdjson (buf, tally, maxDepth = Infinity) {
   let start = 0
@@ -193,10 +169,7 @@ export function tallyNdjson (buf, tally, maxDepth = Infinity) {
   return null
 }
 
-/**
- * After JSON.parse failed on bytes [start, end), find the offset to report.
- * @returns {{offset: number, reason: string}} offset within the buffer
- */
+/** After JSON.parse failed on bytes [start, end), the offset (within the buffer) and reason to report. */
 export function locateJsonError (buf, start, end, err) {
   const found = findJsonError(buf, start, end)
   if (found) return { offset: start + found.offset, reason: found.reason }

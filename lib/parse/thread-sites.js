@@ -6,9 +6,7 @@
  * question (`{ sites: 'window', epoch }`). Off, no message is sent.
  */
 
-/**
- * @param {{ configure: (message: object) => void, askEach: (message: object) => Promise<object[]> }} pool lib/parse/pool.js
- */
+/** `pool`: lib/parse/pool.js, whose `configure` and `askEach` carry the protocol. */
 export function createThreadSites (pool) {
   if (typeof pool?.configure !== 'function' || typeof pool?.askEach !== 'function') {
     throw new TypeError('option pool must be a parse pool (lib/parse/pool.js)')
@@ -28,10 +26,8 @@ export function createThreadSites (pool) {
       pool.configure({ sites: 'stop' })
     },
     /**
-     * Each sampling thread's window since its last, once it is between jobs; a thread that is
-     * not sampling, or that dies first, is left out. `epoch`: a new route's start (sampler.js window).
-     * @param {{ epoch?: boolean }} [how]
-     * @returns {Promise<Array<{ thread: string, window: object }>>}
+     * Each sampling thread's window since its last, once it is between jobs (one not sampling, or that
+     * dies first, is left out). `epoch`: a new route's start (sampler.js window).
      */
     windows: async function threadWindows ({ epoch = false } = {}) {
       if (sampling === null) return []
