@@ -7,6 +7,7 @@ import { Readable } from 'node:stream'
 import { requestAborted } from '../errors/index.js'
 import { guardBody } from '../limits/body-deadline.js'
 import { clientGone } from './client-gone.js'
+import { listen } from '../util/listen.js'
 
 /**
  * The request body as a stream `pipeline` may destroy without destroying the socket: the rest is read
@@ -52,15 +53,9 @@ export function requestBody (req, { idleMs = 0, minRate = 0, rateWindowMs = 0, h
   function cleanup () {
     if (releaseDeadline) releaseDeadline()
     releaseDeadline = null
-    req.removeListener('data', onData)
-    req.removeListener('end', onEnd)
-    req.removeListener('close', onClose)
-    req.removeListener('error', onError)
+    stopListening()
   }
-  req.on('data', onData)
-  req.on('end', onEnd)
-  req.on('close', onClose)
-  req.on('error', onError)
+  const stopListening = listen(req, { data: onData, end: onEnd, close: onClose, error: onError })
   armDeadline()
   // a client gone before its request got here (queued for a pipeline, say) sends no more 'close'
   if (clientGone(req)) process.nextTick(function alreadyGone () { source.destroy(requestAborted(received)) })
@@ -97,13 +92,9 @@ export function discardRestOfBody (req) {
   function cleanup () {
     clearTimeout(total)
     clearTimeout(idle)
-    req.removeListener('data', onData)
-    req.removeListener('end', cleanup)
-    req.removeListener('close', cleanup)
+    stopListening()
   }
-  req.on('data', onData)
-  req.once('end', cleanup)
-  req.once('close', cleanup)
+  const stopListening = listen(req, { data: onData, end: cleanup, close: cleanup })
   req.resume()
 }
 
