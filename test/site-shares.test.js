@@ -73,6 +73,17 @@ describe('a route\'s lines (lib/runs/sites.js)', function () {
     }
   })
 
+  it('holds no more on a route\'s line than it allocated in the route\'s windows: what a shared window allocated is neither route\'s', function () {
+    const summary = createSiteSummary()
+    summary.add(windowOf(1, ['bad', 'good'], [site('buffer', 'lib/limits/request-guard.js:178', 'guard', 2, 2)], 2))
+    summary.add(windowOf(2, ['good'], [site('buffer', 'lib/limits/request-guard.js:178', 'guard', 0.5, 2)], 1))
+    summary.add(windowOf(3, ['good'], [site('buffer', 'lib/limits/request-guard.js:178', 'guard', 1, 1)], 1))
+    const [good] = summary.toJSON().routes
+    const [guard] = good.sites
+    // window 2 held 2 MiB of which it allocated 0.5: the rest came from the shared window
+    assert.deepEqual([guard.allocatedBytes, guard.heldBytes], [1.5 * MiB, 1 * MiB])
+  })
+
   it('refuses a record whose route allocated less than its sites, naming the member', function () {
     const { record } = makeSitesRecord()
     record.timeline.sites.routes[0].allocatedBytes = 1

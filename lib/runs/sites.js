@@ -97,17 +97,26 @@ function byWeight (a, b) {
   return weight(b) - weight(a)
 }
 
-/** A site added into a map of sums by key: allocated and samples summed, the most held kept. */
+/** A site added into a map of sums by key: allocated and samples summed, the most held kept; returns the sum. */
 function addSite (map, site) {
   const key = siteKey(site)
   const sum = map.get(key)
   if (sum === undefined) {
     map.set(key, { ...site })
-    return
+    return map.get(key)
   }
   sum.allocatedBytes += site.allocatedBytes
   sum.samples += site.samples
   if (site.heldBytes !== null) sum.heldBytes = Math.max(sum.heldBytes ?? 0, site.heldBytes)
+  return sum
+}
+
+/**
+ * A route's site holds at most what it allocated in the route's windows: an object from a window two routes shared (or
+ * none) is no route's, though it lives on into this route's windows (docs/metrics.md, "Allocation sites").
+ */
+function heldOfItsOwn (sum) {
+  if (sum.heldBytes !== null && sum.heldBytes > sum.allocatedBytes) sum.heldBytes = sum.allocatedBytes
 }
 
 /** The heaviest `tracked` of a map grown past a quarter more. */
@@ -134,7 +143,7 @@ export function createSiteSummary ({ topSites = SITES_DEFAULTS.topSites, tracked
     const entry = routes.get(route)
     entry.windows++
     entry.allocatedBytes += windowAllocated(window) - labBytes
-    for (const site of window.sites) if (!isLabSite(site)) addSite(entry.sites, site)
+    for (const site of window.sites) if (!isLabSite(site)) heldOfItsOwn(addSite(entry.sites, site))
     entry.sites = bounded(entry.sites, tracked)
   }
 
