@@ -2,19 +2,6 @@
 import { formatBytes } from './format.js'
 import { MiB } from '../lib/util/units.js'
 
-/** Whether `sample` has the shape the view draws: stages as `{ name, bytes, bound }`. */
-export function isPipelineSample (sample) {
-  return sample !== null && typeof sample === 'object' && Array.isArray(sample.stages) &&
-    sample.stages.every(function stageShape (s) { return s !== null && typeof s === 'object' && typeof s.name === 'string' })
-}
-
-/** A record's pipeline samples (its results' `samples`), or null when it has none. */
-export function recordedPipeline (results) {
-  const samples = results?.samples
-  if (!Array.isArray(samples) || samples.length === 0 || !samples.every(isPipelineSample)) return null
-  return samples
-}
-
 /** The bars of one sample, left to right: `{ key, label, bytes, bound, unreadable, note }` (null where unknown or none). */
 export function pipelineBars (sample, { kernelSeen = false } = {}) {
   const client = sample.client ?? null

@@ -1,6 +1,6 @@
 /** The pipeline of the run in flight, with its live params as controls (README.md). */
 import { make } from './dom.js'
-import { isPipelineSample } from './pipeline-bars.js'
+import { isPipelineSample } from '../lib/experiments/pipeline-sample.js'
 import { createPipelineView } from './pipeline-view.js'
 import { requestJson } from './request-json.js'
 import { shortId } from './results-view.js'

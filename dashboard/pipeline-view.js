@@ -1,7 +1,8 @@
 /** A pipeline drawn left to right, client to consumer, from any progress or record (README.md). */
 import { breakAfterDots, make } from './dom.js'
 import { formatBytes } from './format.js'
-import { isPipelineSample, pipelineBars, pipelineFigures } from './pipeline-bars.js'
+import { isPipelineSample } from '../lib/experiments/pipeline-sample.js'
+import { pipelineBars, pipelineFigures } from './pipeline-bars.js'
 
 const SCALE_FLOOR = 1024 // the foot of the shared scale: a bar holding less sits at the bottom
 const BOUND_ROOM = 1.25 // room above the largest bound, so its line sits below the tubes' top until a peak passes it

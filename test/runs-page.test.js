@@ -98,6 +98,7 @@ describe('a run record in the page', function () {
       const shared = sharedModules(['/main.js', '/run-page.js'])
       assert.deepEqual([...shared.keys()].sort(), [
         '/lib/allocation/site.js',
+        '/lib/experiments/pipeline-sample.js',
         '/lib/experiments/result-contract.js',
         '/lib/ingest/stage-names.js',
         '/lib/metrics/gc-kinds.js',
