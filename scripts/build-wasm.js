@@ -8,6 +8,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
+import { parseArgs } from 'node:util'
+import { isMain, runScript } from './cli.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 /** Where the sources are. */
@@ -35,15 +37,26 @@ export async function assemble (name) {
   }
 }
 
-async function main (argv) {
-  const at = argv.indexOf('--out')
-  const outDir = at === -1 ? WASM_SOURCES : path.resolve(argv[at + 1])
+const USAGE = `Usage: npm run build:wasm [-- --out DIR]
+
+Assembles lib/json/*.wat (SIMD on) with wabt, the pinned devDependency, into the .wasm beside each.
+  --out DIR   write the binaries into DIR instead (what test/wasm-build.test.js compares)
+  -h, --help  this text`
+
+function readOptions (argv) {
+  const { values } = parseArgs({ args: argv, options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
+  if (values.help) return null
+  return { outDir: values.out === undefined ? WASM_SOURCES : path.resolve(values.out) }
+}
+
+async function build ({ outDir }) {
   for (const name of wasmSources()) {
     const bytes = await assemble(name)
     const target = path.join(outDir, name.replace(/\.wat$/, '.wasm'))
     fs.writeFileSync(target, bytes)
     console.log(`${path.relative(process.cwd(), target)}: ${bytes.length} bytes`)
   }
+  return 0
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv.slice(2))
+if (isMain(import.meta.url)) await runScript('build:wasm', { usage: USAGE, readOptions, run: build })
