@@ -165,6 +165,8 @@ function showStreamNote () {
 }
 
 /** The throttled redraw: everything visible changes here, never per sample. */
+const LEAST_SPAN_MS = 10_000
+
 function redraw (force = false) {
   if (!dirty && !force) return
   if (document.hidden && !force) return
@@ -176,9 +178,10 @@ function redraw (force = false) {
   marks.trim(from)
   held.trim(from)
   const started = performance.now()
-  // until the window is full the chart spans what there is, rather than a mostly empty axis
-  charts.setRange(Math.max(from, store.oldest ?? from), latest)
-  bytesChart.setRange(Math.max(from, store.oldest ?? from), latest)
+  // until the window is full the chart spans what there is (ten seconds at least, for two clock labels), not an empty axis
+  const start = Math.max(from, Math.min(store.oldest ?? from, latest - LEAST_SPAN_MS))
+  charts.setRange(start, latest)
+  bytesChart.setRange(start, latest)
   charts.update()
   bytesChart.update()
   heldChart.update()
