@@ -84,8 +84,9 @@ const PASSES = Object.freeze({
       const parsed = parseBatch({ ...batch, simd: true })
       if (parsed.tally !== null) mergeTally(tally, parsed.tally)
       addSince(took, started)
-      const near = batch.offset + parsed.error?.offset
-      if (parsed.error !== null) throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${near}`)
+      if (parsed.error !== null) {
+        throw new Error(`the body is no valid ${format}: ${parsed.error.reason}, near byte ${batch.offset + parsed.error.offset}`)
+      }
     })
     return took
   },
