@@ -13,7 +13,7 @@ import vm from 'node:vm'
 import { createAllocationSampler } from '../lib/allocation/sampler.js'
 import { SITE_SAMPLING_DEFAULTS, createSiteSampling } from '../lib/metrics/alloc-sites.js'
 import { watchGcEvents } from '../lib/metrics/gc-events.js'
-import { labRead } from '../lib/util/lab-gc.js'
+import { labCollector, labRead } from '../lib/util/lab-gc.js'
 import { readRunRecord } from '../lib/runs/format.js'
 import { readWindow } from '../lib/allocation/site.js'
 import { createSiteSummary, isLabSite, siteShare, sitesHelp } from '../lib/runs/sites.js'
@@ -135,6 +135,27 @@ describe('the collections the lab causes (lib/util/lab-gc.js, gc-events.js)', fu
       assert.ok(full.length > 0 && full.every(function runs (e) { return e.cause === 'run' }), JSON.stringify(run))
     } finally {
       sampler.stop()
+      watch.close()
+    }
+  })
+
+  it('collects young garbage with a scavenge when the memory budget\'s pacer asks for a minor one, and all of it when asked for a full one', async function () {
+    const watch = watchGcEvents()
+    const window = watch.openWindow()
+    const collect = labCollector()
+    try {
+      await settle()
+      watch.take(window)
+      collect({ type: 'minor' })
+      await settle()
+      const minor = watch.take(window).gcEvents
+      assert.ok(minor.some(function scavenge (e) { return e.kind === 'scavenge' && e.cause === 'lab' }), JSON.stringify(minor))
+      assert.ok(!minor.some(function full (e) { return e.kind === 'mark-compact' && e.cause === 'lab' }), JSON.stringify(minor))
+      collect()
+      await settle()
+      const full = watch.take(window).gcEvents
+      assert.ok(full.some(function full (e) { return e.kind === 'mark-compact' && e.cause === 'lab' }), JSON.stringify(full))
+    } finally {
       watch.close()
     }
   })

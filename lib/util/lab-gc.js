@@ -35,11 +35,12 @@ export function causedByLab (startTime) {
 }
 
 /**
- * A full collection as the lab's own (collect-garbage.js's, run through `labRead`), for the lab's measuring and pacing code; null
- * where the runtime gives none.
+ * A collection as the lab's own (collect-garbage.js's, run through `labRead`), for the lab's measuring and pacing code: full,
+ * or a scavenge for `{ type: 'minor' }` (V8's `gc` options, passed on); null where the runtime gives none.
  */
-export function labCollector () {
-  const collect = findCollector()
+export function labCollector (collect = findCollector()) {
   if (collect === null) return null
-  return function labCollect () { labRead(collect) }
+  return function labCollect (options) {
+    labRead(function collectAsTheLab () { return options === undefined ? collect() : collect(options) })
+  }
 }
