@@ -35,8 +35,15 @@ const EXPECTED_RATIO = 8 // sizes a small body's inflate chunk: one that inflate
 // Parse batches stay small: a batch's records are all alive until it is tallied, and smaller batches let
 // the threads' young generation collect them (docs/ingest.md, "Memory flat with the body and the uploads").
 export const MAX_BATCH = 64 * 1024
+// Output chunks a decoder may hold ahead of the sink: zlib inflates the next on libuv's pool while the
+// main thread reads this one, where a full buffer would make each wait for the other (docs/ingest.md).
+const INFLATE_AHEAD = 4
 
-/** Inflate and batch sizes: large when alone (zlib is faster so), smaller as more stream, within the budget. */
+/** The decoders of a streamed body, each holding up to INFLATE_AHEAD chunks, counted in its bound (watchPipeline). */
+function inflateStreams (codecs, chunkSize, memory) {
+  return decoderStreams(codecs, { chunkSize, readableHighWaterMark: INFLATE_AHEAD * chunkSize }, memory)
+}
+
 /**
  * Inflate and batch sizes for one more request: large when alone (zlib is
  * faster with large output chunks), smaller as more stream, so that all of
@@ -78,7 +85,7 @@ async function ingestInHand (source, { compressed, inflated, sink, codecs, bound
   const body = await readWhole(source, compressed.count, holding)
   const data = await inflateInHand(body, codecs, bound, holding, memory.source)
   if (data === null) {
-    const gunzips = decoderStreams(codecs, { chunkSize }, memory)
+    const gunzips = inflateStreams(codecs, chunkSize, memory)
     watchPipeline(holding, { gunzips, inflated, sink, chunkSize, budget, memory })
     await pipeline(Readable.from([body]), ...gunzips, inflated, sink)
     return sink.found
@@ -136,7 +143,7 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state,
     if (state.smallBodies.within(length)) {
       found = await ingestInHand(body, { ...pieces, codecs: plan.codecs, bound: state.smallBodies.bound })
     } else {
-      const gunzips = decoderStreams(plan.codecs, { chunkSize }, memory)
+      const gunzips = inflateStreams(plan.codecs, chunkSize, memory)
       watchPipeline(holding, { ...pieces, req, body, gunzips })
       await pipeline(body, compressed, ...gunzips, inflated, sink)
       found = sink.found
