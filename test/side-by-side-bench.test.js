@@ -21,8 +21,15 @@ function cell (target, file, mbPerSecond, extra = {}) {
 describe('npm run bench -- side-by-side', function () {
   it('takes one or more documents, another server\'s script and the rounds, three unless told', function () {
     const file = 'package.json'
-    assert.deepEqual(flags('--file', file), { files: [file], seed: null, repeat: 3 })
-    assert.deepEqual(flags('--file', file, '--file', file, '--seed', file, '--repeat', '1'), { files: [file, file], seed: file, repeat: 1 })
+    assert.deepEqual(flags('--file', file), { files: [file], seed: null, variants: [], repeat: 3 })
+    assert.deepEqual(flags('--file', file, '--file', file, '--seed', file, '--repeat', '1'), { files: [file, file], seed: file, variants: [], repeat: 1 })
+  })
+
+  it('takes lab variants as server flags, each a fresh lab of its own, and refuses a variant that names no flag', function () {
+    const file = 'package.json'
+    assert.deepEqual(flags('--file', file, '--variant=--inflate-ahead=1', '--variant=--no-simd --parse-threads=1').variants,
+      [['--inflate-ahead=1'], ['--no-simd', '--parse-threads=1']])
+    assert.throws(function notAFlag () { flags('--file', file, '--variant', 'fast') }, { name: 'TypeError', message: /--variant takes server flags/ })
   })
 
   it('refuses no document, a file that is not there, and rounds that are no positive integer, naming the flag', function () {
@@ -42,5 +49,12 @@ describe('npm run bench -- side-by-side', function () {
     assert.match(markdown, /- lab on lines\.gz: 1\.50x the seed's MB\/s$/m)
     assert.match(markdown, /- lab on min\.gz: 0\.90x the lab's MB\/s on lines\.gz$/m)
     assert.equal(data.cells, cells)
+  })
+
+  it('reports a lab variant\'s MB/s and CPU s/GB over the lab\'s own on the same document', function () {
+    const cells = [cell('lab', 'lines.gz', 150), cell('lab --inflate-ahead=1', 'lines.gz', 120, { cpuPerGB: 10 })]
+    const { markdown } = sideBySideReport(cells, 3)
+    assert.match(markdown, /^\| lab --inflate-ahead=1 +\| lines\.gz +\| 500\.0 +\| 120\.0 +\| 10\.00 +\|/m)
+    assert.match(markdown, /- lab --inflate-ahead=1 on lines\.gz: 0\.80x the lab's MB\/s, 1\.25x its CPU s\/GB$/m)
   })
 })

@@ -3,7 +3,8 @@
  * to a fresh lab's POST /good and, with --seed, to another server's POST /good started beside it
  * (the seed project's server.js, say): each server's wall MB/s, its process's CPU seconds per GB
  * read from outside (lib/measure/cpu.js) and, for the lab, its peak above idle over the upload.
- * Documents of other shapes (lines, minified, the seed's own) measured in one run, side by side.
+ * Documents of other shapes (lines, minified, the seed's own) measured in one run, side by side;
+ * with --variant, the lab's design choices too (a lab started with other server flags).
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -28,12 +29,15 @@ export const usage = `Options (side-by-side):
   --file FILE         a gzip JSON document (repeatable): each is sent once a round to every server
   --seed SCRIPT       another server, started as PORT=N node SCRIPT, answering POST /good with
                       { processedBytes } (the seed project's server.js); without it, the lab alone
+  --variant=FLAGS     another fresh lab started with these server flags, e.g. --variant=--inflate-ahead=1
+                      (repeatable): a design compared with the lab's defaults in the same rounds
   --repeat N          rounds (default 3); medians reported
   Each upload alone, one connection; the lab is started with no memory limit and room for the largest file.`
 
 export const options = Object.freeze({
   file: { type: 'string', multiple: true, default: [] },
   seed: { type: 'string' },
+  variant: { type: 'string', multiple: true, default: [] },
   repeat: { type: 'string' }
 })
 
@@ -43,7 +47,13 @@ export function normalize (given) {
   if (files.length === 0) throw new TypeError('--file names at least one gzip document')
   for (const file of files) if (!fs.existsSync(file)) throw new TypeError(`--file ${file}: no such file`)
   if (given.seed !== undefined && !fs.existsSync(given.seed)) throw new TypeError(`--seed ${given.seed}: no such file`)
-  return { files, seed: given.seed ?? null, repeat: positiveInteger('repeat')(given.repeat ?? '3') }
+  const variants = (given.variant ?? []).map(function flagsOf (text) { return text.split(' ').filter(Boolean) })
+  for (const flags of variants) {
+    if (flags.length === 0 || !flags.every(function isFlag (f) { return f.startsWith('--') })) {
+      throw new TypeError(`--variant takes server flags such as "--inflate-ahead=1", got ${JSON.stringify(flags.join(' '))}`)
+    }
+  }
+  return { files, seed: given.seed ?? null, variants, repeat: positiveInteger('repeat')(given.repeat ?? '3') }
 }
 
 async function freePort () {
@@ -106,10 +116,18 @@ async function measureUpload (server, file) {
 export async function run (opts, report) {
   const largest = Math.max(...opts.files.map(function size (f) { return fs.statSync(f).size }))
   const room = String(Math.max(2 ** 31, 20 * largest))
-  const lab = await startLabProcess(['--no-request-peak', '--memory-limit=0', '--limit-inflated', room, '--limit-compressed', room])
-  const servers = [{ name: 'lab', lab: true, url: lab.url, get pid () { return lab.pid }, headers: { 'content-type': 'application/gzip' } }]
+  const labFlags = ['--no-request-peak', '--memory-limit=0', '--limit-inflated', room, '--limit-compressed', room]
+  const labs = []
+  const servers = []
   let seed = null
   try {
+    // the lab with its defaults, then each variant: fresh processes, each sent every file in turn
+    for (const flags of [[], ...(opts.variants ?? [])]) {
+      const lab = await startLabProcess([...labFlags, ...flags])
+      labs.push(lab)
+      const name = ['lab', ...flags].join(' ')
+      servers.push({ name, lab: true, url: lab.url, get pid () { return lab.pid }, headers: { 'content-type': 'application/gzip' } })
+    }
     if (opts.seed !== null) {
       seed = await startSeed(opts.seed)
       servers.push({ name: 'seed', lab: false, url: seed.url, pid: seed.pid, headers: { 'content-type': 'application/octet-stream' } })
@@ -140,7 +158,7 @@ export async function run (opts, report) {
     return sideBySideReport([...runs.values()].map(summarise), opts.repeat)
   } finally {
     await seed?.stop()
-    await lab.stop()
+    for (const lab of labs) await lab.stop()
   }
 }
 
@@ -175,6 +193,11 @@ export function sideBySideReport (cells, repeat) {
     return [c.target, c.file, text(c.bytes / 1e6), text(c.mbPerSecond), text(c.cpuPerGB, 2), apart, peak, rounds]
   })
   const labCells = cells.filter(function isLab (c) { return c.target === 'lab' })
+  const variantNotes = cells.filter(function isVariant (c) { return c.target.startsWith('lab --') }).map(function against (c) {
+    const lab = labCells.find(function same (l) { return l.file === c.file })
+    return `- ${c.target} on ${c.file}: ${fixed(c.mbPerSecond / lab.mbPerSecond, 2)}x the lab's MB/s, ` +
+      `${fixed(c.cpuPerGB / lab.cpuPerGB, 2)}x its CPU s/GB`
+  })
   const notes = labCells.map(function ratios (c) {
     const seed = cells.find(function same (s) { return s.target === 'seed' && s.file === c.file })
     const first = labCells[0]
@@ -182,6 +205,7 @@ export function sideBySideReport (cells, repeat) {
       c === first ? null : `${fixed(c.mbPerSecond / first.mbPerSecond, 2)}x the lab's MB/s on ${first.file}`].filter(Boolean)
     return parts.length ? `- lab on ${c.file}: ${parts.join('; ')}` : null
   }).filter(Boolean)
+  notes.push(...variantNotes)
   notes.push(`- medians of ${repeat} round${repeat === 1 ? '' : 's'}, each upload alone on one connection; ` +
     'CPU: the server process\'s, every thread, ' +
     'from /proc/<pid>/stat over the upload; CPU apart: how far the rounds\' CPU s/GB are apart; peak: the lab worker\'s VmHWM above idle')
