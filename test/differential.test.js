@@ -173,6 +173,23 @@ describe('the WebAssembly cutter against the record scanner alone', function () 
     }
   })
 
+  it('follows the records of a document with no depth limit, as with one (the bound\'s find stage scans so)', function () {
+    const text = JSON.stringify({ items: Array.from({ length: 2000 }, function record (v, id) { return { id, tags: [[id], { a: 'x' }] } }) })
+    for (const maxDepth of [Infinity, 1000]) {
+      let followed = 0
+      const scanner = new (class Counting extends CuttingScanner {
+        follow (chunk, i) {
+          const to = super.follow(chunk, i)
+          followed += to - i
+          return to
+        }
+      })('json', { batchBytes: 4096, maxDepth, onBatch: function ignore () {} })
+      scanner.write(Buffer.from(text))
+      scanner.end()
+      assert.ok(followed > 0.9 * text.length, `depth ${maxDepth}: the cutter followed ${followed} of ${text.length} bytes`)
+    }
+  })
+
   it('falls back to the scanner alone where WebAssembly has no SIMD, and says so once', function () {
     const lines = []
     function warn (line) { lines.push(line) }

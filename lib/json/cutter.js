@@ -23,6 +23,8 @@ const PAST = 64
 const WINDOW_REST = 4096
 const EVENT_START = 1
 const BATCH_LIMIT = 2 ** 30
+/** The deepest nesting the cutter takes as an i32: no limit (Infinity) would reach it as 0 and stop it at every bracket. */
+const DEPTH_LIMIT = 2 ** 31 - 1
 
 let loaded = null
 
@@ -102,7 +104,8 @@ export class CuttingScanner extends RecordScanner {
     const ptr = DATA + i - w.start
     const batch = Math.min(this.batchBytes, BATCH_LIMIT)
     const target = this.batchStart === -1 ? -1 : ptr + this.batchStart + batch - (this.offset + i)
-    const followed = exports.cut(ptr, w.end - i, target, batch, this.maxInnerDepth, EVENTS, EVENT_ROOM)
+    const depth = Math.min(this.maxInnerDepth, DEPTH_LIMIT)
+    const followed = exports.cut(ptr, w.end - i, target, batch, depth, EVENTS, EVENT_ROOM)
     if (followed === 0) return i
     const events = exports.events.value
     // string bytes and brackets counted from ptr where the batch being gathered began
