@@ -49,7 +49,7 @@ export function normalize (given) {
   if (given.seed !== undefined && !fs.existsSync(given.seed)) throw new TypeError(`--seed ${given.seed}: no such file`)
   const variants = (given.variant ?? []).map(function flagsOf (text) { return text.split(' ').filter(Boolean) })
   for (const flags of variants) {
-    if (flags.length === 0 || !flags.every(function isFlag (f) { return f.startsWith('--') })) {
+    if (flags.length === 0 || !flags[0].startsWith('--')) {
       throw new TypeError(`--variant takes server flags such as "--inflate-ahead=1", got ${JSON.stringify(flags.join(' '))}`)
     }
   }
@@ -125,7 +125,8 @@ export async function run (opts, report) {
     for (const flags of [[], ...(opts.variants ?? [])]) {
       const lab = await startLabProcess([...labFlags, ...flags])
       labs.push(lab)
-      const name = ['lab', ...flags].join(' ')
+      // named by its flags, each value after a space: a figures link picks a cell by `target=...`
+      const name = ['lab', ...flags].join(' ').replaceAll('=', ' ')
       servers.push({ name, lab: true, url: lab.url, get pid () { return lab.pid }, headers: { 'content-type': 'application/gzip' } })
     }
     if (opts.seed !== null) {
