@@ -27,9 +27,9 @@ describe('npm run bench -- side-by-side', function () {
 
   it('takes lab variants as server flags, each a fresh lab of its own, and refuses a variant that names no flag', function () {
     const file = 'package.json'
-    assert.deepEqual(flags('--file', file, '--variant=--inflate-ahead=1', '--variant=--no-simd --parse-threads=1').variants,
-      [['--inflate-ahead=1'], ['--no-simd', '--parse-threads=1']])
-    assert.deepEqual(flags('--file', file, '--variant=--inflate-ahead 1').variants, [['--inflate-ahead', '1']])
+    assert.deepEqual(flags('--file', file, '--variant=--parse-threads=1', '--variant=--no-simd --parse-threads=1').variants,
+      [['--parse-threads=1'], ['--no-simd', '--parse-threads=1']])
+    assert.deepEqual(flags('--file', file, '--variant=--parse-threads 1').variants, [['--parse-threads', '1']])
     assert.throws(function notAFlag () { flags('--file', file, '--variant', 'fast') }, { name: 'TypeError', message: /--variant takes server flags/ })
   })
 
@@ -53,9 +53,9 @@ describe('npm run bench -- side-by-side', function () {
   })
 
   it('reports a lab variant\'s MB/s and CPU s/GB over the lab\'s own on the same document', function () {
-    const cells = [cell('lab', 'lines.gz', 150), cell('lab --inflate-ahead 1', 'lines.gz', 120, { cpuPerGB: 10 })]
+    const cells = [cell('lab', 'lines.gz', 150), cell('lab --parse-threads 1', 'lines.gz', 120, { cpuPerGB: 10 })]
     const { markdown } = sideBySideReport(cells, 3)
-    assert.match(markdown, /^\| lab --inflate-ahead 1 +\| lines\.gz +\| 500\.0 +\| 120\.0 +\| 10\.00 +\|/m)
-    assert.match(markdown, /- lab --inflate-ahead 1 on lines\.gz: 0\.80x the lab's MB\/s, 1\.25x its CPU s\/GB$/m)
+    assert.match(markdown, /^\| lab --parse-threads 1 +\| lines\.gz +\| 500\.0 +\| 120\.0 +\| 10\.00 +\|/m)
+    assert.match(markdown, /- lab --parse-threads 1 on lines\.gz: 0\.80x the lab's MB\/s, 1\.25x its CPU s\/GB$/m)
   })
 })

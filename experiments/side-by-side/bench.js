@@ -10,10 +10,8 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import zlib from 'node:zlib'
 import { positiveInteger } from '../../lib/measure/args.js'
 import { cpuPerGB, processCpuSeconds, spread } from '../../lib/measure/cpu.js'
 import { closePeakWindow, openPeakWindow } from '../../lib/measure/lab-memory.js'
@@ -29,7 +27,7 @@ export const usage = `Options (side-by-side):
   --file FILE         a gzip JSON document (repeatable): each is sent once a round to every server
   --seed SCRIPT       another server, started as PORT=N node SCRIPT, answering POST /good with
                       { processedBytes } (the seed project's server.js); without it, the lab alone
-  --variant=FLAGS     another fresh lab started with these server flags, e.g. --variant=--inflate-ahead=1
+  --variant=FLAGS     another fresh lab started with these server flags, e.g. --variant=--parse-threads=1
                       (repeatable): a design compared with the lab's defaults in the same rounds
   --repeat N          rounds (default 3); medians reported
   Each upload alone, one connection; the lab is started with no memory limit and room for the largest file.`
@@ -50,7 +48,7 @@ export function normalize (given) {
   const variants = (given.variant ?? []).map(function flagsOf (text) { return text.split(' ').filter(Boolean) })
   for (const flags of variants) {
     if (flags.length === 0 || !flags[0].startsWith('--')) {
-      throw new TypeError(`--variant takes server flags such as "--inflate-ahead=1", got ${JSON.stringify(flags.join(' '))}`)
+      throw new TypeError(`--variant takes server flags such as "--parse-threads=1", got ${JSON.stringify(flags.join(' '))}`)
     }
   }
   return { files, seed: given.seed ?? null, variants, repeat: positiveInteger('repeat')(given.repeat ?? '3') }
@@ -110,7 +108,7 @@ async function measureUpload (server, file) {
 }
 
 /**
- * Run it: the servers started once, then `repeat` rounds of every file to every server in turn.
+ * Run it: the servers started once, a round not counted, then `repeat` rounds of every file to every server in turn.
  * @returns {Promise<{ title: string, markdown: string, charts: object[], data: object }>}
  */
 export async function run (opts, report) {
@@ -133,17 +131,17 @@ export async function run (opts, report) {
       seed = await startSeed(opts.seed)
       servers.push({ name: 'seed', lab: false, url: seed.url, pid: seed.pid, headers: { 'content-type': 'application/octet-stream' } })
     }
-    // a first small upload each, so that neither meets its first-request costs in a round
-    const warm = path.join(os.tmpdir(), `streamlab-side-by-side-${process.pid}.json.gz`)
-    await fs.promises.writeFile(warm, zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] })))
-    try {
-      for (const server of servers) await uploadFile(`${server.url}/good`, warm, server.headers)
-    } finally {
-      await fs.promises.rm(warm, { force: true })
+    // a round first that is not counted, every file to every server: each one's streaming path is
+    // compiled and its threads warm, as the bound's stages are timed after a warm-up pass
+    const total = (opts.repeat + 1) * opts.files.length * servers.length
+    let done = 0
+    for (const file of opts.files) {
+      for (const server of servers) {
+        report({ type: 'progress', done: done++, total, label: `${server.name} ${path.basename(file)} warm-up` })
+        await measureUpload(server, file)
+      }
     }
     const runs = new Map()
-    const total = opts.repeat * opts.files.length * servers.length
-    let done = 0
     for (let round = 0; round < opts.repeat; round++) {
       for (const file of opts.files) {
         for (const server of servers) {
@@ -207,7 +205,7 @@ export function sideBySideReport (cells, repeat) {
     return parts.length ? `- lab on ${c.file}: ${parts.join('; ')}` : null
   }).filter(Boolean)
   notes.push(...variantNotes)
-  notes.push(`- medians of ${repeat} round${repeat === 1 ? '' : 's'}, each upload alone on one connection; ` +
+  notes.push(`- medians of ${repeat} round${repeat === 1 ? '' : 's'} after one not counted, each upload alone on one connection; ` +
     'CPU: the server process\'s, every thread, ' +
     'from /proc/<pid>/stat over the upload; CPU apart: how far the rounds\' CPU s/GB are apart; peak: the lab worker\'s VmHWM above idle')
   const headings = ['server', 'document', 'MB inflated', 'MB/s', 'CPU s/GB', 'CPU apart', 'peak above idle MiB', 'MB/s of each round']

@@ -123,9 +123,6 @@ export const FLAGS = Object.freeze([
     flag('share-parse', 'app.ingest.shareParse', 'text',
       'where /good parses a small body\'s document past 16 KiB: busy (on an idle parse thread while requests ' +
       'wait for the main thread), always (on an idle one), never (on the main thread)', { arg: 'MODE' }),
-    flag('inflate-ahead', 'app.ingest.inflateAhead', 'count',
-      'output chunks a /good decoder may hold ahead of its records: zlib inflates the next while the main thread ' +
-      'reads this one; 1: each waits for the other', { max: 16 }),
     flag('no-simd', 'app.ingest.simd', 'switch',
       '/good without its WebAssembly SIMD cutter and UTF-8 decoder: the record scanner alone', { sets: false }),
     flag('queue-timeout', 'app.ingest.queueMs', 'duration',

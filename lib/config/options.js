@@ -49,8 +49,6 @@ export const DEFAULTS = Object.freeze({
     shareParse: 'busy',
     /** /good's WebAssembly SIMD cutter and UTF-8 decoder (lib/json/cutter.js, utf8.js); false or no SIMD: the scanner alone. */
     simd: true,
-    /** Output chunks a /good decoder may hold ahead of the record sink (lib/ingest/streamed.js); 1: inflate waits on the sink. */
-    inflateAhead: 4,
     /** ms a queued /good request waits on a stuck queue before 503 with Retry-After. */
     queueMs: 10_000,
     /** /good requests streaming at once; the rest wait, unread, in the kernel's socket buffers. */
@@ -121,8 +119,7 @@ export function normalizeOptions (options = {}) {
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
       inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
       shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES),
-      simd: checkFlag('ingest.simd', ingest.simd),
-      inflateAhead: checkInteger('ingest.inflateAhead', ingest.inflateAhead, 1, 16)
+      simd: checkFlag('ingest.simd', ingest.simd)
     }),
     runs: Object.freeze({
       keep: checkInteger('runs.keep', runs.keep, 0, 10_000)

@@ -37,15 +37,6 @@ const EXPECTED_RATIO = 8 // sizes a small body's inflate chunk: one that inflate
 export const MAX_BATCH = 64 * 1024
 
 /**
- * The decoders of a streamed body, each holding up to `ahead` output chunks (`ingest.inflateAhead`),
- * counted in its bound (watchPipeline): zlib inflates the next on libuv's pool while the main thread
- * reads this one, where a full buffer would make each wait for the other (docs/ingest.md).
- */
-function inflateStreams (codecs, chunkSize, ahead, memory) {
-  return decoderStreams(codecs, { chunkSize, readableHighWaterMark: ahead * chunkSize }, memory)
-}
-
-/**
  * Inflate and batch sizes for one more request: large when alone (zlib is
  * faster with large output chunks), smaller as more stream, so that all of
  * them stay within the budget (docs/ingest.md).
@@ -82,11 +73,11 @@ async function inflateInHand (body, codecs, bound, holding, decoders) {
  * A small body arrives in a read or two: read it whole, inflate it at once and, within the bound, hand
  * it to the sink whole (RecordSink#parseWhole); past the bound it is streamed like any other, from memory.
  */
-async function ingestInHand (source, { compressed, inflated, sink, codecs, bound, chunkSize, ahead, budget, holding, memory }) {
+async function ingestInHand (source, { compressed, inflated, sink, codecs, bound, chunkSize, budget, holding, memory }) {
   const body = await readWhole(source, compressed.count, holding)
   const data = await inflateInHand(body, codecs, bound, holding, memory.source)
   if (data === null) {
-    const gunzips = inflateStreams(codecs, chunkSize, ahead, memory)
+    const gunzips = decoderStreams(codecs, { chunkSize }, memory)
     watchPipeline(holding, { gunzips, inflated, sink, chunkSize, budget, memory })
     await pipeline(Readable.from([body]), ...gunzips, inflated, sink)
     return sink.found
@@ -138,14 +129,13 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state,
     largeRecordGate: state.largeRecordGate
   })
   const memory = new DecoderMemory(plan.codecs, decoders, { streamed: true })
-  const ahead = opts.ingest.inflateAhead
-  const pieces = { compressed, inflated, sink, chunkSize, ahead, budget: opts.ingest.bufferBudget, holding, memory }
+  const pieces = { compressed, inflated, sink, chunkSize, budget: opts.ingest.bufferBudget, holding, memory }
   let found
   try {
     if (state.smallBodies.within(length)) {
       found = await ingestInHand(body, { ...pieces, codecs: plan.codecs, bound: state.smallBodies.bound })
     } else {
-      const gunzips = inflateStreams(plan.codecs, chunkSize, ahead, memory)
+      const gunzips = decoderStreams(plan.codecs, { chunkSize }, memory)
       watchPipeline(holding, { ...pieces, req, body, gunzips })
       await pipeline(body, compressed, ...gunzips, inflated, sink)
       found = sink.found
