@@ -141,8 +141,9 @@ export function findTooDeep (buf, start, end, limit) {
 }
 
 /**
- * Tally NDJSON bytes line by line (lines of only whitespace skipped): whole on /bad, per batch on
- * /good's threads. Returns the first error (`{ offset, reason, tooDeep? }`, within buf) or null.
+ * Tally NDJSON bytes line by line (lines of only whitespace skipped): whole on /bad; on /good's threads,
+ * a batch without SIMD or with a line parse-batch.js's tallyLines could not vouch for. Returns the
+ * first error (`{ offset, reason, tooDeep? }`, within buf) or null.
  */
 export function tallyNdjson (buf, tally, maxDepth = Infinity) {
   let start = 0
