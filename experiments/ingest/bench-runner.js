@@ -4,6 +4,7 @@
  * Timed and counted cells, and why refusals are counted apart: experiments/README.md#ingest.
  */
 import os from 'node:os'
+import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
 import zlib from 'node:zlib'
 import { performance } from 'node:perf_hooks'
@@ -15,8 +16,10 @@ import { latencyStats, median } from '../../lib/measure/stats.js'
 import { uploadMany } from '../../lib/experiments/upload-client.js'
 import { ensureInput } from '../../lib/measure/inputs.js'
 import { INGEST_ROUTES, INGEST_ROUTE_NAMES } from '../../lib/ingest/contenders.js'
-import { measureBoundOfFile } from '../../lib/measure/bound.js'
+import { runChildJob } from '../../lib/experiments/load.js'
 import { cpuPerGB, processCpuSeconds } from '../../lib/measure/cpu.js'
+
+const BOUND_PROCESS = fileURLToPath(new URL('./bound-process.js', import.meta.url))
 
 const WARM_BODY = zlib.gzipSync(JSON.stringify({ items: [{ id: 1, numbers: [1.5] }] }))
 
@@ -256,11 +259,14 @@ export async function runIngestBench (options, report) {
   return cells
 }
 
-/** The machine's bound on this body (MB/s, the stages' CPU s/GB), one pass a stage before a lab starts (`bench -- bound` takes care). */
+/**
+ * The machine's bound on this body (MB/s, the stages' CPU s/GB), one pass a stage before a lab starts (`bench -- bound` takes
+ * care), in a process of its own (bound-process.js): the CPU it reads is the stages' alone, none of this process's clients.
+ */
 async function quickBound (file, format, report) {
-  report({ type: 'log', line: 'measuring the machine\'s bound on this body (one pass a stage) ...' })
-  const measured = await measureBoundOfFile(file, { format, repeat: 1 })
-  return { mbPerSecond: measured.bound, cores: measured.cores, cpuPerGB: measured.stagesCpuPerGB, source: 'measured' }
+  report({ type: 'log', line: 'measuring the machine\'s bound on this body (one pass a stage, in a process of its own) ...' })
+  const measured = await runChildJob(BOUND_PROCESS, { file, format })
+  return { mbPerSecond: measured.mbPerSecond, cores: measured.cores, cpuPerGB: measured.cpuPerGB, source: 'measured' }
 }
 
 /** The median of the figures present, null when none is. */
