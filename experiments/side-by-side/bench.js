@@ -27,8 +27,9 @@ export const usage = `Options (side-by-side):
   --file FILE         a gzip JSON document (repeatable): each is sent once a round to every server
   --seed SCRIPT       another server, started as PORT=N node SCRIPT, answering POST /good with
                       { processedBytes } (the seed project's server.js); without it, the lab alone
-  --variant=FLAGS     another fresh lab started with these server flags, e.g. --variant=--parse-threads=1
-                      (repeatable): a design compared with the lab's defaults in the same rounds
+  --variant=FLAGS     another fresh lab started with these server flags (repeatable), e.g.
+                      --variant=--no-simd or --variant=--parse-threads=1: a design compared with
+                      the lab's defaults in the same rounds
   --repeat N          rounds (default 3); medians reported
   Each upload alone, one connection; the lab is started with no memory limit and room for the largest file.`
 

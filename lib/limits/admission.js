@@ -20,7 +20,7 @@ function readProcessRss () {
 /** Fewest ms between two collections asked for by admission: a full GC of a large heap is not free. */
 const COLLECT_EVERY_MS = 1000
 /** Growth of Buffer memory that has a streaming request's garbage collected, and how often it is looked at. */
-const GARBAGE_PACE = 12 * 1024 * 1024
+const GARBAGE_PACE = 4 * 1024 * 1024
 const PACE_EVERY_MS = 10
 /** How long the Buffers a scavenge found take to be freed (V8 sweeps them on a helper thread). */
 const SWEEP_MS = 30
