@@ -3,7 +3,7 @@
  * JSON.parse on one batch of whole records (`parseBatch`) or a small body's document (`parseDocument`),
  * then the tally. Plain data in and out: it crosses threads.
  */
-import { createTally, findRecords, tallyRecord, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
+import { createTally, findRecords, isBlankLine, tallyRecord, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
 import { decodeUtf8 } from '../json/utf8.js'
 
@@ -42,8 +42,8 @@ export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infini
 
 /**
  * NDJSON's lines tallied from the batch's text, decoded at once (utf8.js) where tallyNdjson decodes
- * each line apart. False, with the tally half made, at a line it cannot vouch for: one JSON.parse
- * refuses (a blank line of spaces among them) or one nesting past `maxDepth`; tallyNdjson then
+ * each line apart, blank lines skipped as there. False, with the tally half made, at a line it cannot
+ * vouch for: one JSON.parse refuses or one nesting past `maxDepth`; tallyNdjson then
  * reads the batch again and names the fault. A newline is never inside a multi-byte character, so
  * each line's text is the one tallyNdjson decodes.
  */
@@ -55,10 +55,16 @@ function tallyLines (buf, tally, maxDepth) {
     let end = text.indexOf('\n', start)
     if (end === -1) end = n
     if (end > start) {
+      const line = text.slice(start, end)
       let record
       try {
-        record = JSON.parse(text.slice(start, end))
+        record = JSON.parse(line)
       } catch {
+        // a line of spaces is no record, and no reason to read the whole batch again
+        if (isBlankLine(line)) {
+          start = end + 1
+          continue
+        }
         return false
       }
       // a line nests past the limit only with more brackets than the limit: none in a shorter line

@@ -125,6 +125,11 @@ export function finishTally (tally) {
 
 const BLANK_LINE = /^[ \t\r]*$/
 
+/** Whether an NDJSON line holds nothing but white space: skipped, not a record. */
+export function isBlankLine (line) {
+  return BLANK_LINE.test(line)
+}
+
 /** Offset of the first bracket in bytes [start, end) nested past `limit` (strings skipped), or -1. */
 export function findTooDeep (buf, start, end, limit) {
   let depth = 0
@@ -156,7 +161,7 @@ export function tallyNdjson (buf, tally, maxDepth = Infinity) {
       if (deep !== -1) return { offset: deep, reason: `nests deeper than ${maxDepth}`, tooDeep: true }
     }
     const line = buf.toString('utf8', start, end)
-    if (!BLANK_LINE.test(line)) {
+    if (!isBlankLine(line)) {
       let record
       try {
         record = JSON.parse(line)
