@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { createAdmission } from '../lib/limits/admission.js'
-import { findCollector } from '../lib/util/collect-garbage.js'
 import { labWithRoom, post, waitFor } from './helpers.js'
 
 const MiB = 1024 * 1024
@@ -126,40 +125,6 @@ describe('the memory admission', function () {
     stopToo() // twice is once
     assert.equal(admission.garbageTimer, null)
     assert.equal(admission.watchers, 0)
-  })
-
-  it('asks for a full collection at most once a second while live chunks keep Buffer memory above the pace', async function () {
-    this.timeout(20_000)
-    const gc = findCollector()
-    const asked = []
-    const admission = createAdmission({
-      budget: 1000 * MiB,
-      collect: function countedCollect (options) {
-        asked.push(options?.type ?? 'full')
-        gc(options)
-      }
-    })
-    const stop = admission.watchGarbage()
-    const start = Date.now()
-    try {
-      // ten times: streams whose chunks are alive (8 MiB, twice the pace) long enough for the pacer
-      // to look twice, then gone: the memory falls back under the pace, as between many streams' reads
-      for (let k = 0; k < 10; k++) {
-        let live = Array.from({ length: 8 }, function chunk () { return Buffer.alloc(MiB, k) })
-        await new Promise(function held (resolve) { setTimeout(resolve, 80) })
-        assert.equal(live.length, 8)
-        live = null
-        gc()
-        await new Promise(function gone (resolve) { setTimeout(resolve, 40) })
-      }
-    } finally {
-      stop()
-      admission.close()
-    }
-    const elapsed = Date.now() - start
-    const full = asked.filter(function isFull (type) { return type === 'full' }).length
-    assert.ok(asked.includes('minor'), `a scavenge first: ${asked}`)
-    assert.ok(full <= 1 + Math.floor(elapsed / 1000), `${full} full collections in ${elapsed} ms: ${asked}`)
   })
 
   it('refuses a bad budget with a TypeError', function () {

@@ -51,8 +51,7 @@ export class MemoryAdmission {
 
   /**
    * While anyone streams, collect the chunks' garbage once Buffer memory grew GARBAGE_PACE: a scavenge first,
-   * a full collection only when that did not bring it down, at most once a COLLECT_EVERY_MS (why: README.md).
-   * Returns the call to stop watching.
+   * a full collection only when that did not bring it down (why: README.md). Returns the call to stop watching.
    */
   watchGarbage () {
     if (this.collect === null || this.closed) return function nothingWatched () {}
@@ -76,12 +75,9 @@ export class MemoryAdmission {
           return
         }
         if (now - admission.scavengedAt < SWEEP_MS) return
-        admission.scavengedAt = 0
-        // the scavenge did not bring it down: older garbage, or the live chunks of many streams, which
-        // no collection frees; a full one at most once a COLLECT_EVERY_MS, a scavenge again between
-        if (now - admission.lastCollect < COLLECT_EVERY_MS) return
-        admission.lastCollect = now
+        // the scavenge did not bring it down: the garbage is older, collect it all
         admission.collect()
+        admission.scavengedAt = 0
         admission.garbageFloor = process.memoryUsage().arrayBuffers
       }, PACE_EVERY_MS)
       this.garbageTimer.unref()
