@@ -35,15 +35,18 @@ const EXPECTED_RATIO = 8 // sizes a small body's inflate chunk: one that inflate
 // Parse batches stay small: a batch's records are all alive until it is tallied, and smaller batches let
 // the threads' young generation collect them (docs/ingest.md, "Memory flat with the body and the uploads").
 export const MAX_BATCH = 64 * 1024
+// The record sink's block for a request streaming alone: a message to a parse thread per block
+// (docs/ingest.md, "Blocks").
+const MAX_BLOCK = 1024 * 1024
 
 /**
  * Inflate and batch sizes for one more request: large when alone (zlib is
  * faster with large output chunks), smaller as more stream, so that all of
  * them stay within the budget (docs/ingest.md).
  */
-function chunkSizeFor (bufferBudget, active) {
+function chunkSizeFor (bufferBudget, active, most = MAX_CHUNK) {
   const share = Math.floor(bufferBudget / (4 * Math.max(1, active)))
-  return Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, 2 ** Math.floor(Math.log2(Math.max(share, 1)))))
+  return Math.max(MIN_CHUNK, Math.min(most, 2 ** Math.floor(Math.log2(Math.max(share, 1)))))
 }
 
 /**
@@ -119,6 +122,7 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state,
   const sink = new RecordSink({
     format: plan.format,
     batchBytes: Math.min(share, MAX_BATCH),
+    blockBytes: chunkSizeFor(opts.ingest.bufferBudget, streaming, MAX_BLOCK),
     maxValueBytes: opts.limits.record,
     maxDepth: opts.limits.depth,
     maxCost: opts.ingest.parseCost,

@@ -48,3 +48,12 @@ export function closingQuote (chunk, from, state) {
     i = q + 1
   }
 }
+
+/**
+ * The last of `pieces`, if a view of `buffer`, replaced by a copy of its own (the buffer is about to be
+ * reused): a scanner keeps one piece a chunk, and each earlier one was detached as its chunk ended.
+ */
+export function detachPieces (pieces, buffer) {
+  const last = pieces.length - 1
+  if (last >= 0 && pieces[last].buffer === buffer) pieces[last] = Uint8Array.prototype.slice.call(pieces[last])
+}

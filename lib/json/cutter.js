@@ -105,7 +105,9 @@ export class CuttingScanner extends RecordScanner {
     const batch = Math.min(this.batchBytes, BATCH_LIMIT)
     const target = this.batchStart === -1 ? -1 : ptr + this.batchStart + batch - (this.offset + i)
     const depth = Math.min(this.maxInnerDepth, DEPTH_LIMIT)
-    const followed = exports.cut(ptr, w.end - i, target, batch, depth, EVENTS, EVENT_ROOM)
+    // no further than the record limit: a record the cutter ends is within it, a longer one the scanner's
+    const span = Math.min(w.end - i, this.maxValueBytes)
+    const followed = exports.cut(ptr, span, target, batch, depth, EVENTS, EVENT_ROOM)
     if (followed === 0) return i
     const events = exports.events.value
     // string bytes and brackets counted from ptr where the batch being gathered began

@@ -8,7 +8,7 @@ import { jsonInvalid, recordTooLarge, tooDeep } from '../errors/index.js'
 import { findJsonError } from './validate.js'
 import { costBound } from './parse-cost.js'
 import {
-  QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, endsScalar, isWhitespace
+  QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON, closingQuote, endsScalar, isWhitespace, detachPieces
 } from './bytes.js'
 import {
   S_TOP, S_OBJ_FIRST, S_OBJ_KEY, S_COLON, S_MEMBER, S_AFTER_MEMBER, S_ARR_FIRST, S_ARR_NEXT, S_AFTER_RECORD, S_VALUE, S_END,
@@ -28,10 +28,14 @@ function newBytes (length) { return new Uint8Array(length) }
  * `onBatch({ kind: 'records'|'values', generation, offset, bytes })`, `bytes` (from `allocate`: pool.js's
  * SpareBuffers) holding `[` + the values + `]`, `offset` its first value's. Structural errors throw 422.
  * Items under a repeated `items` key get a new generation: like JSON.parse, the last one wins.
+ * `inPlace`: each chunk has a byte to spare before and after it in its buffer, and a batch that lies
+ * in one chunk is a view of it, the values between the two bytes its `[` and `]` are written to when
+ * it is parsed (parse-batch.js); a value left unfinished is kept as a view until `detachFrom`.
  */
 export class RecordScanner {
-  constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch, allocate = newBytes }) {
+  constructor (format, { batchBytes, maxValueBytes = Infinity, maxDepth = Infinity, onBatch, allocate = newBytes, inPlace = false }) {
     this.format = format
+    this.inPlace = inPlace
     this.batchBytes = batchBytes
     this.maxValueBytes = maxValueBytes
     this.maxDepth = maxDepth
@@ -159,6 +163,8 @@ export class RecordScanner {
   /** The value ended at absolute offset `end` (exclusive), index `i` in chunk. */
   endValue (chunk, i) {
     const end = this.offset + i
+    // one that ended in the chunk it passed the limit in (keepTail sees those that run on)
+    if (end - this.valueStart > this.maxValueBytes) throw recordTooLarge(this.maxValueBytes, end - this.valueStart, this.valueStart)
     this.lastValueEnd = end
     if (this.kind === V_KEY) {
       // keys go to a worker for validation like any value; a short one is decoded here to see if it is "items"
@@ -189,16 +195,22 @@ export class RecordScanner {
   /** Emit the gathered batch, ending at index i of chunk (absolute `end`). */
   flush (chunk, i, end) {
     if (this.batchStart === -1) return
-    this.pieces.push(chunk.subarray(this.batchChunkStart, i))
     const length = end - this.batchStart
-    const bytes = this.allocate(length + 2)
-    bytes[0] = OPEN_BRACKET
-    let at = 1
-    for (const piece of this.pieces) {
-      bytes.set(piece, at)
-      at += piece.length
+    let bytes
+    if (this.inPlace && this.pieces.length === 0 && chunk.length > 0) {
+      // within this chunk: its spare bytes around take the brackets
+      bytes = new Uint8Array(chunk.buffer, chunk.byteOffset + this.batchChunkStart - 1, length + 2)
+    } else {
+      this.pieces.push(chunk.subarray(this.batchChunkStart, i))
+      bytes = this.allocate(length + 2)
+      bytes[0] = OPEN_BRACKET
+      let at = 1
+      for (const piece of this.pieces) {
+        bytes.set(piece, at)
+        at += piece.length
+      }
+      bytes[at] = CLOSE_BRACKET
     }
-    bytes[at] = CLOSE_BRACKET
     const batch = {
       kind: this.batchKind === V_RECORD ? 'records' : 'values',
       generation: this.generation,
@@ -232,6 +244,11 @@ export class RecordScanner {
     this.pieces.push(piece)
     this.pieceBytes += piece.length
     this.batchChunkStart = 0
+  }
+
+  /** Copy what is kept of an unfinished value out of `buffer`, which is about to be reused or sent. */
+  detachFrom (buffer) {
+    detachPieces(this.pieces, buffer)
   }
 
   /** A value unfinished where scanning must stop: a wrong quote or bracket inside it, found by the validator. */

@@ -6,38 +6,57 @@
 import { createTally, findRecords, isBlankLine, tallyRecord, tallyRecords, tallyNdjson, locateJsonError } from './tally.js'
 import { projectParseCost, ParseCostMeter } from '../json/parse-cost.js'
 import { decodeUtf8 } from '../json/utf8.js'
+import { OPEN_BRACKET, CLOSE_BRACKET } from '../json/bytes.js'
 
 /**
  * `maxCost`: the most heap JSON.parse may be projected to take (parse-cost.js), past which the batch is
  * not parsed; `costBound`: the record scanner's upper bound of that projection, which within maxCost
  * spares making it; `simd`: the text decoded in WebAssembly (utf8.js). Error offsets are relative to
- * the batch's first value.
+ * the batch's first value. A batch of values is `[` + values + `]`: its first and last bytes are
+ * written so, as a batch cut in place needs, and put back once parsed.
  */
 export function parseBatch ({ kind, bytes, maxDepth = Infinity, maxCost = Infinity, costBound = Infinity, simd = false }) {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (maxCost !== Infinity && !(costBound <= maxCost)) {
-    // JSON.parse cannot be stopped half-way: what would not fit is refused before it starts
-    const projected = projectParseCost(buf).heap
-    if (projected > maxCost) return { tally: null, error: null, tooDense: { projected } }
-  }
-  const tally = createTally()
-  if (kind === 'lines') {
-    if (simd && tallyLines(buf, tally, maxDepth)) return { tally, error: null }
-    // a line refused, or the fast path could not vouch for one: line by line on the bytes, for the offset
-    const byLine = createTally()
-    const error = tallyNdjson(buf, byLine, maxDepth)
-    return { tally: byLine, error }
-  }
-  let values
+  if (kind === 'lines') return tooDense(buf, maxCost, costBound) ?? parseLines(buf, maxDepth, simd)
+  // a batch cut in place (records.js, `inPlace`) gets its brackets here, and its own bytes back after
+  const last = buf.length - 1
+  const first = buf[0]
+  const end = buf[last]
+  buf[0] = OPEN_BRACKET
+  buf[last] = CLOSE_BRACKET
   try {
-    values = JSON.parse(simd ? decodeUtf8(buf) : buf.toString('utf8'))
-  } catch (err) {
-    const located = locateJsonError(buf, 0, buf.length, err)
-    // the batch is `[` + values + `]`: shift back past the added bracket
-    return { tally: null, error: { offset: located.offset < 0 ? -1 : located.offset - 1, reason: located.reason } }
+    const refused = tooDense(buf, maxCost, costBound)
+    if (refused !== null) return refused
+    let values
+    try {
+      values = JSON.parse(simd ? decodeUtf8(buf) : buf.toString('utf8'))
+    } catch (err) {
+      const located = locateJsonError(buf, 0, buf.length, err)
+      // the batch is `[` + values + `]`: shift back past the added bracket
+      return { tally: null, error: { offset: located.offset < 0 ? -1 : located.offset - 1, reason: located.reason } }
+    }
+    if (kind !== 'records') return { tally: null, error: null }
+    return { tally: tallyRecords(createTally(), values), error: null }
+  } finally {
+    buf[0] = first
+    buf[last] = end
   }
-  if (kind === 'records') tallyRecords(tally, values)
-  return { tally: kind === 'records' ? tally : null, error: null }
+}
+
+/** The answer for a batch JSON.parse would take more than `maxCost` for, or null: it cannot be stopped half-way. */
+function tooDense (buf, maxCost, costBound) {
+  if (maxCost === Infinity || costBound <= maxCost) return null
+  const projected = projectParseCost(buf).heap
+  return projected > maxCost ? { tally: null, error: null, tooDense: { projected } } : null
+}
+
+/** A batch of NDJSON lines: decoded at once where it can (tallyLines), else line by line on the bytes, for the offset. */
+function parseLines (buf, maxDepth, simd) {
+  const tally = createTally()
+  if (simd && tallyLines(buf, tally, maxDepth)) return { tally, error: null }
+  const byLine = createTally()
+  const error = tallyNdjson(buf, byLine, maxDepth)
+  return { tally: byLine, error }
 }
 
 /**

@@ -17,12 +17,11 @@ function parseTask (task) {
   return task.kind === 'document' ? parseDocument(task) : parseBatch(task)
 }
 
-function isBatch (task) {
-  return task.giveBack === true
-}
-
-function bufferOf (task) {
-  return task.bytes.buffer
+/** The buffers a list of tasks hands back (`giveBack`: a batch's own, or a block several batches are views of), each once. */
+function buffersBack (tasks, kind) {
+  const buffers = new Set()
+  for (const task of tasks) if (task.giveBack === kind) buffers.add(task.bytes.buffer)
+  return [...buffers]
 }
 
 function parseAll (tasks) {
@@ -70,7 +69,8 @@ parentPort.on('message', function onBatch (message) {
   } catch (err) {
     answer = { id, error: { message: err.message, stack: err.stack } }
   }
-  // the batches' buffers go back for the pool's next batches (lib/parse/pool.js, SpareBuffers)
-  answer.buffers = Array.isArray(task) ? task.filter(isBatch).map(bufferOf) : []
-  parentPort.postMessage(answer, answer.buffers)
+  // the batches' buffers and blocks go back for the pool's next ones (lib/parse/pool.js, SpareBuffers, SpareBlocks)
+  answer.buffers = Array.isArray(task) ? buffersBack(task, 'batch') : []
+  answer.blocks = Array.isArray(task) ? buffersBack(task, 'block') : []
+  parentPort.postMessage(answer, [...answer.buffers, ...answer.blocks])
 })

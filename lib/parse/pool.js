@@ -57,6 +57,29 @@ export class SpareBuffers {
   }
 }
 
+const SPARE_BLOCKS = 4 // blocks kept for reuse, per pool: one request's in flight and the one it fills
+
+/**
+ * The blocks /good's sinks fill with inflated bytes (record-sink.js), handed back by the threads that
+ * parsed them: a block is 1 MiB for a request alone, and reused costs nothing to allocate or collect.
+ */
+export class SpareBlocks {
+  constructor (most = SPARE_BLOCKS) {
+    this.most = most
+    this.buffers = []
+  }
+
+  /** An ArrayBuffer of `bytes`: a spare one of that size, or a new one. */
+  take (bytes) {
+    const buffer = this.buffers.pop()
+    return buffer !== undefined && buffer.byteLength === bytes ? buffer : new ArrayBuffer(bytes)
+  }
+
+  give (buffer) {
+    if (this.buffers.length < this.most && buffer.byteLength > 0) this.buffers.push(buffer)
+  }
+}
+
 /** A fixed set of parse threads and one FIFO queue; a task whose request is gone leaves the queue. */
 class ParsePool {
   constructor (size, heapMb) {
@@ -68,6 +91,7 @@ class ParsePool {
     this.nextId = 1
     this.closed = false
     this.spares = new SpareBuffers()
+    this.blocks = new SpareBlocks()
     this.setting = null // the message every thread gets when it starts (`configure`)
     this.asked = new Map() // id -> { worker, resolve }: questions not yet answered
     for (let k = 1; k <= size; k++) this.spawn(k)
@@ -93,6 +117,7 @@ class ParsePool {
       const job = worker.current
       worker.current = null
       for (const buffer of answer.buffers ?? []) pool.spares.give(buffer)
+      for (const buffer of answer.blocks ?? []) pool.blocks.give(buffer)
       if (job) {
         if (answer.error) job.reject(new Error(`parse thread failed: ${answer.error.message}`))
         else job.resolve(answer.result)

@@ -1,7 +1,9 @@
 /**
  * Stages 5 to 7 of POST /good (lib/ingest/README.md): a Writable at the end of its pipeline that
- * finds where records end on the main thread, has the parse threads JSON.parse batches of whole
- * records within the budget all requests share, tallies them, and ends with `found`. A small body
+ * copies inflated bytes into blocks, finds where records end in each block on the main thread, has
+ * the parse threads JSON.parse batches of whole records within the budget all requests share,
+ * tallies them, and ends with `found`. A block's batches are views of it: it goes to a thread whole,
+ * in one message, and comes back for the next bytes (docs/ingest.md, "Blocks"). A small body
  * (small-body.js) is parsed here, whole when it is held whole (`parseWhole`).
  */
 import { Writable } from 'node:stream'
@@ -22,13 +24,31 @@ function isLocated (err) {
   return err?.details?.offset >= 0 && (err.type === 'json.invalid' || err.type === 'json.too.deep')
 }
 
-function heldBy (sum, batch) {
-  return sum + batch.bytes.buffer.byteLength
+/** What a group's buffers hold, spare room included, each once: a block's batches share it. */
+function heldBy (batches) {
+  const buffers = new Set()
+  let sum = 0
+  for (const batch of batches) {
+    const buffer = batch.bytes.buffer
+    if (buffers.has(buffer)) continue
+    buffers.add(buffer)
+    sum += buffer.byteLength
+  }
+  return sum
 }
 
-/** `format` null: detected from the first bytes; the rest is what lib/ingest/state.js holds for the app. */
+function bufferOf (batch) {
+  return batch.bytes.buffer
+}
+
+/**
+ * `format` null: detected from the first bytes; `batchBytes` and `blockBytes` the request's share of
+ * the budget (lib/ingest/streamed.js); the rest is what lib/ingest/state.js holds for the app.
+ */
 export class RecordSink extends Writable {
-  constructor ({ format, batchBytes, maxValueBytes, maxDepth, maxCost, simd = true, smallBodies, pool, budget, largeRecordGate }) {
+  constructor (options) {
+    const { format, batchBytes, blockBytes, maxValueBytes, maxDepth, maxCost, simd = true } = options
+    const { smallBodies, pool, budget, largeRecordGate } = options
     super({ highWaterMark: 0 })
     this.simd = simd // WebAssembly SIMD: the cutter in front of the scanner, the threads' UTF-8 decoder
     this.maxCost = maxCost
@@ -39,6 +59,8 @@ export class RecordSink extends Writable {
     this.leaveLarge = null // gives back the large-record place, while held
     this.format = format
     this.batchBytes = batchBytes
+    this.blockBytes = blockBytes
+    this.block = null // `{ u8, room, fill, lent }`: the block being filled, its bytes at 1 to fill (newBlock)
     // most bytes in one message: GROUP_BATCHES full batches, each a record past the size
     this.groupBytes = (GROUP_BATCHES + 1) * batchBytes
     this.maxValueBytes = maxValueBytes
@@ -46,8 +68,6 @@ export class RecordSink extends Writable {
     this.pool = pool
     this.budget = budget
     this.largeRecordGate = largeRecordGate
-    this.prefix = []
-    this.prefixBytes = 0
     this.scanner = null
     this.ready = [] // batches the scanner emitted, not yet sent
     this.inflight = new Set()
@@ -57,13 +77,18 @@ export class RecordSink extends Writable {
     this.found = null // `{ format, tally }`, once the body ended without fault
     this.fatal = null
     const sink = this
-    this.collect = function collectBatch (batch) { sink.ready.push(batch) }
+    this.collect = function collectBatch (batch) {
+      batch.inBlock = sink.block !== null && batch.bytes.buffer === sink.block.u8.buffer
+      // a batch views the block: it is the batch's until a thread hands it back (a job may wait in the queue)
+      if (batch.inBlock) sink.block.lent = true
+      sink.ready.push(batch)
+    }
   }
 
   startScanner (bytes) {
     if (this.format === null) this.format = detectFormat(bytes)
     const { batchBytes, maxValueBytes, maxDepth, collect: onBatch } = this
-    const options = { batchBytes, maxValueBytes, maxDepth, onBatch, allocate: this.pool.spares?.take }
+    const options = { batchBytes, maxValueBytes, maxDepth, onBatch, allocate: this.pool.spares?.take, inPlace: true }
     const Scanner = this.simd ? CuttingScanner : RecordScanner
     this.scanner = this.format === 'ndjson' ? new LineBatcher(options) : new Scanner(this.format, options)
   }
@@ -88,9 +113,9 @@ export class RecordSink extends Writable {
       }
       // a request keeps every parse thread busy and one job ready, no more
       while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
+      if (this.destroyed || this.ready.length === 0) return
       const group = this.takeGroup()
-      // what the batches' buffers hold, spare room included
-      const size = group.batches.reduce(heldBy, 0)
+      const size = heldBy(group)
       const wait = this.budget.acquire(size, this.gone.signal)
       if (wait) {
         try {
@@ -103,7 +128,7 @@ export class RecordSink extends Writable {
         this.budget.release(size)
         return
       }
-      const task = this.run(group.batches, size)
+      const task = this.run(group, size)
       const inflight = this.inflight
       inflight.add(task)
       task.finally(function forgetTask () { inflight.delete(task) })
@@ -111,22 +136,32 @@ export class RecordSink extends Writable {
   }
 
   /**
-   * The next batches for one trip to a thread: the first ready one and those after it that are not
-   * small, within `groupBytes` and GROUP_BATCHES. The main thread pays per trip, not per batch; while
-   * threads are idle the batches are shared out, so one request alone parses on every thread.
+   * The next batches for one trip to a thread. A block's batches all go together: one thread parses
+   * them in place, one after another. Batches of their own (a record that crossed a block's edge, a
+   * long one) go with those after them that are not small, within `groupBytes` and GROUP_BATCHES,
+   * and with the block that follows. The main thread pays per trip, not per batch; while threads are
+   * idle, batches of their own are shared out.
    */
   takeGroup () {
+    const batches = [this.ready.shift()]
+    if (batches[0].inBlock) return this.takeBlock(batches, batches[0].bytes.buffer)
     const idle = this.pool.queued > 0 ? 0 : this.pool.idle.length
     const most = idle > 1 ? Math.min(GROUP_BATCHES, Math.ceil(this.ready.length / idle)) : GROUP_BATCHES
-    const batches = [this.ready.shift()]
     let bytes = batches[0].bytes.byteLength
     while (batches.length < most && this.ready.length > 0) {
-      const next = this.ready[0].bytes.byteLength
-      if (next <= SMALL_BATCH || bytes + next > this.groupBytes) break
+      const next = this.ready[0]
+      if (next.inBlock) return this.takeBlock(batches, next.bytes.buffer)
+      if (next.bytes.byteLength <= SMALL_BATCH || bytes + next.bytes.byteLength > this.groupBytes) break
       batches.push(this.ready.shift())
-      bytes += next
+      bytes += next.bytes.byteLength
     }
-    return { batches, bytes }
+    return batches
+  }
+
+  /** The ready batches that are views of `block`, added to `batches`. */
+  takeBlock (batches, block) {
+    while (this.ready.length > 0 && this.ready[0].bytes.buffer === block) batches.push(this.ready.shift())
+    return batches
   }
 
   /** A small body's batches parsed here: the same parseBatch, errors and tally, without the hop. */
@@ -142,9 +177,9 @@ export class RecordSink extends Writable {
   /** What parseBatch takes for one batch (costBound: the scanner's bound on its projected cost, if any). */
   taskFor (batch) {
     const { kind, bytes, costBound = Infinity } = batch
-    // giveBack: the thread hands the buffer back for the next batches (pool.js, SpareBuffers)
+    // giveBack: the thread hands the buffer back for the next batches or blocks (pool.js)
     const { maxDepth, maxCost, simd } = this
-    return { kind, bytes, maxDepth, maxCost, costBound, simd, giveBack: true }
+    return { kind, bytes, maxDepth, maxCost, costBound, simd, giveBack: batch.inBlock ? 'block' : 'batch' }
   }
 
   parseOne (batch) {
@@ -172,7 +207,7 @@ export class RecordSink extends Writable {
       // transferred, not copied: the batches' bytes move to the parse thread (their sizes are read first)
       sizes = batches.map(function sizeOf (batch) { return batch.bytes.byteLength })
       const tasks = batches.map(this.taskFor, this)
-      const transferList = batches.map(function bytesOf (batch) { return batch.bytes.buffer })
+      const transferList = [...new Set(batches.map(bufferOf))]
       const answers = await this.pool.run(tasks, { transferList, signal: this.gone.signal })
       for (let k = 0; k < batches.length; k++) this.take(batches[k], sizes[k], answers[k])
     } catch (err) {
@@ -189,21 +224,23 @@ export class RecordSink extends Writable {
     }
   }
 
-  /** Bytes held besides the chunk being written (head, record being gathered, ready batches), for held.js. */
+  /** Bytes held besides the chunk being written (the block, the record being gathered, ready batches), for held.js. */
   heldBytes () {
-    let bytes = 0
-    for (const piece of this.prefix) bytes += piece.length
+    const block = this.block?.u8.buffer
+    let bytes = this.block?.fill ?? 0
     for (const piece of this.scanner?.pieces ?? []) bytes += piece.length
-    for (const batch of this.ready) bytes += batch.bytes.byteLength
+    for (const batch of this.ready) if (batch.bytes.buffer !== block) bytes += batch.bytes.byteLength
     return bytes
   }
 
   /**
-   * The most the sink holds for chunks of at most `chunk` bytes: that chunk, the batches made from it
-   * and the one before, the record being gathered (a batch, or one up to the record limit), the head.
+   * The most the sink holds for chunks of at most `chunk` bytes: that chunk, the block (the first one
+   * at least the head the format is told from), the record being gathered and the batch before it
+   * (a batch, or one up to the record limit), and a small body's batches, held until it ends.
    */
   heldBound (chunk) {
-    return 3 * chunk + this.batchBytes + Math.max(this.batchBytes, this.maxValueBytes) + DETECT_BYTES
+    return chunk + Math.max(this.blockBytes, DETECT_BYTES) + 2 + this.batchBytes + Math.max(this.batchBytes, this.maxValueBytes) +
+      this.smallBodies.bound
   }
 
   /**
@@ -224,6 +261,9 @@ export class RecordSink extends Writable {
     // a sink that finished has nothing left queued: no reason to make (an error, with its stack)
     if (this.found === null) this.gone.abort(err ?? requestAborted(0))
     this.ready = []
+    // a block still here holds nothing anyone reads: the next request may fill it
+    if (this.block !== null && !this.block.lent) this.pool.blocks?.give(this.block.u8.buffer)
+    this.block = null
     if (this.leaveLarge !== null) {
       this.leaveLarge()
       this.leaveLarge = null
@@ -239,22 +279,46 @@ export class RecordSink extends Writable {
     }
   }
 
-  async scan (chunk) {
-    if (this.scanner === null) {
-      this.prefix.push(chunk)
-      this.prefixBytes += chunk.length
-      if (this.prefixBytes < DETECT_BYTES) return
-      const head = Buffer.concat(this.prefix)
-      this.prefix = []
-      this.startScanner(head.subarray(0, DETECT_BYTES))
-      chunk = head
+  /** A block with a byte to spare on each side (records.js, `inPlace`); the first holds the head the format is told from. */
+  newBlock () {
+    const room = this.scanner === null ? Math.max(this.blockBytes, DETECT_BYTES) : this.blockBytes
+    const buffer = this.pool.blocks?.take(room + 2) ?? new ArrayBuffer(room + 2)
+    return { u8: new Uint8Array(buffer), room, fill: 0, lent: false }
+  }
+
+  /** Copy inflated bytes into blocks; each full one is scanned where it lies. */
+  async fill (chunk) {
+    let at = 0
+    while (at < chunk.length) {
+      if (this.block === null) this.block = this.newBlock()
+      const block = this.block
+      const n = Math.min(chunk.length - at, block.room - block.fill)
+      block.u8.set(n === chunk.length ? chunk : chunk.subarray(at, at + n), 1 + block.fill)
+      block.fill += n
+      at += n
+      this.seen += n
+      if (block.fill === block.room) await this.scanBlock(block)
     }
+  }
+
+  /** Find the records in a block and send its batches; a block no batch views is filled again. */
+  async scanBlock (block) {
+    const bytes = block.u8.subarray(1, 1 + block.fill)
+    if (this.scanner === null) this.startScanner(bytes.subarray(0, DETECT_BYTES))
+    let fault = null
     try {
-      this.scanner.write(chunk)
+      if (bytes.length > 0) this.scanner.write(bytes)
     } catch (err) {
-      await this.failWith(err)
+      fault = err
     }
+    // a record that runs on past the block is kept as a copy: the block leaves with its batches
+    this.scanner.detachFrom(block.u8.buffer)
+    if (fault !== null) await this.failWith(fault)
     await this.send()
+    if (this.block === block) {
+      if (block.lent) this.block = null
+      else block.fill = 0
+    }
     if (this.firstError || this.fatal) await this.failWith(null)
     await this.holdLargeRecordPlace()
   }
@@ -277,8 +341,7 @@ export class RecordSink extends Writable {
   }
 
   _write (chunk, encoding, callback) {
-    this.seen += chunk.length
-    this.scan(chunk).then(function scanned () { callback() }, callback)
+    this.fill(chunk).then(function filled () { callback() }, callback)
   }
 
   _final (callback) {
@@ -287,12 +350,8 @@ export class RecordSink extends Writable {
 
   async finish () {
     this.final = true
-    if (this.scanner === null) {
-      const head = Buffer.concat(this.prefix)
-      this.prefix = []
-      this.startScanner(head)
-      if (head.length > 0) await this.scan(head)
-    }
+    if (this.block === null && this.scanner === null) this.block = this.newBlock()
+    if (this.block !== null) await this.scanBlock(this.block)
     let end
     try {
       end = this.scanner.end()
