@@ -122,7 +122,10 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state,
   const sink = new RecordSink({
     format: plan.format,
     batchBytes: Math.min(share, MAX_BATCH),
-    blockBytes: chunkSizeFor(opts.ingest.bufferBudget, streaming, MAX_BLOCK),
+    // each block is the share of those streaming when it is taken: one that started alone shrinks as others join
+    blockBytes: function blockShare () { return chunkSizeFor(opts.ingest.bufferBudget, 2 * state.pipelines.active, MAX_BLOCK) },
+    blockMost: MAX_BLOCK,
+    streams: function streamingNow () { return state.pipelines.active },
     maxValueBytes: opts.limits.record,
     maxDepth: opts.limits.depth,
     maxCost: opts.ingest.parseCost,

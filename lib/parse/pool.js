@@ -57,26 +57,34 @@ export class SpareBuffers {
   }
 }
 
-const SPARE_BLOCKS = 4 // blocks kept for reuse, per pool: one request's in flight and the one it fills
+// most bytes of blocks kept for reuse, per pool: a request alone's four 1 MiB blocks (the one it fills
+// and three out at the threads), or as many smaller ones of requests streaming together
+const SPARE_BLOCK_BYTES = 4 * (1024 * 1024 + 2)
 
 /**
  * The blocks /good's sinks fill with inflated bytes (record-sink.js), handed back by the threads that
- * parsed them: a block is 1 MiB for a request alone, and reused costs nothing to allocate or collect.
+ * parsed them: reused, a block costs nothing to allocate or collect. A block's size is its request's
+ * share of the budget, which shrinks as more stream: a spare up to twice the size asked serves.
  */
 export class SpareBlocks {
-  constructor (most = SPARE_BLOCKS) {
+  constructor (most = SPARE_BLOCK_BYTES) {
     this.most = most
     this.buffers = []
+    this.bytes = 0
   }
 
-  /** An ArrayBuffer of `bytes`: a spare one of that size, or a new one. */
+  /** An ArrayBuffer of at least `bytes`: a spare one, or a new one. */
   take (bytes) {
     const buffer = this.buffers.pop()
-    return buffer !== undefined && buffer.byteLength === bytes ? buffer : new ArrayBuffer(bytes)
+    if (buffer === undefined) return new ArrayBuffer(bytes)
+    this.bytes -= buffer.byteLength
+    return buffer.byteLength >= bytes && buffer.byteLength <= 2 * bytes ? buffer : new ArrayBuffer(bytes)
   }
 
   give (buffer) {
-    if (this.buffers.length < this.most && buffer.byteLength > 0) this.buffers.push(buffer)
+    if (buffer.byteLength === 0 || this.bytes + buffer.byteLength > this.most) return
+    this.buffers.push(buffer)
+    this.bytes += buffer.byteLength
   }
 }
 

@@ -37,18 +37,23 @@ function heldBy (batches) {
   return sum
 }
 
+function alone () {
+  return 1
+}
+
 function bufferOf (batch) {
   return batch.bytes.buffer
 }
 
 /**
- * `format` null: detected from the first bytes; `batchBytes` and `blockBytes` the request's share of
- * the budget (lib/ingest/streamed.js); the rest is what lib/ingest/state.js holds for the app.
+ * `format` null: detected from the first bytes; `batchBytes` the request's share of the budget, and
+ * `blockBytes()` its share now, at most `blockMost` (lib/ingest/streamed.js); `streams()` how many
+ * requests stream now; the rest is what lib/ingest/state.js holds for the app.
  */
 export class RecordSink extends Writable {
   constructor (options) {
-    const { format, batchBytes, blockBytes, maxValueBytes, maxDepth, maxCost, simd = true } = options
-    const { smallBodies, pool, budget, largeRecordGate } = options
+    const { format, batchBytes, blockBytes, blockMost, maxValueBytes, maxDepth, maxCost, simd = true } = options
+    const { smallBodies, pool, budget, largeRecordGate, streams = alone } = options
     super({ highWaterMark: 0 })
     this.simd = simd // WebAssembly SIMD: the cutter in front of the scanner, the threads' UTF-8 decoder
     this.maxCost = maxCost
@@ -60,6 +65,8 @@ export class RecordSink extends Writable {
     this.format = format
     this.batchBytes = batchBytes
     this.blockBytes = blockBytes
+    this.blockMost = blockMost
+    this.streams = streams // how many requests stream now, this one included
     this.block = null // `{ u8, room, fill, lent }`: the block being filled, its bytes at 1 to fill (newBlock)
     // most bytes in one message: GROUP_BATCHES full batches, each a record past the size
     this.groupBytes = (GROUP_BATCHES + 1) * batchBytes
@@ -111,8 +118,8 @@ export class RecordSink extends Writable {
         this.parseOne(this.ready.shift())
         continue
       }
-      // a request keeps every parse thread busy and one job ready, no more
-      while (this.inflight.size > this.pool.size) await Promise.race(this.inflight)
+      // a request alone keeps every parse thread busy and one job ready; with others, its share of that
+      while (this.inflight.size >= this.jobsOut()) await Promise.race(this.inflight)
       if (this.destroyed || this.ready.length === 0) return
       const group = this.takeGroup()
       const size = heldBy(group)
@@ -133,6 +140,11 @@ export class RecordSink extends Writable {
       inflight.add(task)
       task.finally(function forgetTask () { inflight.delete(task) })
     }
+  }
+
+  /** The most jobs the request has out at once: more would wait in the pool's queue, holding their bytes. */
+  jobsOut () {
+    return Math.max(1, Math.ceil((this.pool.size + 1) / this.streams()))
   }
 
   /**
@@ -239,7 +251,7 @@ export class RecordSink extends Writable {
    * (a batch, or one up to the record limit), and a small body's batches, held until it ends.
    */
   heldBound (chunk) {
-    return chunk + Math.max(this.blockBytes, DETECT_BYTES) + 2 + this.batchBytes + Math.max(this.batchBytes, this.maxValueBytes) +
+    return chunk + Math.max(this.blockMost, DETECT_BYTES) + 2 + this.batchBytes + Math.max(this.batchBytes, this.maxValueBytes) +
       this.smallBodies.bound
   }
 
@@ -281,9 +293,10 @@ export class RecordSink extends Writable {
 
   /** A block with a byte to spare on each side (records.js, `inPlace`); the first holds the head the format is told from. */
   newBlock () {
-    const room = this.scanner === null ? Math.max(this.blockBytes, DETECT_BYTES) : this.blockBytes
+    const share = this.blockBytes()
+    const room = this.scanner === null ? Math.max(share, DETECT_BYTES) : share
     const buffer = this.pool.blocks?.take(room + 2) ?? new ArrayBuffer(room + 2)
-    return { u8: new Uint8Array(buffer), room, fill: 0, lent: false }
+    return { u8: new Uint8Array(buffer, 0, room + 2), room, fill: 0, lent: false }
   }
 
   /** Copy inflated bytes into blocks; each full one is scanned where it lies. */
