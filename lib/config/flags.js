@@ -123,6 +123,8 @@ export const FLAGS = Object.freeze([
     flag('share-parse', 'app.ingest.shareParse', 'text',
       'where /good parses a small body\'s document past 16 KiB: busy (on an idle parse thread while requests ' +
       'wait for the main thread), always (on an idle one), never (on the main thread)', { arg: 'MODE' }),
+    flag('block-size', 'app.ingest.blockBytes', 'size',
+      'most bytes of a block /good cuts its batches in and sends a parse thread whole (16 KiB to 64 MiB)'),
     flag('no-simd', 'app.ingest.simd', 'switch',
       '/good without its WebAssembly SIMD cutter and UTF-8 decoder: the record scanner alone', { sets: false }),
     flag('queue-timeout', 'app.ingest.queueMs', 'duration',

@@ -47,6 +47,8 @@ export const DEFAULTS = Object.freeze({
     inlineParse: 64 * 1024,
     /** Where a small body's document past 16 KiB is parsed: 'busy', 'always' or 'never' on a parse thread. */
     shareParse: 'busy',
+    /** Most bytes of a block /good fills with inflated bytes and sends a parse thread whole; smaller as more stream. */
+    blockBytes: 256 * 1024,
     /** /good's WebAssembly SIMD cutter and UTF-8 decoder (lib/json/cutter.js, utf8.js); false or no SIMD: the scanner alone. */
     simd: true,
     /** ms a queued /good request waits on a stuck queue before 503 with Retry-After. */
@@ -119,7 +121,8 @@ export function normalizeOptions (options = {}) {
       queueMs: checkInteger('ingest.queueMs', ingest.queueMs, 1, 3_600_000),
       inlineParse: checkInteger('ingest.inlineParse', ingest.inlineParse, 0, MiB),
       shareParse: checkChoice('ingest.shareParse', ingest.shareParse, SHARE_PARSE_MODES),
-      simd: checkFlag('ingest.simd', ingest.simd)
+      simd: checkFlag('ingest.simd', ingest.simd),
+      blockBytes: checkInteger('ingest.blockBytes', ingest.blockBytes, 16 * 1024, 64 * MiB)
     }),
     runs: Object.freeze({
       keep: checkInteger('runs.keep', runs.keep, 0, 10_000)

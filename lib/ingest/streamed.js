@@ -35,9 +35,6 @@ const EXPECTED_RATIO = 8 // sizes a small body's inflate chunk: one that inflate
 // Parse batches stay small: a batch's records are all alive until it is tallied, and smaller batches let
 // the threads' young generation collect them (docs/ingest.md, "Memory flat with the body and the uploads").
 export const MAX_BATCH = 64 * 1024
-// The record sink's block for a request streaming alone: a message to a parse thread per block
-// (docs/ingest.md, "Blocks").
-const MAX_BLOCK = 1024 * 1024
 
 /**
  * Inflate and batch sizes for one more request: large when alone (zlib is
@@ -123,8 +120,10 @@ async function ingestStreamed (req, plan, { streaming, holding }, { opts, state,
     format: plan.format,
     batchBytes: Math.min(share, MAX_BATCH),
     // each block is the share of those streaming when it is taken: one that started alone shrinks as others join
-    blockBytes: function blockShare () { return chunkSizeFor(opts.ingest.bufferBudget, 2 * state.pipelines.active, MAX_BLOCK) },
-    blockMost: MAX_BLOCK,
+    blockBytes: function blockShare () {
+      return chunkSizeFor(opts.ingest.bufferBudget, 2 * state.pipelines.active, opts.ingest.blockBytes)
+    },
+    blockMost: opts.ingest.blockBytes,
     streams: function streamingNow () { return state.pipelines.active },
     maxValueBytes: opts.limits.record,
     maxDepth: opts.limits.depth,

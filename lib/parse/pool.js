@@ -57,8 +57,8 @@ export class SpareBuffers {
   }
 }
 
-// most bytes of blocks kept for reuse, per pool: a request alone's four 1 MiB blocks (the one it fills
-// and three out at the threads), or as many smaller ones of requests streaming together
+// most bytes of blocks kept for reuse, per pool: a request alone's four blocks (the one it fills and
+// three out at the threads) at the largest `--block-size` the docs measure, 1 MiB, or more smaller ones
 const SPARE_BLOCK_BYTES = 4 * (1024 * 1024 + 2)
 
 /**
