@@ -67,8 +67,8 @@ export function quotedCommands (markdown) {
   const commands = []
   for (const { line, text } of codeSnippets(markdown)) {
     for (const m of text.matchAll(COMMAND)) {
-      // a quoted argument is a value, and so is the flag handed to the servers by --server-flag
-      const args = m[2].replace(/"[^"]*"|'[^']*'/g, '').replace(/--server-flag(?:=|\s+)\S+/g, '--server-flag')
+      // a quoted argument is a value, and so are the flags handed to the servers by --server-flag and --variant
+      const args = m[2].replace(/"[^"]*"|'[^']*'/g, '').replace(/--(server-flag|variant)(?:=|\s+)\S+/g, '--$1')
       const flags = [...args.matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)].map(function name (f) { return f[0] })
       commands.push({ line, command: m[1], flags: flags.filter(function notSeparator (f) { return f !== '--' }) })
     }
