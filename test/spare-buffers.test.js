@@ -3,7 +3,7 @@
  * buffer back, and the next batch about as large is written into it instead of a new one.
  */
 import assert from 'node:assert/strict'
-import { SpareBuffers } from '../lib/parse/pool.js'
+import { SpareBuffers, SpareBlocks } from '../lib/parse/pool.js'
 
 const KiB = 1024
 
@@ -41,5 +41,32 @@ describe('the parse pool\'s spare batch buffers', function () {
     assert.equal(spares.buffers.length, 3)
     assert.equal(spares.bytes, 300 * KiB)
     assert.equal(spares.take(4 * KiB).buffer.byteLength, 4 * KiB, 'a small batch gets a buffer of its own')
+  })
+})
+
+describe('the spare blocks (lib/parse/pool.js)', function () {
+  it('keeps the four blocks a request alone uses, or as many bytes of smaller ones, and no more', function () {
+    const blocks = new SpareBlocks(256 * KiB)
+    for (let k = 0; k < 6; k++) blocks.give(new ArrayBuffer(256 * KiB + 2))
+    assert.equal(blocks.buffers.length, 4)
+    for (let k = 0; k < 6; k++) blocks.give(new ArrayBuffer(64 * KiB + 2))
+    assert.equal(blocks.buffers.length, 4, 'full: no room for more')
+    const small = new SpareBlocks(256 * KiB)
+    for (let k = 0; k < 20; k++) small.give(new ArrayBuffer(64 * KiB + 2))
+    // four blocks' bytes hold fifteen blocks a quarter the size, each with its two spare bytes
+    assert.equal(small.buffers.length, 15)
+    assert.ok(small.bytes <= 4 * (256 * KiB + 2))
+  })
+
+  it('serves a block from a spare up to twice its size, and none from a pool made without a block size', function () {
+    const blocks = new SpareBlocks(256 * KiB)
+    const spare = new ArrayBuffer(256 * KiB + 2)
+    blocks.give(spare)
+    assert.equal(blocks.take(128 * KiB + 2), spare)
+    blocks.give(spare)
+    assert.notEqual(blocks.take(64 * KiB + 2), spare, 'four times the size asked: a new one')
+    const none = new SpareBlocks()
+    none.give(new ArrayBuffer(1024))
+    assert.equal(none.buffers.length, 0)
   })
 })

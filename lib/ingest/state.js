@@ -18,7 +18,7 @@ export class IngestState {
   constructor (opts) {
     this.pipelines = new PipelinePlaces(opts.ingest.activePipelines)
     // started now, so the threads' memory counts as idle, not as the first request's
-    this.pool = createParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost))
+    this.pool = createParsePool(opts.parseThreads, threadHeapMb(opts.ingest.parseCost), opts.ingest.blockBytes)
     this.budget = new ByteBudget(opts.ingest.bufferBudget)
     // one request at a time may gather a record larger than a batch: every pipeline gathering the
     // largest allowed (twice, while it is copied into its batch) would pass /good's ceiling on its own

@@ -57,9 +57,9 @@ export class SpareBuffers {
   }
 }
 
-// most bytes of blocks kept for reuse, per pool: a request alone's four blocks (the one it fills and
-// three out at the threads) at the largest `--block-size` the docs measure, 1 MiB, or more smaller ones
-const SPARE_BLOCK_BYTES = 4 * (1024 * 1024 + 2)
+// blocks kept for reuse, per pool: a request alone's (the one it fills and three out at the threads),
+// or as many bytes of the smaller blocks of requests streaming together
+const SPARE_BLOCKS = 4
 
 /**
  * The blocks /good's sinks fill with inflated bytes (record-sink.js), handed back by the threads that
@@ -67,8 +67,8 @@ const SPARE_BLOCK_BYTES = 4 * (1024 * 1024 + 2)
  * share of the budget, which shrinks as more stream: a spare up to twice the size asked serves.
  */
 export class SpareBlocks {
-  constructor (most = SPARE_BLOCK_BYTES) {
-    this.most = most
+  constructor (blockBytes = 0) {
+    this.most = blockBytes > 0 ? SPARE_BLOCKS * (blockBytes + 2) : 0
     this.buffers = []
     this.bytes = 0
   }
@@ -90,7 +90,7 @@ export class SpareBlocks {
 
 /** A fixed set of parse threads and one FIFO queue; a task whose request is gone leaves the queue. */
 class ParsePool {
-  constructor (size, heapMb) {
+  constructor (size, heapMb, blockBytes) {
     this.size = size
     this.heapMb = heapMb
     this.queue = []
@@ -99,7 +99,7 @@ class ParsePool {
     this.nextId = 1
     this.closed = false
     this.spares = new SpareBuffers()
-    this.blocks = new SpareBlocks()
+    this.blocks = new SpareBlocks(blockBytes)
     this.setting = null // the message every thread gets when it starts (`configure`)
     this.asked = new Map() // id -> { worker, resolve }: questions not yet answered
     for (let k = 1; k <= size; k++) this.spawn(k)
@@ -250,9 +250,12 @@ class ParsePool {
   }
 }
 
-/** A pool of parse threads, started now (their memory counts as idle, not as the first request's). */
-export function createParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB) {
-  return new ParsePool(threads, heapMb)
+/**
+ * A pool of parse threads, started now (their memory counts as idle, not as the first request's);
+ * `blockBytes`: the app's `ingest.blockBytes`, which sizes the spare blocks it keeps (none without it).
+ */
+export function createParsePool (threads, heapMb = PARSE_THREAD_OLD_MIN_MB, blockBytes = 0) {
+  return new ParsePool(threads, heapMb, blockBytes)
 }
 
 /** Counting semaphore on bytes: acquire before sending a batch, release when its answer is back. */
