@@ -127,9 +127,9 @@ describe('server.js flags', function () {
       for (const line of text.split('\n')) assert.ok(line.length <= HELP_WIDTH, `${line.length} columns: ${line}`)
     })
 
-    it('names the design comparisons as such: --share-parse, --no-simd and --queue-timeout', function () {
+    it('names the design comparisons as such: --share-parse, --block-size, --no-simd and --queue-timeout', function () {
       const design = FLAGS.filter(function isDesign (row) { return row.group === 'design' }).map(function name (row) { return row.name })
-      assert.deepEqual(design, ['share-parse', 'no-simd', 'queue-timeout'])
+      assert.deepEqual(design, ['share-parse', 'block-size', 'no-simd', 'queue-timeout'])
       assert.match(text, /^Design comparisons: switches that exist to compare/m)
     })
 
