@@ -24,25 +24,13 @@ function isLocated (err) {
   return err?.details?.offset >= 0 && (err.type === 'json.invalid' || err.type === 'json.too.deep')
 }
 
-/** What a group's buffers hold, spare room included, each once: a block's batches share it. */
-function heldBy (batches) {
-  const buffers = new Set()
-  let sum = 0
-  for (const batch of batches) {
-    const buffer = batch.bytes.buffer
-    if (buffers.has(buffer)) continue
-    buffers.add(buffer)
-    sum += buffer.byteLength
-  }
-  return sum
+/** The buffers a group's batches are in, each once: a block's batches share it. */
+function buffersOf (batches) {
+  return [...new Set(batches.map(function bufferOf (batch) { return batch.bytes.buffer }))]
 }
 
-function alone () {
-  return 1
-}
-
-function bufferOf (batch) {
-  return batch.bytes.buffer
+function bytesIn (sum, buffer) {
+  return sum + buffer.byteLength
 }
 
 /**
@@ -53,7 +41,7 @@ function bufferOf (batch) {
 export class RecordSink extends Writable {
   constructor (options) {
     const { format, batchBytes, blockBytes, blockMost, maxValueBytes, maxDepth, maxCost, simd = true } = options
-    const { smallBodies, pool, budget, largeRecordGate, streams = alone } = options
+    const { smallBodies, pool, budget, largeRecordGate, streams } = options
     super({ highWaterMark: 0 })
     this.simd = simd // WebAssembly SIMD: the cutter in front of the scanner, the threads' UTF-8 decoder
     this.maxCost = maxCost
@@ -122,7 +110,9 @@ export class RecordSink extends Writable {
       while (this.inflight.size >= this.jobsOut()) await Promise.race(this.inflight)
       if (this.destroyed || this.ready.length === 0) return
       const group = this.takeGroup()
-      const size = heldBy(group)
+      // transferred, not copied: the buffers move to the parse thread, spare room included in what they hold
+      const buffers = buffersOf(group)
+      const size = buffers.reduce(bytesIn, 0)
       const wait = this.budget.acquire(size, this.gone.signal)
       if (wait) {
         try {
@@ -135,7 +125,7 @@ export class RecordSink extends Writable {
         this.budget.release(size)
         return
       }
-      const task = this.run(group, size)
+      const task = this.run(group, buffers, size)
       const inflight = this.inflight
       inflight.add(task)
       task.finally(function forgetTask () { inflight.delete(task) })
@@ -212,14 +202,13 @@ export class RecordSink extends Writable {
   }
 
   /** Parse a group of batches on a thread (takeGroup), and take their answers in order. */
-  async run (batches, size) {
+  async run (batches, transferList, size) {
     let sizes = null
     this.outBytes += size
     try {
-      // transferred, not copied: the batches' bytes move to the parse thread (their sizes are read first)
+      // their sizes are read before the buffers move
       sizes = batches.map(function sizeOf (batch) { return batch.bytes.byteLength })
       const tasks = batches.map(this.taskFor, this)
-      const transferList = [...new Set(batches.map(bufferOf))]
       const answers = await this.pool.run(tasks, { transferList, signal: this.gone.signal })
       for (let k = 0; k < batches.length; k++) this.take(batches[k], sizes[k], answers[k])
     } catch (err) {
@@ -236,10 +225,10 @@ export class RecordSink extends Writable {
     }
   }
 
-  /** Bytes held besides the chunk being written (the block, the record being gathered, ready batches), for held.js. */
+  /** Bytes held besides the chunk being written (the block, filled or not, the record being gathered, ready batches), for held.js. */
   heldBytes () {
     const block = this.block?.u8.buffer
-    let bytes = this.block?.fill ?? 0
+    let bytes = block?.byteLength ?? 0
     for (const piece of this.scanner?.pieces ?? []) bytes += piece.length
     for (const batch of this.ready) if (batch.bytes.buffer !== block) bytes += batch.bytes.byteLength
     return bytes
